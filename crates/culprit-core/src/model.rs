@@ -1,0 +1,164 @@
+//! The result model shared by every crate: revisions, machines, runs and their metrics.
+//!
+//! A *run* is one execution of one atomic job on one revision of the code on one machine. It carries the scalar
+//! metrics of that execution (`fio.write_iops`, `vmstat.cpu.id`, ...), the per-interval monitor series they were
+//! reduced from, and the raw outputs the metrics were parsed from, so a parser fix can re-derive metrics later.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What code a run measured: a git commit, or a free-form label for runs that differ by configuration
+/// (a sysctl, a cgroup on or off) rather than by code.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Revision {
+    Commit {
+        /// The full 40-hex SHA.
+        sha: String,
+        /// `git describe --always --tags` at run time, for humans.
+        describe: Option<String>,
+        /// The commit's subject line.
+        subject: Option<String>,
+    },
+    Label { name: String },
+}
+
+impl Revision {
+    /// The key under which results of this revision meet: the full SHA or the label.
+    pub fn key(&self) -> &str {
+        match self {
+            Revision::Commit { sha, .. } => sha,
+            Revision::Label { name } => name,
+        }
+    }
+
+    /// The short form shown in tables: 10 hex digits for commits as lkp does, the label otherwise.
+    pub fn short(&self) -> &str {
+        match self {
+            Revision::Commit { sha, .. } => &sha[..sha.len().min(10)],
+            Revision::Label { name } => name,
+        }
+    }
+}
+
+/// The machine a run happened on, as the robot prints it in "on test machine:".
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Machine {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub nr_cpu: u32,
+    pub memory_kib: u64,
+    /// `uname -r` of the kernel the run executed on.
+    pub kernel: String,
+}
+
+impl Machine {
+    /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
+    pub fn describe(&self) -> String {
+        let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
+        format!("{} threads {} with {}G memory", self.nr_cpu, self.cpu_model, gib)
+    }
+}
+
+/// How a run ended. A failed run is stored, never dropped: its reason and stderr are evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RunOutcome {
+    Ok,
+    Failed { reason: String },
+}
+
+impl RunOutcome {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, RunOutcome::Ok)
+    }
+}
+
+/// One monitor's per-interval samples during a run: `series["cpu.id"] = [97.0, 96.5, ...]`, with the sample
+/// times in seconds since the run started.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MonitorSeries {
+    pub monitor: String,
+    pub times: Vec<f64>,
+    pub series: BTreeMap<String, Vec<f64>>,
+}
+
+/// A raw output kept with the run (benchmark stdout, a fio JSON, a perf report), by file name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawOutput {
+    pub name: String,
+    pub content: Vec<u8>,
+}
+
+/// Everything recorded about one run, ready to be stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The stable id of the atomic job (hash of its normalized params).
+    pub job_id: String,
+    /// The job's name, e.g. `fio-basic-4k-randwrite`.
+    pub job_name: String,
+    /// lkp's testcase (the suite), e.g. `fio-basic`.
+    pub testcase: String,
+    /// The atomic job's params, flattened to `key: value` strings in the job's order.
+    pub params: Vec<(String, String)>,
+    /// The atomic job as YAML text, so a result can always be reproduced.
+    pub job_yaml: String,
+    pub revision: Revision,
+    pub machine: Machine,
+    /// Seconds since the Unix epoch.
+    pub started_at: f64,
+    pub ended_at: f64,
+    pub outcome: RunOutcome,
+    pub exit_code: Option<i32>,
+    /// Scalar metrics of the run: program metrics and per-run monitor reductions.
+    pub metrics: BTreeMap<String, f64>,
+    pub monitors: Vec<MonitorSeries>,
+    pub raw_outputs: Vec<RawOutput>,
+    pub stderr: String,
+}
+
+/// How a metric name sorts in tables: the test program's metrics first, then monitors, perf-profile last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum MetricClass {
+    Program,
+    Monitor,
+    Profile,
+}
+
+/// The monitors whose metric prefixes mark a metric as a monitor metric rather than a program's.
+pub const MONITOR_PREFIXES: &[&str] = &[
+    "vmstat.", "proc-stat.", "meminfo.", "interrupts.", "softirqs.", "diskstats.", "perf-stat.", "mpstat.",
+    "time.", "procs.", "system.", "cpu.",
+];
+
+impl MetricClass {
+    pub fn of(metric: &str) -> MetricClass {
+        if metric.starts_with("perf-profile.") {
+            MetricClass::Profile
+        } else if MONITOR_PREFIXES.iter().any(|p| metric.starts_with(p)) {
+            MetricClass::Monitor
+        } else {
+            MetricClass::Program
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_classes_order_program_monitor_profile() {
+        assert_eq!(MetricClass::of("fio.write_iops"), MetricClass::Program);
+        assert_eq!(MetricClass::of("vmstat.cpu.id"), MetricClass::Monitor);
+        assert_eq!(MetricClass::of("perf-profile.self.cycles-pp.memcpy"), MetricClass::Profile);
+        assert!(MetricClass::Program < MetricClass::Monitor && MetricClass::Monitor < MetricClass::Profile);
+    }
+
+    #[test]
+    fn revision_short_forms() {
+        let c = Revision::Commit { sha: "8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into(), describe: None, subject: None };
+        assert_eq!(c.short(), "8cc621d2f4");
+        assert_eq!(Revision::Label { name: "cgroup-on".into() }.short(), "cgroup-on");
+    }
+}

@@ -1,0 +1,184 @@
+//! Parsers that turn benchmark and monitor outputs into lkp-tests metrics, byte for byte as lkp's own parsers print.
+//!
+//! One module per program, one [`Parser`] trait, one [`registry`]. A parser takes text (never a path) and returns the
+//! `key: value` lines lkp-tests' `stats/<program>` script prints for it, without the `<program>.` prefix. The values
+//! are kept as the text lkp prints (Ruby's number formatting) so `culprit parse` can be compared byte for byte with
+//! the fixtures, and are converted to `f64` metrics in one place ([`ParseOutput::metrics`]).
+
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+pub mod rubyfmt;
+
+pub mod dbench;
+pub mod fio;
+pub mod fsmark;
+pub mod hackbench;
+pub mod iperf;
+pub mod mpstat;
+pub mod netperf;
+pub mod perf_profile;
+pub mod perf_stat;
+pub mod stress_ng;
+pub mod sysbench;
+pub mod unixbench;
+pub mod vm_scalability;
+pub mod vmstat;
+pub mod will_it_scale;
+
+/// Why an output could not be parsed. The message says what was expected, and where.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ParseError {
+    /// The output holds none of the lines or fields the parser looks for (empty, garbage, wrong program).
+    #[error("no {program} results found: {hint}")]
+    NoResults { program: &'static str, hint: String },
+    /// The output starts right but stops early, e.g. a benchmark killed mid-run.
+    #[error("{program} output is truncated: {detail}")]
+    Truncated { program: &'static str, detail: String },
+    /// A line or field has the wrong shape.
+    #[error("{program} output, line {line}: {detail}")]
+    Malformed { program: &'static str, line: usize, detail: String },
+    /// A JSON document (fio) did not parse.
+    #[error("{program} JSON: {detail}")]
+    Json { program: &'static str, detail: String },
+}
+
+/// What a parser reads: the main output text, plus any sibling files of a result root it may need
+/// (fio's `fio.output.N` per instance), by file name. The caller does the reading.
+#[derive(Debug, Clone, Default)]
+pub struct ParseInput<'a> {
+    pub main: &'a str,
+    pub files: BTreeMap<String, String>,
+}
+
+impl<'a> ParseInput<'a> {
+    pub fn text(main: &'a str) -> Self {
+        ParseInput { main, files: BTreeMap::new() }
+    }
+}
+
+/// One output line: a `key: value` pair, or a `# comment` (vm-scalability prints those).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Pair { key: String, value: String },
+    Comment(String),
+}
+
+/// A parser's output, in the order lkp prints it. Monitors print repeated records that each start with
+/// `time: <epoch>`; a key that repeats is a series of samples.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParseOutput {
+    pub lines: Vec<Line>,
+}
+
+impl ParseOutput {
+    pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.lines.push(Line::Pair { key: key.into(), value: value.into() });
+    }
+
+    pub fn comment(&mut self, text: impl Into<String>) {
+        self.lines.push(Line::Comment(text.into()));
+    }
+
+    /// The exact text lkp's parser prints: one line per entry, no trailing newline after the last.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (i, line) in self.lines.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            match line {
+                Line::Pair { key, value } => {
+                    out.push_str(key);
+                    out.push_str(": ");
+                    out.push_str(value);
+                }
+                Line::Comment(text) => out.push_str(text),
+            }
+        }
+        out
+    }
+
+    /// Every numeric key with all its samples in output order (`time` excluded). Values that are not numbers
+    /// (lkp prints a few strings) are left out.
+    pub fn samples(&self) -> BTreeMap<String, Vec<f64>> {
+        let mut map: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for line in &self.lines {
+            if let Line::Pair { key, value } = line {
+                if key == "time" {
+                    continue;
+                }
+                if let Ok(v) = value.trim().parse::<f64>() {
+                    map.entry(key.clone()).or_default().push(v);
+                }
+            }
+        }
+        map
+    }
+
+    /// The per-run scalar metrics, named `<program>.<key>`: a key printed once keeps its value; a key printed
+    /// several times (a monitor's samples, or a multi-instance benchmark) is reduced to its mean, as lkp's
+    /// `stats.json` does for a run.
+    pub fn metrics(&self, program: &str) -> BTreeMap<String, f64> {
+        self.samples()
+            .into_iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (format!("{program}.{k}"), v.iter().sum::<f64>() / v.len() as f64))
+            .collect()
+    }
+}
+
+/// Whether a program is a benchmark (its metrics are the point) or a monitor (sampled alongside).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Benchmark,
+    Monitor,
+}
+
+/// A parser for one program's output.
+pub trait Parser: Sync {
+    /// The lkp program name, which is also the metric prefix: `fio`, `fsmark`, `stress-ng`, `perf-profile`, ...
+    fn name(&self) -> &'static str;
+    fn kind(&self) -> Kind;
+    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError>;
+}
+
+/// Every parser Culprit has, in one place.
+pub fn registry() -> &'static [&'static dyn Parser] {
+    &[
+        &dbench::Dbench,
+        &fio::Fio,
+        &fsmark::Fsmark,
+        &hackbench::Hackbench,
+        &iperf::Iperf,
+        &mpstat::Mpstat,
+        &netperf::Netperf,
+        &perf_profile::PerfProfile,
+        &perf_stat::PerfStat,
+        &stress_ng::StressNg,
+        &sysbench::Sysbench,
+        &unixbench::Unixbench,
+        &vm_scalability::VmScalability,
+        &vmstat::Vmstat,
+        &will_it_scale::WillItScale,
+    ]
+}
+
+/// The parser for a program name (`fs_mark` is accepted for `fsmark`).
+pub fn lookup(program: &str) -> Option<&'static dyn Parser> {
+    let program = match program {
+        "fs_mark" => "fsmark",
+        "perf_profile" => "perf-profile",
+        "perf_stat" => "perf-stat",
+        "stress_ng" => "stress-ng",
+        "vm_scalability" => "vm-scalability",
+        "will_it_scale" => "will-it-scale",
+        other => other,
+    };
+    registry().iter().copied().find(|p| p.name() == program)
+}
+
+/// The names of every parser, for error messages.
+pub fn names() -> Vec<&'static str> {
+    registry().iter().map(|p| p.name()).collect()
+}

@@ -1,0 +1,1 @@
+//! The result store: the Store trait, SQLite and PostgreSQL implementations (being written).

@@ -1,0 +1,3 @@
+//! The `culprit` binary: a thin command-line layer over the library crates (being written).
+
+fn main() {}
