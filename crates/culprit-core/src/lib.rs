@@ -5,6 +5,7 @@
 //! tested with tables of cases and simulated end to end (see `ARCHITECTURE.md`).
 
 pub mod model;
+pub mod rng;
 pub mod stats;
 pub mod compare;
 pub mod bisect;
