@@ -1,1 +1,4 @@
-//! The outer layer that touches the machine: programs, monitors, machine facts, git, result roots (being written).
+//! The outer layer that touches the machine: benchmark programs, monitors, machine facts, git, and the executor
+//! that runs a validated plan into the store.
+
+pub mod monitor;
