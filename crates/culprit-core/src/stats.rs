@@ -1,1 +1,649 @@
-//! (being written)
+//! Pure statistics for deciding whether two sets of benchmark runs differ: summaries, the normal distribution,
+//! Mann-Whitney U, Welch's t-test, Benjamini-Hochberg false-discovery control, effect sizes and a bootstrap
+//! confidence interval of the ratio of means.
+//!
+//! Every function takes plain slices and never panics, whatever the input: empty slices, NaN and infinite
+//! samples give `None` (or a documented neutral value) instead of a wrong number. Callers that need to explain
+//! *why* a test could not run check their inputs with [`check_samples`] first.
+//!
+//! Invariants (checked by the property tests in `tests/compare_props.rs` and the unit tests below):
+//! - every p-value and q-value lies in `[0, 1]`;
+//! - tests are symmetric: swapping the two samples leaves every two-sided p-value unchanged;
+//! - two identical samples give p = 1 for both tests;
+//! - Benjamini-Hochberg q-values are never below their p-values and are monotone in them;
+//! - the bootstrap is reproducible from the seed of the [`Rng`] it is given.
+
+use crate::rng::Rng;
+use statrs::function::beta::checked_beta_reg;
+use statrs::function::erf::erfc;
+
+/// Why a sample cannot feed a statistical test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SampleProblem {
+    /// The sample has no values at all.
+    Empty,
+    /// At least one value is NaN.
+    NotANumber,
+    /// At least one value is +inf or -inf.
+    Infinite,
+}
+
+impl std::fmt::Display for SampleProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SampleProblem::Empty => write!(f, "no samples"),
+            SampleProblem::NotANumber => write!(f, "NaN sample"),
+            SampleProblem::Infinite => write!(f, "infinite sample"),
+        }
+    }
+}
+
+/// Reports the first reason `xs` cannot be used (empty, NaN, infinite), or `None` if every value is finite.
+pub fn check_samples(xs: &[f64]) -> Option<SampleProblem> {
+    if xs.is_empty() {
+        return Some(SampleProblem::Empty);
+    }
+    if xs.iter().any(|x| x.is_nan()) {
+        return Some(SampleProblem::NotANumber);
+    }
+    if xs.iter().any(|x| x.is_infinite()) {
+        return Some(SampleProblem::Infinite);
+    }
+    None
+}
+
+/// Arithmetic mean; `None` for an empty slice. NaN or infinite inputs propagate into the result.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    Some(xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Unbiased sample variance (divisor n - 1); `None` for fewer than two values.
+///
+/// Computed around the mean in two passes, which stays accurate for large values with small spread (e.g.
+/// `fio.workload` around 6e7 with a few percent of noise), where the one-pass sum-of-squares formula cancels.
+pub fn sample_variance(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = mean(xs)?;
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    Some(ss / (xs.len() - 1) as f64)
+}
+
+/// Sample standard deviation (divisor n - 1, as lkp and most tools report); `None` for fewer than two values.
+pub fn sample_stddev(xs: &[f64]) -> Option<f64> {
+    sample_variance(xs).map(f64::sqrt)
+}
+
+/// A sorted copy of `xs` in IEEE total order (NaN last), so sorting can never panic.
+pub fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Median (mean of the two middle values for an even count); `None` for an empty slice.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    median_of_sorted(&sorted(xs))
+}
+
+/// Median of an already sorted slice; `None` when empty.
+pub fn median_of_sorted(s: &[f64]) -> Option<f64> {
+    let n = s.len();
+    if n == 0 {
+        return None;
+    }
+    let hi = s.get(n / 2).copied()?;
+    if n % 2 == 1 {
+        Some(hi)
+    } else {
+        let lo = s.get(n / 2 - 1).copied()?;
+        Some((lo + hi) / 2.0)
+    }
+}
+
+/// The `q`-quantile (0 <= q <= 1) of a sorted slice with linear interpolation between order statistics
+/// (the "type 7" definition used by R and numpy). `None` when empty or when `q` is outside [0, 1] or NaN.
+pub fn quantile_of_sorted(s: &[f64], q: f64) -> Option<f64> {
+    if s.is_empty() || !(0.0..=1.0).contains(&q) {
+        return None;
+    }
+    let pos = q * (s.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let frac = pos - lo as f64;
+    let a = s.get(lo).copied()?;
+    let b = s.get(hi).copied()?;
+    Some(a + (b - a) * frac)
+}
+
+/// A one-pass description of one side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample stddev; 0 for a single value.
+    pub stddev: f64,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Summarises a sample; `None` for an empty slice. A single value has stddev 0.
+pub fn summarize(xs: &[f64]) -> Option<Summary> {
+    let s = sorted(xs);
+    Some(Summary {
+        n: xs.len(),
+        mean: mean(xs)?,
+        stddev: sample_stddev(xs).unwrap_or(0.0),
+        median: median_of_sorted(&s)?,
+        min: *s.first()?,
+        max: *s.last()?,
+    })
+}
+
+/// The standard normal cumulative distribution function Φ(x). Φ(-inf) = 0, Φ(+inf) = 1, Φ(NaN) = NaN.
+pub fn normal_cdf(x: f64) -> f64 {
+    0.5 * erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// The upper tail 1 - Φ(x), computed directly so that tiny tail probabilities (p = 1e-12) keep their precision.
+pub fn normal_sf(x: f64) -> f64 {
+    0.5 * erfc(x / std::f64::consts::SQRT_2)
+}
+
+/// The standard normal quantile Φ⁻¹(p): -inf at 0, +inf at 1, NaN outside [0, 1].
+///
+/// Acklam's rational approximation (relative error 1.2e-9) refined by one Halley step on [`normal_cdf`], which
+/// brings it to about machine precision.
+pub fn normal_quantile(p: f64) -> f64 {
+    if p.is_nan() || !(0.0..=1.0).contains(&p) {
+        return f64::NAN;
+    }
+    if p == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p == 1.0 {
+        return f64::INFINITY;
+    }
+    const A: [f64; 6] = [
+        -3.969683028665376e+01,
+        2.209460984245205e+02,
+        -2.759285104469687e+02,
+        1.383_577_518_672_69e2,
+        -3.066479806614716e+01,
+        2.506628277459239e+00,
+    ];
+    const B: [f64; 5] =
+        [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01];
+    const C: [f64; 6] = [
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e+00,
+        -2.549732539343734e+00,
+        4.374664141464968e+00,
+        2.938163982698783e+00,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00];
+    const P_LOW: f64 = 0.02425;
+    let x = if p < P_LOW {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - P_LOW {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        let q = (-2.0 * (1.0 - p).ln()).sqrt();
+        -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    // One Halley step: e is the error in probability, u the Newton correction scaled by the density.
+    let e = normal_cdf(x) - p;
+    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
+    let refined = x - u / (1.0 + x * u / 2.0);
+    if refined.is_finite() {
+        refined
+    } else {
+        x
+    }
+}
+
+/// Clamps a computed probability into [0, 1]; NaN becomes 1 (no evidence of a difference).
+fn clamp_p(p: f64) -> f64 {
+    if p.is_nan() {
+        1.0
+    } else {
+        p.clamp(0.0, 1.0)
+    }
+}
+
+/// The outcome of a Mann-Whitney U (Wilcoxon rank-sum) test.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MannWhitney {
+    /// U of the first sample: the number of (a, b) pairs with a > b, ties counting one half.
+    pub u: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Whether `p` comes from the exact permutation distribution (no ties, small samples) or from the
+    /// tie-corrected normal approximation with continuity correction.
+    pub exact: bool,
+}
+
+impl MannWhitney {
+    /// Cliff's delta, P(a > b) - P(a < b), in [-1, 1]: a rank-based effect size that needs no normality.
+    pub fn cliffs_delta(&self, n_a: usize, n_b: usize) -> f64 {
+        let pairs = (n_a * n_b) as f64;
+        if pairs == 0.0 {
+            0.0
+        } else {
+            2.0 * self.u / pairs - 1.0
+        }
+    }
+}
+
+/// The largest sample size on either side for which [`mann_whitney_u`] uses the exact distribution. With 20 a
+/// side the exact table has 401 entries and costs about 10 µs to build; beyond it the normal approximation is
+/// accurate to well below the significance levels we use.
+pub const MANN_WHITNEY_EXACT_MAX: usize = 20;
+
+/// The exact null distribution of U for sample sizes (m, n) without ties, as cumulative probabilities.
+///
+/// Built once per (m, n) and reusable across all metrics of a comparison (they usually share their run counts),
+/// which is what keeps exact p-values affordable for 20,000 metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UDistribution {
+    pub m: usize,
+    pub n: usize,
+    /// `cdf[u]` = P(U <= u) for u = 0..=m*n.
+    cdf: Vec<f64>,
+}
+
+impl UDistribution {
+    /// Builds the distribution from the generating function of U, the Gaussian binomial coefficient
+    /// [m+n choose m]_q = Π_{i=1..m} (1 - q^(n+i)) / (1 - q^i): multiplying by (1 - q^k) and dividing by
+    /// (1 - q^i) are both single passes over the coefficient vector. Counts are kept in f64, exact up to 2^53,
+    /// which C(40, 20) ≈ 1.4e11 respects.
+    pub fn new(m: usize, n: usize) -> UDistribution {
+        let size = m * n + 1;
+        let mut coef = vec![0.0f64; size];
+        if let Some(c0) = coef.first_mut() {
+            *c0 = 1.0;
+        }
+        for i in 1..=m {
+            // Multiply by (1 - q^(n+i)), highest degree first so each coefficient is read before it is changed.
+            let k = n + i;
+            for d in (k..size).rev() {
+                coef[d] -= coef[d - k];
+            }
+            // Divide by (1 - q^i): the quotient's coefficients are running sums with stride i.
+            for d in i..size {
+                coef[d] += coef[d - i];
+            }
+        }
+        let total: f64 = coef.iter().sum();
+        let mut acc = 0.0;
+        let cdf = coef
+            .iter()
+            .map(|c| {
+                acc += c;
+                (acc / total).min(1.0)
+            })
+            .collect();
+        UDistribution { m, n, cdf }
+    }
+
+    /// P(U <= u), with u rounded down to an integer; 0 below 0 and 1 above m*n.
+    pub fn cdf(&self, u: f64) -> f64 {
+        if u < 0.0 || u.is_nan() {
+            return 0.0;
+        }
+        let k = u.floor() as usize;
+        self.cdf.get(k).copied().unwrap_or(1.0)
+    }
+
+    /// Two-sided exact p-value of an observed U: twice the smaller tail, capped at 1. The distribution is
+    /// symmetric around m*n/2, so the upper tail P(U >= u) equals P(U <= m*n - u).
+    pub fn two_sided_p(&self, u: f64) -> f64 {
+        let mn = (self.m * self.n) as f64;
+        let lower = self.cdf(u);
+        let upper = self.cdf(mn - u);
+        clamp_p(2.0 * lower.min(upper))
+    }
+}
+
+/// Average ranks (1-based) of `a` then `b` pooled, plus the tie term Σ(t³ - t) over groups of tied values.
+/// `None` if any value is NaN, because NaN has no rank.
+fn pooled_ranks(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
+    let mut pooled: Vec<(f64, bool)> = a.iter().map(|&x| (x, true)).chain(b.iter().map(|&x| (x, false))).collect();
+    if pooled.iter().any(|(x, _)| x.is_nan()) {
+        return None;
+    }
+    pooled.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut rank_sum_a = 0.0;
+    let mut tie_term = 0.0;
+    let mut i = 0;
+    while i < pooled.len() {
+        let mut j = i + 1;
+        // Values equal under `==` (which treats 0.0 and -0.0 as equal) form one tie group.
+        while j < pooled.len() && pooled[j].0 == pooled[i].0 {
+            j += 1;
+        }
+        let t = (j - i) as f64;
+        let average_rank = (i + 1 + j) as f64 / 2.0;
+        rank_sum_a += pooled[i..j].iter().filter(|(_, from_a)| *from_a).count() as f64 * average_rank;
+        tie_term += t * t * t - t;
+        i = j;
+    }
+    Some((rank_sum_a, tie_term))
+}
+
+/// Mann-Whitney U test, two-sided. `None` when either side is empty or holds a NaN (infinities rank normally).
+///
+/// Exact when both sides have at most [`MANN_WHITNEY_EXACT_MAX`] values and there are no ties; otherwise the
+/// normal approximation with the tie-corrected variance and a continuity correction of 1/2. When every value is
+/// tied the statistic carries no information and p = 1.
+pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    mann_whitney_u_with(a, b, None)
+}
+
+/// [`mann_whitney_u`] reusing a prebuilt exact distribution when its (m, n) matches the samples.
+pub fn mann_whitney_u_with(a: &[f64], b: &[f64], table: Option<&UDistribution>) -> Option<MannWhitney> {
+    let (m, n) = (a.len(), b.len());
+    if m == 0 || n == 0 {
+        return None;
+    }
+    let (rank_sum_a, tie_term) = pooled_ranks(a, b)?;
+    let mf = m as f64;
+    let nf = n as f64;
+    let u = rank_sum_a - mf * (mf + 1.0) / 2.0;
+    if tie_term == 0.0 && m <= MANN_WHITNEY_EXACT_MAX && n <= MANN_WHITNEY_EXACT_MAX {
+        let p = match table {
+            Some(t) if t.m == m && t.n == n => t.two_sided_p(u),
+            _ => UDistribution::new(m, n).two_sided_p(u),
+        };
+        return Some(MannWhitney { u, p, exact: true });
+    }
+    let total = mf + nf;
+    let variance = mf * nf / 12.0 * ((total + 1.0) - tie_term / (total * (total - 1.0)));
+    if variance <= 0.0 || !variance.is_finite() {
+        return Some(MannWhitney { u, p: 1.0, exact: false });
+    }
+    let z = ((u - mf * nf / 2.0).abs() - 0.5).max(0.0) / variance.sqrt();
+    Some(MannWhitney { u, p: clamp_p(2.0 * normal_sf(z)), exact: false })
+}
+
+/// The outcome of Welch's unequal-variances t-test.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Welch {
+    /// t = (mean(b) - mean(a)) / sqrt(var(a)/n_a + var(b)/n_b).
+    pub t: f64,
+    /// Welch-Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+/// Welch's t-test, two-sided. `None` when a side has fewer than two values or holds a NaN or infinity.
+///
+/// When both sides have zero variance the t statistic is undefined: equal means give p = 1 and different means
+/// p = 0 with t = ±inf (two constant, different samples are as different as a sample can show).
+pub fn welch_t_test(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if check_samples(a).is_some() || check_samples(b).is_some() {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (ma, mb) = (mean(a)?, mean(b)?);
+    let (va, vb) = (sample_variance(a)?, sample_variance(b)?);
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    if se2 <= 0.0 {
+        return Some(if ma == mb {
+            Welch { t: 0.0, df: na + nb - 2.0, p: 1.0 }
+        } else {
+            Welch { t: if mb > ma { f64::INFINITY } else { f64::NEG_INFINITY }, df: na + nb - 2.0, p: 0.0 }
+        });
+    }
+    let t = (mb - ma) / se2.sqrt();
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    Some(Welch { t, df, p: student_t_two_sided_p(t, df) })
+}
+
+/// Two-sided p-value of Student's t with `df` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2).
+pub fn student_t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
+        return 1.0;
+    }
+    if t.is_infinite() {
+        return 0.0;
+    }
+    let x = df / (df + t * t);
+    match checked_beta_reg(df / 2.0, 0.5, x.clamp(0.0, 1.0)) {
+        Ok(p) => clamp_p(p),
+        Err(_) => 1.0,
+    }
+}
+
+/// Benjamini-Hochberg adjusted p-values (q-values), in the order of `ps`.
+///
+/// q_(i) = min over j >= i of p_(j) * m / j, capped at 1, where p_(1) <= ... <= p_(m). Rejecting every
+/// hypothesis with q <= alpha controls the false-discovery rate at alpha for independent or positively
+/// dependent tests. NaN p-values count as 1 (no evidence) and still count in m, so they make the correction
+/// conservative rather than lenient.
+///
+/// Invariants: q >= p for every entry; p_i <= p_j implies q_i <= q_j; every q in [0, 1].
+pub fn benjamini_hochberg(ps: &[f64]) -> Vec<f64> {
+    let m = ps.len();
+    let clean: Vec<f64> = ps.iter().map(|&p| clamp_p(p)).collect();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| clean[i].total_cmp(&clean[j]));
+    let mut q = vec![1.0; m];
+    let mut running_min: f64 = 1.0;
+    for (rank0, &idx) in order.iter().enumerate().rev() {
+        let adjusted = clean[idx] * m as f64 / (rank0 + 1) as f64;
+        running_min = running_min.min(adjusted);
+        q[idx] = running_min.max(clean[idx]).min(1.0);
+    }
+    q
+}
+
+/// Cohen's d with the pooled standard deviation: (mean(b) - mean(a)) / s_pooled. `None` for fewer than two
+/// values a side, non-finite values, or zero pooled spread (where the effect is infinite or undefined).
+pub fn cohens_d(a: &[f64], b: &[f64]) -> Option<f64> {
+    if check_samples(a).is_some() || check_samples(b).is_some() {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let pooled = ((na - 1.0) * sample_variance(a)? + (nb - 1.0) * sample_variance(b)?) / (na + nb - 2.0);
+    if pooled <= 0.0 {
+        return None;
+    }
+    Some((mean(b)? - mean(a)?) / pooled.sqrt())
+}
+
+/// A two-sided percentile bootstrap confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConfidenceInterval {
+    pub low: f64,
+    pub high: f64,
+    /// The nominal coverage, e.g. 0.95.
+    pub level: f64,
+}
+
+impl ConfidenceInterval {
+    /// Whether `x` lies inside the interval (bounds included).
+    pub fn contains(&self, x: f64) -> bool {
+        self.low <= x && x <= self.high
+    }
+}
+
+/// Percentile bootstrap confidence interval of mean(other) / mean(base).
+///
+/// Each of `resamples` rounds draws both sides with replacement (independently, as the runs are) and records
+/// the ratio of the resampled means; the interval is the (1-level)/2 and (1+level)/2 quantiles of those ratios.
+/// Rounds whose resampled base mean is 0 are dropped, because the ratio is undefined there.
+///
+/// `None` when a side is empty or non-finite, when `resamples` is 0, when `level` is not in (0, 1), when the
+/// base mean is 0, or when fewer than half of the rounds gave a ratio.
+pub fn bootstrap_ratio_ci(
+    base: &[f64],
+    other: &[f64],
+    rng: &mut Rng,
+    resamples: usize,
+    level: f64,
+) -> Option<ConfidenceInterval> {
+    if check_samples(base).is_some() || check_samples(other).is_some() || resamples == 0 {
+        return None;
+    }
+    if !(level > 0.0 && level < 1.0) || mean(base)? == 0.0 {
+        return None;
+    }
+    let mut ratios = Vec::with_capacity(resamples);
+    let (nb, no) = (base.len(), other.len());
+    for _ in 0..resamples {
+        let mut sum_b = 0.0;
+        for _ in 0..nb {
+            sum_b += base.get(rng.below(nb)).copied().unwrap_or(0.0);
+        }
+        let mut sum_o = 0.0;
+        for _ in 0..no {
+            sum_o += other.get(rng.below(no)).copied().unwrap_or(0.0);
+        }
+        if sum_b != 0.0 {
+            ratios.push((sum_o / no as f64) / (sum_b / nb as f64));
+        }
+    }
+    if ratios.len() * 2 < resamples {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let alpha = (1.0 - level) / 2.0;
+    Some(ConfidenceInterval {
+        low: quantile_of_sorted(&ratios, alpha)?,
+        high: quantile_of_sorted(&ratios, 1.0 - alpha)?,
+        level,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol
+    }
+
+    #[test]
+    fn summaries_of_known_samples() {
+        let xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert_eq!(mean(&xs), Some(5.0));
+        // Sum of squared deviations is 32; divided by n - 1 = 7.
+        assert!(close(sample_variance(&xs).unwrap_or(0.0), 32.0 / 7.0, 1e-12));
+        assert_eq!(median(&xs), Some(4.5));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(mean(&[]), None);
+        assert_eq!(sample_stddev(&[1.0]), None);
+        assert_eq!(quantile_of_sorted(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
+        assert_eq!(check_samples(&[1.0, f64::NAN]), Some(SampleProblem::NotANumber));
+        assert_eq!(check_samples(&[1.0, f64::INFINITY]), Some(SampleProblem::Infinite));
+        assert_eq!(check_samples(&[]), Some(SampleProblem::Empty));
+    }
+
+    #[test]
+    fn normal_cdf_and_quantile_match_tables() {
+        assert!(close(normal_cdf(0.0), 0.5, 1e-15));
+        assert!(close(normal_cdf(1.959963984540054), 0.975, 1e-11));
+        // statrs' erfc is accurate to about 1e-10 relative, which is far below any significance level we use.
+        assert!(close(normal_cdf(-3.0), 0.0013498980316301, 1e-13));
+        for &(p, z) in &[(0.975, 1.959963984540054), (0.5, 0.0), (0.001, -3.090232306167813), (1e-10, -6.361340902404056)] {
+            assert!(close(normal_quantile(p), z, 1e-9), "quantile({p}) = {}", normal_quantile(p));
+        }
+        assert!(normal_quantile(1.5).is_nan());
+        assert_eq!(normal_quantile(0.0), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn exact_u_distribution_matches_hand_counts() {
+        // m = n = 2: the 6 arrangements give U = 0,1,2,2,3,4.
+        let d = UDistribution::new(2, 2);
+        assert!(close(d.cdf(0.0), 1.0 / 6.0, 1e-15));
+        assert!(close(d.cdf(2.0), 4.0 / 6.0, 1e-15));
+        assert!(close(d.cdf(4.0), 1.0, 1e-15));
+        // Completely separated samples of 3 and 3: p = 2 / C(6,3) = 0.1.
+        let r = mann_whitney_u(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap_or(MannWhitney { u: -1.0, p: -1.0, exact: false });
+        assert!(r.exact);
+        assert_eq!(r.u, 0.0);
+        assert!(close(r.p, 0.1, 1e-12));
+    }
+
+    #[test]
+    fn mann_whitney_normal_approximation_matches_scipy() {
+        let a = [1.0, 2.0, 2.0, 3.0, 4.0, 5.0];
+        let b = [4.0, 5.0, 6.0, 7.0, 8.0, 8.0];
+        let r = mann_whitney_u(&a, &b).unwrap_or(MannWhitney { u: -1.0, p: -1.0, exact: true });
+        assert!(!r.exact);
+        assert_eq!(r.u, 2.0);
+        // Hand computation: ties {2,2},{4,4},{5,5},{8,8} give tie term 24; var = 36/12*(13 - 24/132) = 38.4545;
+        // z = (16 - 0.5)/sqrt(38.4545) = 2.4995; p = 2*(1-Φ(z)) = 0.012436.
+        assert!(close(r.p, 0.012436, 2e-5), "p = {}", r.p);
+        let all_tied = mann_whitney_u(&[1.0; 5], &[1.0; 5]).map(|r| r.p);
+        assert_eq!(all_tied, Some(1.0));
+        assert_eq!(mann_whitney_u(&[], &[1.0]), None);
+        assert_eq!(mann_whitney_u(&[f64::NAN], &[1.0]), None);
+    }
+
+    #[test]
+    fn welch_matches_reference_values() {
+        // R: t.test(c(27.5,21.0,19.0,23.6,17.0,17.9,16.9,20.1,21.9,22.6,23.1,19.6,19.0,21.7,21.4),
+        //           c(27.1,22.0,20.8,23.4,23.4,23.5,25.8,22.0,24.8,20.2,21.9,22.1,22.9,20.5,24.4))
+        // gives t = -2.4554 (a - b), df = 24.988, p-value = 0.02139.
+        let a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
+        let b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+        let w = welch_t_test(&a, &b).unwrap_or(Welch { t: 0.0, df: 0.0, p: -1.0 });
+        assert!(close(w.t, 2.4554, 1e-3), "t {}", w.t);
+        assert!(close(w.df, 24.988, 1e-2), "df {}", w.df);
+        assert!(close(w.p, 0.02139, 1e-4), "p {}", w.p);
+        assert_eq!(welch_t_test(&[1.0, 1.0], &[1.0, 1.0]).map(|w| w.p), Some(1.0));
+        assert_eq!(welch_t_test(&[1.0, 1.0], &[2.0, 2.0]).map(|w| w.p), Some(0.0));
+        assert_eq!(welch_t_test(&[1.0], &[2.0, 2.0]), None);
+    }
+
+    #[test]
+    fn benjamini_hochberg_matches_hand_computation() {
+        let q = benjamini_hochberg(&[0.01, 0.04, 0.03, 0.5]);
+        // Sorted: 0.01*4/1=0.04, 0.03*4/2=0.06, 0.04*4/3=0.0533 -> running min from the top gives 0.0533 for both.
+        let expected = [0.04, 0.053333333333, 0.053333333333, 0.5];
+        for (got, want) in q.iter().zip(expected.iter()) {
+            assert!(close(*got, *want, 1e-9), "{q:?}");
+        }
+        assert_eq!(benjamini_hochberg(&[f64::NAN]), vec![1.0]);
+        assert!(benjamini_hochberg(&[]).is_empty());
+    }
+
+    #[test]
+    fn bootstrap_ci_covers_the_true_ratio_and_is_reproducible() {
+        let mut rng = Rng::new(7);
+        let base: Vec<f64> = (0..20).map(|_| 100.0 + rng.normal()).collect();
+        let other: Vec<f64> = (0..20).map(|_| 80.0 + rng.normal()).collect();
+        let ci = bootstrap_ratio_ci(&base, &other, &mut Rng::new(1), 1000, 0.95);
+        let again = bootstrap_ratio_ci(&base, &other, &mut Rng::new(1), 1000, 0.95);
+        assert_eq!(ci, again);
+        let ci = ci.unwrap_or(ConfidenceInterval { low: 0.0, high: 0.0, level: 0.0 });
+        assert!(ci.contains(0.8) && ci.high < 0.82 && ci.low > 0.78, "{ci:?}");
+        assert_eq!(bootstrap_ratio_ci(&[0.0, 0.0], &[1.0], &mut rng, 100, 0.95), None);
+        assert_eq!(bootstrap_ratio_ci(&[1.0, f64::NAN], &[1.0], &mut rng, 100, 0.95), None);
+    }
+
+    #[test]
+    fn effect_sizes() {
+        assert_eq!(cohens_d(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0]), Some(1.0));
+        let r = mann_whitney_u(&[5.0, 6.0], &[1.0, 2.0]).unwrap_or(MannWhitney { u: 0.0, p: 0.0, exact: false });
+        assert_eq!(r.cliffs_delta(2, 2), 1.0);
+    }
+}
