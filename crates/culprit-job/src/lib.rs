@@ -1,1 +1,81 @@
-//! lkp-tests job files: loading, param conventions, matrix expansion, split, path_params, stable ids (being written).
+//! lkp-tests job files: loading, param conventions, matrix expansion, split, path_params and stable job ids. No I/O:
+//! callers read the file and pass its text and name.
+//!
+//! ```text
+//! JobFile::parse(text, "jobs/fio-basic.yaml")   YAML documents hash0 --- hash1 ... --- hashN
+//!   .expand()                                   jobs hash0, hash0+hash1, ..., hash0+hashN, each a cartesian product
+//!   -> Vec<AtomicJob>                           one matrix point each: name(), path_params(), id(), programs(), ...
+//! ```
+//!
+//! Which keys are metadata, programs or monitors is decided by one table, [`table`]; param conventions (`50%`,
+//! `300s`, `8x`, `64M`) live in [`convention`].
+
+pub mod atomic;
+pub mod convention;
+pub mod expand;
+pub mod load;
+mod locate;
+pub mod table;
+mod yaml_out;
+
+pub use atomic::{AtomicJob, KeyProblem, MonitorUse, ProgramUse};
+pub use convention::ConventionError;
+pub use expand::MAX_ATOMIC_JOBS;
+pub use load::JobFile;
+
+use thiserror::Error;
+
+/// Where in a job file something is: the file name, and the line when it could be found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: String,
+    pub line: Option<usize>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}", self.file, line),
+            None => write!(f, "{}", self.file),
+        }
+    }
+}
+
+/// Why a job file cannot be loaded, expanded or read. Every message names the file (and line when known) and says
+/// what to do.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum JobError {
+    /// The text is not valid YAML.
+    #[error("{file}:{line}:{column}: malformed YAML: {reason}; fix the YAML syntax there (indentation, a ':' after each key, matching quotes and brackets)")]
+    Yaml { file: String, line: usize, column: usize, reason: String },
+    /// The text is not valid YAML, and the parser gave no position.
+    #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
+    YamlNoPosition { file: String, reason: String },
+    /// No document holds any key.
+    #[error("{file}: the job file is empty; write at least a program key, e.g. 'suite: hackbench' and 'hackbench:'")]
+    Empty { file: String },
+    /// A document is a list or a scalar instead of a hash.
+    #[error("{place}: document {document} is {found}, but a job is a hash of 'key: value' lines; write it as 'key: value' lines")]
+    NotAHash { place: Place, document: usize, found: &'static str },
+    /// A key is not a plain scalar (a list or hash as key, or an lkp `{{ }}` template).
+    #[error("{place}: key {key} is not plain text{hint}")]
+    BadKey { place: Place, key: String, hint: &'static str },
+    /// A YAML feature Culprit does not support.
+    #[error("{place}: {what} is not supported; {todo}")]
+    Unsupported { place: Place, what: String, todo: &'static str },
+    /// A program or monitor key holds a scalar or a list where its params hash (or nothing) is needed.
+    #[error("{place}: '{key}' is {what}, so its value must be empty or a hash of its params, not {found} ({value}); write e.g.\n  {key}:\n    option: value")]
+    NeedsHash { place: Place, key: String, what: String, found: &'static str, value: String },
+    /// An expanded key holds an empty list, which would produce no job at all.
+    #[error("{place}: '{key}' is an empty list, which yields no job; give it at least one value or remove it")]
+    EmptyList { place: Place, key: String },
+    /// The matrix is too large to be meant.
+    #[error("{file}: the job expands to {count} atomic jobs, more than the limit of {limit}; lists responsible: {keys}; shorten those lists or split the file")]
+    Explosion { file: String, count: String, limit: usize, keys: String },
+    /// Two atomic jobs of one file get the same name, so `culprit split` would write one over the other.
+    #[error("{file}: two atomic jobs are both named '{name}' (documents {first} and {second}); make the documents differ in a param, or merge them")]
+    DuplicateName { file: String, name: String, first: usize, second: usize },
+    /// A param value that does not fit its convention, or is missing, or is not text.
+    #[error("{place}: {key}: {reason}")]
+    Param { place: Place, key: String, reason: String },
+}

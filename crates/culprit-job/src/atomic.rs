@@ -1,0 +1,513 @@
+//! An atomic job: one point of a job file's matrix, with its name, lkp's `path_params`, a stable id, the programs and
+//! monitors it selects, typed param access, and validation hooks for the run layer.
+
+use crate::convention;
+use crate::load::{file_stem, kind_of, scalar_text};
+use crate::locate::SourceMap;
+use crate::table::{self, is_metadata_key, key_role, KeyRole, NAME_COMMIT_KEYS};
+use crate::{JobError, Place};
+use serde_yaml::{Mapping, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How much of each value lkp keeps in `path_params` (`v.to_s[0..30]`).
+const PATH_VALUE_CHARS: usize = 31;
+
+/// Finds lines of keys in the file an atomic job came from, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Locator {
+    file: String,
+    source: Arc<SourceMap>,
+    /// The documents merged into the job, the one whose keys win first.
+    documents: Vec<usize>,
+}
+
+impl Locator {
+    fn place(&self, path: &[&str]) -> Place {
+        Place { file: self.file.clone(), line: self.source.locate_any(&self.documents, path) }
+    }
+}
+
+/// One matrix point of a job file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomicJob {
+    params: Mapping,
+    at: Locator,
+}
+
+/// A program the job selects, with its params merged: the params its selecting key implies, then the job's
+/// top-level params, then its lkp setup hash (`fio-setup-basic`), then its own hash; later ones win.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramUse {
+    /// The program's name in Culprit (`fsmark` for `fs_mark`, `sysbench` for `sysbench-cpu`).
+    pub name: &'static str,
+    /// The key as written in the job.
+    pub key: String,
+    pub params: Mapping,
+    at: Locator,
+}
+
+/// A monitor the job selects, with its options (empty when the key has no value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorUse {
+    pub name: &'static str,
+    pub options: Mapping,
+    at: Locator,
+}
+
+/// A key the run layer cannot act on, found by [`AtomicJob::unknown_keys`]. Its message names the file, line and key
+/// and says what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyProblem {
+    /// No key selects a benchmark program.
+    NoProgram { place: Place },
+    /// A key holds a hash or nothing, which selects a program or monitor in lkp, but no such one is known.
+    UnknownProgram { place: Place, key: String },
+    /// A key in a program's or monitor's hash that it does not accept.
+    UnknownParam { place: Place, owner: String, key: String },
+    /// A top-level param that none of the selected programs accepts.
+    UnusedParam { place: Place, key: String, programs: String },
+    /// An lkp setup hash for a program the job does not select.
+    OrphanSetup { place: Place, key: String, program: &'static str },
+}
+
+impl std::fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyProblem::NoProgram { place } => write!(
+                f,
+                "{place}: the job selects no benchmark program; add a key naming one of: {}",
+                table::program_names()
+            ),
+            KeyProblem::UnknownProgram { place, key } => write!(
+                f,
+                "{place}: '{key}' is not a program or monitor Culprit knows; programs: {}; monitors: {}; remove it or fix its name",
+                table::program_names(),
+                table::monitor_names()
+            ),
+            KeyProblem::UnknownParam { place, owner, key } => {
+                write!(f, "{place}: {owner} has no param '{key}'; remove it or fix its name")
+            }
+            KeyProblem::UnusedParam { place, key, programs } => write!(
+                f,
+                "{place}: top-level param '{key}' is not used by any selected program ({programs}); remove it or fix its name"
+            ),
+            KeyProblem::OrphanSetup { place, key, program } => write!(
+                f,
+                "{place}: '{key}' holds {program}'s params but the job does not select {program}; add a line '{program}:'"
+            ),
+        }
+    }
+}
+
+/// The text lkp's Ruby `to_s` gives a scalar (numbers and booleans as written, text as is).
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        other => scalar_text(other).unwrap_or_else(|| json_text(other)),
+    }
+}
+
+fn to_json(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Sequence(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
+        Value::Mapping(mapping) => {
+            let mut object = serde_json::Map::new();
+            for (k, v) in mapping {
+                object.insert(value_text(k), to_json(v));
+            }
+            serde_json::Value::Object(object)
+        }
+        Value::Tagged(tagged) => to_json(&tagged.value),
+        scalar => serde_json::Value::String(value_text(scalar)),
+    }
+}
+
+fn json_text(value: &Value) -> String {
+    to_json(value).to_string()
+}
+
+/// The canonical form hashed into a job's id: keys sorted at every level, scalars as text (so `4` and `"4"` are the
+/// same value), and an empty hash the same as no value.
+fn canonical(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Mapping(mapping) if mapping.is_empty() => serde_json::Value::Null,
+        Value::Mapping(mapping) => {
+            let sorted: BTreeMap<String, serde_json::Value> =
+                mapping.iter().map(|(k, v)| (value_text(k), canonical(v))).collect();
+            serde_json::Value::Object(sorted.into_iter().collect())
+        }
+        Value::Sequence(items) => serde_json::Value::Array(items.iter().map(canonical).collect()),
+        other => to_json(other),
+    }
+}
+
+/// lkp's `tr('^-a-zA-Z0-9+=:.%', '_')`.
+fn path_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '=' | ':' | '.' | '%') { c } else { '_' })
+        .collect()
+}
+
+/// lkp's `rootfs_filename`: the last part of a rootfs path.
+fn rootfs_filename(rootfs: &str) -> &str {
+    rootfs.rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).next().unwrap_or(rootfs)
+}
+
+/// Whether a top-level key is part of the workload (counts in path_params and the id).
+fn is_workload_key(key: &str) -> bool {
+    !matches!(key_role(key), KeyRole::Metadata | KeyRole::Monitor(_))
+}
+
+fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) {
+    match value {
+        Value::Mapping(inner) => {
+            for (k, v) in inner {
+                collect_path_params(k.as_str().unwrap_or_default(), v, out);
+            }
+        }
+        other => out.push((key, other)),
+    }
+}
+
+fn typed<T>(
+    at: &Locator,
+    path: &[&str],
+    key: &str,
+    value: Option<&Value>,
+    convert: impl Fn(&str) -> Result<T, convention::ConventionError>,
+) -> Result<Option<T>, JobError> {
+    let Some(text) = text_param(at, path, key, value)? else { return Ok(None) };
+    convert(&text).map(Some).map_err(|e| JobError::Param { place: at.place(path), key: key.to_string(), reason: e.to_string() })
+}
+
+fn text_param(at: &Locator, path: &[&str], key: &str, value: Option<&Value>) -> Result<Option<String>, JobError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match scalar_text(value) {
+            Some(text) => Ok(Some(text)),
+            None => Err(JobError::Param {
+                place: at.place(path),
+                key: key.to_string(),
+                reason: format!("expected a single value, found {}", kind_of(value)),
+            }),
+        },
+    }
+}
+
+fn params_text(params: &Mapping) -> BTreeMap<String, String> {
+    params.iter().map(|(k, v)| (value_text(k), if v.is_null() { String::new() } else { value_text(v) })).collect()
+}
+
+macro_rules! typed_accessors {
+    ($map:ident, $path:ident) => {
+        /// A param as text; `None` when absent or empty; an error when it is a list or hash.
+        pub fn param_str(&self, key: &str) -> Result<Option<String>, JobError> {
+            text_param(&self.at, &self.$path(key), key, self.$map.get(key))
+        }
+
+        /// A whole number or a share of `nr_cpu` (`50%`), see [`convention::share_or_count`].
+        pub fn param_share_or_count(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, JobError> {
+            typed(&self.at, &self.$path(key), key, self.$map.get(key), |v| convention::share_or_count(v, nr_cpu))
+        }
+
+        /// A duration in seconds, see [`convention::duration_secs`].
+        pub fn param_duration_secs(&self, key: &str) -> Result<Option<u64>, JobError> {
+            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::duration_secs)
+        }
+
+        /// A size in bytes, see [`convention::size_bytes`].
+        pub fn param_size_bytes(&self, key: &str) -> Result<Option<u64>, JobError> {
+            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::size_bytes)
+        }
+
+        /// An iteration count, see [`convention::iterations`].
+        pub fn param_iterations(&self, key: &str) -> Result<Option<u64>, JobError> {
+            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::iterations)
+        }
+
+        /// Every param as text, for the run layer: scalars as written, an empty value as "", lists and hashes as
+        /// JSON.
+        pub fn params_text(&self) -> BTreeMap<String, String> {
+            params_text(&self.$map)
+        }
+    };
+}
+
+impl ProgramUse {
+    fn key_path<'a>(&'a self, key: &'a str) -> [&'a str; 2] {
+        [self.key.as_str(), key]
+    }
+    typed_accessors!(params, key_path);
+}
+
+impl MonitorUse {
+    fn key_path<'a>(&'a self, key: &'a str) -> [&'a str; 2] {
+        [self.name, key]
+    }
+    typed_accessors!(options, key_path);
+}
+
+impl AtomicJob {
+    pub(crate) fn new(file_name: &str, source: Arc<SourceMap>, documents: Vec<usize>, mut params: Mapping) -> Self {
+        // lkp records where every job came from (`job_origin`), unless the file already says so.
+        let origin = Value::String("job_origin".to_string());
+        if !params.contains_key(&origin) {
+            params.insert(origin, Value::String(file_name.to_string()));
+        }
+        let mut documents = documents;
+        documents.reverse();
+        AtomicJob { params, at: Locator { file: file_name.to_string(), source, documents } }
+    }
+
+    /// An atomic job from params built in code (tests, the run layer's own jobs); `file_name` names it.
+    pub fn from_params(file_name: &str, params: Mapping) -> Self {
+        AtomicJob::new(file_name, Arc::new(SourceMap::default()), vec![0], params)
+    }
+
+    /// The file the job came from.
+    pub fn file_name(&self) -> &str {
+        &self.at.file
+    }
+
+    /// All params in file order, nested program hashes kept.
+    pub fn params(&self) -> &Mapping {
+        &self.params
+    }
+
+    /// Where a key (path) is in the job file, for the caller's own messages.
+    pub fn place(&self, path: &[&str]) -> Place {
+        self.at.place(path)
+    }
+
+    /// lkp's test case name: `testcase`, else `suite`, else the job file's stem.
+    pub fn testcase(&self) -> String {
+        ["testcase", "suite"]
+            .iter()
+            .find_map(|key| self.params.get(*key).and_then(scalar_text).filter(|s| !s.is_empty()))
+            .unwrap_or_else(|| file_stem(&self.at.file))
+    }
+
+    /// lkp's `path_params`: the values of every workload param (top-level and nested in program hashes; not
+    /// metadata, not monitors), ordered by key name, each cut to 31 characters, joined with `-`, with characters
+    /// outside `-a-zA-Z0-9+=:.%` mapped to `_`. Empty and `false` values are left out, as in lkp; a job with no
+    /// such value gives `defaults`. Culprit counts every non-metadata key, where lkp counts only the options its
+    /// program scripts declare: the two agree on lkp's jobs because lkp jobs only carry such options.
+    pub fn path_params(&self) -> String {
+        let mut values: Vec<(&str, &Value)> = Vec::new();
+        for (key, value) in &self.params {
+            let key = key.as_str().unwrap_or_default();
+            if is_workload_key(key) {
+                collect_path_params(key, value, &mut values);
+            }
+        }
+        // A stable sort: equal keys (a top-level and a nested `test`) keep file order.
+        values.sort_by(|a, b| a.0.cmp(b.0));
+        let parts: Vec<String> = values
+            .into_iter()
+            .filter(|(_, v)| !matches!(v, Value::Null | Value::Bool(false)))
+            .map(|(_, v)| value_text(v).chars().take(PATH_VALUE_CHARS).collect())
+            .collect();
+        let joined = path_safe(&parts.join("-"));
+        if joined.is_empty() {
+            "defaults".to_string()
+        } else {
+            joined
+        }
+    }
+
+    /// The atomic job's name, as lkp's `split-job` names its files (without `.yaml`): the job file's stem, `-`,
+    /// path_params, then `-<value>` of each revision key present (`commit`, `ltp_commit`, ...) and `-<rootfs file>`
+    /// when `rootfs` is set.
+    pub fn name(&self) -> String {
+        let mut name = format!("{}-{}", file_stem(&self.at.file), self.path_params());
+        for key in NAME_COMMIT_KEYS {
+            if let Some(value) = self.params.get(*key).and_then(scalar_text) {
+                name.push('-');
+                name.push_str(&path_safe(&value));
+            }
+        }
+        if let Some(rootfs) = self.params.get("rootfs").and_then(scalar_text) {
+            name.push('-');
+            name.push_str(&path_safe(rootfs_filename(&rootfs)));
+        }
+        name
+    }
+
+    /// The workload params in canonical form (sorted keys, scalars as text), without metadata and monitors: what
+    /// [`AtomicJob::id`] hashes.
+    pub fn normalized_params(&self) -> serde_json::Value {
+        let workload: Mapping =
+            self.params.iter().filter(|(k, _)| is_workload_key(k.as_str().unwrap_or_default())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        canonical(&Value::Mapping(workload))
+    }
+
+    /// A stable id: the first 16 hex digits of the SHA-256 of [`AtomicJob::normalized_params`]. The same workload
+    /// from two files, or with another commit or test box, has the same id, so its results meet.
+    pub fn id(&self) -> String {
+        let digest = Sha256::digest(self.normalized_params().to_string().as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The atomic job as a YAML job file (readable back with [`crate::JobFile::parse`] into the same params).
+    pub fn to_yaml(&self) -> String {
+        format!("---\n#! {}\n{}", self.at.file.replace('\n', " "), crate::yaml_out::to_yaml(&self.params))
+    }
+
+    /// The programs the job selects, in file order.
+    pub fn programs(&self) -> Vec<ProgramUse> {
+        let top_level: Vec<(&Value, &Value)> = self
+            .params
+            .iter()
+            .filter(|(k, v)| {
+                matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Param)
+                    && !matches!(v, Value::Null | Value::Mapping(_))
+            })
+            .collect();
+        let mut uses = Vec::new();
+        for (key, value) in &self.params {
+            let key_text = key.as_str().unwrap_or_default();
+            let KeyRole::Program(spec, selector) = key_role(key_text) else { continue };
+            let mut params = Mapping::new();
+            for (k, v) in selector.implies {
+                params.insert(Value::String(k.to_string()), Value::String(v.to_string()));
+            }
+            for (k, v) in &top_level {
+                params.insert((*k).clone(), (*v).clone());
+            }
+            for (k, v) in &self.params {
+                if matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Setup(s) if s.name == spec.name) {
+                    if let Value::Mapping(setup) = v {
+                        for (sk, sv) in setup {
+                            params.insert(sk.clone(), sv.clone());
+                        }
+                    }
+                }
+            }
+            if let Value::Mapping(own) = value {
+                for (k, v) in own {
+                    params.insert(k.clone(), v.clone());
+                }
+            }
+            uses.push(ProgramUse { name: spec.name, key: key_text.to_string(), params, at: self.at.clone() });
+        }
+        uses
+    }
+
+    /// The monitors the job names, in file order. A job without monitor keys gives none: the run layer applies
+    /// its default set.
+    pub fn monitors(&self) -> Vec<MonitorUse> {
+        self.params
+            .iter()
+            .filter_map(|(key, value)| match key_role(key.as_str().unwrap_or_default()) {
+                KeyRole::Monitor(name) => Some(MonitorUse {
+                    name,
+                    options: value.as_mapping().cloned().unwrap_or_default(),
+                    at: self.at.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A top-level param as text (`None` when absent or empty).
+    pub fn param_str(&self, key: &str) -> Result<Option<String>, JobError> {
+        text_param(&self.at, &[key], key, self.params.get(key))
+    }
+
+    /// The job's `timeout` in seconds, if set (`timeout: 10m`).
+    pub fn timeout_secs(&self) -> Result<Option<u64>, JobError> {
+        typed(&self.at, &["timeout"], "timeout", self.params.get("timeout"), convention::duration_secs)
+    }
+
+    /// Program and monitor keys must hold a hash of params or nothing.
+    pub(crate) fn check_structure(&self) -> Result<(), JobError> {
+        for (key, value) in &self.params {
+            let key_text = key.as_str().unwrap_or_default();
+            let what = match key_role(key_text) {
+                KeyRole::Program(spec, _) => format!("the program {}", spec.name),
+                KeyRole::Setup(spec) => format!("lkp's setup hash for {}", spec.name),
+                KeyRole::Monitor(name) => format!("the monitor {name}"),
+                KeyRole::Metadata | KeyRole::Param => continue,
+            };
+            if !matches!(value, Value::Null | Value::Mapping(_)) {
+                return Err(JobError::NeedsHash {
+                    place: self.at.place(&[key_text]),
+                    key: key_text.to_string(),
+                    what,
+                    found: kind_of(value),
+                    value: value_text(value),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every key the run layer cannot act on. `accepts(owner, key)` says whether a program (by its Culprit name) or
+    /// a monitor accepts a param. Checked: each key of a program's, setup or monitor hash against its owner; each
+    /// top-level param against the selected programs (one accepting it is enough); keys holding a hash or nothing
+    /// that name no known program or monitor; setup hashes without their program; and a job with no program.
+    pub fn unknown_keys(&self, accepts: &dyn Fn(&str, &str) -> bool) -> Vec<KeyProblem> {
+        let programs = self.programs();
+        let selected: Vec<&'static str> = programs.iter().map(|p| p.name).collect();
+        let mut problems = Vec::new();
+        if selected.is_empty() {
+            problems.push(KeyProblem::NoProgram { place: self.at.place(&[]) });
+        }
+        for (key, value) in &self.params {
+            let key_text = key.as_str().unwrap_or_default();
+            let check_hash = |owner: &str, problems: &mut Vec<KeyProblem>| {
+                if let Value::Mapping(inner) = value {
+                    for inner_key in inner.keys() {
+                        let inner_text = value_text(inner_key);
+                        if !accepts(owner, &inner_text) {
+                            problems.push(KeyProblem::UnknownParam {
+                                place: self.at.place(&[key_text, &inner_text]),
+                                owner: owner.to_string(),
+                                key: inner_text,
+                            });
+                        }
+                    }
+                }
+            };
+            match key_role(key_text) {
+                KeyRole::Metadata => {}
+                KeyRole::Program(spec, _) => check_hash(spec.name, &mut problems),
+                KeyRole::Monitor(name) => check_hash(name, &mut problems),
+                KeyRole::Setup(spec) => {
+                    if selected.contains(&spec.name) {
+                        check_hash(spec.name, &mut problems);
+                    } else {
+                        problems.push(KeyProblem::OrphanSetup {
+                            place: self.at.place(&[key_text]),
+                            key: key_text.to_string(),
+                            program: spec.name,
+                        });
+                    }
+                }
+                KeyRole::Param => {
+                    if matches!(value, Value::Null | Value::Mapping(_)) {
+                        problems.push(KeyProblem::UnknownProgram {
+                            place: self.at.place(&[key_text]),
+                            key: key_text.to_string(),
+                        });
+                    } else if !selected.is_empty() && !selected.iter().any(|program| accepts(program, key_text)) {
+                        problems.push(KeyProblem::UnusedParam {
+                            place: self.at.place(&[key_text]),
+                            key: key_text.to_string(),
+                            programs: selected.join(", "),
+                        });
+                    }
+                }
+            }
+        }
+        problems
+    }
+
+    /// Whether a top-level key is metadata (see [`table::METADATA_KEYS`]).
+    pub fn is_metadata(key: &str) -> bool {
+        is_metadata_key(key)
+    }
+}

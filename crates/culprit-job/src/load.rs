@@ -1,0 +1,400 @@
+//! Loading a job file: YAML documents, checked and normalized, and lkp's multi-document rule.
+//!
+//! A file `hash0 --- hash1 --- ... --- hashN` stands for the jobs `hash0`, `hash0 + hash1`, ..., `hash0 + hashN`,
+//! as lkp-tests' `Job#each_jobs` and its jobs/README.md describe it; each is then expanded into atomic jobs. `+`
+//! follows lkp's `revise_hash`: a later document's top-level key replaces the same key of `hash0`, keeping its
+//! position; a key `a.b.c` sets a nested key; `key+` adds to a list, `key-` removes a key (or, given values, some of
+//! its entries); and the accumulative keys (`mail_to`, `mail_cc`, `constraints`, `need_*`) add up instead of being
+//! replaced. Empty documents after the first (a trailing `---`) add nothing and are skipped.
+
+use crate::locate::SourceMap;
+use crate::{JobError, Place};
+use serde::Deserialize;
+use serde_yaml::{Mapping, Value};
+use std::sync::Arc;
+
+/// A loaded job file: its documents, each a hash with text keys in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    file_name: String,
+    pub(crate) source: Arc<SourceMap>,
+    documents: Vec<Mapping>,
+}
+
+/// One job of a file before expansion: which documents made it, and its hash.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergedJob {
+    /// 0-based indexes of the documents merged into it (`[0]` or `[0, k]`).
+    pub documents: Vec<usize>,
+    pub params: Mapping,
+}
+
+/// What kind of YAML value something is, for messages.
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "empty",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a scalar",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a hash",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// The text of a scalar key or value (`None` for lists, hashes, tagged values and null).
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The file name without directories and without a `.yaml`/`.yml` extension.
+pub(crate) fn file_stem(file_name: &str) -> String {
+    let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
+    let stem = base.strip_suffix(".yaml").or_else(|| base.strip_suffix(".yml")).unwrap_or(base);
+    stem.to_string()
+}
+
+impl JobFile {
+    /// Parses a job file's text. `file_name` is used in messages and for the job's name (its stem).
+    pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
+        let source = Arc::new(SourceMap::new(text));
+        let mut documents = Vec::new();
+        for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+            let value = Value::deserialize(document).map_err(|e| yaml_error(file_name, &e))?;
+            let place = |path: &[&str]| Place {
+                file: file_name.to_string(),
+                line: source.locate(index, path).or_else(|| source.document_line(index)),
+            };
+            let mapping = match value {
+                Value::Null => Mapping::new(),
+                Value::Mapping(mapping) => {
+                    let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place)?;
+                    apply_merge_keys(&mut normalized, &place(&[]))?;
+                    normalized
+                }
+                other => {
+                    return Err(JobError::NotAHash { place: place(&[]), document: index + 1, found: kind_of(&other) })
+                }
+            };
+            documents.push(mapping);
+        }
+        if documents.iter().all(Mapping::is_empty) {
+            return Err(JobError::Empty { file: file_name.to_string() });
+        }
+        Ok(JobFile { file_name: file_name.to_string(), source, documents })
+    }
+
+    /// The file name as given to [`JobFile::parse`].
+    pub fn file_name(&self) -> &str {
+        &self.file_name
+    }
+
+    /// The file name without directories and extension: the prefix of every atomic job's name.
+    pub fn stem(&self) -> String {
+        file_stem(&self.file_name)
+    }
+
+    /// The documents as written (normalized: text keys, YAML merge keys applied).
+    pub fn documents(&self) -> &[Mapping] {
+        &self.documents
+    }
+
+    /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document.
+    pub fn merged_jobs(&self) -> Vec<MergedJob> {
+        let Some((first, rest)) = self.documents.split_first() else { return Vec::new() };
+        let mut jobs = vec![MergedJob { documents: vec![0], params: first.clone() }];
+        for (offset, document) in rest.iter().enumerate() {
+            if document.is_empty() {
+                continue;
+            }
+            let mut params = first.clone();
+            revise(&mut params, document);
+            jobs.push(MergedJob { documents: vec![0, offset + 1], params });
+        }
+        jobs
+    }
+}
+
+fn yaml_error(file_name: &str, error: &serde_yaml::Error) -> JobError {
+    let reason = error.to_string();
+    match error.location() {
+        Some(location) => JobError::Yaml {
+            file: file_name.to_string(),
+            line: location.line(),
+            column: location.column(),
+            reason,
+        },
+        None => JobError::YamlNoPosition { file: file_name.to_string(), reason },
+    }
+}
+
+/// Makes every key text (numbers and booleans become their text) and rejects what Culprit cannot read: lists or
+/// hashes as keys (which is how lkp's `{{ }}` templates parse), YAML tags, and lkp's `<< : FILE` includes.
+fn normalize_mapping(
+    mapping: Mapping,
+    path: &mut Vec<String>,
+    place: &dyn Fn(&[&str]) -> Place,
+) -> Result<Mapping, JobError> {
+    let mut out = Mapping::with_capacity(mapping.len());
+    for (key, value) in mapping {
+        let key_text = match &key {
+            Value::Null => "~".to_string(),
+            other => scalar_text(other).unwrap_or_default(),
+        };
+        let parent = path.clone();
+        let path_refs: Vec<&str> = parent.iter().map(String::as_str).collect();
+        if key_text.is_empty() && !matches!(key, Value::String(_)) {
+            let hint = if matches!(key, Value::Mapping(_)) {
+                "; lkp's '{{ expression }}' templates are not supported: write the value itself"
+            } else {
+                "; write keys as plain words"
+            };
+            return Err(JobError::BadKey { place: place(&path_refs), key: kind_of(&key).to_string(), hint });
+        }
+        if matches!(key, Value::Null) {
+            return Err(JobError::BadKey { place: place(&path_refs), key: "~ (null)".into(), hint: "; write keys as plain words" });
+        }
+        path.push(key_text.clone());
+        let value = normalize_value(value, path, place)?;
+        path.pop();
+        if key_text == "<<" && !matches!(value, Value::Mapping(_) | Value::Sequence(_)) {
+            let mut with_key = path_refs.clone();
+            with_key.push("<<");
+            return Err(JobError::Unsupported {
+                place: place(&with_key),
+                what: "lkp's '<< : FILE' include".to_string(),
+                todo: "paste the included file's keys into this job file",
+            });
+        }
+        out.insert(Value::String(key_text), value);
+    }
+    Ok(out)
+}
+
+fn normalize_value(value: Value, path: &mut Vec<String>, place: &dyn Fn(&[&str]) -> Place) -> Result<Value, JobError> {
+    Ok(match value {
+        Value::Mapping(mapping) => Value::Mapping(normalize_mapping(mapping, path, place)?),
+        Value::Sequence(items) => {
+            Value::Sequence(items.into_iter().map(|item| normalize_value(item, path, place)).collect::<Result<_, _>>()?)
+        }
+        Value::Tagged(tagged) => {
+            let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
+            return Err(JobError::Unsupported {
+                place: place(&path_refs),
+                what: format!("the YAML tag {}", tagged.tag),
+                todo: "remove the tag and write the plain value",
+            });
+        }
+        scalar => scalar,
+    })
+}
+
+/// Applies YAML `<<: *anchor` merge keys.
+fn apply_merge_keys(mapping: &mut Mapping, place: &Place) -> Result<(), JobError> {
+    let mut value = Value::Mapping(std::mem::take(mapping));
+    value.apply_merge().map_err(|e| JobError::Unsupported {
+        place: place.clone(),
+        what: format!("this YAML merge key ({e})"),
+        todo: "merge only hashes ('<<: *anchor' of a hash)",
+    })?;
+    if let Value::Mapping(merged) = value {
+        *mapping = merged;
+    }
+    Ok(())
+}
+
+/// lkp's accumulative keys: they add up across documents instead of being replaced.
+fn is_accumulative(key: &str) -> bool {
+    matches!(key, "mail_to" | "mail_cc" | "constraints")
+        || (key.starts_with("need_") && !matches!(key, "need_memory" | "need_cpu" | "need_modules"))
+}
+
+/// lkp's `merge_accumulative`: combine two values into a list (or a hash, when the old one is a hash).
+fn accumulate(old: Value, new: Value) -> Value {
+    match (old, new) {
+        (old, Value::Null) => old,
+        (Value::Null, new) => new,
+        (Value::Sequence(mut items), Value::Sequence(more)) => {
+            items.extend(more);
+            Value::Sequence(items)
+        }
+        (Value::Sequence(mut items), new) => {
+            items.push(new);
+            Value::Sequence(items)
+        }
+        (Value::Mapping(mut hash), Value::Mapping(more)) => {
+            for (k, v) in more {
+                hash.insert(k, v);
+            }
+            Value::Mapping(hash)
+        }
+        (Value::Mapping(mut hash), new) => {
+            hash.insert(new, Value::Null);
+            Value::Mapping(hash)
+        }
+        (old, Value::Sequence(more)) => {
+            let mut items = vec![old];
+            items.extend(more);
+            Value::Sequence(items)
+        }
+        (old, new) => Value::Sequence(vec![old, new]),
+    }
+}
+
+/// The hash that holds the last part of a dotted path, creating missing hashes; `None` when a part of the path is
+/// a scalar that cannot hold keys.
+fn parent_for_path<'a>(root: &'a mut Mapping, dotted: &str) -> Option<(&'a mut Mapping, String)> {
+    let mut parts: Vec<&str> = dotted.split('.').collect();
+    let last = parts.pop()?.to_string();
+    let mut current = root;
+    for part in parts {
+        let key = Value::String(part.to_string());
+        let entry = current.entry(key).or_insert(Value::Null);
+        if entry.is_null() {
+            *entry = Value::Mapping(Mapping::new());
+        }
+        current = entry.as_mapping_mut()?;
+    }
+    Some((current, last))
+}
+
+/// lkp's `revise_hash(original, revisions, overwrite_top_keys: true)`.
+pub(crate) fn revise(original: &mut Mapping, revisions: &Mapping) {
+    for (key, value) in revisions {
+        let Some(key_text) = key.as_str() else { continue };
+        if key_text.len() > 1 && key_text.ends_with('+') {
+            let target = &key_text[..key_text.len() - 1];
+            if let Some((hash, last)) = parent_for_path(original, target) {
+                let slot = Value::String(last);
+                let old = hash.get(&slot).cloned().unwrap_or(Value::Null);
+                let mut merged = accumulate(old, value.clone());
+                if let Value::Sequence(items) = &mut merged {
+                    let mut unique: Vec<Value> = Vec::with_capacity(items.len());
+                    for item in items.drain(..) {
+                        if !unique.contains(&item) {
+                            unique.push(item);
+                        }
+                    }
+                    *items = unique;
+                }
+                hash.insert(slot, merged);
+            }
+        } else if key_text.len() > 1 && key_text.ends_with('-') {
+            let target = &key_text[..key_text.len() - 1];
+            remove_path(original, target, value);
+        } else if key_text.contains('.') && !original.contains_key(key) {
+            if let Some((hash, last)) = parent_for_path(original, key_text) {
+                hash.insert(Value::String(last), value.clone());
+            }
+        } else if is_accumulative(key_text) {
+            let old = original.get(key).cloned().unwrap_or(Value::Null);
+            original.insert(key.clone(), accumulate(old, value.clone()));
+        } else {
+            original.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// lkp's `key-`: without a value, removes the key; with values, removes those entries from the hash it holds.
+fn remove_path(original: &mut Mapping, dotted: &str, value: &Value) {
+    let Some((hash, last)) = parent_for_path(original, dotted) else { return };
+    let slot = Value::String(last);
+    if value.is_null() {
+        hash.remove(&slot);
+        return;
+    }
+    let entries: Vec<Value> = match value {
+        Value::Mapping(m) => m.keys().cloned().collect(),
+        Value::Sequence(items) => items.clone(),
+        other => vec![other.clone()],
+    };
+    if let Some(Value::Mapping(inner)) = hash.get_mut(&slot) {
+        for entry in &entries {
+            let entry = scalar_text(entry).map(Value::String).unwrap_or_else(|| entry.clone());
+            inner.remove(&entry);
+        }
+        if inner.is_empty() {
+            hash.insert(slot, Value::Null);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Mapping {
+        match serde_yaml::from_str(text) {
+            Ok(Value::Mapping(m)) => m,
+            other => panic!("test YAML is not a hash: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn revise_follows_lkp() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("a: 1\nb: 2\n", "a: 3\nc: 4\n", "a: 3\nb: 2\nc: 4\n"),
+            ("fio: {bs: 4k, rw: read}\n", "fio: {rw: write}\n", "fio: {rw: write}\n"),
+            ("fio: {bs: 4k, rw: read}\n", "fio.rw: write\n", "fio: {bs: 4k, rw: write}\n"),
+            ("x: 1\n", "fio.rw: write\n", "x: 1\nfio: {rw: write}\n"),
+            ("need_kconfig: A\n", "need_kconfig: B\n", "need_kconfig: [A, B]\n"),
+            ("need_memory: 1G\n", "need_memory: 2G\n", "need_memory: 2G\n"),
+            ("l: [a, b]\n", "l+: [b, c]\n", "l: [a, b, c]\n"),
+            ("a: 1\nb: 2\n", "a-:\n", "b: 2\n"),
+            ("h: {x: 1, y: 2}\n", "h-: x\n", "h: {y: 2}\n"),
+            ("h: {x: 1}\n", "h-: [x]\n", "h: null\n"),
+        ];
+        for (base, revision, want) in cases {
+            let mut got = yaml(base);
+            revise(&mut got, &yaml(revision));
+            assert_eq!(got, yaml(want), "{base} + {revision}");
+        }
+    }
+
+    #[test]
+    fn revise_keeps_key_positions() {
+        let mut job = yaml("a: 1\nb: 2\nc: 3\n");
+        revise(&mut job, &yaml("b: 9\nd: 4\n"));
+        let keys: Vec<&str> = job.keys().filter_map(Value::as_str).collect();
+        assert_eq!(keys, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn multi_document_rule() {
+        let file = JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
+        let jobs = file.merged_jobs();
+        let shapes: Vec<(Vec<usize>, Mapping)> = jobs.into_iter().map(|j| (j.documents, j.params)).collect();
+        assert_eq!(
+            shapes,
+            vec![
+                (vec![0], yaml("a: 1\nx: 0\n")),
+                (vec![0, 1], yaml("a: 1\nx: 0\nb: 2\n")),
+                (vec![0, 3], yaml("a: 1\nx: 9\nb: 3\n")),
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_become_text() {
+        let file = JobFile::parse("1: one\ntrue: yes\nfio:\n  4: k\n", "t.yaml").unwrap();
+        assert_eq!(file.documents()[0], yaml("'1': one\n'true': yes\nfio:\n  '4': k\n"));
+    }
+
+    #[test]
+    fn anchors_merge() {
+        let file = JobFile::parse("base: &b {bs: 4k}\nfio:\n  <<: *b\n  rw: read\n", "t.yaml").unwrap();
+        assert_eq!(file.documents()[0], yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n"));
+    }
+
+    #[test]
+    fn stems() {
+        for (name, want) in [("jobs/fio-basic.yaml", "fio-basic"), ("a.yml", "a"), ("plain", "plain"), ("d\\x.yaml", "x")] {
+            assert_eq!(file_stem(name), want);
+        }
+    }
+}

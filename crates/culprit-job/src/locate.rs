@@ -1,0 +1,140 @@
+//! Finds the line of a key in a job file's text, so errors about a key can name its line.
+//!
+//! serde_yaml's values carry no positions, so this scans the text itself: good enough for the block-style YAML job
+//! files are written in. When a key cannot be found (flow style, anchors), callers report the file without a line.
+
+/// The source text of a job file, split into lines, with the line where each YAML document starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct SourceMap {
+    lines: Vec<String>,
+    /// 0-based index of each document's first line; the end of document `i` is the start of `i + 1`.
+    doc_starts: Vec<usize>,
+}
+
+fn is_content(line: &str) -> bool {
+    let trimmed = line.trim();
+    !trimmed.is_empty() && !trimmed.starts_with('#') && !trimmed.starts_with('%')
+}
+
+fn is_doc_marker(line: &str) -> bool {
+    line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// Whether `line` (already without indentation) starts with the mapping key `key`.
+fn starts_with_key(line: &str, key: &str) -> bool {
+    let line = line.strip_prefix("- ").unwrap_or(line).trim_start();
+    let rest = [("", ""), ("'", "'"), ("\"", "\"")].iter().find_map(|(open, close)| {
+        line.strip_prefix(open).and_then(|l| l.strip_prefix(key)).and_then(|l| l.strip_prefix(close))
+    });
+    matches!(rest.map(str::trim_start), Some(r) if r.starts_with(':'))
+}
+
+impl SourceMap {
+    pub(crate) fn new(text: &str) -> Self {
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut doc_starts = vec![0];
+        let mut seen_content = false;
+        for (index, line) in lines.iter().enumerate() {
+            if is_doc_marker(line) {
+                if seen_content {
+                    doc_starts.push(index + 1);
+                } else if let Some(first) = doc_starts.last_mut() {
+                    // A leading '---' opens the first document rather than ending an empty one.
+                    *first = index + 1;
+                }
+                seen_content = true;
+            } else if is_content(line) {
+                seen_content = true;
+            }
+        }
+        SourceMap { lines, doc_starts }
+    }
+
+    /// The 1-based line where document `document` (0-based) starts, if known.
+    pub(crate) fn document_line(&self, document: usize) -> Option<usize> {
+        self.doc_starts.get(document).map(|start| start + 1)
+    }
+
+    /// The 1-based line of the key path `path` (outermost key first) within document `document`, or of the deepest
+    /// part of it that could be found.
+    pub(crate) fn locate(&self, document: usize, path: &[&str]) -> Option<usize> {
+        let start = *self.doc_starts.get(document)?;
+        let end = self.doc_starts.get(document + 1).copied().unwrap_or(self.lines.len());
+        let mut found: Option<(usize, usize)> = None; // (line index, indentation)
+        let mut cursor = start;
+        for key in path {
+            let parent_indent = found.map(|(_, indent)| indent);
+            let mut hit = None;
+            for index in cursor..end {
+                let Some(line) = self.lines.get(index) else { break };
+                if !is_content(line) || is_doc_marker(line) {
+                    continue;
+                }
+                let indent = indent_of(line);
+                if let Some(parent) = parent_indent {
+                    if indent <= parent {
+                        break;
+                    }
+                } else if indent != 0 {
+                    continue;
+                }
+                if starts_with_key(&line[indent..], key) {
+                    hit = Some((index, indent));
+                    break;
+                }
+            }
+            match hit {
+                Some((index, indent)) => {
+                    found = Some((index, indent));
+                    cursor = index + 1;
+                }
+                None => break,
+            }
+        }
+        found.map(|(index, _)| index + 1)
+    }
+
+    /// Like [`SourceMap::locate`], but tries each document in `documents` in turn.
+    pub(crate) fn locate_any(&self, documents: &[usize], path: &[&str]) -> Option<usize> {
+        // Prefer a document where the whole path's first key is present at top level.
+        documents.iter().find_map(|doc| {
+            path.first().and_then(|first| self.locate(*doc, &[first]))?;
+            self.locate(*doc, path)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "suite: fio\n\nfio-setup-basic:\n  rw:\n    - randread\n  bs: 4k\nfio:\n---\nruntime: 5s\nfio-setup-basic:\n  'bs': 1M\n";
+
+    #[test]
+    fn finds_keys_per_document() {
+        let map = SourceMap::new(TEXT);
+        assert_eq!(map.locate(0, &["suite"]), Some(1));
+        assert_eq!(map.locate(0, &["fio-setup-basic", "bs"]), Some(6));
+        assert_eq!(map.locate(0, &["fio-setup-basic", "rw"]), Some(4));
+        assert_eq!(map.locate(0, &["fio"]), Some(7));
+        assert_eq!(map.locate(1, &["runtime"]), Some(9));
+        assert_eq!(map.locate(1, &["fio-setup-basic", "bs"]), Some(11));
+        assert_eq!(map.locate(0, &["runtime"]), None);
+        // A nested key that is missing falls back to its parent's line.
+        assert_eq!(map.locate(0, &["fio-setup-basic", "iodepth"]), Some(3));
+        assert_eq!(map.locate_any(&[1, 0], &["suite"]), Some(1));
+        assert_eq!(map.document_line(1), Some(9));
+    }
+
+    #[test]
+    fn leading_marker_opens_the_first_document() {
+        let map = SourceMap::new("---\n\n# note\na: 1\n---\nb: 2\n");
+        assert_eq!(map.document_line(0), Some(2));
+        assert_eq!(map.locate(0, &["a"]), Some(4));
+        assert_eq!(map.locate(1, &["b"]), Some(6));
+    }
+}

@@ -1,0 +1,242 @@
+//! The one table of job keys Culprit understands: metadata keys, benchmark programs (with lkp's aliases and setup
+//! hashes) and monitors.
+//!
+//! Every other key of a job file is a parameter. lkp-tests decides what counts as a parameter by reading the option
+//! lists of the program scripts a job references; Culprit has no such scripts, so it turns the rule around: a key is a
+//! parameter unless this table says it describes the test box, the queue or the result path (metadata), or it names a
+//! monitor. The consequences, all following lkp:
+//!
+//! * metadata keys never count in `path_params`, are left out of a job's id, and their lists are not expanded (lkp
+//!   keeps `need_kconfig` or `queue_cmdline_keys` as lists) except for the result-path axes `commit`, `kconfig`,
+//!   `rootfs` and the other `*_commit` keys, which lkp expands;
+//! * monitors and their options never count in `path_params` either, and a monitor's lists (perf-stat events) stay
+//!   lists.
+
+/// Top-level keys that describe where and how a job is queued, the test box, or the result path, not the workload.
+///
+/// | group | keys |
+/// | --- | --- |
+/// | naming | `suite`, `testcase`, `category`, `job_origin`, `job_file`, `jobfile`, `id` |
+/// | test box (lkp `hosts/*`) | `testbox`, `tbox_group`, `arch`, `model`, `brand`, `nr_node`, `nr_cpu`, `memory`, `nr_hdd_partitions`, `nr_ssd_partitions`, `hdd_partitions`, `ssd_partitions`, `rootfs_partition`, `swap_partitions`, `netconsole_port`, `kernel_cmdline_hw` |
+/// | queue and scheduling | `queue`, `queue_cmdline_keys`, `submit_id`, `queuer_version`, `user`, `mail_to`, `mail_cc`, `constraints`, `node_roles`, `force_reboot`, `including` |
+/// | result path axes | `commit`, `branch`, `kconfig`, `compiler`, `rootfs`, `head_commit`, `base_commit`, `result_root` |
+/// | run control | `timeout`, `monitor_delay`, `kernel_cmdline`, `save_on_exit` |
+///
+/// Besides these, every key starting with `need_` (lkp's requirements such as `need_memory`, `need_kconfig`) and
+/// every key ending in `_commit` or `_branch` (other projects' revisions) is metadata, see [`is_metadata_key`].
+pub const METADATA_KEYS: &[&str] = &[
+    // naming
+    "suite",
+    "testcase",
+    "category",
+    "job_origin",
+    "job_file",
+    "jobfile",
+    "id",
+    // test box
+    "testbox",
+    "tbox_group",
+    "arch",
+    "model",
+    "brand",
+    "nr_node",
+    "nr_cpu",
+    "memory",
+    "nr_hdd_partitions",
+    "nr_ssd_partitions",
+    "hdd_partitions",
+    "ssd_partitions",
+    "rootfs_partition",
+    "swap_partitions",
+    "netconsole_port",
+    "kernel_cmdline_hw",
+    // queue and scheduling
+    "queue",
+    "queue_cmdline_keys",
+    "submit_id",
+    "queuer_version",
+    "user",
+    "mail_to",
+    "mail_cc",
+    "constraints",
+    "node_roles",
+    "force_reboot",
+    "including",
+    // result path axes
+    "commit",
+    "branch",
+    "kconfig",
+    "compiler",
+    "rootfs",
+    "head_commit",
+    "base_commit",
+    "result_root",
+    // run control
+    "timeout",
+    "monitor_delay",
+    "kernel_cmdline",
+    "save_on_exit",
+];
+
+/// Whether a top-level key is metadata (see [`METADATA_KEYS`]).
+pub fn is_metadata_key(key: &str) -> bool {
+    METADATA_KEYS.contains(&key) || key.starts_with("need_") || key.ends_with("_commit") || key.ends_with("_branch")
+}
+
+/// Metadata keys whose lists lkp nevertheless expands into one job per value (its `EXPAND_DIMS`): the result-path
+/// axes.
+pub fn is_expanded_metadata_key(key: &str) -> bool {
+    matches!(key, "kconfig" | "commit" | "rootfs") || (key.ends_with("_commit") && key != "head_commit" && key != "base_commit")
+}
+
+/// The revision keys lkp's `split-job` appends to an atomic job's file name, in its order.
+pub const NAME_COMMIT_KEYS: &[&str] =
+    &["commit", "ltp_commit", "nvml_commit", "blktests_commit", "qemu_commit", "perf_test_commit", "linux_commit"];
+
+/// One benchmark program Culprit runs, and the job keys that select or configure it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgramSpec {
+    /// The program's name in Culprit (also the run layer's program name).
+    pub name: &'static str,
+    /// Keys that select the program: its name, and aliases. An alias may imply a param (lkp's `sysbench-cpu` is
+    /// sysbench with `test: cpu`).
+    pub selectors: &'static [Selector],
+    /// Keys of lkp setup hashes that hold this program's params without selecting it (`fio-setup-basic`).
+    pub setup_keys: &'static [&'static str],
+}
+
+/// A key that selects a program, with the params it implies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selector {
+    pub key: &'static str,
+    /// Params the key implies, placed before every other param so the job can still override them.
+    pub implies: &'static [(&'static str, &'static str)],
+}
+
+const fn plain(key: &'static str) -> Selector {
+    Selector { key, implies: &[] }
+}
+
+/// Every program Culprit runs.
+///
+/// | program | selecting keys | lkp setup hashes |
+/// | --- | --- | --- |
+/// | `fio` | `fio` | `fio-setup-basic` |
+/// | `fsmark` | `fsmark`, `fs_mark` | |
+/// | `stress-ng` | `stress-ng` | |
+/// | `sysbench` | `sysbench`, and lkp's `sysbench-cpu`, `sysbench-threads`, `sysbench-memory`, `sysbench-mutex`, `sysbench-fileio` (each implies `test: <kind>`) | |
+/// | `hackbench` | `hackbench` | |
+/// | `dbench` | `dbench` | |
+/// | `pgbench` | `pgbench` | `pgbench-setup` |
+/// | `command` | `command` | |
+pub const PROGRAMS: &[ProgramSpec] = &[
+    ProgramSpec { name: "fio", selectors: &[plain("fio")], setup_keys: &["fio-setup-basic"] },
+    ProgramSpec { name: "fsmark", selectors: &[plain("fsmark"), plain("fs_mark")], setup_keys: &[] },
+    ProgramSpec { name: "stress-ng", selectors: &[plain("stress-ng")], setup_keys: &[] },
+    ProgramSpec {
+        name: "sysbench",
+        selectors: &[
+            plain("sysbench"),
+            Selector { key: "sysbench-cpu", implies: &[("test", "cpu")] },
+            Selector { key: "sysbench-threads", implies: &[("test", "threads")] },
+            Selector { key: "sysbench-memory", implies: &[("test", "memory")] },
+            Selector { key: "sysbench-mutex", implies: &[("test", "mutex")] },
+            Selector { key: "sysbench-fileio", implies: &[("test", "fileio")] },
+        ],
+        setup_keys: &[],
+    },
+    ProgramSpec { name: "hackbench", selectors: &[plain("hackbench")], setup_keys: &[] },
+    ProgramSpec { name: "dbench", selectors: &[plain("dbench")], setup_keys: &[] },
+    ProgramSpec { name: "pgbench", selectors: &[plain("pgbench")], setup_keys: &["pgbench-setup"] },
+    ProgramSpec { name: "command", selectors: &[plain("command")], setup_keys: &[] },
+];
+
+/// Every monitor Culprit samples. A monitor key's value is empty (defaults) or a hash of its options.
+pub const MONITORS: &[&str] =
+    &["proc-stat", "vmstat", "meminfo", "interrupts", "softirqs", "diskstats", "perf-stat", "perf-profile"];
+
+/// What a top-level job key is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRole {
+    Metadata,
+    /// Selects a program (possibly through an alias).
+    Program(&'static ProgramSpec, &'static Selector),
+    /// An lkp setup hash holding a program's params.
+    Setup(&'static ProgramSpec),
+    Monitor(&'static str),
+    /// Anything else: a parameter (or, when it holds a hash or nothing, something Culprit cannot run).
+    Param,
+}
+
+/// Classifies a top-level key.
+pub fn key_role(key: &str) -> KeyRole {
+    for spec in PROGRAMS {
+        if let Some(selector) = spec.selectors.iter().find(|s| s.key == key) {
+            return KeyRole::Program(spec, selector);
+        }
+        if spec.setup_keys.contains(&key) {
+            return KeyRole::Setup(spec);
+        }
+    }
+    if let Some(monitor) = MONITORS.iter().find(|m| **m == key) {
+        return KeyRole::Monitor(monitor);
+    }
+    if is_metadata_key(key) {
+        return KeyRole::Metadata;
+    }
+    KeyRole::Param
+}
+
+/// The program names, comma-separated, for error messages.
+pub fn program_names() -> String {
+    PROGRAMS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The monitor names, comma-separated, for error messages.
+pub fn monitor_names() -> String {
+    MONITORS.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_of_typical_keys() {
+        let cases: &[(&str, &str)] = &[
+            ("suite", "metadata"),
+            ("need_kconfig", "metadata"),
+            ("ltp_commit", "metadata"),
+            ("linux_branch", "metadata"),
+            ("fio", "program fio"),
+            ("fs_mark", "program fsmark"),
+            ("sysbench-cpu", "program sysbench"),
+            ("fio-setup-basic", "setup fio"),
+            ("pgbench-setup", "setup pgbench"),
+            ("perf-profile", "monitor"),
+            ("nr_threads", "param"),
+            ("fs", "param"),
+            ("runtime", "param"),
+        ];
+        for (key, want) in cases {
+            let got = match key_role(key) {
+                KeyRole::Metadata => "metadata".to_string(),
+                KeyRole::Program(p, _) => format!("program {}", p.name),
+                KeyRole::Setup(p) => format!("setup {}", p.name),
+                KeyRole::Monitor(_) => "monitor".to_string(),
+                KeyRole::Param => "param".to_string(),
+            };
+            assert_eq!(&got, want, "key {key}");
+        }
+    }
+
+    #[test]
+    fn expanded_metadata_axes() {
+        assert!(is_expanded_metadata_key("commit"));
+        assert!(is_expanded_metadata_key("ltp_commit"));
+        assert!(is_expanded_metadata_key("kconfig"));
+        assert!(!is_expanded_metadata_key("head_commit"));
+        assert!(!is_expanded_metadata_key("need_kconfig"));
+        assert!(!is_expanded_metadata_key("queue_cmdline_keys"));
+    }
+}
