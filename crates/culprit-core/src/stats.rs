@@ -531,6 +531,42 @@ pub fn bootstrap_ratio_ci(
     })
 }
 
+/// Two-sided Fisher exact test of a 2x2 table: `fails_a` of `runs_a` runs failed on one side, `fails_b` of
+/// `runs_b` on the other. The p-value sums the hypergeometric probabilities of every table with the same margins
+/// that is no more likely than the observed one (with a 1e-7 relative tolerance for floating ties, as R does).
+/// Counts above the run totals are clamped to them. With no runs on a side, or no variation in the margins,
+/// the test has nothing to say and p = 1.
+pub fn fisher_exact(fails_a: usize, runs_a: usize, fails_b: usize, runs_b: usize) -> f64 {
+    use statrs::function::factorial::ln_factorial;
+    let (fa, fb) = (fails_a.min(runs_a), fails_b.min(runs_b));
+    let total_fail = fa + fb;
+    let total = runs_a + runs_b;
+    if runs_a == 0 || runs_b == 0 || total_fail == 0 || total_fail == total {
+        return 1.0;
+    }
+    let lf = |k: usize| ln_factorial(k as u64);
+    // ln P(X = x) where X counts the failures falling on side a.
+    let ln_p = |x: usize| -> f64 {
+        lf(runs_a) + lf(runs_b) + lf(total_fail) + lf(total - total_fail)
+            - lf(total)
+            - lf(x)
+            - lf(runs_a - x)
+            - lf(total_fail - x)
+            - lf(runs_b + x - total_fail)
+    };
+    let lo = total_fail.saturating_sub(runs_b);
+    let hi = total_fail.min(runs_a);
+    let observed = ln_p(fa);
+    let mut p = 0.0;
+    for x in lo..=hi {
+        let lp = ln_p(x);
+        if lp <= observed + 1e-7_f64.ln_1p() {
+            p += lp.exp();
+        }
+    }
+    clamp_p(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,6 +674,16 @@ mod tests {
         assert!(ci.contains(0.8) && ci.high < 0.82 && ci.low > 0.78, "{ci:?}");
         assert_eq!(bootstrap_ratio_ci(&[0.0, 0.0], &[1.0], &mut rng, 100, 0.95), None);
         assert_eq!(bootstrap_ratio_ci(&[1.0, f64::NAN], &[1.0], &mut rng, 100, 0.95), None);
+    }
+
+    #[test]
+    fn fisher_exact_matches_r() {
+        // R: fisher.test(matrix(c(3, 0, 0, 3), 2))$p.value = 0.1; fisher.test(matrix(c(10, 0, 2, 8), 2)) = 0.0007144
+        assert!(close(fisher_exact(3, 3, 0, 3), 0.1, 1e-12));
+        assert!(close(fisher_exact(10, 10, 2, 10), 0.0007144, 1e-6), "{}", fisher_exact(10, 10, 2, 10));
+        assert_eq!(fisher_exact(0, 5, 0, 5), 1.0);
+        assert_eq!(fisher_exact(1, 0, 0, 5), 1.0);
+        assert!(close(fisher_exact(1, 3, 1, 3), 1.0, 1e-12));
     }
 
     #[test]

@@ -1,0 +1,188 @@
+//! Which way is better for a metric: the direction table that turns a significant change into "regression" or
+//! "improvement" (lkp keeps the same knowledge in `etc/index-perf-all.yaml` and `etc/index-latency-all.yaml`).
+//!
+//! Patterns are globs over the whole metric name, where `*` matches any run of characters (dots included).
+//! The FIRST matching pattern wins, so specific patterns come before the general fallbacks at the end.
+//! A metric no pattern matches has an unknown direction, and its significant changes are reported as "changed".
+
+use serde::{Deserialize, Serialize};
+
+/// Whether larger values of a metric are better, worse, or neither is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// +1: throughput, operations per second, bandwidth, scores.
+    HigherIsBetter,
+    /// -1: latency, elapsed time, overhead, failures.
+    LowerIsBetter,
+    /// No rule: the change is reported without a judgement.
+    Unknown,
+}
+
+impl Direction {
+    /// +1, -1 or 0, as lkp writes it.
+    pub fn sign(self) -> i8 {
+        match self {
+            Direction::HigherIsBetter => 1,
+            Direction::LowerIsBetter => -1,
+            Direction::Unknown => 0,
+        }
+    }
+
+    fn from_sign(sign: i8) -> Direction {
+        match sign {
+            s if s > 0 => Direction::HigherIsBetter,
+            s if s < 0 => Direction::LowerIsBetter,
+            _ => Direction::Unknown,
+        }
+    }
+}
+
+/// The direction table: (glob pattern, +1 better higher / -1 better lower / 0 explicitly unknown).
+///
+/// Kept as data so `docs/statistics.md` can show it and tests can check every entry is reachable.
+pub const DIRECTION_TABLE: &[(&str, i8)] = &[
+    // fio latency histograms (`fio.latency_50ms%`) are the share of I/Os in one bucket: a shift from the
+    // 50 ms bucket to the 10 ms bucket raises one and lowers the other, so neither direction is "better".
+    ("fio.latency_*%", 0),
+    ("fio.*_iops", 1),
+    ("fio.*_bw_MBps", 1),
+    ("fio.*_bw", 1),
+    ("fio.workload", 1),
+    ("fio.*clat*", -1),
+    ("fio.*slat*", -1),
+    ("fio.*lat*", -1),
+    ("fsmark.files_per_sec", 1),
+    ("fsmark.app_overhead", -1),
+    ("stress-ng.*.ops_per_sec", 1),
+    ("stress-ng.*_per_sec", 1),
+    ("stress-ng.*.ops", 1),
+    ("hackbench.throughput", 1),
+    ("sysbench*latency*", -1),
+    ("sysbench*.time*", -1),
+    ("sysbench*throughput*", 1),
+    ("sysbench*per_sec*", 1),
+    ("sysbench*/s", 1),
+    ("sysbench*.events", 1),
+    ("sysbench*.transactions", 1),
+    ("sysbench*.queries", 1),
+    ("dbench.throughput*", 1),
+    ("dbench.max_latency", -1),
+    ("will-it-scale.per_*_ops", 1),
+    ("will-it-scale.*_ops", 1),
+    ("will-it-scale.scalability", 1),
+    ("unixbench.score", 1),
+    ("netperf.Throughput_*", 1),
+    ("iperf.*bps", 1),
+    ("aim7.jobs-per-min", 1),
+    ("reaim.jobs_per_min", 1),
+    ("pgbench.tps", 1),
+    ("vm-scalability.median", 1),
+    ("vm-scalability.throughput", 1),
+    ("vm-scalability.stddev", -1),
+    ("fxmark.*.works/sec", 1),
+    ("ebizzy.throughput", 1),
+    ("time.elapsed_time*", -1),
+    ("culprit.failed_runs", -1),
+    // General fallbacks, after every specific rule.
+    ("*.throughput", 1),
+    ("*latency*", -1),
+    ("*_us", -1),
+    ("*_ns", -1),
+    ("*_ms", -1),
+    ("*_per_sec", 1),
+    ("*_iops", 1),
+    ("*.fail", -1),
+    ("*.error", -1),
+    ("*.warn", -1),
+    ("*.pass", 1),
+    ("dmesg.*", -1),
+    ("kmsg.*", -1),
+];
+
+/// The direction of `metric` by the first matching entry of [`DIRECTION_TABLE`].
+pub fn direction_of(metric: &str) -> Direction {
+    DIRECTION_TABLE
+        .iter()
+        .find(|(pattern, _)| glob_match(pattern, metric))
+        .map(|&(_, sign)| Direction::from_sign(sign))
+        .unwrap_or(Direction::Unknown)
+}
+
+/// Whether `text` matches `pattern` in full, where `*` in the pattern matches any (possibly empty) run of
+/// characters and every other character matches itself. Linear-time greedy matching with backtracking to the
+/// last star, so long metric names cannot blow up.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|&c| c == '*'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matching() {
+        assert!(glob_match("fio.*_iops", "fio.write_iops"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "axxbyyc"));
+        assert!(!glob_match("a*b*c", "axxbyy"));
+        assert!(!glob_match("fio.*_iops", "fio.write_iops_x"));
+        assert!(glob_match("stress-ng.*.ops_per_sec", "stress-ng.xattr.ops_per_sec"));
+    }
+
+    #[test]
+    fn direction_table_cases() {
+        use Direction::*;
+        let cases = [
+            ("fio.write_iops", HigherIsBetter),
+            ("fio.read_bw_MBps", HigherIsBetter),
+            ("fio.write_bw_MBps", HigherIsBetter),
+            ("fio.write_clat_mean_us", LowerIsBetter),
+            ("fio.write_clat_95%_us", LowerIsBetter),
+            ("fio.write_slat_stddev", LowerIsBetter),
+            ("fio.latency_50ms%", Unknown),
+            ("fsmark.files_per_sec", HigherIsBetter),
+            ("fsmark.app_overhead", LowerIsBetter),
+            ("stress-ng.xattr.ops_per_sec", HigherIsBetter),
+            ("hackbench.throughput", HigherIsBetter),
+            ("sysbench-cpu.events_per_sec", HigherIsBetter),
+            ("sysbench-fileio.latency_95th_ms", LowerIsBetter),
+            ("sysbench-threads.time.total", LowerIsBetter),
+            ("dbench.throughput-MB/sec", HigherIsBetter),
+            ("will-it-scale.per_thread_ops", HigherIsBetter),
+            ("will-it-scale.per_process_ops", HigherIsBetter),
+            ("time.elapsed_time", LowerIsBetter),
+            ("time.elapsed_time.max", LowerIsBetter),
+            ("schbench.wakeup_latency_max_us", LowerIsBetter),
+            ("vmstat.cpu.id", Unknown),
+            ("perf-profile.self.cycles-pp.memcpy", Unknown),
+        ];
+        for (metric, want) in cases {
+            assert_eq!(direction_of(metric), want, "{metric}");
+        }
+    }
+}

@@ -1,0 +1,767 @@
+//! The comparison engine: per metric and per column, summaries against the base column, two-sample tests,
+//! false-discovery control across all metrics, a bootstrap interval of the ratio, the direction, and THE verdict.
+//!
+//! The flow is [`Comparison`] (columns of samples) → [`compare`] → [`CompareResult`] (rows of [`Change`]s), which
+//! the renderers in [`render`] print as lkp's ncompare table, JSON, Markdown, CSV or one-line headlines. Every
+//! renderer reads [`Change::verdict`]; the verdict itself is computed only in [`verdict`].
+//!
+//! The method and its reasons are written up in `docs/statistics.md` (section "Compare").
+
+pub mod aa;
+pub mod direction;
+pub mod lkp_rules;
+pub mod printf;
+pub mod render;
+pub mod sweep;
+
+use crate::model::MetricClass;
+use crate::rng::Rng;
+use crate::stats::{self, ConfidenceInterval, SampleProblem, UDistribution};
+use direction::{direction_of, Direction};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub use lkp_rules::LkpOptions;
+
+/// The name of the synthetic pass/fail row that counts failed runs per column.
+pub const FAILED_RUNS_METRIC: &str = "culprit.failed_runs";
+
+/// One column of the table: one commit or label and the samples of its successful runs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Column {
+    /// What the column header and the `commit:` list show: a full SHA (lkp truncates it in the header) or a label.
+    pub label: String,
+    /// The commit subject, shown in the `commit:` list as `label ("subject")` when present.
+    pub subject: Option<String>,
+    /// Per metric, one value per successful run.
+    pub metrics: BTreeMap<String, Vec<f64>>,
+    /// Runs of this column that failed (no metrics); they are counted in the `culprit.failed_runs` row.
+    pub failed_runs: usize,
+}
+
+impl Column {
+    pub fn new(label: impl Into<String>) -> Column {
+        Column { label: label.into(), ..Column::default() }
+    }
+
+    /// Adds (or replaces) one metric's samples; returns `self` for chaining in tests and callers.
+    pub fn with_metric(mut self, name: impl Into<String>, samples: Vec<f64>) -> Column {
+        self.metrics.insert(name.into(), samples);
+        self
+    }
+
+    /// The number of successful runs: the longest sample vector (a metric a run did not report is shorter).
+    pub fn ok_runs(&self) -> usize {
+        self.metrics.values().map(Vec::len).max().unwrap_or(0)
+    }
+}
+
+/// What to compare: the base column first, then every other column, plus the table header's axes.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The params common to every column, in job order (`tbox_group`, `testcase`, ...), for the `axes:` lines.
+    pub axes: Vec<(String, String)>,
+    /// The axis the columns differ in: `commit` for commits, or e.g. `label`.
+    pub compare_axis: String,
+    pub columns: Vec<Column>,
+}
+
+impl Comparison {
+    /// A comparison of commits without header axes.
+    pub fn new(columns: Vec<Column>) -> Comparison {
+        Comparison { axes: Vec::new(), compare_axis: "commit".to_string(), columns }
+    }
+}
+
+/// Which rule decides that a metric changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum DecisionRule {
+    /// Culprit's statistics: BH q-value, a practical-size floor and the bootstrap interval (see [`verdict`]).
+    Culprit,
+    /// lkp-tests' own change rules (`--lkp-rules`), see [`lkp_rules`].
+    Lkp(LkpOptions),
+}
+
+/// Knobs of the comparison. [`CompareOptions::default`] is what `culprit compare` uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareOptions {
+    pub rule: DecisionRule,
+    /// False-discovery rate: a change needs q <= this.
+    pub fdr: f64,
+    /// Fewer successful runs than this on a side makes the Culprit verdict inconclusive.
+    pub min_runs: usize,
+    /// Smallest relative change that counts, in percent (criterion calls smaller changes noise).
+    pub min_change_pct: f64,
+    /// Smallest absolute change that counts for perf-profile and `%` metrics, in their own unit (percentage
+    /// points), and for pass/fail rows (percentage points of reproduction).
+    pub min_abs_change: f64,
+    /// Bootstrap rounds for the ratio interval; 0 disables the bootstrap.
+    pub bootstrap_resamples: usize,
+    /// Coverage of the bootstrap interval.
+    pub confidence: f64,
+    /// Seed of the bootstrap; each metric derives its own stream from it and its name.
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            rule: DecisionRule::Culprit,
+            fdr: 0.05,
+            min_runs: 3,
+            min_change_pct: 1.0,
+            min_abs_change: 0.1,
+            bootstrap_resamples: 1000,
+            confidence: 0.95,
+            seed: 0x5eed_c0de,
+        }
+    }
+}
+
+/// Errors that stop a comparison as a whole (row-level problems become inconclusive verdicts instead).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    #[error("a comparison needs a base column and at least one other column, got {got} column(s)")]
+    TooFewColumns { got: usize },
+    #[error(
+        "nothing in common: column {label:?} shares no metric with the base column {base:?}; check that both \
+         ran the same job (filters for job, testcase or metric may be too narrow)"
+    )]
+    NothingInCommon { base: String, label: String },
+    #[error("invalid option {option}: {why}")]
+    InvalidOption { option: &'static str, why: String },
+}
+
+/// Which side of a pair a problem is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Base,
+    Other,
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Side::Base => "base",
+            Side::Other => "other",
+        })
+    }
+}
+
+/// Why a pair has no verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InconclusiveReason {
+    /// Fewer successful runs than `CompareOptions::min_runs` on a side.
+    TooFewRuns { base: usize, other: usize, needed: usize },
+    /// A sample is NaN or infinite (or the side is empty).
+    BadSamples { side: Side, problem: SampleProblem },
+    /// Every run of that side failed.
+    NoSuccessfulRuns { side: Side },
+    /// The metric was not reported on that side although it has successful runs.
+    Missing { side: Side },
+}
+
+impl std::fmt::Display for InconclusiveReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InconclusiveReason::TooFewRuns { base, other, needed } => {
+                write!(f, "fewer than {needed} runs a side ({base} vs {other})")
+            }
+            InconclusiveReason::BadSamples { side, problem } => write!(f, "{problem} on the {side} side"),
+            InconclusiveReason::NoSuccessfulRuns { side } => write!(f, "every run failed on the {side} side"),
+            InconclusiveReason::Missing { side } => write!(f, "metric missing on the {side} side"),
+        }
+    }
+}
+
+/// The decision for one metric in one column against the base.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Changed in the worse direction.
+    Regression,
+    /// Changed in the better direction.
+    Improvement,
+    /// Changed, and the direction table does not know which way is better.
+    Changed,
+    Unchanged,
+    Inconclusive { reason: InconclusiveReason },
+}
+
+impl Verdict {
+    /// Whether the verdict is a change of any kind (the rows shown by default).
+    pub fn is_change(&self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Improvement | Verdict::Changed)
+    }
+
+    /// The lowercase word used in headlines, CSV and Markdown.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Changed => "changed",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Inconclusive { .. } => "inconclusive",
+        }
+    }
+}
+
+/// Whether a row holds measurements or pass/fail counts (lkp's "failure" stats: `*.fail`, `dmesg.*`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    PassFail,
+    Measurement,
+}
+
+/// lkp's failure and pass stats (its `etc/failure` and `etc/pass` lists, restricted to what Culprit reports):
+/// per-run counts whose interesting summary is "in how many runs did it happen".
+pub fn is_pass_fail_metric(metric: &str) -> bool {
+    if metric == FAILED_RUNS_METRIC {
+        return true;
+    }
+    if metric.contains(".time.") || metric.contains(".timestamp:") || metric.contains(".bootstage:") {
+        return false;
+    }
+    let last = metric.rsplit('.').next().unwrap_or("");
+    ["dmesg.", "kmsg.", "last_state.", "stderr."].iter().any(|p| metric.starts_with(p))
+        || metric.contains("killed_by")
+        || last == "pass"
+        || ["fail", "error", "warn"].iter().any(|w| last.starts_with(w) && !last.contains('_'))
+}
+
+/// Whether lkp shows this metric's change as an absolute difference rather than a percentage: perf-profile
+/// metrics (already percentages of samples) and metrics whose name ends in `%`.
+pub fn uses_absolute_change(metric: &str) -> bool {
+    metric.starts_with("perf-profile") || metric.ends_with('%')
+}
+
+/// One column's view of one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SideStats {
+    /// Number of samples (for pass/fail rows: number of runs).
+    pub n: usize,
+    /// Mean (for pass/fail rows: the share of runs that failed, in [0, 1]).
+    pub mean: f64,
+    /// Sample stddev; `None` with fewer than two samples.
+    pub stddev: Option<f64>,
+    /// 100 * stddev / |mean|, lkp's `%stddev`; `None` when undefined.
+    pub rel_stddev_pct: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+    /// For pass/fail rows: the number of runs in which it happened.
+    pub fails: Option<usize>,
+    /// Whether the metric was present for this column (filled-in zeros count as present).
+    pub present: bool,
+}
+
+impl SideStats {
+    fn absent() -> SideStats {
+        SideStats {
+            n: 0,
+            mean: 0.0,
+            stddev: None,
+            rel_stddev_pct: None,
+            min: 0.0,
+            max: 0.0,
+            fails: None,
+            present: false,
+        }
+    }
+
+    fn of_samples(xs: &[f64]) -> SideStats {
+        let mean = stats::mean(xs).unwrap_or(0.0);
+        let stddev = stats::sample_stddev(xs);
+        let rel = stddev.and_then(|s| if mean != 0.0 { Some(100.0 * s / mean.abs()) } else { None });
+        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+        for &x in xs {
+            min = min.min(x);
+            max = max.max(x);
+        }
+        if xs.is_empty() {
+            min = 0.0;
+            max = 0.0;
+        }
+        SideStats { n: xs.len(), mean, stddev, rel_stddev_pct: rel, min, max, fails: None, present: true }
+    }
+
+    fn of_pass_fail(fails: usize, runs: usize) -> SideStats {
+        let mean = if runs > 0 { fails as f64 / runs as f64 } else { 0.0 };
+        SideStats {
+            n: runs,
+            mean,
+            stddev: None,
+            rel_stddev_pct: None,
+            min: 0.0,
+            max: 0.0,
+            fails: Some(fails),
+            present: true,
+        }
+    }
+}
+
+/// Everything [`verdict`] looks at for one (metric, column) pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    /// Set when the pair cannot be judged; wins over everything else.
+    pub problem: Option<InconclusiveReason>,
+    /// Signed change: percent, absolute difference, or percentage points of reproduction (see `absolute`).
+    /// ±inf when the base mean is 0 and the other is not.
+    pub change: f64,
+    /// Whether `change` is an absolute difference rather than a percentage.
+    pub absolute: bool,
+    /// Benjamini-Hochberg q-value of the pair's p-value within its column.
+    pub q: Option<f64>,
+    /// Bootstrap interval of mean(other) / mean(base), when computed.
+    pub ratio_ci: Option<ConfidenceInterval>,
+    /// Under [`DecisionRule::Lkp`]: whether lkp's rules report the metric as changed.
+    pub lkp_changed: Option<bool>,
+    pub direction: Direction,
+}
+
+/// THE verdict. Every output (table rows, headlines, JSON, CSV, Markdown, the A/A count) reads the value this
+/// function returned; nothing else decides.
+///
+/// 1. A problem (failed side, missing metric, NaN/inf, too few runs) → `Inconclusive` with its reason.
+/// 2. Whether it changed: under [`DecisionRule::Lkp`], lkp's rules say so. Under [`DecisionRule::Culprit`], all
+///    three must hold: q <= `fdr` (statistically detectable after controlling false discoveries over all
+///    metrics), |change| >= the practical floor (`min_change_pct`, or `min_abs_change` for absolute metrics),
+///    and the bootstrap interval of the ratio, when there is one, excludes 1.
+/// 3. Not changed → `Unchanged`. Changed → the sign of the change times the direction: better → `Improvement`,
+///    worse → `Regression`, unknown direction → `Changed`.
+pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
+    if let Some(reason) = e.problem {
+        return Verdict::Inconclusive { reason };
+    }
+    let changed = match &options.rule {
+        DecisionRule::Lkp(_) => e.lkp_changed.unwrap_or(false),
+        DecisionRule::Culprit => {
+            let significant = e.q.is_some_and(|q| q <= options.fdr);
+            let floor = if e.absolute { options.min_abs_change } else { options.min_change_pct };
+            let large_enough = e.change.abs() >= floor;
+            let interval_agrees = e.ratio_ci.map_or(true, |ci| !ci.contains(1.0));
+            significant && large_enough && interval_agrees
+        }
+    };
+    if !changed {
+        return Verdict::Unchanged;
+    }
+    let better = (e.change.signum() as i8) * e.direction.sign();
+    if e.change == 0.0 || e.change.is_nan() || better == 0 {
+        Verdict::Changed
+    } else if better > 0 {
+        Verdict::Improvement
+    } else {
+        Verdict::Regression
+    }
+}
+
+/// The outcome for one metric in one non-base column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Index of the column (1 = first non-base column).
+    pub column: usize,
+    /// %change (relative metrics), absolute difference (perf-profile and `%` metrics) or percentage points of
+    /// reproduction (pass/fail rows). ±inf (JSON: null) when the base mean is 0 and the other is not.
+    pub change: f64,
+    pub absolute: bool,
+    /// Two-sided Mann-Whitney U p-value.
+    pub p_mann_whitney: Option<f64>,
+    /// Two-sided Welch t-test p-value.
+    pub p_welch: Option<f64>,
+    /// The pair's p-value: min(1, 2 * min(p_MW, p_Welch)) for measurements, Fisher's exact for pass/fail.
+    pub p: Option<f64>,
+    /// Benjamini-Hochberg q-value among all pairs of this column.
+    pub q: Option<f64>,
+    /// Cohen's d of other against base (pooled stddev).
+    pub effect_size: Option<f64>,
+    /// Cliff's delta, P(other > base) - P(other < base).
+    pub cliffs_delta: Option<f64>,
+    /// Bootstrap interval of mean(other) / mean(base); computed only for candidates (see `docs/statistics.md`).
+    pub ratio_ci: Option<ConfidenceInterval>,
+    /// Under `--lkp-rules`: lkp's record for this metric when it reports one.
+    pub lkp: Option<lkp_rules::LkpChange>,
+    pub verdict: Verdict,
+}
+
+/// One metric across all columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRow {
+    pub metric: String,
+    pub class: MetricClass,
+    pub kind: RowKind,
+    pub direction: Direction,
+    /// One entry per column, base first.
+    pub sides: Vec<SideStats>,
+    /// One entry per non-base column.
+    pub changes: Vec<Change>,
+}
+
+impl MetricRow {
+    /// Whether any column changed (the default table shows only such rows).
+    pub fn any_change(&self) -> bool {
+        self.changes.iter().any(|c| c.verdict.is_change())
+    }
+}
+
+/// Header facts of one column, echoed in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnInfo {
+    pub label: String,
+    pub subject: Option<String>,
+    pub ok_runs: usize,
+    pub failed_runs: usize,
+}
+
+/// The whole comparison, ready to render.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareResult {
+    pub axes: Vec<(String, String)>,
+    pub compare_axis: String,
+    pub columns: Vec<ColumnInfo>,
+    /// Pass/fail rows and measurement rows, ordered program metrics, monitors, perf-profile, then by name.
+    pub rows: Vec<MetricRow>,
+    pub options: CompareOptions,
+}
+
+/// A sample vector as the engine sees it for one column: present, filled with zeros, or unavailable.
+enum Samples<'a> {
+    Present(Cow<'a, [f64]>),
+    Unavailable(InconclusiveReason),
+}
+
+/// Resolves a column's samples for a metric. perf-profile and pass/fail metrics that a column with successful
+/// runs did not report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is
+/// not printed), as lkp fills them; any other missing metric is unavailable.
+fn resolve<'a>(column: &'a Column, metric: &str, kind: RowKind, class: MetricClass, side: Side) -> Samples<'a> {
+    if let Some(xs) = column.metrics.get(metric) {
+        return Samples::Present(Cow::Borrowed(xs.as_slice()));
+    }
+    let runs = column.ok_runs();
+    if runs == 0 {
+        return Samples::Unavailable(InconclusiveReason::NoSuccessfulRuns { side });
+    }
+    if kind == RowKind::PassFail || class == MetricClass::Profile {
+        return Samples::Present(Cow::Owned(vec![0.0; runs]));
+    }
+    Samples::Unavailable(InconclusiveReason::Missing { side })
+}
+
+/// A stable 64-bit FNV-1a hash, so each metric's bootstrap stream depends only on the seed and its name.
+fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The relative change in percent, ±inf when the base mean is 0 and the other is not, 0 when both are 0.
+fn percent_change(base: f64, other: f64) -> f64 {
+    if base == 0.0 {
+        if other == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY.copysign(other)
+        }
+    } else {
+        100.0 * (other - base) / base.abs()
+    }
+}
+
+/// Work kept between the passes of [`compare`] for one (row, column) pair.
+struct Pending<'a> {
+    row: usize,
+    column: usize,
+    problem: Option<InconclusiveReason>,
+    change: f64,
+    absolute: bool,
+    tests: PairTests,
+    /// The pair's samples (borrowed from the input), kept while a bootstrap may still need them.
+    samples: Option<(Cow<'a, [f64]>, Cow<'a, [f64]>)>,
+}
+
+/// The cheap per-pair statistics computed in the first pass.
+#[derive(Debug, Clone, Copy, Default)]
+struct PairTests {
+    p: Option<f64>,
+    p_mann_whitney: Option<f64>,
+    p_welch: Option<f64>,
+    effect_size: Option<f64>,
+    cliffs_delta: Option<f64>,
+}
+
+/// Compares every column against column 0. See the module docs and [`verdict`] for the method.
+///
+/// Errors only for a comparison that cannot be a table at all (fewer than two columns, no metric in common
+/// with the base while both have successful runs); every row-level problem is an inconclusive verdict instead.
+pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareResult, CompareError> {
+    validate_options(options)?;
+    let columns = &input.columns;
+    let base = match columns.first() {
+        Some(b) if columns.len() >= 2 => b,
+        _ => return Err(CompareError::TooFewColumns { got: columns.len() }),
+    };
+    for other in columns.iter().skip(1) {
+        let shared = other.metrics.keys().any(|k| base.metrics.contains_key(k));
+        if !shared && base.ok_runs() > 0 && other.ok_runs() > 0 {
+            return Err(CompareError::NothingInCommon { base: base.label.clone(), label: other.label.clone() });
+        }
+    }
+
+    // Rows: every metric any column reported, plus the failed-runs row when any run failed.
+    let mut names: BTreeSet<&str> = columns.iter().flat_map(|c| c.metrics.keys().map(String::as_str)).collect();
+    if columns.iter().any(|c| c.failed_runs > 0) {
+        names.insert(FAILED_RUNS_METRIC);
+    }
+    let mut ordered: Vec<(MetricClass, &str)> = names.into_iter().map(|n| (MetricClass::of(n), n)).collect();
+    ordered.sort();
+
+    let mut rows = Vec::with_capacity(ordered.len());
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut u_tables: HashMap<(usize, usize), UDistribution> = HashMap::new();
+
+    for (class, name) in ordered {
+        let kind = if is_pass_fail_metric(name) { RowKind::PassFail } else { RowKind::Measurement };
+        let absolute = kind == RowKind::PassFail || uses_absolute_change(name);
+        let row_index = rows.len();
+        let mut sides = Vec::with_capacity(columns.len());
+        let mut resolved = Vec::with_capacity(columns.len());
+        for (i, col) in columns.iter().enumerate() {
+            let side = if i == 0 { Side::Base } else { Side::Other };
+            if name == FAILED_RUNS_METRIC && !col.metrics.contains_key(name) {
+                let runs = col.ok_runs() + col.failed_runs;
+                sides.push(SideStats::of_pass_fail(col.failed_runs, runs));
+                resolved.push(Samples::Present(Cow::Owned(Vec::new())));
+                continue;
+            }
+            let samples = resolve(col, name, kind, class, side);
+            sides.push(match &samples {
+                Samples::Present(xs) if kind == RowKind::PassFail => {
+                    SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0).count(), xs.len())
+                }
+                Samples::Present(xs) => SideStats::of_samples(xs),
+                Samples::Unavailable(_) => SideStats::absent(),
+            });
+            resolved.push(samples);
+        }
+        let base_samples = resolved.first();
+        let base_stats = sides.first().copied().unwrap_or_else(SideStats::absent);
+        for (ci, other_samples) in resolved.iter().enumerate().skip(1) {
+            let other_stats = sides.get(ci).copied().unwrap_or_else(SideStats::absent);
+            let mut item = Pending {
+                row: row_index,
+                column: ci,
+                problem: None,
+                change: 0.0,
+                absolute,
+                tests: PairTests::default(),
+                samples: None,
+            };
+            let (b, o) = match (base_samples, other_samples) {
+                (Some(Samples::Present(b)), Samples::Present(o)) => (b, o),
+                (Some(Samples::Unavailable(r)), _) | (_, Samples::Unavailable(r)) => {
+                    item.problem = Some(*r);
+                    pending.push(item);
+                    continue;
+                }
+                (None, _) => {
+                    item.problem = Some(InconclusiveReason::Missing { side: Side::Base });
+                    pending.push(item);
+                    continue;
+                }
+            };
+            if kind == RowKind::PassFail {
+                let (fb, nb) = (base_stats.fails.unwrap_or(0), base_stats.n);
+                let (fo, no) = (other_stats.fails.unwrap_or(0), other_stats.n);
+                item.change = 100.0 * (other_stats.mean - base_stats.mean);
+                if nb == 0 || no == 0 {
+                    let side = if nb == 0 { Side::Base } else { Side::Other };
+                    item.problem = Some(InconclusiveReason::NoSuccessfulRuns { side });
+                } else {
+                    item.tests.p = Some(stats::fisher_exact(fo, no, fb, nb));
+                }
+                pending.push(item);
+                continue;
+            }
+            item.problem = pair_problem(b, o, options);
+            item.change = if absolute {
+                other_stats.mean - base_stats.mean
+            } else {
+                percent_change(base_stats.mean, other_stats.mean)
+            };
+            if item.problem.is_none() {
+                item.tests = pair_tests(b, o, &mut u_tables);
+                item.samples = Some((b.clone(), o.clone()));
+            }
+            pending.push(item);
+        }
+        rows.push(MetricRow {
+            metric: name.to_string(),
+            class,
+            kind,
+            direction: direction_of(name),
+            sides,
+            changes: Vec::with_capacity(columns.len().saturating_sub(1)),
+        });
+    }
+
+    // Benjamini-Hochberg within each non-base column: the family is "all metrics of this comparison".
+    let mut q_of = vec![None; pending.len()];
+    for column in 1..columns.len() {
+        let members: Vec<usize> =
+            (0..pending.len()).filter(|&i| pending[i].column == column && pending[i].tests.p.is_some()).collect();
+        let ps: Vec<f64> = members.iter().map(|&i| pending[i].tests.p.unwrap_or(1.0)).collect();
+        for (&i, q) in members.iter().zip(stats::benjamini_hochberg(&ps)) {
+            q_of[i] = Some(q);
+        }
+    }
+
+    let lkp_changed = lkp_decisions(input, options);
+
+    for (i, item) in pending.into_iter().enumerate() {
+        let q = q_of.get(i).copied().flatten();
+        let Some(row) = rows.get_mut(item.row) else { continue };
+        let mut ratio_ci = None;
+        if let Some((b, o)) = &item.samples {
+            // The bootstrap is the expensive part, and only decides between "changed" and "unchanged" for
+            // pairs that already passed the cheap tests: run it for those candidates only.
+            let floor = if item.absolute { options.min_abs_change } else { options.min_change_pct };
+            let candidate = q.is_some_and(|q| q <= options.fdr) && item.change.abs() >= floor;
+            if candidate && options.bootstrap_resamples > 0 {
+                let mut rng = Rng::new(options.seed ^ fnv1a(&row.metric) ^ (item.column as u64).rotate_left(32));
+                ratio_ci = stats::bootstrap_ratio_ci(b, o, &mut rng, options.bootstrap_resamples, options.confidence);
+            }
+        }
+        let lkp_record = lkp_changed.as_ref().and_then(|per_col| per_col.get(item.column)).and_then(|m| m.get(&row.metric));
+        let evidence = Evidence {
+            problem: item.problem,
+            change: item.change,
+            absolute: item.absolute,
+            q,
+            ratio_ci,
+            lkp_changed: lkp_changed.as_ref().map(|_| lkp_record.is_some()),
+            direction: if row.kind == RowKind::PassFail && row.direction == Direction::Unknown {
+                // A pass/fail row counts occurrences of a failure unless the table says otherwise.
+                Direction::LowerIsBetter
+            } else {
+                row.direction
+            },
+        };
+        let v = verdict(&evidence, options);
+        row.changes.push(Change {
+            column: item.column,
+            change: item.change,
+            absolute: item.absolute,
+            p_mann_whitney: item.tests.p_mann_whitney,
+            p_welch: item.tests.p_welch,
+            p: item.tests.p,
+            q,
+            effect_size: item.tests.effect_size,
+            cliffs_delta: item.tests.cliffs_delta,
+            ratio_ci,
+            lkp: lkp_record.cloned(),
+            verdict: v,
+        });
+    }
+
+    Ok(CompareResult {
+        axes: input.axes.clone(),
+        compare_axis: input.compare_axis.clone(),
+        columns: columns
+            .iter()
+            .map(|c| ColumnInfo {
+                label: c.label.clone(),
+                subject: c.subject.clone(),
+                ok_runs: c.ok_runs(),
+                failed_runs: c.failed_runs,
+            })
+            .collect(),
+        rows,
+        options: options.clone(),
+    })
+}
+
+fn validate_options(o: &CompareOptions) -> Result<(), CompareError> {
+    let bad = |option: &'static str, why: &str| Err(CompareError::InvalidOption { option, why: why.to_string() });
+    if !(o.fdr > 0.0 && o.fdr < 1.0) {
+        return bad("fdr", "must be between 0 and 1, e.g. 0.05");
+    }
+    if !(o.confidence > 0.0 && o.confidence < 1.0) {
+        return bad("confidence", "must be between 0 and 1, e.g. 0.95");
+    }
+    if !(o.min_change_pct >= 0.0 && o.min_abs_change >= 0.0) {
+        return bad("min_change_pct/min_abs_change", "must be zero or positive");
+    }
+    Ok(())
+}
+
+/// Checks a measurement pair before testing: NaN/inf samples, then too few runs under Culprit's rule.
+fn pair_problem(b: &[f64], o: &[f64], options: &CompareOptions) -> Option<InconclusiveReason> {
+    if let Some(problem) = stats::check_samples(b) {
+        return Some(match problem {
+            SampleProblem::Empty => InconclusiveReason::NoSuccessfulRuns { side: Side::Base },
+            p => InconclusiveReason::BadSamples { side: Side::Base, problem: p },
+        });
+    }
+    if let Some(problem) = stats::check_samples(o) {
+        return Some(match problem {
+            SampleProblem::Empty => InconclusiveReason::NoSuccessfulRuns { side: Side::Other },
+            p => InconclusiveReason::BadSamples { side: Side::Other, problem: p },
+        });
+    }
+    if matches!(options.rule, DecisionRule::Culprit) && (b.len() < options.min_runs || o.len() < options.min_runs) {
+        return Some(InconclusiveReason::TooFewRuns { base: b.len(), other: o.len(), needed: options.min_runs });
+    }
+    None
+}
+
+/// The pair's tests. Its p-value is min(1, 2 * min(p_MannWhitney, p_Welch)).
+///
+/// Mann-Whitney holds without normality and resists outliers; Welch has more power when the runs are close to
+/// normal, which benchmark noise often is, and unlike an exact rank test it can reach small p-values with 3 runs
+/// a side. Taking the smaller p is the better of both, and doubling it (Bonferroni over the two tests) keeps the
+/// false-alarm rate at its nominal level. Two constant, identical samples skip the tests (p = 1): the common
+/// perf-profile case of a symbol at 0.00 on both sides.
+fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDistribution>) -> PairTests {
+    let first = b.first().copied().unwrap_or(0.0);
+    if b.iter().chain(o.iter()).all(|&x| x == first) {
+        return PairTests { p: Some(1.0), p_mann_whitney: Some(1.0), p_welch: Some(1.0), effect_size: None, cliffs_delta: Some(0.0) };
+    }
+    let (m, n) = (o.len(), b.len());
+    if m <= stats::MANN_WHITNEY_EXACT_MAX && n <= stats::MANN_WHITNEY_EXACT_MAX {
+        u_tables.entry((m, n)).or_insert_with(|| UDistribution::new(m, n));
+    }
+    // U of the other side: the Cliff's delta is then positive when the other side is larger.
+    let mw = stats::mann_whitney_u_with(o, b, u_tables.get(&(m, n)));
+    let welch = stats::welch_t_test(b, o);
+    let p_mw = mw.map(|r| r.p);
+    let p_welch = welch.map(|w| w.p);
+    let best = p_mw.unwrap_or(1.0).min(p_welch.unwrap_or(1.0));
+    PairTests {
+        p: Some((2.0 * best).min(1.0)),
+        p_mann_whitney: p_mw,
+        p_welch,
+        effect_size: stats::cohens_d(b, o),
+        cliffs_delta: mw.map(|r| r.cliffs_delta(m, n)),
+    }
+}
+
+/// Under `--lkp-rules`: per non-base column, lkp's changed-stat records by metric name (index 0 is unused).
+fn lkp_decisions(input: &Comparison, options: &CompareOptions) -> Option<Vec<BTreeMap<String, lkp_rules::LkpChange>>> {
+    let DecisionRule::Lkp(lkp_options) = &options.rule else { return None };
+    let base = input.columns.first()?;
+    let base_matrix: lkp_rules::Matrix = base.metrics.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut out = vec![BTreeMap::new()];
+    for col in input.columns.iter().skip(1) {
+        let matrix: lkp_rules::Matrix = col.metrics.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let changed = lkp_rules::changed_stats(&matrix, &base_matrix, false, lkp_options);
+        out.push(changed.into_iter().map(|c| (c.stat.clone(), c)).collect());
+    }
+    Some(out)
+}

@@ -1,0 +1,362 @@
+//! Renderers of a [`CompareResult`]: lkp's ncompare table (the layout kernel developers read in the robot's
+//! mails), JSON, Markdown, CSV, and one-line headlines. Every renderer reads the verdict stored in each
+//! [`Change`]; none decides anything itself.
+
+use super::printf;
+use super::{Change, CompareResult, MetricRow, RowKind, SideStats, Verdict};
+use std::fmt::Write as _;
+
+/// lkp's column widths: the mean, the ` ±NN%` field, and the change field.
+const ABS_WIDTH: usize = 10;
+const ERR_WIDTH: usize = 6;
+const REL_WIDTH: usize = 10;
+/// The first column is mean + stddev wide; every other column adds a change field and a space.
+const FIRST_WIDTH: usize = ABS_WIDTH + ERR_WIDTH;
+const OTHER_WIDTH: usize = FIRST_WIDTH + REL_WIDTH + 1;
+
+/// What to include in rendered output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RenderOptions {
+    /// Every row, not only the rows with a change in some column (`--all`).
+    pub all: bool,
+}
+
+/// The rows a renderer shows: every row with `all`, otherwise the rows where some column changed.
+pub fn shown_rows<'a>(result: &'a CompareResult, options: RenderOptions) -> impl Iterator<Item = &'a MetricRow> {
+    result.rows.iter().filter(move |r| options.all || r.any_change())
+}
+
+/// lkp's mean field: `%10.2f` below 1000, `%10.4g` above 1e8, `%10d` (truncated) otherwise.
+pub fn format_mean(avg: f64) -> String {
+    let text = if avg.abs() < 1000.0 {
+        printf::fixed(avg, 2, false)
+    } else if avg.abs() > 100_000_000.0 {
+        printf::general(avg, 4, false)
+    } else {
+        printf::int_trunc(avg)
+    };
+    format!("{text:>ABS_WIDTH$}")
+}
+
+/// lkp's `%stddev` field: ` ±%3d%%` (truncated) when the relative stddev is above 2%, blanks otherwise.
+pub fn format_stddev(side: &SideStats) -> String {
+    match side.rel_stddev_pct {
+        Some(rel) if rel > 2.0 => format!(" ±{:>3}%", printf::int_trunc(rel)),
+        _ => " ".repeat(ERR_WIDTH),
+    }
+}
+
+/// lkp's change field: `%+10.1f%% ` (or `%+10.2g` from 100,000 up), or the same number and two spaces for an
+/// absolute difference. An infinite relative change (base mean 0) prints as lkp computes it, over 1e-100.
+pub fn format_change(change: &Change, base_mean: f64, other_mean: f64) -> String {
+    let mut p = change.change;
+    if p.is_infinite() {
+        p = 100.0 * (other_mean - base_mean) / 1e-100;
+    }
+    let number = if p.abs() < 100_000.0 { printf::fixed(p, 1, true) } else { printf::general(p, 2, true) };
+    if change.absolute {
+        format!("{number:>REL_WIDTH$}  ")
+    } else {
+        format!("{number:>REL_WIDTH$}% ")
+    }
+}
+
+/// The table in lkp ncompare's layout. Rows: changed ones unless `options.all`; pass/fail rows in their own
+/// block first, as lkp prints them. Lines after the table (starting with `#`) say what was left out and why.
+pub fn render_table(result: &CompareResult, options: RenderOptions) -> String {
+    let mut out = String::new();
+    render_header(result, &mut out);
+    let rows: Vec<&MetricRow> = shown_rows(result, options).collect();
+    let n = result.columns.len().saturating_sub(1);
+    let (pass_fail, measurements): (Vec<&MetricRow>, Vec<&MetricRow>) =
+        rows.iter().partition(|r| r.kind == RowKind::PassFail);
+    if !pass_fail.is_empty() {
+        let _ = writeln!(out, "       fail:runs{}", "  %reproduction    fail:runs".repeat(n));
+        let _ = writeln!(out, "           |    {}", "         |             |    ".repeat(n));
+        for row in pass_fail {
+            render_pass_fail_row(row, &mut out);
+        }
+    }
+    if !measurements.is_empty() {
+        let _ = writeln!(out, "         %stddev{}", "     %change         %stddev".repeat(n));
+        let _ = writeln!(out, "             \\  {}", "        |                \\  ".repeat(n));
+        for row in measurements {
+            render_measurement_row(row, &mut out);
+        }
+    }
+    out.push('\n');
+    render_footnotes(result, options, &mut out);
+    out
+}
+
+fn render_header(result: &CompareResult, out: &mut String) {
+    out.push_str(&"=".repeat(89));
+    out.push('\n');
+    if !result.axes.is_empty() {
+        let keys: Vec<&str> = result.axes.iter().map(|(k, _)| k.as_str()).collect();
+        let values: Vec<&str> = result.axes.iter().map(|(_, v)| v.as_str()).collect();
+        let _ = writeln!(out, "{}:", keys.join("/"));
+        let _ = writeln!(out, "  {}\n", values.join("/"));
+    }
+    let _ = writeln!(out, "{}: ", result.compare_axis);
+    for c in &result.columns {
+        match &c.subject {
+            Some(s) => {
+                let short: String = c.label.chars().take(10).collect();
+                let _ = writeln!(out, "  {short} (\"{s}\")");
+            }
+            None => {
+                let _ = writeln!(out, "  {}", c.label);
+            }
+        }
+    }
+    out.push('\n');
+    for (i, c) in result.columns.iter().enumerate() {
+        let width = if i == 0 { FIRST_WIDTH } else { OTHER_WIDTH };
+        let label: String = c.label.chars().take(width).collect();
+        let _ = write!(out, "{label:>width$} ");
+    }
+    out.push('\n');
+    for i in 0..result.columns.len() {
+        let width = if i == 0 { FIRST_WIDTH } else { OTHER_WIDTH };
+        let _ = write!(out, "{} ", "-".repeat(width));
+    }
+    out.push('\n');
+}
+
+fn render_measurement_row(row: &MetricRow, out: &mut String) {
+    let base_mean = row.sides.first().map(|s| s.mean).unwrap_or(0.0);
+    for (i, side) in row.sides.iter().enumerate() {
+        if i > 0 {
+            if let Some(change) = row.changes.get(i - 1) {
+                out.push_str(&format_change(change, base_mean, side.mean));
+            }
+        }
+        out.push_str(&format_mean(side.mean));
+        out.push_str(&format_stddev(side));
+    }
+    let _ = writeln!(out, "  {}", row.metric);
+}
+
+fn render_pass_fail_row(row: &MetricRow, out: &mut String) {
+    for (i, side) in row.sides.iter().enumerate() {
+        if i > 0 {
+            let change = row.changes.get(i - 1).map(|c| c.change).unwrap_or(0.0);
+            let _ = write!(out, "{:>REL_WIDTH$}% ", printf::fixed(change, 0, false));
+        }
+        let fails = side.fails.unwrap_or(0);
+        if fails == 0 {
+            out.push_str(&" ".repeat(ABS_WIDTH + 1));
+        } else {
+            let _ = write!(out, "{:>width$}", fails, width = ABS_WIDTH + 1);
+        }
+        let _ = write!(out, ":{:<width$}", side.n, width = ERR_WIDTH - 2);
+    }
+    let _ = writeln!(out, "  {}", row.metric);
+}
+
+/// Lines after the table: inconclusive pairs grouped by reason, and what the default view hid.
+fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut String) {
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for row in &result.rows {
+        for c in &row.changes {
+            if let Verdict::Inconclusive { reason } = c.verdict {
+                let label = result.columns.get(c.column).map(|c| short_label(&c.label)).unwrap_or_default();
+                let key = format!("{label}: {reason}");
+                match reasons.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => reasons.push((key, 1)),
+                }
+            }
+        }
+    }
+    for (key, n) in reasons {
+        let _ = writeln!(out, "# {n} metric(s) inconclusive on {key}");
+    }
+    let changed = result.rows.iter().filter(|r| r.any_change()).count();
+    if !options.all {
+        if changed == 0 {
+            let _ = writeln!(out, "# no metric changed among {} compared (--all shows every row)", result.rows.len());
+        } else if changed < result.rows.len() {
+            let _ = writeln!(out, "# {changed} of {} metrics changed; --all shows every row", result.rows.len());
+        }
+    }
+}
+
+/// Ten characters of a SHA (lkp's short form), or the whole label.
+fn short_label(label: &str) -> String {
+    if label.len() >= 40 && label.chars().all(|c| c.is_ascii_hexdigit()) {
+        label.chars().take(10).collect()
+    } else {
+        label.to_string()
+    }
+}
+
+/// A p-value for people: one significant digit in scientific notation when small (`2e-9`), else two decimals.
+pub fn format_p(p: f64) -> String {
+    if p == 0.0 {
+        "0".to_string()
+    } else if p < 0.01 {
+        format!("{p:.0e}")
+    } else {
+        format!("{p:.2}")
+    }
+}
+
+/// One line per regression or improvement, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`.
+/// With more than one non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`.
+pub fn headlines(result: &CompareResult) -> Vec<String> {
+    let multi = result.columns.len() > 2;
+    let mut lines = Vec::new();
+    for row in &result.rows {
+        for c in &row.changes {
+            if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
+                continue;
+            }
+            let base = row.sides.first();
+            let other = row.sides.get(c.column);
+            let (nb, no) = (base.map(|s| s.n).unwrap_or(0), other.map(|s| s.n).unwrap_or(0));
+            let amount = if c.absolute {
+                printf::fixed(c.change, 1, true)
+            } else if c.change.is_infinite() {
+                format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+            } else {
+                format!("{}%", printf::fixed(c.change, 1, true))
+            };
+            let on = if multi {
+                let label = result.columns.get(c.column).map(|col| short_label(&col.label)).unwrap_or_default();
+                format!(" on {label}")
+            } else {
+                String::new()
+            };
+            let p = c.p.map(format_p).unwrap_or_else(|| "n/a".to_string());
+            lines.push(format!("{} {amount} {}{on} ({nb} vs {no} runs, p={p})", row.metric, c.verdict.word()));
+        }
+    }
+    lines
+}
+
+/// The whole result as pretty JSON (serde): columns, rows, per-column changes with every statistic and verdict.
+/// Infinite changes (base mean 0) serialize as `null`.
+pub fn render_json(result: &CompareResult) -> String {
+    serde_json::to_string_pretty(result).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// A Markdown table: one row per shown metric, per column the mean ± %stddev, and per non-base column the change
+/// and the verdict.
+pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String {
+    let mut out = String::new();
+    let mut header = vec!["metric".to_string()];
+    let mut rule = vec!["---".to_string()];
+    for (i, c) in result.columns.iter().enumerate() {
+        header.push(format!("{} (mean ± %stddev)", md_escape(&short_label(&c.label))));
+        rule.push("---:".to_string());
+        if i > 0 {
+            header.push("change".to_string());
+            header.push("verdict".to_string());
+            rule.push("---:".to_string());
+            rule.push("---".to_string());
+        }
+    }
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "| {} |", rule.join(" | "));
+    for row in shown_rows(result, options) {
+        let mut cells = vec![format!("`{}`", row.metric.replace('`', "'"))];
+        for (i, side) in row.sides.iter().enumerate() {
+            cells.push(match (side.fails, side.rel_stddev_pct) {
+                (Some(f), _) => format!("{f}:{}", side.n),
+                (None, Some(rel)) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel)),
+                (None, _) => format_mean(side.mean).trim().to_string(),
+            });
+            if i > 0 {
+                match row.changes.get(i - 1) {
+                    Some(c) => {
+                        cells.push(format_change(c, row.sides.first().map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string());
+                        cells.push(match c.verdict {
+                            Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+                            v => v.word().to_string(),
+                        });
+                    }
+                    None => {
+                        cells.push(String::new());
+                        cells.push(String::new());
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// CSV with a header line: one line per shown metric and non-base column, every statistic, empty when absent.
+pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
+    let mut out = String::from(
+        "metric,class,kind,direction,base,column,base_n,base_mean,base_stddev,n,mean,stddev,change,change_unit,\
+         p_mann_whitney,p_welch,p,q,effect_size,cliffs_delta,ratio_ci_low,ratio_ci_high,verdict,reason\n",
+    );
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let base_label = result.columns.first().map(|c| c.label.as_str()).unwrap_or("");
+    for row in shown_rows(result, options) {
+        let base = row.sides.first();
+        for c in &row.changes {
+            let other = row.sides.get(c.column);
+            let label = result.columns.get(c.column).map(|c| c.label.as_str()).unwrap_or("");
+            let unit = if row.kind == RowKind::PassFail {
+                "reproduction_points"
+            } else if c.absolute {
+                "absolute"
+            } else {
+                "percent"
+            };
+            let reason = match c.verdict {
+                Verdict::Inconclusive { reason } => reason.to_string(),
+                _ => String::new(),
+            };
+            let fields = [
+                csv_field(&row.metric),
+                format!("{:?}", row.class).to_lowercase(),
+                match row.kind {
+                    RowKind::PassFail => "pass_fail".to_string(),
+                    RowKind::Measurement => "measurement".to_string(),
+                },
+                row.direction.sign().to_string(),
+                csv_field(base_label),
+                csv_field(label),
+                base.map(|s| s.n.to_string()).unwrap_or_default(),
+                num(base.map(|s| s.mean)),
+                num(base.and_then(|s| s.stddev)),
+                other.map(|s| s.n.to_string()).unwrap_or_default(),
+                num(other.map(|s| s.mean)),
+                num(other.and_then(|s| s.stddev)),
+                num(Some(c.change)),
+                unit.to_string(),
+                num(c.p_mann_whitney),
+                num(c.p_welch),
+                num(c.p),
+                num(c.q),
+                num(c.effect_size),
+                num(c.cliffs_delta),
+                num(c.ratio_ci.map(|ci| ci.low)),
+                num(c.ratio_ci.map(|ci| ci.high)),
+                c.verdict.word().to_string(),
+                csv_field(&reason),
+            ];
+            let _ = writeln!(out, "{}", fields.join(","));
+        }
+    }
+    out
+}
+
+/// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
