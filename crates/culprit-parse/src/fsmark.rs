@@ -40,6 +40,14 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut lines = ruby_num::lines(text);
     let saw_header = lines.by_ref().any(|line| line.starts_with("FSUse"));
     if !saw_header {
+        if text.contains("fs_mark") {
+            return Err(ParseError::Truncated {
+                program: PROGRAM,
+                detail: "fs_mark started (its command line or `#  fs_mark` comment block is there) but the output \
+                         ends before the `FSUse%  Count  Size  Files/sec  App Overhead` result table"
+                    .into(),
+            });
+        }
         return Err(ParseError::NoResults {
             program: PROGRAM,
             hint: "expected the result table header `FSUse%  Count  Size  Files/sec  App Overhead` that fs_mark \

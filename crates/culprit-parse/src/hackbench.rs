@@ -109,6 +109,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             let stats = per_instance.entry(instance).or_default();
             stats.times.push(seconds);
             stats.awaiting_time = false;
+        } else if line.starts_with("Running in ") || line.starts_with("Each sender ") {
+            // A header cut off mid-line: lkp ignores it, but it means an execution started and never finished.
+            per_instance.entry(instance).or_default().awaiting_time = true;
         }
     }
 
@@ -207,6 +210,12 @@ mod tests {
     #[test]
     fn execution_without_time_is_truncated() {
         let text = format!("{RUN}Time: 1.0\n{RUN}");
+        assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
+    }
+
+    #[test]
+    fn header_cut_mid_line_is_truncated() {
+        let text = format!("{RUN}Time: 1.0\nRunning in process mode with 2 groups using 40 file descriptors each (==");
         assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
     }
 
