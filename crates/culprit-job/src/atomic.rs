@@ -27,6 +27,19 @@ impl Locator {
     fn place(&self, path: &[&str]) -> Place {
         Place { file: self.file.clone(), line: self.source.locate_any(&self.documents, path) }
     }
+
+    /// The place of `key`, looked up under each parent in turn (`[]` for top level), else of the first parent.
+    fn place_of_param(&self, parents: &[&str], key: &str, top_level_too: bool) -> Place {
+        let mut paths: Vec<Vec<&str>> = parents.iter().map(|parent| vec![*parent, key]).collect();
+        if top_level_too {
+            paths.push(vec![key]);
+        }
+        let line = self
+            .source
+            .locate_first_exact(&self.documents, &paths)
+            .or_else(|| parents.first().and_then(|parent| self.source.locate_any(&self.documents, &[parent])));
+        Place { file: self.file.clone(), line }
+    }
 }
 
 /// One matrix point of a job file.
@@ -173,23 +186,22 @@ fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a st
 }
 
 fn typed<T>(
-    at: &Locator,
-    path: &[&str],
+    place: impl Fn() -> Place,
     key: &str,
     value: Option<&Value>,
     convert: impl Fn(&str) -> Result<T, convention::ConventionError>,
 ) -> Result<Option<T>, JobError> {
-    let Some(text) = text_param(at, path, key, value)? else { return Ok(None) };
-    convert(&text).map(Some).map_err(|e| JobError::Param { place: at.place(path), key: key.to_string(), reason: e.to_string() })
+    let Some(text) = text_param(&place, key, value)? else { return Ok(None) };
+    convert(&text).map(Some).map_err(|e| JobError::Param { place: place(), key: key.to_string(), reason: e.to_string() })
 }
 
-fn text_param(at: &Locator, path: &[&str], key: &str, value: Option<&Value>) -> Result<Option<String>, JobError> {
+fn text_param(place: &dyn Fn() -> Place, key: &str, value: Option<&Value>) -> Result<Option<String>, JobError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(value) => match scalar_text(value) {
             Some(text) => Ok(Some(text)),
             None => Err(JobError::Param {
-                place: at.place(path),
+                place: place(),
                 key: key.to_string(),
                 reason: format!("expected a single value, found {}", kind_of(value)),
             }),
@@ -205,27 +217,27 @@ macro_rules! typed_accessors {
     ($map:ident, $path:ident) => {
         /// A param as text; `None` when absent or empty; an error when it is a list or hash.
         pub fn param_str(&self, key: &str) -> Result<Option<String>, JobError> {
-            text_param(&self.at, &self.$path(key), key, self.$map.get(key))
+            text_param(&|| self.$path(key), key, self.$map.get(key))
         }
 
         /// A whole number or a share of `nr_cpu` (`50%`), see [`convention::share_or_count`].
         pub fn param_share_or_count(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, JobError> {
-            typed(&self.at, &self.$path(key), key, self.$map.get(key), |v| convention::share_or_count(v, nr_cpu))
+            typed(|| self.$path(key), key, self.$map.get(key), |v| convention::share_or_count(v, nr_cpu))
         }
 
         /// A duration in seconds, see [`convention::duration_secs`].
         pub fn param_duration_secs(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::duration_secs)
+            typed(|| self.$path(key), key, self.$map.get(key), convention::duration_secs)
         }
 
         /// A size in bytes, see [`convention::size_bytes`].
         pub fn param_size_bytes(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::size_bytes)
+            typed(|| self.$path(key), key, self.$map.get(key), convention::size_bytes)
         }
 
         /// An iteration count, see [`convention::iterations`].
         pub fn param_iterations(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(&self.at, &self.$path(key), key, self.$map.get(key), convention::iterations)
+            typed(|| self.$path(key), key, self.$map.get(key), convention::iterations)
         }
 
         /// Every param as text, for the run layer: scalars as written, an empty value as "", lists and hashes as
@@ -237,15 +249,20 @@ macro_rules! typed_accessors {
 }
 
 impl ProgramUse {
-    fn key_path<'a>(&'a self, key: &'a str) -> [&'a str; 2] {
-        [self.key.as_str(), key]
+    /// Where a param is written: in the program's own hash, its setup hash, or at top level.
+    fn key_path(&self, key: &str) -> Place {
+        let mut parents: Vec<&str> = vec![self.key.as_str()];
+        if let Some(spec) = table::PROGRAMS.iter().find(|p| p.name == self.name) {
+            parents.extend(spec.setup_keys.iter().copied());
+        }
+        self.at.place_of_param(&parents, key, true)
     }
     typed_accessors!(params, key_path);
 }
 
 impl MonitorUse {
-    fn key_path<'a>(&'a self, key: &'a str) -> [&'a str; 2] {
-        [self.name, key]
+    fn key_path(&self, key: &str) -> Place {
+        self.at.place_of_param(&[self.name], key, false)
     }
     typed_accessors!(options, key_path);
 }
@@ -414,12 +431,12 @@ impl AtomicJob {
 
     /// A top-level param as text (`None` when absent or empty).
     pub fn param_str(&self, key: &str) -> Result<Option<String>, JobError> {
-        text_param(&self.at, &[key], key, self.params.get(key))
+        text_param(&|| self.at.place(&[key]), key, self.params.get(key))
     }
 
     /// The job's `timeout` in seconds, if set (`timeout: 10m`).
     pub fn timeout_secs(&self) -> Result<Option<u64>, JobError> {
-        typed(&self.at, &["timeout"], "timeout", self.params.get("timeout"), convention::duration_secs)
+        typed(|| self.at.place(&["timeout"]), "timeout", self.params.get("timeout"), convention::duration_secs)
     }
 
     /// Program and monitor keys must hold a hash of params or nothing.

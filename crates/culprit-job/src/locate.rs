@@ -62,10 +62,21 @@ impl SourceMap {
     /// The 1-based line of the key path `path` (outermost key first) within document `document`, or of the deepest
     /// part of it that could be found.
     pub(crate) fn locate(&self, document: usize, path: &[&str]) -> Option<usize> {
+        self.locate_depth(document, path).map(|(line, _)| line)
+    }
+
+    /// The 1-based line of the whole key path `path` within document `document`, only if every part was found.
+    pub(crate) fn locate_exact(&self, document: usize, path: &[&str]) -> Option<usize> {
+        self.locate_depth(document, path).filter(|(_, depth)| *depth == path.len()).map(|(line, _)| line)
+    }
+
+    /// The line of the deepest part of `path` found, and how many parts were found.
+    fn locate_depth(&self, document: usize, path: &[&str]) -> Option<(usize, usize)> {
         let start = *self.doc_starts.get(document)?;
         let end = self.doc_starts.get(document + 1).copied().unwrap_or(self.lines.len());
         let mut found: Option<(usize, usize)> = None; // (line index, indentation)
         let mut cursor = start;
+        let mut depth = 0;
         for key in path {
             let parent_indent = found.map(|(_, indent)| indent);
             let mut hit = None;
@@ -91,11 +102,17 @@ impl SourceMap {
                 Some((index, indent)) => {
                     found = Some((index, indent));
                     cursor = index + 1;
+                    depth += 1;
                 }
                 None => break,
             }
         }
-        found.map(|(index, _)| index + 1)
+        found.map(|(index, _)| (index + 1, depth))
+    }
+
+    /// The first of `paths` found whole in any of `documents` (tried in order).
+    pub(crate) fn locate_first_exact(&self, documents: &[usize], paths: &[Vec<&str>]) -> Option<usize> {
+        paths.iter().find_map(|path| documents.iter().find_map(|doc| self.locate_exact(*doc, path)))
     }
 
     /// Like [`SourceMap::locate`], but tries each document in `documents` in turn.
@@ -128,6 +145,9 @@ mod tests {
         assert_eq!(map.locate(0, &["fio-setup-basic", "iodepth"]), Some(3));
         assert_eq!(map.locate_any(&[1, 0], &["suite"]), Some(1));
         assert_eq!(map.document_line(1), Some(9));
+        assert_eq!(map.locate_exact(0, &["fio-setup-basic", "iodepth"]), None);
+        assert_eq!(map.locate_exact(0, &["fio-setup-basic", "bs"]), Some(6));
+        assert_eq!(map.locate_first_exact(&[0], &[vec!["fio", "bs"], vec!["fio-setup-basic", "bs"]]), Some(6));
     }
 
     #[test]

@@ -1,0 +1,166 @@
+//! Atomic jobs: path_params, names, ids, programs, monitors and the run layer's validation hook.
+
+use culprit_job::{AtomicJob, JobFile, KeyProblem};
+use proptest::prelude::*;
+
+fn jobs(text: &str, file: &str) -> Vec<AtomicJob> {
+    JobFile::parse(text, file).unwrap_or_else(|e| panic!("{e}")).expand().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn one(text: &str) -> AtomicJob {
+    let mut all = jobs(text, "jobs/t.yaml");
+    assert_eq!(all.len(), 1, "{text}");
+    all.remove(0)
+}
+
+#[test]
+fn path_params_table() {
+    let cases: &[(&str, &str)] = &[
+        // Values sorted by key name, metadata left out.
+        ("suite: fio\ntestcase: fio\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\nruntime: 5s\nfio:\n", "4k-5s-randwrite"),
+        // lkp's sysbench-cpu job: cpu_max_prime, nr_threads, runtime.
+        ("suite: sysbench-cpu\nruntime: 300s\nnr_threads: 100%\nsysbench-cpu:\n  cpu_max_prime: 20000\n", "20000-100%-300s"),
+        // Nothing but metadata and empty program keys.
+        ("suite: hackbench\ncategory: benchmark\nhackbench:\ntestbox: vm\n", "defaults"),
+        // Monitors and their options never count.
+        ("hackbench:\n  mode: process\nperf-profile:\n  freq: 800\nvmstat:\n", "process"),
+        // Unsafe characters become '_', safe ones stay.
+        ("command:\n  cmd: 'sleep 1; echo a/b'\nratio: 'x=1:2.5%+'\n", "sleep_1__echo_a_b-x=1:2.5%+"),
+        // Values are cut to 31 characters before mapping.
+        ("command:\n  cmd: 'abcdefghijklmnopqrstuvwxyz0123456789'\n", "abcdefghijklmnopqrstuvwxyz01234"),
+        // false and empty values are left out, as in lkp; numbers and true are written as text.
+        ("fio:\n  direct: 1\n  buffered: false\n  invalidate: true\n  testfile:\n", "1-true"),
+        // The host's keys (compatible.yaml style) never count.
+        ("nr_cpu: 20\nmemory: 16G\nmodel: x\nneed_memory: 1G\nqueue: bisect\nkconfig: k\nhackbench:\n  ipc: pipe\n", "pipe"),
+        // Equal keys at different depths keep file order.
+        ("test: top\nstress-ng:\n  test: nested\n", "top-nested"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(one(text).path_params(), *want, "{text}");
+    }
+}
+
+#[test]
+fn names_testcase_and_revisions() {
+    let job = one("suite: split\nhackbench:\n  mode: threads\ncommit: abc123\nrootfs: /osimage/debian/debian-12-x86_64.cgz\n");
+    assert_eq!(job.name(), "t-threads-abc123-debian-12-x86_64.cgz");
+    assert_eq!(job.testcase(), "split");
+    assert_eq!(one("testcase: a\nsuite: b\nhackbench:\n").testcase(), "a");
+    assert_eq!(one("hackbench:\n").testcase(), "t");
+}
+
+#[test]
+fn ids_are_stable_and_ignore_metadata() {
+    let a = one("suite: x\ntestbox: host1\ncommit: c1\nhackbench:\n  mode: process\n  loops: 4\nvmstat:\n");
+    let b = one("hackbench:\n  loops: '4'\n  mode: process\ncommit: c2\nnr_cpu: 8\n");
+    let c = one("hackbench:\n  loops: 5\n  mode: process\n");
+    assert_eq!(a.id(), b.id(), "key order, text vs number, metadata and monitors do not change the id");
+    assert_ne!(a.id(), c.id());
+    assert_eq!(a.id().len(), 16);
+    assert!(a.id().chars().all(|c| c.is_ascii_hexdigit()));
+    // Pinned, so an accidental change of the canonical form (which would orphan stored results) fails here.
+    assert_eq!(a.normalized_params().to_string(), r#"{"hackbench":{"loops":"4","mode":"process"}}"#);
+}
+
+#[test]
+fn programs_merge_params_in_lkp_order() {
+    let job = one("suite: fio-basic\nruntime: 300s\nnr_threads: 50%\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\n  runtime: 5s\nfio:\n  bs: 8k\nvmstat:\nperf-profile:\n  freq: 800\n");
+    let programs = job.programs();
+    assert_eq!(programs.len(), 1);
+    let fio = &programs[0];
+    assert_eq!((fio.name, fio.key.as_str()), ("fio", "fio"));
+    let text = fio.params_text();
+    let pairs: Vec<(&str, &str)> = text.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(pairs, [("bs", "8k"), ("nr_threads", "50%"), ("runtime", "5s"), ("rw", "randwrite")]);
+    assert_eq!(fio.param_size_bytes("bs").unwrap(), Some(8192));
+    assert_eq!(fio.param_duration_secs("runtime").unwrap(), Some(5));
+    assert_eq!(fio.param_share_or_count("nr_threads", 4).unwrap(), Some(2));
+    assert_eq!(fio.param_str("missing").unwrap(), None);
+    let monitors = job.monitors();
+    let names: Vec<&str> = monitors.iter().map(|m| m.name).collect();
+    assert_eq!(names, ["vmstat", "perf-profile"]);
+    assert!(monitors[0].options.is_empty());
+    assert_eq!(monitors[1].param_str("freq").unwrap().as_deref(), Some("800"));
+}
+
+#[test]
+fn aliases_select_programs() {
+    let job = one("sysbench-cpu:\n  cpu_max_prime: 20000\nfs_mark:\n  test: override\n");
+    let programs = job.programs();
+    let seen: Vec<(&str, &str)> = programs.iter().map(|p| (p.name, p.key.as_str())).collect();
+    assert_eq!(seen, [("sysbench", "sysbench-cpu"), ("fsmark", "fs_mark")]);
+    assert_eq!(programs[0].param_str("test").unwrap().as_deref(), Some("cpu"));
+    assert_eq!(one("sysbench-cpu:\n  test: threads\n").programs()[0].param_str("test").unwrap().as_deref(), Some("threads"));
+    assert!(one("suite: x\n").monitors().is_empty(), "no monitor keys: the run layer applies its defaults");
+}
+
+#[test]
+fn unknown_keys_for_the_run_layer() {
+    let accepts = |owner: &str, key: &str| match owner {
+        "fio" => ["rw", "bs", "runtime", "nr_threads"].contains(&key),
+        "perf-profile" => key == "freq",
+        _ => false,
+    };
+    let text = "suite: fio\nruntime: 5s\nwobble: 3\nfio-setup-basic:\n  rw: randwrite\n  bz: 4k\nfio:\nperf-profile:\n  frq: 800\nnetperf:\nsysctl:\n  a: 1\n";
+    let job = JobFile::parse(text, "jobs/x.yaml").unwrap().expand().unwrap().remove(0);
+    let problems: Vec<String> = job.unknown_keys(&accepts).iter().map(KeyProblem::to_string).collect();
+    assert_eq!(problems.len(), 5, "{problems:#?}");
+    assert!(problems[0].starts_with("jobs/x.yaml:3: top-level param 'wobble' is not used by any selected program (fio)"), "{}", problems[0]);
+    assert!(problems[1].starts_with("jobs/x.yaml:6: fio has no param 'bz'"), "{}", problems[1]);
+    assert!(problems[2].starts_with("jobs/x.yaml:9: perf-profile has no param 'frq'"), "{}", problems[2]);
+    assert!(problems[3].starts_with("jobs/x.yaml:10: 'netperf' is not a program or monitor"), "{}", problems[3]);
+    assert!(problems[4].starts_with("jobs/x.yaml:11: 'sysctl' is not a program"), "{}", problems[4]);
+
+    let orphan = one("fio-setup-basic:\n  rw: read\n");
+    let problems: Vec<String> = orphan.unknown_keys(&|_, _| true).iter().map(KeyProblem::to_string).collect();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("selects no benchmark program"), "{}", problems[0]);
+    assert!(problems[1].contains("add a line 'fio:'"), "{}", problems[1]);
+    assert!(one("hackbench:\n  mode: process\n").unknown_keys(&|_, _| true).is_empty());
+}
+
+#[test]
+fn multi_document_files_follow_lkp() {
+    // lkp's dbench.yaml shape: hash0 alone, then hash0 + hash1 expanded.
+    let text = "suite: dbench\nnr_threads: 100%\ndbench:\n---\ndisk: 1HDD\nfs: [btrfs, ext4]\n";
+    let names: Vec<String> = jobs(text, "dbench.yaml").iter().map(AtomicJob::name).collect();
+    assert_eq!(names, ["dbench-100%", "dbench-1HDD-btrfs-100%", "dbench-1HDD-ext4-100%"]);
+}
+
+#[test]
+fn written_jobs_read_back() {
+    for job in jobs("suite: fio\nfio-setup-basic:\n  rw: [randwrite, randread]\n  bs: 4k\n  testfile: y\nfio:\nperf-stat:\n  events: [cpu-clock, task-clock]\n", "f.yaml") {
+        let written = job.to_yaml();
+        assert!(written.starts_with("---\n#! f.yaml\n"), "{written}");
+        let again = JobFile::parse(&written, &format!("{}.yaml", job.name())).unwrap().expand().unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].params(), job.params());
+        assert_eq!(again[0].id(), job.id());
+        assert_eq!(again[0].path_params(), job.path_params());
+    }
+}
+
+proptest! {
+    /// The number of atomic jobs is the product of the list lengths, at top level and inside a program hash, and
+    /// every produced job is distinct.
+    #[test]
+    fn expansion_count_is_the_product(top in prop::collection::vec(1usize..4, 0..4), nested in prop::collection::vec(1usize..4, 0..3)) {
+        let mut text = String::from("suite: p\n");
+        for (i, len) in top.iter().enumerate() {
+            let values: Vec<String> = (0..*len).map(|v| format!("t{i}v{v}")).collect();
+            text.push_str(&format!("top{i}: [{}]\n", values.join(", ")));
+        }
+        text.push_str("stress-ng:\n");
+        for (i, len) in nested.iter().enumerate() {
+            let values: Vec<String> = (0..*len).map(|v| format!("n{i}v{v}")).collect();
+            text.push_str(&format!("  opt{i}: [{}]\n", values.join(", ")));
+        }
+        let file = JobFile::parse(&text, "p.yaml").unwrap();
+        let expected: usize = top.iter().chain(nested.iter()).product();
+        let jobs = file.expand().unwrap();
+        prop_assert_eq!(jobs.len(), expected);
+        prop_assert_eq!(file.count_atomic_jobs().unwrap(), expected as u128);
+        let ids: std::collections::BTreeSet<String> = jobs.iter().map(AtomicJob::id).collect();
+        prop_assert_eq!(ids.len(), expected);
+    }
+}
