@@ -1,4 +1,9 @@
 //! The outer layer that touches the machine: benchmark programs, monitors, machine facts, git, and the executor
-//! that runs a validated plan into the store.
+//! that runs one atomic job into a run record.
 
+pub mod executor;
+pub mod git;
+pub mod machine;
 pub mod monitor;
+pub mod process;
+pub mod program;

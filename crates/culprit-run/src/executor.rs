@@ -1,0 +1,269 @@
+//! Running one atomic job once: setup, monitors, the measured executions, parsing, cleanup, into a [`RunRecord`].
+//!
+//! Whatever happens, a started run ends as a record: a crash, a timeout, a non-zero exit or output that yields no
+//! metrics becomes a failed run carrying its reason and stderr, because a failure is evidence (a commit that makes
+//! the benchmark crash is a regression too). Only a run the user interrupted is not recorded, since it measured
+//! nothing.
+
+use crate::monitor::{self, MonitorSet};
+use crate::process::{self, Exit, Finished, Invocation};
+use crate::program::{command, Params, Program, ProgramContext};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// One atomic job, validated and ready to run.
+#[derive(Clone)]
+pub struct JobRun {
+    pub job_id: String,
+    pub job_name: String,
+    pub testcase: String,
+    /// The atomic job's params as `key: value` text, for the record.
+    pub params: Vec<(String, String)>,
+    pub job_yaml: String,
+    pub program: &'static dyn Program,
+    pub program_params: Params,
+    /// Monitor names with their options.
+    pub monitors: Vec<(String, BTreeMap<String, String>)>,
+    /// The job's `timeout`: the measured command is killed after it.
+    pub timeout: Option<Duration>,
+    /// Where a `command` runs; other programs run in their scratch directory.
+    pub cwd: Option<PathBuf>,
+    /// Extra environment (e.g. `CULPRIT_COMMIT` during a bisect).
+    pub env: Vec<(String, String)>,
+}
+
+/// What every run of a plan shares.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    pub revision: Revision,
+    pub machine: Machine,
+    /// The monitors' sampling interval.
+    pub interval: Duration,
+    /// Where per-run scratch directories are made (and removed afterwards).
+    pub scratch_root: PathBuf,
+}
+
+fn now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Runs `job` once. Returns `None` only when the user interrupted it.
+pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> Option<RunRecord> {
+    let started_at = now();
+    let mut record = RunRecord {
+        job_id: job.job_id.clone(),
+        job_name: job.job_name.clone(),
+        testcase: job.testcase.clone(),
+        params: job.params.clone(),
+        job_yaml: job.job_yaml.clone(),
+        revision: ctx.revision.clone(),
+        machine: ctx.machine.clone(),
+        started_at,
+        ended_at: started_at,
+        outcome: RunOutcome::Ok,
+        exit_code: None,
+        metrics: BTreeMap::new(),
+        monitors: Vec::new(),
+        raw_outputs: Vec::new(),
+        stderr: String::new(),
+    };
+    let scratch = match tempfile_dir(&ctx.scratch_root, &job.job_name) {
+        Ok(dir) => dir,
+        Err(e) => {
+            record.outcome = RunOutcome::Failed {
+                reason: format!("cannot make a scratch directory under {}: {e}", ctx.scratch_root.display()),
+            };
+            record.ended_at = now();
+            return Some(record);
+        }
+    };
+    let result = run_in(job, ctx, interrupt, &scratch, &mut record);
+    // The scratch directory can hold gigabytes of fio files; it goes whatever happened.
+    let _ = std::fs::remove_dir_all(&scratch);
+    record.ended_at = now();
+    match result {
+        Err(Stop::Interrupted) => None,
+        Err(Stop::Failed(reason)) => {
+            record.outcome = RunOutcome::Failed { reason };
+            Some(record)
+        }
+        Ok(()) => Some(record),
+    }
+}
+
+enum Stop {
+    Interrupted,
+    Failed(String),
+}
+
+fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(root)?;
+    let safe: String = job_name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    for attempt in 0..1000u32 {
+        let dir = root.join(format!("{safe}.{}.{attempt}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("no free scratch directory name"))
+}
+
+fn with_env(mut inv: Invocation, job: &JobRun) -> Invocation {
+    inv.env.extend(job.env.iter().cloned());
+    inv
+}
+
+fn run_in(
+    job: &JobRun,
+    ctx: &RunContext,
+    interrupt: &Arc<AtomicBool>,
+    scratch: &std::path::Path,
+    record: &mut RunRecord,
+) -> Result<(), Stop> {
+    let pctx = ProgramContext { nr_cpu: ctx.machine.nr_cpu.max(1), scratch_dir: scratch.to_path_buf() };
+    let plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
+
+    for step in &plan.setup {
+        let inv = with_env(step.clone(), job);
+        let f = process::run(&inv, job.timeout, interrupt).map_err(|e| Stop::Failed(format!("setup: {e}")))?;
+        if f.exit == Exit::Interrupted {
+            return Err(Stop::Interrupted);
+        }
+        if !f.exit.success() {
+            record.stderr = f.stderr.clone();
+            return Err(Stop::Failed(format!("setup '{}' failed: {}", inv.display(), f.exit.describe())));
+        }
+    }
+
+    let mut monitors = Vec::new();
+    for (name, options) in &job.monitors {
+        match monitor::create(name, options, ctx.interval.as_secs_f64()) {
+            Ok(m) => monitors.push(m),
+            Err(e) => record.stderr.push_str(&format!("culprit: monitor {name} not started: {e}\n")),
+        }
+    }
+    let set = MonitorSet::start(monitors, ctx.interval);
+
+    let mut main = with_env(plan.main.clone(), job);
+    if job.program.name() == "command" {
+        main.cwd = job.cwd.clone();
+    }
+    let deadline = job.timeout;
+    let begun = std::time::Instant::now();
+    let mut executions: Vec<Finished> = Vec::new();
+    let mut failure = None;
+    for _ in 0..plan.executions {
+        let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
+        match process::run(&main, remaining, interrupt) {
+            Ok(f) => {
+                let ok = f.exit.success();
+                if !ok {
+                    failure = Some(format!("'{}' {}", main.display(), f.exit.describe()));
+                }
+                record.exit_code = f.exit.code();
+                executions.push(f);
+                if !ok {
+                    break;
+                }
+            }
+            Err(e) => {
+                failure = Some(e.to_string());
+                break;
+            }
+        }
+    }
+
+    for (name, result) in set.stop() {
+        match result {
+            Ok(out) => {
+                record.metrics.extend(out.metrics);
+                if !out.series.series.is_empty() {
+                    let mut series = out.series;
+                    if series.monitor.is_empty() {
+                        series.monitor = name.clone();
+                    }
+                    record.monitors.push(series);
+                }
+                record.raw_outputs.extend(out.raw);
+            }
+            Err(e) => record.stderr.push_str(&format!("culprit: monitor {name}: {e}\n")),
+        }
+    }
+
+    for step in &plan.cleanup {
+        // Cleanup is attempted even after a failure and never turns a good run into a failed one.
+        let _ = process::run(&with_env(step.clone(), job), Some(Duration::from_secs(600)), &Arc::new(AtomicBool::new(false)));
+    }
+
+    let stdout: String = executions.iter().map(|f| f.stdout.as_str()).collect();
+    let stderr: String = executions.iter().map(|f| f.stderr.as_str()).collect();
+    record.stderr.push_str(&stderr);
+    if !stdout.is_empty() {
+        record.raw_outputs.push(RawOutput { name: job.program.name().to_string(), content: stdout.clone().into_bytes() });
+    }
+    if executions.iter().any(|f| f.exit == Exit::Interrupted) || interrupt.load(Ordering::SeqCst) {
+        return Err(Stop::Interrupted);
+    }
+    add_time_metrics(&executions, &mut record.metrics);
+    if let Some(reason) = failure {
+        return Err(Stop::Failed(reason));
+    }
+
+    let program_metrics = match job.program.parser() {
+        None => {
+            let caps = command::captures(&job.program_params).map_err(|e| Stop::Failed(e.to_string()))?;
+            let per_execution = MonitorSeries {
+                monitor: "command".into(),
+                times: executions.iter().map(|f| f.usage.wall_secs).scan(0.0, |t, w| {
+                    *t += w;
+                    Some(*t)
+                }).collect(),
+                series: BTreeMap::from([(
+                    "elapsed_time".to_string(),
+                    executions.iter().map(|f| f.usage.wall_secs).collect(),
+                )]),
+            };
+            record.monitors.push(per_execution);
+            command::metrics(&executions, &caps).map_err(Stop::Failed)?
+        }
+        Some(parser_name) => {
+            let parser = culprit_parse::lookup(parser_name)
+                .ok_or_else(|| Stop::Failed(format!("no parser named {parser_name}")))?;
+            let parsed = parser
+                .parse(&culprit_parse::ParseInput::text(&stdout))
+                .map_err(|e| Stop::Failed(format!("{} output yields no metrics: {e}", job.program.name())))?;
+            let metrics = parsed.metrics(job.program.name());
+            if metrics.is_empty() {
+                return Err(Stop::Failed(format!("{} output yields no metrics", job.program.name())));
+            }
+            metrics
+        }
+    };
+    record.metrics.extend(program_metrics);
+    Ok(())
+}
+
+/// lkp's `time.*` metrics for the measured command, summed over its executions.
+fn add_time_metrics(executions: &[Finished], metrics: &mut BTreeMap<String, f64>) {
+    if executions.is_empty() {
+        return;
+    }
+    let sum = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>();
+    metrics.insert("time.elapsed_time".into(), sum(&|e| e.usage.wall_secs));
+    metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
+    metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
+    metrics.insert(
+        "time.max_resident_set_size".into(),
+        executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
+    );
+    metrics.insert("time.minor_page_faults".into(), sum(&|e| e.usage.minor_faults as f64));
+    metrics.insert("time.major_page_faults".into(), sum(&|e| e.usage.major_faults as f64));
+    metrics.insert("time.voluntary_context_switches".into(), sum(&|e| e.usage.voluntary_switches as f64));
+    metrics.insert("time.involuntary_context_switches".into(), sum(&|e| e.usage.involuntary_switches as f64));
+}

@@ -1,0 +1,302 @@
+//! Running one external program: spawn, capture, time out, and account its resources with `wait4`.
+//!
+//! Benchmarks are measured by the kernel's own accounting of the child (`struct rusage` from `wait4`), so user and
+//! system time and peak RSS are exact for the process tree that was waited for, and no `/usr/bin/time` wrapper is needed.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The program and its arguments. `argv[0]` is looked up in `PATH`.
+    pub argv: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// The working directory; `None` inherits the caller's.
+    pub cwd: Option<PathBuf>,
+    /// Whether stderr is folded into stdout (some benchmarks print their results to stderr).
+    pub merge_stderr: bool,
+}
+
+impl Invocation {
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Invocation { argv: argv.into_iter().map(Into::into).collect(), env: Vec::new(), cwd: None, merge_stderr: false }
+    }
+
+    /// A `sh -c` invocation of a shell command line.
+    pub fn shell(command_line: &str) -> Self {
+        Invocation::new(["sh", "-c", command_line])
+    }
+
+    pub fn in_dir(mut self, dir: &Path) -> Self {
+        self.cwd = Some(dir.to_path_buf());
+        self
+    }
+
+    /// The command line as a user could paste it into a shell.
+    pub fn display(&self) -> String {
+        self.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Quotes one word for a POSIX shell when it needs quoting.
+pub fn shell_quote(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c));
+    if safe {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Resource use of a finished child, from `wait4`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub wall_secs: f64,
+    pub user_secs: f64,
+    pub sys_secs: f64,
+    pub max_rss_kib: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    /// Killed by us after the time limit.
+    TimedOut,
+    /// Killed by us because the user interrupted the run.
+    Interrupted,
+}
+
+impl Exit {
+    pub fn success(&self) -> bool {
+        matches!(self, Exit::Code(0))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Exit::Code(c) => format!("exit status {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::TimedOut => "killed after the job's timeout".to_string(),
+            Exit::Interrupted => "interrupted".to_string(),
+        }
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            Exit::Code(c) => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+/// The result of running one invocation.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub exit: Exit,
+    pub stdout: String,
+    pub stderr: String,
+    pub usage: Usage,
+}
+
+#[derive(Debug, Error)]
+pub enum ProcessError {
+    #[error("cannot start '{program}': {source}")]
+    Spawn { program: String, source: std::io::Error },
+    #[error("empty command line")]
+    Empty,
+    #[error("waiting for '{program}' failed: {source}")]
+    Wait { program: String, source: std::io::Error },
+}
+
+/// Runs an invocation to completion, killing its whole process group after `timeout` or when `interrupt` is set.
+/// Output is captured in full; the child gets no stdin.
+pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBool>) -> Result<Finished, ProcessError> {
+    let program = inv.argv.first().ok_or(ProcessError::Empty)?;
+    let mut cmd = Command::new(program);
+    cmd.args(&inv.argv[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in &inv.env {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = &inv.cwd {
+        cmd.current_dir(dir);
+    }
+    // A process group of its own lets a timeout or Ctrl-C kill the benchmark's children too (fio and stress-ng fork
+    // workers), and keeps the terminal's Ctrl-C from reaching the benchmark before we decide what to do.
+    cmd.process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn { program: program.clone(), source })?;
+    let pid = child.id() as libc::pid_t;
+
+    // Pipes are drained on their own threads so a chatty benchmark never blocks on a full pipe.
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let out_thread = thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(p) = out_pipe.as_mut() {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    });
+    let err_thread = thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(p) = err_pipe.as_mut() {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    });
+
+    let mut killed_for: Option<Exit> = None;
+    let (status, rusage) = loop {
+        let mut status: libc::c_int = 0;
+        let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: plain syscall on our own child's pid with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut rusage) };
+        if r == pid {
+            break (status, rusage);
+        }
+        if r < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(ProcessError::Wait { program: program.clone(), source: err });
+        }
+        if killed_for.is_none() {
+            if interrupt.load(Ordering::SeqCst) {
+                killed_for = Some(Exit::Interrupted);
+            } else if timeout.is_some_and(|t| start.elapsed() >= t) {
+                killed_for = Some(Exit::TimedOut);
+            }
+            if killed_for.is_some() {
+                // SAFETY: signalling our own child's process group.
+                unsafe {
+                    libc::kill(-pid, libc::SIGTERM);
+                }
+                let deadline = Instant::now() + Duration::from_secs(5);
+                let grp = pid;
+                thread::spawn(move || {
+                    while Instant::now() < deadline {
+                        thread::sleep(Duration::from_millis(100));
+                    }
+                    // SAFETY: as above; harmless if the group is already gone.
+                    unsafe {
+                        libc::kill(-grp, libc::SIGKILL);
+                    }
+                });
+            }
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    let wall = start.elapsed().as_secs_f64();
+    // Children of the benchmark that outlived it would keep the pipes open; kill the group before draining.
+    // SAFETY: signalling a process group we created; ESRCH when it is gone is fine.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+    let stdout = String::from_utf8_lossy(&out_thread.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_thread.join().unwrap_or_default()).into_owned();
+    let exit = match killed_for {
+        Some(k) => k,
+        None if libc::WIFEXITED(status) => Exit::Code(libc::WEXITSTATUS(status)),
+        None if libc::WIFSIGNALED(status) => Exit::Signal(libc::WTERMSIG(status)),
+        None => Exit::Code(-1),
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let usage = Usage {
+        wall_secs: wall,
+        user_secs: tv(rusage.ru_utime),
+        sys_secs: tv(rusage.ru_stime),
+        max_rss_kib: rusage.ru_maxrss.max(0) as u64,
+        minor_faults: rusage.ru_minflt.max(0) as u64,
+        major_faults: rusage.ru_majflt.max(0) as u64,
+        voluntary_switches: rusage.ru_nvcsw.max(0) as u64,
+        involuntary_switches: rusage.ru_nivcsw.max(0) as u64,
+    };
+    let (stdout, stderr) = if inv.merge_stderr { (format!("{stdout}{stderr}"), stderr) } else { (stdout, stderr) };
+    Ok(Finished { exit, stdout, stderr, usage })
+}
+
+/// Finds a program in `PATH` (or checks an explicit path), as the shell would.
+pub fn find_in_path(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_interrupt() -> Arc<AtomicBool> {
+        Arc::new(AtomicBool::new(false))
+    }
+
+    #[test]
+    fn captures_output_exit_code_and_cpu_time() {
+        let inv = Invocation::shell("echo out; echo err >&2; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3");
+        let f = run(&inv, None, &no_interrupt()).unwrap();
+        assert_eq!(f.exit, Exit::Code(3));
+        assert_eq!(f.stdout, "out\n");
+        assert_eq!(f.stderr, "err\n");
+        assert!(f.usage.user_secs + f.usage.sys_secs > 0.0, "{:?}", f.usage);
+        assert!(f.usage.max_rss_kib > 0);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let inv = Invocation::shell("sleep 30 & sleep 30; echo never");
+        let f = run(&inv, Some(Duration::from_millis(300)), &no_interrupt()).unwrap();
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert!(f.usage.wall_secs < 10.0);
+        assert!(!f.stdout.contains("never"));
+    }
+
+    #[test]
+    fn interrupt_flag_stops_the_child() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let f = run(&Invocation::new(["sleep", "30"]), None, &flag).unwrap();
+        assert_eq!(f.exit, Exit::Interrupted);
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let err = run(&Invocation::new(["/nonexistent/culprit-bench"]), None, &no_interrupt()).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/culprit-bench"), "{err}");
+    }
+
+    #[test]
+    fn quoting_round_trips_through_sh() {
+        assert_eq!(shell_quote("fio"), "fio");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert!(find_in_path("sh").is_some());
+        assert!(find_in_path("culprit-no-such-program").is_none());
+    }
+}

@@ -1,0 +1,147 @@
+//! `command`: any shell command as a benchmark, timed per execution by the kernel's accounting.
+//!
+//! Params:
+//!
+//! | param | meaning | default |
+//! |---|---|---|
+//! | `cmd` (required) | the command line, run with `sh -c` in the job's working directory | |
+//! | `executions` | how many times it runs within one run; the run's metrics are the means | `1` |
+//! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>` | |
+//!
+//! Metrics per run: `command.elapsed_time` (s, wall), `command.user_time`, `command.system_time` (s), and
+//! `command.max_resident_set_size` (KiB), named after lkp's `time.*` metrics, plus the captures. A non-zero exit
+//! fails the run.
+
+use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::{Finished, Invocation};
+use regex::Regex;
+use std::collections::BTreeMap;
+
+pub struct CommandProgram;
+
+const SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "cmd", kind: ParamKind::Text, doc: "the shell command line" },
+    ParamSpec { name: "executions", kind: ParamKind::Count, doc: "executions per run" },
+    ParamSpec { name: "capture.*", kind: ParamKind::Text, doc: "a regex capturing a number from the output" },
+];
+
+impl Program for CommandProgram {
+    fn name(&self) -> &'static str {
+        "command"
+    }
+    fn binary(&self) -> &'static str {
+        "sh"
+    }
+    fn install_hint(&self) -> &'static str {
+        "a POSIX shell is needed at /bin/sh"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        SPECS
+    }
+    fn parser(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn plan(&self, p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        let cmd = p.get("cmd").ok_or_else(|| ProgramError::MissingParam {
+            program: "command",
+            key: "cmd".into(),
+            reason: "give the command line to measure, e.g. cmd: make -j2".into(),
+        })?;
+        captures(p)?;
+        let mut plan = ProgramPlan::single(Invocation::shell(cmd));
+        plan.executions = p.count("executions")?.unwrap_or(1).clamp(1, 1_000_000) as u32;
+        Ok(plan)
+    }
+}
+
+/// The compiled `capture.<name>` regexes of a command job.
+pub fn captures(p: &Params) -> Result<Vec<(String, Regex)>, ProgramError> {
+    let mut out = Vec::new();
+    for (key, pattern) in &p.values {
+        let Some(name) = key.strip_prefix("capture.") else { continue };
+        let re = Regex::new(pattern).map_err(|e| ProgramError::BadParam {
+            program: "command",
+            key: key.clone(),
+            value: pattern.clone(),
+            reason: format!("not a valid regex: {e}"),
+        })?;
+        if re.captures_len() < 2 {
+            return Err(ProgramError::BadParam {
+                program: "command",
+                key: key.clone(),
+                value: pattern.clone(),
+                reason: "the regex needs a capture group around the number, e.g. 'ops: ([0-9.]+)'".into(),
+            });
+        }
+        out.push((name.to_string(), re));
+    }
+    Ok(out)
+}
+
+/// The metrics of one run from its executions: means of the timings and of each capture. A capture that matches
+/// no execution is an error naming it, so a changed output format is noticed instead of silently dropped.
+pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<BTreeMap<String, f64>, String> {
+    let n = executions.len().max(1) as f64;
+    let mut m = BTreeMap::new();
+    let mean = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>() / n;
+    m.insert("command.elapsed_time".to_string(), mean(&|e| e.usage.wall_secs));
+    m.insert("command.user_time".to_string(), mean(&|e| e.usage.user_secs));
+    m.insert("command.system_time".to_string(), mean(&|e| e.usage.sys_secs));
+    m.insert("command.max_resident_set_size".to_string(), mean(&|e| e.usage.max_rss_kib as f64));
+    for (name, re) in captures {
+        let mut values = Vec::new();
+        for e in executions {
+            let Some(caps) = re.captures(&e.stdout) else { continue };
+            let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str()).unwrap_or("");
+            if let Ok(v) = text.trim().parse::<f64>() {
+                values.push(v);
+            }
+        }
+        if values.is_empty() {
+            return Err(format!("capture.{name}: the regex '{}' matched no number in the command's output", re.as_str()));
+        }
+        m.insert(format!("command.{name}"), values.iter().sum::<f64>() / values.len() as f64);
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::{Exit, Usage};
+    use crate::program::{ctx, params};
+
+    fn finished(out: &str, wall: f64) -> Finished {
+        Finished {
+            exit: Exit::Code(0),
+            stdout: out.into(),
+            stderr: String::new(),
+            usage: Usage { wall_secs: wall, user_secs: 0.5, max_rss_kib: 100, ..Usage::default() },
+        }
+    }
+
+    #[test]
+    fn plans_and_measures_captures() {
+        let p = params("command", &[("cmd", "echo ops: 12"), ("executions", "3"), ("capture.ops", "ops: ([0-9.]+)")]);
+        let plan = CommandProgram.plan(&p, &ctx()).unwrap();
+        assert_eq!(plan.executions, 3);
+        assert_eq!(plan.main.argv, ["sh", "-c", "echo ops: 12"]);
+        let caps = captures(&p).unwrap();
+        let m = metrics(&[finished("ops: 10\n", 1.0), finished("ops: 14\n", 3.0)], &caps).unwrap();
+        assert_eq!(m["command.ops"], 12.0);
+        assert_eq!(m["command.elapsed_time"], 2.0);
+        assert_eq!(m["command.user_time"], 0.5);
+        let err = metrics(&[finished("nothing", 1.0)], &caps).unwrap_err();
+        assert!(err.contains("capture.ops"), "{err}");
+    }
+
+    #[test]
+    fn bad_captures_and_missing_cmd() {
+        assert!(CommandProgram.plan(&params("command", &[]), &ctx()).is_err());
+        let p = params("command", &[("cmd", "true"), ("capture.x", "no group")]);
+        assert!(CommandProgram.plan(&p, &ctx()).unwrap_err().to_string().contains("capture group"));
+        let p = params("command", &[("cmd", "true"), ("capture.x", "([0-9")]);
+        assert!(CommandProgram.plan(&p, &ctx()).unwrap_err().to_string().contains("regex"));
+    }
+}

@@ -1,0 +1,64 @@
+//! dbench, the file-server load generator (Debian package `dbench`), run as lkp's dbench does.
+//!
+//! Param mapping: `nr_threads` → the client count (count or share of CPUs, default nr_cpu); `runtime` → `-t`
+//! seconds (default 60). The load file is Debian's `/usr/share/dbench/client.txt`, and the clients work in the scratch
+//! directory (`-D`). `culprit_parse::dbench` turns the summary into `dbench.throughput-MB/sec`.
+
+use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::Invocation;
+
+pub struct Dbench;
+
+/// Debian's dbench load file.
+pub const LOADFILE: &str = "/usr/share/dbench/client.txt";
+
+const SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "nr_threads", kind: ParamKind::CountOrShare, doc: "clients, or a share of the CPUs" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "run time" },
+];
+
+impl Program for Dbench {
+    fn name(&self) -> &'static str {
+        "dbench"
+    }
+    fn binary(&self) -> &'static str {
+        "dbench"
+    }
+    fn install_hint(&self) -> &'static str {
+        "install it with: apt-get install dbench"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        SPECS
+    }
+
+    fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        let clients = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
+        let runtime = p.duration_secs("runtime")?.unwrap_or(60).max(1);
+        let argv = vec![
+            "dbench".to_string(),
+            "-c".into(),
+            LOADFILE.into(),
+            "-D".into(),
+            ctx.scratch_dir.display().to_string(),
+            "-t".into(),
+            runtime.to_string(),
+            clients.to_string(),
+        ];
+        Ok(ProgramPlan::single(Invocation::new(argv)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{ctx, params};
+
+    #[test]
+    fn clients_and_time() {
+        let p = params("dbench", &[("nr_threads", "100%"), ("runtime", "3s")]);
+        assert_eq!(
+            Dbench.plan(&p, &ctx()).unwrap().main.display(),
+            "dbench -c /usr/share/dbench/client.txt -D /tmp/culprit-scratch -t 3 4"
+        );
+    }
+}

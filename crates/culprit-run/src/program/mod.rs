@@ -1,0 +1,263 @@
+//! Benchmark programs: one module per program, each mapping lkp-style job params to a real command line, one
+//! [`Program`] trait, one [`registry`].
+//!
+//! A program turns its params into a [`ProgramPlan`] (setup, the measured command, cleanup) before anything runs, so
+//! a bad param or a missing binary is reported for the whole job file up front, not halfway through a long run.
+
+use crate::process::{find_in_path, Invocation};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use thiserror::Error;
+
+pub mod command;
+pub mod dbench;
+pub mod fio;
+pub mod fsmark;
+pub mod hackbench;
+pub mod stress_ng;
+pub mod sysbench;
+
+/// Why a program cannot be planned.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ProgramError {
+    #[error("{program}: param '{key}' = '{value}': {reason}")]
+    BadParam { program: &'static str, key: String, value: String, reason: String },
+    #[error("{program}: missing param '{key}': {reason}")]
+    MissingParam { program: &'static str, key: String, reason: String },
+    #[error("{program}: unknown param '{key}'; {program} accepts: {accepted}")]
+    UnknownParam { program: &'static str, key: String, accepted: String },
+    #[error("{program}: '{binary}' is not installed; {hint}")]
+    MissingBinary { program: &'static str, binary: String, hint: &'static str },
+    #[error("unknown program '{name}'; culprit runs: {known}")]
+    UnknownProgram { name: String, known: String },
+}
+
+/// What kind of value a param takes, so it is validated before anything runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Free text.
+    Text,
+    /// A whole number.
+    Count,
+    /// A whole number or a share of the CPUs such as `50%`.
+    CountOrShare,
+    /// A duration: `300`, `300s`, `5m`, `1h`.
+    Duration,
+    /// A size: `4k`, `64M`, `1G`.
+    Size,
+    /// One of a fixed set of words.
+    OneOf(&'static [&'static str]),
+}
+
+/// One accepted param of a program, documented.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub doc: &'static str,
+}
+
+impl ParamSpec {
+    /// Whether a key is this param; a name ending in `.*` accepts a family of keys (`capture.*`).
+    pub fn matches(&self, key: &str) -> bool {
+        match self.name.strip_suffix('*') {
+            Some(prefix) => key.starts_with(prefix) && key.len() > prefix.len(),
+            None => self.name == key,
+        }
+    }
+}
+
+/// The params a program sees: its own hash merged over the job's top-level params, as text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Params {
+    pub program: &'static str,
+    pub values: BTreeMap<String, String>,
+}
+
+impl Params {
+    pub fn new(program: &'static str, values: BTreeMap<String, String>) -> Self {
+        Params { program, values }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    fn bad(&self, key: &str, value: &str, reason: impl Into<String>) -> ProgramError {
+        ProgramError::BadParam { program: self.program, key: key.into(), value: value.into(), reason: reason.into() }
+    }
+
+    /// A whole number.
+    pub fn count(&self, key: &str) -> Result<Option<u64>, ProgramError> {
+        self.get(key)
+            .map(|v| v.trim().parse::<u64>().map_err(|_| self.bad(key, v, "expected a whole number such as 8")))
+            .transpose()
+    }
+
+    /// A whole number or a share of `nr_cpu` (`50%`), at least 1.
+    pub fn count_or_share(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, ProgramError> {
+        self.get(key)
+            .map(|v| culprit_job::convention::share_or_count(v, nr_cpu).map_err(|e| self.bad(key, v, e.to_string())))
+            .transpose()
+    }
+
+    /// A duration in seconds.
+    pub fn duration_secs(&self, key: &str) -> Result<Option<u64>, ProgramError> {
+        self.get(key)
+            .map(|v| culprit_job::convention::duration_secs(v).map_err(|e| self.bad(key, v, e.to_string())))
+            .transpose()
+    }
+
+    /// A size in bytes.
+    pub fn size_bytes(&self, key: &str) -> Result<Option<u64>, ProgramError> {
+        self.get(key)
+            .map(|v| culprit_job::convention::size_bytes(v).map_err(|e| self.bad(key, v, e.to_string())))
+            .transpose()
+    }
+
+    /// An iteration count (`8x` or `8`).
+    pub fn iterations(&self, key: &str) -> Result<Option<u64>, ProgramError> {
+        self.get(key)
+            .map(|v| culprit_job::convention::iterations(v).map_err(|e| self.bad(key, v, e.to_string())))
+            .transpose()
+    }
+
+    /// One of a fixed set of words.
+    pub fn one_of(&self, key: &str, allowed: &[&str]) -> Result<Option<String>, ProgramError> {
+        self.get(key)
+            .map(|v| {
+                if allowed.contains(&v) {
+                    Ok(v.to_string())
+                } else {
+                    Err(self.bad(key, v, format!("expected one of: {}", allowed.join(", "))))
+                }
+            })
+            .transpose()
+    }
+
+    /// Checks every param against the program's specs (and the keys every program may see), so an unknown or
+    /// malformed param is reported before anything runs.
+    pub fn validate(&self, specs: &[ParamSpec], nr_cpu: u32) -> Result<(), ProgramError> {
+        for (key, value) in &self.values {
+            let Some(spec) = specs.iter().find(|s| s.matches(key)) else {
+                if COMMON_KEYS.contains(&key.as_str()) {
+                    continue;
+                }
+                return Err(ProgramError::UnknownParam {
+                    program: self.program,
+                    key: key.clone(),
+                    accepted: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                });
+            };
+            if value.is_empty() {
+                continue;
+            }
+            match spec.kind {
+                ParamKind::Text => {}
+                ParamKind::Count => drop(self.count(key)?),
+                ParamKind::CountOrShare => drop(self.count_or_share(key, nr_cpu)?),
+                ParamKind::Duration => drop(self.duration_secs(key)?),
+                ParamKind::Size => drop(self.size_bytes(key)?),
+                ParamKind::OneOf(words) => drop(self.one_of(key, words)?),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Keys every program may see without using them: lkp's top-level keys that describe the test box or its setup
+/// (which Culprit records but does not act on), and the run layer's own keys.
+pub const COMMON_KEYS: &[&str] = &["timeout", "cpufreq_governor", "ucode", "disk", "fs", "fs2", "mount_option"];
+
+/// Where and on what a program runs.
+#[derive(Debug, Clone)]
+pub struct ProgramContext {
+    pub nr_cpu: u32,
+    /// A fresh, empty directory for the benchmark's files (fio's test files, fs_mark's directories).
+    pub scratch_dir: PathBuf,
+}
+
+/// The commands of one run: setup (not measured), the measured command, cleanup (always attempted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramPlan {
+    pub setup: Vec<Invocation>,
+    pub main: Invocation,
+    /// How many times the measured command runs within one run (lkp's `iterations` for hackbench, a `command`'s
+    /// `executions`); the outputs are concatenated for the parser.
+    pub executions: u32,
+    pub cleanup: Vec<Invocation>,
+}
+
+impl ProgramPlan {
+    pub fn single(main: Invocation) -> Self {
+        ProgramPlan { setup: Vec::new(), main, executions: 1, cleanup: Vec::new() }
+    }
+}
+
+/// A benchmark program Culprit can run.
+pub trait Program: Sync {
+    /// The job key that selects it, which is also its metric prefix (`fio`, `fsmark`, `stress-ng`).
+    fn name(&self) -> &'static str;
+    /// The executable it needs.
+    fn binary(&self) -> &'static str;
+    /// What to install when the binary is missing.
+    fn install_hint(&self) -> &'static str;
+    /// The params it accepts.
+    fn params(&self) -> &'static [ParamSpec];
+    /// The commands for one run.
+    fn plan(&self, params: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError>;
+    /// The parser (a `culprit_parse` registry name) that reads its output; `None` for programs measured by time.
+    fn parser(&self) -> Option<&'static str> {
+        Some(self.name())
+    }
+
+    /// Fails when the binary is not installed, naming what to install.
+    fn check_installed(&self) -> Result<(), ProgramError> {
+        match find_in_path(self.binary()) {
+            Some(_) => Ok(()),
+            None => Err(ProgramError::MissingBinary {
+                program: self.name(),
+                binary: self.binary().to_string(),
+                hint: self.install_hint(),
+            }),
+        }
+    }
+}
+
+/// Every program, in one place.
+pub fn registry() -> &'static [&'static dyn Program] {
+    &REGISTRY
+}
+
+static REGISTRY: [&dyn Program; 11] = [
+        &command::CommandProgram,
+        &dbench::Dbench,
+        &fio::Fio,
+        &fsmark::Fsmark,
+        &hackbench::Hackbench,
+        &stress_ng::StressNg,
+        &sysbench::CPU,
+        &sysbench::FILEIO,
+        &sysbench::MEMORY,
+        &sysbench::MUTEX,
+        &sysbench::THREADS,
+];
+
+/// The program for a job key (`fs_mark` is accepted for `fsmark`).
+pub fn lookup(name: &str) -> Result<&'static dyn Program, ProgramError> {
+    let name = if name == "fs_mark" { "fsmark" } else { name };
+    registry().iter().copied().find(|p| p.name() == name).ok_or_else(|| ProgramError::UnknownProgram {
+        name: name.to_string(),
+        known: registry().iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+    })
+}
+
+#[cfg(test)]
+pub(crate) fn params(program: &'static str, pairs: &[(&str, &str)]) -> Params {
+    Params::new(program, pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+}
+
+#[cfg(test)]
+pub(crate) fn ctx() -> ProgramContext {
+    ProgramContext { nr_cpu: 4, scratch_dir: PathBuf::from("/tmp/culprit-scratch") }
+}

@@ -1,0 +1,178 @@
+//! sysbench (Debian package `sysbench`): the cpu, memory, threads, mutex and fileio tests, each selected by its lkp
+//! job key (`sysbench-cpu`, `sysbench-memory`, `sysbench-threads`, `sysbench-mutex`, `sysbench-fileio`).
+//!
+//! Param mapping (lkp's names and defaults, except that runtimes default to 60 s rather than 600 s):
+//!
+//! | test | param | sysbench option | default |
+//! |---|---|---|---|
+//! | all but fileio | `nr_threads` | `--threads` (count or share of CPUs) | 1 |
+//! | all but fileio | `runtime` | `--time` | 60 |
+//! | cpu | `cpu_max_prime` | `--cpu-max-prime` | 10000 |
+//! | memory | `mem_blk_size`, `mem_total_size`, `mem_scope`, `mem_hugetlb`, `mem_opt`, `mem_access_mode` | `--memory-block-size`, `--memory-total-size`, `--memory-scope`, `--memory-hugetlb`, `--memory-oper`, `--memory-access-mode` | 1K, 100G, global, off, write, seq |
+//! | threads | `thread_yields`, `thread_locks` | `--thread-yields`, `--thread-locks` | 1000, 8 |
+//! | mutex | `mutex_num`, `mutex_locks`, `mutex_loops` | `--mutex-num`, `--mutex-locks`, `--mutex-loops` | 4096, 50000, 10000 |
+//! | fileio | `nr_threads`, `period`, `rwmode`, `iomode`, `size`, `filenum` | `--threads`, `--time`, `--file-test-mode`, `--file-io-mode`, `--file-total-size`, `--file-num` | 1, 60, rndrw, sync, 128M, 128 |
+//!
+//! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
+//! the job key (`sysbench-cpu.events_per_second`, ...), parsed by `culprit_parse::sysbench`.
+
+use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::Invocation;
+
+/// One sysbench test, selected by its lkp job key.
+pub struct Sysbench {
+    pub test: &'static str,
+}
+
+pub static CPU: Sysbench = Sysbench { test: "cpu" };
+pub static MEMORY: Sysbench = Sysbench { test: "memory" };
+pub static THREADS: Sysbench = Sysbench { test: "threads" };
+pub static MUTEX: Sysbench = Sysbench { test: "mutex" };
+pub static FILEIO: Sysbench = Sysbench { test: "fileio" };
+
+const COMMON: [ParamSpec; 2] = [
+    ParamSpec { name: "nr_threads", kind: ParamKind::CountOrShare, doc: "threads, or a share of the CPUs" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "run time" },
+];
+
+const CPU_SPECS: &[ParamSpec] =
+    &[COMMON[0], COMMON[1], ParamSpec { name: "cpu_max_prime", kind: ParamKind::Count, doc: "upper limit of primes" }];
+const MEMORY_SPECS: &[ParamSpec] = &[
+    COMMON[0],
+    COMMON[1],
+    ParamSpec { name: "nr_processes", kind: ParamKind::Count, doc: "accepted for lkp compatibility; one process runs" },
+    ParamSpec { name: "mem_blk_size", kind: ParamKind::Size, doc: "block size" },
+    ParamSpec { name: "mem_total_size", kind: ParamKind::Size, doc: "total bytes to transfer" },
+    ParamSpec { name: "mem_scope", kind: ParamKind::OneOf(&["global", "local"]), doc: "memory scope" },
+    ParamSpec { name: "mem_hugetlb", kind: ParamKind::OneOf(&["on", "off"]), doc: "huge pages" },
+    ParamSpec { name: "mem_opt", kind: ParamKind::OneOf(&["read", "write", "none"]), doc: "operation" },
+    ParamSpec { name: "mem_access_mode", kind: ParamKind::OneOf(&["seq", "rnd"]), doc: "access pattern" },
+];
+const THREADS_SPECS: &[ParamSpec] = &[
+    COMMON[0],
+    COMMON[1],
+    ParamSpec { name: "thread_yields", kind: ParamKind::Count, doc: "yields per request" },
+    ParamSpec { name: "thread_locks", kind: ParamKind::Count, doc: "locks per thread" },
+];
+const MUTEX_SPECS: &[ParamSpec] = &[
+    COMMON[0],
+    COMMON[1],
+    ParamSpec { name: "mutex_num", kind: ParamKind::Count, doc: "mutexes" },
+    ParamSpec { name: "mutex_locks", kind: ParamKind::Count, doc: "locks per thread" },
+    ParamSpec { name: "mutex_loops", kind: ParamKind::Count, doc: "empty loops between locks" },
+];
+const FILEIO_SPECS: &[ParamSpec] = &[
+    COMMON[0],
+    ParamSpec { name: "period", kind: ParamKind::Duration, doc: "run time" },
+    ParamSpec { name: "rwmode", kind: ParamKind::OneOf(&["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"]), doc: "test mode" },
+    ParamSpec { name: "iomode", kind: ParamKind::OneOf(&["sync", "async", "mmap"]), doc: "I/O mode" },
+    ParamSpec { name: "size", kind: ParamKind::Size, doc: "total file size" },
+    ParamSpec { name: "filenum", kind: ParamKind::Text, doc: "number of files (128 or 128f)" },
+];
+
+impl Program for Sysbench {
+    fn name(&self) -> &'static str {
+        match self.test {
+            "cpu" => "sysbench-cpu",
+            "memory" => "sysbench-memory",
+            "threads" => "sysbench-threads",
+            "mutex" => "sysbench-mutex",
+            _ => "sysbench-fileio",
+        }
+    }
+    fn binary(&self) -> &'static str {
+        "sysbench"
+    }
+    fn install_hint(&self) -> &'static str {
+        "install it with: apt-get install sysbench"
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        match self.test {
+            "cpu" => CPU_SPECS,
+            "memory" => MEMORY_SPECS,
+            "threads" => THREADS_SPECS,
+            "mutex" => MUTEX_SPECS,
+            _ => FILEIO_SPECS,
+        }
+    }
+    fn parser(&self) -> Option<&'static str> {
+        Some("sysbench")
+    }
+
+    fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        let threads = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(1).max(1);
+        let mut args = vec!["sysbench".to_string(), self.test.to_string(), format!("--threads={threads}")];
+        let mut opt = |flag: &str, value: String| args.push(format!("--{flag}={value}"));
+        match self.test {
+            "cpu" => {
+                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("cpu-max-prime", p.count("cpu_max_prime")?.unwrap_or(10000).to_string());
+            }
+            "memory" => {
+                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("memory-block-size", p.size_bytes("mem_blk_size")?.unwrap_or(1024).to_string());
+                opt("memory-total-size", p.size_bytes("mem_total_size")?.unwrap_or(100 << 30).to_string());
+                opt("memory-scope", p.get("mem_scope").unwrap_or("global").to_string());
+                opt("memory-hugetlb", p.get("mem_hugetlb").unwrap_or("off").to_string());
+                opt("memory-oper", p.get("mem_opt").unwrap_or("write").to_string());
+                opt("memory-access-mode", p.get("mem_access_mode").unwrap_or("seq").to_string());
+            }
+            "threads" => {
+                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("thread-yields", p.count("thread_yields")?.unwrap_or(1000).to_string());
+                opt("thread-locks", p.count("thread_locks")?.unwrap_or(8).to_string());
+            }
+            "mutex" => {
+                // sysbench's mutex test ends by work done, not by time; lkp passes the time anyway as a bound.
+                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("mutex-num", p.count("mutex_num")?.unwrap_or(4096).to_string());
+                opt("mutex-locks", p.count("mutex_locks")?.unwrap_or(50000).to_string());
+                opt("mutex-loops", p.count("mutex_loops")?.unwrap_or(10000).to_string());
+            }
+            _ => {
+                let filenum = p.get("filenum").unwrap_or("128").trim_end_matches('f');
+                let filenum: u64 = filenum.parse().map_err(|_| ProgramError::BadParam {
+                    program: "sysbench-fileio",
+                    key: "filenum".into(),
+                    value: filenum.into(),
+                    reason: "expected a number of files such as 128 or 128f".into(),
+                })?;
+                opt("events", "0".into());
+                opt("time", p.duration_secs("period")?.unwrap_or(60).to_string());
+                opt("file-test-mode", p.get("rwmode").unwrap_or("rndrw").to_string());
+                opt("file-total-size", p.size_bytes("size")?.unwrap_or(128 << 20).to_string());
+                opt("file-io-mode", p.get("iomode").unwrap_or("sync").to_string());
+                opt("file-num", filenum.max(1).to_string());
+            }
+        }
+        let with_verb = |verb: &str| {
+            let mut a = args.clone();
+            a.push(verb.to_string());
+            Invocation::new(a).in_dir(&ctx.scratch_dir)
+        };
+        let mut plan = ProgramPlan::single(with_verb("run"));
+        if self.test == "fileio" {
+            plan.setup.push(with_verb("prepare"));
+            plan.cleanup.push(with_verb("cleanup"));
+        }
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{ctx, params};
+
+    #[test]
+    fn cpu_and_fileio_command_lines() {
+        let p = params("sysbench-cpu", &[("nr_threads", "100%"), ("runtime", "2s")]);
+        assert_eq!(CPU.plan(&p, &ctx()).unwrap().main.display(), "sysbench cpu --threads=4 --time=2 --cpu-max-prime=10000 run");
+        let p = params("sysbench-fileio", &[("size", "16M"), ("filenum", "4f"), ("period", "3")]);
+        let plan = FILEIO.plan(&p, &ctx()).unwrap();
+        assert!(plan.main.display().ends_with("--file-total-size=16777216 --file-io-mode=sync --file-num=4 run"));
+        assert_eq!(plan.setup.len(), 1);
+        assert!(plan.cleanup[0].display().ends_with(" cleanup"));
+        assert_eq!(FILEIO.name(), "sysbench-fileio");
+    }
+}

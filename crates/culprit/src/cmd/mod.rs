@@ -1,0 +1,42 @@
+//! One module per subcommand; [`dispatch`] routes the parsed command line to it.
+
+use crate::cli::{Cli, Command};
+use anyhow::Result;
+use std::process::ExitCode;
+
+pub mod parse;
+pub mod results;
+pub mod run;
+pub mod split;
+
+use anyhow::Context;
+use culprit_store::{SqliteStore, Store};
+use std::path::PathBuf;
+
+/// Opens the store named by `--db`, `$CULPRIT_DB`, or `./culprit.db`.
+pub fn open_store(db: Option<PathBuf>) -> Result<SqliteStore> {
+    let path = db.unwrap_or_else(culprit_store::default_path);
+    SqliteStore::open(&path).with_context(|| format!("cannot open the result store {}", path.display()))
+}
+
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Parse(args) => parse::run(&args.program, &args.file).map(|_| ExitCode::SUCCESS),
+        Command::Split(args) => split::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Run(args) => {
+            let mut store = open_store(cli.db)?;
+            run::run(&mut store, &args)
+        }
+        Command::Results(args) => {
+            let store = open_store(cli.db)?;
+            results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Import(args) => {
+            let mut store = open_store(cli.db)?;
+            let report = culprit_store::result_root::import(&mut store, &args.dir, &Default::default())
+                .with_context(|| format!("cannot import the lkp result root {}", args.dir.display()))?;
+            crate::output::println(&format!("{report:?}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

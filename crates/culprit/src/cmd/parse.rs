@@ -1,0 +1,40 @@
+//! `culprit parse PROGRAM FILE`: print the `key: value` lines lkp-tests' own parser prints for a raw output.
+
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_parse::ParseInput;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+pub fn run(program: &str, file: &Path) -> Result<()> {
+    let Some(parser) = culprit_parse::lookup(program) else {
+        bail!("no parser for '{program}'; culprit parses: {}", culprit_parse::names().join(", "));
+    };
+    let (main, files) = if file.is_dir() {
+        // A result root: every file is offered to the parser (fio reads fio.output.N), the one named after the
+        // program is the main input, as lkp's run-stats does.
+        let mut files = BTreeMap::new();
+        for entry in fs::read_dir(file).with_context(|| format!("cannot read directory {}", file.display()))? {
+            let path = entry?.path();
+            if path.is_file() {
+                let text = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+                files.insert(
+                    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                    String::from_utf8_lossy(&text).into_owned(),
+                );
+            }
+        }
+        (files.get(parser.name()).cloned().unwrap_or_default(), files)
+    } else {
+        let bytes = fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        (String::from_utf8_lossy(&bytes).into_owned(), BTreeMap::new())
+    };
+    let input = ParseInput { main: &main, files };
+    let parsed = parser.parse(&input).with_context(|| format!("{}: cannot parse as {program} output", file.display()))?;
+    let text = parsed.render();
+    if text.is_empty() {
+        return Ok(());
+    }
+    output::println(&text)
+}

@@ -1,0 +1,102 @@
+//! `culprit results`: what the store holds, one line per job, revision and machine.
+
+use crate::cli::ResultsArgs;
+use crate::output;
+use anyhow::Result;
+use culprit_core::model::Revision;
+use culprit_store::{RunFilter, Store};
+
+pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
+    let filter = RunFilter {
+        job: args.job.clone(),
+        testcase: args.testcase.clone(),
+        hostname: args.machine.clone(),
+        ..RunFilter::default()
+    };
+    let groups = store.results_summary(&filter)?;
+    if args.json {
+        return output::println(&serde_json::to_string_pretty(&groups)?);
+    }
+    if groups.is_empty() {
+        return output::println(&format!("no results in {} match", store.location()));
+    }
+    let mut rows = vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
+    for g in &groups {
+        let revision = match &g.revision {
+            Revision::Commit { sha, describe, .. } => match describe {
+                Some(d) if d != &sha[..sha.len().min(d.len())] => format!("{} ({d})", &sha[..sha.len().min(12)]),
+                _ => sha[..sha.len().min(12)].to_string(),
+            },
+            Revision::Label { name } => format!("label:{name}"),
+        };
+        rows.push([
+            g.job_name.clone(),
+            revision,
+            g.hostname.clone(),
+            g.ok_runs.to_string(),
+            g.failed_runs.to_string(),
+            format_time(g.last_ended_at),
+        ]);
+    }
+    output::print(&render_columns(&rows))
+}
+
+/// Left-aligned columns separated by two spaces, for plain-text mail.
+pub fn render_columns<const N: usize>(rows: &[[String; N]]) -> String {
+    let mut widths = [0usize; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == N {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// UTC time as `YYYY-MM-DD HH:MM:SS`, computed without a date library.
+pub fn format_time(epoch: f64) -> String {
+    let secs = epoch.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_utc_times() {
+        assert_eq!(format_time(0.0), "1970-01-01 00:00:00");
+        assert_eq!(format_time(1_421_007_515.0), "2015-01-11 20:18:35");
+        assert_eq!(format_time(951_782_400.0), "2000-02-29 00:00:00");
+    }
+
+    #[test]
+    fn columns_align() {
+        let rows = [["a".to_string(), "bb".into()], ["ccc".into(), "d".into()]];
+        assert_eq!(render_columns(&rows), "a    bb\nccc  d\n");
+    }
+}

@@ -1,0 +1,409 @@
+//! `culprit run JOB`: turn a job file into a validated plan, run every atomic job N times with monitors, and store
+//! each finished run at once.
+//!
+//! Everything that can be checked is checked before the first benchmark starts: the YAML, every program and param,
+//! the binaries, the revision, the store. Runs are interleaved (round r of every job before round r+1) so slow drift
+//! of the machine spreads over all jobs instead of biasing the last one.
+
+use crate::cli::RunArgs;
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::model::{Machine, Revision, RunRecord};
+use culprit_core::stats;
+use culprit_job::{AtomicJob, JobFile};
+use culprit_run::executor::{self, JobRun, RunContext};
+use culprit_run::program::{self, Params, Program, COMMON_KEYS};
+use culprit_run::{git, machine, monitor};
+use culprit_store::Store;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_yaml::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A validated `culprit run`: nothing in it can fail to parse or be missing any more.
+pub struct RunPlan {
+    pub jobs: Vec<PlannedJob>,
+    pub repeat: u32,
+    pub context: RunContext,
+    pub result_root: Option<PathBuf>,
+}
+
+/// One atomic job with what the result root needs.
+pub struct PlannedJob {
+    pub run: JobRun,
+    pub path_params: String,
+}
+
+/// Job-file text of a YAML scalar.
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => Some(String::new()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Flattens a program's params to text; a nested hash becomes dotted keys (`capture: {ops: re}` → `capture.ops`).
+fn flatten(prefix: &str, map: &serde_yaml::Mapping, out: &mut BTreeMap<String, String>) {
+    for (k, v) in map {
+        let Some(key) = scalar_text(k) else { continue };
+        let key = if prefix.is_empty() { key } else { format!("{prefix}.{key}") };
+        match v {
+            Value::Mapping(inner) => flatten(&key, inner, out),
+            other => {
+                if let Some(text) = scalar_text(other) {
+                    out.insert(key, text);
+                } else if let Value::Sequence(items) = other {
+                    // A list left after expansion would be a bug in expansion; keep it visible as text.
+                    let parts: Vec<String> = items.iter().filter_map(scalar_text).collect();
+                    out.insert(key, parts.join(","));
+                }
+            }
+        }
+    }
+}
+
+/// The run layer's program for a job's program use; sysbench's `test` picks one of lkp's sysbench programs.
+fn resolve_program(name: &str, params: &mut BTreeMap<String, String>) -> Result<&'static dyn Program> {
+    if name == "sysbench" {
+        let test = params.remove("test").unwrap_or_default();
+        if test.is_empty() {
+            bail!("sysbench needs a test: use sysbench-cpu, sysbench-memory, sysbench-threads, sysbench-mutex or sysbench-fileio, or 'sysbench: {{test: cpu}}'");
+        }
+        return Ok(program::lookup(&format!("sysbench-{test}"))?);
+    }
+    Ok(program::lookup(name)?)
+}
+
+/// Whether the run layer accepts `key` for `owner` (a program by its culprit-job name, or a monitor).
+fn accepts(owner: &str, key: &str) -> bool {
+    if COMMON_KEYS.contains(&key) {
+        return true;
+    }
+    if monitor::known_monitors().contains(&owner) {
+        // Monitor options are checked by the monitor itself when it is created.
+        return true;
+    }
+    let candidates: Vec<&'static dyn Program> = if owner == "sysbench" {
+        if key == "test" {
+            return true;
+        }
+        program::registry().iter().copied().filter(|p| p.name().starts_with("sysbench-")).collect()
+    } else {
+        program::lookup(owner).into_iter().collect()
+    };
+    candidates.iter().any(|p| p.params().iter().any(|s| s.matches(key)))
+}
+
+/// Reads, expands and validates a job file into atomic jobs ready to run.
+pub fn plan_jobs(
+    path: &Path,
+    nr_cpu: u32,
+    monitors_override: Option<&[String]>,
+    cwd: &Path,
+) -> Result<Vec<PlannedJob>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+    let file = JobFile::parse(&text, &path.display().to_string())?;
+    let atomic = file.expand()?;
+    let stem = file.stem();
+    let mut planned = Vec::new();
+    for job in &atomic {
+        planned.push(plan_one(job, &stem, nr_cpu, monitors_override, cwd)?);
+    }
+    Ok(planned)
+}
+
+fn plan_one(
+    job: &AtomicJob,
+    stem: &str,
+    nr_cpu: u32,
+    monitors_override: Option<&[String]>,
+    cwd: &Path,
+) -> Result<PlannedJob> {
+    let problems = job.unknown_keys(&accepts);
+    if let Some(first) = problems.first() {
+        let more = if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
+        bail!("{first}{more}");
+    }
+    let uses = job.programs();
+    let [use_] = uses.as_slice() else {
+        let names: Vec<&str> = uses.iter().map(|u| u.key.as_str()).collect();
+        bail!("{}: the job selects {} programs ({}); culprit runs one benchmark program per job, so split them into separate documents or files", job.file_name(), names.len(), names.join(", "));
+    };
+    let mut values = BTreeMap::new();
+    flatten("", &use_.params, &mut values);
+    let program = resolve_program(use_.name, &mut values)?;
+    let params = Params::new(program.name(), values);
+    params.validate(program.params(), nr_cpu).with_context(|| format!("in job file {}", job.file_name()))?;
+    program.check_installed()?;
+    // Plan once now so a param that only fails in combination (fio's test_size / nr_task) is caught up front.
+    program
+        .plan(&params, &program::ProgramContext { nr_cpu, scratch_dir: PathBuf::from("/nonexistent") })
+        .with_context(|| format!("in job file {}", job.file_name()))?;
+
+    let monitors: Vec<(String, BTreeMap<String, String>)> = match monitors_override {
+        Some(list) if list.iter().any(|m| m == "none") => Vec::new(),
+        Some(list) => list.iter().map(|m| (m.clone(), BTreeMap::new())).collect(),
+        None => {
+            let named = job.monitors();
+            if named.is_empty() {
+                monitor::default_monitors().into_iter().map(|m| (m.to_string(), BTreeMap::new())).collect()
+            } else {
+                named
+                    .iter()
+                    .map(|m| {
+                        let mut options = BTreeMap::new();
+                        flatten("", &m.options, &mut options);
+                        (m.name.to_string(), options)
+                    })
+                    .collect()
+            }
+        }
+    };
+    for (name, options) in &monitors {
+        // Creating a monitor checks its name and options without starting it.
+        monitor::create(name, options, 1.0).with_context(|| format!("in job file {}", job.file_name()))?;
+    }
+
+    let name = job.name();
+    let name = if name.is_empty() { stem.to_string() } else { name };
+    let mut flat = BTreeMap::new();
+    flatten("", job.params(), &mut flat);
+    Ok(PlannedJob {
+        path_params: job.path_params(),
+        run: JobRun {
+            job_id: job.id(),
+            job_name: name,
+            testcase: job.testcase(),
+            params: flat.into_iter().collect(),
+            job_yaml: job.to_yaml(),
+            program,
+            program_params: params,
+            monitors,
+            timeout: job.timeout_secs()?.map(Duration::from_secs),
+            cwd: Some(cwd.to_path_buf()),
+            env: Vec::new(),
+        },
+    })
+}
+
+/// The revision the results belong to: a label, or a commit of the repository in the current directory.
+pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Result<Revision> {
+    if let Some(name) = label {
+        if name.trim().is_empty() {
+            bail!("--label needs a non-empty name");
+        }
+        return Ok(Revision::Label { name: name.to_string() });
+    }
+    let top = git::toplevel(cwd)?;
+    Ok(git::resolve(&top, commit.unwrap_or("HEAD"))?)
+}
+
+/// Installs a SIGINT handler that only raises a flag: the executor stops the benchmark's process group, keeps every
+/// finished run, and the command exits cleanly.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    let flag = FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
+    extern "C" fn on_sigint(_: libc::c_int) {
+        if let Some(flag) = FLAG.get() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }
+    // SAFETY: the handler only performs an atomic store, which is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+    }
+    flag
+}
+
+pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCode> {
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    if !(args.interval > 0.0 && args.interval <= 3600.0) {
+        bail!("--interval must be between 0 and 3600 seconds, got {}", args.interval);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let machine = machine::this_machine();
+    let jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
+    let revision = revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd)?;
+    let scratch_root = args.scratch.clone().unwrap_or_else(|| std::env::temp_dir().join("culprit-scratch"));
+    let plan = RunPlan {
+        jobs,
+        repeat: args.repeat,
+        context: RunContext { revision, machine, interval: Duration::from_secs_f64(args.interval), scratch_root },
+        result_root: args.result_root.clone(),
+    };
+    execute(store, &plan, args.json)
+}
+
+/// Runs a plan: round-robin over the jobs, every finished run saved before the next starts.
+pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std::process::ExitCode> {
+    let interrupt = interrupt_flag();
+    let total = plan.jobs.len() as u64 * plan.repeat as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    eprintln!(
+        "culprit: {} atomic job(s) x {} run(s) on {} at {} into {}",
+        plan.jobs.len(),
+        plan.repeat,
+        plan.context.machine.hostname,
+        describe_revision(&plan.context.revision),
+        store.location()
+    );
+    let mut records: Vec<Vec<RunRecord>> = plan.jobs.iter().map(|_| Vec::new()).collect();
+    let mut failed = 0usize;
+    let mut interrupted = false;
+    'rounds: for round in 0..plan.repeat {
+        for (j, job) in plan.jobs.iter().enumerate() {
+            bar.set_message(format!("{} (run {} of {})", job.run.job_name, round + 1, plan.repeat));
+            let Some(record) = executor::run_once(&job.run, &plan.context, &interrupt) else {
+                interrupted = true;
+                break 'rounds;
+            };
+            store.save_run(&record).with_context(|| {
+                format!("cannot save the run of {} in {}; runs saved before it are kept", job.run.job_name, store.location())
+            })?;
+            if let Some(root) = &plan.result_root {
+                culprit_store::result_root::write_run(root, &job.path_params, &record)
+                    .with_context(|| format!("cannot write the lkp result root under {}", root.display()))?;
+            }
+            if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
+                failed += 1;
+                bar.suspend(|| eprintln!("culprit: run {} of {} failed: {reason}", round + 1, job.run.job_name));
+            }
+            if json {
+                let line = serde_json::json!({
+                    "job": record.job_name, "job_id": record.job_id, "run": round + 1,
+                    "ok": record.outcome.is_ok(), "metrics": record.metrics,
+                });
+                bar.suspend(|| output::println(&line.to_string()))?;
+            }
+            records[j].push(record);
+            bar.inc(1);
+            if interrupt.load(Ordering::SeqCst) {
+                interrupted = true;
+                break 'rounds;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    if let Some(root) = &plan.result_root {
+        for job in &plan.jobs {
+            let dir = culprit_store::result_root::revision_dir(
+                root,
+                &job.run.testcase,
+                &job.path_params,
+                &plan.context.machine.hostname,
+                plan.context.revision.key(),
+            );
+            if dir.exists() {
+                culprit_store::result_root::write_revision_summary(&dir)?;
+            }
+        }
+    }
+    if !json {
+        output::print(&render_summary(&plan.jobs, &records, &plan.context.machine))?;
+    }
+    let stored: usize = records.iter().map(Vec::len).sum();
+    if interrupted {
+        eprintln!("culprit: interrupted; {stored} finished run(s) are stored, the run in flight was discarded");
+        return Ok(std::process::ExitCode::from(130));
+    }
+    if failed > 0 {
+        eprintln!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results)");
+        return Ok(std::process::ExitCode::from(1));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn describe_revision(r: &Revision) -> String {
+    match r {
+        Revision::Commit { sha, describe, subject } => format!(
+            "commit {} {}{}",
+            &sha[..sha.len().min(12)],
+            describe.as_deref().map(|d| format!("({d}) ")).unwrap_or_default(),
+            subject.as_deref().map(|s| format!("\"{s}\"")).unwrap_or_default()
+        ),
+        Revision::Label { name } => format!("label {name}"),
+    }
+}
+
+/// Per job: each program metric and a few key monitor metrics as mean ± %stddev over the successful runs.
+pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: &Machine) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("on test machine: {}\n", machine.describe()));
+    for (job, runs) in jobs.iter().zip(records) {
+        let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.outcome.is_ok()).collect();
+        out.push_str(&format!("\n{}  ({} ok, {} failed)\n", job.run.job_name, ok.len(), runs.len() - ok.len()));
+        let mut names: Vec<&String> = ok.iter().flat_map(|r| r.metrics.keys()).collect();
+        names.sort();
+        names.dedup();
+        let prefix = format!("{}.", job.run.program.name());
+        let shown = names.into_iter().filter(|n| {
+            n.starts_with(&prefix)
+                || ["time.elapsed_time", "vmstat.cpu.us", "vmstat.cpu.sy", "vmstat.cpu.id", "vmstat.system.cs"]
+                    .contains(&n.as_str())
+        });
+        for name in shown {
+            let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
+            let Some(s) = stats::summarize(&values) else { continue };
+            let rel = if s.mean != 0.0 { 100.0 * s.stddev / s.mean.abs() } else { 0.0 };
+            out.push_str(&format!("  {:>16} ±{:>5.1}%  {}\n", format_mean(s.mean), rel, name));
+        }
+        for r in runs.iter().filter(|r| !r.outcome.is_ok()) {
+            if let culprit_core::model::RunOutcome::Failed { reason } = &r.outcome {
+                out.push_str(&format!("  failed run: {reason}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn format_mean(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1000.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattens_nested_params() {
+        let map: serde_yaml::Mapping = serde_yaml::from_str("cmd: echo 1\nexecutions: 3\ncapture:\n  ops: 'ops: ([0-9]+)'\n").unwrap();
+        let mut out = BTreeMap::new();
+        flatten("", &map, &mut out);
+        assert_eq!(out["cmd"], "echo 1");
+        assert_eq!(out["executions"], "3");
+        assert_eq!(out["capture.ops"], "ops: ([0-9]+)");
+    }
+
+    #[test]
+    fn sysbench_test_selects_the_lkp_program() {
+        let mut p = BTreeMap::from([("test".to_string(), "cpu".to_string())]);
+        assert_eq!(resolve_program("sysbench", &mut p).unwrap().name(), "sysbench-cpu");
+        assert!(!p.contains_key("test"));
+        assert!(resolve_program("sysbench", &mut BTreeMap::new()).is_err());
+        assert!(accepts("sysbench", "cpu_max_prime"));
+        assert!(accepts("fio", "bs"));
+        assert!(!accepts("fio", "blocksize"));
+    }
+}
