@@ -140,14 +140,14 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             return Ok(out);
         }
         let missing = if duration.is_none() {
-            "a `Benchmark Run: ... HH:MM:SS - HH:MM:SS` line"
+            "`Benchmark Run: ... HH:MM:SS - HH:MM:SS` line"
         } else {
-            "a result line"
+            "result line"
         };
         return Err(if saw_unixbench {
             ParseError::Truncated {
                 program: PROGRAM,
-                detail: format!("no {missing} (lkp would record test.fail: 1)"),
+                detail: format!("found no {missing} (lkp would record test.fail: 1)"),
             }
         } else {
             ParseError::NoResults {
