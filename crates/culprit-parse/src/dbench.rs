@@ -71,15 +71,18 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         clients = ruby_num::to_i(words.get(3).copied().unwrap_or_default());
         procs = ruby_num::to_i(words.get(5).copied().unwrap_or_default());
         let latency_words = ruby_num::split_whitespace(after);
-        max_latency.push(ruby_num::to_f(latency_words.first().copied().unwrap_or_default()));
+        max_latency.push(ruby_num::to_f(
+            latency_words.first().copied().unwrap_or_default(),
+        ));
     }
     if throughput.is_empty() {
         return Err(if saw_progress {
             ParseError::Truncated {
                 program: PROGRAM,
-                detail: "dbench started but never printed its final `Throughput <MB/sec> MB/sec ... \
+                detail:
+                    "dbench started but never printed its final `Throughput <MB/sec> MB/sec ... \
                          max_latency=<ms> ms` line; the run was probably killed or timed out"
-                    .into(),
+                        .into(),
             }
         } else {
             ParseError::NoResults {
@@ -101,7 +104,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
 fn push_means(out: &mut ParseOutput, key: &str, values: &[f64]) {
     let average = ruby_num::sum(values) / values.len() as f64;
     out.push(key, rubyfmt::float(ruby_num::round(average, 2)));
-    out.push(format!("{key}_harmonic_mean"), rubyfmt::float(ruby_num::round(ruby_num::harmonic_mean(values), 2)));
+    out.push(
+        format!("{key}_harmonic_mean"),
+        rubyfmt::float(ruby_num::round(ruby_num::harmonic_mean(values), 2)),
+    );
 }
 
 /// Ruby's number semantics that lkp's parsers rely on, so that Culprit's output matches theirs byte for byte.
@@ -116,13 +122,17 @@ pub(crate) mod ruby_num {
 
     /// Ruby's `String#split` with no argument: splits on ASCII whitespace runs, no empty fields.
     pub fn split_whitespace(text: &str) -> Vec<&str> {
-        text.split(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')).filter(|w| !w.is_empty()).collect()
+        text.split([' ', '\t', '\n', '\x0b', '\x0c', '\r'])
+            .filter(|w| !w.is_empty())
+            .collect()
     }
 
     /// The longest prefix of `text` (after leading whitespace) that Ruby's `String#to_f` reads as a number,
     /// with underscores between digits removed.
     fn numeric_prefix(text: &str, allow_fraction: bool) -> String {
-        let bytes = text.trim_start_matches(|c: char| c.is_ascii_whitespace()).as_bytes();
+        let bytes = text
+            .trim_start_matches(|c: char| c.is_ascii_whitespace())
+            .as_bytes();
         let mut out = String::new();
         let mut i = 0;
         if let Some(&sign) = bytes.first() {
@@ -197,7 +207,11 @@ pub(crate) mod ruby_num {
         if prefix.is_empty() || prefix == "+" || prefix == "-" {
             return 0;
         }
-        prefix.parse().unwrap_or(if prefix.starts_with('-') { i128::MIN } else { i128::MAX })
+        prefix.parse().unwrap_or(if prefix.starts_with('-') {
+            i128::MIN
+        } else {
+            i128::MAX
+        })
     }
 
     /// Ruby's `Array#sum` over floats: Kahan-Babuska compensated summation, with Ruby's NaN and infinity rules.
@@ -213,7 +227,11 @@ pub(crate) mod ruby_num {
                 continue;
             }
             if x.is_infinite() {
-                total = if total.is_infinite() && x.is_sign_negative() != total.is_sign_negative() { f64::NAN } else { x };
+                total = if total.is_infinite() && x.is_sign_negative() != total.is_sign_negative() {
+                    f64::NAN
+                } else {
+                    x
+                };
                 continue;
             }
             if total.is_infinite() {
@@ -255,11 +273,20 @@ pub(crate) mod ruby_num {
         }
         let binexp = binary_exponent(x);
         const FLOAT_DIG: i32 = f64::DIGITS as i32 + 2;
-        let overflow_limit = FLOAT_DIG - if binexp > 0 { binexp / 4 } else { binexp / 3 - 1 };
+        let overflow_limit = FLOAT_DIG
+            - if binexp > 0 {
+                binexp / 4
+            } else {
+                binexp / 3 - 1
+            };
         if ndigits >= overflow_limit {
             return x;
         }
-        let underflow_limit = -(if binexp > 0 { binexp / 3 + 1 } else { binexp / 4 });
+        let underflow_limit = -(if binexp > 0 {
+            binexp / 3 + 1
+        } else {
+            binexp / 4
+        });
         if x > 0.0 && ndigits < underflow_limit {
             return 0.0;
         }
@@ -300,7 +327,13 @@ pub(crate) mod ruby_num {
 
         #[test]
         fn to_i_reads_the_leading_integer() {
-            for (text, want) in [("128", 128), (" 42 clients", 42), ("x", 0), ("-7.9", -7), ("", 0)] {
+            for (text, want) in [
+                ("128", 128),
+                (" 42 clients", 42),
+                ("x", 0),
+                ("-7.9", -7),
+                ("", 0),
+            ] {
                 assert_eq!(to_i(text), want, "{text:?}");
             }
         }

@@ -75,8 +75,14 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         });
     }
     let mut out = ParseOutput::default();
-    out.push("files_per_sec", rubyfmt::float(ruby_num::sum(&files_per_sec) / files_per_sec.len() as f64));
-    out.push("app_overhead", rubyfmt::float(ruby_num::sum(&app_overhead) / app_overhead.len() as f64));
+    out.push(
+        "files_per_sec",
+        rubyfmt::float(ruby_num::sum(&files_per_sec) / files_per_sec.len() as f64),
+    );
+    out.push(
+        "app_overhead",
+        rubyfmt::float(ruby_num::sum(&app_overhead) / app_overhead.len() as f64),
+    );
     Ok(out)
 }
 
@@ -88,11 +94,17 @@ mod tests {
     fn averages_every_loop_until_the_table_ends() {
         let text = "# comment\nFSUse%        Count         Size    Files/sec     App Overhead\n\
                     5 100 8192 10.0 300\n6 200 8192 20.0 500\nAverage Files/sec: 15.0\n7 300 8192 99.0 999\n";
-        assert_eq!(parse_text(text).map(|o| o.render()).as_deref(), Ok("files_per_sec: 15.0\napp_overhead: 400.0"));
+        assert_eq!(
+            parse_text(text).map(|o| o.render()).as_deref(),
+            Ok("files_per_sec: 15.0\napp_overhead: 400.0")
+        );
     }
 
     #[test]
     fn header_without_rows_is_truncated() {
-        assert!(matches!(parse_text("FSUse%  Count\n"), Err(ParseError::Truncated { .. })));
+        assert!(matches!(
+            parse_text("FSUse%  Count\n"),
+            Err(ParseError::Truncated { .. })
+        ));
     }
 }

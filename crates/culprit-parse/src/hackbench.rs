@@ -95,7 +95,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             stats.tasks = Some(value);
             stats.awaiting_time = true;
         } else if let Some(c) = p.sender.captures(line) {
-            let group = |a: usize, b: usize| c.get(a).or_else(|| c.get(b)).map_or("", |m| m.as_str());
+            let group =
+                |a: usize, b: usize| c.get(a).or_else(|| c.get(b)).map_or("", |m| m.as_str());
             let (m, b) = (ruby_num::to_i(group(1, 3)), ruby_num::to_i(group(2, 4)));
             messages = Some(m);
             bytes = Some(b);
@@ -104,7 +105,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             stats.bytes = Some(b);
             stats.awaiting_time = true;
         } else if line.starts_with("Time:") {
-            let seconds = ruby_num::split_whitespace(line).get(1).map_or(0.0, |s| ruby_num::to_f(s));
+            let seconds = ruby_num::split_whitespace(line)
+                .get(1)
+                .map_or(0.0, |s| ruby_num::to_f(s));
             all_times.push(seconds);
             let stats = per_instance.entry(instance).or_default();
             stats.times.push(seconds);
@@ -141,7 +144,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut out = ParseOutput::default();
     out.push("throughput", rubyfmt::float(kb / best));
     out.push("throughput_best", rubyfmt::float(kb / best));
-    out.push("throughput_avg", rubyfmt::float(ruby_num::round(kb / mean, 2)));
+    out.push(
+        "throughput_avg",
+        rubyfmt::float(ruby_num::round(kb / mean, 2)),
+    );
     out.push("throughput_worst", rubyfmt::float(kb / worst));
 
     if per_instance.len() > 1 {
@@ -149,11 +155,25 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             if stats.times.is_empty() {
                 continue;
             }
-            let instance_kb = kilobytes(stats.tasks, stats.messages, stats.bytes, &format!("instance {id}"))? as f64;
+            let instance_kb = kilobytes(
+                stats.tasks,
+                stats.messages,
+                stats.bytes,
+                &format!("instance {id}"),
+            )? as f64;
             let mean = ruby_num::sum(&stats.times) / stats.times.len() as f64;
-            out.push(format!("throughput.instance{id}"), rubyfmt::float(instance_kb / fold_min(&stats.times)));
-            out.push(format!("throughput_avg.instance{id}"), rubyfmt::float(ruby_num::round(instance_kb / mean, 2)));
-            out.push(format!("throughput_worst.instance{id}"), rubyfmt::float(instance_kb / fold_max(&stats.times)));
+            out.push(
+                format!("throughput.instance{id}"),
+                rubyfmt::float(instance_kb / fold_min(&stats.times)),
+            );
+            out.push(
+                format!("throughput_avg.instance{id}"),
+                rubyfmt::float(ruby_num::round(instance_kb / mean, 2)),
+            );
+            out.push(
+                format!("throughput_worst.instance{id}"),
+                rubyfmt::float(instance_kb / fold_max(&stats.times)),
+            );
         }
     }
     Ok(out)
@@ -183,18 +203,25 @@ fn kilobytes(
 
 /// Ruby's `Array#min` on floats (the first of equal values; NaN compares as in `<=>`, which we treat as not smaller).
 fn fold_min(values: &[f64]) -> f64 {
-    values.iter().copied().fold(f64::INFINITY, |a, b| if b < a { b } else { a })
+    values
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, |a, b| if b < a { b } else { a })
 }
 
 fn fold_max(values: &[f64]) -> f64 {
-    values.iter().copied().fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
+    values
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const RUN: &str = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+    const RUN: &str =
+        "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
                        Each sender will pass 2000 messages of 100 bytes\n";
 
     #[test]
@@ -210,17 +237,26 @@ mod tests {
     #[test]
     fn execution_without_time_is_truncated() {
         let text = format!("{RUN}Time: 1.0\n{RUN}");
-        assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
+        assert!(matches!(
+            parse_text(&text),
+            Err(ParseError::Truncated { .. })
+        ));
     }
 
     #[test]
     fn header_cut_mid_line_is_truncated() {
         let text = format!("{RUN}Time: 1.0\nRunning in process mode with 2 groups using 40 file descriptors each (==");
-        assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
+        assert!(matches!(
+            parse_text(&text),
+            Err(ParseError::Truncated { .. })
+        ));
     }
 
     #[test]
     fn time_without_header_is_an_error() {
-        assert!(matches!(parse_text("Time: 1.0\n"), Err(ParseError::NoResults { .. })));
+        assert!(matches!(
+            parse_text("Time: 1.0\n"),
+            Err(ParseError::NoResults { .. })
+        ));
     }
 }

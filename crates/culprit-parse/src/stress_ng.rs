@@ -57,12 +57,16 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static PATTERNS: OnceLock<Patterns> = OnceLock::new();
     PATTERNS.get_or_init(|| Patterns {
-        not_run: Regex::new(r"(this stressor is not implemented on this system)|(No stress workers invoked)")
-            .expect("static regex"),
+        not_run: Regex::new(
+            r"(this stressor is not implemented on this system)|(No stress workers invoked)",
+        )
+        .expect("static regex"),
         sigaction: Regex::new(r"stress-ng: fail:.*sigaction signal").expect("static regex"),
         table_header: Regex::new(r"\(secs\)\s+\(secs\)\s+\(secs\)").expect("static regex"),
-        miscellaneous: Regex::new(r"stress-ng: (info|metrc):.*\((average|geometr?ic mean|harmonic mean|total)")
-            .expect("static regex"),
+        miscellaneous: Regex::new(
+            r"stress-ng: (info|metrc):.*\((average|geometr?ic mean|harmonic mean|total)",
+        )
+        .expect("static regex"),
         aggregate_suffix: Regex::new(r"(?m) \((average|geometr?ic mean|harmonic mean|total).*\)$")
             .expect("static regex"),
         normalize_separators: Regex::new(r#"[\t\n\x0b\x0c\r ,"_\[\]():]+"#).expect("static regex"),
@@ -73,7 +77,8 @@ fn patterns() -> &'static Patterns {
 /// lkp's `LKP::Stats.normalize`: separators (whitespace, `,"_[]():`) become one `_`, no `_` at either end.
 pub fn normalize(name: &str) -> String {
     let p = patterns();
-    let trimmed = name.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\0'));
+    let trimmed =
+        name.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\0'));
     let joined = p.normalize_separators.replace_all(trimmed, "_");
     let stripped = joined.trim_matches('_');
     p.normalize_dots.replace_all(stripped, ".").into_owned()
@@ -88,7 +93,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut not_run_reason = None;
     for (index, line) in ruby_num::lines(text).enumerate() {
         if let Some(c) = p.not_run.captures(line) {
-            not_run_reason = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string());
+            not_run_reason = c
+                .get(1)
+                .or_else(|| c.get(2))
+                .map(|m| m.as_str().to_string());
             finished = true;
             break;
         }
@@ -123,7 +131,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     }
     if let Some(reason) = not_run_reason {
         if out.lines.is_empty() {
-            return Err(ParseError::NoResults { program: PROGRAM, hint: format!("stress-ng reported: {reason}") });
+            return Err(ParseError::NoResults {
+                program: PROGRAM,
+                hint: format!("stress-ng reported: {reason}"),
+            });
         }
     }
     if saw_table && !finished {
@@ -152,7 +163,9 @@ fn major_metric(out: &mut ParseOutput, line: &str) {
     if items.len() != 10 && items.len() != 12 {
         return;
     }
-    let (Some(stressor), Some(bogo_ops), Some(ops_per_sec)) = (items.get(3), items.get(4), items.get(8)) else {
+    let (Some(stressor), Some(bogo_ops), Some(ops_per_sec)) =
+        (items.get(3), items.get(4), items.get(8))
+    else {
         return;
     };
     if *bogo_ops == "0" {
@@ -165,7 +178,11 @@ fn major_metric(out: &mut ParseOutput, line: &str) {
 }
 
 /// A miscellaneous metric: `stress-ng: metrc: [pid] <stressor> <value> <description> (<aggregate> ...)`.
-fn miscellaneous_metric(out: &mut ParseOutput, line: &str, line_number: usize) -> Result<(), ParseError> {
+fn miscellaneous_metric(
+    out: &mut ParseOutput,
+    line: &str,
+    line_number: usize,
+) -> Result<(), ParseError> {
     let p = patterns();
     let without_aggregate = p.aggregate_suffix.replace(line, "");
     let items = ruby_num::split_whitespace(&without_aggregate);
@@ -201,7 +218,10 @@ mod tests {
         for (raw, want) in [
             ("write128_MB/sec", "write128_MB/sec"),
             ("memory_rate_(MB_per_sec)", "memory_rate_MB_per_sec"),
-            ("nanosecs_per_call_(excluding_test_overhead", "nanosecs_per_call_excluding_test_overhead"),
+            (
+                "nanosecs_per_call_(excluding_test_overhead",
+                "nanosecs_per_call_excluding_test_overhead",
+            ),
             ("  a, b: c  ", "a_b_c"),
             ("x.....y", "x.y"),
             ("%_sendto_calls_succeeded", "%_sendto_calls_succeeded"),
@@ -215,20 +235,30 @@ mod tests {
         let text = "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
                     stress-ng: info:  [1] splice                0      0.00      0.00      0.00         0.00         0.00\n\
                     stress-ng: info:  [1] for a 1.00s run time:\n";
-        assert_eq!(parse_text(text).map(|o| o.render()).as_deref(), Ok("splice.fail: 1"));
+        assert_eq!(
+            parse_text(text).map(|o| o.render()).as_deref(),
+            Ok("splice.fail: 1")
+        );
     }
 
     #[test]
     fn table_without_end_is_truncated() {
         let text = "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
                     stress-ng: info:  [1] flock         470916710     60.00    128.04   1291.13   7848529.59      331824.84\n";
-        assert!(matches!(parse_text(text), Err(ParseError::Truncated { .. })));
+        assert!(matches!(
+            parse_text(text),
+            Err(ParseError::Truncated { .. })
+        ));
     }
 
     #[test]
     fn not_implemented_is_reported() {
-        let text = "stress-ng: info:  [1] stressor: this stressor is not implemented on this system\n";
-        let err = parse_text(text).err().map(|e| e.to_string()).unwrap_or_default();
+        let text =
+            "stress-ng: info:  [1] stressor: this stressor is not implemented on this system\n";
+        let err = parse_text(text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("not implemented"), "{err}");
     }
 }
