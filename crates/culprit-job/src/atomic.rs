@@ -454,8 +454,7 @@ impl AtomicJob {
                     place: self.at.place(&[key_text]),
                     key: key_text.to_string(),
                     what,
-                    found: kind_of(value),
-                    value: value_text(value),
+                    found: format!("{} ({})", kind_of(value), value_text(value)),
                 });
             }
         }

@@ -64,8 +64,8 @@ pub enum JobError {
     #[error("{place}: {what} is not supported; {todo}")]
     Unsupported { place: Place, what: String, todo: &'static str },
     /// A program or monitor key holds a scalar or a list where its params hash (or nothing) is needed.
-    #[error("{place}: '{key}' is {what}, so its value must be empty or a hash of its params, not {found} ({value}); write e.g.\n  {key}:\n    option: value")]
-    NeedsHash { place: Place, key: String, what: String, found: &'static str, value: String },
+    #[error("{place}: '{key}' is {what}, so its value must be empty or a hash of its params, not {found}; write e.g.\n  {key}:\n    option: value")]
+    NeedsHash { place: Place, key: String, what: String, found: String },
     /// An expanded key holds an empty list, which would produce no job at all.
     #[error("{place}: '{key}' is an empty list, which yields no job; give it at least one value or remove it")]
     EmptyList { place: Place, key: String },
