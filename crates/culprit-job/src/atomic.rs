@@ -25,7 +25,10 @@ struct Locator {
 
 impl Locator {
     fn place(&self, path: &[&str]) -> Place {
-        Place { file: self.file.clone(), line: self.source.locate_any(&self.documents, path) }
+        Place {
+            file: self.file.clone(),
+            line: self.source.locate_any(&self.documents, path),
+        }
     }
 
     /// The place of `key`, looked up under each parent in turn (`[]` for top level), else of the first parent.
@@ -37,8 +40,15 @@ impl Locator {
         let line = self
             .source
             .locate_first_exact(&self.documents, &paths)
-            .or_else(|| parents.first().and_then(|parent| self.source.locate_any(&self.documents, &[parent])));
-        Place { file: self.file.clone(), line }
+            .or_else(|| {
+                parents
+                    .first()
+                    .and_then(|parent| self.source.locate_any(&self.documents, &[parent]))
+            });
+        Place {
+            file: self.file.clone(),
+            line,
+        }
     }
 }
 
@@ -78,11 +88,23 @@ pub enum KeyProblem {
     /// A key holds a hash or nothing, which selects a program or monitor in lkp, but no such one is known.
     UnknownProgram { place: Place, key: String },
     /// A key in a program's or monitor's hash that it does not accept.
-    UnknownParam { place: Place, owner: String, key: String },
+    UnknownParam {
+        place: Place,
+        owner: String,
+        key: String,
+    },
     /// A top-level param that none of the selected programs accepts.
-    UnusedParam { place: Place, key: String, programs: String },
+    UnusedParam {
+        place: Place,
+        key: String,
+        programs: String,
+    },
     /// An lkp setup hash for a program the job does not select.
-    OrphanSetup { place: Place, key: String, program: &'static str },
+    OrphanSetup {
+        place: Place,
+        key: String,
+        program: &'static str,
+    },
 }
 
 impl std::fmt::Display for KeyProblem {
@@ -148,8 +170,10 @@ fn canonical(value: &Value) -> serde_json::Value {
     match value {
         Value::Mapping(mapping) if mapping.is_empty() => serde_json::Value::Null,
         Value::Mapping(mapping) => {
-            let sorted: BTreeMap<String, serde_json::Value> =
-                mapping.iter().map(|(k, v)| (value_text(k), canonical(v))).collect();
+            let sorted: BTreeMap<String, serde_json::Value> = mapping
+                .iter()
+                .map(|(k, v)| (value_text(k), canonical(v)))
+                .collect();
             serde_json::Value::Object(sorted.into_iter().collect())
         }
         Value::Sequence(items) => serde_json::Value::Array(items.iter().map(canonical).collect()),
@@ -160,13 +184,22 @@ fn canonical(value: &Value) -> serde_json::Value {
 /// lkp's `tr('^-a-zA-Z0-9+=:.%', '_')`.
 fn path_safe(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '=' | ':' | '.' | '%') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '=' | ':' | '.' | '%') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// lkp's `rootfs_filename`: the last part of a rootfs path.
 fn rootfs_filename(rootfs: &str) -> &str {
-    rootfs.rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).next().unwrap_or(rootfs)
+    rootfs
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        .next()
+        .unwrap_or(rootfs)
 }
 
 /// Whether a top-level key is part of the workload (counts in path_params and the id).
@@ -191,11 +224,21 @@ fn typed<T>(
     value: Option<&Value>,
     convert: impl Fn(&str) -> Result<T, convention::ConventionError>,
 ) -> Result<Option<T>, JobError> {
-    let Some(text) = text_param(&place, key, value)? else { return Ok(None) };
-    convert(&text).map(Some).map_err(|e| JobError::Param { place: place(), key: key.to_string(), reason: e.to_string() })
+    let Some(text) = text_param(&place, key, value)? else {
+        return Ok(None);
+    };
+    convert(&text).map(Some).map_err(|e| JobError::Param {
+        place: place(),
+        key: key.to_string(),
+        reason: e.to_string(),
+    })
 }
 
-fn text_param(place: &dyn Fn() -> Place, key: &str, value: Option<&Value>) -> Result<Option<String>, JobError> {
+fn text_param(
+    place: &dyn Fn() -> Place,
+    key: &str,
+    value: Option<&Value>,
+) -> Result<Option<String>, JobError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(value) => match scalar_text(value) {
@@ -210,7 +253,19 @@ fn text_param(place: &dyn Fn() -> Place, key: &str, value: Option<&Value>) -> Re
 }
 
 fn params_text(params: &Mapping) -> BTreeMap<String, String> {
-    params.iter().map(|(k, v)| (value_text(k), if v.is_null() { String::new() } else { value_text(v) })).collect()
+    params
+        .iter()
+        .map(|(k, v)| {
+            (
+                value_text(k),
+                if v.is_null() {
+                    String::new()
+                } else {
+                    value_text(v)
+                },
+            )
+        })
+        .collect()
 }
 
 macro_rules! typed_accessors {
@@ -221,23 +276,47 @@ macro_rules! typed_accessors {
         }
 
         /// A whole number or a share of `nr_cpu` (`50%`), see [`convention::share_or_count`].
-        pub fn param_share_or_count(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, JobError> {
-            typed(|| self.$path(key), key, self.$map.get(key), |v| convention::share_or_count(v, nr_cpu))
+        pub fn param_share_or_count(
+            &self,
+            key: &str,
+            nr_cpu: u32,
+        ) -> Result<Option<u64>, JobError> {
+            typed(
+                || self.$path(key),
+                key,
+                self.$map.get(key),
+                |v| convention::share_or_count(v, nr_cpu),
+            )
         }
 
         /// A duration in seconds, see [`convention::duration_secs`].
         pub fn param_duration_secs(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(|| self.$path(key), key, self.$map.get(key), convention::duration_secs)
+            typed(
+                || self.$path(key),
+                key,
+                self.$map.get(key),
+                convention::duration_secs,
+            )
         }
 
         /// A size in bytes, see [`convention::size_bytes`].
         pub fn param_size_bytes(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(|| self.$path(key), key, self.$map.get(key), convention::size_bytes)
+            typed(
+                || self.$path(key),
+                key,
+                self.$map.get(key),
+                convention::size_bytes,
+            )
         }
 
         /// An iteration count, see [`convention::iterations`].
         pub fn param_iterations(&self, key: &str) -> Result<Option<u64>, JobError> {
-            typed(|| self.$path(key), key, self.$map.get(key), convention::iterations)
+            typed(
+                || self.$path(key),
+                key,
+                self.$map.get(key),
+                convention::iterations,
+            )
         }
 
         /// Every param as text, for the run layer: scalars as written, an empty value as "", lists and hashes as
@@ -268,7 +347,12 @@ impl MonitorUse {
 }
 
 impl AtomicJob {
-    pub(crate) fn new(file_name: &str, source: Arc<SourceMap>, documents: Vec<usize>, mut params: Mapping) -> Self {
+    pub(crate) fn new(
+        file_name: &str,
+        source: Arc<SourceMap>,
+        documents: Vec<usize>,
+        mut params: Mapping,
+    ) -> Self {
         // lkp records where every job came from (`job_origin`), unless the file already says so.
         let origin = Value::String("job_origin".to_string());
         if !params.contains_key(&origin) {
@@ -276,7 +360,14 @@ impl AtomicJob {
         }
         let mut documents = documents;
         documents.reverse();
-        AtomicJob { params, at: Locator { file: file_name.to_string(), source, documents } }
+        AtomicJob {
+            params,
+            at: Locator {
+                file: file_name.to_string(),
+                source,
+                documents,
+            },
+        }
     }
 
     /// An atomic job from params built in code (tests, the run layer's own jobs); `file_name` names it.
@@ -303,7 +394,12 @@ impl AtomicJob {
     pub fn testcase(&self) -> String {
         ["testcase", "suite"]
             .iter()
-            .find_map(|key| self.params.get(*key).and_then(scalar_text).filter(|s| !s.is_empty()))
+            .find_map(|key| {
+                self.params
+                    .get(*key)
+                    .and_then(scalar_text)
+                    .filter(|s| !s.is_empty())
+            })
             .unwrap_or_else(|| file_stem(&self.at.file))
     }
 
@@ -356,8 +452,12 @@ impl AtomicJob {
     /// The workload params in canonical form (sorted keys, scalars as text), without metadata and monitors: what
     /// [`AtomicJob::id`] hashes.
     pub fn normalized_params(&self) -> serde_json::Value {
-        let workload: Mapping =
-            self.params.iter().filter(|(k, _)| is_workload_key(k.as_str().unwrap_or_default())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let workload: Mapping = self
+            .params
+            .iter()
+            .filter(|(k, _)| is_workload_key(k.as_str().unwrap_or_default()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         canonical(&Value::Mapping(workload))
     }
 
@@ -370,7 +470,11 @@ impl AtomicJob {
 
     /// The atomic job as a YAML job file (readable back with [`crate::JobFile::parse`] into the same params).
     pub fn to_yaml(&self) -> String {
-        format!("---\n#! {}\n{}", self.at.file.replace('\n', " "), crate::yaml_out::to_yaml(&self.params))
+        format!(
+            "---\n#! {}\n{}",
+            self.at.file.replace('\n', " "),
+            crate::yaml_out::to_yaml(&self.params)
+        )
     }
 
     /// The programs the job selects, in file order.
@@ -386,7 +490,9 @@ impl AtomicJob {
         let mut uses = Vec::new();
         for (key, value) in &self.params {
             let key_text = key.as_str().unwrap_or_default();
-            let KeyRole::Program(spec, selector) = key_role(key_text) else { continue };
+            let KeyRole::Program(spec, selector) = key_role(key_text) else {
+                continue;
+            };
             let mut params = Mapping::new();
             for (k, v) in selector.implies {
                 params.insert(Value::String(k.to_string()), Value::String(v.to_string()));
@@ -395,7 +501,8 @@ impl AtomicJob {
                 params.insert((*k).clone(), (*v).clone());
             }
             for (k, v) in &self.params {
-                if matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Setup(s) if s.name == spec.name) {
+                if matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Setup(s) if s.name == spec.name)
+                {
                     if let Value::Mapping(setup) = v {
                         for (sk, sv) in setup {
                             params.insert(sk.clone(), sv.clone());
@@ -408,7 +515,12 @@ impl AtomicJob {
                     params.insert(k.clone(), v.clone());
                 }
             }
-            uses.push(ProgramUse { name: spec.name, key: key_text.to_string(), params, at: self.at.clone() });
+            uses.push(ProgramUse {
+                name: spec.name,
+                key: key_text.to_string(),
+                params,
+                at: self.at.clone(),
+            });
         }
         uses
     }
@@ -418,14 +530,16 @@ impl AtomicJob {
     pub fn monitors(&self) -> Vec<MonitorUse> {
         self.params
             .iter()
-            .filter_map(|(key, value)| match key_role(key.as_str().unwrap_or_default()) {
-                KeyRole::Monitor(name) => Some(MonitorUse {
-                    name,
-                    options: value.as_mapping().cloned().unwrap_or_default(),
-                    at: self.at.clone(),
-                }),
-                _ => None,
-            })
+            .filter_map(
+                |(key, value)| match key_role(key.as_str().unwrap_or_default()) {
+                    KeyRole::Monitor(name) => Some(MonitorUse {
+                        name,
+                        options: value.as_mapping().cloned().unwrap_or_default(),
+                        at: self.at.clone(),
+                    }),
+                    _ => None,
+                },
+            )
             .collect()
     }
 
@@ -436,7 +550,12 @@ impl AtomicJob {
 
     /// The job's `timeout` in seconds, if set (`timeout: 10m`).
     pub fn timeout_secs(&self) -> Result<Option<u64>, JobError> {
-        typed(|| self.at.place(&["timeout"]), "timeout", self.params.get("timeout"), convention::duration_secs)
+        typed(
+            || self.at.place(&["timeout"]),
+            "timeout",
+            self.params.get("timeout"),
+            convention::duration_secs,
+        )
     }
 
     /// Program and monitor keys must hold a hash of params or nothing.
@@ -470,7 +589,9 @@ impl AtomicJob {
         let selected: Vec<&'static str> = programs.iter().map(|p| p.name).collect();
         let mut problems = Vec::new();
         if selected.is_empty() {
-            problems.push(KeyProblem::NoProgram { place: self.at.place(&[]) });
+            problems.push(KeyProblem::NoProgram {
+                place: self.at.place(&[]),
+            });
         }
         for (key, value) in &self.params {
             let key_text = key.as_str().unwrap_or_default();
@@ -509,7 +630,9 @@ impl AtomicJob {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),
                         });
-                    } else if !selected.is_empty() && !selected.iter().any(|program| accepts(program, key_text)) {
+                    } else if !selected.is_empty()
+                        && !selected.iter().any(|program| accepts(program, key_text))
+                    {
                         problems.push(KeyProblem::UnusedParam {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),

@@ -20,18 +20,25 @@ pub struct ConventionError {
 }
 
 fn fail(value: &str, expected: &'static str) -> ConventionError {
-    ConventionError { value: value.to_string(), expected }
+    ConventionError {
+        value: value.to_string(),
+        expected,
+    }
 }
 
 const SHARE_FORMS: &str = "a whole number (8) or a share of the CPUs (50%, 12.5%, 200%)";
-const DURATION_FORMS: &str = "a duration: seconds (300), or a number with s, m, h, d or w (300s, 5m, 1h)";
-const ITERATION_FORMS: &str = "an iteration count: a whole number, optionally followed by x (8, 8x)";
+const DURATION_FORMS: &str =
+    "a duration: seconds (300), or a number with s, m, h, d or w (300s, 5m, 1h)";
+const ITERATION_FORMS: &str =
+    "an iteration count: a whole number, optionally followed by x (8, 8x)";
 const SIZE_FORMS: &str =
     "a size: bytes (512), or a whole number with k, M, G, T or P, optionally followed by B or iB (4k, 64M, 1GiB)";
 
 /// Splits `text` into its leading ASCII digits and the rest.
 fn split_digits(text: &str) -> (&str, &str) {
-    let end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     text.split_at(end)
 }
 
@@ -60,7 +67,11 @@ fn parse_decimal(text: &str) -> Option<u64> {
     if whole.is_empty() && fraction.is_empty() {
         return None;
     }
-    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let mut thousandths: u64 = 0;
     for (i, digit) in fraction.bytes().enumerate() {
         thousandths += u64::from(digit - b'0') * 10u64.pow(2 - i as u32);
@@ -83,7 +94,11 @@ pub fn duration_secs(value: &str) -> Result<u64, ConventionError> {
         "w" => 7 * 24 * 3600,
         _ => return Err(fail(value, DURATION_FORMS)),
     };
-    digits.parse::<u64>().ok().and_then(|n| n.checked_mul(multiplier)).ok_or_else(|| fail(value, DURATION_FORMS))
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or_else(|| fail(value, DURATION_FORMS))
 }
 
 /// Iteration counts: `8x` or `8`.
@@ -93,7 +108,9 @@ pub fn iterations(value: &str) -> Result<u64, ConventionError> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(fail(value, ITERATION_FORMS));
     }
-    digits.parse::<u64>().map_err(|_| fail(value, ITERATION_FORMS))
+    digits
+        .parse::<u64>()
+        .map_err(|_| fail(value, ITERATION_FORMS))
 }
 
 /// Sizes in bytes, binary multiples: `512`, `4k`, `64M`, `1G`, `1T`, `4KB`, `1GiB` (suffixes are case-insensitive).
@@ -104,7 +121,10 @@ pub fn size_bytes(value: &str) -> Result<u64, ConventionError> {
         return Err(fail(value, SIZE_FORMS));
     }
     let unit = unit.to_ascii_lowercase();
-    let prefix = unit.strip_suffix("ib").or_else(|| unit.strip_suffix('b')).unwrap_or(&unit);
+    let prefix = unit
+        .strip_suffix("ib")
+        .or_else(|| unit.strip_suffix('b'))
+        .unwrap_or(&unit);
     let shift = match prefix {
         "" if unit != "ib" => 0,
         "k" => 10,
@@ -114,7 +134,11 @@ pub fn size_bytes(value: &str) -> Result<u64, ConventionError> {
         "p" => 50,
         _ => return Err(fail(value, SIZE_FORMS)),
     };
-    digits.parse::<u64>().ok().and_then(|n| n.checked_mul(1u64 << shift)).ok_or_else(|| fail(value, SIZE_FORMS))
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| fail(value, SIZE_FORMS))
 }
 
 #[cfg(test)]
@@ -145,7 +169,11 @@ mod tests {
             ("4t", 2, None),
         ];
         for (value, nr_cpu, want) in cases {
-            assert_eq!(share_or_count(value, *nr_cpu).ok(), *want, "{value} of {nr_cpu} CPUs");
+            assert_eq!(
+                share_or_count(value, *nr_cpu).ok(),
+                *want,
+                "{value} of {nr_cpu} CPUs"
+            );
         }
     }
 
@@ -174,8 +202,15 @@ mod tests {
 
     #[test]
     fn iteration_counts() {
-        let cases: &[(&str, Option<u64>)] =
-            &[("8x", Some(8)), ("8", Some(8)), ("1x", Some(1)), ("x", None), ("", None), ("8xx", None), ("eight", None)];
+        let cases: &[(&str, Option<u64>)] = &[
+            ("8x", Some(8)),
+            ("8", Some(8)),
+            ("1x", Some(1)),
+            ("x", None),
+            ("", None),
+            ("8xx", None),
+            ("eight", None),
+        ];
         for (value, want) in cases {
             assert_eq!(iterations(value).ok(), *want, "{value}");
         }
@@ -214,12 +249,24 @@ mod tests {
     #[test]
     fn errors_name_the_value_and_the_forms() {
         let message = size_bytes("4X").unwrap_err().to_string();
-        assert!(message.contains("'4X'") && message.contains("64M"), "{message}");
+        assert!(
+            message.contains("'4X'") && message.contains("64M"),
+            "{message}"
+        );
         let message = duration_secs("5min").unwrap_err().to_string();
-        assert!(message.contains("'5min'") && message.contains("300s"), "{message}");
+        assert!(
+            message.contains("'5min'") && message.contains("300s"),
+            "{message}"
+        );
         let message = share_or_count("lots", 4).unwrap_err().to_string();
-        assert!(message.contains("'lots'") && message.contains("50%"), "{message}");
+        assert!(
+            message.contains("'lots'") && message.contains("50%"),
+            "{message}"
+        );
         let message = iterations("x").unwrap_err().to_string();
-        assert!(message.contains("'x'") && message.contains("8x"), "{message}");
+        assert!(
+            message.contains("'x'") && message.contains("8x"),
+            "{message}"
+        );
     }
 }

@@ -56,14 +56,21 @@ fn count_mapping(
     Ok(product)
 }
 
-fn count_value(value: &Value, path: &mut Vec<String>, lists: &mut Vec<ListSeen>) -> Result<u128, Vec<String>> {
+fn count_value(
+    value: &Value,
+    path: &mut Vec<String>,
+    lists: &mut Vec<ListSeen>,
+) -> Result<u128, Vec<String>> {
     match value {
         Value::Mapping(inner) => count_mapping(inner, false, path, lists),
         Value::Sequence(items) => {
             if items.is_empty() {
                 return Err(path.clone());
             }
-            lists.push(ListSeen { path: path.join("."), len: items.len() });
+            lists.push(ListSeen {
+                path: path.join("."),
+                len: items.len(),
+            });
             let mut sum: u128 = 0;
             for item in items {
                 sum = sum.saturating_add(count_value(item, path, lists)?);
@@ -155,7 +162,10 @@ impl JobFile {
         let mut documents = job.documents.clone();
         documents.reverse();
         JobError::EmptyList {
-            place: Place { file: self.file_name().to_string(), line: self.source.locate_any(&documents, &refs) },
+            place: Place {
+                file: self.file_name().to_string(),
+                line: self.source.locate_any(&documents, &refs),
+            },
             key: path.join("."),
         }
     }
@@ -174,7 +184,11 @@ impl JobFile {
             }
             let mut named: Vec<(String, usize)> = lengths.into_iter().collect();
             named.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            let keys = named.iter().map(|(path, len)| format!("{path} ({len} values)")).collect::<Vec<_>>().join(", ");
+            let keys = named
+                .iter()
+                .map(|(path, len)| format!("{path} ({len} values)"))
+                .collect::<Vec<_>>()
+                .join(", ");
             return Err(JobError::Explosion {
                 file: self.file_name().to_string(),
                 count: total.to_string(),
@@ -187,7 +201,12 @@ impl JobFile {
         for job in self.merged_jobs() {
             let last_document = job.documents.last().copied().unwrap_or(0);
             for params in expand_mapping(job.params) {
-                let atomic = AtomicJob::new(self.file_name(), self.source.clone(), job.documents.clone(), params);
+                let atomic = AtomicJob::new(
+                    self.file_name(),
+                    self.source.clone(),
+                    job.documents.clone(),
+                    params,
+                );
                 atomic.check_structure()?;
                 let name = atomic.name();
                 if let Some(first) = names.get(&name) {
@@ -211,13 +230,25 @@ mod tests {
     use super::*;
 
     fn names(text: &str) -> Vec<String> {
-        JobFile::parse(text, "t.yaml").unwrap().expand().unwrap().iter().map(AtomicJob::path_params).collect()
+        JobFile::parse(text, "t.yaml")
+            .unwrap()
+            .expand()
+            .unwrap()
+            .iter()
+            .map(AtomicJob::path_params)
+            .collect()
     }
 
     #[test]
     fn first_list_is_the_outer_loop() {
-        assert_eq!(names("a: [1, 2]\nb: [x, y]\n"), ["1-x", "1-y", "2-x", "2-y"]);
-        assert_eq!(names("b: [x, y]\na: [1, 2]\n"), ["1-x", "2-x", "1-y", "2-y"]);
+        assert_eq!(
+            names("a: [1, 2]\nb: [x, y]\n"),
+            ["1-x", "1-y", "2-x", "2-y"]
+        );
+        assert_eq!(
+            names("b: [x, y]\na: [1, 2]\n"),
+            ["1-x", "2-x", "1-y", "2-y"]
+        );
     }
 
     #[test]
@@ -243,9 +274,16 @@ mod tests {
 
     #[test]
     fn lists_of_hashes_and_lists_expand_in_turn() {
-        assert_eq!(names("fs: [{fs: ext4, opt: [a, b]}, {fs: xfs}]\n"), ["ext4-a", "ext4-b", "xfs"]);
+        assert_eq!(
+            names("fs: [{fs: ext4, opt: [a, b]}, {fs: xfs}]\n"),
+            ["ext4-a", "ext4-b", "xfs"]
+        );
         assert_eq!(names("k: [[a, b], c]\n"), ["a", "b", "c"]);
-        let file = JobFile::parse("fs: [{fs: ext4, opt: [a, b]}, {fs: xfs}]\nn: [1, 2]\n", "t.yaml").unwrap();
+        let file = JobFile::parse(
+            "fs: [{fs: ext4, opt: [a, b]}, {fs: xfs}]\nn: [1, 2]\n",
+            "t.yaml",
+        )
+        .unwrap();
         assert_eq!(file.count_atomic_jobs().unwrap(), 6);
     }
 
@@ -259,8 +297,13 @@ mod tests {
         let jobs = file.expand().unwrap();
         assert_eq!(jobs.len(), 2, "only commit expands");
         let first = &jobs[0];
-        assert!(matches!(first.params().get("need_kconfig"), Some(Value::Sequence(items)) if items.len() == 2));
-        assert_eq!(first.params().get("commit").and_then(Value::as_str), Some("c1"));
+        assert!(
+            matches!(first.params().get("need_kconfig"), Some(Value::Sequence(items)) if items.len() == 2)
+        );
+        assert_eq!(
+            first.params().get("commit").and_then(Value::as_str),
+            Some("c1")
+        );
         assert_eq!(first.name(), "t-defaults-c1");
     }
 }

@@ -47,7 +47,12 @@ impl std::fmt::Display for Place {
 pub enum JobError {
     /// The text is not valid YAML.
     #[error("{file}:{line}:{column}: malformed YAML: {reason}; fix the YAML syntax there (indentation, a ':' after each key, matching quotes and brackets)")]
-    Yaml { file: String, line: usize, column: usize, reason: String },
+    Yaml {
+        file: String,
+        line: usize,
+        column: usize,
+        reason: String,
+    },
     /// The text is not valid YAML, and the parser gave no position.
     #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
     YamlNoPosition { file: String, reason: String },
@@ -56,26 +61,57 @@ pub enum JobError {
     Empty { file: String },
     /// A document is a list or a scalar instead of a hash.
     #[error("{place}: document {document} is {found}, but a job is a hash of 'key: value' lines; write it as 'key: value' lines")]
-    NotAHash { place: Place, document: usize, found: &'static str },
+    NotAHash {
+        place: Place,
+        document: usize,
+        found: &'static str,
+    },
     /// A key is not a plain scalar (a list or hash as key, or an lkp `{{ }}` template).
     #[error("{place}: key {key} is not plain text{hint}")]
-    BadKey { place: Place, key: String, hint: &'static str },
+    BadKey {
+        place: Place,
+        key: String,
+        hint: &'static str,
+    },
     /// A YAML feature Culprit does not support.
     #[error("{place}: {what} is not supported; {todo}")]
-    Unsupported { place: Place, what: String, todo: &'static str },
+    Unsupported {
+        place: Place,
+        what: String,
+        todo: &'static str,
+    },
     /// A program or monitor key holds a scalar or a list where its params hash (or nothing) is needed.
     #[error("{place}: '{key}' is {what}, so its value must be empty or a hash of its params, not {found}; write e.g.\n  {key}:\n    option: value")]
-    NeedsHash { place: Place, key: String, what: String, found: String },
+    NeedsHash {
+        place: Place,
+        key: String,
+        what: String,
+        found: String,
+    },
     /// An expanded key holds an empty list, which would produce no job at all.
     #[error("{place}: '{key}' is an empty list, which yields no job; give it at least one value or remove it")]
     EmptyList { place: Place, key: String },
     /// The matrix is too large to be meant.
     #[error("{file}: the job expands to {count} atomic jobs, more than the limit of {limit}; lists responsible: {keys}; shorten those lists or split the file")]
-    Explosion { file: String, count: String, limit: usize, keys: String },
+    Explosion {
+        file: String,
+        count: String,
+        limit: usize,
+        keys: String,
+    },
     /// Two atomic jobs of one file get the same name, so `culprit split` would write one over the other.
     #[error("{file}: two atomic jobs are both named '{name}' (documents {first} and {second}); make the documents differ in a param, or merge them")]
-    DuplicateName { file: String, name: String, first: usize, second: usize },
+    DuplicateName {
+        file: String,
+        name: String,
+        first: usize,
+        second: usize,
+    },
     /// A param value that does not fit its convention, or is missing, or is not text.
     #[error("{place}: {key}: {reason}")]
-    Param { place: Place, key: String, reason: String },
+    Param {
+        place: Place,
+        key: String,
+        reason: String,
+    },
 }

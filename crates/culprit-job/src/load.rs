@@ -55,7 +55,10 @@ pub(crate) fn scalar_text(value: &Value) -> Option<String> {
 /// The file name without directories and without a `.yaml`/`.yml` extension.
 pub(crate) fn file_stem(file_name: &str) -> String {
     let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
-    let stem = base.strip_suffix(".yaml").or_else(|| base.strip_suffix(".yml")).unwrap_or(base);
+    let stem = base
+        .strip_suffix(".yaml")
+        .or_else(|| base.strip_suffix(".yml"))
+        .unwrap_or(base);
     stem.to_string()
 }
 
@@ -68,7 +71,9 @@ impl JobFile {
             let value = Value::deserialize(document).map_err(|e| yaml_error(file_name, &e))?;
             let place = |path: &[&str]| Place {
                 file: file_name.to_string(),
-                line: source.locate(index, path).or_else(|| source.document_line(index)),
+                line: source
+                    .locate(index, path)
+                    .or_else(|| source.document_line(index)),
             };
             let mapping = match value {
                 Value::Null => Mapping::new(),
@@ -78,15 +83,25 @@ impl JobFile {
                     normalized
                 }
                 other => {
-                    return Err(JobError::NotAHash { place: place(&[]), document: index + 1, found: kind_of(&other) })
+                    return Err(JobError::NotAHash {
+                        place: place(&[]),
+                        document: index + 1,
+                        found: kind_of(&other),
+                    })
                 }
             };
             documents.push(mapping);
         }
         if documents.iter().all(Mapping::is_empty) {
-            return Err(JobError::Empty { file: file_name.to_string() });
+            return Err(JobError::Empty {
+                file: file_name.to_string(),
+            });
         }
-        Ok(JobFile { file_name: file_name.to_string(), source, documents })
+        Ok(JobFile {
+            file_name: file_name.to_string(),
+            source,
+            documents,
+        })
     }
 
     /// The file name as given to [`JobFile::parse`].
@@ -106,15 +121,23 @@ impl JobFile {
 
     /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document.
     pub fn merged_jobs(&self) -> Vec<MergedJob> {
-        let Some((first, rest)) = self.documents.split_first() else { return Vec::new() };
-        let mut jobs = vec![MergedJob { documents: vec![0], params: first.clone() }];
+        let Some((first, rest)) = self.documents.split_first() else {
+            return Vec::new();
+        };
+        let mut jobs = vec![MergedJob {
+            documents: vec![0],
+            params: first.clone(),
+        }];
         for (offset, document) in rest.iter().enumerate() {
             if document.is_empty() {
                 continue;
             }
             let mut params = first.clone();
             revise(&mut params, document);
-            jobs.push(MergedJob { documents: vec![0, offset + 1], params });
+            jobs.push(MergedJob {
+                documents: vec![0, offset + 1],
+                params,
+            });
         }
         jobs
     }
@@ -129,7 +152,10 @@ fn yaml_error(file_name: &str, error: &serde_yaml::Error) -> JobError {
             column: location.column(),
             reason,
         },
-        None => JobError::YamlNoPosition { file: file_name.to_string(), reason },
+        None => JobError::YamlNoPosition {
+            file: file_name.to_string(),
+            reason,
+        },
     }
 }
 
@@ -154,10 +180,18 @@ fn normalize_mapping(
             } else {
                 "; write keys as plain words"
             };
-            return Err(JobError::BadKey { place: place(&path_refs), key: kind_of(&key).to_string(), hint });
+            return Err(JobError::BadKey {
+                place: place(&path_refs),
+                key: kind_of(&key).to_string(),
+                hint,
+            });
         }
         if matches!(key, Value::Null) {
-            return Err(JobError::BadKey { place: place(&path_refs), key: "~ (null)".into(), hint: "; write keys as plain words" });
+            return Err(JobError::BadKey {
+                place: place(&path_refs),
+                key: "~ (null)".into(),
+                hint: "; write keys as plain words",
+            });
         }
         path.push(key_text.clone());
         let value = normalize_value(value, path, place)?;
@@ -176,12 +210,19 @@ fn normalize_mapping(
     Ok(out)
 }
 
-fn normalize_value(value: Value, path: &mut Vec<String>, place: &dyn Fn(&[&str]) -> Place) -> Result<Value, JobError> {
+fn normalize_value(
+    value: Value,
+    path: &mut Vec<String>,
+    place: &dyn Fn(&[&str]) -> Place,
+) -> Result<Value, JobError> {
     Ok(match value {
         Value::Mapping(mapping) => Value::Mapping(normalize_mapping(mapping, path, place)?),
-        Value::Sequence(items) => {
-            Value::Sequence(items.into_iter().map(|item| normalize_value(item, path, place)).collect::<Result<_, _>>()?)
-        }
+        Value::Sequence(items) => Value::Sequence(
+            items
+                .into_iter()
+                .map(|item| normalize_value(item, path, place))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Tagged(tagged) => {
             let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
             return Err(JobError::Unsupported {
@@ -266,7 +307,9 @@ fn parent_for_path<'a>(root: &'a mut Mapping, dotted: &str) -> Option<(&'a mut M
 /// lkp's `revise_hash(original, revisions, overwrite_top_keys: true)`.
 pub(crate) fn revise(original: &mut Mapping, revisions: &Mapping) {
     for (key, value) in revisions {
-        let Some(key_text) = key.as_str() else { continue };
+        let Some(key_text) = key.as_str() else {
+            continue;
+        };
         if key_text.len() > 1 && key_text.ends_with('+') {
             let target = &key_text[..key_text.len() - 1];
             if let Some((hash, last)) = parent_for_path(original, target) {
@@ -302,7 +345,9 @@ pub(crate) fn revise(original: &mut Mapping, revisions: &Mapping) {
 
 /// lkp's `key-`: without a value, removes the key; with values, removes those entries from the hash it holds.
 fn remove_path(original: &mut Mapping, dotted: &str, value: &Value) {
-    let Some((hash, last)) = parent_for_path(original, dotted) else { return };
+    let Some((hash, last)) = parent_for_path(original, dotted) else {
+        return;
+    };
     let slot = Value::String(last);
     if value.is_null() {
         hash.remove(&slot);
@@ -315,7 +360,9 @@ fn remove_path(original: &mut Mapping, dotted: &str, value: &Value) {
     };
     if let Some(Value::Mapping(inner)) = hash.get_mut(&slot) {
         for entry in &entries {
-            let entry = scalar_text(entry).map(Value::String).unwrap_or_else(|| entry.clone());
+            let entry = scalar_text(entry)
+                .map(Value::String)
+                .unwrap_or_else(|| entry.clone());
             inner.remove(&entry);
         }
         if inner.is_empty() {
@@ -339,11 +386,27 @@ mod tests {
     fn revise_follows_lkp() {
         let cases: &[(&str, &str, &str)] = &[
             ("a: 1\nb: 2\n", "a: 3\nc: 4\n", "a: 3\nb: 2\nc: 4\n"),
-            ("fio: {bs: 4k, rw: read}\n", "fio: {rw: write}\n", "fio: {rw: write}\n"),
-            ("fio: {bs: 4k, rw: read}\n", "fio.rw: write\n", "fio: {bs: 4k, rw: write}\n"),
+            (
+                "fio: {bs: 4k, rw: read}\n",
+                "fio: {rw: write}\n",
+                "fio: {rw: write}\n",
+            ),
+            (
+                "fio: {bs: 4k, rw: read}\n",
+                "fio.rw: write\n",
+                "fio: {bs: 4k, rw: write}\n",
+            ),
             ("x: 1\n", "fio.rw: write\n", "x: 1\nfio: {rw: write}\n"),
-            ("need_kconfig: A\n", "need_kconfig: B\n", "need_kconfig: [A, B]\n"),
-            ("need_memory: 1G\n", "need_memory: 2G\n", "need_memory: 2G\n"),
+            (
+                "need_kconfig: A\n",
+                "need_kconfig: B\n",
+                "need_kconfig: [A, B]\n",
+            ),
+            (
+                "need_memory: 1G\n",
+                "need_memory: 2G\n",
+                "need_memory: 2G\n",
+            ),
             ("l: [a, b]\n", "l+: [b, c]\n", "l: [a, b, c]\n"),
             ("a: 1\nb: 2\n", "a-:\n", "b: 2\n"),
             ("h: {x: 1, y: 2}\n", "h-: x\n", "h: {y: 2}\n"),
@@ -366,9 +429,11 @@ mod tests {
 
     #[test]
     fn multi_document_rule() {
-        let file = JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
+        let file =
+            JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
         let jobs = file.merged_jobs();
-        let shapes: Vec<(Vec<usize>, Mapping)> = jobs.into_iter().map(|j| (j.documents, j.params)).collect();
+        let shapes: Vec<(Vec<usize>, Mapping)> =
+            jobs.into_iter().map(|j| (j.documents, j.params)).collect();
         assert_eq!(
             shapes,
             vec![
@@ -382,18 +447,30 @@ mod tests {
     #[test]
     fn keys_become_text() {
         let file = JobFile::parse("1: one\ntrue: yes\nfio:\n  4: k\n", "t.yaml").unwrap();
-        assert_eq!(file.documents()[0], yaml("'1': one\n'true': yes\nfio:\n  '4': k\n"));
+        assert_eq!(
+            file.documents()[0],
+            yaml("'1': one\n'true': yes\nfio:\n  '4': k\n")
+        );
     }
 
     #[test]
     fn anchors_merge() {
-        let file = JobFile::parse("base: &b {bs: 4k}\nfio:\n  <<: *b\n  rw: read\n", "t.yaml").unwrap();
-        assert_eq!(file.documents()[0], yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n"));
+        let file =
+            JobFile::parse("base: &b {bs: 4k}\nfio:\n  <<: *b\n  rw: read\n", "t.yaml").unwrap();
+        assert_eq!(
+            file.documents()[0],
+            yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n")
+        );
     }
 
     #[test]
     fn stems() {
-        for (name, want) in [("jobs/fio-basic.yaml", "fio-basic"), ("a.yml", "a"), ("plain", "plain"), ("d\\x.yaml", "x")] {
+        for (name, want) in [
+            ("jobs/fio-basic.yaml", "fio-basic"),
+            ("a.yml", "a"),
+            ("plain", "plain"),
+            ("d\\x.yaml", "x"),
+        ] {
             assert_eq!(file_stem(name), want);
         }
     }

@@ -27,9 +27,13 @@ fn indent_of(line: &str) -> usize {
 /// Whether `line` (already without indentation) starts with the mapping key `key`.
 fn starts_with_key(line: &str, key: &str) -> bool {
     let line = line.strip_prefix("- ").unwrap_or(line).trim_start();
-    let rest = [("", ""), ("'", "'"), ("\"", "\"")].iter().find_map(|(open, close)| {
-        line.strip_prefix(open).and_then(|l| l.strip_prefix(key)).and_then(|l| l.strip_prefix(close))
-    });
+    let rest = [("", ""), ("'", "'"), ("\"", "\"")]
+        .iter()
+        .find_map(|(open, close)| {
+            line.strip_prefix(open)
+                .and_then(|l| l.strip_prefix(key))
+                .and_then(|l| l.strip_prefix(close))
+        });
     matches!(rest.map(str::trim_start), Some(r) if r.starts_with(':'))
 }
 
@@ -67,13 +71,19 @@ impl SourceMap {
 
     /// The 1-based line of the whole key path `path` within document `document`, only if every part was found.
     pub(crate) fn locate_exact(&self, document: usize, path: &[&str]) -> Option<usize> {
-        self.locate_depth(document, path).filter(|(_, depth)| *depth == path.len()).map(|(line, _)| line)
+        self.locate_depth(document, path)
+            .filter(|(_, depth)| *depth == path.len())
+            .map(|(line, _)| line)
     }
 
     /// The line of the deepest part of `path` found, and how many parts were found.
     fn locate_depth(&self, document: usize, path: &[&str]) -> Option<(usize, usize)> {
         let start = *self.doc_starts.get(document)?;
-        let end = self.doc_starts.get(document + 1).copied().unwrap_or(self.lines.len());
+        let end = self
+            .doc_starts
+            .get(document + 1)
+            .copied()
+            .unwrap_or(self.lines.len());
         let mut found: Option<(usize, usize)> = None; // (line index, indentation)
         let mut cursor = start;
         let mut depth = 0;
@@ -81,7 +91,9 @@ impl SourceMap {
             let parent_indent = found.map(|(_, indent)| indent);
             let mut hit = None;
             for index in cursor..end {
-                let Some(line) = self.lines.get(index) else { break };
+                let Some(line) = self.lines.get(index) else {
+                    break;
+                };
                 if !is_content(line) || is_doc_marker(line) {
                     continue;
                 }
@@ -111,8 +123,16 @@ impl SourceMap {
     }
 
     /// The first of `paths` found whole in any of `documents` (tried in order).
-    pub(crate) fn locate_first_exact(&self, documents: &[usize], paths: &[Vec<&str>]) -> Option<usize> {
-        paths.iter().find_map(|path| documents.iter().find_map(|doc| self.locate_exact(*doc, path)))
+    pub(crate) fn locate_first_exact(
+        &self,
+        documents: &[usize],
+        paths: &[Vec<&str>],
+    ) -> Option<usize> {
+        paths.iter().find_map(|path| {
+            documents
+                .iter()
+                .find_map(|doc| self.locate_exact(*doc, path))
+        })
     }
 
     /// Like [`SourceMap::locate`], but tries each document in `documents` in turn.
@@ -147,7 +167,10 @@ mod tests {
         assert_eq!(map.document_line(1), Some(9));
         assert_eq!(map.locate_exact(0, &["fio-setup-basic", "iodepth"]), None);
         assert_eq!(map.locate_exact(0, &["fio-setup-basic", "bs"]), Some(6));
-        assert_eq!(map.locate_first_exact(&[0], &[vec!["fio", "bs"], vec!["fio-setup-basic", "bs"]]), Some(6));
+        assert_eq!(
+            map.locate_first_exact(&[0], &[vec!["fio", "bs"], vec!["fio-setup-basic", "bs"]]),
+            Some(6)
+        );
     }
 
     #[test]

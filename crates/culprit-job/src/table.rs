@@ -80,18 +80,29 @@ pub const METADATA_KEYS: &[&str] = &[
 
 /// Whether a top-level key is metadata (see [`METADATA_KEYS`]).
 pub fn is_metadata_key(key: &str) -> bool {
-    METADATA_KEYS.contains(&key) || key.starts_with("need_") || key.ends_with("_commit") || key.ends_with("_branch")
+    METADATA_KEYS.contains(&key)
+        || key.starts_with("need_")
+        || key.ends_with("_commit")
+        || key.ends_with("_branch")
 }
 
 /// Metadata keys whose lists lkp nevertheless expands into one job per value (its `EXPAND_DIMS`): the result-path
 /// axes.
 pub fn is_expanded_metadata_key(key: &str) -> bool {
-    matches!(key, "kconfig" | "commit" | "rootfs") || (key.ends_with("_commit") && key != "head_commit" && key != "base_commit")
+    matches!(key, "kconfig" | "commit" | "rootfs")
+        || (key.ends_with("_commit") && key != "head_commit" && key != "base_commit")
 }
 
 /// The revision keys lkp's `split-job` appends to an atomic job's file name, in its order.
-pub const NAME_COMMIT_KEYS: &[&str] =
-    &["commit", "ltp_commit", "nvml_commit", "blktests_commit", "qemu_commit", "perf_test_commit", "linux_commit"];
+pub const NAME_COMMIT_KEYS: &[&str] = &[
+    "commit",
+    "ltp_commit",
+    "nvml_commit",
+    "blktests_commit",
+    "qemu_commit",
+    "perf_test_commit",
+    "linux_commit",
+];
 
 /// One benchmark program Culprit runs, and the job keys that select or configure it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,30 +141,81 @@ const fn plain(key: &'static str) -> Selector {
 /// | `pgbench` | `pgbench` | `pgbench-setup` |
 /// | `command` | `command` | |
 pub const PROGRAMS: &[ProgramSpec] = &[
-    ProgramSpec { name: "fio", selectors: &[plain("fio")], setup_keys: &["fio-setup-basic"] },
-    ProgramSpec { name: "fsmark", selectors: &[plain("fsmark"), plain("fs_mark")], setup_keys: &[] },
-    ProgramSpec { name: "stress-ng", selectors: &[plain("stress-ng")], setup_keys: &[] },
+    ProgramSpec {
+        name: "fio",
+        selectors: &[plain("fio")],
+        setup_keys: &["fio-setup-basic"],
+    },
+    ProgramSpec {
+        name: "fsmark",
+        selectors: &[plain("fsmark"), plain("fs_mark")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "stress-ng",
+        selectors: &[plain("stress-ng")],
+        setup_keys: &[],
+    },
     ProgramSpec {
         name: "sysbench",
         selectors: &[
             plain("sysbench"),
-            Selector { key: "sysbench-cpu", implies: &[("test", "cpu")] },
-            Selector { key: "sysbench-threads", implies: &[("test", "threads")] },
-            Selector { key: "sysbench-memory", implies: &[("test", "memory")] },
-            Selector { key: "sysbench-mutex", implies: &[("test", "mutex")] },
-            Selector { key: "sysbench-fileio", implies: &[("test", "fileio")] },
+            Selector {
+                key: "sysbench-cpu",
+                implies: &[("test", "cpu")],
+            },
+            Selector {
+                key: "sysbench-threads",
+                implies: &[("test", "threads")],
+            },
+            Selector {
+                key: "sysbench-memory",
+                implies: &[("test", "memory")],
+            },
+            Selector {
+                key: "sysbench-mutex",
+                implies: &[("test", "mutex")],
+            },
+            Selector {
+                key: "sysbench-fileio",
+                implies: &[("test", "fileio")],
+            },
         ],
         setup_keys: &[],
     },
-    ProgramSpec { name: "hackbench", selectors: &[plain("hackbench")], setup_keys: &[] },
-    ProgramSpec { name: "dbench", selectors: &[plain("dbench")], setup_keys: &[] },
-    ProgramSpec { name: "pgbench", selectors: &[plain("pgbench")], setup_keys: &["pgbench-setup"] },
-    ProgramSpec { name: "command", selectors: &[plain("command")], setup_keys: &[] },
+    ProgramSpec {
+        name: "hackbench",
+        selectors: &[plain("hackbench")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "dbench",
+        selectors: &[plain("dbench")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "pgbench",
+        selectors: &[plain("pgbench")],
+        setup_keys: &["pgbench-setup"],
+    },
+    ProgramSpec {
+        name: "command",
+        selectors: &[plain("command")],
+        setup_keys: &[],
+    },
 ];
 
 /// Every monitor Culprit samples. A monitor key's value is empty (defaults) or a hash of its options.
-pub const MONITORS: &[&str] =
-    &["proc-stat", "vmstat", "meminfo", "interrupts", "softirqs", "diskstats", "perf-stat", "perf-profile"];
+pub const MONITORS: &[&str] = &[
+    "proc-stat",
+    "vmstat",
+    "meminfo",
+    "interrupts",
+    "softirqs",
+    "diskstats",
+    "perf-stat",
+    "perf-profile",
+];
 
 /// What a top-level job key is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,7 +251,11 @@ pub fn key_role(key: &str) -> KeyRole {
 
 /// The program names, comma-separated, for error messages.
 pub fn program_names() -> String {
-    PROGRAMS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+    PROGRAMS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The monitor names, comma-separated, for error messages.

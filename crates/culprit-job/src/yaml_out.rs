@@ -9,8 +9,8 @@ use serde_yaml::{Mapping, Value};
 
 /// Words that YAML 1.1 readers (Ruby's, lkp's) take for booleans or null, so they must be quoted to stay text.
 const YAML11_SPECIAL: &[&str] = &[
-    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "true", "True",
-    "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~", "",
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+    "OFF", "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "~", "",
 ];
 
 /// One scalar (or a list/hash written inline) as YAML text.
@@ -41,10 +41,17 @@ fn string(text: &str) -> String {
 /// A list or hash in flow style (`[a, b]`, `{k: v}`), for values nested inside lists.
 fn inline(value: &Value) -> String {
     match value {
-        Value::Sequence(items) => format!("[{}]", items.iter().map(inline).collect::<Vec<_>>().join(", ")),
+        Value::Sequence(items) => format!(
+            "[{}]",
+            items.iter().map(inline).collect::<Vec<_>>().join(", ")
+        ),
         Value::Mapping(mapping) => format!(
             "{{{}}}",
-            mapping.iter().map(|(k, v)| format!("{}: {}", scalar(k), inline(v))).collect::<Vec<_>>().join(", ")
+            mapping
+                .iter()
+                .map(|(k, v)| format!("{}: {}", scalar(k), inline(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Value::Null => "~".to_string(),
         Value::String(s) => {
@@ -65,18 +72,24 @@ fn write_mapping(out: &mut String, mapping: &Mapping, indent: usize) {
         let key = scalar(key);
         match value {
             Value::Null => out.push_str(&format!("{pad}{key}:\n")),
-            Value::Mapping(inner) if inner.is_empty() => out.push_str(&format!("{pad}{key}: {{}}\n")),
+            Value::Mapping(inner) if inner.is_empty() => {
+                out.push_str(&format!("{pad}{key}: {{}}\n"))
+            }
             Value::Mapping(inner) => {
                 out.push_str(&format!("{pad}{key}:\n"));
                 write_mapping(out, inner, indent + 2);
             }
-            Value::Sequence(items) if items.is_empty() => out.push_str(&format!("{pad}{key}: []\n")),
+            Value::Sequence(items) if items.is_empty() => {
+                out.push_str(&format!("{pad}{key}: []\n"))
+            }
             Value::Sequence(items) => {
                 out.push_str(&format!("{pad}{key}:\n"));
                 for item in items {
                     match item {
                         Value::Null => out.push_str(&format!("{pad}-\n")),
-                        Value::Mapping(_) | Value::Sequence(_) => out.push_str(&format!("{pad}- {}\n", inline(item))),
+                        Value::Mapping(_) | Value::Sequence(_) => {
+                            out.push_str(&format!("{pad}- {}\n", inline(item)))
+                        }
                         other => out.push_str(&format!("{pad}- {}\n", scalar(other))),
                     }
                 }

@@ -4,7 +4,10 @@ use culprit_job::{AtomicJob, JobFile, KeyProblem};
 use proptest::prelude::*;
 
 fn jobs(text: &str, file: &str) -> Vec<AtomicJob> {
-    JobFile::parse(text, file).unwrap_or_else(|e| panic!("{e}")).expand().unwrap_or_else(|e| panic!("{e}"))
+    JobFile::parse(text, file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .expand()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn one(text: &str) -> AtomicJob {
@@ -51,15 +54,24 @@ fn names_testcase_and_revisions() {
 
 #[test]
 fn ids_are_stable_and_ignore_metadata() {
-    let a = one("suite: x\ntestbox: host1\ncommit: c1\nhackbench:\n  mode: process\n  loops: 4\nvmstat:\n");
+    let a = one(
+        "suite: x\ntestbox: host1\ncommit: c1\nhackbench:\n  mode: process\n  loops: 4\nvmstat:\n",
+    );
     let b = one("hackbench:\n  loops: '4'\n  mode: process\ncommit: c2\nnr_cpu: 8\n");
     let c = one("hackbench:\n  loops: 5\n  mode: process\n");
-    assert_eq!(a.id(), b.id(), "key order, text vs number, metadata and monitors do not change the id");
+    assert_eq!(
+        a.id(),
+        b.id(),
+        "key order, text vs number, metadata and monitors do not change the id"
+    );
     assert_ne!(a.id(), c.id());
     assert_eq!(a.id().len(), 16);
     assert!(a.id().chars().all(|c| c.is_ascii_hexdigit()));
     // Pinned, so an accidental change of the canonical form (which would orphan stored results) fails here.
-    assert_eq!(a.normalized_params().to_string(), r#"{"hackbench":{"loops":"4","mode":"process"}}"#);
+    assert_eq!(
+        a.normalized_params().to_string(),
+        r#"{"hackbench":{"loops":"4","mode":"process"}}"#
+    );
 }
 
 #[test]
@@ -71,7 +83,15 @@ fn programs_merge_params_in_lkp_order() {
     assert_eq!((fio.name, fio.key.as_str()), ("fio", "fio"));
     let text = fio.params_text();
     let pairs: Vec<(&str, &str)> = text.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(pairs, [("bs", "8k"), ("nr_threads", "50%"), ("runtime", "5s"), ("rw", "randwrite")]);
+    assert_eq!(
+        pairs,
+        [
+            ("bs", "8k"),
+            ("nr_threads", "50%"),
+            ("runtime", "5s"),
+            ("rw", "randwrite")
+        ]
+    );
     assert_eq!(fio.param_size_bytes("bs").unwrap(), Some(8192));
     assert_eq!(fio.param_duration_secs("runtime").unwrap(), Some(5));
     assert_eq!(fio.param_share_or_count("nr_threads", 4).unwrap(), Some(2));
@@ -80,7 +100,10 @@ fn programs_merge_params_in_lkp_order() {
     let names: Vec<&str> = monitors.iter().map(|m| m.name).collect();
     assert_eq!(names, ["vmstat", "perf-profile"]);
     assert!(monitors[0].options.is_empty());
-    assert_eq!(monitors[1].param_str("freq").unwrap().as_deref(), Some("800"));
+    assert_eq!(
+        monitors[1].param_str("freq").unwrap().as_deref(),
+        Some("800")
+    );
 }
 
 #[test]
@@ -89,9 +112,21 @@ fn aliases_select_programs() {
     let programs = job.programs();
     let seen: Vec<(&str, &str)> = programs.iter().map(|p| (p.name, p.key.as_str())).collect();
     assert_eq!(seen, [("sysbench", "sysbench-cpu"), ("fsmark", "fs_mark")]);
-    assert_eq!(programs[0].param_str("test").unwrap().as_deref(), Some("cpu"));
-    assert_eq!(one("sysbench-cpu:\n  test: threads\n").programs()[0].param_str("test").unwrap().as_deref(), Some("threads"));
-    assert!(one("suite: x\n").monitors().is_empty(), "no monitor keys: the run layer applies its defaults");
+    assert_eq!(
+        programs[0].param_str("test").unwrap().as_deref(),
+        Some("cpu")
+    );
+    assert_eq!(
+        one("sysbench-cpu:\n  test: threads\n").programs()[0]
+            .param_str("test")
+            .unwrap()
+            .as_deref(),
+        Some("threads")
+    );
+    assert!(
+        one("suite: x\n").monitors().is_empty(),
+        "no monitor keys: the run layer applies its defaults"
+    );
 }
 
 #[test]
@@ -102,29 +137,79 @@ fn unknown_keys_for_the_run_layer() {
         _ => false,
     };
     let text = "suite: fio\nruntime: 5s\nwobble: 3\nfio-setup-basic:\n  rw: randwrite\n  bz: 4k\nfio:\nperf-profile:\n  frq: 800\nnetperf:\nsysctl:\n  a: 1\n";
-    let job = JobFile::parse(text, "jobs/x.yaml").unwrap().expand().unwrap().remove(0);
-    let problems: Vec<String> = job.unknown_keys(&accepts).iter().map(KeyProblem::to_string).collect();
+    let job = JobFile::parse(text, "jobs/x.yaml")
+        .unwrap()
+        .expand()
+        .unwrap()
+        .remove(0);
+    let problems: Vec<String> = job
+        .unknown_keys(&accepts)
+        .iter()
+        .map(KeyProblem::to_string)
+        .collect();
     assert_eq!(problems.len(), 5, "{problems:#?}");
-    assert!(problems[0].starts_with("jobs/x.yaml:3: top-level param 'wobble' is not used by any selected program (fio)"), "{}", problems[0]);
-    assert!(problems[1].starts_with("jobs/x.yaml:6: fio has no param 'bz'"), "{}", problems[1]);
-    assert!(problems[2].starts_with("jobs/x.yaml:9: perf-profile has no param 'frq'"), "{}", problems[2]);
-    assert!(problems[3].starts_with("jobs/x.yaml:10: 'netperf' is not a program or monitor"), "{}", problems[3]);
-    assert!(problems[4].starts_with("jobs/x.yaml:11: 'sysctl' is not a program"), "{}", problems[4]);
+    assert!(
+        problems[0].starts_with(
+            "jobs/x.yaml:3: top-level param 'wobble' is not used by any selected program (fio)"
+        ),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].starts_with("jobs/x.yaml:6: fio has no param 'bz'"),
+        "{}",
+        problems[1]
+    );
+    assert!(
+        problems[2].starts_with("jobs/x.yaml:9: perf-profile has no param 'frq'"),
+        "{}",
+        problems[2]
+    );
+    assert!(
+        problems[3].starts_with("jobs/x.yaml:10: 'netperf' is not a program or monitor"),
+        "{}",
+        problems[3]
+    );
+    assert!(
+        problems[4].starts_with("jobs/x.yaml:11: 'sysctl' is not a program"),
+        "{}",
+        problems[4]
+    );
 
     let orphan = one("fio-setup-basic:\n  rw: read\n");
-    let problems: Vec<String> = orphan.unknown_keys(&|_, _| true).iter().map(KeyProblem::to_string).collect();
+    let problems: Vec<String> = orphan
+        .unknown_keys(&|_, _| true)
+        .iter()
+        .map(KeyProblem::to_string)
+        .collect();
     assert_eq!(problems.len(), 2, "{problems:?}");
-    assert!(problems[0].contains("selects no benchmark program"), "{}", problems[0]);
+    assert!(
+        problems[0].contains("selects no benchmark program"),
+        "{}",
+        problems[0]
+    );
     assert!(problems[1].contains("add a line 'fio:'"), "{}", problems[1]);
-    assert!(one("hackbench:\n  mode: process\n").unknown_keys(&|_, _| true).is_empty());
+    assert!(one("hackbench:\n  mode: process\n")
+        .unknown_keys(&|_, _| true)
+        .is_empty());
 }
 
 #[test]
 fn multi_document_files_follow_lkp() {
     // lkp's dbench.yaml shape: hash0 alone, then hash0 + hash1 expanded.
     let text = "suite: dbench\nnr_threads: 100%\ndbench:\n---\ndisk: 1HDD\nfs: [btrfs, ext4]\n";
-    let names: Vec<String> = jobs(text, "dbench.yaml").iter().map(AtomicJob::name).collect();
-    assert_eq!(names, ["dbench-100%", "dbench-1HDD-btrfs-100%", "dbench-1HDD-ext4-100%"]);
+    let names: Vec<String> = jobs(text, "dbench.yaml")
+        .iter()
+        .map(AtomicJob::name)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "dbench-100%",
+            "dbench-1HDD-btrfs-100%",
+            "dbench-1HDD-ext4-100%"
+        ]
+    );
 }
 
 #[test]

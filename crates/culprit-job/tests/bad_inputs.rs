@@ -22,7 +22,12 @@ fn malformed_yaml_names_line_and_column() {
     ];
     for (text, line, column) in cases {
         match load_error(text) {
-            JobError::Yaml { file, line: l, column: c, reason } => {
+            JobError::Yaml {
+                file,
+                line: l,
+                column: c,
+                reason,
+            } => {
                 assert_eq!(file, "jobs/bad.yaml");
                 assert_eq!((l, c), (*line, *column), "{text:?}: {reason}");
             }
@@ -37,7 +42,10 @@ fn malformed_yaml_names_line_and_column() {
 #[test]
 fn duplicate_keys_are_rejected() {
     let message = load_error("hackbench:\nhackbench:\n").to_string();
-    assert!(message.contains("duplicate") && message.contains("hackbench"), "{message}");
+    assert!(
+        message.contains("duplicate") && message.contains("hackbench"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -45,14 +53,22 @@ fn empty_files() {
     for text in ["", "\n\n", "# just a comment\n", "---\n", "---\n---\n"] {
         let error = load_error(text);
         assert!(matches!(error, JobError::Empty { .. }), "{text:?}: {error}");
-        assert!(error.to_string().contains("jobs/bad.yaml: the job file is empty"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("jobs/bad.yaml: the job file is empty"),
+            "{error}"
+        );
     }
 }
 
 #[test]
 fn a_document_that_is_not_a_hash() {
     let error = load_error("suite: x\n---\n- a\n- b\n");
-    assert!(matches!(error, JobError::NotAHash { document: 2, .. }), "{error}");
+    assert!(
+        matches!(error, JobError::NotAHash { document: 2, .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("jobs/bad.yaml:3"), "{error}");
     let error = load_error("just words\n");
     assert!(error.to_string().contains("a scalar"), "{error}");
@@ -61,7 +77,11 @@ fn a_document_that_is_not_a_hash() {
 #[test]
 fn scalar_where_a_hash_is_needed() {
     let cases: &[(&str, &str, usize)] = &[
-        ("suite: fio\nfio-setup-basic: randwrite\nfio:\n", "fio-setup-basic", 2),
+        (
+            "suite: fio\nfio-setup-basic: randwrite\nfio:\n",
+            "fio-setup-basic",
+            2,
+        ),
         ("hackbench:\nperf-profile: 800\n", "perf-profile", 2),
         ("suite: x\nfio: [a, b]\n", "fio", 2),
     ];
@@ -83,7 +103,10 @@ fn unsupported_lkp_features() {
     let error = load_error("<<: jobs/other.yaml\nfio:\n");
     assert!(error.to_string().contains("'<< : FILE' include"), "{error}");
     let error = load_error("fsmark:\n  test_size: {{ fsmark.filesize }}\n");
-    assert!(error.to_string().contains("templates are not supported"), "{error}");
+    assert!(
+        error.to_string().contains("templates are not supported"),
+        "{error}"
+    );
     let error = load_error("fio:\n  bs: !big 4k\n");
     assert!(error.to_string().contains("YAML tag"), "{error}");
     assert!(error.to_string().contains("jobs/bad.yaml:2"), "{error}");
@@ -92,7 +115,10 @@ fn unsupported_lkp_features() {
 #[test]
 fn empty_list() {
     let error = load_error("hackbench:\n  mode: []\n");
-    assert!(matches!(&error, JobError::EmptyList { key, .. } if key == "hackbench.mode"), "{error}");
+    assert!(
+        matches!(&error, JobError::EmptyList { key, .. } if key == "hackbench.mode"),
+        "{error}"
+    );
     assert!(error.to_string().contains("jobs/bad.yaml:2"), "{error}");
 }
 
@@ -100,10 +126,13 @@ fn empty_list() {
 fn explosion_names_the_lists() {
     // 10 * 10 * 10 * 11 = 11,000 > 10,000
     let ten = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
-    let text = format!("a: {ten}\nfio:\n  b: {ten}\n  c: {ten}\nd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+    let text =
+        format!("a: {ten}\nfio:\n  b: {ten}\n  c: {ten}\nd: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
     let error = load_error(&text);
     match &error {
-        JobError::Explosion { count, limit, keys, .. } => {
+        JobError::Explosion {
+            count, limit, keys, ..
+        } => {
             assert_eq!(count, "11000");
             assert_eq!(*limit, MAX_ATOMIC_JOBS);
             assert!(keys.starts_with("d (11 values)"), "{keys}");
@@ -115,9 +144,22 @@ fn explosion_names_the_lists() {
     }
     // Just under the limit expands.
     let text = format!("a: {ten}\nfio:\n  b: {ten}\n  c: {ten}\n");
-    assert_eq!(JobFile::parse(&text, "ok.yaml").unwrap().expand().unwrap().len(), 1000);
+    assert_eq!(
+        JobFile::parse(&text, "ok.yaml")
+            .unwrap()
+            .expand()
+            .unwrap()
+            .len(),
+        1000
+    );
     // Huge products do not overflow.
-    let big = format!("[{}]", (0..100).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    let big = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let text: String = (0..30).map(|i| format!("k{i}: {big}\n")).collect();
     let error = load_error(&text);
     assert!(matches!(error, JobError::Explosion { .. }), "{error}");
@@ -126,7 +168,10 @@ fn explosion_names_the_lists() {
 #[test]
 fn duplicate_atomic_names() {
     let error = load_error("hackbench:\n  mode: process\n---\ntimeout: 5m\n");
-    assert!(matches!(&error, JobError::DuplicateName { name, .. } if name == "bad-process"), "{error}");
+    assert!(
+        matches!(&error, JobError::DuplicateName { name, .. } if name == "bad-process"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -135,10 +180,19 @@ fn bad_param_values_name_field_and_forms() {
     let jobs = file.expand().unwrap();
     let fio = &jobs[0].programs()[0];
     let error = fio.param_size_bytes("bs").unwrap_err().to_string();
-    assert!(error.starts_with("jobs/bad.yaml:4: bs: '4X' is not a size"), "{error}");
+    assert!(
+        error.starts_with("jobs/bad.yaml:4: bs: '4X' is not a size"),
+        "{error}"
+    );
     let error = fio.param_duration_secs("runtime").unwrap_err().to_string();
-    assert!(error.starts_with("jobs/bad.yaml:1: runtime: '5min' is not a duration"), "{error}");
-    let error = fio.param_share_or_count("nr_threads", 2).unwrap_err().to_string();
+    assert!(
+        error.starts_with("jobs/bad.yaml:1: runtime: '5min' is not a duration"),
+        "{error}"
+    );
+    let error = fio
+        .param_share_or_count("nr_threads", 2)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("'lots'") && error.contains("50%"), "{error}");
     let error = jobs[0].timeout_secs().unwrap_err().to_string();
     assert!(error.starts_with("jobs/bad.yaml:7: timeout:"), "{error}");
@@ -163,7 +217,13 @@ fn no_input_panics() {
         let result = JobFile::parse(text, "fuzz.yaml").and_then(|f| f.expand());
         if let Ok(jobs) = result {
             for job in jobs {
-                let _ = (job.name(), job.id(), job.to_yaml(), job.programs(), job.monitors());
+                let _ = (
+                    job.name(),
+                    job.id(),
+                    job.to_yaml(),
+                    job.programs(),
+                    job.monitors(),
+                );
             }
         }
     }
