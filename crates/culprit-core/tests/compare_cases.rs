@@ -1,0 +1,285 @@
+//! Tables of cases for the comparison engine: the verdict function, bad input (too few runs, failed sides,
+//! missing metrics, NaN), false-discovery control, pass/fail rows, the renderers and the sweep view.
+
+use culprit_core::compare::direction::Direction;
+use culprit_core::compare::render::{render_csv, render_json, render_markdown, render_table, RenderOptions};
+use culprit_core::compare::sweep::{render_sweep, sweep_rows, Sweep, SweepPoint};
+use culprit_core::compare::{
+    compare, verdict, Column, CompareError, CompareOptions, Comparison, DecisionRule, Evidence, InconclusiveReason,
+    LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
+};
+use culprit_core::rng::Rng;
+use culprit_core::stats::ConfidenceInterval;
+
+fn noisy(rng: &mut Rng, mean: f64, rel: f64, n: usize) -> Vec<f64> {
+    (0..n).map(|_| mean * (1.0 + rel * rng.normal())).collect()
+}
+
+fn pair(metric: &str, a: Vec<f64>, b: Vec<f64>) -> Comparison {
+    Comparison::new(vec![Column::new("base").with_metric(metric, a), Column::new("new").with_metric(metric, b)])
+}
+
+fn only_verdict(input: &Comparison, options: &CompareOptions, metric: &str) -> Verdict {
+    let result = compare(input, options).expect("comparison runs");
+    result.rows.iter().find(|r| r.metric == metric).and_then(|r| r.changes.first()).map(|c| c.verdict).expect("row")
+}
+
+#[test]
+fn verdict_table() {
+    let opts = CompareOptions::default();
+    let ci = |low: f64, high: f64| Some(ConfidenceInterval { low, high, level: 0.95 });
+    let ev = |change: f64, q: f64, direction: Direction| Evidence {
+        problem: None,
+        change,
+        absolute: false,
+        q: Some(q),
+        ratio_ci: None,
+        lkp_changed: None,
+        direction,
+    };
+    let too_few = InconclusiveReason::TooFewRuns { base: 2, other: 3, needed: 3 };
+    let cases: Vec<(&str, Evidence, Verdict)> = vec![
+        ("worse throughput", ev(-10.0, 0.001, Direction::HigherIsBetter), Verdict::Regression),
+        ("better throughput", ev(10.0, 0.001, Direction::HigherIsBetter), Verdict::Improvement),
+        ("higher latency", ev(10.0, 0.001, Direction::LowerIsBetter), Verdict::Regression),
+        ("lower latency", ev(-10.0, 0.001, Direction::LowerIsBetter), Verdict::Improvement),
+        ("unknown direction", ev(10.0, 0.001, Direction::Unknown), Verdict::Changed),
+        ("not significant", ev(-10.0, 0.2, Direction::HigherIsBetter), Verdict::Unchanged),
+        ("significant but tiny", ev(-0.5, 1e-9, Direction::HigherIsBetter), Verdict::Unchanged),
+        ("at the fdr bound", ev(-5.0, 0.05, Direction::HigherIsBetter), Verdict::Regression),
+        (
+            "interval contains 1",
+            Evidence { ratio_ci: ci(0.97, 1.01), ..ev(-3.0, 0.01, Direction::HigherIsBetter) },
+            Verdict::Unchanged,
+        ),
+        (
+            "interval excludes 1",
+            Evidence { ratio_ci: ci(0.95, 0.99), ..ev(-3.0, 0.01, Direction::HigherIsBetter) },
+            Verdict::Regression,
+        ),
+        (
+            "absolute change under the floor",
+            Evidence { absolute: true, ..ev(0.05, 1e-6, Direction::Unknown) },
+            Verdict::Unchanged,
+        ),
+        (
+            "absolute change over the floor",
+            Evidence { absolute: true, ..ev(-25.6, 1e-6, Direction::Unknown) },
+            Verdict::Changed,
+        ),
+        (
+            "problem wins",
+            Evidence { problem: Some(too_few), ..ev(-50.0, 1e-9, Direction::HigherIsBetter) },
+            Verdict::Inconclusive { reason: too_few },
+        ),
+        ("no q-value", Evidence { q: None, ..ev(-50.0, 1.0, Direction::HigherIsBetter) }, Verdict::Unchanged),
+    ];
+    for (name, evidence, want) in cases {
+        assert_eq!(verdict(&evidence, &opts), want, "{name}");
+    }
+    // Under lkp's rules only lkp's decision counts.
+    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions::default()), ..CompareOptions::default() };
+    let e = Evidence { lkp_changed: Some(true), ..ev(-0.5, 0.9, Direction::HigherIsBetter) };
+    assert_eq!(verdict(&e, &lkp), Verdict::Regression);
+    let e = Evidence { lkp_changed: Some(false), ..ev(-50.0, 1e-9, Direction::HigherIsBetter) };
+    assert_eq!(verdict(&e, &lkp), Verdict::Unchanged);
+}
+
+#[test]
+fn bad_inputs_are_inconclusive_with_a_reason() {
+    let opts = CompareOptions::default();
+    let m = "fio.write_iops";
+    let cases: Vec<(&str, Comparison, InconclusiveReason)> = vec![
+        (
+            "two runs a side",
+            pair(m, vec![1.0, 2.0], vec![5.0, 6.0]),
+            InconclusiveReason::TooFewRuns { base: 2, other: 2, needed: 3 },
+        ),
+        (
+            "NaN on the new side",
+            pair(m, vec![1.0, 2.0, 3.0], vec![5.0, f64::NAN, 6.0]),
+            InconclusiveReason::BadSamples { side: Side::Other, problem: culprit_core::stats::SampleProblem::NotANumber },
+        ),
+        (
+            "infinity on the base",
+            pair(m, vec![1.0, f64::INFINITY, 3.0], vec![5.0, 6.0, 7.0]),
+            InconclusiveReason::BadSamples { side: Side::Base, problem: culprit_core::stats::SampleProblem::Infinite },
+        ),
+        (
+            "empty sample on the base",
+            pair(m, vec![], vec![5.0, 6.0, 7.0]),
+            InconclusiveReason::NoSuccessfulRuns { side: Side::Base },
+        ),
+    ];
+    for (name, input, reason) in cases {
+        assert_eq!(only_verdict(&input, &opts, m), Verdict::Inconclusive { reason }, "{name}");
+    }
+}
+
+#[test]
+fn a_side_with_only_failed_runs() {
+    let base = Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0, 100.5, 100.2]);
+    let mut broken = Column::new("broken");
+    broken.failed_runs = 3;
+    let result = compare(&Comparison::new(vec![base, broken]), &CompareOptions::default()).expect("compares");
+    let iops = result.rows.iter().find(|r| r.metric == "fio.write_iops").expect("row");
+    assert_eq!(
+        iops.changes[0].verdict,
+        Verdict::Inconclusive { reason: InconclusiveReason::NoSuccessfulRuns { side: Side::Other } }
+    );
+    // The failed-runs row: 0 of 5 runs failed on the base, 3 of 3 on the other side.
+    let failed = result.rows.iter().find(|r| r.metric == FAILED_RUNS_METRIC).expect("failed-runs row");
+    assert_eq!((failed.sides[0].fails, failed.sides[0].n), (Some(0), 5));
+    assert_eq!((failed.sides[1].fails, failed.sides[1].n), (Some(3), 3));
+    assert_eq!(failed.changes[0].change, 100.0);
+    // Fisher: 1 / C(8, 3) = 0.0179 < 0.05.
+    assert_eq!(failed.changes[0].verdict, Verdict::Regression);
+    let table = render_table(&result, RenderOptions::default());
+    assert!(table.contains("       fail:runs  %reproduction    fail:runs\n"), "{table}");
+    assert!(table.contains("           :5          100%           3:3     culprit.failed_runs\n"), "{table}");
+    assert!(table.contains("# 1 metric(s) inconclusive on broken: every run failed on the other side"), "{table}");
+}
+
+#[test]
+fn whole_comparison_errors() {
+    let opts = CompareOptions::default();
+    let one = Comparison::new(vec![Column::new("base").with_metric("a.b", vec![1.0; 3])]);
+    assert_eq!(compare(&one, &opts).err(), Some(CompareError::TooFewColumns { got: 1 }));
+    let disjoint = Comparison::new(vec![
+        Column::new("base").with_metric("fio.write_iops", vec![1.0; 3]),
+        Column::new("other").with_metric("hackbench.throughput", vec![1.0; 3]),
+    ]);
+    let err = compare(&disjoint, &opts).err().expect("nothing in common is an error");
+    assert!(err.to_string().contains("shares no metric"), "{err}");
+    let bad_fdr = CompareOptions { fdr: 1.5, ..CompareOptions::default() };
+    assert!(matches!(compare(&disjoint, &bad_fdr), Err(CompareError::InvalidOption { option: "fdr", .. })));
+}
+
+#[test]
+fn missing_metrics_profile_zeros_and_missing_regulars() {
+    let base = Column::new("base")
+        .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
+        .with_metric("vmstat.cpu.id", vec![90.0, 91.0, 92.0])
+        .with_metric("perf-profile.self.cycles-pp.memcpy", vec![5.0, 5.1, 4.9]);
+    let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let v = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| r.changes[0].verdict);
+    assert_eq!(v("vmstat.cpu.id"), Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } }));
+    // perf drops symbols below its cutoff: a missing profile key is 0%, here a real change of -5 points.
+    assert_eq!(v("perf-profile.self.cycles-pp.memcpy"), Some(Verdict::Changed));
+    // Row order: program metrics, monitors, perf-profile.
+    let order: Vec<&str> = result.rows.iter().map(|r| r.metric.as_str()).collect();
+    assert_eq!(order, ["fio.write_iops", "vmstat.cpu.id", "perf-profile.self.cycles-pp.memcpy"]);
+}
+
+#[test]
+fn false_discoveries_are_controlled_over_many_metrics() {
+    let mut rng = Rng::new(11);
+    let mut base = Column::new("base");
+    let mut other = Column::new("other");
+    for i in 0..2000 {
+        let name = format!("bench.m{i:04}_iops");
+        base.metrics.insert(name.clone(), noisy(&mut rng, 1000.0, 0.03, 10));
+        let shift = if i == 0 { 0.8 } else { 1.0 };
+        other.metrics.insert(name, noisy(&mut rng, 1000.0 * shift, 0.03, 10));
+    }
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let flagged: Vec<&str> = result.rows.iter().filter(|r| r.any_change()).map(|r| r.metric.as_str()).collect();
+    assert!(flagged.contains(&"bench.m0000_iops"), "the real -20% change is found");
+    // 1,999 null metrics at p <= 0.05 uncorrected would flag about 100; BH at 5% FDR flags very few.
+    assert!(flagged.len() <= 3, "false alarms: {flagged:?}");
+    let real = result.rows.iter().find(|r| r.metric == "bench.m0000_iops").expect("row");
+    assert_eq!(real.changes[0].verdict, Verdict::Regression);
+    assert!(real.changes[0].ratio_ci.is_some_and(|ci| ci.high < 1.0), "{:?}", real.changes[0].ratio_ci);
+}
+
+#[test]
+fn lkp_rules_mode_through_the_engine() {
+    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions { more: true, ..LkpOptions::default() }), ..CompareOptions::default() };
+    let input = pair("hackbench.throughput", vec![20.0, 20.0, 20.0], vec![10.0, 10.0, 10.0]);
+    let result = compare(&input, &lkp).expect("compares");
+    let change = &result.rows[0].changes[0];
+    assert_eq!(change.verdict, Verdict::Regression);
+    assert_eq!(change.lkp.as_ref().map(|l| (l.mean_a, l.mean_b, l.ratio)), Some((10.0, 20.0, 2.0)));
+    // Overlapping ranges are not a change under lkp's default rule.
+    let input = pair("hackbench.throughput", vec![10.0, 12.0, 14.0], vec![11.0, 13.0, 15.0]);
+    assert_eq!(only_verdict(&input, &lkp, "hackbench.throughput"), Verdict::Unchanged);
+}
+
+#[test]
+fn renderers_show_changed_rows_by_default_and_everything_with_all() {
+    let mut rng = Rng::new(5);
+    let base = Column::new("base")
+        .with_metric("fio.write_iops", noisy(&mut rng, 310403.0, 0.01, 8))
+        .with_metric("fio.read_iops", noisy(&mut rng, 1000.0, 0.01, 8));
+    let other = Column::new("new, \"quoted\"")
+        .with_metric("fio.write_iops", noisy(&mut rng, 242761.0, 0.01, 8))
+        .with_metric("fio.read_iops", noisy(&mut rng, 1000.0, 0.01, 8));
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let default = render_table(&result, RenderOptions::default());
+    assert!(default.contains("fio.write_iops") && !default.contains("fio.read_iops"), "{default}");
+    assert!(default.contains("# 1 of 2 metrics changed; --all shows every row"));
+    let all = render_table(&result, RenderOptions { all: true });
+    assert!(all.contains("fio.read_iops"));
+
+    let csv = render_csv(&result, RenderOptions { all: true });
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("metric,class,kind,direction,base,column,"));
+    let write = lines.iter().find(|l| l.starts_with("fio.write_iops,")).copied().unwrap_or("");
+    assert!(write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"), "{write}");
+
+    let md = render_markdown(&result, RenderOptions::default());
+    assert!(md.contains("| `fio.write_iops` |") && md.contains("% | regression |"), "{md}");
+
+    let json: serde_json::Value = serde_json::from_str(&render_json(&result)).expect("valid JSON");
+    let rows = json["rows"].as_array().expect("rows");
+    let write = rows.iter().find(|r| r["metric"] == "fio.write_iops").expect("row");
+    assert_eq!(write["changes"][0]["verdict"]["verdict"], "regression");
+    assert_eq!(write["direction"], "higher_is_better");
+}
+
+#[test]
+fn pass_fail_rows_use_reproduction() {
+    let base = Column::new("base").with_metric("fio.write_iops", vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+    let other = Column::new("new")
+        .with_metric("fio.write_iops", vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+        .with_metric("dmesg.WARNING:at_mm/page_alloc.c", vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric.starts_with("dmesg.")).expect("dmesg row");
+    // The base did not report it: 0 of 6 runs; the new side: 6 of 6 (Fisher p = 0.0022).
+    assert_eq!(row.changes[0].verdict, Verdict::Regression);
+    let table = render_table(&result, RenderOptions::default());
+    assert!(table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"), "{table}");
+}
+
+#[test]
+fn sweep_rows_follow_the_param_and_compare_each_point() {
+    let mut rng = Rng::new(3);
+    let values = ["16", "1", "4", "256"];
+    let points = values
+        .iter()
+        .map(|v| {
+            let threads: f64 = v.parse().unwrap_or(1.0);
+            let base = 800.0 * threads.min(4.0);
+            let new = if threads >= 16.0 { base * 1.1 } else { base };
+            SweepPoint { value: v.to_string(), samples: vec![noisy(&mut rng, base, 0.01, 5), noisy(&mut rng, new, 0.01, 5)] }
+        })
+        .collect();
+    let sweep = Sweep {
+        param: "nr_threads".into(),
+        metric: "sysbench.transactions_per_sec".into(),
+        columns: vec![".26-rc".into(), ".26-rc-smp-group".into()],
+        points,
+    };
+    let rows = sweep_rows(&sweep, &CompareOptions::default()).expect("sweep compares");
+    let order: Vec<&str> = rows.iter().map(|r| r.value.as_str()).collect();
+    assert_eq!(order, ["1", "4", "16", "256"]);
+    assert_eq!(rows[0].changes[0].verdict, Verdict::Unchanged);
+    assert_eq!(rows[3].changes[0].verdict, Verdict::Improvement);
+    let text = render_sweep(&sweep, &rows);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "sysbench.transactions_per_sec by nr_threads");
+    assert!(lines[1].starts_with("nr_threads           .26-rc"), "{text}");
+    assert!(lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"), "{text}");
+}
