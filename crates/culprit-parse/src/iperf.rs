@@ -9,7 +9,7 @@
 //! Output: `tcp.sender.bps`, `tcp.receiver.bps` and `udp.bps`, each the mean over the sessions that report it
 //! (integer division when iperf printed integers, as Ruby does), printed as Ruby prints numbers.
 //!
-//! The private [`json`] module is a small JSON reader that keeps what lkp's Ruby `JSON.parse` keeps and serde_json
+//! The private `json` module is a small JSON reader that keeps what lkp's Ruby `JSON.parse` keeps and serde_json
 //! does not guarantee: Integer versus Float, correctly rounded floats, and key order with Ruby's duplicate-key rule.
 
 use crate::vm_scalability::ruby::{self, Num};

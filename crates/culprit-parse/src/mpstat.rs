@@ -16,6 +16,7 @@
 use crate::iperf::json::{self, Json};
 use crate::vm_scalability::ruby::Num;
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
+use std::collections::HashMap;
 
 const PROGRAM: &str = "mpstat";
 
@@ -114,17 +115,22 @@ fn as_num(value: &Json, what: &str) -> Result<Num, ParseError> {
     }
 }
 
-/// The running result table: every key seen so far, in first-seen order, with its latest value.
+/// The running result table: every key seen so far, in first-seen order, with its latest value. The index keeps
+/// updates cheap: a many-CPU machine has thousands of keys, each set once per sample.
 #[derive(Default)]
 struct Results {
     pairs: Vec<(String, String)>,
+    index: HashMap<String, usize>,
 }
 
 impl Results {
     fn set(&mut self, key: String, value: String) {
-        match self.pairs.iter_mut().find(|(k, _)| *k == key) {
+        match self.index.get(&key).and_then(|&i| self.pairs.get_mut(i)) {
             Some(slot) => slot.1 = value,
-            None => self.pairs.push((key, value)),
+            None => {
+                self.index.insert(key.clone(), self.pairs.len());
+                self.pairs.push((key, value));
+            }
         }
     }
 }

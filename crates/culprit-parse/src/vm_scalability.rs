@@ -12,7 +12,7 @@
 //! `stddev_fault%`, `median_fault`, `median_fault_stddev%`. Numbers are printed with lkp's printf formats
 //! (`%d` truncates, `%g` keeps six significant digits).
 //!
-//! The private [`ruby`] module holds the pieces of Ruby's number semantics that several import parsers need to be
+//! The private `ruby` module holds the pieces of Ruby's number semantics that several import parsers need to be
 //! byte-exact (Integer versus Float arithmetic, `Array#sum`, `String#to_f`, `printf`).
 
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
