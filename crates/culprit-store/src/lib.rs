@@ -1,1 +1,385 @@
-//! The result store: the Store trait, SQLite and PostgreSQL implementations (being written).
+//! The result store: the [`Store`] trait every back end implements, its query types, the SQLite back end
+//! ([`SqliteStore`]) with embedded migrations, and lkp result roots ([`result_root`]).
+//!
+//! All SQL of Culprit lives in this crate. Callers speak in model types (`RunRecord`, `Revision`) and the query
+//! types below; they never see a table. The trait is object-safe so the CLI can hold a `Box<dyn Store>` and pick
+//! SQLite or PostgreSQL at run time.
+
+pub mod error;
+pub mod glob;
+pub mod migrations;
+pub mod result_root;
+pub mod sqlite;
+
+pub use error::StoreError;
+pub use sqlite::{OpenOptions, SqliteStore};
+
+use culprit_core::model::{Revision, RunRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The environment variable that names the result store file.
+pub const DB_ENV_VAR: &str = "CULPRIT_DB";
+
+/// The default store path: `$CULPRIT_DB` when set and not empty, else `./culprit.db`.
+pub fn default_path() -> PathBuf {
+    match std::env::var_os(DB_ENV_VAR) {
+        Some(value) if !value.is_empty() => PathBuf::from(value),
+        _ => PathBuf::from("culprit.db"),
+    }
+}
+
+/// The id of a stored run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RunId(pub i64);
+
+impl std::fmt::Display for RunId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The id of a bisect session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SessionId(pub i64);
+
+impl std::fmt::Display for SessionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Whether a run succeeded, for filtering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    Failed,
+}
+
+/// Options of one save.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SaveOptions {
+    /// Link the run to this bisect session in the same transaction.
+    pub bisect_session: Option<SessionId>,
+    /// A key that makes the save idempotent: a second save of a run with the same job id, revision key and
+    /// import key stores nothing and returns the first run's id. Imports use `<host>/<run dir>`.
+    pub import_key: Option<String>,
+}
+
+/// What a save did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saved {
+    Inserted(RunId),
+    /// The run was already stored under the same import key; nothing was written.
+    AlreadyStored(RunId),
+}
+
+impl Saved {
+    pub fn run_id(self) -> RunId {
+        match self {
+            Saved::Inserted(id) | Saved::AlreadyStored(id) => id,
+        }
+    }
+}
+
+/// Which runs a listing or summary covers. Every field that is set must match. `job` matches the job id exactly
+/// or the job name as a glob (`*`, `?`, `[...]`); `testcase` and `hostname` are globs too.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    pub job: Option<String>,
+    pub testcase: Option<String>,
+    pub hostname: Option<String>,
+    /// Stored revision keys (full SHAs or labels); empty means every revision. Use
+    /// [`Store::resolve_revision`] first to turn what a user typed into a key.
+    pub revision_keys: Vec<String>,
+    /// Only runs whose revision is this label.
+    pub label: Option<String>,
+    pub status: Option<RunStatus>,
+    pub bisect_session: Option<SessionId>,
+}
+
+impl RunFilter {
+    /// Whether a listed run passes the filter's non-SQL parts (globs and exact strings).
+    pub fn matches(&self, run: &RunSummary) -> bool {
+        let job_ok = self.job.as_deref().map_or(true, |job| run.job_id == job || glob::matches(job, &run.job_name));
+        let testcase_ok = self.testcase.as_deref().map_or(true, |pattern| glob::matches(pattern, &run.testcase));
+        let host_ok = self.hostname.as_deref().map_or(true, |pattern| glob::matches(pattern, &run.hostname));
+        let key = run.revision.key();
+        let revision_ok = self.revision_keys.is_empty() || self.revision_keys.iter().any(|k| k == key);
+        let label_ok = self.label.as_deref().map_or(true, |label| {
+            matches!(&run.revision, Revision::Label { name } if name == label)
+        });
+        let status_ok = self.status.map_or(true, |status| status == run.status());
+        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok
+    }
+}
+
+/// One stored run without its bulky parts (metrics, series, raw outputs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub job_id: String,
+    pub job_name: String,
+    pub testcase: String,
+    pub revision: Revision,
+    pub hostname: String,
+    pub started_at: f64,
+    pub ended_at: f64,
+    /// `None` for a successful run, the reason otherwise.
+    pub failure_reason: Option<String>,
+    pub exit_code: Option<i32>,
+    pub metric_count: u64,
+}
+
+impl RunSummary {
+    pub fn status(&self) -> RunStatus {
+        if self.failure_reason.is_some() {
+            RunStatus::Failed
+        } else {
+            RunStatus::Ok
+        }
+    }
+}
+
+/// What `culprit compare` asks for: samples of several revisions, optionally narrowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleQuery {
+    /// Stored revision keys, in the order the columns should appear.
+    pub revision_keys: Vec<String>,
+    /// Job id, or job name glob.
+    pub job: Option<String>,
+    pub testcase: Option<String>,
+    pub hostname: Option<String>,
+    /// Only metrics whose name this regex matches (unanchored, Rust `regex` syntax).
+    pub metric_regex: Option<String>,
+}
+
+/// The samples of one revision: per metric, the values of the successful runs in run-id order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RevisionSamples {
+    pub revision: Revision,
+    /// The successful runs the values come from, in the order of the values.
+    pub ok_runs: Vec<RunId>,
+    pub failed_runs: usize,
+    /// The distinct reasons of the failed runs, so "all runs failed" can say why.
+    pub failure_reasons: Vec<String>,
+    /// Metric name to per-run values. A metric that some ok runs lack has fewer values than `ok_runs`; a
+    /// stored NaN comes back as NaN.
+    pub metrics: BTreeMap<String, Vec<f64>>,
+}
+
+/// One line of `culprit results`: the runs of one job on one revision on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultGroup {
+    pub job_id: String,
+    pub job_name: String,
+    pub testcase: String,
+    pub revision: Revision,
+    pub hostname: String,
+    pub ok_runs: u64,
+    pub failed_runs: u64,
+    /// Start time of the first run and end time of the last, seconds since the epoch.
+    pub first_started_at: f64,
+    pub last_ended_at: f64,
+}
+
+/// A stored revision and how many runs it has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRevision {
+    pub revision: Revision,
+    pub runs: u64,
+}
+
+/// A new bisect session, as `culprit bisect` creates it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewBisectSession {
+    pub repo: String,
+    pub good: String,
+    pub bad: String,
+    pub job_id: Option<String>,
+    pub metric: Option<String>,
+    /// The bisect's own configuration, opaque to the store.
+    pub config_json: String,
+    pub created_at: f64,
+}
+
+/// A stored bisect session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BisectSession {
+    pub id: SessionId,
+    pub repo: String,
+    pub good: String,
+    pub bad: String,
+    pub job_id: Option<String>,
+    pub metric: Option<String>,
+    pub config_json: String,
+    pub created_at: f64,
+    /// Free text owned by the bisect engine; a new session is `running`.
+    pub status: String,
+    pub result_json: Option<String>,
+    pub updated_at: Option<f64>,
+}
+
+/// The status a new bisect session starts with.
+pub const NEW_SESSION_STATUS: &str = "running";
+
+/// The result store. Writes take `&mut self`; every write is one transaction, so a crash or a failed write
+/// leaves the store as it was before the call.
+pub trait Store {
+    /// Where the store lives, for messages (a file path or a server address).
+    fn location(&self) -> String;
+
+    /// Saves one run with everything it carries, in one transaction.
+    fn save_run_with(&mut self, run: &RunRecord, options: &SaveOptions) -> Result<Saved, StoreError>;
+
+    /// Saves one run with default options.
+    fn save_run(&mut self, run: &RunRecord) -> Result<RunId, StoreError> {
+        self.save_run_with(run, &SaveOptions::default()).map(Saved::run_id)
+    }
+
+    /// Lists stored runs that pass the filter, in run-id (insertion) order.
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// Fetches one full run record.
+    fn run(&self, id: RunId) -> Result<RunRecord, StoreError>;
+
+    /// Fetches several full run records, in the order of `ids`.
+    fn runs(&self, ids: &[RunId]) -> Result<Vec<RunRecord>, StoreError> {
+        ids.iter().map(|id| self.run(*id)).collect()
+    }
+
+    /// The samples for a comparison: one entry per requested revision key, in the requested order. An unknown
+    /// key is an error, not an empty column.
+    fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError>;
+
+    /// Every stored revision with its run count, in order of first appearance.
+    fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError>;
+
+    /// Groups runs by job, revision and machine for `culprit results`, in order of each group's first run.
+    fn results_summary(&self, filter: &RunFilter) -> Result<Vec<ResultGroup>, StoreError> {
+        Ok(summarize(&self.list_runs(filter)?))
+    }
+
+    /// Turns what a user typed (full SHA, unique SHA prefix of at least 4 hex digits, label, `git describe`
+    /// string) into a stored revision.
+    fn resolve_revision(&self, given: &str) -> Result<Revision, StoreError> {
+        resolve_revision_in(&self.revisions()?, given, &self.location())
+    }
+
+    fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError>;
+
+    /// Every bisect session, oldest first.
+    fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError>;
+
+    fn bisect_session(&self, id: SessionId) -> Result<BisectSession, StoreError>;
+
+    /// Records a session's new status and result.
+    fn update_bisect_session(
+        &mut self,
+        id: SessionId,
+        status: &str,
+        result_json: Option<&str>,
+        updated_at: f64,
+    ) -> Result<(), StoreError>;
+
+    /// Links an already stored run to a session (a run stored before the session can serve as evidence).
+    /// Linking the same run twice is a no-op.
+    fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError>;
+
+    /// The runs of a session in the order they were linked.
+    fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError>;
+}
+
+/// Groups run summaries into `culprit results` lines, keeping the order of each group's first run.
+pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
+    let mut groups: Vec<ResultGroup> = Vec::new();
+    let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for run in runs {
+        let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
+        let position = *index.entry(key).or_insert_with(|| {
+            groups.push(ResultGroup {
+                job_id: run.job_id.clone(),
+                job_name: run.job_name.clone(),
+                testcase: run.testcase.clone(),
+                revision: run.revision.clone(),
+                hostname: run.hostname.clone(),
+                ok_runs: 0,
+                failed_runs: 0,
+                first_started_at: run.started_at,
+                last_ended_at: run.ended_at,
+            });
+            groups.len() - 1
+        });
+        if let Some(group) = groups.get_mut(position) {
+            match run.status() {
+                RunStatus::Ok => group.ok_runs += 1,
+                RunStatus::Failed => group.failed_runs += 1,
+            }
+            group.first_started_at = group.first_started_at.min(run.started_at);
+            group.last_ended_at = group.last_ended_at.max(run.ended_at);
+        }
+    }
+    groups
+}
+
+/// The shortest SHA prefix accepted, as git's own minimum abbreviation.
+pub const MIN_SHA_PREFIX: usize = 4;
+
+/// Resolves a user-given revision against the stored revisions (see [`Store::resolve_revision`]). Exact keys
+/// win over describe names, which win over prefixes; a `git describe` string that is not stored verbatim is
+/// resolved through its `-g<hex>` suffix.
+pub fn resolve_revision_in(stored: &[StoredRevision], given: &str, location: &str) -> Result<Revision, StoreError> {
+    let given = given.trim();
+    if let Some(found) = stored.iter().find(|s| s.revision.key() == given) {
+        return Ok(found.revision.clone());
+    }
+    let by_describe: Vec<&StoredRevision> = stored
+        .iter()
+        .filter(|s| matches!(&s.revision, Revision::Commit { describe: Some(d), .. } if d == given))
+        .collect();
+    if let [only] = by_describe.as_slice() {
+        return Ok(only.revision.clone());
+    }
+    let prefix = describe_hash(given).unwrap_or(given).to_ascii_lowercase();
+    let is_hex = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_hexdigit());
+    if is_hex && prefix.len() >= MIN_SHA_PREFIX {
+        let candidates: Vec<&StoredRevision> = stored
+            .iter()
+            .filter(|s| matches!(&s.revision, Revision::Commit { sha, .. } if sha.to_ascii_lowercase().starts_with(&prefix)))
+            .collect();
+        match candidates.as_slice() {
+            [only] => return Ok(only.revision.clone()),
+            [] => {}
+            many => {
+                return Err(StoreError::AmbiguousRevision {
+                    location: location.to_string(),
+                    given: given.to_string(),
+                    candidates: many.iter().map(|s| describe_candidate(&s.revision)).collect(),
+                })
+            }
+        }
+    }
+    if by_describe.len() > 1 {
+        return Err(StoreError::AmbiguousRevision {
+            location: location.to_string(),
+            given: given.to_string(),
+            candidates: by_describe.iter().map(|s| describe_candidate(&s.revision)).collect(),
+        });
+    }
+    Err(StoreError::UnknownRevision { location: location.to_string(), given: given.to_string() })
+}
+
+/// The abbreviated hash at the end of a `git describe` string (`v6.8-rc1-12-gdeadbeef` gives `deadbeef`).
+fn describe_hash(given: &str) -> Option<&str> {
+    let (_, tail) = given.rsplit_once("-g")?;
+    (tail.len() >= MIN_SHA_PREFIX && tail.bytes().all(|b| b.is_ascii_hexdigit())).then_some(tail)
+}
+
+fn describe_candidate(revision: &Revision) -> String {
+    match revision {
+        Revision::Commit { sha, describe: Some(d), .. } => format!("{sha} ({d})"),
+        other => other.key().to_string(),
+    }
+}

@@ -1,0 +1,167 @@
+//! The embedded schema migrations, written once in a portable SQL dialect and rendered for SQLite or PostgreSQL.
+//!
+//! Migrations are applied in order, each exactly once, and the `schema_version` table records which ones a
+//! database has. A migration is never edited after release: a schema change is a new entry at the end of
+//! [`MIGRATIONS`]. The SQL avoids engine-specific syntax except through the placeholders below, so the same list
+//! serves both back ends:
+//!
+//! - `{id}`: an auto-assigned 64-bit primary key,
+//! - `{blob}`: a byte string (`BLOB` in SQLite, `BYTEA` in PostgreSQL),
+//! - `{int}`: a 64-bit integer.
+//!
+//! Floating-point columns are `DOUBLE PRECISION`, which both engines understand. A NULL metric value stands for
+//! NaN, because SQLite cannot store NaN in a REAL column (it turns it into NULL silently). SQLite also stores
+//! -0.0 as 0; no metric distinguishes the two.
+
+/// The SQL dialect to render the portable migrations into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// The migrations, oldest first. Version N is `MIGRATIONS[N - 1]`.
+pub const MIGRATIONS: &[&str] = &[
+    // Version 1: runs with their metrics, monitor series, raw outputs and params; machines and revisions shared
+    // between runs; bisect sessions and the runs they spent, in insertion order.
+    r#"
+CREATE TABLE machines (
+    id {id},
+    hostname TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    nr_cpu {int} NOT NULL,
+    memory_kib {int} NOT NULL,
+    kernel TEXT NOT NULL,
+    UNIQUE (hostname, cpu_model, nr_cpu, memory_kib, kernel)
+);
+
+CREATE TABLE revisions (
+    id {id},
+    rev_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('commit', 'label')),
+    describe TEXT,
+    subject TEXT
+);
+
+CREATE TABLE bisect_sessions (
+    id {id},
+    repo TEXT NOT NULL,
+    good TEXT NOT NULL,
+    bad TEXT NOT NULL,
+    job_id TEXT,
+    metric TEXT,
+    config_json TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL,
+    result_json TEXT,
+    updated_at DOUBLE PRECISION
+);
+
+CREATE TABLE runs (
+    id {id},
+    job_id TEXT NOT NULL,
+    job_name TEXT NOT NULL,
+    testcase TEXT NOT NULL,
+    job_yaml TEXT NOT NULL,
+    revision_id {int} NOT NULL REFERENCES revisions (id),
+    machine_id {int} NOT NULL REFERENCES machines (id),
+    started_at DOUBLE PRECISION NOT NULL,
+    ended_at DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    failure_reason TEXT,
+    exit_code {int},
+    stderr TEXT NOT NULL,
+    import_key TEXT,
+    UNIQUE (job_id, revision_id, import_key)
+);
+CREATE INDEX runs_by_revision ON runs (revision_id, job_id);
+CREATE INDEX runs_by_job ON runs (job_id);
+
+CREATE TABLE run_params (
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq {int} NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE metric_names (
+    id {id},
+    name TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE run_metrics (
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    metric_id {int} NOT NULL REFERENCES metric_names (id),
+    value DOUBLE PRECISION,
+    PRIMARY KEY (run_id, metric_id)
+);
+
+CREATE TABLE run_monitors (
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq {int} NOT NULL,
+    monitor TEXT NOT NULL,
+    times {blob} NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE run_monitor_series (
+    run_id {int} NOT NULL,
+    monitor_seq {int} NOT NULL,
+    name TEXT NOT NULL,
+    samples {blob} NOT NULL,
+    PRIMARY KEY (run_id, monitor_seq, name),
+    FOREIGN KEY (run_id, monitor_seq) REFERENCES run_monitors (run_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE run_raw_outputs (
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq {int} NOT NULL,
+    name TEXT NOT NULL,
+    content {blob} NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+
+CREATE TABLE bisect_session_runs (
+    id {id},
+    session_id {int} NOT NULL REFERENCES bisect_sessions (id) ON DELETE CASCADE,
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    UNIQUE (session_id, run_id)
+);
+"#,
+];
+
+/// The statement that creates the version table; it exists before any migration runs.
+pub const SCHEMA_VERSION_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS schema_version (version {int} NOT NULL PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)";
+
+/// The newest schema version this build knows.
+pub fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Renders portable migration SQL for one engine by replacing the type placeholders.
+pub fn render(sql: &str, dialect: Dialect) -> String {
+    let (id, blob, int) = match dialect {
+        Dialect::Sqlite => ("INTEGER PRIMARY KEY", "BLOB", "INTEGER"),
+        Dialect::Postgres => ("BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", "BYTEA", "BIGINT"),
+    };
+    sql.replace("{id}", id).replace("{blob}", blob).replace("{int}", int)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_leaves_no_placeholder_in_either_dialect() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            for sql in MIGRATIONS.iter().chain(std::iter::once(&SCHEMA_VERSION_TABLE)) {
+                let rendered = render(sql, dialect);
+                assert!(!rendered.contains('{') && !rendered.contains('}'), "{dialect:?}: {rendered}");
+            }
+        }
+        assert!(render(MIGRATIONS[0], Dialect::Postgres).contains("BYTEA"));
+        assert!(render(MIGRATIONS[0], Dialect::Sqlite).contains("INTEGER PRIMARY KEY"));
+    }
+}

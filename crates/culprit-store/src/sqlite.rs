@@ -1,0 +1,1022 @@
+//! The SQLite back end of the [`Store`] trait: one database file, WAL journal, foreign keys, embedded migrations.
+//!
+//! Every write is one `BEGIN IMMEDIATE` transaction: either the whole run (metrics, monitor series, raw outputs,
+//! params, session link) is stored, or nothing is. SQLite's journal makes that hold across a crash or `kill -9`
+//! too. A full disk or a read-only file makes the transaction roll back and the error says so.
+
+use crate::error::StoreError;
+use crate::migrations::{self, Dialect};
+use crate::{
+    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
+    Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
+};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another process's lock before giving up with [`StoreError::Busy`].
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Options for [`SqliteStore::open_with`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Open without write access: listing and comparing work, saving fails with [`StoreError::ReadOnly`]. A file
+    /// without write permission is always opened this way.
+    pub read_only: bool,
+    /// A cap on the database size in bytes (rounded down to whole pages). Writes beyond it fail exactly as on a
+    /// full disk, with [`StoreError::Full`]; it keeps a store on a shared disk from filling it.
+    pub size_limit_bytes: Option<u64>,
+}
+
+/// The SQLite result store.
+pub struct SqliteStore {
+    connection: Connection,
+    path: PathBuf,
+    read_only: bool,
+    /// Metric name to `metric_names.id`. Names are never deleted, so an id once committed stays valid even when
+    /// other processes write to the same file.
+    metric_ids: HashMap<String, i64>,
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its parent directories if needed) the store at `path` and brings its schema up to
+    /// date.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, &OpenOptions::default())
+    }
+
+    /// Opens the store at `path` with options.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let location = path.display().to_string();
+        let existing = std::fs::metadata(&path).ok();
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(StoreError::Open {
+                location,
+                reason: "it is a directory".into(),
+                hint: "give the path of a database file, e.g. culprit.db".into(),
+            });
+        }
+        // Root ignores file permissions, so a file the user marked read-only would still be written to; honouring
+        // the permission bits explicitly keeps "chmod a-w culprit.db" meaning "do not touch my results".
+        let read_only = options.read_only || existing.as_ref().is_some_and(|m| m.permissions().readonly());
+        if read_only && existing.is_none() {
+            return Err(StoreError::Open {
+                location,
+                reason: "the file does not exist and the store was opened read-only".into(),
+                hint: "run a job first to create it, or check CULPRIT_DB".into(),
+            });
+        }
+        if !read_only {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| StoreError::CreateDir { path: parent.to_path_buf(), reason: e.to_string() })?;
+            }
+        }
+        let flags = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let connection = Connection::open_with_flags(&path, flags).map_err(|e| StoreError::Open {
+            location: location.clone(),
+            reason: e.to_string(),
+            hint: "check that the directory exists and is writable, or point CULPRIT_DB at another file".into(),
+        })?;
+        let mut store = SqliteStore { connection, path, read_only, metric_ids: HashMap::new() };
+        store.configure(options)?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.connection
+            .query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |row| row.get(0))
+            .map_err(|e| self.classify("read the schema version", e))
+    }
+
+    fn configure(&mut self, options: &OpenOptions) -> Result<(), StoreError> {
+        self.connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.classify("set the busy timeout", e))?;
+        self.connection
+            .pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| self.classify("enable foreign keys", e))?;
+        if !self.read_only {
+            // WAL lets `culprit results` read while a run is being saved, and makes commits cheap.
+            let mode: String = self
+                .connection
+                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+                .map_err(|e| self.classify("switch to the WAL journal", e))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Database {
+                    location: self.location(),
+                    action: "switch to the WAL journal".into(),
+                    reason: format!("SQLite kept journal mode `{mode}`"),
+                });
+            }
+            // NORMAL is durable across application crashes in WAL mode; only a power loss can drop the last
+            // commits, never corrupt the file.
+            self.connection
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(|e| self.classify("set the sync mode", e))?;
+        }
+        if let Some(limit) = options.size_limit_bytes {
+            let page_size: i64 = self
+                .connection
+                .query_row("PRAGMA page_size", [], |row| row.get(0))
+                .map_err(|e| self.classify("read the page size", e))?;
+            let pages = (limit / page_size.max(1) as u64).max(1);
+            let _: i64 = self
+                .connection
+                .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| row.get(0))
+                .map_err(|e| self.classify("set the size limit", e))?;
+        }
+        Ok(())
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let latest = migrations::latest_version();
+        let current = self.current_version_if_any()?;
+        if current == Some(latest) {
+            return Ok(());
+        }
+        if let Some(found) = current.filter(|v| *v > latest) {
+            return Err(StoreError::SchemaTooNew { location: self.location(), found, supported: latest });
+        }
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                location: self.location(),
+                action: format!("upgrade the schema to version {latest}"),
+            });
+        }
+        let location = self.location();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(&location, "upgrade the schema", e))?;
+        transaction
+            .execute_batch(&migrations::render(migrations::SCHEMA_VERSION_TABLE, Dialect::Sqlite))
+            .map_err(|e| classify(&location, "create the schema_version table", e))?;
+        // Another process may have migrated between the check above and the lock, so read the version again.
+        let current: i64 = transaction
+            .query_row("SELECT COALESCE(MAX(version), 0) FROM schema_version", [], |row| row.get(0))
+            .map_err(|e| classify(&location, "read the schema version", e))?;
+        if current > latest {
+            return Err(StoreError::SchemaTooNew { location, found: current, supported: latest });
+        }
+        for (index, sql) in migrations::MIGRATIONS.iter().enumerate().skip(current as usize) {
+            let version = index as i64 + 1;
+            let failed = |e: rusqlite::Error| match classify(&location, "upgrade the schema", e) {
+                StoreError::Database { reason, .. } => {
+                    StoreError::Migration { location: location.clone(), version, reason }
+                }
+                other => other,
+            };
+            transaction.execute_batch(&migrations::render(sql, Dialect::Sqlite)).map_err(failed)?;
+            transaction
+                .execute("INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)", params![version, now()])
+                .map_err(failed)?;
+        }
+        transaction.commit().map_err(|e| classify(&location, "upgrade the schema", e))
+    }
+
+    /// The schema version, or `None` for a database without a `schema_version` table (a new file).
+    fn current_version_if_any(&self) -> Result<Option<i64>, StoreError> {
+        let has_table: bool = self
+            .connection
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version')",
+                [],
+                |row| row.get(0),
+            )
+            .map_err(|e| self.classify("read the schema", e))?;
+        if !has_table {
+            return Ok(None);
+        }
+        self.schema_version().map(Some)
+    }
+
+    fn classify(&self, action: &str, error: rusqlite::Error) -> StoreError {
+        classify(&self.location(), action, error)
+    }
+
+    fn ensure_writable(&self, action: &str) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly { location: self.location(), action: action.to_string() });
+        }
+        Ok(())
+    }
+
+    fn revision_of(&self, kind: &str, key: String, describe: Option<String>, subject: Option<String>) -> Revision {
+        revision_from_row(kind, key, describe, subject)
+    }
+
+    /// Runs of one revision (by row id), with the columns the filters and samples need, in id order.
+    fn runs_of_revision(&self, revision_id: i64) -> Result<Vec<RunSummary>, StoreError> {
+        let sql = format!("{SUMMARY_SELECT} WHERE r.revision_id = ?1 ORDER BY r.id");
+        self.query_summaries(&sql, &[&revision_id as &dyn rusqlite::ToSql], false)
+    }
+
+    fn query_summaries(
+        &self,
+        sql: &str,
+        parameters: &[&dyn rusqlite::ToSql],
+        with_metric_count: bool,
+    ) -> Result<Vec<RunSummary>, StoreError> {
+        let action = "list runs";
+        let mut statement = self.connection.prepare_cached(sql).map_err(|e| self.classify(action, e))?;
+        let rows = statement
+            .query_map(parameters, |row| {
+                Ok(SummaryRow {
+                    id: row.get(0)?,
+                    job_id: row.get(1)?,
+                    job_name: row.get(2)?,
+                    testcase: row.get(3)?,
+                    rev_key: row.get(4)?,
+                    kind: row.get(5)?,
+                    describe: row.get(6)?,
+                    subject: row.get(7)?,
+                    hostname: row.get(8)?,
+                    started_at: row.get(9)?,
+                    ended_at: row.get(10)?,
+                    status: row.get(11)?,
+                    failure_reason: row.get(12)?,
+                    exit_code: row.get(13)?,
+                })
+            })
+            .map_err(|e| self.classify(action, e))?;
+        let mut summaries = Vec::new();
+        for row in rows {
+            let row = row.map_err(|e| self.classify(action, e))?;
+            let metric_count = if with_metric_count {
+                let count: i64 = self
+                    .connection
+                    .prepare_cached("SELECT COUNT(*) FROM run_metrics WHERE run_id = ?1")
+                    .and_then(|mut s| s.query_row([row.id], |r| r.get(0)))
+                    .map_err(|e| self.classify(action, e))?;
+                count.max(0) as u64
+            } else {
+                0
+            };
+            let exit_code = convert_exit_code(&self.location(), row.id, row.exit_code)?;
+            let failure_reason = failure_reason_of(&row.status, row.failure_reason);
+            summaries.push(RunSummary {
+                id: RunId(row.id),
+                job_id: row.job_id,
+                job_name: row.job_name,
+                testcase: row.testcase,
+                revision: self.revision_of(&row.kind, row.rev_key, row.describe, row.subject),
+                hostname: row.hostname,
+                started_at: row.started_at,
+                ended_at: row.ended_at,
+                failure_reason,
+                exit_code,
+                metric_count,
+            });
+        }
+        Ok(summaries)
+    }
+
+    fn revision_row_id(&self, key: &str) -> Result<Option<i64>, StoreError> {
+        self.connection
+            .prepare_cached("SELECT id FROM revisions WHERE rev_key = ?1")
+            .and_then(|mut s| s.query_row([key], |row| row.get(0)).optional())
+            .map_err(|e| self.classify("look up a revision", e))
+    }
+
+    fn session_exists(&self, id: SessionId) -> Result<bool, StoreError> {
+        self.connection
+            .query_row("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = ?1)", [id.0], |row| row.get(0))
+            .map_err(|e| self.classify("look up a bisect session", e))
+    }
+}
+
+/// The columns of a run listing; `RunSummary` is built from them.
+struct SummaryRow {
+    id: i64,
+    job_id: String,
+    job_name: String,
+    testcase: String,
+    rev_key: String,
+    kind: String,
+    describe: Option<String>,
+    subject: Option<String>,
+    hostname: String,
+    started_at: f64,
+    ended_at: f64,
+    status: String,
+    failure_reason: Option<String>,
+    exit_code: Option<i64>,
+}
+
+const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
+     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code \
+     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
+
+impl Store for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn save_run_with(&mut self, run: &RunRecord, options: &SaveOptions) -> Result<Saved, StoreError> {
+        self.ensure_writable("save a run")?;
+        validate_record(run)?;
+        let location = self.location();
+        let SqliteStore { connection, metric_ids, .. } = self;
+        let transaction = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(&location, "save a run", e))?;
+        let mut new_metric_ids = HashMap::new();
+        let saved = insert_run(&transaction, &location, run, options, metric_ids, &mut new_metric_ids)?;
+        // Dropping the transaction on an error above rolls it back; only a committed run's metric ids may enter
+        // the cache, or a later save would reference ids that never existed.
+        transaction.commit().map_err(|e| classify(&location, "save a run", e))?;
+        metric_ids.extend(new_metric_ids);
+        Ok(saved)
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut sql = SUMMARY_SELECT.to_string();
+        let mut conditions: Vec<String> = Vec::new();
+        let mut values: Vec<Box<dyn rusqlite::ToSql>> = Vec::new();
+        if let Some(session) = filter.bisect_session {
+            sql.push_str(" JOIN bisect_session_runs b ON b.run_id = r.id");
+            values.push(Box::new(session.0));
+            conditions.push(format!("b.session_id = ?{}", values.len()));
+        }
+        if !filter.revision_keys.is_empty() {
+            let mut placeholders = Vec::new();
+            for key in &filter.revision_keys {
+                values.push(Box::new(key.clone()));
+                placeholders.push(format!("?{}", values.len()));
+            }
+            conditions.push(format!("v.rev_key IN ({})", placeholders.join(", ")));
+        }
+        if let Some(status) = filter.status {
+            conditions.push(match status {
+                RunStatus::Ok => "r.status = 'ok'".to_string(),
+                RunStatus::Failed => "r.status = 'failed'".to_string(),
+            });
+        }
+        if !conditions.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conditions.join(" AND "));
+        }
+        sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
+        let parameters: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
+        let runs = self.query_summaries(&sql, &parameters, true)?;
+        Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())
+    }
+
+    fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
+        read_run(&self.connection, &self.location(), id)
+    }
+
+    fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
+        let metric_filter = match query.metric_regex.as_deref() {
+            Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| StoreError::BadRegex {
+                pattern: pattern.to_string(),
+                reason: e.to_string(),
+            })?),
+            None => None,
+        };
+        let filter = RunFilter {
+            job: query.job.clone(),
+            testcase: query.testcase.clone(),
+            hostname: query.hostname.clone(),
+            ..RunFilter::default()
+        };
+        let action = "read samples";
+        // Metric id to its name, or `None` when the regex excludes it; shared by all revisions of the query.
+        let mut names: HashMap<i64, Option<String>> = HashMap::new();
+        let mut name_statement = self
+            .connection
+            .prepare_cached("SELECT name FROM metric_names WHERE id = ?1")
+            .map_err(|e| self.classify(action, e))?;
+        let mut value_statement = self
+            .connection
+            .prepare_cached("SELECT metric_id, value FROM run_metrics WHERE run_id = ?1")
+            .map_err(|e| self.classify(action, e))?;
+        let mut result = Vec::new();
+        for key in &query.revision_keys {
+            let revision_id = self
+                .revision_row_id(key)?
+                .ok_or_else(|| StoreError::UnknownRevision { location: self.location(), given: key.clone() })?;
+            let runs: Vec<RunSummary> =
+                self.runs_of_revision(revision_id)?.into_iter().filter(|run| filter.matches(run)).collect();
+            let revision = match runs.first() {
+                Some(run) => run.revision.clone(),
+                None => self.revision_by_id(revision_id)?,
+            };
+            let mut ok_runs = Vec::new();
+            let mut failed_runs = 0usize;
+            let mut failure_reasons: Vec<String> = Vec::new();
+            // Per metric id, its slot in `columns`, so the hot loop hashes an integer, not a string.
+            let mut slots: HashMap<i64, usize> = HashMap::new();
+            let mut columns: Vec<(String, Vec<f64>)> = Vec::new();
+            for run in &runs {
+                if let Some(reason) = &run.failure_reason {
+                    failed_runs += 1;
+                    if !failure_reasons.contains(reason) {
+                        failure_reasons.push(reason.clone());
+                    }
+                    continue;
+                }
+                ok_runs.push(run.id);
+                let mut rows = value_statement.query([run.id.0]).map_err(|e| self.classify(action, e))?;
+                while let Some(row) = rows.next().map_err(|e| self.classify(action, e))? {
+                    let metric_id: i64 = row.get(0).map_err(|e| self.classify(action, e))?;
+                    let value: Option<f64> = row.get(1).map_err(|e| self.classify(action, e))?;
+                    let slot = match slots.get(&metric_id) {
+                        Some(slot) => Some(*slot),
+                        None => {
+                            if !names.contains_key(&metric_id) {
+                                let name: String = name_statement
+                                    .query_row([metric_id], |r| r.get(0))
+                                    .map_err(|e| self.classify(action, e))?;
+                                let keep = metric_filter.as_ref().map_or(true, |re| re.is_match(&name));
+                                names.insert(metric_id, keep.then_some(name));
+                            }
+                            match names.get(&metric_id) {
+                                Some(Some(name)) => {
+                                    columns.push((name.clone(), Vec::with_capacity(runs.len())));
+                                    slots.insert(metric_id, columns.len() - 1);
+                                    Some(columns.len() - 1)
+                                }
+                                _ => None,
+                            }
+                        }
+                    };
+                    if let Some(column) = slot.and_then(|s| columns.get_mut(s)) {
+                        column.1.push(value.unwrap_or(f64::NAN));
+                    }
+                }
+            }
+            result.push(RevisionSamples {
+                revision,
+                ok_runs,
+                failed_runs,
+                failure_reasons,
+                metrics: columns.into_iter().collect::<BTreeMap<_, _>>(),
+            });
+        }
+        Ok(result)
+    }
+
+    fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError> {
+        let action = "list revisions";
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT v.rev_key, v.kind, v.describe, v.subject, \
+                 (SELECT COUNT(*) FROM runs r WHERE r.revision_id = v.id) FROM revisions v ORDER BY v.id",
+            )
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement
+            .query_map([], |row| {
+                let key: String = row.get(0)?;
+                let kind: String = row.get(1)?;
+                let runs: i64 = row.get(4)?;
+                Ok(StoredRevision {
+                    revision: revision_from_row(&kind, key, row.get(2)?, row.get(3)?),
+                    runs: runs.max(0) as u64,
+                })
+            })
+            .map_err(|e| self.classify(action, e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.classify(action, e))
+    }
+
+    fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
+        self.ensure_writable("create a bisect session")?;
+        let action = "create a bisect session";
+        self.connection
+            .execute(
+                "INSERT INTO bisect_sessions (repo, good, bad, job_id, metric, config_json, created_at, status) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session.repo,
+                    session.good,
+                    session.bad,
+                    session.job_id,
+                    session.metric,
+                    session.config_json,
+                    session.created_at,
+                    NEW_SESSION_STATUS
+                ],
+            )
+            .map_err(|e| self.classify(action, e))?;
+        Ok(SessionId(self.connection.last_insert_rowid()))
+    }
+
+    fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {
+        let action = "list bisect sessions";
+        let mut statement = self
+            .connection
+            .prepare_cached(&format!("{SESSION_SELECT} ORDER BY id"))
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement.query_map([], session_from_row).map_err(|e| self.classify(action, e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.classify(action, e))
+    }
+
+    fn bisect_session(&self, id: SessionId) -> Result<BisectSession, StoreError> {
+        let action = "read a bisect session";
+        self.connection
+            .prepare_cached(&format!("{SESSION_SELECT} WHERE id = ?1"))
+            .and_then(|mut s| s.query_row([id.0], session_from_row).optional())
+            .map_err(|e| self.classify(action, e))?
+            .ok_or_else(|| StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") })
+    }
+
+    fn update_bisect_session(
+        &mut self,
+        id: SessionId,
+        status: &str,
+        result_json: Option<&str>,
+        updated_at: f64,
+    ) -> Result<(), StoreError> {
+        self.ensure_writable("update a bisect session")?;
+        let changed = self
+            .connection
+            .execute(
+                "UPDATE bisect_sessions SET status = ?1, result_json = ?2, updated_at = ?3 WHERE id = ?4",
+                params![status, result_json, updated_at, id.0],
+            )
+            .map_err(|e| self.classify("update a bisect session", e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        Ok(())
+    }
+
+    fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
+        self.ensure_writable("link a run to a bisect session")?;
+        let location = self.location();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(&location, "link a run to a bisect session", e))?;
+        link_in(&transaction, &location, session, run)?;
+        transaction.commit().map_err(|e| classify(&location, "link a run to a bisect session", e))
+    }
+
+    fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
+        if !self.session_exists(id)? {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        let action = "list the runs of a bisect session";
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT run_id FROM bisect_session_runs WHERE session_id = ?1 ORDER BY id")
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement.query_map([id.0], |row| row.get(0).map(RunId)).map_err(|e| self.classify(action, e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.classify(action, e))
+    }
+}
+
+impl SqliteStore {
+    fn revision_by_id(&self, id: i64) -> Result<Revision, StoreError> {
+        self.connection
+            .query_row("SELECT rev_key, kind, describe, subject FROM revisions WHERE id = ?1", [id], |row| {
+                let kind: String = row.get(1)?;
+                Ok(revision_from_row(&kind, row.get(0)?, row.get(2)?, row.get(3)?))
+            })
+            .map_err(|e| self.classify("read a revision", e))
+    }
+}
+
+const SESSION_SELECT: &str = "SELECT id, repo, good, bad, job_id, metric, config_json, created_at, status, \
+     result_json, updated_at FROM bisect_sessions";
+
+fn session_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<BisectSession> {
+    Ok(BisectSession {
+        id: SessionId(row.get(0)?),
+        repo: row.get(1)?,
+        good: row.get(2)?,
+        bad: row.get(3)?,
+        job_id: row.get(4)?,
+        metric: row.get(5)?,
+        config_json: row.get(6)?,
+        created_at: row.get(7)?,
+        status: row.get(8)?,
+        result_json: row.get(9)?,
+        updated_at: row.get(10)?,
+    })
+}
+
+fn revision_from_row(kind: &str, key: String, describe: Option<String>, subject: Option<String>) -> Revision {
+    if kind == "label" {
+        Revision::Label { name: key }
+    } else {
+        Revision::Commit { sha: key, describe, subject }
+    }
+}
+
+fn failure_reason_of(status: &str, reason: Option<String>) -> Option<String> {
+    if status == "ok" {
+        None
+    } else {
+        Some(reason.unwrap_or_default())
+    }
+}
+
+fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> Result<Option<i32>, StoreError> {
+    code.map(|c| {
+        i32::try_from(c).map_err(|_| StoreError::BadStoredValue {
+            location: location.to_string(),
+            what: format!("the exit code of run {run}"),
+            reason: format!("{c} does not fit a 32-bit exit status"),
+        })
+    })
+    .transpose()
+}
+
+/// Rejects records the schema could not store faithfully, before any write.
+fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
+    for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {
+        if !value.is_finite() {
+            return Err(StoreError::InvalidInput {
+                field: format!("run.{field}"),
+                reason: format!("{value} is not a time; runs need finite start and end times"),
+            });
+        }
+    }
+    i64::try_from(run.machine.memory_kib).map_err(|_| StoreError::InvalidInput {
+        field: "machine.memory_kib".into(),
+        reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
+    })?;
+    Ok(())
+}
+
+/// Maps a SQLite error to a store error that says what happened and what to do.
+pub(crate) fn classify(location: &str, action: &str, error: rusqlite::Error) -> StoreError {
+    let location = location.to_string();
+    let action = action.to_string();
+    if let rusqlite::Error::SqliteFailure(failure, message) = &error {
+        let reason = message.clone().unwrap_or_else(|| failure.to_string());
+        return match failure.code {
+            ErrorCode::ReadOnly => StoreError::ReadOnly { location, action },
+            ErrorCode::DiskFull => StoreError::Full { location, action },
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreError::Busy { location, action },
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => StoreError::Corrupt { location, action, reason },
+            _ => StoreError::Database { location, action, reason },
+        };
+    }
+    StoreError::Database { location, action, reason: error.to_string() }
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Encodes samples as little-endian f64 bytes: compact, exact, and NaN-preserving (JSON has no NaN).
+pub(crate) fn encode_samples(samples: &[f64]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(samples.len() * 8);
+    for sample in samples {
+        bytes.extend_from_slice(&sample.to_le_bytes());
+    }
+    bytes
+}
+
+pub(crate) fn decode_samples(bytes: &[u8]) -> Option<Vec<f64>> {
+    if bytes.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|chunk| {
+                let mut array = [0u8; 8];
+                array.copy_from_slice(chunk);
+                f64::from_le_bytes(array)
+            })
+            .collect(),
+    )
+}
+
+fn insert_run(
+    tx: &Transaction<'_>,
+    location: &str,
+    run: &RunRecord,
+    options: &SaveOptions,
+    known_metric_ids: &HashMap<String, i64>,
+    new_metric_ids: &mut HashMap<String, i64>,
+) -> Result<Saved, StoreError> {
+    let action = "save a run";
+    let fail = |e: rusqlite::Error| classify(location, action, e);
+    let machine = &run.machine;
+    tx.prepare_cached(
+        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel) VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT DO NOTHING",
+    )
+    .and_then(|mut s| {
+        s.execute(params![machine.hostname, machine.cpu_model, machine.nr_cpu, machine.memory_kib as i64, machine.kernel])
+    })
+    .map_err(fail)?;
+    let machine_id: i64 = tx
+        .prepare_cached(
+            "SELECT id FROM machines WHERE hostname = ?1 AND cpu_model = ?2 AND nr_cpu = ?3 AND memory_kib = ?4 \
+             AND kernel = ?5",
+        )
+        .and_then(|mut s| {
+            s.query_row(
+                params![machine.hostname, machine.cpu_model, machine.nr_cpu, machine.memory_kib as i64, machine.kernel],
+                |row| row.get(0),
+            )
+        })
+        .map_err(fail)?;
+
+    let (kind, describe, subject) = match &run.revision {
+        Revision::Commit { describe, subject, .. } => ("commit", describe.as_deref(), subject.as_deref()),
+        Revision::Label { .. } => ("label", None, None),
+    };
+    // A later run may know the describe name or subject an earlier one lacked; never erase what is known.
+    tx.prepare_cached(
+        "INSERT INTO revisions (rev_key, kind, describe, subject) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (rev_key) DO UPDATE SET describe = COALESCE(excluded.describe, revisions.describe), \
+         subject = COALESCE(excluded.subject, revisions.subject)",
+    )
+    .and_then(|mut s| s.execute(params![run.revision.key(), kind, describe, subject]))
+    .map_err(fail)?;
+    let revision_id: i64 = tx
+        .prepare_cached("SELECT id FROM revisions WHERE rev_key = ?1")
+        .and_then(|mut s| s.query_row([run.revision.key()], |row| row.get(0)))
+        .map_err(fail)?;
+
+    if let Some(import_key) = &options.import_key {
+        let existing: Option<i64> = tx
+            .prepare_cached("SELECT id FROM runs WHERE job_id = ?1 AND revision_id = ?2 AND import_key = ?3")
+            .and_then(|mut s| s.query_row(params![run.job_id, revision_id, import_key], |row| row.get(0)).optional())
+            .map_err(fail)?;
+        if let Some(existing) = existing {
+            if let Some(session) = options.bisect_session {
+                link_in(tx, location, session, RunId(existing))?;
+            }
+            return Ok(Saved::AlreadyStored(RunId(existing)));
+        }
+    }
+
+    let (status, failure_reason) = match &run.outcome {
+        RunOutcome::Ok => ("ok", None),
+        RunOutcome::Failed { reason } => ("failed", Some(reason.as_str())),
+    };
+    tx.prepare_cached(
+        "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
+         status, failure_reason, exit_code, stderr, import_key) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run.job_id,
+            run.job_name,
+            run.testcase,
+            run.job_yaml,
+            revision_id,
+            machine_id,
+            run.started_at,
+            run.ended_at,
+            status,
+            failure_reason,
+            run.exit_code,
+            run.stderr,
+            options.import_key
+        ])
+    })
+    .map_err(fail)?;
+    let run_id = tx.last_insert_rowid();
+
+    {
+        let mut statement =
+            tx.prepare_cached("INSERT INTO run_params (run_id, seq, name, value) VALUES (?1, ?2, ?3, ?4)").map_err(fail)?;
+        for (seq, (name, value)) in run.params.iter().enumerate() {
+            statement.execute(params![run_id, seq as i64, name, value]).map_err(fail)?;
+        }
+    }
+
+    {
+        let mut insert_name =
+            tx.prepare_cached("INSERT INTO metric_names (name) VALUES (?1) ON CONFLICT DO NOTHING").map_err(fail)?;
+        let mut select_name = tx.prepare_cached("SELECT id FROM metric_names WHERE name = ?1").map_err(fail)?;
+        let mut insert_value =
+            tx.prepare_cached("INSERT INTO run_metrics (run_id, metric_id, value) VALUES (?1, ?2, ?3)").map_err(fail)?;
+        for (name, value) in &run.metrics {
+            let metric_id = match known_metric_ids.get(name).or_else(|| new_metric_ids.get(name)) {
+                Some(id) => *id,
+                None => {
+                    insert_name.execute([name]).map_err(fail)?;
+                    let id: i64 = select_name.query_row([name], |row| row.get(0)).map_err(fail)?;
+                    new_metric_ids.insert(name.clone(), id);
+                    id
+                }
+            };
+            // SQLite cannot hold NaN in a REAL column; NULL stands for it and reads back as NaN.
+            let stored = if value.is_nan() { None } else { Some(*value) };
+            insert_value.execute(params![run_id, metric_id, stored]).map_err(fail)?;
+        }
+    }
+
+    {
+        let mut insert_monitor = tx
+            .prepare_cached("INSERT INTO run_monitors (run_id, seq, monitor, times) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(fail)?;
+        let mut insert_series = tx
+            .prepare_cached(
+                "INSERT INTO run_monitor_series (run_id, monitor_seq, name, samples) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(fail)?;
+        for (seq, monitor) in run.monitors.iter().enumerate() {
+            insert_monitor
+                .execute(params![run_id, seq as i64, monitor.monitor, encode_samples(&monitor.times)])
+                .map_err(fail)?;
+            for (name, samples) in &monitor.series {
+                insert_series.execute(params![run_id, seq as i64, name, encode_samples(samples)]).map_err(fail)?;
+            }
+        }
+    }
+
+    {
+        let mut insert_raw = tx
+            .prepare_cached("INSERT INTO run_raw_outputs (run_id, seq, name, content) VALUES (?1, ?2, ?3, ?4)")
+            .map_err(fail)?;
+        for (seq, raw) in run.raw_outputs.iter().enumerate() {
+            insert_raw.execute(params![run_id, seq as i64, raw.name, raw.content]).map_err(fail)?;
+        }
+    }
+
+    if let Some(session) = options.bisect_session {
+        link_in(tx, location, session, RunId(run_id))?;
+    }
+    Ok(Saved::Inserted(RunId(run_id)))
+}
+
+fn link_in(tx: &Transaction<'_>, location: &str, session: SessionId, run: RunId) -> Result<(), StoreError> {
+    let action = "link a run to a bisect session";
+    let fail = |e: rusqlite::Error| classify(location, action, e);
+    let session_exists: bool = tx
+        .query_row("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = ?1)", [session.0], |row| row.get(0))
+        .map_err(fail)?;
+    if !session_exists {
+        return Err(StoreError::NotFound { location: location.to_string(), what: format!("bisect session {session}") });
+    }
+    let run_exists: bool =
+        tx.query_row("SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)", [run.0], |row| row.get(0)).map_err(fail)?;
+    if !run_exists {
+        return Err(StoreError::NotFound { location: location.to_string(), what: format!("run {run}") });
+    }
+    tx.prepare_cached("INSERT INTO bisect_session_runs (session_id, run_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
+        .and_then(|mut s| s.execute(params![session.0, run.0]))
+        .map_err(fail)?;
+    Ok(())
+}
+
+fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRecord, StoreError> {
+    let action = "read a run";
+    let fail = |e: rusqlite::Error| classify(location, action, e);
+    let bad = |what: String, reason: String| StoreError::BadStoredValue { location: location.to_string(), what, reason };
+    struct Head {
+        job_id: String,
+        job_name: String,
+        testcase: String,
+        job_yaml: String,
+        revision: Revision,
+        machine: (String, String, i64, i64, String),
+        started_at: f64,
+        ended_at: f64,
+        status: String,
+        failure_reason: Option<String>,
+        exit_code: Option<i64>,
+        stderr: String,
+    }
+    let head: Option<Head> = connection
+        .prepare_cached(
+            "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
+             m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
+             r.failure_reason, r.exit_code, r.stderr \
+             FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
+             WHERE r.id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row([id.0], |row| {
+                let kind: String = row.get(5)?;
+                Ok(Head {
+                    job_id: row.get(0)?,
+                    job_name: row.get(1)?,
+                    testcase: row.get(2)?,
+                    job_yaml: row.get(3)?,
+                    revision: revision_from_row(&kind, row.get(4)?, row.get(6)?, row.get(7)?),
+                    machine: (row.get(8)?, row.get(9)?, row.get(10)?, row.get(11)?, row.get(12)?),
+                    started_at: row.get(13)?,
+                    ended_at: row.get(14)?,
+                    status: row.get(15)?,
+                    failure_reason: row.get(16)?,
+                    exit_code: row.get(17)?,
+                    stderr: row.get(18)?,
+                })
+            })
+            .optional()
+        })
+        .map_err(fail)?;
+    let head = head.ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
+    let (hostname, cpu_model, nr_cpu, memory_kib, kernel) = head.machine;
+    let machine = Machine {
+        hostname,
+        cpu_model,
+        nr_cpu: u32::try_from(nr_cpu).map_err(|_| bad(format!("the CPU count of run {id}"), nr_cpu.to_string()))?,
+        memory_kib: u64::try_from(memory_kib)
+            .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
+        kernel,
+    };
+    let outcome = match failure_reason_of(&head.status, head.failure_reason) {
+        None => RunOutcome::Ok,
+        Some(reason) => RunOutcome::Failed { reason },
+    };
+
+    let params: Vec<(String, String)> = connection
+        .prepare_cached("SELECT name, value FROM run_params WHERE run_id = ?1 ORDER BY seq")
+        .and_then(|mut s| s.query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?)))?.collect())
+        .map_err(fail)?;
+
+    let metrics: BTreeMap<String, f64> = connection
+        .prepare_cached(
+            "SELECT n.name, rm.value FROM run_metrics rm JOIN metric_names n ON n.id = rm.metric_id \
+             WHERE rm.run_id = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_map([id.0], |row| {
+                let value: Option<f64> = row.get(1)?;
+                Ok((row.get(0)?, value.unwrap_or(f64::NAN)))
+            })?
+            .collect()
+        })
+        .map_err(fail)?;
+
+    let monitor_rows: Vec<(i64, String, Vec<u8>)> = connection
+        .prepare_cached("SELECT seq, monitor, times FROM run_monitors WHERE run_id = ?1 ORDER BY seq")
+        .and_then(|mut s| s.query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?.collect())
+        .map_err(fail)?;
+    let mut monitors = Vec::with_capacity(monitor_rows.len());
+    for (seq, monitor, times) in monitor_rows {
+        let times = decode_samples(&times)
+            .ok_or_else(|| bad(format!("the sample times of monitor {monitor} of run {id}"), "truncated".into()))?;
+        let series_rows: Vec<(String, Vec<u8>)> = connection
+            .prepare_cached(
+                "SELECT name, samples FROM run_monitor_series WHERE run_id = ?1 AND monitor_seq = ?2 ORDER BY name",
+            )
+            .and_then(|mut s| s.query_map(params![id.0, seq], |row| Ok((row.get(0)?, row.get(1)?)))?.collect())
+            .map_err(fail)?;
+        let mut series = BTreeMap::new();
+        for (name, bytes) in series_rows {
+            let samples = decode_samples(&bytes)
+                .ok_or_else(|| bad(format!("series {name} of monitor {monitor} of run {id}"), "truncated".into()))?;
+            series.insert(name, samples);
+        }
+        monitors.push(MonitorSeries { monitor, times, series });
+    }
+
+    let raw_outputs: Vec<RawOutput> = connection
+        .prepare_cached("SELECT name, content FROM run_raw_outputs WHERE run_id = ?1 ORDER BY seq")
+        .and_then(|mut s| s.query_map([id.0], |row| Ok(RawOutput { name: row.get(0)?, content: row.get(1)? }))?.collect())
+        .map_err(fail)?;
+
+    Ok(RunRecord {
+        job_id: head.job_id,
+        job_name: head.job_name,
+        testcase: head.testcase,
+        params,
+        job_yaml: head.job_yaml,
+        revision: head.revision,
+        machine,
+        started_at: head.started_at,
+        ended_at: head.ended_at,
+        outcome,
+        exit_code: convert_exit_code(location, id.0, head.exit_code)?,
+        metrics,
+        monitors,
+        raw_outputs,
+        stderr: head.stderr,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_samples, encode_samples};
+
+    #[test]
+    fn samples_survive_encoding_including_nan_and_infinities() {
+        let samples = [0.0, -1.5, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1e300];
+        let decoded = decode_samples(&encode_samples(&samples)).unwrap_or_default();
+        assert_eq!(decoded, samples);
+        let nan = decode_samples(&encode_samples(&[f64::NAN])).unwrap_or_default();
+        assert!(nan.len() == 1 && nan.iter().all(|v| v.is_nan()));
+        assert_eq!(decode_samples(&[1, 2, 3]), None);
+    }
+}
