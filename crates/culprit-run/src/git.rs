@@ -50,6 +50,69 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<Revision, GitError> {
     Ok(Revision::Commit { sha, describe, subject })
 }
 
+/// One commit of a bisect range, with its parents as indices into the range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeCommit {
+    pub sha: String,
+    pub subject: String,
+    /// Parents inside the range, first parent first. A parent outside the range (a side branch forked before good)
+    /// maps to good, index 0, since everything before good is taken to be good.
+    pub parents: Vec<usize>,
+}
+
+/// The candidate commits between `good` and `bad` as git bisect sees them: good first (index 0), then every commit
+/// reachable from bad and not from good, in topological order, bad last. `good` must be an ancestor of `bad`.
+pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, GitError> {
+    let good_sha = git(dir, &["rev-parse", "--verify", &format!("{good}^{{commit}}")])?;
+    let bad_sha = git(dir, &["rev-parse", "--verify", &format!("{bad}^{{commit}}")])?;
+    if good_sha == bad_sha {
+        return Err(GitError::Failed {
+            args: "bisect".into(),
+            dir: dir.display().to_string(),
+            stderr: format!("good and bad are the same commit {good_sha}"),
+        });
+    }
+    if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {
+        return Err(GitError::Failed {
+            args: "merge-base --is-ancestor".into(),
+            dir: dir.display().to_string(),
+            stderr: format!("good {good} is not an ancestor of bad {bad}; give a good commit on bad's history"),
+        });
+    }
+    let good_subject = git(dir, &["log", "-1", "--format=%s", &good_sha])?;
+    let mut commits = vec![RangeCommit { sha: good_sha.clone(), subject: good_subject, parents: Vec::new() }];
+    let range = format!("{good_sha}..{bad_sha}");
+    let log = git(dir, &["log", "--topo-order", "--reverse", "--format=%H%x09%P%x09%s", &range])?;
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    index.insert(good_sha, 0);
+    for line in log.lines() {
+        let mut fields = line.splitn(3, '\t');
+        let sha = fields.next().unwrap_or_default().to_string();
+        let parents_text = fields.next().unwrap_or_default();
+        let subject = fields.next().unwrap_or_default().to_string();
+        let mut parents: Vec<usize> = Vec::new();
+        for p in parents_text.split_whitespace() {
+            let i = index.get(p).copied().unwrap_or(0);
+            if !parents.contains(&i) {
+                parents.push(i);
+            }
+        }
+        if parents.is_empty() {
+            parents.push(0);
+        }
+        index.insert(sha.clone(), commits.len());
+        commits.push(RangeCommit { sha, subject, parents });
+    }
+    if commits.last().map(|c| c.sha.as_str()) != Some(bad_sha.as_str()) {
+        return Err(GitError::Failed {
+            args: "log".into(),
+            dir: dir.display().to_string(),
+            stderr: "git did not list bad last in topological order".into(),
+        });
+    }
+    Ok(commits)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -90,5 +153,31 @@ pub(crate) mod tests {
         let err = resolve(dir.path(), "no-such-branch").unwrap_err();
         assert!(err.to_string().contains("no-such-branch"), "{err}");
         assert!(toplevel(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn bisect_range_is_topological_with_merges() {
+        let (dir, shas) = repo_with_commits(3);
+        let p = dir.path();
+        let run = |args: &[&str]| {
+            let out = Command::new("git").arg("-C").arg(p).args(args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        // A side branch forked at commit 1, merged after commit 2.
+        run(&["checkout", "-q", "-b", "side", &shas[1]]);
+        std::fs::write(p.join("side.txt"), "side\n").unwrap();
+        run(&["add", "side.txt"]);
+        run(&["commit", "-q", "-m", "side work"]);
+        run(&["checkout", "-q", "main"]);
+        run(&["merge", "-q", "--no-edit", "side"]);
+        let range = bisect_range(p, &shas[0], "main").unwrap();
+        assert_eq!(range[0].sha, shas[0]);
+        assert_eq!(range.len(), 5, "{range:?}");
+        for (i, c) in range.iter().enumerate().skip(1) {
+            assert!(c.parents.iter().all(|&q| q < i), "{range:?}");
+        }
+        assert_eq!(range.last().unwrap().parents.len(), 2);
+        assert_eq!(range.last().unwrap().subject, "Merge branch 'side'");
+        assert!(bisect_range(p, "main", &shas[0]).unwrap_err().to_string().contains("not an ancestor"));
     }
 }

@@ -1,9 +1,11 @@
 //! The outer layer that touches the machine: benchmark programs, monitors, machine facts, git, and the executor
 //! that runs one atomic job into a run record.
 
+pub mod bisect;
 pub mod executor;
 pub mod git;
 pub mod machine;
 pub mod monitor;
 pub mod process;
 pub mod program;
+pub mod worktree;

@@ -25,6 +25,8 @@ pub enum Command {
     Results(ResultsArgs),
     /// Load an existing lkp result root into the store.
     Import(ImportArgs),
+    /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
+    Bisect(BisectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -94,4 +96,59 @@ pub struct ResultsArgs {
 pub struct ImportArgs {
     /// The lkp result root directory.
     pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BisectArgs {
+    #[command(subcommand)]
+    pub action: Option<BisectAction>,
+    /// The git repository (default: the one containing the current directory). It is never checked out: builds
+    /// and runs happen in worktrees of their own.
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// A commit without the change.
+    #[arg(long, required_unless_present = "resume")]
+    pub good: Option<String>,
+    /// A commit with the change.
+    #[arg(long, required_unless_present = "resume")]
+    pub bad: Option<String>,
+    /// The job file to run at each commit (one atomic job).
+    #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "resume"])]
+    pub job: Option<PathBuf>,
+    /// A shell command to time at each commit (a `command` job; the metric is its elapsed time).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// The metric to bisect (default: the most significant program metric change between good and bad).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Shell command that builds the commit, run once per commit in its worktree ($CULPRIT_COMMIT is set).
+    #[arg(long)]
+    pub build: Option<String>,
+    /// Shell command that deploys the built commit before its runs (install, kexec, boot).
+    #[arg(long)]
+    pub deploy: Option<String>,
+    /// Most runs the bisect may spend.
+    #[arg(long, default_value_t = 600)]
+    pub max_runs: usize,
+    /// Continue the session with this id after a crash or interruption.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["good", "bad", "job", "run"])]
+    pub resume: Option<i64>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BisectAction {
+    /// Show each step's decision and the evidence per tested commit of a bisect session.
+    Log {
+        /// The session id, as printed by `culprit bisect`.
+        id: i64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List bisect sessions.
+    List,
 }

@@ -4,6 +4,7 @@ use crate::cli::{Cli, Command};
 use anyhow::Result;
 use std::process::ExitCode;
 
+pub mod bisect;
 pub mod parse;
 pub mod results;
 pub mod run;
@@ -30,6 +31,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Results(args) => {
             let store = open_store(cli.db)?;
             results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Bisect(args) => {
+            let mut store = open_store(cli.db)?;
+            bisect::run(&mut store, &args)
         }
         Command::Import(args) => {
             let mut store = open_store(cli.db)?;

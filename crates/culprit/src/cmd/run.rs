@@ -108,7 +108,18 @@ pub fn plan_jobs(
     cwd: &Path,
 ) -> Result<Vec<PlannedJob>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
-    let file = JobFile::parse(&text, &path.display().to_string())?;
+    plan_text(&text, &path.display().to_string(), nr_cpu, monitors_override, cwd)
+}
+
+/// Like [`plan_jobs`], for job text already in hand (a stored bisect session's job).
+pub fn plan_text(
+    text: &str,
+    file_name: &str,
+    nr_cpu: u32,
+    monitors_override: Option<&[String]>,
+    cwd: &Path,
+) -> Result<Vec<PlannedJob>> {
+    let file = JobFile::parse(text, file_name)?;
     let atomic = file.expand()?;
     let stem = file.stem();
     let mut planned = Vec::new();
@@ -206,7 +217,7 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
 
 /// Installs a SIGINT handler that only raises a flag: the executor stops the benchmark's process group, keeps every
 /// finished run, and the command exits cleanly.
-fn interrupt_flag() -> Arc<AtomicBool> {
+pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     let flag = FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
     extern "C" fn on_sigint(_: libc::c_int) {

@@ -1,0 +1,341 @@
+//! The outer layer of a bisect: git worktrees, builds, deploys and runs, driven by the pure state machine in
+//! `culprit_core::bisect`.
+//!
+//! The state machine decides which commits to run and how often; this layer does it and records every finished run
+//! in the store at once, linked to the bisect session. Nothing else is kept: resuming after a crash (or `kill -9`)
+//! reads the session's runs back in order and replays them into a fresh machine, which then asks for exactly what
+//! the crashed one would have asked for next. At most the run in flight is lost.
+
+use crate::executor::{self, JobRun, RunContext};
+use crate::git::{GitError, RangeCommit};
+use crate::process::{self, Invocation};
+use crate::worktree::Worktrees;
+use culprit_core::bisect::{Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
+use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
+use culprit_store::{SaveOptions, SessionId, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Everything a session needs to be resumed, stored as the session's config JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionConfig {
+    pub repo: PathBuf,
+    pub good: String,
+    pub bad: String,
+    /// The atomic job run at each commit, as YAML (for `--run CMD`, a `command` job).
+    pub job_yaml: String,
+    /// Where the job came from, for humans.
+    pub job_source: String,
+    pub metric: String,
+    pub build: Option<String>,
+    pub deploy: Option<String>,
+    /// The state machine's configuration, with the build and run costs as measured when the session started.
+    pub bisect: BisectConfig,
+}
+
+#[derive(Debug, Error)]
+pub enum DriverError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("bisect state machine: {0}")]
+    Machine(#[from] BisectError),
+    #[error("session {session}: stored run {run} is at commit {sha}, which is not in the range {good}..{bad}")]
+    ForeignRun { session: SessionId, run: i64, sha: String, good: String, bad: String },
+}
+
+/// What the driver reports as it goes, for progress bars and logs.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    Building { commit: &'a RangeCommit },
+    Built { commit: &'a RangeCommit, seconds: f64, ok: bool },
+    Running { commit: &'a RangeCommit, batch_left: usize },
+    Ran { commit: &'a RangeCommit, sample: Sample, runs: usize, builds: usize },
+}
+
+/// How a drive ended.
+#[derive(Debug, Clone)]
+pub enum Ended {
+    Done(Outcome),
+    /// The user interrupted; the session can be resumed.
+    Interrupted,
+}
+
+/// The value a stored run contributes to the bisect: its metric, or untestable when it failed or lacks the metric.
+pub fn sample_of(record: &RunRecord, metric: &str) -> Sample {
+    match (&record.outcome, record.metrics.get(metric)) {
+        (RunOutcome::Ok, Some(v)) if v.is_finite() => Sample::Value(*v),
+        _ => Sample::Untestable,
+    }
+}
+
+/// The machine's commit list for a range.
+pub fn commit_nodes(range: &[RangeCommit]) -> Vec<CommitNode> {
+    range.iter().map(|c| CommitNode { parents: c.parents.clone(), untestable: false }).collect()
+}
+
+/// Builds, deploys and runs commits of one range for one session.
+pub struct Driver<'a> {
+    pub store: &'a mut dyn Store,
+    /// The session runs are linked to; `None` while probing good and bad before the session exists.
+    pub session: Option<SessionId>,
+    pub config: SessionConfig,
+    pub range: Vec<RangeCommit>,
+    pub job: JobRun,
+    pub context: RunContext,
+    worktrees: Worktrees,
+    /// Commits whose build failed in this process: they are untestable without building again.
+    build_failed: Vec<Option<String>>,
+    /// The commit whose build was deployed last, so a deploy runs only when the commit under test changes.
+    deployed: Option<usize>,
+    interrupt: Arc<AtomicBool>,
+    /// Seconds spent per build and per run, measured.
+    pub build_seconds: Vec<f64>,
+    pub run_seconds: Vec<f64>,
+}
+
+impl<'a> Driver<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        store: &'a mut dyn Store,
+        session: Option<SessionId>,
+        config: SessionConfig,
+        range: Vec<RangeCommit>,
+        job: JobRun,
+        context: RunContext,
+        worktree_root: &Path,
+        interrupt: Arc<AtomicBool>,
+    ) -> Result<Driver<'a>, DriverError> {
+        let worktrees = Worktrees::new(&config.repo, worktree_root, 4)?;
+        let n = range.len();
+        Ok(Driver {
+            store,
+            session,
+            config,
+            range,
+            job,
+            context,
+            worktrees,
+            build_failed: vec![None; n],
+            deployed: None,
+            interrupt,
+            build_seconds: Vec::new(),
+            run_seconds: Vec::new(),
+        })
+    }
+
+    /// The samples already stored for this session, in the order they were taken.
+    pub fn stored_samples(&self) -> Result<Vec<(usize, Sample)>, DriverError> {
+        let Some(session) = self.session else { return Ok(Vec::new()) };
+        let ids = self.store.bisect_session_runs(session)?;
+        let records = self.store.runs(&ids)?;
+        let mut samples = Vec::with_capacity(records.len());
+        for (id, record) in ids.iter().zip(&records) {
+            let sha = record.revision.key();
+            let Some(index) = self.range.iter().position(|c| c.sha == sha) else {
+                return Err(DriverError::ForeignRun {
+                    session,
+                    run: id.0,
+                    sha: sha.to_string(),
+                    good: self.config.good.clone(),
+                    bad: self.config.bad.clone(),
+                });
+            };
+            samples.push((index, sample_of(record, &self.config.metric)));
+        }
+        Ok(samples)
+    }
+
+    fn env(&self, index: usize, dir: &Path) -> Vec<(String, String)> {
+        let commit = &self.range[index];
+        vec![
+            ("CULPRIT_COMMIT".to_string(), commit.sha.clone()),
+            ("CULPRIT_WORKTREE".to_string(), dir.display().to_string()),
+        ]
+    }
+
+    fn failed_record(&self, index: usize, reason: String, log: String, started: f64) -> RunRecord {
+        let commit = &self.range[index];
+        RunRecord {
+            job_id: self.job.job_id.clone(),
+            job_name: self.job.job_name.clone(),
+            testcase: self.job.testcase.clone(),
+            params: self.job.params.clone(),
+            job_yaml: self.job.job_yaml.clone(),
+            revision: Revision::Commit { sha: commit.sha.clone(), describe: None, subject: Some(commit.subject.clone()) },
+            machine: self.context.machine.clone(),
+            started_at: started,
+            ended_at: now(),
+            outcome: RunOutcome::Failed { reason },
+            exit_code: None,
+            metrics: Default::default(),
+            monitors: Vec::new(),
+            raw_outputs: vec![RawOutput { name: "build.log".into(), content: log.clone().into_bytes() }],
+            stderr: log,
+        }
+    }
+
+    /// Runs one shell step (build or deploy) in the worktree; returns the failure with its log.
+    fn step(&self, what: &str, command_line: &str, index: usize, dir: &Path) -> Result<f64, (String, String)> {
+        let mut inv = Invocation::shell(command_line).in_dir(dir);
+        inv.env = self.env(index, dir);
+        inv.merge_stderr = true;
+        let started = Instant::now();
+        match process::run(&inv, None, &self.interrupt) {
+            Ok(f) if f.exit.success() => Ok(started.elapsed().as_secs_f64()),
+            Ok(f) => Err((format!("{what} '{command_line}' {}", f.exit.describe()), f.stdout)),
+            Err(e) => Err((format!("{what} '{command_line}': {e}"), String::new())),
+        }
+    }
+
+    /// Makes sure `index` is checked out, built and deployed; returns its worktree or the failure to record.
+    fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, (String, String)> {
+        if let Some(reason) = &self.build_failed[index] {
+            return Err((reason.clone(), String::new()));
+        }
+        let sha = self.range[index].sha.clone();
+        let checkout = self.worktrees.checkout(&sha).map_err(|e| (format!("checkout failed: {e}"), String::new()))?;
+        if checkout.fresh {
+            if let Some(build) = self.config.build.clone() {
+                observe(Event::Building { commit: &self.range[index] });
+                let result = self.step("build", &build, index, &checkout.dir);
+                let seconds = match &result {
+                    Ok(s) => *s,
+                    Err(_) => 0.0,
+                };
+                observe(Event::Built { commit: &self.range[index], seconds, ok: result.is_ok() });
+                match result {
+                    Ok(s) => self.build_seconds.push(s),
+                    Err((reason, log)) => {
+                        self.build_failed[index] = Some(reason.clone());
+                        return Err((reason, log));
+                    }
+                }
+            }
+            self.deployed = None;
+        }
+        if self.deployed != Some(index) {
+            if let Some(deploy) = self.config.deploy.clone() {
+                self.step("deploy", &deploy, index, &checkout.dir)?;
+            }
+            self.deployed = Some(index);
+        }
+        Ok(checkout.dir)
+    }
+
+    /// Builds (when needed) and runs the job once at `index`, stores the run linked to the session, and returns its
+    /// stored id and the record; `None` when the user interrupted.
+    pub fn run_at<F: FnMut(Event<'_>)>(
+        &mut self,
+        index: usize,
+        observe: &mut F,
+    ) -> Result<Option<(culprit_store::RunId, RunRecord)>, DriverError> {
+        let started = now();
+        let record = match self.prepare(index, observe) {
+            Err((reason, log)) => {
+                if self.interrupt.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
+                self.failed_record(index, reason, log, started)
+            }
+            Ok(dir) => {
+                let commit = &self.range[index];
+                let mut job = self.job.clone();
+                job.cwd = Some(dir.clone());
+                job.env.extend(self.env(index, &dir));
+                let mut context = self.context.clone();
+                context.revision =
+                    Revision::Commit { sha: commit.sha.clone(), describe: None, subject: Some(commit.subject.clone()) };
+                let begun = Instant::now();
+                let Some(record) = executor::run_once(&job, &context, &self.interrupt) else { return Ok(None) };
+                self.run_seconds.push(begun.elapsed().as_secs_f64());
+                record
+            }
+        };
+        let options = SaveOptions { bisect_session: self.session, import_key: None };
+        let id = self.store.save_run_with(&record, &options)?.run_id();
+        Ok(Some((id, record)))
+    }
+
+    /// Drives the machine to its outcome (or an interruption), starting from the stored samples.
+    pub fn drive<F: FnMut(Event<'_>)>(&mut self, observe: &mut F) -> Result<Ended, DriverError> {
+        let nodes = commit_nodes(&self.range);
+        let samples = self.stored_samples()?;
+        let mut machine = Bisect::replay(self.config.bisect.clone(), &nodes, &samples)?;
+        loop {
+            match machine.next_action() {
+                Action::Done(outcome) => {
+                    if let Some(session) = self.session {
+                        let json = serde_json::to_string(&outcome).unwrap_or_default();
+                        self.store.update_bisect_session(session, status_word(&outcome), Some(&json), now())?;
+                    }
+                    return Ok(Ended::Done(outcome));
+                }
+                Action::RunBatch(batch) => {
+                    // Round-robin over the batch: a, b, a, b, ... so slow drift hits every commit alike.
+                    let mut order = Vec::new();
+                    let rounds = batch.iter().map(|&(_, n)| n).max().unwrap_or(0);
+                    for round in 0..rounds {
+                        for &(commit, n) in &batch {
+                            if round < n {
+                                order.push(commit);
+                            }
+                        }
+                    }
+                    if order.is_empty() {
+                        // A machine that asks for nothing and is not done would loop forever; treat it as done.
+                        let outcome = machine.outcome().cloned();
+                        if let Some(outcome) = outcome {
+                            return Ok(Ended::Done(outcome));
+                        }
+                        return Err(DriverError::Machine(BisectError::TooFewCommits { count: 0 }));
+                    }
+                    let total = order.len();
+                    for (done, commit) in order.into_iter().enumerate() {
+                        observe(Event::Running { commit: &self.range[commit], batch_left: total - done });
+                        let Some((_, record)) = self.run_at(commit, observe)? else { return Ok(Ended::Interrupted) };
+                        let sample = sample_of(&record, &self.config.metric);
+                        machine.record(commit, sample)?;
+                        observe(Event::Ran {
+                            commit: &self.range[commit],
+                            sample,
+                            runs: machine.runs(),
+                            builds: machine.builds(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The session status word for an outcome.
+pub fn status_word(outcome: &Outcome) -> &'static str {
+    match outcome.status {
+        culprit_core::bisect::Status::Found => "found",
+        culprit_core::bisect::Status::Multiple => "multiple",
+        culprit_core::bisect::Status::NotReproduced => "not-reproduced",
+        culprit_core::bisect::Status::Inconclusive => "inconclusive",
+    }
+}
+
+pub fn now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Mean of measured seconds, or a fallback when nothing was measured.
+pub fn mean_or(values: &[f64], fallback: f64) -> f64 {
+    if values.is_empty() {
+        fallback
+    } else {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+}
+
+/// A default per-run duration guard so a hung benchmark cannot stall a bisect forever when the job sets none.
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(3600);

@@ -1,0 +1,99 @@
+//! The `diskstats` monitor: /proc/diskstats sampled every interval, per device, named as lkp's diskstats parser
+//! names them (`diskstats.read_ios.vda`, `diskstats.write_sectors.vda`, `diskstats.io_ticks.vda`, ...).
+
+use super::procfs::{parse_diskstats, DiskStats, DISKSTATS_FIELDS};
+use super::series::{Reduction, SeriesRecorder};
+use super::{Monitor, MonitorError, MonitorOutput, ProcFile, ProcRoot};
+
+/// The sample of one reading: `<field>.<device>` for every device that has done any I/O since boot. Devices
+/// whose every statistic is zero (unused loop and zram devices) are left out until they see I/O, so they do not
+/// flood the results with zeros.
+pub fn diskstats_row(disks: &[DiskStats]) -> Vec<(String, f64)> {
+    disks
+        .iter()
+        .filter(|disk| disk.fields.iter().any(|value| *value != 0))
+        .flat_map(|disk| {
+            DISKSTATS_FIELDS
+                .iter()
+                .zip(disk.fields)
+                .map(move |(field, value)| (format!("{field}.{}", disk.device), value as f64))
+        })
+        .collect()
+}
+
+/// `in_flight.<dev>` is a level (requests in flight now), reduced by its mean; every other field is a cumulative
+/// counter, reduced to last minus first. lkp counts the same fields as events except `time_in_queue`, which it
+/// averages although the kernel accumulates it; Culprit takes its difference too.
+pub fn diskstats_reduction(key: &str) -> Reduction {
+    if key.starts_with("in_flight.") {
+        Reduction::Mean
+    } else {
+        Reduction::Delta
+    }
+}
+
+pub struct Diskstats {
+    file: ProcFile,
+    recorder: SeriesRecorder,
+}
+
+impl Diskstats {
+    pub fn new(root: &ProcRoot) -> Diskstats {
+        Diskstats { file: root.file("diskstats", "diskstats"), recorder: SeriesRecorder::new() }
+    }
+}
+
+impl Monitor for Diskstats {
+    fn name(&self) -> &'static str {
+        "diskstats"
+    }
+
+    /// Takes the baseline sample, at time 0.
+    fn start(&mut self) -> Result<(), MonitorError> {
+        self.recorder = SeriesRecorder::new();
+        self.sample(0.0)
+    }
+
+    fn sample(&mut self, elapsed: f64) -> Result<(), MonitorError> {
+        let disks = self.file.parse(parse_diskstats)?;
+        self.recorder.push(elapsed, diskstats_row(&disks));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
+        Ok(self.recorder.output("diskstats", diskstats_reduction))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(dir: &str) -> ProcRoot {
+        ProcRoot(format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR")).into())
+    }
+
+    #[test]
+    fn idle_devices_are_left_out() {
+        let text = std::fs::read_to_string(root("proc").0.join("diskstats")).expect("recorded diskstats");
+        let row = diskstats_row(&parse_diskstats(&text).expect("parses"));
+        assert_eq!(row.len(), 11, "only vda has done I/O: {row:?}");
+        assert_eq!(row.first(), Some(&("read_ios.vda".to_string(), 44_165.0)));
+        assert_eq!(row.last(), Some(&("time_in_queue.vda".to_string(), 68_105.0)));
+    }
+
+    /// Started on one recorded snapshot and sampled on the one a second later.
+    #[test]
+    fn counters_are_differences_and_in_flight_is_a_mean() {
+        let mut monitor = Diskstats::new(&root("proc"));
+        monitor.start().expect("recorded diskstats read");
+        monitor.file = root("proc-1s").file("diskstats", "diskstats");
+        monitor.sample(1.0).expect("second snapshot reads");
+        let metrics = monitor.finish().expect("finish").metrics;
+        assert_eq!(metrics.get("diskstats.read_ios.vda"), Some(&(54_296.0 - 44_165.0)));
+        assert_eq!(metrics.get("diskstats.write_sectors.vda"), Some(&(5_280_024.0 - 5_148_560.0)));
+        assert_eq!(metrics.get("diskstats.in_flight.vda"), Some(&0.5));
+        assert_eq!(metrics.get("diskstats.time_in_queue.vda"), Some(&(70_884.0 - 68_105.0)));
+        assert_eq!(metrics.len(), 11);
+    }
+}

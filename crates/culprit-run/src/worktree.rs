@@ -1,0 +1,129 @@
+//! Per-commit git worktrees for builds and runs, so the user's checkout is never touched.
+//!
+//! Each tested commit gets a detached worktree of its own under the bisect's work directory, built once and kept
+//! while it is among the most recently used, so runs interleaved between commits (a, b, a, b) need no rebuild. The
+//! oldest worktrees are removed past a limit to bound disk use; a commit whose worktree was removed is built again.
+
+use crate::git::{git, GitError};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+/// The worktrees of one bisect.
+#[derive(Debug)]
+pub struct Worktrees {
+    repo: PathBuf,
+    root: PathBuf,
+    limit: usize,
+    /// Commits with a live worktree, least recently used first.
+    live: VecDeque<String>,
+}
+
+/// A worktree ready for a commit: whether it was just created (and so needs building).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    pub dir: PathBuf,
+    pub fresh: bool,
+}
+
+impl Worktrees {
+    /// Worktrees of `repo` under `root` (created when missing), at most `limit` at a time (at least 2, since a batch
+    /// interleaves two commits).
+    pub fn new(repo: &Path, root: &Path, limit: usize) -> Result<Worktrees, GitError> {
+        std::fs::create_dir_all(root).map_err(|e| GitError::Failed {
+            args: "worktree".into(),
+            dir: root.display().to_string(),
+            stderr: format!("cannot create the worktree directory: {e}"),
+        })?;
+        let trees = Worktrees { repo: repo.to_path_buf(), root: root.to_path_buf(), limit: limit.max(2), live: VecDeque::new() };
+        // Worktrees left by an earlier process (a crash, a resume) are stale as far as builds go: remove them.
+        let _ = git(&trees.repo, &["worktree", "prune"]);
+        if let Ok(entries) = std::fs::read_dir(root) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    trees.remove_dir(&path);
+                }
+            }
+        }
+        Ok(trees)
+    }
+
+    fn dir_for(&self, sha: &str) -> PathBuf {
+        self.root.join(&sha[..sha.len().min(12)])
+    }
+
+    fn remove_dir(&self, dir: &Path) {
+        let dir_text = dir.display().to_string();
+        if git(&self.repo, &["worktree", "remove", "--force", &dir_text]).is_err() {
+            let _ = std::fs::remove_dir_all(dir);
+            let _ = git(&self.repo, &["worktree", "prune"]);
+        }
+    }
+
+    /// The worktree of `sha`, creating it (and evicting the least recently used one) when needed.
+    pub fn checkout(&mut self, sha: &str) -> Result<Checkout, GitError> {
+        let dir = self.dir_for(sha);
+        if let Some(pos) = self.live.iter().position(|s| s == sha) {
+            if dir.is_dir() {
+                let s = self.live.remove(pos).unwrap_or_else(|| sha.to_string());
+                self.live.push_back(s);
+                return Ok(Checkout { dir, fresh: false });
+            }
+            self.live.remove(pos);
+        }
+        while self.live.len() >= self.limit {
+            if let Some(old) = self.live.pop_front() {
+                let old_dir = self.dir_for(&old);
+                self.remove_dir(&old_dir);
+            }
+        }
+        if dir.exists() {
+            self.remove_dir(&dir);
+        }
+        let dir_text = dir.display().to_string();
+        git(&self.repo, &["worktree", "add", "--detach", "--force", &dir_text, sha])?;
+        self.live.push_back(sha.to_string());
+        Ok(Checkout { dir, fresh: true })
+    }
+
+    /// Removes every worktree this bisect made.
+    pub fn remove_all(&mut self) {
+        while let Some(sha) = self.live.pop_front() {
+            let dir = self.dir_for(&sha);
+            self.remove_dir(&dir);
+        }
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        self.remove_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::tests::repo_with_commits;
+
+    #[test]
+    fn checks_out_reuses_and_evicts() {
+        let (repo, shas) = repo_with_commits(3);
+        let root = tempfile::tempdir().unwrap();
+        let mut trees = Worktrees::new(repo.path(), root.path(), 2).unwrap();
+        let a = trees.checkout(&shas[0]).unwrap();
+        assert!(a.fresh);
+        assert_eq!(std::fs::read_to_string(a.dir.join("file.txt")).unwrap(), "0\n");
+        assert!(!trees.checkout(&shas[0]).unwrap().fresh);
+        let b = trees.checkout(&shas[1]).unwrap();
+        assert_eq!(std::fs::read_to_string(b.dir.join("file.txt")).unwrap(), "1\n");
+        // A third commit evicts the least recently used (shas[0]).
+        trees.checkout(&shas[2]).unwrap();
+        assert!(!a.dir.exists());
+        assert!(trees.checkout(&shas[0]).unwrap().fresh);
+        // The user's checkout is untouched.
+        assert_eq!(std::fs::read_to_string(repo.path().join("file.txt")).unwrap(), "2\n");
+        drop(trees);
+        assert!(std::fs::read_dir(root.path()).unwrap().next().is_none());
+    }
+}

@@ -1,0 +1,546 @@
+//! `culprit bisect`: from a good and a bad commit to the culprit(s), with real builds and runs in worktrees.
+//!
+//! The plan is validated first (repository, range, job, binaries). Then good and bad are probed (built, run
+//! interleaved) to measure what a build and a run cost and, without `--metric`, to pick the metric that changed
+//! most significantly. Only then is the session created, with everything needed to resume it, and the probe runs
+//! become its first samples. From there the state machine in `culprit_core::bisect` decides and the driver in
+//! `culprit_run::bisect` does the work.
+
+use crate::cli::{BisectAction, BisectArgs};
+use crate::cmd::run::{interrupt_flag, plan_text};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
+use culprit_core::compare::direction::{direction_of, Direction};
+use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
+use culprit_core::model::{MetricClass, RunRecord};
+use culprit_run::bisect::{commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT};
+use culprit_run::executor::{JobRun, RunContext};
+use culprit_run::git::{self, RangeCommit};
+use culprit_run::machine;
+use culprit_store::{NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Runs per side when probing good and bad: one measures costs; three let the metric be chosen.
+const PROBE_RUNS_WITH_METRIC: usize = 1;
+const PROBE_RUNS_CHOOSING_METRIC: usize = 3;
+
+pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
+    match &args.action {
+        Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
+        Some(BisectAction::List) => return list(store),
+        None => {}
+    }
+    if let Some(id) = args.resume {
+        return resume(store, SessionId(id), args.json);
+    }
+    start(store, args)
+}
+
+/// A `command` job for `--run CMD`, as YAML.
+fn command_job_yaml(command_line: &str) -> String {
+    let mut cmd = serde_yaml::Mapping::new();
+    cmd.insert("cmd".into(), command_line.into());
+    let mut job = serde_yaml::Mapping::new();
+    job.insert("suite".into(), "command".into());
+    job.insert("testcase".into(), "bisect-run".into());
+    job.insert("command".into(), serde_yaml::Value::Mapping(cmd));
+    serde_yaml::to_string(&job).unwrap_or_default()
+}
+
+/// The one atomic job a bisect runs at every commit.
+fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
+    let jobs = plan_text(yaml, source, machine::nr_cpu(), None, repo)?;
+    let mut job = match jobs.len() {
+        1 => jobs.into_iter().next().map(|j| j.run).context("no job")?,
+        0 => bail!("{source}: the job expands to no atomic job"),
+        n => bail!(
+            "{source}: the job expands to {n} atomic jobs; a bisect runs one: write them out with `culprit split {source}` and pass one"
+        ),
+    };
+    if job.timeout.is_none() {
+        job.timeout = Some(DEFAULT_RUN_TIMEOUT);
+    }
+    Ok(job)
+}
+
+fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
+    // Inside .git so worktrees never show up as untracked files of the user's checkout.
+    repo.join(".git").join("culprit").join(tag)
+}
+
+fn run_context() -> RunContext {
+    RunContext {
+        revision: culprit_core::model::Revision::Label { name: String::new() },
+        machine: machine::this_machine(),
+        interval: Duration::from_secs(1),
+        scratch_root: std::env::temp_dir().join("culprit-scratch"),
+    }
+}
+
+/// Which way is worse for the metric, from the direction table.
+fn bisect_direction(metric: &str) -> BisectDirection {
+    match direction_of(metric) {
+        Direction::HigherIsBetter => BisectDirection::LowerIsWorse,
+        Direction::LowerIsBetter => BisectDirection::HigherIsWorse,
+        Direction::Unknown => BisectDirection::Any,
+    }
+}
+
+/// The program metric that changed most significantly between the good and bad probe runs.
+fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<String> {
+    let column = |label: &str, runs: &[RunRecord]| {
+        let mut c = Column::new(label);
+        for r in runs.iter().filter(|r| r.outcome.is_ok()) {
+            for (k, v) in &r.metrics {
+                if MetricClass::of(k) == MetricClass::Program || k == "time.elapsed_time" {
+                    c.metrics.entry(k.clone()).or_default().push(*v);
+                }
+            }
+        }
+        c.failed_runs = runs.iter().filter(|r| !r.outcome.is_ok()).count();
+        c
+    };
+    let (g, b) = (column("good", good), column("bad", bad));
+    if g.ok_runs() == 0 || b.ok_runs() == 0 {
+        let reasons: Vec<String> = good
+            .iter()
+            .chain(bad)
+            .filter_map(|r| match &r.outcome {
+                culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
+                _ => None,
+            })
+            .collect();
+        bail!("the job did not run successfully at good or at bad, so there is nothing to bisect: {}", reasons.join("; "));
+    }
+    let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
+    // Prefer a significant change (smallest q), then the largest effect among program metrics.
+    let mut best: Option<(bool, f64, f64, String)> = None;
+    for row in &result.rows {
+        let Some(change) = row.changes.first() else { continue };
+        if row.metric.starts_with("culprit.") {
+            continue;
+        }
+        let significant = change.verdict.is_change();
+        let q = change.q.unwrap_or(1.0);
+        let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
+        let key = (significant, -q, effect, row.metric.clone());
+        let better = match &best {
+            None => true,
+            Some(b) => (key.0, key.1, key.2) > (b.0, b.1, b.2),
+        };
+        if better {
+            best = Some(key);
+        }
+    }
+    best.map(|b| b.3).context("the job produced no program metric to bisect; name one with --metric")
+}
+
+fn progress_bar() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
+    let started = Instant::now();
+    let mut last_runs = 0usize;
+    move |event| match event {
+        Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
+        Event::Built { commit, seconds, ok } => {
+            if !ok {
+                bar.suspend(|| eprintln!("culprit: build of {} failed: the commit is untestable", &commit.sha[..10]));
+            } else {
+                bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10]));
+            }
+        }
+        Event::Running { commit, batch_left } => {
+            let per_run = if last_runs > 0 { started.elapsed().as_secs_f64() / last_runs as f64 } else { 0.0 };
+            bar.set_message(format!(
+                "{} runs so far; running {} {} ({} left in this batch, ETA of batch {:.0}s)",
+                last_runs,
+                &commit.sha[..10],
+                commit.subject,
+                batch_left,
+                per_run * batch_left as f64
+            ))
+        }
+        Event::Ran { runs, .. } => last_runs = runs,
+    }
+}
+
+fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let (good, bad) = match (&args.good, &args.bad) {
+        (Some(g), Some(b)) => (g.as_str(), b.as_str()),
+        _ => bail!("--good and --bad are required"),
+    };
+    let range = git::bisect_range(&repo, good, bad)?;
+    let (job_yaml, job_source, given_metric) = match (&args.job, &args.run) {
+        (_, Some(cmd)) => (command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string())),
+        (Some(path), None) => (
+            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
+            path.display().to_string(),
+            args.metric.clone(),
+        ),
+        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
+    };
+    let given_metric = args.metric.clone().or(given_metric);
+    let job = plan_job(&job_yaml, &job_source, &repo)?;
+    let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
+    let bad_sha = range.last().map(|c| c.sha.clone()).context("empty range")?;
+
+    // The same bisect asked again continues where it stopped.
+    for session in store.bisect_sessions()? {
+        let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
+        let same = config.repo == repo
+            && config.good == good_sha
+            && config.bad == bad_sha
+            && session.job_id.as_deref() == Some(job.job_id.as_str())
+            && config.build == args.build
+            && config.deploy == args.deploy
+            && given_metric.as_ref().map_or(true, |m| m == &config.metric);
+        if same && session.status == NEW_SESSION_STATUS {
+            eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
+            return resume(store, session.id, args.json);
+        }
+    }
+
+    eprintln!(
+        "culprit: bisecting {} commits between {} and {} with {} ({} runs at most)",
+        range.len(),
+        &good_sha[..10],
+        &bad_sha[..10],
+        job_source,
+        args.max_runs
+    );
+    let mut config = SessionConfig {
+        repo: repo.clone(),
+        good: good_sha.clone(),
+        bad: bad_sha.clone(),
+        job_yaml: job_yaml.clone(),
+        job_source: job_source.clone(),
+        metric: given_metric.clone().unwrap_or_default(),
+        build: args.build.clone(),
+        deploy: args.deploy.clone(),
+        bisect: BisectConfig { max_runs: args.max_runs, ..BisectConfig::default() },
+    };
+    let interrupt = interrupt_flag();
+    let tag = format!("probe-{}", std::process::id());
+    let bar = progress_bar();
+    let mut observe = observer(&bar);
+    let mut driver = Driver::new(
+        store,
+        None,
+        config.clone(),
+        range.clone(),
+        job.clone(),
+        run_context(),
+        &worktree_root(&repo, &tag),
+        interrupt.clone(),
+    )?;
+    let probe_runs = if given_metric.is_some() { PROBE_RUNS_WITH_METRIC } else { PROBE_RUNS_CHOOSING_METRIC };
+    let last = range.len() - 1;
+    let mut probe_ids = Vec::new();
+    let (mut good_runs, mut bad_runs) = (Vec::new(), Vec::new());
+    for _ in 0..probe_runs {
+        for index in [0, last] {
+            bar.set_message(format!("probing {} {}", if index == 0 { "good" } else { "bad" }, &range[index].sha[..10]));
+            let Some((id, record)) = driver.run_at(index, &mut observe)? else {
+                bar.finish_and_clear();
+                eprintln!("culprit: interrupted while probing; nothing to resume yet");
+                return Ok(ExitCode::from(130));
+            };
+            probe_ids.push(id);
+            if index == 0 { good_runs.push(record) } else { bad_runs.push(record) }
+        }
+    }
+    if !good_runs.iter().chain(&bad_runs).any(|r| r.outcome.is_ok()) {
+        bar.finish_and_clear();
+        let reason = good_runs
+            .iter()
+            .chain(&bad_runs)
+            .find_map(|r| match &r.outcome {
+                culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}");
+    }
+    let metric = match given_metric {
+        Some(m) => m,
+        None => {
+            let m = choose_metric(&good_runs, &bad_runs)?;
+            bar.suspend(|| eprintln!("culprit: bisecting {m}, the most significant change between good and bad"));
+            m
+        }
+    };
+    config.metric = metric.clone();
+    config.bisect.direction = bisect_direction(&metric);
+    // Costs as measured: a build is the build command plus a worktree checkout; a run is one job run.
+    let run_cost = mean_or(&driver.run_seconds, 1.0).max(0.01);
+    let build_cost = mean_or(&driver.build_seconds, 0.0) + 0.05;
+    config.bisect.run_cost = run_cost;
+    config.bisect.build_cost = build_cost.max(0.01);
+    drop(driver);
+
+    let session = store.create_bisect_session(&NewBisectSession {
+        repo: repo.display().to_string(),
+        good: good_sha.clone(),
+        bad: bad_sha.clone(),
+        job_id: Some(job.job_id.clone()),
+        metric: Some(metric.clone()),
+        config_json: serde_json::to_string(&config)?,
+        created_at: culprit_run::bisect::now(),
+    })?;
+    for id in probe_ids {
+        store.link_run_to_session(session, id)?;
+    }
+    bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
+    drop(observe);
+    bar.finish_and_clear();
+    drive(store, session, config, range, job, args.json)
+}
+
+fn resume(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
+    let stored = store.bisect_session(session)?;
+    let config: SessionConfig = serde_json::from_str(&stored.config_json)
+        .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
+    let range = git::bisect_range(&config.repo, &config.good, &config.bad)?;
+    let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
+    drive(store, session, config, range, job, json)
+}
+
+fn drive(
+    store: &mut dyn Store,
+    session: SessionId,
+    config: SessionConfig,
+    range: Vec<RangeCommit>,
+    job: JobRun,
+    json: bool,
+) -> Result<ExitCode> {
+    let started = Instant::now();
+    let interrupt = interrupt_flag();
+    let root = worktree_root(&config.repo, &format!("session-{session}"));
+    let bar = progress_bar();
+    let ended = {
+        let mut observe = observer(&bar);
+        let mut driver =
+            Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), &root, interrupt)?;
+        driver.drive(&mut observe)?
+    };
+    bar.finish_and_clear();
+    match ended {
+        Ended::Interrupted => {
+            eprintln!("culprit: interrupted; every finished run is stored. Continue with `culprit bisect --resume {session}`");
+            Ok(ExitCode::from(130))
+        }
+        Ended::Done(outcome) => {
+            if json {
+                output::println(&serde_json::to_string_pretty(&result_json(session, &config, &range, &outcome))?)?;
+            } else {
+                output::print(&render_outcome(session, &config, &range, &outcome, Some(started.elapsed())))?;
+            }
+            Ok(match outcome.status {
+                Status::Found | Status::Multiple | Status::NotReproduced => ExitCode::SUCCESS,
+                Status::Inconclusive => ExitCode::from(1),
+            })
+        }
+    }
+}
+
+fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Found => "found",
+        Status::Multiple => "multiple",
+        Status::NotReproduced => "not-reproduced",
+        Status::Inconclusive => "inconclusive",
+    }
+}
+
+/// The `--json` object: status, culprits (full SHA, subject, share), runs, builds, and the evidence.
+pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCommit], outcome: &Outcome) -> serde_json::Value {
+    let sha = |i: usize| range.get(i).map(|c| c.sha.clone()).unwrap_or_default();
+    let subject = |i: usize| range.get(i).map(|c| c.subject.clone()).unwrap_or_default();
+    serde_json::json!({
+        "session": session.0,
+        "status": status_word(outcome.status),
+        "metric": config.metric,
+        "good": config.good,
+        "bad": config.bad,
+        "culprits": outcome.culprits.iter().map(|c| serde_json::json!({
+            "sha": sha(c.commit),
+            "subject": subject(c.commit),
+            "after": sha(c.after),
+            "located": c.located,
+            "share": c.share,
+            "share_low": c.share_low,
+            "share_high": c.share_high,
+            "confidence": c.confidence,
+            "step": c.step,
+            "untestable_suspects": c.untestable_suspects.iter().map(|&i| sha(i)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "runs": outcome.runs,
+        "builds": outcome.builds,
+        "total_change": outcome.total_change,
+        "reason": outcome.reason,
+        "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
+            "sha": sha(e.commit), "subject": subject(e.commit), "runs": e.runs,
+            "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The human summary of an outcome.
+pub fn render_outcome(
+    session: SessionId,
+    config: &SessionConfig,
+    range: &[RangeCommit],
+    outcome: &Outcome,
+    elapsed: Option<Duration>,
+) -> String {
+    let short = |i: usize| range.get(i).map(|c| c.sha[..c.sha.len().min(12)].to_string()).unwrap_or_default();
+    let mut out = String::new();
+    let headline = match outcome.status {
+        Status::Found => "found the culprit",
+        Status::Multiple => "several commits share the change",
+        Status::NotReproduced => "the change does not reproduce: no commit is blamed",
+        Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
+    };
+    out.push_str(&format!("bisect {session}: {headline}\n"));
+    out.push_str(&format!("metric: {}   good {}   bad {}\n", config.metric, &config.good[..12], &config.bad[..12]));
+    for c in &outcome.culprits {
+        let commit = &range[c.commit.min(range.len() - 1)];
+        if c.located {
+            out.push_str(&format!("culprit: {} (\"{}\")\n", commit.sha, commit.subject));
+        } else {
+            out.push_str(&format!(
+                "culprit range: after {} up to {} (\"{}\"), not narrowed further within the budget\n",
+                short(c.after),
+                commit.sha,
+                commit.subject
+            ));
+        }
+        out.push_str(&format!(
+            "  explains {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%), confidence {:.3}\n",
+            100.0 * c.share,
+            100.0 * c.share_low,
+            100.0 * c.share_high,
+            c.confidence
+        ));
+        if !c.untestable_suspects.is_empty() {
+            let list: Vec<String> = c.untestable_suspects.iter().map(|&i| short(i)).collect();
+            out.push_str(&format!("  could also be the untestable commit(s): {}\n", list.join(", ")));
+        }
+    }
+    out.push_str(&format!("why: {}\n", outcome.reason));
+    let time = elapsed.map(|d| format!(", {:.0}s", d.as_secs_f64())).unwrap_or_default();
+    out.push_str(&format!("spent: {} runs, {} builds{time}\n", outcome.runs, outcome.builds));
+    out.push_str("evidence (tested commits, oldest first):\n");
+    for e in &outcome.evidence {
+        let subject = range.get(e.commit).map(|c| c.subject.as_str()).unwrap_or("");
+        if e.untestable {
+            out.push_str(&format!("  {}  untestable            {subject}\n", short(e.commit)));
+        } else {
+            let stddev = if e.stddev.is_finite() { format!("{:>10.6}", e.stddev) } else { format!("{:>10}", "-") };
+            out.push_str(&format!("  {}  {:>3} runs  {:>12.6} ±{stddev}  {subject}\n", short(e.commit), e.runs, e.mean));
+        }
+    }
+    out
+}
+
+fn list(store: &dyn Store) -> Result<ExitCode> {
+    let mut rows = vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
+    for s in store.bisect_sessions()? {
+        rows.push([
+            s.id.to_string(),
+            s.status.clone(),
+            s.metric.clone().unwrap_or_default(),
+            s.good[..s.good.len().min(12)].to_string(),
+            s.bad[..s.bad.len().min(12)].to_string(),
+            s.repo.clone(),
+        ]);
+    }
+    output::print(&crate::cmd::results::render_columns(&rows))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `culprit bisect log ID`: replays the stored runs into the machine to show every decision and its reason.
+fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
+    let stored = store.bisect_session(session)?;
+    let config: SessionConfig = serde_json::from_str(&stored.config_json)
+        .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
+    let range = git::bisect_range(&config.repo, &config.good, &config.bad)?;
+    let ids = store.bisect_session_runs(session)?;
+    let records = store.runs(&ids)?;
+    let mut samples = Vec::new();
+    for r in &records {
+        if let Some(i) = range.iter().position(|c| c.sha == r.revision.key()) {
+            samples.push((i, sample_of(r, &config.metric)));
+        }
+    }
+    let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
+    if json {
+        let value = serde_json::json!({
+            "session": session.0,
+            "status": stored.status,
+            "log": machine.log(),
+            "samples": samples.iter().map(|(i, s)| serde_json::json!({
+                "sha": range[*i].sha,
+                "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
+            })).collect::<Vec<_>>(),
+            "outcome": machine.outcome(),
+        });
+        output::println(&serde_json::to_string_pretty(&value)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "bisect {session}: {} in {} ({}..{}), metric {}, job {}\n{} runs stored\n\nsteps:\n",
+        stored.status,
+        config.repo.display(),
+        &config.good[..12],
+        &config.bad[..12],
+        config.metric,
+        config.job_source,
+        samples.len()
+    );
+    for (i, entry) in machine.log().iter().enumerate() {
+        out.push_str(&format!("{:>3}. [{} runs] {}: {}\n     because {}\n", i + 1, entry.runs, entry.phase, entry.decision, entry.reason));
+    }
+    if let Some(outcome) = machine.outcome() {
+        out.push('\n');
+        out.push_str(&render_outcome(session, &config, &range, outcome, None));
+    }
+    output::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_command_becomes_a_command_job() {
+        let yaml = command_job_yaml("make bench && ./bench --quick 'x y'");
+        let file = culprit_job::JobFile::parse(&yaml, "t").unwrap();
+        let jobs = file.expand().unwrap();
+        assert_eq!(jobs.len(), 1);
+        let programs = jobs[0].programs();
+        assert_eq!(programs[0].name, "command");
+        assert_eq!(programs[0].params.get("cmd").and_then(|v| v.as_str()), Some("make bench && ./bench --quick 'x y'"));
+    }
+
+    #[test]
+    fn directions_follow_the_table() {
+        assert_eq!(bisect_direction("command.elapsed_time"), BisectDirection::HigherIsWorse);
+        assert_eq!(bisect_direction("fio.write_iops"), BisectDirection::LowerIsWorse);
+        assert_eq!(bisect_direction("something.unknown"), BisectDirection::Any);
+    }
+}
