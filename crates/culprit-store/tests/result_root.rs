@@ -1,0 +1,249 @@
+//! Integration tests of lkp result roots: write then import round trips, import of lkp's own stats_part fixture,
+//! matrix-only roots, re-import without duplicates, and bad files.
+
+mod common;
+
+use common::*;
+use culprit_core::model::{MonitorSeries, RunRecord};
+use culprit_store::result_root::{
+    self, import, write_run, ImportOptions, ImportReport, ImportedJob, JobIdentity, ResultRootError,
+};
+use culprit_store::{RunFilter, SampleQuery, SqliteStore, Store};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
+const SHA_B: &str = "1234567890abcdef1234567890abcdef12345678";
+const PATH_PARAMS: &str = "4k-randwrite-300s";
+
+fn store_in(dir: &Path) -> SqliteStore {
+    SqliteStore::open(dir.join("culprit.db")).unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn run_with_monitor(sha: &str, iops: f64, extra: Option<f64>) -> RunRecord {
+    let mut record = run("fio-basic", commit(sha), "lkp-host", &[("fio.write_iops", iops), ("vmstat.cpu.id", 90.0)]);
+    if let Some(value) = extra {
+        record.metrics.insert("fio.only_sometimes".to_string(), value);
+    }
+    record.job_yaml = "suite: fio-basic\nruntime: 300s\nfio-setup-basic:\n  bs: 4k\n  rw: randwrite\n".to_string();
+    let mut series = BTreeMap::new();
+    series.insert("cpu.id".to_string(), vec![90.0, 91.0, 89.5]);
+    series.insert("procs.r".to_string(), vec![1.0, 2.0, 1.0]);
+    record.monitors = vec![MonitorSeries { monitor: "vmstat".to_string(), times: vec![0.0, 1.0, 2.0], series }];
+    record.testcase = "fio-basic".to_string();
+    record.params = result_root::flatten_job_params(&record.job_yaml);
+    record.machine = culprit_core::model::Machine { hostname: "lkp-host".into(), ..Default::default() };
+    record
+}
+
+fn identify(job: &ImportedJob<'_>) -> JobIdentity {
+    JobIdentity { job_id: format!("id-{}", job.testcase), job_name: job.testcase.to_string() }
+}
+
+#[test]
+fn written_root_has_lkp_files_and_imports_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let runs_a = [run_with_monitor(SHA_A, 100.0, None), run_with_monitor(SHA_A, 110.0, Some(5.0)), run_with_monitor(SHA_A, 120.0, None)];
+    let runs_b = [run_with_monitor(SHA_B, 80.0, None), run_with_monitor(SHA_B, 82.0, None)];
+    let mut written = Vec::new();
+    for record in runs_a.iter().chain(&runs_b) {
+        written.push(write_run(&root, PATH_PARAMS, record).unwrap());
+    }
+    let revision_a = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    assert_eq!(written[0], revision_a.join("0"));
+    assert_eq!(written[2], revision_a.join("2"));
+
+    let stats = read_json(&revision_a.join("1/stats.json"));
+    assert_eq!(stats["fio.write_iops"], Value::from(110));
+    assert_eq!(stats["fio.only_sometimes"], Value::from(5));
+    let run_matrix = read_json(&revision_a.join("0/matrix.json"));
+    assert_eq!(run_matrix["vmstat.cpu.id"], serde_json::json!([90, 91, 89.5]));
+    assert_eq!(run_matrix["vmstat.time"], serde_json::json!([0, 1, 2]));
+    assert!(revision_a.join("0/job.yaml").is_file());
+
+    let matrix = read_json(&revision_a.join("matrix.json"));
+    assert_eq!(matrix["fio.write_iops"], serde_json::json!([100, 110, 120]));
+    // As lkp, a metric missing from earlier runs is padded with leading zeros to stay aligned with its run.
+    assert_eq!(matrix["fio.only_sometimes"], serde_json::json!([0, 5]));
+    assert_eq!(matrix["stats_source"].as_array().map(Vec::len), Some(3));
+    let avg = read_json(&revision_a.join("avg.json"));
+    assert_eq!(avg["fio.write_iops"], Value::from(110));
+    assert!((avg["fio.only_sometimes"].as_f64().unwrap() - 5.0 / 3.0).abs() < 1e-12);
+    let stddev = read_json(&revision_a.join("stddev.json"));
+    let expected_stddev = (200.0f64 / 3.0).sqrt();
+    assert!((stddev["fio.write_iops"].as_f64().unwrap() - expected_stddev).abs() < 1e-9);
+    assert_eq!(stddev["vmstat.cpu.id"], Value::from(0));
+
+    let mut store = store_in(dir.path());
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    let report = import(&mut store, &root, &options).unwrap();
+    assert_eq!(report.imported.len(), 5);
+    assert!(report.already_stored.is_empty() && report.skipped.is_empty(), "{report:?}");
+
+    let samples = store
+        .samples(&SampleQuery { revision_keys: vec![SHA_A.into(), SHA_B.into()], ..Default::default() })
+        .unwrap();
+    assert_eq!(samples[0].metrics["fio.write_iops"], vec![100.0, 110.0, 120.0]);
+    assert_eq!(samples[1].metrics["fio.write_iops"], vec![80.0, 82.0]);
+    assert_eq!(samples[0].metrics["fio.only_sometimes"], vec![5.0]);
+
+    // Revision directories are imported in name order, runs in run-index order.
+    let first_of_a = store.list_runs(&RunFilter { revision_keys: vec![SHA_A.into()], ..Default::default() }).unwrap();
+    let imported = store.run(first_of_a[0].id).unwrap();
+    assert_eq!(imported.job_id, "id-fio-basic");
+    assert_eq!(imported.testcase, "fio-basic");
+    assert_eq!(imported.machine.hostname, "lkp-host");
+    assert_eq!(imported.revision, commit(SHA_A));
+    assert_eq!(imported.monitors, runs_a[0].monitors);
+    assert_eq!(imported.params, runs_a[0].params);
+    assert_eq!(imported.job_yaml, runs_a[0].job_yaml);
+    assert_eq!(imported.metrics, runs_a[0].metrics);
+
+    let again = import(&mut store, &root, &options).unwrap();
+    assert!(again.imported.is_empty());
+    assert_eq!(again.already_stored, report.imported);
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 5);
+}
+
+/// Lays lkp's stats_part fixture out as the result root lkp would have left: each run directory with the
+/// stats.json and matrix.json that `create_stats_matrix` produced for it (the fixture's `stats_N.json` and
+/// `matrix_N.json`) and its job.yaml.
+fn fixture_root(into: &Path) -> PathBuf {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stats_part_result_root");
+    let revision = into.join("pmbench/30s-100%/lkp-bdw-ep6").join(SHA_B);
+    for index in 0..3 {
+        let run = revision.join(index.to_string());
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::copy(data.join(format!("stats_{index}.json")), run.join("stats.json")).unwrap();
+        std::fs::copy(data.join(format!("matrix_{index}.json")), run.join("matrix.json")).unwrap();
+        for file in ["job.yaml", "mpstat.json", "perf-stat.json"] {
+            std::fs::copy(data.join(index.to_string()).join(file), run.join(file)).unwrap();
+        }
+    }
+    into.to_path_buf()
+}
+
+#[test]
+fn lkp_fixture_root_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixture_root(&dir.path().join("result"));
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 3, "{report:?}");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/stats_part_result_root");
+    for (index, id) in report.imported.iter().enumerate() {
+        let record = store.run(*id).unwrap();
+        let expected: BTreeMap<String, f64> = match read_json(&data.join(format!("stats_{index}.json"))) {
+            Value::Object(map) => map.into_iter().filter_map(|(k, v)| Some((k, v.as_f64()?))).collect(),
+            other => panic!("fixture is not an object: {other}"),
+        };
+        assert_eq!(record.metrics, expected, "run {index}");
+        assert_eq!(record.testcase, "pmbench");
+        assert_eq!(record.job_id, "lkp:pmbench/30s-100%");
+        assert_eq!(record.job_name, "pmbench-30s-100%");
+        assert_eq!(record.machine.hostname, "lkp-bdw-ep6");
+        assert_eq!(record.revision.key(), SHA_B);
+        assert!(record.params.contains(&("runtime".to_string(), "30s".to_string())));
+        assert!(record.params.contains(&("pmbench.mapsize".to_string(), "75%".to_string())));
+        let mpstat = record.monitors.iter().find(|m| m.monitor == "mpstat").expect("mpstat series");
+        assert_eq!(mpstat.times.len(), 36);
+        assert_eq!(mpstat.series["cpu.all.usr%"].len(), 36);
+        let perf_stat = record.monitors.iter().find(|m| m.monitor == "perf-stat").expect("perf-stat series");
+        assert_eq!(perf_stat.series["i.cpu-cycles"].len(), 34);
+    }
+    let stats_part = store.run(report.imported[1]).unwrap();
+    assert!(stats_part.params.contains(&("stats_part".to_string(), "beginning".to_string())));
+    let again = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!((again.imported.len(), again.already_stored.len()), (0, 3));
+}
+
+#[test]
+fn a_matrix_without_run_directories_yields_one_run_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    for iops in [100.0, 110.0, 120.0] {
+        write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, iops, (iops == 110.0).then_some(5.0))).unwrap();
+    }
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    for index in 0..3 {
+        std::fs::remove_dir_all(revision.join(index.to_string())).unwrap();
+    }
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 3, "{report:?}");
+    let samples = store.samples(&SampleQuery { revision_keys: vec![SHA_A.into()], ..Default::default() }).unwrap();
+    assert_eq!(samples[0].metrics["fio.write_iops"], vec![100.0, 110.0, 120.0]);
+    // The lkp padding zero is a value in the matrix; without per-run files it cannot be told from a real 0.
+    assert_eq!(samples[0].metrics["fio.only_sometimes"], vec![0.0, 5.0]);
+    let again = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(again.already_stored.len(), 3);
+}
+
+#[test]
+fn shallow_roots_need_the_callers_testcase_and_path_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let revision = dir.path().join("result").join(SHA_A);
+    std::fs::create_dir_all(revision.join("0")).unwrap();
+    std::fs::write(revision.join("0/stats.json"), "{\"hackbench.throughput\": 1234.5}").unwrap();
+    let mut store = store_in(dir.path());
+    let root = dir.path().join("result");
+    match import(&mut store, &root, &ImportOptions::default()) {
+        Err(error @ ResultRootError::Layout { .. }) => assert!(error.to_string().contains("testcase"), "{error}"),
+        other => panic!("expected a layout error, got {other:?}"),
+    }
+    let options = ImportOptions {
+        testcase: Some("hackbench".into()),
+        path_params: Some("pipe-8".into()),
+        identify: None,
+    };
+    let report = import(&mut store, &root, &options).unwrap();
+    assert_eq!(report.imported.len(), 1);
+    let record = store.run(report.imported[0]).unwrap();
+    assert_eq!((record.testcase.as_str(), record.job_id.as_str()), ("hackbench", "lkp:hackbench/pipe-8"));
+    assert_eq!(record.machine.hostname, "unknown");
+    assert_eq!(record.metrics["hackbench.throughput"], 1234.5);
+}
+
+#[test]
+fn unreadable_runs_are_skipped_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let good = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None)).unwrap();
+    let bad = good.with_file_name("1");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("stats.json"), "{\"fio.write_iops\": 1").unwrap();
+    let incomplete = good.with_file_name("2");
+    std::fs::create_dir_all(&incomplete).unwrap();
+    std::fs::write(incomplete.join("stats.json"), "{\"last_state.is_incomplete_run\": 1}").unwrap();
+    let mut store = store_in(dir.path());
+    let report: ImportReport = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 2);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].0, bad);
+    assert!(report.skipped[0].1.contains("not valid lkp JSON"), "{}", report.skipped[0].1);
+    let failed = store.list_runs(&RunFilter { status: Some(culprit_store::RunStatus::Failed), ..Default::default() }).unwrap();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].failure_reason.as_deref().is_some_and(|r| r.contains("incomplete")));
+
+    let missing = import(&mut store, &dir.path().join("nowhere"), &ImportOptions::default());
+    assert!(matches!(missing, Err(ResultRootError::Io { .. })));
+}
+
+#[test]
+fn unsafe_names_stay_inside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let mut record = run("../../escape", label("../up"), "host/with/slash", &[("m", 1.0)]);
+    record.testcase = "..".to_string();
+    record.raw_outputs = vec![culprit_core::model::RawOutput { name: "../stats.json".into(), content: b"x".to_vec() }];
+    let written = write_run(&root, "a/b", &record).unwrap();
+    assert!(written.starts_with(&root), "{}", written.display());
+    assert_eq!(written, root.join("__").join("a_b").join("host_with_slash").join(".._up").join("0"));
+    assert!(written.join(".._stats.json").is_file());
+}
