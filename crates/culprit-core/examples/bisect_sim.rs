@@ -1,0 +1,108 @@
+//! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
+//! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift --untestable F --trials T
+//! --seed S --strategy culprit|fixed|pinpoint --json. Run in release mode: `cargo run --release -p culprit-core
+//! --example bisect_sim`.
+
+use culprit_core::bisect::sim::{render_comparison, run, Noise, SimConfig, Strategy};
+
+fn parse_args(args: &[String]) -> Result<(SimConfig, bool, Vec<Strategy>), String> {
+    let mut config = SimConfig::default();
+    let mut json = false;
+    let mut strategies = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].as_str();
+        if flag == "--json" {
+            json = true;
+            i += 1;
+            continue;
+        }
+        let value = args.get(i + 1).ok_or_else(|| format!("{flag} needs a value"))?;
+        let bad = |what: &str| format!("{flag}: cannot read {what} from {value:?}");
+        match flag {
+            "--commits" => config.commits = value.parse().map_err(|_| bad("a count"))?,
+            "--step" => {
+                config.steps = if value == "none" || value == "0" {
+                    Vec::new()
+                } else {
+                    value.split(',').map(|s| s.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| bad("sigmas"))?
+                }
+            }
+            "--noise" => config.noise = Noise::parse(value).ok_or_else(|| bad("a noise kind"))?,
+            "--untestable" => config.untestable_frac = value.parse().map_err(|_| bad("a fraction"))?,
+            "--trials" => config.trials = value.parse().map_err(|_| bad("a count"))?,
+            "--seed" => config.seed = value.parse().map_err(|_| bad("a seed"))?,
+            "--strategy" => strategies.push(Strategy::parse(value).ok_or_else(|| bad("a strategy"))?),
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+        i += 2;
+    }
+    if strategies.is_empty() {
+        strategies = vec![Strategy::Culprit, Strategy::Fixed, Strategy::Pinpoint];
+    }
+    Ok((config, json, strategies))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--trace") {
+        trace(&args[1..]);
+        return;
+    }
+    if !args.is_empty() {
+        match parse_args(&args) {
+            Ok((config, json, strategies)) => {
+                let reports: Vec<_> =
+                    strategies.iter().map(|&strategy| run(&SimConfig { strategy, ..config.clone() })).collect();
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
+                } else {
+                    print!("{}", render_comparison(&reports));
+                }
+            }
+            Err(message) => {
+                eprintln!("bisect_sim: {message}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
+    // The targets: each scenario for the three strategies.
+    let scenarios: Vec<(&str, SimConfig)> = vec![
+        ("one 1.5 sigma step in 1,000 commits", SimConfig::default()),
+        ("no regression", SimConfig { steps: vec![], ..SimConfig::default() }),
+        ("1.5 sigma split in three 0.5 sigma steps", SimConfig { steps: vec![0.5, 0.5, 0.5], ..SimConfig::default() }),
+        ("5% outliers of 5 sigma", SimConfig { noise: Noise::Outliers, ..SimConfig::default() }),
+        ("slow drift", SimConfig { noise: Noise::Drift, ..SimConfig::default() }),
+        ("10% untestable", SimConfig { untestable_frac: 0.1, ..SimConfig::default() }),
+    ];
+    for (title, config) in scenarios {
+        let reports: Vec<_> = [Strategy::Culprit, Strategy::Fixed, Strategy::Pinpoint]
+            .iter()
+            .map(|&strategy| run(&SimConfig { strategy, ..config.clone() }))
+            .collect();
+        println!("### {title}\n");
+        println!("{}", render_comparison(&reports));
+    }
+}
+
+/// Prints the decision log of one Culprit trial: `--trace SEED [flags]`, for understanding a bad case.
+fn trace(args: &[String]) {
+    use culprit_core::bisect::sim::{run_culprit, History, Oracle};
+    use culprit_core::bisect::BisectConfig;
+    use culprit_core::rng::Rng;
+    let seed: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let (config, _, _) = parse_args(args.get(1..).unwrap_or(&[])).unwrap_or_else(|e| {
+        eprintln!("bisect_sim: {e}");
+        std::process::exit(2)
+    });
+    let mut rng = Rng::new(seed);
+    let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
+    println!("steps {:?}", history.steps);
+    let mut oracle = Oracle::new(&history, config.noise, seed ^ 77);
+    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    for entry in &result.log {
+        println!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
+    }
+    println!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
+}

@@ -1,0 +1,976 @@
+//! The bisect engine: a pure, deterministic state machine that finds the commit(s) behind a performance change
+//! under noise, and the simulator that measures it against classic baselines.
+//!
+//! The machine never runs anything. It is given the candidate commits (good at index 0, bad last, parents as
+//! indices), asks for runs with [`Bisect::next_action`], and is told their results with [`Bisect::record`]. Its
+//! whole state is a function of the recorded samples in order, so resuming after a crash is constructing it again
+//! and replaying the stored samples ([`Bisect::replay`]).
+//!
+//! How it decides, in three phases per segment of history (the whole range first):
+//! 1. *Reproduce*: interleaved runs at the segment's ends until a mixture sequential test says they differ (valid
+//!    under any number of looks), or a futility rule or budget says they do not; never name a commit for noise.
+//! 2. *Locate*: a Bayesian posterior over where the change sits, under a piecewise-constant model whose two levels
+//!    and noise are fitted jointly from every run with a Student-t likelihood (robust to outliers), after removing
+//!    a drift slope estimated within commits. The next runs go where expected information per unit cost is highest
+//!    (a new commit costs a build, another run at a built commit does not).
+//! 3. *Verify*: fresh interleaved runs at the chosen commit and its parent; the step must be significant on its own,
+//!    and its share of the change is estimated with an interval. When it explains only part, the segments before and
+//!    after it are searched the same way, and every contributor is reported with its share.
+
+mod model;
+mod topology;
+pub mod baselines;
+pub mod sim;
+
+pub use model::{fit_t, information, mixture_log_ratio, TFit};
+pub use topology::CommitNode;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use topology::Topology;
+
+/// Why a bisect could not be set up or a sample not be recorded.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BisectError {
+    #[error("a bisect needs at least a good and a bad commit, got {count} commit(s)")]
+    TooFewCommits { count: usize },
+    #[error("commit {commit} lists parent {parent}, which does not come before it; give commits in topological order")]
+    ParentNotEarlier { commit: usize, parent: usize },
+    #[error("commit {commit} is not an ancestor of the bad commit (the last one); the range must end at bad")]
+    NotAncestorOfBad { commit: usize },
+    #[error("sample for commit {commit}, but the range has only {count} commits")]
+    UnknownCommit { commit: usize, count: usize },
+}
+
+/// Which way is a regression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Direction {
+    HigherIsWorse,
+    LowerIsWorse,
+    /// Look for any change; the direction is taken from good versus bad once that difference is significant.
+    Any,
+}
+
+/// Knobs of the bisect. The defaults are the ones measured in `docs/statistics.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BisectConfig {
+    pub direction: Direction,
+    /// Cost of building and deploying a commit not built yet, in the same unit as `run_cost` (seconds, say).
+    pub build_cost: f64,
+    /// Cost of one more run at a built commit.
+    pub run_cost: f64,
+    /// Total runs the bisect may spend before it reports what it has.
+    pub max_runs: usize,
+    /// False-alarm bound of the test that good and bad differ (any number of looks).
+    pub alpha_reproduce: f64,
+    /// False-alarm bound of the test that the culprit differs from its parent.
+    pub alpha_culprit: f64,
+    /// Posterior mass one commit (with any untestable commits it cannot be told from) needs before it is verified.
+    pub confidence: f64,
+    /// A culprit whose share's lower bound (90%) reaches this explains the change: the search stops.
+    pub explain_most: f64,
+    /// A culprit whose share's upper bound (90%) stays below this explains only part: search for others.
+    pub partial_below: f64,
+    /// Fresh interleaved pairs (culprit, parent) always run before blaming.
+    pub min_fresh_pairs: usize,
+    /// Verification gives up after this many fresh pairs.
+    pub max_verify_pairs: usize,
+    /// Runs a reproduce phase may spend on one segment before calling it "no difference".
+    pub max_reproduce_runs: usize,
+    /// Smallest change worth bisecting, in noise standard deviations: a good/bad difference whose upper bound is
+    /// below it ends the bisect as not reproduced.
+    pub min_effect_sigma: f64,
+}
+
+impl Default for BisectConfig {
+    fn default() -> Self {
+        BisectConfig {
+            direction: Direction::HigherIsWorse,
+            build_cost: 3.0,
+            run_cost: 1.0,
+            max_runs: 600,
+            alpha_reproduce: 0.01,
+            alpha_culprit: 0.01,
+            confidence: 0.99,
+            explain_most: 0.5,
+            partial_below: 0.8,
+            min_fresh_pairs: 2,
+            max_verify_pairs: 60,
+            max_reproduce_runs: 120,
+            min_effect_sigma: 0.4,
+        }
+    }
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Sample {
+    Value(f64),
+    /// The build, deploy or run failed: the commit cannot be tested (like `git bisect skip`).
+    Untestable,
+}
+
+/// What the outer layer should do next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Action {
+    /// Run each listed commit the given number of times, interleaved round-robin in the listed order (a, b, a, b,
+    /// ...), recording every result as it finishes. Interleaving makes slow drift hit all commits alike.
+    RunBatch(Vec<(usize, usize)>),
+    Done(Outcome),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Found,
+    Multiple,
+    NotReproduced,
+    Inconclusive,
+}
+
+/// A commit (or range) blamed for part or all of the change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Culprit {
+    /// The blamed commit; for an unlocated range, its last commit.
+    pub commit: usize,
+    /// The change lies after this commit (exclusive) and up to `commit` (inclusive): for a located culprit, the
+    /// tested commit it was compared against.
+    pub after: usize,
+    /// True when narrowed to `commit` (plus any `untestable_suspects`); false for a range where a significant part
+    /// of the change sits but which the budget did not allow to narrow.
+    pub located: bool,
+    /// Untestable commits that cannot be told apart from `commit`: the change may be in any of them.
+    pub untestable_suspects: Vec<usize>,
+    /// Share of the good-to-bad change this step explains, with a 90% interval.
+    pub share: f64,
+    pub share_low: f64,
+    pub share_high: f64,
+    /// Posterior probability that the change (of this segment) is at this commit or its untestable suspects.
+    pub confidence: f64,
+    /// The step itself, in the metric's units, oriented so that positive is worse.
+    pub step: f64,
+}
+
+/// What was measured at one commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitEvidence {
+    pub commit: usize,
+    pub runs: usize,
+    pub mean: f64,
+    pub stddev: f64,
+    pub untestable: bool,
+}
+
+/// One decision of the machine, with its reason, for `culprit bisect log`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    /// Valid runs recorded when the decision was taken.
+    pub runs: usize,
+    pub phase: String,
+    pub decision: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub status: Status,
+    pub culprits: Vec<Culprit>,
+    /// Valid runs spent (untestable attempts not included).
+    pub runs: usize,
+    /// Distinct commits built (including those that failed to build).
+    pub builds: usize,
+    /// Good-to-bad change in the metric's units, positive meaning worse, when it was measured.
+    pub total_change: Option<f64>,
+    pub evidence: Vec<CommitEvidence>,
+    pub log: Vec<LogEntry>,
+    /// One sentence on why the bisect ended where it did.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Segment {
+    lo: usize,
+    hi: usize,
+    top: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    Reproduce { segment: Segment, start_records: usize },
+    Locate { segment: Segment },
+    Verify { segment: Segment, commit: usize, parent: usize, start_records: usize },
+    Finished,
+}
+
+/// The posterior over change locations within one segment.
+#[derive(Debug, Clone)]
+pub(crate) struct Posterior {
+    /// Hypotheses: the commit where the change enters, in segment order.
+    hypotheses: Vec<usize>,
+    /// Probability of each hypothesis; sums to one.
+    probability: Vec<f64>,
+    /// The class (representative commit) of each hypothesis: hypotheses no testable commit can tell apart share it.
+    class: Vec<usize>,
+    /// Step between the two fitted levels of the most probable partition, positive is worse.
+    delta: f64,
+    /// Noise standard deviation of that fit.
+    sigma: f64,
+}
+
+impl Posterior {
+    fn class_masses(&self) -> BTreeMap<usize, f64> {
+        let mut masses = BTreeMap::new();
+        for (&class, &p) in self.class.iter().zip(&self.probability) {
+            *masses.entry(class).or_insert(0.0) += p;
+        }
+        masses
+    }
+
+    /// The most probable class and its mass (lowest commit on ties, for determinism).
+    fn best_class(&self) -> Option<(usize, f64)> {
+        self.class_masses().into_iter().fold(None, |best, (class, mass)| match best {
+            Some((_, m)) if m >= mass => best,
+            _ => Some((class, mass)),
+        })
+    }
+}
+
+/// The bisect state machine. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Bisect {
+    config: BisectConfig,
+    topology: Topology,
+    untestable: Vec<bool>,
+    /// Per commit: (record index, raw value) of every valid run.
+    values: Vec<Vec<(f64, f64)>>,
+    touched: Vec<bool>,
+    /// Every record so far, valid or not; its count is the run index used for drift.
+    records: usize,
+    runs: usize,
+    pending: Vec<(usize, usize)>,
+    phase: Phase,
+    queue: Vec<Segment>,
+    culprits: Vec<Culprit>,
+    /// +1 when higher is worse, -1 when lower is.
+    orientation: f64,
+    /// Good-to-bad change (oriented) and its standard error, once reproduced.
+    total: Option<(f64, f64)>,
+    reproduced: Option<bool>,
+    log: Vec<LogEntry>,
+    outcome: Option<Outcome>,
+}
+
+/// Runs per visit considered when choosing where to measure next.
+const VISIT_SIZES: [usize; 6] = [1, 2, 3, 4, 6, 8];
+/// Runs a side the reproduce phase starts with.
+const INITIAL_RUNS_PER_SIDE: usize = 4;
+/// Two-sided z of the 90% share interval.
+const SHARE_Z: f64 = 1.645;
+/// A residual segment whose change is surely below this share of the total holds no further contributor.
+const RESIDUAL_MIN_SHARE: f64 = 0.15;
+/// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
+const MAX_DECISION_PASSES: usize = 64;
+
+impl Bisect {
+    /// Sets up the machine over `commits` (good at 0, bad last) and decides the first batch of runs.
+    pub fn new(config: BisectConfig, commits: &[CommitNode]) -> Result<Bisect, BisectError> {
+        let topology = Topology::new(commits)?;
+        let count = commits.len();
+        let orientation = if config.direction == Direction::LowerIsWorse { -1.0 } else { 1.0 };
+        let top = Segment { lo: 0, hi: count - 1, top: true };
+        let mut machine = Bisect {
+            config,
+            topology,
+            untestable: commits.iter().map(|c| c.untestable).collect(),
+            values: vec![Vec::new(); count],
+            touched: vec![false; count],
+            records: 0,
+            runs: 0,
+            pending: Vec::new(),
+            phase: Phase::Reproduce { segment: top, start_records: 0 },
+            queue: Vec::new(),
+            culprits: Vec::new(),
+            orientation,
+            total: None,
+            reproduced: None,
+            log: Vec::new(),
+            outcome: None,
+        };
+        machine.decide();
+        Ok(machine)
+    }
+
+    /// Rebuilds the machine from stored samples, in the order they were recorded: the resume after a crash.
+    pub fn replay(
+        config: BisectConfig,
+        commits: &[CommitNode],
+        samples: &[(usize, Sample)],
+    ) -> Result<Bisect, BisectError> {
+        let mut machine = Bisect::new(config, commits)?;
+        for &(commit, sample) in samples {
+            machine.record(commit, sample)?;
+        }
+        Ok(machine)
+    }
+
+    /// The runs still wanted from the current batch, or the outcome.
+    pub fn next_action(&self) -> Action {
+        if let Some(outcome) = &self.outcome {
+            return Action::Done(outcome.clone());
+        }
+        Action::RunBatch(self.pending.iter().copied().filter(|&(_, n)| n > 0).collect())
+    }
+
+    /// The outcome once done.
+    pub fn outcome(&self) -> Option<&Outcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Every decision so far.
+    pub fn log(&self) -> &[LogEntry] {
+        &self.log
+    }
+
+    /// Valid runs recorded so far.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// Distinct commits built so far.
+    pub fn builds(&self) -> usize {
+        self.touched.iter().filter(|&&t| t).count()
+    }
+
+    /// Records one run's result. A NaN or infinite value counts as an untestable run. When the current batch is
+    /// complete, the next decision is taken at once, so the state depends only on the sequence of samples.
+    /// Samples recorded after the outcome are ignored.
+    pub fn record(&mut self, commit: usize, sample: Sample) -> Result<(), BisectError> {
+        let count = self.values.len();
+        if commit >= count {
+            return Err(BisectError::UnknownCommit { commit, count });
+        }
+        if self.outcome.is_some() {
+            return Ok(());
+        }
+        let index = self.records as f64;
+        self.records += 1;
+        self.touched[commit] = true;
+        let value = match sample {
+            Sample::Value(v) if v.is_finite() => Some(v),
+            _ => None,
+        };
+        match value {
+            Some(v) => {
+                self.values[commit].push((index, v));
+                self.runs += 1;
+                if let Some(entry) = self.pending.iter_mut().find(|(c, n)| *c == commit && *n > 0) {
+                    entry.1 -= 1;
+                }
+            }
+            None => {
+                self.untestable[commit] = true;
+                for entry in self.pending.iter_mut().filter(|(c, _)| *c == commit) {
+                    entry.1 = 0;
+                }
+            }
+        }
+        if self.pending.iter().all(|&(_, n)| n == 0) {
+            self.decide();
+        }
+        Ok(())
+    }
+
+    fn note(&mut self, phase: &str, decision: String, reason: String) {
+        self.log.push(LogEntry { runs: self.runs, phase: phase.to_string(), decision, reason });
+    }
+
+    fn ask(&mut self, batch: Vec<(usize, usize)>) {
+        self.pending = batch.into_iter().filter(|&(_, n)| n > 0).collect();
+    }
+
+    /// Oriented, drift-corrected values of a commit (empty when untestable).
+    fn adjusted(&self, commit: usize, slope: f64) -> Vec<f64> {
+        if self.untestable.get(commit).copied().unwrap_or(true) {
+            return Vec::new();
+        }
+        let centre = self.records as f64 / 2.0;
+        self.values[commit].iter().map(|&(t, v)| self.orientation * (v - slope * (t - centre))).collect()
+    }
+
+    fn drift(&self) -> f64 {
+        let all: Vec<(usize, f64, f64)> = self
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| !self.untestable[*c])
+            .flat_map(|(c, vs)| vs.iter().map(move |&(t, v)| (c, t, v)))
+            .collect();
+        let _ = model::drift_slope(&all, self.values.len()); 0.0
+    }
+
+    fn decide(&mut self) {
+        self.pending.clear();
+        for _ in 0..MAX_DECISION_PASSES {
+            if self.outcome.is_some() {
+                return;
+            }
+            if self.runs >= self.config.max_runs {
+                let reason = format!("the budget of {} runs is spent", self.config.max_runs);
+                self.finish(reason);
+                return;
+            }
+            let slope = self.drift();
+            let asked = match self.phase.clone() {
+                Phase::Reproduce { segment, start_records } => self.reproduce(segment, start_records, slope),
+                Phase::Locate { segment } => self.locate(segment, slope),
+                Phase::Verify { segment, commit, parent, start_records } => {
+                    self.verify(segment, commit, parent, start_records, slope)
+                }
+                Phase::Finished => {
+                    self.finish("every segment is settled".to_string());
+                    return;
+                }
+            };
+            if asked {
+                return;
+            }
+        }
+        self.finish("no decision could make progress (internal guard)".to_string());
+    }
+
+    /// Moves to the next queued segment, or finishes.
+    fn next_segment(&mut self) {
+        if self.queue.is_empty() {
+            self.phase = Phase::Finished;
+        } else {
+            let segment = self.queue.remove(0);
+            self.phase = Phase::Reproduce { segment, start_records: self.records };
+        }
+    }
+
+    fn interleaved_pairs(&mut self, a: usize, b: usize, pairs: usize) {
+        self.ask(vec![(a, pairs), (b, pairs)]);
+    }
+
+    /// Phase 1. Returns true when runs were asked for.
+    fn reproduce(&mut self, segment: Segment, start_records: usize, slope: f64) -> bool {
+        let (lo, hi) = (segment.lo, segment.hi);
+        if self.untestable[lo] || self.untestable[hi] {
+            let which = if self.untestable[lo] { lo } else { hi };
+            if segment.top {
+                self.reproduced = Some(false);
+                let reason = format!("commit {which} (an end of the range) is untestable");
+                self.note("reproduce", "stop".into(), reason.clone());
+                self.finish(reason);
+            } else {
+                self.note("reproduce", format!("skip segment ({lo}, {hi}]"), format!("commit {which} is untestable"));
+                self.next_segment();
+            }
+            return false;
+        }
+        let (n_lo, n_hi) = (self.values[lo].len(), self.values[hi].len());
+        if n_lo < INITIAL_RUNS_PER_SIDE || n_hi < INITIAL_RUNS_PER_SIDE {
+            let want = INITIAL_RUNS_PER_SIDE;
+            self.note(
+                "reproduce",
+                format!("run {lo} and {hi} interleaved"),
+                format!("need {want} runs a side before testing ({n_lo} and {n_hi} so far)"),
+            );
+            self.ask(vec![(lo, want.saturating_sub(n_lo)), (hi, want.saturating_sub(n_hi))]);
+            return true;
+        }
+        let a = self.adjusted(lo, slope);
+        let b = self.adjusted(hi, slope);
+        let Some(fit) = fit_t(&[&a, &b]) else {
+            self.interleaved_pairs(lo, hi, 2);
+            return true;
+        };
+        let diff = fit.locations[1] - fit.locations[0];
+        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let sigma = fit.sigma();
+        let two_sided = segment.top && self.config.direction == Direction::Any;
+        let log_ratio = mixture_log_ratio(diff, se, sigma);
+        let threshold = (1.0 / self.config.alpha_reproduce).ln();
+        let evidence = format!("difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}", diff / sigma);
+        if log_ratio >= threshold && (diff > 0.0 || two_sided) {
+            if two_sided && diff < 0.0 {
+                self.orientation = -self.orientation;
+            }
+            if segment.top {
+                self.reproduced = Some(true);
+                self.total = Some((diff.abs(), se));
+            }
+            self.note("reproduce", format!("({lo}, {hi}] differs: locate the change"), evidence);
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
+        let spent: usize = [lo, hi]
+            .iter()
+            .map(|&c| self.values[c].iter().filter(|(t, _)| *t >= start_records as f64).count())
+            .sum();
+        let upper = diff.abs() + 2.326 * se;
+        let floor = match (segment.top, self.total) {
+            (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
+            _ => self.config.min_effect_sigma * sigma,
+        };
+        let enough = n_lo >= 8 && n_hi >= 8;
+        if (enough && upper < floor) || spent >= self.config.max_reproduce_runs {
+            let why = if upper < floor {
+                format!("{evidence}; any change is below {floor:.4}")
+            } else {
+                format!("{evidence}; {spent} runs spent without a significant difference")
+            };
+            if segment.top {
+                self.reproduced = Some(false);
+                self.note("reproduce", "not reproduced".into(), why.clone());
+                self.finish(format!("good and bad do not differ reproducibly: {why}"));
+            } else {
+                self.note("reproduce", format!("no further contributor in ({lo}, {hi}]"), why);
+                self.next_segment();
+            }
+            return false;
+        }
+        self.note("reproduce", format!("two more interleaved pairs at {lo} and {hi}"), evidence);
+        self.interleaved_pairs(lo, hi, 2);
+        true
+    }
+
+    /// The posterior over change locations in (lo, hi].
+    pub(crate) fn posterior(&self, lo: usize, hi: usize, slope: f64) -> Option<Posterior> {
+        let hypotheses = self.topology.segment(lo, hi);
+        if hypotheses.is_empty() {
+            return None;
+        }
+        // Tested commits of the segment, with their values. lo is always before the change, hi always after.
+        let mut tested: Vec<(usize, Vec<f64>)> = Vec::new();
+        for &c in &hypotheses {
+            let v = self.adjusted(c, slope);
+            if !v.is_empty() {
+                tested.push((c, v));
+            }
+        }
+        let lo_values = self.adjusted(lo, slope);
+        // Group hypotheses by which tested commits contain them: one fit per distinct partition.
+        let mut signature_of: Vec<usize> = Vec::with_capacity(hypotheses.len());
+        let mut signatures: Vec<Vec<bool>> = Vec::new();
+        if self.topology.is_linear() {
+            // Tested commits are in index order; hypothesis k is contained by exactly the tested c >= k.
+            for &k in &hypotheses {
+                signature_of.push(tested.partition_point(|(c, _)| *c < k));
+            }
+            for before in 0..=tested.len() {
+                signatures.push((0..tested.len()).map(|i| i >= before).collect());
+            }
+        } else {
+            let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
+            for &k in &hypotheses {
+                let signature: Vec<bool> = tested.iter().map(|(c, _)| self.topology.contains(k, *c)).collect();
+                let next = index.len();
+                let id = *index.entry(signature.clone()).or_insert_with(|| {
+                    signatures.push(signature);
+                    next
+                });
+                signature_of.push(id);
+            }
+        }
+        let mut used = vec![false; signatures.len()];
+        for &s in &signature_of {
+            used[s] = true;
+        }
+        let mut logliks = vec![f64::NEG_INFINITY; signatures.len()];
+        let mut fits: Vec<Option<TFit>> = vec![None; signatures.len()];
+        for (s, signature) in signatures.iter().enumerate() {
+            if !used[s] {
+                continue;
+            }
+            let mut before = lo_values.clone();
+            let mut after = Vec::new();
+            for ((_, v), &contains) in tested.iter().zip(signature) {
+                if contains {
+                    after.extend_from_slice(v);
+                } else {
+                    before.extend_from_slice(v);
+                }
+            }
+            if let Some(fit) = fit_t(&[&before, &after]) {
+                // A partition where the later level is not worse than the earlier one contradicts the reproduced
+                // regression; the likelihood alone already disfavours it, and this keeps it from winning on noise.
+                logliks[s] = fit.loglik;
+                fits[s] = Some(fit);
+            }
+        }
+        let max = logliks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut probability: Vec<f64> = if max.is_finite() {
+            signature_of.iter().map(|&s| (logliks[s] - max).exp()).collect()
+        } else {
+            vec![1.0; hypotheses.len()]
+        };
+        let sum: f64 = probability.iter().sum();
+        if !(sum > 0.0) || !sum.is_finite() {
+            probability = vec![1.0; hypotheses.len()];
+        }
+        let sum: f64 = probability.iter().sum();
+        for p in probability.iter_mut() {
+            *p /= sum;
+        }
+        // The fit of the most probable partition gives the step and noise used to value the next measurement.
+        let mut partition_mass = vec![0.0; signatures.len()];
+        for (&s, &p) in signature_of.iter().zip(&probability) {
+            partition_mass[s] += p;
+        }
+        let best_partition = (0..signatures.len())
+            .filter(|&s| fits[s].is_some())
+            .fold(None, |best: Option<usize>, s| match best {
+                Some(b) if partition_mass[b] >= partition_mass[s] => Some(b),
+                _ => Some(s),
+            });
+        let (delta, sigma) = match best_partition.and_then(|s| fits[s].as_ref()) {
+            Some(fit) => (fit.locations[1] - fit.locations[0], fit.sigma()),
+            None => (0.0, 1.0),
+        };
+        let class = self.classes(lo, hi, &hypotheses);
+        Some(Posterior { hypotheses, probability, class, delta, sigma })
+    }
+
+    /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
+    /// when testable, otherwise the testable commit it is bound to (in a linear history, the next testable one).
+    fn classes(&self, lo: usize, hi: usize, hypotheses: &[usize]) -> Vec<usize> {
+        if self.topology.is_linear() {
+            let mut class = vec![hi; hypotheses.len()];
+            let mut next_testable = hi;
+            for (i, &k) in hypotheses.iter().enumerate().rev() {
+                if !self.untestable[k] {
+                    next_testable = k;
+                }
+                class[i] = next_testable;
+            }
+            return class;
+        }
+        // In a DAG, two hypotheses are indistinguishable when the same testable commits of the segment contain them.
+        let testable: Vec<usize> = hypotheses.iter().copied().filter(|&c| !self.untestable[c]).collect();
+        let mut by_signature: BTreeMap<Vec<bool>, usize> = BTreeMap::new();
+        let signatures: Vec<Vec<bool>> = hypotheses
+            .iter()
+            .map(|&k| testable.iter().map(|&c| self.topology.contains(k, c)).collect())
+            .collect();
+        for (&k, signature) in hypotheses.iter().zip(&signatures) {
+            let entry = by_signature.entry(signature.clone()).or_insert(k);
+            // The testable member, if any, represents the class.
+            if !self.untestable[k] && self.untestable[*entry] {
+                *entry = k;
+            }
+        }
+        let _ = lo;
+        signatures.iter().map(|s| by_signature.get(s).copied().unwrap_or(hi)).collect()
+    }
+
+    /// P(the change is contained in commit c), for every commit of the segment and lo.
+    fn containment(&self, posterior: &Posterior, candidates: &[usize]) -> Vec<f64> {
+        if self.topology.is_linear() {
+            // Candidates and hypotheses are sorted; accumulate.
+            let mut out = Vec::with_capacity(candidates.len());
+            let mut acc = 0.0;
+            let mut h = 0;
+            for &c in candidates {
+                while h < posterior.hypotheses.len() && posterior.hypotheses[h] <= c {
+                    acc += posterior.probability[h];
+                    h += 1;
+                }
+                out.push(acc.min(1.0));
+            }
+            return out;
+        }
+        candidates
+            .iter()
+            .map(|&c| {
+                posterior
+                    .hypotheses
+                    .iter()
+                    .zip(&posterior.probability)
+                    .filter(|(&k, _)| self.topology.contains(k, c))
+                    .map(|(_, p)| p)
+                    .sum::<f64>()
+                    .min(1.0)
+            })
+            .collect()
+    }
+
+    /// The tested commit just before the class of `commit`: walk first parents past untestable class members.
+    fn reference_parent(&self, segment: Segment, commit: usize, posterior: &Posterior) -> usize {
+        let class_of: BTreeMap<usize, usize> =
+            posterior.hypotheses.iter().copied().zip(posterior.class.iter().copied()).collect();
+        let mut current = commit;
+        while let Some(parent) = self.topology.first_parent(current) {
+            if !self.topology.in_segment(parent, segment.lo, segment.hi) {
+                return segment.lo;
+            }
+            let same_class = class_of.get(&parent) == Some(&commit);
+            if !same_class && !self.untestable[parent] {
+                return parent;
+            }
+            current = parent;
+        }
+        segment.lo
+    }
+
+    /// Phase 2. Returns true when runs were asked for.
+    fn locate(&mut self, segment: Segment, slope: f64) -> bool {
+        let Some(posterior) = self.posterior(segment.lo, segment.hi, slope) else {
+            self.note("locate", "skip".into(), "empty segment".into());
+            self.next_segment();
+            return false;
+        };
+        let Some((best, mass)) = posterior.best_class() else {
+            self.next_segment();
+            return false;
+        };
+        if mass >= self.config.confidence && !self.untestable[best] {
+            let parent = self.reference_parent(segment, best, &posterior);
+            self.note(
+                "locate",
+                format!("verify commit {best} against {parent}"),
+                format!("posterior {mass:.4} on commit {best} (step {:.4}, noise {:.4})", posterior.delta, posterior.sigma),
+            );
+            self.phase = Phase::Verify { segment, commit: best, parent, start_records: self.records };
+            return false;
+        }
+        // Candidates: lo and every testable commit of the segment.
+        let mut candidates = vec![segment.lo];
+        candidates.extend(posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c]));
+        if self.topology.is_linear() {
+            candidates.sort_unstable();
+        }
+        let q = self.containment(&posterior, &candidates);
+        let d = (posterior.delta / posterior.sigma).max(0.25);
+        let mut best_choice: Option<(f64, usize, usize, f64)> = None; // (score, commit, runs, q)
+        let mut best_new: Option<(f64, usize, f64)> = None; // (|q - 0.5|, commit, q)
+        for (&c, &qc) in candidates.iter().zip(&q) {
+            if self.values[c].is_empty() {
+                let distance = (qc - 0.5).abs();
+                if best_new.is_none_or(|(d0, _, _)| distance < d0) {
+                    best_new = Some((distance, c, qc));
+                }
+                continue;
+            }
+            for &m in &VISIT_SIZES {
+                let score = information(qc, d * (m as f64).sqrt()) / (m as f64 * self.config.run_cost);
+                if best_choice.is_none_or(|(s, ..)| score > s) {
+                    best_choice = Some((score, c, m, qc));
+                }
+            }
+        }
+        if let Some((_, c, qc)) = best_new {
+            for &m in &VISIT_SIZES {
+                let cost = self.config.build_cost + m as f64 * self.config.run_cost;
+                let score = information(qc, d * (m as f64).sqrt()) / cost;
+                if best_choice.is_none_or(|(s, ..)| score > s) {
+                    best_choice = Some((score, c, m, qc));
+                }
+            }
+        }
+        match best_choice {
+            Some((score, c, m, qc)) => {
+                let new = if self.values[c].is_empty() { "new " } else { "" };
+                self.note(
+                    "locate",
+                    format!("run {new}commit {c} {m} time(s)"),
+                    format!(
+                        "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost at step {:.2} sigma",
+                        d
+                    ),
+                );
+                self.ask(vec![(c, m)]);
+                true
+            }
+            None => {
+                self.note("locate", "give up".into(), "no testable commit left to measure".into());
+                self.segment_unresolved(segment, "no testable commit left to measure");
+                false
+            }
+        }
+    }
+
+    fn segment_unresolved(&mut self, segment: Segment, why: &str) {
+        if segment.top {
+            self.finish(format!("the change could not be located: {why}"));
+        } else {
+            self.push_range(segment);
+            self.next_segment();
+        }
+    }
+
+    /// Records a residual segment that holds part of the change but was not narrowed down.
+    fn push_range(&mut self, segment: Segment) {
+        let slope = self.drift();
+        let a = self.adjusted(segment.lo, slope);
+        let b = self.adjusted(segment.hi, slope);
+        if let (Some(fit), Some((total, total_se))) = (fit_t(&[&a, &b]), self.total) {
+            let diff = fit.locations[1] - fit.locations[0];
+            let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+            let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
+            self.culprits.push(Culprit {
+                commit: segment.hi,
+                after: segment.lo,
+                located: false,
+                untestable_suspects: Vec::new(),
+                share,
+                share_low: low,
+                share_high: high,
+                confidence: 0.0,
+                step: diff,
+            });
+        }
+    }
+
+    /// Phase 3. Returns true when runs were asked for.
+    fn verify(&mut self, segment: Segment, commit: usize, parent: usize, start: usize, slope: f64) -> bool {
+        let fresh = |c: usize| self.values[c].iter().filter(|(t, _)| *t >= start as f64).count();
+        let pairs = fresh(commit).min(fresh(parent));
+        if self.untestable[commit] || self.untestable[parent] {
+            self.note("verify", "back to locate".into(), format!("commit {commit} or {parent} became untestable"));
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
+        if pairs < self.config.min_fresh_pairs {
+            let want = self.config.min_fresh_pairs - pairs;
+            self.note(
+                "verify",
+                format!("{want} fresh interleaved pair(s) at {parent} and {commit}"),
+                "a culprit is only blamed after fresh runs against its parent".into(),
+            );
+            self.interleaved_pairs(parent, commit, want);
+            return true;
+        }
+        let Some(posterior) = self.posterior(segment.lo, segment.hi, slope) else {
+            self.next_segment();
+            return false;
+        };
+        let (best, mass) = posterior.best_class().unwrap_or((commit, 0.0));
+        if best != commit {
+            self.note(
+                "verify",
+                "back to locate".into(),
+                format!("fresh runs moved the posterior to commit {best} ({mass:.4})"),
+            );
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
+        let groups = [
+            self.adjusted(parent, slope),
+            self.adjusted(commit, slope),
+            self.adjusted(segment.lo, slope),
+            self.adjusted(segment.hi, slope),
+        ];
+        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        let Some(fit) = fit_t(&refs) else {
+            self.interleaved_pairs(parent, commit, 2);
+            return true;
+        };
+        let step = fit.locations[1] - fit.locations[0];
+        let se_step = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let seg_change = fit.locations[3] - fit.locations[2];
+        let se_seg = (fit.standard_error(2).powi(2) + fit.standard_error(3).powi(2)).sqrt();
+        let log_ratio = mixture_log_ratio(step, se_step, fit.sigma());
+        let significant = step > 0.0 && log_ratio >= (1.0 / self.config.alpha_culprit).ln();
+        // The decision about other contributors uses this segment's change; the reported share uses good-to-bad.
+        let (f, f_low, f_high) = model::ratio_interval(step, se_step, seg_change, se_seg, SHARE_Z);
+        let (total, total_se) = self.total.unwrap_or((seg_change, se_seg));
+        let (share, share_low, share_high) = model::ratio_interval(step, se_step, total, total_se, SHARE_Z);
+        let evidence = format!(
+            "step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2}; explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
+        );
+        let explains_all = f_low >= self.config.explain_most;
+        let explains_part = f_high < self.config.partial_below;
+        let out_of_pairs = pairs >= self.config.max_verify_pairs;
+        if significant && (explains_all || explains_part || out_of_pairs) {
+            let suspects: Vec<usize> = posterior
+                .hypotheses
+                .iter()
+                .zip(&posterior.class)
+                .filter(|(&k, &class)| class == commit && k != commit)
+                .map(|(&k, _)| k)
+                .collect();
+            self.culprits.push(Culprit {
+                commit,
+                after: parent,
+                located: true,
+                untestable_suspects: suspects,
+                share,
+                share_low,
+                share_high,
+                confidence: mass,
+                step,
+            });
+            if explains_part {
+                let before = Segment { lo: segment.lo, hi: parent, top: false };
+                let after = Segment { lo: commit, hi: segment.hi, top: false };
+                for s in [before, after] {
+                    if s.lo != s.hi && !self.topology.segment(s.lo, s.hi).is_empty() {
+                        self.queue.push(s);
+                    }
+                }
+                self.note("verify", format!("commit {commit} confirmed, explains part: search the rest"), evidence);
+            } else {
+                self.note("verify", format!("commit {commit} confirmed"), evidence);
+            }
+            self.next_segment();
+            return false;
+        }
+        if out_of_pairs {
+            self.note("verify", format!("commit {commit} not confirmed"), evidence.clone());
+            self.segment_unresolved(segment, &format!("commit {commit} did not differ from {parent}: {evidence}"));
+            return false;
+        }
+        self.note("verify", format!("two more interleaved pairs at {parent} and {commit}"), evidence);
+        self.interleaved_pairs(parent, commit, 2);
+        true
+    }
+
+    fn finish(&mut self, reason: String) {
+        let located = self.culprits.iter().filter(|c| c.located).count();
+        let status = if self.reproduced == Some(false) {
+            Status::NotReproduced
+        } else if self.culprits.len() >= 2 && located >= 1 {
+            Status::Multiple
+        } else if located == 1 {
+            Status::Found
+        } else {
+            Status::Inconclusive
+        };
+        let evidence = self
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| self.touched[*c])
+            .map(|(commit, vs)| {
+                let raw: Vec<f64> = vs.iter().map(|&(_, v)| v).collect();
+                CommitEvidence {
+                    commit,
+                    runs: raw.len(),
+                    mean: crate::stats::mean(&raw).unwrap_or(f64::NAN),
+                    stddev: crate::stats::sample_stddev(&raw).unwrap_or(f64::NAN),
+                    untestable: self.untestable[commit],
+                }
+            })
+            .collect();
+        let mut culprits = self.culprits.clone();
+        culprits.sort_by(|a, b| a.commit.cmp(&b.commit));
+        self.note("done", format!("{status:?}"), reason.clone());
+        self.phase = Phase::Finished;
+        self.pending.clear();
+        self.outcome = Some(Outcome {
+            status,
+            culprits,
+            runs: self.runs,
+            builds: self.builds(),
+            total_change: self.total.map(|(t, _)| t * self.orientation),
+            evidence,
+            log: self.log.clone(),
+            reason,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

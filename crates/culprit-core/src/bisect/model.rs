@@ -1,0 +1,285 @@
+//! The statistics behind the bisect: a robust Student-t fit of group locations with a shared scale, the drift
+//! estimate, the information one more measurement brings, and the mixture sequential test.
+//!
+//! Everything here is plain f64 math on slices, so the posterior and the decision rules can be tested with tables.
+
+/// Degrees of freedom of the Student-t likelihood. Four is heavy-tailed enough that a 5-sigma outlier weighs about a
+/// fifth of a normal sample, and light enough that Gaussian data lose only a few percent of efficiency.
+pub const T_DOF: f64 = 4.0;
+
+/// Iterations of the EM fit. The fit starts from medians, so a dozen steps reach a fixed point to well below the
+/// resolution that matters for the posterior.
+const EM_ITERATIONS: usize = 14;
+
+/// The maximum-likelihood fit of a Student-t model where each group has its own location and all share one scale.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TFit {
+    /// One location per group; `NaN` for an empty group.
+    pub locations: Vec<f64>,
+    /// The shared scale of the t distribution (not its standard deviation).
+    pub scale: f64,
+    /// The log-likelihood at the fit, up to a constant that depends only on the number of values.
+    pub loglik: f64,
+    /// Number of values per group.
+    pub counts: Vec<usize>,
+}
+
+impl TFit {
+    /// Standard error of a group's location: the asymptotic value for t data, (nu+3)/(nu+1) s^2 / n.
+    pub fn standard_error(&self, group: usize) -> f64 {
+        let n = self.counts.get(group).copied().unwrap_or(0);
+        if n == 0 {
+            return f64::INFINITY;
+        }
+        self.scale * ((T_DOF + 3.0) / (T_DOF + 1.0) / n as f64).sqrt()
+    }
+
+    /// The scale expressed as a Gaussian-equivalent standard deviation, for effect sizes in sigma units.
+    /// For Gaussian data the t(4) maximum-likelihood scale is close to 0.83 sigma.
+    pub fn sigma(&self) -> f64 {
+        self.scale / 0.83
+    }
+}
+
+fn median_of(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        0.5 * (values[mid - 1] + values[mid])
+    }
+}
+
+/// Fits the grouped Student-t model by EM (iteratively reweighted means). `None` when there are fewer than two
+/// values in total or a value is not finite.
+pub fn fit_t(groups: &[&[f64]]) -> Option<TFit> {
+    let total: usize = groups.iter().map(|g| g.len()).sum();
+    if total < 2 || groups.iter().any(|g| g.iter().any(|v| !v.is_finite())) {
+        return None;
+    }
+    let counts: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    let mut locations: Vec<f64> = groups.iter().map(|g| median_of(&mut g.to_vec())).collect();
+    let mut residuals: Vec<f64> = Vec::with_capacity(total);
+    for (g, loc) in groups.iter().zip(&locations) {
+        residuals.extend(g.iter().map(|v| (v - loc).abs()));
+    }
+    let magnitude = groups.iter().flat_map(|g| g.iter()).fold(0.0f64, |m, v| m.max(v.abs()));
+    // A floor keeps identical values (integer counters, a constant benchmark) from collapsing the scale to zero.
+    let floor = 1e-9 * magnitude.max(1e-300);
+    let mut scale = (median_of(&mut residuals) * 1.4826).max(floor);
+    if scale <= floor {
+        let mean_abs = residuals.iter().sum::<f64>() / total as f64;
+        scale = mean_abs.max(floor);
+    }
+    for _ in 0..EM_ITERATIONS {
+        let mut weighted_square = 0.0;
+        for (g, loc) in groups.iter().zip(locations.iter_mut()) {
+            if g.is_empty() {
+                continue;
+            }
+            let (mut sw, mut swy) = (0.0, 0.0);
+            for &v in g.iter() {
+                let r = v - *loc;
+                let w = (T_DOF + 1.0) / (T_DOF + r * r / (scale * scale));
+                sw += w;
+                swy += w * v;
+                weighted_square += w * r * r;
+            }
+            *loc = swy / sw;
+        }
+        scale = (weighted_square / total as f64).sqrt().max(floor);
+    }
+    let mut loglik = -(total as f64) * scale.ln();
+    for (g, loc) in groups.iter().zip(&locations) {
+        for &v in g.iter() {
+            let z = (v - loc) / scale;
+            loglik -= 0.5 * (T_DOF + 1.0) * (z * z / T_DOF).ln_1p();
+        }
+    }
+    Some(TFit { locations, scale, loglik, counts })
+}
+
+/// The drift slope per run index estimated within commits (each commit's own mean removed), shrunk towards zero by
+/// its own uncertainty so that noise alone does not invent a drift. `values` holds (commit, run index, value).
+pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
+    let mut sum_t = vec![0.0; commits];
+    let mut sum_y = vec![0.0; commits];
+    let mut count = vec![0usize; commits];
+    for &(c, t, y) in values {
+        if let (Some(st), Some(sy), Some(n)) = (sum_t.get_mut(c), sum_y.get_mut(c), count.get_mut(c)) {
+            *st += t;
+            *sy += y;
+            *n += 1;
+        }
+    }
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for &(c, t, y) in values {
+        let n = count.get(c).copied().unwrap_or(0);
+        if n < 2 {
+            continue;
+        }
+        let dt = t - sum_t[c] / n as f64;
+        let dy = y - sum_y[c] / n as f64;
+        sxx += dt * dt;
+        sxy += dt * dy;
+    }
+    if sxx <= 0.0 {
+        return 0.0;
+    }
+    let slope = sxy / sxx;
+    // Residual variance after removing commit means and the slope, for the slope's standard error.
+    let mut rss = 0.0;
+    let mut dof = 0usize;
+    for &(c, t, y) in values {
+        let n = count.get(c).copied().unwrap_or(0);
+        if n < 2 {
+            continue;
+        }
+        let r = (y - sum_y[c] / n as f64) - slope * (t - sum_t[c] / n as f64);
+        rss += r * r;
+        dof += 1;
+    }
+    let groups = count.iter().filter(|&&n| n >= 2).count();
+    let dof = dof.saturating_sub(groups + 1).max(1);
+    let se2 = rss / dof as f64 / sxx;
+    // Positive-part James-Stein shrinkage: a slope within its own noise is mostly set aside.
+    let shrink = if slope * slope > 0.0 { (1.0 - 2.0 * se2 / (slope * slope)).max(0.0) } else { 0.0 };
+    slope * shrink
+}
+
+/// Mutual information in bits between the side of the change, X ~ Bernoulli(q) (X = 1: the commit already contains
+/// the change), and one measurement Y = d X + N(0, 1). With d = delta sqrt(m) it is the information of the mean of m
+/// runs. Computed by numerical integration over y.
+pub fn information(q: f64, d: f64) -> f64 {
+    if !(q > 0.0 && q < 1.0) || !d.is_finite() {
+        return 0.0;
+    }
+    let d = d.abs();
+    let binary_entropy = -(q * q.log2() + (1.0 - q) * (1.0 - q).log2());
+    if d > 14.0 {
+        return binary_entropy;
+    }
+    // I = sum_x P(x) * integral phi(y - mu_x) log2(phi(y - mu_x) / p(y)) dy, on a grid fine enough for 1e-4 bits.
+    let step = 0.04;
+    let lo = -7.0;
+    let hi = d + 7.0;
+    let points = ((hi - lo) / step) as usize + 1;
+    let mut info = 0.0;
+    for i in 0..points {
+        let y = lo + i as f64 * step;
+        let f0 = (-0.5 * y * y).exp();
+        let f1 = (-0.5 * (y - d) * (y - d)).exp();
+        let mix = (1.0 - q) * f0 + q * f1;
+        if mix <= 0.0 {
+            continue;
+        }
+        if f0 > 0.0 {
+            info += (1.0 - q) * f0 * (f0 / mix).log2();
+        }
+        if f1 > 0.0 {
+            info += q * f1 * (f1 / mix).log2();
+        }
+    }
+    (info * step / (2.0 * std::f64::consts::PI).sqrt()).clamp(0.0, binary_entropy)
+}
+
+/// Log of the mixture sequential probability ratio for "the true difference is zero" against a normal prior of
+/// standard deviation `tau` on it, given an estimated difference and its standard error. Rejecting zero when it
+/// exceeds ln(1/alpha) keeps the false-alarm rate below alpha however often the test is looked at (Robbins'
+/// mixture martingale), which is what lets the bisect add runs until it is sure without inflating its error.
+pub fn mixture_log_ratio(difference: f64, standard_error: f64, tau: f64) -> f64 {
+    if !(standard_error > 0.0) || !difference.is_finite() || !(tau > 0.0) {
+        return 0.0;
+    }
+    let v = standard_error * standard_error;
+    let t2 = tau * tau;
+    0.5 * (v / (v + t2)).ln() + t2 * difference * difference / (2.0 * v * (v + t2))
+}
+
+/// The ratio a / b with a normal-approximation (delta method) interval at the given two-sided z, for shares of a
+/// change. Returns (estimate, low, high).
+pub fn ratio_interval(a: f64, se_a: f64, b: f64, se_b: f64, z: f64) -> (f64, f64, f64) {
+    if b == 0.0 || !b.is_finite() || !a.is_finite() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let r = a / b;
+    let se = ((se_a * se_a + r * r * se_b * se_b) / (b * b)).sqrt();
+    (r, r - z * se, r + z * se)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_fit_recovers_locations_and_resists_an_outlier() {
+        let a = [10.0, 10.2, 9.8, 10.1, 9.9, 10.0, 30.0];
+        let b = [12.0, 12.1, 11.9, 12.0];
+        let fit = fit_t(&[&a, &b]).expect("fit");
+        assert!((fit.locations[0] - 10.0).abs() < 0.15, "{:?}", fit.locations);
+        assert!((fit.locations[1] - 12.0).abs() < 0.15, "{:?}", fit.locations);
+        assert!(fit.scale < 0.5, "scale {}", fit.scale);
+    }
+
+    #[test]
+    fn wrong_grouping_has_lower_likelihood() {
+        let good = [0.1, -0.2, 0.05, 0.0];
+        let bad = [1.5, 1.4, 1.6, 1.55];
+        let right = fit_t(&[&good, &bad]).expect("fit");
+        let mixed_a = [0.1, -0.2, 1.5, 1.4];
+        let mixed_b = [0.05, 0.0, 1.6, 1.55];
+        let wrong = fit_t(&[&mixed_a, &mixed_b]).expect("fit");
+        assert!(right.loglik > wrong.loglik + 5.0);
+    }
+
+    #[test]
+    fn information_table() {
+        // (q, d, expected bits, tolerance)
+        let cases = [
+            (0.5, 0.0, 0.0, 1e-9),
+            (0.5, 100.0, 1.0, 1e-9),
+            (0.0, 1.5, 0.0, 1e-12),
+            (0.5, 1.5, 0.32, 0.02),
+            (0.9, 20.0, 0.469, 0.001),
+        ];
+        for (q, d, want, tol) in cases {
+            let got = information(q, d);
+            assert!((got - want).abs() <= tol, "I({q}, {d}) = {got}, want {want}");
+        }
+        assert!(information(0.5, 2.0) > information(0.5, 1.0));
+        assert!(information(0.5, 1.5) > information(0.2, 1.5));
+    }
+
+    #[test]
+    fn mixture_ratio_grows_with_evidence() {
+        assert!(mixture_log_ratio(0.0, 1.0, 1.0) < 0.0);
+        assert!(mixture_log_ratio(3.0, 0.5, 1.0) > (100.0f64).ln());
+        assert!(mixture_log_ratio(0.2, 0.5, 1.0) < (100.0f64).ln());
+        assert_eq!(mixture_log_ratio(1.0, 0.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn drift_slope_found_within_commits_and_zero_without() {
+        let mut values = Vec::new();
+        for t in 0..40 {
+            let commit = t % 2;
+            let level = if commit == 1 { 5.0 } else { 0.0 };
+            values.push((commit, t as f64, level + 0.1 * t as f64));
+        }
+        let slope = drift_slope(&values, 2);
+        assert!((slope - 0.1).abs() < 1e-6, "slope {slope}");
+        let flat: Vec<(usize, f64, f64)> = (0..40).map(|t| (t % 2, t as f64, (t % 2) as f64 * 5.0)).collect();
+        assert_eq!(drift_slope(&flat, 2), 0.0);
+    }
+
+    #[test]
+    fn ratio_interval_brackets_estimate() {
+        let (r, lo, hi) = ratio_interval(1.0, 0.1, 2.0, 0.1, 1.645);
+        assert!((r - 0.5).abs() < 1e-12 && lo < r && r < hi);
+        assert!(ratio_interval(1.0, 0.1, 0.0, 0.1, 1.645).0.is_nan());
+    }
+}

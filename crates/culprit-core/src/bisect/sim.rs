@@ -1,0 +1,389 @@
+//! The bisect simulator: synthetic histories with known steps, noisy runs, untestable commits, and the three
+//! strategies (Culprit's machine and two classic baselines) scored in the same harness.
+//!
+//! Definitions used in the report:
+//! - A *history* has `commits` candidate commits after the good commit (index 0), the last being bad. Each step
+//!   adds its size (in noise standard deviations) to every later commit; higher is worse. Step commits are always
+//!   testable (a commit that cannot be built cannot be blamed); any other commit fails to build with probability
+//!   `untestable_frac`.
+//! - *Accuracy*: the fraction of trials whose named (located) culprits are exactly the step commits: the step
+//!   commit alone for one step, every contributor for several steps, and no commit at all when there is no step.
+//! - *False-culprit rate*: the fraction of trials naming at least one commit that is not a step (with no step,
+//!   any named commit is false).
+//! - *Multiple rate*: the fraction of trials reporting two or more contributors (located commits or ranges).
+//! - *Same answer*: each trial is run twice on the same history with fresh noise; the fraction where status and
+//!   named commits agree.
+//! - *Runs* counts valid runs; *builds* counts distinct commits built, failed builds included.
+
+use super::{baselines, Action, Bisect, BisectConfig, CommitNode, Sample, Status};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// Noise added to each run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Noise {
+    /// Standard normal.
+    Gaussian,
+    /// Standard normal, and 5% of runs 5 sigma worse (an interfering job, a cold cache).
+    Outliers,
+    /// Standard normal plus a slow linear drift of 0.01 sigma per run, in the worse direction, over the whole job.
+    Drift,
+}
+
+impl Noise {
+    pub fn parse(text: &str) -> Option<Noise> {
+        match text {
+            "gaussian" => Some(Noise::Gaussian),
+            "outliers" => Some(Noise::Outliers),
+            "drift" => Some(Noise::Drift),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// This crate's bisect machine with its default configuration.
+    Culprit,
+    /// Classic bisection: 5 runs at good, bad and each midpoint; a midpoint is bad when its mean is closer to bad's.
+    Fixed,
+    /// Pinpoint-like: repeats 10, 20, 40, 80, 160 with a Mann-Whitney test, midpoints inserted between every pair
+    /// found different.
+    Pinpoint,
+}
+
+impl Strategy {
+    pub fn parse(text: &str) -> Option<Strategy> {
+        match text {
+            "culprit" => Some(Strategy::Culprit),
+            "fixed" => Some(Strategy::Fixed),
+            "pinpoint" => Some(Strategy::Pinpoint),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Culprit => "culprit",
+            Strategy::Fixed => "fixed",
+            Strategy::Pinpoint => "pinpoint",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimConfig {
+    /// Candidate commits after good (the last is bad).
+    pub commits: usize,
+    /// Step sizes in noise standard deviations; empty for no regression.
+    pub steps: Vec<f64>,
+    pub noise: Noise,
+    pub untestable_frac: f64,
+    pub trials: usize,
+    pub seed: u64,
+    pub strategy: Strategy,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            commits: 1000,
+            steps: vec![1.5],
+            noise: Noise::Gaussian,
+            untestable_frac: 0.0,
+            trials: 500,
+            seed: 1,
+            strategy: Strategy::Culprit,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimReport {
+    pub strategy: String,
+    pub commits: usize,
+    pub steps: Vec<f64>,
+    pub noise: Noise,
+    pub untestable_frac: f64,
+    pub trials: usize,
+    pub seed: u64,
+    pub accuracy: f64,
+    pub false_culprit_rate: f64,
+    pub same_answer_rate: f64,
+    pub multiple_rate: f64,
+    pub not_reproduced_rate: f64,
+    pub mean_runs: f64,
+    pub p95_runs: f64,
+    pub mean_builds: f64,
+}
+
+impl SimReport {
+    /// A Markdown table of this report alone.
+    pub fn render_table(&self) -> String {
+        render_comparison(std::slice::from_ref(self))
+    }
+}
+
+/// A Markdown table with one row per report, for strategies side by side.
+pub fn render_comparison(reports: &[SimReport]) -> String {
+    let mut out = String::from(
+        "| strategy | commits | steps (sigma) | noise | untestable | trials | accuracy | false culprit | same answer | multiple | runs mean | runs p95 | builds mean |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in reports {
+        let steps = if r.steps.is_empty() {
+            "none".to_string()
+        } else {
+            r.steps.iter().map(|s| format!("{s}")).collect::<Vec<_>>().join("+")
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {:?} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
+            r.strategy,
+            r.commits,
+            steps,
+            r.noise,
+            r.untestable_frac * 100.0,
+            r.trials,
+            r.accuracy * 100.0,
+            r.false_culprit_rate * 100.0,
+            r.same_answer_rate * 100.0,
+            r.multiple_rate * 100.0,
+            r.mean_runs,
+            r.p95_runs,
+            r.mean_builds,
+        ));
+    }
+    out
+}
+
+/// One synthetic history: list index 0 is good, `commits` is bad.
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    pub commits: usize,
+    /// (commit index, size in sigma), sorted by commit.
+    pub steps: Vec<(usize, f64)>,
+    pub untestable: Vec<bool>,
+}
+
+impl History {
+    pub fn generate(commits: usize, step_sizes: &[f64], untestable_frac: f64, rng: &mut Rng) -> History {
+        let commits = commits.max(1);
+        let mut positions: Vec<usize> = Vec::new();
+        // Distinct positions; when there are more steps than commits, the extra steps are dropped.
+        let mut sizes = step_sizes.iter();
+        while positions.len() < step_sizes.len().min(commits) {
+            let p = 1 + rng.below(commits);
+            if !positions.contains(&p) {
+                positions.push(p);
+            }
+        }
+        let mut steps: Vec<(usize, f64)> =
+            positions.into_iter().map(|p| (p, sizes.next().copied().unwrap_or(0.0))).collect();
+        steps.sort_by_key(|s| s.0);
+        let untestable = (0..=commits)
+            .map(|c| {
+                let protected = c == 0 || c == commits || steps.iter().any(|s| s.0 == c);
+                let draw = rng.next_f64();
+                !protected && draw < untestable_frac
+            })
+            .collect();
+        History { commits, steps, untestable }
+    }
+
+    /// The noiseless level of a commit, in sigma.
+    pub fn level(&self, commit: usize) -> f64 {
+        self.steps.iter().filter(|s| s.0 <= commit).map(|s| s.1).sum()
+    }
+}
+
+/// Produces run results for a history, counting runs and builds.
+pub struct Oracle<'a> {
+    history: &'a History,
+    noise: Noise,
+    rng: Rng,
+    runs: usize,
+    built: Vec<bool>,
+}
+
+/// The level every simulated metric sits around, so values look like a real metric (and stay positive).
+const BASE: f64 = 100.0;
+
+impl<'a> Oracle<'a> {
+    pub fn new(history: &'a History, noise: Noise, seed: u64) -> Oracle<'a> {
+        Oracle { history, noise, rng: Rng::new(seed), runs: 0, built: vec![false; history.commits + 1] }
+    }
+
+    /// One run at `commit`: `None` when it does not build.
+    pub fn run(&mut self, commit: usize) -> Option<f64> {
+        if let Some(b) = self.built.get_mut(commit) {
+            *b = true;
+        }
+        if self.history.untestable.get(commit).copied().unwrap_or(true) {
+            return None;
+        }
+        let mut value = BASE + self.history.level(commit) + self.rng.normal();
+        match self.noise {
+            Noise::Gaussian => {}
+            Noise::Outliers => {
+                if self.rng.next_f64() < 0.05 {
+                    value += 5.0;
+                }
+            }
+            Noise::Drift => value += 0.01 * self.runs as f64,
+        }
+        self.runs += 1;
+        Some(value)
+    }
+
+    /// Marks a commit built without running it (a build that failed still costs a build).
+    pub fn build(&mut self, commit: usize) -> bool {
+        if let Some(b) = self.built.get_mut(commit) {
+            *b = true;
+        }
+        !self.history.untestable.get(commit).copied().unwrap_or(true)
+    }
+
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    pub fn builds(&self) -> usize {
+        self.built.iter().filter(|&&b| b).count()
+    }
+}
+
+/// What one simulated bisect reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialResult {
+    pub status: Status,
+    /// Located culprit commits, sorted.
+    pub named: Vec<usize>,
+    /// Contributors reported (located commits and unlocated ranges).
+    pub contributors: usize,
+    pub runs: usize,
+    pub builds: usize,
+    /// The machine's decision log (empty for the baselines).
+    pub log: Vec<super::LogEntry>,
+}
+
+/// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
+pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig) -> TrialResult {
+    let commits = CommitNode::linear(history.commits + 1);
+    let mut machine = match Bisect::new(config.clone(), &commits) {
+        Ok(m) => m,
+        Err(_) => {
+            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![] }
+        }
+    };
+    loop {
+        match machine.next_action() {
+            Action::Done(outcome) => {
+                let mut named: Vec<usize> = outcome.culprits.iter().filter(|c| c.located).map(|c| c.commit).collect();
+                named.sort_unstable();
+                return TrialResult {
+                    status: outcome.status,
+                    named,
+                    contributors: outcome.culprits.len(),
+                    runs: outcome.runs,
+                    builds: outcome.builds,
+                    log: outcome.log,
+                };
+            }
+            Action::RunBatch(batch) => {
+                // The entry with the most runs left goes next (first on ties): a, b, a, b for equal counts.
+                let Some(&(commit, _)) = batch.iter().fold(None, |best: Option<&(usize, usize)>, e| match best {
+                    Some(b) if b.1 >= e.1 => Some(b),
+                    _ => Some(e),
+                }) else {
+                    // An empty batch cannot happen while not done; treat it as a stop rather than spin.
+                    return TrialResult {
+                        status: Status::Inconclusive,
+                        named: vec![],
+                        contributors: 0,
+                        runs: machine.runs(),
+                        builds: machine.builds(),
+                        log: machine.log().to_vec(),
+                    };
+                };
+                let sample = match oracle.run(commit) {
+                    Some(v) => Sample::Value(v),
+                    None => Sample::Untestable,
+                };
+                if machine.record(commit, sample).is_err() {
+                    return TrialResult {
+                        status: Status::Inconclusive,
+                        named: vec![],
+                        contributors: 0,
+                        runs: machine.runs(),
+                        builds: machine.builds(),
+                        log: machine.log().to_vec(),
+                    };
+                }
+            }
+        }
+    }
+}
+
+fn run_strategy(strategy: Strategy, history: &History, noise: Noise, seed: u64) -> TrialResult {
+    let mut oracle = Oracle::new(history, noise, seed);
+    match strategy {
+        Strategy::Culprit => run_culprit(history, &mut oracle, &BisectConfig::default()),
+        Strategy::Fixed => baselines::fixed(history, &mut oracle),
+        Strategy::Pinpoint => baselines::pinpoint(history, &mut oracle),
+    }
+}
+
+/// Runs the simulation and scores it.
+pub fn run(config: &SimConfig) -> SimReport {
+    let trials = config.trials.max(1);
+    let truth_of = |h: &History| h.steps.iter().map(|s| s.0).collect::<Vec<usize>>();
+    let (mut correct, mut false_culprit, mut same, mut multiple, mut not_reproduced) = (0, 0, 0, 0, 0);
+    let mut runs: Vec<usize> = Vec::with_capacity(trials);
+    let mut builds = 0usize;
+    for trial in 0..trials {
+        let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(trial as u64);
+        let mut history_rng = Rng::new(base ^ 0x5151);
+        let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut history_rng);
+        let truth = truth_of(&history);
+        let first = run_strategy(config.strategy, &history, config.noise, base ^ 0xA1);
+        let second = run_strategy(config.strategy, &history, config.noise, base ^ 0xB2);
+        if first.named == truth {
+            correct += 1;
+        }
+        if first.named.iter().any(|c| !truth.contains(c)) {
+            false_culprit += 1;
+        }
+        if first.status == second.status && first.named == second.named {
+            same += 1;
+        }
+        if first.contributors >= 2 {
+            multiple += 1;
+        }
+        if first.status == Status::NotReproduced {
+            not_reproduced += 1;
+        }
+        runs.push(first.runs);
+        builds += first.builds;
+    }
+    runs.sort_unstable();
+    let n = trials as f64;
+    let p95_index = ((0.95 * n).ceil() as usize).clamp(1, trials) - 1;
+    SimReport {
+        strategy: config.strategy.name().to_string(),
+        commits: config.commits,
+        steps: config.steps.clone(),
+        noise: config.noise,
+        untestable_frac: config.untestable_frac,
+        trials,
+        seed: config.seed,
+        accuracy: correct as f64 / n,
+        false_culprit_rate: false_culprit as f64 / n,
+        same_answer_rate: same as f64 / n,
+        multiple_rate: multiple as f64 / n,
+        not_reproduced_rate: not_reproduced as f64 / n,
+        mean_runs: runs.iter().sum::<usize>() as f64 / n,
+        p95_runs: runs.get(p95_index).copied().unwrap_or(0) as f64,
+        mean_builds: builds as f64 / n,
+    }
+}

@@ -1,0 +1,122 @@
+//! The candidate commits as git bisect sees them: a list in topological order with parent indices, and the
+//! ancestry questions the bisect asks of it ("does commit c contain the change introduced at k?").
+//!
+//! A linear history answers by comparing indices; a history with merges keeps one ancestor bitset per commit.
+
+use super::BisectError;
+use serde::{Deserialize, Serialize};
+
+/// One commit of the range. Index 0 is the known-good commit and the last index the known-bad one; every parent
+/// index must be smaller than the commit's own (topological order). Parents outside the range (ancestors of good)
+/// are simply left out: they are good.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CommitNode {
+    /// Indices of the parents inside the range; the first parent first.
+    pub parents: Vec<usize>,
+    /// Known untestable before the bisect starts (a `git bisect skip` list, a known build failure).
+    #[serde(default)]
+    pub untestable: bool,
+}
+
+impl CommitNode {
+    /// A linear history of `count` commits (good at 0, bad at count-1).
+    pub fn linear(count: usize) -> Vec<CommitNode> {
+        (0..count)
+            .map(|i| CommitNode { parents: if i == 0 { vec![] } else { vec![i - 1] }, untestable: false })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Topology {
+    /// Commit i's only parent is i - 1.
+    Linear { count: usize },
+    /// `ancestors[c]` holds c and all its ancestors inside the range, as a bitset.
+    Dag { ancestors: Vec<Vec<u64>>, first_parent: Vec<Option<usize>> },
+}
+
+impl Topology {
+    pub(crate) fn new(commits: &[CommitNode]) -> Result<Topology, BisectError> {
+        if commits.len() < 2 {
+            return Err(BisectError::TooFewCommits { count: commits.len() });
+        }
+        for (index, node) in commits.iter().enumerate() {
+            for &parent in &node.parents {
+                if parent >= index {
+                    return Err(BisectError::ParentNotEarlier { commit: index, parent });
+                }
+            }
+        }
+        let linear = commits
+            .iter()
+            .enumerate()
+            .all(|(i, node)| if i == 0 { node.parents.is_empty() } else { node.parents == [i - 1] });
+        if linear {
+            return Ok(Topology::Linear { count: commits.len() });
+        }
+        let words = commits.len().div_ceil(64);
+        let mut ancestors: Vec<Vec<u64>> = Vec::with_capacity(commits.len());
+        for (index, node) in commits.iter().enumerate() {
+            let mut set = vec![0u64; words];
+            set[index / 64] |= 1 << (index % 64);
+            for &parent in &node.parents {
+                // Parents precede the commit, so their sets are complete already.
+                let parent_set = &ancestors[parent];
+                for (word, parent_word) in set.iter_mut().zip(parent_set) {
+                    *word |= parent_word;
+                }
+            }
+            ancestors.push(set);
+        }
+        let first_parent = commits.iter().map(|n| n.parents.first().copied()).collect();
+        let topology = Topology::Dag { ancestors, first_parent };
+        // Git bisect needs the bad commit to contain every candidate; anything else is not a range.
+        let bad = commits.len() - 1;
+        if let Some(stray) = (1..commits.len()).find(|&c| !topology.contains(c, bad)) {
+            return Err(BisectError::NotAncestorOfBad { commit: stray });
+        }
+        Ok(topology)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Topology::Linear { count } => *count,
+            Topology::Dag { ancestors, .. } => ancestors.len(),
+        }
+    }
+
+    pub(crate) fn is_linear(&self) -> bool {
+        matches!(self, Topology::Linear { .. })
+    }
+
+    /// Whether commit `c` contains commit `k` (k is c or one of its ancestors).
+    pub(crate) fn contains(&self, k: usize, c: usize) -> bool {
+        match self {
+            Topology::Linear { count } => k <= c && c < *count,
+            Topology::Dag { ancestors, .. } => ancestors
+                .get(c)
+                .and_then(|set| set.get(k / 64))
+                .is_some_and(|word| word & (1 << (k % 64)) != 0),
+        }
+    }
+
+    /// Whether `c` lies in the segment (lo, hi]: contained in hi and not in lo.
+    pub(crate) fn in_segment(&self, c: usize, lo: usize, hi: usize) -> bool {
+        self.contains(c, hi) && !self.contains(c, lo)
+    }
+
+    /// The commits of the segment (lo, hi], in index order.
+    pub(crate) fn segment(&self, lo: usize, hi: usize) -> Vec<usize> {
+        match self {
+            Topology::Linear { .. } => ((lo + 1)..=hi).collect(),
+            Topology::Dag { .. } => (0..self.len()).filter(|&c| self.in_segment(c, lo, hi)).collect(),
+        }
+    }
+
+    pub(crate) fn first_parent(&self, c: usize) -> Option<usize> {
+        match self {
+            Topology::Linear { .. } => c.checked_sub(1),
+            Topology::Dag { first_parent, .. } => first_parent.get(c).copied().flatten(),
+        }
+    }
+}
