@@ -14,6 +14,10 @@
 //! - `files_per_sec`: mean of the `Files/sec` column, printed as a Ruby float.
 //! - `app_overhead`: mean of the `App Overhead` column (microseconds), printed as a Ruby float.
 //!
+//! Errors: no `FSUse%` table at all is [`ParseError::NoResults`], or [`ParseError::Truncated`] when fs_mark's
+//! command line or comment block shows it did start; a header without any result row is also `Truncated` (lkp
+//! prints nothing then, so the run counts as incomplete).
+//!
 //! fs_mark is not packaged in Debian; lkp's own fixtures pin this parser.
 
 use crate::dbench::ruby_num;
