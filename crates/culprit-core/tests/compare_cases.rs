@@ -149,7 +149,7 @@ fn whole_comparison_errors() {
         Column::new("base").with_metric("fio.write_iops", vec![1.0; 3]),
         Column::new("other").with_metric("hackbench.throughput", vec![1.0; 3]),
     ]);
-    let err = compare(&disjoint, &opts).err().expect("nothing in common is an error");
+    let err = compare(&disjoint, &opts).expect_err("nothing in common is an error");
     assert!(err.to_string().contains("shares no metric"), "{err}");
     let bad_fdr = CompareOptions { fdr: 1.5, ..CompareOptions::default() };
     assert!(matches!(compare(&disjoint, &bad_fdr), Err(CompareError::InvalidOption { option: "fdr", .. })));

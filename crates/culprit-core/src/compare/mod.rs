@@ -343,7 +343,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
             let significant = e.q.is_some_and(|q| q <= options.fdr);
             let floor = if e.absolute { options.min_abs_change } else { options.min_change_pct };
             let large_enough = e.change.abs() >= floor;
-            let interval_agrees = e.ratio_ci.map_or(true, |ci| !ci.contains(1.0));
+            let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
             significant && large_enough && interval_agrees
         }
     };
@@ -483,8 +483,11 @@ struct Pending<'a> {
     absolute: bool,
     tests: PairTests,
     /// The pair's samples (borrowed from the input), kept while a bootstrap may still need them.
-    samples: Option<(Cow<'a, [f64]>, Cow<'a, [f64]>)>,
+    samples: Option<SamplePair<'a>>,
 }
+
+/// Base and other samples of one pair.
+type SamplePair<'a> = (Cow<'a, [f64]>, Cow<'a, [f64]>);
 
 /// The cheap per-pair statistics computed in the first pass.
 #[derive(Debug, Clone, Copy, Default)]
@@ -752,8 +755,11 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
     }
 }
 
+/// lkp's changed-stat records of one column, by metric name.
+type LkpRecords = BTreeMap<String, lkp_rules::LkpChange>;
+
 /// Under `--lkp-rules`: per non-base column, lkp's changed-stat records by metric name (index 0 is unused).
-fn lkp_decisions(input: &Comparison, options: &CompareOptions) -> Option<Vec<BTreeMap<String, lkp_rules::LkpChange>>> {
+fn lkp_decisions(input: &Comparison, options: &CompareOptions) -> Option<Vec<LkpRecords>> {
     let DecisionRule::Lkp(lkp_options) = &options.rule else { return None };
     let base = input.columns.first()?;
     let base_matrix: lkp_rules::Matrix = base.metrics.iter().map(|(k, v)| (k.clone(), v.clone())).collect();

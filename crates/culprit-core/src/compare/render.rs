@@ -22,7 +22,7 @@ pub struct RenderOptions {
 }
 
 /// The rows a renderer shows: every row with `all`, otherwise the rows where some column changed.
-pub fn shown_rows<'a>(result: &'a CompareResult, options: RenderOptions) -> impl Iterator<Item = &'a MetricRow> {
+pub fn shown_rows(result: &CompareResult, options: RenderOptions) -> impl Iterator<Item = &MetricRow> {
     result.rows.iter().filter(move |r| options.all || r.any_change())
 }
 
