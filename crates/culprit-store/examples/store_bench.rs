@@ -1,0 +1,94 @@
+//! Measures the SQLite store on perf-profile-heavy runs: saving one run with 20,000 metrics, and fetching the
+//! samples of 2 revisions x 20 runs x 20,000 metrics, as `culprit compare` does.
+//!
+//! Run with: `cargo run --release -p culprit-store --example store_bench [-- DB_PATH]`
+//! (default: a fresh file in a temporary directory). The figures go into crates/culprit-store/README.md.
+
+use culprit_core::model::{Machine, Revision, RunOutcome, RunRecord};
+use culprit_store::{SampleQuery, SqliteStore, Store};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+const METRICS: usize = 20_000;
+const RUNS_PER_REVISION: usize = 20;
+
+fn record(sha: &str, run: usize) -> RunRecord {
+    let mut metrics = BTreeMap::new();
+    metrics.insert("fio.write_iops".to_string(), 1000.0 + run as f64);
+    for i in 0..METRICS - 1 {
+        metrics.insert(
+            format!("perf-profile.children.cycles-pp.kernel_function_number_{i:05}"),
+            ((i * 7 + run * 13) % 1000) as f64 / 10.0,
+        );
+    }
+    RunRecord {
+        job_id: "bench-job".into(),
+        job_name: "fio-basic-4k-randwrite".into(),
+        testcase: "fio-basic".into(),
+        params: vec![("runtime".into(), "300s".into())],
+        job_yaml: "runtime: 300s\n".into(),
+        revision: Revision::Commit { sha: sha.into(), describe: None, subject: None },
+        machine: Machine { hostname: "bench".into(), ..Machine::default() },
+        started_at: 1_700_000_000.0 + run as f64,
+        ended_at: 1_700_000_300.0 + run as f64,
+        outcome: RunOutcome::Ok,
+        exit_code: Some(0),
+        metrics,
+        monitors: Vec::new(),
+        raw_outputs: Vec::new(),
+        stderr: String::new(),
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let temporary = std::env::temp_dir().join(format!("culprit-store-bench-{}", std::process::id()));
+    let path = std::env::args().nth(1).map(std::path::PathBuf::from).unwrap_or_else(|| temporary.join("bench.db"));
+    let mut store = SqliteStore::open(&path)?;
+    let shas = ["a".repeat(40), "b".repeat(40)];
+
+    let mut save_times = Vec::new();
+    for sha in &shas {
+        for run in 0..RUNS_PER_REVISION {
+            let record = record(sha, run);
+            let start = Instant::now();
+            store.save_run(&record)?;
+            save_times.push(start.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    let first = save_times.first().copied().unwrap_or(0.0);
+    let mut rest: Vec<f64> = save_times.iter().skip(1).copied().collect();
+    rest.sort_by(f64::total_cmp);
+    let median = rest.get(rest.len() / 2).copied().unwrap_or(0.0);
+    println!("save 1 run x {METRICS} metrics: first (new metric names) {first:.1} ms, later runs median {median:.1} ms");
+
+    let query = SampleQuery { revision_keys: shas.to_vec(), ..Default::default() };
+    let mut fetch_times = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let samples = store.samples(&query)?;
+        fetch_times.push(start.elapsed().as_secs_f64() * 1000.0);
+        let values: usize = samples.iter().flat_map(|s| s.metrics.values()).map(Vec::len).sum();
+        assert_eq!(values, 2 * RUNS_PER_REVISION * METRICS);
+    }
+    fetch_times.sort_by(f64::total_cmp);
+    println!(
+        "fetch samples 2 revisions x {RUNS_PER_REVISION} runs x {METRICS} metrics: median {:.1} ms (min {:.1} ms)",
+        fetch_times.get(2).copied().unwrap_or(0.0),
+        fetch_times.first().copied().unwrap_or(0.0)
+    );
+
+    let start = Instant::now();
+    let filtered = store.samples(&SampleQuery { metric_regex: Some("^fio\\.".into()), ..query })?;
+    println!(
+        "fetch with metric regex ^fio\\. ({} metric): {:.1} ms",
+        filtered.first().map_or(0, |s| s.metrics.len()),
+        start.elapsed().as_secs_f64() * 1000.0
+    );
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!("database size after {} runs: {:.1} MiB", 2 * RUNS_PER_REVISION, size as f64 / (1024.0 * 1024.0));
+    drop(store);
+    if std::env::args().nth(1).is_none() {
+        let _ = std::fs::remove_dir_all(&temporary);
+    }
+    Ok(())
+}
