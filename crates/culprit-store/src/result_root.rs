@@ -275,6 +275,7 @@ pub fn default_identity(job: &ImportedJob<'_>) -> JobIdentity {
 }
 
 /// How to read a result root.
+#[derive(Default)]
 pub struct ImportOptions<'a> {
     /// The testcase of every run, when the root is too shallow to hold it.
     pub testcase: Option<String>,
@@ -282,12 +283,6 @@ pub struct ImportOptions<'a> {
     pub path_params: Option<String>,
     /// Computes the job identity; [`default_identity`] when `None`.
     pub identify: Option<&'a dyn Fn(&ImportedJob<'_>) -> JobIdentity>,
-}
-
-impl Default for ImportOptions<'_> {
-    fn default() -> Self {
-        ImportOptions { testcase: None, path_params: None, identify: None }
-    }
 }
 
 /// What an import did.
