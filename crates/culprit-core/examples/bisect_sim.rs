@@ -104,5 +104,8 @@ fn trace(args: &[String]) {
     for entry in &result.log {
         println!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
     }
+    for e in &result.evidence {
+        println!("commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}", e.commit, e.runs, e.mean, e.stddev, if e.untestable { " untestable" } else { "" });
+    }
     println!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
 }

@@ -22,7 +22,7 @@ mod topology;
 pub mod baselines;
 pub mod sim;
 
-pub use model::{fit_t, information, mixture_log_ratio, TFit};
+pub use model::{fit_t, fit_t_fixed_scale, information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
 pub use topology::CommitNode;
 
 use serde::{Deserialize, Serialize};
@@ -90,10 +90,10 @@ impl Default for BisectConfig {
             build_cost: 3.0,
             run_cost: 1.0,
             max_runs: 600,
-            alpha_reproduce: 0.01,
+            alpha_reproduce: 0.05,
             alpha_culprit: 0.01,
             confidence: 0.99,
-            explain_most: 0.5,
+            explain_most: 0.4,
             partial_below: 0.8,
             min_fresh_pairs: 2,
             max_verify_pairs: 60,
@@ -216,6 +216,8 @@ pub(crate) struct Posterior {
     delta: f64,
     /// Noise standard deviation of that fit.
     sigma: f64,
+    /// Standard error of `delta`.
+    delta_se: f64,
 }
 
 impl Posterior {
@@ -265,6 +267,10 @@ pub struct Bisect {
 const VISIT_SIZES: [usize; 6] = [1, 2, 3, 4, 6, 8];
 /// Runs a side the reproduce phase starts with.
 const INITIAL_RUNS_PER_SIDE: usize = 4;
+/// Runs at one commit beyond which locating measures elsewhere.
+const LOCATE_RUNS_CAP: usize = 16;
+/// Posterior mass enough to verify when the candidate and its parent have reached the runs cap.
+const SATURATED_CONFIDENCE: f64 = 0.8;
 /// Two-sided z of the 90% share interval.
 const SHARE_Z: f64 = 1.645;
 /// A residual segment whose change is surely below this share of the total holds no further contributor.
@@ -398,6 +404,21 @@ impl Bisect {
         self.values[commit].iter().map(|&(t, v)| self.orientation * (v - slope * (t - centre))).collect()
     }
 
+    /// The within-commit noise scale from the given per-commit values, falling back to all usable commits when
+    /// these leave too few degrees of freedom (early on, when most commits have one run).
+    fn noise_scale(&self, per_commit: &[&[f64]]) -> f64 {
+        let dof: usize = per_commit.iter().map(|g| g.len().saturating_sub(1)).sum();
+        if dof >= 4 {
+            if let Some(fit) = fit_t(per_commit) {
+                return fit.scale;
+            }
+        }
+        let slope = self.drift();
+        let all: Vec<Vec<f64>> = (0..self.values.len()).map(|c| self.adjusted(c, slope)).collect();
+        let refs: Vec<&[f64]> = all.iter().filter(|g| !g.is_empty()).map(|g| g.as_slice()).collect();
+        fit_t(&refs).map(|f| f.scale).unwrap_or(1.0)
+    }
+
     fn drift(&self) -> f64 {
         let all: Vec<(usize, f64, f64)> = self
             .values
@@ -406,7 +427,7 @@ impl Bisect {
             .filter(|(c, _)| !self.untestable[*c])
             .flat_map(|(c, vs)| vs.iter().map(move |&(t, v)| (c, t, v)))
             .collect();
-        let _ = model::drift_slope(&all, self.values.len()); 0.0
+        model::drift_slope(&all, self.values.len())
     }
 
     fn decide(&mut self) {
@@ -490,7 +511,11 @@ impl Bisect {
         let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
         let sigma = fit.sigma();
         let two_sided = segment.top && self.config.direction == Direction::Any;
-        let log_ratio = mixture_log_ratio(diff, se, sigma);
+        let log_ratio = if two_sided {
+            mixture_log_ratio(diff, se, sigma)
+        } else {
+            model::one_sided_mixture_log_ratio(diff, se, sigma)
+        };
         let threshold = (1.0 / self.config.alpha_reproduce).ln();
         let evidence = format!("difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}", diff / sigma);
         if log_ratio >= threshold && (diff > 0.0 || two_sided) {
@@ -551,6 +576,11 @@ impl Bisect {
             }
         }
         let lo_values = self.adjusted(lo, slope);
+        // The noise is the spread of runs around their own commit's level, whatever the partition: a shared scale
+        // keeps a wrong partition from explaining a whole commit's runs away as outliers of an inflated scale.
+        let mut per_commit: Vec<&[f64]> = vec![lo_values.as_slice()];
+        per_commit.extend(tested.iter().map(|(_, v)| v.as_slice()));
+        let scale = self.noise_scale(&per_commit);
         // Group hypotheses by which tested commits contain them: one fit per distinct partition.
         let mut signature_of: Vec<usize> = Vec::with_capacity(hypotheses.len());
         let mut signatures: Vec<Vec<bool>> = Vec::new();
@@ -593,9 +623,7 @@ impl Bisect {
                     before.extend_from_slice(v);
                 }
             }
-            if let Some(fit) = fit_t(&[&before, &after]) {
-                // A partition where the later level is not worse than the earlier one contradicts the reproduced
-                // regression; the likelihood alone already disfavours it, and this keeps it from winning on noise.
+            if let Some(fit) = fit_t_fixed_scale(&[&before, &after], scale) {
                 logliks[s] = fit.loglik;
                 fits[s] = Some(fit);
             }
@@ -625,12 +653,16 @@ impl Bisect {
                 Some(b) if partition_mass[b] >= partition_mass[s] => Some(b),
                 _ => Some(s),
             });
-        let (delta, sigma) = match best_partition.and_then(|s| fits[s].as_ref()) {
-            Some(fit) => (fit.locations[1] - fit.locations[0], fit.sigma()),
-            None => (0.0, 1.0),
+        let (delta, sigma, delta_se) = match best_partition.and_then(|s| fits[s].as_ref()) {
+            Some(fit) => (
+                fit.locations[1] - fit.locations[0],
+                fit.sigma(),
+                (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt(),
+            ),
+            None => (0.0, 1.0, f64::INFINITY),
         };
         let class = self.classes(lo, hi, &hypotheses);
-        Some(Posterior { hypotheses, probability, class, delta, sigma })
+        Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se })
     }
 
     /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
@@ -725,8 +757,14 @@ impl Bisect {
             self.next_segment();
             return false;
         };
-        if mass >= self.config.confidence && !self.untestable[best] {
-            let parent = self.reference_parent(segment, best, &posterior);
+        let parent_of_best = self.reference_parent(segment, best, &posterior);
+        // When the best commit and its parent have both had all the runs locating gives one commit and the mass
+        // still falls short (one of them measures between the levels), fresh paired runs decide instead.
+        let saturated = self.values[best].len() >= LOCATE_RUNS_CAP
+            && (parent_of_best == segment.lo || self.values[parent_of_best].len() >= LOCATE_RUNS_CAP)
+            && mass >= SATURATED_CONFIDENCE;
+        if (mass >= self.config.confidence || saturated) && !self.untestable[best] {
+            let parent = parent_of_best;
             self.note(
                 "locate",
                 format!("verify commit {best} against {parent}"),
@@ -734,6 +772,27 @@ impl Bisect {
             );
             self.phase = Phase::Verify { segment, commit: best, parent, start_records: self.records };
             return false;
+        }
+        // The levels are only as good as the runs at the two ends: when an interior commit has far more runs than an
+        // end, its runs would set a level on their own (and a commit sitting between the levels then looks like
+        // either), so the ends are topped up first, interleaved.
+        let busiest = posterior
+            .hypotheses
+            .iter()
+            .filter(|&&c| c != segment.hi)
+            .map(|&c| if self.untestable[c] { 0 } else { self.values[c].len() })
+            .max()
+            .unwrap_or(0);
+        let floor = (busiest / 2).max(INITIAL_RUNS_PER_SIDE);
+        let (n_lo, n_hi) = (self.values[segment.lo].len(), self.values[segment.hi].len());
+        if n_lo < floor || n_hi < floor {
+            self.note(
+                "locate",
+                format!("one more interleaved pair at {} and {}", segment.lo, segment.hi),
+                format!("the ends have {n_lo} and {n_hi} runs, an interior commit {busiest}: refine the levels"),
+            );
+            self.interleaved_pairs(segment.lo, segment.hi, 1);
+            return true;
         }
         // Candidates: lo and every testable commit of the segment.
         let mut candidates = vec![segment.lo];
@@ -746,6 +805,11 @@ impl Bisect {
         let mut best_choice: Option<(f64, usize, usize, f64)> = None; // (score, commit, runs, q)
         let mut best_new: Option<(f64, usize, f64)> = None; // (|q - 0.5|, commit, q)
         for (&c, &qc) in candidates.iter().zip(&q) {
+            if self.values[c].len() >= LOCATE_RUNS_CAP {
+                // A commit still uncertain after this many runs sits between the levels or the levels are off;
+                // more of the same teaches little.
+                continue;
+            }
             if self.values[c].is_empty() {
                 let distance = (qc - 0.5).abs();
                 if best_new.is_none_or(|(d0, _, _)| distance < d0) {
@@ -856,12 +920,7 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        let groups = [
-            self.adjusted(parent, slope),
-            self.adjusted(commit, slope),
-            self.adjusted(segment.lo, slope),
-            self.adjusted(segment.hi, slope),
-        ];
+        let groups = [self.adjusted(parent, slope), self.adjusted(commit, slope)];
         let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
         let Some(fit) = fit_t(&refs) else {
             self.interleaved_pairs(parent, commit, 2);
@@ -869,13 +928,14 @@ impl Bisect {
         };
         let step = fit.locations[1] - fit.locations[0];
         let se_step = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
-        let seg_change = fit.locations[3] - fit.locations[2];
-        let se_seg = (fit.standard_error(2).powi(2) + fit.standard_error(3).powi(2)).sqrt();
-        let log_ratio = mixture_log_ratio(step, se_step, fit.sigma());
+        // The segment's change is measured by the two pooled levels of the most probable partition: every run
+        // before and after the step, not only the two ends, so the share is known well enough to decide early.
+        let (seg_change, se_seg) = (posterior.delta, posterior.delta_se);
+        let log_ratio = model::one_sided_mixture_log_ratio(step, se_step, fit.sigma());
         let significant = step > 0.0 && log_ratio >= (1.0 / self.config.alpha_culprit).ln();
         // The decision about other contributors uses this segment's change; the reported share uses good-to-bad.
         let (f, f_low, f_high) = model::ratio_interval(step, se_step, seg_change, se_seg, SHARE_Z);
-        let (total, total_se) = self.total.unwrap_or((seg_change, se_seg));
+        let (total, total_se) = self.top_change(slope).unwrap_or((seg_change, se_seg));
         let (share, share_low, share_high) = model::ratio_interval(step, se_step, total, total_se, SHARE_Z);
         let evidence = format!(
             "step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2}; explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
@@ -925,6 +985,15 @@ impl Bisect {
         self.note("verify", format!("two more interleaved pairs at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 2);
         true
+    }
+
+    /// Good-to-bad change (oriented) and its standard error from every run at the two ends.
+    fn top_change(&self, slope: f64) -> Option<(f64, f64)> {
+        let good = self.adjusted(0, slope);
+        let bad = self.adjusted(self.values.len() - 1, slope);
+        let fit = fit_t(&[&good, &bad])?;
+        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        Some((fit.locations[1] - fit.locations[0], se))
     }
 
     fn finish(&mut self, reason: String) {

@@ -54,27 +54,48 @@ fn median_of(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Fits the grouped Student-t model by EM (iteratively reweighted means). `None` when there are fewer than two
-/// values in total or a value is not finite.
+/// Fits the grouped Student-t model by EM (iteratively reweighted means), estimating the shared scale with one
+/// degree of freedom taken per non-empty group (so that groups of one value do not shrink it). `None` when there
+/// are fewer values than groups plus one, or a value is not finite.
 pub fn fit_t(groups: &[&[f64]]) -> Option<TFit> {
-    let total: usize = groups.iter().map(|g| g.len()).sum();
-    if total < 2 || groups.iter().any(|g| g.iter().any(|v| !v.is_finite())) {
+    fit_t_inner(groups, None)
+}
+
+/// [`fit_t`] with the scale given (the within-commit noise), fitting only the locations. Log-likelihoods of fits
+/// with the same scale and the same values are comparable: this is how the bisect weighs partitions of history.
+pub fn fit_t_fixed_scale(groups: &[&[f64]], scale: f64) -> Option<TFit> {
+    if !(scale > 0.0) || !scale.is_finite() {
         return None;
     }
+    fit_t_inner(groups, Some(scale))
+}
+
+fn fit_t_inner(groups: &[&[f64]], fixed_scale: Option<f64>) -> Option<TFit> {
+    let total: usize = groups.iter().map(|g| g.len()).sum();
+    let nonempty = groups.iter().filter(|g| !g.is_empty()).count();
+    if groups.iter().any(|g| g.iter().any(|v| !v.is_finite())) {
+        return None;
+    }
+    if fixed_scale.is_none() && total < nonempty + 1 || total == 0 {
+        return None;
+    }
+    let dof = total.saturating_sub(nonempty).max(1) as f64;
     let counts: Vec<usize> = groups.iter().map(|g| g.len()).collect();
     let mut locations: Vec<f64> = groups.iter().map(|g| median_of(&mut g.to_vec())).collect();
-    let mut residuals: Vec<f64> = Vec::with_capacity(total);
-    for (g, loc) in groups.iter().zip(&locations) {
-        residuals.extend(g.iter().map(|v| (v - loc).abs()));
-    }
     let magnitude = groups.iter().flat_map(|g| g.iter()).fold(0.0f64, |m, v| m.max(v.abs()));
     // A floor keeps identical values (integer counters, a constant benchmark) from collapsing the scale to zero.
     let floor = 1e-9 * magnitude.max(1e-300);
-    let mut scale = (median_of(&mut residuals) * 1.4826).max(floor);
-    if scale <= floor {
-        let mean_abs = residuals.iter().sum::<f64>() / total as f64;
-        scale = mean_abs.max(floor);
-    }
+    let mut scale = match fixed_scale {
+        Some(s) => s,
+        None => {
+            let mut residuals: Vec<f64> = Vec::with_capacity(total);
+            for (g, loc) in groups.iter().zip(&locations) {
+                residuals.extend(g.iter().map(|v| (v - loc).abs()));
+            }
+            let mean_abs = residuals.iter().sum::<f64>() / dof;
+            (median_of(&mut residuals) * 1.4826 * (total as f64 / dof).sqrt()).max(mean_abs).max(floor)
+        }
+    };
     for _ in 0..EM_ITERATIONS {
         let mut weighted_square = 0.0;
         for (g, loc) in groups.iter().zip(locations.iter_mut()) {
@@ -91,7 +112,9 @@ pub fn fit_t(groups: &[&[f64]]) -> Option<TFit> {
             }
             *loc = swy / sw;
         }
-        scale = (weighted_square / total as f64).sqrt().max(floor);
+        if fixed_scale.is_none() {
+            scale = (weighted_square / dof).sqrt().max(floor);
+        }
     }
     let mut loglik = -(total as f64) * scale.ln();
     for (g, loc) in groups.iter().zip(&locations) {
@@ -102,6 +125,9 @@ pub fn fit_t(groups: &[&[f64]]) -> Option<TFit> {
     }
     Some(TFit { locations, scale, loglik, counts })
 }
+
+/// z-score a drift slope needs before values are corrected for it.
+pub const DRIFT_Z: f64 = 3.0;
 
 /// The drift slope per run index estimated within commits (each commit's own mean removed), shrunk towards zero by
 /// its own uncertainty so that noise alone does not invent a drift. `values` holds (commit, run index, value).
@@ -145,10 +171,14 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
     }
     let groups = count.iter().filter(|&&n| n >= 2).count();
     let dof = dof.saturating_sub(groups + 1).max(1);
-    let se2 = rss / dof as f64 / sxx;
-    // Positive-part James-Stein shrinkage: a slope within its own noise is mostly set aside.
-    let shrink = if slope * slope > 0.0 { (1.0 - 2.0 * se2 / (slope * slope)).max(0.0) } else { 0.0 };
-    slope * shrink
+    let se = (rss / dof as f64 / sxx).sqrt();
+    // Correcting for a drift that is not there moves every level by the slope's noise times its lever arm, which
+    // costs more than it saves; only a clearly significant slope is used.
+    if slope.abs() >= DRIFT_Z * se {
+        slope
+    } else {
+        0.0
+    }
 }
 
 /// Mutual information in bits between the side of the change, X ~ Bernoulli(q) (X = 1: the commit already contains
@@ -164,7 +194,8 @@ pub fn information(q: f64, d: f64) -> f64 {
         return binary_entropy;
     }
     // I = sum_x P(x) * integral phi(y - mu_x) log2(phi(y - mu_x) / p(y)) dy, on a grid fine enough for 1e-4 bits.
-    let step = 0.04;
+    // The integrand is smooth and decays like a Gaussian, where the trapezoid rule converges geometrically.
+    let step = 0.2;
     let lo = -7.0;
     let hi = d + 7.0;
     let points = ((hi - lo) / step) as usize + 1;
@@ -198,6 +229,21 @@ pub fn mixture_log_ratio(difference: f64, standard_error: f64, tau: f64) -> f64 
     let v = standard_error * standard_error;
     let t2 = tau * tau;
     0.5 * (v / (v + t2)).ln() + t2 * difference * difference / (2.0 * v * (v + t2))
+}
+
+/// [`mixture_log_ratio`] with the prior restricted to positive differences (a half-normal of scale `tau`): for a
+/// change whose direction is known. It exceeds the two-sided ratio by up to ln 2 when the difference is positive.
+pub fn one_sided_mixture_log_ratio(difference: f64, standard_error: f64, tau: f64) -> f64 {
+    let two_sided = mixture_log_ratio(difference, standard_error, tau);
+    if !(standard_error > 0.0) || !difference.is_finite() || !(tau > 0.0) {
+        return 0.0;
+    }
+    let v = standard_error * standard_error;
+    let t2 = tau * tau;
+    let posterior_mean = t2 * difference / (v + t2);
+    let posterior_sd = (t2 * v / (v + t2)).sqrt();
+    let tail = crate::stats::normal_cdf(posterior_mean / posterior_sd).max(1e-300);
+    two_sided + (2.0 * tail).ln()
 }
 
 /// The ratio a / b with a normal-approximation (delta method) interval at the given two-sided z, for shares of a

@@ -265,6 +265,8 @@ pub struct TrialResult {
     pub builds: usize,
     /// The machine's decision log (empty for the baselines).
     pub log: Vec<super::LogEntry>,
+    /// The machine's per-commit evidence (empty for the baselines).
+    pub evidence: Vec<super::CommitEvidence>,
 }
 
 /// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
@@ -273,7 +275,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
         Err(_) => {
-            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![] }
+            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![] }
         }
     };
     loop {
@@ -288,6 +290,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                     runs: outcome.runs,
                     builds: outcome.builds,
                     log: outcome.log,
+                    evidence: outcome.evidence,
                 };
             }
             Action::RunBatch(batch) => {
@@ -304,6 +307,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         runs: machine.runs(),
                         builds: machine.builds(),
                         log: machine.log().to_vec(),
+                        evidence: vec![],
                     };
                 };
                 let sample = match oracle.run(commit) {
@@ -318,6 +322,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         runs: machine.runs(),
                         builds: machine.builds(),
                         log: machine.log().to_vec(),
+                        evidence: vec![],
                     };
                 }
             }

@@ -1,0 +1,40 @@
+//! Small seeded simulations: the bisect finds an easy step, names nothing without one, and the report is sound.
+
+use culprit_core::bisect::sim::{run, Noise, SimConfig, Strategy};
+
+fn config(steps: Vec<f64>, strategy: Strategy) -> SimConfig {
+    SimConfig { commits: 50, steps, noise: Noise::Gaussian, untestable_frac: 0.0, trials: 50, seed: 7, strategy }
+}
+
+#[test]
+fn easy_step_is_found() {
+    let report = run(&config(vec![3.0], Strategy::Culprit));
+    assert!(report.accuracy >= 0.95, "{}", report.render_table());
+    assert!(report.false_culprit_rate <= 0.05, "{}", report.render_table());
+}
+
+#[test]
+fn no_step_names_no_culprit() {
+    let report = run(&config(vec![], Strategy::Culprit));
+    assert!(report.false_culprit_rate <= 0.02, "{}", report.render_table());
+    // The classic bisection always names a commit: every trial is a false culprit.
+    let fixed = run(&config(vec![], Strategy::Fixed));
+    assert_eq!(fixed.false_culprit_rate, 1.0);
+}
+
+#[test]
+fn easy_step_with_untestable_commits_and_outliers() {
+    let report = run(&SimConfig { untestable_frac: 0.1, noise: Noise::Outliers, ..config(vec![3.0], Strategy::Culprit) });
+    assert!(report.accuracy >= 0.9, "{}", report.render_table());
+}
+
+#[test]
+fn report_json_has_the_documented_fields() {
+    let report = run(&SimConfig { trials: 5, ..config(vec![3.0], Strategy::Pinpoint) });
+    let json = serde_json::to_value(&report).expect("serializes");
+    for field in ["accuracy", "false_culprit_rate", "mean_runs", "p95_runs", "mean_builds", "multiple_rate", "same_answer_rate"] {
+        assert!(json.get(field).is_some(), "missing {field}");
+    }
+    assert!(report.mean_runs >= 20.0, "pinpoint runs at least 10 a side at good and bad");
+    assert!(report.p95_runs >= report.mean_runs * 0.5);
+}
