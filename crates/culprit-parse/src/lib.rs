@@ -145,7 +145,16 @@ pub trait Parser: Sync {
 
 /// Every parser Culprit has, in one place.
 pub fn registry() -> &'static [&'static dyn Parser] {
-    &[
+    &REGISTRY
+}
+
+static SYSBENCH_CPU: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Cpu);
+static SYSBENCH_MEMORY: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Memory);
+static SYSBENCH_THREADS: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Threads);
+static SYSBENCH_MUTEX: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Mutex);
+static SYSBENCH_FILEIO: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Fileio);
+
+static REGISTRY: [&dyn Parser; 20] = [
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
@@ -157,12 +166,16 @@ pub fn registry() -> &'static [&'static dyn Parser] {
         &perf_stat::PerfStat,
         &stress_ng::StressNg,
         &sysbench::Sysbench,
+        &SYSBENCH_CPU,
+        &SYSBENCH_FILEIO,
+        &SYSBENCH_MEMORY,
+        &SYSBENCH_MUTEX,
+        &SYSBENCH_THREADS,
         &unixbench::Unixbench,
         &vm_scalability::VmScalability,
         &vmstat::Vmstat,
         &will_it_scale::WillItScale,
-    ]
-}
+];
 
 /// The parser for a program name (`fs_mark` is accepted for `fsmark`).
 pub fn lookup(program: &str) -> Option<&'static dyn Parser> {

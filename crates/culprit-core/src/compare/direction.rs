@@ -83,6 +83,13 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("fxmark.*.works/sec", 1),
     ("ebizzy.throughput", 1),
     ("time.elapsed_time*", -1),
+    ("time.user_time", -1),
+    ("time.system_time", -1),
+    // A `command` job measures time and memory per execution: less is better.
+    ("command.elapsed_time", -1),
+    ("command.user_time", -1),
+    ("command.system_time", -1),
+    ("command.max_resident_set_size", -1),
     ("culprit.failed_runs", -1),
     // General fallbacks, after every specific rule.
     ("*.throughput", 1),

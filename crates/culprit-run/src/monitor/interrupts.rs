@@ -7,11 +7,14 @@ use super::procfs::{parse_interrupts, parse_softirqs, ProcParseError};
 use super::series::{Reduction, SeriesRecorder};
 use super::{Monitor, MonitorError, MonitorOutput, ProcFile, ProcRoot};
 
+/// A parser of a /proc file of per-CPU counts into named totals.
+pub type CountsParser = fn(&str) -> Result<Vec<(String, u64)>, ProcParseError>;
+
 /// A monitor of a /proc file of per-CPU event counts.
 pub struct CounterFileMonitor {
     name: &'static str,
     file: ProcFile,
-    parse: fn(&str) -> Result<Vec<(String, u64)>, ProcParseError>,
+    parse: CountsParser,
     recorder: SeriesRecorder,
 }
 

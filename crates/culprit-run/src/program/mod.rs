@@ -61,7 +61,8 @@ impl ParamSpec {
     /// Whether a key is this param; a name ending in `.*` accepts a family of keys (`capture.*`).
     pub fn matches(&self, key: &str) -> bool {
         match self.name.strip_suffix('*') {
-            Some(prefix) => key.starts_with(prefix) && key.len() > prefix.len(),
+            // The family's hash itself (`capture:` holding `ops: regex`) is accepted too.
+            Some(prefix) => (key.starts_with(prefix) && key.len() > prefix.len()) || key == prefix.trim_end_matches('.'),
             None => self.name == key,
         }
     }

@@ -96,7 +96,7 @@ impl Program for Sysbench {
         }
     }
     fn parser(&self) -> Option<&'static str> {
-        Some("sysbench")
+        Some(self.name())
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {

@@ -136,7 +136,9 @@ fn plan_one(
     monitors_override: Option<&[String]>,
     cwd: &Path,
 ) -> Result<PlannedJob> {
-    let problems = job.unknown_keys(&accepts);
+    let mut problems = job.unknown_keys(&accepts);
+    // A misspelt program is the likelier story than "no program", so its message goes first.
+    problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
     if let Some(first) = problems.first() {
         let more = if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
         bail!("{first}{more}");

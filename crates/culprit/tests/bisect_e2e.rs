@@ -1,0 +1,134 @@
+//! Real end-to-end bisects: a throwaway git repository of a small C program with a real slowdown at one commit and
+//! a commit that does not build, bisected with real builds and runs by the `culprit` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const COMMITS: usize = 24;
+const SLOW_AT: usize = 15;
+const BROKEN_AT: usize = 12;
+
+fn make_repo(dir: &Path, slow_at: usize, slowdown: u32) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&repo)
+        .args([COMMITS.to_string(), slow_at.to_string(), BROKEN_AT.to_string(), slowdown.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
+    let shas = String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect();
+    (repo, shas)
+}
+
+fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", bad])
+        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    let result = json(&bisect(&db, &repo, &shas[0], "HEAD", &[]));
+    assert_eq!(result["status"], "found", "{result:#}");
+    let culprits = result["culprits"].as_array().unwrap();
+    assert_eq!(culprits.len(), 1, "{result:#}");
+    assert_eq!(culprits[0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    assert_eq!(culprits[0]["subject"], "bench: hash more rounds per element");
+    let share = culprits[0]["share"].as_f64().unwrap();
+    assert!(share > 0.7 && share < 1.3, "{result:#}");
+    assert!(result["runs"].as_u64().unwrap() >= 8);
+    assert!(result["builds"].as_u64().unwrap() >= 3);
+    // A commit that failed to build is evidence of nothing: it is untestable, never a culprit.
+    for e in result["evidence"].as_array().unwrap() {
+        if e["sha"] == shas[BROKEN_AT - 1] {
+            assert_eq!(e["untestable"], true, "{result:#}");
+        }
+    }
+    // The user's checkout was never touched and no worktree is left behind.
+    let status = Command::new("git").arg("-C").arg(&repo).args(["status", "--porcelain"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).trim().is_empty());
+    let worktrees = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&worktrees.stdout).lines().count(), 1);
+
+    // The log replays the stored runs into the same decisions.
+    let log = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "log", &result["session"].to_string()])
+        .output()
+        .unwrap();
+    let log_text = String::from_utf8_lossy(&log.stdout);
+    assert!(log.status.success(), "{log_text}");
+    assert!(log_text.contains(shas[SLOW_AT - 1].as_str()), "{log_text}");
+    assert!(log_text.contains("because"), "{log_text}");
+}
+
+#[test]
+fn bisect_of_a_commit_range_without_change_blames_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    // The slowdown is after the range: good..bad has no change.
+    let (repo, shas) = make_repo(dir.path(), COMMITS + 1, 30);
+    let db = dir.path().join("b.db");
+    let result = json(&bisect(&db, &repo, &shas[0], &shas[10], &[]));
+    assert_eq!(result["status"], "not-reproduced", "{result:#}");
+    assert!(result["culprits"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_killed_bisect_resumes_from_its_stored_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    // Start, let it record some runs, then kill -9 it mid-flight.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
+        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let list = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["bisect", "list"]).output().unwrap();
+        if String::from_utf8_lossy(&list.stdout).lines().count() > 1 || std::time::Instant::now() > deadline {
+            std::thread::sleep(std::time::Duration::from_millis(600));
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // The same command again continues the session and reaches the right answer.
+    let out = bisect(&db, &repo, &shas[0], "HEAD", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let result = json(&out);
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    assert_eq!(result["session"], 1, "{stderr}");
+    if !stderr.contains("continuing") {
+        // The first process finished before it was killed; then the session was already done and a new one ran.
+        panic!("expected the session to be continued: {stderr}");
+    }
+}

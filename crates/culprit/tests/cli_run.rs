@@ -1,0 +1,185 @@
+//! End-to-end tests of `culprit run`, `split`, `parse` and `results` through the real binary, with real benchmarks
+//! (short hackbench and shell commands) and every kind of bad input the run issue lists.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("culprit runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn results_json(db: &Path, cwd: &Path) -> serde_json::Value {
+    let out = culprit(db, &["results", "--json"], cwd);
+    assert!(out.status.success(), "{:?}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn runs_a_real_matrix_job_with_monitors_and_stores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = write(
+        dir.path(),
+        "hb.yaml",
+        "suite: hackbench\ntestcase: hackbench\nnr_threads: 1\nhackbench:\n  mode: [process, threads]\n  ipc: pipe\n  loops: 200\nvmstat:\nmeminfo:\n",
+    );
+    let root = dir.path().join("lkp-root");
+    let out = culprit(&db, &["run", job.to_str().unwrap(), "--repeat", "2", "--label", "t", "--result-root", root.to_str().unwrap()], dir.path());
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hackbench.throughput"), "{stdout}");
+    assert!(stdout.contains("hb-pipe-200-process-1"), "{stdout}");
+    let groups = results_json(&db, dir.path());
+    let groups = groups.as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    for g in groups {
+        assert_eq!(g["ok_runs"], 2);
+        assert_eq!(g["failed_runs"], 0);
+    }
+    // The lkp result root has per-run stats.json and per-revision matrix.json with the monitor metrics in it.
+    let matrix: Vec<PathBuf> = walk(&root)
+        .into_iter()
+        .filter(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())
+        .collect();
+    assert_eq!(matrix.len(), 2, "{:?}", walk(&root));
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&matrix[0]).unwrap()).unwrap();
+    assert_eq!(m["hackbench.throughput"].as_array().unwrap().len(), 2);
+    assert!(m.get("vmstat.cpu.us").is_some(), "{m}");
+    assert!(m.get("meminfo.MemFree").is_some() || m.as_object().unwrap().keys().any(|k| k.starts_with("meminfo.")), "{m}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn command_job_captures_numbers_and_killed_runs_are_stored_as_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = write(
+        dir.path(),
+        "cmd.yaml",
+        "suite: command\ncommand:\n  cmd: \"echo 'ops: 42'\"\n  executions: 3\n  capture:\n    ops: 'ops: ([0-9]+)'\n",
+    );
+    let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "3", "--label", "a", "--monitors", "none", "--json"], dir.path());
+    assert!(out.status.success(), "{:?}", text(&out));
+    let lines: Vec<serde_json::Value> =
+        text(&out).0.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    for l in &lines {
+        assert_eq!(l["metrics"]["command.ops"], 42.0);
+        assert!(l["metrics"]["command.elapsed_time"].as_f64().unwrap() > 0.0);
+    }
+
+    // A benchmark killed by a signal: stored as a failed run with its reason, exit status 1, earlier runs kept.
+    let killed = write(dir.path(), "killed.yaml", "suite: command\ncommand:\n  cmd: 'echo partial; kill -9 $$'\n");
+    let out = culprit(&db, &["run", killed.to_str().unwrap(), "-n", "2", "--label", "a", "--monitors", "none"], dir.path());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("killed by signal 9"), "{stderr}");
+    let groups = results_json(&db, dir.path());
+    let groups = groups.as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0]["ok_runs"], 3);
+    assert_eq!(groups[1]["failed_runs"], 2);
+
+    // A job timeout kills the benchmark and fails the run.
+    let slow = write(dir.path(), "slow.yaml", "suite: command\ntimeout: 1s\ncommand:\n  cmd: sleep 30\n");
+    let out = culprit(&db, &["run", slow.to_str().unwrap(), "-n", "1", "--label", "a", "--monitors", "none"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).1.contains("timeout"), "{:?}", text(&out));
+}
+
+#[test]
+fn bad_inputs_get_clear_errors_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("malformed.yaml", "suite: x\nhackbench:\n  loops: [1, 2\n", &["malformed.yaml:", "malformed YAML"]),
+        ("unknown-param.yaml", "hackbench:\n  loopz: 10\n", &["unknown-param.yaml:2", "loopz"]),
+        ("unknown-program.yaml", "frobnicate:\n", &["frobnicate", "not a program"]),
+        ("bad-size.yaml", "fio:\n  test_size: 12Q\n", &["test_size", "12Q"]),
+        ("bad-share.yaml", "hackbench:\n  nr_threads: lots\n", &["nr_threads", "lots"]),
+        ("missing-binary.yaml", "fsmark:\n  filesize: 4k\n", &["fs_mark", "not installed"]),
+        ("empty.yaml", "", &["empty"]),
+        ("no-program.yaml", "runtime: 5s\n", &["no benchmark program"]),
+    ];
+    for (name, body, wanted) in cases {
+        let job = write(dir.path(), name, body);
+        let out = culprit(&db, &["run", job.to_str().unwrap(), "--label", "x"], dir.path());
+        let (_, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        for w in *wanted {
+            assert!(stderr.contains(w), "{name}: expected {w:?} in: {stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    let out = culprit(&db, &["run", "/nonexistent/job.yaml", "--label", "x"], dir.path());
+    assert!(text(&out).1.contains("/nonexistent/job.yaml"));
+    // Outside a git repository without --label the message says what to do.
+    let ok_job = write(dir.path(), "ok.yaml", "command:\n  cmd: 'true'\n");
+    let out = culprit(&db, &["run", ok_job.to_str().unwrap()], dir.path());
+    assert!(text(&out).1.contains("--label"), "{:?}", text(&out));
+    let groups = results_json(&db, dir.path());
+    assert_eq!(groups.as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn split_writes_one_file_per_matrix_point_with_lkp_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "fio-basic.yaml", "suite: fio-basic\nruntime: 5s\nfio-setup-basic:\n  rw: [randread, randwrite]\n  bs: [4k, 64k]\n  test_size: 64M\nfio:\n");
+    let out_dir = dir.path().join("out");
+    let out = culprit(&dir.path().join("r.db"), &["split", job.to_str().unwrap(), "-o", out_dir.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "{:?}", text(&out));
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("fio-basic-") && n.ends_with(".yaml")), "{names:?}");
+    assert!(names.iter().any(|n| n.contains("4k") && n.contains("randwrite")), "{names:?}");
+}
+
+#[test]
+fn parse_prints_lkp_lines_and_rejects_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp");
+    let out = culprit(&dir.path().join("r.db"), &["parse", "fsmark", fixtures.join("fsmark/1").to_str().unwrap()], dir.path());
+    let expected = std::fs::read_to_string(fixtures.join("fsmark/1.yaml")).unwrap();
+    assert_eq!(text(&out).0.trim_end(), expected.trim_end());
+    let out = culprit(&dir.path().join("r.db"), &["parse", "fio", fixtures.join("fio/fio-multi-instance").to_str().unwrap()], dir.path());
+    let expected = std::fs::read_to_string(fixtures.join("fio/fio-multi-instance.yaml")).unwrap();
+    assert_eq!(text(&out).0.trim_end(), expected.trim_end());
+    let garbage = write(dir.path(), "garbage", "\u{1}\u{2} nothing here\n");
+    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", garbage.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).1.contains("hackbench"), "{:?}", text(&out));
+    let out = culprit(&dir.path().join("r.db"), &["parse", "nosuch", garbage.to_str().unwrap()], dir.path());
+    assert!(text(&out).1.contains("no parser"), "{:?}", text(&out));
+}
