@@ -150,8 +150,8 @@ impl ProcFile {
 pub const KNOWN_MONITORS: &[&str] = &["vmstat", "proc-stat", "meminfo", "interrupts", "softirqs", "diskstats"];
 
 /// The monitors a job gets when it names none. All of them read /proc in-process; together they cost under
-/// 0.05% of one CPU at a 1 s interval (about 0.04% measured; docs/monitors.md has the figures). proc-stat is left out because vmstat
-/// already reports the same /proc/stat data in lkp's names.
+/// 0.05% of one CPU at a 1 s interval (about 0.04% measured; docs/monitors.md has the figures). proc-stat is
+/// left out because vmstat already reports the same /proc/stat data in lkp's names.
 pub fn default_monitors() -> Vec<&'static str> {
     vec!["vmstat", "meminfo", "interrupts", "softirqs", "diskstats"]
 }
