@@ -25,6 +25,8 @@ pub enum Command {
     Results(ResultsArgs),
     /// Load an existing lkp result root into the store.
     Import(ImportArgs),
+    /// Compare commits or labels side by side in the kernel test robot's table, decided by real statistics.
+    Compare(CompareArgs),
     /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
     Bisect(BisectArgs),
 }
@@ -96,6 +98,47 @@ pub struct ResultsArgs {
 pub struct ImportArgs {
     /// The lkp result root directory.
     pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// lkp's ncompare table, as the robot mails it.
+    Table,
+    Json,
+    Markdown,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The base: a commit (full or abbreviated SHA, `git describe` name) or a label, as stored.
+    pub base: String,
+    /// The commits or labels to compare against the base.
+    #[arg(required = true)]
+    pub others: Vec<String>,
+    /// Only jobs whose name or id matches this glob.
+    #[arg(long)]
+    pub job: Option<String>,
+    /// Only this testcase.
+    #[arg(long)]
+    pub testcase: Option<String>,
+    /// Only this machine (hostname glob).
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Only metrics matching this regex.
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Show every row, not only the changed ones.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+    /// Decide with lkp-tests' own change rules instead of Culprit's statistics.
+    #[arg(long)]
+    pub lkp_rules: bool,
+    /// Scaling view: one row per value of this param (threads, clients, block size), one column per revision.
+    #[arg(long, value_name = "PARAM")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Args)]

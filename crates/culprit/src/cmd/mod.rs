@@ -5,6 +5,7 @@ use anyhow::Result;
 use std::process::ExitCode;
 
 pub mod bisect;
+pub mod compare;
 pub mod parse;
 pub mod results;
 pub mod run;
@@ -31,6 +32,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Results(args) => {
             let store = open_store(cli.db)?;
             results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
+        }
+        Command::Compare(args) => {
+            let store = open_store(cli.db)?;
+            compare::run(&store as &dyn Store, &args)
         }
         Command::Bisect(args) => {
             let mut store = open_store(cli.db)?;
