@@ -27,6 +27,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Compare commits or labels side by side in the kernel test robot's table, decided by real statistics.
     Compare(CompareArgs),
+    /// Measure bisect strategies on synthetic noisy histories (the benchmark behind docs/statistics.md).
+    Sim(SimArgs),
     /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
     Bisect(BisectArgs),
 }
@@ -194,4 +196,29 @@ pub enum BisectAction {
     },
     /// List bisect sessions.
     List,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Candidate commits between good and bad.
+    #[arg(long, default_value_t = 1000)]
+    pub commits: usize,
+    /// Step sizes in noise standard deviations, comma-separated (several steps share the change); 0 for none.
+    #[arg(long, value_delimiter = ',', default_value = "1.5")]
+    pub step: Vec<f64>,
+    /// gaussian, outliers (5% at 5 sigma) or drift.
+    #[arg(long, default_value = "gaussian")]
+    pub noise: String,
+    /// Share of commits that do not build.
+    #[arg(long, default_value_t = 0.0)]
+    pub untestable: f64,
+    #[arg(long, default_value_t = 200)]
+    pub trials: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// culprit, fixed (5 runs per midpoint) or pinpoint; comma-separated for side by side. Default: all three.
+    #[arg(long, value_delimiter = ',', default_value = "culprit,fixed,pinpoint")]
+    pub strategy: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
 }

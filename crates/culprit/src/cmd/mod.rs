@@ -9,6 +9,7 @@ pub mod compare;
 pub mod parse;
 pub mod results;
 pub mod run;
+pub mod sim;
 pub mod split;
 
 use anyhow::Context;
@@ -37,6 +38,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let store = open_store(cli.db)?;
             compare::run(&store as &dyn Store, &args)
         }
+        Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Bisect(args) => {
             let mut store = open_store(cli.db)?;
             bisect::run(&mut store, &args)
