@@ -661,13 +661,13 @@ impl Bisect {
             ),
             None => (0.0, 1.0, f64::INFINITY),
         };
-        let class = self.classes(lo, hi, &hypotheses);
+        let class = self.classes(hi, &hypotheses);
         Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se })
     }
 
     /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
     /// when testable, otherwise the testable commit it is bound to (in a linear history, the next testable one).
-    fn classes(&self, lo: usize, hi: usize, hypotheses: &[usize]) -> Vec<usize> {
+    fn classes(&self, hi: usize, hypotheses: &[usize]) -> Vec<usize> {
         if self.topology.is_linear() {
             let mut class = vec![hi; hypotheses.len()];
             let mut next_testable = hi;
@@ -693,7 +693,6 @@ impl Bisect {
                 *entry = k;
             }
         }
-        let _ = lo;
         signatures.iter().map(|s| by_signature.get(s).copied().unwrap_or(hi)).collect()
     }
 

@@ -82,8 +82,6 @@ fn untestable_commits_join_the_next_testable_class() {
 fn next_run_goes_to_the_middle_when_nothing_is_known() {
     // After reproducing, the first locate step builds the commit that splits the mass in half.
     let mut m = machine(101);
-    let config = m.config.clone();
-    let _ = config;
     for i in 0..40 {
         let (c, v) = if i % 2 == 0 { (0, 0.0 + 0.01 * (i % 7) as f64) } else { (100, 3.0 + 0.01 * (i % 5) as f64) };
         if m.record(c, Sample::Value(v)).is_err() {
