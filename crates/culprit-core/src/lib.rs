@@ -9,3 +9,6 @@ pub mod rng;
 pub mod stats;
 pub mod compare;
 pub mod bisect;
+pub mod check;
+pub mod report;
+pub mod changepoint;

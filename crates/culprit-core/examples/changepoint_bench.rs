@@ -1,0 +1,151 @@
+//! Benchmark of the change-point engine (`culprit_core::changepoint`) on seeded synthetic histories, the figures
+//! behind `docs/statistics.md` `## Track`. Also writes every series as CSV (and its true change points) so
+//! `bench/otava/compare.sh` runs Apache Otava on exactly the same data.
+//!
+//! ```sh
+//! cargo run --release -p culprit-core --example changepoint_bench -- [--out DIR] [--sizes 1000,10000,100000] [--seed 7]
+//! ```
+//!
+//! Series: level 100, Gaussian noise of sigma 2, a step every 100 to 500 points (uniform; none in the last 100)
+//! of 1 to 2 sigma with a random sign; the `outliers` variant replaces 5% of the points by the point plus or minus 5 sigma. A found
+//! change point is right when it lies within 5 points of a true one not matched yet (one-to-one, greedy in
+//! order); precision = right / found, recall = matched true / true.
+
+use culprit_core::changepoint::{analyze, decide, TrackOptions, Tracker};
+use culprit_core::rng::Rng;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+const LEVEL: f64 = 100.0;
+const SIGMA: f64 = 2.0;
+const TOLERANCE: usize = 5;
+
+/// A synthetic series and the indices of the first point after each true step.
+struct Series {
+    values: Vec<f64>,
+    truth: Vec<usize>,
+}
+
+fn generate(size: usize, outliers: bool, seed: u64) -> Series {
+    let mut rng = Rng::new(seed);
+    let mut level = LEVEL;
+    let mut next_step = 100 + rng.below(401);
+    let mut truth = Vec::new();
+    let mut values = Vec::with_capacity(size);
+    for i in 0..size {
+        // The last segment is at least 100 points too: a step in the last few points cannot be located by any
+        // method, and would only measure the end of the series.
+        if i == next_step && i + 100 <= size {
+            let delta = (1.0 + rng.next_f64()) * SIGMA;
+            level += if rng.next_f64() < 0.5 { -delta } else { delta };
+            truth.push(i);
+            next_step = i + 100 + rng.below(401);
+        }
+        let mut v = level + SIGMA * rng.normal();
+        if outliers && rng.next_f64() < 0.05 {
+            v += if rng.next_f64() < 0.5 { -5.0 * SIGMA } else { 5.0 * SIGMA };
+        }
+        values.push(v);
+    }
+    Series { values, truth }
+}
+
+/// (precision, recall) with one-to-one matching within [`TOLERANCE`] points.
+fn score(found: &[usize], truth: &[usize]) -> (f64, f64) {
+    let mut used = vec![false; truth.len()];
+    let mut right = 0;
+    for &f in found {
+        let hit = truth
+            .iter()
+            .enumerate()
+            .filter(|(k, &t)| !used[*k] && f.abs_diff(t) <= TOLERANCE)
+            .min_by_key(|(_, &t)| f.abs_diff(t))
+            .map(|(k, _)| k);
+        if let Some(k) = hit {
+            used[k] = true;
+            right += 1;
+        }
+    }
+    let precision = if found.is_empty() { 1.0 } else { right as f64 / found.len() as f64 };
+    let recall = if truth.is_empty() { 1.0 } else { right as f64 / truth.len() as f64 };
+    (precision, recall)
+}
+
+fn write_csv(dir: &std::path::Path, name: &str, series: &Series) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{name}.csv")))?);
+    writeln!(f, "value")?;
+    for v in &series.values {
+        writeln!(f, "{v}")?;
+    }
+    let truth: Vec<String> = series.truth.iter().map(|t| t.to_string()).collect();
+    std::fs::write(dir.join(format!("{name}.truth")), truth.join("\n") + "\n")
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut out = std::env::temp_dir().join("culprit-changepoint-bench");
+    let mut sizes = vec![1_000usize, 10_000, 100_000];
+    let mut seed = 7u64;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--out" => out = PathBuf::from(args.next().ok_or("--out needs a directory")?),
+            "--sizes" => {
+                sizes = args.next().ok_or("--sizes needs a list")?.split(',').map(str::parse).collect::<Result<_, _>>()?
+            }
+            "--seed" => seed = args.next().ok_or("--seed needs a number")?.parse()?,
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    std::fs::create_dir_all(&out)?;
+    let options = TrackOptions::default();
+    println!("series written to {}", out.display());
+    println!("{:>7} {:>9} {:>5} {:>6} {:>9} {:>7} {:>9}", "points", "variant", "true", "found", "precision", "recall", "seconds");
+    for &size in &sizes {
+        for outliers in [false, true] {
+            let variant = if outliers { "outliers" } else { "gaussian" };
+            let series = generate(size, outliers, seed ^ (size as u64) ^ (outliers as u64) << 40);
+            write_csv(&out, &format!("{size}-{variant}"), &series)?;
+            let points: Vec<Vec<f64>> = series.values.iter().map(|&v| vec![v]).collect();
+            let started = Instant::now();
+            let analysis = analyze(&points, &options)?;
+            let mut all = vec![(String::new(), analysis)];
+            decide(&mut all, &options);
+            let seconds = started.elapsed().as_secs_f64();
+            let found: Vec<usize> =
+                all[0].1.change_points.iter().filter(|c| c.verdict.is_change()).map(|c| c.index).collect();
+            let (precision, recall) = score(&found, &series.truth);
+            if std::env::var_os("BENCH_VERBOSE").is_some() {
+                for t in &series.truth {
+                    let near = found.iter().min_by_key(|f| f.abs_diff(*t));
+                    if near.map_or(true, |f| f.abs_diff(*t) > TOLERANCE) {
+                        eprintln!("missed {t} (nearest found {near:?})");
+                    }
+                }
+            }
+            println!(
+                "{size:>7} {variant:>9} {:>5} {:>6} {precision:>9.3} {recall:>7.3} {seconds:>9.4}",
+                series.truth.len(),
+                found.len()
+            );
+        }
+    }
+    // Incremental: the time to append one point to a 10,000-point series and list the change points again.
+    let series = generate(10_100, true, seed);
+    let mut tracker = Tracker::new(options.clone())?;
+    let head: Vec<&[f64]> = series.values[..10_000].iter().map(std::slice::from_ref).collect();
+    tracker.extend(head);
+    let mut worst: f64 = 0.0;
+    let mut total = 0.0;
+    for v in &series.values[10_000..] {
+        let started = Instant::now();
+        tracker.push(std::slice::from_ref(v));
+        let analysis = tracker.analysis()?;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        std::hint::black_box(analysis);
+        worst = worst.max(ms);
+        total += ms;
+    }
+    println!("append one point to a 10,000-point series and update: mean {:.3} ms, worst {:.3} ms (100 appends)", total / 100.0, worst);
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! Change points over a metric's history: where a series of tested commits moved, by how much, and whether it
+//! is a regression. The engine behind `culprit track` (method and measured figures: `docs/statistics.md`, `## Track`).
+//!
+//! Input: points in order (one per tested commit), each point every run of that commit. Output: the change
+//! points, each the index of the first point after a change, with the magnitude, its interval, a p-value and,
+//! after [`decide`], a q-value and THE verdict of [`crate::compare::verdict`].
+//!
+//! The method, in four steps:
+//! 1. **Scale.** The run-to-run noise `s` is `1.4826 * median |z_i|`, where `z_i` is the difference of the means
+//!    of neighbouring points normalised by `sqrt(1/n_i + 1/n_{i+1})`. Steps are rare next to neighbours, so the
+//!    median ignores them, and it ignores outliers too.
+//! 2. **Clipping.** Every run is clipped to `center ± clip_sigmas * s`, the center being the running median of
+//!    point medians over `±half_window` points. An outlier then weighs at most `clip_sigmas` noise units, while a
+//!    real step moves the center with it and keeps its full size.
+//! 3. **Segmentation.** The penalised piecewise-constant least-squares fit of the clipped runs (every run counts,
+//!    not only a point's mean), with penalty `penalty * s^2 * ln(total runs)` per change point and at least
+//!    `min_segment_runs` runs per segment, solved exactly by PELT (optimal partitioning with pruning, linear
+//!    time in practice). With clipping, a short spurious segment cannot pay for its penalty.
+//! 4. **Test.** Each change point is tested on the raw runs of its two neighbouring segments with Mann-Whitney U
+//!    (ranks: robust to outliers, no normality needed). The least significant change point above `fdr` is
+//!    removed and its neighbours retested, until all pass. [`decide`] then applies Benjamini-Hochberg over the
+//!    change points of every metric of one call, and the compare verdict (q, minimum magnitude, interval).
+//!
+//! Incremental use ([`Tracker::push`]): see [`Tracker`] for the invariant that makes it equal to the batch result.
+//!
+//! Bad input: non-finite runs are dropped and counted; a point left without runs is skipped (counted) and the
+//! indices of the output still refer to the input points; too few runs to split is [`TrackError::TooShort`];
+//! all values equal gives no change point and a note.
+
+mod tracker;
+
+pub use tracker::Tracker;
+
+use crate::compare::direction::{direction_of, Direction};
+use crate::compare::{uses_absolute_change, verdict, CompareOptions, Evidence, Verdict};
+use crate::stats::{self, ConfidenceInterval};
+use serde::{Deserialize, Serialize};
+
+/// Knobs of the change-point analysis. [`TrackOptions::default`] is what `culprit track` uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrackOptions {
+    /// Penalty per change point in units of `s^2 * ln(total runs)` (BIC would be 2; 3 is stricter).
+    pub penalty: f64,
+    /// Runs are clipped to the local level ± this many noise units.
+    pub clip_sigmas: f64,
+    /// Half width, in points, of the running median that gives the local level for clipping.
+    pub half_window: usize,
+    /// Fewest runs a segment may have.
+    pub min_segment_runs: usize,
+    /// False-discovery rate over all change points of one call; also the pruning level of one series.
+    pub fdr: f64,
+    /// Smallest relative change that counts, in percent (as in compare).
+    pub min_change_pct: f64,
+    /// Smallest absolute change for metrics compared in absolute terms (perf-profile, `%` metrics).
+    pub min_abs_change: f64,
+    /// Coverage of the magnitude interval.
+    pub confidence: f64,
+    /// The incremental tracker re-estimates everything when the noise scale drifts by more than this share.
+    pub rescale_tolerance: f64,
+}
+
+impl Default for TrackOptions {
+    fn default() -> Self {
+        TrackOptions {
+            penalty: 3.0,
+            clip_sigmas: 1.345,
+            half_window: 10,
+            min_segment_runs: 4,
+            fdr: 0.01,
+            min_change_pct: 1.0,
+            min_abs_change: 0.1,
+            confidence: 0.95,
+            rescale_tolerance: 0.05,
+        }
+    }
+}
+
+impl TrackOptions {
+    fn check(&self) -> Result<(), TrackError> {
+        let bad = |option: &'static str, why: &str| Err(TrackError::InvalidOption { option, why: why.to_string() });
+        if !(self.penalty.is_finite() && self.penalty > 0.0) {
+            return bad("penalty", "must be a positive number");
+        }
+        if !(self.clip_sigmas.is_finite() && self.clip_sigmas > 0.0) {
+            return bad("clip_sigmas", "must be a positive number");
+        }
+        if self.min_segment_runs == 0 {
+            return bad("min_segment_runs", "must be at least 1");
+        }
+        if !(self.fdr > 0.0 && self.fdr < 1.0) {
+            return bad("fdr", "must be in (0, 1)");
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return bad("confidence", "must be in (0, 1)");
+        }
+        if !(self.rescale_tolerance >= 0.0) {
+            return bad("rescale_tolerance", "must be zero or positive");
+        }
+        Ok(())
+    }
+
+    fn compare_options(&self) -> CompareOptions {
+        CompareOptions {
+            fdr: self.fdr,
+            min_change_pct: self.min_change_pct,
+            min_abs_change: self.min_abs_change,
+            bootstrap_resamples: 0,
+            confidence: self.confidence,
+            ..CompareOptions::default()
+        }
+    }
+}
+
+/// Why a series cannot be analysed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrackError {
+    #[error(
+        "the series is too short to split: {runs} usable run(s) in {points} point(s), and a split needs two \
+         segments of at least {needed} runs each; measure more commits or more runs per commit"
+    )]
+    TooShort { points: usize, runs: usize, needed: usize },
+    #[error("invalid option {option}: {why}")]
+    InvalidOption { option: &'static str, why: String },
+}
+
+/// One change point of one series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangePoint {
+    /// Input index of the first point after the change.
+    pub index: usize,
+    /// Input index of the last point before the change (the two differ by more than one when points between
+    /// were skipped for having no usable run).
+    pub before_index: usize,
+    /// Points and runs of the segment before and after (up to the neighbouring change points).
+    pub points_before: usize,
+    pub points_after: usize,
+    pub runs_before: usize,
+    pub runs_after: usize,
+    /// Robust (clipped) means of the two segments.
+    pub mean_before: f64,
+    pub mean_after: f64,
+    /// mean_after - mean_before, with its interval at [`TrackOptions::confidence`].
+    pub change: f64,
+    pub change_low: f64,
+    pub change_high: f64,
+    /// The same in percent of |mean_before|; `None` when mean_before is 0.
+    pub change_pct: Option<f64>,
+    pub change_pct_low: Option<f64>,
+    pub change_pct_high: Option<f64>,
+    /// Two-sided Mann-Whitney p-value of the raw runs before against after.
+    pub p: f64,
+    /// Benjamini-Hochberg q-value over every change point of the call; set by [`decide`].
+    pub q: Option<f64>,
+    /// 1 - q, for humans; set by [`decide`].
+    pub confidence: Option<f64>,
+    /// The compare verdict; `Unchanged` until [`decide`] ran.
+    pub verdict: Verdict,
+}
+
+/// The analysis of one series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub change_points: Vec<ChangePoint>,
+    /// Input points, and those skipped for having no finite run.
+    pub points: usize,
+    pub skipped_points: usize,
+    /// Usable runs, and NaN or infinite values dropped.
+    pub runs: usize,
+    pub dropped_values: usize,
+    /// The run-to-run noise scale the segmentation used.
+    pub scale: f64,
+    /// Something a reader should know (all values equal, ...).
+    pub note: Option<String>,
+}
+
+/// Batch analysis of a whole series. Equal to feeding the points one by one to a [`Tracker`] whose scale did
+/// not drift (see [`Tracker`]).
+pub fn analyze(points: &[Vec<f64>], options: &TrackOptions) -> Result<Analysis, TrackError> {
+    let mut tracker = Tracker::new(options.clone())?;
+    tracker.extend(points.iter().map(|p| p.as_slice()));
+    tracker.analysis()
+}
+
+/// The frozen parts of an analysis: the noise scale and the run count of the penalty's `ln(total runs)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub scale: f64,
+    pub penalty_runs: usize,
+}
+
+/// Batch analysis with a given calibration instead of the estimated one (how the incremental result is
+/// checked against the batch one).
+pub fn analyze_with_calibration(
+    points: &[Vec<f64>],
+    calibration: Calibration,
+    options: &TrackOptions,
+) -> Result<Analysis, TrackError> {
+    let mut tracker = Tracker::new(options.clone())?;
+    tracker.extend_with_calibration(points.iter().map(|p| p.as_slice()), calibration);
+    tracker.analysis()
+}
+
+/// Multiple-testing control and verdicts over every series of one call: Benjamini-Hochberg over the p-values
+/// of all change points of all metrics, then [`crate::compare::verdict`] for each (q <= fdr, magnitude above
+/// the floor, interval of the ratio excluding 1), directed by the metric's direction.
+pub fn decide(series: &mut [(String, Analysis)], options: &TrackOptions) {
+    let ps: Vec<f64> = series.iter().flat_map(|(_, a)| a.change_points.iter().map(|c| c.p)).collect();
+    let qs = stats::benjamini_hochberg(&ps);
+    let compare_options = options.compare_options();
+    let mut next_q = qs.into_iter();
+    for (metric, analysis) in series.iter_mut() {
+        let direction = if metric.is_empty() { Direction::Unknown } else { direction_of(metric) };
+        let absolute = uses_absolute_change(metric);
+        for cp in analysis.change_points.iter_mut() {
+            let q = next_q.next().unwrap_or(1.0);
+            cp.q = Some(q);
+            cp.confidence = Some(1.0 - q);
+            cp.verdict = verdict(&evidence(cp, q, absolute, direction, options.confidence), &compare_options);
+        }
+    }
+}
+
+fn evidence(cp: &ChangePoint, q: f64, absolute: bool, direction: Direction, level: f64) -> Evidence {
+    let change = if absolute {
+        cp.change
+    } else {
+        cp.change_pct.unwrap_or(if cp.change == 0.0 { 0.0 } else { f64::INFINITY.copysign(cp.change) })
+    };
+    let ratio_ci = match (cp.change_pct_low, cp.change_pct_high) {
+        (Some(low), Some(high)) => Some(ConfidenceInterval { low: 1.0 + low / 100.0, high: 1.0 + high / 100.0, level }),
+        _ => None,
+    };
+    Evidence { problem: None, change, absolute, q: Some(q), ratio_ci, lkp_changed: None, direction }
+}

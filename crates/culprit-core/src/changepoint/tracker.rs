@@ -1,0 +1,487 @@
+//! The incremental state of the change-point engine: points, the noise scale, the clipped prefix sums and the
+//! PELT recursion, updated in O(window x candidates) per appended point.
+//!
+//! # The invariant that makes incremental equal to batch
+//!
+//! The clipped runs of point `i` depend on the point medians of `i - h ..= i + h` (h = `half_window`) and on
+//! the scale. So with `P` points, points `0 ..= P-1-h` are final: no later point changes them. The PELT value
+//! `F(t)` (best penalised cost of the first `t` points) depends only on points `< t`, so `F(0 ..= P-h)` and
+//! the candidate set after boundary `P-h` are final too. The tracker keeps that candidate set as a checkpoint;
+//! appending a point recomputes only the last `h + 1` points' clipping and `F(P-h+1 ..= P+1)` from the
+//! checkpoint. PELT's pruning is exact, so the result is the exact optimum, the same as a batch run over the
+//! same points **with the same scale**.
+//!
+//! The scale and the penalty's `ln(total runs)` are frozen between re-estimations (the [`Calibration`]): after
+//! each append the tracker re-estimates the scale (a sorted list of the normalised neighbour differences is
+//! kept, so this is cheap) and, when the scale or `ln(total runs)` drifted by more than `rescale_tolerance`,
+//! recomputes everything. Hence: the tracker always equals [`super::analyze_with_calibration`] with
+//! [`Tracker::calibration`], and equals [`super::analyze`] whenever the frozen calibration is the batch one
+//! (always with a tolerance of 0; otherwise they may differ only through a scale and a penalty at most
+//! `rescale_tolerance` away, which move the penalty and the clipping bounds by that share).
+//!
+//! The significance tests are cached per (previous, this, next) change point when all three lie in the final
+//! part, so an append retests only the change points near the end.
+
+use super::{Analysis, Calibration, ChangePoint, TrackError, TrackOptions};
+use crate::compare::Verdict;
+use crate::stats;
+use std::collections::HashMap;
+
+/// 1 / Phi^-1(3/4): turns a median absolute deviation into a normal standard deviation.
+const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
+
+/// The cached test of one change point with its neighbours fixed.
+#[derive(Debug, Clone, Copy)]
+struct Test {
+    p: f64,
+}
+
+/// The incremental change-point engine of one series. See the module documentation for its invariant.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    options: TrackOptions,
+    /// Finite runs of each kept point.
+    points: Vec<Vec<f64>>,
+    /// Input index of each kept point.
+    input_index: Vec<usize>,
+    inputs: usize,
+    dropped_values: usize,
+    runs: usize,
+    /// Median and mean of each kept point's runs.
+    medians: Vec<f64>,
+    means: Vec<f64>,
+    /// |normalised difference| of neighbouring point means, sorted, for the scale.
+    sorted_abs_z: Vec<f64>,
+    sum_abs_z: f64,
+    /// The scale in use (0 until there are two points).
+    scale: f64,
+    /// The run count the penalty's `ln(total runs)` was frozen at.
+    penalty_runs: usize,
+    /// Whether points are being loaded in bulk (the difference list is sorted once at the end).
+    batch_loading: bool,
+    /// Whether the caller fixed the scale (no re-estimation).
+    fixed_scale: bool,
+    /// Values are shifted by this before summing, to keep the prefix sums well conditioned.
+    origin: f64,
+    /// Prefix sums over points of the clipped runs: count, sum, sum of squares (index t = first t points).
+    cum_n: Vec<f64>,
+    cum_s: Vec<f64>,
+    cum_ss: Vec<f64>,
+    /// PELT: best penalised cost of the first t points, and the last change point of that optimum.
+    best: Vec<f64>,
+    last: Vec<usize>,
+    /// The candidate set after boundary `checkpoint`, which is final.
+    checkpoint: usize,
+    checkpoint_candidates: Vec<usize>,
+    /// Whether prefix sums and PELT are up to date for all points.
+    fresh: bool,
+    tests: HashMap<(usize, usize, usize), Test>,
+}
+
+impl Tracker {
+    /// An empty tracker. Fails only on invalid options.
+    pub fn new(options: TrackOptions) -> Result<Tracker, TrackError> {
+        options.check()?;
+        Ok(Tracker {
+            options,
+            points: Vec::new(),
+            input_index: Vec::new(),
+            inputs: 0,
+            dropped_values: 0,
+            runs: 0,
+            medians: Vec::new(),
+            means: Vec::new(),
+            sorted_abs_z: Vec::new(),
+            sum_abs_z: 0.0,
+            scale: 0.0,
+            penalty_runs: 0,
+            fixed_scale: false,
+            batch_loading: false,
+            origin: 0.0,
+            cum_n: vec![0.0],
+            cum_s: vec![0.0],
+            cum_ss: vec![0.0],
+            best: Vec::new(),
+            last: Vec::new(),
+            checkpoint: 0,
+            checkpoint_candidates: Vec::new(),
+            fresh: false,
+            tests: HashMap::new(),
+        })
+    }
+
+    /// The noise scale in use.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The frozen scale and penalty run count: a batch run with this calibration gives this tracker's result.
+    pub fn calibration(&self) -> Calibration {
+        Calibration { scale: self.scale, penalty_runs: self.penalty_runs }
+    }
+
+    /// Input points seen so far.
+    pub fn len(&self) -> usize {
+        self.inputs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inputs == 0
+    }
+
+    /// Appends one point (all runs of one commit) and updates the segmentation.
+    pub fn push(&mut self, runs: &[f64]) {
+        let was_fresh = self.fresh;
+        let kept = self.add_point(runs);
+        if !kept {
+            return;
+        }
+        if self.fixed_scale {
+            self.update_tail();
+            return;
+        }
+        let estimate = self.estimate_scale();
+        let tolerance = self.options.rescale_tolerance;
+        let scale_drifted = if self.scale > 0.0 { (estimate / self.scale - 1.0).abs() > tolerance } else { estimate > 0.0 };
+        let log_runs = |n: usize| (n.max(2) as f64).ln();
+        let penalty_drifted = (log_runs(self.runs) / log_runs(self.penalty_runs) - 1.0).abs() > tolerance;
+        if scale_drifted || penalty_drifted || !was_fresh {
+            self.scale = estimate;
+            self.penalty_runs = self.runs;
+            self.recompute_all();
+        } else {
+            self.update_tail();
+        }
+    }
+
+    /// Appends many points and computes once (the batch path).
+    pub fn extend<'a>(&mut self, points: impl IntoIterator<Item = &'a [f64]>) {
+        self.load(points);
+        if !self.fixed_scale {
+            self.scale = self.estimate_scale();
+            self.penalty_runs = self.runs;
+        }
+        self.recompute_all();
+    }
+
+    /// [`Tracker::extend`] with a fixed calibration that later appends keep.
+    pub fn extend_with_calibration<'a>(&mut self, points: impl IntoIterator<Item = &'a [f64]>, calibration: Calibration) {
+        self.fixed_scale = true;
+        self.scale = if calibration.scale.is_finite() && calibration.scale > 0.0 { calibration.scale } else { 0.0 };
+        self.penalty_runs = calibration.penalty_runs;
+        self.load(points);
+        self.recompute_all();
+    }
+
+    fn load<'a>(&mut self, points: impl IntoIterator<Item = &'a [f64]>) {
+        self.batch_loading = true;
+        for p in points {
+            self.add_point(p);
+        }
+        self.batch_loading = false;
+        self.sorted_abs_z.sort_by(f64::total_cmp);
+    }
+
+    /// Stores a point's finite runs; false when it had none (skipped).
+    fn add_point(&mut self, runs: &[f64]) -> bool {
+        let input = self.inputs;
+        self.inputs += 1;
+        let finite: Vec<f64> = runs.iter().copied().filter(|v| v.is_finite()).collect();
+        self.dropped_values += runs.len() - finite.len();
+        if finite.is_empty() {
+            return false;
+        }
+        let sorted = stats::sorted(&finite);
+        let median = stats::median_of_sorted(&sorted).unwrap_or(0.0);
+        let mean = stats::mean(&finite).unwrap_or(0.0);
+        if let (Some(&prev_mean), Some(prev)) = (self.means.last(), self.points.last()) {
+            let weight = (1.0 / prev.len() as f64 + 1.0 / finite.len() as f64).sqrt();
+            let z = ((mean - prev_mean) / weight).abs();
+            if z.is_finite() {
+                // Appends keep the list sorted (one binary search and a move); the batch path pushes and sorts once.
+                if self.sorted_abs_z.last().map_or(true, |&l| l <= z) || self.batch_loading {
+                    self.sorted_abs_z.push(z);
+                } else {
+                    let at = self.sorted_abs_z.partition_point(|&x| x < z);
+                    self.sorted_abs_z.insert(at, z);
+                }
+                self.sum_abs_z += z;
+            }
+        } else {
+            self.origin = median;
+        }
+        self.runs += finite.len();
+        self.points.push(finite);
+        self.input_index.push(input);
+        self.medians.push(median);
+        self.means.push(mean);
+        self.fresh = false;
+        true
+    }
+
+    /// `1.4826 * median |z|`; when more than half of the differences are 0 (integer counters), the mean
+    /// absolute difference scaled for a normal (`sqrt(pi/2)`) instead; 0 only when all points are equal.
+    fn estimate_scale(&self) -> f64 {
+        let Some(median) = stats::median_of_sorted(&self.sorted_abs_z) else { return 0.0 };
+        if median > 0.0 {
+            return MAD_TO_SIGMA * median;
+        }
+        let n = self.sorted_abs_z.len() as f64;
+        (self.sum_abs_z / n) * (std::f64::consts::PI / 2.0).sqrt()
+    }
+
+    fn penalty(&self) -> f64 {
+        self.options.penalty * self.scale * self.scale * (self.penalty_runs.max(2) as f64).ln()
+    }
+
+    /// Sum, sum of squares and count of point `i`'s clipped, shifted runs.
+    fn clipped_sums(&self, i: usize) -> (f64, f64, f64) {
+        let h = self.options.half_window;
+        let from = i.saturating_sub(h);
+        let to = (i + h + 1).min(self.medians.len());
+        let center = stats::median(self.medians.get(from..to).unwrap_or(&[])).unwrap_or(0.0);
+        let bound = self.options.clip_sigmas * self.scale;
+        let (mut s, mut ss) = (0.0, 0.0);
+        let runs = self.points.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        for &x in runs {
+            let v = x.clamp(center - bound, center + bound) - self.origin;
+            s += v;
+            ss += v * v;
+        }
+        (s, ss, runs.len() as f64)
+    }
+
+    /// Rebuilds the prefix sums from point `from` on.
+    fn rebuild_sums(&mut self, from: usize) {
+        let n = self.points.len();
+        self.cum_n.truncate(from + 1);
+        self.cum_s.truncate(from + 1);
+        self.cum_ss.truncate(from + 1);
+        for i in from..n {
+            let (s, ss, c) = self.clipped_sums(i);
+            let (pn, ps, pss) = (self.cum_n[i], self.cum_s[i], self.cum_ss[i]);
+            self.cum_n.push(pn + c);
+            self.cum_s.push(ps + s);
+            self.cum_ss.push(pss + ss);
+        }
+    }
+
+    /// Least-squares cost of the clipped runs of points `a..t`.
+    fn cost(&self, a: usize, t: usize) -> f64 {
+        let n = self.cum_n[t] - self.cum_n[a];
+        if n <= 0.0 {
+            return 0.0;
+        }
+        let s = self.cum_s[t] - self.cum_s[a];
+        let ss = self.cum_ss[t] - self.cum_ss[a];
+        (ss - s * s / n).max(0.0)
+    }
+
+    fn recompute_all(&mut self) {
+        self.tests.clear();
+        self.rebuild_sums(0);
+        self.best = vec![-self.penalty()];
+        self.last = vec![0];
+        self.checkpoint = 0;
+        self.checkpoint_candidates = vec![0];
+        self.run_pelt_from_checkpoint();
+        self.fresh = true;
+    }
+
+    /// After one appended point: reclip the points whose window changed, then rerun PELT from the checkpoint.
+    fn update_tail(&mut self) {
+        let n = self.points.len();
+        let dirty_from = n.saturating_sub(1 + self.options.half_window).min(self.checkpoint);
+        self.rebuild_sums(dirty_from);
+        self.run_pelt_from_checkpoint();
+        self.fresh = true;
+    }
+
+    /// PELT over boundaries `checkpoint+1 ..= P`, starting from the saved candidate set; saves the candidate set
+    /// at the new final boundary `P - h`.
+    fn run_pelt_from_checkpoint(&mut self) {
+        let n = self.points.len();
+        let final_boundary = n.saturating_sub(self.options.half_window);
+        let beta = self.penalty();
+        let min_runs = self.options.min_segment_runs as f64;
+        self.best.truncate(self.checkpoint + 1);
+        self.last.truncate(self.checkpoint + 1);
+        let mut candidates = self.checkpoint_candidates.clone();
+        let mut saved = self.checkpoint;
+        if self.scale <= 0.0 {
+            // All points equal: nothing to segment. Keep the arrays the right length.
+            for _ in self.checkpoint + 1..=n {
+                self.best.push(f64::INFINITY);
+                self.last.push(0);
+            }
+            if final_boundary > self.checkpoint {
+                self.checkpoint = final_boundary;
+            }
+            return;
+        }
+        for t in self.checkpoint + 1..=n {
+            let mut best = f64::INFINITY;
+            let mut arg = 0;
+            let mut costs = Vec::with_capacity(candidates.len());
+            for &tau in &candidates {
+                if self.cum_n[t] - self.cum_n[tau] < min_runs {
+                    costs.push(f64::NAN);
+                    continue;
+                }
+                let partial = self.best[tau] + self.cost(tau, t);
+                costs.push(partial);
+                if partial + beta < best {
+                    best = partial + beta;
+                    arg = tau;
+                }
+            }
+            self.best.push(best);
+            self.last.push(arg);
+            if best.is_finite() {
+                // PELT pruning: a start whose cost already exceeds the optimum can never be optimal later.
+                let mut keep = costs.iter();
+                candidates.retain(|_| keep.next().map_or(true, |&c| c.is_nan() || c <= best));
+                candidates.push(t);
+            }
+            if t == final_boundary {
+                self.checkpoint_candidates = candidates.clone();
+                saved = t;
+            }
+        }
+        self.checkpoint = saved;
+    }
+
+    /// Change-point boundaries (in kept points) of the optimum, oldest first.
+    fn boundaries(&self) -> Vec<usize> {
+        let n = self.points.len();
+        let mut out = Vec::new();
+        if self.best.get(n).map_or(true, |b| !b.is_finite()) {
+            return out;
+        }
+        let mut t = n;
+        while t > 0 {
+            let tau = self.last.get(t).copied().unwrap_or(0);
+            if tau == 0 || tau >= t {
+                break;
+            }
+            out.push(tau);
+            t = tau;
+        }
+        out.reverse();
+        out
+    }
+
+    fn raw_runs(&self, a: usize, b: usize) -> Vec<f64> {
+        self.points.get(a..b).map(|ps| ps.iter().flatten().copied().collect()).unwrap_or_default()
+    }
+
+    fn test(&mut self, a: usize, c: usize, b: usize) -> Test {
+        if let Some(t) = self.tests.get(&(a, c, b)) {
+            return *t;
+        }
+        let before = self.raw_runs(a, c);
+        let after = self.raw_runs(c, b);
+        let p = stats::mann_whitney_u(&before, &after).map_or(1.0, |m| m.p);
+        let test = Test { p };
+        // Only segments of final points keep their test: later appends cannot change them.
+        if b <= self.checkpoint {
+            self.tests.insert((a, c, b), test);
+        }
+        test
+    }
+
+    /// The change points now, with p-values (q and verdict come from [`super::decide`]).
+    pub fn analysis(&mut self) -> Result<Analysis, TrackError> {
+        let needed = self.options.min_segment_runs;
+        let points = self.points.len();
+        if points < 2 || self.runs < 2 * needed {
+            return Err(TrackError::TooShort { points: self.inputs, runs: self.runs, needed });
+        }
+        if !self.fresh {
+            self.recompute_all();
+        }
+        let mut note = None;
+        let mut cuts = Vec::new();
+        if self.scale <= 0.0 {
+            note = Some("all values are equal: nothing can change".to_string());
+        } else {
+            cuts = self.boundaries();
+            // Remove the least significant change point above the level and retest its neighbours.
+            loop {
+                let mut worst: Option<(usize, f64)> = None;
+                for k in 0..cuts.len() {
+                    let a = if k == 0 { 0 } else { cuts[k - 1] };
+                    let b = cuts.get(k + 1).copied().unwrap_or(points);
+                    let p = self.test(a, cuts[k], b).p;
+                    if p > self.options.fdr && worst.map_or(true, |(_, wp)| p > wp) {
+                        worst = Some((k, p));
+                    }
+                }
+                match worst {
+                    Some((k, _)) => {
+                        cuts.remove(k);
+                    }
+                    None => break,
+                }
+            }
+        }
+        let mut change_points = Vec::with_capacity(cuts.len());
+        for k in 0..cuts.len() {
+            let a = if k == 0 { 0 } else { cuts[k - 1] };
+            let c = cuts[k];
+            let b = cuts.get(k + 1).copied().unwrap_or(points);
+            let p = self.test(a, c, b).p;
+            change_points.push(self.describe(a, c, b, p));
+        }
+        Ok(Analysis {
+            change_points,
+            points: self.inputs,
+            skipped_points: self.inputs - points,
+            runs: self.runs,
+            dropped_values: self.dropped_values,
+            scale: self.scale,
+            note,
+        })
+    }
+
+    /// Clipped mean and variance of the runs of points `a..b`.
+    fn segment_moments(&self, a: usize, b: usize) -> (f64, f64, f64) {
+        let n = self.cum_n[b] - self.cum_n[a];
+        let s = self.cum_s[b] - self.cum_s[a];
+        let ss = self.cum_ss[b] - self.cum_ss[a];
+        let mean = if n > 0.0 { s / n } else { 0.0 };
+        let var = if n > 1.0 { ((ss - s * s / n) / (n - 1.0)).max(0.0) } else { 0.0 };
+        (mean + self.origin, var, n)
+    }
+
+    fn describe(&self, a: usize, c: usize, b: usize, p: f64) -> ChangePoint {
+        let (mean_before, var_before, n_before) = self.segment_moments(a, c);
+        let (mean_after, var_after, n_after) = self.segment_moments(c, b);
+        let change = mean_after - mean_before;
+        let z = stats::normal_quantile((1.0 + self.options.confidence) / 2.0);
+        let half = z * (var_before / n_before.max(1.0) + var_after / n_after.max(1.0)).sqrt();
+        let (low, high) = (change - half, change + half);
+        let pct = |x: f64| if mean_before != 0.0 { Some(100.0 * x / mean_before.abs()) } else { None };
+        let index = |k: usize| self.input_index.get(k).copied().unwrap_or(0);
+        ChangePoint {
+            index: index(c),
+            before_index: index(c.saturating_sub(1)),
+            points_before: c - a,
+            points_after: b - c,
+            runs_before: n_before as usize,
+            runs_after: n_after as usize,
+            mean_before,
+            mean_after,
+            change,
+            change_low: low,
+            change_high: high,
+            change_pct: pct(change),
+            change_pct_low: pct(low),
+            change_pct_high: pct(high),
+            p,
+            q: None,
+            confidence: None,
+            verdict: Verdict::Unchanged,
+        }
+    }
+}
