@@ -92,6 +92,17 @@ fn perf_profile_metric_names_use_the_cpu_clock_event() {
 }
 
 #[test]
+fn perf_profile_ignores_perfs_column_padding() {
+    // The perf-profile monitor keeps the report with each line's trailing padding removed; it must parse the same.
+    for name in ["perf-profile-cpu.txt", "perf-profile-switch.txt"] {
+        let report = data(name);
+        let trimmed: String = report.lines().map(|l| format!("{}\n", l.trim_end())).collect();
+        assert!(trimmed.len() < report.len(), "{name} has padding to remove");
+        assert_eq!(parse(&PerfProfile, &trimmed).expect("trimmed parses"), expected(name), "{name}");
+    }
+}
+
+#[test]
 fn empty_and_garbage_inputs_are_errors() {
     for parser in [&PerfStat as &dyn Parser, &PerfProfile] {
         for input in ["", "\n", "hello world\n", "{\"json\": true}", "# ========\n", "1.5\n"] {

@@ -1,0 +1,327 @@
+//! The perf-profile monitor: `perf record -a -g` system-wide while the benchmark runs, then `perf report` with
+//! lkp's flags, parsed into `perf-profile.{calltrace,children,self}.<event>.<symbols>` metrics.
+//!
+//! # What runs
+//! - start: `perf record -q -g -a -F <freq> -e <event> -o <tmp>/perf.data`, in a private temporary directory.
+//! - finish: SIGINT to perf record (it then writes perf.data), then
+//!   `perf report --children --header -U -g folded,0.5,callee --sort=dso,symbol -i <tmp>/perf.data`, lkp's
+//!   report command; the temporary directory, perf.data included, is removed afterwards.
+//!
+//! # Event and frequency
+//! The default frequency is 99 samples per second per CPU: light enough to leave the benchmark alone (about 1%
+//! of one CPU for recording at this rate on this machine, plus the report at the end), and off the 100 Hz
+//! timer tick so samples do not fall in lockstep with it. lkp samples every 1000003 cycles instead, which is
+//! thousands of samples per second; a job can ask for more with the `freq` option.
+//!
+//! The default event is lkp's `cycles:pp` when the machine has hardware cycle counters, and `cpu-clock` (a
+//! timer-based software event) when it has not, as in most VMs and on this machine. perf silently turns
+//! `cycles` into `cpu-clock:ppH` there, which would give odd metric names, so Culprit picks `cpu-clock` itself.
+//!
+//! # Metric names
+//! `perf-profile.<kind>.<event>.<symbols>`, where `<event>` is perf's event name with `:` replaced by `-`:
+//! `perf-profile.self.cycles-pp.native_queued_spin_lock_slowpath` on hardware counters,
+//! `perf-profile.self.cpu-clock.native_queued_spin_lock_slowpath` without; the same symbol under two events is
+//! two metrics, so compare runs that used the same event. Values are percentages of all samples; see
+//! [`culprit_parse::perf_profile`] for the kinds.
+
+use super::perf_stat::{io_failure, locate_perf, perf_failure, supported_events, PerfProcess, ScratchDir};
+use super::{Monitor, MonitorError, MonitorOutput};
+use crate::process::{run, Invocation};
+use culprit_core::model::{MonitorSeries, RawOutput};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+const NAME: &str = "perf-profile";
+
+/// Samples per second per CPU when the job does not say.
+pub const DEFAULT_FREQUENCY: u32 = 99;
+/// The event used where hardware cycle counters are missing.
+pub const FALLBACK_EVENT: &str = "cpu-clock";
+
+/// perf record may need a while to write perf.data after SIGINT on a big machine.
+const RECORD_STOP_GRACE: Duration = Duration::from_secs(20);
+/// perf report on a long recording takes time; past this it is stopped and the monitor fails.
+const REPORT_TIMEOUT: Duration = Duration::from_secs(300);
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The perf-profile monitor. Build it with [`PerfProfile::new`]; the run calls `start` and `finish`.
+pub struct PerfProfile {
+    event: Option<String>,
+    frequency: Option<u32>,
+    perf: PathBuf,
+    running: Option<Recording>,
+}
+
+struct Recording {
+    perf: PathBuf,
+    process: PerfProcess,
+    data: PathBuf,
+    event: String,
+    // Dropped last: removes perf.data and perf's stderr.
+    scratch: ScratchDir,
+}
+
+impl PerfProfile {
+    /// A perf-profile monitor. `interval_secs` is the run's sampling interval, which perf record does not use
+    /// (it samples at `frequency`); it is taken so every monitor is built the same way. `event` defaults to
+    /// `cycles:pp` or `cpu-clock` (see the module docs), `frequency` to [`DEFAULT_FREQUENCY`].
+    pub fn new(interval_secs: f64, event: Option<String>, frequency: Option<u32>) -> PerfProfile {
+        let _ = interval_secs;
+        PerfProfile { event, frequency, perf: PathBuf::from("perf"), running: None }
+    }
+
+    /// Uses the perf binary at `perf` (a path, or a name looked up in `PATH`) instead of `perf`.
+    pub fn with_perf(mut self, perf: impl Into<PathBuf>) -> PerfProfile {
+        self.perf = perf.into();
+        self
+    }
+
+    fn check_options(&self) -> Result<(), MonitorError> {
+        if let Some(event) = &self.event {
+            if event.is_empty() || event.chars().any(|c| c.is_whitespace() || c == ',') {
+                return Err(MonitorError::BadOption {
+                    monitor: NAME,
+                    option: format!("event={event}"),
+                    accepted: "event takes one perf event name such as cpu-clock or cycles:pp (see `perf list`)"
+                        .into(),
+                });
+            }
+        }
+        if let Some(frequency) = self.frequency {
+            if frequency == 0 || frequency > 100_000 {
+                return Err(MonitorError::BadOption {
+                    monitor: NAME,
+                    option: format!("freq={frequency}"),
+                    accepted: "freq takes samples per second per CPU, from 1 to 100000 (default 99)".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// lkp's `cycles:pp` where there are hardware cycle counters that sample precisely, `cycles` where they
+    /// sample imprecisely, and `cpu-clock` where there are none.
+    fn default_event(perf: &Path, scratch: &Path) -> Result<String, MonitorError> {
+        if supported_events(perf, NAME, &["cycles"])?.is_empty() {
+            return Ok(FALLBACK_EVENT.to_string());
+        }
+        let probe_data = scratch.join("probe.data");
+        let probe_data = probe_data.to_string_lossy();
+        let perf = perf.to_string_lossy();
+        let probe = Invocation::new([&*perf, "record", "-q", "-e", "cycles:pp", "-o", &*probe_data, "--", "true"]);
+        let precise = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+            .is_ok_and(|finished| finished.exit.success());
+        let _ = std::fs::remove_file(&*probe_data);
+        Ok(if precise { "cycles:pp" } else { "cycles" }.to_string())
+    }
+}
+
+impl Monitor for PerfProfile {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn start(&mut self) -> Result<(), MonitorError> {
+        self.check_options()?;
+        let perf = locate_perf(&self.perf, NAME)?;
+        let scratch = ScratchDir::create(NAME)?;
+        let event = match &self.event {
+            Some(event) => {
+                probe_event(&perf, event)?;
+                event.clone()
+            }
+            None => PerfProfile::default_event(&perf, scratch.path())?,
+        };
+        let frequency = self.frequency.unwrap_or(DEFAULT_FREQUENCY);
+        let data = scratch.path().join("perf.data");
+        let args: Vec<String> = ["record", "-q", "-g", "-a", "-F", &frequency.to_string(), "-e", &event, "-o"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(std::iter::once(data.to_string_lossy().into_owned()))
+            .collect();
+        let process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
+        self.running = Some(Recording { perf, process, data, event, scratch });
+        Ok(())
+    }
+
+    fn sample(&mut self, _elapsed: f64) -> Result<(), MonitorError> {
+        match self.running.as_mut() {
+            Some(recording) => recording.process.check_alive(),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
+        let Some(mut recording) = self.running.take() else {
+            return Err(MonitorError::Failed { monitor: NAME, detail: "finish called before a successful start".into() });
+        };
+        recording.process.stop(RECORD_STOP_GRACE)?;
+        let size = std::fs::metadata(&recording.data).map(|m| m.len()).unwrap_or(0);
+        if size == 0 {
+            return Err(MonitorError::Failed {
+                monitor: NAME,
+                detail: perf_failure("perf record wrote no perf.data", &recording.process.stderr_text()),
+            });
+        }
+        // perf pads every symbol line to the widest symbol (hundreds of spaces with long C++ or Rust names); the
+        // padding carries nothing, and dropping it shrinks the kept report several times without changing what
+        // it parses to.
+        let report: String =
+            report(&recording.perf, &recording.data)?.lines().map(|line| format!("{}\n", line.trim_end())).collect();
+        let parsed = culprit_parse::perf_profile::parse_text(&report).map_err(|e| MonitorError::Failed {
+            monitor: NAME,
+            detail: format!(
+                "{e} (event {}; a run shorter than a second may give perf too few samples)",
+                recording.event
+            ),
+        })?;
+        drop(recording);
+        Ok(MonitorOutput {
+            // A profile is one picture of the whole run, not a series.
+            series: MonitorSeries { monitor: NAME.to_string(), times: Vec::new(), series: Default::default() },
+            metrics: parsed.metrics(NAME),
+            raw: vec![RawOutput { name: NAME.to_string(), content: report.into_bytes() }],
+        })
+    }
+}
+
+/// Checks with one `perf stat -a -e <event> -- true` that perf may count system-wide and knows the event, so a
+/// mistake is reported with perf's own message before the benchmark starts.
+fn probe_event(perf: &Path, event: &str) -> Result<(), MonitorError> {
+    let perf_str = perf.to_string_lossy();
+    let probe = Invocation::new([&*perf_str, "stat", "-a", "-x", ",", "-e", event, "--", "true"]);
+    let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
+    if !finished.exit.success() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: perf_failure(&format!("`{}` failed ({})", probe.display(), finished.exit.describe()), &finished.stderr),
+        });
+    }
+    if finished.stderr.contains("<not supported>") {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: perf_failure(&format!("perf cannot count '{event}' on this machine"), "<not supported>"),
+        });
+    }
+    Ok(())
+}
+
+/// lkp's report of a recording, as text.
+fn report(perf: &Path, data: &Path) -> Result<String, MonitorError> {
+    let perf = perf.to_string_lossy();
+    let data = data.to_string_lossy();
+    let command = Invocation::new([
+        &*perf, "report", "--children", "--header", "-U", "-g", "folded,0.5,callee", "--sort=dso,symbol", "-i", &*data,
+    ]);
+    let finished = run(&command, Some(REPORT_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", command.display()) })?;
+    if !finished.exit.success() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: perf_failure(&format!("`{}` failed ({})", command.display(), finished.exit.describe()), &finished.stderr),
+        });
+    }
+    if finished.stdout.trim().is_empty() {
+        return Err(io_failure(
+            NAME,
+            "read a report from",
+            Path::new(&*data),
+            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "perf report printed nothing"),
+        ));
+    }
+    Ok(finished.stdout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn perf_installed() -> bool {
+        if Path::new("/usr/bin/perf").exists() {
+            true
+        } else {
+            println!("skipped: /usr/bin/perf is missing (install linux-perf)");
+            false
+        }
+    }
+
+    #[test]
+    fn bad_options_are_refused_before_perf_runs() {
+        for (event, frequency, option) in [
+            (Some("cpu clock".to_string()), None, "event=cpu clock"),
+            (Some(String::new()), None, "event="),
+            (Some("a,b".to_string()), None, "event=a,b"),
+            (None, Some(0), "freq=0"),
+            (None, Some(1_000_000), "freq=1000000"),
+        ] {
+            let mut monitor = PerfProfile::new(1.0, event, frequency).with_perf("/nonexistent/perf");
+            match monitor.start() {
+                Err(MonitorError::BadOption { option: got, .. }) => assert_eq!(got, option),
+                other => panic!("expected BadOption for {option}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn missing_perf_names_the_package() {
+        let mut monitor = PerfProfile::new(1.0, None, None).with_perf("/nonexistent/perf");
+        match monitor.start() {
+            Err(MonitorError::MissingProgram { package, .. }) => assert_eq!(package, "linux-perf"),
+            other => panic!("expected MissingProgram, got {other:?}"),
+        }
+        assert!(monitor.finish().is_err());
+    }
+
+    #[test]
+    fn unknown_event_gives_perfs_message() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfProfile::new(1.0, Some("no-such-event".into()), None);
+        match monitor.start() {
+            Err(MonitorError::Failed { detail, .. }) => {
+                assert!(detail.contains("event syntax error"), "perf's own words: {detail}");
+                assert!(detail.contains("perf list"), "what to do: {detail}");
+            }
+            other => panic!("expected Failed, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn profiles_a_busy_loop_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfProfile::new(1.0, None, Some(199));
+        monitor.start().expect("perf record starts");
+        let until = Instant::now() + Duration::from_millis(2000);
+        let mut x: u64 = 1;
+        while Instant::now() < until {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407));
+            }
+        }
+        monitor.sample(2.0).expect("perf record is still running");
+        let out = monitor.finish().expect("perf report parses");
+        let raw = out.raw.first().expect("the report text is kept");
+        assert_eq!(raw.name, "perf-profile");
+        let report = String::from_utf8_lossy(&raw.content);
+        assert!(report.starts_with("# ========"), "lkp's --header report");
+        // This machine has no hardware counters, so the event is cpu-clock; elsewhere cycles:pp.
+        let event = if report.contains("of event 'cpu-clock'") { "cpu-clock" } else { "cycles-pp" };
+        let prefix = format!("perf-profile.self.{event}.");
+        assert!(out.metrics.keys().any(|k| k.starts_with(&prefix)), "{:?}", out.metrics.keys().take(10).collect::<Vec<_>>());
+        assert!(out.metrics.keys().any(|k| k.starts_with("perf-profile.children.")));
+        assert!(out.metrics.values().all(|v| (0.05..=100.0).contains(v)));
+        // The test binary spun for two seconds: it is in the profile, by its own symbols or its process.
+        let self_total: f64 = out.metrics.iter().filter(|(k, _)| k.starts_with(&prefix)).map(|(_, v)| v).sum();
+        assert!(self_total > 50.0 && self_total <= 100.5, "self percentages cover the samples: {self_total}");
+        assert!(out.series.times.is_empty());
+        assert!(monitor.finish().is_err(), "a second finish is an error, not a panic");
+    }
+}

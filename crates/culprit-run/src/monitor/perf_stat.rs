@@ -1,0 +1,518 @@
+//! The perf-stat monitor: `perf stat -a -I <interval> -x ,` running system-wide beside the benchmark, parsed into
+//! lkp's `perf-stat.*` metrics. Also the pieces both perf monitors share: finding perf, probing events, running
+//! perf in the background and stopping it, and turning perf's errors into advice.
+//!
+//! # What runs
+//! `perf stat -a --scale -I <ms> -x , -e <events> --log-fd 1`, as lkp's perf-stat monitor runs it, with its
+//! output going to a log in a private temporary directory. The log starts with that command line, as lkp's log
+//! does, because lkp's parser reads the event list from it.
+//!
+//! # Events
+//! lkp's set: hardware counters in groups (`{cpu-cycles,instructions,cache-references,cache-misses}`,
+//! `{branch-instructions,branch-misses}`, the dTLB, iTLB and node load/store pairs), then the software events
+//! `cpu-clock,task-clock,page-faults,context-switches,cpu-migrations,minor-faults,major-faults`. Before starting,
+//! one `perf stat -a -e <every hardware event> -- true` shows which counters the machine has; a group is kept only
+//! when all its events are supported (lkp's rule). A machine without hardware counters (most VMs, this one
+//! included) is left with the software events, which are always there.
+//!
+//! # Metrics
+//! Event counts are deltas per interval, so they are reduced to rates, as lkp does (see
+//! [`culprit_parse::perf_stat`]): `perf-stat.ps.<event>` is the count per second over the run,
+//! `perf-stat.i.<event>` the mean of the per-interval rates, plus derived ratios (`perf-stat.overall.ipc`, miss
+//! rates) when hardware counters exist. `cpu-clock` and `task-clock` count milliseconds, so their rates are CPU
+//! milliseconds per second (2000 = two busy CPUs). The series hold the `i.*` values per interval.
+
+use super::{Monitor, MonitorError, MonitorOutput};
+use crate::process::{find_in_path, run, Invocation};
+use culprit_core::model::{MonitorSeries, RawOutput};
+use culprit_parse::{Line, ParseOutput};
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const NAME: &str = "perf-stat";
+
+/// The Debian package that provides `perf`.
+pub const PERF_PACKAGE: &str = "linux-perf";
+
+/// lkp's hardware event groups, for machines with at most four general counters (a group never needs more).
+const HARDWARE_GROUPS: &[&[&str]] = &[
+    &["cpu-cycles", "instructions", "cache-references", "cache-misses"],
+    &["branch-instructions", "branch-misses"],
+    &["dTLB-loads", "dTLB-load-misses"],
+    &["dTLB-stores", "dTLB-store-misses"],
+    &["iTLB-loads", "iTLB-load-misses"],
+    &["node-loads", "node-load-misses"],
+    &["node-stores", "node-store-misses"],
+];
+
+/// lkp's software events, counted on every machine.
+pub const SOFTWARE_EVENTS: &[&str] =
+    &["cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations", "minor-faults", "major-faults"];
+
+/// How long a probe of perf may take before it is given up.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long perf gets to write its last output after SIGINT before it is killed.
+const STAT_STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The perf-stat monitor. Build it with [`PerfStat::new`]; the run calls `start` and `finish`.
+pub struct PerfStat {
+    interval_secs: f64,
+    perf: PathBuf,
+    running: Option<PerfProcess>,
+    log_path: Option<PathBuf>,
+    scratch: Option<ScratchDir>,
+}
+
+impl PerfStat {
+    /// A perf-stat monitor printing every `interval_secs` seconds (perf's `-I`, at least 10 ms), using the `perf`
+    /// found in `PATH`.
+    pub fn new(interval_secs: f64) -> PerfStat {
+        PerfStat { interval_secs, perf: PathBuf::from("perf"), running: None, log_path: None, scratch: None }
+    }
+
+    /// Uses the perf binary at `perf` (a path, or a name looked up in `PATH`) instead of `perf`.
+    pub fn with_perf(mut self, perf: impl Into<PathBuf>) -> PerfStat {
+        self.perf = perf.into();
+        self
+    }
+
+    /// The events lkp would count that this machine supports, in lkp's `-e` syntax.
+    fn choose_events(perf: &Path) -> Result<String, MonitorError> {
+        let hardware: Vec<&str> = HARDWARE_GROUPS.iter().flat_map(|g| g.iter().copied()).collect();
+        let supported = supported_events(perf, NAME, &hardware)?;
+        let mut parts: Vec<String> = HARDWARE_GROUPS
+            .iter()
+            .filter(|group| group.iter().all(|e| supported.iter().any(|s| s == e)))
+            .map(|group| format!("{{{}}}", group.join(",")))
+            .collect();
+        parts.extend(SOFTWARE_EVENTS.iter().map(|e| e.to_string()));
+        Ok(parts.join(","))
+    }
+}
+
+impl Monitor for PerfStat {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn start(&mut self) -> Result<(), MonitorError> {
+        let perf = locate_perf(&self.perf, NAME)?;
+        let events = PerfStat::choose_events(&perf)?;
+        let interval_ms = interval_ms(self.interval_secs);
+        let scratch = ScratchDir::create(NAME)?;
+        let log_path = scratch.path().join("perf-stat");
+        let args: Vec<String> = [
+            "stat", "-a", "--scale", "-I", &interval_ms.to_string(), "-x", ",", "-e", &events, "--log-fd", "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // lkp's log begins with the echoed command line; its parser takes the event list from there.
+        let mut log = File::create(&log_path).map_err(|e| io_failure(NAME, "create the perf-stat log", &log_path, e))?;
+        writeln!(log, "{} {}", perf.display(), args.join(" "))
+            .map_err(|e| io_failure(NAME, "write the perf-stat log", &log_path, e))?;
+        let process = PerfProcess::spawn(NAME, &perf, &args, Stdio::from(log), scratch.path())?;
+        self.running = Some(process);
+        self.log_path = Some(log_path);
+        self.scratch = Some(scratch);
+        Ok(())
+    }
+
+    fn sample(&mut self, _elapsed: f64) -> Result<(), MonitorError> {
+        match self.running.as_mut() {
+            Some(process) => process.check_alive(),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
+        let Some(mut process) = self.running.take() else {
+            return Err(MonitorError::Failed { monitor: NAME, detail: "finish called before a successful start".into() });
+        };
+        let stopped = process.stop(STAT_STOP_GRACE);
+        let stderr = process.stderr_text();
+        stopped?;
+        let log_path = self.log_path.take().unwrap_or_default();
+        let log = fs::read(&log_path).map_err(|e| io_failure(NAME, "read the perf-stat log", &log_path, e))?;
+        self.scratch = None;
+        let text = String::from_utf8_lossy(&log);
+        let parsed = culprit_parse::perf_stat::parse_text(&text).map_err(|e| MonitorError::Failed {
+            monitor: NAME,
+            detail: with_perf_stderr(format!("{e}"), &stderr),
+        })?;
+        Ok(MonitorOutput {
+            series: interval_series(NAME, &parsed, "i."),
+            metrics: parsed.metrics(NAME),
+            raw: vec![RawOutput { name: NAME.to_string(), content: log }],
+        })
+    }
+}
+
+/// perf's `-I` in milliseconds: perf refuses less than 10 ms.
+fn interval_ms(interval_secs: f64) -> u64 {
+    let ms = (interval_secs * 1000.0).round();
+    if ms.is_finite() && ms >= 10.0 {
+        ms as u64
+    } else {
+        10
+    }
+}
+
+/// The per-interval series of a parsed monitor log whose records start with `time:`: each key with `prefix` that
+/// appears in every record (derived ratios that some intervals skip are left to the metrics).
+pub(crate) fn interval_series(monitor: &str, parsed: &ParseOutput, prefix: &str) -> MonitorSeries {
+    let mut times = Vec::new();
+    let mut records: Vec<BTreeMap<String, f64>> = Vec::new();
+    for line in &parsed.lines {
+        let Line::Pair { key, value } = line else { continue };
+        if key == "time" {
+            times.push(value.parse().unwrap_or(f64::NAN));
+            records.push(BTreeMap::new());
+        } else if key.starts_with(prefix) {
+            if let (Some(record), Ok(v)) = (records.last_mut(), value.parse::<f64>()) {
+                record.insert(key.clone(), v);
+            }
+        }
+    }
+    let mut series = BTreeMap::new();
+    if let Some(first) = records.first() {
+        for key in first.keys() {
+            let values: Option<Vec<f64>> = records.iter().map(|r| r.get(key).copied()).collect();
+            if let Some(values) = values {
+                series.insert(key.clone(), values);
+            }
+        }
+    }
+    MonitorSeries { monitor: monitor.to_string(), times, series }
+}
+
+/// Finds perf, or says which package to install.
+pub(crate) fn locate_perf(perf: &Path, monitor: &'static str) -> Result<PathBuf, MonitorError> {
+    find_in_path(&perf.to_string_lossy()).ok_or_else(|| MonitorError::MissingProgram {
+        monitor,
+        program: "perf",
+        package: PERF_PACKAGE,
+        detail: format!(
+            "'{}' was not found; install it with `apt-get install {PERF_PACKAGE}` on Debian \
+             (`linux-tools-$(uname -r)` on Ubuntu), or drop {monitor} from the job's monitors",
+            perf.display()
+        ),
+    })
+}
+
+/// Which of `events` perf can count system-wide on this machine, from one `perf stat -a -- true`. Fails with
+/// perf's own message when perf cannot count system-wide at all (permissions) or rejects the list.
+pub(crate) fn supported_events(perf: &Path, monitor: &'static str, events: &[&str]) -> Result<Vec<String>, MonitorError> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = events.join(",");
+    let perf_str = perf.to_string_lossy().into_owned();
+    let probe = Invocation::new([perf_str.as_str(), "stat", "-a", "-x", ",", "-e", list.as_str(), "--", "true"]);
+    let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+        .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
+    if !finished.exit.success() {
+        return Err(MonitorError::Failed {
+            monitor,
+            detail: perf_failure(&format!("`{}` failed ({})", probe.display(), finished.exit.describe()), &finished.stderr),
+        });
+    }
+    Ok(counted_events(&finished.stderr, events))
+}
+
+/// The events a `perf stat -x ,` summary counted: every event with a line whose value is not `<not supported>`.
+pub(crate) fn counted_events(csv: &str, events: &[&str]) -> Vec<String> {
+    let mut counted = Vec::new();
+    for line in csv.lines() {
+        let mut fields = line.split(',');
+        let (Some(value), Some(_unit), Some(event)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        if value.trim() == "<not supported>" {
+            continue;
+        }
+        // Hybrid CPUs print `cpu_core/cycles/`; the plain name is what was asked for.
+        let event = event.trim_end_matches('/').rsplit('/').next().unwrap_or(event);
+        if events.contains(&event) && !counted.iter().any(|c| c == event) {
+            counted.push(event.to_string());
+        }
+    }
+    counted
+}
+
+/// perf's failure message with what to do about it.
+pub(crate) fn perf_failure(what: &str, stderr: &str) -> String {
+    let message = stderr.trim();
+    let advice = if message.contains("perf_event_paranoid") || message.contains("Permission denied") {
+        "perf may not count system-wide here: run culprit as root, or allow it with \
+         `sysctl kernel.perf_event_paranoid=-1`"
+    } else if message.contains("event syntax error") || message.contains("not supported") {
+        "the event is not known or not supported on this machine; `perf list` shows the events it has \
+         (machines without hardware counters, such as most VMs, have only software events like cpu-clock)"
+    } else {
+        "run the command above by hand to see more"
+    };
+    if message.is_empty() {
+        format!("{what}; {advice}")
+    } else {
+        format!("{what}: {message}\n{advice}")
+    }
+}
+
+fn with_perf_stderr(detail: String, stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        detail
+    } else {
+        format!("{detail}; perf said: {stderr}")
+    }
+}
+
+pub(crate) fn io_failure(monitor: &'static str, action: &str, path: &Path, error: std::io::Error) -> MonitorError {
+    MonitorError::Failed { monitor, detail: format!("cannot {action} {}: {error}", path.display()) }
+}
+
+/// A private temporary directory for perf's files, removed when dropped.
+pub(crate) struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub(crate) fn create(monitor: &'static str) -> Result<ScratchDir, MonitorError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        let mut last_error = None;
+        for _ in 0..100 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("culprit-{monitor}-{}-{n}", std::process::id()));
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(ScratchDir(path)),
+                // A directory left by an earlier process with the same pid: try the next name.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
+                Err(e) => return Err(io_failure(monitor, "create a temporary directory", &path, e)),
+            }
+        }
+        Err(MonitorError::Failed {
+            monitor,
+            detail: format!(
+                "cannot create a temporary directory under {}: {}",
+                base.display(),
+                last_error.map_or_else(|| "every name is taken".to_string(), |e| e.to_string())
+            ),
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        // Best effort: a leftover directory in the temp dir is harmless and must not fail the run.
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// perf running in the background, in a process group of its own so a Ctrl-C at the terminal reaches culprit
+/// (which then stops perf itself and keeps its output) rather than killing perf mid-write.
+pub(crate) struct PerfProcess {
+    monitor: &'static str,
+    child: Child,
+    command: String,
+    stderr_path: PathBuf,
+    exited: Option<ExitStatus>,
+}
+
+impl PerfProcess {
+    pub(crate) fn spawn(
+        monitor: &'static str,
+        perf: &Path,
+        args: &[String],
+        stdout: Stdio,
+        dir: &Path,
+    ) -> Result<PerfProcess, MonitorError> {
+        let stderr_path = dir.join("perf.stderr");
+        let stderr = File::create(&stderr_path).map_err(|e| io_failure(monitor, "create", &stderr_path, e))?;
+        let command = format!("{} {}", perf.display(), args.join(" "));
+        let child = Command::new(perf)
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(Stdio::from(stderr))
+            .process_group(0)
+            .spawn()
+            .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot start `{command}`: {e}") })?;
+        Ok(PerfProcess { monitor, child, command, stderr_path, exited: None })
+    }
+
+    /// Fails with perf's message if perf has already exited: it only stops when told to.
+    pub(crate) fn check_alive(&mut self) -> Result<(), MonitorError> {
+        if self.exited.is_none() {
+            match self.child.try_wait() {
+                Ok(Some(status)) => self.exited = Some(status),
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    return Err(MonitorError::Failed { monitor: self.monitor, detail: format!("cannot watch perf: {e}") })
+                }
+            }
+        }
+        let status = self.exited.map_or_else(String::new, |s| s.to_string());
+        Err(MonitorError::Failed {
+            monitor: self.monitor,
+            detail: perf_failure(&format!("`{}` stopped early ({status})", self.command), &self.stderr_text()),
+        })
+    }
+
+    /// Stops perf: SIGINT (perf then writes its last output), then SIGKILL if it has not exited within `grace`.
+    pub(crate) fn stop(&mut self, grace: Duration) -> Result<ExitStatus, MonitorError> {
+        if let Some(status) = self.exited {
+            return Err(MonitorError::Failed {
+                monitor: self.monitor,
+                detail: perf_failure(&format!("`{}` stopped early ({status})", self.command), &self.stderr_text()),
+            });
+        }
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: a plain kill(2) on our own child, which has not been reaped yet (so the pid is still ours).
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+        let deadline = Instant::now() + grace;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    self.exited = Some(status);
+                    return Ok(status);
+                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(MonitorError::Failed { monitor: self.monitor, detail: format!("cannot wait for perf: {e}") })
+                }
+            }
+        }
+        // perf did not stop in time: kill it. What it wrote so far is still read by the caller.
+        let _ = self.child.kill();
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| MonitorError::Failed { monitor: self.monitor, detail: format!("cannot wait for perf: {e}") })?;
+        self.exited = Some(status);
+        Ok(status)
+    }
+
+    pub(crate) fn stderr_text(&self) -> String {
+        fs::read(&self.stderr_path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+    }
+}
+
+impl Drop for PerfProcess {
+    fn drop(&mut self) {
+        // A monitor dropped without finish (an aborted run) must not leave perf running.
+        if self.exited.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What perf 6.1 prints to an unprivileged user when `kernel.perf_event_paranoid` is 4 (recorded on this
+    /// machine as user nobody).
+    const PARANOID_MESSAGE: &str = "Error:\nAccess to performance monitoring and observability operations is limited.\n\
+        Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open\n\
+        access to performance monitoring and observability operations for processes\n\
+        without CAP_PERFMON, CAP_SYS_PTRACE or CAP_SYS_ADMIN Linux capability.\n\
+        perf_event_paranoid setting is 4:\n";
+
+    fn perf_installed() -> bool {
+        if Path::new("/usr/bin/perf").exists() {
+            true
+        } else {
+            println!("skipped: /usr/bin/perf is missing (install linux-perf)");
+            false
+        }
+    }
+
+    #[test]
+    fn failure_advice_names_the_fix() {
+        let paranoid = perf_failure("`perf stat -a` failed", PARANOID_MESSAGE);
+        assert!(paranoid.contains("perf_event_paranoid setting is 4"), "keeps perf's message: {paranoid}");
+        assert!(paranoid.contains("sysctl kernel.perf_event_paranoid=-1"), "{paranoid}");
+        let syntax = perf_failure("`perf stat` failed", "event syntax error: 'bogus'\n  \\___ parser error");
+        assert!(syntax.contains("perf list"), "{syntax}");
+        assert!(syntax.contains("event syntax error: 'bogus'"), "{syntax}");
+    }
+
+    #[test]
+    fn counted_events_skip_unsupported_ones() {
+        // A real `perf stat -a -x , -e cycles,instructions,cpu-clock -- true` on this machine (no hardware counters).
+        let csv = "<not supported>,,cycles,0,100.00,,\n<not supported>,,instructions,0,100.00,,\n\
+                   1.92,msec,cpu-clock,1916040,100.00,2.012,CPUs utilized\n";
+        assert_eq!(counted_events(csv, &["cycles", "instructions", "cpu-clock"]), vec!["cpu-clock".to_string()]);
+        let hybrid = "100,,cpu_core/cycles/,5,100.00,,\n90,,cpu_atom/cycles/,5,100.00,,\n";
+        assert_eq!(counted_events(hybrid, &["cycles"]), vec!["cycles".to_string()]);
+        assert!(counted_events("garbage\n,,\n", &["cycles"]).is_empty());
+    }
+
+    #[test]
+    fn interval_is_clamped_to_what_perf_accepts() {
+        for (secs, ms) in [(1.0, 1000), (0.25, 250), (0.001, 10), (0.0, 10), (-1.0, 10), (f64::NAN, 10), (2.0004, 2000)] {
+            assert_eq!(interval_ms(secs), ms, "{secs}");
+        }
+    }
+
+    #[test]
+    fn missing_perf_names_the_package() {
+        let mut monitor = PerfStat::new(1.0).with_perf("/nonexistent/perf");
+        match monitor.start() {
+            Err(MonitorError::MissingProgram { program, package, detail, .. }) => {
+                assert_eq!(program, "perf");
+                assert_eq!(package, "linux-perf");
+                assert!(detail.contains("apt-get install linux-perf"), "{detail}");
+            }
+            other => panic!("expected MissingProgram, got {other:?}"),
+        }
+        assert!(monitor.finish().is_err(), "finish without a start is an error, not a panic");
+    }
+
+    #[test]
+    fn counts_software_events_system_wide_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfStat::new(0.5);
+        monitor.start().expect("perf stat starts");
+        // Keep one CPU busy for ~1.6 s so cpu-clock has something to count.
+        let until = Instant::now() + Duration::from_millis(1600);
+        let mut spins: u64 = 0;
+        while Instant::now() < until {
+            spins = spins.wrapping_add(1);
+            if spins & 0xF_FFFF == 0 {
+                monitor.sample(0.0).expect("perf is still running");
+            }
+        }
+        let out = monitor.finish().expect("perf stat output parses");
+        assert_eq!(out.series.monitor, "perf-stat");
+        assert!(out.series.times.len() >= 2, "at least two complete 0.5 s intervals: {:?}", out.series.times);
+        let cpu_clock = out.series.series.get("i.cpu-clock").expect("cpu-clock series");
+        assert_eq!(cpu_clock.len(), out.series.times.len());
+        // One spinning CPU gives at least ~1000 CPU ms per second system-wide, two CPUs at most ~2000 each.
+        assert!(cpu_clock.iter().all(|ms_per_s| *ms_per_s > 500.0), "{cpu_clock:?}");
+        for key in ["perf-stat.ps.cpu-clock", "perf-stat.i.cpu-clock", "perf-stat.ps.context-switches"] {
+            assert!(out.metrics.contains_key(key), "missing {key} in {:?}", out.metrics.keys());
+        }
+        let raw = out.raw.first().expect("the perf-stat log is kept");
+        assert_eq!(raw.name, "perf-stat");
+        let log = String::from_utf8_lossy(&raw.content);
+        assert!(log.lines().next().is_some_and(|l| l.contains(" stat -a --scale -I 500 -x , -e ")), "{log}");
+        assert!(monitor.finish().is_err(), "a second finish is an error, not a panic");
+    }
+}
