@@ -1,0 +1,177 @@
+//! Whether a proposed fix fixes a regression, read from the compare engine's verdicts (`culprit try-fix`).
+//!
+//! Two comparisons are needed: base, bad and patched side by side (column 1 = bad against base, column 2 = patched
+//! against base), and patched against bad (column 1). The rule, also written up in `docs/report.md`:
+//!
+//! 1. Bad must be a regression against base, or there is nothing to fix ([`FixVerdict::NothingToFix`]).
+//! 2. Patched worse than bad (a regression against bad) → [`FixVerdict::MadeWorse`].
+//! 3. Patched better than bad (an improvement against bad):
+//!    - and no longer a regression against base → [`FixVerdict::Fixed`];
+//!    - still a regression against base → [`FixVerdict::PartlyFixed`], with the remaining change and the bootstrap
+//!      interval of that change.
+//! 4. Patched not measurably different from bad: still a regression against base → [`FixVerdict::NotFixed`];
+//!    within the noise of both base and bad → [`FixVerdict::Undecided`] (more runs are needed).
+//!
+//! Any inconclusive verdict on the way (too few runs, failed runs) makes the answer [`FixVerdict::Undecided`] with
+//! the engine's reason.
+
+use super::{change_of, ReportError};
+use crate::compare::{CompareResult, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// The answer of `culprit try-fix`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum FixVerdict {
+    /// Patched is measurably better than bad and not worse than base.
+    Fixed,
+    /// Patched is better than bad but still worse than base by `remaining` (percent, or absolute units), whose
+    /// bootstrap interval is `interval` when the engine computed one.
+    PartlyFixed { remaining: f64, absolute: bool, interval: Option<(f64, f64)> },
+    /// Patched is not measurably better than bad, and still worse than base.
+    NotFixed,
+    /// Patched is measurably worse than bad.
+    MadeWorse,
+    /// Bad is not a regression against base: the engine's verdict for it.
+    NothingToFix { bad_verdict: String },
+    /// The runs cannot decide: why.
+    Undecided { why: String },
+}
+
+impl FixVerdict {
+    /// The verdict's words: `fixed`, `partly fixed`, `not fixed`, `made worse`, ...
+    pub fn word(&self) -> &'static str {
+        match self {
+            FixVerdict::Fixed => "fixed",
+            FixVerdict::PartlyFixed { .. } => "partly fixed",
+            FixVerdict::NotFixed => "not fixed",
+            FixVerdict::MadeWorse => "made worse",
+            FixVerdict::NothingToFix { .. } => "nothing to fix",
+            FixVerdict::Undecided { .. } => "undecided",
+        }
+    }
+
+    /// One line for people, e.g. `partly fixed: 4.1% remains (95% interval 2.0%..6.3%)`.
+    pub fn describe(&self, metric: &str) -> String {
+        match self {
+            FixVerdict::Fixed => format!("fixed: {metric} is back to the base"),
+            FixVerdict::PartlyFixed { remaining, absolute, interval } => {
+                let amount = super::amount(*remaining, *absolute);
+                let range = interval
+                    .map(|(lo, hi)| format!(" (95% interval {}..{})", super::amount(lo, *absolute), super::amount(hi, *absolute)))
+                    .unwrap_or_default();
+                format!("partly fixed: {metric} is still {amount} from the base{range}")
+            }
+            FixVerdict::NotFixed => format!("not fixed: the patch does not measurably change {metric}"),
+            FixVerdict::MadeWorse => format!("made worse: {metric} is worse with the patch than without"),
+            FixVerdict::NothingToFix { bad_verdict } => {
+                format!("nothing to fix: {metric} at bad is not a regression against base ({bad_verdict})")
+            }
+            FixVerdict::Undecided { why } => format!("undecided: {why}"),
+        }
+    }
+}
+
+fn verdict_text(v: Verdict) -> String {
+    match v {
+        Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+        v => v.word().to_string(),
+    }
+}
+
+/// Decides the fix verdict for `metric` from `table` (base, bad, patched) and `patched_vs_bad` (bad, patched).
+pub fn fix_verdict(table: &CompareResult, patched_vs_bad: &CompareResult, metric: &str) -> Result<FixVerdict, ReportError> {
+    let missing = || ReportError::MetricMissing { metric: metric.to_string(), available: "base, bad and patched".into() };
+    if table.columns.len() < 3 {
+        return Err(ReportError::TooFewColumns { got: table.columns.len() });
+    }
+    let (_, bad) = change_of(table, metric, 1).ok_or_else(missing)?;
+    let (_, patched) = change_of(table, metric, 2).ok_or_else(missing)?;
+    let (_, against_bad) = change_of(patched_vs_bad, metric, 1).ok_or_else(missing)?;
+    match bad.verdict {
+        Verdict::Regression => {}
+        Verdict::Inconclusive { reason } => return Ok(FixVerdict::Undecided { why: format!("bad against base: {reason}") }),
+        v => return Ok(FixVerdict::NothingToFix { bad_verdict: verdict_text(v) }),
+    }
+    Ok(match (against_bad.verdict, patched.verdict) {
+        (Verdict::Inconclusive { reason }, _) => FixVerdict::Undecided { why: format!("patched against bad: {reason}") },
+        (_, Verdict::Inconclusive { reason }) => FixVerdict::Undecided { why: format!("patched against base: {reason}") },
+        (Verdict::Regression, _) => FixVerdict::MadeWorse,
+        (Verdict::Improvement, Verdict::Regression) => FixVerdict::PartlyFixed {
+            remaining: patched.change,
+            absolute: patched.absolute,
+            interval: patched.ratio_ci.map(|ci| {
+                if patched.absolute {
+                    // The interval is of a ratio of means; for an absolute metric express it in the metric's units.
+                    let base_mean = change_of(table, metric, 2).and_then(|(r, _)| r.sides.first()).map_or(0.0, |s| s.mean);
+                    ((ci.low - 1.0) * base_mean, (ci.high - 1.0) * base_mean)
+                } else {
+                    (100.0 * (ci.low - 1.0), 100.0 * (ci.high - 1.0))
+                }
+            }),
+        },
+        (Verdict::Improvement, _) => FixVerdict::Fixed,
+        (_, Verdict::Regression) => FixVerdict::NotFixed,
+        _ => FixVerdict::Undecided {
+            why: "the patched runs are within the noise of both base and bad; run more (--runs)".to_string(),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare, Column, CompareOptions, Comparison};
+
+    /// Eight runs around `mean` with a 1% spread, deterministic.
+    fn runs(mean: f64) -> Vec<f64> {
+        [-1.0, 0.5, -0.25, 1.0, 0.25, -0.5, 0.75, -0.75].iter().map(|d| mean * (1.0 + d / 100.0)).collect()
+    }
+
+    fn verdict_for(base: f64, bad: f64, patched: f64) -> FixVerdict {
+        let m = "command.elapsed_time";
+        let cols = vec![
+            Column::new("base").with_metric(m, runs(base)),
+            Column::new("bad").with_metric(m, runs(bad)),
+            Column::new("patched").with_metric(m, runs(patched)),
+        ];
+        let o = CompareOptions::default();
+        let table = compare(&Comparison::new(cols.clone()), &o).unwrap();
+        let vs_bad = compare(&Comparison::new(vec![cols[1].clone(), cols[2].clone()]), &o).unwrap();
+        fix_verdict(&table, &vs_bad, m).unwrap()
+    }
+
+    #[test]
+    fn the_rule_as_a_table_of_cases() {
+        // Elapsed time: lower is better. base 100, bad 130.
+        assert_eq!(verdict_for(100.0, 130.0, 100.0), FixVerdict::Fixed);
+        assert_eq!(verdict_for(100.0, 130.0, 95.0), FixVerdict::Fixed);
+        assert!(matches!(verdict_for(100.0, 130.0, 115.0), FixVerdict::PartlyFixed { remaining, .. } if (remaining - 15.0).abs() < 0.01));
+        assert_eq!(verdict_for(100.0, 130.0, 130.0), FixVerdict::NotFixed);
+        assert_eq!(verdict_for(100.0, 130.0, 160.0), FixVerdict::MadeWorse);
+        assert!(matches!(verdict_for(100.0, 100.0, 100.0), FixVerdict::NothingToFix { .. }));
+        assert!(matches!(verdict_for(100.0, 70.0, 100.0), FixVerdict::NothingToFix { .. }));
+    }
+
+    #[test]
+    fn partly_fixed_carries_the_interval_around_the_remaining_change() {
+        let FixVerdict::PartlyFixed { remaining, interval: Some((lo, hi)), .. } = verdict_for(100.0, 130.0, 115.0) else {
+            panic!("expected partly fixed with an interval");
+        };
+        assert!(lo <= remaining && remaining <= hi && lo > 0.0, "{lo} {remaining} {hi}");
+    }
+
+    #[test]
+    fn too_few_runs_is_undecided_not_fixed() {
+        let m = "command.elapsed_time";
+        let cols = vec![
+            Column::new("base").with_metric(m, runs(100.0)),
+            Column::new("bad").with_metric(m, runs(130.0)),
+            Column::new("patched").with_metric(m, vec![100.0, 101.0]),
+        ];
+        let o = CompareOptions::default();
+        let table = compare(&Comparison::new(cols.clone()), &o).unwrap();
+        let vs_bad = compare(&Comparison::new(vec![cols[1].clone(), cols[2].clone()]), &o).unwrap();
+        assert!(matches!(fix_verdict(&table, &vs_bad, m).unwrap(), FixVerdict::Undecided { .. }));
+    }
+}

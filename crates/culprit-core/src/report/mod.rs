@@ -1,0 +1,511 @@
+//! The report a maintainer acts on: the kernel test robot's mail (subject, greeting, the commit, the test, the
+//! machine, the params, how to reproduce, the table), rendered from values as plain text, Markdown, HTML or JSON.
+//!
+//! Pure: the caller gathers a [`ReportInput`] (the comparison of base against the blamed commit, already decided
+//! by `culprit_core::compare`, and for a bisect its outcome) and gets text back. Nothing here decides whether a
+//! metric changed: every "regression" or "improvement" is the word of the verdict stored in the comparison. What
+//! this module does choose is *which* rows to show (the headline, the changed monitors, the biggest perf-profile
+//! moves), always among the rows the verdict called changed.
+
+mod fix;
+mod html;
+mod markdown;
+mod text;
+
+pub use fix::{fix_verdict, FixVerdict};
+
+use crate::bisect::Status;
+use crate::compare::{printf, Change, CompareResult, MetricRow, Verdict};
+use crate::model::{Machine, MetricClass};
+use serde::{Deserialize, Serialize};
+
+/// Most monitor rows a report shows (the ones with the largest changes); JSON always carries them all.
+pub const MAX_MONITOR_ROWS: usize = 30;
+/// Most perf-profile rows a report shows, by the size of their move in percentage points.
+pub const MAX_PROFILE_MOVES: usize = 15;
+/// The width prose lines are wrapped to, so mail clients show them unbroken.
+pub const LINE_WIDTH: usize = 90;
+
+/// Why a report cannot be rendered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReportError {
+    #[error(
+        "the comparison has {got} column(s); a report needs the base and the blamed commit (and optionally the fix)"
+    )]
+    TooFewColumns { got: usize },
+    #[error("the headline metric {metric} is not in the comparison; metrics compared: {available}")]
+    MetricMissing { metric: String, available: String },
+}
+
+/// A commit (full SHA) or a label, with its subject when known.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CommitRef {
+    pub sha: String,
+    pub subject: Option<String>,
+}
+
+impl CommitRef {
+    pub fn new(sha: impl Into<String>, subject: Option<String>) -> CommitRef {
+        CommitRef { sha: sha.into(), subject }
+    }
+
+    /// Whether this is a git commit (40 hex digits) rather than a label.
+    pub fn is_commit(&self) -> bool {
+        self.sha.len() == 40 && self.sha.chars().all(|c| c.is_ascii_hexdigit())
+    }
+
+    /// lkp's short form: 10 hex digits of a commit, the whole label otherwise.
+    pub fn short(&self) -> String {
+        if self.is_commit() {
+            self.sha.chars().take(10).collect()
+        } else {
+            self.sha.clone()
+        }
+    }
+
+    /// `sha ("subject")` as the robot's `commit:` line has it, or the bare SHA/label.
+    pub fn with_subject(&self, short: bool) -> String {
+        let id = if short { self.short() } else { self.sha.clone() };
+        match &self.subject {
+            Some(s) if !s.is_empty() => format!("{id} (\"{s}\")"),
+            _ => id,
+        }
+    }
+}
+
+/// One commit (or range) a bisect blamed, with its share of the good-to-bad change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contributor {
+    pub commit: CommitRef,
+    /// The commit it was compared against (its parent for a located culprit; the range start otherwise).
+    pub after: CommitRef,
+    /// Narrowed to this commit, rather than a range the budget did not allow to narrow.
+    pub located: bool,
+    /// Share of the change, with its 90% interval.
+    pub share: f64,
+    pub share_low: f64,
+    pub share_high: f64,
+    /// Posterior probability that the change is at this commit (or its untestable suspects).
+    pub confidence: f64,
+    /// Untestable commits that cannot be told apart from `commit`.
+    pub untestable_suspects: Vec<CommitRef>,
+}
+
+/// What a bisect concluded, as the report needs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BisectSummary {
+    pub session: i64,
+    pub status: Status,
+    /// Whether the blamed commit was confirmed (located and verified against its parent). An unconfirmed culprit
+    /// is named as "most likely", never blamed as the cause.
+    pub confirmed: bool,
+    pub good: CommitRef,
+    pub bad: CommitRef,
+    pub runs: usize,
+    pub builds: usize,
+    pub contributors: Vec<Contributor>,
+    /// The bisect's own sentence on why it ended where it did.
+    pub reason: String,
+}
+
+/// The metric at one tested commit, oldest first, for the trend line and the tested-commits list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendPoint {
+    pub commit: CommitRef,
+    pub runs: usize,
+    /// `None` when the commit could not be tested (build or run failed).
+    pub mean: Option<f64>,
+    pub stddev: Option<f64>,
+}
+
+/// Everything a report is rendered from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportInput {
+    /// The headline metric; its row in `comparison` gives the change and the verdict.
+    pub metric: String,
+    /// The base column (the blamed commit's parent, or the good side of a comparison).
+    pub base: CommitRef,
+    /// The blamed (or bad) commit: column 1 of `comparison`.
+    pub commit: CommitRef,
+    /// The fix under test: column 2 of `comparison` when present.
+    pub fix: Option<CommitRef>,
+    pub testcase: String,
+    pub machine: Machine,
+    /// The job's params in job order, as `key: value`.
+    pub params: Vec<(String, String)>,
+    /// The exact commands that reproduce the result, one per line (comments start with `#`).
+    pub reproduce: Vec<String>,
+    /// The file name the job is written to next to the report, when it is.
+    pub job_file: Option<String>,
+    /// Base, commit and optionally fix, decided by `culprit_core::compare`.
+    pub comparison: CompareResult,
+    pub bisect: Option<BisectSummary>,
+    /// The metric over the tested commits (a bisect's evidence, or the compared columns).
+    pub trend: Vec<TrendPoint>,
+}
+
+/// The output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Text,
+    Markdown,
+    Html,
+    Json,
+}
+
+impl Format {
+    /// The file extension of a report written to a directory.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Text => "txt",
+            Format::Markdown => "md",
+            Format::Html => "html",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// The headline's facts, read from the comparison: the change of the headline metric in the commit's column and
+/// the verdict the compare engine gave it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    pub metric: String,
+    pub change: f64,
+    pub absolute: bool,
+    pub verdict: Verdict,
+    /// The change of the fix column against the base, when there is a fix.
+    pub fix_change: Option<f64>,
+}
+
+impl Headline {
+    /// The change as the robot prints it: `-21.8%` or `58.4%` (no plus sign), `-25.6` for absolute metrics.
+    pub fn amount(&self) -> String {
+        amount(self.change, self.absolute)
+    }
+
+    /// The noun after the amount: `regression`, `improvement`, `change`, ...
+    pub fn noun(&self) -> &'static str {
+        match self.verdict {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::Changed => "change",
+            Verdict::Unchanged => "change within the noise",
+            Verdict::Inconclusive { .. } => "undecided change",
+        }
+    }
+}
+
+/// A change as the robot's headlines print it: one decimal, a minus sign only.
+pub fn amount(change: f64, absolute: bool) -> String {
+    if change.is_infinite() {
+        return if change > 0.0 { "+inf%".to_string() } else { "-inf%".to_string() };
+    }
+    let number = printf::fixed(change, 1, false);
+    if absolute {
+        number
+    } else {
+        format!("{number}%")
+    }
+}
+
+/// The change of `metric` in column `column` (1 = the commit) of a comparison, or `None` when the row or column
+/// is absent.
+pub fn change_of<'a>(result: &'a CompareResult, metric: &str, column: usize) -> Option<(&'a MetricRow, &'a Change)> {
+    let row = result.rows.iter().find(|r| r.metric == metric)?;
+    let change = row.changes.iter().find(|c| c.column == column)?;
+    Some((row, change))
+}
+
+/// The headline of a report: the input metric's change and verdict in the commit's column.
+pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
+    let got = input.comparison.columns.len();
+    if got < 2 {
+        return Err(ReportError::TooFewColumns { got });
+    }
+    let Some((_, change)) = change_of(&input.comparison, &input.metric, 1) else {
+        let mut names: Vec<&str> = input.comparison.rows.iter().map(|r| r.metric.as_str()).take(12).collect();
+        if input.comparison.rows.len() > names.len() {
+            names.push("...");
+        }
+        return Err(ReportError::MetricMissing { metric: input.metric.clone(), available: names.join(", ") });
+    };
+    let fix_change = if input.fix.is_some() { change_of(&input.comparison, &input.metric, 2).map(|(_, c)| c.change) } else { None };
+    Ok(Headline {
+        metric: input.metric.clone(),
+        change: change.change,
+        absolute: change.absolute,
+        verdict: change.verdict,
+        fix_change,
+    })
+}
+
+/// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
+/// column 1 is a regression or an improvement, a regression first, then the largest change; else the first program
+/// metric with any change; else `None`.
+pub fn headline_metric(result: &CompareResult) -> Option<String> {
+    let mut best: Option<(bool, f64, &str)> = None;
+    for row in result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit.")) {
+        let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
+        if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
+            continue;
+        }
+        let key = (c.verdict == Verdict::Regression, c.change.abs());
+        let better = match best {
+            None => true,
+            Some((r, size, _)) => (key.0, key.1) > (r, size),
+        };
+        if better {
+            best = Some((key.0, key.1, &row.metric));
+        }
+    }
+    if let Some((_, _, m)) = best {
+        return Some(m.to_string());
+    }
+    result
+        .rows
+        .iter()
+        .filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+        .find(|r| r.changes.iter().any(|c| c.column == 1 && c.verdict.is_change()))
+        .map(|r| r.metric.clone())
+}
+
+/// Whether a row changed in the commit's column or the fix's, by the stored verdicts.
+fn changed(row: &MetricRow) -> bool {
+    row.any_change()
+}
+
+/// Size of a row's change in the commit's column, for ordering (infinite sorts first).
+fn size(row: &MetricRow) -> f64 {
+    row.changes.iter().find(|c| c.column == 1).map(|c| c.change.abs()).unwrap_or(0.0)
+}
+
+/// The rows of the report's table: program metrics that changed (and the headline metric always), the monitor
+/// metrics that changed (largest first, at most [`MAX_MONITOR_ROWS`]), and the biggest perf-profile moves
+/// (`perf-profile.calltrace.*`, `children.*`, `self.*`, largest in absolute percentage points, at most
+/// [`MAX_PROFILE_MOVES`]). Returns the rows and how many changed rows were left out.
+pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec<&'a MetricRow>, usize) {
+    let mut program: Vec<&MetricRow> = Vec::new();
+    let mut monitors: Vec<&MetricRow> = Vec::new();
+    let mut profile: Vec<&MetricRow> = Vec::new();
+    for row in &result.rows {
+        let wanted = changed(row) || row.metric == headline_metric;
+        if !wanted {
+            continue;
+        }
+        match row.class {
+            MetricClass::Program => program.push(row),
+            MetricClass::Monitor => monitors.push(row),
+            MetricClass::Profile => profile.push(row),
+        }
+    }
+    let by_size = |a: &&MetricRow, b: &&MetricRow| size(b).total_cmp(&size(a)).then_with(|| a.metric.cmp(&b.metric));
+    monitors.sort_by(by_size);
+    profile.sort_by(by_size);
+    let left_out = monitors.len().saturating_sub(MAX_MONITOR_ROWS) + profile.len().saturating_sub(MAX_PROFILE_MOVES);
+    monitors.truncate(MAX_MONITOR_ROWS);
+    profile.truncate(MAX_PROFILE_MOVES);
+    let mut rows = program;
+    rows.extend(monitors);
+    rows.extend(profile);
+    (rows, left_out)
+}
+
+/// A copy of the comparison holding only the report's rows, in the report's order, for the table renderers.
+pub fn report_table(result: &CompareResult, headline_metric: &str) -> (CompareResult, usize) {
+    let (rows, left_out) = report_rows(result, headline_metric);
+    let mut shown = result.clone();
+    shown.rows = rows.into_iter().cloned().collect();
+    (shown, left_out)
+}
+
+/// Renders a report in `format`.
+pub fn render(input: &ReportInput, format: Format) -> Result<String, ReportError> {
+    match format {
+        Format::Text => text::render_text(input),
+        Format::Markdown => markdown::render_markdown(input),
+        Format::Html => html::render_html(input),
+        Format::Json => render_json(input),
+    }
+}
+
+/// The subject line: `[culprit] <short sha> <subject>: <metric> <change> regression|improvement`, and for a
+/// bisect that could not confirm its culprit, or found nothing, the subject says so.
+pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
+    let h = headline(input)?;
+    let commit = match &input.commit.subject {
+        Some(s) if !s.is_empty() => format!("{} {s}", input.commit.short()),
+        _ => input.commit.short(),
+    };
+    let what = format!("{} {} {}", h.metric, h.amount(), h.noun());
+    Ok(match &input.bisect {
+        Some(b) if b.status == Status::NotReproduced => {
+            format!("[culprit] {}..{}: {} did not reproduce, no commit blamed", b.good.short(), b.bad.short(), h.metric)
+        }
+        Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
+        _ => format!("[culprit] {commit}: {what}"),
+    })
+}
+
+/// The JSON report: the subject, the headline, the verdicts' rows shown, and the whole input.
+pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
+    let subject = subject_line(input)?;
+    let headline = headline(input)?;
+    let (rows, left_out) = report_rows(&input.comparison, &input.metric);
+    let value = serde_json::json!({
+        "subject": subject,
+        "headline": headline,
+        "confirmed": input.bisect.as_ref().is_none_or(|b| b.confirmed),
+        "shown_metrics": rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
+        "left_out": left_out,
+        "input": input,
+    });
+    Ok(serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n")
+}
+
+/// Wraps prose to [`LINE_WIDTH`] at spaces; a word longer than the width stays whole on its own line.
+pub fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > LINE_WIDTH {
+            out.push_str(indent);
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(indent);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The sentence that opens the report, after the greeting: what changed, and who is blamed, in the robot's words.
+pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
+    let noticed = format!("a {} {} of {}", h.amount(), h.noun(), h.metric);
+    match &input.bisect {
+        Some(b) if b.status == Status::NotReproduced => format!(
+            "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is blamed.",
+            h.metric,
+            b.good.short(),
+            b.bad.short()
+        ),
+        Some(b) if !b.confirmed => format!(
+            "FYI, we noticed {noticed} between {} and {}, but the bisect could not confirm the commit that caused \
+             it. The most likely commit, NOT confirmed, is:",
+            b.good.short(),
+            b.bad.short()
+        ),
+        Some(b) if b.contributors.len() > 1 => {
+            format!("FYI, we noticed {noticed}; {} commits share the change, the first being:", b.contributors.len())
+        }
+        _ => format!("FYI, we noticed {noticed} due to commit:"),
+    }
+}
+
+/// The bisect section's lines (without indentation): status, spend, and each contributor's share.
+pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
+    let status = match b.status {
+        Status::Found if b.confirmed => "found the culprit, confirmed against its parent",
+        Status::Found => "found a likely culprit, not confirmed",
+        Status::Multiple => "several commits share the change",
+        Status::NotReproduced => "the change did not reproduce; no commit is blamed",
+        Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
+    };
+    let mut lines = vec![format!(
+        "bisect session {}: {status}, after {} runs and {} builds ({}..{})",
+        b.session,
+        b.runs,
+        b.builds,
+        b.good.short(),
+        b.bad.short()
+    )];
+    for c in &b.contributors {
+        let place = if c.located {
+            c.commit.with_subject(true)
+        } else {
+            format!("a commit after {} up to {}", c.after.short(), c.commit.with_subject(true))
+        };
+        lines.push(format!(
+            "{place} explains {:.0}% of the change (90% interval {:.0}%..{:.0}%), confidence {:.3}",
+            100.0 * c.share,
+            100.0 * c.share_low,
+            100.0 * c.share_high,
+            c.confidence
+        ));
+        if !c.untestable_suspects.is_empty() {
+            let list: Vec<String> = c.untestable_suspects.iter().map(CommitRef::short).collect();
+            lines.push(format!("it cannot be told apart from the untestable commit(s) {}", list.join(", ")));
+        }
+    }
+    lines.push(format!("why: {}", b.reason));
+    lines
+}
+
+/// A value as the tested-commits list prints it: like the table's mean field, trimmed.
+pub(crate) fn value_text(x: f64) -> String {
+    crate::compare::render::format_mean(x).trim().to_string()
+}
+
+/// The verdict sentence under a table that has a fix column, e.g. `with the fix, fio.write_iops is -2.9% from
+/// base (was -21.8%)`.
+pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> {
+    let fix = input.fix.as_ref()?;
+    let (_, c) = change_of(&input.comparison, &input.metric, 2)?;
+    let word = match c.verdict {
+        Verdict::Regression => "still a regression",
+        Verdict::Improvement => "an improvement",
+        Verdict::Changed => "a change",
+        Verdict::Unchanged => "within the noise of the base",
+        Verdict::Inconclusive { .. } => "undecided",
+    };
+    Some(format!(
+        "With {}, {} is {} from the base ({word}); {} had {}.",
+        fix.short(),
+        h.metric,
+        amount(c.change, c.absolute),
+        input.commit.short(),
+        h.amount()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_print_as_the_robot_does() {
+        assert_eq!(amount(-21.84, false), "-21.8%");
+        assert_eq!(amount(58.44, false), "58.4%");
+        assert_eq!(amount(-25.64, true), "-25.6");
+        assert_eq!(amount(f64::INFINITY, false), "+inf%");
+    }
+
+    #[test]
+    fn wrap_keeps_lines_short_and_words_whole() {
+        let long = "word ".repeat(60);
+        let wrapped = wrap(&long, "  ");
+        assert!(wrapped.lines().count() > 2);
+        assert!(wrapped.lines().all(|l| l.len() <= LINE_WIDTH && l.starts_with("  ")));
+        assert_eq!(wrapped.split_whitespace().count(), 60);
+        let giant = "x".repeat(120);
+        assert_eq!(wrap(&giant, ""), format!("{giant}\n"));
+    }
+
+    #[test]
+    fn short_forms_of_commits_and_labels() {
+        let c = CommitRef::new("8cc621d2f45ddd3dc664024a647ee7adf48d79a5", Some("mm: fs".into()));
+        assert_eq!(c.short(), "8cc621d2f4");
+        assert_eq!(c.with_subject(false), "8cc621d2f45ddd3dc664024a647ee7adf48d79a5 (\"mm: fs\")");
+        let l = CommitRef::new("patched", None);
+        assert!(!l.is_commit());
+        assert_eq!(l.short(), "patched");
+    }
+}

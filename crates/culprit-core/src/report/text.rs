@@ -1,0 +1,88 @@
+//! The plain-text report: the kernel test robot's mail, line for line in its wording, ready to send.
+
+use super::{bisect_lines, fix_sentence, headline, opening, report_table, subject_line, value_text, wrap, ReportError, ReportInput};
+use crate::compare::render::{render_table, RenderOptions};
+use std::fmt::Write as _;
+
+/// The indentation of commands and list items, as the robot's mails have it.
+const INDENT: &str = "        ";
+
+/// The robot's separator before the details (kept within the mail width).
+pub(crate) const DETAILS_RULE: &str =
+    "----------------------------------------------------------------------------------------->";
+
+/// The mail as plain text.
+pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
+    let h = headline(input)?;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", subject_line(input)?);
+    out.push_str("Greeting,\n\n");
+    out.push_str(&wrap(&opening(input, &h), ""));
+    out.push_str("\n\n");
+    let blamed = match &input.bisect {
+        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
+        Some(b) if b.status == crate::bisect::Status::NotReproduced => Vec::new(),
+        _ => vec![input.commit.clone()],
+    };
+    for c in &blamed {
+        let noun = if c.is_commit() { "commit" } else { "label" };
+        let _ = writeln!(out, "{noun}: {}", c.with_subject(false));
+    }
+    out.push_str("\n\n");
+    let _ = writeln!(out, "in testcase: {}", input.testcase);
+    out.push_str(&wrap(&format!("on test machine: {}", input.machine.describe()), ""));
+    if !input.params.is_empty() {
+        out.push_str("with following parameters:\n\n");
+        for (k, v) in &input.params {
+            let _ = writeln!(out, "\t{k}: {v}");
+        }
+    }
+    out.push_str("\n\n");
+    if !input.reproduce.is_empty() {
+        out.push_str("To reproduce:\n\n");
+        for line in &input.reproduce {
+            let _ = writeln!(out, "{INDENT}{line}");
+        }
+        out.push('\n');
+    }
+    if let Some(file) = &input.job_file {
+        let _ = writeln!(out, "The job file {file} is written next to this report.\n");
+    }
+    out.push_str("Details are as below:\n");
+    out.push_str(DETAILS_RULE);
+    out.push_str("\n\n");
+    let (table, left_out) = report_table(&input.comparison, &input.metric);
+    out.push_str(&render_table(&table, RenderOptions { all: true }));
+    if left_out > 0 {
+        let _ = writeln!(out, "# {left_out} more changed monitor or perf-profile metric(s); the json format has them all");
+    }
+    out.push('\n');
+    if let Some(sentence) = fix_sentence(input, &h) {
+        out.push_str(&wrap(&sentence, ""));
+        out.push('\n');
+    }
+    if let Some(b) = &input.bisect {
+        for line in bisect_lines(b) {
+            out.push_str(&wrap(&line, ""));
+        }
+        out.push('\n');
+    }
+    if input.trend.len() > 2 {
+        let _ = writeln!(out, "{} over the tested commits (oldest first):\n", input.metric);
+        for p in &input.trend {
+            let subject = p.commit.subject.as_deref().unwrap_or("");
+            let line = match p.mean {
+                None => format!("{INDENT}{}  {:>22}  {subject}", p.commit.short(), "untestable"),
+                Some(mean) => {
+                    let sd = p.stddev.filter(|s| s.is_finite()).map(|s| format!(" ±{}", value_text(s))).unwrap_or_default();
+                    format!("{INDENT}{}  {:>14} {:>7}  {subject}", p.commit.short(), value_text(mean) + &sd, format!("{} runs", p.runs))
+                }
+            };
+            // A long subject is cut rather than wrapped: the list is read down its columns.
+            let cut: String = line.chars().take(super::LINE_WIDTH).collect();
+            let _ = writeln!(out, "{}", cut.trim_end());
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
