@@ -444,22 +444,24 @@ impl Tracker {
         })
     }
 
-    /// Clipped mean and variance of the runs of points `a..b`.
-    fn segment_moments(&self, a: usize, b: usize) -> (f64, f64, f64) {
-        let n = self.cum_n[b] - self.cum_n[a];
-        let s = self.cum_s[b] - self.cum_s[a];
-        let ss = self.cum_ss[b] - self.cum_ss[a];
-        let mean = if n > 0.0 { s / n } else { 0.0 };
-        let var = if n > 1.0 { ((ss - s * s / n) / (n - 1.0)).max(0.0) } else { 0.0 };
-        (mean + self.origin, var, n)
+    /// Robust mean of the runs of points `a..b` (each run clipped to the segment's median ± clip * scale, so
+    /// the level of the segment, not a running median that lags at the step, is the reference) and their count.
+    fn segment_level(&self, a: usize, b: usize) -> (f64, f64) {
+        let runs = self.raw_runs(a, b);
+        let median = stats::median(&runs).unwrap_or(0.0);
+        let bound = self.options.clip_sigmas * self.scale;
+        let n = runs.len() as f64;
+        let sum: f64 = runs.iter().map(|x| x.clamp(median - bound, median + bound) - median).sum();
+        (if n > 0.0 { median + sum / n } else { median }, n)
     }
 
     fn describe(&self, a: usize, c: usize, b: usize, p: f64) -> ChangePoint {
-        let (mean_before, var_before, n_before) = self.segment_moments(a, c);
-        let (mean_after, var_after, n_after) = self.segment_moments(c, b);
+        let (mean_before, n_before) = self.segment_level(a, c);
+        let (mean_after, n_after) = self.segment_level(c, b);
         let change = mean_after - mean_before;
+        // The standard error uses the robust noise scale: the clipped runs' own spread would understate it.
         let z = stats::normal_quantile((1.0 + self.options.confidence) / 2.0);
-        let half = z * (var_before / n_before.max(1.0) + var_after / n_after.max(1.0)).sqrt();
+        let half = z * self.scale * (1.0 / n_before.max(1.0) + 1.0 / n_after.max(1.0)).sqrt();
         let (low, high) = (change - half, change + half);
         let pct = |x: f64| if mean_before != 0.0 { Some(100.0 * x / mean_before.abs()) } else { None };
         let index = |k: usize| self.input_index.get(k).copied().unwrap_or(0);
