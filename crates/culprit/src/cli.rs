@@ -31,6 +31,10 @@ pub enum Command {
     Sim(SimArgs),
     /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
     Bisect(BisectArgs),
+    /// Write the robot's report mail for a bisect session or a comparison (text, markdown, html or json).
+    Report(ReportArgs),
+    /// Measure a proposed fix: base, bad and bad+patch interleaved, with a verdict (fixed, partly, not, worse).
+    TryFix(TryFixArgs),
 }
 
 #[derive(Debug, Args)]
@@ -219,6 +223,115 @@ pub struct SimArgs {
     /// culprit, fixed (5 runs per midpoint) or pinpoint; comma-separated for side by side. Default: all three.
     #[arg(long, value_delimiter = ',', default_value = "culprit,fixed,pinpoint")]
     pub strategy: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// The plain-text mail, as the kernel test robot sends it.
+    Text,
+    Markdown,
+    /// One self-contained HTML file with the metric's trend over the tested commits.
+    Html,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The bisect session to report (as printed by `culprit bisect`); or use --compare BASE BAD.
+    #[arg(required_unless_present = "compare", conflicts_with = "compare")]
+    pub session: Option<i64>,
+    /// Report a comparison of stored results instead: the base and the bad commit (or labels).
+    #[arg(long, num_args = 2, value_names = ["BASE", "BAD"])]
+    pub compare: Option<Vec<String>>,
+    /// A third column: the stored results of a fix (a commit, or the label `culprit try-fix` stored).
+    #[arg(long, value_name = "REV", requires = "compare")]
+    pub fix: Option<String>,
+    /// The headline metric (default: the bisected metric, or the largest regression among program metrics).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Only the job whose name or id matches this glob (default: the first job both revisions ran).
+    #[arg(long)]
+    pub job: Option<String>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write the report (report.txt/.md/.html/.json) and the job file (job.yaml) into this directory.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TryFixArgs {
+    /// The commit without the regression.
+    #[arg(long)]
+    pub base: String,
+    /// The commit with the regression; the patch is applied on top of it.
+    #[arg(long)]
+    pub bad: String,
+    /// The proposed fix, as a patch `git apply` takes (`git format-patch` or `git diff` output).
+    #[arg(long, value_name = "FILE.patch")]
+    pub patch: PathBuf,
+    /// The job file to run (one atomic job).
+    #[arg(long, conflicts_with = "run", required_unless_present = "run")]
+    pub job: Option<PathBuf>,
+    /// A shell command to time instead of a job (its metric is command.elapsed_time).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Shell command that builds each of base, bad and patched in its worktree.
+    #[arg(long)]
+    pub build: Option<String>,
+    /// The git repository (default: the one containing the current directory).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// Runs of each of base, bad and patched, interleaved round-robin.
+    #[arg(long, default_value_t = 8)]
+    pub runs: usize,
+    /// The metric the verdict is about (default: command.elapsed_time for --run, else the largest regression).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TrackArgs {
+    /// Analyse a plain series instead of stored results: one value per line after an optional header, or
+    /// `commit,value` rows (consecutive rows of one commit form one point).
+    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["branch", "job", "testcase", "machine", "metric", "bisect"])]
+    pub series: Option<PathBuf>,
+    /// The branch whose first-parent history orders the tested commits (default: HEAD).
+    #[arg(long, value_name = "REF")]
+    pub branch: Option<String>,
+    /// The git repository (default: the one containing the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Only jobs whose name or id matches this glob.
+    #[arg(long, value_name = "GLOB")]
+    pub job: Option<String>,
+    /// Only this testcase.
+    #[arg(long)]
+    pub testcase: Option<String>,
+    /// Only this machine (hostname glob).
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Only metrics matching this regex.
+    #[arg(long, value_name = "REGEX")]
+    pub metric: Option<String>,
+    /// Start a bisect for each regression whose tested commits around it are more than one commit apart.
+    #[arg(long)]
+    pub bisect: bool,
+    /// With --bisect: shell command that builds a commit in its worktree.
+    #[arg(long, requires = "bisect")]
+    pub build: Option<String>,
+    /// With --bisect: shell command that deploys a built commit.
+    #[arg(long, requires = "bisect")]
+    pub deploy: Option<String>,
+    /// With --bisect: most runs each bisect may spend.
+    #[arg(long, default_value_t = 600)]
+    pub max_runs: usize,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }

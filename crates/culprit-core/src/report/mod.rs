@@ -419,14 +419,10 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
         Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
     };
-    let mut lines = vec![format!(
-        "bisect session {}: {status}, after {} runs and {} builds ({}..{})",
-        b.session,
-        b.runs,
-        b.builds,
-        b.good.short(),
-        b.bad.short()
-    )];
+    let mut lines = vec![
+        format!("bisect session {}: {status}", b.session),
+        format!("spent {} runs and {} builds between {} and {}", b.runs, b.builds, b.good.short(), b.bad.short()),
+    ];
     for c in &b.contributors {
         let place = if c.located {
             c.commit.with_subject(true)
@@ -449,9 +445,64 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     lines
 }
 
-/// A value as the tested-commits list prints it: like the table's mean field, trimmed.
+/// A value as the tested-commits list and the trend print it: whole numbers from 1000 up, else four significant
+/// digits, so a 46 ms user time reads 0.04615 rather than the table's 0.05.
 pub(crate) fn value_text(x: f64) -> String {
-    crate::compare::render::format_mean(x).trim().to_string()
+    if x.abs() >= 1000.0 {
+        printf::fixed(x, 0, false)
+    } else {
+        printf::general(x, 4, false)
+    }
+}
+
+/// Splits a shell command line into words, keeping single- and double-quoted parts whole.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (None, ' ') => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                continue;
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        word.push(c);
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// A command wider than the mail, broken at word boundaries (never inside quotes) with ` \` continuations, the
+/// continuation lines indented by four more spaces. Comments and short commands come back as they are.
+pub fn break_command(line: &str, indent: &str) -> String {
+    if indent.len() + line.len() <= LINE_WIDTH || line.starts_with('#') {
+        return format!("{indent}{line}\n");
+    }
+    let mut out = String::new();
+    let mut current = String::from(indent);
+    let continuation = format!("{indent}    ");
+    for word in shell_words(line) {
+        let fresh = current.trim().is_empty();
+        if !fresh && current.len() + 1 + word.len() + 2 > LINE_WIDTH {
+            out.push_str(&current);
+            out.push_str(" \\\n");
+            current = continuation.clone();
+        } else if !fresh {
+            current.push(' ');
+        }
+        current.push_str(&word);
+    }
+    out.push_str(&current);
+    out.push('\n');
+    out
 }
 
 /// The verdict sentence under a table that has a fix column, e.g. `with the fix, fio.write_iops is -2.9% from
@@ -497,6 +548,19 @@ mod tests {
         assert_eq!(wrapped.split_whitespace().count(), 60);
         let giant = "x".repeat(120);
         assert_eq!(wrap(&giant, ""), format!("{giant}\n"));
+    }
+
+    #[test]
+    fn long_commands_break_outside_quotes_and_rejoin_to_the_same_words() {
+        let line = "culprit bisect --repo /tmp/rep/repo --good 1b582f951d54038b3dab7b6f56a50e76eb63e771 \
+                    --bad cd5775dba69cdd63c36b7b69ed766a25b513f6fb --job job.yaml --build 'make -s -j 2'";
+        let broken = break_command(line, "        ");
+        assert!(broken.lines().count() > 1);
+        assert!(broken.lines().all(|l| l.len() <= LINE_WIDTH), "{broken}");
+        assert!(broken.contains("'make -s -j 2'"));
+        let rejoined = broken.replace(" \\\n", " ");
+        assert_eq!(shell_words(rejoined.trim_end()), shell_words(line));
+        assert_eq!(break_command("# a comment", "  "), "  # a comment\n");
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     if !input.reproduce.is_empty() {
         out.push_str("To reproduce:\n\n");
         for line in &input.reproduce {
-            let _ = writeln!(out, "{INDENT}{line}");
+            out.push_str(&super::break_command(line, INDENT));
         }
         out.push('\n');
     }
@@ -74,7 +74,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
             let line = match p.mean {
                 None => format!("{INDENT}{}  {:>22}  {subject}", p.commit.short(), "untestable"),
                 Some(mean) => {
-                    let sd = p.stddev.filter(|s| s.is_finite()).map(|s| format!(" ±{}", value_text(s))).unwrap_or_default();
+                    let sd = p.stddev.filter(|s| s.is_finite()).map(|s| format!(" ±{}", super::printf::general(s, 2, false))).unwrap_or_default();
                     format!("{INDENT}{}  {:>14} {:>7}  {subject}", p.commit.short(), value_text(mean) + &sd, format!("{} runs", p.runs))
                 }
             };

@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
 }
 
 /// A `command` job for `--run CMD`, as YAML.
-fn command_job_yaml(command_line: &str) -> String {
+pub(crate) fn command_job_yaml(command_line: &str) -> String {
     let mut cmd = serde_yaml::Mapping::new();
     cmd.insert("cmd".into(), command_line.into());
     let mut job = serde_yaml::Mapping::new();
@@ -52,7 +52,7 @@ fn command_job_yaml(command_line: &str) -> String {
 }
 
 /// The one atomic job a bisect runs at every commit.
-fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
+pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
     let jobs = plan_text(yaml, source, machine::nr_cpu(), None, repo)?;
     let mut job = match jobs.len() {
         1 => jobs.into_iter().next().map(|j| j.run).context("no job")?,
@@ -67,12 +67,12 @@ fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
     Ok(job)
 }
 
-fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
+pub(crate) fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
     // Inside .git so worktrees never show up as untracked files of the user's checkout.
     repo.join(".git").join("culprit").join(tag)
 }
 
-fn run_context() -> RunContext {
+pub(crate) fn run_context() -> RunContext {
     RunContext {
         revision: culprit_core::model::Revision::Label { name: String::new() },
         machine: machine::this_machine(),
@@ -82,7 +82,7 @@ fn run_context() -> RunContext {
 }
 
 /// Which way is worse for the metric, from the direction table.
-fn bisect_direction(metric: &str) -> BisectDirection {
+pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     match direction_of(metric) {
         Direction::HigherIsBetter => BisectDirection::LowerIsWorse,
         Direction::LowerIsBetter => BisectDirection::HigherIsWorse,
@@ -91,7 +91,7 @@ fn bisect_direction(metric: &str) -> BisectDirection {
 }
 
 /// The program metric that changed most significantly between the good and bad probe runs.
-fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<String> {
+pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<String> {
     let column = |label: &str, runs: &[RunRecord]| {
         let mut c = Column::new(label);
         for r in runs.iter().filter(|r| r.outcome.is_ok()) {
@@ -139,7 +139,7 @@ fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<String> {
     best.map(|b| b.3).context("the job produced no program metric to bisect; name one with --metric")
 }
 
-fn progress_bar() -> ProgressBar {
+pub(crate) fn progress_bar() -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -148,7 +148,7 @@ fn progress_bar() -> ProgressBar {
     bar
 }
 
-fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
+pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
     let started = Instant::now();
     let mut last_runs = 0usize;
     move |event| match event {
@@ -472,8 +472,18 @@ fn list(store: &dyn Store) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `culprit bisect log ID`: replays the stored runs into the machine to show every decision and its reason.
-fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
+/// A stored session replayed: its configuration, range, runs, samples, and the machine they lead to.
+pub struct Replayed {
+    pub stored: culprit_store::BisectSession,
+    pub config: SessionConfig,
+    pub range: Vec<RangeCommit>,
+    pub records: Vec<RunRecord>,
+    pub samples: Vec<(usize, Sample)>,
+    pub machine: Bisect,
+}
+
+/// Replays a stored session's runs into a fresh machine (bisect state is derived, never stored).
+pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
@@ -487,6 +497,12 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         }
     }
     let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
+    Ok(Replayed { stored, config, range, records, samples, machine })
+}
+
+/// `culprit bisect log ID`: replays the stored runs into the machine to show every decision and its reason.
+fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
+    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
     if json {
         let value = serde_json::json!({
             "session": session.0,

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 const NOT_AXES: &[&str] = &["suite", "testcase", "category", "job_origin"];
 
 /// A column header: the full SHA for commits (lkp truncates it), the name for labels.
-fn column_of(samples: &RevisionSamples) -> Column {
+pub fn column_of(samples: &RevisionSamples) -> Column {
     let (label, subject) = match &samples.revision {
         Revision::Commit { sha, subject, .. } => (sha.clone(), subject.clone()),
         Revision::Label { name } => (name.clone(), None),
@@ -24,7 +24,7 @@ fn column_of(samples: &RevisionSamples) -> Column {
 }
 
 /// The jobs (id, name) that every revision has runs of, in order of first appearance.
-fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)> {
+pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)> {
     let mut jobs: Vec<(String, String)> = Vec::new();
     for r in runs {
         if !jobs.iter().any(|(id, _)| id == &r.job_id) {
@@ -146,7 +146,7 @@ fn warn_if_empty(result: &CompareResult, job: &str) {
 }
 
 /// The `axes` header of a job: the machine, the testcase, then the job's params in job order.
-fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
+pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
     let mut axes = vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];

@@ -7,10 +7,12 @@ use std::process::ExitCode;
 pub mod bisect;
 pub mod compare;
 pub mod parse;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod sim;
 pub mod split;
+pub mod try_fix;
 
 use anyhow::Context;
 use culprit_store::{SqliteStore, Store};
@@ -42,6 +44,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Bisect(args) => {
             let mut store = open_store(cli.db)?;
             bisect::run(&mut store, &args)
+        }
+        Command::Report(args) => {
+            let store = open_store(cli.db)?;
+            report::run(&store as &dyn Store, &args)
+        }
+        Command::TryFix(args) => {
+            let mut store = open_store(cli.db)?;
+            try_fix::run(&mut store, &args)
         }
         Command::Import(args) => {
             let mut store = open_store(cli.db)?;

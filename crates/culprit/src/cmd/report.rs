@@ -1,0 +1,280 @@
+//! `culprit report BISECT_ID` and `culprit report --compare BASE BAD [--fix REV]`: the robot's mail from stored
+//! results. This module only gathers values (the session replayed as `culprit bisect log` does, the stored runs
+//! compared as `culprit compare` does); `culprit_core::report` renders them and decides nothing.
+
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::cmd::bisect::{replay, Replayed};
+use crate::cmd::compare::{axes_of, column_of, common_jobs, resolve};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::bisect::Status;
+use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison};
+use culprit_core::model::{MetricClass, Revision, RunRecord};
+use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
+use culprit_run::process::shell_quote;
+use culprit_store::{RunFilter, SampleQuery, SessionId, Store};
+use std::process::ExitCode;
+
+/// The name the job file gets next to a written report.
+pub const JOB_FILE: &str = "job.yaml";
+
+/// Params that say where a job came from rather than what it measures; the mail leaves them out, as the robot does.
+const NOT_PARAMS: &[&str] = &["suite", "testcase", "category", "job_origin"];
+
+pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
+    let format = match args.format {
+        ReportFormat::Text => Format::Text,
+        ReportFormat::Markdown => Format::Markdown,
+        ReportFormat::Html => Format::Html,
+        ReportFormat::Json => Format::Json,
+    };
+    let (mut input, job_yaml) = match (&args.session, &args.compare) {
+        (Some(id), _) => from_bisect(store, SessionId(*id), args.metric.as_deref())?,
+        (None, Some(revs)) => from_compare(store, revs, args)?,
+        (None, None) => bail!("give a bisect session id, or --compare BASE BAD"),
+    };
+    match &args.output {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+            input.job_file = Some(JOB_FILE.to_string());
+            let text = report::render(&input, format)?;
+            let report_path = dir.join(format!("report.{}", format.extension()));
+            std::fs::write(&report_path, &text).with_context(|| format!("cannot write {}", report_path.display()))?;
+            let job_path = dir.join(JOB_FILE);
+            std::fs::write(&job_path, &job_yaml).with_context(|| format!("cannot write {}", job_path.display()))?;
+            eprintln!("culprit: wrote {} and {}", report_path.display(), job_path.display());
+        }
+        None => output::print(&report::render(&input, format)?)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A commit reference for a stored revision.
+fn commit_ref(revision: &Revision) -> CommitRef {
+    match revision {
+        Revision::Commit { sha, subject, .. } => CommitRef::new(sha.clone(), subject.clone()),
+        Revision::Label { name } => CommitRef::new(name.clone(), None),
+    }
+}
+
+/// The stored runs of `job_id` at `keys` (in column order), compared by the one compare engine.
+pub fn compare_stored(store: &dyn Store, keys: &[String], job_id: &str) -> Result<CompareResult> {
+    let samples = store.samples(&SampleQuery {
+        revision_keys: keys.to_vec(),
+        job: Some(job_id.to_string()),
+        ..SampleQuery::default()
+    })?;
+    if samples.len() != keys.len() {
+        let have: Vec<&str> = samples.iter().map(|s| s.revision.short()).collect();
+        bail!(
+            "job {job_id} has stored runs at only {} of the {} revisions ({}); `culprit results` lists what each ran",
+            samples.len(),
+            keys.len(),
+            have.join(", ")
+        );
+    }
+    let runs = store.list_runs(&RunFilter { job: Some(job_id.to_string()), revision_keys: keys.to_vec(), ..RunFilter::default() })?;
+    let axes = axes_of(store, &runs, job_id)?;
+    let comparison = Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
+    Ok(compare(&comparison, &CompareOptions::default())?)
+}
+
+/// A stored run of `job_id` at `key`, preferring a successful one: the source of testcase, machine and params.
+fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
+    let runs = store.list_runs(&RunFilter { job: Some(job_id.to_string()), revision_keys: vec![key.to_string()], ..RunFilter::default() })?;
+    let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
+    Ok(store.run(chosen.id)?)
+}
+
+fn params_of(record: &RunRecord) -> Vec<(String, String)> {
+    record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect()
+}
+
+/// The program metric to lead with when none was named and none changed: the first one, so the report still
+/// says "within the noise" rather than failing.
+fn fallback_metric(result: &CompareResult) -> Option<String> {
+    result
+        .rows
+        .iter()
+        .find(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+        .map(|r| r.metric.clone())
+}
+
+/// The report of a finished bisect session: the first culprit against the commit it was compared with.
+pub fn from_bisect(store: &dyn Store, session: SessionId, metric: Option<&str>) -> Result<(ReportInput, String)> {
+    let Replayed { stored, config, range, records, machine, .. } = replay(store, session)?;
+    let Some(outcome) = machine.outcome().cloned() else {
+        bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`");
+    };
+    let at = |i: usize| -> CommitRef {
+        range.get(i).map(|c| CommitRef::new(c.sha.clone(), Some(c.subject.clone()))).unwrap_or_default()
+    };
+    let last = range.len().saturating_sub(1);
+    let (base_index, commit_index) = match outcome.culprits.first() {
+        Some(c) => (c.after, c.commit),
+        None => (0, last),
+    };
+    let job_id = stored
+        .job_id
+        .clone()
+        .or_else(|| records.first().map(|r| r.job_id.clone()))
+        .context("the session has no runs and no job")?;
+    let (base, commit) = (at(base_index), at(commit_index));
+    let comparison = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id)
+        .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
+    let record = sample_run(store, &job_id, &commit.sha)?;
+    let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
+        && !outcome.culprits.is_empty()
+        && outcome.culprits.iter().all(|c| c.located);
+    let contributors = outcome
+        .culprits
+        .iter()
+        .map(|c| Contributor {
+            commit: at(c.commit),
+            after: at(c.after),
+            located: c.located,
+            share: c.share,
+            share_low: c.share_low,
+            share_high: c.share_high,
+            confidence: c.confidence,
+            untestable_suspects: c.untestable_suspects.iter().map(|&i| at(i)).collect(),
+        })
+        .collect();
+    let trend = outcome
+        .evidence
+        .iter()
+        .map(|e| TrendPoint {
+            commit: at(e.commit),
+            runs: e.runs,
+            mean: (!e.untestable).then_some(e.mean),
+            stddev: (!e.untestable && e.stddev.is_finite()).then_some(e.stddev),
+        })
+        .collect();
+    let metric = metric.map(str::to_string).unwrap_or_else(|| config.metric.clone());
+    let mut bisect_line = vec![
+        "culprit".to_string(),
+        "bisect".into(),
+        "--repo".into(),
+        shell_quote(&config.repo.display().to_string()),
+        "--good".into(),
+        base.sha.clone(),
+        "--bad".into(),
+        commit.sha.clone(),
+        "--job".into(),
+        JOB_FILE.into(),
+        "--metric".into(),
+        shell_quote(&config.metric),
+    ];
+    for (flag, value) in [("--build", &config.build), ("--deploy", &config.deploy)] {
+        if let Some(v) = value {
+            bisect_line.push(flag.into());
+            bisect_line.push(shell_quote(v));
+        }
+    }
+    let reproduce = vec![
+        format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
+        bisect_line.join(" "),
+        "# the table below, from the stored runs:".to_string(),
+        format!("culprit compare {} {}", base.sha, commit.sha),
+    ];
+    let input = ReportInput {
+        metric,
+        base,
+        commit,
+        fix: None,
+        testcase: record.testcase.clone(),
+        machine: record.machine.clone(),
+        params: params_of(&record),
+        reproduce,
+        job_file: None,
+        comparison,
+        bisect: Some(BisectSummary {
+            session: session.0,
+            status: outcome.status,
+            confirmed,
+            good: at(0),
+            bad: at(last),
+            runs: outcome.runs,
+            builds: outcome.builds,
+            contributors,
+            reason: outcome.reason.clone(),
+        }),
+        trend,
+    };
+    Ok((input, config.job_yaml))
+}
+
+/// `culprit run` arguments that store a run under `revision`.
+fn run_target(revision: &Revision) -> String {
+    match revision {
+        Revision::Commit { sha, .. } => format!("--commit {sha}"),
+        Revision::Label { name } => format!("--label {}", shell_quote(name)),
+    }
+}
+
+/// The report of stored results: base against bad, and the fix as a third column when given.
+fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result<(ReportInput, String)> {
+    let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
+    let mut revisions = vec![resolve(store, base_given)?, resolve(store, bad_given)?];
+    if let Some(fix) = &args.fix {
+        revisions.push(resolve(store, fix)?);
+    }
+    let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
+    let runs = store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;
+    let jobs = common_jobs(&runs, &keys);
+    let Some((job_id, job_name)) = jobs.first() else {
+        bail!("no job has runs at every one of {}; see `culprit results` for what each revision ran", keys.join(", "));
+    };
+    if jobs.len() > 1 {
+        eprintln!("culprit: {} jobs ran at every revision; reporting {job_name} (choose with --job)", jobs.len());
+    }
+    let comparison = compare_stored(store, &keys, job_id)?;
+    let metric = match &args.metric {
+        Some(m) => m.clone(),
+        None => report::headline_metric(&comparison)
+            .or_else(|| fallback_metric(&comparison))
+            .context("the job has no program metric to report; name one with --metric")?,
+    };
+    let bad_record = sample_run(store, job_id, &keys[1])?;
+    let trend = revisions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let side = comparison.rows.iter().find(|row| row.metric == metric).and_then(|row| row.sides.get(i));
+            TrendPoint {
+                commit: commit_ref(r),
+                runs: side.map_or(0, |s| s.n),
+                mean: side.filter(|s| s.present && s.n > 0).map(|s| s.mean),
+                stddev: side.and_then(|s| s.stddev),
+            }
+        })
+        .collect();
+    let n = comparison.columns.first().map_or(3, |c| c.ok_runs.max(3));
+    let mut reproduce = Vec::new();
+    for r in &revisions[..2] {
+        reproduce.push(format!("# with {} checked out and built:", r.short()));
+        reproduce.push(format!("culprit run {JOB_FILE} -n {n} {}", run_target(r)));
+    }
+    let mut compare_line = format!("culprit compare {} {}", keys[0], keys[1]);
+    if let Some(fix) = keys.get(2) {
+        compare_line.push(' ');
+        compare_line.push_str(&shell_quote(fix));
+    }
+    reproduce.push(compare_line);
+    let input = ReportInput {
+        metric,
+        base: commit_ref(&revisions[0]),
+        commit: commit_ref(&revisions[1]),
+        fix: revisions.get(2).map(commit_ref),
+        testcase: bad_record.testcase.clone(),
+        machine: bad_record.machine.clone(),
+        params: params_of(&bad_record),
+        reproduce,
+        job_file: None,
+        comparison,
+        bisect: None,
+        trend,
+    };
+    Ok((input, bad_record.job_yaml))
+}
+

@@ -1,0 +1,236 @@
+//! `culprit try-fix`: does a proposed patch fix the regression between BASE and BAD?
+//!
+//! The patch is applied on top of BAD in a worktree of its own and built there before anything is measured, so a
+//! patch that does not apply or does not build fails at once with git's or the build's own words. Then base, bad and
+//! patched run round-robin (base, bad, patched, base, ...) with the executor the bisect uses, so slow drift of the
+//! machine hits the three alike. Every run is stored: base and bad under their commits, the patched tree under the
+//! label `<bad short sha>+<patch name>`. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
+//! engine's verdicts (rule in `docs/report.md`).
+
+use crate::cli::TryFixArgs;
+use crate::cmd::bisect::{command_job_yaml, observer, plan_job, progress_bar, run_context, worktree_root};
+use crate::cmd::report::compare_stored;
+use crate::cmd::run::interrupt_flag;
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::compare::render::{render_table, RenderOptions};
+use culprit_core::model::{Revision, RunOutcome, RunRecord};
+use culprit_core::report::{self, FixVerdict};
+use culprit_run::bisect::{Driver, SessionConfig};
+use culprit_run::executor;
+use culprit_run::git::{self, RangeCommit};
+use culprit_run::process::{self, Invocation};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Fewer runs a side than this and the compare engine cannot decide (its `min_runs`).
+const MIN_RUNS: usize = 3;
+
+/// The worktree holding BAD plus the patch; removed when dropped, whatever happened.
+struct PatchedTree {
+    repo: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for PatchedTree {
+    fn drop(&mut self) {
+        let dir = self.dir.display().to_string();
+        if git::git(&self.repo, &["worktree", "remove", "--force", &dir]).is_err() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            let _ = git::git(&self.repo, &["worktree", "prune"]);
+        }
+    }
+}
+
+/// Makes a worktree of `bad` with the patch applied, or says why the patch does not apply.
+fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<PatchedTree> {
+    let dir = root.join("patched");
+    if dir.exists() {
+        let _ = git::git(repo, &["worktree", "remove", "--force", &dir.display().to_string()]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
+    git::git(repo, &["worktree", "add", "--detach", "--force", &dir.display().to_string(), bad])?;
+    let tree = PatchedTree { repo: repo.to_path_buf(), dir };
+    let patch_text = patch.display().to_string();
+    if let Err(e) = git::git(&tree.dir, &["apply", "--whitespace=nowarn", &patch_text]) {
+        let why = match e {
+            git::GitError::Failed { stderr, .. } => stderr,
+            other => other.to_string(),
+        };
+        bail!("the patch {} does not apply on top of {}: {why}", patch.display(), &bad[..bad.len().min(12)]);
+    }
+    Ok(tree)
+}
+
+/// Builds the patched tree; a failure names the patch and shows the end of the build's output.
+fn build_patched(tree: &PatchedTree, build: &str, bad: &str, patch: &Path) -> Result<()> {
+    let mut inv = Invocation::shell(build).in_dir(&tree.dir);
+    inv.env = vec![
+        ("CULPRIT_COMMIT".to_string(), bad.to_string()),
+        ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
+    ];
+    inv.merge_stderr = true;
+    let finished = process::run(&inv, None, &interrupt_flag()).with_context(|| format!("cannot run the build '{build}'"))?;
+    if !finished.exit.success() {
+        let lines: Vec<&str> = finished.stdout.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        bail!(
+            "with the patch {} applied on top of {}, the build '{build}' {}:\n{tail}",
+            patch.display(),
+            &bad[..bad.len().min(12)],
+            finished.exit.describe()
+        );
+    }
+    Ok(())
+}
+
+fn commit_of(revision: &Revision) -> Result<RangeCommit> {
+    match revision {
+        Revision::Commit { sha, subject, .. } => {
+            Ok(RangeCommit { sha: sha.clone(), subject: subject.clone().unwrap_or_default(), parents: Vec::new() })
+        }
+        Revision::Label { name } => bail!("{name} is a label, not a commit"),
+    }
+}
+
+fn failure(record: &RunRecord) -> Option<&str> {
+    match &record.outcome {
+        RunOutcome::Failed { reason } => Some(reason),
+        RunOutcome::Ok => None,
+    }
+}
+
+pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<ExitCode> {
+    if args.runs < MIN_RUNS {
+        bail!("--runs {} is too few: the compare engine needs at least {MIN_RUNS} runs of each side to decide", args.runs);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let patch = std::fs::canonicalize(&args.patch)
+        .with_context(|| format!("cannot read the patch file {}", args.patch.display()))?;
+    let base = commit_of(&git::resolve(&repo, &args.base)?)?;
+    let bad = commit_of(&git::resolve(&repo, &args.bad)?)?;
+    let (job_yaml, job_source, default_metric) = match (&args.job, &args.run) {
+        (_, Some(cmd)) => (command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string())),
+        (Some(path), None) => (
+            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
+            path.display().to_string(),
+            None,
+        ),
+        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
+    };
+    let job = plan_job(&job_yaml, &job_source, &repo)?;
+    let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
+    let label = format!("{}+{patch_name}", &bad.sha[..10]);
+
+    // Validate the patch before anything is measured.
+    let root = worktree_root(&repo, &format!("try-fix-{}", std::process::id()));
+    let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
+    if let Some(build) = &args.build {
+        build_patched(&tree, build, &bad.sha, &patch)?;
+    }
+
+    let config = SessionConfig {
+        repo: repo.clone(),
+        good: base.sha.clone(),
+        bad: bad.sha.clone(),
+        job_yaml: job_yaml.clone(),
+        job_source: job_source.clone(),
+        metric: args.metric.clone().or(default_metric.clone()).unwrap_or_default(),
+        build: args.build.clone(),
+        deploy: None,
+        bisect: Default::default(),
+    };
+    let interrupt = interrupt_flag();
+    let context = run_context();
+    let mut patched_job = job.clone();
+    patched_job.cwd = Some(tree.dir.clone());
+    patched_job.env.extend([
+        ("CULPRIT_COMMIT".to_string(), bad.sha.clone()),
+        ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
+    ]);
+    let mut patched_context = context.clone();
+    patched_context.revision = Revision::Label { name: label.clone() };
+    eprintln!(
+        "culprit: measuring {} (base), {} (bad) and {label} (patched), {} runs each, interleaved",
+        &base.sha[..10],
+        &bad.sha[..10],
+        args.runs
+    );
+    let bar = progress_bar();
+    let mut failures: [Vec<String>; 3] = Default::default();
+    let mut ok_runs = [0usize; 3];
+    {
+        let mut observe = observer(&bar);
+        let range = vec![base.clone(), RangeCommit { parents: vec![0], ..bad.clone() }];
+        let mut driver =
+            Driver::new(store, None, config, range, job.clone(), context, &root.join("commits"), interrupt.clone())?;
+        for round in 0..args.runs {
+            for side in 0..3 {
+                bar.set_message(format!("round {}/{}: {}", round + 1, args.runs, ["base", "bad", "patched"][side]));
+                let record = if side < 2 {
+                    match driver.run_at(side, &mut observe)? {
+                        Some((_, record)) => record,
+                        None => {
+                            bar.finish_and_clear();
+                            eprintln!("culprit: interrupted; every finished run is stored");
+                            return Ok(ExitCode::from(130));
+                        }
+                    }
+                } else {
+                    let Some(record) = executor::run_once(&patched_job, &patched_context, &interrupt) else {
+                        bar.finish_and_clear();
+                        eprintln!("culprit: interrupted; every finished run is stored");
+                        return Ok(ExitCode::from(130));
+                    };
+                    driver.store.save_run(&record)?;
+                    record
+                };
+                match failure(&record) {
+                    Some(reason) => failures[side].push(reason.to_string()),
+                    None => ok_runs[side] += 1,
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    drop(tree);
+    for (side, name) in ["base", "bad", "patched"].iter().enumerate() {
+        if ok_runs[side] == 0 {
+            let reason = failures[side].first().cloned().unwrap_or_default();
+            bail!("every run of {name} failed, so nothing can be compared: {reason}");
+        }
+    }
+
+    let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
+    let table = compare_stored(store, &keys, &job.job_id)?;
+    let vs_bad = compare_stored(store, &keys[1..], &job.job_id)?;
+    let metric = match args.metric.clone().or(default_metric) {
+        Some(m) => m,
+        None => report::headline_metric(&table).context(
+            "no program metric regressed from base to bad, so there is nothing for the patch to fix; name one with --metric",
+        )?,
+    };
+    let verdict = report::fix_verdict(&table, &vs_bad, &metric)?;
+    if args.json {
+        let value = serde_json::json!({
+            "base": base.sha, "bad": bad.sha, "patched": label, "patch": patch.display().to_string(),
+            "metric": metric, "verdict": verdict, "summary": verdict.describe(&metric),
+            "table": serde_json::from_str::<serde_json::Value>(&culprit_core::compare::render::render_json(&table))?,
+        });
+        output::println(&serde_json::to_string_pretty(&value)?)?;
+    } else {
+        let mut out = render_table(&table, RenderOptions::default());
+        out.push('\n');
+        out.push_str(&format!("{}\n", verdict.describe(&metric)));
+        out.push_str(&format!(
+            "\nculprit report --compare {} {} --fix {} writes the mail with this table\n",
+            base.sha,
+            bad.sha,
+            process::shell_quote(&label)
+        ));
+        output::print(&out)?;
+    }
+    Ok(if verdict == FixVerdict::Fixed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
