@@ -17,7 +17,8 @@
 # The config is `make tinyconfig` + kernel/configs/kvm_guest.config + kernel/guest.config (+ the
 # fragments named in $CULPRIT_KERNEL_FRAGMENTS, space separated), then olddefconfig; every =y line
 # of the fragments must survive, else the step fails naming the option.
-# Environment: CULPRIT_KERNEL_JOBS (make -j, default: number of CPUs), CULPRIT_KERNEL_NICE (10).
+# Environment: CULPRIT_KERNEL_JOBS (make -j, default: number of CPUs), CULPRIT_KERNEL_NICE (10),
+# CULPRIT_KERNEL_IMAGE=bzImage to also build and keep arch/x86/boot/bzImage (for kexec on a lab box).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -111,9 +112,11 @@ case $COMMIT in
     tree) LOCALVERSION=-culprit ;;
     *) LOCALVERSION=-g$(echo "$COMMIT" | cut -c1-12) ;;
 esac
+IMAGE_TARGET=""
+[ "${CULPRIT_KERNEL_IMAGE:-vmlinux}" = bzImage ] && IMAGE_TARGET=bzImage
 log=$ART/build.log
 started=$(date +%s)
-if ! nice -n "$NICE" make O="$OBJ" -j"$JOBS" CC="$CC" LOCALVERSION="$LOCALVERSION" vmlinux >"$log" 2>&1; then
+if ! nice -n "$NICE" make O="$OBJ" -j"$JOBS" CC="$CC" LOCALVERSION="$LOCALVERSION" vmlinux ${IMAGE_TARGET:-} >"$log" 2>&1; then
     tail -40 "$log" >&2
     df -h "$OBJ" | tail -1 | awk '{ if ($4 ~ /^0/) print "culprit-kernel: the disk holding the build is full" }' >&2
     die build "make vmlinux (log $log)"
@@ -122,6 +125,7 @@ ended=$(date +%s)
 RELEASE=$(make -s O="$OBJ" LOCALVERSION="$LOCALVERSION" kernelrelease 2>/dev/null) || die build "make kernelrelease"
 cp "$OBJ/vmlinux" "$ART/vmlinux.tmp" && mv "$ART/vmlinux.tmp" "$ART/vmlinux" || die artifact "copy vmlinux to $ART (disk full?)"
 cp "$OBJ/.config" "$ART/config"
+[ -z "$IMAGE_TARGET" ] || cp "$OBJ/arch/x86/boot/bzImage" "$ART/bzImage" || die artifact "copy bzImage to $ART"
 {
     echo "commit: $COMMIT"
     echo "kernel.release: $RELEASE"
