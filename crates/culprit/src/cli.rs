@@ -31,6 +31,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
     Bisect(BisectArgs),
+    /// Change points over a branch's history of stored results (or over a plain series), with their verdicts.
+    Track(TrackArgs),
     /// Write the robot's report mail for a bisect session or a comparison (text, markdown, html or json).
     Report(ReportArgs),
     /// Measure a proposed fix: base, bad and bad+patch interleaved, with a verdict (fixed, partly, not, worse).

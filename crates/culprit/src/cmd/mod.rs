@@ -12,6 +12,7 @@ pub mod results;
 pub mod run;
 pub mod sim;
 pub mod split;
+pub mod track;
 pub mod try_fix;
 
 use anyhow::Context;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             compare::run(&store as &dyn Store, &args)
         }
         Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Track(args) => track::run(cli.db, &args),
         Command::Bisect(args) => {
             let mut store = open_store(cli.db)?;
             bisect::run(&mut store, &args)

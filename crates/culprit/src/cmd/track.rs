@@ -1,0 +1,408 @@
+//! `culprit track`: change points over a branch's history (or over a plain series), decided by
+//! `culprit_core::changepoint` and THE compare verdict, with an optional bisect of each regression.
+//!
+//! Stored results: each (job, machine, metric) becomes a series along `git rev-list --first-parent --reverse
+//! BRANCH`, one point per tested commit with all its successful runs. Treatments, documented in
+//! `docs/statistics.md` (`## Track`): commits not on the branch are skipped with a note; labels are ordered by
+//! the time of their first run, and only used when the job has no commit on the branch; a commit without the
+//! metric is skipped for that metric; a series too short to split is skipped with a note.
+
+use crate::cli::{BisectArgs, TrackArgs};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOptions};
+use culprit_core::compare::Verdict;
+use culprit_core::model::Revision;
+use culprit_run::git;
+use culprit_store::{RunFilter, RunStatus, RunSummary, SampleQuery, Store};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One analysed series and where its points come from.
+struct Series {
+    job_id: String,
+    job_name: String,
+    machine: String,
+    metric: String,
+    /// One label per point: a full SHA or a label.
+    labels: Vec<String>,
+    /// Position of each point on the branch (for "more than one commit apart"); None for labels.
+    positions: Vec<Option<usize>>,
+}
+
+pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
+    if let Some(file) = &args.series {
+        return series_file(file, args.json);
+    }
+    let mut store = crate::cmd::open_store(db)?;
+    stored(&mut store, args)
+}
+
+/// A plain series CSV as points: one value per line, or `commit,value` rows (consecutive rows of one commit are
+/// one point; without a commit column a point's label is its 0-based index). An optional header line names the
+/// metric (the value column's header), which gives the direction of the verdict.
+pub fn parse_series(text: &str, source: &str) -> Result<(Option<String>, Vec<String>, Vec<Vec<f64>>)> {
+    let mut name = None;
+    let mut labels: Vec<String> = Vec::new();
+    let mut points: Vec<Vec<f64>> = Vec::new();
+    let mut first = true;
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (label, value) = match line.rsplit_once(',') {
+            Some((label, value)) => (Some(label.trim()), value.trim()),
+            None => (None, line),
+        };
+        let parsed = value.parse::<f64>();
+        if first && parsed.is_err() {
+            name = Some(value.to_string()).filter(|v| !v.is_empty());
+            first = false;
+            continue;
+        }
+        first = false;
+        let value = parsed.with_context(|| {
+            format!("{source}:{}: {value:?} is not a number (expected `value` or `commit,value`)", number + 1)
+        })?;
+        match label {
+            Some(label) if labels.last().map(String::as_str) == Some(label) => {
+                if let Some(point) = points.last_mut() {
+                    point.push(value);
+                }
+            }
+            _ => {
+                labels.push(label.map(str::to_string).unwrap_or_else(|| points.len().to_string()));
+                points.push(vec![value]);
+            }
+        }
+    }
+    Ok((name, labels, points))
+}
+
+fn series_file(file: &Path, json: bool) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the series {}", file.display()))?;
+    let (name, labels, points) = parse_series(&text, &file.display().to_string())?;
+    let options = TrackOptions::default();
+    let metric = name.unwrap_or_default();
+    let analysis = analyze(&points, &options).with_context(|| format!("cannot analyse {}", file.display()))?;
+    let mut all = vec![(metric.clone(), analysis)];
+    decide(&mut all, &options);
+    let analysis = &all[0].1;
+    let changes: Vec<&ChangePoint> = analysis.change_points.iter().filter(|c| c.verdict.is_change()).collect();
+    if json {
+        let value = serde_json::json!({
+            "metric": metric,
+            "points": analysis.points,
+            "skipped_points": analysis.skipped_points,
+            "runs": analysis.runs,
+            "dropped_values": analysis.dropped_values,
+            "scale": analysis.scale,
+            "note": analysis.note,
+            "change_points": changes.iter().map(|c| change_json(c, &labels, None)).collect::<Vec<_>>(),
+        });
+        output::println(&serde_json::to_string_pretty(&value)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "{}: {} points, {} runs, noise scale {:.6}{}\n",
+        file.display(),
+        analysis.points,
+        analysis.runs,
+        analysis.scale,
+        dropped_text(analysis)
+    );
+    if let Some(note) = &analysis.note {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    if changes.is_empty() {
+        out.push_str("no change point\n");
+    }
+    for c in changes {
+        out.push_str(&change_line(c, &labels, if metric.is_empty() { "value" } else { &metric }));
+    }
+    output::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dropped_text(a: &Analysis) -> String {
+    let mut parts = Vec::new();
+    if a.dropped_values > 0 {
+        parts.push(format!("{} NaN/infinite values dropped", a.dropped_values));
+    }
+    if a.skipped_points > 0 {
+        parts.push(format!("{} points without a usable value skipped", a.skipped_points));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+fn short(label: &str) -> &str {
+    if label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &label[..12]
+    } else {
+        label
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".to_string(), |v| format!("{v:+.1}%"))
+}
+
+/// The robot-like line of one change point.
+fn change_line(c: &ChangePoint, labels: &[String], metric: &str) -> String {
+    let label = |i: usize| labels.get(i).map(String::as_str).unwrap_or("?");
+    format!(
+        "{:<11} {metric}: {} [{} .. {}] ({:.6} -> {:.6}), between {} (last before) and {} (first after), q={:.2e}, confidence {:.4}\n",
+        c.verdict.word(),
+        pct(c.change_pct),
+        pct(c.change_pct_low),
+        pct(c.change_pct_high),
+        c.mean_before,
+        c.mean_after,
+        short(label(c.before_index)),
+        short(label(c.index)),
+        c.q.unwrap_or(1.0),
+        c.confidence.unwrap_or(0.0),
+    )
+}
+
+fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) -> serde_json::Value {
+    serde_json::json!({
+        "index": c.index,
+        "before_index": c.before_index,
+        "before": labels.get(c.before_index),
+        "after": labels.get(c.index),
+        "verdict": c.verdict.word(),
+        "mean_before": c.mean_before,
+        "mean_after": c.mean_after,
+        "change": c.change,
+        "change_low": c.change_low,
+        "change_high": c.change_high,
+        "change_pct": c.change_pct,
+        "change_pct_low": c.change_pct_low,
+        "change_pct_high": c.change_pct_high,
+        "p": c.p,
+        "q": c.q,
+        "confidence": c.confidence,
+        "runs_before": c.runs_before,
+        "runs_after": c.runs_after,
+        "bisect_session": bisect_session,
+    })
+}
+
+/// The branch's first-parent history, oldest first, as SHA to position.
+fn branch_positions(repo: &Path, branch: &str) -> Result<HashMap<String, usize>> {
+    let list = git::git(repo, &["rev-list", "--first-parent", "--reverse", branch])
+        .with_context(|| format!("cannot list the first-parent history of {branch} in {}", repo.display()))?;
+    Ok(list.lines().enumerate().map(|(i, sha)| (sha.to_string(), i)).collect())
+}
+
+fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let branch = args.branch.as_deref().unwrap_or("HEAD");
+    let positions = branch_positions(&repo, branch)?;
+    let runs = store.list_runs(&RunFilter {
+        job: args.job.clone(),
+        testcase: args.testcase.clone(),
+        hostname: args.machine.clone(),
+        status: Some(RunStatus::Ok),
+        ..RunFilter::default()
+    })?;
+    if runs.is_empty() {
+        bail!("no successful stored run matches the filters; see `culprit results`");
+    }
+    // Group the runs by (job, machine); order each group's revisions along the branch.
+    let mut groups: BTreeMap<(String, String), Vec<&RunSummary>> = BTreeMap::new();
+    for r in &runs {
+        groups.entry((r.job_id.clone(), r.hostname.clone())).or_default().push(r);
+    }
+    let mut notes = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
+    let mut analyses: Vec<(String, Analysis)> = Vec::new();
+    let options = TrackOptions::default();
+    for ((job_id, machine), group) in &groups {
+        let job_name = group.first().map(|r| r.job_name.clone()).unwrap_or_default();
+        let mut on_branch: Vec<(usize, String)> = Vec::new();
+        let mut labels: Vec<(f64, String)> = Vec::new();
+        let mut off_branch = std::collections::BTreeSet::new();
+        for r in group {
+            match &r.revision {
+                Revision::Commit { sha, .. } => match positions.get(sha) {
+                    Some(&p) if !on_branch.iter().any(|(_, s)| s == sha) => on_branch.push((p, sha.clone())),
+                    Some(_) => {}
+                    None => {
+                        off_branch.insert(sha.clone());
+                    }
+                },
+                Revision::Label { name } => match labels.iter_mut().find(|(_, l)| l == name) {
+                    Some(entry) => entry.0 = entry.0.min(r.started_at),
+                    None => labels.push((r.started_at, name.clone())),
+                },
+            }
+        }
+        if !off_branch.is_empty() {
+            notes.push(format!(
+                "{job_name} on {machine}: {} tested commit(s) not on the first-parent history of {branch} skipped",
+                off_branch.len()
+            ));
+        }
+        let ordered: Vec<(Option<usize>, String)> = if !on_branch.is_empty() {
+            if !labels.is_empty() {
+                notes.push(format!("{job_name} on {machine}: {} label(s) skipped (the job has commits on {branch})", labels.len()));
+            }
+            on_branch.sort();
+            on_branch.into_iter().map(|(p, s)| (Some(p), s)).collect()
+        } else {
+            labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+            labels.into_iter().map(|(_, l)| (None, l)).collect()
+        };
+        let keys: Vec<String> = ordered.iter().map(|(_, k)| k.clone()).collect();
+        let samples = store.samples(&SampleQuery {
+            revision_keys: keys.clone(),
+            job: Some(job_id.clone()),
+            testcase: args.testcase.clone(),
+            hostname: Some(machine.clone()),
+            metric_regex: args.metric.clone(),
+        })?;
+        let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
+        let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
+        for metric in metrics {
+            let points: Vec<Vec<f64>> = keys
+                .iter()
+                .map(|k| by_key.get(k.as_str()).and_then(|s| s.metrics.get(metric)).cloned().unwrap_or_default())
+                .collect();
+            match analyze(&points, &options) {
+                Ok(a) => {
+                    analyses.push((metric.clone(), a));
+                    series.push(Series {
+                        job_id: job_id.clone(),
+                        job_name: job_name.clone(),
+                        machine: machine.clone(),
+                        metric: metric.clone(),
+                        labels: keys.clone(),
+                        positions: ordered.iter().map(|(p, _)| *p).collect(),
+                    });
+                }
+                Err(e) => notes.push(format!("{job_name} on {machine}, {metric}: {e}")),
+            }
+        }
+    }
+    decide(&mut analyses, &options);
+
+    // Bisect each regression whose tested commits around it are more than one commit apart.
+    let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
+    if args.bisect {
+        for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+            for (j, c) in a.change_points.iter().enumerate() {
+                if c.verdict != Verdict::Regression {
+                    continue;
+                }
+                let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+                    notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
+                    continue;
+                };
+                if *after <= before + 1 {
+                    continue;
+                }
+                match bisect_change(store, &repo, s, c, args) {
+                    Ok(Some(id)) => {
+                        sessions.insert((k, j), id);
+                    }
+                    Ok(None) => notes.push(format!("{}: the bisect left no session", s.metric)),
+                    Err(e) => notes.push(format!("{}: bisect failed: {e:#}", s.metric)),
+                }
+            }
+        }
+    }
+
+    if args.json {
+        let value = serde_json::json!({
+            "branch": branch,
+            "repo": repo,
+            "notes": notes,
+            "series": series.iter().zip(&analyses).enumerate().map(|(k, (s, (_, a)))| serde_json::json!({
+                "job_id": s.job_id, "job": s.job_name, "machine": s.machine, "metric": s.metric,
+                "points": a.points, "skipped_points": a.skipped_points, "runs": a.runs,
+                "dropped_values": a.dropped_values, "scale": a.scale, "note": a.note,
+                "change_points": a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change())
+                    .map(|(j, c)| change_json(c, &s.labels, sessions.get(&(k, j)).copied())).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        output::println(&serde_json::to_string_pretty(&value)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let mut found = 0;
+    for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+        let changes: Vec<(usize, &ChangePoint)> =
+            a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()).collect();
+        if changes.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points));
+        for (j, c) in changes {
+            found += 1;
+            out.push_str("  ");
+            out.push_str(&change_line(c, &s.labels, &s.metric));
+            if let Some(id) = sessions.get(&(k, j)) {
+                out.push_str(&format!("    bisect session {id} (`culprit bisect log {id}`)\n"));
+            }
+        }
+    }
+    if found == 0 {
+        out.push_str(&format!("no change point in {} series along {branch}\n", series.len()));
+    }
+    for note in &notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    output::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Starts (or continues) a bisect between the tested commits around a regression with the job of its runs,
+/// through `culprit bisect`'s own entry point, and returns the session id.
+fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &ChangePoint, args: &TrackArgs) -> Result<Option<i64>> {
+    let good = s.labels.get(c.before_index).context("no commit before the change")?.clone();
+    let bad = s.labels.get(c.index).context("no commit after the change")?.clone();
+    let runs = store.list_runs(&RunFilter {
+        job: Some(s.job_id.clone()),
+        revision_keys: vec![bad.clone()],
+        status: Some(RunStatus::Ok),
+        ..RunFilter::default()
+    })?;
+    let run = runs.first().context("no stored run of the job at the first commit after the change")?;
+    let record = store.run(run.id)?;
+    let dir = repo.join(".git").join("culprit").join("track-jobs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let job_file = dir.join(format!("{}.yaml", s.job_id));
+    std::fs::write(&job_file, &record.job_yaml).with_context(|| format!("cannot write {}", job_file.display()))?;
+    eprintln!("culprit: bisecting {} between {} and {}", s.metric, short(&good), short(&bad));
+    let bisect_args = BisectArgs {
+        action: None,
+        repo: Some(repo.to_path_buf()),
+        good: Some(good.clone()),
+        bad: Some(bad.clone()),
+        job: Some(job_file),
+        run: None,
+        metric: Some(s.metric.clone()),
+        build: args.build.clone(),
+        deploy: args.deploy.clone(),
+        max_runs: args.max_runs,
+        resume: None,
+        json: false,
+    };
+    crate::cmd::bisect::run(store, &bisect_args)?;
+    let id = store
+        .bisect_sessions()?
+        .into_iter()
+        .filter(|b| b.good == good && b.bad == bad && b.metric.as_deref() == Some(s.metric.as_str()))
+        .map(|b| b.id.0)
+        .max();
+    Ok(id)
+}

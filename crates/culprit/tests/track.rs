@@ -1,0 +1,147 @@
+//! End-to-end tests of `culprit track`: golden outputs on checked-in series, bad series files, and a stored
+//! history of real `culprit run`s over the commits of a throwaway git repository whose metric steps at one commit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn culprit(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(dir).args(args).output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn series_golden_text() {
+    for name in ["hackbench-history", "plain"] {
+        let csv = format!("crates/culprit/tests/data/track/{name}.csv");
+        let expected = std::fs::read_to_string(root().join(format!("crates/culprit/tests/data/track/{name}.expected.txt"))).unwrap();
+        assert_eq!(ok(&culprit(&root(), &["track", "--series", &csv])), expected, "{name}");
+    }
+}
+
+#[test]
+fn series_json_indices_and_treatment_of_bad_values() {
+    let csv = root().join("crates/culprit/tests/data/track/plain.csv");
+    let v: serde_json::Value = serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", csv.to_str().unwrap(), "--json"]))).unwrap();
+    let cps = v["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{v:#}");
+    // The step is at 0-based point 120; the NaN at point 50 is dropped and counted, indices keep their place.
+    assert_eq!(cps[0]["index"], 120);
+    assert_eq!(cps[0]["verdict"], "changed");
+    assert_eq!(v["dropped_values"], 1);
+    assert_eq!(v["skipped_points"], 1);
+    let history = root().join("crates/culprit/tests/data/track/hackbench-history.csv");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", history.to_str().unwrap(), "--json"]))).unwrap();
+    assert_eq!(v["change_points"][0]["index"], 34);
+    assert_eq!(v["change_points"][0]["before"], "c033");
+    assert_eq!(v["change_points"][0]["verdict"], "regression");
+    assert_eq!(v["points"], 60);
+}
+
+#[test]
+fn bad_series_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        ("short.csv", "value\n1\n2\n", "too short"),
+        ("text.csv", "value\n1\n2\nabc\n", "text.csv:4"),
+        ("missing.csv", "", "too short"),
+    ];
+    for (name, content, needle) in cases {
+        std::fs::write(dir.path().join(name), content).unwrap();
+        let out = culprit(dir.path(), &["track", "--series", name]);
+        assert!(!out.status.success(), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    std::fs::write(dir.path().join("equal.csv"), "7\n".repeat(40)).unwrap();
+    let text = ok(&culprit(dir.path(), &["track", "--series", "equal.csv"]));
+    assert!(text.contains("all values are equal") && text.contains("no change point"), "{text}");
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn stored_history_along_a_branch_finds_the_step() {
+    const COMMITS: usize = 16;
+    const STEP_AT: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.email", "robot@culprit.invalid"]);
+    git(&repo, &["config", "user.name", "Culprit Test"]);
+    let mut shas = Vec::new();
+    for i in 0..COMMITS {
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", &format!("commit {i}")]);
+        shas.push(git(&repo, &["rev-parse", "HEAD"]));
+    }
+    // A commit on another branch, measured too: it is not on main's first-parent history and must be skipped.
+    git(&repo, &["checkout", "-q", "-b", "side", &shas[3]]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "side"]);
+    let side = git(&repo, &["rev-parse", "HEAD"]);
+    git(&repo, &["checkout", "-q", "main"]);
+
+    // The job prints a throughput read from a file the test rewrites per commit (one line per run, in turn):
+    // 1000 before STEP_AT, 900 after, with a little spread between the runs of one commit.
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "suite: track-test\ncommand:\n  cmd: |\n    n=$(cat \"$TRACK_COUNTER\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$TRACK_COUNTER\"; sed -n \"$((n % 3 + 1))p\" \"$TRACK_VALUE_FILE\"\n  executions: 1\n  capture:\n    throughput: 'ops: ([0-9.]+)'\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let value_file = dir.path().join("value.txt");
+    let measured: Vec<&String> = shas.iter().chain(std::iter::once(&side)).collect();
+    for (i, sha) in measured.iter().enumerate() {
+        let level = if i >= STEP_AT && i < COMMITS { 900.0 } else { 1000.0 };
+        let lines: String = (0..3).map(|k| format!("ops: {}\n", level + (k as f64 - 1.0) * 5.0 + (i % 4) as f64)).collect();
+        std::fs::write(&value_file, lines).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(&repo)
+            .env("TRACK_VALUE_FILE", &value_file)
+            .env("TRACK_COUNTER", dir.path().join("counter"))
+            .arg("--db")
+            .arg(&db)
+            .args(["run", job.to_str().unwrap(), "-n", "3", "--commit", sha, "--monitors", "none"])
+            .output()
+            .unwrap();
+        ok(&out);
+    }
+    let repo_arg = repo.to_str().unwrap();
+    let db_arg = db.to_str().unwrap();
+    let json: serde_json::Value = serde_json::from_str(&ok(&culprit(
+        dir.path(),
+        &["--db", db_arg, "track", "--repo", repo_arg, "--branch", "main", "--metric", "throughput", "--json"],
+    )))
+    .unwrap();
+    let series = json["series"].as_array().unwrap();
+    assert_eq!(series.len(), 1, "{json:#}");
+    assert_eq!(series[0]["metric"], "command.throughput");
+    assert_eq!(series[0]["points"], COMMITS);
+    let cps = series[0]["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{json:#}");
+    assert_eq!(cps[0]["before"], shas[STEP_AT - 1].as_str());
+    assert_eq!(cps[0]["after"], shas[STEP_AT].as_str());
+    assert_eq!(cps[0]["index"], STEP_AT);
+    assert_eq!(cps[0]["verdict"], "regression");
+    let pct = cps[0]["change_pct"].as_f64().unwrap();
+    assert!((pct + 10.0).abs() < 1.0, "{pct}");
+    let notes = json["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap_or("").contains("not on the first-parent history")), "{json:#}");
+
+    let text = ok(&culprit(dir.path(), &["--db", db_arg, "track", "--repo", repo_arg, "--metric", "throughput"]));
+    assert!(text.contains("regression") && text.contains(&shas[STEP_AT][..12]), "{text}");
+}
