@@ -8,10 +8,12 @@
 pub mod error;
 pub mod glob;
 pub mod migrations;
+pub mod postgres;
 pub mod result_root;
 pub mod sqlite;
 
 pub use error::StoreError;
+pub use crate::postgres::{is_postgres_url, PostgresStore};
 pub use sqlite::{OpenOptions, SqliteStore};
 
 use culprit_core::model::{Revision, RunRecord};

@@ -1,0 +1,1144 @@
+//! The PostgreSQL back end of the [`Store`] trait, for a farm of test machines sharing one result store.
+//!
+//! It applies the same embedded migrations as SQLite (rendered for PostgreSQL) and keeps the same semantics: one
+//! transaction per save, idempotent imports, the same orderings, NaN metric values stored as NULL, revisions
+//! resolved by the shared [`crate::resolve_revision_in`].
+//!
+//! Several machines may save at once. Rows shared between runs (machines, revisions, metric names) are looked up
+//! first and inserted only when missing, with `ON CONFLICT DO NOTHING`, so concurrent savers never fail on each
+//! other's inserts; new metric names are inserted in sorted order, so two savers wait on each other in one order
+//! and cannot deadlock. Should the server still report a deadlock or a serialization failure, the whole save is
+//! retried. Bulk rows (20,000 metrics per perf-heavy run) go in as arrays through `unnest`, one statement per table.
+//!
+//! PostgreSQL's `TEXT` cannot hold a NUL character, which a crashing benchmark's stderr may contain. Text is
+//! therefore stored with NUL written as U+FFFE followed by `0`, and U+FFFE itself doubled; text without either
+//! character (all normal text) is stored unchanged, so the database stays readable with `psql`.
+
+use crate::error::StoreError;
+use crate::migrations::{self, Dialect};
+use crate::sqlite::{decode_samples, encode_samples};
+use crate::{
+    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
+    Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
+};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use ::postgres::config::Host;
+use ::postgres::error::SqlState;
+use ::postgres::types::ToSql;
+use ::postgres::{Client, Config, NoTls, Row, Transaction};
+use std::borrow::Cow;
+use std::cell::{RefCell, RefMut};
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The URL schemes that name a PostgreSQL store.
+pub const URL_SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
+
+/// Whether `location` (a `--db` value or `$CULPRIT_DB`) names a PostgreSQL server rather than a SQLite file.
+pub fn is_postgres_url(location: &str) -> bool {
+    URL_SCHEMES.iter().any(|scheme| location.starts_with(scheme))
+}
+
+/// How long connecting may take when the URL sets no `connect_timeout`: a farm machine must not hang forever on
+/// an unreachable server.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How often a save is attempted when the server aborts it for a deadlock or a serialization failure.
+const SAVE_ATTEMPTS: usize = 5;
+
+/// The advisory lock that serializes schema migrations between machines connecting at the same time.
+const MIGRATION_LOCK: i64 = 0x6375_6c70_7269_7401;
+
+/// The PostgreSQL result store. One connection; reads take `&self`, so the connection sits in a `RefCell` that is
+/// borrowed once per public method and never re-entered.
+pub struct PostgresStore {
+    client: RefCell<Client>,
+    location: String,
+    /// Metric name to `metric_names.id`, learned only from committed saves (names are never deleted).
+    metric_ids: HashMap<String, i64>,
+    /// `metric_names.id` to name, for reading samples.
+    metric_names: RefCell<HashMap<i64, String>>,
+}
+
+/// A failure inside a store operation: a server error (classified at the boundary, possibly retried) or an error
+/// the store already worded.
+enum Failure {
+    Db(postgres::Error),
+    Store(StoreError),
+}
+
+impl From<postgres::Error> for Failure {
+    fn from(error: postgres::Error) -> Self {
+        Failure::Db(error)
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(error: StoreError) -> Self {
+        Failure::Store(error)
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the server named by `url` (`postgres://user:password@host:port/database`, libpq's URL form)
+    /// and brings the schema up to date. The connection is not encrypted; keep the server on a trusted network.
+    pub fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        let mut config = Config::from_str(url).map_err(|e| StoreError::Open {
+            location: redact(url),
+            reason: e.to_string(),
+            hint: "give a URL like postgresql://user:password@host:5432/database".into(),
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        let location = describe_location(&config);
+        let client = config.connect(NoTls).map_err(|e| StoreError::Open {
+            location: location.clone(),
+            reason: error_text(&e),
+            hint: connect_hint(&e),
+        })?;
+        let mut store = PostgresStore {
+            client: RefCell::new(client),
+            location,
+            metric_ids: HashMap::new(),
+            metric_names: RefCell::new(HashMap::new()),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version the database is at.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let mut client = self.client()?;
+        let row = client
+            .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+            .map_err(|e| classify(&self.location, "read the schema version", e))?;
+        Ok(row.get(0))
+    }
+
+    fn client(&self) -> Result<RefMut<'_, Client>, StoreError> {
+        // Every public method borrows once and passes the client down, so this cannot fail; if it ever did, an
+        // error is better than a panic.
+        self.client.try_borrow_mut().map_err(|_| StoreError::Database {
+            location: self.location.clone(),
+            action: "use the connection".into(),
+            reason: "the connection is already in use by another operation of this store".into(),
+        })
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let latest = migrations::latest_version();
+        let location = self.location.clone();
+        let client = self.client.get_mut();
+        // The common case, an up-to-date schema, takes no lock, so a read-only user can open the store.
+        if let Some(current) = current_version_if_any(client).map_err(|e| classify(&location, "read the schema", e))? {
+            if current == latest {
+                return Ok(());
+            }
+            if current > latest {
+                return Err(StoreError::SchemaTooNew { location, found: current, supported: latest });
+            }
+        }
+        let mut attempt = || -> Result<(), Failure> {
+            let mut transaction = client.transaction()?;
+            // Two machines starting on an empty database must not both create the tables.
+            transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            transaction.batch_execute(&migrations::render(migrations::SCHEMA_VERSION_TABLE, Dialect::Postgres))?;
+            let current: i64 =
+                transaction.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?.get(0);
+            if current > latest {
+                return Err(StoreError::SchemaTooNew { location: location.clone(), found: current, supported: latest }
+                    .into());
+            }
+            for (index, sql) in migrations::MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+                let version = index as i64 + 1;
+                let applied = transaction
+                    .batch_execute(&migrations::render(sql, Dialect::Postgres))
+                    .and_then(|_| {
+                        transaction.execute(
+                            "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+                            &[&version, &now()],
+                        )
+                    });
+                if let Err(error) = applied {
+                    return Err(match classify(&location, "upgrade the schema", error) {
+                        StoreError::Database { reason, .. } => {
+                            StoreError::Migration { location: location.clone(), version, reason }
+                        }
+                        other => other,
+                    }
+                    .into());
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        };
+        attempt().map_err(|failure| match failure {
+            Failure::Db(error) => classify(&location, "upgrade the schema", error),
+            Failure::Store(error) => error,
+        })
+    }
+
+    fn query_summaries(
+        &self,
+        client: &mut Client,
+        sql: &str,
+        parameters: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<RunSummary>, StoreError> {
+        let rows = client.query(sql, parameters).map_err(|e| classify(&self.location, "list runs", e))?;
+        rows.iter().map(|row| summary_from_row(&self.location, row)).collect()
+    }
+
+    fn revision_row_id(&self, client: &mut Client, key: &str) -> Result<Option<i64>, StoreError> {
+        client
+            .query_opt("SELECT id FROM revisions WHERE rev_key = $1", &[&to_db(key)])
+            .map(|row| row.map(|r| r.get(0)))
+            .map_err(|e| classify(&self.location, "look up a revision", e))
+    }
+
+    fn revision_by_id(&self, client: &mut Client, id: i64) -> Result<Revision, StoreError> {
+        let row = client
+            .query_one("SELECT rev_key, kind, describe, subject FROM revisions WHERE id = $1", &[&id])
+            .map_err(|e| classify(&self.location, "read a revision", e))?;
+        Ok(revision_from_columns(row.get(1), row.get(0), row.get(2), row.get(3)))
+    }
+
+    /// Learns the names of metric ids not seen before.
+    fn learn_metric_names(&self, client: &mut Client, ids: &[i64]) -> Result<(), StoreError> {
+        let mut names = self.metric_names.try_borrow_mut().map_err(|_| StoreError::Database {
+            location: self.location.clone(),
+            action: "read samples".into(),
+            reason: "the metric name cache is already in use".into(),
+        })?;
+        let unknown: Vec<i64> = ids.iter().copied().filter(|id| !names.contains_key(id)).collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let rows = client
+            .query("SELECT id, name FROM metric_names WHERE id = ANY($1)", &[&unknown])
+            .map_err(|e| classify(&self.location, "read samples", e))?;
+        for row in rows {
+            names.insert(row.get(0), from_db(row.get(1)));
+        }
+        Ok(())
+    }
+}
+
+const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
+     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
+     (SELECT COUNT(*) FROM run_metrics rm WHERE rm.run_id = r.id) AS metric_count \
+     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
+
+/// Runs of one revision, without the metric count that samples do not need.
+const REVISION_RUNS_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, \
+     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT \
+     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
+     WHERE r.revision_id = $1 ORDER BY r.id";
+
+const SESSION_SELECT: &str = "SELECT id, repo, good, bad, job_id, metric, config_json, created_at, status, \
+     result_json, updated_at FROM bisect_sessions";
+
+impl Store for PostgresStore {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn save_run_with(&mut self, run: &RunRecord, options: &SaveOptions) -> Result<Saved, StoreError> {
+        validate_record(run)?;
+        let action = "save a run";
+        let PostgresStore { client, location, metric_ids, .. } = self;
+        let client = client.get_mut();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut new_metric_ids = HashMap::new();
+            let result = client.transaction().map_err(Failure::from).and_then(|mut transaction| {
+                let saved = insert_run(&mut transaction, location, run, options, metric_ids, &mut new_metric_ids)?;
+                transaction.commit()?;
+                Ok(saved)
+            });
+            match result {
+                Ok(saved) => {
+                    // Only a committed run's metric ids may enter the cache, or a later save would reference ids
+                    // that never existed.
+                    metric_ids.extend(new_metric_ids);
+                    return Ok(saved);
+                }
+                Err(Failure::Db(error)) if is_retryable(&error) && attempt < SAVE_ATTEMPTS => continue,
+                Err(Failure::Db(error)) => return Err(classify(location, action, error)),
+                Err(Failure::Store(error)) => return Err(error),
+            }
+        }
+    }
+
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut sql = SUMMARY_SELECT.to_string();
+        let mut conditions: Vec<String> = Vec::new();
+        let session_id = filter.bisect_session.map(|s| s.0);
+        let keys: Vec<String> = filter.revision_keys.iter().map(|k| to_db(k).into_owned()).collect();
+        let mut parameters: Vec<&(dyn ToSql + Sync)> = Vec::new();
+        if let Some(session) = &session_id {
+            sql.push_str(" JOIN bisect_session_runs b ON b.run_id = r.id");
+            parameters.push(session);
+            conditions.push(format!("b.session_id = ${}", parameters.len()));
+        }
+        if !keys.is_empty() {
+            parameters.push(&keys);
+            conditions.push(format!("v.rev_key = ANY(${})", parameters.len()));
+        }
+        if let Some(status) = filter.status {
+            conditions.push(match status {
+                RunStatus::Ok => "r.status = 'ok'".to_string(),
+                RunStatus::Failed => "r.status = 'failed'".to_string(),
+            });
+        }
+        if !conditions.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conditions.join(" AND "));
+        }
+        sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
+        let mut client = self.client()?;
+        let runs = self.query_summaries(&mut client, &sql, &parameters)?;
+        Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())
+    }
+
+    fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
+        let mut client = self.client()?;
+        read_run(&mut client, &self.location, id)
+    }
+
+    fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
+        let metric_filter = match query.metric_regex.as_deref() {
+            Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| StoreError::BadRegex {
+                pattern: pattern.to_string(),
+                reason: e.to_string(),
+            })?),
+            None => None,
+        };
+        let filter = RunFilter {
+            job: query.job.clone(),
+            testcase: query.testcase.clone(),
+            hostname: query.hostname.clone(),
+            ..RunFilter::default()
+        };
+        let action = "read samples";
+        let mut client = self.client()?;
+        // Metric id to its name, or `None` when the regex excludes it; shared by all revisions of the query.
+        let mut kept: HashMap<i64, Option<String>> = HashMap::new();
+        let mut result = Vec::new();
+        for key in &query.revision_keys {
+            let revision_id = self
+                .revision_row_id(&mut client, key)?
+                .ok_or_else(|| StoreError::UnknownRevision { location: self.location(), given: key.clone() })?;
+            let runs: Vec<RunSummary> = self
+                .query_summaries(&mut client, REVISION_RUNS_SELECT, &[&revision_id])?
+                .into_iter()
+                .filter(|run| filter.matches(run))
+                .collect();
+            let revision = match runs.first() {
+                Some(run) => run.revision.clone(),
+                None => self.revision_by_id(&mut client, revision_id)?,
+            };
+            let mut ok_runs = Vec::new();
+            let mut failed_runs = 0usize;
+            let mut failure_reasons: Vec<String> = Vec::new();
+            for run in &runs {
+                match &run.failure_reason {
+                    Some(reason) => {
+                        failed_runs += 1;
+                        if !failure_reasons.contains(reason) {
+                            failure_reasons.push(reason.clone());
+                        }
+                    }
+                    None => ok_runs.push(run.id),
+                }
+            }
+            // One row per run with its metrics as two aligned arrays: 40 rows instead of 800,000 for a
+            // perf-heavy comparison, decoded in bulk.
+            let ok_ids: Vec<i64> = ok_runs.iter().map(|id| id.0).collect();
+            let rows = client
+                .query(
+                    "SELECT run_id, array_agg(metric_id), array_agg(value) FROM run_metrics \
+                     WHERE run_id = ANY($1) GROUP BY run_id",
+                    &[&ok_ids],
+                )
+                .map_err(|e| classify(&self.location, action, e))?;
+            let mut per_run: HashMap<i64, (Vec<i64>, Vec<Option<f64>>)> = HashMap::with_capacity(rows.len());
+            for row in &rows {
+                let ids: Vec<i64> = row.try_get(1).map_err(|e| classify(&self.location, action, e))?;
+                let values: Vec<Option<f64>> = row.try_get(2).map_err(|e| classify(&self.location, action, e))?;
+                per_run.insert(row.get(0), (ids, values));
+            }
+            let new_ids: Vec<i64> = per_run
+                .values()
+                .flat_map(|(ids, _)| ids.iter().copied())
+                .filter(|id| !kept.contains_key(id))
+                .collect::<std::collections::HashSet<i64>>()
+                .into_iter()
+                .collect();
+            if !new_ids.is_empty() {
+                self.learn_metric_names(&mut client, &new_ids)?;
+                let names = self.metric_names.borrow();
+                for id in new_ids {
+                    let name = names.get(&id).cloned();
+                    let keep = name.filter(|n| metric_filter.as_ref().is_none_or(|re| re.is_match(n)));
+                    kept.insert(id, keep);
+                }
+            }
+            // Per metric id, its slot in `columns`, so the hot loop hashes an integer, not a string.
+            let mut slots: HashMap<i64, usize> = HashMap::new();
+            let mut columns: Vec<(String, Vec<f64>)> = Vec::new();
+            for run in &ok_ids {
+                let Some((ids, values)) = per_run.get(run) else { continue };
+                for (metric_id, value) in ids.iter().zip(values) {
+                    let slot = match slots.get(metric_id) {
+                        Some(slot) => Some(*slot),
+                        None => match kept.get(metric_id) {
+                            Some(Some(name)) => {
+                                columns.push((name.clone(), Vec::with_capacity(ok_ids.len())));
+                                slots.insert(*metric_id, columns.len() - 1);
+                                Some(columns.len() - 1)
+                            }
+                            _ => None,
+                        },
+                    };
+                    if let Some(column) = slot.and_then(|s| columns.get_mut(s)) {
+                        column.1.push(value.unwrap_or(f64::NAN));
+                    }
+                }
+            }
+            result.push(RevisionSamples {
+                revision,
+                ok_runs,
+                failed_runs,
+                failure_reasons,
+                metrics: columns.into_iter().collect::<BTreeMap<_, _>>(),
+            });
+        }
+        Ok(result)
+    }
+
+    fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError> {
+        let mut client = self.client()?;
+        let rows = client
+            .query(
+                "SELECT v.rev_key, v.kind, v.describe, v.subject, \
+                 (SELECT COUNT(*) FROM runs r WHERE r.revision_id = v.id) FROM revisions v ORDER BY v.id",
+                &[],
+            )
+            .map_err(|e| classify(&self.location, "list revisions", e))?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let runs: i64 = row.get(4);
+                StoredRevision {
+                    revision: revision_from_columns(row.get(1), row.get(0), row.get(2), row.get(3)),
+                    runs: runs.max(0) as u64,
+                }
+            })
+            .collect())
+    }
+
+    fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
+        let row = self
+            .client
+            .get_mut()
+            .query_one(
+                "INSERT INTO bisect_sessions (repo, good, bad, job_id, metric, config_json, created_at, status) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                &[
+                    &to_db(&session.repo),
+                    &to_db(&session.good),
+                    &to_db(&session.bad),
+                    &session.job_id.as_deref().map(to_db),
+                    &session.metric.as_deref().map(to_db),
+                    &to_db(&session.config_json),
+                    &session.created_at,
+                    &NEW_SESSION_STATUS,
+                ],
+            )
+            .map_err(|e| classify(&self.location, "create a bisect session", e))?;
+        Ok(SessionId(row.get(0)))
+    }
+
+    fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {
+        let mut client = self.client()?;
+        let rows = client
+            .query(&format!("{SESSION_SELECT} ORDER BY id"), &[])
+            .map_err(|e| classify(&self.location, "list bisect sessions", e))?;
+        Ok(rows.iter().map(session_from_row).collect())
+    }
+
+    fn bisect_session(&self, id: SessionId) -> Result<BisectSession, StoreError> {
+        let mut client = self.client()?;
+        client
+            .query_opt(&format!("{SESSION_SELECT} WHERE id = $1"), &[&id.0])
+            .map_err(|e| classify(&self.location, "read a bisect session", e))?
+            .map(|row| session_from_row(&row))
+            .ok_or_else(|| StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") })
+    }
+
+    fn update_bisect_session(
+        &mut self,
+        id: SessionId,
+        status: &str,
+        result_json: Option<&str>,
+        updated_at: f64,
+    ) -> Result<(), StoreError> {
+        let changed = self
+            .client
+            .get_mut()
+            .execute(
+                "UPDATE bisect_sessions SET status = $1, result_json = $2, updated_at = $3 WHERE id = $4",
+                &[&to_db(status), &result_json.map(to_db), &updated_at, &id.0],
+            )
+            .map_err(|e| classify(&self.location, "update a bisect session", e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        Ok(())
+    }
+
+    fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
+        let action = "link a run to a bisect session";
+        let location = self.location.clone();
+        let client = self.client.get_mut();
+        let result = client.transaction().map_err(Failure::from).and_then(|mut transaction| {
+            link_in(&mut transaction, &location, session, run)?;
+            transaction.commit()?;
+            Ok(())
+        });
+        result.map_err(|failure| match failure {
+            Failure::Db(error) => classify(&location, action, error),
+            Failure::Store(error) => error,
+        })
+    }
+
+    fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
+        let action = "list the runs of a bisect session";
+        let mut client = self.client()?;
+        let exists: bool = client
+            .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])
+            .map_err(|e| classify(&self.location, action, e))?
+            .get(0);
+        if !exists {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        let rows = client
+            .query("SELECT run_id FROM bisect_session_runs WHERE session_id = $1 ORDER BY id", &[&id.0])
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(rows.iter().map(|row| RunId(row.get(0))).collect())
+    }
+}
+
+/// The schema version, or `None` for a database without a `schema_version` table (a new database). The table is
+/// looked up through the `search_path`, so a store can live in its own schema.
+fn current_version_if_any(client: &mut Client) -> Result<Option<i64>, postgres::Error> {
+    let exists: bool = client.query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])?.get(0);
+    if !exists {
+        return Ok(None);
+    }
+    Ok(Some(client.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?.get(0)))
+}
+
+fn insert_run(
+    tx: &mut Transaction<'_>,
+    location: &str,
+    run: &RunRecord,
+    options: &SaveOptions,
+    known_metric_ids: &HashMap<String, i64>,
+    new_metric_ids: &mut HashMap<String, i64>,
+) -> Result<Saved, Failure> {
+    let machine_id = machine_id(tx, &run.machine)?;
+    let revision_id = revision_id(tx, &run.revision)?;
+
+    let (status, failure_reason) = match &run.outcome {
+        RunOutcome::Ok => ("ok", None),
+        RunOutcome::Failed { reason } => ("failed", Some(to_db(reason))),
+    };
+    let import_key = options.import_key.as_deref().map(to_db);
+    let exit_code = run.exit_code.map(i64::from);
+    // With an import key, a run stored before (by this or another machine, even one committing right now) makes
+    // the insert do nothing instead of failing.
+    let inserted = tx.query_opt(
+        "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
+         status, failure_reason, exit_code, stderr, import_key) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT (job_id, revision_id, import_key) DO NOTHING RETURNING id",
+        &[
+            &to_db(&run.job_id),
+            &to_db(&run.job_name),
+            &to_db(&run.testcase),
+            &to_db(&run.job_yaml),
+            &revision_id,
+            &machine_id,
+            &run.started_at,
+            &run.ended_at,
+            &status,
+            &failure_reason,
+            &exit_code,
+            &to_db(&run.stderr),
+            &import_key,
+        ],
+    )?;
+    let run_id: i64 = match inserted {
+        Some(row) => row.get(0),
+        None => {
+            let existing: i64 = tx
+                .query_one(
+                    "SELECT id FROM runs WHERE job_id = $1 AND revision_id = $2 AND import_key = $3",
+                    &[&to_db(&run.job_id), &revision_id, &import_key],
+                )?
+                .get(0);
+            if let Some(session) = options.bisect_session {
+                link_in(tx, location, session, RunId(existing))?;
+            }
+            return Ok(Saved::AlreadyStored(RunId(existing)));
+        }
+    };
+
+    if !run.params.is_empty() {
+        let seqs: Vec<i64> = (0..run.params.len() as i64).collect();
+        let names: Vec<Cow<'_, str>> = run.params.iter().map(|(name, _)| to_db(name)).collect();
+        let values: Vec<Cow<'_, str>> = run.params.iter().map(|(_, value)| to_db(value)).collect();
+        tx.execute(
+            "INSERT INTO run_params (run_id, seq, name, value) SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::TEXT[])",
+            &[&run_id, &seqs, &names, &values],
+        )?;
+    }
+
+    if !run.metrics.is_empty() {
+        let ids = metric_ids_of(tx, run, known_metric_ids, new_metric_ids)?;
+        // NULL stands for NaN, as in SQLite, so both stores hold the same values.
+        let values: Vec<Option<f64>> = run.metrics.values().map(|v| (!v.is_nan()).then_some(*v)).collect();
+        tx.execute(
+            "INSERT INTO run_metrics (run_id, metric_id, value) SELECT $1, * FROM unnest($2::BIGINT[], $3::FLOAT8[])",
+            &[&run_id, &ids, &values],
+        )?;
+    }
+
+    if !run.monitors.is_empty() {
+        let seqs: Vec<i64> = (0..run.monitors.len() as i64).collect();
+        let names: Vec<Cow<'_, str>> = run.monitors.iter().map(|m| to_db(&m.monitor)).collect();
+        let times: Vec<Vec<u8>> = run.monitors.iter().map(|m| encode_samples(&m.times)).collect();
+        tx.execute(
+            "INSERT INTO run_monitors (run_id, seq, monitor, times) \
+             SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::BYTEA[])",
+            &[&run_id, &seqs, &names, &times],
+        )?;
+        let mut series_seqs: Vec<i64> = Vec::new();
+        let mut series_names: Vec<Cow<'_, str>> = Vec::new();
+        let mut series_samples: Vec<Vec<u8>> = Vec::new();
+        for (seq, monitor) in run.monitors.iter().enumerate() {
+            for (name, samples) in &monitor.series {
+                series_seqs.push(seq as i64);
+                series_names.push(to_db(name));
+                series_samples.push(encode_samples(samples));
+            }
+        }
+        if !series_seqs.is_empty() {
+            tx.execute(
+                "INSERT INTO run_monitor_series (run_id, monitor_seq, name, samples) \
+                 SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::BYTEA[])",
+                &[&run_id, &series_seqs, &series_names, &series_samples],
+            )?;
+        }
+    }
+
+    if !run.raw_outputs.is_empty() {
+        let seqs: Vec<i64> = (0..run.raw_outputs.len() as i64).collect();
+        let names: Vec<Cow<'_, str>> = run.raw_outputs.iter().map(|r| to_db(&r.name)).collect();
+        let contents: Vec<&[u8]> = run.raw_outputs.iter().map(|r| r.content.as_slice()).collect();
+        tx.execute(
+            "INSERT INTO run_raw_outputs (run_id, seq, name, content) \
+             SELECT $1, * FROM unnest($2::BIGINT[], $3::TEXT[], $4::BYTEA[])",
+            &[&run_id, &seqs, &names, &contents],
+        )?;
+    }
+
+    if let Some(session) = options.bisect_session {
+        link_in(tx, location, session, RunId(run_id))?;
+    }
+    Ok(Saved::Inserted(RunId(run_id)))
+}
+
+/// The id of the run's machine row, inserting it when new. Looking up first keeps the common case free of
+/// writes and row locks, so machines saving at once do not queue behind each other.
+fn machine_id(tx: &mut Transaction<'_>, machine: &Machine) -> Result<i64, postgres::Error> {
+    let hostname = to_db(&machine.hostname);
+    let cpu_model = to_db(&machine.cpu_model);
+    let kernel = to_db(&machine.kernel);
+    let nr_cpu = i64::from(machine.nr_cpu);
+    // validate_record has checked that the size fits.
+    let memory_kib = i64::try_from(machine.memory_kib).unwrap_or(i64::MAX);
+    let parameters: [&(dyn ToSql + Sync); 5] = [&hostname, &cpu_model, &nr_cpu, &memory_kib, &kernel];
+    let select = "SELECT id FROM machines WHERE hostname = $1 AND cpu_model = $2 AND nr_cpu = $3 \
+                  AND memory_kib = $4 AND kernel = $5";
+    if let Some(row) = tx.query_opt(select, &parameters)? {
+        return Ok(row.get(0));
+    }
+    let inserted = tx.query_opt(
+        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT DO NOTHING RETURNING id",
+        &parameters,
+    )?;
+    match inserted {
+        Some(row) => Ok(row.get(0)),
+        // Another machine inserted the same row and committed while we waited on it; it is visible now.
+        None => Ok(tx.query_one(select, &parameters)?.get(0)),
+    }
+}
+
+/// The id of the run's revision row, inserting it when new and filling in a describe name or subject that an
+/// earlier run lacked (never erasing what is known).
+fn revision_id(tx: &mut Transaction<'_>, revision: &Revision) -> Result<i64, postgres::Error> {
+    let (kind, describe, subject) = match revision {
+        Revision::Commit { describe, subject, .. } => ("commit", describe.as_deref(), subject.as_deref()),
+        Revision::Label { .. } => ("label", None, None),
+    };
+    let key = to_db(revision.key());
+    let describe = describe.map(to_db);
+    let subject = subject.map(to_db);
+    let select = "SELECT id, describe, subject FROM revisions WHERE rev_key = $1";
+    let row = match tx.query_opt(select, &[&key])? {
+        Some(row) => row,
+        None => {
+            let inserted = tx.query_opt(
+                "INSERT INTO revisions (rev_key, kind, describe, subject) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (rev_key) DO NOTHING RETURNING id",
+                &[&key, &kind, &describe, &subject],
+            )?;
+            if let Some(row) = inserted {
+                return Ok(row.get(0));
+            }
+            // Another machine inserted it and committed while this insert waited; it is visible now.
+            tx.query_one(select, &[&key])?
+        }
+    };
+    let id: i64 = row.get(0);
+    let stored_describe: Option<String> = row.get(1);
+    let stored_subject: Option<String> = row.get(2);
+    let adds = |new: &Option<Cow<'_, str>>, stored: &Option<String>| {
+        new.as_deref().is_some_and(|n| stored.as_deref() != Some(n))
+    };
+    if adds(&describe, &stored_describe) || adds(&subject, &stored_subject) {
+        tx.execute(
+            "UPDATE revisions SET describe = COALESCE($2, describe), subject = COALESCE($3, subject) WHERE id = $1",
+            &[&id, &describe, &subject],
+        )?;
+    }
+    Ok(id)
+}
+
+/// The metric ids of a run's metrics in the run's (sorted) metric order, inserting unknown names.
+fn metric_ids_of(
+    tx: &mut Transaction<'_>,
+    run: &RunRecord,
+    known: &HashMap<String, i64>,
+    new: &mut HashMap<String, i64>,
+) -> Result<Vec<i64>, postgres::Error> {
+    let lookup = |name: &str, new: &HashMap<String, i64>| known.get(name).or_else(|| new.get(name)).copied();
+    // The metrics are a BTreeMap, so `missing` is sorted: concurrent savers insert new names in one order.
+    let missing: Vec<Cow<'_, str>> =
+        run.metrics.keys().filter(|name| lookup(name, new).is_none()).map(|name| to_db(name)).collect();
+    if !missing.is_empty() {
+        for row in tx.query("SELECT name, id FROM metric_names WHERE name = ANY($1)", &[&missing])? {
+            new.insert(from_db(row.get(0)), row.get(1));
+        }
+        let still_missing: Vec<&Cow<'_, str>> =
+            missing.iter().filter(|name| lookup(&from_db(name.to_string()), new).is_none()).collect();
+        if !still_missing.is_empty() {
+            let rows = tx.query(
+                "INSERT INTO metric_names (name) SELECT n FROM unnest($1::TEXT[]) WITH ORDINALITY AS t(n, o) \
+                 ORDER BY o ON CONFLICT DO NOTHING RETURNING name, id",
+                &[&still_missing],
+            )?;
+            for row in rows {
+                new.insert(from_db(row.get(0)), row.get(1));
+            }
+            // Names another machine committed while this insert waited for it are not returned; read them.
+            let last: Vec<&Cow<'_, str>> = still_missing
+                .into_iter()
+                .filter(|name| lookup(&from_db(name.to_string()), new).is_none())
+                .collect();
+            if !last.is_empty() {
+                for row in tx.query("SELECT name, id FROM metric_names WHERE name = ANY($1)", &[&last])? {
+                    new.insert(from_db(row.get(0)), row.get(1));
+                }
+            }
+        }
+    }
+    Ok(run.metrics.keys().map(|name| lookup(name, new).unwrap_or(-1)).collect())
+}
+
+fn link_in(tx: &mut Transaction<'_>, location: &str, session: SessionId, run: RunId) -> Result<(), Failure> {
+    let session_exists: bool =
+        tx.query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&session.0])?.get(0);
+    if !session_exists {
+        return Err(StoreError::NotFound { location: location.to_string(), what: format!("bisect session {session}") }
+            .into());
+    }
+    let run_exists: bool = tx.query_one("SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)", &[&run.0])?.get(0);
+    if !run_exists {
+        return Err(StoreError::NotFound { location: location.to_string(), what: format!("run {run}") }.into());
+    }
+    tx.execute(
+        "INSERT INTO bisect_session_runs (session_id, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        &[&session.0, &run.0],
+    )?;
+    Ok(())
+}
+
+fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord, StoreError> {
+    let action = "read a run";
+    let fail = |e: postgres::Error| classify(location, action, e);
+    let bad = |what: String, reason: String| StoreError::BadStoredValue { location: location.to_string(), what, reason };
+    let head = client
+        .query_opt(
+            "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
+             m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
+             r.failure_reason, r.exit_code, r.stderr \
+             FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
+             WHERE r.id = $1",
+            &[&id.0],
+        )
+        .map_err(fail)?
+        .ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
+    let nr_cpu: i64 = head.get(10);
+    let memory_kib: i64 = head.get(11);
+    let machine = Machine {
+        hostname: from_db(head.get(8)),
+        cpu_model: from_db(head.get(9)),
+        nr_cpu: u32::try_from(nr_cpu).map_err(|_| bad(format!("the CPU count of run {id}"), nr_cpu.to_string()))?,
+        memory_kib: u64::try_from(memory_kib)
+            .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
+        kernel: from_db(head.get(12)),
+    };
+    let status: String = head.get(15);
+    let outcome = match failure_reason_of(&status, head.get(16)) {
+        None => RunOutcome::Ok,
+        Some(reason) => RunOutcome::Failed { reason },
+    };
+
+    let params: Vec<(String, String)> = client
+        .query("SELECT name, value FROM run_params WHERE run_id = $1 ORDER BY seq", &[&id.0])
+        .map_err(fail)?
+        .iter()
+        .map(|row| (from_db(row.get(0)), from_db(row.get(1))))
+        .collect();
+
+    let metrics: BTreeMap<String, f64> = client
+        .query(
+            "SELECT n.name, rm.value FROM run_metrics rm JOIN metric_names n ON n.id = rm.metric_id \
+             WHERE rm.run_id = $1",
+            &[&id.0],
+        )
+        .map_err(fail)?
+        .iter()
+        .map(|row| {
+            let value: Option<f64> = row.get(1);
+            (from_db(row.get(0)), value.unwrap_or(f64::NAN))
+        })
+        .collect();
+
+    let monitor_rows = client
+        .query("SELECT seq, monitor, times FROM run_monitors WHERE run_id = $1 ORDER BY seq", &[&id.0])
+        .map_err(fail)?;
+    let series_rows = client
+        .query(
+            "SELECT monitor_seq, name, samples FROM run_monitor_series WHERE run_id = $1 ORDER BY monitor_seq, name",
+            &[&id.0],
+        )
+        .map_err(fail)?;
+    let mut monitors = Vec::with_capacity(monitor_rows.len());
+    for row in &monitor_rows {
+        let seq: i64 = row.get(0);
+        let monitor = from_db(row.get(1));
+        let times_bytes: Vec<u8> = row.get(2);
+        let times = decode_samples(&times_bytes)
+            .ok_or_else(|| bad(format!("the sample times of monitor {monitor} of run {id}"), "truncated".into()))?;
+        let mut series = BTreeMap::new();
+        for series_row in series_rows.iter().filter(|r| r.get::<_, i64>(0) == seq) {
+            let name = from_db(series_row.get(1));
+            let bytes: Vec<u8> = series_row.get(2);
+            let samples = decode_samples(&bytes)
+                .ok_or_else(|| bad(format!("series {name} of monitor {monitor} of run {id}"), "truncated".into()))?;
+            series.insert(name, samples);
+        }
+        monitors.push(MonitorSeries { monitor, times, series });
+    }
+
+    let raw_outputs: Vec<RawOutput> = client
+        .query("SELECT name, content FROM run_raw_outputs WHERE run_id = $1 ORDER BY seq", &[&id.0])
+        .map_err(fail)?
+        .iter()
+        .map(|row| RawOutput { name: from_db(row.get(0)), content: row.get(1) })
+        .collect();
+
+    Ok(RunRecord {
+        job_id: from_db(head.get(0)),
+        job_name: from_db(head.get(1)),
+        testcase: from_db(head.get(2)),
+        params,
+        job_yaml: from_db(head.get(3)),
+        revision: revision_from_columns(head.get(5), head.get(4), head.get(6), head.get(7)),
+        machine,
+        started_at: head.get(13),
+        ended_at: head.get(14),
+        outcome,
+        exit_code: convert_exit_code(location, id.0, head.get(17))?,
+        metrics,
+        monitors,
+        raw_outputs,
+        stderr: from_db(head.get(18)),
+    })
+}
+
+fn summary_from_row(location: &str, row: &Row) -> Result<RunSummary, StoreError> {
+    let id: i64 = row.get(0);
+    let status: String = row.get(11);
+    let metric_count: i64 = row.get(14);
+    Ok(RunSummary {
+        id: RunId(id),
+        job_id: from_db(row.get(1)),
+        job_name: from_db(row.get(2)),
+        testcase: from_db(row.get(3)),
+        revision: revision_from_columns(row.get(5), row.get(4), row.get(6), row.get(7)),
+        hostname: from_db(row.get(8)),
+        started_at: row.get(9),
+        ended_at: row.get(10),
+        failure_reason: failure_reason_of(&status, row.get(12)),
+        exit_code: convert_exit_code(location, id, row.get(13))?,
+        metric_count: metric_count.max(0) as u64,
+    })
+}
+
+fn session_from_row(row: &Row) -> BisectSession {
+    let optional = |index: usize| row.get::<_, Option<String>>(index).map(from_db);
+    BisectSession {
+        id: SessionId(row.get(0)),
+        repo: from_db(row.get(1)),
+        good: from_db(row.get(2)),
+        bad: from_db(row.get(3)),
+        job_id: optional(4),
+        metric: optional(5),
+        config_json: from_db(row.get(6)),
+        created_at: row.get(7),
+        status: from_db(row.get(8)),
+        result_json: optional(9),
+        updated_at: row.get(10),
+    }
+}
+
+fn revision_from_columns(kind: String, key: String, describe: Option<String>, subject: Option<String>) -> Revision {
+    if kind == "label" {
+        Revision::Label { name: from_db(key) }
+    } else {
+        Revision::Commit { sha: from_db(key), describe: describe.map(from_db), subject: subject.map(from_db) }
+    }
+}
+
+fn failure_reason_of(status: &str, reason: Option<String>) -> Option<String> {
+    (status != "ok").then(|| reason.map(from_db).unwrap_or_default())
+}
+
+fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> Result<Option<i32>, StoreError> {
+    code.map(|c| {
+        i32::try_from(c).map_err(|_| StoreError::BadStoredValue {
+            location: location.to_string(),
+            what: format!("the exit code of run {run}"),
+            reason: format!("{c} does not fit a 32-bit exit status"),
+        })
+    })
+    .transpose()
+}
+
+/// Rejects records the schema could not store faithfully, before any write (as the SQLite store does).
+fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
+    for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {
+        if !value.is_finite() {
+            return Err(StoreError::InvalidInput {
+                field: format!("run.{field}"),
+                reason: format!("{value} is not a time; runs need finite start and end times"),
+            });
+        }
+    }
+    i64::try_from(run.machine.memory_kib).map_err(|_| StoreError::InvalidInput {
+        field: "machine.memory_kib".into(),
+        reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
+    })?;
+    Ok(())
+}
+
+/// The escape character of stored text: a Unicode noncharacter, which real text does not contain.
+const ESCAPE: char = '\u{FFFE}';
+
+/// Text as stored: NUL becomes `ESCAPE` `0`, `ESCAPE` is doubled; anything else is unchanged.
+fn to_db(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\0', ESCAPE]) {
+        return Cow::Borrowed(text);
+    }
+    let mut stored = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        match character {
+            '\0' => {
+                stored.push(ESCAPE);
+                stored.push('0');
+            }
+            ESCAPE => {
+                stored.push(ESCAPE);
+                stored.push(ESCAPE);
+            }
+            other => stored.push(other),
+        }
+    }
+    Cow::Owned(stored)
+}
+
+/// The inverse of [`to_db`]. A lone escape (written by another tool) is kept as it is.
+fn from_db(stored: String) -> String {
+    if !stored.contains(ESCAPE) {
+        return stored;
+    }
+    let mut text = String::with_capacity(stored.len());
+    let mut characters = stored.chars().peekable();
+    while let Some(character) = characters.next() {
+        if character == ESCAPE {
+            match characters.peek() {
+                Some('0') => {
+                    characters.next();
+                    text.push('\0');
+                    continue;
+                }
+                Some(&ESCAPE) => {
+                    characters.next();
+                }
+                _ => {}
+            }
+        }
+        text.push(character);
+    }
+    text
+}
+
+/// The server and database for messages, without the password.
+fn describe_location(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    let database = config.get_dbname().unwrap_or_default();
+    format!("postgresql://{user}{host}:{port}/{database}")
+}
+
+/// A URL that failed to parse, for messages: everything between `://` and `@` (user and password) is hidden.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(start), Some(end)) if end > start => format!("{}://***{}", &url[..start], &url[end..]),
+        _ => url.to_string(),
+    }
+}
+
+fn error_text(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{} ({detail})", db.message()),
+            None => db.message().to_string(),
+        },
+        None => {
+            let mut text = error.to_string();
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                text.push_str(": ");
+                text.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            text
+        }
+    }
+}
+
+fn connect_hint(error: &postgres::Error) -> String {
+    let code = error.code();
+    if code == Some(&SqlState::INVALID_PASSWORD) || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION) {
+        "check the user name and password in the URL".into()
+    } else if code == Some(&SqlState::INVALID_CATALOG_NAME) {
+        "create the database first (createdb), or fix its name in the URL".into()
+    } else {
+        "check that the server is running and reachable, and the URL's host and port; for a local test server run \
+         scripts/postgres-test-server.sh"
+            .into()
+    }
+}
+
+fn is_retryable(error: &postgres::Error) -> bool {
+    matches!(error.code(), Some(code) if *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// Maps a PostgreSQL error to a store error that says what happened and what to do.
+fn classify(location: &str, action: &str, error: postgres::Error) -> StoreError {
+    let location = location.to_string();
+    let action = action.to_string();
+    let reason = error_text(&error);
+    let Some(code) = error.code() else {
+        return StoreError::Database { location, action, reason };
+    };
+    if *code == SqlState::DISK_FULL || *code == SqlState::OUT_OF_MEMORY || *code == SqlState::PROGRAM_LIMIT_EXCEEDED {
+        StoreError::Full { location, action }
+    } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+        StoreError::ReadOnly { location, action }
+    } else if *code == SqlState::T_R_SERIALIZATION_FAILURE
+        || *code == SqlState::T_R_DEADLOCK_DETECTED
+        || *code == SqlState::LOCK_NOT_AVAILABLE
+    {
+        StoreError::Busy { location, action }
+    } else if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED {
+        StoreError::Corrupt { location, action, reason }
+    } else {
+        StoreError::Database { location, action, reason }
+    }
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_escaping_round_trips_and_leaves_normal_text_alone() {
+        let cases = ["", "plain", "nul\0inside", "\0", "\u{FFFE}", "\u{FFFE}0", "a\u{FFFE}\0\u{FFFE}\u{FFFE}0b", "ünï\0"];
+        for text in cases {
+            let stored = to_db(text);
+            assert!(!stored.contains('\0'), "{text:?} stored as {stored:?}");
+            assert_eq!(from_db(stored.into_owned()), text, "{text:?}");
+        }
+        assert!(matches!(to_db("fio.write_iops"), Cow::Borrowed(_)));
+        assert_eq!(from_db("lone \u{FFFE} escape".to_string()), "lone \u{FFFE} escape");
+    }
+
+    #[test]
+    fn urls_are_recognised_and_passwords_never_shown() {
+        for (location, expected) in [
+            ("postgres://u:p@h/db", true),
+            ("postgresql://h:5433/db", true),
+            ("culprit.db", false),
+            ("/var/lib/postgres://x", false),
+            ("", false),
+        ] {
+            assert_eq!(is_postgres_url(location), expected, "{location}");
+        }
+        let config = Config::from_str("postgresql://culprit:secret@127.0.0.1:5433/culprit").unwrap_or_default();
+        assert_eq!(describe_location(&config), "postgresql://culprit@127.0.0.1:5433/culprit");
+        assert_eq!(redact("postgresql://culprit:secret@host:x/db"), "postgresql://***@host:x/db");
+    }
+}
