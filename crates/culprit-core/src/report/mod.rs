@@ -347,18 +347,20 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
     })
 }
 
-/// The JSON report: the subject, the headline, the verdicts' rows shown, and the whole input.
+/// The JSON report: the subject, the headline, and the input with the comparison cut to the rows shown.
 pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
     let subject = subject_line(input)?;
     let headline = headline(input)?;
-    let (rows, left_out) = report_rows(&input.comparison, &input.metric);
+    // The comparison is cut to the report's rows: a tracker wants what the mail shows, not every unchanged
+    // counter (`culprit compare --format json --all` has those).
+    let (table, left_out) = report_table(&input.comparison, &input.metric);
+    let shown = ReportInput { comparison: table, ..input.clone() };
     let value = serde_json::json!({
         "subject": subject,
         "headline": headline,
         "confirmed": input.bisect.as_ref().is_none_or(|b| b.confirmed),
-        "shown_metrics": rows.iter().map(|r| r.metric.as_str()).collect::<Vec<_>>(),
         "left_out": left_out,
-        "input": input,
+        "report": shown,
     });
     Ok(serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n")
 }

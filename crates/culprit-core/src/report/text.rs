@@ -30,7 +30,8 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push_str("\n\n");
     let _ = writeln!(out, "in testcase: {}", input.testcase);
-    out.push_str(&wrap(&format!("on test machine: {}", input.machine.describe()), ""));
+    // Like the commit line, the machine line is a fact the robot never breaks, even past the mail width.
+    let _ = writeln!(out, "on test machine: {}", input.machine.describe());
     if !input.params.is_empty() {
         out.push_str("with following parameters:\n\n");
         for (k, v) in &input.params {
@@ -69,13 +70,14 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     }
     if input.trend.len() > 2 {
         let _ = writeln!(out, "{} over the tested commits (oldest first):\n", input.metric);
+        let width = input.trend.iter().map(|p| p.commit.short().len()).max().unwrap_or(10);
         for p in &input.trend {
             let subject = p.commit.subject.as_deref().unwrap_or("");
             let line = match p.mean {
-                None => format!("{INDENT}{}  {:>22}  {subject}", p.commit.short(), "untestable"),
+                None => format!("{INDENT}{:<width$}  {:>22}  {subject}", p.commit.short(), "untestable"),
                 Some(mean) => {
                     let sd = p.stddev.filter(|s| s.is_finite()).map(|s| format!(" ±{}", super::printf::general(s, 2, false))).unwrap_or_default();
-                    format!("{INDENT}{}  {:>14} {:>7}  {subject}", p.commit.short(), value_text(mean) + &sd, format!("{} runs", p.runs))
+                    format!("{INDENT}{:<width$}  {:>14} {:>7}  {subject}", p.commit.short(), value_text(mean) + &sd, format!("{} runs", p.runs))
                 }
             };
             // A long subject is cut rather than wrapped: the list is read down its columns.

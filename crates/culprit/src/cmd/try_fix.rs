@@ -9,17 +9,19 @@
 
 use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{command_job_yaml, observer, plan_job, progress_bar, run_context, worktree_root};
-use crate::cmd::report::compare_stored;
+use crate::cmd::compare::axes_of;
 use crate::cmd::run::interrupt_flag;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
+use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, SessionConfig};
 use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
+use culprit_store::RunFilter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -94,9 +96,25 @@ fn commit_of(revision: &Revision) -> Result<RangeCommit> {
     }
 }
 
-fn failure(record: &RunRecord) -> Option<&str> {
+/// A compare column of the given runs: per metric, the values of the successful ones.
+fn column_of_runs(label: &str, subject: Option<&str>, runs: &[RunRecord]) -> Column {
+    let mut column = Column::new(label);
+    column.subject = subject.filter(|s| !s.is_empty()).map(str::to_string);
+    for run in runs {
+        if !run.outcome.is_ok() {
+            column.failed_runs += 1;
+            continue;
+        }
+        for (metric, value) in &run.metrics {
+            column.metrics.entry(metric.clone()).or_default().push(*value);
+        }
+    }
+    column
+}
+
+fn failure(record: &RunRecord) -> Option<String> {
     match &record.outcome {
-        RunOutcome::Failed { reason } => Some(reason),
+        RunOutcome::Failed { reason } => Some(reason.clone()),
         RunOutcome::Ok => None,
     }
 }
@@ -159,8 +177,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         args.runs
     );
     let bar = progress_bar();
-    let mut failures: [Vec<String>; 3] = Default::default();
-    let mut ok_runs = [0usize; 3];
+    let mut measured: [Vec<RunRecord>; 3] = Default::default();
     {
         let mut observe = observer(&bar);
         let range = vec![base.clone(), RangeCommit { parents: vec![0], ..bad.clone() }];
@@ -187,25 +204,33 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                     driver.store.save_run(&record)?;
                     record
                 };
-                match failure(&record) {
-                    Some(reason) => failures[side].push(reason.to_string()),
-                    None => ok_runs[side] += 1,
-                }
+                measured[side].push(record);
             }
         }
     }
     bar.finish_and_clear();
     drop(tree);
-    for (side, name) in ["base", "bad", "patched"].iter().enumerate() {
-        if ok_runs[side] == 0 {
-            let reason = failures[side].first().cloned().unwrap_or_default();
+    for (records, name) in measured.iter().zip(["base", "bad", "patched"]) {
+        if !records.iter().any(|r| r.outcome.is_ok()) {
+            let reason = records.iter().find_map(failure).unwrap_or_default();
             bail!("every run of {name} failed, so nothing can be compared: {reason}");
         }
     }
 
+    // Only this invocation's interleaved runs are compared: older stored runs of base or bad were measured at
+    // another time and would let the machine's drift into the verdict.
+    let [base_runs, bad_runs, patched_runs] = &measured;
+    let columns = [
+        column_of_runs(&base.sha, Some(&base.subject), base_runs),
+        column_of_runs(&bad.sha, Some(&bad.subject), bad_runs),
+        column_of_runs(&label, None, patched_runs),
+    ];
     let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
-    let table = compare_stored(store, &keys, &job.job_id)?;
-    let vs_bad = compare_stored(store, &keys[1..], &job.job_id)?;
+    let stored_runs = store.list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, ..RunFilter::default() })?;
+    let axes = axes_of(store, &stored_runs, &job.job_id)?;
+    let options = CompareOptions::default();
+    let table = compare(&Comparison { axes: axes.clone(), compare_axis: "commit".into(), columns: columns.to_vec() }, &options)?;
+    let vs_bad = compare(&Comparison { axes, compare_axis: "commit".into(), columns: columns[1..].to_vec() }, &options)?;
     let metric = match args.metric.clone().or(default_metric) {
         Some(m) => m,
         None => report::headline_metric(&table).context(

@@ -1,0 +1,411 @@
+//! Golden and layout tests of the report renderer.
+//!
+//! - Every format rendered from real recorded runs (`tests/data/report/real_bench_runs.json`: the stored metrics of
+//!   a real bisect and try-fix of the slowdown fixture repository), against checked golden files. Set
+//!   `CULPRIT_UPDATE_GOLDEN=1` to rewrite them after an intended change, and read the diff.
+//! - Seed 001's table (base, bad, the test patch) and seed 003's perf-profile row, from samples with exactly the
+//!   means and relative stddevs the robot's mails show, in the report's table and headline.
+//! - The headline's wording for every bisect status: a culprit that was not confirmed is never blamed silently.
+
+use culprit_core::bisect::Status;
+use culprit_core::compare::render::{render_table, RenderOptions};
+use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison};
+use culprit_core::model::Machine;
+use culprit_core::report::{
+    self, render, subject_line, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint, LINE_WIDTH,
+    MAX_PROFILE_MOVES,
+};
+use std::path::PathBuf;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/report").join(name)
+}
+
+/// Checks `actual` against the golden file, or rewrites it when `CULPRIT_UPDATE_GOLDEN` is set.
+fn golden(name: &str, actual: &str) {
+    let path = data(name);
+    if std::env::var_os("CULPRIT_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if expected != actual {
+        let line = expected.lines().zip(actual.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "{name} differs from the golden file at line {}:\nexpected: {:?}\nactual:   {:?}",
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line)
+        );
+    }
+}
+
+fn machine() -> Machine {
+    Machine { hostname: "lkp-csl-2sp6".into(), cpu_model: "2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz".into(), nr_cpu: 96, memory_kib: 256 * 1024 * 1024, kernel: String::new() }
+}
+
+/// The real recorded runs: base, bad (the slowdown commit) and the bad commit with the revert patch.
+fn real_columns() -> (Vec<Column>, Machine, Vec<(String, String)>) {
+    let text = std::fs::read_to_string(data("real_bench_runs.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let machine: Machine = serde_json::from_value(v["machine"].clone()).unwrap();
+    let params: Vec<(String, String)> = serde_json::from_value(v["params"].clone()).unwrap();
+    let mut columns = Vec::new();
+    for c in v["columns"].as_array().unwrap() {
+        let mut column = Column::new(c["label"].as_str().unwrap());
+        column.subject = c["subject"].as_str().map(str::to_string);
+        for run in c["runs"].as_array().unwrap() {
+            for (metric, value) in run.as_object().unwrap() {
+                column.metrics.entry(metric.clone()).or_default().push(value.as_f64().unwrap());
+            }
+        }
+        columns.push(column);
+    }
+    (columns, machine, params)
+}
+
+fn commit_of(c: &Column) -> CommitRef {
+    CommitRef::new(c.label.clone(), c.subject.clone())
+}
+
+fn trend_of(result: &CompareResult, metric: &str) -> Vec<TrendPoint> {
+    let row = result.rows.iter().find(|r| r.metric == metric).unwrap();
+    result
+        .columns
+        .iter()
+        .zip(&row.sides)
+        .map(|(c, s)| TrendPoint {
+            commit: CommitRef::new(c.label.clone(), c.subject.clone()),
+            runs: s.n,
+            mean: Some(s.mean),
+            stddev: s.stddev,
+        })
+        .collect()
+}
+
+fn real_input() -> ReportInput {
+    let (columns, machine, params) = real_columns();
+    let comparison = compare(&Comparison::new(columns.clone()), &CompareOptions::default()).unwrap();
+    let metric = "command.user_time".to_string();
+    ReportInput {
+        trend: trend_of(&comparison, &metric),
+        metric,
+        base: commit_of(&columns[0]),
+        commit: commit_of(&columns[1]),
+        fix: Some(commit_of(&columns[2])),
+        testcase: "bisect-run".into(),
+        machine,
+        params,
+        reproduce: vec![
+            "# with 3dab4c1c6c checked out and built:".into(),
+            format!("culprit run job.yaml -n 8 --commit {}", columns[0].label),
+            "# with a9ecb5c3d0 checked out and built:".into(),
+            format!("culprit run job.yaml -n 8 --commit {}", columns[1].label),
+            format!("culprit compare {} {} {}", columns[0].label, columns[1].label, columns[2].label),
+        ],
+        job_file: Some("job.yaml".into()),
+        comparison,
+        bisect: None,
+    }
+}
+
+#[test]
+fn every_format_of_a_report_from_real_runs_matches_its_golden_file() {
+    let input = real_input();
+    for (format, name) in
+        [(Format::Text, "real_bench.txt"), (Format::Markdown, "real_bench.md"), (Format::Html, "real_bench.html"), (Format::Json, "real_bench.json")]
+    {
+        golden(name, &render(&input, format).unwrap());
+    }
+}
+
+#[test]
+fn the_real_report_says_what_the_robot_says() {
+    let input = real_input();
+    let text = render(&input, Format::Text).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "), "{first}");
+    assert!(first.ends_with("% regression"), "{first}");
+    assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
+    assert!(text.contains("commit: a9ecb5c3d01a2d0ea469ebbba16d03ba40046819 (\"bench: hash more rounds per element\")"));
+    assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
+    assert!(text.contains("with following parameters:\n\n\tcommand.cmd: ./bench\n"));
+    // The fix column is read from its verdict: the revert brings user time back within the noise of the base.
+    assert!(flat(&text).contains("(within the noise of the base)"), "{text}");
+    let html = render(&input, Format::Html).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg") && html.trim_end().ends_with("</html>"));
+    assert!(!html.contains("src=") && !html.contains("href=") && !html.contains("<script"), "self-contained, no assets");
+    assert_eq!(html.matches("<circle").count(), 3, "one point per compared column");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
+    assert_eq!(json["subject"].as_str(), Some(first));
+    assert_eq!(json["report"]["comparison"]["rows"].as_array().unwrap().len(), 2, "only the rows the mail shows");
+    let markdown = render(&input, Format::Markdown).unwrap();
+    assert!(markdown.contains("| `command.user_time` |"), "{markdown}");
+}
+
+/// Every line outside the table is within the mail width, except the `commit:` and `on test machine:` lines (facts
+/// the robot never breaks either).
+#[test]
+fn prose_lines_stay_within_the_mail_width() {
+    let mut input = seed001_input();
+    input.reproduce.push(format!("culprit bisect --repo /home/someone/src/linux --good {BASE} --bad {BAD} --job job.yaml --build 'make -j96 bzImage'"));
+    input.bisect = Some(bisect(Status::Found, true, 1));
+    let text = render(&input, Format::Text).unwrap();
+    let (table, _) = report::report_table(&input.comparison, &input.metric);
+    let table_text = render_table(&table, RenderOptions { all: true });
+    assert!(text.contains(&table_text));
+    let rest = text.replace(&table_text, "");
+    for line in rest.lines().skip(1) {
+        if line.starts_with("commit: ") || line.starts_with("on test machine: ") {
+            continue;
+        }
+        assert!(line.chars().count() <= LINE_WIDTH, "too wide ({}): {line}", line.chars().count());
+    }
+}
+
+const BASE: &str = "361a2a229fa31ab7f2b236b5946e434964d00762";
+const BAD: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
+const PATCH: &str = "7bafb1c4e72a5e8d40cd0681b80b1ffeb31a064c";
+
+/// Eight samples with exactly `mean` and a sample stddev of `rel_pct`% of it (mean ± a, alternating; integral
+/// means keep integral samples so lkp's truncating `%d` prints the mean itself).
+fn samples(mean: f64, rel_pct: f64) -> Vec<f64> {
+    let n = 8.0f64;
+    let mut a = mean.abs() * rel_pct / 100.0 / (n / (n - 1.0)).sqrt();
+    if mean.fract() == 0.0 && mean.abs() >= 1000.0 {
+        a = a.round();
+    }
+    (0..8).map(|i| if i % 2 == 0 { mean + a } else { mean - a }).collect()
+}
+
+/// Seed 001's headline rows: (metric, (mean, relative stddev %) for base, bad, patch). Cells the mail shows
+/// without `±` get 1%, below lkp's 2% cut-off.
+fn seed001_rows() -> Vec<(&'static str, [(f64, f64); 3])> {
+    vec![
+        ("fio.workload", [(62087973.0, 1.0), (48559860.0, 1.0), (60364160.0, 3.5)]),
+        ("fio.write_bw_MBps", [(1212.0, 1.0), (948.29, 1.0), (1177.0, 3.5)]),
+        ("fio.write_clat_mean_us", [(4794125.0, 1.0), (6129631.0, 1.0), (4936772.0, 3.5)]),
+        ("fio.write_iops", [(310403.0, 1.0), (242761.0, 1.0), (301531.0, 3.5)]),
+        ("fio.write_slat_mean_us", [(152653.0, 1.0), (196759.0, 1.0), (157562.0, 3.5)]),
+    ]
+}
+
+fn seed001_input() -> ReportInput {
+    let mut columns = vec![
+        Column::new(BASE),
+        Column { subject: Some("mm: fs: invalidate BH LRU during page migration".into()), ..Column::new(BAD) },
+        Column::new(PATCH),
+    ];
+    for (metric, cells) in seed001_rows() {
+        for (column, (mean, rel)) in columns.iter_mut().zip(cells) {
+            column.metrics.insert(metric.to_string(), samples(mean, rel));
+        }
+    }
+    let mut comparison = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+    comparison.axes = vec![("tbox_group".into(), "lkp-csl-2sp6".into()), ("testcase".into(), "fio-basic".into())];
+    let params = [
+        ("disk", "2pmem"),
+        ("fs", "ext4"),
+        ("runtime", "200s"),
+        ("nr_task", "50%"),
+        ("time_based", "tb"),
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("ioengine", "libaio"),
+        ("test_size", "200G"),
+        ("cpufreq_governor", "performance"),
+        ("ucode", "0x5003006"),
+    ];
+    ReportInput {
+        metric: "fio.write_iops".into(),
+        base: CommitRef::new(BASE, None),
+        commit: CommitRef::new(BAD, Some("mm: fs: invalidate BH LRU during page migration".into())),
+        fix: Some(CommitRef::new(PATCH, Some("the test patch".into()))),
+        testcase: "fio-basic".into(),
+        machine: machine(),
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        reproduce: vec!["culprit run job.yaml -n 8 --commit 8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into()],
+        job_file: Some("job.yaml".into()),
+        comparison,
+        bisect: None,
+        trend: Vec::new(),
+    }
+}
+
+/// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whitespace-normalized lines, since mail clients re-spaced the seed's table.
+fn tokens(text: &str) -> Vec<String> {
+    text.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+}
+
+#[test]
+fn seed_001_headline_and_its_three_column_table() {
+    let input = seed001_input();
+    let text = render(&input, Format::Text).unwrap();
+    let lines = tokens(&text);
+    assert_eq!(
+        lines[0],
+        "[culprit] 8cc621d2f4 mm: fs: invalidate BH LRU during page migration: fio.write_iops -21.8% regression"
+    );
+    assert!(text.contains("\nGreeting,\n\nFYI, we noticed a -21.8% regression of fio.write_iops due to commit:\n"));
+    assert!(text.contains("commit: 8cc621d2f45ddd3dc664024a647ee7adf48d79a5 (\"mm: fs: invalidate BH LRU during page migration\")"));
+    assert!(text.contains("in testcase: fio-basic\n"));
+    assert!(text.contains(
+        "on test machine: 96 threads 2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory\n"
+    ));
+    assert!(text.contains("with following parameters:\n\n\tdisk: 2pmem\n\tfs: ext4\n\truntime: 200s\n\tnr_task: 50%\n"));
+    assert!(text.contains("To reproduce:\n\n        culprit run job.yaml"));
+    assert!(text.contains("Details are as below:\n"));
+    // The mail's rows, token for token (seed 001, "I test the patch, the regression reduced to -2.9%").
+    for row in [
+        "62087973 -21.8% 48559860 -2.8% 60364160 ± 3% fio.workload",
+        "1212 -21.8% 948.29 -2.9% 1177 ± 3% fio.write_bw_MBps",
+        "4794125 +27.9% 6129631 +3.0% 4936772 ± 3% fio.write_clat_mean_us",
+        "310403 -21.8% 242761 -2.9% 301531 ± 3% fio.write_iops",
+        "152653 +28.9% 196759 +3.2% 157562 ± 3% fio.write_slat_mean_us",
+    ] {
+        assert!(lines.iter().any(|l| l == row), "missing row {row:?} in\n{text}");
+    }
+    assert!(lines.iter().any(|l| l == "361a2a229fa31ab7 8cc621d2f45ddd3dc664024a647 7bafb1c4e72a5e8d40cd0681b80"));
+    assert!(flat(&text).contains("With 7bafb1c4e7, fio.write_iops is -2.9% from the base"), "{text}");
+}
+
+#[test]
+fn seed_003_improvement_and_the_perf_profile_row() {
+    const GOOD: &str = "df7a4a2134b0a201f1dcb25cbb2e2f2d8f6bd1c5";
+    const CULPRIT: &str = "016a23388cdcb2740deb1379dc408f21c84efb11";
+    let spinlock = "perf-profile.calltrace.cycles-pp.native_queued_spin_lock_slowpath._raw_spin_lock.xlog_cil_insert_items.xlog_cil_commit.__xfs_trans_commit";
+    let mut base = Column::new(GOOD).with_metric("stress-ng.xattr.ops_per_sec", samples(3000.0, 1.0));
+    let mut culprit = Column { subject: Some("xfs: Add order IDs to log items in CIL".into()), ..Column::new(CULPRIT) }
+        .with_metric("stress-ng.xattr.ops_per_sec", samples(4752.0, 1.0));
+    base.metrics.insert(spinlock.into(), samples(25.64, 8.5));
+    culprit.metrics.insert(spinlock.into(), vec![0.0; 8]);
+    // More perf-profile moves than the report shows, of decreasing size, and a vmstat change.
+    for i in 0..(MAX_PROFILE_MOVES + 5) {
+        let name = format!("perf-profile.self.cycles-pp.symbol_{i:02}");
+        let before = 2.0 + i as f64 * 0.5;
+        base.metrics.insert(name.clone(), samples(before, 1.0));
+        culprit.metrics.insert(name, samples(before + 1.0 + i as f64 * 0.2, 1.0));
+    }
+    base.metrics.insert("vmstat.cpu.sy".into(), samples(40.0, 1.0));
+    culprit.metrics.insert("vmstat.cpu.sy".into(), samples(12.0, 1.0));
+    let comparison = compare(&Comparison::new(vec![base, culprit]), &CompareOptions::default()).unwrap();
+    let input = ReportInput {
+        metric: "stress-ng.xattr.ops_per_sec".into(),
+        base: CommitRef::new(GOOD, Some("xfs: convert CIL busy extents to per-cpu".into())),
+        commit: CommitRef::new(CULPRIT, Some("xfs: Add order IDs to log items in CIL".into())),
+        fix: None,
+        testcase: "stress-ng".into(),
+        machine: Machine { cpu_model: "2 sockets Ice Lake".into(), ..machine() },
+        params: vec![("nr_threads".into(), "10%".into()), ("test".into(), "xattr".into())],
+        reproduce: Vec::new(),
+        job_file: None,
+        comparison,
+        bisect: None,
+        trend: Vec::new(),
+    };
+    let text = render(&input, Format::Text).unwrap();
+    let lines = tokens(&text);
+    assert_eq!(lines[0], "[culprit] 016a23388c xfs: Add order IDs to log items in CIL: stress-ng.xattr.ops_per_sec 58.4% improvement");
+    assert!(text.contains("FYI, we noticed a 58.4% improvement of stress-ng.xattr.ops_per_sec due to commit:"));
+    let row = format!("25.64 ± 8% -25.6 0.00 {spinlock}");
+    let at = lines.iter().position(|l| *l == row).unwrap_or_else(|| panic!("missing {row:?} in\n{text}"));
+    // Program rows, then monitors, then perf-profile with the biggest move first, at most MAX_PROFILE_MOVES.
+    let program = lines.iter().position(|l| l.ends_with(" stress-ng.xattr.ops_per_sec")).unwrap();
+    let vmstat = lines.iter().position(|l| l.ends_with(" vmstat.cpu.sy")).unwrap();
+    assert!(program < vmstat && vmstat < at);
+    let profile_rows: Vec<&String> = lines.iter().filter(|l| l.contains(" perf-profile.")).collect();
+    assert_eq!(profile_rows.len(), MAX_PROFILE_MOVES);
+    assert_eq!(profile_rows[0], &row);
+    assert!(profile_rows[1].ends_with("symbol_19"), "{}", profile_rows[1]);
+    assert!(text.contains("# 6 more changed monitor or perf-profile metric(s)"), "{text}");
+}
+
+fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary {
+    let contributor = |sha: &str, share: f64| Contributor {
+        commit: CommitRef::new(sha, Some("mm: fs: invalidate BH LRU during page migration".into())),
+        after: CommitRef::new(BASE, None),
+        located: confirmed,
+        share,
+        share_low: share - 0.1,
+        share_high: share + 0.1,
+        confidence: 0.97,
+        untestable_suspects: Vec::new(),
+    };
+    BisectSummary {
+        session: 7,
+        status,
+        confirmed,
+        good: CommitRef::new(BASE, None),
+        bad: CommitRef::new(PATCH, None),
+        runs: 42,
+        builds: 9,
+        contributors: match contributors {
+            0 => Vec::new(),
+            1 => vec![contributor(BAD, 0.98)],
+            _ => vec![contributor(BAD, 0.6), contributor(PATCH, 0.4)],
+        },
+        reason: "every segment is settled".into(),
+    }
+}
+
+#[test]
+fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
+    // (status, confirmed, contributors, subject must contain, text must contain, text must not contain)
+    let cases: Vec<(Status, bool, usize, &str, &str, &str)> = vec![
+        (Status::Found, true, 1, "[culprit] 8cc621d2f4 mm:", "due to commit:", "NOT confirmed"),
+        (Status::Inconclusive, false, 1, "[culprit] NOT CONFIRMED 8cc621d2f4", "could not confirm the commit", "due to commit:"),
+        (Status::Found, false, 1, "NOT CONFIRMED", "The most likely commit, NOT confirmed, is:", "due to commit:"),
+        (Status::Multiple, true, 2, "fio.write_iops -21.8% regression", "2 commits share the change", "NOT confirmed"),
+        (Status::NotReproduced, false, 0, "did not reproduce, no commit blamed", "no commit is blamed", "due to commit:"),
+    ];
+    for (status, confirmed, n, subject, must, must_not) in cases {
+        let mut input = seed001_input();
+        input.bisect = Some(bisect(status, confirmed, n));
+        let line = subject_line(&input).unwrap();
+        assert!(line.contains(subject), "{status:?}: {line}");
+        let text = render(&input, Format::Text).unwrap();
+        assert!(flat(&text).contains(must), "{status:?}: {text}");
+        assert!(!flat(&text).contains(must_not), "{status:?}: {text}");
+        assert!(text.contains("bisect session 7:") && text.contains("spent 42 runs and 9 builds"), "{text}");
+        if status == Status::NotReproduced {
+            assert!(!text.contains(&format!("\ncommit: {BAD}")), "nobody is blamed: {text}");
+        }
+        if n == 2 {
+            assert!(flat(&text).contains("explains 60% of the change (90% interval 50%..70%)"), "{text}");
+            assert!(text.contains(&format!("commit: {PATCH}")), "{text}");
+        }
+        let html = render(&input, Format::Html).unwrap();
+        assert_eq!(html.contains("class=\"warn\""), !confirmed, "{status:?}");
+    }
+}
+
+#[test]
+fn a_missing_headline_metric_is_an_error_naming_what_exists() {
+    let mut input = seed001_input();
+    input.metric = "fio.read_iops".into();
+    let err = render(&input, Format::Text).unwrap_err().to_string();
+    assert!(err.contains("fio.read_iops") && err.contains("fio.write_iops"), "{err}");
+    input.comparison.columns.truncate(1);
+    assert!(render(&input, Format::Json).is_err());
+}
+
+#[test]
+fn the_headline_metric_prefers_the_largest_regression() {
+    let input = seed001_input();
+    // fio.write_slat_mean_us (+28.9%, lower is better) is the largest regression among program metrics.
+    assert_eq!(report::headline_metric(&input.comparison).as_deref(), Some("fio.write_slat_mean_us"));
+    let unchanged = compare(
+        &Comparison::new(vec![
+            Column::new("a").with_metric("fio.write_iops", samples(100.0, 1.0)),
+            Column::new("b").with_metric("fio.write_iops", samples(100.0, 1.0)),
+        ]),
+        &CompareOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(report::headline_metric(&unchanged), None);
+}
