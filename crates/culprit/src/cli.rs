@@ -27,6 +27,8 @@ pub enum Command {
     Import(ImportArgs),
     /// Compare commits or labels side by side in the kernel test robot's table, decided by real statistics.
     Compare(CompareArgs),
+    /// For `git bisect run`: is the checked-out commit like good (exit 0), like bad (1), or untestable (125)?
+    Check(CheckArgs),
     /// Measure bisect strategies on synthetic noisy histories (the benchmark behind docs/statistics.md).
     Sim(SimArgs),
     /// Find the commit(s) that caused a performance change between a good and a bad commit, under noise.
@@ -227,6 +229,34 @@ pub struct SimArgs {
     pub strategy: Vec<String>,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A commit without the change (reference runs are measured once in a worktree and stored).
+    #[arg(long)]
+    pub good: String,
+    /// A commit with the change.
+    #[arg(long)]
+    pub bad: String,
+    /// The job file to run.
+    #[arg(long, conflicts_with = "run", required_unless_present = "run")]
+    pub job: Option<PathBuf>,
+    /// A shell command to time (a `command` job; the metric is its elapsed time).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// The metric to decide on (default: the job's most significant change between good and bad).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Shell command that builds a commit; run in the current checkout and in the good and bad worktrees.
+    #[arg(long)]
+    pub build: Option<String>,
+    /// Reference runs at good and at bad.
+    #[arg(long, default_value_t = 5)]
+    pub reference_runs: usize,
+    /// Most runs of the checked-out commit before deciding by the sign of the evidence.
+    #[arg(long, default_value_t = 20)]
+    pub max_runs: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

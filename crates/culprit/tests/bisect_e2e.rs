@@ -132,3 +132,34 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
         panic!("expected the session to be continued: {stderr}");
     }
 }
+
+#[test]
+fn git_bisect_run_with_culprit_check_finds_the_slowdown_and_skips_the_broken_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    let git = |args: &[&str]| Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap();
+    assert!(git(&["bisect", "start", "HEAD", &shas[0]]).status.success());
+    let out = git(&[
+        "bisect",
+        "run",
+        env!("CARGO_BIN_EXE_culprit"),
+        "--db",
+        db.to_str().unwrap(),
+        "check",
+        "--good",
+        &shas[0],
+        "--bad",
+        "main",
+        "--run",
+        "./bench",
+        "--build",
+        "make -s",
+        "--metric",
+        "command.user_time",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("{} is the first bad commit", shas[SLOW_AT - 1])), "{stdout}");
+    let _ = git(&["bisect", "reset"]);
+}

@@ -5,6 +5,7 @@ use anyhow::Result;
 use std::process::ExitCode;
 
 pub mod bisect;
+pub mod check;
 pub mod compare;
 pub mod parse;
 pub mod report;
@@ -16,13 +17,19 @@ pub mod track;
 pub mod try_fix;
 
 use anyhow::Context;
-use culprit_store::{SqliteStore, Store};
+use culprit_store::{PostgresStore, SqliteStore, Store};
 use std::path::PathBuf;
 
-/// Opens the store named by `--db`, `$CULPRIT_DB`, or `./culprit.db`.
-pub fn open_store(db: Option<PathBuf>) -> Result<SqliteStore> {
+/// Opens the store named by `--db`, `$CULPRIT_DB`, or `./culprit.db`: a SQLite file, or a PostgreSQL server when
+/// the value is a `postgres://` or `postgresql://` URL (a farm of machines sharing one store).
+pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     let path = db.unwrap_or_else(culprit_store::default_path);
-    SqliteStore::open(&path).with_context(|| format!("cannot open the result store {}", path.display()))
+    if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
+        // The store's own error names the server without the password, so the URL is not repeated here.
+        return Ok(Box::new(PostgresStore::connect(url)?));
+    }
+    let store = SqliteStore::open(&path).with_context(|| format!("cannot open the result store {}", path.display()))?;
+    Ok(Box::new(store))
 }
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -40,6 +47,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => {
             let store = open_store(cli.db)?;
             compare::run(&store as &dyn Store, &args)
+        }
+        Command::Check(args) => {
+            let mut store = open_store(cli.db)?;
+            check::run(&mut store, &args)
         }
         Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Track(args) => track::run(cli.db, &args),

@@ -1,0 +1,171 @@
+//! The decision behind `culprit check` (for `git bisect run`): does the commit under test behave like good or like
+//! bad? A sequential likelihood-ratio test over its runs, against reference runs of good and bad.
+//!
+//! Model: good and bad runs come from two Student-t distributions (4 degrees of freedom, so one outlier run cannot
+//! decide) with their own centres (medians) and one common scale (pooled, from the median absolute deviation of
+//! both references). The log likelihood ratio of "like bad" against "like good" is summed over the commit's runs;
+//! the test stops as soon as it passes `ln(1/error)` either way. With well-separated references this takes a few
+//! runs; with close ones, more, up to the caller's budget.
+
+use crate::stats;
+use serde::{Deserialize, Serialize};
+
+/// What a check concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckVerdict {
+    Good,
+    Bad,
+    /// The evidence has not reached the threshold yet; more runs are needed.
+    Undecided,
+    /// Good and bad themselves cannot be told apart, so no commit can be classified.
+    NoDifference,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckDecision {
+    pub verdict: CheckVerdict,
+    /// Sum over the commit's runs of log p(x | bad) - log p(x | good).
+    pub log_ratio: f64,
+    pub good_center: f64,
+    pub bad_center: f64,
+    pub scale: f64,
+    pub reason: String,
+}
+
+/// Student-t degrees of freedom of the run model.
+const NU: f64 = 4.0;
+/// Fewest reference runs per side.
+pub const MIN_REFERENCE_RUNS: usize = 3;
+
+fn t_log_density(x: f64, center: f64, scale: f64) -> f64 {
+    let z = (x - center) / scale;
+    -0.5 * (NU + 1.0) * (1.0 + z * z / NU).ln() - scale.ln()
+}
+
+/// A robust scale: 1.4826 × the median absolute deviation, which equals the standard deviation for normal data.
+fn mad_scale(xs: &[f64], center: f64) -> Option<f64> {
+    let deviations: Vec<f64> = xs.iter().map(|x| (x - center).abs()).collect();
+    stats::median(&deviations).map(|m| 1.4826 * m)
+}
+
+/// Classifies `current` against the `good` and `bad` references. `error` is the accepted chance of a wrong
+/// verdict on either side (e.g. 0.01). Non-finite values are ignored.
+pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> CheckDecision {
+    let finite = |xs: &[f64]| xs.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
+    let (good, bad, current) = (finite(good), finite(bad), finite(current));
+    let undecided = |verdict, reason: String| CheckDecision {
+        verdict,
+        log_ratio: 0.0,
+        good_center: stats::median(&good).unwrap_or(f64::NAN),
+        bad_center: stats::median(&bad).unwrap_or(f64::NAN),
+        scale: f64::NAN,
+        reason,
+    };
+    if good.len() < MIN_REFERENCE_RUNS || bad.len() < MIN_REFERENCE_RUNS {
+        return undecided(
+            CheckVerdict::Undecided,
+            format!("need {MIN_REFERENCE_RUNS} reference runs a side, have {} good and {} bad", good.len(), bad.len()),
+        );
+    }
+    let (Some(g), Some(b)) = (stats::median(&good), stats::median(&bad)) else {
+        return undecided(CheckVerdict::Undecided, "no reference values".into());
+    };
+    let scale_g = mad_scale(&good, g).unwrap_or(0.0);
+    let scale_b = mad_scale(&bad, b).unwrap_or(0.0);
+    // Pooled scale, floored so perfectly repeatable references (identical values) still give a finite density.
+    let floor = 1e-9 * g.abs().max(b.abs()).max(1e-12);
+    let scale = ((scale_g * scale_g + scale_b * scale_b) / 2.0).sqrt().max(floor);
+    let separated = stats::mann_whitney_u(&good, &bad).map(|m| m.p).unwrap_or(1.0) <= 0.05
+        || stats::welch_t_test(&good, &bad).map(|w| w.p).unwrap_or(1.0) <= 0.01;
+    if !separated {
+        return CheckDecision {
+            verdict: CheckVerdict::NoDifference,
+            log_ratio: 0.0,
+            good_center: g,
+            bad_center: b,
+            scale,
+            reason: format!("good ({g:.6}) and bad ({b:.6}) do not differ significantly over their reference runs"),
+        };
+    }
+    let log_ratio: f64 = current.iter().map(|&x| t_log_density(x, b, scale) - t_log_density(x, g, scale)).sum();
+    let threshold = (1.0 / error.clamp(1e-9, 0.5)).ln();
+    let verdict = if log_ratio >= threshold {
+        CheckVerdict::Bad
+    } else if log_ratio <= -threshold {
+        CheckVerdict::Good
+    } else {
+        CheckVerdict::Undecided
+    };
+    let reason = format!(
+        "{} run(s) give log likelihood ratio {log_ratio:+.2} (bad vs good; decides at ±{threshold:.2}); good {g:.6}, bad {b:.6}, scale {scale:.6}",
+        current.len()
+    );
+    CheckDecision { verdict, log_ratio, good_center: g, bad_center: b, scale, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    fn normal(rng: &mut Rng, mean: f64, sd: f64, n: usize) -> Vec<f64> {
+        (0..n).map(|_| mean + sd * rng.normal()).collect()
+    }
+
+    #[test]
+    fn table_of_cases() {
+        let good = [10.0, 10.1, 9.9, 10.05, 9.95];
+        let bad = [12.0, 12.1, 11.9, 12.05, 11.95];
+        let cases: &[(&[f64], CheckVerdict)] = &[
+            (&[10.0, 10.02], CheckVerdict::Good),
+            (&[12.0, 11.98], CheckVerdict::Bad),
+            (&[11.0], CheckVerdict::Undecided),
+            (&[], CheckVerdict::Undecided),
+            // One wild outlier does not flip a clear verdict.
+            (&[10.0, 10.1, 9.9, 50.0], CheckVerdict::Good),
+        ];
+        for (current, want) in cases {
+            assert_eq!(classify(&good, &bad, current, 0.01).verdict, *want, "{current:?}");
+        }
+        assert_eq!(classify(&good, &good, &[10.0], 0.01).verdict, CheckVerdict::NoDifference);
+        assert_eq!(classify(&good[..2], &bad, &[10.0], 0.01).verdict, CheckVerdict::Undecided);
+        assert_eq!(classify(&[1.0; 5], &[2.0; 5], &[2.0], 0.01).verdict, CheckVerdict::Bad);
+        assert_eq!(classify(&good, &bad, &[f64::NAN, f64::INFINITY], 0.01).verdict, CheckVerdict::Undecided);
+    }
+
+    #[test]
+    fn error_rate_is_near_the_target_at_one_and_a_half_sigma() {
+        // Sequentially add runs of a truly good commit until decided (at most 40): wrong "bad" verdicts must be rare.
+        let mut rng = Rng::new(7);
+        let (mut wrong, mut decided, mut inseparable, trials) = (0, 0, 0, 400);
+        for _ in 0..trials {
+            let good = normal(&mut rng, 0.0, 1.0, 10);
+            let bad = normal(&mut rng, 1.5, 1.0, 10);
+            let mut current = Vec::new();
+            for _ in 0..40 {
+                current.push(rng.normal());
+                match classify(&good, &bad, &current, 0.01).verdict {
+                    CheckVerdict::Good => {
+                        decided += 1;
+                        break;
+                    }
+                    CheckVerdict::Bad => {
+                        wrong += 1;
+                        break;
+                    }
+                    CheckVerdict::NoDifference => {
+                        inseparable += 1;
+                        break;
+                    }
+                    CheckVerdict::Undecided => {}
+                }
+            }
+        }
+        // 10 reference runs a side tell 1.5 sigma apart most of the time, not always; those trials say so.
+        assert!(inseparable <= trials * 3 / 10, "inseparable {inseparable} of {trials}");
+        assert!(decided >= (trials - inseparable) * 9 / 10, "decided {decided} of {}", trials - inseparable);
+        // Reference noise (10 runs a side) adds error beyond the nominal 1%; 4% bounds it with margin.
+        assert!(wrong <= trials * 4 / 100, "wrong {wrong} of {trials}");
+    }
+}
