@@ -294,6 +294,66 @@ pub trait Store {
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError>;
 }
 
+/// A boxed store is a store, so `Box<dyn Store>` (SQLite or PostgreSQL, chosen at run time) can be passed as
+/// `&mut store` wherever a `&mut dyn Store` is expected. Every method forwards, the provided ones too, so a back
+/// end's own versions are kept.
+impl<S: Store + ?Sized> Store for Box<S> {
+    fn location(&self) -> String {
+        (**self).location()
+    }
+    fn save_run_with(&mut self, run: &RunRecord, options: &SaveOptions) -> Result<Saved, StoreError> {
+        (**self).save_run_with(run, options)
+    }
+    fn save_run(&mut self, run: &RunRecord) -> Result<RunId, StoreError> {
+        (**self).save_run(run)
+    }
+    fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        (**self).list_runs(filter)
+    }
+    fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
+        (**self).run(id)
+    }
+    fn runs(&self, ids: &[RunId]) -> Result<Vec<RunRecord>, StoreError> {
+        (**self).runs(ids)
+    }
+    fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
+        (**self).samples(query)
+    }
+    fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError> {
+        (**self).revisions()
+    }
+    fn results_summary(&self, filter: &RunFilter) -> Result<Vec<ResultGroup>, StoreError> {
+        (**self).results_summary(filter)
+    }
+    fn resolve_revision(&self, given: &str) -> Result<Revision, StoreError> {
+        (**self).resolve_revision(given)
+    }
+    fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
+        (**self).create_bisect_session(session)
+    }
+    fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {
+        (**self).bisect_sessions()
+    }
+    fn bisect_session(&self, id: SessionId) -> Result<BisectSession, StoreError> {
+        (**self).bisect_session(id)
+    }
+    fn update_bisect_session(
+        &mut self,
+        id: SessionId,
+        status: &str,
+        result_json: Option<&str>,
+        updated_at: f64,
+    ) -> Result<(), StoreError> {
+        (**self).update_bisect_session(id, status, result_json, updated_at)
+    }
+    fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
+        (**self).link_run_to_session(session, run)
+    }
+    fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
+        (**self).bisect_session_runs(id)
+    }
+}
+
 /// Groups run summaries into `culprit results` lines, keeping the order of each group's first run.
 pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
     let mut groups: Vec<ResultGroup> = Vec::new();
