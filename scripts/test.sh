@@ -9,4 +9,10 @@ culprit_install_packages
 if [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/kernel/perf_event_paranoid ]; then
     echo -1 > /proc/sys/kernel/perf_event_paranoid
 fi
+# The PostgreSQL store's tests need a server: a throwaway one on 127.0.0.1 (installed when missing, as root).
+if [ -z "${CULPRIT_TEST_PG_URL:-}" ] && [ "${CULPRIT_SKIP_POSTGRES:-}" != 1 ]; then
+    pg_export="$(bash scripts/postgres-test-server.sh)"
+    eval "$pg_export"
+    export CULPRIT_TEST_PG_URL
+fi
 cargo test --workspace --release --locked "$@"
