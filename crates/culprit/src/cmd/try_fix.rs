@@ -10,11 +10,12 @@
 use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{command_job_yaml, observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::compare::axes_of;
+use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
-use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
+use culprit_core::compare::{Column, Comparison};
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, SessionConfig};
@@ -228,15 +229,18 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
     let stored_runs = store.list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, ..RunFilter::default() })?;
     let axes = axes_of(store, &stored_runs, &job.job_id)?;
-    let options = CompareOptions::default();
-    let table = compare(&Comparison { axes: axes.clone(), compare_axis: "commit".into(), columns: columns.to_vec() }, &options)?;
-    let vs_bad = compare(&Comparison { axes, compare_axis: "commit".into(), columns: columns[1..].to_vec() }, &options)?;
-    let metric = match args.metric.clone().or(default_metric) {
+    // A metric fixed before measuring is decided as a family of its own; one picked from the table is not.
+    let given = args.metric.clone().or(default_metric);
+    let three = Comparison { axes: axes.clone(), compare_axis: "commit".into(), columns: columns.to_vec() };
+    let two = Comparison { axes, compare_axis: "commit".into(), columns: columns[1..].to_vec() };
+    let table = compare_columns(&three, given.as_deref())?;
+    let metric = match given {
         Some(m) => m,
         None => report::headline_metric(&table).context(
             "no program metric regressed from base to bad, so there is nothing for the patch to fix; name one with --metric",
         )?,
     };
+    let vs_bad = compare_columns(&two, Some(&metric))?;
     let verdict = report::fix_verdict(&table, &vs_bad, &metric)?;
     if args.json {
         let value = serde_json::json!({

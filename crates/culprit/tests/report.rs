@@ -1,0 +1,159 @@
+//! `culprit report` and `culprit try-fix` end to end: reports from a stored real bisect and try-fix
+//! (`tests/data/report/real.db`), and a fresh real bisect of the slowdown fixture repository followed by its report
+//! and by try-fix with a patch that reverts the slowdown and one that does not apply.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The stored runs of the recorded session: base (parent of the slowdown), bad (the slowdown), the reverted tree.
+const REAL_BASE: &str = "3dab4c1c6c0e620d6b1855fa1e0b4074ccba33b0";
+const REAL_BAD: &str = "a9ecb5c3d01a2d0ea469ebbba16d03ba40046819";
+const REAL_FIX: &str = "a9ecb5c3d0+revert";
+
+fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A private copy of the recorded store, since SQLite may write to the file it opens.
+fn real_db(dir: &Path) -> PathBuf {
+    let db = dir.join("real.db");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report/real.db"), &db).unwrap();
+    db
+}
+
+#[test]
+fn report_of_stored_results_with_a_fix_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_db(dir.path());
+    let text = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--fix", REAL_FIX], dir.path()));
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "), "{first}");
+    assert!(first.ends_with("% regression"), "{first}");
+    assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
+    assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
+    assert!(text.contains(&format!("culprit run job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
+    // Three columns: base, bad and the patched tree, as in seed 001.
+    assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
+    assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
+
+    // -o writes the report and the job file next to it; the HTML is one file with the trend drawn in it.
+    let out_dir = dir.path().join("out");
+    let o = out_dir.to_str().unwrap();
+    stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "html", "-o", o], dir.path()));
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report."));
+    let job = std::fs::read_to_string(out_dir.join("job.yaml")).unwrap();
+    let parsed: serde_yaml::Value = serde_yaml::from_str(&job).unwrap();
+    assert_eq!(parsed["command"]["cmd"].as_str(), Some("./bench"), "{job}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "json"], dir.path())))
+            .unwrap();
+    assert_eq!(json["headline"]["metric"], "command.user_time");
+    assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
+    let md = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "markdown"], dir.path()));
+    assert!(md.starts_with("## \\[culprit\\] a9ecb5c3d0"), "{md}");
+}
+
+#[test]
+fn report_errors_name_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_db(dir.path());
+    let out = culprit(&db, &["report", "42"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--metric", "fio.write_iops"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("fio.write_iops") && err.contains("command.user_time"), "{err}");
+}
+
+const COMMITS: usize = 24;
+const SLOW_AT: usize = 15;
+const BROKEN_AT: usize = 12;
+
+fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&repo)
+        .args([COMMITS.to_string(), SLOW_AT.to_string(), BROKEN_AT.to_string(), "30".to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
+    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+}
+
+#[test]
+fn a_real_bisect_is_reported_and_its_fix_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path());
+    let db = dir.path().join("b.db");
+    let r = repo.to_str().unwrap();
+    let bisect = [
+        "bisect", "--repo", r, "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", "make -s", "--metric",
+        "command.user_time", "--json",
+    ];
+    let result: serde_json::Value = serde_json::from_str(&stdout(&culprit(&db, &bisect, dir.path()))).unwrap();
+    let session = result["session"].to_string();
+    let culprit_sha = &shas[SLOW_AT - 1];
+    assert_eq!(&result["culprits"][0]["sha"], culprit_sha.as_str(), "{result:#}");
+
+    let text = stdout(&culprit(&db, &["report", &session], dir.path()));
+    assert!(text.starts_with(&format!("[culprit] {} bench: hash more rounds per element: command.user_time ", &culprit_sha[..10])), "{text}");
+    assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
+    assert!(text.contains(&format!("commit: {culprit_sha} (\"bench: hash more rounds per element\")")), "{text}");
+    assert!(text.contains(&format!("bisect session {session}: found the culprit, confirmed against its parent")), "{text}");
+    assert!(text.contains("command.user_time over the tested commits (oldest first):"), "{text}");
+    // The reproduction re-runs the one step with culprit's own commands and the same build.
+    assert!(text.contains("culprit bisect --repo"), "{text}");
+    assert!(text.contains("--build 'make -s'"), "{text}");
+    let html = stdout(&culprit(&db, &["report", &session, "--format", "html"], dir.path()));
+    assert!(html.matches("<circle").count() >= 3, "a point per tested commit: {html}");
+
+    // try-fix: a patch reverting the slowdown on top of the culprit fixes it.
+    let diff = Command::new("git").arg("-C").arg(&repo).args(["diff", culprit_sha, &format!("{culprit_sha}~1")]).output().unwrap();
+    let revert = dir.path().join("revert.patch");
+    std::fs::write(&revert, &diff.stdout).unwrap();
+    let base = &shas[SLOW_AT - 2];
+    let try_fix = |patch: &Path| {
+        culprit(
+            &db,
+            &[
+                "try-fix", "--repo", r, "--base", base, "--bad", culprit_sha, "--patch", patch.to_str().unwrap(), "--run",
+                "./bench", "--build", "make -s", "--metric", "command.user_time", "--runs", "5",
+            ],
+            dir.path(),
+        )
+    };
+    let out = try_fix(&revert);
+    let table = stdout(&out);
+    assert!(table.contains("\nfixed: command.user_time is back to the base\n"), "{table}");
+    assert!(table.contains(&format!("{}+revert", &culprit_sha[..10])), "{table}");
+
+    // A patch that does not apply: a clear error naming the file and git's reason, and nothing measured.
+    let broken = dir.path().join("stale.patch");
+    std::fs::write(&broken, String::from_utf8_lossy(&diff.stdout).replace("(100 + 30)", "(100 + 31)")).unwrap();
+    let out = try_fix(&broken);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("stale.patch") && err.contains("does not apply") && err.contains("patch failed"), "{err}");
+    // No worktree is left behind and the user's checkout is untouched.
+    let worktrees = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&worktrees.stdout).lines().count(), 1);
+    let status = Command::new("git").arg("-C").arg(&repo).args(["status", "--porcelain"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).trim().is_empty());
+}
