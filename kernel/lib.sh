@@ -35,3 +35,6 @@ export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2015'
 export KBUILD_BUILD_USER=culprit
 export KBUILD_BUILD_HOST=culprit
 export KBUILD_BUILD_VERSION=1
+# Every layout keeps src/ and obj/ side by side, so with absolute paths made relative, one source
+# tree built in two places (a fixture repository, the test-suite cache) shares ccache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-/}
