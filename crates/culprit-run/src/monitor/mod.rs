@@ -10,6 +10,8 @@
 pub mod diskstats;
 pub mod interrupts;
 pub mod meminfo;
+pub mod perf_profile;
+pub mod perf_stat;
 pub mod procfs;
 pub mod series;
 pub mod vmstat;
@@ -145,9 +147,9 @@ impl ProcFile {
     }
 }
 
-/// Every monitor [`create`] knows, in the order they are listed to users. perf-stat and perf-profile join this
-/// list when their modules land.
-pub const KNOWN_MONITORS: &[&str] = &["vmstat", "proc-stat", "meminfo", "interrupts", "softirqs", "diskstats"];
+/// Every monitor [`create`] knows, in the order they are listed to users.
+pub const KNOWN_MONITORS: &[&str] =
+    &["vmstat", "proc-stat", "meminfo", "interrupts", "softirqs", "diskstats", "perf-stat", "perf-profile"];
 
 /// The monitors a job gets when it names none. All of them read /proc in-process; together they cost under
 /// 0.05% of one CPU at a 1 s interval (about 0.04% measured; docs/monitors.md has the figures). proc-stat is
@@ -172,12 +174,33 @@ pub fn create(name: &str, options: &BTreeMap<String, String>, interval: f64) -> 
 pub fn create_in(
     name: &str,
     options: &BTreeMap<String, String>,
-    _interval: f64,
+    interval: f64,
     root: &ProcRoot,
 ) -> Result<Box<dyn Monitor>, MonitorError> {
     let Some(&known) = KNOWN_MONITORS.iter().find(|known| **known == name) else {
         return Err(MonitorError::Unknown { name: name.to_string(), known: KNOWN_MONITORS.join(", ") });
     };
+    // The perf monitors wrap perf itself, paced by perf's own interval, and take perf's options.
+    match known {
+        "perf-stat" => {
+            reject_options(known, options, &["interval"])?;
+            return Ok(Box::new(perf_stat::PerfStat::new(interval)));
+        }
+        "perf-profile" => {
+            reject_options(known, options, &["interval", "event", "freq"])?;
+            let freq = match options.get("freq").filter(|f| !f.is_empty()) {
+                None => None,
+                Some(text) => Some(text.trim().parse::<u32>().map_err(|_| MonitorError::BadOption {
+                    monitor: known,
+                    option: format!("freq: {text}"),
+                    accepted: "freq is a sampling frequency in Hz, e.g. 800".to_string(),
+                })?),
+            };
+            let event = options.get("event").filter(|e| !e.is_empty()).cloned();
+            return Ok(Box::new(perf_profile::PerfProfile::new(interval, event, freq)));
+        }
+        _ => {}
+    }
     // lkp job files commonly give a monitor its own `interval`; the /proc monitors share the set's interval, so
     // that key is accepted and any other is a mistake worth reporting.
     if let Some(option) = options.keys().find(|key| key.as_str() != "interval") {
@@ -199,6 +222,18 @@ pub fn create_in(
         }
     };
     Ok(monitor)
+}
+
+/// Refuses options a monitor does not take, naming the ones it does.
+fn reject_options(monitor: &'static str, options: &BTreeMap<String, String>, accepted: &[&str]) -> Result<(), MonitorError> {
+    match options.keys().find(|key| !accepted.contains(&key.as_str())) {
+        Some(option) => Err(MonitorError::BadOption {
+            monitor,
+            option: option.clone(),
+            accepted: format!("{monitor} accepts: {}", accepted.join(", ")),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The shortest interval [`MonitorSet`] samples at; shorter requests are raised to it so that a zero interval
