@@ -1,11 +1,12 @@
 //! Measures the SQLite store on perf-profile-heavy runs: saving one run with 20,000 metrics, and fetching the
 //! samples of 2 revisions x 20 runs x 20,000 metrics, as `culprit compare` does.
 //!
-//! Run with: `cargo run --release -p culprit-store --example store_bench [-- DB_PATH]`
-//! (default: a fresh file in a temporary directory). The figures go into crates/culprit-store/README.md.
+//! Run with: `cargo run --release -p culprit-store --example store_bench [-- DB_PATH | POSTGRES_URL]`
+//! (default: a fresh file in a temporary directory; a `postgresql://` URL must name an empty database or schema).
+//! The figures go into crates/culprit-store/README.md.
 
 use culprit_core::model::{Machine, Revision, RunOutcome, RunRecord};
-use culprit_store::{SampleQuery, SqliteStore, Store};
+use culprit_store::{is_postgres_url, PostgresStore, SampleQuery, SqliteStore, Store};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -42,8 +43,10 @@ fn record(sha: &str, run: usize) -> RunRecord {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let temporary = std::env::temp_dir().join(format!("culprit-store-bench-{}", std::process::id()));
-    let path = std::env::args().nth(1).map(std::path::PathBuf::from).unwrap_or_else(|| temporary.join("bench.db"));
-    let mut store = SqliteStore::open(&path)?;
+    let given = std::env::args().nth(1).unwrap_or_default();
+    let path = if given.is_empty() { temporary.join("bench.db") } else { std::path::PathBuf::from(&given) };
+    let mut store: Box<dyn Store> =
+        if is_postgres_url(&given) { Box::new(PostgresStore::connect(&given)?) } else { Box::new(SqliteStore::open(&path)?) };
     let shas = ["a".repeat(40), "b".repeat(40)];
 
     let mut save_times = Vec::new();
@@ -84,10 +87,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         filtered.first().map_or(0, |s| s.metrics.len()),
         start.elapsed().as_secs_f64() * 1000.0
     );
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    println!("database size after {} runs: {:.1} MiB", 2 * RUNS_PER_REVISION, size as f64 / (1024.0 * 1024.0));
+    if !is_postgres_url(&given) {
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        println!("database size after {} runs: {:.1} MiB", 2 * RUNS_PER_REVISION, size as f64 / (1024.0 * 1024.0));
+    }
     drop(store);
-    if std::env::args().nth(1).is_none() {
+    if given.is_empty() {
         let _ = std::fs::remove_dir_all(&temporary);
     }
     Ok(())
