@@ -14,6 +14,7 @@
 //! therefore stored with NUL written as U+FFFE followed by `0`, and U+FFFE itself doubled; text without either
 //! character (all normal text) is stored unchanged, so the database stays readable with `psql`.
 
+use crate::record::{convert_exit_code, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::sqlite::{decode_samples, encode_samples};
@@ -943,33 +944,7 @@ fn failure_reason_of(status: &str, reason: Option<String>) -> Option<String> {
     (status != "ok").then(|| reason.map(from_db).unwrap_or_default())
 }
 
-fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> Result<Option<i32>, StoreError> {
-    code.map(|c| {
-        i32::try_from(c).map_err(|_| StoreError::BadStoredValue {
-            location: location.to_string(),
-            what: format!("the exit code of run {run}"),
-            reason: format!("{c} does not fit a 32-bit exit status"),
-        })
-    })
-    .transpose()
-}
 
-/// Rejects records the schema could not store faithfully, before any write (as the SQLite store does).
-fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
-    for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {
-        if !value.is_finite() {
-            return Err(StoreError::InvalidInput {
-                field: format!("run.{field}"),
-                reason: format!("{value} is not a time; runs need finite start and end times"),
-            });
-        }
-    }
-    i64::try_from(run.machine.memory_kib).map_err(|_| StoreError::InvalidInput {
-        field: "machine.memory_kib".into(),
-        reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
-    })?;
-    Ok(())
-}
 
 /// The escape character of stored text: a Unicode noncharacter, which real text does not contain.
 const ESCAPE: char = '\u{FFFE}';
@@ -1103,12 +1078,6 @@ fn classify(location: &str, action: &str, error: postgres::Error) -> StoreError 
     }
 }
 
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 //! params, session link) is stored, or nothing is. SQLite's journal makes that hold across a crash or `kill -9`
 //! too. A full disk or a read-only file makes the transaction roll back and the error says so.
 
+use crate::record::{convert_exit_code, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::{
@@ -626,33 +627,7 @@ fn failure_reason_of(status: &str, reason: Option<String>) -> Option<String> {
     }
 }
 
-fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> Result<Option<i32>, StoreError> {
-    code.map(|c| {
-        i32::try_from(c).map_err(|_| StoreError::BadStoredValue {
-            location: location.to_string(),
-            what: format!("the exit code of run {run}"),
-            reason: format!("{c} does not fit a 32-bit exit status"),
-        })
-    })
-    .transpose()
-}
 
-/// Rejects records the schema could not store faithfully, before any write.
-fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
-    for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {
-        if !value.is_finite() {
-            return Err(StoreError::InvalidInput {
-                field: format!("run.{field}"),
-                reason: format!("{value} is not a time; runs need finite start and end times"),
-            });
-        }
-    }
-    i64::try_from(run.machine.memory_kib).map_err(|_| StoreError::InvalidInput {
-        field: "machine.memory_kib".into(),
-        reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
-    })?;
-    Ok(())
-}
 
 /// Maps a SQLite error to a store error that says what happened and what to do.
 pub(crate) fn classify(location: &str, action: &str, error: rusqlite::Error) -> StoreError {
@@ -671,12 +646,6 @@ pub(crate) fn classify(location: &str, action: &str, error: rusqlite::Error) -> 
     StoreError::Database { location, action, reason: error.to_string() }
 }
 
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
 
 /// Encodes samples as little-endian f64 bytes: compact, exact, and NaN-preserving (JSON has no NaN).
 pub(crate) fn encode_samples(samples: &[f64]) -> Vec<u8> {

@@ -51,6 +51,20 @@ pub(crate) fn command_job_yaml(command_line: &str) -> String {
     serde_yaml::to_string(&job).unwrap_or_default()
 }
 
+/// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD`: the job's YAML, where it came from
+/// (for messages), and the metric `--run` implies (its elapsed time).
+pub(crate) fn benchmark_job(job: Option<&Path>, run: Option<&str>) -> Result<(String, String, Option<String>)> {
+    match (job, run) {
+        (_, Some(cmd)) => Ok((command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string()))),
+        (Some(path), None) => Ok((
+            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
+            path.display().to_string(),
+            None,
+        )),
+        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
+    }
+}
+
 /// The one atomic job a bisect runs at every commit.
 pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
     let jobs = plan_text(yaml, source, machine::nr_cpu(), None, repo)?;
@@ -183,15 +197,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         _ => bail!("--good and --bad are required"),
     };
     let range = git::bisect_range(&repo, good, bad)?;
-    let (job_yaml, job_source, given_metric) = match (&args.job, &args.run) {
-        (_, Some(cmd)) => (command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string())),
-        (Some(path), None) => (
-            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
-            path.display().to_string(),
-            args.metric.clone(),
-        ),
-        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
-    };
+    let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;

@@ -5,7 +5,7 @@
 //! them from the store. The decision is `culprit_core::check::classify`, a sequential likelihood-ratio test.
 
 use crate::cli::CheckArgs;
-use crate::cmd::bisect::{choose_metric, command_job_yaml, plan_job, run_context, worktree_root};
+use crate::cmd::bisect::{benchmark_job, choose_metric, plan_job, run_context, worktree_root};
 use anyhow::{bail, Context, Result};
 use culprit_core::check::{classify, CheckVerdict};
 use culprit_core::model::{Revision, RunRecord};
@@ -29,15 +29,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(&cwd)?;
     let head = git::resolve(&repo, "HEAD")?;
-    let (job_yaml, source, default_metric) = match (&args.job, &args.run) {
-        (_, Some(cmd)) => (command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string())),
-        (Some(path), None) => (
-            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
-            path.display().to_string(),
-            None,
-        ),
-        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
-    };
+    let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
     let job = plan_job(&job_yaml, &source, &repo)?;
     let good = git::resolve(&repo, &args.good)?;
     let bad = git::resolve(&repo, &args.bad)?;

@@ -8,7 +8,7 @@
 //! engine's verdicts (rule in `docs/report.md`).
 
 use crate::cli::TryFixArgs;
-use crate::cmd::bisect::{command_job_yaml, observer, plan_job, progress_bar, run_context, worktree_root};
+use crate::cmd::bisect::{benchmark_job, observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::compare::axes_of;
 use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
@@ -130,15 +130,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         .with_context(|| format!("cannot read the patch file {}", args.patch.display()))?;
     let base = commit_of(&git::resolve(&repo, &args.base)?)?;
     let bad = commit_of(&git::resolve(&repo, &args.bad)?)?;
-    let (job_yaml, job_source, default_metric) = match (&args.job, &args.run) {
-        (_, Some(cmd)) => (command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string())),
-        (Some(path), None) => (
-            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
-            path.display().to_string(),
-            None,
-        ),
-        (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
-    };
+    let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
     let label = format!("{}+{patch_name}", &bad.sha[..10]);

@@ -1,0 +1,39 @@
+//! Checks and conversions both store back ends apply to run records, so SQLite and PostgreSQL accept and return
+//! exactly the same records.
+
+use crate::StoreError;
+use culprit_core::model::RunRecord;
+
+/// Rejects records the schema could not store faithfully, before any write.
+pub(crate) fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
+    for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {
+        if !value.is_finite() {
+            return Err(StoreError::InvalidInput {
+                field: format!("run.{field}"),
+                reason: format!("{value} is not a time; runs need finite start and end times"),
+            });
+        }
+    }
+    i64::try_from(run.machine.memory_kib).map_err(|_| StoreError::InvalidInput {
+        field: "machine.memory_kib".into(),
+        reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
+    })?;
+    Ok(())
+}
+
+/// A stored exit code back as an exit status; a value that does not fit is a damaged store, said so.
+pub(crate) fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> Result<Option<i32>, StoreError> {
+    code.map(|c| {
+        i32::try_from(c).map_err(|_| StoreError::BadStoredValue {
+            location: location.to_string(),
+            what: format!("the exit code of run {run}"),
+            reason: format!("{c} does not fit a 32-bit exit status"),
+        })
+    })
+    .transpose()
+}
+
+/// Seconds since the Unix epoch, for session timestamps.
+pub(crate) fn now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
