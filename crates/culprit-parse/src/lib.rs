@@ -19,6 +19,7 @@ pub mod mpstat;
 pub mod netperf;
 pub mod perf_profile;
 pub mod perf_stat;
+pub mod pgbench;
 pub mod stress_ng;
 pub mod sysbench;
 pub mod unixbench;
@@ -154,7 +155,7 @@ static SYSBENCH_THREADS: sysbench::SysbenchProgram = sysbench::SysbenchProgram(s
 static SYSBENCH_MUTEX: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Mutex);
 static SYSBENCH_FILEIO: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Fileio);
 
-static REGISTRY: [&dyn Parser; 20] = [
+static REGISTRY: [&dyn Parser; 21] = [
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
@@ -164,6 +165,7 @@ static REGISTRY: [&dyn Parser; 20] = [
         &netperf::Netperf,
         &perf_profile::PerfProfile,
         &perf_stat::PerfStat,
+        &pgbench::Pgbench,
         &stress_ng::StressNg,
         &sysbench::Sysbench,
         &SYSBENCH_CPU,
