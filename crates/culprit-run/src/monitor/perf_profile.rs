@@ -60,8 +60,8 @@ struct Recording {
     process: PerfProcess,
     data: PathBuf,
     event: String,
-    // Dropped last: removes perf.data and perf's stderr.
-    scratch: ScratchDir,
+    // Held only to be dropped last, which removes perf.data and perf's stderr.
+    _scratch: ScratchDir,
 }
 
 impl PerfProfile {
@@ -143,7 +143,7 @@ impl Monitor for PerfProfile {
             .chain(std::iter::once(data.to_string_lossy().into_owned()))
             .collect();
         let process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
-        self.running = Some(Recording { perf, process, data, event, scratch });
+        self.running = Some(Recording { perf, process, data, event, _scratch: scratch });
         Ok(())
     }
 
