@@ -149,6 +149,9 @@ pub struct CompareArgs {
     /// Scaling view: one row per value of this param (threads, clients, block size), one column per revision.
     #[arg(long, value_name = "PARAM")]
     pub by: Option<String>,
+    /// With --by: also draw the sweep as curves with error bars into this file (.svg or .png).
+    #[arg(long, value_name = "FILE.svg|png", requires = "by")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +187,10 @@ pub struct BisectArgs {
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
+    /// After the culprit is found, this many extra interleaved runs of it and its parent with perf-profile and
+    /// perf-stat added, so the report can show the profile that explains it without profiling slowing the search.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub profile: usize,
     /// Continue the session with this id after a crash or interruption.
     #[arg(long, value_name = "ID", conflicts_with_all = ["good", "bad", "job", "run"])]
     pub resume: Option<i64>,
@@ -339,7 +346,7 @@ pub struct TrackArgs {
     /// The git repository (default: the one containing the current directory).
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-    /// Only jobs whose name or id matches this glob.
+    /// Only jobs whose name or id matches this glob; with --follow, the job file to run (one atomic job).
     #[arg(long, value_name = "GLOB")]
     pub job: Option<String>,
     /// Only this testcase.
@@ -354,15 +361,33 @@ pub struct TrackArgs {
     /// Start a bisect for each regression whose tested commits around it are more than one commit apart.
     #[arg(long)]
     pub bisect: bool,
-    /// With --bisect: shell command that builds a commit in its worktree.
-    #[arg(long, requires = "bisect")]
+    /// With --bisect or --follow: shell command that builds a commit in its worktree.
+    #[arg(long)]
     pub build: Option<String>,
-    /// With --bisect: shell command that deploys a built commit.
-    #[arg(long, requires = "bisect")]
+    /// With --bisect or --follow: shell command that deploys a built commit.
+    #[arg(long)]
     pub deploy: Option<String>,
     /// With --bisect: most runs each bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
+    /// Draw each metric's series, fitted segments and change points into this file (.svg or .png); with several
+    /// metrics, one file each, named FILE-<metric>.svg.
+    #[arg(long, value_name = "FILE.svg|png")]
+    pub plot: Option<PathBuf>,
+    /// The robot's loop: measure the job on REF's first-parent history (every Nth commit, then both inner ends of
+    /// each gap holding a change point), update the change points, bisect new regressions, write their reports.
+    #[arg(long, value_name = "REF", requires = "job", conflicts_with_all = ["series", "branch", "bisect"])]
+    pub follow: Option<String>,
+    /// With --follow: measure every Nth commit of the first-parent history (counted from its oldest commit), and
+    /// the newest.
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "follow")]
+    pub every: usize,
+    /// With --follow: runs per measured commit.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "follow")]
+    pub runs: usize,
+    /// With --follow: where each finished bisect's report goes (one directory per session).
+    #[arg(long, value_name = "DIR", default_value = "culprit-reports", requires = "follow")]
+    pub reports: PathBuf,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -35,7 +35,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(id) = args.resume {
-        return resume(store, SessionId(id), args.json);
+        return resume(store, SessionId(id), args.json, args.profile);
     }
     start(store, args)
 }
@@ -215,7 +215,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && given_metric.as_ref().map_or(true, |m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
-            return resume(store, session.id, args.json);
+            return resume(store, session.id, args.json, args.profile);
         }
     }
 
@@ -312,16 +312,16 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
-    drive(store, session, config, range, job, args.json)
+    drive(store, session, config, range, job, args.json, args.profile)
 }
 
-fn resume(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
+fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize) -> Result<ExitCode> {
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
     let range = git::bisect_range(&config.repo, &config.good, &config.bad)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
-    drive(store, session, config, range, job, json)
+    drive(store, session, config, range, job, json, profile)
 }
 
 fn drive(
@@ -331,6 +331,7 @@ fn drive(
     range: Vec<RangeCommit>,
     job: JobRun,
     json: bool,
+    profile: usize,
 ) -> Result<ExitCode> {
     let started = Instant::now();
     let interrupt = interrupt_flag();
@@ -340,7 +341,11 @@ fn drive(
         let mut observe = observer(&bar);
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), &root, interrupt)?;
-        driver.drive(&mut observe)?
+        let ended = driver.drive(&mut observe)?;
+        if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
+            profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
+        }
+        ended
     };
     bar.finish_and_clear();
     match ended {
@@ -360,6 +365,34 @@ fn drive(
             })
         }
     }
+}
+
+/// Extra interleaved runs of each located culprit and the commit it was compared against, with perf-profile and
+/// perf-stat added to the job's monitors. They are linked to the session after its outcome, which the state machine
+/// ignores, so they feed the report's profile rows without changing the bisect.
+fn profile_culprits(
+    driver: &mut Driver<'_>,
+    outcome: &Outcome,
+    runs: usize,
+    bar: &ProgressBar,
+    observe: &mut impl FnMut(Event<'_>),
+) -> Result<()> {
+    for monitor in ["perf-profile", "perf-stat"] {
+        if !driver.job.monitors.iter().any(|(name, _)| name == monitor) {
+            driver.job.monitors.push((monitor.to_string(), Default::default()));
+        }
+    }
+    for culprit in outcome.culprits.iter().filter(|c| c.located) {
+        for round in 0..runs {
+            for index in [culprit.after, culprit.commit] {
+                bar.set_message(format!("profiling {} (run {} of {runs})", &driver.range[index].sha[..10], round + 1));
+                if driver.run_at(index, observe)?.is_none() {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn status_word(status: Status) -> &'static str {

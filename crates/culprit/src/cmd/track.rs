@@ -20,20 +20,37 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// One analysed series and where its points come from.
-struct Series {
-    job_id: String,
-    job_name: String,
-    machine: String,
-    metric: String,
+pub(crate) struct Series {
+    pub job_id: String,
+    pub job_name: String,
+    pub machine: String,
+    pub metric: String,
     /// One label per point: a full SHA or a label.
-    labels: Vec<String>,
+    pub labels: Vec<String>,
     /// Position of each point on the branch (for "more than one commit apart"); None for labels.
-    positions: Vec<Option<usize>>,
+    pub positions: Vec<Option<usize>>,
+    /// The successful runs' values of each point.
+    pub points: Vec<Vec<f64>>,
+}
+
+/// Which stored runs a history is made of.
+pub(crate) struct HistoryFilter {
+    pub job: Option<String>,
+    pub testcase: Option<String>,
+    pub machine: Option<String>,
+    pub metric: Option<String>,
+}
+
+/// Every series of a branch's stored history, analysed and decided together (one BH family).
+pub(crate) struct History {
+    pub series: Vec<Series>,
+    pub analyses: Vec<(String, Analysis)>,
+    pub notes: Vec<String>,
 }
 
 pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     if let Some(file) = &args.series {
-        return series_file(file, args.json);
+        return series_file(file, args.json, args.plot.as_deref());
     }
     let mut store = crate::cmd::open_store(db)?;
     stored(&mut store, args)
@@ -81,7 +98,7 @@ pub fn parse_series(text: &str, source: &str) -> Result<(Option<String>, Vec<Str
     Ok((name, labels, points))
 }
 
-fn series_file(file: &Path, json: bool) -> Result<ExitCode> {
+fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the series {}", file.display()))?;
     let (name, labels, points) = parse_series(&text, &file.display().to_string())?;
     let options = TrackOptions::default();
@@ -89,6 +106,18 @@ fn series_file(file: &Path, json: bool) -> Result<ExitCode> {
     let analysis = analyze(&points, &options).with_context(|| format!("cannot analyse {}", file.display()))?;
     let mut all = vec![(metric.clone(), analysis)];
     decide(&mut all, &options);
+    if let Some(path) = plot {
+        let series = Series {
+            job_id: String::new(),
+            job_name: file.display().to_string(),
+            machine: String::new(),
+            metric: if metric.is_empty() { "value".to_string() } else { metric.clone() },
+            positions: vec![None; labels.len()],
+            labels: labels.clone(),
+            points: points.clone(),
+        };
+        crate::cmd::plot::write_track(path, std::slice::from_ref(&series), &all)?;
+    }
     let analysis = &all[0].1;
     let changes: Vec<&ChangePoint> = analysis.change_points.iter().filter(|c| c.verdict.is_change()).collect();
     if json {
@@ -206,11 +235,95 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
     let branch = args.branch.as_deref().unwrap_or("HEAD");
-    let positions = branch_positions(&repo, branch)?;
-    let runs = store.list_runs(&RunFilter {
+    let filter = HistoryFilter {
         job: args.job.clone(),
         testcase: args.testcase.clone(),
-        hostname: args.machine.clone(),
+        machine: args.machine.clone(),
+        metric: args.metric.clone(),
+    };
+    let History { series, analyses, mut notes } = history(store, &repo, branch, &filter)?;
+
+    // Bisect each regression whose tested commits around it are more than one commit apart.
+    let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
+    if args.bisect {
+        for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+            for (j, c) in a.change_points.iter().enumerate() {
+                if c.verdict != Verdict::Regression {
+                    continue;
+                }
+                let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+                    notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
+                    continue;
+                };
+                if *after <= before + 1 {
+                    continue;
+                }
+                match bisect_change(store, &repo, s, c, args) {
+                    Ok(Some(id)) => {
+                        sessions.insert((k, j), id);
+                    }
+                    Ok(None) => notes.push(format!("{}: the bisect left no session", s.metric)),
+                    Err(e) => notes.push(format!("{}: bisect failed: {e:#}", s.metric)),
+                }
+            }
+        }
+    }
+
+    if let Some(path) = &args.plot {
+        crate::cmd::plot::write_track(path, &series, &analyses)?;
+    }
+    if args.json {
+        let value = serde_json::json!({
+            "branch": branch,
+            "repo": repo,
+            "notes": notes,
+            "series": series.iter().zip(&analyses).enumerate().map(|(k, (s, (_, a)))| serde_json::json!({
+                "job_id": s.job_id, "job": s.job_name, "machine": s.machine, "metric": s.metric,
+                "points": a.points, "skipped_points": a.skipped_points, "runs": a.runs,
+                "dropped_values": a.dropped_values, "scale": a.scale, "note": a.note,
+                "change_points": a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change())
+                    .map(|(j, c)| change_json(c, &s.labels, sessions.get(&(k, j)).copied())).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        output::println(&serde_json::to_string_pretty(&value)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = String::new();
+    let mut found = 0;
+    for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+        let changes: Vec<(usize, &ChangePoint)> =
+            a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()).collect();
+        if changes.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points));
+        for (j, c) in changes {
+            found += 1;
+            out.push_str("  ");
+            out.push_str(&change_line(c, &s.labels, &s.metric));
+            if let Some(id) = sessions.get(&(k, j)) {
+                out.push_str(&format!("    bisect session {id} (`culprit bisect log {id}`)\n"));
+            }
+        }
+    }
+    if found == 0 {
+        out.push_str(&format!("no change point in {} series along {branch}\n", series.len()));
+    }
+    for note in &notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    output::print(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stored history along `branch`: each (job, machine, metric) as a series of tested commits in first-parent
+/// order, analysed, with the verdicts decided over all series together.
+pub(crate) fn history(store: &dyn Store, repo: &Path, branch: &str, filter: &HistoryFilter) -> Result<History> {
+    let positions = branch_positions(repo, branch)?;
+    let runs = store.list_runs(&RunFilter {
+        job: filter.job.clone(),
+        testcase: filter.testcase.clone(),
+        hostname: filter.machine.clone(),
         status: Some(RunStatus::Ok),
         ..RunFilter::default()
     })?;
@@ -266,9 +379,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         let samples = store.samples(&SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
-            testcase: args.testcase.clone(),
+            testcase: filter.testcase.clone(),
             hostname: Some(machine.clone()),
-            metric_regex: args.metric.clone(),
+            metric_regex: filter.metric.clone(),
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
         let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
@@ -287,6 +400,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                         metric: metric.clone(),
                         labels: keys.clone(),
                         positions: ordered.iter().map(|(p, _)| *p).collect(),
+                        points,
                     });
                 }
                 Err(e) => notes.push(format!("{job_name} on {machine}, {metric}: {e}")),
@@ -294,80 +408,12 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         }
     }
     decide(&mut analyses, &options);
-
-    // Bisect each regression whose tested commits around it are more than one commit apart.
-    let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
-    if args.bisect {
-        for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
-            for (j, c) in a.change_points.iter().enumerate() {
-                if c.verdict != Verdict::Regression {
-                    continue;
-                }
-                let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
-                    notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
-                    continue;
-                };
-                if *after <= before + 1 {
-                    continue;
-                }
-                match bisect_change(store, &repo, s, c, args) {
-                    Ok(Some(id)) => {
-                        sessions.insert((k, j), id);
-                    }
-                    Ok(None) => notes.push(format!("{}: the bisect left no session", s.metric)),
-                    Err(e) => notes.push(format!("{}: bisect failed: {e:#}", s.metric)),
-                }
-            }
-        }
-    }
-
-    if args.json {
-        let value = serde_json::json!({
-            "branch": branch,
-            "repo": repo,
-            "notes": notes,
-            "series": series.iter().zip(&analyses).enumerate().map(|(k, (s, (_, a)))| serde_json::json!({
-                "job_id": s.job_id, "job": s.job_name, "machine": s.machine, "metric": s.metric,
-                "points": a.points, "skipped_points": a.skipped_points, "runs": a.runs,
-                "dropped_values": a.dropped_values, "scale": a.scale, "note": a.note,
-                "change_points": a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change())
-                    .map(|(j, c)| change_json(c, &s.labels, sessions.get(&(k, j)).copied())).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        });
-        output::println(&serde_json::to_string_pretty(&value)?)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut out = String::new();
-    let mut found = 0;
-    for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
-        let changes: Vec<(usize, &ChangePoint)> =
-            a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()).collect();
-        if changes.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points));
-        for (j, c) in changes {
-            found += 1;
-            out.push_str("  ");
-            out.push_str(&change_line(c, &s.labels, &s.metric));
-            if let Some(id) = sessions.get(&(k, j)) {
-                out.push_str(&format!("    bisect session {id} (`culprit bisect log {id}`)\n"));
-            }
-        }
-    }
-    if found == 0 {
-        out.push_str(&format!("no change point in {} series along {branch}\n", series.len()));
-    }
-    for note in &notes {
-        out.push_str(&format!("note: {note}\n"));
-    }
-    output::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(History { series, analyses, notes })
 }
 
 /// Starts (or continues) a bisect between the tested commits around a regression with the job of its runs,
 /// through `culprit bisect`'s own entry point, and returns the session id.
-fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &ChangePoint, args: &TrackArgs) -> Result<Option<i64>> {
+pub(crate) fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &ChangePoint, args: &TrackArgs) -> Result<Option<i64>> {
     let good = s.labels.get(c.before_index).context("no commit before the change")?.clone();
     let bad = s.labels.get(c.index).context("no commit after the change")?.clone();
     let runs = store.list_runs(&RunFilter {
@@ -396,6 +442,7 @@ fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &ChangePoint
         max_runs: args.max_runs,
         resume: None,
         json: false,
+        profile: 0,
     };
     crate::cmd::bisect::run(store, &bisect_args)?;
     let id = store
