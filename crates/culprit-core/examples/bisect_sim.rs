@@ -49,6 +49,10 @@ fn main() {
         trace(&args[1..]);
         return;
     }
+    if args.first().map(String::as_str) == Some("--breakdown") {
+        breakdown(&args[1..]);
+        return;
+    }
     if !args.is_empty() {
         match parse_args(&args) {
             Ok((config, json, strategies)) => {
@@ -108,4 +112,44 @@ fn trace(args: &[String]) {
         println!("commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}", e.commit, e.runs, e.mean, e.stddev, if e.untestable { " untestable" } else { "" });
     }
     println!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
+}
+
+/// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
+/// first locate decision, before the first verify decision and in total, and lists the seeds of wrong answers.
+fn breakdown(args: &[String]) {
+    use culprit_core::bisect::sim::{run_culprit, History, Oracle};
+    use culprit_core::bisect::BisectConfig;
+    use culprit_core::rng::Rng;
+    let trials: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(100);
+    let (config, _, _) = parse_args(args.get(1..).unwrap_or(&[])).unwrap_or_else(|e| {
+        eprintln!("bisect_sim: {e}");
+        std::process::exit(2)
+    });
+    let (mut reproduce, mut locate, mut total) = (0usize, 0usize, 0usize);
+    let mut wrong = Vec::new();
+    for seed in 1..=trials {
+        let mut rng = Rng::new(seed);
+        let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
+        let mut oracle = Oracle::new(&history, config.noise, seed ^ 77);
+        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let first = |phase: &str| result.log.iter().find(|e| e.phase == phase).map(|e| e.runs).unwrap_or(result.runs);
+        reproduce += first("locate");
+        locate += first("verify");
+        total += result.runs;
+        let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+        if result.named != truth {
+            wrong.push((seed, result.named.clone(), truth, result.runs));
+        }
+    }
+    let n = trials as f64;
+    println!(
+        "reproduce {:.1}, locate {:.1}, verify and after {:.1}, total {:.1}",
+        reproduce as f64 / n,
+        (locate - reproduce) as f64 / n,
+        (total - locate) as f64 / n,
+        total as f64 / n
+    );
+    for (seed, named, truth, runs) in wrong {
+        println!("seed {seed}: named {named:?}, truth {truth:?}, runs {runs}");
+    }
 }

@@ -275,6 +275,22 @@ const SATURATED_CONFIDENCE: f64 = 0.8;
 const SHARE_Z: f64 = 1.645;
 /// A residual segment whose change is surely below this share of the total holds no further contributor.
 const RESIDUAL_MIN_SHARE: f64 = 0.15;
+/// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
+/// change is shared by several commits (a staircase), reported as such.
+const BETWEEN_Z: f64 = 3.0;
+/// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels and gets interleaved runs
+/// with the two ends until the suspicion is settled.
+const BETWEEN_SUSPECT_Z: f64 = 1.5;
+/// Runs a commit needs before it can be judged in between, and runs each end needs.
+const BETWEEN_MIN_RUNS: usize = 6;
+const BETWEEN_MIN_END_RUNS: usize = 10;
+/// Runs a suspected in-between commit may get before the suspicion is dropped.
+const BETWEEN_MAX_RUNS: usize = 100;
+/// A culprit whose share's lower bound exceeds this explains far more than the whole change: the runs are not
+/// what the model assumes (bursts of load, a wrong parent), so it is re-examined and never simply blamed.
+const SHARE_IMPLAUSIBLE: f64 = 1.5;
+/// Fresh pairs after which an implausible share makes the segment inconclusive.
+const IMPLAUSIBLE_MAX_PAIRS: usize = 12;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
 
@@ -402,21 +418,6 @@ impl Bisect {
         }
         let centre = self.records as f64 / 2.0;
         self.values[commit].iter().map(|&(t, v)| self.orientation * (v - slope * (t - centre))).collect()
-    }
-
-    /// The within-commit noise scale from the given per-commit values, falling back to all usable commits when
-    /// these leave too few degrees of freedom (early on, when most commits have one run).
-    fn noise_scale(&self, per_commit: &[&[f64]]) -> f64 {
-        let dof: usize = per_commit.iter().map(|g| g.len().saturating_sub(1)).sum();
-        if dof >= 4 {
-            if let Some(fit) = fit_t(per_commit) {
-                return fit.scale;
-            }
-        }
-        let slope = self.drift();
-        let all: Vec<Vec<f64>> = (0..self.values.len()).map(|c| self.adjusted(c, slope)).collect();
-        let refs: Vec<&[f64]> = all.iter().filter(|g| !g.is_empty()).map(|g| g.as_slice()).collect();
-        fit_t(&refs).map(|f| f.scale).unwrap_or(1.0)
     }
 
     fn drift(&self) -> f64 {
@@ -561,73 +562,91 @@ impl Bisect {
         true
     }
 
+    /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust level is down-weighted (see [`model::outlier_weight`]),
+    /// so a burst or an outlier cannot pass for a level; a commit with one run cannot be checked this way, and the
+    /// partition evidence bounds what one run can do.
+    fn commit_moments(&self, members: &[usize], slope: f64) -> Vec<model::Moments> {
+        let centre = self.records as f64 / 2.0;
+        let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
+        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        let robust = fit_t(&refs);
+        // Values are centred on the first member's level so sums of squares keep their precision for any metric.
+        let origin = groups.first().and_then(|g| g.first()).copied().unwrap_or(0.0);
+        members
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let mut m = model::Moments::default();
+                if self.untestable[c] {
+                    return m;
+                }
+                for (j, &(t, v)) in self.values[c].iter().enumerate() {
+                    let weight = match (&robust, groups.get(i).and_then(|g| g.get(j))) {
+                        (Some(fit), Some(&adjusted)) if groups[i].len() >= 2 => {
+                            model::outlier_weight(adjusted - fit.locations[i], fit.scale)
+                        }
+                        _ => 1.0,
+                    };
+                    m.add(weight, self.orientation * (v - slope * (t - centre)) - origin);
+                }
+                m
+            })
+            .collect()
+    }
+
     /// The posterior over change locations in (lo, hi].
     pub(crate) fn posterior(&self, lo: usize, hi: usize, slope: f64) -> Option<Posterior> {
         let hypotheses = self.topology.segment(lo, hi);
         if hypotheses.is_empty() {
             return None;
         }
-        // Tested commits of the segment, with their values. lo is always before the change, hi always after.
-        let mut tested: Vec<(usize, Vec<f64>)> = Vec::new();
-        for &c in &hypotheses {
-            let v = self.adjusted(c, slope);
-            if !v.is_empty() {
-                tested.push((c, v));
-            }
-        }
-        let lo_values = self.adjusted(lo, slope);
-        // The noise is the spread of runs around their own commit's level, whatever the partition: a shared scale
-        // keeps a wrong partition from explaining a whole commit's runs away as outliers of an inflated scale.
-        let mut per_commit: Vec<&[f64]> = vec![lo_values.as_slice()];
-        per_commit.extend(tested.iter().map(|(_, v)| v.as_slice()));
-        let scale = self.noise_scale(&per_commit);
+        // Tested commits of the segment. lo is always before the change, hi always after.
+        let tested: Vec<usize> =
+            hypotheses.iter().copied().filter(|&c| !self.untestable[c] && !self.values[c].is_empty()).collect();
+        let mut members: Vec<usize> = vec![lo];
+        members.extend(tested.iter().copied());
+        let moments = self.commit_moments(&members, slope);
+        let lo_moments = moments.first().copied().unwrap_or_default();
+        let tested_moments = moments.get(1..).unwrap_or(&[]);
         // Group hypotheses by which tested commits contain them: one fit per distinct partition.
         let mut signature_of: Vec<usize> = Vec::with_capacity(hypotheses.len());
-        let mut signatures: Vec<Vec<bool>> = Vec::new();
+        let mut fits: Vec<Option<model::LevelsFit>> = Vec::new();
         if self.topology.is_linear() {
-            // Tested commits are in index order; hypothesis k is contained by exactly the tested c >= k.
+            // Tested commits are in index order; hypothesis k is contained by exactly the tested c >= k, so the
+            // partition "the first `before` tested commits are good" has prefix sums for its groups.
             for &k in &hypotheses {
-                signature_of.push(tested.partition_point(|(c, _)| *c < k));
+                signature_of.push(tested.partition_point(|&c| c < k));
             }
+            let all = tested_moments.iter().fold(lo_moments, |acc, m| acc.plus(m));
+            let mut good = lo_moments;
             for before in 0..=tested.len() {
-                signatures.push((0..tested.len()).map(|i| i >= before).collect());
+                if before > 0 {
+                    good = good.plus(&tested_moments[before - 1]);
+                }
+                fits.push(model::fit_levels(&good, &all.minus(&good)));
             }
         } else {
             let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
             for &k in &hypotheses {
-                let signature: Vec<bool> = tested.iter().map(|(c, _)| self.topology.contains(k, *c)).collect();
+                let signature: Vec<bool> = tested.iter().map(|&c| self.topology.contains(k, c)).collect();
                 let next = index.len();
                 let id = *index.entry(signature.clone()).or_insert_with(|| {
-                    signatures.push(signature);
+                    let (mut good, mut bad) = (lo_moments, model::Moments::default());
+                    for (m, &contains) in tested_moments.iter().zip(&signature) {
+                        if contains {
+                            bad = bad.plus(m);
+                        } else {
+                            good = good.plus(m);
+                        }
+                    }
+                    fits.push(model::fit_levels(&good, &bad));
                     next
                 });
                 signature_of.push(id);
             }
         }
-        let mut used = vec![false; signatures.len()];
-        for &s in &signature_of {
-            used[s] = true;
-        }
-        let mut logliks = vec![f64::NEG_INFINITY; signatures.len()];
-        let mut fits: Vec<Option<TFit>> = vec![None; signatures.len()];
-        for (s, signature) in signatures.iter().enumerate() {
-            if !used[s] {
-                continue;
-            }
-            let mut before = lo_values.clone();
-            let mut after = Vec::new();
-            for ((_, v), &contains) in tested.iter().zip(signature) {
-                if contains {
-                    after.extend_from_slice(v);
-                } else {
-                    before.extend_from_slice(v);
-                }
-            }
-            if let Some(fit) = fit_t_fixed_scale(&[&before, &after], scale) {
-                logliks[s] = fit.loglik;
-                fits[s] = Some(fit);
-            }
-        }
+        let logliks: Vec<f64> =
+            fits.iter().map(|f| f.map(|f| f.log_evidence).unwrap_or(f64::NEG_INFINITY)).collect();
         let max = logliks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut probability: Vec<f64> = if max.is_finite() {
             signature_of.iter().map(|&s| (logliks[s] - max).exp()).collect()
@@ -643,22 +662,18 @@ impl Bisect {
             *p /= sum;
         }
         // The fit of the most probable partition gives the step and noise used to value the next measurement.
-        let mut partition_mass = vec![0.0; signatures.len()];
+        let mut partition_mass = vec![0.0; fits.len()];
         for (&s, &p) in signature_of.iter().zip(&probability) {
             partition_mass[s] += p;
         }
-        let best_partition = (0..signatures.len())
-            .filter(|&s| fits[s].is_some())
-            .fold(None, |best: Option<usize>, s| match best {
+        let best_partition = (0..fits.len()).filter(|&s| fits[s].is_some()).fold(None, |best: Option<usize>, s| {
+            match best {
                 Some(b) if partition_mass[b] >= partition_mass[s] => Some(b),
                 _ => Some(s),
-            });
-        let (delta, sigma, delta_se) = match best_partition.and_then(|s| fits[s].as_ref()) {
-            Some(fit) => (
-                fit.locations[1] - fit.locations[0],
-                fit.sigma(),
-                (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt(),
-            ),
+            }
+        });
+        let (delta, sigma, delta_se) = match best_partition.and_then(|s| fits[s]) {
+            Some(fit) => (fit.after - fit.before, fit.sigma, fit.step_se),
             None => (0.0, 1.0, f64::INFINITY),
         };
         let class = self.classes(hi, &hypotheses);
@@ -745,6 +760,44 @@ impl Bisect {
         segment.lo
     }
 
+    /// The run-to-run noise (Gaussian-equivalent sigma) within commits, pooled over every commit of the segment
+    /// and its lo: it does not depend on any partition, so a staircase does not inflate it.
+    fn within_noise(&self, segment: Segment, slope: f64) -> f64 {
+        let mut groups = vec![self.adjusted(segment.lo, slope)];
+        groups.extend(self.topology.segment(segment.lo, segment.hi).into_iter().map(|c| self.adjusted(c, slope)));
+        let refs: Vec<&[f64]> = groups.iter().filter(|g| !g.is_empty()).map(|g| g.as_slice()).collect();
+        fit_t(&refs).map(|f| f.sigma()).unwrap_or(0.0)
+    }
+
+    /// The tested interior commit of the segment that sits most clearly between the levels of its two ends, with
+    /// its score: the smaller of its two z-scores (against lo and against hi, robust t fits of the three commits).
+    /// The noise is the larger of the three commits' own estimate and `noise` (within commits, from every run), so
+    /// that a few runs which happen to agree closely cannot make a commit look in between.
+    fn between_commit(&self, segment: Segment, slope: f64, noise: f64) -> Option<(usize, f64)> {
+        let lo_values = self.adjusted(segment.lo, slope);
+        let hi_values = self.adjusted(segment.hi, slope);
+        if lo_values.len() < BETWEEN_MIN_END_RUNS || hi_values.len() < BETWEEN_MIN_END_RUNS {
+            return None;
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for c in self.topology.segment(segment.lo, segment.hi) {
+            if c == segment.hi || self.untestable[c] || self.values[c].len() < BETWEEN_MIN_RUNS {
+                continue;
+            }
+            let values = self.adjusted(c, slope);
+            let Some(fit) = fit_t(&[&lo_values, &values, &hi_values]) else { continue };
+            let inflate = if fit.sigma() > 0.0 { (noise / fit.sigma()).max(1.0) } else { 1.0 };
+            let [se_lo, se_c, se_hi] = [0, 1, 2].map(|g| fit.standard_error(g) * inflate);
+            let z_lo = (fit.locations[1] - fit.locations[0]) / (se_c * se_c + se_lo * se_lo).sqrt();
+            let z_hi = (fit.locations[2] - fit.locations[1]) / (se_c * se_c + se_hi * se_hi).sqrt();
+            let score = z_lo.min(z_hi);
+            if score.is_finite() && best.is_none_or(|(_, s)| score > s) {
+                best = Some((c, score));
+            }
+        }
+        best
+    }
+
     /// Phase 2. Returns true when runs were asked for.
     fn locate(&mut self, segment: Segment, slope: f64) -> bool {
         let Some(posterior) = self.posterior(segment.lo, segment.hi, slope) else {
@@ -752,6 +805,31 @@ impl Bisect {
             self.next_segment();
             return false;
         };
+        // A commit measurably between the two levels means the change is shared by several commits. Reporting the
+        // two ranges with their shares is honest and cheap; narrowing each small step would cost far more runs
+        // than the budget holds, and confirming one of them alone would hide the others.
+        if let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) {
+            if score >= BETWEEN_Z {
+                self.note(
+                    "locate",
+                    format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
+                    format!("its level differs from both ends by at least {score:.2} standard errors"),
+                );
+                self.push_range(Segment { lo: segment.lo, hi: c, top: false });
+                self.push_range(Segment { lo: c, hi: segment.hi, top: false });
+                self.next_segment();
+                return false;
+            }
+            if score >= BETWEEN_SUSPECT_Z && self.values[c].len() < BETWEEN_MAX_RUNS {
+                self.note(
+                    "locate",
+                    format!("interleaved runs at {}, {c} and {}", segment.lo, segment.hi),
+                    format!("commit {c} may sit between the levels ({score:.2} standard errors from each end)"),
+                );
+                self.ask(vec![(c, 2), (segment.lo, 1), (segment.hi, 1)]);
+                return true;
+            }
+        }
         let Some((best, mass)) = posterior.best_class() else {
             self.next_segment();
             return false;
@@ -939,6 +1017,24 @@ impl Bisect {
         let evidence = format!(
             "step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2}; explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
         );
+        if significant && share_low > SHARE_IMPLAUSIBLE {
+            // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit.
+            if pairs >= IMPLAUSIBLE_MAX_PAIRS {
+                self.note("verify", format!("commit {commit} not blamed: implausible share"), evidence.clone());
+                self.segment_unresolved(
+                    segment,
+                    &format!("commit {commit} would explain {:.0}% (at least {:.0}%) of the change: {evidence}", share * 100.0, share_low * 100.0),
+                );
+                return false;
+            }
+            self.note(
+                "verify",
+                format!("re-examine {parent} and {commit} with the ends {} and {}", segment.lo, segment.hi),
+                format!("share {:.0}% [{:.0}%, {:.0}%] is above the whole change: {evidence}", share * 100.0, share_low * 100.0, share_high * 100.0),
+            );
+            self.ask(vec![(parent, 2), (commit, 2), (segment.lo, 1), (segment.hi, 1)]);
+            return true;
+        }
         let explains_all = f_low >= self.config.explain_most;
         let explains_part = f_high < self.config.partial_below;
         let out_of_pairs = pairs >= self.config.max_verify_pairs;
@@ -999,7 +1095,8 @@ impl Bisect {
         let located = self.culprits.iter().filter(|c| c.located).count();
         let status = if self.reproduced == Some(false) {
             Status::NotReproduced
-        } else if self.culprits.len() >= 2 && located >= 1 {
+        } else if self.culprits.len() >= 2 {
+            // Several contributors, located or not: a staircase reported as ranges is still several.
             Status::Multiple
         } else if located == 1 {
             Status::Found

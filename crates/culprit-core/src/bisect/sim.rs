@@ -29,6 +29,10 @@ pub enum Noise {
     Outliers,
     /// Standard normal plus a slow linear drift of 0.01 sigma per run, in the worse direction, over the whole job.
     Drift,
+    /// Standard normal plus bursts of load: a two-state Markov process that enters a burst with probability 0.02
+    /// per run and leaves it with probability 1/12 (bursts of about 5 to 20 runs, about a fifth of all runs), adding 3 sigma during a burst.
+    /// Heavy-tailed and time-correlated, like wall time on a busy machine.
+    Bursts,
 }
 
 impl Noise {
@@ -37,6 +41,7 @@ impl Noise {
             "gaussian" => Some(Noise::Gaussian),
             "outliers" => Some(Noise::Outliers),
             "drift" => Some(Noise::Drift),
+            "bursts" => Some(Noise::Bursts),
             _ => None,
         }
     }
@@ -204,6 +209,7 @@ pub struct Oracle<'a> {
     rng: Rng,
     runs: usize,
     built: Vec<bool>,
+    in_burst: bool,
 }
 
 /// The level every simulated metric sits around, so values look like a real metric (and stay positive).
@@ -211,7 +217,7 @@ const BASE: f64 = 100.0;
 
 impl<'a> Oracle<'a> {
     pub fn new(history: &'a History, noise: Noise, seed: u64) -> Oracle<'a> {
-        Oracle { history, noise, rng: Rng::new(seed), runs: 0, built: vec![false; history.commits + 1] }
+        Oracle { history, noise, rng: Rng::new(seed), runs: 0, built: vec![false; history.commits + 1], in_burst: false }
     }
 
     /// One run at `commit`: `None` when it does not build.
@@ -231,6 +237,13 @@ impl<'a> Oracle<'a> {
                 }
             }
             Noise::Drift => value += 0.01 * self.runs as f64,
+            Noise::Bursts => {
+                let draw = self.rng.next_f64();
+                self.in_burst = if self.in_burst { draw >= 1.0 / 12.0 } else { draw < 0.02 };
+                if self.in_burst {
+                    value += 3.0;
+                }
+            }
         }
         self.runs += 1;
         Some(value)
