@@ -14,6 +14,7 @@ pub mod dbench;
 pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
+pub mod pgbench;
 pub mod stress_ng;
 pub mod sysbench;
 
@@ -230,12 +231,13 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 11] = [
+static REGISTRY: [&dyn Program; 12] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
         &hackbench::Hackbench,
+        &pgbench::Pgbench,
         &stress_ng::StressNg,
         &sysbench::CPU,
         &sysbench::FILEIO,

@@ -1,0 +1,491 @@
+//! pgbench, PostgreSQL's TPC-B-like benchmark (Debian: `postgresql`, whose `postgresql-<version>` package holds
+//! pgbench, initdb and pg_ctl under `/usr/lib/postgresql/<version>/bin`; `postgresql-client` adds the `pgbench`
+//! wrapper in `PATH`), run as lkp's `pgbench-setup` does: initialise with `pgbench -i`, then measure `pgbench -n`.
+//!
+//! The server: a job either names one (`host`, and optionally `port`, `dbname`, `user`), or, by default, each run
+//! gets a throwaway cluster of its own in the run's scratch directory:
+//!
+//! 1. (as root) `chown postgres <scratch>`, because PostgreSQL refuses to run as root, so the cluster's commands
+//!    run as `postgres` through `runuser -u postgres --`;
+//! 2. `initdb -D <scratch>/data -A trust --no-sync -E UTF8 --locale=C` (trust: nothing but this run can reach it);
+//! 3. `pg_ctl -D <scratch>/data -l <scratch>/postgres.log -w start`, listening only on a Unix socket in the
+//!    scratch directory (port 5432 then only names the socket file, so runs never collide); when the scratch path
+//!    is too long for a socket address or holds unusual characters, on 127.0.0.1 at a free port instead;
+//! 4. `pgbench -i -s <scale_factor> -q`, into the `postgres` database;
+//!
+//! then the measured `pgbench -n ...`, and in cleanup `pg_ctl -m fast -w stop`. Should the run layer skip the
+//! cleanup (a failed or interrupted setup), the server still goes: the scratch directory is removed after every
+//! run, and a postmaster whose `postmaster.pid` has vanished shuts itself down within a minute.
+//!
+//! With a named server, setup is `pgbench -i -s <scale_factor> -q` against it (which DROPS and recreates the
+//! `pgbench_*` tables there), and cleanup `pgbench -i -I d` drops them again. Passwords come from libpq's usual
+//! places (`PGPASSWORD`, `~/.pgpass`), never from the job file, which is stored with every run.
+//!
+//! Param mapping (lkp's `pgbench-setup` names and defaults; `mode` and the server keys are Culprit's):
+//!
+//! | param | pgbench option / server setting | default |
+//! |---|---|---|
+//! | `scale_factor` | `pgbench -i -s` | 1 |
+//! | `nr_task` | `-c` clients (count or share of CPUs, `50%`) | 1 |
+//! | `worker_threads` | `-j` threads (count or share of CPUs), at most the clients | 1 |
+//! | `runtime` | `-T` seconds | 300 (lkp's) |
+//! | `transcations` (lkp's spelling) or `transactions` | `-t` per client, when no `runtime` is given | |
+//! | `latency_limit` | `-L` milliseconds | |
+//! | `mode` | `-b tpcb-like` / `simple-update` (`-N`) / `select-only` (`-S`) | `tpcb-like` |
+//! | `max_wal_size`, `wal_compression`, `checkpoint_timeout`, `checkpoint_completion_target` | the throwaway server's `-c name=value` | PostgreSQL's |
+//! | `host` | `-h` (a host name or a socket directory): use this server, no throwaway cluster | |
+//! | `port`, `dbname`, `user` | `-p`, the database argument, `-U` (with `host` only) | libpq's |
+//!
+//! Like lkp, the measured run passes `-n` (no vacuum before the test: `-i` has just vacuumed). Metrics are parsed by
+//! `culprit_parse::pgbench`: `pgbench.tps`, `pgbench.latency_ms`, `pgbench.transactions`, ...
+
+use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::{find_in_path, shell_quote, Invocation};
+use std::path::{Path, PathBuf};
+
+pub struct Pgbench;
+
+const PROGRAM: &str = "pgbench";
+
+/// What to install, for every missing piece: on Debian, pgbench, initdb and pg_ctl come with the server package.
+const INSTALL_HINT: &str =
+    "install it with: apt-get install postgresql postgresql-client (Debian keeps pgbench, initdb and pg_ctl in /usr/lib/postgresql/<version>/bin)";
+
+/// The builtin scripts pgbench runs, by their `-b` names.
+const MODES: &[&str] = &["tpcb-like", "simple-update", "select-only"];
+
+/// Server settings a job may give the throwaway cluster (lkp's `pgbench-setup` keys).
+const SERVER_SETTINGS: &[&str] = &["max_wal_size", "wal_compression", "checkpoint_timeout", "checkpoint_completion_target"];
+
+const SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "scale_factor", kind: ParamKind::Count, doc: "pgbench -i -s: 100,000 accounts per unit" },
+    ParamSpec { name: "nr_task", kind: ParamKind::CountOrShare, doc: "clients (-c), or a share of the CPUs" },
+    ParamSpec { name: "worker_threads", kind: ParamKind::CountOrShare, doc: "pgbench threads (-j), or a share of the CPUs" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "run time (-T)" },
+    ParamSpec { name: "transcations", kind: ParamKind::Count, doc: "transactions per client (-t), lkp's spelling" },
+    ParamSpec { name: "transactions", kind: ParamKind::Count, doc: "transactions per client (-t)" },
+    ParamSpec { name: "latency_limit", kind: ParamKind::Text, doc: "latency limit in ms (-L)" },
+    ParamSpec { name: "mode", kind: ParamKind::OneOf(MODES), doc: "builtin script (-b)" },
+    ParamSpec { name: "max_wal_size", kind: ParamKind::Text, doc: "throwaway server setting" },
+    ParamSpec { name: "wal_compression", kind: ParamKind::Text, doc: "throwaway server setting" },
+    ParamSpec { name: "checkpoint_timeout", kind: ParamKind::Text, doc: "throwaway server setting" },
+    ParamSpec { name: "checkpoint_completion_target", kind: ParamKind::Text, doc: "throwaway server setting" },
+    ParamSpec { name: "host", kind: ParamKind::Text, doc: "an existing server's host or socket directory" },
+    ParamSpec { name: "port", kind: ParamKind::Count, doc: "the existing server's port" },
+    ParamSpec { name: "dbname", kind: ParamKind::Text, doc: "the existing server's database" },
+    ParamSpec { name: "user", kind: ParamKind::Text, doc: "the existing server's user" },
+];
+
+/// What the throwaway cluster needs from this machine, found once per plan (and given by hand in tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerHost {
+    /// The newest `/usr/lib/postgresql/<version>/bin` holding initdb and pg_ctl.
+    pub bin_dir: Option<PathBuf>,
+    /// Whether Culprit runs as root, so the server must run as `postgres`.
+    pub as_root: bool,
+    /// Whether the `postgres` account exists (Debian's server package creates it).
+    pub postgres_user: bool,
+}
+
+impl ServerHost {
+    /// This machine's PostgreSQL server binaries and user.
+    pub fn detect() -> Self {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let as_root = unsafe { libc::geteuid() } == 0;
+        ServerHost { bin_dir: server_bin_dir(Path::new("/usr/lib/postgresql")), as_root, postgres_user: user_exists("postgres") }
+    }
+}
+
+/// The PostgreSQL version of a Debian `/usr/lib/postgresql/<version>` directory name, for ordering (`9.6` < `15`).
+fn version_key(name: &str) -> Vec<u32> {
+    name.split('.').map(|part| part.parse().unwrap_or(0)).collect()
+}
+
+/// The newest `<root>/<version>/bin` that holds both initdb and pg_ctl, else the directory of an `initdb` in
+/// `PATH` (distributions that install the server binaries there).
+pub fn server_bin_dir(root: &Path) -> Option<PathBuf> {
+    let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
+    let mut versions: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| (version_key(&entry.file_name().to_string_lossy()), entry.path().join("bin")))
+        .filter(|(_, bin)| has_server(bin))
+        .collect();
+    versions.sort();
+    if let Some((_, bin)) = versions.pop() {
+        return Some(bin);
+    }
+    find_in_path("initdb").and_then(|initdb| initdb.parent().map(Path::to_path_buf)).filter(|dir| has_server(dir))
+}
+
+/// Whether a system user exists (the `postgres` account Debian's server package creates).
+fn user_exists(name: &str) -> bool {
+    let Ok(c_name) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: getpwnam reads a NUL-terminated name and returns a pointer into static storage or null; only the
+    // null check is made, so no other thread's later call can invalidate what is read.
+    !unsafe { libc::getpwnam(c_name.as_ptr()) }.is_null()
+}
+
+/// A free TCP port on 127.0.0.1, for a throwaway server that cannot use a Unix socket.
+fn free_local_port() -> Option<u16> {
+    std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?.local_addr().ok().map(|a| a.port())
+}
+
+/// Whether the server can put its socket in `dir`: the socket address (`<dir>/.s.PGSQL.5432`) must fit in
+/// `sun_path` (108 bytes with its NUL; a margin is kept), and the path must survive pg_ctl's shell and PostgreSQL's
+/// list syntax unquoted.
+fn socket_dir_usable(dir: &Path) -> bool {
+    let Some(text) = dir.to_str() else {
+        return false;
+    };
+    text.starts_with('/')
+        && text.len() + "/.s.PGSQL.5432".len() <= 100
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
+}
+
+/// Where clients connect: `-h`/`-p`/`-U` and the database argument.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Connection {
+    host: Option<String>,
+    port: Option<u64>,
+    user: Option<String>,
+    dbname: Option<String>,
+}
+
+impl Connection {
+    fn options(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(host) = &self.host {
+            args.extend(["-h".to_string(), host.clone()]);
+        }
+        if let Some(port) = self.port {
+            args.extend(["-p".to_string(), port.to_string()]);
+        }
+        if let Some(user) = &self.user {
+            args.extend(["-U".to_string(), user.clone()]);
+        }
+        args
+    }
+
+    /// A pgbench command line: the program, the connection options, `middle`, and the database last.
+    fn pgbench(&self, program: &str, middle: &[String]) -> Invocation {
+        let mut argv = vec![program.to_string()];
+        argv.extend(self.options());
+        argv.extend(middle.iter().cloned());
+        argv.extend(self.dbname.clone());
+        Invocation::new(argv)
+    }
+}
+
+fn bad(key: &str, value: &str, reason: impl Into<String>) -> ProgramError {
+    ProgramError::BadParam { program: PROGRAM, key: key.into(), value: value.into(), reason: reason.into() }
+}
+
+/// A server setting's value: letters, digits and dots only (`60GB`, `on`, `60min`, `0.9`), since it passes
+/// through pg_ctl's shell.
+fn setting_value<'a>(key: &str, value: &'a str) -> Result<&'a str, ProgramError> {
+    if !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+        Ok(value)
+    } else {
+        Err(bad(key, value, "expected a PostgreSQL setting value such as 60GB, on, 60min or 0.9"))
+    }
+}
+
+/// The measured command's options (everything but the connection).
+fn run_options(p: &Params, ctx: &ProgramContext) -> Result<Vec<String>, ProgramError> {
+    let clients = p.count_or_share("nr_task", ctx.nr_cpu)?.unwrap_or(1).max(1);
+    // pgbench cannot use more threads than clients; lkp's job file asks for 16 threads whatever the clients.
+    let threads = p.count_or_share("worker_threads", ctx.nr_cpu)?.unwrap_or(1).clamp(1, clients);
+    let mut args = vec!["-n".to_string(), "-c".into(), clients.to_string(), "-j".into(), threads.to_string()];
+    let transactions = match p.count("transcations")? {
+        Some(t) => Some(t),
+        None => p.count("transactions")?,
+    };
+    match (p.duration_secs("runtime")?, transactions) {
+        (Some(secs), _) => args.extend(["-T".to_string(), secs.max(1).to_string()]),
+        (None, Some(t)) => args.extend(["-t".to_string(), t.max(1).to_string()]),
+        (None, None) => args.extend(["-T".to_string(), "300".to_string()]),
+    }
+    if let Some(limit) = p.get("latency_limit") {
+        let ok = limit.trim().parse::<f64>().is_ok_and(|ms| ms.is_finite() && ms > 0.0);
+        if !ok {
+            return Err(bad("latency_limit", limit, "expected a latency in milliseconds such as 10 or 2.5"));
+        }
+        args.extend(["-L".to_string(), limit.trim().to_string()]);
+    }
+    let mode = p.one_of("mode", MODES)?.unwrap_or_else(|| "tpcb-like".to_string());
+    args.extend(["-b".to_string(), mode]);
+    Ok(args)
+}
+
+impl Pgbench {
+    /// The plan on a machine described by `host`; `free_port` is asked only when a socket cannot be used.
+    pub fn plan_on(
+        &self,
+        p: &Params,
+        ctx: &ProgramContext,
+        host: &ServerHost,
+        free_port: &dyn Fn() -> Option<u16>,
+    ) -> Result<ProgramPlan, ProgramError> {
+        let scale = p.count("scale_factor")?.unwrap_or(1);
+        if scale == 0 {
+            return Err(bad("scale_factor", "0", "must be at least 1"));
+        }
+        let run = run_options(p, ctx)?;
+        let init = vec!["-i".to_string(), "-s".into(), scale.to_string(), "-q".into()];
+
+        if let Some(server) = p.get("host") {
+            for key in SERVER_SETTINGS {
+                if let Some(value) = p.get(key) {
+                    return Err(bad(key, value, format!("server settings apply only to the throwaway server; set it on {server} yourself, or drop 'host'")));
+                }
+            }
+            let conn = Connection {
+                host: Some(server.to_string()),
+                port: p.count("port")?,
+                user: p.get("user").map(str::to_string),
+                dbname: p.get("dbname").map(str::to_string),
+            };
+            let program = host
+                .bin_dir
+                .as_ref()
+                .map(|dir| dir.join("pgbench"))
+                .filter(|path| path.is_file())
+                .map(|path| path.display().to_string())
+                .unwrap_or_else(|| PROGRAM.to_string());
+            let mut plan = ProgramPlan::single(conn.pgbench(&program, &run));
+            plan.setup.push(conn.pgbench(&program, &init));
+            plan.cleanup.push(conn.pgbench(&program, &["-i".to_string(), "-I".into(), "d".into()]));
+            return Ok(plan);
+        }
+        for key in ["port", "dbname", "user"] {
+            if let Some(value) = p.get(key) {
+                return Err(bad(key, value, "applies to a server named by 'host'; without 'host' each run gets a throwaway server"));
+            }
+        }
+
+        let bin_dir = host.bin_dir.as_ref().ok_or(ProgramError::MissingBinary {
+            program: PROGRAM,
+            binary: "initdb".into(),
+            hint: INSTALL_HINT,
+        })?;
+        if host.as_root && !host.postgres_user {
+            return Err(ProgramError::MissingBinary {
+                program: PROGRAM,
+                binary: "the 'postgres' user (PostgreSQL will not run as root)".into(),
+                hint: INSTALL_HINT,
+            });
+        }
+        let as_server_user = |argv: Vec<String>| -> Invocation {
+            if host.as_root {
+                let mut wrapped: Vec<String> = ["runuser", "-u", "postgres", "--"].map(String::from).to_vec();
+                wrapped.extend(argv);
+                Invocation::new(wrapped)
+            } else {
+                Invocation::new(argv)
+            }
+        };
+        let scratch = &ctx.scratch_dir;
+        let data = scratch.join("data");
+        let data_text = data.display().to_string();
+        let tool = |name: &str| bin_dir.join(name).display().to_string();
+
+        let (settings, conn) = if socket_dir_usable(scratch) {
+            let dir = scratch.display().to_string();
+            (
+                vec![("listen_addresses", String::new()), ("unix_socket_directories", dir.clone()), ("port", "5432".into())],
+                Connection { host: Some(dir), port: Some(5432), user: None, dbname: Some("postgres".into()) },
+            )
+        } else {
+            let port = free_port().ok_or_else(|| bad("host", "", "no free TCP port on 127.0.0.1 for the throwaway server"))?;
+            (
+                vec![("listen_addresses", "127.0.0.1".into()), ("unix_socket_directories", String::new()), ("port", port.to_string())],
+                Connection { host: Some("127.0.0.1".into()), port: Some(port.into()), user: None, dbname: Some("postgres".into()) },
+            )
+        };
+        // initdb names the superuser after the OS user that runs it: `postgres` under runuser, else the caller.
+        let conn = Connection { user: host.as_root.then(|| "postgres".to_string()), ..conn };
+        let mut server_options: Vec<String> = Vec::new();
+        for (name, value) in &settings {
+            server_options.extend(["-c".to_string(), shell_quote(&format!("{name}={value}"))]);
+        }
+        for key in SERVER_SETTINGS {
+            if let Some(value) = p.get(key) {
+                server_options.extend(["-c".to_string(), format!("{key}={}", setting_value(key, value)?)]);
+            }
+        }
+
+        let mut setup = Vec::new();
+        if host.as_root {
+            setup.push(Invocation::new(["chown".to_string(), "postgres".into(), scratch.display().to_string()]));
+        }
+        setup.push(as_server_user(
+            [tool("initdb"), "-D".into(), data_text.clone(), "-A".into(), "trust".into(), "--no-sync".into(), "-E".into(), "UTF8".into(), "--locale=C".into()]
+                .to_vec(),
+        ));
+        setup.push(as_server_user(
+            [
+                tool("pg_ctl"),
+                "-D".into(),
+                data_text.clone(),
+                "-l".into(),
+                scratch.join("postgres.log").display().to_string(),
+                "-w".into(),
+                "-t".into(),
+                "120".into(),
+                "-o".into(),
+                server_options.join(" "),
+                "start".into(),
+            ]
+            .to_vec(),
+        ));
+        let pgbench = tool("pgbench");
+        setup.push(conn.pgbench(&pgbench, &init));
+        let cleanup = vec![as_server_user([tool("pg_ctl"), "-D".into(), data_text, "-m".into(), "fast".into(), "-w".into(), "stop".into()].to_vec())];
+        Ok(ProgramPlan { setup, main: conn.pgbench(&pgbench, &run), executions: 1, cleanup })
+    }
+}
+
+impl Program for Pgbench {
+    fn name(&self) -> &'static str {
+        PROGRAM
+    }
+    fn binary(&self) -> &'static str {
+        "pgbench"
+    }
+    fn install_hint(&self) -> &'static str {
+        INSTALL_HINT
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        SPECS
+    }
+
+    /// pgbench in a PostgreSQL bin directory or in `PATH`. The server binaries (initdb, pg_ctl), which only a job
+    /// without `host` needs, are checked when the job is planned, which also happens before anything runs.
+    fn check_installed(&self) -> Result<(), ProgramError> {
+        let in_bin_dir = server_bin_dir(Path::new("/usr/lib/postgresql")).is_some_and(|dir| dir.join("pgbench").is_file());
+        if in_bin_dir || find_in_path("pgbench").is_some() {
+            Ok(())
+        } else {
+            Err(ProgramError::MissingBinary { program: PROGRAM, binary: "pgbench".into(), hint: INSTALL_HINT })
+        }
+    }
+
+    fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        self.plan_on(p, ctx, &ServerHost::detect(), &free_local_port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{ctx, params};
+
+    fn host(as_root: bool) -> ServerHost {
+        ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
+    }
+
+    fn no_port() -> Option<u16> {
+        None
+    }
+
+    #[test]
+    fn throwaway_server_as_root_runs_as_postgres_on_a_socket_in_scratch() {
+        let p = params("pgbench", &[("scale_factor", "1"), ("nr_task", "2"), ("runtime", "3s"), ("mode", "select-only")]);
+        let plan = Pgbench.plan_on(&p, &ctx(), &host(true), &no_port).unwrap();
+        let lines: Vec<String> = plan.setup.iter().map(Invocation::display).collect();
+        assert_eq!(lines[0], "chown postgres /tmp/culprit-scratch");
+        assert_eq!(
+            lines[1],
+            "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -A trust --no-sync -E UTF8 --locale=C"
+        );
+        assert!(lines[2].starts_with("runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
+        assert!(lines[2].contains("-c listen_addresses= -c unix_socket_directories=/tmp/culprit-scratch -c port=5432"), "{}", lines[2]);
+        assert_eq!(lines[3], "/usr/lib/postgresql/15/bin/pgbench -h /tmp/culprit-scratch -p 5432 -U postgres -i -s 1 -q postgres");
+        assert_eq!(
+            plan.main.display(),
+            "/usr/lib/postgresql/15/bin/pgbench -h /tmp/culprit-scratch -p 5432 -U postgres -n -c 2 -j 1 -T 3 -b select-only postgres"
+        );
+        assert_eq!(plan.cleanup.len(), 1);
+        assert!(plan.cleanup[0].display().ends_with("pg_ctl -D /tmp/culprit-scratch/data -m fast -w stop"));
+    }
+
+    #[test]
+    fn not_root_runs_the_server_as_the_caller() {
+        let p = params("pgbench", &[("nr_task", "100%"), ("worker_threads", "16"), ("transcations", "500"), ("max_wal_size", "60GB")]);
+        let plan = Pgbench.plan_on(&p, &ctx(), &host(false), &no_port).unwrap();
+        assert!(plan.setup.iter().all(|i| i.argv[0] != "runuser" && i.argv[0] != "chown"));
+        assert!(plan.setup[1].display().contains("-c max_wal_size=60GB"), "{}", plan.setup[1].display());
+        // 100% of 4 CPUs is 4 clients; 16 threads are capped at the clients; lkp's transcations gives -t.
+        assert!(plan.main.display().ends_with("-p 5432 -n -c 4 -j 4 -t 500 -b tpcb-like postgres"), "{}", plan.main.display());
+    }
+
+    #[test]
+    fn long_scratch_path_falls_back_to_a_local_tcp_port() {
+        let mut context = ctx();
+        context.scratch_dir = PathBuf::from(format!("/tmp/{}", "x".repeat(90)));
+        let plan = Pgbench.plan_on(&params("pgbench", &[]), &context, &host(false), &|| Some(54321)).unwrap();
+        let start = plan.setup[1].display();
+        assert!(start.contains("-c listen_addresses=127.0.0.1 -c unix_socket_directories= -c port=54321"), "{start}");
+        assert!(plan.main.display().contains("-h 127.0.0.1 -p 54321"), "{}", plan.main.display());
+        assert!(plan.main.display().contains("-T 300"), "lkp's default runtime: {}", plan.main.display());
+        let err = Pgbench.plan_on(&params("pgbench", &[]), &context, &host(false), &no_port).unwrap_err();
+        assert!(err.to_string().contains("free TCP port"), "{err}");
+        assert!(socket_dir_usable(Path::new("/tmp/culprit-scratch/pg.1.0")));
+        assert!(!socket_dir_usable(Path::new("/tmp/with space")));
+    }
+
+    #[test]
+    fn named_server_is_initialised_measured_and_cleaned_without_a_cluster() {
+        let p = params("pgbench", &[("host", "db.example"), ("port", "5433"), ("dbname", "bench"), ("user", "me"), ("scale_factor", "10")]);
+        let no_bin = ServerHost { bin_dir: None, as_root: true, postgres_user: false };
+        let plan = Pgbench.plan_on(&p, &ctx(), &no_bin, &no_port).unwrap();
+        assert_eq!(plan.setup.len(), 1);
+        assert_eq!(plan.setup[0].display(), "pgbench -h db.example -p 5433 -U me -i -s 10 -q bench");
+        assert_eq!(plan.main.display(), "pgbench -h db.example -p 5433 -U me -n -c 1 -j 1 -T 300 -b tpcb-like bench");
+        assert_eq!(plan.cleanup[0].display(), "pgbench -h db.example -p 5433 -U me -i -I d bench");
+    }
+
+    #[test]
+    fn bad_params_and_missing_server_are_reported_before_running() {
+        let no_bin = ServerHost { bin_dir: None, as_root: false, postgres_user: false };
+        let err = Pgbench.plan_on(&params("pgbench", &[]), &ctx(), &no_bin, &no_port).unwrap_err();
+        assert!(matches!(&err, ProgramError::MissingBinary { binary, .. } if binary == "initdb"), "{err}");
+        assert!(err.to_string().contains("apt-get install postgresql"), "{err}");
+        let no_user = ServerHost { postgres_user: false, ..host(true) };
+        let err = Pgbench.plan_on(&params("pgbench", &[]), &ctx(), &no_user, &no_port).unwrap_err();
+        assert!(err.to_string().contains("'postgres' user"), "{err}");
+        for (pairs, needle) in [
+            (vec![("port", "5433")], "host"),
+            (vec![("host", "h"), ("wal_compression", "on")], "throwaway"),
+            (vec![("max_wal_size", "1GB; rm -rf /")], "setting value"),
+            (vec![("latency_limit", "soon")], "milliseconds"),
+            (vec![("scale_factor", "0")], "at least 1"),
+        ] {
+            let err = Pgbench.plan_on(&params("pgbench", &pairs), &ctx(), &host(false), &no_port).unwrap_err();
+            assert!(err.to_string().contains(needle), "{pairs:?}: {err}");
+        }
+        let p = params("pgbench", &[("mode", "tpcc")]);
+        assert!(p.validate(Pgbench.params(), 4).unwrap_err().to_string().contains("select-only"));
+        let p = params("pgbench", &[("clients", "2")]);
+        assert!(p.validate(Pgbench.params(), 4).unwrap_err().to_string().contains("nr_task"));
+    }
+
+    #[test]
+    fn newest_server_version_wins() {
+        let root = tempfile::tempdir().unwrap();
+        for version in ["9.6", "15", "13"] {
+            let bin = root.path().join(version).join("bin");
+            std::fs::create_dir_all(&bin).unwrap();
+            for tool in ["initdb", "pg_ctl"] {
+                std::fs::write(bin.join(tool), "").unwrap();
+            }
+        }
+        // A newer version without the server binaries (client only) is skipped.
+        std::fs::create_dir_all(root.path().join("17/bin")).unwrap();
+        assert_eq!(server_bin_dir(root.path()), Some(root.path().join("15/bin")));
+    }
+}
