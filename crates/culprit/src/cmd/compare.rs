@@ -225,6 +225,9 @@ fn sweep(
         points: points.into_iter().map(|(value, samples)| SweepPoint { value, samples }).collect(),
     };
     let rows = sweep_rows(&sweep, &options(args))?;
+    if let Some(path) = &args.plot {
+        crate::cmd::plot::write_sweep(path, &sweep, &rows)?;
+    }
     output::print(&render_sweep(&sweep, &rows))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ pub mod bisect;
 pub mod check;
 pub mod compare;
 pub mod parse;
+pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;

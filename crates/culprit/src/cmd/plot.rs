@@ -1,0 +1,206 @@
+//! The charts of `culprit compare --by PARAM --plot FILE` and `culprit track --plot FILE`: the values the text
+//! output is made of, handed to `culprit-plot`, which draws them as SVG or PNG by the file's extension.
+//!
+//! Several tracked series go to one file each, `FILE-<metric>.svg` (see [`culprit_plot::numbered_path`]); one
+//! series goes to FILE itself.
+
+use crate::cmd::track::Series;
+use anyhow::{Context, Result};
+use culprit_core::changepoint::Analysis;
+use culprit_core::compare::sweep::{Sweep, SweepRow};
+use culprit_core::compare::Verdict;
+use culprit_plot::{ChangeKind, ChangeMark, Chart, MeanStd, Segment, SweepCurve, SweepPlot, TrackPlot};
+use std::path::{Path, PathBuf};
+
+/// The sweep as curves: one per column, one point per row where the column has runs.
+pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
+    let curves = sweep
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(k, label)| SweepCurve {
+            label: label.clone(),
+            points: rows
+                .iter()
+                .map(|row| {
+                    row.sides
+                        .get(k)
+                        .filter(|side| side.present && side.n > 0)
+                        .map(|side| MeanStd { mean: side.mean, stddev: side.stddev.unwrap_or(0.0) })
+                })
+                .collect(),
+        })
+        .collect();
+    Chart::Sweep(SweepPlot {
+        metric: sweep.metric.clone(),
+        param: sweep.param.clone(),
+        values: rows.iter().map(|r| r.value.clone()).collect(),
+        curves,
+    })
+}
+
+pub fn write_sweep(path: &Path, sweep: &Sweep, rows: &[SweepRow]) -> Result<()> {
+    culprit_plot::write_file(&sweep_chart(sweep, rows), path)?;
+    eprintln!("culprit: wrote {}", path.display());
+    Ok(())
+}
+
+fn short(label: &str) -> &str {
+    if label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &label[..12]
+    } else {
+        label
+    }
+}
+
+/// The fitted segments: the stretches between the segmentation's change points (significant or not), each at the
+/// robust mean the analysis computed for it; without change points, one segment at the mean of every run.
+pub fn segments(points: &[Vec<f64>], analysis: &Analysis) -> Vec<Segment> {
+    let n = points.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut changes: Vec<_> = analysis.change_points.iter().collect();
+    changes.sort_by_key(|c| c.index);
+    let mut out = Vec::new();
+    let mut first = 0;
+    for c in &changes {
+        if c.before_index >= first && c.before_index < n {
+            out.push(Segment { first, last: c.before_index, level: c.mean_before });
+        }
+        first = c.index;
+    }
+    match changes.last() {
+        Some(last) if first < n => out.push(Segment { first, last: n - 1, level: last.mean_after }),
+        Some(_) => {}
+        None => {
+            let finite: Vec<f64> = points.iter().flatten().copied().filter(|v| v.is_finite()).collect();
+            if !finite.is_empty() {
+                out.push(Segment { first: 0, last: n - 1, level: finite.iter().sum::<f64>() / finite.len() as f64 });
+            }
+        }
+    }
+    out
+}
+
+/// One series' chart: every run, the fitted segments, and the change points that are changes.
+pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
+    let label = |i: usize| series.labels.get(i).map(|l| short(l).to_string()).unwrap_or_default();
+    let changes = analysis
+        .change_points
+        .iter()
+        .filter(|c| c.verdict.is_change())
+        .map(|c| ChangeMark {
+            before_index: c.before_index,
+            index: c.index,
+            kind: match c.verdict {
+                Verdict::Regression => ChangeKind::Regression,
+                Verdict::Improvement => ChangeKind::Improvement,
+                _ => ChangeKind::Change,
+            },
+            text: format!(
+                "{} between {} and {}",
+                c.change_pct.map_or_else(|| format!("{:+.6}", c.change), |p| format!("{p:+.1}%")),
+                label(c.before_index),
+                label(c.index)
+            ),
+        })
+        .collect();
+    let subtitle = match (series.job_name.is_empty(), series.machine.is_empty()) {
+        (false, false) => format!("{} on {}", series.job_name, series.machine),
+        (false, true) => series.job_name.clone(),
+        _ => String::new(),
+    };
+    Chart::Track(TrackPlot {
+        metric: series.metric.clone(),
+        subtitle,
+        labels: series.labels.clone(),
+        runs: series.points.clone(),
+        segments: segments(&series.points, analysis),
+        changes,
+    })
+}
+
+/// Writes one chart per series: to `path` when there is one, else to `path`-<metric> (with a number added when a
+/// metric appears in several series). Returns the files written.
+pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis)]) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    if series.is_empty() {
+        eprintln!("culprit: no series to plot");
+        return Ok(written);
+    }
+    for (k, (s, (_, analysis))) in series.iter().zip(analyses).enumerate() {
+        let target = if series.len() == 1 {
+            path.to_path_buf()
+        } else if series.iter().filter(|other| other.metric == s.metric).count() > 1 {
+            culprit_plot::numbered_path(path, &format!("{}-{k}", s.metric))
+        } else {
+            culprit_plot::numbered_path(path, &s.metric)
+        };
+        culprit_plot::write_file(&track_chart(s, analysis), &target)
+            .with_context(|| format!("plotting {} of {} on {}", s.metric, s.job_name, s.machine))?;
+        written.push(target);
+    }
+    match written.as_slice() {
+        [one] => eprintln!("culprit: wrote {}", one.display()),
+        many => eprintln!("culprit: wrote {} charts, {} ...", many.len(), many.first().map(|p| p.display().to_string()).unwrap_or_default()),
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use culprit_core::changepoint::{analyze, decide, TrackOptions};
+
+    fn step_series() -> Vec<Vec<f64>> {
+        (0..20).map(|i| {
+            let level = if i < 12 { 100.0 } else { 140.0 };
+            vec![level - 1.0, level, level + 1.0]
+        }).collect()
+    }
+
+    #[test]
+    fn segments_follow_the_change_points_and_cover_every_point() {
+        let points = step_series();
+        let options = TrackOptions::default();
+        let mut all = vec![("command.elapsed_time".to_string(), analyze(&points, &options).unwrap())];
+        decide(&mut all, &options);
+        let segs = segments(&points, &all[0].1);
+        assert_eq!(segs.len(), 2, "{segs:?}");
+        assert_eq!((segs[0].first, segs[0].last), (0, 11));
+        assert_eq!((segs[1].first, segs[1].last), (12, 19));
+        assert!((segs[0].level - 100.0).abs() < 1.0 && (segs[1].level - 140.0).abs() < 1.0, "{segs:?}");
+        let series = Series {
+            job_id: "id".into(),
+            job_name: "bench".into(),
+            machine: "box".into(),
+            metric: "command.elapsed_time".into(),
+            labels: (0..20).map(|i| i.to_string()).collect(),
+            positions: vec![None; 20],
+            points: points.clone(),
+        };
+        let Chart::Track(chart) = track_chart(&series, &all[0].1) else { panic!("not a track chart") };
+        assert_eq!(chart.changes.len(), 1);
+        assert_eq!(chart.changes[0].kind, ChangeKind::Regression);
+        assert_eq!((chart.changes[0].before_index, chart.changes[0].index), (11, 12));
+        assert!(chart.changes[0].text.starts_with("+40.0% between 11 and 12"), "{}", chart.changes[0].text);
+        assert_eq!(chart.subtitle, "bench on box");
+    }
+
+    #[test]
+    fn a_flat_series_is_one_segment_at_its_mean() {
+        let points = vec![vec![1.0, 3.0], vec![2.0], vec![]];
+        let analysis = Analysis {
+            change_points: Vec::new(),
+            points: 3,
+            skipped_points: 1,
+            runs: 3,
+            dropped_values: 0,
+            scale: 1.0,
+            note: None,
+        };
+        assert_eq!(segments(&points, &analysis), vec![Segment { first: 0, last: 2, level: 2.0 }]);
+        assert!(segments(&[], &analysis).is_empty());
+    }
+}
