@@ -183,3 +183,22 @@ fn parse_prints_lkp_lines_and_rejects_garbage() {
     let out = culprit(&dir.path().join("r.db"), &["parse", "nosuch", garbage.to_str().unwrap()], dir.path());
     assert!(text(&out).1.contains("no parser"), "{:?}", text(&out));
 }
+
+#[test]
+fn an_lkp_result_root_imports_into_the_same_jobs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "hb.yaml", "suite: hackbench\nnr_threads: 1\nhackbench:\n  loops: 100\n");
+    let root = dir.path().join("root");
+    let measured = dir.path().join("measured.db");
+    let out = culprit(&measured, &["run", job.to_str().unwrap(), "-n", "2", "--label", "l", "--monitors", "none", "--result-root", root.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "{:?}", text(&out));
+    let imported = dir.path().join("imported.db");
+    let first = culprit(&imported, &["import", root.to_str().unwrap()], dir.path());
+    assert!(first.status.success(), "{:?}", text(&first));
+    assert!(text(&first).0.contains("imported 2 run(s)"), "{:?}", text(&first));
+    let again = culprit(&imported, &["import", root.to_str().unwrap()], dir.path());
+    assert!(text(&again).0.contains("imported 0 run(s)") && text(&again).0.contains("2 already stored"), "{:?}", text(&again));
+    let (a, b) = (results_json(&measured, dir.path()), results_json(&imported, dir.path()));
+    assert_eq!(a[0]["job_id"], b[0]["job_id"], "{a}\n{b}");
+    assert_eq!(b[0]["ok_runs"], 2);
+}

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 pub mod bisect;
 pub mod check;
 pub mod compare;
+pub mod follow;
 pub mod parse;
 pub mod plot;
 pub mod report;
@@ -31,6 +32,41 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     }
     let store = SqliteStore::open(&path).with_context(|| format!("cannot open the result store {}", path.display()))?;
     Ok(Box::new(store))
+}
+
+/// `culprit import DIR`: an lkp result root into the store. A run whose `job.yaml` Culprit can read gets the same
+/// stable job id as `culprit run` gives that job, so imported and measured results of one job meet.
+fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
+    let identify = |job: &culprit_store::result_root::ImportedJob<'_>| {
+        let atomic = job
+            .job_yaml
+            .and_then(|yaml| culprit_job::JobFile::parse(yaml, "job.yaml").ok())
+            .and_then(|file| file.expand().ok())
+            .filter(|jobs| jobs.len() == 1)
+            .and_then(|jobs| jobs.into_iter().next());
+        match atomic {
+            Some(atomic) => culprit_store::result_root::JobIdentity {
+                job_id: atomic.id(),
+                job_name: culprit_store::result_root::default_identity(job).job_name,
+            },
+            None => culprit_store::result_root::default_identity(job),
+        }
+    };
+    let options = culprit_store::result_root::ImportOptions { identify: Some(&identify), ..Default::default() };
+    let report = culprit_store::result_root::import(store, dir, &options)
+        .with_context(|| format!("cannot import the lkp result root {}", dir.display()))?;
+    let mut text = format!(
+        "imported {} run(s) from {} into {}; {} already stored",
+        report.imported.len(),
+        dir.display(),
+        store.location(),
+        report.already_stored.len()
+    );
+    for (path, reason) in &report.skipped {
+        text.push_str(&format!("\nskipped {}: {reason}", path.display()));
+    }
+    crate::output::println(&text)?;
+    Ok(if report.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -69,10 +105,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Import(args) => {
             let mut store = open_store(cli.db)?;
-            let report = culprit_store::result_root::import(&mut store, &args.dir, &Default::default())
-                .with_context(|| format!("cannot import the lkp result root {}", args.dir.display()))?;
-            crate::output::println(&format!("{report:?}"))?;
-            Ok(ExitCode::SUCCESS)
+            import(store.as_mut(), &args.dir)
         }
     }
 }
