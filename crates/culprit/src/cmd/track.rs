@@ -49,6 +49,9 @@ pub(crate) struct History {
 }
 
 pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
+    if let Some(reference) = &args.follow {
+        return crate::cmd::follow::run(db, args, reference);
+    }
     if let Some(file) = &args.series {
         return series_file(file, args.json, args.plot.as_deref());
     }

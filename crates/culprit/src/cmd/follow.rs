@@ -1,0 +1,465 @@
+//! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
+//!
+//! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
+//! commit) and at REF itself; (2) analyse the change points of the measured history; (3) where a change point lies
+//! between two of those grid commits, measure both inner ends of the gap (the first and the last commit not yet
+//! tested) and analyse again; (4) bisect each regression whose tested commits around it are still more than one
+//! commit apart, unless a session for that good/bad pair exists (an unfinished one is resumed); (5) write the report
+//! of every finished bisect of this job into its own directory under `--reports`.
+//!
+//! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
+//! `--runs` successful runs or any failed one (a commit that does not build is not retried forever), narrowing only
+//! looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by their
+//! good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A pass
+//! with nothing new to do runs nothing. Two passes never overlap: each holds an flock on `<store>.follow.lock`.
+
+use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TrackArgs};
+use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
+use crate::cmd::run::interrupt_flag;
+use crate::cmd::track::{bisect_change, history, History, HistoryFilter};
+use crate::output;
+use anyhow::{bail, Context, Result};
+use culprit_core::bisect::BisectConfig;
+use culprit_core::compare::Verdict;
+use culprit_core::model::MetricClass;
+use culprit_run::bisect::{Driver, SessionConfig};
+use culprit_run::git::{self, RangeCommit};
+use culprit_run::machine;
+use culprit_store::{RunFilter, Store, NEW_SESSION_STATUS};
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What one pass did, for the summary (text or `--json`).
+#[derive(Debug, Default, serde::Serialize)]
+struct Pass {
+    /// Commits run in this pass, with the runs stored for each.
+    measured: Vec<(String, usize)>,
+    /// Gap ends measured to narrow a change point.
+    narrowed: Vec<String>,
+    /// Bisect sessions started or resumed in this pass.
+    bisects: Vec<i64>,
+    /// Reports written in this pass.
+    reports: Vec<PathBuf>,
+    notes: Vec<String>,
+}
+
+/// The lock file next to a SQLite store; for a PostgreSQL URL, one in the temp directory named by a hash of it.
+fn lock_path(db: Option<&Path>) -> PathBuf {
+    let store = db.map(Path::to_path_buf).unwrap_or_else(culprit_store::default_path);
+    match store.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
+        Some(url) => {
+            // FNV-1a: stable across builds, unlike std's hasher, and the password stays out of the file name.
+            let hash = url.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+            std::env::temp_dir().join(format!("culprit-{hash:016x}.follow.lock"))
+        }
+        None => PathBuf::from(format!("{}.follow.lock", store.display())),
+    }
+}
+
+/// Takes the follow lock without waiting; the file stays locked until it is dropped (or the process ends).
+fn take_lock(path: &Path) -> Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open the follow lock {}", path.display()))?;
+    // SAFETY: flock on a file descriptor we own; it only sets an advisory lock.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if locked != 0 {
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            bail!("another `culprit track --follow` holds {} on this store; this pass does nothing", path.display());
+        }
+        return Err(error).with_context(|| format!("cannot lock {}", path.display()));
+    }
+    Ok(file)
+}
+
+/// REF's first-parent history, oldest first, as the driver's commit list.
+fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>> {
+    let log = git::git(repo, &["log", "--first-parent", "--reverse", "--format=%H %s", reference, "--"])
+        .with_context(|| format!("cannot list the first-parent history of {reference} in {}", repo.display()))?;
+    Ok(log
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
+            RangeCommit { sha: sha.to_string(), subject: subject.to_string(), parents: i.checked_sub(1).into_iter().collect() }
+        })
+        .collect())
+}
+
+/// Successful and failed stored runs per commit of this job on this machine.
+fn run_counts(store: &dyn Store, job_id: &str, hostname: &str) -> Result<HashMap<String, (usize, usize)>> {
+    let runs = store.list_runs(&RunFilter {
+        job: Some(job_id.to_string()),
+        hostname: Some(hostname.to_string()),
+        ..RunFilter::default()
+    })?;
+    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+    for r in runs {
+        let entry = counts.entry(r.revision.key().to_string()).or_default();
+        if r.failure_reason.is_none() {
+            entry.0 += 1;
+        } else {
+            entry.1 += 1;
+        }
+    }
+    Ok(counts)
+}
+
+/// Everything a pass needs, validated.
+struct Plan {
+    repo: PathBuf,
+    reference: String,
+    range: Vec<RangeCommit>,
+    job: culprit_run::executor::JobRun,
+    config: SessionConfig,
+    hostname: String,
+}
+
+pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<ExitCode> {
+    if args.every == 0 || args.runs == 0 {
+        bail!("--every and --runs must be at least 1");
+    }
+    let job_file = args.job.as_deref().context("--follow needs --job FILE: the job to run at each commit")?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let job_yaml = std::fs::read_to_string(job_file).with_context(|| format!("cannot read job file {job_file}"))?;
+    let job = plan_job(&job_yaml, job_file, &repo)?;
+    let range = first_parent_history(&repo, reference)?;
+    let (Some(first), Some(last)) = (range.first(), range.last()) else {
+        bail!("{reference} has no history in {}", repo.display());
+    };
+    let config = SessionConfig {
+        repo: repo.clone(),
+        good: first.sha.clone(),
+        bad: last.sha.clone(),
+        job_yaml: job.job_yaml.clone(),
+        job_source: job_file.to_string(),
+        metric: String::new(),
+        build: args.build.clone(),
+        deploy: args.deploy.clone(),
+        bisect: BisectConfig::default(),
+    };
+    let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
+
+    let lock = lock_path(db.as_deref());
+    let _held = take_lock(&lock)?;
+    let mut store = crate::cmd::open_store(db)?;
+    let store: &mut dyn Store = &mut store;
+    let mut pass = Pass::default();
+
+    // (1) The grid: every Nth commit, and the newest.
+    let tip = plan.range.len() - 1;
+    let on_grid = |i: usize| i % args.every == 0 || i == tip;
+    let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
+    if !measure(store, &plan, &grid, args.runs, &mut pass)? {
+        return interrupted(&pass);
+    }
+
+    // (2) + (3) Change points, and the inner ends of grid gaps that hold one.
+    let mut tracked = analyse(store, &plan, args, &mut pass)?;
+    let mut ends = BTreeSet::new();
+    for (s, (_, a)) in tracked.series.iter().zip(&tracked.analyses) {
+        if !wanted(&s.metric, args) {
+            continue;
+        }
+        for c in a.change_points.iter().filter(|c| c.verdict.is_change()) {
+            if let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) {
+                if *after > before + 1 && on_grid(*before) && on_grid(*after) {
+                    ends.insert(before + 1);
+                    ends.insert(after - 1);
+                }
+            }
+        }
+    }
+    let ends: Vec<usize> = ends.into_iter().collect();
+    let already = pass.measured.len();
+    if !measure(store, &plan, &ends, args.runs, &mut pass)? {
+        return interrupted(&pass);
+    }
+    pass.narrowed = pass.measured[already..].iter().map(|(sha, _)| sha.clone()).collect();
+    if !pass.narrowed.is_empty() {
+        tracked = analyse(store, &plan, args, &mut pass)?;
+    }
+
+    // (4) One bisect per gap holding a regression: the regression of smallest q speaks for it.
+    let mut gaps: Vec<(String, String, usize, usize, f64)> = Vec::new();
+    for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
+        if !wanted(&s.metric, args) {
+            continue;
+        }
+        for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict == Verdict::Regression) {
+            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+                continue;
+            };
+            if *after <= before + 1 {
+                continue;
+            }
+            let (good, bad) = (plan.range[*before].sha.clone(), plan.range[*after].sha.clone());
+            let q = c.q.unwrap_or(1.0);
+            match gaps.iter_mut().find(|g| g.0 == good && g.1 == bad) {
+                Some(g) if q < g.4 => *g = (good, bad, k, j, q),
+                Some(_) => {}
+                None => gaps.push((good, bad, k, j, q)),
+            }
+        }
+    }
+    for (good, bad, k, j, _) in gaps {
+        let existing = store
+            .bisect_sessions()?
+            .into_iter()
+            .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
+            .max_by_key(|b| b.id.0);
+        let (Some(series), Some((_, analysis))) = (tracked.series.get(k), tracked.analyses.get(k)) else { continue };
+        let Some(change) = analysis.change_points.get(j) else { continue };
+        let result = match existing {
+            Some(session) if session.status != NEW_SESSION_STATUS => continue,
+            Some(session) => {
+                eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, &good[..12], &bad[..12]);
+                to_stderr(|| crate::cmd::bisect::run(store, &resume_args(session.id.0))).map(|_| Some(session.id.0))
+            }
+            None => to_stderr(|| bisect_change(store, &plan.repo, series, change, args)),
+        };
+        match result {
+            Ok(Some(id)) => pass.bisects.push(id),
+            Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, &good[..12], &bad[..12])),
+            Err(e) => pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, &good[..12], &bad[..12])),
+        }
+    }
+
+    // (5) A report for every finished bisect of this job that has none yet.
+    write_reports(store, &plan, &args.reports, &mut pass)?;
+    if let Some(path) = &args.plot {
+        crate::cmd::plot::write_track(path, &tracked.series, &tracked.analyses)?;
+    }
+    summarize(&pass, &tracked, &plan, args.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Metrics whose changes the loop acts on: those named by `--metric`, else the program's own (monitor metrics
+/// move with them and would multiply the work).
+fn wanted(metric: &str, args: &TrackArgs) -> bool {
+    args.metric.is_some() || MetricClass::of(metric) == MetricClass::Program
+}
+
+/// Runs `f` with standard output sent to standard error: a bisect prints its outcome, which here is progress of
+/// the pass and must not mix with the pass's summary on standard output (JSON with `--json`).
+fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: dup/dup2/close on the process's own standard descriptors; on failure output simply stays where it was.
+    let saved = unsafe { libc::dup(1) };
+    if saved >= 0 {
+        unsafe { libc::dup2(2, 1) };
+    }
+    let result = f();
+    let _ = std::io::stdout().flush();
+    if saved >= 0 {
+        unsafe {
+            libc::dup2(saved, 1);
+            libc::close(saved);
+        }
+    }
+    result
+}
+
+fn resume_args(id: i64) -> BisectArgs {
+    BisectArgs {
+        action: None,
+        repo: None,
+        good: None,
+        bad: None,
+        job: None,
+        run: None,
+        metric: None,
+        build: None,
+        deploy: None,
+        max_runs: 600,
+        profile: 0,
+        resume: Some(id),
+        json: false,
+    }
+}
+
+/// Runs the job at each of `targets` until it has `runs` successful runs (or any failed one). Returns false when
+/// the user interrupted.
+fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, pass: &mut Pass) -> Result<bool> {
+    let counts = run_counts(store, &plan.job.job_id, &plan.hostname)?;
+    let todo: Vec<(usize, usize)> = targets
+        .iter()
+        .filter_map(|&i| {
+            let (ok, failed) = plan.range.get(i).and_then(|c| counts.get(&c.sha)).copied().unwrap_or((0, 0));
+            (failed == 0 && ok < runs).then_some((i, runs - ok))
+        })
+        .collect();
+    if todo.is_empty() {
+        return Ok(true);
+    }
+    let bar = progress_bar();
+    let mut observe = observer(&bar);
+    let mut driver = Driver::new(
+        store,
+        None,
+        plan.config.clone(),
+        plan.range.clone(),
+        plan.job.clone(),
+        run_context(),
+        &worktree_root(&plan.repo, "follow"),
+        interrupt_flag(),
+    )?;
+    for (index, missing) in todo {
+        let sha = plan.range[index].sha.clone();
+        bar.set_message(format!("measuring {} ({missing} runs)", &sha[..12]));
+        let mut stored = 0;
+        for _ in 0..missing {
+            let Some((_, record)) = driver.run_at(index, &mut observe)? else {
+                bar.finish_and_clear();
+                pass.measured.push((sha, stored));
+                return Ok(false);
+            };
+            stored += 1;
+            if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
+                bar.suspend(|| eprintln!("culprit: {} failed, not measured again: {reason}", &sha[..12]));
+                break;
+            }
+        }
+        pass.measured.push((sha, stored));
+    }
+    bar.finish_and_clear();
+    Ok(true)
+}
+
+fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) -> Result<History> {
+    let filter = HistoryFilter {
+        job: Some(plan.job.job_id.clone()),
+        testcase: None,
+        machine: Some(plan.hostname.clone()),
+        metric: args.metric.clone(),
+    };
+    match history(store, &plan.repo, &plan.reference, &filter) {
+        Ok(h) => Ok(h),
+        Err(e) => {
+            // No successful run yet (every commit failed to build, say): nothing to analyse, not an error of the loop.
+            pass.notes.push(format!("no history to analyse: {e:#}"));
+            Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new() })
+        }
+    }
+}
+
+fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
+    let repo = plan.repo.display().to_string();
+    for session in store.bisect_sessions()? {
+        if session.job_id.as_deref() != Some(plan.job.job_id.as_str()) || session.repo != repo || session.status == NEW_SESSION_STATUS {
+            continue;
+        }
+        let out = dir.join(format!("bisect-{}", session.id));
+        if out.join(crate::cmd::report::JOB_FILE).exists() {
+            continue;
+        }
+        let args = ReportArgs {
+            session: Some(session.id.0),
+            compare: None,
+            fix: None,
+            metric: None,
+            job: None,
+            format: ReportFormat::Text,
+            output: Some(out.clone()),
+        };
+        match crate::cmd::report::run(store, &args) {
+            Ok(_) => pass.reports.push(out.join("report.txt")),
+            Err(e) => pass.notes.push(format!("report of bisect session {}: {e:#}", session.id)),
+        }
+    }
+    Ok(())
+}
+
+fn interrupted(pass: &Pass) -> Result<ExitCode> {
+    let runs: usize = pass.measured.iter().map(|(_, n)| n).sum();
+    eprintln!("culprit: interrupted; {runs} finished run(s) are stored, the next pass continues from them");
+    Ok(ExitCode::from(130))
+}
+
+fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<()> {
+    let changes: Vec<serde_json::Value> = tracked
+        .series
+        .iter()
+        .zip(&tracked.analyses)
+        .flat_map(|(s, (_, a))| {
+            a.change_points.iter().filter(|c| c.verdict.is_change()).map(move |c| {
+                serde_json::json!({
+                    "metric": s.metric,
+                    "verdict": c.verdict.word(),
+                    "before": s.labels.get(c.before_index),
+                    "after": s.labels.get(c.index),
+                    "change_pct": c.change_pct,
+                    "q": c.q,
+                })
+            })
+        })
+        .collect();
+    if json {
+        let mut value = serde_json::to_value(pass)?;
+        value["change_points"] = serde_json::Value::Array(changes);
+        value["notes"] = serde_json::json!(pass.notes.iter().chain(&tracked.notes).collect::<Vec<_>>());
+        return output::println(&serde_json::to_string_pretty(&value)?);
+    }
+    let runs: usize = pass.measured.iter().map(|(_, n)| n).sum();
+    let mut out = format!(
+        "follow {} in {}: {} commit(s) measured ({runs} runs), {} gap end(s) narrowed, {} bisect(s), {} report(s)\n",
+        plan.reference,
+        plan.repo.display(),
+        pass.measured.len(),
+        pass.narrowed.len(),
+        pass.bisects.len(),
+        pass.reports.len()
+    );
+    for c in &changes {
+        out.push_str(&format!(
+            "  {} {}: {} .. {}\n",
+            c["verdict"].as_str().unwrap_or(""),
+            c["metric"].as_str().unwrap_or(""),
+            c["before"].as_str().unwrap_or("?"),
+            c["after"].as_str().unwrap_or("?")
+        ));
+    }
+    for id in &pass.bisects {
+        out.push_str(&format!("  bisect session {id} (`culprit bisect log {id}`)\n"));
+    }
+    for r in &pass.reports {
+        out.push_str(&format!("  report {}\n", r.display()));
+    }
+    for note in pass.notes.iter().chain(&tracked.notes) {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    output::print(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_files_sit_next_to_the_store_or_in_tmp_for_a_server() {
+        assert_eq!(lock_path(Some(Path::new("/x/c.db"))), PathBuf::from("/x/c.db.follow.lock"));
+        let server = lock_path(Some(Path::new("postgresql://u:secret@h/db")));
+        assert!(server.starts_with(std::env::temp_dir()));
+        assert!(!server.display().to_string().contains("secret"));
+        assert_eq!(server, lock_path(Some(Path::new("postgresql://u:secret@h/db"))));
+    }
+
+    #[test]
+    fn a_second_holder_of_the_lock_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db.follow.lock");
+        let first = take_lock(&path).unwrap();
+        let err = take_lock(&path).unwrap_err().to_string();
+        assert!(err.contains("another `culprit track --follow`"), "{err}");
+        drop(first);
+        assert!(take_lock(&path).is_ok());
+    }
+}

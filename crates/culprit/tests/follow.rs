@@ -1,0 +1,97 @@
+//! `culprit track --follow` end to end on a real git repository of a small C program with a real slowdown at one
+//! commit and a commit that does not build: the loop measures every 4th commit, narrows the gap holding the step,
+//! bisects it, writes the report naming the slowdown commit, and a second pass does no new work.
+
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const COMMITS: usize = 24;
+const SLOW_AT: usize = 15;
+/// On the every-4 grid (position 8), so the loop meets a commit that does not build.
+const BROKEN_AT: usize = 9;
+
+fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&repo)
+        .args([COMMITS.to_string(), SLOW_AT.to_string(), BROKEN_AT.to_string(), "30".to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
+    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+}
+
+fn follow(dir: &Path, repo: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir)
+        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "4"])
+        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: stdout is not only JSON:\n{stdout}"))
+}
+
+fn shas_of(list: &serde_json::Value) -> Vec<String> {
+    list.as_array().unwrap().iter().map(|m| m[0].as_str().or(m.as_str()).unwrap().to_string()).collect()
+}
+
+#[test]
+fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path());
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+
+    let first = json(&follow(dir.path(), &repo));
+    // The grid: positions 0, 4, ..., 20 and the tip (23), oldest first; then the inner ends of the gap 12..16.
+    let measured = shas_of(&first["measured"]);
+    let grid: Vec<String> = [0, 4, 8, 12, 16, 20, 23].iter().map(|&i| shas[i].clone()).collect();
+    assert_eq!(measured[..7], grid[..], "{first:#}");
+    assert_eq!(shas_of(&first["narrowed"]), vec![shas[13].clone(), shas[15].clone()], "{first:#}");
+    assert_eq!(measured.len(), 9, "{first:#}");
+    // The commit that does not build was tried once, stored as failed, and not run again.
+    let broken = first["measured"].as_array().unwrap().iter().find(|m| m[0] == shas[BROKEN_AT - 1]).unwrap();
+    assert_eq!(broken[1], 1, "{first:#}");
+    // The change point after narrowing, and one bisect of it.
+    let cps = first["change_points"].as_array().unwrap();
+    assert_eq!(cps.len(), 1, "{first:#}");
+    assert_eq!(cps[0]["verdict"], "regression");
+    assert_eq!(cps[0]["before"], shas[13].as_str(), "{first:#}");
+    assert_eq!(cps[0]["after"], shas[15].as_str(), "{first:#}");
+    assert_eq!(first["bisects"].as_array().unwrap().len(), 1, "{first:#}");
+    let reports = first["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "{first:#}");
+    let report = std::fs::read_to_string(dir.path().join(reports[0].as_str().unwrap())).unwrap();
+    assert!(report.contains(&format!("commit: {}", shas[SLOW_AT - 1])), "{report}");
+    assert!(report.contains("hash more rounds per element") && report.contains("regression"), "{report}");
+    assert!(dir.path().join("culprit-reports/bisect-1/job.yaml").exists());
+
+    // Nothing new: no run, no bisect, no report; the change point is now pinned to the culprit by the bisect's runs.
+    let second = json(&follow(dir.path(), &repo));
+    assert!(second["measured"].as_array().unwrap().is_empty(), "{second:#}");
+    assert!(second["narrowed"].as_array().unwrap().is_empty(), "{second:#}");
+    assert!(second["bisects"].as_array().unwrap().is_empty(), "{second:#}");
+    assert!(second["reports"].as_array().unwrap().is_empty(), "{second:#}");
+    assert_eq!(second["change_points"][0]["after"], shas[SLOW_AT - 1].as_str(), "{second:#}");
+
+    // The user's checkout is untouched and no worktree is left.
+    let status = Command::new("git").arg("-C").arg(&repo).args(["status", "--porcelain"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).trim().is_empty());
+    let worktrees = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&worktrees.stdout).lines().count(), 1);
+
+    // While another pass holds the lock, a pass does nothing and says why.
+    let lock = std::fs::File::create(dir.path().join("f.db.follow.lock")).unwrap();
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let blocked = follow(dir.path(), &repo);
+    assert!(!blocked.status.success());
+    assert!(String::from_utf8_lossy(&blocked.stderr).contains("another `culprit track --follow`"));
+}
