@@ -35,9 +35,18 @@ impl Revision {
     /// The short form shown in tables: 10 hex digits for commits as lkp does, the label otherwise.
     pub fn short(&self) -> &str {
         match self {
-            Revision::Commit { sha, .. } => &sha[..sha.len().min(10)],
+            Revision::Commit { sha, .. } => abbreviate(sha, 10),
             Revision::Label { name } => name,
         }
+    }
+}
+
+/// The first `max_chars` characters of `text`: a SHA's abbreviation, never cutting a character in two (a revision
+/// key read from an imported result root can be any text).
+pub fn abbreviate(text: &str, max_chars: usize) -> &str {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => &text[..end],
+        None => text,
     }
 }
 
@@ -160,5 +169,8 @@ mod tests {
         let c = Revision::Commit { sha: "8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into(), describe: None, subject: None };
         assert_eq!(c.short(), "8cc621d2f4");
         assert_eq!(Revision::Label { name: "cgroup-on".into() }.short(), "cgroup-on");
+        let odd = Revision::Commit { sha: "ééééééééééééé".into(), describe: None, subject: None };
+        assert_eq!(odd.short(), "éééééééééé");
+        assert_eq!(abbreviate("abc", 12), "abc");
     }
 }

@@ -202,3 +202,20 @@ fn an_lkp_result_root_imports_into_the_same_jobs_once() {
     assert_eq!(a[0]["job_id"], b[0]["job_id"], "{a}\n{b}");
     assert_eq!(b[0]["ok_runs"], 2);
 }
+
+#[test]
+fn unicode_labels_go_through_run_results_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = write(dir.path(), "c.yaml", "suite: command\ncommand:\n  cmd: 'true'\n");
+    for label in ["réglage-été-très-long", "réglage-hiver-très-long"] {
+        let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "3", "--label", label, "--monitors", "none"], dir.path());
+        assert!(out.status.success(), "{:?}", text(&out));
+    }
+    let out = culprit(&db, &["results"], dir.path());
+    assert!(text(&out).0.contains("label:réglage-été-très-long"), "{:?}", text(&out));
+    let out = culprit(&db, &["compare", "réglage-été-très-long", "réglage-hiver-très-long", "--all"], dir.path());
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("command.elapsed_time"), "{stdout}");
+}

@@ -1,6 +1,7 @@
 //! `culprit compare BASE OTHER...`: stored results side by side, one table per job, decided by
 //! `culprit_core::compare` (the one verdict function) and rendered as lkp's table, JSON, Markdown or CSV.
 
+use culprit_core::model::abbreviate;
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -60,7 +61,7 @@ pub fn run(store: &dyn Store, args: &CompareArgs) -> Result<ExitCode> {
     if jobs.is_empty() {
         bail!(
             "no job has runs at every one of {}; see `culprit results` for what each revision ran",
-            keys.iter().map(|k| &k[..k.len().min(12)]).collect::<Vec<_>>().join(", ")
+            keys.iter().map(|k| abbreviate(k, 12)).collect::<Vec<_>>().join(", ")
         );
     }
     if let Some(param) = &args.by {
@@ -217,7 +218,7 @@ fn sweep(
         (Ok(x), Ok(y)) => x.total_cmp(&y),
         _ => a.0.cmp(&b.0),
     });
-    let columns: Vec<String> = keys.iter().map(|k| k[..k.len().min(12)].to_string()).collect();
+    let columns: Vec<String> = keys.iter().map(|k| abbreviate(k, 12).to_string()).collect();
     let sweep = Sweep {
         param: param.to_string(),
         metric: metric_name.unwrap_or_default(),

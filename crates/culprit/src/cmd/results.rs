@@ -1,5 +1,6 @@
 //! `culprit results`: what the store holds, one line per job, revision and machine.
 
+use culprit_core::model::abbreviate;
 use crate::cli::ResultsArgs;
 use crate::output;
 use anyhow::Result;
@@ -24,8 +25,8 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
     for g in &groups {
         let revision = match &g.revision {
             Revision::Commit { sha, describe, .. } => match describe {
-                Some(d) if d != &sha[..sha.len().min(d.len())] => format!("{} ({d})", &sha[..sha.len().min(12)]),
-                _ => sha[..sha.len().min(12)].to_string(),
+                Some(d) if !sha.starts_with(d.as_str()) => format!("{} ({d})", abbreviate(sha, 12)),
+                _ => abbreviate(sha, 12).to_string(),
             },
             Revision::Label { name } => format!("label:{name}"),
         };

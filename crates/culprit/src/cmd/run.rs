@@ -5,6 +5,7 @@
 //! the binaries, the revision, the store. Runs are interleaved (round r of every job before round r+1) so slow drift
 //! of the machine spreads over all jobs instead of biasing the last one.
 
+use culprit_core::model::abbreviate;
 use crate::cli::RunArgs;
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -346,7 +347,7 @@ fn describe_revision(r: &Revision) -> String {
     match r {
         Revision::Commit { sha, describe, subject } => format!(
             "commit {} {}{}",
-            &sha[..sha.len().min(12)],
+            abbreviate(sha, 12),
             describe.as_deref().map(|d| format!("({d}) ")).unwrap_or_default(),
             subject.as_deref().map(|s| format!("\"{s}\"")).unwrap_or_default()
         ),
