@@ -1,5 +1,5 @@
 //! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
-//! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift --untestable F --trials T
+//! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts --untestable F --trials T
 //! --seed S --strategy culprit|fixed|pinpoint --json. Run in release mode: `cargo run --release -p culprit-core
 //! --example bisect_sim`.
 
@@ -79,6 +79,7 @@ fn main() {
         ("5% outliers of 5 sigma", SimConfig { noise: Noise::Outliers, ..SimConfig::default() }),
         ("slow drift", SimConfig { noise: Noise::Drift, ..SimConfig::default() }),
         ("10% untestable", SimConfig { untestable_frac: 0.1, ..SimConfig::default() }),
+        ("bursts of load (3 sigma, about a fifth of runs)", SimConfig { noise: Noise::Bursts, ..SimConfig::default() }),
     ];
     for (title, config) in scenarios {
         let reports: Vec<_> = [Strategy::Culprit, Strategy::Fixed, Strategy::Pinpoint]

@@ -38,3 +38,18 @@ fn report_json_has_the_documented_fields() {
     assert!(report.mean_runs >= 20.0, "pinpoint runs at least 10 a side at good and bad");
     assert!(report.p95_runs >= report.mean_runs * 0.5);
 }
+
+#[test]
+fn bursts_noise_parses_and_the_old_names_still_do() {
+    for (name, noise) in [("gaussian", Noise::Gaussian), ("outliers", Noise::Outliers), ("drift", Noise::Drift), ("bursts", Noise::Bursts)] {
+        assert_eq!(Noise::parse(name), Some(noise));
+    }
+    assert_eq!(Noise::parse("burst"), None);
+}
+
+#[test]
+fn bursts_do_not_make_a_false_culprit_on_an_easy_step() {
+    let report = run(&SimConfig { noise: Noise::Bursts, ..config(vec![3.0], Strategy::Culprit) });
+    assert!(report.false_culprit_rate <= 0.04, "{}", report.render_table());
+    assert!(report.accuracy >= 0.85, "{}", report.render_table());
+}

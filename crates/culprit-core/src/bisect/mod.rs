@@ -10,11 +10,14 @@
 //! 1. *Reproduce*: interleaved runs at the segment's ends until a mixture sequential test says they differ (valid
 //!    under any number of looks), or a futility rule or budget says they do not; never name a commit for noise.
 //! 2. *Locate*: a Bayesian posterior over where the change sits, under a piecewise-constant model whose two levels
-//!    and noise are fitted jointly from every run with a Student-t likelihood (robust to outliers), after removing
-//!    a drift slope estimated within commits. The next runs go where expected information per unit cost is highest
+//!    and noise are integrated out analytically (every run at every commit is evidence for the levels; runs far
+//!    from their own commit's robust level are down-weighted), after removing a drift slope estimated within
+//!    commits. A tested commit measurably between the two levels ends the search as several contributors, reported
+//!    as ranges with their shares. The next runs go where expected information per unit cost is highest
 //!    (a new commit costs a build, another run at a built commit does not).
 //! 3. *Verify*: fresh interleaved runs at the chosen commit and its parent; the step must be significant on its own,
-//!    and its share of the change is estimated with an interval. When it explains only part, the segments before and
+//!    and its share of the change is estimated with an interval; a share far above the whole change is re-examined
+//!    and, if it persists, never blamed. When it explains only part, the segments before and
 //!    after it are searched the same way, and every contributor is reported with its share.
 
 mod model;
@@ -776,12 +779,9 @@ impl Bisect {
     fn between_commit(&self, segment: Segment, slope: f64, noise: f64) -> Option<(usize, f64)> {
         let lo_values = self.adjusted(segment.lo, slope);
         let hi_values = self.adjusted(segment.hi, slope);
-        if lo_values.len() < BETWEEN_MIN_END_RUNS || hi_values.len() < BETWEEN_MIN_END_RUNS {
-            return None;
-        }
         let mut best: Option<(usize, f64)> = None;
         for c in self.topology.segment(segment.lo, segment.hi) {
-            if c == segment.hi || self.untestable[c] || self.values[c].len() < BETWEEN_MIN_RUNS {
+            if c == segment.hi || self.untestable[c] || self.values[c].len() < INITIAL_RUNS_PER_SIDE {
                 continue;
             }
             let values = self.adjusted(c, slope);
@@ -809,7 +809,10 @@ impl Bisect {
         // two ranges with their shares is honest and cheap; narrowing each small step would cost far more runs
         // than the budget holds, and confirming one of them alone would hide the others.
         if let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) {
-            if score >= BETWEEN_Z {
+            let settled = self.values[c].len() >= BETWEEN_MIN_RUNS
+                && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
+                && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
+            if score >= BETWEEN_Z && settled {
                 self.note(
                     "locate",
                     format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),

@@ -113,3 +113,68 @@ proptest! {
         }
     }
 }
+
+/// Values around `level` with a small, fixed spread (deterministic, so the test states exactly what it checks).
+fn around(level: f64, n: usize) -> Vec<f64> {
+    (0..n).map(|i| level + 0.1 * ((i % 5) as f64 - 2.0)).collect()
+}
+
+#[test]
+fn a_share_far_above_the_whole_change_is_re_examined_then_inconclusive() {
+    // Good at 0, bad at 1, but commit 5 measures 3 above its parent: 300% of the change, interval well above 150%.
+    let build = |pairs: usize| {
+        let mut m = machine(10);
+        m.phase = Phase::Locate { segment: Segment { lo: 0, hi: 9, top: true } };
+        let (good, bad, high) = (around(0.0, 20), around(1.0, 20), around(3.0, pairs));
+        let parent = around(0.0, pairs);
+        seed_values(&mut m, &[(0, &good), (9, &bad), (4, &parent), (5, &high)]);
+        m
+    };
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    // Few fresh pairs: re-examine, with runs at the ends too.
+    let mut m = build(4);
+    assert!(m.verify(segment, 5, 4, 0, 0.0), "asks for runs");
+    let batch: Vec<usize> = m.pending.iter().map(|&(c, _)| c).collect();
+    assert!(batch.contains(&0) && batch.contains(&9) && batch.contains(&5) && batch.contains(&4), "{batch:?}");
+    assert!(m.outcome.is_none());
+    // Still implausible after many pairs: never blamed, the job ends inconclusive.
+    let mut m = build(IMPLAUSIBLE_MAX_PAIRS + 2);
+    m.verify(segment, 5, 4, 0, 0.0);
+    let outcome = m.outcome.clone().expect("finished");
+    assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+    assert!(outcome.culprits.iter().all(|c| !c.located), "{:?}", outcome.culprits);
+}
+
+#[test]
+fn a_commit_between_the_levels_is_reported_as_several_contributors() {
+    // Commit 5 sits half-way between good and bad, with enough runs everywhere: two ranges, status multiple.
+    let mut m = machine(10);
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    m.total = Some((2.0, 0.1));
+    m.reproduced = Some(true);
+    m.phase = Phase::Locate { segment };
+    let (good, middle, bad) = (around(0.0, 20), around(1.0, 12), around(2.0, 20));
+    seed_values(&mut m, &[(0, &good), (5, &middle), (9, &bad)]);
+    let (c, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
+    assert_eq!(c, 5);
+    assert!(score >= BETWEEN_Z, "score {score}");
+    assert!(!m.locate(segment, 0.0));
+    m.decide();
+    let outcome = m.outcome.clone().expect("finished");
+    assert_eq!(outcome.status, Status::Multiple, "{:?}", outcome.log);
+    assert_eq!(outcome.culprits.len(), 2);
+    for (culprit, (after, commit)) in outcome.culprits.iter().zip([(0, 5), (5, 9)]) {
+        assert_eq!((culprit.after, culprit.commit, culprit.located), (after, commit, false));
+        assert!(culprit.share_low < 0.5 && 0.5 < culprit.share_high, "{culprit:?}");
+    }
+}
+
+#[test]
+fn a_commit_at_either_level_is_not_between() {
+    let mut m = machine(10);
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let (good, bad) = (around(0.0, 20), around(2.0, 20));
+    seed_values(&mut m, &[(0, &good), (3, &around(0.0, 12)), (6, &around(2.0, 12)), (9, &bad)]);
+    let (_, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
+    assert!(score < BETWEEN_SUSPECT_Z, "score {score}");
+}
