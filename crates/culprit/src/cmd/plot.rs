@@ -153,11 +153,15 @@ mod tests {
     use super::*;
     use culprit_core::changepoint::{analyze, decide, TrackOptions};
 
+    /// 20 commits of 3 runs with 2% Gaussian noise, stepping from 100 to 140 at point 12.
     fn step_series() -> Vec<Vec<f64>> {
-        (0..20).map(|i| {
-            let level = if i < 12 { 100.0 } else { 140.0 };
-            vec![level - 1.0, level, level + 1.0]
-        }).collect()
+        let mut rng = culprit_core::rng::Rng::new(7);
+        (0..20)
+            .map(|i| {
+                let level = if i < 12 { 100.0 } else { 140.0 };
+                (0..3).map(|_| level + 2.0 * rng.normal()).collect()
+            })
+            .collect()
     }
 
     #[test]
@@ -170,7 +174,7 @@ mod tests {
         assert_eq!(segs.len(), 2, "{segs:?}");
         assert_eq!((segs[0].first, segs[0].last), (0, 11));
         assert_eq!((segs[1].first, segs[1].last), (12, 19));
-        assert!((segs[0].level - 100.0).abs() < 1.0 && (segs[1].level - 140.0).abs() < 1.0, "{segs:?}");
+        assert!((segs[0].level - 100.0).abs() < 2.0 && (segs[1].level - 140.0).abs() < 2.0, "{segs:?}");
         let series = Series {
             job_id: "id".into(),
             job_name: "bench".into(),
@@ -184,7 +188,8 @@ mod tests {
         assert_eq!(chart.changes.len(), 1);
         assert_eq!(chart.changes[0].kind, ChangeKind::Regression);
         assert_eq!((chart.changes[0].before_index, chart.changes[0].index), (11, 12));
-        assert!(chart.changes[0].text.starts_with("+40.0% between 11 and 12"), "{}", chart.changes[0].text);
+        assert!(chart.changes[0].text.ends_with("% between 11 and 12"), "{}", chart.changes[0].text);
+        assert!(chart.changes[0].text.starts_with("+3") || chart.changes[0].text.starts_with("+4"), "{}", chart.changes[0].text);
         assert_eq!(chart.subtitle, "bench on box");
     }
 
