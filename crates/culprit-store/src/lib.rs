@@ -9,6 +9,7 @@ pub mod error;
 pub mod glob;
 pub mod migrations;
 pub mod postgres;
+mod packed;
 mod record;
 pub mod result_root;
 pub mod sqlite;

@@ -12,9 +12,10 @@
 //!   nothing in PostgreSQL). Reading a run's 20,000 metrics then scans one b-tree range instead of looking each
 //!   row up through an index.
 //!
-//! Floating-point columns are `DOUBLE PRECISION`, which both engines understand. A NULL metric value stands for
-//! NaN, because SQLite cannot store NaN in a REAL column (it turns it into NULL silently). SQLite also stores
-//! -0.0 as 0; no metric distinguishes the two.
+//! Floating-point columns are `DOUBLE PRECISION`, which both engines understand. In version 1's `run_metrics` a
+//! NULL value stood for NaN, because SQLite cannot store NaN in a REAL column (it turns it into NULL silently),
+//! and SQLite stored -0.0 as 0. Since version 2 metric values live in packed blobs (`packed.rs`), which keep
+//! every double exactly.
 
 /// The SQL dialect to render the portable migrations into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +133,28 @@ CREATE TABLE bisect_session_runs (
     UNIQUE (session_id, run_id)
 );
 "#,
+    // Version 2: each run's metrics as one packed row (see `packed.rs`). Right after this SQL, the back end packs
+    // the metrics of every run stored under version 1 (see [`PACK_METRICS_VERSION`]).
+    r#"
+CREATE TABLE run_metric_packs (
+    run_id {int} NOT NULL PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    metric_count {int} NOT NULL,
+    metric_ids {blob} NOT NULL,
+    metric_values {blob} NOT NULL
+);
+"#,
+    // Version 3: the normalized metric rows, now packed, are no longer read or written (crates/culprit-store's
+    // README gives the measurements behind this).
+    r#"
+DROP TABLE run_metrics;
+"#,
 ];
+
+/// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which
+/// portable SQL cannot write, so right after applying this version's SQL, in the same transaction, each back end
+/// fills `run_metric_packs` from `run_metrics` in Rust. A run without metric rows gets no pack, as a new run
+/// without metrics does; a NULL value (version 1's NaN) becomes NaN.
+pub const PACK_METRICS_VERSION: i64 = 2;
 
 /// The statement that creates the version table; it exists before any migration runs.
 pub const SCHEMA_VERSION_TABLE: &str =

@@ -1,14 +1,15 @@
 //! The PostgreSQL back end of the [`Store`] trait, for a farm of test machines sharing one result store.
 //!
 //! It applies the same embedded migrations as SQLite (rendered for PostgreSQL) and keeps the same semantics: one
-//! transaction per save, idempotent imports, the same orderings, NaN metric values stored as NULL, revisions
+//! transaction per save, idempotent imports, the same orderings, the same packed metric rows (`packed.rs`), revisions
 //! resolved by the shared [`crate::resolve_revision_in`].
 //!
 //! Several machines may save at once. Rows shared between runs (machines, revisions, metric names) are looked up
 //! first and inserted only when missing, with `ON CONFLICT DO NOTHING`, so concurrent savers never fail on each
 //! other's inserts; new metric names are inserted in sorted order, so two savers wait on each other in one order
 //! and cannot deadlock. Should the server still report a deadlock or a serialization failure, the whole save is
-//! retried. Bulk rows (20,000 metrics per perf-heavy run) go in as arrays through `unnest`, one statement per table.
+//! retried. A run's metrics (20,000 for a perf-heavy run) are one packed row; other bulk rows go in as arrays through
+//! `unnest`, one statement per table.
 //!
 //! PostgreSQL's `TEXT` cannot hold a NUL character, which a crashing benchmark's stderr may contain. Text is
 //! therefore stored with NUL written as U+FFFE followed by `0`, and U+FFFE itself doubled; text without either
@@ -17,6 +18,9 @@
 use crate::record::{convert_exit_code, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
+use crate::packed::{
+    damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, unpack_rows, RevisionRuns,
+};
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
     BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
@@ -58,8 +62,6 @@ pub struct PostgresStore {
     location: String,
     /// Metric name to `metric_names.id`, learned only from committed saves (names are never deleted).
     metric_ids: HashMap<String, i64>,
-    /// `metric_names.id` to name, for reading samples.
-    metric_names: RefCell<HashMap<i64, String>>,
 }
 
 /// A failure inside a store operation: a server error (classified at the boundary, possibly retried) or an error
@@ -103,7 +105,6 @@ impl PostgresStore {
             client: RefCell::new(client),
             location,
             metric_ids: HashMap::new(),
-            metric_names: RefCell::new(HashMap::new()),
         };
         store.migrate()?;
         Ok(store)
@@ -156,6 +157,10 @@ impl PostgresStore {
                 let version = index as i64 + 1;
                 let applied = transaction
                     .batch_execute(&migrations::render(sql, Dialect::Postgres))
+                    .and_then(|_| match version == migrations::PACK_METRICS_VERSION {
+                        true => pack_version_1_metrics(&mut transaction),
+                        false => Ok(()),
+                    })
                     .and_then(|_| {
                         transaction.execute(
                             "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
@@ -204,31 +209,11 @@ impl PostgresStore {
             .map_err(|e| classify(&self.location, "read a revision", e))?;
         Ok(revision_from_columns(row.get(1), row.get(0), row.get(2), row.get(3)))
     }
-
-    /// Learns the names of metric ids not seen before.
-    fn learn_metric_names(&self, client: &mut Client, ids: &[i64]) -> Result<(), StoreError> {
-        let mut names = self.metric_names.try_borrow_mut().map_err(|_| StoreError::Database {
-            location: self.location.clone(),
-            action: "read samples".into(),
-            reason: "the metric name cache is already in use".into(),
-        })?;
-        let unknown: Vec<i64> = ids.iter().copied().filter(|id| !names.contains_key(id)).collect();
-        if unknown.is_empty() {
-            return Ok(());
-        }
-        let rows = client
-            .query("SELECT id, name FROM metric_names WHERE id = ANY($1)", &[&unknown])
-            .map_err(|e| classify(&self.location, "read samples", e))?;
-        for row in rows {
-            names.insert(row.get(0), from_db(row.get(1)));
-        }
-        Ok(())
-    }
 }
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
      m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
-     (SELECT COUNT(*) FROM run_metrics rm WHERE rm.run_id = r.id) AS metric_count \
+     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
 
 /// Runs of one revision, without the metric count that samples do not need.
@@ -325,9 +310,7 @@ impl Store for PostgresStore {
         };
         let action = "read samples";
         let mut client = self.client()?;
-        // Metric id to its name, or `None` when the regex excludes it; shared by all revisions of the query.
-        let mut kept: HashMap<i64, Option<String>> = HashMap::new();
-        let mut result = Vec::new();
+        let mut selected = Vec::with_capacity(query.revision_keys.len());
         for key in &query.revision_keys {
             let revision_id = self
                 .revision_row_id(&mut client, key)?
@@ -341,83 +324,29 @@ impl Store for PostgresStore {
                 Some(run) => run.revision.clone(),
                 None => self.revision_by_id(&mut client, revision_id)?,
             };
-            let mut ok_runs = Vec::new();
-            let mut failed_runs = 0usize;
-            let mut failure_reasons: Vec<String> = Vec::new();
-            for run in &runs {
-                match &run.failure_reason {
-                    Some(reason) => {
-                        failed_runs += 1;
-                        if !failure_reasons.contains(reason) {
-                            failure_reasons.push(reason.clone());
-                        }
-                    }
-                    None => ok_runs.push(run.id),
-                }
-            }
-            // One row per run with its metrics as two aligned arrays: 40 rows instead of 800,000 for a
-            // perf-heavy comparison, decoded in bulk.
-            let ok_ids: Vec<i64> = ok_runs.iter().map(|id| id.0).collect();
-            let rows = client
-                .query(
-                    "SELECT run_id, array_agg(metric_id), array_agg(value) FROM run_metrics \
-                     WHERE run_id = ANY($1) GROUP BY run_id",
-                    &[&ok_ids],
-                )
-                .map_err(|e| classify(&self.location, action, e))?;
-            let mut per_run: HashMap<i64, (Vec<i64>, Vec<Option<f64>>)> = HashMap::with_capacity(rows.len());
-            for row in &rows {
-                let ids: Vec<i64> = row.try_get(1).map_err(|e| classify(&self.location, action, e))?;
-                let values: Vec<Option<f64>> = row.try_get(2).map_err(|e| classify(&self.location, action, e))?;
-                per_run.insert(row.get(0), (ids, values));
-            }
-            let new_ids: Vec<i64> = per_run
-                .values()
-                .flat_map(|(ids, _)| ids.iter().copied())
-                .filter(|id| !kept.contains_key(id))
-                .collect::<std::collections::HashSet<i64>>()
-                .into_iter()
-                .collect();
-            if !new_ids.is_empty() {
-                self.learn_metric_names(&mut client, &new_ids)?;
-                let names = self.metric_names.borrow();
-                for id in new_ids {
-                    let name = names.get(&id).cloned();
-                    let keep = name.filter(|n| metric_filter.as_ref().is_none_or(|re| re.is_match(n)));
-                    kept.insert(id, keep);
-                }
-            }
-            // Per metric id, its slot in `columns`, so the hot loop hashes an integer, not a string.
-            let mut slots: HashMap<i64, usize> = HashMap::new();
-            let mut columns: Vec<(String, Vec<f64>)> = Vec::new();
-            for run in &ok_ids {
-                let Some((ids, values)) = per_run.get(run) else { continue };
-                for (metric_id, value) in ids.iter().zip(values) {
-                    let slot = match slots.get(metric_id) {
-                        Some(slot) => Some(*slot),
-                        None => match kept.get(metric_id) {
-                            Some(Some(name)) => {
-                                columns.push((name.clone(), Vec::with_capacity(ok_ids.len())));
-                                slots.insert(*metric_id, columns.len() - 1);
-                                Some(columns.len() - 1)
-                            }
-                            _ => None,
-                        },
-                    };
-                    if let Some(column) = slot.and_then(|s| columns.get_mut(s)) {
-                        column.1.push(value.unwrap_or(f64::NAN));
-                    }
-                }
-            }
-            result.push(RevisionSamples {
-                revision,
-                ok_runs,
-                failed_runs,
-                failure_reasons,
-                metrics: columns.into_iter().collect::<BTreeMap<_, _>>(),
-            });
+            selected.push(RevisionRuns { revision, runs });
         }
-        Ok(result)
+        // One packed row per run, for all revisions in one round trip.
+        let ok_ids: Vec<i64> = selected.iter().flat_map(RevisionRuns::ok_run_ids).collect();
+        let rows = client
+            .query(
+                "SELECT run_id, metric_ids, metric_values FROM run_metric_packs WHERE run_id = ANY($1)",
+                &[&ok_ids],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        let mut packs: Vec<(i64, &[u8], &[u8])> = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let columns = (|| Ok::<_, postgres::Error>((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))();
+            packs.push(columns.map_err(|e| classify(&self.location, action, e))?);
+        }
+        let unpacked = unpack_rows(&self.location, packs)?;
+        let ids = union_of_ids(&unpacked);
+        let names = metric_names_of(&mut client, &self.location, &ids)?;
+        let kept: Vec<Option<String>> = names
+            .into_iter()
+            .map(|name| metric_filter.as_ref().is_none_or(|re| re.is_match(&name)).then_some(name))
+            .collect();
+        Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }
 
     fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError> {
@@ -611,11 +540,10 @@ fn insert_run(
 
     if !run.metrics.is_empty() {
         let ids = metric_ids_of(tx, run, known_metric_ids, new_metric_ids)?;
-        // NULL stands for NaN, as in SQLite, so both stores hold the same values.
-        let values: Vec<Option<f64>> = run.metrics.values().map(|v| (!v.is_nan()).then_some(*v)).collect();
+        let packed = pack(ids.into_iter().zip(run.metrics.values().copied()).collect());
         tx.execute(
-            "INSERT INTO run_metrics (run_id, metric_id, value) SELECT $1, * FROM unnest($2::BIGINT[], $3::FLOAT8[])",
-            &[&run_id, &ids, &values],
+            "INSERT INTO run_metric_packs (run_id, metric_count, metric_ids, metric_values) VALUES ($1, $2, $3, $4)",
+            &[&run_id, &packed.metric_count, &packed.metric_ids, &packed.metric_values],
         )?;
     }
 
@@ -791,6 +719,39 @@ fn link_in(tx: &mut Transaction<'_>, location: &str, session: SessionId, run: Ru
     Ok(())
 }
 
+/// The names of metric ids (sorted, distinct), in the same order: one range scan when the ids are dense, as one
+/// job's are, else one lookup of the listed ids.
+fn metric_names_of(client: &mut Client, location: &str, ids: &[i64]) -> Result<Vec<String>, StoreError> {
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else { return Ok(Vec::new()) };
+    let rows = if dense(ids) {
+        client.query("SELECT id, name FROM metric_names WHERE id BETWEEN $1 AND $2", &[first, last])
+    } else {
+        client.query("SELECT id, name FROM metric_names WHERE id = ANY($1)", &[&ids])
+    }
+    .map_err(|e| classify(location, "read metric names", e))?;
+    names_in_order(location, ids, rows.iter().map(|row| (row.get(0), from_db(row.get(1)))))
+}
+
+/// Migration step of [`migrations::PACK_METRICS_VERSION`]: packs the `run_metrics` rows of every run.
+fn pack_version_1_metrics(tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
+    let runs: Vec<i64> =
+        tx.query("SELECT DISTINCT run_id FROM run_metrics ORDER BY run_id", &[])?.iter().map(|row| row.get(0)).collect();
+    let select = tx.prepare("SELECT metric_id, value FROM run_metrics WHERE run_id = $1")?;
+    let insert = tx.prepare(
+        "INSERT INTO run_metric_packs (run_id, metric_count, metric_ids, metric_values) VALUES ($1, $2, $3, $4)",
+    )?;
+    for run in runs {
+        let pairs: Vec<(i64, f64)> = tx
+            .query(&select, &[&run])?
+            .iter()
+            .map(|row| (row.get(0), row.get::<_, Option<f64>>(1).unwrap_or(f64::NAN)))
+            .collect();
+        let packed = pack(pairs);
+        tx.execute(&insert, &[&run, &packed.metric_count, &packed.metric_ids, &packed.metric_values])?;
+    }
+    Ok(())
+}
+
 fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord, StoreError> {
     let action = "read a run";
     let fail = |e: postgres::Error| classify(location, action, e);
@@ -829,19 +790,18 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         .map(|row| (from_db(row.get(0)), from_db(row.get(1))))
         .collect();
 
-    let metrics: BTreeMap<String, f64> = client
-        .query(
-            "SELECT n.name, rm.value FROM run_metrics rm JOIN metric_names n ON n.id = rm.metric_id \
-             WHERE rm.run_id = $1",
-            &[&id.0],
-        )
+    let mut pairs = Vec::new();
+    if let Some(row) = client
+        .query_opt("SELECT metric_ids, metric_values FROM run_metric_packs WHERE run_id = $1", &[&id.0])
         .map_err(fail)?
-        .iter()
-        .map(|row| {
-            let value: Option<f64> = row.get(1);
-            (from_db(row.get(0)), value.unwrap_or(f64::NAN))
-        })
-        .collect();
+    {
+        let ids: &[u8] = row.try_get(0).map_err(fail)?;
+        let values: &[u8] = row.try_get(1).map_err(fail)?;
+        unpack_into(ids, values, &mut pairs).map_err(|reason| damaged(location, id.0, reason))?;
+    }
+    let ids: Vec<i64> = pairs.iter().map(|(metric, _)| *metric).collect();
+    let names = metric_names_of(client, location, &ids)?;
+    let metrics: BTreeMap<String, f64> = names.into_iter().zip(pairs.into_iter().map(|(_, value)| value)).collect();
 
     let monitor_rows = client
         .query("SELECT seq, monitor, times FROM run_monitors WHERE run_id = $1 ORDER BY seq", &[&id.0])

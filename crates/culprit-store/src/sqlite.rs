@@ -7,6 +7,9 @@
 use crate::record::{convert_exit_code, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
+use crate::packed::{
+    damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
+};
 use crate::{
     BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
@@ -181,6 +184,9 @@ impl SqliteStore {
                 other => other,
             };
             transaction.execute_batch(&migrations::render(sql, Dialect::Sqlite)).map_err(failed)?;
+            if version == migrations::PACK_METRICS_VERSION {
+                pack_version_1_metrics(&transaction).map_err(failed)?;
+            }
             transaction
                 .execute("INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)", params![version, now()])
                 .map_err(failed)?;
@@ -259,7 +265,7 @@ impl SqliteStore {
             let metric_count = if with_metric_count {
                 let count: i64 = self
                     .connection
-                    .prepare_cached("SELECT COUNT(*) FROM run_metrics WHERE run_id = ?1")
+                    .prepare_cached("SELECT COALESCE((SELECT metric_count FROM run_metric_packs WHERE run_id = ?1), 0)")
                     .and_then(|mut s| s.query_row([row.id], |r| r.get(0)))
                     .map_err(|e| self.classify(action, e))?;
                 count.max(0) as u64
@@ -395,17 +401,7 @@ impl Store for SqliteStore {
             ..RunFilter::default()
         };
         let action = "read samples";
-        // Metric id to its name, or `None` when the regex excludes it; shared by all revisions of the query.
-        let mut names: HashMap<i64, Option<String>> = HashMap::new();
-        let mut name_statement = self
-            .connection
-            .prepare_cached("SELECT name FROM metric_names WHERE id = ?1")
-            .map_err(|e| self.classify(action, e))?;
-        let mut value_statement = self
-            .connection
-            .prepare_cached("SELECT metric_id, value FROM run_metrics WHERE run_id = ?1")
-            .map_err(|e| self.classify(action, e))?;
-        let mut result = Vec::new();
+        let mut selected = Vec::with_capacity(query.revision_keys.len());
         for key in &query.revision_keys {
             let revision_id = self
                 .revision_row_id(key)?
@@ -416,59 +412,32 @@ impl Store for SqliteStore {
                 Some(run) => run.revision.clone(),
                 None => self.revision_by_id(revision_id)?,
             };
-            let mut ok_runs = Vec::new();
-            let mut failed_runs = 0usize;
-            let mut failure_reasons: Vec<String> = Vec::new();
-            // Per metric id, its slot in `columns`, so the hot loop hashes an integer, not a string.
-            let mut slots: HashMap<i64, usize> = HashMap::new();
-            let mut columns: Vec<(String, Vec<f64>)> = Vec::new();
-            for run in &runs {
-                if let Some(reason) = &run.failure_reason {
-                    failed_runs += 1;
-                    if !failure_reasons.contains(reason) {
-                        failure_reasons.push(reason.clone());
-                    }
-                    continue;
-                }
-                ok_runs.push(run.id);
-                let mut rows = value_statement.query([run.id.0]).map_err(|e| self.classify(action, e))?;
-                while let Some(row) = rows.next().map_err(|e| self.classify(action, e))? {
-                    let metric_id: i64 = row.get(0).map_err(|e| self.classify(action, e))?;
-                    let value: Option<f64> = row.get(1).map_err(|e| self.classify(action, e))?;
-                    let slot = match slots.get(&metric_id) {
-                        Some(slot) => Some(*slot),
-                        None => {
-                            if !names.contains_key(&metric_id) {
-                                let name: String = name_statement
-                                    .query_row([metric_id], |r| r.get(0))
-                                    .map_err(|e| self.classify(action, e))?;
-                                let keep = metric_filter.as_ref().map_or(true, |re| re.is_match(&name));
-                                names.insert(metric_id, keep.then_some(name));
-                            }
-                            match names.get(&metric_id) {
-                                Some(Some(name)) => {
-                                    columns.push((name.clone(), Vec::with_capacity(runs.len())));
-                                    slots.insert(metric_id, columns.len() - 1);
-                                    Some(columns.len() - 1)
-                                }
-                                _ => None,
-                            }
-                        }
-                    };
-                    if let Some(column) = slot.and_then(|s| columns.get_mut(s)) {
-                        column.1.push(value.unwrap_or(f64::NAN));
-                    }
-                }
-            }
-            result.push(RevisionSamples {
-                revision,
-                ok_runs,
-                failed_runs,
-                failure_reasons,
-                metrics: columns.into_iter().collect::<BTreeMap<_, _>>(),
-            });
+            selected.push(RevisionRuns { revision, runs });
         }
-        Ok(result)
+        let location = self.location();
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT metric_ids, metric_values FROM run_metric_packs WHERE run_id = ?1")
+            .map_err(|e| self.classify(action, e))?;
+        let mut unpacked = Unpacked::new();
+        for run in selected.iter().flat_map(RevisionRuns::ok_run_ids) {
+            let mut rows = statement.query([run]).map_err(|e| self.classify(action, e))?;
+            // The blobs are decoded straight from SQLite's buffers, without copying 200 KiB per run first.
+            if let Some(row) = rows.next().map_err(|e| self.classify(action, e))? {
+                let ids = row.get_ref(0).and_then(|v| Ok(v.as_blob()?)).map_err(|e| self.classify(action, e))?;
+                let values = row.get_ref(1).and_then(|v| Ok(v.as_blob()?)).map_err(|e| self.classify(action, e))?;
+                let mut pairs = Vec::new();
+                unpack_into(ids, values, &mut pairs).map_err(|reason| damaged(&location, run, reason))?;
+                unpacked.insert(run, pairs);
+            }
+        }
+        let ids = union_of_ids(&unpacked);
+        let names = metric_names_of(&self.connection, &location, &ids)?;
+        let kept: Vec<Option<String>> = names
+            .into_iter()
+            .map(|name| metric_filter.as_ref().map_or(true, |re| re.is_match(&name)).then_some(name))
+            .collect();
+        Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }
 
     fn revisions(&self) -> Result<Vec<StoredRevision>, StoreError> {
@@ -771,26 +740,35 @@ fn insert_run(
         }
     }
 
-    {
-        let mut insert_name =
-            tx.prepare_cached("INSERT INTO metric_names (name) VALUES (?1) ON CONFLICT DO NOTHING").map_err(fail)?;
+    if !run.metrics.is_empty() {
         let mut select_name = tx.prepare_cached("SELECT id FROM metric_names WHERE name = ?1").map_err(fail)?;
-        let mut insert_value =
-            tx.prepare_cached("INSERT INTO run_metrics (run_id, metric_id, value) VALUES (?1, ?2, ?3)").map_err(fail)?;
+        let mut insert_name = tx.prepare_cached("INSERT INTO metric_names (name) VALUES (?1)").map_err(fail)?;
+        let mut pairs = Vec::with_capacity(run.metrics.len());
         for (name, value) in &run.metrics {
             let metric_id = match known_metric_ids.get(name).or_else(|| new_metric_ids.get(name)) {
                 Some(id) => *id,
                 None => {
-                    insert_name.execute([name]).map_err(fail)?;
-                    let id: i64 = select_name.query_row([name], |row| row.get(0)).map_err(fail)?;
+                    // Another process may have stored the name; this transaction holds the write lock, so no
+                    // one can insert it between the lookup and the insert.
+                    let id = match select_name.query_row([name], |row| row.get(0)).optional().map_err(fail)? {
+                        Some(id) => id,
+                        None => {
+                            insert_name.execute([name]).map_err(fail)?;
+                            tx.last_insert_rowid()
+                        }
+                    };
                     new_metric_ids.insert(name.clone(), id);
                     id
                 }
             };
-            // SQLite cannot hold NaN in a REAL column; NULL stands for it and reads back as NaN.
-            let stored = if value.is_nan() { None } else { Some(*value) };
-            insert_value.execute(params![run_id, metric_id, stored]).map_err(fail)?;
+            pairs.push((metric_id, *value));
         }
+        let packed = pack(pairs);
+        tx.prepare_cached(
+            "INSERT INTO run_metric_packs (run_id, metric_count, metric_ids, metric_values) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .and_then(|mut s| s.execute(params![run_id, packed.metric_count, packed.metric_ids, packed.metric_values]))
+        .map_err(fail)?;
     }
 
     {
@@ -844,6 +822,49 @@ fn link_in(tx: &Transaction<'_>, location: &str, session: SessionId, run: RunId)
     tx.prepare_cached("INSERT INTO bisect_session_runs (session_id, run_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING")
         .and_then(|mut s| s.execute(params![session.0, run.0]))
         .map_err(fail)?;
+    Ok(())
+}
+
+/// The names of metric ids (sorted, distinct), in the same order.
+fn metric_names_of(connection: &Connection, location: &str, ids: &[i64]) -> Result<Vec<String>, StoreError> {
+    let fail = |e: rusqlite::Error| classify(location, "read metric names", e);
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else { return Ok(Vec::new()) };
+    let mut rows: Vec<(i64, String)> = Vec::with_capacity(ids.len());
+    if dense(ids) {
+        let mut statement =
+            connection.prepare_cached("SELECT id, name FROM metric_names WHERE id BETWEEN ?1 AND ?2").map_err(fail)?;
+        let found = statement.query_map([first, last], |row| Ok((row.get(0)?, row.get(1)?))).map_err(fail)?;
+        for row in found {
+            rows.push(row.map_err(fail)?);
+        }
+    } else {
+        let mut statement = connection.prepare_cached("SELECT name FROM metric_names WHERE id = ?1").map_err(fail)?;
+        for id in ids {
+            if let Some(name) = statement.query_row([id], |row| row.get(0)).optional().map_err(fail)? {
+                rows.push((*id, name));
+            }
+        }
+    }
+    names_in_order(location, ids, rows)
+}
+
+/// Migration step of [`migrations::PACK_METRICS_VERSION`]: packs the `run_metrics` rows of every run.
+fn pack_version_1_metrics(tx: &Transaction<'_>) -> Result<(), rusqlite::Error> {
+    let runs: Vec<i64> = tx
+        .prepare("SELECT DISTINCT run_id FROM run_metrics ORDER BY run_id")?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut select = tx.prepare("SELECT metric_id, value FROM run_metrics WHERE run_id = ?1")?;
+    let mut insert = tx.prepare(
+        "INSERT INTO run_metric_packs (run_id, metric_count, metric_ids, metric_values) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for run in runs {
+        let pairs: Vec<(i64, f64)> = select
+            .query_map([run], |row| Ok((row.get(0)?, row.get::<_, Option<f64>>(1)?.unwrap_or(f64::NAN))))?
+            .collect::<Result<_, _>>()?;
+        let packed = pack(pairs);
+        insert.execute(params![run, packed.metric_count, packed.metric_ids, packed.metric_values])?;
+    }
     Ok(())
 }
 
@@ -914,19 +935,17 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         .and_then(|mut s| s.query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?)))?.collect())
         .map_err(fail)?;
 
-    let metrics: BTreeMap<String, f64> = connection
-        .prepare_cached(
-            "SELECT n.name, rm.value FROM run_metrics rm JOIN metric_names n ON n.id = rm.metric_id \
-             WHERE rm.run_id = ?1",
-        )
-        .and_then(|mut s| {
-            s.query_map([id.0], |row| {
-                let value: Option<f64> = row.get(1)?;
-                Ok((row.get(0)?, value.unwrap_or(f64::NAN)))
-            })?
-            .collect()
-        })
+    let pack: Option<(Vec<u8>, Vec<u8>)> = connection
+        .prepare_cached("SELECT metric_ids, metric_values FROM run_metric_packs WHERE run_id = ?1")
+        .and_then(|mut s| s.query_row([id.0], |row| Ok((row.get(0)?, row.get(1)?))).optional())
         .map_err(fail)?;
+    let mut pairs = Vec::new();
+    if let Some((ids, values)) = pack {
+        unpack_into(&ids, &values, &mut pairs).map_err(|reason| damaged(location, id.0, reason))?;
+    }
+    let ids: Vec<i64> = pairs.iter().map(|(metric, _)| *metric).collect();
+    let names = metric_names_of(connection, location, &ids)?;
+    let metrics: BTreeMap<String, f64> = names.into_iter().zip(pairs.into_iter().map(|(_, value)| value)).collect();
 
     let monitor_rows: Vec<(i64, String, Vec<u8>)> = connection
         .prepare_cached("SELECT seq, monitor, times FROM run_monitors WHERE run_id = ?1 ORDER BY seq")

@@ -9,11 +9,14 @@
 mod common;
 #[path = "common/contract.rs"]
 mod contract;
+#[path = "common/v1_fixture.rs"]
+mod v1_fixture;
 
 use common::*;
 use contract::{SHA_A, SHA_B};
 use culprit_store::{migrations, PostgresStore, RunFilter, SampleQuery, SaveOptions, Saved, SqliteStore, Store, StoreError};
 use ::postgres::{Client, NoTls};
+use std::path::Path;
 
 const URL_VAR: &str = "CULPRIT_TEST_PG_URL";
 const SKIP_VAR: &str = "CULPRIT_SKIP_POSTGRES";
@@ -134,7 +137,8 @@ fn metric_names_are_shared_between_runs() {
     // A second handle starts with an empty name cache and must find the stored names, not duplicate them.
     schema.open().save_run(&profile_run(commit(SHA_B), 20_000, 3.0)).unwrap();
     assert_eq!(schema.count("metric_names"), 20_001);
-    assert_eq!(schema.count("run_metrics"), 3 * 20_001);
+    // One packed row per run holds its metrics.
+    assert_eq!(schema.count("run_metric_packs"), 3);
 }
 
 #[test]
@@ -156,7 +160,8 @@ fn migrations_apply_once_and_reconnect_is_idempotent() {
         .query_one("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1", &[&schema.schema])
         .map(|r| r.get(0))
         .unwrap_or(0);
-    // The eleven tables of migration 1 and schema_version.
+    // The eleven tables of migration 1, plus run_metric_packs (version 2), minus run_metrics (version 3), and
+    // schema_version.
     assert_eq!(tables, 12);
 }
 
@@ -195,7 +200,7 @@ fn a_save_that_fails_midway_leaves_nothing() {
     assert!(error.to_string().contains("injected"), "{error}");
     for (table, expected) in [
         ("runs", 1),
-        ("run_metrics", 1),
+        ("run_metric_packs", 1),
         ("metric_names", 1),
         ("run_params", 1),
         ("run_monitors", 0),
@@ -343,4 +348,91 @@ fn two_machines_saving_at_once_do_not_conflict() {
 
 fn machine_named(hostname: &str) -> culprit_core::model::Machine {
     culprit_core::model::Machine { hostname: hostname.to_string(), ..machine("x") }
+}
+
+/// Text as the version-1 PostgreSQL store wrote it: NUL as U+FFFE `0`, U+FFFE doubled.
+fn escaped(text: &str) -> String {
+    text.replace('\u{FFFE}', "\u{FFFE}\u{FFFE}").replace('\0', "\u{FFFE}0")
+}
+
+/// Builds a version-1 PostgreSQL store holding exactly the rows of the version-1 SQLite fixture: the schema of
+/// migration 1, then every table copied row by row, ids included.
+fn version_1_store_from_fixture(schema: &TestSchema) {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("culprit.db");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema_v1/culprit.db"), &copy).unwrap();
+    let sqlite = rusqlite::Connection::open(&copy).unwrap();
+    let mut pg = schema.raw();
+    pg.batch_execute(&migrations::render(migrations::SCHEMA_VERSION_TABLE, migrations::Dialect::Postgres)).unwrap();
+    pg.batch_execute(&migrations::render(migrations::MIGRATIONS[0], migrations::Dialect::Postgres)).unwrap();
+    pg.execute("INSERT INTO schema_version (version, applied_at) VALUES (1, 0)", &[]).unwrap();
+    let tables = [
+        "machines",
+        "revisions",
+        "bisect_sessions",
+        "runs",
+        "run_params",
+        "metric_names",
+        "run_metrics",
+        "run_monitors",
+        "run_monitor_series",
+        "run_raw_outputs",
+        "bisect_session_runs",
+    ];
+    for table in tables {
+        let mut select = sqlite.prepare(&format!("SELECT * FROM {table}")).unwrap();
+        let columns: Vec<String> = select.column_names().iter().map(|c| c.to_string()).collect();
+        let placeholders: Vec<String> = (1..=columns.len()).map(|i| format!("${i}")).collect();
+        let insert = pg
+            .prepare(&format!("INSERT INTO {table} ({}) VALUES ({})", columns.join(", "), placeholders.join(", ")))
+            .unwrap();
+        let types = insert.params().to_vec();
+        let mut rows = select.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let mut values: Vec<Box<dyn ::postgres::types::ToSql + Sync>> = Vec::new();
+            for (index, ty) in types.iter().enumerate() {
+                let value = row.get_ref(index).unwrap();
+                let null = matches!(value, rusqlite::types::ValueRef::Null);
+                values.push(match ty.name() {
+                    "int8" => Box::new((!null).then(|| value.as_i64().unwrap())),
+                    "float8" => Box::new((!null).then(|| value.as_f64().unwrap())),
+                    "text" => Box::new((!null).then(|| escaped(value.as_str().unwrap()))),
+                    "bytea" => Box::new((!null).then(|| value.as_blob().unwrap().to_vec())),
+                    other => panic!("{table}: unexpected column type {other}"),
+                });
+            }
+            let parameters: Vec<&(dyn ::postgres::types::ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+            pg.execute(&insert, &parameters).unwrap();
+        }
+        if columns.first().map(String::as_str) == Some("id") {
+            pg.execute(&format!("SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))"), &[])
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
+    let Some(schema) = TestSchema::new("upgrade_v1") else { return };
+    version_1_store_from_fixture(&schema);
+    let metrics: usize = v1_fixture::runs().iter().map(|(record, _)| record.metrics.len()).sum();
+    assert_eq!(schema.count("run_metrics"), metrics as i64);
+    let expected = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema_v1/expected.txt"))
+        .unwrap();
+
+    let mut store = schema.open();
+    assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
+    assert_eq!(v1_fixture::dump(&store), expected);
+    let gone: bool = schema.raw().query_one("SELECT to_regclass('run_metrics') IS NULL", &[]).unwrap().get(0);
+    assert!(gone, "run_metrics should be dropped");
+    assert_eq!(schema.count("run_metric_packs"), v1_fixture::runs().len() as i64 - 1);
+
+    // The upgraded store takes new runs, reusing the stored names and continuing the id sequences.
+    let names_before = schema.count("metric_names");
+    let runs = v1_fixture::runs();
+    let again = store.save_run(&runs[2].0).unwrap();
+    assert_eq!(again.0, runs.len() as i64 + 1);
+    contract::assert_same_record(&store.run(again).unwrap(), &runs[2].0);
+    assert_eq!(schema.count("metric_names"), names_before);
+    assert_eq!(schema.open().list_runs(&RunFilter::default()).unwrap().len(), runs.len() + 1);
 }

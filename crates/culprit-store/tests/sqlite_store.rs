@@ -319,7 +319,7 @@ fn a_save_that_fails_midway_leaves_nothing() {
     let connection = raw(dir.path());
     for (table, expected) in [
         ("runs", 1),
-        ("run_metrics", 1),
+        ("run_metric_packs", 1),
         ("metric_names", 1),
         ("run_params", 1),
         ("run_monitors", 0),
@@ -346,7 +346,7 @@ fn linking_to_a_missing_session_rolls_the_run_back() {
     let error = store.save_run_with(&everything_run(), &options).unwrap_err();
     assert!(matches!(error, StoreError::NotFound { .. }) && error.to_string().contains("bisect session 77"), "{error}");
     assert_eq!(count(&raw(dir.path()), "runs"), 0);
-    assert_eq!(count(&raw(dir.path()), "run_metrics"), 0);
+    assert_eq!(count(&raw(dir.path()), "run_metric_packs"), 0);
 }
 
 #[test]

@@ -1,0 +1,91 @@
+//! Upgrading a store written by the schema-version-1 code (`tests/data/schema_v1/culprit.db`, with its
+//! `expected.txt` read back by that code) to the current schema: every run, listing and sample reads back exactly
+//! as before, and the upgraded store keeps working.
+
+mod common;
+#[path = "common/v1_fixture.rs"]
+mod v1_fixture;
+
+use common::*;
+use culprit_store::{migrations, RunId, SqliteStore, Store};
+use std::path::{Path, PathBuf};
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema_v1")
+}
+
+fn count(connection: &rusqlite::Connection, table: &str) -> i64 {
+    connection.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap_or(-1)
+}
+
+fn has_table(connection: &rusqlite::Connection, table: &str) -> bool {
+    connection
+        .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)", [table], |r| r.get(0))
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("culprit.db");
+    std::fs::copy(fixture_dir().join("culprit.db"), &path).unwrap();
+    let expected = std::fs::read_to_string(fixture_dir().join("expected.txt")).unwrap();
+    {
+        // What the fixture really is: version 1, metrics as rows.
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        let version: i64 = connection.query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, 1);
+        let metrics: usize = v1_fixture::runs().iter().map(|(record, _)| record.metrics.len()).sum();
+        assert_eq!(count(&connection, "run_metrics"), metrics as i64);
+        assert!(!has_table(&connection, "run_metric_packs"));
+    }
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
+    assert_eq!(v1_fixture::dump(&store), expected);
+    drop(store);
+
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    assert!(!has_table(&connection, "run_metrics"));
+    // Every run with metrics got one pack; the failed run (no metrics) got none.
+    assert_eq!(count(&connection, "run_metric_packs"), v1_fixture::runs().len() as i64 - 1);
+    let names_before = count(&connection, "metric_names");
+
+    // Reopening does not migrate again, and the upgraded store takes new runs with the names it already has.
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(v1_fixture::dump(&store), expected);
+    let runs = v1_fixture::runs();
+    for (index, (record, _)) in runs.iter().enumerate() {
+        // The fixture holds what the builders make (SQLite's version 1 stored -0.0 as 0, which compares equal).
+        contract_same(&store.run(RunId(index as i64 + 1)).unwrap(), record);
+    }
+    let again = store.save_run(&runs[2].0).unwrap();
+    contract_same(&store.run(again).unwrap(), &runs[2].0);
+    assert_eq!(count(&connection, "metric_names"), names_before);
+}
+
+fn contract_same(actual: &culprit_core::model::RunRecord, expected: &culprit_core::model::RunRecord) {
+    let strip = |r: &culprit_core::model::RunRecord| {
+        let mut r = r.clone();
+        r.metrics.retain(|_, v| !v.is_nan());
+        r
+    };
+    assert_eq!(strip(actual), strip(expected));
+    for (name, value) in &expected.metrics {
+        if value.is_nan() {
+            assert!(actual.metrics.get(name).is_some_and(|v| v.is_nan()), "{name} should be NaN");
+        }
+    }
+}
+
+#[test]
+fn new_runs_keep_negative_zero_and_nan_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(dir.path().join("culprit.db")).unwrap();
+    let record = run("j", commit(v1_fixture::SHA_BASE), "h", &[("zero", -0.0), ("nan", f64::NAN), ("inf", f64::INFINITY)]);
+    let id = store.save_run(&record).unwrap();
+    let metrics = store.run(id).unwrap().metrics;
+    assert!(metrics["zero"] == 0.0 && metrics["zero"].is_sign_negative());
+    assert!(metrics["nan"].is_nan());
+    assert_eq!(metrics["inf"], f64::INFINITY);
+}
