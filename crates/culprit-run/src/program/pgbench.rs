@@ -119,6 +119,20 @@ pub fn server_bin_dir(root: &Path) -> Option<PathBuf> {
     find_in_path("initdb").and_then(|initdb| initdb.parent().map(Path::to_path_buf)).filter(|dir| has_server(dir))
 }
 
+/// pgbench in one of `root`'s `<version>/bin` directories or in `PATH` (`in_path`), else what to install.
+fn pgbench_installed(root: &Path, in_path: Option<PathBuf>) -> Result<(), ProgramError> {
+    let in_bin_dir = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| entry.path().join("bin/pgbench").is_file());
+    if in_bin_dir || in_path.is_some() {
+        Ok(())
+    } else {
+        Err(ProgramError::MissingBinary { program: PROGRAM, binary: "pgbench".into(), hint: INSTALL_HINT })
+    }
+}
+
 /// Whether a system user exists (the `postgres` account Debian's server package creates).
 fn user_exists(name: &str) -> bool {
     let Ok(c_name) = std::ffi::CString::new(name) else {
@@ -326,22 +340,28 @@ impl Pgbench {
             [tool("initdb"), "-D".into(), data_text.clone(), "-A".into(), "trust".into(), "--no-sync".into(), "-E".into(), "UTF8".into(), "--locale=C".into()]
                 .to_vec(),
         ));
-        setup.push(as_server_user(
-            [
-                tool("pg_ctl"),
-                "-D".into(),
-                data_text.clone(),
-                "-l".into(),
-                scratch.join("postgres.log").display().to_string(),
-                "-w".into(),
-                "-t".into(),
-                "120".into(),
-                "-o".into(),
-                server_options.join(" "),
-                "start".into(),
-            ]
-            .to_vec(),
-        ));
+        let log = scratch.join("postgres.log").display().to_string();
+        let start = [
+            tool("pg_ctl"),
+            "-D".into(),
+            data_text.clone(),
+            "-l".into(),
+            log.clone(),
+            "-w".into(),
+            "-t".into(),
+            "120".into(),
+            "-o".into(),
+            server_options.join(" "),
+            "start".into(),
+        ];
+        // pg_ctl only says "Examine the log output" when the server does not start, and the log goes with the
+        // scratch directory, so a failed start copies it to stderr, which the failed run keeps.
+        let start_line = start.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
+        setup.push(as_server_user(vec![
+            "sh".into(),
+            "-c".into(),
+            format!("{start_line} || {{ status=$?; cat {} >&2; exit $status; }}", shell_quote(&log)),
+        ]));
         let pgbench = tool("pgbench");
         setup.push(conn.pgbench(&pgbench, &init));
         let cleanup = vec![as_server_user([tool("pg_ctl"), "-D".into(), data_text, "-m".into(), "fast".into(), "-w".into(), "stop".into()].to_vec())];
@@ -366,12 +386,7 @@ impl Program for Pgbench {
     /// pgbench in a PostgreSQL bin directory or in `PATH`. The server binaries (initdb, pg_ctl), which only a job
     /// without `host` needs, are checked when the job is planned, which also happens before anything runs.
     fn check_installed(&self) -> Result<(), ProgramError> {
-        let in_bin_dir = server_bin_dir(Path::new("/usr/lib/postgresql")).is_some_and(|dir| dir.join("pgbench").is_file());
-        if in_bin_dir || find_in_path("pgbench").is_some() {
-            Ok(())
-        } else {
-            Err(ProgramError::MissingBinary { program: PROGRAM, binary: "pgbench".into(), hint: INSTALL_HINT })
-        }
+        pgbench_installed(Path::new("/usr/lib/postgresql"), find_in_path("pgbench"))
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
@@ -402,7 +417,8 @@ mod tests {
             lines[1],
             "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -A trust --no-sync -E UTF8 --locale=C"
         );
-        assert!(lines[2].starts_with("runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
+        assert!(lines[2].starts_with("runuser -u postgres -- sh -c '/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
+        assert!(lines[2].ends_with(" start || { status=$?; cat /tmp/culprit-scratch/postgres.log >&2; exit $status; }'"), "{}", lines[2]);
         assert!(lines[2].contains("-c listen_addresses= -c unix_socket_directories=/tmp/culprit-scratch -c port=5432"), "{}", lines[2]);
         assert_eq!(lines[3], "/usr/lib/postgresql/15/bin/pgbench -h /tmp/culprit-scratch -p 5432 -U postgres -i -s 1 -q postgres");
         assert_eq!(
@@ -487,5 +503,17 @@ mod tests {
         // A newer version without the server binaries (client only) is skipped.
         std::fs::create_dir_all(root.path().join("17/bin")).unwrap();
         assert_eq!(server_bin_dir(root.path()), Some(root.path().join("15/bin")));
+    }
+
+    #[test]
+    fn missing_pgbench_names_the_debian_packages() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("15/bin")).unwrap();
+        let err = pgbench_installed(root.path(), None).unwrap_err();
+        assert!(err.to_string().contains("'pgbench' is not installed"), "{err}");
+        assert!(err.to_string().contains("apt-get install postgresql postgresql-client"), "{err}");
+        assert_eq!(pgbench_installed(root.path(), Some(PathBuf::from("/usr/bin/pgbench"))), Ok(()));
+        std::fs::write(root.path().join("15/bin/pgbench"), "").unwrap();
+        assert_eq!(pgbench_installed(root.path(), None), Ok(()));
     }
 }
