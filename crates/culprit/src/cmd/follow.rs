@@ -111,6 +111,10 @@ fn run_counts(store: &dyn Store, job_id: &str, hostname: &str) -> Result<HashMap
     Ok(counts)
 }
 
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
 /// Everything a pass needs, validated.
 struct Plan {
     repo: PathBuf,
@@ -200,7 +204,9 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             if *after <= before + 1 {
                 continue;
             }
-            let (good, bad) = (plan.range[*before].sha.clone(), plan.range[*after].sha.clone());
+            // REF may have moved since the pass listed it; a position past that list is left for the next pass.
+            let (Some(good), Some(bad)) = (plan.range.get(*before), plan.range.get(*after)) else { continue };
+            let (good, bad) = (good.sha.clone(), bad.sha.clone());
             let q = c.q.unwrap_or(1.0);
             match gaps.iter_mut().find(|g| g.0 == good && g.1 == bad) {
                 Some(g) if q < g.4 => *g = (good, bad, k, j, q),
@@ -220,15 +226,15 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         let result = match existing {
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
-                eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, &good[..12], &bad[..12]);
+                eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
                 to_stderr(|| crate::cmd::bisect::run(store, &resume_args(session.id.0))).map(|_| Some(session.id.0))
             }
             None => to_stderr(|| bisect_change(store, &plan.repo, series, change, args)),
         };
         match result {
             Ok(Some(id)) => pass.bisects.push(id),
-            Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, &good[..12], &bad[..12])),
-            Err(e) => pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, &good[..12], &bad[..12])),
+            Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, short(&good), short(&bad))),
+            Err(e) => pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad))),
         }
     }
 
@@ -293,7 +299,8 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
     let todo: Vec<(usize, usize)> = targets
         .iter()
         .filter_map(|&i| {
-            let (ok, failed) = plan.range.get(i).and_then(|c| counts.get(&c.sha)).copied().unwrap_or((0, 0));
+            let commit = plan.range.get(i)?;
+            let (ok, failed) = counts.get(&commit.sha).copied().unwrap_or((0, 0));
             (failed == 0 && ok < runs).then_some((i, runs - ok))
         })
         .collect();
@@ -313,8 +320,8 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
         interrupt_flag(),
     )?;
     for (index, missing) in todo {
-        let sha = plan.range[index].sha.clone();
-        bar.set_message(format!("measuring {} ({missing} runs)", &sha[..12]));
+        let Some(sha) = plan.range.get(index).map(|c| c.sha.clone()) else { continue };
+        bar.set_message(format!("measuring {} ({missing} runs)", short(&sha)));
         let mut stored = 0;
         for _ in 0..missing {
             let Some((_, record)) = driver.run_at(index, &mut observe)? else {
@@ -324,7 +331,7 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
             };
             stored += 1;
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
-                bar.suspend(|| eprintln!("culprit: {} failed, not measured again: {reason}", &sha[..12]));
+                bar.suspend(|| eprintln!("culprit: {} failed, not measured again: {reason}", short(&sha)));
                 break;
             }
         }
