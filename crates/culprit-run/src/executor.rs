@@ -128,7 +128,23 @@ fn run_in(
 ) -> Result<(), Stop> {
     let pctx = ProgramContext { nr_cpu: ctx.machine.nr_cpu.max(1), scratch_dir: scratch.to_path_buf() };
     let plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
+    let result = set_up_and_measure(job, ctx, interrupt, &plan, record);
+    for step in &plan.cleanup {
+        // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
+        // good run into a failed one.
+        let _ = process::run(&with_env(step.clone(), job), Some(Duration::from_secs(600)), &Arc::new(AtomicBool::new(false)));
+    }
+    result
+}
 
+/// Setup, monitors, the measured executions and parsing; cleanup is the caller's.
+fn set_up_and_measure(
+    job: &JobRun,
+    ctx: &RunContext,
+    interrupt: &Arc<AtomicBool>,
+    plan: &crate::program::ProgramPlan,
+    record: &mut RunRecord,
+) -> Result<(), Stop> {
     for step in &plan.setup {
         let inv = with_env(step.clone(), job);
         let f = process::run(&inv, job.timeout, interrupt).map_err(|e| Stop::Failed(format!("setup: {e}")))?;
@@ -196,11 +212,6 @@ fn run_in(
         }
     }
 
-    for step in &plan.cleanup {
-        // Cleanup is attempted even after a failure and never turns a good run into a failed one.
-        let _ = process::run(&with_env(step.clone(), job), Some(Duration::from_secs(600)), &Arc::new(AtomicBool::new(false)));
-    }
-
     let stdout: String = executions.iter().map(|f| f.stdout.as_str()).collect();
     let stderr: String = executions.iter().map(|f| f.stderr.as_str()).collect();
     record.stderr.push_str(&stderr);
@@ -266,4 +277,73 @@ fn add_time_metrics(executions: &[Finished], metrics: &mut BTreeMap<String, f64>
     metrics.insert("time.major_page_faults".into(), sum(&|e| e.usage.major_faults as f64));
     metrics.insert("time.voluntary_context_switches".into(), sum(&|e| e.usage.voluntary_switches as f64));
     metrics.insert("time.involuntary_context_switches".into(), sum(&|e| e.usage.involuntary_switches as f64));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{ParamSpec, ProgramError, ProgramPlan};
+
+    /// A program whose setup fails and whose cleanup leaves a mark, to prove cleanup runs after a failed setup
+    /// (a half-done setup may have started a server that must be stopped).
+    struct FailingSetup;
+
+    impl Program for FailingSetup {
+        fn name(&self) -> &'static str {
+            "command"
+        }
+        fn binary(&self) -> &'static str {
+            "sh"
+        }
+        fn install_hint(&self) -> &'static str {
+            ""
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            &[]
+        }
+        fn plan(&self, p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+            let mark = p.get("mark").unwrap_or("/nonexistent").to_string();
+            Ok(ProgramPlan {
+                setup: vec![Invocation::shell("echo starting a server; exit 3")],
+                main: Invocation::shell("echo never"),
+                executions: 1,
+                cleanup: vec![Invocation::new(["touch".to_string(), mark])],
+            })
+        }
+    }
+
+    static FAILING_SETUP: FailingSetup = FailingSetup;
+
+    #[test]
+    fn cleanup_runs_after_a_failed_setup_and_the_run_is_stored_as_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mark = dir.path().join("cleaned");
+        let job = JobRun {
+            job_id: "id".into(),
+            job_name: "failing-setup".into(),
+            testcase: "t".into(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            program: &FAILING_SETUP,
+            program_params: Params::new("command", BTreeMap::from([("mark".to_string(), mark.display().to_string())])),
+            monitors: Vec::new(),
+            timeout: None,
+            cwd: None,
+            env: Vec::new(),
+        };
+        let ctx = RunContext {
+            revision: Revision::Label { name: "x".into() },
+            machine: crate::machine::this_machine(),
+            interval: Duration::from_secs(1),
+            scratch_root: dir.path().join("scratch"),
+        };
+        let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        match &record.outcome {
+            RunOutcome::Failed { reason } => assert!(reason.contains("setup") && reason.contains("exit status 3"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(mark.exists(), "cleanup did not run");
+        // The scratch directory is removed whatever happened.
+        assert_eq!(std::fs::read_dir(dir.path().join("scratch")).unwrap().count(), 0);
+    }
 }
