@@ -235,6 +235,9 @@ fn branch_positions(repo: &Path, branch: &str) -> Result<HashMap<String, usize>>
 }
 
 fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
+    if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
+        bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
     let branch = args.branch.as_deref().unwrap_or("HEAD");
