@@ -280,7 +280,7 @@ const SHARE_Z: f64 = 1.645;
 const RESIDUAL_MIN_SHARE: f64 = 0.15;
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
 /// change is shared by several commits (a staircase), reported as such.
-const BETWEEN_Z: f64 = 3.0;
+const BETWEEN_Z: f64 = 4.0;
 /// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels and gets interleaved runs
 /// with the two ends until the suspicion is settled.
 const BETWEEN_SUSPECT_Z: f64 = 1.5;
