@@ -18,7 +18,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-KERNEL="" SMP=2 MEM=1G TIMEOUT=600 RUNS=8 LOOPS=40000000 TASKS=0 MODE=pin0 BENCH=spread ACCEL=auto APPEND=""
+KERNEL="" SMP=2 MEM=1G TIMEOUT=600 RUNS=8 LOOPS=150000000 TASKS=0 MODE=pin0 BENCH=spread ACCEL=auto APPEND=""
 while [ $# -gt 0 ]; do
     case $1 in
         --kernel) KERNEL=$2 ;;

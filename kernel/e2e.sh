@@ -40,7 +40,7 @@ stamp "fixture ready: good $GOOD, bad $BAD, the bug is at $EXPECTED"
 stamp "bisecting (the first build of a tree is cold: ~12 minutes on 2 idle cores)"
 rc=0
 "$CULPRIT" --db "$DB" bisect --repo "$REPO" --good "$GOOD" --bad "$BAD" \
-    --job "$KERNEL_DIR/jobs/spread-pin0.yaml" --metric command.spread_max \
+    --job "$KERNEL_DIR/jobs/spread-pin0.yaml" --metric command.guest_idle \
     --build "$KERNEL_DIR/build.sh" --max-runs "$MAX_RUNS" --json >"$WORK/bisect.json" || rc=$?
 t1=$(date +%s)
 stamp "bisect exited with status $rc after $((t1 - t0)) s"
