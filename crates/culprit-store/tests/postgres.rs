@@ -126,6 +126,7 @@ contract_tests!(
     import_keys_make_saves_idempotent,
     bisect_sessions_keep_their_runs_in_link_order,
     invalid_records_are_refused_before_any_write,
+    stored_names_are_found_by_new_handles,
 );
 
 #[test]

@@ -322,3 +322,32 @@ pub fn invalid_records_are_refused_before_any_write(open: Opener<'_>) {
     assert!(matches!(store.save_run(&huge), Err(StoreError::InvalidInput { .. })));
     assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
 }
+
+/// New handles (new processes) saving runs whose names are partly stored: all of them (a perf-heavy rerun, where
+/// a save reads every stored name at once), many (looked up one by one in a larger table), and few. Every run
+/// must read back with its own values, whichever way its ids were found.
+pub fn stored_names_are_found_by_new_handles(open: Opener<'_>) {
+    let first = profile_run(commit(SHA_A), 20_000, 1.0);
+    let first_id = open().save_run(&first).unwrap();
+    let mut rerun = profile_run(commit(SHA_A), 20_000, 2.0);
+    rerun.metrics.extend((0..10).map(|i| (format!("rerun.only_{i}"), i as f64)));
+    let mut many = run("fio-basic-4k", commit(SHA_B), "h", &[]);
+    many.metrics.extend(first.metrics.iter().step_by(100).map(|(name, value)| (name.clone(), value + 0.5)));
+    many.metrics.extend((0..150).map(|i| (format!("many.new_{i:03}"), -(i as f64))));
+    let few = run("fio-basic-4k", commit(SHA_B), "h", &[("fio.write_iops", 3.0), ("few.new", 4.0)]);
+    let mut ids = vec![first_id];
+    for record in [&rerun, &many, &few] {
+        ids.push(open().save_run(record).unwrap());
+    }
+    let store = open();
+    for (id, record) in ids.iter().zip([&first, &rerun, &many, &few]) {
+        assert_eq!(&store.run(*id).unwrap(), record);
+    }
+    let samples =
+        store.samples(&SampleQuery { revision_keys: vec![SHA_A.into(), SHA_B.into()], ..Default::default() }).unwrap();
+    assert_eq!(samples[0].metrics.len(), 20_011);
+    assert_eq!(samples[0].metrics["fio.write_iops"], vec![1001.0, 1002.0]);
+    assert_eq!(samples[1].metrics["fio.write_iops"], vec![1001.5, 3.0]);
+    assert_eq!(samples[1].metrics["many.new_149"], vec![-149.0]);
+    assert_eq!(samples[1].metrics.len(), many.metrics.len() + 1);
+}
