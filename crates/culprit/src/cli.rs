@@ -221,7 +221,7 @@ pub struct SimArgs {
     /// Step sizes in noise standard deviations, comma-separated (several steps share the change); 0 for none.
     #[arg(long, value_delimiter = ',', default_value = "1.5")]
     pub step: Vec<f64>,
-    /// gaussian, outliers (5% at 5 sigma) or drift.
+    /// gaussian, outliers (5% at 5 sigma), drift (slow linear), or bursts (time-correlated 3 sigma bursts).
     #[arg(long, default_value = "gaussian")]
     pub noise: String,
     /// Share of commits that do not build.

@@ -7,7 +7,7 @@ use culprit_core::bisect::sim::{self, Noise, SimConfig, Strategy};
 
 pub fn run(args: &SimArgs) -> Result<()> {
     let Some(noise) = Noise::parse(&args.noise) else {
-        bail!("--noise must be gaussian, outliers or drift, got '{}'", args.noise);
+        bail!("--noise must be gaussian, outliers, drift or bursts, got '{}'", args.noise);
     };
     if args.commits < 2 {
         bail!("--commits must be at least 2");
