@@ -49,7 +49,7 @@ pub(crate) fn pack(mut pairs: Vec<(i64, f64)>) -> Pack {
 /// The error is the reason the pack is unreadable.
 pub(crate) fn unpack_into(metric_ids: &[u8], metric_values: &[u8], into: &mut Vec<(i64, f64)>) -> Result<(), String> {
     into.clear();
-    if metric_values.len() % 8 != 0 {
+    if !metric_values.len().is_multiple_of(8) {
         return Err(format!("{} value bytes are not a whole number of doubles", metric_values.len()));
     }
     into.reserve(metric_values.len() / 8);

@@ -435,7 +435,7 @@ impl Store for SqliteStore {
         let names = metric_names_of(&self.connection, &location, &ids)?;
         let kept: Vec<Option<String>> = names
             .into_iter()
-            .map(|name| metric_filter.as_ref().map_or(true, |re| re.is_match(&name)).then_some(name))
+            .map(|name| metric_filter.as_ref().is_none_or(|re| re.is_match(&name)).then_some(name))
             .collect();
         Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }

@@ -3,6 +3,10 @@
 //! as before, and the upgraded store keeps working.
 
 mod common;
+// Only its record comparison is used here.
+#[allow(dead_code)]
+#[path = "common/contract.rs"]
+mod contract;
 #[path = "common/v1_fixture.rs"]
 mod v1_fixture;
 
@@ -57,25 +61,11 @@ fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
     let runs = v1_fixture::runs();
     for (index, (record, _)) in runs.iter().enumerate() {
         // The fixture holds what the builders make (SQLite's version 1 stored -0.0 as 0, which compares equal).
-        contract_same(&store.run(RunId(index as i64 + 1)).unwrap(), record);
+        contract::assert_same_record(&store.run(RunId(index as i64 + 1)).unwrap(), record);
     }
     let again = store.save_run(&runs[2].0).unwrap();
-    contract_same(&store.run(again).unwrap(), &runs[2].0);
+    contract::assert_same_record(&store.run(again).unwrap(), &runs[2].0);
     assert_eq!(count(&connection, "metric_names"), names_before);
-}
-
-fn contract_same(actual: &culprit_core::model::RunRecord, expected: &culprit_core::model::RunRecord) {
-    let strip = |r: &culprit_core::model::RunRecord| {
-        let mut r = r.clone();
-        r.metrics.retain(|_, v| !v.is_nan());
-        r
-    };
-    assert_eq!(strip(actual), strip(expected));
-    for (name, value) in &expected.metrics {
-        if value.is_nan() {
-            assert!(actual.metrics.get(name).is_some_and(|v| v.is_nan()), "{name} should be NaN");
-        }
-    }
 }
 
 #[test]
