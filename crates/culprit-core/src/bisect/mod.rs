@@ -1000,19 +1000,36 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        let groups = [self.adjusted(parent, slope), self.adjusted(commit, slope)];
-        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
-        let Some(fit) = fit_t(&refs) else {
+        // The step is measured on the fresh interleaved pairs analysed as pairs: each difference is taken between
+        // two runs adjacent in time, so load that comes and goes (a burst covering several runs) shifts both sides
+        // alike and cancels. Runs from locating are not used here: a visit that fell in a burst moves a commit's
+        // level by several sigma, and that is exactly what once got a wrong commit blamed after two fresh pairs.
+        let noise = self.within_noise(segment, slope);
+        let Some(paired) = self.paired_step(parent, commit, start, slope, noise) else {
             self.interleaved_pairs(parent, commit, 2);
             return true;
         };
-        let step = fit.locations[1] - fit.locations[0];
-        let se_step = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let (step, se_step, sigma_pair) = paired;
         // The segment's change is measured by the two pooled levels of the most probable partition: every run
         // before and after the step, not only the two ends, so the share is known well enough to decide early.
         let (seg_change, se_seg) = (posterior.delta, posterior.delta_se);
-        let log_ratio = model::one_sided_mixture_log_ratio(step, se_step, fit.sigma());
-        let significant = step > 0.0 && log_ratio >= (1.0 / self.config.alpha_culprit).ln();
+        // A sequential probability ratio test of "no step" against the step the segment's levels predict (and
+        // half of it, in case those levels are inflated by load), on the fresh pairs only: the alternative comes
+        // from the runs that located the commit, which is how the locate evidence speeds the verification up
+        // without entering the test statistic itself.
+        let expected = seg_change.max(0.5 * sigma_pair);
+        let (log_ratio, best_log_ratio) = model::step_log_ratio(step, se_step, expected);
+        let threshold = (1.0 / self.config.alpha_culprit).ln();
+        let significant = step > 0.0 && log_ratio >= threshold;
+        if best_log_ratio <= -threshold && pairs >= 2 * self.config.min_fresh_pairs {
+            self.note(
+                "verify",
+                "back to locate".into(),
+                format!("the fresh pairs show no step of {expected:.4} or half of it at commit {commit}: step {step:.4} ± {se_step:.4}, log ratio {best_log_ratio:.2}"),
+            );
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
         // The decision about other contributors uses this segment's change; the reported share uses good-to-bad.
         let (f, f_low, f_high) = model::ratio_interval(step, se_step, seg_change, se_seg, SHARE_Z);
         let (total, total_se) = self.top_change(slope).unwrap_or((seg_change, se_seg));
@@ -1083,6 +1100,32 @@ impl Bisect {
         self.note("verify", format!("two more interleaved pairs at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 2);
         true
+    }
+
+    /// The step from `parent` to `commit` measured on the runs recorded since `start`, paired in order (the i-th
+    /// fresh run of each, adjacent in time since verification asks for them interleaved): the robust (t) location
+    /// of the differences, its standard error, and the per-run noise used as the test's prior scale. The noise of
+    /// a difference is taken as at least sqrt(2) times `noise` (the within-commit noise of the whole segment), so
+    /// that a few differences which happen to agree cannot make a step look certain. `None` with fewer than two
+    /// pairs.
+    fn paired_step(&self, parent: usize, commit: usize, start: usize, slope: f64, noise: f64) -> Option<(f64, f64, f64)> {
+        let centre = self.records as f64 / 2.0;
+        let fresh = |c: usize| -> Vec<f64> {
+            self.values[c]
+                .iter()
+                .filter(|(t, _)| *t >= start as f64)
+                .map(|&(t, v)| self.orientation * (v - slope * (t - centre)))
+                .collect()
+        };
+        let differences: Vec<f64> = fresh(commit).iter().zip(fresh(parent).iter()).map(|(c, p)| c - p).collect();
+        if differences.len() < 2 {
+            return None;
+        }
+        let fit = fit_t(&[&differences])?;
+        let pair_sigma = fit.sigma().max(std::f64::consts::SQRT_2 * noise);
+        let se = pair_sigma * fit.standard_error(0) / fit.sigma().max(f64::MIN_POSITIVE);
+        let location = fit.locations.first().copied()?;
+        Some((location, se, pair_sigma / std::f64::consts::SQRT_2))
     }
 
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.

@@ -332,6 +332,24 @@ pub fn one_sided_mixture_log_ratio(difference: f64, standard_error: f64, tau: f6
     two_sided + (2.0 * tail).ln()
 }
 
+/// Log likelihood ratio of "the step is `expected`" (or half of it, equal weights) against "there is no step",
+/// for an estimated step with a normal standard error: the sequential probability ratio test the verification
+/// runs on fresh pairs. Returns (the mixture's log ratio, the larger of the two alternatives' log ratios). With
+/// `expected` fixed before the data it tests, the mixture is a likelihood-ratio martingale under "no step", so
+/// stopping when it exceeds ln(1/alpha) keeps the false alarm below alpha however often it is looked at; the
+/// larger log ratio below -ln(1/alpha) says neither step is there.
+pub fn step_log_ratio(step: f64, standard_error: f64, expected: f64) -> (f64, f64) {
+    if !(standard_error > 0.0) || !step.is_finite() || !(expected > 0.0) || !expected.is_finite() {
+        return (0.0, 0.0);
+    }
+    let v = standard_error * standard_error;
+    let at = |delta: f64| (delta * step - 0.5 * delta * delta) / v;
+    let (full, half) = (at(expected), at(0.5 * expected));
+    let larger = full.max(half);
+    let mixture = larger + (0.5 * ((full - larger).exp() + (half - larger).exp())).ln();
+    (mixture, larger)
+}
+
 /// The ratio a / b with a normal-approximation (delta method) interval at the given two-sided z, for shares of a
 /// change. Returns (estimate, low, high).
 pub fn ratio_interval(a: f64, se_a: f64, b: f64, se_b: f64, z: f64) -> (f64, f64, f64) {
@@ -406,6 +424,23 @@ mod tests {
         assert!((slope - 0.1).abs() < 1e-6, "slope {slope}");
         let flat: Vec<(usize, f64, f64)> = (0..40).map(|t| (t % 2, t as f64, (t % 2) as f64 * 5.0)).collect();
         assert_eq!(drift_slope(&flat, 2), 0.0);
+    }
+
+    #[test]
+    fn step_log_ratio_table() {
+        // (step, standard error, expected step, mixture log ratio above, below)
+        let cases = [
+            (1.5, 0.3, 1.5, 10.0, f64::INFINITY),
+            (0.0, 0.3, 1.5, f64::NEG_INFINITY, -3.5),
+            (0.75, 0.3, 1.5, 2.0, f64::INFINITY),
+            (-1.0, 0.3, 1.5, f64::NEG_INFINITY, -10.0),
+        ];
+        for (step, se, expected, above, below) in cases {
+            let (mixture, larger) = step_log_ratio(step, se, expected);
+            assert!(mixture > above && mixture < below, "({step}, {se}, {expected}) gave {mixture}");
+            assert!(larger >= mixture && larger <= mixture + 2f64.ln() + 1e-12);
+        }
+        assert_eq!(step_log_ratio(1.0, 0.0, 1.0), (0.0, 0.0));
     }
 
     #[test]

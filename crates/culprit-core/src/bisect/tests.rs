@@ -178,3 +178,26 @@ fn a_commit_at_either_level_is_not_between() {
     let (_, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
     assert!(score < BETWEEN_SUSPECT_Z, "score {score}");
 }
+
+#[test]
+fn a_burst_during_locating_does_not_get_a_commit_blamed() {
+    // The change is at 5. Commit 7 was measured during a burst of load (+3) while locating, so its old runs sit far
+    // above its parent 6; the fresh interleaved pairs, analysed as pairs, show no step, and 7 is not blamed.
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let mut m = machine(10);
+    m.total = Some((1.5, 0.1));
+    m.reproduced = Some(true);
+    let (good, bad, burst) = (around(0.0, 20), around(1.5, 20), around(4.5, 5));
+    seed_values(&mut m, &[(0, &good), (9, &bad), (4, &around(0.0, 5)), (5, &around(1.5, 5)), (6, &around(1.5, 3)), (7, &burst)]);
+    let start = m.records;
+    // Fresh pairs in time order: parent, commit, parent, commit, ... at the same level (some in a burst too).
+    for i in 0..8 {
+        let load = if (2..5).contains(&i) { 3.0 } else { 0.0 };
+        let wiggle = 0.1 * ((i % 3) as f64 - 1.0);
+        seed_values(&mut m, &[(6, &[1.5 + load + wiggle]), (7, &[1.5 + load - wiggle])]);
+    }
+    m.phase = Phase::Verify { segment, commit: 7, parent: 6, start_records: start };
+    m.verify(segment, 7, 6, start, 0.0);
+    assert!(m.culprits.iter().all(|c| c.commit != 7), "{:?}", m.log);
+    assert!(m.outcome.as_ref().is_none_or(|o| o.status != Status::Found), "{:?}", m.log);
+}
