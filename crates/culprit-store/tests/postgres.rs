@@ -361,7 +361,7 @@ fn escaped(text: &str) -> String {
 fn version_1_store_from_fixture(schema: &TestSchema) {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("culprit.db");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema_v1/culprit.db"), &copy).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema_v1/store.sqlite3"), &copy).unwrap();
     let sqlite = rusqlite::Connection::open(&copy).unwrap();
     let mut pg = schema.raw();
     pg.batch_execute(&migrations::render(migrations::SCHEMA_VERSION_TABLE, migrations::Dialect::Postgres)).unwrap();

@@ -1,4 +1,4 @@
-//! Upgrading a store written by the schema-version-1 code (`tests/data/schema_v1/culprit.db`, with its
+//! Upgrading a store written by the schema-version-1 code (`tests/data/schema_v1/store.sqlite3`, with its
 //! `expected.txt` read back by that code) to the current schema: every run, listing and sample reads back exactly
 //! as before, and the upgraded store keeps working.
 
@@ -32,7 +32,7 @@ fn has_table(connection: &rusqlite::Connection, table: &str) -> bool {
 fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("culprit.db");
-    std::fs::copy(fixture_dir().join("culprit.db"), &path).unwrap();
+    std::fs::copy(fixture_dir().join("store.sqlite3"), &path).unwrap();
     let expected = std::fs::read_to_string(fixture_dir().join("expected.txt")).unwrap();
     {
         // What the fixture really is: version 1, metrics as rows.
