@@ -222,7 +222,7 @@ pub(crate) fn revision_samples(
             while ids.get(index).is_some_and(|known| known < id) {
                 index += 1;
             }
-            let kept = names.get(index).is_some_and(Option::is_some);
+            let kept = ids.get(index) == Some(id) && names.get(index).is_some_and(Option::is_some);
             if let (true, Some(column)) = (kept, columns.get_mut(index)) {
                 if column.capacity() == 0 {
                     column.reserve_exact(ok_runs.len());
