@@ -8,10 +8,42 @@ mod cmd;
 mod output;
 
 use clap::Parser;
+use std::ffi::OsString;
 use std::process::ExitCode;
 
+/// The exit code of a failed command.
+const ERROR_EXIT: u8 = 2;
+/// The exit code of a failed `culprit check`. `git bisect run` reads 1 to 127 (except 125) as "bad", so the usual
+/// code 2 would blame the commit for culprit's own error (a mistyped revision, reference runs that do not differ);
+/// 128 and above make git abort the bisect instead.
+const CHECK_ERROR_EXIT: u8 = 128;
+
+/// The subcommand named on the command line, found before clap parses it so that even a usage error of
+/// `culprit check` gets the exit code that aborts `git bisect run`. `--db` is the only global option with a value.
+fn invoked_subcommand(args: &[OsString]) -> Option<String> {
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--db" {
+            words.next();
+        } else if !word.starts_with('-') {
+            return Some(word.into_owned());
+        }
+    }
+    None
+}
+
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let error_exit = if invoked_subcommand(&args).as_deref() == Some("check") { CHECK_ERROR_EXIT } else { ERROR_EXIT };
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        // Help and version go to stdout with success; usage errors keep clap's message, with our exit code.
+        Err(usage) if !usage.use_stderr() => usage.exit(),
+        Err(usage) => {
+            let _ = usage.print();
+            return ExitCode::from(error_exit);
+        }
+    };
     match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) if err.downcast_ref::<output::BrokenPipe>().is_some() => ExitCode::SUCCESS,
@@ -20,7 +52,7 @@ fn main() -> ExitCode {
             for cause in err.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            ExitCode::from(2)
+            ExitCode::from(error_exit)
         }
     }
 }

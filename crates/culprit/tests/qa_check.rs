@@ -1,0 +1,69 @@
+//! `culprit check` under `git bisect run`: culprit's own errors must abort the bisect (exit 128 or more), never be
+//! read as "bad" (1 to 127 except 125), or git would blame a commit for a mistyped revision or a usage error.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A repository of two commits, so `check` has a real checkout to stand in.
+fn two_commit_repo(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "qa@culprit.invalid"]);
+    git(dir, &["config", "user.name", "QA"]);
+    for n in 1..=2 {
+        std::fs::write(dir.join("file"), format!("{n}\n")).unwrap();
+        git(dir, &["add", "file"]);
+        git(dir, &["commit", "-q", "-m", &format!("commit {n}")]);
+    }
+}
+
+fn check(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(dir.join("check.db"))
+        .arg("check")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("culprit runs")
+}
+
+/// git bisect run aborts on an exit code of 128 or more and reads 1..=127 except 125 as "bad".
+fn aborts_git_bisect(out: &Output) -> bool {
+    matches!(out.status.code(), Some(code) if code >= 128)
+}
+
+#[test]
+fn check_errors_abort_git_bisect_run_instead_of_marking_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    two_commit_repo(dir.path());
+    let out = check(dir.path(), &["--good", "no-such-revision", "--bad", "main", "--run", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
+    assert!(stderr.contains("no-such-revision"), "the message names the revision: {stderr}");
+}
+
+#[test]
+fn check_usage_errors_abort_git_bisect_run_instead_of_marking_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    two_commit_repo(dir.path());
+    let out = check(dir.path(), &["--good", "main~1", "--bad", "main", "--no-such-option"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
+    assert!(stderr.contains("--no-such-option"), "clap's message names the option: {stderr}");
+}
+
+#[test]
+fn other_commands_keep_exit_code_two_on_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .args(["--db", "x.db", "parse", "no-such-program", "file"])
+        .current_dir(dir.path())
+        .output()
+        .expect("culprit runs");
+    assert_eq!(out.status.code(), Some(2));
+}
