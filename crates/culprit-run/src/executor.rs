@@ -47,6 +47,22 @@ pub struct RunContext {
     pub scratch_root: PathBuf,
 }
 
+/// A run's stderr keeps each monitor failure as a line `culprit: <the MonitorError>`, whose text always begins with
+/// `monitor <name>` or `unknown monitor`; [`monitor_failures`] finds these lines again. The run itself stays ok: a
+/// missing profile does not make the benchmark's numbers wrong.
+const NOTE_PREFIX: &str = "culprit: ";
+
+/// The monitor failures a run recorded (each without the `culprit: ` prefix), so a caller can tell the user at
+/// once instead of leaving them in the stored stderr.
+pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
+    record
+        .stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix(NOTE_PREFIX))
+        .filter(|note| note.starts_with("monitor ") || note.starts_with("unknown monitor "))
+        .collect()
+}
+
 fn now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
@@ -161,7 +177,8 @@ fn set_up_and_measure(
     for (name, options) in &job.monitors {
         match monitor::create(name, options, ctx.interval.as_secs_f64()) {
             Ok(m) => monitors.push(m),
-            Err(e) => record.stderr.push_str(&format!("culprit: monitor {name} not started: {e}\n")),
+            // The error names the monitor already.
+            Err(e) => record.stderr.push_str(&format!("{NOTE_PREFIX}{e} (not started)\n")),
         }
     }
     let set = MonitorSet::start(monitors, ctx.interval);
@@ -208,7 +225,7 @@ fn set_up_and_measure(
                 }
                 record.raw_outputs.extend(out.raw);
             }
-            Err(e) => record.stderr.push_str(&format!("culprit: monitor {name}: {e}\n")),
+            Err(e) => record.stderr.push_str(&format!("{NOTE_PREFIX}{e}\n")),
         }
     }
 
@@ -345,5 +362,73 @@ mod tests {
         assert!(mark.exists(), "cleanup did not run");
         // The scratch directory is removed whatever happened.
         assert_eq!(std::fs::read_dir(dir.path().join("scratch")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn monitor_failures_are_found_again_once_each_without_a_doubled_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        let job = JobRun {
+            job_id: "id".into(),
+            job_name: "monitor-failures".into(),
+            testcase: "t".into(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            program,
+            program_params: Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())])),
+            // One monitor that cannot be created, one that fails when it starts (freq 0 is checked in start).
+            monitors: vec![
+                ("no-such-monitor".to_string(), BTreeMap::new()),
+                ("perf-profile".to_string(), BTreeMap::from([("freq".to_string(), "0".to_string())])),
+            ],
+            timeout: None,
+            cwd: Some(dir.path().to_path_buf()),
+            env: Vec::new(),
+        };
+        let ctx = RunContext {
+            revision: Revision::Label { name: "x".into() },
+            machine: crate::machine::this_machine(),
+            interval: Duration::from_secs(1),
+            scratch_root: dir.path().join("scratch"),
+        };
+        let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        assert!(record.outcome.is_ok(), "a monitor failure does not fail the run: {:?}", record.outcome);
+        let failures = monitor_failures(&record);
+        assert_eq!(failures.len(), 2, "{failures:?} in {}", record.stderr);
+        assert!(failures[0].contains("no-such-monitor") && failures[0].ends_with("(not started)"), "{failures:?}");
+        assert!(failures[1].starts_with("monitor perf-profile: ") && failures[1].contains("freq"), "{failures:?}");
+        assert!(!record.stderr.contains("monitor perf-profile: monitor perf-profile"), "{}", record.stderr);
+    }
+
+    #[test]
+    fn every_monitor_error_text_is_recognised_as_a_monitor_failure() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let errors = [
+            monitor::MonitorError::Unknown { name: "x".into(), known: "vmstat".into() },
+            monitor::MonitorError::Read { monitor: "vmstat", path: "/proc/stat".into(), source: io() },
+            monitor::MonitorError::Failed { monitor: "perf-stat", detail: "d".into() },
+            monitor::MonitorError::MissingProgram { monitor: "perf-stat", program: "perf", package: "linux-perf", detail: "d".into() },
+            monitor::MonitorError::BadOption { monitor: "perf-profile", option: "freq".into(), accepted: "a".into() },
+        ];
+        for error in errors {
+            let record = RunRecord {
+                job_id: String::new(),
+                job_name: String::new(),
+                testcase: String::new(),
+                params: Vec::new(),
+                job_yaml: String::new(),
+                revision: Revision::Label { name: "x".into() },
+                machine: crate::machine::this_machine(),
+                started_at: 0.0,
+                ended_at: 0.0,
+                outcome: RunOutcome::Ok,
+                exit_code: None,
+                metrics: BTreeMap::new(),
+                monitors: Vec::new(),
+                raw_outputs: Vec::new(),
+                stderr: format!("benchmark noise\n{NOTE_PREFIX}{error}\n"),
+            };
+            assert_eq!(monitor_failures(&record), vec![error.to_string().as_str()]);
+        }
     }
 }

@@ -66,6 +66,12 @@ pub struct MonitorOutput {
 pub trait Monitor: Send {
     /// The lkp monitor name, which is also the metric prefix (`vmstat`, `meminfo`, `perf-stat`, ...).
     fn name(&self) -> &'static str;
+    /// What can be checked before any benchmark starts, without starting anything: options, and the program the
+    /// monitor needs. A run does not fail when a monitor fails, so a mistake found only in `start` would leave
+    /// every run of a long job without the data the user asked for; `culprit run` calls this while it plans.
+    fn check(&self) -> Result<(), MonitorError> {
+        Ok(())
+    }
     /// Called once, just before the benchmark starts.
     fn start(&mut self) -> Result<(), MonitorError>;
     /// Called every interval while the benchmark runs; `elapsed` is seconds since `start`.

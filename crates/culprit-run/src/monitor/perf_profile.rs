@@ -124,6 +124,11 @@ impl Monitor for PerfProfile {
         NAME
     }
 
+    fn check(&self) -> Result<(), MonitorError> {
+        self.check_options()?;
+        locate_perf(&self.perf, NAME).map(|_| ())
+    }
+
     fn start(&mut self) -> Result<(), MonitorError> {
         self.check_options()?;
         let perf = locate_perf(&self.perf, NAME)?;
@@ -275,6 +280,17 @@ mod tests {
             other => panic!("expected MissingProgram, got {other:?}"),
         }
         assert!(monitor.finish().is_err());
+    }
+
+    #[test]
+    fn check_finds_bad_options_and_missing_perf_without_starting() {
+        let monitor = PerfProfile::new(1.0, None, Some(0)).with_perf("/nonexistent/perf");
+        assert!(matches!(monitor.check(), Err(MonitorError::BadOption { .. })), "freq 0 is refused by check");
+        let monitor = PerfProfile::new(1.0, None, None).with_perf("/nonexistent/perf");
+        match monitor.check() {
+            Err(MonitorError::MissingProgram { package, .. }) => assert_eq!(package, "linux-perf"),
+            other => panic!("expected MissingProgram, got {other:?}"),
+        }
     }
 
     #[test]

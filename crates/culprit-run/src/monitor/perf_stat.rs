@@ -102,6 +102,10 @@ impl Monitor for PerfStat {
         NAME
     }
 
+    fn check(&self) -> Result<(), MonitorError> {
+        locate_perf(&self.perf, NAME).map(|_| ())
+    }
+
     fn start(&mut self) -> Result<(), MonitorError> {
         let perf = locate_perf(&self.perf, NAME)?;
         let events = PerfStat::choose_events(&perf)?;
@@ -481,6 +485,12 @@ mod tests {
             other => panic!("expected MissingProgram, got {other:?}"),
         }
         assert!(monitor.finish().is_err(), "finish without a start is an error, not a panic");
+    }
+
+    #[test]
+    fn check_finds_missing_perf_without_starting() {
+        let monitor = PerfStat::new(1.0).with_perf("/nonexistent/perf");
+        assert!(matches!(monitor.check(), Err(MonitorError::MissingProgram { package: "linux-perf", .. })));
     }
 
     #[test]

@@ -180,8 +180,12 @@ fn plan_one(
         }
     };
     for (name, options) in &monitors {
-        // Creating a monitor checks its name and options without starting it.
-        monitor::create(name, options, 1.0).with_context(|| format!("in job file {}", job.file_name()))?;
+        // Creating a monitor checks its name and options without starting it; `check` adds what needs the machine
+        // (perf installed, perf-profile's options), since a monitor failing at run time does not fail the run and
+        // would silently leave every run without the data asked for.
+        monitor::create(name, options, 1.0)
+            .and_then(|created| created.check())
+            .with_context(|| format!("in job file {}", job.file_name()))?;
     }
 
     let name = job.name();
@@ -280,6 +284,8 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
     let mut records: Vec<Vec<RunRecord>> = plan.jobs.iter().map(|_| Vec::new()).collect();
     let mut failed = 0usize;
     let mut interrupted = false;
+    // Monitor failures already told, per job, so a perf that fails every run is said once, not a hundred times.
+    let mut told = std::collections::BTreeSet::new();
     'rounds: for round in 0..plan.repeat {
         for (j, job) in plan.jobs.iter().enumerate() {
             bar.set_message(format!("{} (run {} of {})", job.run.job_name, round + 1, plan.repeat));
@@ -297,6 +303,19 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
                 failed += 1;
                 bar.suspend(|| eprintln!("culprit: run {} of {} failed: {reason}", round + 1, job.run.job_name));
+            }
+            // A monitor failure leaves the run ok but without the data asked for (a profile, perf counters): say so
+            // now rather than only in the stored stderr.
+            for failure in executor::monitor_failures(&record) {
+                if told.insert((j, failure.to_string())) {
+                    bar.suspend(|| {
+                        eprintln!(
+                            "culprit: run {} of {}: {failure}; the run is kept without that monitor's data",
+                            round + 1,
+                            job.run.job_name
+                        )
+                    });
+                }
             }
             if json {
                 let line = serde_json::json!({
