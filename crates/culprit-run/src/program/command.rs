@@ -80,7 +80,9 @@ pub fn captures(p: &Params) -> Result<Vec<(String, Regex)>, ProgramError> {
 }
 
 /// The metrics of one run from its executions: means of the timings and of each capture. A capture that matches
-/// no execution is an error naming it, so a changed output format is noticed instead of silently dropped.
+/// no execution is an error naming it, so a changed output format is noticed instead of silently dropped. A capture
+/// that matches `nan` or `inf` (Rust parses both) is an error too: a non-finite sample would be stored as a result
+/// and poison every mean and test it enters.
 pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<BTreeMap<String, f64>, String> {
     let n = executions.len().max(1) as f64;
     let mut m = BTreeMap::new();
@@ -95,6 +97,14 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
             let Some(caps) = re.captures(&e.stdout) else { continue };
             let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str()).unwrap_or("");
             if let Ok(v) = text.trim().parse::<f64>() {
+                if !v.is_finite() {
+                    return Err(format!(
+                        "capture.{name}: the regex '{}' matched '{}', which is not a finite number; fix the command \
+                         or make the regex match digits only, e.g. '([0-9.]+)'",
+                        re.as_str(),
+                        text.trim()
+                    ));
+                }
                 values.push(v);
             }
         }
@@ -134,6 +144,18 @@ mod tests {
         assert_eq!(m["command.user_time"], 0.5);
         let err = metrics(&[finished("nothing", 1.0)], &caps).unwrap_err();
         assert!(err.contains("capture.ops"), "{err}");
+    }
+
+    #[test]
+    fn a_capture_matching_nan_or_inf_fails_the_run_naming_the_capture() {
+        let p = params("command", &[("cmd", "true"), ("capture.v", r"value: (\S+)")]);
+        let caps = captures(&p).unwrap();
+        for text in ["nan", "NaN", "inf", "-inf", "infinity"] {
+            let err = metrics(&[finished(&format!("value: {text}\n"), 1.0)], &caps).unwrap_err();
+            assert!(err.contains("capture.v") && err.contains(text) && err.contains("not a finite number"), "{err}");
+        }
+        let m = metrics(&[finished("value: -5\n", 1.0)], &caps).unwrap();
+        assert_eq!(m["command.v"], -5.0, "negative numbers are fine");
     }
 
     #[test]
