@@ -63,6 +63,17 @@ pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
         .collect()
 }
 
+/// The last line the benchmark wrote to stderr, as `: <line>`, for the reason of a failed run: `exit status 1` alone
+/// hides the cause (fio's `No space left on device`), which is otherwise only in the stored stderr.
+fn stderr_tail(stderr: &str) -> String {
+    const MOST: usize = 200;
+    match stderr.lines().map(str::trim).filter(|line| !line.is_empty()).last() {
+        None => String::new(),
+        Some(line) if line.chars().count() > MOST => format!(": {}...", line.chars().take(MOST).collect::<String>()),
+        Some(line) => format!(": {line}"),
+    }
+}
+
 fn now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
@@ -197,7 +208,7 @@ fn set_up_and_measure(
             Ok(f) => {
                 let ok = f.exit.success();
                 if !ok {
-                    failure = Some(format!("'{}' {}", main.display(), f.exit.describe()));
+                    failure = Some(format!("'{}' {}{}", main.display(), f.exit.describe(), stderr_tail(&f.stderr)));
                 }
                 record.exit_code = f.exit.code();
                 executions.push(f);
@@ -398,6 +409,41 @@ mod tests {
         assert!(failures[0].contains("no-such-monitor") && failures[0].ends_with("(not started)"), "{failures:?}");
         assert!(failures[1].starts_with("monitor perf-profile: ") && failures[1].contains("freq"), "{failures:?}");
         assert!(!record.stderr.contains("monitor perf-profile: monitor perf-profile"), "{}", record.stderr);
+    }
+
+    #[test]
+    fn a_failed_run_gives_the_last_line_of_the_benchmarks_stderr_as_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        let cmd = "echo progress >&2; echo 'fio: write failed: No space left on device' >&2; echo >&2; exit 1";
+        let job = JobRun {
+            job_id: "id".into(),
+            job_name: "enospc".into(),
+            testcase: "t".into(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            program,
+            program_params: Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])),
+            monitors: Vec::new(),
+            timeout: None,
+            cwd: Some(dir.path().to_path_buf()),
+            env: Vec::new(),
+        };
+        let ctx = RunContext {
+            revision: Revision::Label { name: "x".into() },
+            machine: crate::machine::this_machine(),
+            interval: Duration::from_secs(1),
+            scratch_root: dir.path().join("scratch"),
+        };
+        let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        match &record.outcome {
+            RunOutcome::Failed { reason } => {
+                assert!(reason.ends_with("exit status 1: fio: write failed: No space left on device"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(stderr_tail(""), "");
+        assert_eq!(stderr_tail(&"x".repeat(500)).chars().count(), 2 + 200 + 3, "a long line is cut");
     }
 
     #[test]
