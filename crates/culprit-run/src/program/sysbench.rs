@@ -105,11 +105,11 @@ impl Program for Sysbench {
         let mut opt = |flag: &str, value: String| args.push(format!("--{flag}={value}"));
         match self.test {
             "cpu" => {
-                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("time", time_limit(p, "runtime")?.to_string());
                 opt("cpu-max-prime", p.count("cpu_max_prime")?.unwrap_or(10000).to_string());
             }
             "memory" => {
-                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("time", time_limit(p, "runtime")?.to_string());
                 opt("memory-block-size", p.size_bytes("mem_blk_size")?.unwrap_or(1024).to_string());
                 opt("memory-total-size", p.size_bytes("mem_total_size")?.unwrap_or(100 << 30).to_string());
                 opt("memory-scope", p.get("mem_scope").unwrap_or("global").to_string());
@@ -118,13 +118,13 @@ impl Program for Sysbench {
                 opt("memory-access-mode", p.get("mem_access_mode").unwrap_or("seq").to_string());
             }
             "threads" => {
-                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("time", time_limit(p, "runtime")?.to_string());
                 opt("thread-yields", p.count("thread_yields")?.unwrap_or(1000).to_string());
                 opt("thread-locks", p.count("thread_locks")?.unwrap_or(8).to_string());
             }
             "mutex" => {
                 // sysbench's mutex test ends by work done, not by time; lkp passes the time anyway as a bound.
-                opt("time", p.duration_secs("runtime")?.unwrap_or(60).to_string());
+                opt("time", time_limit(p, "runtime")?.to_string());
                 opt("mutex-num", p.count("mutex_num")?.unwrap_or(4096).to_string());
                 opt("mutex-locks", p.count("mutex_locks")?.unwrap_or(50000).to_string());
                 opt("mutex-loops", p.count("mutex_loops")?.unwrap_or(10000).to_string());
@@ -138,7 +138,7 @@ impl Program for Sysbench {
                     reason: "expected a number of files such as 128 or 128f".into(),
                 })?;
                 opt("events", "0".into());
-                opt("time", p.duration_secs("period")?.unwrap_or(60).to_string());
+                opt("time", time_limit(p, "period")?.to_string());
                 opt("file-test-mode", p.get("rwmode").unwrap_or("rndrw").to_string());
                 opt("file-total-size", p.size_bytes("size")?.unwrap_or(128 << 20).to_string());
                 opt("file-io-mode", p.get("iomode").unwrap_or("sync").to_string());
@@ -159,6 +159,21 @@ impl Program for Sysbench {
     }
 }
 
+/// sysbench's `--time` from the job's `key` (60 s when absent). sysbench reads `--time=0` as "no time limit", and
+/// the cpu, threads and fileio tests then never end, so a zero is refused while the job is planned.
+fn time_limit(p: &Params, key: &str) -> Result<u64, ProgramError> {
+    match p.duration_secs(key)? {
+        Some(0) => Err(ProgramError::BadParam {
+            program: p.program,
+            key: key.into(),
+            value: p.get(key).unwrap_or("0").into(),
+            reason: "sysbench takes a zero run time as no time limit and would never stop; give at least 1s".into(),
+        }),
+        Some(secs) => Ok(secs),
+        None => Ok(60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +189,19 @@ mod tests {
         assert_eq!(plan.setup.len(), 1);
         assert!(plan.cleanup[0].display().ends_with(" cleanup"));
         assert_eq!(FILEIO.name(), "sysbench-fileio");
+    }
+
+    #[test]
+    fn a_zero_run_time_is_refused_because_sysbench_would_never_stop() {
+        for (program, key) in [(&CPU, "runtime"), (&FILEIO, "period")] {
+            let p = params(program.name(), &[(key, "0")]);
+            match program.plan(&p, &ctx()) {
+                Err(ProgramError::BadParam { key: got, reason, .. }) => {
+                    assert_eq!(got, key);
+                    assert!(reason.contains("never stop"), "{reason}");
+                }
+                other => panic!("{}: expected BadParam for {key}: 0, got {:?}", program.name(), other.map(|plan| plan.main.display())),
+            }
+        }
     }
 }
