@@ -101,11 +101,13 @@ pub fn run(store: &dyn Store, args: &CompareArgs) -> Result<ExitCode> {
                 out.push('\n');
             }
             CompareFormat::Csv => out.push_str(&render::render_csv(&result, render_options)),
-            CompareFormat::Json => json.push(serde_json::json!({
-                "job_id": job_id,
-                "job": job_name,
-                "result": serde_json::from_str::<serde_json::Value>(&render::render_json(&result))?,
-            })),
+            CompareFormat::Json => {
+                // Like the table, JSON carries the changed rows unless --all asks for every one: 20,000 unchanged
+                // perf-profile rows are megabytes nobody reads.
+                let mut shown = result.clone();
+                shown.rows.retain(|r| args.all || r.any_change());
+                json.push(serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? }));
+            }
         }
         warn_if_empty(&result, job_name);
     }
