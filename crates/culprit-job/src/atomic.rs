@@ -550,12 +550,22 @@ impl AtomicJob {
 
     /// The job's `timeout` in seconds, if set (`timeout: 10m`).
     pub fn timeout_secs(&self) -> Result<Option<u64>, JobError> {
-        typed(
+        let secs = typed(
             || self.at.place(&["timeout"]),
             "timeout",
             self.params.get("timeout"),
             convention::duration_secs,
-        )
+        )?;
+        // A zero timeout would kill every run the moment it starts: certainly a mistake, so it is refused here.
+        if secs == Some(0) {
+            return Err(JobError::Param {
+                place: self.at.place(&["timeout"]),
+                key: "timeout".to_string(),
+                reason: "a zero timeout would kill every run at once; give a duration such as 300s, or remove it for none"
+                    .to_string(),
+            });
+        }
+        Ok(secs)
     }
 
     /// Program and monitor keys must hold a hash of params or nothing.

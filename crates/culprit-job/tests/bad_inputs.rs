@@ -199,6 +199,16 @@ fn bad_param_values_name_field_and_forms() {
 }
 
 #[test]
+fn a_zero_timeout_is_refused_naming_its_line() {
+    let file = JobFile::parse("suite: t\ntimeout: 0\ncommand:\n  cmd: true\n", "jobs/zero.yaml").unwrap();
+    let jobs = file.expand().unwrap();
+    let error = jobs[0].timeout_secs().unwrap_err().to_string();
+    assert!(error.starts_with("jobs/zero.yaml:2: timeout:") && error.contains("zero timeout"), "{error}");
+    let file = JobFile::parse("suite: t\ntimeout: 5s\ncommand:\n  cmd: true\n", "jobs/five.yaml").unwrap();
+    assert_eq!(file.expand().unwrap()[0].timeout_secs().unwrap(), Some(5));
+}
+
+#[test]
 fn no_input_panics() {
     // A few shapes that have crashed YAML tools; each must give Ok or Err, never panic.
     let inputs = [
