@@ -19,6 +19,9 @@ use std::collections::BTreeMap;
 
 pub struct CommandProgram;
 
+/// The most executions one run may have.
+const MAX_EXECUTIONS: u64 = 1_000_000;
+
 const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "cmd", kind: ParamKind::Text, doc: "the shell command line" },
     ParamSpec { name: "executions", kind: ParamKind::Count, doc: "executions per run" },
@@ -50,7 +53,20 @@ impl Program for CommandProgram {
         })?;
         captures(p)?;
         let mut plan = ProgramPlan::single(Invocation::shell(cmd));
-        plan.executions = p.count("executions")?.unwrap_or(1).clamp(1, 1_000_000) as u32;
+        // Out-of-range counts are refused rather than clamped: a silent 1 for 0, or a million for a typo, would
+        // measure something other than what the job says.
+        plan.executions = match p.count("executions")? {
+            None => 1,
+            Some(n @ 1..=MAX_EXECUTIONS) => n as u32,
+            Some(n) => {
+                return Err(ProgramError::BadParam {
+                    program: "command",
+                    key: "executions".into(),
+                    value: n.to_string(),
+                    reason: format!("executions per run go from 1 to {MAX_EXECUTIONS}"),
+                })
+            }
+        };
         Ok(plan)
     }
 }
@@ -156,6 +172,19 @@ mod tests {
         }
         let m = metrics(&[finished("value: -5\n", 1.0)], &caps).unwrap();
         assert_eq!(m["command.v"], -5.0, "negative numbers are fine");
+    }
+
+    #[test]
+    fn executions_out_of_range_are_refused_not_clamped() {
+        for bad in ["0", "1000001", "99999999999"] {
+            let p = params("command", &[("cmd", "true"), ("executions", bad)]);
+            match CommandProgram.plan(&p, &ctx()) {
+                Err(ProgramError::BadParam { key, value, .. }) => assert_eq!((key.as_str(), value.as_str()), ("executions", bad)),
+                other => panic!("executions {bad}: expected BadParam, got {:?}", other.map(|plan| plan.executions)),
+            }
+        }
+        let p = params("command", &[("cmd", "true"), ("executions", "1000000")]);
+        assert_eq!(CommandProgram.plan(&p, &ctx()).unwrap().executions, 1_000_000);
     }
 
     #[test]
