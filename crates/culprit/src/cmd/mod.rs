@@ -34,6 +34,20 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     Ok(Box::new(store))
 }
 
+/// [`open_store`] for commands that only read: a SQLite path that does not exist is an error rather than a new empty
+/// store, so a mistyped `--db` says so instead of leaving an empty file behind and answering "no results".
+pub fn open_existing_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
+    let path = db.unwrap_or_else(culprit_store::default_path);
+    let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
+    if !is_url && !path.exists() {
+        anyhow::bail!(
+            "there is no result store at {}; give the store with --db or $CULPRIT_DB (`culprit run` creates one)",
+            path.display()
+        );
+    }
+    open_store(Some(path))
+}
+
 /// `culprit import DIR`: an lkp result root into the store. A run whose `job.yaml` Culprit can read gets the same
 /// stable job id as `culprit run` gives that job, so imported and measured results of one job meet.
 fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
@@ -78,11 +92,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             run::run(&mut store, &args)
         }
         Command::Results(args) => {
-            let store = open_store(cli.db)?;
+            let store = open_existing_store(cli.db)?;
             results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
         }
         Command::Compare(args) => {
-            let store = open_store(cli.db)?;
+            let store = open_existing_store(cli.db)?;
             compare::run(&store as &dyn Store, &args)
         }
         Command::Check(args) => {
@@ -96,7 +110,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             bisect::run(&mut store, &args)
         }
         Command::Report(args) => {
-            let store = open_store(cli.db)?;
+            let store = open_existing_store(cli.db)?;
             report::run(&store as &dyn Store, &args)
         }
         Command::TryFix(args) => {
