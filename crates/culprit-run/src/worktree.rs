@@ -98,6 +98,9 @@ impl Worktrees {
 impl Drop for Worktrees {
     fn drop(&mut self) {
         self.remove_all();
+        // The root is per process for probes, checks and try-fix (`probe-<pid>`), so leaving it would add an empty
+        // directory under the user's .git/culprit with every command. `remove_dir` only removes it when empty.
+        let _ = std::fs::remove_dir(&self.root);
     }
 }
 
@@ -124,6 +127,17 @@ mod tests {
         // The user's checkout is untouched.
         assert_eq!(std::fs::read_to_string(repo.path().join("file.txt")).unwrap(), "2\n");
         drop(trees);
-        assert!(std::fs::read_dir(root.path()).unwrap().next().is_none());
+        assert!(!root.path().exists(), "the worktrees and their emptied root are removed");
+    }
+
+    #[test]
+    fn a_root_holding_something_else_is_kept() {
+        let (repo, shas) = repo_with_commits(2);
+        let root = tempfile::tempdir().unwrap();
+        let mut trees = Worktrees::new(repo.path(), root.path(), 2).unwrap();
+        trees.checkout(&shas[0]).unwrap();
+        std::fs::write(root.path().join("note"), "not a worktree").unwrap();
+        drop(trees);
+        assert!(root.path().join("note").exists(), "only an empty root is removed");
     }
 }
