@@ -69,6 +69,13 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     let options = culprit_store::result_root::ImportOptions { identify: Some(&identify), ..Default::default() };
     let report = culprit_store::result_root::import(store, dir, &options)
         .with_context(|| format!("cannot import the lkp result root {}", dir.display()))?;
+    if report.imported.is_empty() && report.already_stored.is_empty() && report.skipped.is_empty() {
+        // Most likely a wrong directory; "imported 0 runs" with success would hide that.
+        anyhow::bail!(
+            "found no lkp run under {}: a result root holds <testcase>/<path_params>/<host>/.../<commit>/<run>/stats.json; give its top directory",
+            dir.display()
+        );
+    }
     let mut text = format!(
         "imported {} run(s) from {} into {}; {} already stored",
         report.imported.len(),
