@@ -44,7 +44,8 @@ pub enum MonitorError {
     MissingProgram { monitor: &'static str, program: &'static str, package: &'static str, detail: String },
     #[error("monitor {monitor}: cannot understand {path}: {source}")]
     Parse { monitor: &'static str, path: String, source: ProcParseError },
-    #[error("monitor {monitor}: unknown option '{option}'; {accepted}")]
+    // Both an unknown key (`foo`) and a bad value (`freq=0`): the text must fit either.
+    #[error("monitor {monitor}: option '{option}' is not accepted; {accepted}")]
     BadOption { monitor: &'static str, option: String, accepted: String },
 }
 
