@@ -500,8 +500,9 @@ mod tests {
         }
         let mut monitor = PerfStat::new(0.5);
         monitor.start().expect("perf stat starts");
-        // Keep one CPU busy for ~1.6 s so cpu-clock has something to count.
-        let until = Instant::now() + Duration::from_millis(1600);
+        // Keep one CPU busy for ~3 s so cpu-clock has something to count. perf itself may take a second to start
+        // on a loaded machine, so the span leaves room for several 0.5 s intervals beyond that.
+        let until = Instant::now() + Duration::from_millis(3000);
         let mut spins: u64 = 0;
         while Instant::now() < until {
             spins = spins.wrapping_add(1);
