@@ -99,6 +99,9 @@ pub struct ResultsArgs {
     /// Only this machine (hostname).
     #[arg(long)]
     pub machine: Option<String>,
+    /// List the failed runs one by one with their reasons instead of the summary.
+    #[arg(long)]
+    pub failures: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

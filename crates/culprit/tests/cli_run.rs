@@ -109,6 +109,9 @@ fn command_job_captures_numbers_and_killed_runs_are_stored_as_failures() {
     assert_eq!(groups.len(), 2);
     assert_eq!(groups[0]["ok_runs"], 3);
     assert_eq!(groups[1]["failed_runs"], 2);
+    let out = culprit(&db, &["results", "--failures"], dir.path());
+    let listed = text(&out).0;
+    assert_eq!(listed.matches("killed by signal 9").count(), 2, "{listed}");
 
     // A job timeout kills the benchmark and fails the run.
     let slow = write(dir.path(), "slow.yaml", "suite: command\ntimeout: 1s\ncommand:\n  cmd: sleep 30\n");

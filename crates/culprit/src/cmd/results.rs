@@ -14,6 +14,9 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
         hostname: args.machine.clone(),
         ..RunFilter::default()
     };
+    if args.failures {
+        return failures(store, filter, args.json);
+    }
     let groups = store.results_summary(&filter)?;
     if args.json {
         return output::println(&serde_json::to_string_pretty(&groups)?);
@@ -40,6 +43,33 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
         ]);
     }
     output::print(&render_columns(&rows))
+}
+
+/// `--failures`: every failed run with its reason, oldest first.
+fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
+    let runs = store.list_runs(&RunFilter { status: Some(culprit_store::RunStatus::Failed), ..filter })?;
+    if json {
+        return output::println(&serde_json::to_string_pretty(&runs)?);
+    }
+    if runs.is_empty() {
+        return output::println(&format!("no failed runs in {} match", store.location()));
+    }
+    let mut out = String::new();
+    for r in &runs {
+        out.push_str(&format!(
+            "run {}  {}  {}  {}  {}\n    {}\n",
+            r.id,
+            format_time(r.started_at),
+            r.job_name,
+            match &r.revision {
+                Revision::Commit { sha, .. } => abbreviate(sha, 12).to_string(),
+                Revision::Label { name } => format!("label:{name}"),
+            },
+            r.hostname,
+            r.failure_reason.as_deref().unwrap_or("").replace('\n', "\n    ")
+        ));
+    }
+    output::print(&out)
 }
 
 /// Left-aligned columns separated by two spaces, for plain-text mail.

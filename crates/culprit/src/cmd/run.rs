@@ -356,7 +356,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
         return Ok(std::process::ExitCode::from(130));
     }
     if failed > 0 {
-        eprintln!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results)");
+        eprintln!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results --failures)");
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)
