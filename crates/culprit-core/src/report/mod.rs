@@ -408,6 +408,13 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
         Some(b) if b.contributors.len() > 1 => {
             format!("FYI, we noticed {noticed}; {} commits share the change, the first being:", b.contributors.len())
         }
+        // Nothing significant is nothing to blame: say what was measured without "due to".
+        _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => format!(
+            "FYI, we found no significant change of {} ({}, {}) at commit:",
+            h.metric,
+            h.amount(),
+            h.noun()
+        ),
         _ => format!("FYI, we noticed {noticed} due to commit:"),
     }
 }
