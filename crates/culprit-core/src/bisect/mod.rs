@@ -95,7 +95,7 @@ impl Default for BisectConfig {
             max_runs: 600,
             alpha_reproduce: 0.05,
             alpha_culprit: 0.01,
-            confidence: 0.99,
+            confidence: 0.95,
             explain_most: 0.4,
             partial_below: 0.8,
             min_fresh_pairs: 2,
@@ -1000,42 +1000,42 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        // The step is measured on the fresh interleaved pairs analysed as pairs: each difference is taken between
-        // two runs adjacent in time, so load that comes and goes (a burst covering several runs) shifts both sides
-        // alike and cancels. Runs from locating are not used here: a visit that fell in a burst moves a commit's
-        // level by several sigma, and that is exactly what once got a wrong commit blamed after two fresh pairs.
-        let noise = self.within_noise(segment, slope);
-        let Some(paired) = self.paired_step(parent, commit, start, slope, noise) else {
-            self.interleaved_pairs(parent, commit, 2);
-            return true;
-        };
-        let (step, se_step, sigma_pair) = paired;
         // The segment's change is measured by the two pooled levels of the most probable partition: every run
         // before and after the step, not only the two ends, so the share is known well enough to decide early.
         let (seg_change, se_seg) = (posterior.delta, posterior.delta_se);
-        // A sequential probability ratio test of "no step" against the step the segment's levels predict (and
-        // half of it, in case those levels are inflated by load), on the fresh pairs only: the alternative comes
-        // from the runs that located the commit, which is how the locate evidence speeds the verification up
-        // without entering the test statistic itself.
+        let threshold = (1.0 / self.config.alpha_culprit).ln();
+        let noise = self.within_noise(segment, slope);
+        // The step is measured on the fresh interleaved pairs analysed as pairs, each difference taken between two
+        // runs adjacent in time, so load that comes and goes (a burst covering several runs) shifts both sides
+        // alike and cancels. Runs from locating are not used: a visit that fell in a burst moves a commit's level by
+        // several sigma, and that is exactly what got wrong commits blamed after two fresh pairs in a quarter of
+        // bursty jobs. (Reusing them when the residuals show no correlation in time was tried: the check misses
+        // bursts that fall on one visit, and false culprits came back at 8.5%.) The test is a sequential
+        // probability ratio test of "no step" against the step the segment's levels predict (or half of it, in
+        // case load inflated them): the alternative comes from the runs that located the commit, the statistic
+        // from the fresh pairs only.
+        let Some((step, se_step, sigma_pair)) = self.paired_step(parent, commit, start, slope, noise) else {
+            self.interleaved_pairs(parent, commit, 2);
+            return true;
+        };
         let expected = seg_change.max(0.5 * sigma_pair);
         let (log_ratio, best_log_ratio) = model::step_log_ratio(step, se_step, expected);
-        let threshold = (1.0 / self.config.alpha_culprit).ln();
-        let significant = step > 0.0 && log_ratio >= threshold;
         if best_log_ratio <= -threshold && pairs >= 2 * self.config.min_fresh_pairs {
             self.note(
                 "verify",
                 "back to locate".into(),
-                format!("the fresh pairs show no step of {expected:.4} or half of it at commit {commit}: step {step:.4} ± {se_step:.4}, log ratio {best_log_ratio:.2}"),
+                format!("the fresh pairs show no step of the size the levels predict at commit {commit}: step {step:.4} ± {se_step:.4}, log ratio {best_log_ratio:.2}"),
             );
             self.phase = Phase::Locate { segment };
             return false;
         }
+        let significant = step > 0.0 && log_ratio >= threshold;
         // The decision about other contributors uses this segment's change; the reported share uses good-to-bad.
         let (f, f_low, f_high) = model::ratio_interval(step, se_step, seg_change, se_seg, SHARE_Z);
         let (total, total_se) = self.top_change(slope).unwrap_or((seg_change, se_seg));
         let (share, share_low, share_high) = model::ratio_interval(step, se_step, total, total_se, SHARE_Z);
         let evidence = format!(
-            "step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2}; explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
+            "paired step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2} (against {expected:.4}); explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
         );
         if significant && share_low > SHARE_IMPLAUSIBLE {
             // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit.
