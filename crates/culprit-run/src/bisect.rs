@@ -251,10 +251,21 @@ impl<'a> Driver<'a> {
                 let mut context = self.context.clone();
                 context.revision =
                     Revision::Commit { sha: commit.sha.clone(), describe: None, subject: Some(commit.subject.clone()) };
-                let begun = Instant::now();
-                let Some(record) = executor::run_once(&job, &context, &self.interrupt) else { return Ok(None) };
-                self.run_seconds.push(begun.elapsed().as_secs_f64());
-                record
+                // A run that fails where the build worked may be a flaky boot or a transient error rather than the
+                // commit: it is tried again before the commit is called untestable, since one untestable sample at
+                // good or bad ends a bisect. The failed attempts are stored as evidence but not linked to the
+                // session, so a replay sees exactly the samples the machine saw.
+                let mut attempt = 1;
+                loop {
+                    let begun = Instant::now();
+                    let Some(record) = executor::run_once(&job, &context, &self.interrupt) else { return Ok(None) };
+                    self.run_seconds.push(begun.elapsed().as_secs_f64());
+                    if record.outcome.is_ok() || attempt >= RUN_ATTEMPTS {
+                        break record;
+                    }
+                    self.store.save_run(&record)?;
+                    attempt += 1;
+                }
             }
         };
         let options = SaveOptions { bisect_session: self.session, import_key: None };
@@ -336,6 +347,9 @@ pub fn mean_or(values: &[f64], fallback: f64) -> f64 {
         values.iter().sum::<f64>() / values.len() as f64
     }
 }
+
+/// How many times a failing run (with a successful build) is tried before its commit counts as untestable.
+pub const RUN_ATTEMPTS: u32 = 3;
 
 /// A default per-run duration guard so a hung benchmark cannot stall a bisect forever when the job sets none.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(3600);

@@ -163,3 +163,30 @@ fn git_bisect_run_with_culprit_check_finds_the_slowdown_and_skips_the_broken_bui
     assert!(stdout.contains(&format!("{} is the first bad commit", shas[SLOW_AT - 1])), "{stdout}");
     let _ = git(&["bisect", "reset"]);
 }
+
+#[test]
+fn a_run_that_fails_once_per_commit_is_retried_not_taken_as_untestable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    // The first run at every commit fails (a flaky boot, say); later ones measure.
+    let flaky = format!(
+        "if [ -e {m}/$CULPRIT_COMMIT ]; then ./bench; else touch {m}/$CULPRIT_COMMIT; exit 1; fi",
+        m = marks.display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
+        .args(["--run", &flaky, "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .output()
+        .unwrap();
+    let result = json(&out);
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    // The failed first attempts are kept as evidence: `results --failures` lists them.
+    let failures = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["results", "--failures"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&failures.stdout).contains("exit status 1"));
+}
