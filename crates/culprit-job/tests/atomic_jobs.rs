@@ -249,3 +249,15 @@ proptest! {
         prop_assert_eq!(ids.len(), expected);
     }
 }
+
+#[test]
+fn capture_regexes_stay_out_of_names_but_in_ids() {
+    let with = culprit_job::JobFile::parse("suite: s\ncommand:\n  cmd: ./bench\n  capture:\n    ops: 'ops: ([0-9.]+)'\n", "b.yaml")
+        .unwrap()
+        .expand()
+        .unwrap();
+    let without = culprit_job::JobFile::parse("suite: s\ncommand:\n  cmd: ./bench\n", "b.yaml").unwrap().expand().unwrap();
+    assert_eq!(with[0].path_params(), "._bench");
+    assert_eq!(with[0].name(), without[0].name());
+    assert_ne!(with[0].id(), without[0].id());
+}
