@@ -209,9 +209,9 @@ fn is_workload_key(key: &str) -> bool {
 
 fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) {
     match value {
-        // A `command` job's `capture` regexes say how to read its output, not what it runs; in names they are
-        // only noise (`ops: ([0-9.]+)` becomes `ops:___0-9.__`). They still count in the job's id.
-        Value::Mapping(_) if key == "capture" => {}
+        // A `command` job's `capture` and `provenance` regexes say how to read its output, not what it runs; in
+        // names they are only noise (`ops: ([0-9.]+)` becomes `ops:___0-9.__`). They still count in the job's id.
+        Value::Mapping(_) if key == "capture" || key == "provenance" => {}
         Value::Mapping(inner) => {
             for (k, v) in inner {
                 collect_path_params(k.as_str().unwrap_or_default(), v, out);

@@ -269,6 +269,12 @@ fn set_up_and_measure(
                 )]),
             };
             record.monitors.push(per_execution);
+            let provenances = command::provenances(&job.program_params).map_err(|e| Stop::Failed(e.to_string()))?;
+            for (name, value) in command::provenance_values(&stdout, &provenances) {
+                if !record.params.iter().any(|(k, _)| k == &name) {
+                    record.params.push((name, value));
+                }
+            }
             command::metrics(&executions, &caps).map_err(Stop::Failed)?
         }
         Some(parser_name) => {

@@ -26,6 +26,11 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "cmd", kind: ParamKind::Text, doc: "the shell command line" },
     ParamSpec { name: "executions", kind: ParamKind::Count, doc: "executions per run" },
     ParamSpec { name: "capture.*", kind: ParamKind::Text, doc: "a regex capturing a number from the output" },
+    ParamSpec {
+        name: "provenance.*",
+        kind: ParamKind::Text,
+        doc: "a regex capturing text from the output (a kernel release, a config hash) recorded with the run's params",
+    },
 ];
 
 impl Program for CommandProgram {
@@ -52,6 +57,7 @@ impl Program for CommandProgram {
             reason: "give the command line to measure, e.g. cmd: make -j2".into(),
         })?;
         captures(p)?;
+        provenances(p)?;
         let mut plan = ProgramPlan::single(Invocation::shell(cmd));
         // Out-of-range counts are refused rather than clamped: a silent 1 for 0, or a million for a typo, would
         // measure something other than what the job says.
@@ -73,9 +79,31 @@ impl Program for CommandProgram {
 
 /// The compiled `capture.<name>` regexes of a command job.
 pub fn captures(p: &Params) -> Result<Vec<(String, Regex)>, ProgramError> {
+    regex_family(p, "capture.")
+}
+
+/// The compiled `provenance.<name>` regexes of a command job: text the run reports about what it measured (the
+/// kernel it booted, its config hash, the compiler), stored as params of the run so tables and reports show them.
+pub fn provenances(p: &Params) -> Result<Vec<(String, Regex)>, ProgramError> {
+    regex_family(p, "provenance.")
+}
+
+/// The first match of each provenance regex in the output, as `(name, text)`; names that match nothing are left out.
+pub fn provenance_values(output: &str, provenances: &[(String, Regex)]) -> Vec<(String, String)> {
+    provenances
+        .iter()
+        .filter_map(|(name, re)| {
+            let caps = re.captures(output)?;
+            let text = caps.name("value").or_else(|| caps.get(1))?.as_str().trim();
+            (!text.is_empty()).then(|| (name.clone(), text.to_string()))
+        })
+        .collect()
+}
+
+fn regex_family(p: &Params, prefix: &str) -> Result<Vec<(String, Regex)>, ProgramError> {
     let mut out = Vec::new();
     for (key, pattern) in &p.values {
-        let Some(name) = key.strip_prefix("capture.") else { continue };
+        let Some(name) = key.strip_prefix(prefix) else { continue };
         let re = Regex::new(pattern).map_err(|e| ProgramError::BadParam {
             program: "command",
             key: key.clone(),
@@ -87,7 +115,7 @@ pub fn captures(p: &Params) -> Result<Vec<(String, Regex)>, ProgramError> {
                 program: "command",
                 key: key.clone(),
                 value: pattern.clone(),
-                reason: "the regex needs a capture group around the number, e.g. 'ops: ([0-9.]+)'".into(),
+                reason: "the regex needs a capture group around the value, e.g. 'ops: ([0-9.]+)'".into(),
             });
         }
         out.push((name.to_string(), re));
@@ -185,6 +213,14 @@ mod tests {
         }
         let p = params("command", &[("cmd", "true"), ("executions", "1000000")]);
         assert_eq!(CommandProgram.plan(&p, &ctx()).unwrap().executions, 1_000_000);
+    }
+
+    #[test]
+    fn provenance_is_text_from_the_output() {
+        let p = params("command", &[("cmd", "true"), ("provenance.kernel", "kernel.release: (\\S+)"), ("provenance.none", "absent: (x)")]);
+        let found = provenance_values("kernel.release: 6.1.0-gabc\nok\n", &provenances(&p).unwrap());
+        assert_eq!(found, vec![("kernel".to_string(), "6.1.0-gabc".to_string())]);
+        assert!(p.validate(CommandProgram.params(), 2).is_ok());
     }
 
     #[test]
