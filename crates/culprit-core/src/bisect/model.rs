@@ -201,6 +201,31 @@ pub fn fit_levels(before: &Moments, after: &Moments) -> Option<LevelsFit> {
     })
 }
 
+/// Log marginal likelihood of "each group of runs sits at its own level, all with one noise", with the levels
+/// integrated out under flat priors and the noise under the scale-invariant prior, constants included (up to
+/// the flat priors' own constant, one per level): models with different numbers of levels can be compared when
+/// the extra level gets a proper prior (see the staircase check in the machine). Returns the log evidence and
+/// the residual standard deviation; `None` when a group is empty or there are not more runs than levels.
+pub fn levels_log_evidence(groups: &[Moments]) -> Option<(f64, f64)> {
+    let k = groups.len() as f64;
+    if groups.iter().any(|g| !(g.w > 0.0)) {
+        return None;
+    }
+    let n: f64 = groups.iter().map(|g| g.w).sum();
+    if n <= k + 0.5 {
+        return None;
+    }
+    let residual: f64 = groups.iter().map(|g| g.yy - g.y * g.y / g.w).sum();
+    let scale: f64 = groups.iter().map(|g| g.yy.abs()).sum::<f64>().max(1e-300);
+    let residual = residual.max(1e-14 * scale);
+    let half_dof = 0.5 * (n - k);
+    let log_evidence = -half_dof * (2.0 * std::f64::consts::PI).ln() - 0.5 * groups.iter().map(|g| g.w.ln()).sum::<f64>()
+        + statrs::function::gamma::ln_gamma(half_dof)
+        - half_dof * (0.5 * residual).ln()
+        - std::f64::consts::LN_2;
+    Some((log_evidence, (residual / (n - k)).sqrt()))
+}
+
 /// Weight of a run whose residual from its own commit's robust level is `residual`, given the robust scale of the
 /// Student-t fit: one for ordinary runs, falling like a t(4) density's EM weight for runs far out, so that a
 /// 5-sigma outlier counts for about an eighth of a run.

@@ -201,3 +201,29 @@ fn a_burst_during_locating_does_not_get_a_commit_blamed() {
     assert!(m.culprits.iter().all(|c| c.commit != 7), "{:?}", m.log);
     assert!(m.outcome.as_ref().is_none_or(|o| o.status != Status::Found), "{:?}", m.log);
 }
+
+#[test]
+fn staircase_model_comparison_table() {
+    // (levels of the tested commits 0, 2, 4, 6, 8, 10 of a 11-commit range, runs each, two changes expected)
+    let cases: Vec<([f64; 6], usize, bool)> = vec![
+        // A middle level between the ends, seen at two commits: two changes.
+        ([0.0, 0.0, 0.75, 0.75, 1.5, 1.5], 16, true),
+        // One step: the interior commits sit at either level.
+        ([0.0, 0.0, 0.0, 1.5, 1.5, 1.5], 16, false),
+        // The same middle level with too few runs to tell: not decided yet.
+        ([0.0, 0.0, 0.75, 0.75, 1.5, 1.5], 2, false),
+    ];
+    for (levels, runs, two) in cases {
+        let mut m = machine(11);
+        let segment = Segment { lo: 0, hi: 10, top: true };
+        let values: Vec<(usize, Vec<f64>)> =
+            levels.iter().enumerate().map(|(i, &l)| (2 * i, (0..runs).map(|k| l + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect())).collect();
+        let refs: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
+        seed_values(&mut m, &refs);
+        let (bayes, stair) = m.staircase(segment, 0.0).expect("a staircase fit");
+        assert_eq!(bayes >= STAIRCASE_LOG_BAYES, two, "levels {levels:?} runs {runs}: log Bayes factor {bayes}");
+        if two {
+            assert_eq!((stair.before_middle, stair.first_middle, stair.last_middle, stair.after_middle), (2, 4, 6, 8));
+        }
+    }
+}
