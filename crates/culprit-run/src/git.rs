@@ -11,7 +11,7 @@ pub enum GitError {
     Spawn(std::io::Error),
     #[error("git {args} in {dir}: {stderr}")]
     Failed { args: String, dir: String, stderr: String },
-    #[error("{dir} is not inside a git repository; pass --label NAME to store results under a label instead")]
+    #[error("{dir} is not inside a git repository; give the repository (bisect, check, try-fix: --repo DIR or run from inside it), or store results under a label (culprit run --label NAME)")]
     NotARepo { dir: String },
 }
 
@@ -63,8 +63,15 @@ pub struct RangeCommit {
 /// The candidate commits between `good` and `bad` as git bisect sees them: good first (index 0), then every commit
 /// reachable from bad and not from good, in topological order, bad last. `good` must be an ancestor of `bad`.
 pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, GitError> {
-    let good_sha = git(dir, &["rev-parse", "--verify", &format!("{good}^{{commit}}")])?;
-    let bad_sha = git(dir, &["rev-parse", "--verify", &format!("{bad}^{{commit}}")])?;
+    let commit_of = |name: &str, role: &str| {
+        git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| GitError::Failed {
+            args: "rev-parse".into(),
+            dir: dir.display().to_string(),
+            stderr: format!("{role} '{name}' is not a commit of this repository (a branch, tag or SHA is expected)"),
+        })
+    };
+    let good_sha = commit_of(good, "good")?;
+    let bad_sha = commit_of(bad, "bad")?;
     if good_sha == bad_sha {
         return Err(GitError::Failed {
             args: "bisect".into(),
@@ -179,5 +186,7 @@ pub(crate) mod tests {
         assert_eq!(range.last().unwrap().parents.len(), 2);
         assert_eq!(range.last().unwrap().subject, "Merge branch 'side'");
         assert!(bisect_range(p, "main", &shas[0]).unwrap_err().to_string().contains("not an ancestor"));
+        let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();
+        assert!(unknown.contains("good 'nosuch' is not a commit"), "{unknown}");
     }
 }
