@@ -300,9 +300,12 @@ const RESIDUAL_MIN_SHARE: f64 = 0.15;
 const BETWEEN_Z: f64 = 4.0;
 /// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels and gets interleaved runs
 /// with the two ends until the suspicion is settled. These runs are what lets the staircase model comparison
-/// decide: measured (200 trials), from 1.5 standard errors 59.5% of three-step staircases were reported as several
-/// contributors, from 1.0 77% (single steps: 122 runs on average instead of 147, accuracy unchanged).
-const BETWEEN_SUSPECT_Z: f64 = 1.0;
+/// decide. Measured (200 trials): probing from 1.5 standard errors reported 59.5% of three-step staircases as
+/// several contributors; from 1.0 always, 77% but single steps took 147 runs instead of 122; from 1.5, or from
+/// [`BETWEEN_LEANING_Z`] when the staircase comparison leans to two changes, 78% at 136 runs.
+const BETWEEN_SUSPECT_Z: f64 = 1.5;
+/// The lower suspicion bar used when the staircase model comparison leans to two changes.
+const BETWEEN_LEANING_Z: f64 = 1.0;
 /// Runs a commit needs before it can be judged in between, and runs each end needs.
 const BETWEEN_MIN_RUNS: usize = 6;
 const BETWEEN_MIN_END_RUNS: usize = 10;
@@ -960,7 +963,11 @@ impl Bisect {
                 self.next_segment();
                 return false;
             }
-            if score >= BETWEEN_SUSPECT_Z && self.values[c].len() < BETWEEN_MAX_RUNS {
+            // Below the plain suspicion bar, a commit is still probed when the staircase model already leans to
+            // two changes: that is where the runs decide the model comparison.
+            let leaning = score >= BETWEEN_LEANING_Z
+                && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= 0.0);
+            if (score >= BETWEEN_SUSPECT_Z || leaning) && self.values[c].len() < BETWEEN_MAX_RUNS {
                 self.note(
                     "locate",
                     format!("interleaved runs at {}, {c} and {}", segment.lo, segment.hi),
