@@ -316,6 +316,32 @@ fn add_time_metrics(executions: &[Finished], metrics: &mut BTreeMap<String, f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A job of `program` with its params, no monitors, run in the scratch directory.
+    fn test_job(name: &str, program: &'static dyn Program, params: Params) -> JobRun {
+        JobRun {
+            job_id: "id".into(),
+            job_name: name.into(),
+            testcase: "t".into(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            program,
+            program_params: params,
+            monitors: Vec::new(),
+            timeout: None,
+            cwd: None,
+            env: Vec::new(),
+        }
+    }
+
+    fn test_context(dir: &std::path::Path) -> RunContext {
+        RunContext {
+            revision: Revision::Label { name: "x".into() },
+            machine: crate::machine::this_machine(),
+            interval: Duration::from_secs(1),
+            scratch_root: dir.join("scratch"),
+        }
+    }
     use crate::program::{ParamSpec, ProgramError, ProgramPlan};
 
     /// A program whose setup fails and whose cleanup leaves a mark, to prove cleanup runs after a failed setup
@@ -352,25 +378,10 @@ mod tests {
     fn cleanup_runs_after_a_failed_setup_and_the_run_is_stored_as_failed() {
         let dir = tempfile::tempdir().unwrap();
         let mark = dir.path().join("cleaned");
-        let job = JobRun {
-            job_id: "id".into(),
-            job_name: "failing-setup".into(),
-            testcase: "t".into(),
-            params: Vec::new(),
-            job_yaml: String::new(),
-            program: &FAILING_SETUP,
-            program_params: Params::new("command", BTreeMap::from([("mark".to_string(), mark.display().to_string())])),
-            monitors: Vec::new(),
-            timeout: None,
-            cwd: None,
-            env: Vec::new(),
-        };
-        let ctx = RunContext {
-            revision: Revision::Label { name: "x".into() },
-            machine: crate::machine::this_machine(),
-            interval: Duration::from_secs(1),
-            scratch_root: dir.path().join("scratch"),
-        };
+        let mut job = test_job("failing-setup", &FAILING_SETUP, Params::new("command", BTreeMap::from([("mark".to_string(), mark.display().to_string())])));
+        job.monitors = Vec::new();
+        job.cwd = None;
+        let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
         match &record.outcome {
             RunOutcome::Failed { reason } => assert!(reason.contains("setup") && reason.contains("exit status 3"), "{reason}"),
@@ -385,29 +396,14 @@ mod tests {
     fn monitor_failures_are_found_again_once_each_without_a_doubled_name() {
         let dir = tempfile::tempdir().unwrap();
         let program = crate::program::lookup("command").expect("the command program exists");
-        let job = JobRun {
-            job_id: "id".into(),
-            job_name: "monitor-failures".into(),
-            testcase: "t".into(),
-            params: Vec::new(),
-            job_yaml: String::new(),
-            program,
-            program_params: Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())])),
-            // One monitor that cannot be created, one that fails when it starts (freq 0 is checked in start).
-            monitors: vec![
+        let mut job = test_job("monitor-failures", program, Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())])));
+        // One monitor that cannot be created, one that fails when it starts (freq 0 is checked in start).
+        job.monitors = vec![
                 ("no-such-monitor".to_string(), BTreeMap::new()),
                 ("perf-profile".to_string(), BTreeMap::from([("freq".to_string(), "0".to_string())])),
-            ],
-            timeout: None,
-            cwd: Some(dir.path().to_path_buf()),
-            env: Vec::new(),
-        };
-        let ctx = RunContext {
-            revision: Revision::Label { name: "x".into() },
-            machine: crate::machine::this_machine(),
-            interval: Duration::from_secs(1),
-            scratch_root: dir.path().join("scratch"),
-        };
+            ];
+        job.cwd = Some(dir.path().to_path_buf());
+        let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
         assert!(record.outcome.is_ok(), "a monitor failure does not fail the run: {:?}", record.outcome);
         let failures = monitor_failures(&record);
@@ -422,25 +418,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let program = crate::program::lookup("command").expect("the command program exists");
         let cmd = "echo progress >&2; echo 'fio: write failed: No space left on device' >&2; echo >&2; exit 1";
-        let job = JobRun {
-            job_id: "id".into(),
-            job_name: "enospc".into(),
-            testcase: "t".into(),
-            params: Vec::new(),
-            job_yaml: String::new(),
-            program,
-            program_params: Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])),
-            monitors: Vec::new(),
-            timeout: None,
-            cwd: Some(dir.path().to_path_buf()),
-            env: Vec::new(),
-        };
-        let ctx = RunContext {
-            revision: Revision::Label { name: "x".into() },
-            machine: crate::machine::this_machine(),
-            interval: Duration::from_secs(1),
-            scratch_root: dir.path().join("scratch"),
-        };
+        let mut job = test_job("enospc", program, Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])));
+        job.monitors = Vec::new();
+        job.cwd = Some(dir.path().to_path_buf());
+        let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
         match &record.outcome {
             RunOutcome::Failed { reason } => {
