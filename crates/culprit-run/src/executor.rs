@@ -378,9 +378,8 @@ mod tests {
     fn cleanup_runs_after_a_failed_setup_and_the_run_is_stored_as_failed() {
         let dir = tempfile::tempdir().unwrap();
         let mark = dir.path().join("cleaned");
-        let mut job = test_job("failing-setup", &FAILING_SETUP, Params::new("command", BTreeMap::from([("mark".to_string(), mark.display().to_string())])));
-        job.monitors = Vec::new();
-        job.cwd = None;
+        let params = Params::new("command", BTreeMap::from([("mark".to_string(), mark.display().to_string())]));
+        let job = test_job("failing-setup", &FAILING_SETUP, params);
         let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
         match &record.outcome {
@@ -419,7 +418,6 @@ mod tests {
         let program = crate::program::lookup("command").expect("the command program exists");
         let cmd = "echo progress >&2; echo 'fio: write failed: No space left on device' >&2; echo >&2; exit 1";
         let mut job = test_job("enospc", program, Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])));
-        job.monitors = Vec::new();
         job.cwd = Some(dir.path().to_path_buf());
         let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
