@@ -1185,8 +1185,8 @@ impl Bisect {
         // bursty jobs. (Reusing them when the residuals show no correlation in time was tried: the check misses
         // bursts that fall on one visit, and false culprits came back at 8.5%.) The test is a sequential
         // probability ratio test of "no step" against the step the segment's levels predict (or half of it, in
-        // case load inflated them): the alternative comes from the runs that located the commit, the statistic
-        // from the fresh pairs only.
+        // case load inflated them): the alternative comes from the pooled levels, almost all of whose runs precede the
+        // pairs, the statistic from the fresh pairs only.
         let Some((step, se_step, sigma_pair)) = self.paired_step(parent, commit, start, slope, noise) else {
             self.interleaved_pairs(parent, commit, 2);
             return true;
