@@ -230,13 +230,16 @@ pub struct SimArgs {
     /// Share of commits that do not build.
     #[arg(long, default_value_t = 0.0)]
     pub untestable: f64,
+    /// Simulated bisects per strategy.
     #[arg(long, default_value_t = 200)]
     pub trials: usize,
+    /// Seed of the simulated histories and noise: the same seed gives the same table.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// culprit, fixed (5 runs per midpoint) or pinpoint; comma-separated for side by side. Default: all three.
     #[arg(long, value_delimiter = ',', default_value = "culprit,fixed,pinpoint")]
     pub strategy: Vec<String>,
+    /// Print the reports as JSON (accuracy, false_culprit_rate, mean_runs, p95_runs, mean_builds, ...).
     #[arg(long)]
     pub json: bool,
 }
