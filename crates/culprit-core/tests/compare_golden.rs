@@ -148,6 +148,19 @@ fn seed001_verdicts_and_headlines() {
 }
 
 #[test]
+fn lkp_rules_headlines_name_the_rules_not_a_p_value() {
+    let options = CompareOptions {
+        rule: culprit_core::compare::DecisionRule::Lkp(Default::default()),
+        ..CompareOptions::default()
+    };
+    let result = compare(&seed001_comparison(), &options).expect("comparison runs");
+    let lines = headlines(&result);
+    let iops = lines.iter().find(|l| l.starts_with("fio.write_iops ")).cloned().unwrap_or_default();
+    assert!(iops.contains("regression") && iops.ends_with("by lkp's rules)"), "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains("p=")), "{lines:?}");
+}
+
+#[test]
 fn seed003_perf_profile_row_matches_the_mail() {
     let metric = "perf-profile.calltrace.cycles-pp.native_queued_spin_lock_slowpath._raw_spin_lock.xlog_cil_insert_items.xlog_cil_commit.__xfs_trans_commit";
     let base = Column::new("df7a4a2134b0a201f3bd8d5b6d1de0d3c7dfb8b1").with_metric(metric, samples(25.64, 8.5));

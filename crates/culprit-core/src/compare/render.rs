@@ -229,8 +229,13 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             } else {
                 String::new()
             };
-            let p = c.p.map(format_p).unwrap_or_else(|| "n/a".to_string());
-            lines.push(format!("{} {amount} {}{on} ({nb} vs {no} runs, p={p})", row.metric, c.verdict.word()));
+            // Under lkp's rules the verdict comes from its range and ratio rules, not from the p-value, which may well
+            // be large; printing it would read as a contradiction.
+            let evidence = match result.options.rule {
+                super::DecisionRule::Lkp(_) => "by lkp's rules".to_string(),
+                super::DecisionRule::Culprit => format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string())),
+            };
+            lines.push(format!("{} {amount} {}{on} ({nb} vs {no} runs, {evidence})", row.metric, c.verdict.word()));
         }
     }
     lines
