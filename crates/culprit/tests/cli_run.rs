@@ -222,3 +222,21 @@ fn unicode_labels_go_through_run_results_and_compare() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("command.elapsed_time"), "{stdout}");
 }
+
+#[test]
+fn a_read_only_store_is_refused_before_any_benchmark_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = write(dir.path(), "c.yaml", "suite: command\ncommand:\n  cmd: 'touch ran'\n");
+    let first = culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "a", "--monitors", "none"], dir.path());
+    assert!(first.status.success(), "{:?}", text(&first));
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "a", "--monitors", "none"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+    assert!(text(&out).1.contains("read-only"), "{:?}", text(&out));
+    assert!(!dir.path().join("ran").exists(), "the benchmark ran although nothing could be stored");
+    // What was stored is still there and readable.
+    assert_eq!(results_json(&db, dir.path())[0]["ok_runs"], 1);
+}

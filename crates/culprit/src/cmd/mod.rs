@@ -34,6 +34,24 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     Ok(Box::new(store))
 }
 
+/// [`open_store`] for commands that write runs: a SQLite file that is read-only is refused before any benchmark runs,
+/// rather than after the first run has been measured and cannot be saved.
+pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
+    let path = db.unwrap_or_else(culprit_store::default_path);
+    let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
+    if !is_url {
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if meta.permissions().readonly() {
+                anyhow::bail!(
+                    "the result store {} is read-only; make it writable (chmod u+w) or give another store with --db",
+                    path.display()
+                );
+            }
+        }
+    }
+    open_store(Some(path))
+}
+
 /// [`open_store`] for commands that only read: a SQLite path that does not exist is an error rather than a new empty
 /// store, so a mistyped `--db` says so instead of leaving an empty file behind and answering "no results".
 pub fn open_existing_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
@@ -95,7 +113,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Parse(args) => parse::run(&args.program, &args.file).map(|_| ExitCode::SUCCESS),
         Command::Split(args) => split::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Run(args) => {
-            let mut store = open_store(cli.db)?;
+            let mut store = open_writable_store(cli.db)?;
             run::run(&mut store, &args)
         }
         Command::Results(args) => {
@@ -107,7 +125,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             compare::run(&store as &dyn Store, &args)
         }
         Command::Check(args) => {
-            let mut store = open_store(cli.db)?;
+            let mut store = open_writable_store(cli.db)?;
             check::run(&mut store, &args)
         }
         Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
@@ -121,7 +139,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             report::run(&store as &dyn Store, &args)
         }
         Command::TryFix(args) => {
-            let mut store = open_store(cli.db)?;
+            let mut store = open_writable_store(cli.db)?;
             try_fix::run(&mut store, &args)
         }
         Command::Import(args) => {
