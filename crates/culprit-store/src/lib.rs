@@ -160,6 +160,29 @@ pub struct SampleQuery {
     pub metric_regex: Option<String>,
 }
 
+impl SampleQuery {
+    /// The run filter the query's job, testcase and machine narrow to (revisions are looked up one by one).
+    pub fn run_filter(&self) -> RunFilter {
+        RunFilter {
+            job: self.job.clone(),
+            testcase: self.testcase.clone(),
+            hostname: self.hostname.clone(),
+            ..RunFilter::default()
+        }
+    }
+
+    /// The compiled metric regex, or a clear error naming the pattern.
+    pub fn metric_filter(&self) -> Result<Option<regex::Regex>, StoreError> {
+        self.metric_regex
+            .as_deref()
+            .map(|pattern| {
+                regex::Regex::new(pattern)
+                    .map_err(|e| StoreError::BadRegex { pattern: pattern.to_string(), reason: e.to_string() })
+            })
+            .transpose()
+    }
+}
+
 /// The samples of one revision: per metric, the values of the successful runs in run-id order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RevisionSamples {

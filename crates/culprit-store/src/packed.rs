@@ -123,6 +123,11 @@ pub(crate) fn damaged(location: &str, run: i64, reason: String) -> StoreError {
 }
 
 /// Every metric id the packs mention, sorted and distinct.
+/// The names of `ids` that the metric filter keeps (`None` for the ones it drops), in the same order.
+pub(crate) fn kept_names(names: Vec<String>, metric_filter: Option<&regex::Regex>) -> Vec<Option<String>> {
+    names.into_iter().map(|name| metric_filter.is_none_or(|re| re.is_match(&name)).then_some(name)).collect()
+}
+
 pub(crate) fn union_of_ids(unpacked: &Unpacked) -> Vec<i64> {
     let mut ids: Vec<i64> = Vec::new();
     let mut runs = unpacked.values();

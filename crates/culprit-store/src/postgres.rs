@@ -19,6 +19,7 @@ use crate::record::{convert_exit_code, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
+    kept_names,
     damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, unpack_rows, RevisionRuns,
 };
 use crate::sqlite::{decode_samples, encode_samples};
@@ -298,19 +299,8 @@ impl Store for PostgresStore {
     }
 
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
-        let metric_filter = match query.metric_regex.as_deref() {
-            Some(pattern) => Some(regex::Regex::new(pattern).map_err(|e| StoreError::BadRegex {
-                pattern: pattern.to_string(),
-                reason: e.to_string(),
-            })?),
-            None => None,
-        };
-        let filter = RunFilter {
-            job: query.job.clone(),
-            testcase: query.testcase.clone(),
-            hostname: query.hostname.clone(),
-            ..RunFilter::default()
-        };
+        let metric_filter = query.metric_filter()?;
+        let filter = query.run_filter();
         let action = "read samples";
         let mut client = self.client()?;
         let mut selected = Vec::with_capacity(query.revision_keys.len());
@@ -345,10 +335,7 @@ impl Store for PostgresStore {
         let unpacked = unpack_rows(&self.location, packs)?;
         let ids = union_of_ids(&unpacked);
         let names = metric_names_of(&mut client, &self.location, &ids)?;
-        let kept: Vec<Option<String>> = names
-            .into_iter()
-            .map(|name| metric_filter.as_ref().is_none_or(|re| re.is_match(&name)).then_some(name))
-            .collect();
+        let kept = kept_names(names, metric_filter.as_ref());
         Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }
 
