@@ -1,6 +1,8 @@
 //! Real end-to-end bisects: a throwaway git repository of a small C program with a real slowdown at one commit and
 //! a commit that does not build, bisected with real builds and runs by the `culprit` binary.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -9,18 +11,7 @@ const SLOW_AT: usize = 15;
 const BROKEN_AT: usize = 12;
 
 fn make_repo(dir: &Path, slow_at: usize, slowdown: u32) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .arg(&repo)
-        .args([COMMITS.to_string(), slow_at.to_string(), BROKEN_AT.to_string(), slowdown.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    let shas = String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect();
-    (repo, shas)
+    common::make_slowdown_repo(dir, COMMITS, slow_at, BROKEN_AT, slowdown)
 }
 
 fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Output {

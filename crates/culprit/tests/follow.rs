@@ -2,6 +2,8 @@
 //! commit and a commit that does not build: the loop measures every 4th commit, narrows the gap holding the step,
 //! bisects it, writes the report naming the slowdown commit, and a second pass does no new work.
 
+mod common;
+
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,17 +14,7 @@ const SLOW_AT: usize = 15;
 const BROKEN_AT: usize = 9;
 
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .arg(&repo)
-        .args([COMMITS.to_string(), SLOW_AT.to_string(), BROKEN_AT.to_string(), "30".to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+    common::make_slowdown_repo(dir, COMMITS, SLOW_AT, BROKEN_AT, 30)
 }
 
 fn follow(dir: &Path, repo: &Path) -> Output {

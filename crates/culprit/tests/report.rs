@@ -2,6 +2,8 @@
 //! (`tests/data/report/real.db`), and a fresh real bisect of the slowdown fixture repository followed by its report
 //! and by try-fix with a patch that reverts the slowdown and one that does not apply.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -84,17 +86,7 @@ const SLOW_AT: usize = 15;
 const BROKEN_AT: usize = 12;
 
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .arg(&repo)
-        .args([COMMITS.to_string(), SLOW_AT.to_string(), BROKEN_AT.to_string(), "30".to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+    common::make_slowdown_repo(dir, COMMITS, SLOW_AT, BROKEN_AT, 30)
 }
 
 #[test]
