@@ -133,3 +133,11 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn status_words_are_the_serialized_names() {
+    use culprit_core::bisect::Status;
+    for status in [Status::Found, Status::Multiple, Status::NotReproduced, Status::Inconclusive] {
+        assert_eq!(serde_json::to_string(&status).unwrap(), format!("\"{}\"", status.word()));
+    }
+}

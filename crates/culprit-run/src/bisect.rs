@@ -283,7 +283,7 @@ impl<'a> Driver<'a> {
                 Action::Done(outcome) => {
                     if let Some(session) = self.session {
                         let json = serde_json::to_string(&outcome).unwrap_or_default();
-                        self.store.update_bisect_session(session, status_word(&outcome), Some(&json), now())?;
+                        self.store.update_bisect_session(session, outcome.status.word(), Some(&json), now())?;
                     }
                     return Ok(Ended::Done(outcome));
                 }
@@ -322,16 +322,6 @@ impl<'a> Driver<'a> {
                 }
             }
         }
-    }
-}
-
-/// The session status word for an outcome.
-pub fn status_word(outcome: &Outcome) -> &'static str {
-    match outcome.status {
-        culprit_core::bisect::Status::Found => "found",
-        culprit_core::bisect::Status::Multiple => "multiple",
-        culprit_core::bisect::Status::NotReproduced => "not-reproduced",
-        culprit_core::bisect::Status::Inconclusive => "inconclusive",
     }
 }
 

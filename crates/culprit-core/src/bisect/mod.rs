@@ -136,6 +136,18 @@ pub enum Status {
     Inconclusive,
 }
 
+impl Status {
+    /// The word stored as a session's status and printed in `--json` (the serde name).
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Found => "found",
+            Status::Multiple => "multiple",
+            Status::NotReproduced => "not-reproduced",
+            Status::Inconclusive => "inconclusive",
+        }
+    }
+}
+
 /// A commit (or range) blamed for part or all of the change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Culprit {

@@ -395,22 +395,13 @@ fn profile_culprits(
     Ok(())
 }
 
-fn status_word(status: Status) -> &'static str {
-    match status {
-        Status::Found => "found",
-        Status::Multiple => "multiple",
-        Status::NotReproduced => "not-reproduced",
-        Status::Inconclusive => "inconclusive",
-    }
-}
-
 /// The `--json` object: status, culprits (full SHA, subject, share), runs, builds, and the evidence.
 pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCommit], outcome: &Outcome) -> serde_json::Value {
     let sha = |i: usize| range.get(i).map(|c| c.sha.clone()).unwrap_or_default();
     let subject = |i: usize| range.get(i).map(|c| c.subject.clone()).unwrap_or_default();
     serde_json::json!({
         "session": session.0,
-        "status": status_word(outcome.status),
+        "status": outcome.status.word(),
         "metric": config.metric,
         "good": config.good,
         "bad": config.bad,
