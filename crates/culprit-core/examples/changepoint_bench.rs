@@ -11,7 +11,7 @@
 //! change point is right when it lies within 5 points of a true one not matched yet (one-to-one, greedy in
 //! order); precision = right / found, recall = matched true / true.
 
-use culprit_core::changepoint::{analyze, decide, TrackOptions, Tracker};
+use culprit_core::changepoint::{analyze, decide, ChangePoint, TrackOptions, Tracker};
 use culprit_core::rng::Rng;
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +25,8 @@ const TOLERANCE: usize = 5;
 struct Series {
     values: Vec<f64>,
     truth: Vec<usize>,
+    /// Size of each true step in noise units (for the verbose diagnosis of misses).
+    steps: Vec<f64>,
 }
 
 fn generate(size: usize, outliers: bool, seed: u64) -> Series {
@@ -32,6 +34,7 @@ fn generate(size: usize, outliers: bool, seed: u64) -> Series {
     let mut level = LEVEL;
     let mut next_step = 100 + rng.below(401);
     let mut truth = Vec::new();
+    let mut steps = Vec::new();
     let mut values = Vec::with_capacity(size);
     for i in 0..size {
         // The last segment is at least 100 points too: a step in the last few points cannot be located by any
@@ -40,6 +43,7 @@ fn generate(size: usize, outliers: bool, seed: u64) -> Series {
             let delta = (1.0 + rng.next_f64()) * SIGMA;
             level += if rng.next_f64() < 0.5 { -delta } else { delta };
             truth.push(i);
+            steps.push(delta / SIGMA);
             next_step = i + 100 + rng.below(401);
         }
         let mut v = level + SIGMA * rng.normal();
@@ -48,7 +52,7 @@ fn generate(size: usize, outliers: bool, seed: u64) -> Series {
         }
         values.push(v);
     }
-    Series { values, truth }
+    Series { values, truth, steps }
 }
 
 /// (precision, recall) with one-to-one matching within [`TOLERANCE`] points.
@@ -70,6 +74,53 @@ fn score(found: &[usize], truth: &[usize]) -> (f64, f64) {
     let precision = if found.is_empty() { 1.0 } else { right as f64 / found.len() as f64 };
     let recall = if truth.is_empty() { 1.0 } else { right as f64 / truth.len() as f64 };
     (precision, recall)
+}
+
+/// With `BENCH_VERBOSE`: every true step missed by more than [`TOLERANCE`], told apart as a placement error (a
+/// change point within [`NEAR`] points, just not close enough), a change point the verdict did not count, or a
+/// detection error (none near); every found change point with no true step near it (false); and how often the
+/// location interval covers the truth.
+fn diagnose(series: &Series, all: &[ChangePoint]) {
+    const NEAR: usize = 30;
+    let found: Vec<&ChangePoint> = all.iter().filter(|c| c.verdict.is_change()).collect();
+    let (mut placement, mut below_verdict, mut undetected, mut covered, mut near_total) = (0, 0, 0, 0, 0);
+    for (t, step) in series.truth.iter().zip(&series.steps) {
+        let nearest = found.iter().min_by_key(|c| c.index.abs_diff(*t));
+        let distance = nearest.map_or(usize::MAX, |c| c.index.abs_diff(*t));
+        if let Some(c) = nearest.filter(|_| distance <= NEAR) {
+            near_total += 1;
+            if c.index_low <= *t && *t <= c.index_high {
+                covered += 1;
+            }
+            if distance > TOLERANCE {
+                placement += 1;
+                eprintln!(
+                    "  placement: true {t} (step {step:.2} sigma) found {} interval {}..={}",
+                    c.index, c.index_low, c.index_high
+                );
+            }
+        } else if let Some(c) = all.iter().find(|c| !c.verdict.is_change() && c.index.abs_diff(*t) <= NEAR) {
+            // The segmentation found it but the verdict did not count it (q above the level, or a change under
+            // the minimum magnitude: the benchmark's level wanders, so a 1-sigma step can be under 1% of it).
+            below_verdict += 1;
+            eprintln!(
+                "  found, not a change by the verdict: true {t} (step {step:.2} sigma) at {} change {:+.2}% q {:.1e}",
+                c.index,
+                c.change_pct.unwrap_or(f64::NAN),
+                c.q.unwrap_or(1.0)
+            );
+        } else {
+            undetected += 1;
+            eprintln!("  undetected: true {t} (step {step:.2} sigma), nearest found {:?}", nearest.map(|c| c.index));
+        }
+    }
+    let false_points: Vec<usize> =
+        found.iter().map(|c| c.index).filter(|f| series.truth.iter().all(|t| t.abs_diff(*f) > NEAR)).collect();
+    eprintln!(
+        "  misses: {placement} placement, {below_verdict} not a change by the verdict, {undetected} undetected; {} false \
+         {false_points:?}; interval covers the truth for {covered} of {near_total} detected steps",
+        false_points.len()
+    );
 }
 
 fn write_csv(dir: &std::path::Path, name: &str, series: &Series) -> std::io::Result<()> {
@@ -112,16 +163,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut all = vec![(String::new(), analysis)];
             decide(&mut all, &options);
             let seconds = started.elapsed().as_secs_f64();
-            let found: Vec<usize> =
-                all[0].1.change_points.iter().filter(|c| c.verdict.is_change()).map(|c| c.index).collect();
+            let decided: Vec<&ChangePoint> = all[0].1.change_points.iter().filter(|c| c.verdict.is_change()).collect();
+            let found: Vec<usize> = decided.iter().map(|c| c.index).collect();
             let (precision, recall) = score(&found, &series.truth);
             if std::env::var_os("BENCH_VERBOSE").is_some() {
-                for t in &series.truth {
-                    let near = found.iter().min_by_key(|f| f.abs_diff(*t));
-                    if near.map_or(true, |f| f.abs_diff(*t) > TOLERANCE) {
-                        eprintln!("missed {t} (nearest found {near:?})");
-                    }
-                }
+                diagnose(&series, &all[0].1.change_points);
             }
             println!(
                 "{size:>7} {variant:>9} {:>5} {:>6} {precision:>9.3} {recall:>7.3} {seconds:>9.4}",

@@ -36,6 +36,9 @@ use crate::compare::{uses_absolute_change, verdict, CompareOptions, Evidence, Ve
 use crate::stats::{self, ConfidenceInterval};
 use serde::{Deserialize, Serialize};
 
+/// Posterior probability of the location interval of each change point (`index_low ..= index_high`).
+pub const LOCATION_CREDIBILITY: f64 = 0.9;
+
 /// Knobs of the change-point analysis. [`TrackOptions::default`] is what `culprit track` uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackOptions {
@@ -131,6 +134,12 @@ pub struct ChangePoint {
     /// Input index of the last point before the change (the two differ by more than one when points between
     /// were skipped for having no usable run).
     pub before_index: usize,
+    /// The credible interval of `index` at [`LOCATION_CREDIBILITY`] (90%): the first point after the change lies
+    /// in `index_low ..= index_high` with that posterior probability, given the two segments' levels.
+    pub index_low: usize,
+    pub index_high: usize,
+    /// Input index of the last point before `index_low`: a bisect from there to `index_high` covers the interval.
+    pub before_index_low: usize,
     /// Points and runs of the segment before and after (up to the neighbouring change points).
     pub points_before: usize,
     pub points_after: usize,

@@ -30,10 +30,23 @@ use std::collections::HashMap;
 /// 1 / Phi^-1(3/4): turns a median absolute deviation into a normal standard deviation.
 const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
 
+/// Beyond this many noise units from its level a run is more likely a gross error than noise, in the location
+/// likelihood of [`Tracker::locate`] (the usual three-sigma limit).
+const GROSS_ERROR_SIGMAS: f64 = 3.0;
+
 /// The cached test of one change point with its neighbours fixed.
 #[derive(Debug, Clone, Copy)]
 struct Test {
     p: f64,
+}
+
+/// Where one change point lies after refinement, in kept-point indices: the posterior median of the first point
+/// after the change, and the equal-tailed credible interval of it at [`super::LOCATION_CREDIBILITY`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Location {
+    at: usize,
+    low: usize,
+    high: usize,
 }
 
 /// The incremental change-point engine of one series. See the module documentation for its invariant.
@@ -76,6 +89,10 @@ pub struct Tracker {
     /// Whether prefix sums and PELT are up to date for all points.
     fresh: bool,
     tests: HashMap<(usize, usize, usize), Test>,
+    /// Refined locations per (previous, this, next) change point of the segmentation, kept like `tests`.
+    locations: HashMap<(usize, usize, usize), Location>,
+    /// Described change points per (previous, this, low, high, next) after refinement, kept like `tests`.
+    described: HashMap<(usize, usize, usize, usize, usize), ChangePoint>,
 }
 
 impl Tracker {
@@ -107,6 +124,8 @@ impl Tracker {
             checkpoint_candidates: Vec::new(),
             fresh: false,
             tests: HashMap::new(),
+            locations: HashMap::new(),
+            described: HashMap::new(),
         })
     }
 
@@ -279,6 +298,9 @@ impl Tracker {
 
     fn recompute_all(&mut self) {
         self.tests.clear();
+        // A location depends on the scale (the likelihood's unit), which a full recomputation may have changed.
+        self.locations.clear();
+        self.described.clear();
         self.rebuild_sums(0);
         self.best = vec![-self.penalty()];
         self.last = vec![0];
@@ -425,13 +447,30 @@ impl Tracker {
                 }
             }
         }
-        let mut change_points = Vec::with_capacity(cuts.len());
+        // Each change point is then placed at the posterior median of its location given the segmentation's
+        // neighbours; every point moves at most half-way towards them, so the order is kept.
+        let mut located = Vec::with_capacity(cuts.len());
         for k in 0..cuts.len() {
             let a = if k == 0 { 0 } else { cuts[k - 1] };
-            let c = cuts[k];
             let b = cuts.get(k + 1).copied().unwrap_or(points);
-            let p = self.test(a, c, b).p;
-            change_points.push(self.describe(a, c, b, p));
+            located.push(self.located(a, cuts[k], b));
+        }
+        let mut change_points = Vec::with_capacity(located.len());
+        for k in 0..located.len() {
+            let a = if k == 0 { 0 } else { located[k - 1].at };
+            let here = located[k];
+            let b = located.get(k + 1).map_or(points, |l| l.at);
+            let key = (a, here.at, here.low, here.high, b);
+            if let Some(cp) = self.described.get(&key) {
+                change_points.push(cp.clone());
+                continue;
+            }
+            let p = self.test(a, here.at, b).p;
+            let cp = self.describe(a, here, b, p);
+            if b <= self.checkpoint {
+                self.described.insert(key, cp.clone());
+            }
+            change_points.push(cp);
         }
         Ok(Analysis {
             change_points,
@@ -455,7 +494,91 @@ impl Tracker {
         (if n > 0.0 { median + sum / n } else { median }, n)
     }
 
-    fn describe(&self, a: usize, c: usize, b: usize, p: f64) -> ChangePoint {
+    /// The cached [`Tracker::locate`], kept only when the whole window lies in the final points.
+    fn located(&mut self, a: usize, c: usize, b: usize) -> Location {
+        if let Some(l) = self.locations.get(&(a, c, b)) {
+            return *l;
+        }
+        let location = self.locate(a, c, b);
+        if b <= self.checkpoint {
+            self.locations.insert((a, c, b), location);
+        }
+        location
+    }
+
+    /// The location of the change point the segmentation put at `c` between its neighbours `a` and `b`.
+    ///
+    /// The first point after the change is `t`, uniform a priori over the window `a + (c-a)/2 + 1 ..= c +
+    /// (b-c)/2`: half-way towards each neighbour, so neighbouring windows never overlap (the order of the change
+    /// points is kept and no segment empties) and the work over all change points stays linear.
+    ///
+    /// Given the robust levels `mu1`, `mu2` of the two segments and the noise `s` around them, a run `x` of a
+    /// point before `t` has the likelihood `exp(-r^2/2) + exp(-9/2)` with `r = (x - mu1) / s`, and after `t` the
+    /// same with `mu2`: Gaussian noise, plus a flat floor for gross errors set equal to the Gaussian density at
+    /// three noise units (the usual three-sigma limit), so an outlier carries almost no information about where
+    /// the step is, instead of dragging it. `s` is the normalised median absolute residual of the window's runs
+    /// around their segment's level: the global scale (from neighbouring differences) is inflated by outliers,
+    /// each of which spoils two differences.
+    ///
+    /// The posterior of `t` is a running sum over the window. The point estimate is its mean, rounded (the
+    /// Bayes estimate under squared error): a least-squares split takes the mode, which on a small step often
+    /// sits on a chance run a few points away from the truth, while the mean weighs every place the step may
+    /// be. The median (absolute-error loss) was measured too and placed about 0.5% fewer points within 5 of the
+    /// truth (`docs/statistics.md`, `## Track`). The interval is the equal-tailed credible interval.
+    fn locate(&self, a: usize, c: usize, b: usize) -> Location {
+        let unmoved = Location { at: c, low: c, high: c };
+        let low_end = a + (c - a) / 2 + 1;
+        let high_end = c + (b - c) / 2;
+        if self.scale <= 0.0 || low_end >= high_end {
+            return unmoved;
+        }
+        let (mu_before, _) = self.segment_level(a, c);
+        let (mu_after, _) = self.segment_level(c, b);
+        let residuals: Vec<f64> = self.raw_runs(a, c).iter().map(|x| (x - mu_before).abs())
+            .chain(self.raw_runs(c, b).iter().map(|x| (x - mu_after).abs()))
+            .collect();
+        let local_scale = MAD_TO_SIGMA * stats::median(&residuals).unwrap_or(0.0);
+        // Integer counters can leave most residuals at 0: then the global scale is the better unit.
+        let s = if local_scale > 0.0 { local_scale } else { self.scale };
+        let floor = (-0.5 * GROSS_ERROR_SIGMAS * GROSS_ERROR_SIGMAS).exp();
+        let neg_log_likelihood = |x: f64, mu: f64| {
+            let r = (x - mu) / s;
+            -((-0.5 * r * r).exp() + floor).ln()
+        };
+        // log posterior of t relative to t = low_end: moving t past point i moves i from after to before.
+        let mut log_posterior = Vec::with_capacity(high_end - low_end + 1);
+        let mut running = 0.0;
+        log_posterior.push(running);
+        for runs in self.points.get(low_end..high_end).unwrap_or(&[]) {
+            running += runs.iter().map(|&x| neg_log_likelihood(x, mu_after) - neg_log_likelihood(x, mu_before)).sum::<f64>();
+            log_posterior.push(running);
+        }
+        let top = log_posterior.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !top.is_finite() {
+            return unmoved;
+        }
+        let weights: Vec<f64> = log_posterior.iter().map(|l| (l - top).exp()).collect();
+        let total: f64 = weights.iter().sum();
+        let tail = (1.0 - super::LOCATION_CREDIBILITY) / 2.0;
+        let quantile = |q: f64| {
+            let mut cumulative = 0.0;
+            for (offset, w) in weights.iter().enumerate() {
+                cumulative += w;
+                if cumulative >= q * total {
+                    return low_end + offset;
+                }
+            }
+            high_end
+        };
+        let (low, high) = (quantile(tail), quantile(1.0 - tail));
+        let mean_offset = weights.iter().enumerate().map(|(offset, w)| offset as f64 * w).sum::<f64>() / total;
+        // The mean of a very skewed posterior could fall outside its own interval; the estimate stays inside.
+        let at = (low_end + mean_offset.round() as usize).clamp(low, high);
+        Location { at, low, high }
+    }
+
+    fn describe(&self, a: usize, location: Location, b: usize, p: f64) -> ChangePoint {
+        let c = location.at;
         let (mean_before, n_before) = self.segment_level(a, c);
         let (mean_after, n_after) = self.segment_level(c, b);
         let change = mean_after - mean_before;
@@ -468,6 +591,9 @@ impl Tracker {
         ChangePoint {
             index: index(c),
             before_index: index(c.saturating_sub(1)),
+            index_low: index(location.low),
+            index_high: index(location.high),
+            before_index_low: index(location.low.saturating_sub(1)),
             points_before: c - a,
             points_after: b - c,
             runs_before: n_before as usize,
