@@ -34,6 +34,9 @@ fn series_json_indices_and_treatment_of_bad_values() {
     assert_eq!(cps.len(), 1, "{v:#}");
     // The step is at 0-based point 120; the NaN at point 50 is dropped and counted, indices keep their place.
     assert_eq!(cps[0]["index"], 120);
+    // The location's credible interval surrounds the index; a bisect would run from before_index_low to index_high.
+    let (low, high) = (cps[0]["index_low"].as_u64().unwrap(), cps[0]["index_high"].as_u64().unwrap());
+    assert!(low <= 120 && 120 <= high && cps[0]["before_index_low"].as_u64().unwrap() < low, "{v:#}");
     assert_eq!(cps[0]["verdict"], "changed");
     assert_eq!(v["dropped_values"], 1);
     assert_eq!(v["skipped_points"], 1);
@@ -136,6 +139,10 @@ fn stored_history_along_a_branch_finds_the_step() {
     assert_eq!(cps[0]["before"], shas[STEP_AT - 1].as_str());
     assert_eq!(cps[0]["after"], shas[STEP_AT].as_str());
     assert_eq!(cps[0]["index"], STEP_AT);
+    // Three runs a commit and a 10% step: no doubt about the place, so the interval is that one commit.
+    assert_eq!((cps[0]["index_low"].as_u64(), cps[0]["index_high"].as_u64()), (Some(STEP_AT as u64), Some(STEP_AT as u64)));
+    assert_eq!(cps[0]["before_low"], shas[STEP_AT - 1].as_str());
+    assert_eq!(cps[0]["after_high"], shas[STEP_AT].as_str());
     assert_eq!(cps[0]["verdict"], "regression");
     let pct = cps[0]["change_pct"].as_f64().unwrap();
     assert!((pct + 10.0).abs() < 1.0, "{pct}");

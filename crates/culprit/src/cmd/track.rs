@@ -209,6 +209,11 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
         "before_index": c.before_index,
         "before": labels.get(c.before_index),
         "after": labels.get(c.index),
+        "index_low": c.index_low,
+        "index_high": c.index_high,
+        "before_index_low": c.before_index_low,
+        "before_low": labels.get(c.before_index_low),
+        "after_high": labels.get(c.index_high),
         "verdict": c.verdict.word(),
         "mean_before": c.mean_before,
         "mean_after": c.mean_after,
@@ -257,6 +262,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                 if c.verdict != Verdict::Regression {
                     continue;
                 }
+                // The bisect covers the change's location interval, not only its most likely place: a good end
+                // that is in fact after the change would send the bisect after the wrong commit.
+                let c = &ChangePoint { before_index: c.before_index_low, index: c.index_high, ..c.clone() };
                 let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
                     notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
                     continue;
