@@ -5,7 +5,7 @@
 //! points, each the index of the first point after a change, with the magnitude, its interval, a p-value and,
 //! after [`decide`], a q-value and THE verdict of [`crate::compare::verdict`].
 //!
-//! The method, in four steps:
+//! The method, in five steps:
 //! 1. **Scale.** The run-to-run noise `s` is `1.4826 * median |z_i|`, where `z_i` is the difference of the means
 //!    of neighbouring points normalised by `sqrt(1/n_i + 1/n_{i+1})`. Steps are rare next to neighbours, so the
 //!    median ignores them, and it ignores outliers too.
@@ -20,6 +20,11 @@
 //!    (ranks: robust to outliers, no normality needed). The least significant change point above `fdr` is
 //!    removed and its neighbours retested, until all pass. [`decide`] then applies Benjamini-Hochberg over the
 //!    change points of every metric of one call, and the compare verdict (q, minimum magnitude, interval).
+//! 5. **Location.** Each remaining change point moves to the posterior mean of its location between its
+//!    neighbours (Gaussian likelihood with a gross-error floor, the two segments' levels and local noise), which
+//!    places small steps better than the least-squares split, and gets a 90% credible interval
+//!    (`index_low ..= index_high`); levels, magnitude and p-value are those of the refined segments. Details:
+//!    `Tracker::locate`.
 //!
 //! Incremental use ([`Tracker::push`]): see [`Tracker`] for the invariant that makes it equal to the batch result.
 //!

@@ -523,7 +523,7 @@ impl Tracker {
     /// The posterior of `t` is a running sum over the window. The point estimate is its mean, rounded (the
     /// Bayes estimate under squared error): a least-squares split takes the mode, which on a small step often
     /// sits on a chance run a few points away from the truth, while the mean weighs every place the step may
-    /// be. The median (absolute-error loss) was measured too and placed about 0.5% fewer points within 5 of the
+    /// be. The median (absolute-error loss) was measured too and placed 0.3 to 0.9% fewer points within 5 of the
     /// truth (`docs/statistics.md`, `## Track`). The interval is the equal-tailed credible interval.
     fn locate(&self, a: usize, c: usize, b: usize) -> Location {
         let unmoved = Location { at: c, low: c, high: c };
