@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Culprit's change-point engine and Apache Otava on the same seeded series, side by side.
-# Usage: bash bench/otava/compare.sh [--sizes 1000,10000,100000] [--seed 7]
+# Usage: bash bench/otava/compare.sh [--sizes 1000,10000,100000] [--seed 7 | --seeds 1..=20]
+# With several seeds each row pools the counts of all seeds and gives the mean time per series.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dir="$(mktemp -d "${TMPDIR:-/tmp}/culprit-changepoint-bench.XXXXXX")"
