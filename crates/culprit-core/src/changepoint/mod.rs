@@ -20,11 +20,12 @@
 //!    (ranks: robust to outliers, no normality needed). The least significant change point above `fdr` is
 //!    removed and its neighbours retested, until all pass. [`decide`] then applies Benjamini-Hochberg over the
 //!    change points of every metric of one call, and the compare verdict (q, minimum magnitude, interval).
-//! 5. **Location.** Each remaining change point moves to the posterior mean of its location between its
-//!    neighbours (Gaussian likelihood with a gross-error floor, the two segments' levels and local noise), which
-//!    places small steps better than the least-squares split, and gets a 90% credible interval
-//!    (`index_low ..= index_high`); levels, magnitude and p-value are those of the refined segments. Details:
-//!    `Tracker::locate`.
+//! 5. **Location.** Each remaining change point moves, between its neighbours, to the place most likely within
+//!    [`LOCATION_TOLERANCE`] points of the truth under the posterior of its location (a two-component
+//!    likelihood: Gaussian noise plus a wide gross-error component whose share, spread and the noise scale are
+//!    estimated from the window's residuals; the two segments' levels), which places small steps better than the
+//!    least-squares split, and gets a 90% credible interval (`index_low ..= index_high`); levels, magnitude and
+//!    p-value are those of the refined segments. Details: `Tracker::locate`.
 //!
 //! Incremental use ([`Tracker::push`]): see [`Tracker`] for the invariant that makes it equal to the batch result.
 //!
@@ -43,6 +44,10 @@ use serde::{Deserialize, Serialize};
 
 /// Posterior probability of the location interval of each change point (`index_low ..= index_high`).
 pub const LOCATION_CREDIBILITY: f64 = 0.9;
+
+/// Each change point is placed where it is most likely within this many points of the true one (the Bayes
+/// estimate under the loss "more than this many points off"; the benchmark's criterion of a right change point).
+pub const LOCATION_TOLERANCE: usize = 5;
 
 /// Knobs of the change-point analysis. [`TrackOptions::default`] is what `culprit track` uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
