@@ -691,3 +691,86 @@ impl Tracker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    #[test]
+    fn densest_window_centre_table() {
+        struct Case {
+            name: &'static str,
+            weights: Vec<f64>,
+            half: usize,
+            centre: usize,
+        }
+        let cases = vec![
+            Case { name: "empty", weights: vec![], half: 5, centre: 0 },
+            Case { name: "half 0 is the mode", weights: vec![0.1, 0.5, 0.2, 0.4], half: 0, centre: 1 },
+            Case { name: "single peak", weights: vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], half: 1, centre: 2 },
+            Case { name: "plateau: the first", weights: vec![1.0; 6], half: 1, centre: 1 },
+            // A tall narrow spike against a broad shoulder: the mode is the spike, the densest 3-window is
+            // the shoulder, and the mean (about 3.9) lies between them.
+            Case { name: "shoulder beats spike", weights: vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.7, 0.7, 0.7, 0.0], half: 1, centre: 6 },
+            // No mass lies outside the prior window, so near its ends the best window reaches past the heavy
+            // points to cover more of the rest.
+            Case { name: "near the start", weights: vec![0.9, 0.9, 0.1, 0.1, 0.1, 0.1], half: 2, centre: 2 },
+            Case { name: "near the end", weights: vec![0.1, 0.1, 0.1, 0.1, 0.9, 0.9], half: 2, centre: 3 },
+        ];
+        for case in cases {
+            assert_eq!(densest_window_centre(&case.weights, case.half), case.centre, "{}", case.name);
+        }
+    }
+
+    /// Absolute residuals: Gaussian noise of `sigma`, and a share `gross_share` of them replaced by `gross`.
+    fn absolute_residuals(n: usize, sigma: f64, gross_share: f64, gross: impl Fn(&mut Rng) -> f64, seed: u64) -> Vec<f64> {
+        let mut rng = Rng::new(seed);
+        (0..n)
+            .map(|_| {
+                let noise = sigma * rng.normal();
+                if rng.next_f64() < gross_share { gross(&mut rng).abs() } else { noise.abs() }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn contamination_is_estimated_from_the_residuals() {
+        let tracker = Tracker::new(TrackOptions::default()).unwrap();
+        // Gaussian residuals: the scale is the noise's and the gross-error share stays at its floor's order.
+        let clean = absolute_residuals(20_000, 2.0, 0.0, |_| 0.0, 71);
+        let model = tracker.contamination(&clean);
+        assert!((model.scale / 2.0 - 1.0).abs() < 0.02, "{model:?}");
+        assert!(model.share < 0.003, "{model:?}");
+        // 5% gross errors uniform over ±6 noise units (±12), the model's own shape: share and range found. Half
+        // of those errors lie within the limit and pass for noise, which widens the scale by a few percent.
+        let uniform = absolute_residuals(20_000, 2.0, 0.05, |rng| 24.0 * (rng.next_f64() - 0.5), 72);
+        let model = tracker.contamination(&uniform);
+        assert!((model.scale / 2.0 - 1.0).abs() < 0.05, "{model:?}");
+        assert!((model.share - 0.05).abs() < 0.01, "{model:?}");
+        assert!((model.range * model.scale - 12.0).abs() < 0.3, "{model:?}");
+        // 5% gross errors of the benchmark's kind (the run plus or minus 5 noise units): the median absolute
+        // residual is inflated by about 6%, the trimmed scale is not. The share comes out too high (about 7%),
+        // as those errors bunch at 5 units where a uniform up to the largest one puts only part of its mass.
+        let shifted =
+            absolute_residuals(20_000, 2.0, 0.05, |rng| 2.0 * rng.normal() + if rng.next_f64() < 0.5 { -10.0 } else { 10.0 }, 73);
+        let mad = MAD_TO_SIGMA * stats::median(&shifted).unwrap();
+        let model = tracker.contamination(&shifted);
+        assert!(mad / 2.0 > 1.04, "MAD {mad}");
+        assert!((model.scale / 2.0 - 1.0).abs() < 0.02, "{model:?}");
+        assert!(model.share > 0.04 && model.share < 0.09, "{model:?}");
+    }
+
+    #[test]
+    fn contamination_of_degenerate_residuals_is_finite() {
+        // All residuals 0 (integer counters) fall back to the tracker's scale; none at all too.
+        let mut tracker = Tracker::new(TrackOptions::default()).unwrap();
+        tracker.scale = 1.5;
+        for residuals in [vec![0.0; 50], vec![], vec![0.0, 0.0, 0.0, 7.0]] {
+            let model = tracker.contamination(&residuals);
+            assert!(model.scale > 0.0 && model.scale.is_finite(), "{residuals:?}: {model:?}");
+            assert!((GROSS_ERROR_SHARE_MIN..=GROSS_ERROR_SHARE_MAX).contains(&model.share), "{residuals:?}: {model:?}");
+            assert!(model.range > GROSS_ERROR_SIGMAS && model.range.is_finite(), "{residuals:?}: {model:?}");
+        }
+    }
+}
