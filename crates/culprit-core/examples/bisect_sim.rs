@@ -25,7 +25,11 @@ fn parse_args(args: &[String]) -> Result<(SimConfig, bool, Vec<Strategy>), Strin
                 config.steps = if value == "none" || value == "0" {
                     Vec::new()
                 } else {
-                    value.split(',').map(|s| s.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| bad("sigmas"))?
+                    value
+                        .split(',')
+                        .map(|s| s.trim().parse::<f64>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad("sigmas"))?
                 }
             }
             "--noise" => config.noise = Noise::parse(value).ok_or_else(|| bad("a noise kind"))?,
@@ -101,22 +105,34 @@ fn trace(args: &[String]) {
         eprintln!("bisect_sim: {e}");
         std::process::exit(2)
     });
-    let mut rng = Rng::new(seed);
+    // The trial `seed` of `culprit sim --seed S` (S from the flags, default 1): the same history and noise.
+    let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed);
+    let mut rng = Rng::new(base ^ 0x5151);
     let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
     println!("steps {:?}", history.steps);
-    let mut oracle = Oracle::new(&history, config.noise, seed ^ 77);
+    let mut oracle = Oracle::new(&history, config.noise, base ^ 0xA1);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
     for entry in &result.log {
         println!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
     }
     for e in &result.evidence {
-        println!("commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}", e.commit, e.runs, e.mean, e.stddev, if e.untestable { " untestable" } else { "" });
+        println!(
+            "commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}",
+            e.commit,
+            e.runs,
+            e.mean,
+            e.stddev,
+            if e.untestable { " untestable" } else { "" }
+        );
     }
     println!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
 }
 
 /// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
-/// first locate decision, before the first verify decision and in total, and lists the seeds of wrong answers.
+/// first locate decision, before the first verify decision and in total, the statuses, the runs each kind of
+/// decision asked for, and the trials with a wrong answer (the trial numbers `--trace` takes, same `--seed`).
+/// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
+/// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST) for experiments.
 fn breakdown(args: &[String]) {
     use culprit_core::bisect::sim::{run_culprit, History, Oracle};
     use culprit_core::bisect::BisectConfig;
@@ -128,18 +144,63 @@ fn breakdown(args: &[String]) {
     });
     let (mut reproduce, mut locate, mut total) = (0usize, 0usize, 0usize);
     let mut wrong = Vec::new();
-    for seed in 1..=trials {
-        let mut rng = Rng::new(seed);
+    // Experiments on the knobs of `BisectConfig` without a rebuild: BISECT_<FIELD>=value in the environment.
+    let mut bisect_config = BisectConfig::default();
+    let env = |name: &str| std::env::var(format!("BISECT_{name}")).ok().and_then(|v| v.parse::<f64>().ok());
+    for (name, field) in [
+        ("ALPHA_CULPRIT", &mut bisect_config.alpha_culprit),
+        ("ALPHA_FRESH", &mut bisect_config.alpha_fresh),
+        ("ALPHA_REPRODUCE", &mut bisect_config.alpha_reproduce),
+        ("CONFIDENCE", &mut bisect_config.confidence),
+        ("BUILD_COST", &mut bisect_config.build_cost),
+        ("EXPLAIN_MOST", &mut bisect_config.explain_most),
+    ] {
+        if let Some(v) = env(name) {
+            *field = v;
+        }
+    }
+    let mut multiple = 0usize;
+    let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut runs_all = Vec::new();
+    for seed in 0..trials {
+        let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed);
+        let mut rng = Rng::new(base ^ 0x5151);
         let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
-        let mut oracle = Oracle::new(&history, config.noise, seed ^ 77);
-        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let mut oracle = Oracle::new(&history, config.noise, base ^ 0xA1);
+        let result = run_culprit(&history, &mut oracle, &bisect_config);
+        if result.status == culprit_core::bisect::Status::Multiple {
+            multiple += 1;
+        }
+        *statuses
+            .entry(format!(
+                "{:?}{}",
+                result.status,
+                if result.runs >= bisect_config.max_runs { " (budget)" } else { "" }
+            ))
+            .or_insert(0usize) += 1;
+        runs_all.push(result.runs);
+        for pair in result.log.windows(2) {
+            let key: String = format!(
+                "{} {}",
+                pair[0].phase,
+                pair[0]
+                    .decision
+                    .split_whitespace()
+                    .filter(|w| w.parse::<f64>().is_err())
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            *kinds.entry(key).or_insert(0usize) += pair[1].runs - pair[0].runs;
+        }
         let first = |phase: &str| result.log.iter().find(|e| e.phase == phase).map(|e| e.runs).unwrap_or(result.runs);
         reproduce += first("locate");
         locate += first("verify");
         total += result.runs;
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
         if result.named != truth {
-            wrong.push((seed, result.named.clone(), truth, result.runs));
+            wrong.push((seed, format!("{:?} {:?}", result.status, result.named), truth, result.runs));
         }
     }
     let n = trials as f64;
@@ -150,7 +211,14 @@ fn breakdown(args: &[String]) {
         (total - locate) as f64 / n,
         total as f64 / n
     );
+    runs_all.sort_unstable();
+    let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
+    println!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
+    println!("  statuses {statuses:?}");
+    for (k, v) in &kinds {
+        println!("  {:>7.1}  {k}", *v as f64 / n);
+    }
     for (seed, named, truth, runs) in wrong {
-        println!("seed {seed}: named {named:?}, truth {truth:?}, runs {runs}");
+        println!("seed {seed}: named {named}, truth {truth:?}, runs {runs}");
     }
 }

@@ -16,18 +16,22 @@
 //!    as ranges with their shares. The next runs go where expected information per unit cost is highest
 //!    (a new commit costs a build, another run at a built commit does not).
 //!    A model comparison of one change against two (a middle level between the ends) over every partition of the
-//!    tested commits ends the segment as several contributors when decisive.
+//!    tested commits ends the segment as several contributors when decisive; while it leans that way, a commit
+//!    that looks in between gets interleaved runs with the nearer end. The ends keep a share of the runs.
 //! 3. *Verify*: fresh interleaved pairs at the chosen commit and its parent, analysed as pairs (differences of runs
-//!    adjacent in time, so load that comes and goes cancels); a sequential ratio test against the step the levels
-//!    predict must pass on the pairs alone, and its share of the change is estimated with an interval; a share far
-//!    above the whole change is re-examined and, if it persists, never blamed. Pairs that show no step send the
-//!    search back to locating. When it explains only part, the segments before and after it are searched the same
-//!    way, and every contributor is reported with its share.
+//!    adjacent in time, so load that comes and goes cancels); blame needs a sequential ratio test against the step
+//!    the levels predict to pass on the pairs alone and the posterior from every run to reach 99%. Its share of
+//!    the change is estimated from every run at the two commits, against the pooled levels and against the
+//!    segment's ends; a share far above the whole change is re-examined and, if it persists, never blamed. Pairs
+//!    that show no step send the search back to locating. When it explains only part, or a residual step between
+//!    an end and the culprit or its parent stands out, the segments before and after it are searched the same
+//!    way, and every contributor is reported with its share; parts still unsearched when the budget is spent are
+//!    reported as ranges when their ends differ.
 
-mod model;
-mod topology;
 pub mod baselines;
+mod model;
 pub mod sim;
+mod topology;
 
 pub use model::{fit_t, fit_t_fixed_scale, information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
 pub use topology::CommitNode;
@@ -71,9 +75,14 @@ pub struct BisectConfig {
     pub max_runs: usize,
     /// False-alarm bound of the test that good and bad differ (any number of looks).
     pub alpha_reproduce: f64,
-    /// False-alarm bound of the test that the culprit differs from its parent.
+    /// A culprit is blamed only when the posterior from every run puts at least 1 - alpha_culprit on it.
     pub alpha_culprit: f64,
+    /// False-alarm bound of the test, on the fresh interleaved pairs alone, that the culprit differs from its
+    /// parent (any number of looks). Sessions stored before this knob existed read the default.
+    #[serde(default = "default_alpha_fresh")]
+    pub alpha_fresh: f64,
     /// Posterior mass one commit (with any untestable commits it cannot be told from) needs before it is verified.
+    /// Verification goes back to locating when its fresh runs move the posterior, so this only says where to test.
     pub confidence: f64,
     /// A culprit whose share's lower bound (90%) reaches this explains the change: the search stops.
     pub explain_most: f64,
@@ -90,6 +99,10 @@ pub struct BisectConfig {
     pub min_effect_sigma: f64,
 }
 
+fn default_alpha_fresh() -> f64 {
+    BisectConfig::default().alpha_fresh
+}
+
 impl Default for BisectConfig {
     fn default() -> Self {
         BisectConfig {
@@ -99,7 +112,8 @@ impl Default for BisectConfig {
             max_runs: 600,
             alpha_reproduce: 0.05,
             alpha_culprit: 0.01,
-            confidence: 0.95,
+            alpha_fresh: 0.01,
+            confidence: 0.6,
             explain_most: 0.4,
             partial_below: 0.8,
             min_fresh_pairs: 2,
@@ -303,6 +317,20 @@ const INITIAL_RUNS_PER_SIDE: usize = 4;
 const LOCATE_RUNS_CAP: usize = 16;
 /// Posterior mass enough to verify when the candidate and its parent have reached the runs cap.
 const SATURATED_CONFIDENCE: f64 = 0.8;
+/// A step whose share of the change between its segment's ends is surely (90% upper bound) below this explains
+/// only part of it.
+const ENDS_PARTIAL_BELOW: f64 = 0.6;
+/// After a culprit that explains most of its segment's change, a residual segment (start to parent, culprit to
+/// end) whose change reaches this many standard errors, from the runs already taken, is searched too.
+const RESIDUAL_SCREEN_Z: f64 = 2.5;
+/// A segment still being searched when the budget is spent is reported as a range holding part of the change when
+/// its ends differ by this many standard errors.
+const UNSETTLED_MIN_Z: f64 = 3.0;
+/// Below [`RESIDUAL_SCREEN_Z`] but from this many standard errors, a residual step is suggested: the segment's end
+/// gets more runs when it has fewer than the commit it is compared with.
+const RESIDUAL_SUSPECT_Z: f64 = 1.0;
+/// Each end of a segment keeps at least 1/this of the runs of the segment's interior commits.
+const END_SHARE_DIVISOR: usize = 8;
 /// Two-sided z of the 90% share interval.
 const SHARE_Z: f64 = 1.645;
 /// A residual segment whose change is surely below this share of the total holds no further contributor.
@@ -310,14 +338,17 @@ const RESIDUAL_MIN_SHARE: f64 = 0.15;
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
 /// change is shared by several commits (a staircase), reported as such.
 const BETWEEN_Z: f64 = 4.0;
-/// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels and gets interleaved runs
-/// with the two ends until the suspicion is settled. These runs are what lets the staircase model comparison
-/// decide. Measured (200 trials): probing from 1.5 standard errors reported 59.5% of three-step staircases as
-/// several contributors; from 1.0 always, 77% but single steps took 147 runs instead of 122; from 1.5, or from
-/// [`BETWEEN_LEANING_Z`] when the staircase comparison leans to two changes, 78% at 136 runs.
-const BETWEEN_SUSPECT_Z: f64 = 1.5;
-/// The lower suspicion bar used when the staircase model comparison leans to two changes.
+/// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels when the staircase model
+/// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); it then gets
+/// interleaved runs with the nearer end until the suspicion is settled. These runs are what lets the comparison
+/// decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps about 30 runs a job, most of
+/// them on commits that looked in between after 3 runs by chance; see docs/statistics.md for the measurements.
 const BETWEEN_LEANING_Z: f64 = 1.0;
+/// The lean of the staircase comparison (log Bayes factor, two changes against one) from which a commit that
+/// looks in between is probed. Measured with the final settings otherwise (runs of a single 1.5 sigma step /
+/// share of three 0.5 sigma steps and of two 1 sigma steps reported as several; 500, 300 and 200 trials): 1 gave
+/// 118 runs / 90% / 83%, 0.5 gives 125 / 91% / 91.5%; 0 cost about 20 more runs a single step.
+const STAIRCASE_LEAN_LOG_BAYES: f64 = 0.5;
 /// Runs a commit needs before it can be judged in between, and runs each end needs.
 const BETWEEN_MIN_RUNS: usize = 6;
 const BETWEEN_MIN_END_RUNS: usize = 10;
@@ -329,10 +360,18 @@ const SHARE_IMPLAUSIBLE: f64 = 1.5;
 /// Fresh pairs after which an implausible share makes the segment inconclusive.
 const IMPLAUSIBLE_MAX_PAIRS: usize = 12;
 /// Log Bayes factor of "two changes with a level between" against "one change" at which a segment is reported
-/// as several contributors (a staircase): about 1,000 to 1. The check is repeated at every decision and the
-/// probing runs go to the commit that looks most in between, so a lower bar fires on single steps: measured (200
-/// trials, probing from 1 standard error) ln 250 named several contributors in 1% of single-step jobs, this in none.
-const STAIRCASE_LOG_BAYES: f64 = 6.9;
+/// as several contributors (a staircase): about 500 to 1. The check is repeated at every decision and the probing
+/// runs go to commits that look in between, so a lower bar fires on single steps more often. Measured (300
+/// staircase trials; single steps on two seeds of 500): ln 250 reported 93% of staircases as several and 0.6-1.2%
+/// of single steps; this, 91% and 0.6-1.0%; ln 1000, 89% and 0.4-1.0%.
+const STAIRCASE_LOG_BAYES: f64 = 6.2;
+/// Pseudo degrees of freedom of the prior guess of the noise of a fresh pair's difference (sqrt 2 times the
+/// within-commit noise of the segment, known from every run): the few fresh pairs' own spread is shrunk towards
+/// it, so that two or three pairs that happen to agree (or not) do not make the test over- or under-confident.
+const PAIR_PRIOR_DOF: f64 = 8.0;
+/// The Student-t (nu = 4) location of Gaussian data has about 10% more variance than the mean: its standard
+/// error is the plug-in one times this.
+const T_LOCATION_INFLATION: f64 = 1.05;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
 
@@ -480,6 +519,7 @@ impl Bisect {
                 return;
             }
             if self.runs >= self.config.max_runs {
+                self.report_unsettled_parts();
                 let reason = format!("the budget of {} runs is spent", self.config.max_runs);
                 self.finish(reason);
                 return;
@@ -560,7 +600,10 @@ impl Bisect {
             model::one_sided_mixture_log_ratio(diff, se, sigma)
         };
         let threshold = (1.0 / self.config.alpha_reproduce).ln();
-        let evidence = format!("difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}", diff / sigma);
+        let evidence = format!(
+            "difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}",
+            diff / sigma
+        );
         if log_ratio >= threshold && (diff > 0.0 || two_sided) {
             if two_sided && diff < 0.0 {
                 self.orientation = -self.orientation;
@@ -573,10 +616,8 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        let spent: usize = [lo, hi]
-            .iter()
-            .map(|&c| self.values[c].iter().filter(|(t, _)| *t >= start_records as f64).count())
-            .sum();
+        let spent: usize =
+            [lo, hi].iter().map(|&c| self.values[c].iter().filter(|(t, _)| *t >= start_records as f64).count()).sum();
         let upper = diff.abs() + 2.326 * se;
         let floor = match (segment.top, self.total) {
             (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
@@ -687,8 +728,7 @@ impl Bisect {
                 signature_of.push(id);
             }
         }
-        let logliks: Vec<f64> =
-            fits.iter().map(|f| f.map(|f| f.log_evidence).unwrap_or(f64::NEG_INFINITY)).collect();
+        let logliks: Vec<f64> = fits.iter().map(|f| f.map(|f| f.log_evidence).unwrap_or(f64::NEG_INFINITY)).collect();
         let max = logliks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let mut probability: Vec<f64> = if max.is_finite() {
             signature_of.iter().map(|&s| (logliks[s] - max).exp()).collect()
@@ -708,12 +748,11 @@ impl Bisect {
         for (&s, &p) in signature_of.iter().zip(&probability) {
             partition_mass[s] += p;
         }
-        let best_partition = (0..fits.len()).filter(|&s| fits[s].is_some()).fold(None, |best: Option<usize>, s| {
-            match best {
+        let best_partition =
+            (0..fits.len()).filter(|&s| fits[s].is_some()).fold(None, |best: Option<usize>, s| match best {
                 Some(b) if partition_mass[b] >= partition_mass[s] => Some(b),
                 _ => Some(s),
-            }
-        });
+            });
         let (delta, sigma, delta_se) = match best_partition.and_then(|s| fits[s]) {
             Some(fit) => (fit.after - fit.before, fit.sigma, fit.step_se),
             None => (0.0, 1.0, f64::INFINITY),
@@ -739,10 +778,8 @@ impl Bisect {
         // In a DAG, two hypotheses are indistinguishable when the same testable commits of the segment contain them.
         let testable: Vec<usize> = hypotheses.iter().copied().filter(|&c| !self.untestable[c]).collect();
         let mut by_signature: BTreeMap<Vec<bool>, usize> = BTreeMap::new();
-        let signatures: Vec<Vec<bool>> = hypotheses
-            .iter()
-            .map(|&k| testable.iter().map(|&c| self.topology.contains(k, c)).collect())
-            .collect();
+        let signatures: Vec<Vec<bool>> =
+            hypotheses.iter().map(|&k| testable.iter().map(|&c| self.topology.contains(k, c)).collect()).collect();
         for (&k, signature) in hypotheses.iter().zip(&signatures) {
             let entry = by_signature.entry(signature.clone()).or_insert(k);
             // The testable member, if any, represents the class.
@@ -824,7 +861,9 @@ impl Bisect {
                 continue;
             }
             let values = self.adjusted(c, slope);
-            let Some(fit) = fit_t(&[&lo_values, &values, &hi_values]) else { continue };
+            let Some(fit) = fit_t(&[&lo_values, &values, &hi_values]) else {
+                continue;
+            };
             let inflate = if fit.sigma() > 0.0 { (noise / fit.sigma()).max(1.0) } else { 1.0 };
             let [se_lo, se_c, se_hi] = [0, 1, 2].map(|g| fit.standard_error(g) * inflate);
             let z_lo = (fit.locations[1] - fit.locations[0]) / (se_c * se_c + se_lo * se_lo).sqrt();
@@ -835,6 +874,60 @@ impl Bisect {
             }
         }
         best
+    }
+
+    /// A tested commit measurably between the two levels of the segment means the change is shared by several
+    /// commits. At 4 standard errors from both ends it ends the segment as two ranges with their shares (reporting
+    /// them is honest and cheap; narrowing each small step would cost far more runs than the budget holds, and
+    /// confirming one of them alone would hide the others). Below that, a commit that looks in between while the
+    /// staircase model comparison leans to two changes (log Bayes factor >= `lean`) gets interleaved runs with
+    /// the nearer end: those runs are what lets the comparison decide. Returns true when it acted (asked for runs,
+    /// or settled the segment).
+    fn probe_between(&mut self, segment: Segment, slope: f64, phase: &str, lean: f64) -> bool {
+        let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) else {
+            return false;
+        };
+        let settled = self.values[c].len() >= BETWEEN_MIN_RUNS
+            && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
+            && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
+        if score >= BETWEEN_Z && settled {
+            self.note(
+                phase,
+                format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
+                format!("its level differs from both ends by at least {score:.2} standard errors"),
+            );
+            self.push_range(Segment { lo: segment.lo, hi: c, top: false });
+            self.push_range(Segment { lo: c, hi: segment.hi, top: false });
+            self.next_segment();
+            return true;
+        }
+        let leaning =
+            score >= BETWEEN_LEANING_Z && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= lean);
+        if leaning && self.values[c].len() < BETWEEN_MAX_RUNS {
+            // The comparison that decides is the one with the nearer end (the smaller difference): runs go to the
+            // commit and that end, interleaved; the farther end is already far enough.
+            let near = self.nearer_end(segment, c, slope);
+            self.note(
+                phase,
+                format!("interleaved runs at {c} and {near}"),
+                format!("commit {c} may sit between the levels ({score:.2} standard errors from each end)"),
+            );
+            self.ask(vec![(c, 2), (near, 2)]);
+            return true;
+        }
+        false
+    }
+
+    /// The end of the segment whose level is closer to commit `c`'s (robust t fits of the three).
+    fn nearer_end(&self, segment: Segment, c: usize, slope: f64) -> usize {
+        let (lo, mid, hi) =
+            (self.adjusted(segment.lo, slope), self.adjusted(c, slope), self.adjusted(segment.hi, slope));
+        match fit_t(&[&lo, &mid, &hi]) {
+            Some(fit) if (fit.locations[1] - fit.locations[0]).abs() > (fit.locations[2] - fit.locations[1]).abs() => {
+                segment.hi
+            }
+            _ => segment.lo,
+        }
     }
 
     /// Model comparison of "one change in the segment" against "two changes, with the runs between them at a
@@ -869,7 +962,9 @@ impl Bisect {
         let mut two = Vec::new();
         let mut best: Option<(f64, Staircase)> = None;
         for s in 1..count {
-            let Some((ev, _)) = model::levels_log_evidence(&[range(0, s), range(s, count)]) else { continue };
+            let Some((ev, _)) = model::levels_log_evidence(&[range(0, s), range(s, count)]) else {
+                continue;
+            };
             one.push(ev + (gap(s) / commits).ln());
             if gap(s) >= 2.0 {
                 two.push(ev + (gap(s) * (gap(s) - 1.0) / 2.0 / pairs).ln());
@@ -878,7 +973,9 @@ impl Bisect {
         for s1 in 1..count {
             for s2 in s1 + 1..count {
                 let groups = [range(0, s1), range(s1, s2), range(s2, count)];
-                let Some((ev, sigma)) = model::levels_log_evidence(&groups) else { continue };
+                let Some((ev, sigma)) = model::levels_log_evidence(&groups) else {
+                    continue;
+                };
                 let [low, middle, high] = groups.map(|g| g.y / g.w);
                 if !(high > low) {
                     continue;
@@ -923,11 +1020,15 @@ impl Bisect {
     /// Ends the segment as several contributors when the staircase model is decisively better than one change
     /// (see [`Bisect::staircase`]). Returns true when it did.
     fn settle_staircase(&mut self, segment: Segment, slope: f64, phase: &str) -> bool {
-        let Some((bayes, stair)) = self.staircase(segment, slope) else { return false };
+        let Some((bayes, stair)) = self.staircase(segment, slope) else {
+            return false;
+        };
         // As for one commit in between: the ends and the middle need runs enough that their levels are not the
         // luck of a few runs (the check is repeated at every decision).
-        let middle_runs: usize =
-            (stair.first_middle..=stair.last_middle).filter(|&c| !self.untestable[c]).map(|c| self.values[c].len()).sum();
+        let middle_runs: usize = (stair.first_middle..=stair.last_middle)
+            .filter(|&c| !self.untestable[c])
+            .map(|c| self.values[c].len())
+            .sum();
         let settled = middle_runs >= BETWEEN_MIN_RUNS
             && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
             && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
@@ -936,7 +1037,10 @@ impl Bisect {
         }
         self.note(
             phase,
-            format!("several contributors: commits {}..={} sit between {} and {}", stair.first_middle, stair.last_middle, segment.lo, segment.hi),
+            format!(
+                "several contributors: commits {}..={} sit between {} and {}",
+                stair.first_middle, stair.last_middle, segment.lo, segment.hi
+            ),
             format!(
                 "two changes against one: log Bayes factor {bayes:.2}; levels {:.4}, {:.4}, {:.4}",
                 stair.low.0, stair.middle.0, stair.high.0
@@ -960,34 +1064,8 @@ impl Bisect {
         // A commit measurably between the two levels means the change is shared by several commits. Reporting the
         // two ranges with their shares is honest and cheap; narrowing each small step would cost far more runs
         // than the budget holds, and confirming one of them alone would hide the others.
-        if let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) {
-            let settled = self.values[c].len() >= BETWEEN_MIN_RUNS
-                && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
-                && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
-            if score >= BETWEEN_Z && settled {
-                self.note(
-                    "locate",
-                    format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
-                    format!("its level differs from both ends by at least {score:.2} standard errors"),
-                );
-                self.push_range(Segment { lo: segment.lo, hi: c, top: false });
-                self.push_range(Segment { lo: c, hi: segment.hi, top: false });
-                self.next_segment();
-                return false;
-            }
-            // Below the plain suspicion bar, a commit is still probed when the staircase model already leans to
-            // two changes: that is where the runs decide the model comparison.
-            let leaning = score >= BETWEEN_LEANING_Z
-                && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= 0.0);
-            if (score >= BETWEEN_SUSPECT_Z || leaning) && self.values[c].len() < BETWEEN_MAX_RUNS {
-                self.note(
-                    "locate",
-                    format!("interleaved runs at {}, {c} and {}", segment.lo, segment.hi),
-                    format!("commit {c} may sit between the levels ({score:.2} standard errors from each end)"),
-                );
-                self.ask(vec![(c, 2), (segment.lo, 1), (segment.hi, 1)]);
-                return true;
-            }
+        if self.probe_between(segment, slope, "locate", STAIRCASE_LEAN_LOG_BAYES) {
+            return !self.pending.is_empty();
         }
         let Some((best, mass)) = posterior.best_class() else {
             self.next_segment();
@@ -1004,22 +1082,28 @@ impl Bisect {
             self.note(
                 "locate",
                 format!("verify commit {best} against {parent}"),
-                format!("posterior {mass:.4} on commit {best} (step {:.4}, noise {:.4})", posterior.delta, posterior.sigma),
+                format!(
+                    "posterior {mass:.4} on commit {best} (step {:.4}, noise {:.4})",
+                    posterior.delta, posterior.sigma
+                ),
             );
             self.phase = Phase::Verify { segment, commit: best, parent, start_records: self.records };
             return false;
         }
         // The levels are only as good as the runs at the two ends: when an interior commit has far more runs than an
         // end, its runs would set a level on their own (and a commit sitting between the levels then looks like
-        // either), so the ends are topped up first, interleaved.
-        let busiest = posterior
+        // either), so the ends are topped up first, interleaved. The ends also keep a share of all the segment's
+        // runs: when the change sits next to an end, that end is the only measured commit on its side, and a few
+        // unlucky runs there would otherwise set that side's level for good (the search then wanders elsewhere
+        // until the budget is spent).
+        let interior: Vec<usize> = posterior
             .hypotheses
             .iter()
             .filter(|&&c| c != segment.hi)
             .map(|&c| if self.untestable[c] { 0 } else { self.values[c].len() })
-            .max()
-            .unwrap_or(0);
-        let floor = (busiest / 2).max(INITIAL_RUNS_PER_SIDE);
+            .collect();
+        let busiest = interior.iter().copied().max().unwrap_or(0);
+        let floor = (busiest / 2).max(INITIAL_RUNS_PER_SIDE).max(interior.iter().sum::<usize>() / END_SHARE_DIVISOR);
         let (n_lo, n_hi) = (self.values[segment.lo].len(), self.values[segment.hi].len());
         if n_lo < floor || n_hi < floor {
             self.note(
@@ -1126,6 +1210,34 @@ impl Bisect {
         }
     }
 
+    /// When the budget ends the search, the parts of the change still being searched (the current segment and the
+    /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at
+    /// their ends show a change (2 standard errors or more in the regression's direction): the maintainer learns
+    /// where the rest of the change lies even though it was not narrowed.
+    fn report_unsettled_parts(&mut self) {
+        let current = match self.phase {
+            Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } => {
+                Some(segment)
+            }
+            Phase::Finished => None,
+        };
+        let slope = self.drift();
+        let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
+        for segment in unsettled {
+            let shows_change = self
+                .segment_change(segment, slope)
+                .is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z);
+            if shows_change {
+                self.note(
+                    "done",
+                    format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
+                    "not narrowed within the budget".into(),
+                );
+                self.push_range(segment);
+            }
+        }
+    }
+
     /// Records a residual segment that holds part of the change but was not narrowed down.
     fn push_range(&mut self, segment: Segment) {
         let slope = self.drift();
@@ -1214,9 +1326,17 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        let significant = step > 0.0 && log_ratio >= threshold;
+        // Blame needs both: the posterior from every run puts at least 1 - alpha_culprit on this commit, and the
+        // fresh pairs on their own show the step (their test at alpha_fresh). The posterior is the evidence of the
+        // whole search; the fresh pairs are the check that does not depend on the runs that chose the commit.
+        let fresh_threshold = (1.0 / self.config.alpha_fresh).ln();
+        let significant = step > 0.0 && log_ratio >= fresh_threshold && mass >= 1.0 - self.config.alpha_culprit;
+        // How much of the change the step explains is a question of magnitude, not of blame: every run at the two
+        // commits answers it (fresh and from locating), so it is known long before the fresh pairs alone would know it.
+        let (size, se_size) =
+            self.segment_change(Segment { lo: parent, hi: commit, top: false }, slope).unwrap_or((step, se_step));
         // The decision about other contributors uses this segment's change; the reported share uses good-to-bad.
-        let (f, f_low, f_high) = model::ratio_interval(step, se_step, seg_change, se_seg, SHARE_Z);
+        let (f, f_low, f_high) = model::ratio_interval(size, se_size, seg_change, se_seg, SHARE_Z);
         let (total, total_se) = self.top_change(slope).unwrap_or((seg_change, se_seg));
         let (share, share_low, share_high) = model::ratio_interval(step, se_step, total, total_se, SHARE_Z);
         let evidence = format!(
@@ -1228,21 +1348,71 @@ impl Bisect {
                 self.note("verify", format!("commit {commit} not blamed: implausible share"), evidence.clone());
                 self.segment_unresolved(
                     segment,
-                    &format!("commit {commit} would explain {:.0}% (at least {:.0}%) of the change: {evidence}", share * 100.0, share_low * 100.0),
+                    &format!(
+                        "commit {commit} would explain {:.0}% (at least {:.0}%) of the change: {evidence}",
+                        share * 100.0,
+                        share_low * 100.0
+                    ),
                 );
                 return false;
             }
             self.note(
                 "verify",
                 format!("re-examine {parent} and {commit} with the ends {} and {}", segment.lo, segment.hi),
-                format!("share {:.0}% [{:.0}%, {:.0}%] is above the whole change: {evidence}", share * 100.0, share_low * 100.0, share_high * 100.0),
+                format!(
+                    "share {:.0}% [{:.0}%, {:.0}%] is above the whole change: {evidence}",
+                    share * 100.0,
+                    share_low * 100.0,
+                    share_high * 100.0
+                ),
             );
             self.ask(vec![(parent, 2), (commit, 2), (segment.lo, 1), (segment.hi, 1)]);
             return true;
         }
-        let explains_all = f_low >= self.config.explain_most;
-        let explains_part = f_high < self.config.partial_below;
+        // The pooled levels understate the change of a segment with several steps (each side mixes the levels of
+        // its steps), so one of two equal steps can look like most of the pooled change. The segment's ends
+        // measure its whole change: a step clearly short of that explains only part, whatever the pooled levels
+        // say. The bar is lower than for the pooled share because the ends' change is known less precisely, and a
+        // single step must not be sent looking for contributors that are not there.
+        let (_, _, ends_high) = match self.segment_change(segment, slope) {
+            Some((change, change_se)) => model::ratio_interval(size, se_size, change, change_se, SHARE_Z),
+            None => (f, f_low, f_high),
+        };
+        let explains_part = f_high < self.config.partial_below || ends_high < ENDS_PARTIAL_BELOW;
+        let explains_all = f_low >= self.config.explain_most && !explains_part;
         let out_of_pairs = pairs >= self.config.max_verify_pairs;
+        // Explaining most of the pooled change does not rule out a second contributor (the pooled levels mix the
+        // steps of a series). Before the search stops, the parent must still sit at the segment's start level and
+        // the culprit at its end level, judged from every run taken. When a residual step is suggested but the
+        // end has fewer runs than the commit it is compared with, the end gets two more runs (the pairs are not
+        // touched) and the question is asked again.
+        if significant && explains_all && !explains_part && !out_of_pairs {
+            for (end, inner, s) in [
+                (segment.lo, parent, Segment { lo: segment.lo, hi: parent, top: false }),
+                (segment.hi, commit, Segment { lo: commit, hi: segment.hi, top: false }),
+            ] {
+                if s.lo == s.hi || self.topology.segment(s.lo, s.hi).is_empty() {
+                    continue;
+                }
+                let Some((change, change_se)) = self.segment_change(s, slope) else {
+                    continue;
+                };
+                let z = if change_se > 0.0 { change / change_se } else { 0.0 };
+                if z >= RESIDUAL_SUSPECT_Z && z < RESIDUAL_SCREEN_Z && self.values[end].len() < self.values[inner].len()
+                {
+                    self.note(
+                        "verify",
+                        format!("two more runs at {end}"),
+                        format!(
+                            "the change from {} to {} is {z:.2} standard errors: is commit {commit} all of it?",
+                            s.lo, s.hi
+                        ),
+                    );
+                    self.ask(vec![(end, 2)]);
+                    return true;
+                }
+            }
+        }
         if significant && (explains_all || explains_part || out_of_pairs) {
             let suspects: Vec<usize> = posterior
                 .hypotheses
@@ -1272,7 +1442,31 @@ impl Bisect {
                 }
                 self.note("verify", format!("commit {commit} confirmed, explains part: search the rest"), evidence);
             } else {
-                self.note("verify", format!("commit {commit} confirmed"), evidence);
+                // Explaining most of the pooled change does not rule out a second contributor (the pooled levels
+                // mix the steps of a series). The runs already taken say whether the parent still sits at the
+                // segment's start level and the culprit at its end level; a residual step that stands out is
+                // searched like any segment.
+                let mut residual = Vec::new();
+                for s in [
+                    Segment { lo: segment.lo, hi: parent, top: false },
+                    Segment { lo: commit, hi: segment.hi, top: false },
+                ] {
+                    if s.lo == s.hi || self.topology.segment(s.lo, s.hi).is_empty() {
+                        continue;
+                    }
+                    if let Some((change, change_se)) = self.segment_change(s, slope) {
+                        if change_se > 0.0 && change / change_se >= RESIDUAL_SCREEN_Z {
+                            residual.push(s);
+                        }
+                    }
+                }
+                let note = if residual.is_empty() {
+                    format!("commit {commit} confirmed")
+                } else {
+                    format!("commit {commit} confirmed; a residual step stands out: search it")
+                };
+                self.queue.extend(residual);
+                self.note("verify", note, evidence);
             }
             self.next_segment();
             return false;
@@ -1293,7 +1487,14 @@ impl Bisect {
     /// a difference is taken as at least sqrt(2) times `noise` (the within-commit noise of the whole segment), so
     /// that a few differences which happen to agree cannot make a step look certain. `None` with fewer than two
     /// pairs.
-    fn paired_step(&self, parent: usize, commit: usize, start: usize, slope: f64, noise: f64) -> Option<(f64, f64, f64)> {
+    fn paired_step(
+        &self,
+        parent: usize,
+        commit: usize,
+        start: usize,
+        slope: f64,
+        noise: f64,
+    ) -> Option<(f64, f64, f64)> {
         let centre = self.records as f64 / 2.0;
         let fresh = |c: usize| -> Vec<f64> {
             self.values[c]
@@ -1307,10 +1508,22 @@ impl Bisect {
             return None;
         }
         let fit = fit_t(&[&differences])?;
-        let pair_sigma = fit.sigma().max(std::f64::consts::SQRT_2 * noise);
-        let se = pair_sigma * fit.standard_error(0) / fit.sigma().max(f64::MIN_POSITIVE);
+        let expected_sigma = std::f64::consts::SQRT_2 * noise;
+        let dof = differences.len() as f64 - 1.0;
+        let pair_sigma =
+            ((dof * fit.sigma().powi(2) + PAIR_PRIOR_DOF * expected_sigma.powi(2)) / (dof + PAIR_PRIOR_DOF)).sqrt();
+        let se = pair_sigma * T_LOCATION_INFLATION / (differences.len() as f64).sqrt();
         let location = fit.locations.first().copied()?;
         Some((location, se, pair_sigma / std::f64::consts::SQRT_2))
+    }
+
+    /// The change (oriented) from a segment's lo to its hi and its standard error, from every run at the two.
+    fn segment_change(&self, segment: Segment, slope: f64) -> Option<(f64, f64)> {
+        let a = self.adjusted(segment.lo, slope);
+        let b = self.adjusted(segment.hi, slope);
+        let fit = fit_t(&[&a, &b])?;
+        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        Some((fit.locations[1] - fit.locations[0], se))
     }
 
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.

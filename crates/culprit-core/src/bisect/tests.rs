@@ -67,12 +67,16 @@ fn untestable_commits_join_the_next_testable_class() {
     let mut m = machine(6);
     m.untestable[2] = true;
     m.untestable[3] = true;
-    seed_values(&mut m, &[(0, &[0.0, 0.1, -0.1, 0.05]), (1, &[0.0, 0.1, -0.1]), (4, &[1.5, 1.4, 1.6]), (5, &[1.5, 1.4, 1.6])]);
+    seed_values(
+        &mut m,
+        &[(0, &[0.0, 0.1, -0.1, 0.05]), (1, &[0.0, 0.1, -0.1]), (4, &[1.5, 1.4, 1.6]), (5, &[1.5, 1.4, 1.6])],
+    );
     let posterior = m.posterior(0, 5, 0.0).expect("posterior");
     let (best, mass) = posterior.best_class().expect("best");
     assert_eq!(best, 4, "the class is represented by its testable commit");
     assert!(mass > 0.99);
-    let classes: Vec<(usize, usize)> = posterior.hypotheses.iter().copied().zip(posterior.class.iter().copied()).collect();
+    let classes: Vec<(usize, usize)> =
+        posterior.hypotheses.iter().copied().zip(posterior.class.iter().copied()).collect();
     assert!(classes.contains(&(2, 4)) && classes.contains(&(3, 4)) && classes.contains(&(4, 4)));
     let parent = m.reference_parent(Segment { lo: 0, hi: 5, top: true }, 4, &posterior);
     assert_eq!(parent, 1, "the comparison skips the untestable commits");
@@ -176,7 +180,45 @@ fn a_commit_at_either_level_is_not_between() {
     let (good, bad) = (around(0.0, 20), around(2.0, 20));
     seed_values(&mut m, &[(0, &good), (3, &around(0.0, 12)), (6, &around(2.0, 12)), (9, &bad)]);
     let (_, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
-    assert!(score < BETWEEN_SUSPECT_Z, "score {score}");
+    assert!(score < BETWEEN_LEANING_Z, "score {score}");
+}
+
+#[test]
+fn probing_goes_to_the_nearer_end() {
+    // (level of commit 5 between good at 0 and bad at 1.5, the end it is compared with)
+    for (level, nearer) in [(0.4, 0), (0.6, 0), (0.9, 9), (1.2, 9)] {
+        let mut m = machine(10);
+        let segment = Segment { lo: 0, hi: 9, top: true };
+        seed_values(&mut m, &[(0, &around(0.0, 12)), (5, &around(level, 8)), (9, &around(1.5, 12))]);
+        assert_eq!(m.nearer_end(segment, 5, 0.0), nearer, "commit 5 at {level}");
+    }
+}
+
+#[test]
+fn the_ends_keep_a_share_of_the_runs() {
+    // Commits 1-3 measured good and 7-8 bad, 16 runs each; the ends have 4 runs each. The change is somewhere in
+    // 4..=7, so no commit is ready to verify; the ends hold far fewer than an eighth of the interior's 80 runs,
+    // so the next runs are an interleaved pair at the ends.
+    let mut m = machine(10);
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    m.total = Some((1.5, 0.3));
+    m.reproduced = Some(true);
+    m.phase = Phase::Locate { segment };
+    let (good, bad) = (around(0.0, 16), around(1.5, 16));
+    seed_values(&mut m, &[(0, &around(0.0, 4)), (9, &around(1.5, 4))]);
+    seed_values(&mut m, &[(1, &good), (2, &good), (3, &good), (7, &bad), (8, &bad)]);
+    assert!(m.locate(segment, 0.0), "{:?}", m.log);
+    assert_eq!(m.pending, vec![(0, 1), (9, 1)], "{:?}", m.log.last());
+}
+
+#[test]
+fn sessions_stored_without_alpha_fresh_read_the_default() {
+    let mut stored = serde_json::to_value(BisectConfig::default()).expect("serialises");
+    if let Some(object) = stored.as_object_mut() {
+        object.remove("alpha_fresh");
+    }
+    let config: BisectConfig = serde_json::from_value(stored).expect("an older config still reads");
+    assert_eq!(config, BisectConfig::default());
 }
 
 #[test]
@@ -188,7 +230,10 @@ fn a_burst_during_locating_does_not_get_a_commit_blamed() {
     m.total = Some((1.5, 0.1));
     m.reproduced = Some(true);
     let (good, bad, burst) = (around(0.0, 20), around(1.5, 20), around(4.5, 5));
-    seed_values(&mut m, &[(0, &good), (9, &bad), (4, &around(0.0, 5)), (5, &around(1.5, 5)), (6, &around(1.5, 3)), (7, &burst)]);
+    seed_values(
+        &mut m,
+        &[(0, &good), (9, &bad), (4, &around(0.0, 5)), (5, &around(1.5, 5)), (6, &around(1.5, 3)), (7, &burst)],
+    );
     let start = m.records;
     // Fresh pairs in time order: parent, commit, parent, commit, ... at the same level (some in a burst too).
     for i in 0..8 {
@@ -216,8 +261,16 @@ fn staircase_model_comparison_table() {
     for (levels, runs, two) in cases {
         let mut m = machine(11);
         let segment = Segment { lo: 0, hi: 10, top: true };
-        let values: Vec<(usize, Vec<f64>)> =
-            levels.iter().enumerate().map(|(i, &l)| (2 * i, (0..runs).map(|k| l + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect())).collect();
+        let values: Vec<(usize, Vec<f64>)> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                (
+                    2 * i,
+                    (0..runs).map(|k| l + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect(),
+                )
+            })
+            .collect();
         let refs: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
         seed_values(&mut m, &refs);
         let (bayes, stair) = m.staircase(segment, 0.0).expect("a staircase fit");
