@@ -69,3 +69,14 @@ fn two_equal_steps_are_reported_as_several_contributors() {
     assert!(report.multiple_rate >= 0.8, "{}", report.render_table());
     assert!(report.false_culprit_rate <= 1.0 / 30.0 + 1e-9, "{}", report.render_table());
 }
+
+#[test]
+fn issue_4_three_half_sigma_steps_are_reported_as_several_and_one_step_is_not() {
+    // The staircase of the issue's targets, on a shorter range so the test stays quick: most jobs report several
+    // contributors, and a single step of the same total is still named alone.
+    let staircase = run(&SimConfig { commits: 100, trials: 30, ..config(vec![0.5, 0.5, 0.5], Strategy::Culprit) });
+    assert!(staircase.multiple_rate >= 0.7, "{}", staircase.render_table());
+    assert!(staircase.p95_runs <= 600.0, "{}", staircase.render_table());
+    let single = run(&SimConfig { commits: 100, trials: 30, ..config(vec![1.5], Strategy::Culprit) });
+    assert!(single.accuracy >= 0.95 && single.multiple_rate <= 0.05, "{}", single.render_table());
+}
