@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "culprit", version, about = "A performance-regression robot: run, compare, bisect, report, track.")]
 pub struct Cli {
-    /// The result store: a SQLite file (default: $CULPRIT_DB or ./culprit.db).
+    /// The result store: a SQLite file (default: $CULPRIT_DB or ./culprit.db). Split, parse and sim do not use it.
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(subcommand)]

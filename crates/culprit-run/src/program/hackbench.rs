@@ -81,4 +81,18 @@ mod tests {
         let p = params("hackbench", &[("loops", "100"), ("nr_threads", "1")]);
         assert_eq!(Hackbench.plan(&p, &ctx()).unwrap().main.display(), "hackbench -g 1 -f 20 --process -l 100 -s 100");
     }
+
+    #[test]
+    fn zero_groups_is_refused_before_anything_runs_not_run_as_one() {
+        // (nr_threads, refused): 0 runs nothing, so the job file is wrong; a small share still rounds up to 1.
+        for (value, refused) in [("0", true), ("1", false), ("1%", false), ("0%", false)] {
+            let p = params("hackbench", &[("nr_threads", value)]);
+            let checked = p.validate(Hackbench.params(), 4);
+            assert_eq!(checked.is_err(), refused, "nr_threads: {value} gave {checked:?}");
+            if let Err(e) = checked {
+                let message = e.to_string();
+                assert!(message.contains("nr_threads") && message.contains("100%"), "{message}");
+            }
+        }
+    }
 }

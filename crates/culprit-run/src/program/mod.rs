@@ -96,10 +96,15 @@ impl Params {
             .transpose()
     }
 
-    /// A whole number or a share of `nr_cpu` (`50%`), at least 1.
+    /// A whole number or a share of `nr_cpu` (`50%`), at least 1. A count of 0 is refused rather than quietly
+    /// run as 1: it runs nothing, and "every CPU" is written `100%` in lkp's job files.
     pub fn count_or_share(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, ProgramError> {
         self.get(key)
-            .map(|v| culprit_job::convention::share_or_count(v, nr_cpu).map_err(|e| self.bad(key, v, e.to_string())))
+            .map(|v| match culprit_job::convention::share_or_count(v, nr_cpu) {
+                Ok(0) => Err(self.bad(key, v, "0 would run nothing: give at least 1, or a share of the CPUs such as 100%")),
+                Ok(n) => Ok(n),
+                Err(e) => Err(self.bad(key, v, e.to_string())),
+            })
             .transpose()
     }
 
