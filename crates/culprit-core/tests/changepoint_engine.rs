@@ -194,3 +194,25 @@ proptest! {
         prop_assert_eq!(ia, ib);
     }
 }
+
+#[test]
+fn one_outlying_run_on_a_short_history_of_several_runs_does_not_hide_a_step() {
+    // The follow loop's first pass: six tested commits of three runs, a 30% step after the third. One run far off
+    // (a hiccup of the machine) in any point used to inflate the noise scale (it moved its point's mean and so two
+    // of the five neighbour differences) until the step was not found at all.
+    let clean: Vec<Vec<f64>> = (0..6)
+        .map(|p| {
+            let level = if p < 3 { 0.046 } else { 0.061 };
+            (0..3).map(|r| level * (1.0 + 0.02 * ((p * 3 + r) % 5) as f64 - 0.04)).collect()
+        })
+        .collect();
+    // (point, run, value): a slow run before the step, a fast one after it, and none.
+    for spoil in [Some((1, 0, 0.09)), Some((4, 2, 0.03)), Some((0, 1, 0.12)), None] {
+        let mut points = clean.clone();
+        if let Some((p, r, v)) = spoil {
+            points[p][r] = v;
+        }
+        let a = decided("command.elapsed_time", analyze(&points, &TrackOptions::default()).expect("analysable"));
+        assert_eq!(changes(&a), vec![3], "spoiled by {spoil:?}: scale {}", a.scale);
+    }
+}

@@ -6,9 +6,11 @@
 //! after [`decide`], a q-value and THE verdict of [`crate::compare::verdict`].
 //!
 //! The method, in five steps:
-//! 1. **Scale.** The run-to-run noise `s` is `1.4826 * median |z_i|`, where `z_i` is the difference of the means
-//!    of neighbouring points normalised by `sqrt(1/n_i + 1/n_{i+1})`. Steps are rare next to neighbours, so the
-//!    median ignores them, and it ignores outliers too.
+//! 1. **Scale.** The run-to-run noise `s` is `1.4826 * median |z_i|`, where `z_i` is the difference of the
+//!    medians of neighbouring points normalised by `sqrt(e_i/n_i + e_{i+1}/n_{i+1})` (`e_n` the variance of a
+//!    median of `n` runs relative to their mean's). Steps are rare next to neighbours, so the median ignores
+//!    them; point medians ignore a stray run, which on a short history of a few runs a point would otherwise
+//!    spoil two differences out of a handful.
 //! 2. **Clipping.** Every run is clipped to `center ± clip_sigmas * s`, the center being the running median of
 //!    point medians over `±half_window` points. An outlier then weighs at most `clip_sigmas` noise units, while a
 //!    real step moves the center with it and keeps its full size.

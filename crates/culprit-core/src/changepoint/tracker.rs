@@ -94,10 +94,9 @@ pub struct Tracker {
     inputs: usize,
     dropped_values: usize,
     runs: usize,
-    /// Median and mean of each kept point's runs.
+    /// Median of each kept point's runs.
     medians: Vec<f64>,
-    means: Vec<f64>,
-    /// |normalised difference| of neighbouring point means, sorted, for the scale.
+    /// |normalised difference| of neighbouring point medians, sorted, for the scale.
     sorted_abs_z: Vec<f64>,
     sum_abs_z: f64,
     /// The scale in use (0 until there are two points).
@@ -141,7 +140,6 @@ impl Tracker {
             dropped_values: 0,
             runs: 0,
             medians: Vec::new(),
-            means: Vec::new(),
             sorted_abs_z: Vec::new(),
             sum_abs_z: 0.0,
             scale: 0.0,
@@ -246,10 +244,16 @@ impl Tracker {
         }
         let sorted = stats::sorted(&finite);
         let median = stats::median_of_sorted(&sorted).unwrap_or(0.0);
-        let mean = stats::mean(&finite).unwrap_or(0.0);
-        if let (Some(&prev_mean), Some(prev)) = (self.means.last(), self.points.last()) {
-            let weight = (1.0 / prev.len() as f64 + 1.0 / finite.len() as f64).sqrt();
-            let z = ((mean - prev_mean) / weight).abs();
+        // Neighbouring points are compared by their medians, not their means: with a few runs per point one
+        // outlying run moves its point's mean far enough to spoil two of the differences, and on a short history
+        // (the follow loop's first passes: six points of three runs) that is enough to inflate the median
+        // difference, the scale and the penalty until a 30% step goes unseen. A median of n runs varies more
+        // than their mean; the weight accounts for that, so the scale stays the run-to-run sigma. With one run a
+        // point, median and mean are the same.
+        if let (Some(&prev_median), Some(prev)) = (self.medians.last(), self.points.last()) {
+            let variance = |n: usize| median_variance_factor(n) / n as f64;
+            let weight = (variance(prev.len()) + variance(finite.len())).sqrt();
+            let z = ((median - prev_median) / weight).abs();
             if z.is_finite() {
                 // Appends keep the list sorted (one binary search and a move); the batch path pushes and sorts once.
                 if self.sorted_abs_z.last().map_or(true, |&l| l <= z) || self.batch_loading {
@@ -267,7 +271,6 @@ impl Tracker {
         self.points.push(finite);
         self.input_index.push(input);
         self.medians.push(median);
-        self.means.push(mean);
         self.fresh = false;
         true
     }
@@ -689,6 +692,22 @@ impl Tracker {
             confidence: None,
             verdict: Verdict::Unchanged,
         }
+    }
+}
+
+/// Variance of the median of `n` Gaussian runs, in units of the variance of their mean: 1 for one or two runs
+/// (the median is then the mean), about 1.35 for three, rising to pi/2 for many (exact small-sample values
+/// rounded; the scale it feeds is a robust estimate, not an exact one).
+fn median_variance_factor(n: usize) -> f64 {
+    match n {
+        0..=2 => 1.0,
+        3 => 1.35,
+        4 => 1.19,
+        5 => 1.44,
+        6 => 1.28,
+        7 => 1.48,
+        _ if n % 2 == 0 => 1.40,
+        _ => std::f64::consts::FRAC_PI_2,
     }
 }
 
