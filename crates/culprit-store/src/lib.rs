@@ -5,6 +5,10 @@
 //! types below; they never see a table. The trait is object-safe so the CLI can hold a `Box<dyn Store>` and pick
 //! SQLite or PostgreSQL at run time.
 
+// `!(x > 0.0)` is how this crate says "not a positive number, NaN included": the negated comparison is true for NaN,
+// which a rewrite to `x <= 0.0` would silently let through. Clippy's suggestion (`partial_cmp`) reads worse.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 pub mod error;
 pub mod glob;
 pub mod migrations;
@@ -107,15 +111,15 @@ pub struct RunFilter {
 impl RunFilter {
     /// Whether a listed run passes the filter's non-SQL parts (globs and exact strings).
     pub fn matches(&self, run: &RunSummary) -> bool {
-        let job_ok = self.job.as_deref().map_or(true, |job| run.job_id == job || glob::matches(job, &run.job_name));
-        let testcase_ok = self.testcase.as_deref().map_or(true, |pattern| glob::matches(pattern, &run.testcase));
-        let host_ok = self.hostname.as_deref().map_or(true, |pattern| glob::matches(pattern, &run.hostname));
+        let job_ok = self.job.as_deref().is_none_or(|job| run.job_id == job || glob::matches(job, &run.job_name));
+        let testcase_ok = self.testcase.as_deref().is_none_or(|pattern| glob::matches(pattern, &run.testcase));
+        let host_ok = self.hostname.as_deref().is_none_or(|pattern| glob::matches(pattern, &run.hostname));
         let key = run.revision.key();
         let revision_ok = self.revision_keys.is_empty() || self.revision_keys.iter().any(|k| k == key);
-        let label_ok = self.label.as_deref().map_or(true, |label| {
+        let label_ok = self.label.as_deref().is_none_or(|label| {
             matches!(&run.revision, Revision::Label { name } if name == label)
         });
-        let status_ok = self.status.map_or(true, |status| status == run.status());
+        let status_ok = self.status.is_none_or(|status| status == run.status());
         job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok
     }
 }

@@ -613,7 +613,7 @@ pub(crate) fn encode_samples(samples: &[f64]) -> Vec<u8> {
 }
 
 pub(crate) fn decode_samples(bytes: &[u8]) -> Option<Vec<f64>> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return None;
     }
     Some(

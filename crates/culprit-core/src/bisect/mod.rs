@@ -1406,7 +1406,7 @@ impl Bisect {
                     continue;
                 };
                 let z = if change_se > 0.0 { change / change_se } else { 0.0 };
-                if z >= RESIDUAL_SUSPECT_Z && z < RESIDUAL_SCREEN_Z && self.values[end].len() < self.values[inner].len()
+                if (RESIDUAL_SUSPECT_Z..RESIDUAL_SCREEN_Z).contains(&z) && self.values[end].len() < self.values[inner].len()
                 {
                     self.note(
                         "verify",
@@ -1572,7 +1572,7 @@ impl Bisect {
             })
             .collect();
         let mut culprits = self.culprits.clone();
-        culprits.sort_by(|a, b| a.commit.cmp(&b.commit));
+        culprits.sort_by_key(|a| a.commit);
         self.note("done", format!("{status:?}"), reason.clone());
         self.phase = Phase::Finished;
         self.pending.clear();

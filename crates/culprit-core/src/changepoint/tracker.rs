@@ -256,7 +256,7 @@ impl Tracker {
             let z = ((median - prev_median) / weight).abs();
             if z.is_finite() {
                 // Appends keep the list sorted (one binary search and a move); the batch path pushes and sorts once.
-                if self.sorted_abs_z.last().map_or(true, |&l| l <= z) || self.batch_loading {
+                if self.sorted_abs_z.last().is_none_or(|&l| l <= z) || self.batch_loading {
                     self.sorted_abs_z.push(z);
                 } else {
                     let at = self.sorted_abs_z.partition_point(|&x| x < z);
@@ -399,7 +399,7 @@ impl Tracker {
             if best.is_finite() {
                 // PELT pruning: a start whose cost already exceeds the optimum can never be optimal later.
                 let mut keep = costs.iter();
-                candidates.retain(|_| keep.next().map_or(true, |&c| c.is_nan() || c <= best));
+                candidates.retain(|_| keep.next().is_none_or(|&c| c.is_nan() || c <= best));
                 candidates.push(t);
             }
             if t == final_boundary {
@@ -414,7 +414,7 @@ impl Tracker {
     fn boundaries(&self) -> Vec<usize> {
         let n = self.points.len();
         let mut out = Vec::new();
-        if self.best.get(n).map_or(true, |b| !b.is_finite()) {
+        if self.best.get(n).is_none_or(|b| !b.is_finite()) {
             return out;
         }
         let mut t = n;
@@ -472,7 +472,7 @@ impl Tracker {
                     let a = if k == 0 { 0 } else { cuts[k - 1] };
                     let b = cuts.get(k + 1).copied().unwrap_or(points);
                     let p = self.test(a, cuts[k], b).p;
-                    if p > self.options.fdr && worst.map_or(true, |(_, wp)| p > wp) {
+                    if p > self.options.fdr && worst.is_none_or(|(_, wp)| p > wp) {
                         worst = Some((k, p));
                     }
                 }
@@ -706,7 +706,7 @@ fn median_variance_factor(n: usize) -> f64 {
         5 => 1.44,
         6 => 1.28,
         7 => 1.48,
-        _ if n % 2 == 0 => 1.40,
+        _ if n.is_multiple_of(2) => 1.40,
         _ => std::f64::consts::FRAC_PI_2,
     }
 }

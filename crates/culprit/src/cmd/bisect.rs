@@ -212,7 +212,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && session.job_id.as_deref() == Some(job.job_id.as_str())
             && config.build == args.build
             && config.deploy == args.deploy
-            && given_metric.as_ref().map_or(true, |m| m == &config.metric);
+            && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
             return resume(store, session.id, args.json, args.profile);

@@ -159,7 +159,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
 
     // (1) The grid: every Nth commit, and the newest.
     let tip = plan.range.len() - 1;
-    let on_grid = |i: usize| i % args.every == 0 || i == tip;
+    let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip;
     let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
     if !measure(store, &plan, &grid, args.runs, &mut pass)? {
         return interrupted(&pass);
