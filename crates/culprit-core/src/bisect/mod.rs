@@ -284,6 +284,16 @@ struct Staircase {
     high: (f64, f64),
 }
 
+/// A residual segment next to a confirmed step: `end` is the segment's end it reaches, `inner` the parent or
+/// culprit it starts from, `z` its change in standard errors.
+#[derive(Debug, Clone, Copy)]
+struct Residual {
+    end: usize,
+    inner: usize,
+    segment: Segment,
+    z: f64,
+}
+
 /// The bisect state machine. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct Bisect {
@@ -884,10 +894,10 @@ impl Bisect {
     /// commits. At 4 standard errors from both ends it ends the segment as two ranges with their shares (reporting
     /// them is honest and cheap; narrowing each small step would cost far more runs than the budget holds, and
     /// confirming one of them alone would hide the others). Below that, a commit that looks in between while the
-    /// staircase model comparison leans to two changes (log Bayes factor >= `lean`) gets interleaved runs with
+    /// staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`]) gets interleaved runs with
     /// the nearer end: those runs are what lets the comparison decide. Returns true when it acted (asked for runs,
     /// or settled the segment).
-    fn probe_between(&mut self, segment: Segment, slope: f64, phase: &str, lean: f64) -> bool {
+    fn probe_between(&mut self, segment: Segment, slope: f64) -> bool {
         let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) else {
             return false;
         };
@@ -896,7 +906,7 @@ impl Bisect {
             && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
         if score >= BETWEEN_Z && settled {
             self.note(
-                phase,
+                "locate",
                 format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
                 format!("its level differs from both ends by at least {score:.2} standard errors"),
             );
@@ -905,14 +915,14 @@ impl Bisect {
             self.next_segment();
             return true;
         }
-        let leaning =
-            score >= BETWEEN_LEANING_Z && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= lean);
+        let leaning = score >= BETWEEN_LEANING_Z
+            && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= STAIRCASE_LEAN_LOG_BAYES);
         if leaning && self.values[c].len() < BETWEEN_MAX_RUNS {
             // The comparison that decides is the one with the nearer end (the smaller difference): runs go to the
             // commit and that end, interleaved; the farther end is already far enough.
             let near = self.nearer_end(segment, c, slope);
             self.note(
-                phase,
+                "locate",
                 format!("interleaved runs at {c} and {near}"),
                 format!("commit {c} may sit between the levels ({score:.2} standard errors from each end)"),
             );
@@ -1065,20 +1075,15 @@ impl Bisect {
         if self.settle_staircase(segment, slope, "locate") {
             return false;
         }
-        // A commit measurably between the two levels means the change is shared by several commits. Reporting the
-        // two ranges with their shares is honest and cheap; narrowing each small step would cost far more runs
-        // than the budget holds, and confirming one of them alone would hide the others.
-        // Probing waits until one commit holds a tenth of the posterior: before that, the commits that look in
-        // between are mostly visits of two or three runs on the way down, and probing them is what single steps
-        // paid for.
-        let converging = posterior.best_class().is_some_and(|(_, mass)| mass >= PROBE_FROM_MASS);
-        if converging && self.probe_between(segment, slope, "locate", STAIRCASE_LEAN_LOG_BAYES) {
-            return !self.pending.is_empty();
-        }
         let Some((best, mass)) = posterior.best_class() else {
             self.next_segment();
             return false;
         };
+        // Commits that look in between are probed once one commit holds a tenth of the posterior: before that, they
+        // are mostly visits of two or three runs on the way down, and probing them is what single steps paid for.
+        if mass >= PROBE_FROM_MASS && self.probe_between(segment, slope) {
+            return !self.pending.is_empty();
+        }
         let parent_of_best = self.reference_parent(segment, best, &posterior);
         // When the best commit and its parent have both had all the runs locating gives one commit and the mass
         // still falls short (one of them measures between the levels), fresh paired runs decide instead.
@@ -1220,7 +1225,7 @@ impl Bisect {
 
     /// When the budget ends the search, the parts of the change still being searched (the current segment and the
     /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at
-    /// their ends show a change (2 standard errors or more in the regression's direction): the maintainer learns
+    /// their ends show a change ([`UNSETTLED_MIN_Z`] standard errors or more in the regression's direction): the maintainer learns
     /// where the rest of the change lies even though it was not narrowed.
     fn report_unsettled_parts(&mut self) {
         let current = match self.phase {
@@ -1249,11 +1254,7 @@ impl Bisect {
     /// Records a residual segment that holds part of the change but was not narrowed down.
     fn push_range(&mut self, segment: Segment) {
         let slope = self.drift();
-        let a = self.adjusted(segment.lo, slope);
-        let b = self.adjusted(segment.hi, slope);
-        if let (Some(fit), Some((total, total_se))) = (fit_t(&[&a, &b]), self.total) {
-            let diff = fit.locations[1] - fit.locations[0];
-            let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        if let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) {
             let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
             self.culprits.push(Culprit {
                 commit: segment.hi,
@@ -1391,35 +1392,26 @@ impl Bisect {
         let out_of_pairs = pairs >= self.config.max_verify_pairs;
         // Explaining most of the pooled change does not rule out a second contributor (the pooled levels mix the
         // steps of a series). Before the search stops, the parent must still sit at the segment's start level and
-        // the culprit at its end level, judged from every run taken. When a residual step is suggested but the
-        // end has fewer runs than the commit it is compared with, the end gets two more runs (the pairs are not
-        // touched) and the question is asked again.
-        if significant && explains_all && !explains_part && !out_of_pairs {
-            for (end, inner, s) in [
-                (segment.lo, parent, Segment { lo: segment.lo, hi: parent, top: false }),
-                (segment.hi, commit, Segment { lo: commit, hi: segment.hi, top: false }),
-            ] {
-                if s.lo == s.hi || self.topology.segment(s.lo, s.hi).is_empty() {
-                    continue;
-                }
-                let Some((change, change_se)) = self.segment_change(s, slope) else {
-                    continue;
-                };
-                let z = if change_se > 0.0 { change / change_se } else { 0.0 };
-                if (RESIDUAL_SUSPECT_Z..RESIDUAL_SCREEN_Z).contains(&z) && self.values[end].len() < self.values[inner].len()
-                {
-                    self.note(
-                        "verify",
-                        format!("two more runs at {end}"),
-                        format!(
-                            "the change from {} to {} is {z:.2} standard errors: is commit {commit} all of it?",
-                            s.lo, s.hi
-                        ),
-                    );
-                    self.ask(vec![(end, 2)]);
-                    return true;
-                }
-            }
+        // the culprit at its end level, judged from every run taken: a residual step that stands out is searched
+        // like any segment. When one is only suggested and the end has fewer runs than the commit it is compared
+        // with, the end gets two more runs (the pairs are not touched) and the question is asked again.
+        let stops_here = significant && !explains_part && (explains_all || out_of_pairs);
+        let residuals = if stops_here { self.residual_steps(segment, parent, commit, slope) } else { Vec::new() };
+        let suspected = residuals.iter().filter(|_| explains_all && !out_of_pairs).find(|r| {
+            (RESIDUAL_SUSPECT_Z..RESIDUAL_SCREEN_Z).contains(&r.z)
+                && self.values[r.end].len() < self.values[r.inner].len()
+        });
+        if let Some(r) = suspected {
+            self.note(
+                "verify",
+                format!("two more runs at {}", r.end),
+                format!(
+                    "the change from {} to {} is {:.2} standard errors: is commit {commit} all of it?",
+                    r.segment.lo, r.segment.hi, r.z
+                ),
+            );
+            self.ask(vec![(r.end, 2)]);
+            return true;
         }
         if significant && (explains_all || explains_part || out_of_pairs) {
             let suspects: Vec<usize> = posterior
@@ -1450,24 +1442,8 @@ impl Bisect {
                 }
                 self.note("verify", format!("commit {commit} confirmed, explains part: search the rest"), evidence);
             } else {
-                // Explaining most of the pooled change does not rule out a second contributor (the pooled levels
-                // mix the steps of a series). The runs already taken say whether the parent still sits at the
-                // segment's start level and the culprit at its end level; a residual step that stands out is
-                // searched like any segment.
-                let mut residual = Vec::new();
-                for s in [
-                    Segment { lo: segment.lo, hi: parent, top: false },
-                    Segment { lo: commit, hi: segment.hi, top: false },
-                ] {
-                    if s.lo == s.hi || self.topology.segment(s.lo, s.hi).is_empty() {
-                        continue;
-                    }
-                    if let Some((change, change_se)) = self.segment_change(s, slope) {
-                        if change_se > 0.0 && change / change_se >= RESIDUAL_SCREEN_Z {
-                            residual.push(s);
-                        }
-                    }
-                }
+                let residual: Vec<Segment> =
+                    residuals.iter().filter(|r| r.z >= RESIDUAL_SCREEN_Z).map(|r| r.segment).collect();
                 let note = if residual.is_empty() {
                     format!("commit {commit} confirmed")
                 } else {
@@ -1492,8 +1468,9 @@ impl Bisect {
     /// The step from `parent` to `commit` measured on the runs recorded since `start`, paired in order (the i-th
     /// fresh run of each, adjacent in time since verification asks for them interleaved): the robust (t) location
     /// of the differences, its standard error, and the per-run noise used as the test's prior scale. The noise of
-    /// a difference is taken as at least sqrt(2) times `noise` (the within-commit noise of the whole segment), so
-    /// that a few differences which happen to agree cannot make a step look certain. `None` with fewer than two
+    /// a difference is the pairs' own spread pooled with sqrt(2) times `noise` (the within-commit noise of the whole
+    /// segment, weighted as [`PAIR_PRIOR_DOF`] degrees of freedom), so that a few differences which happen to agree
+    /// cannot make a step look certain. `None` with fewer than two
     /// pairs.
     fn paired_step(
         &self,
@@ -1525,6 +1502,21 @@ impl Bisect {
         Some((location, se, pair_sigma / std::f64::consts::SQRT_2))
     }
 
+    /// The two residual segments around a confirmed step (the segment's start to the parent, the culprit to the
+    /// segment's end) that hold commits, each with its change in standard errors from the runs already taken.
+    fn residual_steps(&self, segment: Segment, parent: usize, commit: usize, slope: f64) -> Vec<Residual> {
+        [(segment.lo, parent, segment.lo, parent), (segment.hi, commit, commit, segment.hi)]
+            .into_iter()
+            .filter(|&(_, _, lo, hi)| lo != hi && !self.topology.segment(lo, hi).is_empty())
+            .filter_map(|(end, inner, lo, hi)| {
+                let residual = Segment { lo, hi, top: false };
+                let (change, se) = self.segment_change(residual, slope)?;
+                let z = if se > 0.0 { change / se } else { 0.0 };
+                Some(Residual { end, inner, segment: residual, z })
+            })
+            .collect()
+    }
+
     /// The change (oriented) from a segment's lo to its hi and its standard error, from every run at the two.
     fn segment_change(&self, segment: Segment, slope: f64) -> Option<(f64, f64)> {
         let a = self.adjusted(segment.lo, slope);
@@ -1536,11 +1528,7 @@ impl Bisect {
 
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.
     fn top_change(&self, slope: f64) -> Option<(f64, f64)> {
-        let good = self.adjusted(0, slope);
-        let bad = self.adjusted(self.values.len() - 1, slope);
-        let fit = fit_t(&[&good, &bad])?;
-        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
-        Some((fit.locations[1] - fit.locations[0], se))
+        self.segment_change(Segment { lo: 0, hi: self.values.len() - 1, top: true }, slope)
     }
 
     fn finish(&mut self, reason: String) {
