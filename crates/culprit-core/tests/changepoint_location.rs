@@ -80,21 +80,7 @@ fn the_interval_covers_the_truth_at_about_its_credibility() {
     // 200 seeded series with one step of 1.5 sigma: the 90% interval must cover the true index in at least
     // 85% of them (a miscalibrated, too narrow interval would fall well under), and the placement must be
     // within 5 points in at least 90% (the least-squares split alone manages about 90%).
-    let (mut covered, mut within_five, mut total) = (0, 0, 0);
-    for seed in 0..200u64 {
-        let mut rng = Rng::new(1000 + seed);
-        let truth = 150 + rng.below(100);
-        let points = series(400, 1, 100.0, 2.0, &[(truth, 103.0)], 2000 + seed);
-        let a = decided(analyze(&points, &TrackOptions::default()).unwrap());
-        assert_interval_shape(&a, "coverage");
-        let Some(cp) = a.change_points.iter().filter(|c| c.verdict.is_change()).min_by_key(|c| c.index.abs_diff(truth))
-        else {
-            continue;
-        };
-        total += 1;
-        covered += usize::from(cp.index_low <= truth && truth <= cp.index_high);
-        within_five += usize::from(cp.index.abs_diff(truth) <= 5);
-    }
+    let (total, covered, within_five) = placement_over_200_series(1000, 2000, false, "coverage");
     assert!(total >= 195, "the step was found in only {total} of 200 series");
     assert!(covered as f64 >= 0.85 * total as f64, "covered {covered} of {total}");
     assert!(within_five as f64 >= 0.90 * total as f64, "within 5 points: {within_five} of {total}");
@@ -106,26 +92,7 @@ fn placement_survives_scattered_gross_errors() {
     // likelihood must still place the step within 5 points in at least 94% of them and cover it with the 90%
     // interval in at least 85% (measured: 97.5% and 95%; a plain Gaussian likelihood, dragged by the gross
     // errors, placed 92% and covered 80%).
-    let (mut covered, mut within_five, mut total) = (0, 0, 0);
-    for seed in 0..200u64 {
-        let mut rng = Rng::new(3000 + seed);
-        let truth = 150 + rng.below(100);
-        let mut points = series(400, 1, 100.0, 2.0, &[(truth, 103.0)], 4000 + seed);
-        for point in points.iter_mut() {
-            if rng.next_f64() < 0.05 {
-                point[0] += if rng.next_f64() < 0.5 { -10.0 } else { 10.0 };
-            }
-        }
-        let a = decided(analyze(&points, &TrackOptions::default()).unwrap());
-        assert_interval_shape(&a, "gross errors");
-        let Some(cp) = a.change_points.iter().filter(|c| c.verdict.is_change()).min_by_key(|c| c.index.abs_diff(truth))
-        else {
-            continue;
-        };
-        total += 1;
-        covered += usize::from(cp.index_low <= truth && truth <= cp.index_high);
-        within_five += usize::from(cp.index.abs_diff(truth) <= 5);
-    }
+    let (total, covered, within_five) = placement_over_200_series(3000, 4000, true, "gross errors");
     assert!(total >= 195, "the step was found in only {total} of 200 series");
     assert!(covered as f64 >= 0.85 * total as f64, "covered {covered} of {total}");
     assert!(within_five as f64 >= 0.94 * total as f64, "within 5 points: {within_five} of {total}");
@@ -209,4 +176,33 @@ proptest! {
             previous = Some((cp.index, cp.index_high));
         }
     }
+}
+
+/// 200 seeded series of 400 points with one step of 1.5 sigma at a random place in 150..250 (and, with
+/// `gross_errors`, 5% of the runs moved by ±5 sigma): (series where the step was found, whose 90% interval
+/// covered it, placed within 5 points of it).
+fn placement_over_200_series(place_seed: u64, noise_seed: u64, gross_errors: bool, what: &str) -> (usize, usize, usize) {
+    let (mut total, mut covered, mut within_five) = (0, 0, 0);
+    for seed in 0..200u64 {
+        let mut rng = Rng::new(place_seed + seed);
+        let truth = 150 + rng.below(100);
+        let mut points = series(400, 1, 100.0, 2.0, &[(truth, 103.0)], noise_seed + seed);
+        if gross_errors {
+            for point in points.iter_mut() {
+                if rng.next_f64() < 0.05 {
+                    point[0] += if rng.next_f64() < 0.5 { -10.0 } else { 10.0 };
+                }
+            }
+        }
+        let a = decided(analyze(&points, &TrackOptions::default()).unwrap());
+        assert_interval_shape(&a, what);
+        let Some(cp) = a.change_points.iter().filter(|c| c.verdict.is_change()).min_by_key(|c| c.index.abs_diff(truth))
+        else {
+            continue;
+        };
+        total += 1;
+        covered += usize::from(cp.index_low <= truth && truth <= cp.index_high);
+        within_five += usize::from(cp.index.abs_diff(truth) <= 5);
+    }
+    (total, covered, within_five)
 }
