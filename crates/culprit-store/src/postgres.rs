@@ -24,7 +24,7 @@ use crate::packed::{
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
-    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
+    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -277,17 +277,7 @@ impl Store for PostgresStore {
             parameters.push(&keys);
             conditions.push(format!("v.rev_key = ANY(${})", parameters.len()));
         }
-        if let Some(status) = filter.status {
-            conditions.push(match status {
-                RunStatus::Ok => "r.status = 'ok'".to_string(),
-                RunStatus::Failed => "r.status = 'failed'".to_string(),
-            });
-        }
-        if !conditions.is_empty() {
-            sql.push_str(" WHERE ");
-            sql.push_str(&conditions.join(" AND "));
-        }
-        sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
+        crate::record::finish_run_listing(&mut sql, conditions, filter);
         let mut client = self.client()?;
         let runs = self.query_summaries(&mut client, &sql, &parameters)?;
         Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())

@@ -1,8 +1,25 @@
 //! Checks and conversions both store back ends apply to run records, so SQLite and PostgreSQL accept and return
-//! exactly the same records.
+//! exactly the same records, and the parts of the run listing's SQL that do not depend on the placeholder syntax.
 
-use crate::StoreError;
+use crate::{RunFilter, RunStatus, StoreError};
 use culprit_core::model::RunRecord;
+
+/// Completes the run listing's SQL, the same for both back ends once their placeholder conditions are in
+/// `conditions`: the status condition, the WHERE clause, and the order (a bisect session's runs in the order they
+/// were linked, otherwise by id).
+pub(crate) fn finish_run_listing(sql: &mut String, mut conditions: Vec<String>, filter: &RunFilter) {
+    if let Some(status) = filter.status {
+        conditions.push(match status {
+            RunStatus::Ok => "r.status = 'ok'".to_string(),
+            RunStatus::Failed => "r.status = 'failed'".to_string(),
+        });
+    }
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
+}
 
 /// Rejects records the schema could not store faithfully, before any write.
 pub(crate) fn validate_record(run: &RunRecord) -> Result<(), StoreError> {

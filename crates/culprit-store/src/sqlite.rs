@@ -12,7 +12,7 @@ use crate::packed::{
     damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
 };
 use crate::{
-    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunStatus, RunSummary, SampleQuery, SaveOptions,
+    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -367,17 +367,7 @@ impl Store for SqliteStore {
             }
             conditions.push(format!("v.rev_key IN ({})", placeholders.join(", ")));
         }
-        if let Some(status) = filter.status {
-            conditions.push(match status {
-                RunStatus::Ok => "r.status = 'ok'".to_string(),
-                RunStatus::Failed => "r.status = 'failed'".to_string(),
-            });
-        }
-        if !conditions.is_empty() {
-            sql.push_str(" WHERE ");
-            sql.push_str(&conditions.join(" AND "));
-        }
-        sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
+        crate::record::finish_run_listing(&mut sql, conditions, filter);
         let parameters: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
         let runs = self.query_summaries(&sql, &parameters, true)?;
         Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())
