@@ -11,7 +11,7 @@ fn series(n: usize, level: f64, sigma: f64, steps: &[(usize, f64)], outlier_shar
     let mut rng = Rng::new(seed);
     (0..n)
         .map(|i| {
-            let mean = steps.iter().filter(|(at, _)| i >= *at).map(|(_, l)| *l).last().unwrap_or(level);
+            let mean = steps.iter().rfind(|(at, _)| i >= *at).map(|(_, l)| *l).unwrap_or(level);
             let mut v = mean + sigma * rng.normal();
             if rng.next_f64() < outlier_share {
                 v += if rng.next_f64() < 0.5 { -5.0 * sigma } else { 5.0 * sigma };

@@ -13,7 +13,7 @@ fn series(n: usize, runs: usize, level: f64, sigma: f64, steps: &[(usize, f64)],
     let mut rng = Rng::new(seed);
     (0..n)
         .map(|i| {
-            let mean = steps.iter().filter(|(at, _)| i >= *at).map(|(_, l)| *l).last().unwrap_or(level);
+            let mean = steps.iter().rfind(|(at, _)| i >= *at).map(|(_, l)| *l).unwrap_or(level);
             (0..runs).map(|_| mean + sigma * rng.normal()).collect()
         })
         .collect()

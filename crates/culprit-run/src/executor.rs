@@ -67,7 +67,7 @@ pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
 /// hides the cause (fio's `No space left on device`), which is otherwise only in the stored stderr.
 fn stderr_tail(stderr: &str) -> String {
     const MOST: usize = 200;
-    match stderr.lines().map(str::trim).filter(|line| !line.is_empty()).next_back() {
+    match stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
         None => String::new(),
         Some(line) if line.chars().count() > MOST => format!(": {}...", line.chars().take(MOST).collect::<String>()),
         Some(line) => format!(": {line}"),

@@ -109,7 +109,7 @@ fn stored_history_along_a_branch_finds_the_step() {
     let value_file = dir.path().join("value.txt");
     let measured: Vec<&String> = shas.iter().chain(std::iter::once(&side)).collect();
     for (i, sha) in measured.iter().enumerate() {
-        let level = if i >= STEP_AT && i < COMMITS { 900.0 } else { 1000.0 };
+        let level = if (STEP_AT..COMMITS).contains(&i) { 900.0 } else { 1000.0 };
         let lines: String = (0..3).map(|k| format!("ops: {}\n", level + (k as f64 - 1.0) * 5.0 + (i % 4) as f64)).collect();
         std::fs::write(&value_file, lines).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_culprit"))

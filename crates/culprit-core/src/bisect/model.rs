@@ -296,7 +296,9 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
 /// the change), and one measurement Y = d X + N(0, 1). With d = delta sqrt(m) it is the information of the mean of m
 /// runs. Computed by numerical integration over y.
 pub fn information(q: f64, d: f64) -> f64 {
-    if !(q > 0.0 && q < 1.0) || !d.is_finite() {
+    // Written so that a NaN probability also answers zero.
+    let strictly_inside = q > 0.0 && q < 1.0;
+    if !strictly_inside || !d.is_finite() {
         return 0.0;
     }
     let d = d.abs();

@@ -32,7 +32,8 @@ fn posterior_table() {
     let good: &[f64] = &[0.1, -0.2, 0.0, 0.15, -0.1, 0.05];
     let bad: &[f64] = &[1.6, 1.4, 1.5, 1.55, 1.45, 1.5];
     // (values per commit, commit expected to hold most mass, minimum mass)
-    let cases: Vec<(Vec<(usize, &[f64])>, usize, f64)> = vec![
+    type Case<'a> = (Vec<(usize, &'a [f64])>, usize, f64);
+    let cases: Vec<Case> = vec![
         // Commit 2 good, 3 bad: the change is at 3.
         (vec![(0, good), (2, good), (3, bad), (5, bad)], 3, 0.99),
         // Commit 1 already bad: the change is at 1.

@@ -59,10 +59,13 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     stored(&mut store, args)
 }
 
+/// A parsed series: the metric's name when the header gives one, the point labels, and each point's runs.
+pub type SeriesCsv = (Option<String>, Vec<String>, Vec<Vec<f64>>);
+
 /// A plain series CSV as points: one value per line, or `commit,value` rows (consecutive rows of one commit are
 /// one point; without a commit column a point's label is its 0-based index). An optional header line names the
 /// metric (the value column's header), which gives the direction of the verdict.
-pub fn parse_series(text: &str, source: &str) -> Result<(Option<String>, Vec<String>, Vec<Vec<f64>>)> {
+pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
     let mut name = None;
     let mut labels: Vec<String> = Vec::new();
     let mut points: Vec<Vec<f64>> = Vec::new();
