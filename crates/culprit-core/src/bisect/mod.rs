@@ -14,10 +14,12 @@
 //!    from their own commit's robust level are down-weighted), after removing a drift slope estimated within
 //!    commits. A tested commit measurably between the two levels ends the search as several contributors, reported
 //!    as ranges with their shares. The next runs go where expected information per unit cost is highest
-//!    (a new commit costs a build, another run at a built commit does not).
+//!    (a new commit costs a build, another run at a built commit does not), each partition of the posterior
+//!    predicting the measured commit at its own levels, so runs that refine a level count too.
 //!    A model comparison of one change against two (a middle level between the ends) over every partition of the
-//!    tested commits ends the segment as several contributors when decisive; while it leans that way, a commit
-//!    that looks in between gets interleaved runs with the nearer end. The ends keep a share of the runs.
+//!    tested commits ends the segment as several contributors when decisive; while it leans that way (for a
+//!    contributor of a quarter of the change or more), the middle range gets runs, with the nearer end until that
+//!    end has as many. The ends keep a share of the runs.
 //! 3. *Verify*: fresh interleaved pairs at the chosen commit and its parent, analysed as pairs (differences of runs
 //!    adjacent in time, so load that comes and goes cancels); blame needs a sequential ratio test against the step
 //!    the levels predict to pass on the pairs alone and the posterior from every run to reach 99%. Its share of
@@ -33,7 +35,7 @@ mod model;
 pub mod sim;
 mod topology;
 
-pub use model::{fit_t, fit_t_fixed_scale, information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
+pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
 pub use topology::CommitNode;
 
 use serde::{Deserialize, Serialize};
@@ -251,6 +253,10 @@ pub(crate) struct Posterior {
     sigma: f64,
     /// Standard error of `delta`.
     delta_se: f64,
+    /// Per hypothesis, the index of its partition in `fits` (hypotheses no tested commit tells apart share one).
+    partition: Vec<usize>,
+    /// The two-level fit of each partition.
+    fits: Vec<Option<model::LevelsFit>>,
 }
 
 impl Posterior {
@@ -345,13 +351,26 @@ const END_SHARE_DIVISOR: usize = 8;
 const SHARE_Z: f64 = 1.645;
 /// A residual segment whose change is surely below this share of the total holds no further contributor.
 const RESIDUAL_MIN_SHARE: f64 = 0.15;
+/// The smallest contributor worth a search, as a share of the whole change: a staircase whose middle level sits
+/// closer than this to an end is not probed for, and a residual segment is closed by Wald's test of a change this
+/// large against none. A series of three equal steps (the target) has shares of one third. Measured with the
+/// probing of the middle range, before the information choice and the stricter residual tests (single steps on
+/// seeds 1 and 4, 500 trials; three 0.5 sigma steps, 300): 0.2, 122-123 runs and 96% of staircases as several;
+/// 0.25, 118-122 runs and 95% (kept); 0.3, 114-121 runs and 95%, but 99.2% right on seed 1.
+const CONTRIBUTOR_MIN_SHARE: f64 = 0.25;
+/// Risk of closing a residual segment that holds a contributor of [`CONTRIBUTOR_MIN_SHARE`].
+const NO_CONTRIBUTOR_BETA: f64 = 0.05;
+/// False-alarm bound of the test that the ends of a segment below the top differ: those ends hold the runs that
+/// chose the segment, so the 5% of the first test let one single-step job in a hundred search a residual that was
+/// not there until the budget was spent.
+const RESIDUAL_ALPHA: f64 = 0.01;
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
 /// change is shared by several commits (a staircase), reported as such.
 const BETWEEN_Z: f64 = 4.0;
 /// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels when the staircase model
-/// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); it then gets
-/// interleaved runs with the nearer end until the suspicion is settled. These runs are what lets the comparison
-/// decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps about 30 runs a job, most of
+/// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); the middle
+/// range of the most probable staircase then gets runs (see [`Bisect::probe_between`]) until the suspicion is
+/// settled. These runs are what lets the comparison decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps about 30 runs a job, most of
 /// them on commits that looked in between after 3 runs by chance; see docs/statistics.md for the measurements.
 const BETWEEN_LEANING_Z: f64 = 1.0;
 /// The lean of the staircase comparison (log Bayes factor, two changes against one) from which a commit that
@@ -613,7 +632,11 @@ impl Bisect {
         } else {
             model::one_sided_mixture_log_ratio(diff, se, sigma)
         };
-        let threshold = (1.0 / self.config.alpha_reproduce).ln();
+        // A segment below the top was chosen by the runs already taken (a residual that stood out, or the rest of a
+        // change a culprit explains only part of), and its ends hold those runs: its test is the stricter one.
+        let alpha =
+            if segment.top { self.config.alpha_reproduce } else { RESIDUAL_ALPHA.min(self.config.alpha_reproduce) };
+        let threshold = (1.0 / alpha).ln();
         let evidence = format!(
             "difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}",
             diff / sigma
@@ -638,9 +661,21 @@ impl Bisect {
             _ => self.config.min_effect_sigma * sigma,
         };
         let enough = n_lo >= 8 && n_hi >= 8;
-        if (enough && upper < floor) || spent >= self.config.max_reproduce_runs {
+        // Below the top, the search is for contributors of at least CONTRIBUTOR_MIN_SHARE of the change: Wald's
+        // sequential test of that change against none ends a segment without one long before the interval above
+        // could rule out a smaller change (which took up to the whole reproduce budget).
+        let smallest = self.total.filter(|_| !segment.top && se > 0.0).map(|(total, _)| CONTRIBUTOR_MIN_SHARE * total);
+        let no_contributor =
+            smallest.is_some_and(|d| (diff * d - 0.5 * d * d) / (se * se) <= -(1.0 / NO_CONTRIBUTOR_BETA).ln());
+        if (enough && (upper < floor || no_contributor)) || spent >= self.config.max_reproduce_runs {
             let why = if upper < floor {
                 format!("{evidence}; any change is below {floor:.4}")
+            } else if enough && no_contributor {
+                format!(
+                    "{evidence}; no change of {:.4} ({:.0}% of the whole) or more",
+                    smallest.unwrap_or(0.0),
+                    CONTRIBUTOR_MIN_SHARE * 100.0
+                )
             } else {
                 format!("{evidence}; {spent} runs spent without a significant difference")
             };
@@ -772,7 +807,7 @@ impl Bisect {
             None => (0.0, 1.0, f64::INFINITY),
         };
         let class = self.classes(hi, &hypotheses);
-        Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se })
+        Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se, partition: signature_of, fits })
     }
 
     /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
@@ -893,10 +928,11 @@ impl Bisect {
     /// A tested commit measurably between the two levels of the segment means the change is shared by several
     /// commits. At 4 standard errors from both ends it ends the segment as two ranges with their shares (reporting
     /// them is honest and cheap; narrowing each small step would cost far more runs than the budget holds, and
-    /// confirming one of them alone would hide the others). Below that, a commit that looks in between while the
-    /// staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`]) gets interleaved runs with
-    /// the nearer end: those runs are what lets the comparison decide. Returns true when it acted (asked for runs,
-    /// or settled the segment).
+    /// confirming one of them alone would hide the others). Below that, while a commit looks in between and the
+    /// staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`], middle
+    /// level at least [`CONTRIBUTOR_MIN_SHARE`] from either end), the middle range gets runs, and the nearer end
+    /// with it while the end has fewer: those runs are what lets the comparison decide. Returns true when it acted
+    /// (asked for runs, or settled the segment).
     fn probe_between(&mut self, segment: Segment, slope: f64) -> bool {
         let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) else {
             return false;
@@ -915,21 +951,42 @@ impl Bisect {
             self.next_segment();
             return true;
         }
-        let leaning = score >= BETWEEN_LEANING_Z
-            && self.staircase(segment, slope).is_some_and(|(bayes, _)| bayes >= STAIRCASE_LEAN_LOG_BAYES);
-        if leaning && self.values[c].len() < BETWEEN_MAX_RUNS {
-            // The comparison that decides is the one with the nearer end (the smaller difference): runs go to the
-            // commit and that end, interleaved; the farther end is already far enough.
-            let near = self.nearer_end(segment, c, slope);
-            self.note(
-                "locate",
-                format!("interleaved runs at {c} and {near}"),
-                format!("commit {c} may sit between the levels ({score:.2} standard errors from each end)"),
-            );
-            self.ask(vec![(c, 2), (near, 2)]);
-            return true;
+        // The lean is judged for contributors worth the search: a middle level within CONTRIBUTOR_MIN_SHARE of an
+        // end is no staircase to look for (one end that measures a little off kept single steps probing for
+        // hundreds of runs).
+        let stair =
+            if score >= BETWEEN_LEANING_Z { self.staircase(segment, slope, CONTRIBUTOR_MIN_SHARE) } else { None };
+        let Some((_, stair)) = stair.filter(|(bayes, _)| *bayes >= STAIRCASE_LEAN_LOG_BAYES) else {
+            return false;
+        };
+        // A real middle level shows on every commit of the middle range, one commit's bad luck only on that commit:
+        // the runs go to the middle commit with the fewest, so the comparison pools many commits.
+        let middle: Vec<usize> = (stair.first_middle..=stair.last_middle)
+            .filter(|&m| m != segment.hi && !self.untestable[m] && !self.values[m].is_empty())
+            .collect();
+        let probed = middle.iter().copied().min_by_key(|&m| self.values[m].len()).unwrap_or(c);
+        if self.values[probed].len() >= BETWEEN_MAX_RUNS {
+            return false;
         }
-        false
+        // The comparison that decides is the one with the nearer end (the smaller difference). That end gets runs
+        // while it has fewer than the middle range (a difference of two means is measured best with equal runs a
+        // side); after that, more runs there would only pin its level down further.
+        let near = self.nearer_end(segment, probed, slope);
+        let middle_runs: usize = middle.iter().map(|&m| self.values[m].len()).sum();
+        self.note(
+            "locate",
+            format!("interleaved runs at {probed} and {near}"),
+            format!(
+                "commits {}..={} may sit between the levels (commit {c} is {score:.2} standard errors from each end)",
+                stair.first_middle, stair.last_middle
+            ),
+        );
+        if self.values[near].len() < middle_runs.max(self.values[probed].len()) {
+            self.ask(vec![(probed, 2), (near, 2)]);
+        } else {
+            self.ask(vec![(probed, 2)]);
+        }
+        true
     }
 
     /// The end of the segment whose level is closer to commit `c`'s (robust t fits of the three).
@@ -948,9 +1005,11 @@ impl Bisect {
     /// level of their own between the two ends'" (a staircase), over every partition of the tested commits, from
     /// every run (weighted as in the posterior). Both models spread their change positions uniformly over the
     /// segment's commits; the middle level of the second gets a uniform prior between the outer two, which is what
-    /// makes the comparison proper (the extra level pays for itself only when the data need it). Returns the log
-    /// Bayes factor (two changes against one) and the most probable staircase. Linear histories only.
-    fn staircase(&self, segment: Segment, slope: f64) -> Option<(f64, Staircase)> {
+    /// makes the comparison proper (the extra level pays for itself only when the data need it). With `margin` > 0
+    /// that prior leaves out the share `margin` of the change next to each end: the question becomes "two changes
+    /// of at least that share each". Returns the log Bayes factor (two changes against one) and the most probable
+    /// staircase. Linear histories only.
+    fn staircase(&self, segment: Segment, slope: f64, margin: f64) -> Option<(f64, Staircase)> {
         if !self.topology.is_linear() {
             return None;
         }
@@ -995,12 +1054,13 @@ impl Bisect {
                     continue;
                 }
                 let se_middle = sigma / groups[1].w.sqrt();
-                let inside = crate::stats::normal_cdf((high - middle) / se_middle)
-                    - crate::stats::normal_cdf((low - middle) / se_middle);
+                let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
+                let inside = crate::stats::normal_cdf((hi_b - middle) / se_middle)
+                    - crate::stats::normal_cdf((lo_b - middle) / se_middle);
                 if !(inside > 0.0) {
                     continue;
                 }
-                let log = ev + inside.ln() - (high - low).ln() + (gap(s1) * gap(s2) / pairs).ln();
+                let log = ev + inside.ln() - (hi_b - lo_b).ln() + (gap(s1) * gap(s2) / pairs).ln();
                 two.push(log);
                 if best.as_ref().is_none_or(|(b, _)| log > *b) {
                     let se = |g: &model::Moments| sigma / g.w.sqrt();
@@ -1034,7 +1094,7 @@ impl Bisect {
     /// Ends the segment as several contributors when the staircase model is decisively better than one change
     /// (see [`Bisect::staircase`]). Returns true when it did.
     fn settle_staircase(&mut self, segment: Segment, slope: f64, phase: &str) -> bool {
-        let Some((bayes, stair)) = self.staircase(segment, slope) else {
+        let Some((bayes, stair)) = self.staircase(segment, slope, 0.0) else {
             return false;
         };
         // As for one commit in between: the ends and the middle need runs enough that their levels are not the
@@ -1134,38 +1194,7 @@ impl Bisect {
             candidates.sort_unstable();
         }
         let q = self.containment(&posterior, &candidates);
-        let d = (posterior.delta / posterior.sigma).max(0.25);
-        let mut best_choice: Option<(f64, usize, usize, f64)> = None; // (score, commit, runs, q)
-        let mut best_new: Option<(f64, usize, f64)> = None; // (|q - 0.5|, commit, q)
-        for (&c, &qc) in candidates.iter().zip(&q) {
-            if self.values[c].len() >= LOCATE_RUNS_CAP {
-                // A commit still uncertain after this many runs sits between the levels or the levels are off;
-                // more of the same teaches little.
-                continue;
-            }
-            if self.values[c].is_empty() {
-                let distance = (qc - 0.5).abs();
-                if best_new.is_none_or(|(d0, _, _)| distance < d0) {
-                    best_new = Some((distance, c, qc));
-                }
-                continue;
-            }
-            for &m in &VISIT_SIZES {
-                let score = information(qc, d * (m as f64).sqrt()) / (m as f64 * self.config.run_cost);
-                if best_choice.is_none_or(|(s, ..)| score > s) {
-                    best_choice = Some((score, c, m, qc));
-                }
-            }
-        }
-        if let Some((_, c, qc)) = best_new {
-            for &m in &VISIT_SIZES {
-                let cost = self.config.build_cost + m as f64 * self.config.run_cost;
-                let score = information(qc, d * (m as f64).sqrt()) / cost;
-                if best_choice.is_none_or(|(s, ..)| score > s) {
-                    best_choice = Some((score, c, m, qc));
-                }
-            }
-        }
+        let best_choice = self.information_choice(segment, &posterior, &candidates, &q);
         match best_choice {
             Some((score, c, m, qc)) => {
                 let new = if self.values[c].is_empty() { "new " } else { "" };
@@ -1173,8 +1202,8 @@ impl Bisect {
                     "locate",
                     format!("run {new}commit {c} {m} time(s)"),
                     format!(
-                        "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost at step {:.2} sigma",
-                        d
+                        "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost (step {:.2} sigma)",
+                        posterior.delta / posterior.sigma
                     ),
                 );
                 self.ask(vec![(c, m)]);
@@ -1186,6 +1215,94 @@ impl Bisect {
                 false
             }
         }
+    }
+
+    /// The next measurement: the commit and number of runs with the most expected information about where the
+    /// change lies per unit of cost (a new build costs `build_cost`, each run `run_cost`). Each partition of the
+    /// posterior predicts the measured commit at its own fitted level (before or after its change, with that
+    /// level's standard error), so runs that tell partitions apart by their levels count too: an end, when the
+    /// partitions disagree about the level on its side, is worth measuring again, which a single plug-in step (the
+    /// rule this replaced) could not see; a search misled by a few unlucky visits used to wander for hundreds of
+    /// runs. Candidates are lo, every tested commit below [`LOCATE_RUNS_CAP`] runs and the two ends whatever their
+    /// runs, and of the untested commits the one that splits each partition's mass most evenly (in a DAG, the one
+    /// whose containment is nearest one half). Returns (bits per unit cost, commit, runs, containment), `None`
+    /// when no candidate is worth anything.
+    fn information_choice(
+        &self,
+        segment: Segment,
+        posterior: &Posterior,
+        candidates: &[usize],
+        containment: &[f64],
+    ) -> Option<(f64, usize, usize, f64)> {
+        let linear = self.topology.is_linear();
+        let index_of: BTreeMap<usize, usize> = posterior.hypotheses.iter().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut partition_mass: BTreeMap<usize, f64> = BTreeMap::new();
+        for (&s, &p) in posterior.partition.iter().zip(&posterior.probability) {
+            *partition_mass.entry(s).or_insert(0.0) += p;
+        }
+        let mut measured: Vec<(usize, f64)> = Vec::new();
+        // Untested: per partition (linear), (distance of the cumulative mass from half, commit, containment).
+        let mut even_split: BTreeMap<usize, (f64, usize, f64)> = BTreeMap::new();
+        let mut cumulative: BTreeMap<usize, f64> = BTreeMap::new();
+        let mut nearest_half: Option<(f64, usize, f64)> = None;
+        for (&c, &qc) in candidates.iter().zip(containment) {
+            let is_end = c == segment.lo || c == segment.hi;
+            if !self.values[c].is_empty() || c == segment.lo {
+                // A commit still uncertain after this many runs sits between the levels or the levels are off:
+                // more of the same teaches little. The ends carry the levels and are exempt.
+                if is_end || self.values[c].len() < LOCATE_RUNS_CAP {
+                    measured.push((c, qc));
+                }
+                continue;
+            }
+            match (linear, index_of.get(&c)) {
+                (true, Some(&i)) => {
+                    let s = posterior.partition[i];
+                    let sum = cumulative.entry(s).or_insert(0.0);
+                    *sum += posterior.probability[i];
+                    let distance = (*sum - partition_mass.get(&s).copied().unwrap_or(0.0) / 2.0).abs();
+                    let entry = even_split.entry(s).or_insert((f64::INFINITY, c, qc));
+                    if distance < entry.0 {
+                        *entry = (distance, c, qc);
+                    }
+                }
+                _ => {
+                    let distance = (qc - 0.5).abs();
+                    if nearest_half.is_none_or(|(d, _, _)| distance < d) {
+                        nearest_half = Some((distance, c, qc));
+                    }
+                }
+            }
+        }
+        measured.extend(even_split.values().chain(nearest_half.iter()).map(|&(_, c, qc)| (c, qc)));
+        let mut best: Option<(f64, usize, usize, f64)> = None;
+        for (c, qc) in measured {
+            // The posterior mass of each (partition, side of the change commit c is on).
+            let mut mass: BTreeMap<(usize, bool), f64> = BTreeMap::new();
+            for ((&k, &s), &p) in posterior.hypotheses.iter().zip(&posterior.partition).zip(&posterior.probability) {
+                let contains = c != segment.lo && if linear { k <= c } else { self.topology.contains(k, c) };
+                *mass.entry((s, contains)).or_insert(0.0) += p;
+            }
+            let build = if self.values[c].is_empty() && c != segment.lo { self.config.build_cost } else { 0.0 };
+            for &m in &VISIT_SIZES {
+                // Components below 1e-4 of the mass change the information by less than that and cost time.
+                let components: Vec<(f64, f64, f64)> = mass
+                    .iter()
+                    .filter(|(_, &w)| w >= 1e-4)
+                    .filter_map(|(&(s, contains), &w)| {
+                        let fit = posterior.fits.get(s).copied().flatten()?;
+                        let (level, se) =
+                            if contains { (fit.after, fit.after_se) } else { (fit.before, fit.before_se) };
+                        Some((w, level, fit.sigma * fit.sigma / m as f64 + se * se))
+                    })
+                    .collect();
+                let score = model::mixture_information(&components) / (build + m as f64 * self.config.run_cost);
+                if score > 0.0 && best.is_none_or(|(b, ..)| score > b) {
+                    best = Some((score, c, m, qc));
+                }
+            }
+        }
+        best
     }
 
     fn segment_unresolved(&mut self, segment: Segment, why: &str) {

@@ -161,6 +161,9 @@ pub struct LevelsFit {
     pub sigma: f64,
     /// Standard error of `after - before`.
     pub step_se: f64,
+    /// Standard errors of the two levels.
+    pub before_se: f64,
+    pub after_se: f64,
     /// Log marginal likelihood up to a constant shared by every partition of the same runs: the two levels
     /// integrated out under flat priors and the noise under the scale-invariant prior. The integration is what
     /// accounts for the uncertainty of the levels and of the noise: with few runs it is the Student-t evidence, not
@@ -197,6 +200,8 @@ pub fn fit_levels(before: &Moments, after: &Moments) -> Option<LevelsFit> {
         after: after.y / w1,
         sigma: variance.sqrt(),
         step_se: (variance * (1.0 / w0 + 1.0 / w1)).sqrt(),
+        before_se: (variance / w0).sqrt(),
+        after_se: (variance / w1).sqrt(),
         log_evidence,
     })
 }
@@ -292,43 +297,36 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
     }
 }
 
-/// Mutual information in bits between the side of the change, X ~ Bernoulli(q) (X = 1: the commit already contains
-/// the change), and one measurement Y = d X + N(0, 1). With d = delta sqrt(m) it is the information of the mean of m
-/// runs. Computed by numerical integration over y.
-pub fn information(q: f64, d: f64) -> f64 {
-    // Written so that a NaN probability also answers zero.
-    let strictly_inside = q > 0.0 && q < 1.0;
-    if !strictly_inside || !d.is_finite() {
+/// Mutual information in bits between which component of a Gaussian mixture a measurement comes from and the
+/// measurement itself: `components` are (weight, mean, variance), weights summing to one. H(Y) is integrated on a
+/// grid; the components' own entropies are exact.
+pub fn mixture_information(components: &[(f64, f64, f64)]) -> f64 {
+    let usable: Vec<(f64, f64, f64)> =
+        components.iter().copied().filter(|&(w, m, v)| w > 0.0 && m.is_finite() && v > 0.0 && v.is_finite()).collect();
+    let total: f64 = usable.iter().map(|c| c.0).sum();
+    if usable.len() < 2 || !(total > 0.0) {
         return 0.0;
     }
-    let d = d.abs();
-    let binary_entropy = -(q * q.log2() + (1.0 - q) * (1.0 - q).log2());
-    if d > 14.0 {
-        return binary_entropy;
-    }
-    // I = sum_x P(x) * integral phi(y - mu_x) log2(phi(y - mu_x) / p(y)) dy, on a grid fine enough for 1e-4 bits.
-    // The integrand is smooth and decays like a Gaussian, where the trapezoid rule converges geometrically.
-    let step = 0.2;
-    let lo = -7.0;
-    let hi = d + 7.0;
-    let points = ((hi - lo) / step) as usize + 1;
-    let mut info = 0.0;
-    for i in 0..points {
+    let min_sd = usable.iter().map(|c| c.2.sqrt()).fold(f64::INFINITY, f64::min);
+    let lo = usable.iter().map(|c| c.1 - 7.0 * c.2.sqrt()).fold(f64::INFINITY, f64::min);
+    let hi = usable.iter().map(|c| c.1 + 7.0 * c.2.sqrt()).fold(f64::NEG_INFINITY, f64::max);
+    let points = (((hi - lo) / (0.25 * min_sd)).ceil() as usize).clamp(16, 600);
+    let step = (hi - lo) / points as f64;
+    let norms: Vec<(f64, f64, f64)> =
+        usable.iter().map(|&(w, m, v)| (w / total / (2.0 * std::f64::consts::PI * v).sqrt(), m, -0.5 / v)).collect();
+    let mut entropy = 0.0;
+    for i in 0..=points {
         let y = lo + i as f64 * step;
-        let f0 = (-0.5 * y * y).exp();
-        let f1 = (-0.5 * (y - d) * (y - d)).exp();
-        let mix = (1.0 - q) * f0 + q * f1;
-        if mix <= 0.0 {
-            continue;
-        }
-        if f0 > 0.0 {
-            info += (1.0 - q) * f0 * (f0 / mix).log2();
-        }
-        if f1 > 0.0 {
-            info += q * f1 * (f1 / mix).log2();
+        let p: f64 = norms.iter().map(|&(a, m, b)| a * (b * (y - m) * (y - m)).exp()).sum();
+        if p > 0.0 {
+            entropy -= p * p.log2() * step;
         }
     }
-    (info * step / (2.0 * std::f64::consts::PI).sqrt()).clamp(0.0, binary_entropy)
+    let conditional: f64 = usable
+        .iter()
+        .map(|&(w, _, v)| w / total * 0.5 * (2.0 * std::f64::consts::PI * std::f64::consts::E * v).log2())
+        .sum();
+    (entropy - conditional).max(0.0)
 }
 
 /// Log of the mixture sequential probability ratio for "the true difference is zero" against a normal prior of
@@ -414,21 +412,31 @@ mod tests {
     }
 
     #[test]
-    fn information_table() {
-        // (q, d, expected bits, tolerance)
+    fn mixture_information_table() {
+        // Two unit-variance components, weights 1 - q and q, means 0 and d: the information of one measurement
+        // about the side of a change.
+        let two = |q: f64, d: f64| mixture_information(&[(1.0 - q, 0.0, 1.0), (q, d, 1.0)]);
+        // (q, d, expected bits, tolerance): no separation, none; full separation, the entropy of q; a 1.5 sigma
+        // split at one half, the 0.32 bit per run of ../shared/bisect-notes.md.
         let cases = [
             (0.5, 0.0, 0.0, 1e-9),
-            (0.5, 100.0, 1.0, 1e-9),
+            (0.5, 100.0, 1.0, 1e-6),
             (0.0, 1.5, 0.0, 1e-12),
             (0.5, 1.5, 0.32, 0.02),
             (0.9, 20.0, 0.469, 0.001),
         ];
         for (q, d, want, tol) in cases {
-            let got = information(q, d);
+            let got = two(q, d);
             assert!((got - want).abs() <= tol, "I({q}, {d}) = {got}, want {want}");
         }
-        assert!(information(0.5, 2.0) > information(0.5, 1.0));
-        assert!(information(0.5, 1.5) > information(0.2, 1.5));
+        assert!(two(0.5, 2.0) > two(0.5, 1.0));
+        assert!(two(0.5, 1.5) > two(0.2, 1.5));
+        // Four equally likely, well separated components carry two bits; a wider component carries less.
+        let four: Vec<(f64, f64, f64)> = (0..4).map(|i| (0.25, 50.0 * i as f64, 1.0)).collect();
+        assert!((mixture_information(&four) - 2.0).abs() < 1e-6);
+        assert!(mixture_information(&[(0.5, 0.0, 1.0), (0.5, 1.5, 4.0)]) < two(0.5, 1.5));
+        // Weights need not be normalised; unusable components are ignored.
+        assert!((mixture_information(&[(2.0, 0.0, 1.0), (2.0, 100.0, 1.0), (1.0, 5.0, 0.0)]) - 1.0).abs() < 1e-6);
     }
 
     #[test]

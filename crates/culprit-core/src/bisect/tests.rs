@@ -274,7 +274,7 @@ fn staircase_model_comparison_table() {
             .collect();
         let refs: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
         seed_values(&mut m, &refs);
-        let (bayes, stair) = m.staircase(segment, 0.0).expect("a staircase fit");
+        let (bayes, stair) = m.staircase(segment, 0.0, 0.0).expect("a staircase fit");
         assert_eq!(bayes >= STAIRCASE_LOG_BAYES, two, "levels {levels:?} runs {runs}: log Bayes factor {bayes}");
         if two {
             assert_eq!((stair.before_middle, stair.first_middle, stair.last_middle, stair.after_middle), (2, 4, 6, 8));
