@@ -405,6 +405,11 @@ const PAIR_PRIOR_DOF: f64 = 8.0;
 /// The Student-t (nu = 4) location of Gaussian data has about 10% more variance than the mean: its standard
 /// error is the plug-in one times this.
 const T_LOCATION_INFLATION: f64 = 1.05;
+/// Runs a culprit and its parent have before the culprit is blamed, whatever the evidence: the robot's table of
+/// the two (compare, report) reads their stored runs, and its rank test cannot call a change with fewer (its
+/// smallest two-sided p-value with n runs a side is 2 / C(2n, n): 0.1 at 3, 0.029 at 4, 0.008 at 5). A large step
+/// is otherwise confirmed after three runs a side, and the email would show the blamed change as unchanged.
+const TABLE_MIN_RUNS: usize = 5;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
 
@@ -1528,6 +1533,16 @@ impl Bisect {
                 ),
             );
             self.ask(vec![(r.end, 2)]);
+            return true;
+        }
+        let short = [parent, commit].into_iter().any(|c| self.values[c].len() < TABLE_MIN_RUNS);
+        if significant && short && !out_of_pairs {
+            self.note(
+                "verify",
+                format!("one more interleaved pair at {parent} and {commit}"),
+                format!("the robot's table of the two needs {TABLE_MIN_RUNS} runs a side: {evidence}"),
+            );
+            self.interleaved_pairs(parent, commit, 1);
             return true;
         }
         if significant && (explains_all || explains_part || out_of_pairs) {
