@@ -969,7 +969,7 @@ impl Bisect {
         // A real middle level shows on every commit of the middle range, one commit's bad luck only on that commit:
         // the runs go to the middle commit with the fewest, so the comparison pools many commits.
         let middle: Vec<usize> = (stair.first_middle..=stair.last_middle)
-            .filter(|&m| m != segment.hi && !self.untestable[m] && !self.values[m].is_empty())
+            .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
             .collect();
         let probed = middle.iter().copied().min_by_key(|&m| self.values[m].len()).unwrap_or(c);
         if self.values[probed].len() >= BETWEEN_MAX_RUNS {
@@ -1242,15 +1242,15 @@ impl Bisect {
         containment: &[f64],
     ) -> Option<(f64, usize, usize, f64)> {
         let linear = self.topology.is_linear();
-        let index_of: BTreeMap<usize, usize> = posterior.hypotheses.iter().enumerate().map(|(i, &k)| (k, i)).collect();
-        let mut partition_mass: BTreeMap<usize, f64> = BTreeMap::new();
+        let partitions = posterior.fits.len();
+        let mut partition_mass = vec![0.0; partitions];
         for (&s, &p) in posterior.partition.iter().zip(&posterior.probability) {
-            *partition_mass.entry(s).or_insert(0.0) += p;
+            partition_mass[s] += p;
         }
         let mut measured: Vec<(usize, f64)> = Vec::new();
         // Untested: per partition (linear), (distance of the cumulative mass from half, commit, containment).
-        let mut even_split: BTreeMap<usize, (f64, usize, f64)> = BTreeMap::new();
-        let mut cumulative: BTreeMap<usize, f64> = BTreeMap::new();
+        let mut even_split: Vec<Option<(f64, usize, f64)>> = vec![None; partitions];
+        let mut cumulative = vec![0.0; partitions];
         let mut nearest_half: Option<(f64, usize, f64)> = None;
         for (&c, &qc) in candidates.iter().zip(containment) {
             let is_end = c == segment.lo || c == segment.hi;
@@ -1262,15 +1262,14 @@ impl Bisect {
                 }
                 continue;
             }
-            match (linear, index_of.get(&c)) {
-                (true, Some(&i)) => {
+            // In a linear history the hypotheses are in commit order.
+            match (linear, posterior.hypotheses.binary_search(&c)) {
+                (true, Ok(i)) => {
                     let s = posterior.partition[i];
-                    let sum = cumulative.entry(s).or_insert(0.0);
-                    *sum += posterior.probability[i];
-                    let distance = (*sum - partition_mass.get(&s).copied().unwrap_or(0.0) / 2.0).abs();
-                    let entry = even_split.entry(s).or_insert((f64::INFINITY, c, qc));
-                    if distance < entry.0 {
-                        *entry = (distance, c, qc);
+                    cumulative[s] += posterior.probability[i];
+                    let distance = (cumulative[s] - partition_mass[s] / 2.0).abs();
+                    if even_split[s].is_none_or(|(d, _, _)| distance < d) {
+                        even_split[s] = Some((distance, c, qc));
                     }
                 }
                 _ => {
@@ -1281,7 +1280,7 @@ impl Bisect {
                 }
             }
         }
-        measured.extend(even_split.values().chain(nearest_half.iter()).map(|&(_, c, qc)| (c, qc)));
+        measured.extend(even_split.iter().flatten().chain(nearest_half.iter()).map(|&(_, c, qc)| (c, qc)));
         let mut best: Option<(f64, usize, usize, f64)> = None;
         for (c, qc) in measured {
             // The posterior mass of each (partition, side of the change commit c is on).
@@ -1290,19 +1289,21 @@ impl Bisect {
                 let contains = c != segment.lo && if linear { k <= c } else { self.topology.contains(k, c) };
                 *mass.entry((s, contains)).or_insert(0.0) += p;
             }
+            // (weight, level, run variance, level variance). Components below 1e-4 of the mass change the
+            // information by less than that and cost time.
+            let levels: Vec<(f64, f64, f64, f64)> = mass
+                .iter()
+                .filter(|(_, &w)| w >= 1e-4)
+                .filter_map(|(&(s, contains), &w)| {
+                    let fit = posterior.fits.get(s).copied().flatten()?;
+                    let (level, se) = if contains { (fit.after, fit.after_se) } else { (fit.before, fit.before_se) };
+                    Some((w, level, fit.sigma * fit.sigma, se * se))
+                })
+                .collect();
             let build = if self.values[c].is_empty() && c != segment.lo { self.config.build_cost } else { 0.0 };
             for &m in &VISIT_SIZES {
-                // Components below 1e-4 of the mass change the information by less than that and cost time.
-                let components: Vec<(f64, f64, f64)> = mass
-                    .iter()
-                    .filter(|(_, &w)| w >= 1e-4)
-                    .filter_map(|(&(s, contains), &w)| {
-                        let fit = posterior.fits.get(s).copied().flatten()?;
-                        let (level, se) =
-                            if contains { (fit.after, fit.after_se) } else { (fit.before, fit.before_se) };
-                        Some((w, level, fit.sigma * fit.sigma / m as f64 + se * se))
-                    })
-                    .collect();
+                let components: Vec<(f64, f64, f64)> =
+                    levels.iter().map(|&(w, level, run, level_var)| (w, level, run / m as f64 + level_var)).collect();
                 let score = model::mixture_information(&components) / (build + m as f64 * self.config.run_cost);
                 if score > 0.0 && best.is_none_or(|(b, ..)| score > b) {
                     best = Some((score, c, m, qc));

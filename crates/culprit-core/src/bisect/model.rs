@@ -420,7 +420,7 @@ mod tests {
         // split at one half, the 0.32 bit per run of ../shared/bisect-notes.md.
         let cases = [
             (0.5, 0.0, 0.0, 1e-9),
-            (0.5, 100.0, 1.0, 1e-6),
+            (0.5, 100.0, 1.0, 1e-9),
             (0.0, 1.5, 0.0, 1e-12),
             (0.5, 1.5, 0.32, 0.02),
             (0.9, 20.0, 0.469, 0.001),

@@ -119,6 +119,16 @@ proptest! {
     }
 }
 
+/// A machine of ten commits whose whole range is reproduced, with the given good-to-bad change, and locating.
+fn locating(total: (f64, f64)) -> (Bisect, Segment) {
+    let mut m = machine(10);
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    m.total = Some(total);
+    m.reproduced = Some(true);
+    m.phase = Phase::Locate { segment };
+    (m, segment)
+}
+
 /// Values around `level` with a small, fixed spread (deterministic, so the test states exactly what it checks).
 fn around(level: f64, n: usize) -> Vec<f64> {
     (0..n).map(|i| level + 0.1 * ((i % 5) as f64 - 2.0)).collect()
@@ -153,11 +163,7 @@ fn a_share_far_above_the_whole_change_is_re_examined_then_inconclusive() {
 #[test]
 fn a_commit_between_the_levels_is_reported_as_several_contributors() {
     // Commit 5 sits half-way between good and bad, with enough runs everywhere: two ranges, status multiple.
-    let mut m = machine(10);
-    let segment = Segment { lo: 0, hi: 9, top: true };
-    m.total = Some((2.0, 0.1));
-    m.reproduced = Some(true);
-    m.phase = Phase::Locate { segment };
+    let (mut m, segment) = locating((2.0, 0.1));
     let (good, middle, bad) = (around(0.0, 20), around(1.0, 12), around(2.0, 20));
     seed_values(&mut m, &[(0, &good), (5, &middle), (9, &bad)]);
     let (c, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
@@ -200,11 +206,7 @@ fn the_ends_keep_a_share_of_the_runs() {
     // Commits 1-3 measured good and 7-8 bad, 16 runs each; the ends have 4 runs each. The change is somewhere in
     // 4..=7, so no commit is ready to verify; the ends hold far fewer than an eighth of the interior's 80 runs,
     // so the next runs are an interleaved pair at the ends.
-    let mut m = machine(10);
-    let segment = Segment { lo: 0, hi: 9, top: true };
-    m.total = Some((1.5, 0.3));
-    m.reproduced = Some(true);
-    m.phase = Phase::Locate { segment };
+    let (mut m, segment) = locating((1.5, 0.3));
     let (good, bad) = (around(0.0, 16), around(1.5, 16));
     seed_values(&mut m, &[(0, &around(0.0, 4)), (9, &around(1.5, 4))]);
     seed_values(&mut m, &[(1, &good), (2, &good), (3, &good), (7, &bad), (8, &bad)]);
@@ -226,10 +228,7 @@ fn sessions_stored_without_alpha_fresh_read_the_default() {
 fn a_burst_during_locating_does_not_get_a_commit_blamed() {
     // The change is at 5. Commit 7 was measured during a burst of load (+3) while locating, so its old runs sit far
     // above its parent 6; the fresh interleaved pairs, analysed as pairs, show no step, and 7 is not blamed.
-    let segment = Segment { lo: 0, hi: 9, top: true };
-    let mut m = machine(10);
-    m.total = Some((1.5, 0.1));
-    m.reproduced = Some(true);
+    let (mut m, segment) = locating((1.5, 0.1));
     let (good, bad, burst) = (around(0.0, 20), around(1.5, 20), around(4.5, 5));
     seed_values(
         &mut m,
@@ -284,36 +283,17 @@ fn staircase_model_comparison_table() {
 
 #[test]
 fn a_large_step_is_blamed_with_runs_enough_for_the_table() {
-    // The README's demo: a 30% step over noise of half a percent is confirmed after three runs a side. The culprit
-    // and its parent still get five runs each, so that the robot's table of the two (read from the stored runs)
-    // shows the change the bisect blamed instead of "no metric changed".
-    let mut m = machine(24);
-    let mut runs = 0usize;
-    while runs < 600 {
-        match m.next_action() {
-            Action::RunBatch(batch) => {
-                for (commit, count) in batch {
-                    for _ in 0..count {
-                        runs += 1;
-                        let level = if commit >= 15 { 1.3 } else { 1.0 };
-                        let jitter = 0.01 * (((runs * 7919) % 11) as f64 / 10.0 - 0.5);
-                        if let Err(e) = m.record(commit, Sample::Value(level + jitter)) {
-                            panic!("record: {e}");
-                        }
-                    }
-                }
-            }
-            Action::Done(outcome) => {
-                assert_eq!(outcome.status, Status::Found, "{:?}", outcome.log);
-                let culprit = &outcome.culprits[0];
-                assert_eq!((culprit.commit, culprit.after), (15, 14), "{:?}", outcome.log);
-                // Five a side: the table's rank test can reach p = 0.008 (at three, 0.1 at best).
-                for commit in [14, 15] {
-                    assert!(m.values[commit].len() >= 5, "commit {commit}: {:?}", m.values[commit]);
-                }
-                return;
-            }
-        }
+    // The README's demo: a 30% step over noise of half a percent (60 sigma) is confirmed after three runs a side.
+    // The culprit and its parent still get five runs each, so that the robot's table of the two (read from the
+    // stored runs) shows the change the bisect blamed instead of "no metric changed".
+    use super::sim::{run_culprit, History, Noise, Oracle};
+    let history = History { commits: 23, steps: vec![(15, 60.0)], untestable: vec![false; 24] };
+    let mut oracle = Oracle::new(&history, Noise::Gaussian, 7);
+    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    assert_eq!((result.status, result.named.clone()), (Status::Found, vec![15]), "{:?}", result.log);
+    // Five a side: the table's rank test can reach p = 0.008 (at three, 0.1 at best).
+    for commit in [14, 15] {
+        let runs = result.evidence.iter().find(|e| e.commit == commit).map_or(0, |e| e.runs);
+        assert!(runs >= 5, "commit {commit}: {runs} runs; {:?}", result.log);
     }
-    panic!("no outcome after {runs} runs: {:?}", m.log);
 }
