@@ -97,20 +97,17 @@ fn main() {
 
 /// Prints the decision log of one Culprit trial: `--trace SEED [flags]`, for understanding a bad case.
 fn trace(args: &[String]) {
-    use culprit_core::bisect::sim::{run_culprit, History, Oracle};
+    use culprit_core::bisect::sim::{run_culprit, trial, Oracle};
     use culprit_core::bisect::BisectConfig;
-    use culprit_core::rng::Rng;
     let seed: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(1);
     let (config, _, _) = parse_args(args.get(1..).unwrap_or(&[])).unwrap_or_else(|e| {
         eprintln!("bisect_sim: {e}");
         std::process::exit(2)
     });
     // The trial `seed` of `culprit sim --seed S` (S from the flags, default 1): the same history and noise.
-    let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed);
-    let mut rng = Rng::new(base ^ 0x5151);
-    let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
+    let (history, noise_seed, _) = trial(&config, seed);
     println!("steps {:?}", history.steps);
-    let mut oracle = Oracle::new(&history, config.noise, base ^ 0xA1);
+    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
     for entry in &result.log {
         println!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
@@ -134,9 +131,8 @@ fn trace(args: &[String]) {
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
 /// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST) for experiments.
 fn breakdown(args: &[String]) {
-    use culprit_core::bisect::sim::{run_culprit, History, Oracle};
+    use culprit_core::bisect::sim::{run_culprit, trial, Oracle};
     use culprit_core::bisect::BisectConfig;
-    use culprit_core::rng::Rng;
     let trials: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(100);
     let (config, _, _) = parse_args(args.get(1..).unwrap_or(&[])).unwrap_or_else(|e| {
         eprintln!("bisect_sim: {e}");
@@ -164,10 +160,8 @@ fn breakdown(args: &[String]) {
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut runs_all = Vec::new();
     for seed in 0..trials {
-        let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed);
-        let mut rng = Rng::new(base ^ 0x5151);
-        let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut rng);
-        let mut oracle = Oracle::new(&history, config.noise, base ^ 0xA1);
+        let (history, noise_seed, _) = trial(&config, seed);
+        let mut oracle = Oracle::new(&history, config.noise, noise_seed);
         let result = run_culprit(&history, &mut oracle, &bisect_config);
         if result.status == culprit_core::bisect::Status::Multiple {
             multiple += 1;

@@ -352,6 +352,16 @@ fn run_strategy(strategy: Strategy, history: &History, noise: Noise, seed: u64) 
     }
 }
 
+/// Trial `trial` of a simulation: its history and the seeds of its two noise streams (the first run and the rerun
+/// on fresh noise). Every tool that replays one trial (the example's `--trace` and `--breakdown`) goes through
+/// here, so it sees the same history and noise as the scored run.
+pub fn trial(config: &SimConfig, trial: u64) -> (History, u64, u64) {
+    let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(trial);
+    let mut history_rng = Rng::new(base ^ 0x5151);
+    let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut history_rng);
+    (history, base ^ 0xA1, base ^ 0xB2)
+}
+
 /// Runs the simulation and scores it.
 pub fn run(config: &SimConfig) -> SimReport {
     let trials = config.trials.max(1);
@@ -360,12 +370,10 @@ pub fn run(config: &SimConfig) -> SimReport {
     let mut runs: Vec<usize> = Vec::with_capacity(trials);
     let mut builds = 0usize;
     for trial in 0..trials {
-        let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(trial as u64);
-        let mut history_rng = Rng::new(base ^ 0x5151);
-        let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut history_rng);
+        let (history, first_noise, second_noise) = self::trial(config, trial as u64);
         let truth = truth_of(&history);
-        let first = run_strategy(config.strategy, &history, config.noise, base ^ 0xA1);
-        let second = run_strategy(config.strategy, &history, config.noise, base ^ 0xB2);
+        let first = run_strategy(config.strategy, &history, config.noise, first_noise);
+        let second = run_strategy(config.strategy, &history, config.noise, second_noise);
         if first.named == truth {
             correct += 1;
         }
