@@ -280,6 +280,8 @@ pub struct TrialResult {
     pub log: Vec<super::LogEntry>,
     /// The machine's per-commit evidence (empty for the baselines).
     pub evidence: Vec<super::CommitEvidence>,
+    /// The machine's culprits with their shares (empty for the baselines).
+    pub culprits: Vec<super::Culprit>,
 }
 
 /// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
@@ -288,7 +290,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
         Err(_) => {
-            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![] }
+            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![], culprits: vec![] }
         }
     };
     loop {
@@ -304,6 +306,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                     builds: outcome.builds,
                     log: outcome.log,
                     evidence: outcome.evidence,
+                    culprits: outcome.culprits,
                 };
             }
             Action::RunBatch(batch) => {
@@ -321,6 +324,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         builds: machine.builds(),
                         log: machine.log().to_vec(),
                         evidence: vec![],
+                        culprits: vec![],
                     };
                 };
                 let sample = match oracle.run(commit) {
@@ -336,6 +340,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         builds: machine.builds(),
                         log: machine.log().to_vec(),
                         evidence: vec![],
+                        culprits: vec![],
                     };
                 }
             }
