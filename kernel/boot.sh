@@ -76,10 +76,13 @@ timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 $ACCEL_ARGS -smp "$SMP" -m
     -kernel "$KERNEL" -initrd "$INITRD" -append "$CMDLINE" \
     -display none -monitor none -serial "file:$LOG" -no-reboot -net none </dev/null >"$LOG.qemu" 2>&1 || rc=$?
 ended=$(date +%s.%N)
+# A guest killed by the timeout before qemu opened its serial file (a short --timeout on a loaded host) leaves no
+# console log: an empty one keeps the report on the timeout instead of on the missing file.
+touch "$LOG"
 tr -d '\r' <"$LOG" >"$LOG.txt" && mv "$LOG.txt" "$LOG"
 
 fail() {
-    tail -25 "$LOG" >&2
+    tail -25 "$LOG" >&2 || true
     [ -s "$LOG.qemu" ] && cat "$LOG.qemu" >&2
     die "$1" "$2 (console log $LOG)"
 }

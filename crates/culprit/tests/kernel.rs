@@ -27,7 +27,8 @@ fn prebuilt_kernel() -> Result<PathBuf, String> {
     if !qemu.status.success() {
         return Err("qemu-system-x86_64 is not installed (kernel/install-deps.sh)".into());
     }
-    let out = Command::new(kernel_dir().join("prebuilt.sh")).output().map_err(|e| format!("kernel/prebuilt.sh: {e}"))?;
+    let out =
+        Command::new(kernel_dir().join("prebuilt.sh")).output().map_err(|e| format!("kernel/prebuilt.sh: {e}"))?;
     let (stdout, stderr) = text(&out);
     match out.status.code() {
         Some(0) => Ok(PathBuf::from(stdout.trim())),
@@ -37,7 +38,11 @@ fn prebuilt_kernel() -> Result<PathBuf, String> {
 }
 
 fn boot(args: &[&str]) -> Output {
-    Command::new(kernel_dir().join("boot.sh")).args(args).env_remove("CULPRIT_COMMIT").output().expect("run kernel/boot.sh")
+    Command::new(kernel_dir().join("boot.sh"))
+        .args(args)
+        .env_remove("CULPRIT_COMMIT")
+        .output()
+        .expect("run kernel/boot.sh")
 }
 
 #[test]
@@ -93,7 +98,10 @@ fn a_prebuilt_kernel_boots_twice_and_its_results_are_parsed() {
     let release = info.lines().find_map(|l| l.strip_prefix("kernel.release: ")).unwrap();
     assert!(stdout.lines().any(|l| l == format!("kernel.release: {release}")), "{stdout}");
     let config = info.lines().find_map(|l| l.strip_prefix("kernel.config_sha256: ")).unwrap();
-    assert!(stdout.lines().any(|l| l == format!("kernel.config_sha256: {config}")), "the guest's /proc/config.gz hash: {stdout}");
+    assert!(
+        stdout.lines().any(|l| l == format!("kernel.config_sha256: {config}")),
+        "the guest's /proc/config.gz hash: {stdout}"
+    );
 }
 
 #[test]
@@ -112,6 +120,22 @@ fn boot_failures_name_the_step_and_fail() {
     };
     // A guest that does not finish in time is killed and reported, never left running.
     let out = boot(&["--kernel", &kernel, "--timeout", "1"]);
+    let stderr = text(&out).1;
+    assert!(!out.status.success());
+    assert!(stderr.contains("did not finish within 1 s"), "{stderr}");
+    // A guest killed before qemu even opened its console log (a loaded CI host once took over a second to start
+    // it) is still reported as the timeout. A stand-in qemu that only sleeps makes that moment deterministic.
+    let fake = tempfile::tempdir().unwrap();
+    let fake_qemu = fake.path().join("qemu-system-x86_64");
+    std::fs::write(&fake_qemu, "#!/bin/sh\nsleep 5\n").unwrap();
+    std::fs::set_permissions(&fake_qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(kernel_dir().join("boot.sh"))
+        .args(["--kernel", &kernel, "--timeout", "1"])
+        .env("PATH", path)
+        .env_remove("CULPRIT_COMMIT")
+        .output()
+        .unwrap();
     let stderr = text(&out).1;
     assert!(!out.status.success());
     assert!(stderr.contains("did not finish within 1 s"), "{stderr}");
