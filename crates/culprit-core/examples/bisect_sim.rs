@@ -127,7 +127,8 @@ fn trace(args: &[String]) {
 
 /// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
 /// first locate decision, before the first verify decision and in total, the statuses, the runs each kind of
-/// decision asked for, and the trials with a wrong answer (the trial numbers `--trace` takes, same `--seed`).
+/// decision asked for, the jobs that probed for a staircase against the others, and the trials with a wrong
+/// answer (the trial numbers `--trace` takes, same `--seed`).
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
 /// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST) for experiments.
 fn breakdown(args: &[String]) {
@@ -159,6 +160,8 @@ fn breakdown(args: &[String]) {
     let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut runs_all = Vec::new();
+    // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
+    let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
         let mut oracle = Oracle::new(&history, config.noise, noise_seed);
@@ -174,6 +177,17 @@ fn breakdown(args: &[String]) {
             ))
             .or_insert(0usize) += 1;
         runs_all.push(result.runs);
+        // Probing for a staircase: the runs asked for by the locate phase's "interleaved runs at <middle> and <end>".
+        let probe_runs: usize = result
+            .log
+            .windows(2)
+            .filter(|p| p[0].phase == "locate" && p[0].decision.starts_with("interleaved runs at"))
+            .map(|p| p[1].runs - p[0].runs)
+            .sum();
+        let group = if probe_runs > 0 { &mut probing } else { &mut not_probing };
+        group.0 += 1;
+        group.1 += probe_runs;
+        group.2 += result.runs;
         for pair in result.log.windows(2) {
             let key: String = format!(
                 "{} {}",
@@ -209,6 +223,14 @@ fn breakdown(args: &[String]) {
     let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
     println!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
     println!("  statuses {statuses:?}");
+    let per = |sum: usize, jobs: usize| if jobs > 0 { sum as f64 / jobs as f64 } else { 0.0 };
+    println!(
+        "  probed for a staircase: {} of {trials} jobs, {:.1} probing runs and {:.1} runs in all each; the others {:.1} runs",
+        probing.0,
+        per(probing.1, probing.0),
+        per(probing.2, probing.0),
+        per(not_probing.2, not_probing.0)
+    );
     for (k, v) in &kinds {
         println!("  {:>7.1}  {k}", *v as f64 / n);
     }
