@@ -5,6 +5,16 @@
 
 use culprit_core::bisect::sim::{render_comparison, run, Noise, SimConfig, Strategy};
 
+/// `println!` that ends the program quietly when stdout is gone (piped into `head`, say): a closed pipe means the
+/// reader has what it wanted, not that the simulation failed.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        if std::io::Write::write_fmt(&mut std::io::stdout(), format_args!("{}\n", format_args!($($arg)*))).is_err() {
+            std::process::exit(0);
+        }
+    };
+}
+
 fn parse_args(args: &[String]) -> Result<(SimConfig, bool, Vec<Strategy>), String> {
     let mut config = SimConfig::default();
     let mut json = false;
@@ -63,7 +73,7 @@ fn main() {
                 let reports: Vec<_> =
                     strategies.iter().map(|&strategy| run(&SimConfig { strategy, ..config.clone() })).collect();
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
+                    say!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
                 } else {
                     print!("{}", render_comparison(&reports));
                 }
@@ -90,8 +100,8 @@ fn main() {
             .iter()
             .map(|&strategy| run(&SimConfig { strategy, ..config.clone() }))
             .collect();
-        println!("### {title}\n");
-        println!("{}", render_comparison(&reports));
+        say!("### {title}\n");
+        say!("{}", render_comparison(&reports));
     }
 }
 
@@ -106,14 +116,14 @@ fn trace(args: &[String]) {
     });
     // The trial `seed` of `culprit sim --seed S` (S from the flags, default 1): the same history and noise.
     let (history, noise_seed, _) = trial(&config, seed);
-    println!("steps {:?}", history.steps);
+    say!("steps {:?}", history.steps);
     let mut oracle = Oracle::new(&history, config.noise, noise_seed);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
     for entry in &result.log {
-        println!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
+        say!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
     }
     for e in &result.evidence {
-        println!(
+        say!(
             "commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}",
             e.commit,
             e.runs,
@@ -122,7 +132,7 @@ fn trace(args: &[String]) {
             if e.untestable { " untestable" } else { "" }
         );
     }
-    println!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
+    say!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
 }
 
 /// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
@@ -195,7 +205,7 @@ fn breakdown(args: &[String]) {
                 pair[0]
                     .decision
                     .split_whitespace()
-                    .filter(|w| w.parse::<f64>().is_err())
+                    .filter(|w| !w.bytes().any(|b| b.is_ascii_digit()))
                     .take(4)
                     .collect::<Vec<_>>()
                     .join(" ")
@@ -212,7 +222,7 @@ fn breakdown(args: &[String]) {
         }
     }
     let n = trials as f64;
-    println!(
+    say!(
         "reproduce {:.1}, locate {:.1}, verify and after {:.1}, total {:.1}",
         reproduce as f64 / n,
         (locate - reproduce) as f64 / n,
@@ -221,10 +231,10 @@ fn breakdown(args: &[String]) {
     );
     runs_all.sort_unstable();
     let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
-    println!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
-    println!("  statuses {statuses:?}");
+    say!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
+    say!("  statuses {statuses:?}");
     let per = |sum: usize, jobs: usize| if jobs > 0 { sum as f64 / jobs as f64 } else { 0.0 };
-    println!(
+    say!(
         "  probed for a staircase: {} of {trials} jobs, {:.1} probing runs and {:.1} runs in all each; the others {:.1} runs",
         probing.0,
         per(probing.1, probing.0),
@@ -232,9 +242,9 @@ fn breakdown(args: &[String]) {
         per(not_probing.2, not_probing.0)
     );
     for (k, v) in &kinds {
-        println!("  {:>7.1}  {k}", *v as f64 / n);
+        say!("  {:>7.1}  {k}", *v as f64 / n);
     }
     for (seed, named, truth, runs) in wrong {
-        println!("seed {seed}: named {named}, truth {truth:?}, runs {runs}");
+        say!("seed {seed}: named {named}, truth {truth:?}, runs {runs}");
     }
 }
