@@ -316,6 +316,9 @@ pub struct Bisect {
     phase: Phase,
     queue: Vec<Segment>,
     culprits: Vec<Culprit>,
+    /// A culprit was confirmed as explaining only part of its segment's change: the pooled levels of the whole
+    /// range then mix its step with the rest, and its share is the one measured against the ends.
+    part_explained: bool,
     /// +1 when higher is worse, -1 when lower is.
     orientation: f64,
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
@@ -392,6 +395,9 @@ const BETWEEN_MAX_RUNS: usize = 100;
 /// A culprit whose share's lower bound exceeds this explains far more than the whole change: the runs are not
 /// what the model assumes (bursts of load, a wrong parent), so it is re-examined and never simply blamed.
 const SHARE_IMPLAUSIBLE: f64 = 1.5;
+/// A lone culprit's share is read against the pooled levels while the ends' change lies within this many of its
+/// standard errors of theirs, and against the ends beyond.
+const LONE_SHARE_MODEL_Z: f64 = 2.0;
 /// Fresh pairs after which an implausible share makes the segment inconclusive.
 const IMPLAUSIBLE_MAX_PAIRS: usize = 12;
 /// Log Bayes factor of "two changes with a level between" against "one change" at which a segment is reported
@@ -434,6 +440,7 @@ impl Bisect {
             phase: Phase::Reproduce { segment: top, start_records: 0 },
             queue: Vec::new(),
             culprits: Vec::new(),
+            part_explained: false,
             orientation,
             total: None,
             reproduced: None,
@@ -1568,6 +1575,7 @@ impl Bisect {
                 step,
             });
             if explains_part {
+                self.part_explained = true;
                 let before = Segment { lo: segment.lo, hi: parent, top: false };
                 let after = Segment { lo: commit, hi: segment.hi, top: false };
                 for s in [before, after] {
@@ -1672,9 +1680,10 @@ impl Bisect {
     /// is right for a series of steps (the pooled levels would mix them), but for one step it leaves out most of
     /// the runs: on a real 30% slowdown bisected with 4-8 runs at each end, that share scattered from 0.8 to 1.37
     /// (the machine's run times are bimodal), and from every run its spread is half as wide. `None` when the
-    /// posterior of the whole range puts its step elsewhere.
+    /// posterior of the whole range puts its step elsewhere, or when the culprit was found to explain only part
+    /// of its segment (the search for the rest found nothing it could name, but the pooled levels would hide it).
     fn lone_culprit_share(&self, culprit: &Culprit) -> Option<(f64, f64, f64)> {
-        if !culprit.located {
+        if !culprit.located || self.part_explained {
             return None;
         }
         let slope = self.drift();
@@ -1684,7 +1693,15 @@ impl Bisect {
         }
         let (size, se_size) =
             self.segment_change(Segment { lo: culprit.after, hi: culprit.commit, top: false }, slope)?;
-        let share = model::ratio_interval(size, se_size, posterior.delta, posterior.delta_se, SHARE_Z);
+        // The pooled levels are the single step's reading of good-to-bad. The two ends measure it without the model:
+        // where they disagree with it, the model misses something (small steps elsewhere that no test could name),
+        // and the ends' change is the one the share is of.
+        let (total, total_se) = self.top_change(slope)?;
+        let share = if (total - posterior.delta).abs() <= LONE_SHARE_MODEL_Z * total_se {
+            model::ratio_interval(size, se_size, posterior.delta, posterior.delta_se, SHARE_Z)
+        } else {
+            model::ratio_interval(size, se_size, total, total_se, SHARE_Z)
+        };
         share.0.is_finite().then_some(share)
     }
 
