@@ -319,6 +319,9 @@ pub struct Bisect {
     /// A culprit was confirmed as explaining only part of its segment's change: the pooled levels of the whole
     /// range then mix its step with the rest, and its share is the one measured against the ends.
     part_explained: bool,
+    /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
+    /// stands out. Set at every decision from every run.
+    offsets: Vec<f64>,
     /// +1 when higher is worse, -1 when lower is.
     orientation: f64,
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
@@ -420,6 +423,10 @@ const T_LOCATION_INFLATION: f64 = 1.05;
 const TABLE_MIN_RUNS: usize = 5;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
+/// Records either side of a run whose residuals read the load at its time.
+const BURST_WINDOW: usize = 4;
+/// Standard errors a time offset needs before runs are corrected for it.
+const BURST_Z: f64 = 3.0;
 
 impl Bisect {
     /// Sets up the machine over `commits` (good at 0, bad last) and decides the first batch of runs.
@@ -441,6 +448,7 @@ impl Bisect {
             queue: Vec::new(),
             culprits: Vec::new(),
             part_explained: false,
+            offsets: Vec::new(),
             orientation,
             total: None,
             reproduced: None,
@@ -545,7 +553,61 @@ impl Bisect {
             return Vec::new();
         }
         let centre = self.records as f64 / 2.0;
-        self.values[commit].iter().map(|&(t, v)| self.orientation * (v - slope * (t - centre))).collect()
+        self.values[commit]
+            .iter()
+            .map(|&(t, v)| self.orientation * (v - slope * (t - centre) - self.offset(t)))
+            .collect()
+    }
+
+    fn offset(&self, record: f64) -> f64 {
+        self.offsets.get(record as usize).copied().unwrap_or(0.0)
+    }
+
+    /// Load that comes and goes (a burst over several runs) moves every run of its time alike, whatever the commit.
+    /// Each run's residual from its own commit's median (commits with three runs or more, spread over more than one
+    /// window of time) is a reading of the load at its time; the median of the readings of the runs around a record (up to [`BURST_WINDOW`] either side, the
+    /// record itself left out) is that record's offset when it stands out by [`BURST_Z`] standard errors, zero
+    /// otherwise. A visit that fell in a burst is then corrected by the runs of other commits measured next to it.
+    fn time_offsets(&self, slope: f64) -> Vec<f64> {
+        let records = self.records;
+        let centre = records as f64 / 2.0;
+        let mut reading: Vec<Option<f64>> = vec![None; records];
+        for (c, vs) in self.values.iter().enumerate() {
+            // A commit whose runs all fall within one window (one visit) has its level set by that visit's load:
+            // its residuals say nothing about the time.
+            let span = vs.last().map_or(0.0, |l| l.0) - vs.first().map_or(0.0, |f| f.0);
+            if self.untestable[c] || vs.len() < 3 || span <= (2 * BURST_WINDOW) as f64 {
+                continue;
+            }
+            let adjusted: Vec<f64> = vs.iter().map(|&(t, v)| v - slope * (t - centre)).collect();
+            let Some(level) = crate::stats::median(&adjusted) else { continue };
+            for (&(t, _), a) in vs.iter().zip(&adjusted) {
+                if let Some(r) = reading.get_mut(t as usize) {
+                    *r = Some(a - level);
+                }
+            }
+        }
+        let spread: Vec<f64> = reading.iter().flatten().map(|r| r.abs()).collect();
+        let sigma = crate::stats::median(&spread).map_or(0.0, |m| 1.4826 * m);
+        let mut offsets = vec![0.0; records];
+        if spread.len() < 8 || !(sigma > 0.0) {
+            return offsets;
+        }
+        for (t, offset) in offsets.iter_mut().enumerate() {
+            let around: Vec<f64> = (t.saturating_sub(BURST_WINDOW)..=(t + BURST_WINDOW).min(records - 1))
+                .filter(|&u| u != t)
+                .filter_map(|u| reading[u])
+                .collect();
+            if around.len() < 4 {
+                continue;
+            }
+            let Some(m) = crate::stats::median(&around) else { continue };
+            let se = 1.2533 * sigma / (around.len() as f64).sqrt();
+            if m.abs() > BURST_Z * se {
+                *offset = m;
+            }
+        }
+        offsets
     }
 
     fn drift(&self) -> f64 {
@@ -572,6 +634,7 @@ impl Bisect {
                 return;
             }
             let slope = self.drift();
+            self.offsets = self.time_offsets(slope);
             let asked = match self.phase.clone() {
                 Phase::Reproduce { segment, start_records } => self.reproduce(segment, start_records, slope),
                 Phase::Locate { segment } => self.locate(segment, slope),
@@ -733,7 +796,7 @@ impl Bisect {
                         }
                         _ => 1.0,
                     };
-                    m.add(weight, self.orientation * (v - slope * (t - centre)) - origin);
+                    m.add(weight, self.orientation * (v - slope * (t - centre) - self.offset(t)) - origin);
                 }
                 m
             })

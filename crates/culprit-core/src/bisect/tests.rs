@@ -323,3 +323,48 @@ fn a_lone_culprits_share_is_measured_on_every_run() {
     let spread = (shares.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / shares.len() as f64).sqrt();
     assert!((mean - 1.0).abs() < 0.06 && spread < 0.27, "mean {mean:.3}, spread {spread:.3}");
 }
+
+#[test]
+fn a_burst_of_load_is_read_from_the_runs_of_other_commits_around_it() {
+    // Commits 0, 3 and 9 have runs enough for their own levels; commit 5 is visited once, three runs, in the middle
+    // of a burst (+3) that also covers runs of 0, 3 and 9 measured next to it. The burst's records get an offset of
+    // about 3 from the other commits' runs, so commit 5 reads at its true level; runs away from it are untouched.
+    let mut m = machine(10);
+    let wiggle = |i: usize| 0.1 * ((i % 5) as f64 - 2.0);
+    for i in 0..6 {
+        seed_values(&mut m, &[(0, &[wiggle(i)]), (3, &[wiggle(i + 1)]), (9, &[1.5 + wiggle(i + 2)])]);
+    }
+    let burst_start = m.records;
+    for i in 0..3 {
+        seed_values(&mut m, &[(0, &[3.0 + wiggle(i)]), (5, &[1.5 + 3.0 + wiggle(i + 3)]), (9, &[4.5 + wiggle(i + 1)])]);
+    }
+    let burst_end = m.records;
+    for i in 0..6 {
+        seed_values(&mut m, &[(0, &[wiggle(i + 4)]), (3, &[wiggle(i)]), (9, &[1.5 + wiggle(i + 3)])]);
+    }
+    let offsets = m.time_offsets(0.0);
+    for (t, offset) in offsets.iter().enumerate() {
+        if (burst_start + 2..burst_end - 2).contains(&t) {
+            assert!((offset - 3.0).abs() < 0.3, "record {t}: {offsets:?}");
+        } else if t + 5 < burst_start || t > burst_end + 5 {
+            assert_eq!(*offset, 0.0, "record {t}: {offsets:?}");
+        }
+    }
+    m.offsets = offsets;
+    let level = |m: &Bisect, c: usize| crate::stats::median(&m.adjusted(c, 0.0)).unwrap_or(f64::NAN);
+    assert!((level(&m, 5) - 1.5).abs() < 0.4, "commit 5 reads {}: {:?}", level(&m, 5), m.offsets);
+    assert!(level(&m, 3).abs() < 0.2);
+}
+
+#[test]
+fn noise_alone_moves_no_run() {
+    // Gaussian noise without bursts: the time offsets stay zero (they are a correction, not a smoother).
+    let mut m = machine(10);
+    let mut rng = crate::rng::Rng::new(11);
+    for _ in 0..30 {
+        let (a, b, c) = (rng.normal(), rng.normal(), 1.5 + rng.normal());
+        seed_values(&mut m, &[(0, &[a]), (4, &[b]), (9, &[c])]);
+    }
+    let moved = m.time_offsets(0.0).iter().filter(|o| **o != 0.0).count();
+    assert!(moved <= 2, "{moved} of 90 records moved");
+}
