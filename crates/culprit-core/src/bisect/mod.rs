@@ -575,9 +575,10 @@ impl Bisect {
 
     /// Load that comes and goes (a burst over several runs) moves every run of its time alike, whatever the commit.
     /// Each run's residual from its own commit's median (commits with three runs or more, spread over more than one
-    /// window of time) is a reading of the load at its time; the median of the readings of the runs around a record (up to [`BURST_WINDOW`] either side, the
-    /// record itself left out) is that record's offset when it stands out by [`BURST_Z`] standard errors, zero
-    /// otherwise. A visit that fell in a burst is then corrected by the runs of other commits measured next to it.
+    /// window of time) is a reading of the load at its time. The median of the readings of the runs around a
+    /// record (up to [`BURST_WINDOW`] either side, the record itself left out) is that record's offset when it
+    /// stands out by [`BURST_Z`] standard errors, zero otherwise. A visit that fell in a burst is then corrected by
+    /// the runs of other commits measured next to it. Offsets are in the metric's raw units (before orientation).
     fn time_offsets(&self, slope: f64) -> Vec<f64> {
         let records = self.records;
         let centre = records as f64 / 2.0;
@@ -612,6 +613,7 @@ impl Bisect {
                 continue;
             }
             let Some(m) = crate::stats::median(&around) else { continue };
+            // The standard error of a median of Gaussian readings is sqrt(pi / 2) times that of their mean.
             let se = 1.2533 * sigma / (around.len() as f64).sqrt();
             if m.abs() > BURST_Z * se {
                 *offset = m;
