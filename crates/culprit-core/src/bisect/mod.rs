@@ -377,10 +377,11 @@ const RESIDUAL_ALPHA: f64 = 0.01;
 /// change is shared by several commits (a staircase), reported as such.
 const BETWEEN_Z: f64 = 4.0;
 /// Below [`BETWEEN_Z`] but above this, a commit is suspected to sit between the levels when the staircase model
-/// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); the middle
-/// range of the most probable staircase then gets runs (see [`Bisect::probe_between`]) until the suspicion is
-/// settled. These runs are what lets the comparison decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps about 30 runs a job, most of
-/// them on commits that looked in between after 3 runs by chance; see docs/statistics.md for the measurements.
+/// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); the middle range
+/// of the most probable staircase then gets runs (see [`Bisect::probe_between`]) until the suspicion is settled. These
+/// runs are what lets the comparison decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps
+/// about 30 runs a job, most of them on commits that looked in between after 3 runs by chance; see docs/statistics.md
+/// for the measurements.
 const BETWEEN_LEANING_Z: f64 = 1.0;
 /// The lean of the staircase comparison (log Bayes factor, two changes against one) from which a commit that
 /// looks in between is probed, once the posterior holds [`PROBE_FROM_MASS`] on one commit. Measured (single 1.5
@@ -789,9 +790,9 @@ impl Bisect {
         true
     }
 
-    /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust level is down-weighted (see [`model::outlier_weight`]),
-    /// so a burst or an outlier cannot pass for a level; a commit with one run cannot be checked this way, and the
-    /// partition evidence bounds what one run can do.
+    /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust
+    /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
+    /// commit with one run cannot be checked this way, and the partition evidence bounds what one run can do.
     fn commit_moments(&self, members: &[usize], slope: f64) -> Vec<model::Moments> {
         let centre = self.records as f64 / 2.0;
         let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
@@ -1437,9 +1438,9 @@ impl Bisect {
     }
 
     /// When the budget ends the search, the parts of the change still being searched (the current segment and the
-    /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at
-    /// their ends show a change ([`UNSETTLED_MIN_Z`] standard errors or more in the regression's direction): the maintainer learns
-    /// where the rest of the change lies even though it was not narrowed.
+    /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at their
+    /// ends show a change ([`UNSETTLED_MIN_Z`] standard errors or more in the regression's direction): the maintainer
+    /// learns where the rest of the change lies even though it was not narrowed.
     fn report_unsettled_parts(&mut self) {
         let current = match self.phase {
             Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } => {

@@ -30,8 +30,8 @@ pub enum Noise {
     /// Standard normal plus a slow linear drift of 0.01 sigma per run, in the worse direction, over the whole job.
     Drift,
     /// Standard normal plus bursts of load: a two-state Markov process that enters a burst with probability 0.02
-    /// per run and leaves it with probability 1/12 (bursts of about 5 to 20 runs, about a fifth of all runs), adding 3 sigma during a burst.
-    /// Heavy-tailed and time-correlated, like wall time on a busy machine.
+    /// per run and leaves it with probability 1/12 (bursts of about 5 to 20 runs, about a fifth of all runs),
+    /// adding 3 sigma during a burst. Heavy-tailed and time-correlated, like wall time on a busy machine.
     Bursts,
 }
 
