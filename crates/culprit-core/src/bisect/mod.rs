@@ -322,6 +322,8 @@ pub struct Bisect {
     /// Residual segments (lo, hi) queued because the runs already taken at their ends stood out: their reproduce
     /// test reads only runs taken since it started (see [`Bisect::reproduce`]).
     fresh_only: Vec<(usize, usize)>,
+    /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
+    load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
     /// stands out. Set at every decision from every run.
     offsets: Vec<f64>,
@@ -453,6 +455,7 @@ impl Bisect {
             culprits: Vec::new(),
             part_explained: false,
             fresh_only: Vec::new(),
+            load_noted: 0,
             offsets: Vec::new(),
             orientation,
             total: None,
@@ -570,6 +573,37 @@ impl Bisect {
             .collect()
     }
 
+    /// Says in the log when more runs than before are corrected for load, with the runs (1-based, in the order
+    /// they finished) and the largest offset, so that `bisect log` shows why a visit's level moved.
+    fn note_load_corrections(&mut self) {
+        let corrected: Vec<usize> = (0..self.offsets.len()).filter(|&t| self.offsets[t] != 0.0).collect();
+        if corrected.len() <= self.load_noted {
+            return;
+        }
+        self.load_noted = corrected.len();
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for &t in &corrected {
+            match ranges.last_mut() {
+                Some(last) if last.1 + 1 == t => last.1 = t,
+                _ => ranges.push((t, t)),
+            }
+        }
+        let text: Vec<String> = ranges
+            .iter()
+            .map(|&(a, b)| if a == b { format!("{}", a + 1) } else { format!("{}-{}", a + 1, b + 1) })
+            .collect();
+        let largest =
+            corrected.iter().map(|&t| self.offsets[t]).fold(0.0_f64, |m, o| if o.abs() > m.abs() { o } else { m });
+        self.note(
+            "load",
+            format!("{} run(s) corrected for load", corrected.len()),
+            format!(
+                "runs {} sit off their commits' levels together with the runs of other commits around them (largest offset {largest:.4})",
+                text.join(", ")
+            ),
+        );
+    }
+
     fn offset(&self, record: f64) -> f64 {
         self.offsets.get(record as usize).copied().unwrap_or(0.0)
     }
@@ -648,6 +682,7 @@ impl Bisect {
             }
             let slope = self.drift();
             self.offsets = self.time_offsets(slope);
+            self.note_load_corrections();
             let asked = match self.phase.clone() {
                 Phase::Reproduce { segment, start_records } => self.reproduce(segment, start_records, slope),
                 Phase::Locate { segment } => self.locate(segment, slope),

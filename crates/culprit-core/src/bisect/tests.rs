@@ -394,3 +394,19 @@ fn a_residual_from_load_that_has_since_changed_is_not_searched() {
         assert_eq!((searched, closed), (!fresh_only, fresh_only), "fresh only {fresh_only}: {:?}", m.log);
     }
 }
+
+#[test]
+fn the_log_says_which_runs_were_corrected_for_load() {
+    use super::sim::{run_culprit, History, Noise, Oracle};
+    let history = History { commits: 200, steps: vec![(77, 1.5)], untestable: vec![false; 201] };
+    let mut oracle = Oracle::new(&history, Noise::Bursts, 3);
+    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let load: Vec<&LogEntry> = result.log.iter().filter(|e| e.phase == "load").collect();
+    assert!(!load.is_empty(), "{:?}", result.log);
+    // Each note reports more corrected runs than the one before it, and names them.
+    for pair in load.windows(2) {
+        let count = |e: &LogEntry| e.decision.split_whitespace().next().and_then(|w| w.parse::<usize>().ok());
+        assert!(count(pair[0]) < count(pair[1]), "{pair:?}");
+    }
+    assert!(load.iter().all(|e| e.reason.starts_with("runs ")), "{load:?}");
+}
