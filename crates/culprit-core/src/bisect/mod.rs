@@ -670,6 +670,11 @@ impl Bisect {
 
     fn decide(&mut self) {
         self.pending.clear();
+        // No run is recorded while deciding: the drift and the load offsets are read once, before the first pass,
+        // so that every pass (and a budget's end, which reports shares) reads the runs the same way.
+        let slope = self.drift();
+        self.offsets = self.time_offsets(slope);
+        self.note_load_corrections();
         for _ in 0..MAX_DECISION_PASSES {
             if self.outcome.is_some() {
                 return;
@@ -680,9 +685,6 @@ impl Bisect {
                 self.finish(reason);
                 return;
             }
-            let slope = self.drift();
-            self.offsets = self.time_offsets(slope);
-            self.note_load_corrections();
             let asked = match self.phase.clone() {
                 Phase::Reproduce { segment, start_records } => self.reproduce(segment, start_records, slope),
                 Phase::Locate { segment } => self.locate(segment, slope),
@@ -829,28 +831,23 @@ impl Bisect {
     /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
     /// commit with one run cannot be checked this way, and the partition evidence bounds what one run can do.
     fn commit_moments(&self, members: &[usize], slope: f64) -> Vec<model::Moments> {
-        let centre = self.records as f64 / 2.0;
+        // `adjusted` is empty for an untestable commit, so its moments stay empty.
         let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
         let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
         let robust = fit_t(&refs);
         // Values are centred on the first member's level so sums of squares keep their precision for any metric.
         let origin = groups.first().and_then(|g| g.first()).copied().unwrap_or(0.0);
-        members
+        groups
             .iter()
             .enumerate()
-            .map(|(i, &c)| {
+            .map(|(i, group)| {
                 let mut m = model::Moments::default();
-                if self.untestable[c] {
-                    return m;
-                }
-                for (j, &(t, v)) in self.values[c].iter().enumerate() {
-                    let weight = match (&robust, groups.get(i).and_then(|g| g.get(j))) {
-                        (Some(fit), Some(&adjusted)) if groups[i].len() >= 2 => {
-                            model::outlier_weight(adjusted - fit.locations[i], fit.scale)
-                        }
+                for &adjusted in group {
+                    let weight = match &robust {
+                        Some(fit) if group.len() >= 2 => model::outlier_weight(adjusted - fit.locations[i], fit.scale),
                         _ => 1.0,
                     };
-                    m.add(weight, self.orientation * (v - slope * (t - centre) - self.offset(t)) - origin);
+                    m.add(weight, adjusted - origin);
                 }
                 m
             })
@@ -1797,9 +1794,11 @@ impl Bisect {
     /// shares reported while verifying divide the fresh pairs' step by the change between the two ends alone. That
     /// is right for a series of steps (the pooled levels would mix them), but for one step it leaves out most of
     /// the runs: on a real 30% slowdown bisected with 4-8 runs at each end, that share scattered from 0.8 to 1.37
-    /// (the machine's run times are bimodal), and from every run its spread is half as wide. `None` when the
-    /// posterior of the whole range puts its step elsewhere, or when the culprit was found to explain only part
-    /// of its segment (the search for the rest found nothing it could name, but the pooled levels would hide it).
+    /// (the machine's run times are bimodal); read this way, its spread over 75 real bisects fell from 0.06-0.08 to
+    /// 0.037-0.048 (docs/statistics.md). The pooled levels are used only while the ends agree with them. `None`
+    /// when the posterior of the whole range puts its step elsewhere, or when the culprit was found to explain only
+    /// part of its segment (the search for the rest found nothing it could name, but the pooled levels would hide
+    /// it).
     fn lone_culprit_share(&self, culprit: &Culprit) -> Option<(f64, f64, f64)> {
         if !culprit.located || self.part_explained {
             return None;
