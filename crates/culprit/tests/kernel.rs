@@ -38,8 +38,14 @@ fn prebuilt_kernel() -> Result<PathBuf, String> {
 }
 
 fn boot(args: &[&str]) -> Output {
+    boot_with_path(args, &std::env::var("PATH").unwrap_or_default())
+}
+
+/// `boot` with its own `PATH`, so a test can put a stand-in program first.
+fn boot_with_path(args: &[&str], path: &str) -> Output {
     Command::new(kernel_dir().join("boot.sh"))
         .args(args)
+        .env("PATH", path)
         .env_remove("CULPRIT_COMMIT")
         .output()
         .expect("run kernel/boot.sh")
@@ -130,12 +136,7 @@ fn boot_failures_name_the_step_and_fail() {
     std::fs::write(&fake_qemu, "#!/bin/sh\nsleep 5\n").unwrap();
     std::fs::set_permissions(&fake_qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap_or_default());
-    let out = Command::new(kernel_dir().join("boot.sh"))
-        .args(["--kernel", &kernel, "--timeout", "1"])
-        .env("PATH", path)
-        .env_remove("CULPRIT_COMMIT")
-        .output()
-        .unwrap();
+    let out = boot_with_path(&["--kernel", &kernel, "--timeout", "1"], &path);
     let stderr = text(&out).1;
     assert!(!out.status.success());
     assert!(stderr.contains("did not finish within 1 s"), "{stderr}");
