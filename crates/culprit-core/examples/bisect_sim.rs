@@ -149,7 +149,7 @@ fn breakdown(args: &[String]) {
         eprintln!("bisect_sim: {e}");
         std::process::exit(2)
     });
-    let (mut reproduce, mut locate, mut total) = (0usize, 0usize, 0usize);
+    let (mut reproduce, mut locate, mut total, mut builds) = (0usize, 0usize, 0usize, 0usize);
     let mut wrong = Vec::new();
     // Experiments on the knobs of `BisectConfig` without a rebuild: BISECT_<FIELD>=value in the environment.
     let mut bisect_config = BisectConfig::default();
@@ -216,6 +216,7 @@ fn breakdown(args: &[String]) {
         reproduce += first("locate");
         locate += first("verify");
         total += result.runs;
+        builds += result.builds;
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
         if result.named != truth {
             wrong.push((seed, format!("{:?} {:?}", result.status, result.named), truth, result.runs));
@@ -223,11 +224,12 @@ fn breakdown(args: &[String]) {
     }
     let n = trials as f64;
     say!(
-        "reproduce {:.1}, locate {:.1}, verify and after {:.1}, total {:.1}",
+        "reproduce {:.1}, locate {:.1}, verify and after {:.1}, total {:.1}, builds {:.1}",
         reproduce as f64 / n,
         (locate - reproduce) as f64 / n,
         (total - locate) as f64 / n,
-        total as f64 / n
+        total as f64 / n,
+        builds as f64 / n
     );
     runs_all.sort_unstable();
     let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
