@@ -1,5 +1,6 @@
 //! The short kernel-target test: one prebuilt kernel booted twice under qemu through `culprit run`, its results
-//! parsed, and the failure paths of the boot hook (missing kernel, hung guest, unknown benchmark) checked.
+//! parsed, and the failure paths of the boot hook (missing kernel, hung guest, unknown benchmark) checked; and the
+//! ssh path of the deploy hook against a stand-in box (that case needs no kernel and always runs).
 //!
 //! This test depends on the environment. It needs Debian's `linux-source-6.1`, `qemu-system-x86_64` and a prebuilt
 //! kernel in the cache `kernel/prebuilt.sh` manages (built only when `CULPRIT_KERNEL_BUILD=1`, since a cold build
@@ -145,4 +146,112 @@ fn boot_failures_name_the_step_and_fail() {
     let stderr = text(&out).1;
     assert!(!out.status.success());
     assert!(stderr.contains("benchmark failed") && stderr.contains("nosuchbench"), "{stderr}");
+}
+
+/// A stand-in box for `kernel/deploy.sh`'s ssh path: `ssh` and `scp` on `PATH` act on a directory instead of a
+/// machine (scp copies into it; `kexec -l` there "boots" the copied image, whose first line is its release;
+/// `uname -r` answers that release), and `sleep` returns at once. `FAKE_BOX_MODE` makes the box come back with
+/// another kernel (`fallback`) or never answer again (`gone`). No second machine exists here, so this checks the
+/// script's own steps and failure messages; the real kexec is documented in docs/kernel.md.
+fn stand_in_box(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(dir.join("box/boot")).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    let scripts = [
+        (
+            "ssh",
+            r#"#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac; done
+target=$1; shift
+echo "$target $*" >> "$FAKE_BOX/ssh.log"
+case "$*" in
+    "uname -r") [ -s "$FAKE_BOX/release" ] || exit 255; cat "$FAKE_BOX/release" ;;
+    kexec*)
+        case ${FAKE_BOX_MODE:-ok} in
+            ok) head -n 1 "$FAKE_BOX/boot/vmlinuz-culprit" > "$FAKE_BOX/release" ;;
+            fallback) echo 6.1.0-distro > "$FAKE_BOX/release" ;;
+            gone) rm -f "$FAKE_BOX/release" ;;
+        esac ;;
+    *) exit 127 ;;
+esac
+"#,
+        ),
+        (
+            "scp",
+            r#"#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -o) shift 2 ;; -*) shift ;; *) break ;; esac; done
+cp "$1" "$FAKE_BOX/${2#*:}"
+"#,
+        ),
+        ("sleep", "#!/bin/sh\nexit 0\n"),
+    ];
+    for (name, body) in scripts {
+        let path = bin.join(name);
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// Runs `kernel/deploy.sh` for a commit whose built artifact (release `release`, with or without a bzImage) sits
+/// in a state directory under `dir`, against the stand-in box at `ssh://root@testbox`.
+fn deploy_to_stand_in(dir: &Path, release: &str, with_image: bool, mode: &str) -> Output {
+    let path = stand_in_box(dir);
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let artifact = dir.join("state/artifacts").join(commit).join("current");
+    std::fs::create_dir_all(&artifact).unwrap();
+    std::fs::write(artifact.join("info"), format!("kernel.release: {release}\n")).unwrap();
+    if with_image {
+        std::fs::write(artifact.join("bzImage"), format!("{release}\n(kernel image bytes)\n")).unwrap();
+    }
+    Command::new(kernel_dir().join("deploy.sh"))
+        .env("PATH", path)
+        .env("CULPRIT_COMMIT", commit)
+        .env("CULPRIT_KERNEL_STATE", dir.join("state"))
+        .env("CULPRIT_KERNEL_BOX", "ssh://root@testbox")
+        .env("CULPRIT_KERNEL_BOX_INITRD", "none")
+        .env("CULPRIT_KERNEL_BOX_WAIT", "40")
+        .env("FAKE_BOX", dir.join("box"))
+        .env("FAKE_BOX_MODE", mode)
+        .output()
+        .expect("run kernel/deploy.sh")
+}
+
+#[test]
+fn the_ssh_box_path_copies_the_kernel_kexecs_it_and_checks_the_release() {
+    let release = "6.1.99-culprit-00042-g0123456789ab";
+    let dir = tempfile::tempdir().unwrap();
+    let out = deploy_to_stand_in(dir.path(), release, true, "ok");
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("box root@testbox is up with {release}")), "{stderr}");
+    let copied = std::fs::read_to_string(dir.path().join("box/boot/vmlinuz-culprit")).unwrap();
+    assert!(copied.starts_with(release), "the box got {copied:?}");
+    let log = std::fs::read_to_string(dir.path().join("box/ssh.log")).unwrap();
+    let kexec = log.lines().find(|l| l.contains("kexec -l")).unwrap_or_else(|| panic!("no kexec in {log}"));
+    assert!(kexec.starts_with("root@testbox kexec -l /boot/vmlinuz-culprit"), "{kexec}");
+    assert!(kexec.contains("--reuse-cmdline") && !kexec.contains("--initrd"), "{kexec}");
+    assert!(log.lines().any(|l| l == "root@testbox uname -r"), "{log}");
+
+    // A box that falls back to its own kernel is caught by the release check: the commit is untestable.
+    let dir = tempfile::tempdir().unwrap();
+    let out = deploy_to_stand_in(dir.path(), release, true, "fallback");
+    let stderr = text(&out).1;
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("came back with 6.1.0-distro, not {release}")), "{stderr}");
+
+    // A box that never answers again fails after the wait, naming the box and the limit.
+    let dir = tempfile::tempdir().unwrap();
+    let out = deploy_to_stand_in(dir.path(), release, true, "gone");
+    let stderr = text(&out).1;
+    assert!(!out.status.success());
+    assert!(stderr.contains("root@testbox did not come back within 40 s"), "{stderr}");
+
+    // A build without a bzImage cannot go to bare metal; nothing is copied or booted.
+    let dir = tempfile::tempdir().unwrap();
+    let out = deploy_to_stand_in(dir.path(), release, false, "ok");
+    let stderr = text(&out).1;
+    assert!(!out.status.success());
+    assert!(stderr.contains("bzImage missing") && stderr.contains("CULPRIT_KERNEL_IMAGE=bzImage"), "{stderr}");
+    assert!(!dir.path().join("box/ssh.log").exists(), "the box was contacted");
 }
