@@ -410,3 +410,40 @@ fn the_log_says_which_runs_were_corrected_for_load() {
     }
     assert!(load.iter().all(|e| e.reason.starts_with("runs ")), "{load:?}");
 }
+
+#[test]
+fn a_lone_culprits_share_is_not_thrown_to_the_ends_by_one_odd_run_of_four() {
+    // Runs shaped like those of a real end-to-end bisect that CI reported at a share of 1.34 [1.07, 1.60] (the
+    // commits' run counts and means in seconds as in its evidence; good 0, parent 13, culprit 14, bad 23). One of
+    // the bad end's 4 runs is low, which puts the ends' change about 2.2 of its standard errors from the pooled
+    // levels: read as a z, the share was taken over the ends (1.17 [1.04, 1.29] here). With 4 runs a side that
+    // standard error is itself a guess, and Student's t keeps the share on the pooled levels, near one.
+    let mut m = machine(24);
+    let runs: [(usize, &[f64]); 7] = [
+        (0, &[0.0447, 0.0471, 0.0451, 0.0454]),
+        (12, &[0.045761]),
+        (13, &[0.0461, 0.0450, 0.0458, 0.0454, 0.0451]),
+        (14, &[0.0592, 0.0583, 0.0588, 0.0581, 0.0590]),
+        (15, &[0.059029]),
+        (18, &[0.060648]),
+        (23, &[0.0572, 0.0570, 0.0568, 0.0555]),
+    ];
+    seed_values(&mut m, &runs);
+    let (total, total_se) = m.top_change(0.0).expect("ends");
+    let delta = m.posterior(0, 23, 0.0).expect("posterior").delta;
+    let z = (total - delta).abs() / total_se;
+    assert!(z > 2.0 && z < 2.45, "the case must sit between the old and the new bound: z {z:.2}");
+    let culprit = Culprit {
+        commit: 14,
+        after: 13,
+        located: true,
+        untestable_suspects: Vec::new(),
+        share: f64::NAN,
+        share_low: f64::NAN,
+        share_high: f64::NAN,
+        confidence: 1.0,
+        step: 0.013,
+    };
+    let (share, low, high) = m.lone_culprit_share(&culprit).expect("a share");
+    assert!(low < 1.0 && 1.0 < high && (share - 1.0).abs() < 0.15, "share {share:.3} [{low:.3}, {high:.3}]");
+}
