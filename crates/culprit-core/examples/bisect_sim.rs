@@ -75,7 +75,8 @@ fn main() {
                 if json {
                     say!("{}", serde_json::to_string_pretty(&reports).unwrap_or_default());
                 } else {
-                    print!("{}", render_comparison(&reports));
+                    // The table ends with its own newline, which `say!` adds back.
+                    say!("{}", render_comparison(&reports).trim_end_matches('\n'));
                 }
             }
             Err(message) => {

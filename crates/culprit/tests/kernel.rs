@@ -42,6 +42,12 @@ fn boot(args: &[&str]) -> Output {
     boot_with_path(args, &std::env::var("PATH").unwrap_or_default())
 }
 
+/// Writes an executable shell script: the stand-in programs the boot and deploy cases put first on `PATH`.
+fn write_script(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
 /// `boot` with its own `PATH`, so a test can put a stand-in program first.
 fn boot_with_path(args: &[&str], path: &str) -> Output {
     Command::new(kernel_dir().join("boot.sh"))
@@ -133,9 +139,7 @@ fn boot_failures_name_the_step_and_fail() {
     // A guest killed before qemu even opened its console log (a loaded CI host once took over a second to start
     // it) is still reported as the timeout. A stand-in qemu that only sleeps makes that moment deterministic.
     let fake = tempfile::tempdir().unwrap();
-    let fake_qemu = fake.path().join("qemu-system-x86_64");
-    std::fs::write(&fake_qemu, "#!/bin/sh\nsleep 5\n").unwrap();
-    std::fs::set_permissions(&fake_qemu, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write_script(&fake.path().join("qemu-system-x86_64"), "#!/bin/sh\nsleep 5\n");
     let path = format!("{}:{}", fake.path().display(), std::env::var("PATH").unwrap_or_default());
     let out = boot_with_path(&["--kernel", &kernel, "--timeout", "1"], &path);
     let stderr = text(&out).1;
@@ -186,9 +190,7 @@ cp "$1" "$FAKE_BOX/${2#*:}"
         ("sleep", "#!/bin/sh\nexit 0\n"),
     ];
     for (name, body) in scripts {
-        let path = bin.join(name);
-        std::fs::write(&path, body).unwrap();
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        write_script(&bin.join(name), body);
     }
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
