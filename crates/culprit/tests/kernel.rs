@@ -8,6 +8,9 @@
 //! the one test in the suite allowed to do so, because the normal suite must not do a cold kernel build. The long
 //! check (fixture history, real bisect, report) is `kernel/e2e.sh`, described in docs/kernel.md.
 
+mod common;
+
+use common::write_script;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -40,12 +43,6 @@ fn prebuilt_kernel() -> Result<PathBuf, String> {
 
 fn boot(args: &[&str]) -> Output {
     boot_with_path(args, &std::env::var("PATH").unwrap_or_default())
-}
-
-/// Writes an executable shell script: the stand-in programs the boot and deploy cases put first on `PATH`.
-fn write_script(path: &Path, body: &str) {
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
 /// `boot` with its own `PATH`, so a test can put a stand-in program first.

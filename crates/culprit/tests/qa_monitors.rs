@@ -1,6 +1,9 @@
 //! Monitors a job asks for are checked before its first run: a perf-profile option perf would refuse, or perf not
 //! installed, stops `culprit run` with a message instead of silently storing runs without that monitor's data.
 
+mod common;
+
+use common::write_script;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -61,8 +64,7 @@ fn a_monitor_failing_at_run_time_is_told_once_and_the_runs_are_kept() {
     std::fs::create_dir(&bin).unwrap();
     std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
     let perf = bin.join("perf");
-    std::fs::write(&perf, "#!/bin/sh\necho 'perf: no permission to count system-wide' >&2\nexit 1\n").unwrap();
-    std::fs::set_permissions(&perf, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write_script(&perf, "#!/bin/sh\necho 'perf: no permission to count system-wide' >&2\nexit 1\n");
     let job = dir.path().join("stat.yaml");
     std::fs::write(&job, "suite: t\ncommand:\n  cmd: true\nperf-stat:\n").unwrap();
     let out = culprit(dir.path(), Some(&bin), &["run", job.to_str().unwrap(), "-n", "3", "--label", "x"]);

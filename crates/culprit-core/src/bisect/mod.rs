@@ -561,15 +561,19 @@ impl Bisect {
         self.adjusted_since(commit, slope, 0)
     }
 
+    /// The (record index, raw value) of `commit`'s runs recorded at or after record `since`: the fresh runs of a
+    /// test that started then.
+    fn runs_since(&self, commit: usize, since: usize) -> impl Iterator<Item = &(f64, f64)> {
+        self.values[commit].iter().filter(move |(t, _)| *t >= since as f64)
+    }
+
     /// As [`Bisect::adjusted`], only the runs recorded at or after record `since`.
     fn adjusted_since(&self, commit: usize, slope: f64, since: usize) -> Vec<f64> {
         if self.untestable.get(commit).copied().unwrap_or(true) {
             return Vec::new();
         }
         let centre = self.records as f64 / 2.0;
-        self.values[commit]
-            .iter()
-            .filter(|(t, _)| *t >= since as f64)
+        self.runs_since(commit, since)
             .map(|&(t, v)| self.orientation * (v - slope * (t - centre) - self.offset(t)))
             .collect()
     }
@@ -787,8 +791,7 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        let spent: usize =
-            [lo, hi].iter().map(|&c| self.values[c].iter().filter(|(t, _)| *t >= start_records as f64).count()).sum();
+        let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
         let upper = diff.abs() + 2.326 * se;
         let floor = match (segment.top, self.total) {
             (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
@@ -1519,7 +1522,7 @@ impl Bisect {
 
     /// Phase 3. Returns true when runs were asked for.
     fn verify(&mut self, segment: Segment, commit: usize, parent: usize, start: usize, slope: f64) -> bool {
-        let fresh = |c: usize| self.values[c].iter().filter(|(t, _)| *t >= start as f64).count();
+        let fresh = |c: usize| self.runs_since(c, start).count();
         let pairs = fresh(commit).min(fresh(parent));
         if self.untestable[commit] || self.untestable[parent] {
             self.note("verify", "back to locate".into(), format!("commit {commit} or {parent} became untestable"));
@@ -1741,11 +1744,7 @@ impl Bisect {
     ) -> Option<(f64, f64, f64)> {
         let centre = self.records as f64 / 2.0;
         let fresh = |c: usize| -> Vec<f64> {
-            self.values[c]
-                .iter()
-                .filter(|(t, _)| *t >= start as f64)
-                .map(|&(t, v)| self.orientation * (v - slope * (t - centre)))
-                .collect()
+            self.runs_since(c, start).map(|&(t, v)| self.orientation * (v - slope * (t - centre))).collect()
         };
         let differences: Vec<f64> = fresh(commit).iter().zip(fresh(parent).iter()).map(|(c, p)| c - p).collect();
         if differences.len() < 2 {

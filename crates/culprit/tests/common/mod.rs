@@ -1,5 +1,8 @@
 //! Helpers shared by the binary's end-to-end tests.
 
+// Every test crate compiles this module on its own and uses only some of it.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,4 +27,10 @@ pub fn make_slowdown_repo(
     assert!(status.success());
     let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
     (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+}
+
+/// Writes an executable shell script: the stand-in programs (qemu, ssh, perf, ...) a test puts first on `PATH`.
+pub fn write_script(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
