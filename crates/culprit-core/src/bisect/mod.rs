@@ -31,6 +31,7 @@
 //!    reported as ranges when their ends differ.
 
 pub mod baselines;
+mod load;
 mod model;
 pub mod sim;
 mod topology;
@@ -430,10 +431,6 @@ const T_LOCATION_INFLATION: f64 = 1.05;
 const TABLE_MIN_RUNS: usize = 5;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
-/// Records either side of a run whose residuals read the load at its time.
-const BURST_WINDOW: usize = 4;
-/// Standard errors a time offset needs before runs are corrected for it.
-const BURST_Z: f64 = 3.0;
 
 impl Bisect {
     /// Sets up the machine over `commits` (good at 0, bad last) and decides the first batch of runs.
@@ -613,50 +610,44 @@ impl Bisect {
         self.offsets.get(record as usize).copied().unwrap_or(0.0)
     }
 
-    /// Load that comes and goes (a burst over several runs) moves every run of its time alike, whatever the commit.
-    /// Each run's residual from its own commit's median (commits with three runs or more, spread over more than one
-    /// window of time) is a reading of the load at its time. The median of the readings of the runs around a
-    /// record (up to [`BURST_WINDOW`] either side, the record itself left out) is that record's offset when it
-    /// stands out by [`BURST_Z`] standard errors, zero otherwise. A visit that fell in a burst is then corrected by
-    /// the runs of other commits measured next to it. Offsets are in the metric's raw units (before orientation).
+    /// Load that comes and goes (a burst over several runs, a job that starts or stops) moves every run of its time
+    /// alike, whatever the commit, and a visit that falls in it reads as a level (the t weights cannot see it: all
+    /// its runs agree). The runs, in the order they finished, are fitted with [`load::fit`]: commit levels plus an
+    /// offset while the machine is loaded, the loaded state a Markov chain over run order. When load stands out
+    /// ([`load::LoadFit::stands_out`]), every record more likely loaded than not gets the fitted offset, zero
+    /// otherwise. Load makes runs worse; for a metric whose worse direction is not known yet, both are fitted and
+    /// the better fit is kept. Offsets are in the metric's raw units (before orientation).
     fn time_offsets(&self, slope: f64) -> Vec<f64> {
         let records = self.records;
         let centre = records as f64 / 2.0;
-        let mut reading: Vec<Option<f64>> = vec![None; records];
-        for (c, vs) in self.values.iter().enumerate() {
-            // A commit whose runs all fall within one window (one visit) has its level set by that visit's load:
-            // its residuals say nothing about the time.
-            let span = vs.last().map_or(0.0, |l| l.0) - vs.first().map_or(0.0, |f| f.0);
-            if self.untestable[c] || vs.len() < 3 || span <= (2 * BURST_WINDOW) as f64 {
-                continue;
-            }
-            let adjusted: Vec<f64> = vs.iter().map(|&(t, v)| v - slope * (t - centre)).collect();
-            let Some(level) = crate::stats::median(&adjusted) else { continue };
-            for (&(t, _), a) in vs.iter().zip(&adjusted) {
-                if let Some(r) = reading.get_mut(t as usize) {
-                    *r = Some(a - level);
-                }
-            }
-        }
-        let spread: Vec<f64> = reading.iter().flatten().map(|r| r.abs()).collect();
-        let sigma = crate::stats::median(&spread).map_or(0.0, |m| 1.4826 * m);
         let mut offsets = vec![0.0; records];
-        if spread.len() < 8 || !(sigma > 0.0) {
-            return offsets;
-        }
-        for (t, offset) in offsets.iter_mut().enumerate() {
-            let around: Vec<f64> = (t.saturating_sub(BURST_WINDOW)..=(t + BURST_WINDOW).min(records - 1))
-                .filter(|&u| u != t)
-                .filter_map(|u| reading[u])
-                .collect();
-            if around.len() < 4 {
-                continue;
-            }
-            let Some(m) = crate::stats::median(&around) else { continue };
-            // The standard error of a median of Gaussian readings is sqrt(pi / 2) times that of their mean.
-            let se = 1.2533 * sigma / (around.len() as f64).sqrt();
-            if m.abs() > BURST_Z * se {
-                *offset = m;
+        let signs: &[f64] = if self.config.direction == Direction::Any { &[1.0, -1.0] } else { &[1.0] };
+        let best = signs
+            .iter()
+            .map(|&sign| sign * self.orientation)
+            .filter_map(|worse| {
+                let runs: Vec<load::Run> = self
+                    .values
+                    .iter()
+                    .enumerate()
+                    .filter(|&(c, _)| !self.untestable[c])
+                    .flat_map(|(c, vs)| {
+                        vs.iter().map(move |&(t, v)| load::Run {
+                            record: t as usize,
+                            group: c,
+                            value: worse * (v - slope * (t - centre)),
+                        })
+                    })
+                    .collect();
+                load::fit(&runs, records, self.values.len()).map(|fit| (worse, fit))
+            })
+            .filter(|(_, fit)| fit.stands_out())
+            .max_by(|a, b| a.1.gain.total_cmp(&b.1.gain));
+        if let Some((worse, fit)) = best {
+            for (offset, &p) in offsets.iter_mut().zip(&fit.loaded) {
+                if p > 0.5 {
+                    *offset = worse * fit.load;
+                }
             }
         }
         offsets
