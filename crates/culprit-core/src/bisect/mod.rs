@@ -576,7 +576,7 @@ impl Bisect {
     }
 
     /// Says in the log when more runs than before are corrected for load, with the runs (1-based, in the order
-    /// they finished) and the largest offset, so that `bisect log` shows why a visit's level moved.
+    /// they finished) and the offset, so that `bisect log` shows why a visit's level moved.
     fn note_load_corrections(&mut self) {
         let corrected: Vec<usize> = (0..self.offsets.len()).filter(|&t| self.offsets[t] != 0.0).collect();
         if corrected.len() <= self.load_noted {
@@ -594,13 +594,13 @@ impl Bisect {
             .iter()
             .map(|&(a, b)| if a == b { format!("{}", a + 1) } else { format!("{}-{}", a + 1, b + 1) })
             .collect();
-        let largest =
-            corrected.iter().map(|&t| self.offsets[t]).fold(0.0_f64, |m, o| if o.abs() > m.abs() { o } else { m });
+        // Every loaded run gets the one fitted offset (see [`Bisect::time_offsets`]).
+        let offset = corrected.first().map_or(0.0, |&t| self.offsets[t]);
         self.note(
             "load",
             format!("{} run(s) corrected for load", corrected.len()),
             format!(
-                "runs {} sit off their commits' levels together with the runs of other commits around them (largest offset {largest:.4})",
+                "runs {} fall in loaded time: the commits measured then and at other times too read worse together (offset {offset:.4})",
                 text.join(", ")
             ),
         );
