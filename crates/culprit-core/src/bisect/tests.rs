@@ -447,3 +447,29 @@ fn a_lone_culprits_share_is_not_thrown_to_the_ends_by_one_odd_run_of_four() {
     let (share, low, high) = m.lone_culprit_share(&culprit).expect("a share");
     assert!(low < 1.0 && 1.0 < high && (share - 1.0).abs() < 0.15, "share {share:.3} [{low:.3}, {high:.3}]");
 }
+
+#[test]
+fn bursts_of_load_leave_the_culprit_blamed_and_no_other_commit() {
+    // Issue 4 on a busy machine: a 1.5 sigma step in 1,000 commits while bursts of load (+3 sigma, about a fifth of
+    // the runs, 5 to 20 runs long) come and go. On these 80 jobs the median-of-neighbours load offsets found the
+    // culprit in 63 (a burst over most of the first runs set the levels of both ends) and the hidden Markov model
+    // of load in 71. Any job may end as ranges or inconclusive; none may blame a commit that is not the step.
+    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
+    let (mut right, mut wrong_blame) = (0, Vec::new());
+    for seed in [1, 2] {
+        let config = SimConfig { noise: Noise::Bursts, trials: 40, seed, ..SimConfig::default() };
+        for t in 0..40 {
+            let (history, noise_seed, _) = trial(&config, t);
+            let mut oracle = Oracle::new(&history, Noise::Bursts, noise_seed);
+            let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+            let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+            if result.named == truth {
+                right += 1;
+            } else if result.named.iter().any(|c| !truth.contains(c)) {
+                wrong_blame.push((seed, t, result.named.clone()));
+            }
+        }
+    }
+    assert!(wrong_blame.is_empty(), "blamed a commit that is not the step: {wrong_blame:?}");
+    assert!(right >= 68, "{right} of 80 right");
+}
