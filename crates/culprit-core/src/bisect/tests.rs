@@ -473,3 +473,32 @@ fn bursts_of_load_leave_the_culprit_blamed_and_no_other_commit() {
     assert!(wrong_blame.is_empty(), "blamed a commit that is not the step: {wrong_blame:?}");
     assert!(right >= 68, "{right} of 80 right");
 }
+
+#[test]
+fn load_that_lowers_a_metric_of_unknown_direction_is_read_too() {
+    // The burst of the test above, on a metric whose worse direction is not known (a throughput, say, that load
+    // lowers): both directions are fitted and the one that finds load is kept, so the burst's records get an
+    // offset of about -3 and commit 5, visited only inside the burst, reads at its true level.
+    let config = BisectConfig { direction: Direction::Any, ..BisectConfig::default() };
+    let mut m = Bisect::new(config, &CommitNode::linear(10)).expect("setup");
+    let wiggle = |i: usize| 0.1 * ((i % 5) as f64 - 2.0);
+    for i in 0..6 {
+        seed_values(&mut m, &[(0, &[10.0 + wiggle(i)]), (3, &[10.0 + wiggle(i + 1)]), (9, &[8.5 + wiggle(i + 2)])]);
+    }
+    let burst_start = m.records;
+    for i in 0..3 {
+        seed_values(&mut m, &[(0, &[7.0 + wiggle(i)]), (5, &[5.5 + wiggle(i + 3)]), (9, &[5.5 + wiggle(i + 1)])]);
+    }
+    let burst_end = m.records;
+    for i in 0..6 {
+        seed_values(&mut m, &[(0, &[10.0 + wiggle(i + 4)]), (3, &[10.0 + wiggle(i)]), (9, &[8.5 + wiggle(i + 3)])]);
+    }
+    let offsets = m.time_offsets(0.0);
+    for t in burst_start..burst_end {
+        assert!((offsets[t] + 3.0).abs() < 0.3, "record {t}: {offsets:?}");
+    }
+    assert!(offsets[..burst_start].iter().chain(&offsets[burst_end..]).all(|&o| o == 0.0), "{offsets:?}");
+    m.offsets = offsets;
+    let level = crate::stats::median(&m.adjusted(5, 0.0)).unwrap_or(f64::NAN);
+    assert!((level - 8.5).abs() < 0.4, "commit 5 reads {level}: {:?}", m.offsets);
+}
