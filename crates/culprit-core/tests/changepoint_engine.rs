@@ -216,3 +216,22 @@ fn one_outlying_run_on_a_short_history_of_several_runs_does_not_hide_a_step() {
         assert_eq!(changes(&a), vec![3], "spoiled by {spoil:?}: scale {}", a.scale);
     }
 }
+
+#[test]
+fn a_step_stays_found_when_points_jitter_more_than_runs() {
+    // The follow loop's first pass on the end-to-end repository (command.user_time in seconds, three runs at each
+    // of six commits, a 28% slowdown before the fourth), recorded when `track --follow` reported nothing: the runs
+    // of one commit agree to 0.0001 s while commits differ by up to 0.001 s without any change. The location
+    // model then read the third point's runs as gross errors on both sides and moved the step before it, where
+    // the rank test no longer saw it.
+    let points = vec![
+        vec![0.045153, 0.045278, 0.045552],
+        vec![0.045153, 0.045263, 0.045318],
+        vec![0.044301, 0.044352, 0.044415],
+        vec![0.057452, 0.058348, 0.058382],
+        vec![0.054568, 0.058372, 0.058396],
+        vec![0.057476, 0.058309, 0.058406],
+    ];
+    let analysis = decided("command.user_time", analyze(&points, &TrackOptions::default()).unwrap());
+    assert_eq!(changes(&analysis), vec![3], "{analysis:#?}");
+}
