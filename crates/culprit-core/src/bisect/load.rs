@@ -63,8 +63,9 @@ fn normal_log_density(x: f64, sigma: f64) -> f64 {
     -0.5 * (x / sigma).powi(2) - sigma.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln()
 }
 
-/// Fits the model to `runs` over `records` positions (run order), `groups` commits. A record without a run (a
-/// failed run) only carries the chain from its neighbours. `None` with fewer than 12 runs, or when the runs do
+/// Fits the model to `runs` over `records` positions (run order), `groups` commits (group numbers below it; the
+/// per-group work is proportional to it, so callers number only the commits with runs). A record without a run
+/// (a failed run) only carries the chain from its neighbours. `None` with fewer than 12 runs, or when the runs do
 /// not vary at all.
 pub fn fit(runs: &[Run], records: usize, groups: usize) -> Option<LoadFit> {
     if runs.len() < 12 || records == 0 {
@@ -114,13 +115,15 @@ pub fn fit(runs: &[Run], records: usize, groups: usize) -> Option<LoadFit> {
     let mut loaded = vec![0.0; records];
     let mut loglik = f64::NEG_INFINITY;
     for _ in 0..ITERATIONS {
-        // Forward-backward with scaling, in probability space (two states, so no underflow with rescaling).
-        let emission = |t: usize, state: usize| -> f64 {
-            match at[t] {
-                Some((g, v)) => normal_log_density(v - level[g] - load * state as f64, sigma).exp(),
-                None => 1.0,
-            }
-        };
+        // Forward-backward with scaling, in probability space (two states, so no underflow with rescaling). The
+        // densities of each record in both states are computed once, for both passes.
+        let emission: Vec<[f64; 2]> = at
+            .iter()
+            .map(|slot| match *slot {
+                Some((g, v)) => [0.0, load].map(|offset| normal_log_density(v - level[g] - offset, sigma).exp()),
+                None => [1.0, 1.0],
+            })
+            .collect();
         let transition = [[1.0 - enter, enter], [leave, 1.0 - leave]];
         let start = [leave / (enter + leave), enter / (enter + leave)];
         let mut forward = vec![[0.0f64; 2]; records];
@@ -132,7 +135,7 @@ pub fn fit(runs: &[Run], records: usize, groups: usize) -> Option<LoadFit> {
                 } else {
                     forward[t - 1][0] * transition[0][s] + forward[t - 1][1] * transition[1][s]
                 };
-                forward[t][s] = prior * emission(t, s);
+                forward[t][s] = prior * emission[t][s];
             }
             let total = forward[t][0] + forward[t][1];
             if !(total > 0.0) {
@@ -146,7 +149,7 @@ pub fn fit(runs: &[Run], records: usize, groups: usize) -> Option<LoadFit> {
         let mut backward = vec![[1.0f64; 2]; records];
         let mut expected_transitions = [[0.0f64; 2]; 2];
         for t in (0..records.saturating_sub(1)).rev() {
-            let next = [emission(t + 1, 0) * backward[t + 1][0], emission(t + 1, 1) * backward[t + 1][1]];
+            let next = [emission[t + 1][0] * backward[t + 1][0], emission[t + 1][1] * backward[t + 1][1]];
             for s in 0..2 {
                 backward[t][s] = (transition[s][0] * next[0] + transition[s][1] * next[1]) / scale[t + 1];
                 for u in 0..2 {

@@ -626,20 +626,21 @@ impl Bisect {
             .iter()
             .map(|&sign| sign * self.orientation)
             .filter_map(|worse| {
-                let runs: Vec<load::Run> = self
-                    .values
-                    .iter()
+                // Groups are numbered over the commits with runs only: the fit's work per group then scales with
+                // the commits measured, not with the range.
+                let measured = self.values.iter().enumerate().filter(|&(c, vs)| !self.untestable[c] && !vs.is_empty());
+                let runs: Vec<load::Run> = measured
                     .enumerate()
-                    .filter(|&(c, _)| !self.untestable[c])
-                    .flat_map(|(c, vs)| {
+                    .flat_map(|(group, (_, vs))| {
                         vs.iter().map(move |&(t, v)| load::Run {
                             record: t as usize,
-                            group: c,
+                            group,
                             value: worse * (v - slope * (t - centre)),
                         })
                     })
                     .collect();
-                load::fit(&runs, records, self.values.len()).map(|fit| (worse, fit))
+                let groups = runs.iter().map(|r| r.group + 1).max().unwrap_or(0);
+                load::fit(&runs, records, groups).map(|fit| (worse, fit))
             })
             .filter(|(_, fit)| fit.stands_out())
             .max_by(|a, b| a.1.gain.total_cmp(&b.1.gain));
