@@ -324,24 +324,38 @@ fn a_lone_culprits_share_is_measured_on_every_run() {
     assert!((mean - 1.0).abs() < 0.06 && spread < 0.27, "mean {mean:.3}, spread {spread:.3}");
 }
 
+/// Commits 0, 3 and 9 measured round-robin (levels 0, 0 and 1.5, small wiggles), then a burst of load (+3) over
+/// three rounds in which commit 5 (level 1.5) replaces commit 3, then six more rounds without load. Every value
+/// goes through `metric` (the identity for a time, a reflection for a throughput that load lowers). Returns the
+/// burst's records.
+fn seed_burst(m: &mut Bisect, metric: impl Fn(f64) -> f64) -> std::ops::Range<usize> {
+    let wiggle = |i: usize| 0.1 * ((i % 5) as f64 - 2.0);
+    let round = |m: &mut Bisect, values: [(usize, f64); 3]| {
+        for (commit, value) in values {
+            seed_values(m, &[(commit, &[metric(value)])]);
+        }
+    };
+    for i in 0..6 {
+        round(m, [(0, wiggle(i)), (3, wiggle(i + 1)), (9, 1.5 + wiggle(i + 2))]);
+    }
+    let burst_start = m.records;
+    for i in 0..3 {
+        round(m, [(0, 3.0 + wiggle(i)), (5, 1.5 + 3.0 + wiggle(i + 3)), (9, 4.5 + wiggle(i + 1))]);
+    }
+    let burst_end = m.records;
+    for i in 0..6 {
+        round(m, [(0, wiggle(i + 4)), (3, wiggle(i)), (9, 1.5 + wiggle(i + 3))]);
+    }
+    burst_start..burst_end
+}
+
 #[test]
 fn a_burst_of_load_is_read_from_the_runs_of_other_commits_around_it() {
     // Commits 0, 3 and 9 have runs enough for their own levels; commit 5 is visited once, three runs, in the middle
     // of a burst (+3) that also covers runs of 0, 3 and 9 measured next to it. The burst's records get an offset of
     // about 3 from the other commits' runs, so commit 5 reads at its true level; runs away from it are untouched.
     let mut m = machine(10);
-    let wiggle = |i: usize| 0.1 * ((i % 5) as f64 - 2.0);
-    for i in 0..6 {
-        seed_values(&mut m, &[(0, &[wiggle(i)]), (3, &[wiggle(i + 1)]), (9, &[1.5 + wiggle(i + 2)])]);
-    }
-    let burst_start = m.records;
-    for i in 0..3 {
-        seed_values(&mut m, &[(0, &[3.0 + wiggle(i)]), (5, &[1.5 + 3.0 + wiggle(i + 3)]), (9, &[4.5 + wiggle(i + 1)])]);
-    }
-    let burst_end = m.records;
-    for i in 0..6 {
-        seed_values(&mut m, &[(0, &[wiggle(i + 4)]), (3, &[wiggle(i)]), (9, &[1.5 + wiggle(i + 3)])]);
-    }
+    let std::ops::Range { start: burst_start, end: burst_end } = seed_burst(&mut m, |v| v);
     let offsets = m.time_offsets(0.0);
     for (t, offset) in offsets.iter().enumerate() {
         if (burst_start + 2..burst_end - 2).contains(&t) {
@@ -481,18 +495,7 @@ fn load_that_lowers_a_metric_of_unknown_direction_is_read_too() {
     // offset of about -3 and commit 5, visited only inside the burst, reads at its true level.
     let config = BisectConfig { direction: Direction::Any, ..BisectConfig::default() };
     let mut m = Bisect::new(config, &CommitNode::linear(10)).expect("setup");
-    let wiggle = |i: usize| 0.1 * ((i % 5) as f64 - 2.0);
-    for i in 0..6 {
-        seed_values(&mut m, &[(0, &[10.0 + wiggle(i)]), (3, &[10.0 + wiggle(i + 1)]), (9, &[8.5 + wiggle(i + 2)])]);
-    }
-    let burst_start = m.records;
-    for i in 0..3 {
-        seed_values(&mut m, &[(0, &[7.0 + wiggle(i)]), (5, &[5.5 + wiggle(i + 3)]), (9, &[5.5 + wiggle(i + 1)])]);
-    }
-    let burst_end = m.records;
-    for i in 0..6 {
-        seed_values(&mut m, &[(0, &[10.0 + wiggle(i + 4)]), (3, &[10.0 + wiggle(i)]), (9, &[8.5 + wiggle(i + 3)])]);
-    }
+    let std::ops::Range { start: burst_start, end: burst_end } = seed_burst(&mut m, |v| 10.0 - v);
     let offsets = m.time_offsets(0.0);
     for t in burst_start..burst_end {
         assert!((offsets[t] + 3.0).abs() < 0.3, "record {t}: {offsets:?}");
