@@ -1,5 +1,7 @@
 //! Unit tests of the bisect machine's internals: the posterior and the decision rules.
 
+use super::staircase::{BETWEEN_LEANING_Z, BETWEEN_Z, STAIRCASE_LOG_BAYES};
+use super::verify::IMPLAUSIBLE_MAX_PAIRS;
 use super::*;
 use proptest::prelude::*;
 

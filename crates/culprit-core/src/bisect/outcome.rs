@@ -1,0 +1,116 @@
+//! How a bisect ends: segments left unresolved, parts still unsettled when the budget is spent reported as
+//! ranges, and the outcome assembled from the culprits.
+
+use super::*;
+
+/// A segment still being searched when the budget is spent is reported as a range holding part of the change when
+/// its ends differ by this many standard errors.
+pub(super) const UNSETTLED_MIN_Z: f64 = 3.0;
+
+impl Bisect {
+    pub(super) fn segment_unresolved(&mut self, segment: Segment, why: &str) {
+        if segment.top {
+            self.finish(format!("the change could not be located: {why}"));
+        } else {
+            self.push_range(segment);
+            self.next_segment();
+        }
+    }
+
+    /// When the budget ends the search, the parts of the change still being searched (the current segment and the
+    /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at their
+    /// ends show a change ([`UNSETTLED_MIN_Z`] standard errors or more in the regression's direction): the maintainer
+    /// learns where the rest of the change lies even though it was not narrowed.
+    pub(super) fn report_unsettled_parts(&mut self) {
+        let current = match self.phase {
+            Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } => {
+                Some(segment)
+            }
+            Phase::Finished => None,
+        };
+        let slope = self.drift();
+        let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
+        for segment in unsettled {
+            let shows_change = self
+                .segment_change(segment, slope)
+                .is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z);
+            if shows_change {
+                self.note(
+                    "done",
+                    format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
+                    "not narrowed within the budget".into(),
+                );
+                self.push_range(segment);
+            }
+        }
+    }
+
+    /// Records a residual segment that holds part of the change but was not narrowed down.
+    pub(super) fn push_range(&mut self, segment: Segment) {
+        let slope = self.drift();
+        if let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) {
+            let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
+            self.culprits.push(Culprit {
+                commit: segment.hi,
+                after: segment.lo,
+                located: false,
+                untestable_suspects: Vec::new(),
+                share,
+                share_low: low,
+                share_high: high,
+                confidence: 0.0,
+                step: diff,
+            });
+        }
+    }
+
+    pub(super) fn finish(&mut self, reason: String) {
+        let located = self.culprits.iter().filter(|c| c.located).count();
+        let status = if self.reproduced == Some(false) {
+            Status::NotReproduced
+        } else if self.culprits.len() >= 2 {
+            // Several contributors, located or not: a staircase reported as ranges is still several.
+            Status::Multiple
+        } else if located == 1 {
+            Status::Found
+        } else {
+            Status::Inconclusive
+        };
+        let evidence = self
+            .values
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| self.touched[*c])
+            .map(|(commit, vs)| {
+                let raw: Vec<f64> = vs.iter().map(|&(_, v)| v).collect();
+                CommitEvidence {
+                    commit,
+                    runs: raw.len(),
+                    mean: crate::stats::mean(&raw).unwrap_or(f64::NAN),
+                    stddev: crate::stats::sample_stddev(&raw).unwrap_or(f64::NAN),
+                    untestable: self.untestable[commit],
+                }
+            })
+            .collect();
+        let mut culprits = self.culprits.clone();
+        if let (Status::Found, [culprit]) = (status, culprits.as_mut_slice()) {
+            if let Some((share, low, high)) = self.lone_culprit_share(culprit) {
+                (culprit.share, culprit.share_low, culprit.share_high) = (share, low, high);
+            }
+        }
+        culprits.sort_by_key(|a| a.commit);
+        self.note("done", format!("{status:?}"), reason.clone());
+        self.phase = Phase::Finished;
+        self.pending.clear();
+        self.outcome = Some(Outcome {
+            status,
+            culprits,
+            runs: self.runs,
+            builds: self.builds(),
+            total_change: self.total.map(|(t, _)| t * self.orientation),
+            evidence,
+            log: self.log.clone(),
+            reason,
+        });
+    }
+}

@@ -1,0 +1,243 @@
+//! The posterior over where a segment's change sits: a piecewise-constant model whose levels and noise are
+//! integrated out, and the classes of hypotheses no testable commit can tell apart.
+
+use super::*;
+
+/// The posterior over change locations within one segment.
+#[derive(Debug, Clone)]
+pub(crate) struct Posterior {
+    /// Hypotheses: the commit where the change enters, in segment order.
+    pub(super) hypotheses: Vec<usize>,
+    /// Probability of each hypothesis; sums to one.
+    pub(super) probability: Vec<f64>,
+    /// The class (representative commit) of each hypothesis: hypotheses no testable commit can tell apart share it.
+    pub(super) class: Vec<usize>,
+    /// Step between the two fitted levels of the most probable partition, positive is worse.
+    pub(super) delta: f64,
+    /// Noise standard deviation of that fit.
+    pub(super) sigma: f64,
+    /// Standard error of `delta`.
+    pub(super) delta_se: f64,
+    /// Per hypothesis, the index of its partition in `fits` (hypotheses no tested commit tells apart share one).
+    pub(super) partition: Vec<usize>,
+    /// The two-level fit of each partition.
+    pub(super) fits: Vec<Option<model::LevelsFit>>,
+}
+
+impl Posterior {
+    pub(super) fn class_masses(&self) -> BTreeMap<usize, f64> {
+        let mut masses = BTreeMap::new();
+        for (&class, &p) in self.class.iter().zip(&self.probability) {
+            *masses.entry(class).or_insert(0.0) += p;
+        }
+        masses
+    }
+
+    /// The most probable class and its mass (lowest commit on ties, for determinism).
+    pub(super) fn best_class(&self) -> Option<(usize, f64)> {
+        self.class_masses().into_iter().fold(None, |best, (class, mass)| match best {
+            Some((_, m)) if m >= mass => best,
+            _ => Some((class, mass)),
+        })
+    }
+}
+
+impl Bisect {
+    /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust
+    /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
+    /// commit with one run cannot be checked this way, and the partition evidence bounds what one run can do.
+    pub(super) fn commit_moments(&self, members: &[usize], slope: f64) -> Vec<model::Moments> {
+        // `adjusted` is empty for an untestable commit, so its moments stay empty.
+        let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
+        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        let robust = fit_t(&refs);
+        // Values are centred on the first member's level so sums of squares keep their precision for any metric.
+        let origin = groups.first().and_then(|g| g.first()).copied().unwrap_or(0.0);
+        groups
+            .iter()
+            .enumerate()
+            .map(|(i, group)| {
+                let mut m = model::Moments::default();
+                for &adjusted in group {
+                    let weight = match &robust {
+                        Some(fit) if group.len() >= 2 => model::outlier_weight(adjusted - fit.locations[i], fit.scale),
+                        _ => 1.0,
+                    };
+                    m.add(weight, adjusted - origin);
+                }
+                m
+            })
+            .collect()
+    }
+
+    /// The posterior over change locations in (lo, hi].
+    pub(super) fn posterior(&self, lo: usize, hi: usize, slope: f64) -> Option<Posterior> {
+        let hypotheses = self.topology.segment(lo, hi);
+        if hypotheses.is_empty() {
+            return None;
+        }
+        // Tested commits of the segment. lo is always before the change, hi always after.
+        let tested: Vec<usize> =
+            hypotheses.iter().copied().filter(|&c| !self.untestable[c] && !self.values[c].is_empty()).collect();
+        let mut members: Vec<usize> = vec![lo];
+        members.extend(tested.iter().copied());
+        let moments = self.commit_moments(&members, slope);
+        let lo_moments = moments.first().copied().unwrap_or_default();
+        let tested_moments = moments.get(1..).unwrap_or(&[]);
+        // Group hypotheses by which tested commits contain them: one fit per distinct partition.
+        let mut signature_of: Vec<usize> = Vec::with_capacity(hypotheses.len());
+        let mut fits: Vec<Option<model::LevelsFit>> = Vec::new();
+        if self.topology.is_linear() {
+            // Tested commits are in index order; hypothesis k is contained by exactly the tested c >= k, so the
+            // partition "the first `before` tested commits are good" has prefix sums for its groups.
+            for &k in &hypotheses {
+                signature_of.push(tested.partition_point(|&c| c < k));
+            }
+            let all = tested_moments.iter().fold(lo_moments, |acc, m| acc.plus(m));
+            let mut good = lo_moments;
+            for before in 0..=tested.len() {
+                if before > 0 {
+                    good = good.plus(&tested_moments[before - 1]);
+                }
+                fits.push(model::fit_levels(&good, &all.minus(&good)));
+            }
+        } else {
+            let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
+            for &k in &hypotheses {
+                let signature: Vec<bool> = tested.iter().map(|&c| self.topology.contains(k, c)).collect();
+                let next = index.len();
+                let id = *index.entry(signature.clone()).or_insert_with(|| {
+                    let (mut good, mut bad) = (lo_moments, model::Moments::default());
+                    for (m, &contains) in tested_moments.iter().zip(&signature) {
+                        if contains {
+                            bad = bad.plus(m);
+                        } else {
+                            good = good.plus(m);
+                        }
+                    }
+                    fits.push(model::fit_levels(&good, &bad));
+                    next
+                });
+                signature_of.push(id);
+            }
+        }
+        let logliks: Vec<f64> = fits.iter().map(|f| f.map(|f| f.log_evidence).unwrap_or(f64::NEG_INFINITY)).collect();
+        let max = logliks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut probability: Vec<f64> = if max.is_finite() {
+            signature_of.iter().map(|&s| (logliks[s] - max).exp()).collect()
+        } else {
+            vec![1.0; hypotheses.len()]
+        };
+        let sum: f64 = probability.iter().sum();
+        if !(sum > 0.0) || !sum.is_finite() {
+            probability = vec![1.0; hypotheses.len()];
+        }
+        let sum: f64 = probability.iter().sum();
+        for p in probability.iter_mut() {
+            *p /= sum;
+        }
+        // The fit of the most probable partition gives the step and noise used to value the next measurement.
+        let mut partition_mass = vec![0.0; fits.len()];
+        for (&s, &p) in signature_of.iter().zip(&probability) {
+            partition_mass[s] += p;
+        }
+        let best_partition =
+            (0..fits.len()).filter(|&s| fits[s].is_some()).fold(None, |best: Option<usize>, s| match best {
+                Some(b) if partition_mass[b] >= partition_mass[s] => Some(b),
+                _ => Some(s),
+            });
+        let (delta, sigma, delta_se) = match best_partition.and_then(|s| fits[s]) {
+            Some(fit) => (fit.after - fit.before, fit.sigma, fit.step_se),
+            None => (0.0, 1.0, f64::INFINITY),
+        };
+        let class = self.classes(hi, &hypotheses);
+        Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se, partition: signature_of, fits })
+    }
+
+    /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
+    /// when testable, otherwise the testable commit it is bound to (in a linear history, the next testable one).
+    pub(super) fn classes(&self, hi: usize, hypotheses: &[usize]) -> Vec<usize> {
+        if self.topology.is_linear() {
+            let mut class = vec![hi; hypotheses.len()];
+            let mut next_testable = hi;
+            for (i, &k) in hypotheses.iter().enumerate().rev() {
+                if !self.untestable[k] {
+                    next_testable = k;
+                }
+                class[i] = next_testable;
+            }
+            return class;
+        }
+        // In a DAG, two hypotheses are indistinguishable when the same testable commits of the segment contain them.
+        let testable: Vec<usize> = hypotheses.iter().copied().filter(|&c| !self.untestable[c]).collect();
+        let mut by_signature: BTreeMap<Vec<bool>, usize> = BTreeMap::new();
+        let signatures: Vec<Vec<bool>> =
+            hypotheses.iter().map(|&k| testable.iter().map(|&c| self.topology.contains(k, c)).collect()).collect();
+        for (&k, signature) in hypotheses.iter().zip(&signatures) {
+            let entry = by_signature.entry(signature.clone()).or_insert(k);
+            // The testable member, if any, represents the class.
+            if !self.untestable[k] && self.untestable[*entry] {
+                *entry = k;
+            }
+        }
+        signatures.iter().map(|s| by_signature.get(s).copied().unwrap_or(hi)).collect()
+    }
+
+    /// P(the change is contained in commit c), for every commit of the segment and lo.
+    pub(super) fn containment(&self, posterior: &Posterior, candidates: &[usize]) -> Vec<f64> {
+        if self.topology.is_linear() {
+            // Candidates and hypotheses are sorted; accumulate.
+            let mut out = Vec::with_capacity(candidates.len());
+            let mut acc = 0.0;
+            let mut h = 0;
+            for &c in candidates {
+                while h < posterior.hypotheses.len() && posterior.hypotheses[h] <= c {
+                    acc += posterior.probability[h];
+                    h += 1;
+                }
+                out.push(acc.min(1.0));
+            }
+            return out;
+        }
+        candidates
+            .iter()
+            .map(|&c| {
+                posterior
+                    .hypotheses
+                    .iter()
+                    .zip(&posterior.probability)
+                    .filter(|(&k, _)| self.topology.contains(k, c))
+                    .map(|(_, p)| p)
+                    .sum::<f64>()
+                    .min(1.0)
+            })
+            .collect()
+    }
+
+    /// The tested commit just before the class of `commit`: walk first parents past untestable class members.
+    pub(super) fn reference_parent(&self, segment: Segment, commit: usize, posterior: &Posterior) -> usize {
+        let class_of: BTreeMap<usize, usize> =
+            posterior.hypotheses.iter().copied().zip(posterior.class.iter().copied()).collect();
+        let mut current = commit;
+        while let Some(parent) = self.topology.first_parent(current) {
+            if !self.topology.in_segment(parent, segment.lo, segment.hi) {
+                return segment.lo;
+            }
+            let same_class = class_of.get(&parent) == Some(&commit);
+            if !same_class && !self.untestable[parent] {
+                return parent;
+            }
+            current = parent;
+        }
+        segment.lo
+    }
+
+    /// The run-to-run noise (Gaussian-equivalent sigma) within commits, pooled over every commit of the segment
+    /// and its lo: it does not depend on any partition, so a staircase does not inflate it.
+    pub(super) fn within_noise(&self, segment: Segment, slope: f64) -> f64 {
+        let mut groups = vec![self.adjusted(segment.lo, slope)];
+        groups.extend(self.topology.segment(segment.lo, segment.hi).into_iter().map(|c| self.adjusted(c, slope)));
+        let refs: Vec<&[f64]> = groups.iter().filter(|g| !g.is_empty()).map(|g| g.as_slice()).collect();
+        fit_t(&refs).map(|f| f.sigma()).unwrap_or(0.0)
+    }
+}

@@ -1,0 +1,123 @@
+//! Phase 1, reproduce: interleaved runs at a segment's ends until a sequential test says they differ or not.
+
+use super::*;
+
+/// A residual segment whose change is surely below this share of the total holds no further contributor.
+pub(super) const RESIDUAL_MIN_SHARE: f64 = 0.15;
+/// Risk of closing a residual segment that holds a contributor of [`CONTRIBUTOR_MIN_SHARE`].
+pub(super) const NO_CONTRIBUTOR_BETA: f64 = 0.05;
+/// False-alarm bound of the test that the ends of a segment below the top differ: those ends hold the runs that
+/// chose the segment, so the 5% of the first test let one single-step job in a hundred search a residual that was
+/// not there until the budget was spent.
+pub(super) const RESIDUAL_ALPHA: f64 = 0.01;
+
+impl Bisect {
+    /// Phase 1. Returns true when runs were asked for.
+    pub(super) fn reproduce(&mut self, segment: Segment, start_records: usize, slope: f64) -> bool {
+        let (lo, hi) = (segment.lo, segment.hi);
+        if self.untestable[lo] || self.untestable[hi] {
+            let which = if self.untestable[lo] { lo } else { hi };
+            if segment.top {
+                self.reproduced = Some(false);
+                let reason = format!("commit {which} (an end of the range) is untestable");
+                self.note("reproduce", "stop".into(), reason.clone());
+                self.finish(reason);
+            } else {
+                self.note("reproduce", format!("skip segment ({lo}, {hi}]"), format!("commit {which} is untestable"));
+                self.next_segment();
+            }
+            return false;
+        }
+        // A residual that stood out did so in the runs already taken at its ends, some of them long ago: load that
+        // changed since (a job on the machine that stopped) shows as a step between a commit measured now and an
+        // end measured then. Its test reads fresh interleaved runs only. On real bisects of the e2e slowdown under
+        // stress-ng that started or stopped mid-bisect, 2 of 75 searched such a residual to the end of the budget
+        // (500-600 runs) and one blamed the bad end for a share of 0.
+        let since = if !segment.top && self.fresh_only.contains(&(lo, hi)) { start_records } else { 0 };
+        let a = self.adjusted_since(lo, slope, since);
+        let b = self.adjusted_since(hi, slope, since);
+        let (n_lo, n_hi) = (a.len(), b.len());
+        if n_lo < INITIAL_RUNS_PER_SIDE || n_hi < INITIAL_RUNS_PER_SIDE {
+            let want = INITIAL_RUNS_PER_SIDE;
+            self.note(
+                "reproduce",
+                format!("run {lo} and {hi} interleaved"),
+                format!("need {want} runs a side before testing ({n_lo} and {n_hi} so far)"),
+            );
+            self.ask(vec![(lo, want.saturating_sub(n_lo)), (hi, want.saturating_sub(n_hi))]);
+            return true;
+        }
+        let Some(fit) = fit_t(&[&a, &b]) else {
+            self.interleaved_pairs(lo, hi, 2);
+            return true;
+        };
+        let diff = fit.locations[1] - fit.locations[0];
+        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let sigma = fit.sigma();
+        let two_sided = segment.top && self.config.direction == Direction::Any;
+        let log_ratio = if two_sided {
+            mixture_log_ratio(diff, se, sigma)
+        } else {
+            model::one_sided_mixture_log_ratio(diff, se, sigma)
+        };
+        // A segment below the top was chosen by the runs already taken (a residual that stood out, or the rest of a
+        // change a culprit explains only part of), and its ends hold those runs: its test is the stricter one.
+        let alpha =
+            if segment.top { self.config.alpha_reproduce } else { RESIDUAL_ALPHA.min(self.config.alpha_reproduce) };
+        let threshold = (1.0 / alpha).ln();
+        let evidence = format!(
+            "difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}",
+            diff / sigma
+        );
+        if log_ratio >= threshold && (diff > 0.0 || two_sided) {
+            if two_sided && diff < 0.0 {
+                self.orientation = -self.orientation;
+            }
+            if segment.top {
+                self.reproduced = Some(true);
+                self.total = Some((diff.abs(), se));
+            }
+            self.note("reproduce", format!("({lo}, {hi}] differs: locate the change"), evidence);
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
+        let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
+        let upper = diff.abs() + 2.326 * se;
+        let floor = match (segment.top, self.total) {
+            (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
+            _ => self.config.min_effect_sigma * sigma,
+        };
+        let enough = n_lo >= 8 && n_hi >= 8;
+        // Below the top, the search is for contributors of at least CONTRIBUTOR_MIN_SHARE of the change: Wald's
+        // sequential test of that change against none ends a segment without one long before the interval above
+        // could rule out a smaller change (which took up to the whole reproduce budget).
+        let smallest = self.total.filter(|_| !segment.top && se > 0.0).map(|(total, _)| CONTRIBUTOR_MIN_SHARE * total);
+        let no_contributor =
+            smallest.is_some_and(|d| (diff * d - 0.5 * d * d) / (se * se) <= -(1.0 / NO_CONTRIBUTOR_BETA).ln());
+        if (enough && (upper < floor || no_contributor)) || spent >= self.config.max_reproduce_runs {
+            let why = if upper < floor {
+                format!("{evidence}; any change is below {floor:.4}")
+            } else if enough && no_contributor {
+                format!(
+                    "{evidence}; no change of {:.4} ({:.0}% of the whole) or more",
+                    smallest.unwrap_or(0.0),
+                    CONTRIBUTOR_MIN_SHARE * 100.0
+                )
+            } else {
+                format!("{evidence}; {spent} runs spent without a significant difference")
+            };
+            if segment.top {
+                self.reproduced = Some(false);
+                self.note("reproduce", "not reproduced".into(), why.clone());
+                self.finish(format!("good and bad do not differ reproducibly: {why}"));
+            } else {
+                self.note("reproduce", format!("no further contributor in ({lo}, {hi}]"), why);
+                self.next_segment();
+            }
+            return false;
+        }
+        self.note("reproduce", format!("two more interleaved pairs at {lo} and {hi}"), evidence);
+        self.interleaved_pairs(lo, hi, 2);
+        true
+    }
+}
