@@ -63,6 +63,10 @@ pub struct RangeCommit {
 /// The candidate commits between `good` and `bad` as git bisect sees them: good first (index 0), then every commit
 /// reachable from bad and not from good, in topological order, bad last. `good` must be an ancestor of `bad`.
 pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, GitError> {
+    // Without this, a repository that was moved or deleted reads as "good is not a commit of this repository".
+    if !dir.is_dir() {
+        return Err(GitError::NotARepo { dir: dir.display().to_string() });
+    }
     let commit_of = |name: &str, role: &str| {
         git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| GitError::Failed {
             args: "rev-parse".into(),
@@ -188,5 +192,7 @@ pub(crate) mod tests {
         assert!(bisect_range(p, "main", &shas[0]).unwrap_err().to_string().contains("not an ancestor"));
         let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();
         assert!(unknown.contains("good 'nosuch' is not a commit"), "{unknown}");
+        let moved = bisect_range(&p.join("moved-away"), &shas[0], "main").unwrap_err().to_string();
+        assert!(moved.contains("moved-away is not inside a git repository"), "{moved}");
     }
 }

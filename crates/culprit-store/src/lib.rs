@@ -234,6 +234,18 @@ pub struct NewBisectSession {
     /// The bisect's own configuration, opaque to the store.
     pub config_json: String,
     pub created_at: f64,
+    /// The candidate commits, good first and bad last, stored with the session so that its log and report can be
+    /// replayed from the store alone (on a farm's dashboard, or after the repository is gone).
+    #[serde(default)]
+    pub range: Vec<BisectCommit>,
+}
+
+/// One candidate commit of a bisect session, with its parents as positions in the session's range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BisectCommit {
+    pub sha: String,
+    pub subject: String,
+    pub parents: Vec<usize>,
 }
 
 /// A stored bisect session.
@@ -299,7 +311,12 @@ pub trait Store {
         resolve_revision_in(&self.revisions()?, given, &self.location())
     }
 
+    /// Creates a session with its range, in one transaction.
     fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError>;
+
+    /// The candidate commits stored with a session, good first; empty for a session stored before schema
+    /// version 4, whose range must come from its repository.
+    fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError>;
 
     /// Every bisect session, oldest first.
     fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError>;
@@ -359,6 +376,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
         (**self).create_bisect_session(session)
+    }
+    fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError> {
+        (**self).bisect_session_range(id)
     }
     fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {
         (**self).bisect_sessions()
@@ -473,4 +493,31 @@ fn describe_candidate(revision: &Revision) -> String {
         Revision::Commit { sha, describe: Some(d), .. } => format!("{sha} ({d})"),
         other => other.key().to_string(),
     }
+}
+
+/// A range commit's parents as stored: positions, space-separated.
+pub(crate) fn parents_to_text(parents: &[usize]) -> String {
+    parents.iter().map(usize::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// The parents of the range commit at `position` of `session`, read back; a value that is not a list of positions
+/// before `position` is reported, never guessed.
+pub(crate) fn parents_from_text(
+    text: &str,
+    position: usize,
+    session: SessionId,
+    location: &str,
+) -> Result<Vec<usize>, StoreError> {
+    let bad = |reason: String| StoreError::BadStoredValue {
+        location: location.to_string(),
+        what: format!("parents of commit {position} in the range of bisect session {session}"),
+        reason,
+    };
+    text.split_whitespace()
+        .map(|p| match p.parse::<usize>() {
+            Ok(parent) if parent < position => Ok(parent),
+            Ok(parent) => Err(bad(format!("parent {parent} does not come before the commit"))),
+            Err(e) => Err(bad(format!("{p:?} is not a position: {e}"))),
+        })
+        .collect()
 }

@@ -148,6 +148,18 @@ CREATE TABLE run_metric_packs (
     r#"
 DROP TABLE run_metrics;
 "#,
+    // Version 4: each bisect session's candidate commits, so that a session replays from the store alone. Parents
+    // are positions in the same range, space-separated. Sessions stored before have no rows here.
+    r#"
+CREATE TABLE bisect_range_commits (
+    session_id {int} NOT NULL REFERENCES bisect_sessions (id) ON DELETE CASCADE,
+    position {int} NOT NULL,
+    sha TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    parents TEXT NOT NULL,
+    PRIMARY KEY (session_id, position)
+){clustered};
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -24,7 +24,7 @@ use crate::packed::{
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
-    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -351,9 +351,11 @@ impl Store for PostgresStore {
     }
 
     fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
-        let row = self
-            .client
-            .get_mut()
+        let action = "create a bisect session";
+        let location = self.location.clone();
+        let client = self.client.get_mut();
+        let mut transaction = client.transaction().map_err(|e| classify(&location, action, e))?;
+        let row = transaction
             .query_one(
                 "INSERT INTO bisect_sessions (repo, good, bad, job_id, metric, config_json, created_at, status) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
@@ -368,8 +370,48 @@ impl Store for PostgresStore {
                     &NEW_SESSION_STATUS,
                 ],
             )
-            .map_err(|e| classify(&self.location, "create a bisect session", e))?;
-        Ok(SessionId(row.get(0)))
+            .map_err(|e| classify(&location, action, e))?;
+        let id: i64 = row.get(0);
+        // One statement for the whole range: a kernel range holds thousands of commits, and a round trip each
+        // would cost seconds against a remote server.
+        let positions: Vec<i64> = (0..session.range.len() as i64).collect();
+        let shas: Vec<String> = session.range.iter().map(|c| to_db(&c.sha).into_owned()).collect();
+        let subjects: Vec<String> = session.range.iter().map(|c| to_db(&c.subject).into_owned()).collect();
+        let parents: Vec<String> = session.range.iter().map(|c| parents_to_text(&c.parents)).collect();
+        transaction
+            .execute(
+                "INSERT INTO bisect_range_commits (session_id, position, sha, subject, parents) \
+                 SELECT $1, * FROM UNNEST($2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::TEXT[])",
+                &[&id, &positions, &shas, &subjects, &parents],
+            )
+            .map_err(|e| classify(&location, action, e))?;
+        transaction.commit().map_err(|e| classify(&location, action, e))?;
+        Ok(SessionId(id))
+    }
+
+    fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError> {
+        let action = "read the range of a bisect session";
+        let mut client = self.client()?;
+        let exists: bool = client
+            .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])
+            .map_err(|e| classify(&self.location, action, e))?
+            .get(0);
+        if !exists {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        let rows = client
+            .query(
+                "SELECT position, sha, subject, parents FROM bisect_range_commits WHERE session_id = $1 ORDER BY position",
+                &[&id.0],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        rows.iter()
+            .map(|row| {
+                let position: i64 = row.get(0);
+                let parents = parents_from_text(row.get(3), position as usize, id, &self.location)?;
+                Ok(BisectCommit { sha: from_db(row.get(1)), subject: from_db(row.get(2)), parents })
+            })
+            .collect()
     }
 
     fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {

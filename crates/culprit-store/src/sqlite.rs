@@ -12,7 +12,7 @@ use crate::packed::{
     damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
 };
 use crate::{
-    BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -443,7 +443,12 @@ impl Store for SqliteStore {
     fn create_bisect_session(&mut self, session: &NewBisectSession) -> Result<SessionId, StoreError> {
         self.ensure_writable("create a bisect session")?;
         let action = "create a bisect session";
-        self.connection
+        let location = self.location();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(&location, action, e))?;
+        transaction
             .execute(
                 "INSERT INTO bisect_sessions (repo, good, bad, job_id, metric, config_json, created_at, status) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -458,8 +463,49 @@ impl Store for SqliteStore {
                     NEW_SESSION_STATUS
                 ],
             )
+            .map_err(|e| classify(&location, action, e))?;
+        let id = transaction.last_insert_rowid();
+        {
+            let mut insert = transaction
+                .prepare_cached(
+                    "INSERT INTO bisect_range_commits (session_id, position, sha, subject, parents) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(|e| classify(&location, action, e))?;
+            for (position, commit) in session.range.iter().enumerate() {
+                insert
+                    .execute(params![id, position as i64, commit.sha, commit.subject, parents_to_text(&commit.parents)])
+                    .map_err(|e| classify(&location, action, e))?;
+            }
+        }
+        transaction.commit().map_err(|e| classify(&location, action, e))?;
+        Ok(SessionId(id))
+    }
+
+    fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError> {
+        if !self.session_exists(id)? {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        let action = "read the range of a bisect session";
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT position, sha, subject, parents FROM bisect_range_commits WHERE session_id = ?1 ORDER BY position",
+            )
             .map_err(|e| self.classify(action, e))?;
-        Ok(SessionId(self.connection.last_insert_rowid()))
+        let rows = statement
+            .query_map([id.0], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get::<_, String>(3)?))
+            })
+            .map_err(|e| self.classify(action, e))?;
+        let location = self.location();
+        let mut range = Vec::new();
+        for row in rows {
+            let (position, sha, subject, parents) = row.map_err(|e| self.classify(action, e))?;
+            let parents = parents_from_text(&parents, position as usize, id, &location)?;
+            range.push(BisectCommit { sha, subject, parents });
+        }
+        Ok(range)
     }
 
     fn bisect_sessions(&self) -> Result<Vec<BisectSession>, StoreError> {

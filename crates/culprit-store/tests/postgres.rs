@@ -161,9 +161,9 @@ fn migrations_apply_once_and_reconnect_is_idempotent() {
         .query_one("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1", &[&schema.schema])
         .map(|r| r.get(0))
         .unwrap_or(0);
-    // The eleven tables of migration 1, plus run_metric_packs (version 2), minus run_metrics (version 3), and
-    // schema_version.
-    assert_eq!(tables, 12);
+    // The eleven tables of migration 1, plus run_metric_packs (version 2), minus run_metrics (version 3), plus
+    // bisect_range_commits (version 4), and schema_version.
+    assert_eq!(tables, 13);
 }
 
 #[test]

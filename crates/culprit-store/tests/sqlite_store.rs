@@ -159,6 +159,7 @@ fn a_read_only_file_can_be_read_but_not_written() {
         metric: None,
         config_json: "{}".into(),
         created_at: 0.0,
+        range: Vec::new(),
     };
     assert!(matches!(explicit.create_bisect_session(&session), Err(StoreError::ReadOnly { .. })));
     let missing = SqliteStore::open_with(dir.path().join("missing.db"), &OpenOptions { read_only: true, ..Default::default() });

@@ -73,6 +73,16 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     assert!(log.status.success(), "{log_text}");
     assert!(log_text.contains(shas[SLOW_AT - 1].as_str()), "{log_text}");
     assert!(log_text.contains("because"), "{log_text}");
+
+    // The range is stored with the session: with the repository gone, the log and the report still replay.
+    std::fs::rename(&repo, dir.path().join("gone")).unwrap();
+    let session = result["session"].to_string();
+    for args in [vec!["bisect", "log", session.as_str()], vec!["report", session.as_str()]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(&args).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("bench: hash more rounds per element"), "{args:?}: {text}");
+    }
 }
 
 #[test]

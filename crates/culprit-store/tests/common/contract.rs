@@ -4,7 +4,7 @@
 
 use super::common::*;
 use culprit_core::model::{Revision, RunRecord};
-use culprit_store::{NewBisectSession, RunFilter, RunId, RunStatus, SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError};
+use culprit_store::{BisectCommit, NewBisectSession, RunFilter, RunId, RunStatus, SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError};
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
 pub const SHA_B: &str = "8cc6ffffffffffffffffffffffffffffffffffff";
@@ -273,9 +273,18 @@ pub fn bisect_sessions_keep_their_runs_in_link_order(open: Opener<'_>) {
         metric: Some("fio.write_iops".into()),
         config_json: "{\"budget\":80}".into(),
         created_at: 1_700_000_000.0,
+        range: vec![
+            BisectCommit { sha: SHA_A.into(), subject: "v6.7".into(), parents: vec![] },
+            BisectCommit { sha: SHA_B.into(), subject: "mm: \"fix\" ß\0 reclaim".into(), parents: vec![0] },
+            BisectCommit { sha: SHA_C.into(), subject: "Merge branch 'x'".into(), parents: vec![1, 0] },
+        ],
     };
     let session = store.create_bisect_session(&new).unwrap();
-    let other = store.create_bisect_session(&NewBisectSession { repo: "/other".into(), ..new.clone() }).unwrap();
+    let other =
+        store.create_bisect_session(&NewBisectSession { repo: "/other".into(), range: vec![], ..new.clone() }).unwrap();
+    // The range comes back as given, subjects byte for byte, so a session replays without its repository.
+    assert_eq!(store.bisect_session_range(session).unwrap(), new.range);
+    assert_eq!(store.bisect_session_range(other).unwrap(), vec![]);
     let in_session = SaveOptions { bisect_session: Some(session), import_key: None };
     let first = store.save_run_with(&run("j", commit(SHA_A), "h", &[("m", 1.0)]), &in_session).unwrap().run_id();
     let second = store.save_run_with(&run("j", commit(SHA_B), "h", &[("m", 2.0)]), &in_session).unwrap().run_id();
@@ -303,6 +312,7 @@ pub fn bisect_sessions_keep_their_runs_in_link_order(open: Opener<'_>) {
     assert!(matches!(store.bisect_session(missing), Err(StoreError::NotFound { .. })));
     assert!(matches!(store.update_bisect_session(missing, "x", None, 0.0), Err(StoreError::NotFound { .. })));
     assert!(matches!(store.bisect_session_runs(missing), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.bisect_session_range(missing), Err(StoreError::NotFound { .. })));
     assert!(matches!(store.link_run_to_session(session, RunId(999)), Err(StoreError::NotFound { .. })));
 
     // Resuming after a restart reads the same session and runs from the database.

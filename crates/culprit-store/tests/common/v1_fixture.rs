@@ -66,6 +66,7 @@ pub fn populate(store: &mut dyn Store) {
             metric: Some("fio.write_iops".into()),
             config_json: "{}".into(),
             created_at: 1_700_000_000.0,
+            range: Vec::new(),
         })
         .unwrap();
     for (record, import_key) in runs() {
@@ -152,5 +153,7 @@ pub fn dump(store: &dyn Store) -> String {
         }
     }
     let _ = writeln!(text, "session runs {:?}", store.bisect_session_runs(SessionId(1)).unwrap());
+    // A session stored before schema version 4 has no range: it replays from its repository.
+    let _ = writeln!(text, "session range {:?}", store.bisect_session_range(SessionId(1)).unwrap());
     text
 }

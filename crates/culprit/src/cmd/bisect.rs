@@ -18,7 +18,7 @@ use culprit_run::bisect::{commit_nodes, mean_or, sample_of, Driver, Ended, Event
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
-use culprit_store::{NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
+use culprit_store::{BisectCommit, NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -305,6 +305,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         metric: Some(metric.clone()),
         config_json: serde_json::to_string(&config)?,
         created_at: culprit_run::bisect::now(),
+        range: range
+            .iter()
+            .map(|c| BisectCommit { sha: c.sha.clone(), subject: c.subject.clone(), parents: c.parents.clone() })
+            .collect(),
     })?;
     for id in probe_ids {
         store.link_run_to_session(session, id)?;
@@ -319,7 +323,7 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
-    let range = git::bisect_range(&config.repo, &config.good, &config.bad)?;
+    let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
     drive(store, session, config, range, job, json, profile)
 }
@@ -517,7 +521,7 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
-    let range = git::bisect_range(&config.repo, &config.good, &config.bad)?;
+    let range = session_range(store, session, &config)?;
     let ids = store.bisect_session_runs(session)?;
     let records = store.runs(&ids)?;
     let mut samples = Vec::new();
@@ -528,6 +532,19 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
     }
     let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
     Ok(Replayed { stored, config, range, records, samples, machine })
+}
+
+/// The candidate commits of a session: the ones stored with it, so that its log and report need no repository
+/// (a farm's dashboard, a throwaway repository since deleted); from the repository for a session stored before
+/// the store kept ranges.
+fn session_range(store: &dyn Store, session: SessionId, config: &SessionConfig) -> Result<Vec<RangeCommit>> {
+    let stored = store.bisect_session_range(session)?;
+    if stored.is_empty() {
+        return git::bisect_range(&config.repo, &config.good, &config.bad).with_context(|| {
+            format!("bisect session {session} was stored without its range, so it is read from the repository")
+        });
+    }
+    Ok(stored.into_iter().map(|c| RangeCommit { sha: c.sha, subject: c.subject, parents: c.parents }).collect())
 }
 
 /// `culprit bisect log ID`: replays the stored runs into the machine to show every decision and its reason.
