@@ -71,26 +71,28 @@ impl Bisect {
         let records = self.records;
         let centre = records as f64 / 2.0;
         let mut offsets = vec![0.0; records];
+        // Groups are numbered over the commits with runs only: the fit's work per group then scales with the
+        // commits measured, not with the range. The runs are listed once, drift-corrected and not yet oriented.
+        let measured = self.values.iter().enumerate().filter(|&(c, vs)| !self.untestable[c] && !vs.is_empty());
+        let runs: Vec<load::Run> = measured
+            .enumerate()
+            .flat_map(|(group, (_, vs))| {
+                vs.iter().map(move |&(t, v)| load::Run { record: t as usize, group, value: v - slope * (t - centre) })
+            })
+            .collect();
+        let groups = runs.iter().map(|r| r.group + 1).max().unwrap_or(0);
         let signs: &[f64] = if self.config.direction == Direction::Any { &[1.0, -1.0] } else { &[1.0] };
         let best = signs
             .iter()
             .map(|&sign| sign * self.orientation)
             .filter_map(|worse| {
-                // Groups are numbered over the commits with runs only: the fit's work per group then scales with
-                // the commits measured, not with the range.
-                let measured = self.values.iter().enumerate().filter(|&(c, vs)| !self.untestable[c] && !vs.is_empty());
-                let runs: Vec<load::Run> = measured
-                    .enumerate()
-                    .flat_map(|(group, (_, vs))| {
-                        vs.iter().map(move |&(t, v)| load::Run {
-                            record: t as usize,
-                            group,
-                            value: worse * (v - slope * (t - centre)),
-                        })
-                    })
-                    .collect();
-                let groups = runs.iter().map(|r| r.group + 1).max().unwrap_or(0);
-                load::fit(&runs, records, groups).map(|fit| (worse, fit))
+                let fit = if worse == 1.0 {
+                    load::fit(&runs, records, groups)
+                } else {
+                    let oriented: Vec<load::Run> = runs.iter().map(|r| load::Run { value: -r.value, ..*r }).collect();
+                    load::fit(&oriented, records, groups)
+                };
+                fit.map(|fit| (worse, fit))
             })
             .filter(|(_, fit)| fit.stands_out())
             .max_by(|a, b| a.1.gain.total_cmp(&b.1.gain));
