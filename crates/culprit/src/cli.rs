@@ -39,6 +39,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Measure a proposed fix: base, bad and bad+patch interleaved, with a verdict (fixed, partly, not, worse).
     TryFix(TryFixArgs),
+    /// Serve a read-only web dashboard over the store: results, bisect sessions and reports, compare, track.
+    Serve(ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -397,4 +399,12 @@ pub struct TrackArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on, HOST:PORT (port 0 picks a free one; the address bound is printed). The dashboard
+    /// has no login: listen on 0.0.0.0 only on a network whose users may read the store.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: String,
 }

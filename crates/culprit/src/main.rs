@@ -48,10 +48,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if err.downcast_ref::<output::BrokenPipe>().is_some() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("culprit: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            eprint!("{}", output::error_text(&err));
             ExitCode::from(error_exit)
         }
     }

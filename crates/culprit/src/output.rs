@@ -31,3 +31,13 @@ pub fn println(text: &str) -> anyhow::Result<()> {
     s.push('\n');
     print(&s)
 }
+
+/// An error as the user reads it, one line each: `culprit: <what went wrong>`, then `  caused by: <cause>` for each
+/// cause. `main` prints it to stderr; the dashboard shows the same text on its error pages.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = format!("culprit: {err}\n");
+    for cause in err.chain().skip(1) {
+        text.push_str(&format!("  caused by: {cause}\n"));
+    }
+    text
+}

@@ -77,12 +77,28 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     // The range is stored with the session: with the repository gone, the log and the report still replay.
     std::fs::rename(&repo, dir.path().join("gone")).unwrap();
     let session = result["session"].to_string();
-    for args in [vec!["bisect", "log", session.as_str()], vec!["report", session.as_str()]] {
+    let mut printed = Vec::new();
+    for args in [vec!["bisect", "log", session.as_str()], vec!["report", session.as_str(), "--format", "html"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(&args).output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{args:?}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
         assert!(text.contains("bench: hash more rounds per element"), "{args:?}: {text}");
+        printed.push(text);
     }
+
+    // So does the dashboard: the session listed with a link to its page, which shows the log as `bisect log`
+    // prints it and links to the report, served as `report ID --format html` writes it.
+    let server = common::serve(db.to_str().unwrap(), dir.path());
+    let overview = server.get("/");
+    assert_eq!(overview.status, 200, "{}", overview.body);
+    assert!(overview.body.contains(&format!("<a href=\"/bisect/{session}\">{session}</a>")), "{}", overview.body);
+    let page = server.get(&format!("/bisect/{session}"));
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains(&common::html_escape(&printed[0])), "{}", page.body);
+    assert!(page.body.contains(&format!("<a href=\"/bisect/{session}/report\">")), "{}", page.body);
+    let report = server.get(&format!("/bisect/{session}/report"));
+    assert_eq!(report.status, 200, "{}", report.body);
+    assert_eq!(report.body, printed[1]);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::compare::{MetricRow, Verdict};
 use std::fmt::Write as _;
 
 /// Escapes text for HTML element content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -13,6 +13,8 @@ mod markdown;
 mod text;
 
 pub use fix::{fix_verdict, FixVerdict};
+/// The HTML report's escaping, for other HTML made of the same values (the dashboard of `culprit serve`).
+pub use html::escape as escape_html;
 
 use crate::bisect::Status;
 use crate::compare::{printf, Change, CompareResult, MetricRow, Verdict};

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
-use culprit_core::model::{MetricClass, RunRecord};
+use culprit_core::model::{abbreviate, MetricClass, RunRecord};
 use culprit_run::bisect::{commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT};
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
@@ -449,7 +449,12 @@ pub fn render_outcome(
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };
     out.push_str(&format!("bisect {session}: {headline}\n"));
-    out.push_str(&format!("metric: {}   good {}   bad {}\n", config.metric, &config.good[..12], &config.bad[..12]));
+    out.push_str(&format!(
+        "metric: {}   good {}   bad {}\n",
+        config.metric,
+        abbreviate(&config.good, 12),
+        abbreviate(&config.bad, 12)
+    ));
     for c in &outcome.culprits {
         let commit = &range[c.commit.min(range.len() - 1)];
         if c.located {
@@ -491,6 +496,12 @@ pub fn render_outcome(
 }
 
 fn list(store: &dyn Store) -> Result<ExitCode> {
+    output::print(&crate::cmd::results::render_columns(&list_rows(store)?))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, repo, oldest session first.
+pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
     let mut rows = vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
     for s in store.bisect_sessions()? {
         rows.push([
@@ -502,8 +513,7 @@ fn list(store: &dyn Store) -> Result<ExitCode> {
             s.repo.clone(),
         ]);
     }
-    output::print(&crate::cmd::results::render_columns(&rows))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(rows)
 }
 
 /// A stored session replayed: its configuration, range, runs, samples, and the machine they lead to.
@@ -549,27 +559,35 @@ fn session_range(store: &dyn Store, session: SessionId, config: &SessionConfig) 
 
 /// `culprit bisect log ID`: replays the stored runs into the machine to show every decision and its reason.
 fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode> {
-    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
-    if json {
-        let value = serde_json::json!({
-            "session": session.0,
-            "status": stored.status,
-            "log": machine.log(),
-            "samples": samples.iter().map(|(i, s)| serde_json::json!({
-                "sha": range[*i].sha,
-                "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
-            })).collect::<Vec<_>>(),
-            "outcome": machine.outcome(),
-        });
-        output::println(&serde_json::to_string_pretty(&value)?)?;
+    if !json {
+        output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let Replayed { stored, range, samples, machine, .. } = replay(store, session)?;
+    let value = serde_json::json!({
+        "session": session.0,
+        "status": stored.status,
+        "log": machine.log(),
+        "samples": samples.iter().map(|(i, s)| serde_json::json!({
+            "sha": range[*i].sha,
+            "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
+        })).collect::<Vec<_>>(),
+        "outcome": machine.outcome(),
+    });
+    output::println(&serde_json::to_string_pretty(&value)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text of `culprit bisect log ID`, which the dashboard's session page shows too: every step with its reason,
+/// then the outcome when the session has one.
+pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
+    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}, job {}\n{} runs stored\n\nsteps:\n",
         stored.status,
         config.repo.display(),
-        &config.good[..12],
-        &config.bad[..12],
+        abbreviate(&config.good, 12),
+        abbreviate(&config.bad, 12),
         config.metric,
         config.job_source,
         samples.len()
@@ -581,8 +599,7 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         out.push('\n');
         out.push_str(&render_outcome(session, &config, &range, outcome, None));
     }
-    output::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(out)
 }
 
 #[cfg(test)]

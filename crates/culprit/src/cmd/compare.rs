@@ -45,6 +45,24 @@ fn options(args: &CompareArgs) -> CompareOptions {
 }
 
 pub fn run(store: &dyn Store, args: &CompareArgs) -> Result<ExitCode> {
+    let rendered = render(store, args)?;
+    for warning in &rendered.warnings {
+        eprintln!("culprit: {warning}");
+    }
+    output::print(&rendered.text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `culprit compare` prints: the text for stdout, and the warnings it writes to stderr (why a table shows no
+/// row), which the dashboard shows on the page instead.
+pub struct Rendered {
+    pub text: String,
+    pub warnings: Vec<String>,
+}
+
+/// The comparison in the format `args` asks for, as `culprit compare` prints it. With `--by PARAM --plot FILE` the
+/// chart is written to FILE as well.
+pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut revisions = Vec::new();
     for given in std::iter::once(&args.base).chain(&args.others) {
         revisions.push(resolve(store, given)?);
@@ -65,12 +83,14 @@ pub fn run(store: &dyn Store, args: &CompareArgs) -> Result<ExitCode> {
         );
     }
     if let Some(param) = &args.by {
-        return sweep(store, args, param, &jobs, &runs, &keys);
+        let text = sweep(store, args, param, &jobs, &runs, &keys)?;
+        return Ok(Rendered { text, warnings: Vec::new() });
     }
     let options = options(args);
     let render_options = RenderOptions { all: args.all };
     let mut out = String::new();
     let mut json = Vec::new();
+    let mut warnings = Vec::new();
     for (job_id, job_name) in &jobs {
         let samples = store.samples(&SampleQuery {
             revision_keys: keys.clone(),
@@ -109,14 +129,13 @@ pub fn run(store: &dyn Store, args: &CompareArgs) -> Result<ExitCode> {
                 json.push(serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? }));
             }
         }
-        warn_if_empty(&result, job_name);
+        warnings.extend(empty_table_warning(&result, job_name));
     }
     if args.format == CompareFormat::Json {
         out = serde_json::to_string_pretty(&json)?;
         out.push('\n');
     }
-    output::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Rendered { text: out, warnings })
 }
 
 /// A stored revision for what the user typed; when the store does not know it and the current directory is a git
@@ -140,12 +159,12 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
 }
 
 /// Says why a table has no rows, so an empty table is never silent.
-fn warn_if_empty(result: &CompareResult, job: &str) {
+fn empty_table_warning(result: &CompareResult, job: &str) -> Option<String> {
     if result.rows.iter().any(|r| r.any_change()) {
-        return;
+        return None;
     }
     let runs: Vec<String> = result.columns.iter().map(|c| format!("{} ok/{} failed", c.ok_runs, c.failed_runs)).collect();
-    eprintln!("culprit: {job}: no metric changed significantly ({}); --all shows every row", runs.join(" vs "));
+    Some(format!("{job}: no metric changed significantly ({}); --all shows every row", runs.join(" vs ")))
 }
 
 /// The `axes` header of a job: the machine, the testcase, then the job's params in job order.
@@ -170,7 +189,7 @@ fn sweep(
     jobs: &[(String, String)],
     runs: &[RunSummary],
     keys: &[String],
-) -> Result<ExitCode> {
+) -> Result<String> {
     let mut points: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
     let mut metric_name: Option<String> = None;
     for (job_id, job_name) in jobs {
@@ -231,6 +250,5 @@ fn sweep(
     if let Some(path) = &args.plot {
         crate::cmd::plot::write_sweep(path, &sweep, &rows)?;
     }
-    output::print(&render_sweep(&sweep, &rows))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(render_sweep(&sweep, &rows))
 }

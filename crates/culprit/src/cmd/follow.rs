@@ -16,7 +16,7 @@
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
-use crate::cmd::track::{bisect_change, history, History, HistoryFilter};
+use crate::cmd::track::{bisect_change, history, History, HistoryFilter, Order};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
@@ -348,7 +348,7 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
         machine: Some(plan.hostname.clone()),
         metric: args.metric.clone(),
     };
-    match history(store, &plan.repo, &plan.reference, &filter) {
+    match history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter) {
         Ok(h) => Ok(h),
         Err(e) => {
             // No successful run yet (every commit failed to build, say): nothing to analyse, not an error of the loop.

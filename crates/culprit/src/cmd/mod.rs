@@ -13,6 +13,7 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod serve;
 pub mod sim;
 pub mod split;
 pub mod track;
@@ -64,6 +65,50 @@ pub fn open_existing_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
         );
     }
     open_store(Some(path))
+}
+
+/// [`open_existing_store`] for the dashboard, which never writes: a SQLite file is opened read-only (other commands
+/// may write to it meanwhile; its WAL journal lets both go on), and a PostgreSQL session is made read-only by the
+/// server, so not even a mistake in the dashboard could change a stored result.
+pub fn open_read_only_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
+    let path = db.unwrap_or_else(culprit_store::default_path);
+    if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
+        return Ok(Box::new(PostgresStore::connect(&read_only_url(url))?));
+    }
+    if !path.exists() {
+        anyhow::bail!(
+            "there is no result store at {}; give the store with --db or $CULPRIT_DB (`culprit run` creates one)",
+            path.display()
+        );
+    }
+    let options = culprit_store::OpenOptions { read_only: true, ..Default::default() };
+    let store = SqliteStore::open_with(&path, &options)
+        .with_context(|| format!("cannot open the result store {}", path.display()))?;
+    Ok(Box::new(store))
+}
+
+/// A PostgreSQL URL whose sessions start every transaction read-only (`default_transaction_read_only`), passed as a
+/// server option in the URL's `options` parameter, added to the options the URL already sets.
+fn read_only_url(url: &str) -> String {
+    const READ_ONLY: &str = "-c%20default_transaction_read_only%3Don";
+    let Some((base, query)) = url.split_once('?') else { return format!("{url}?options={READ_ONLY}") };
+    let mut found = false;
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.strip_prefix("options=") {
+            Some(value) if !found => {
+                found = true;
+                format!("options={value}%20{READ_ONLY}")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    let query = pairs.join("&");
+    if found {
+        format!("{base}?{query}")
+    } else {
+        format!("{base}?{query}&options={READ_ONLY}")
+    }
 }
 
 /// `culprit import DIR`: an lkp result root into the store. A run whose `job.yaml` Culprit can read gets the same
@@ -146,5 +191,25 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let mut store = open_store(cli.db)?;
             import(store.as_mut(), &args.dir)
         }
+        Command::Serve(args) => serve::run(cli.db, &args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_only_url;
+
+    #[test]
+    fn read_only_urls_keep_the_options_already_given() {
+        let read_only = "-c%20default_transaction_read_only%3Don";
+        assert_eq!(read_only_url("postgresql://u:p@h/db"), format!("postgresql://u:p@h/db?options={read_only}"));
+        assert_eq!(
+            read_only_url("postgresql://h/db?connect_timeout=5"),
+            format!("postgresql://h/db?connect_timeout=5&options={read_only}")
+        );
+        assert_eq!(
+            read_only_url("postgresql://h/db?options=-c%20work_mem%3D8MB&sslmode=disable"),
+            format!("postgresql://h/db?options=-c%20work_mem%3D8MB%20{read_only}&sslmode=disable")
+        );
     }
 }

@@ -17,12 +17,18 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
     if args.failures {
         return failures(store, filter, args.json);
     }
-    let groups = store.results_summary(&filter)?;
     if args.json {
-        return output::println(&serde_json::to_string_pretty(&groups)?);
+        return output::println(&serde_json::to_string_pretty(&store.results_summary(&filter)?)?);
     }
+    output::print(&summary_text(store, &filter)?)
+}
+
+/// The summary `culprit results` prints (and the dashboard shows): one line per job, revision and machine, or a
+/// line saying that nothing matches.
+pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
+    let groups = store.results_summary(filter)?;
     if groups.is_empty() {
-        return output::println(&format!("no results in {} match", store.location()));
+        return Ok(format!("no results in {} match\n", store.location()));
     }
     let mut rows = vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
     for g in &groups {
@@ -42,7 +48,7 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
             format_time(g.last_ended_at),
         ]);
     }
-    output::print(&render_columns(&rows))
+    Ok(render_columns(&rows))
 }
 
 /// `--failures`: every failed run with its reason, oldest first.

@@ -41,6 +41,16 @@ pub(crate) struct HistoryFilter {
     pub metric: Option<String>,
 }
 
+/// How the tested revisions of a history are put in order.
+pub(crate) enum Order<'a> {
+    /// Along the first-parent history of `branch` in `repo`: commits by their place on it, labels (by the time of
+    /// their first run) only for a job without a commit on it. This is `culprit track`.
+    Branch { repo: &'a Path, branch: &'a str },
+    /// What the store alone can order: labels by the time of their first run. Commits are skipped with a note,
+    /// since only their repository knows their order; the dashboard uses this unless it is given a repository.
+    Labels,
+}
+
 /// Every series of a branch's stored history, analysed and decided together (one BH family).
 pub(crate) struct History {
     pub series: Vec<Series>,
@@ -255,7 +265,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         machine: args.machine.clone(),
         metric: args.metric.clone(),
     };
-    let History { series, analyses, mut notes } = history(store, &repo, branch, &filter)?;
+    let History { series, analyses, mut notes } = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
 
     // Bisect each regression whose tested commits around it are more than one commit apart.
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
@@ -305,9 +315,23 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         output::println(&serde_json::to_string_pretty(&value)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    output::print(&history_text(&series, &analyses, &sessions, &notes, branch))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text of `culprit track` over stored results, which the dashboard shows too: each series' change points,
+/// with the bisect session started for one (`sessions`, by series and change point index), then the notes.
+/// `along` names the order of the points for the line saying there is no change point.
+pub(crate) fn history_text(
+    series: &[Series],
+    analyses: &[(String, Analysis)],
+    sessions: &HashMap<(usize, usize), i64>,
+    notes: &[String],
+    along: &str,
+) -> String {
     let mut out = String::new();
     let mut found = 0;
-    for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+    for (k, (s, (_, a))) in series.iter().zip(analyses).enumerate() {
         let changes: Vec<(usize, &ChangePoint)> =
             a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()).collect();
         if changes.is_empty() {
@@ -324,19 +348,21 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         }
     }
     if found == 0 {
-        out.push_str(&format!("no change point in {} series along {branch}\n", series.len()));
+        out.push_str(&format!("no change point in {} series along {along}\n", series.len()));
     }
-    for note in &notes {
+    for note in notes {
         out.push_str(&format!("note: {note}\n"));
     }
-    output::print(&out)?;
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
-/// The stored history along `branch`: each (job, machine, metric) as a series of tested commits in first-parent
-/// order, analysed, with the verdicts decided over all series together.
-pub(crate) fn history(store: &dyn Store, repo: &Path, branch: &str, filter: &HistoryFilter) -> Result<History> {
-    let positions = branch_positions(repo, branch)?;
+/// The stored history in `order` (along a branch: each (job, machine, metric) as a series of tested commits in
+/// first-parent order), analysed, with the verdicts decided over all series together.
+pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilter) -> Result<History> {
+    let positions = match order {
+        Order::Branch { repo, branch } => branch_positions(repo, branch)?,
+        Order::Labels => HashMap::new(),
+    };
     let runs = store.list_runs(&RunFilter {
         job: filter.job.clone(),
         testcase: filter.testcase.clone(),
@@ -377,13 +403,20 @@ pub(crate) fn history(store: &dyn Store, repo: &Path, branch: &str, filter: &His
             }
         }
         if !off_branch.is_empty() {
-            notes.push(format!(
-                "{job_name} on {machine}: {} tested commit(s) not on the first-parent history of {branch} skipped",
-                off_branch.len()
-            ));
+            notes.push(match order {
+                Order::Branch { branch, .. } => format!(
+                    "{job_name} on {machine}: {} tested commit(s) not on the first-parent history of {branch} skipped",
+                    off_branch.len()
+                ),
+                Order::Labels => format!(
+                    "{job_name} on {machine}: {} tested commit(s) skipped (ordering commits needs their repository)",
+                    off_branch.len()
+                ),
+            });
         }
         let ordered: Vec<(Option<usize>, String)> = if !on_branch.is_empty() {
-            if !labels.is_empty() {
+            // Only a branch puts commits on it, so only then are labels left out.
+            if let (false, Order::Branch { branch, .. }) = (labels.is_empty(), order) {
                 notes.push(format!("{job_name} on {machine}: {} label(s) skipped (the job has commits on {branch})", labels.len()));
             }
             on_branch.sort();

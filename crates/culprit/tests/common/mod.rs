@@ -34,3 +34,122 @@ pub fn write_script(path: &Path, body: &str) {
     std::fs::write(path, body).unwrap();
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
+
+/// A running `culprit serve`, killed when dropped, so that a failing test leaves no server behind.
+pub struct Server {
+    child: std::process::Child,
+    /// The address it listens on, as its start line printed it: `127.0.0.1:PORT`.
+    pub addr: String,
+    /// Its stderr lines after the start line, read by a thread so that the pipe never fills.
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+/// Starts `culprit --db DB serve --listen 127.0.0.1:0` in `cwd` and waits for the line naming the address it bound.
+pub fn serve(db: &str, cwd: &Path) -> Server {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(db)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("culprit serve starts");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut server = Server { child, addr: String::new(), lines };
+    let mut before = Vec::new();
+    // The line comes as soon as the store is open and the port bound; if the server exits instead, its stderr
+    // closes and the wait ends at once with what it said.
+    while let Ok(line) = server.lines.recv_timeout(std::time::Duration::from_secs(60)) {
+        if let Some((_, url)) = line.strip_prefix("culprit: serving ").and_then(|rest| rest.rsplit_once(" on http://"))
+        {
+            server.addr = url.trim_end_matches('/').to_string();
+            return server;
+        }
+        before.push(line);
+    }
+    panic!("culprit serve printed no address: {}", before.join("\n"));
+}
+
+/// An HTTP response: the status code, the headers (lower-case names) and the body.
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// `GET path` from the server at `addr` over HTTP/1.1 with plain std sockets; the server closes the connection after
+/// the response.
+pub fn get(addr: &str, path: &str) -> Response {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to culprit serve");
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let text = String::from_utf8(raw).unwrap_or_else(|e| panic!("GET {path}: not UTF-8: {e}"));
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("GET {path}: no header end in {text:?}"));
+    let mut head_lines = head.lines();
+    let status_line = head_lines.next().unwrap_or_default();
+    let status =
+        status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{status_line:?}"));
+    let headers = head_lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let response = Response { status, headers, body: body.to_string() };
+    // The pages are whole strings, sent with their length, never in chunks.
+    assert_eq!(response.header("content-length"), Some(response.body.len().to_string().as_str()), "GET {path}");
+    response
+}
+
+impl Server {
+    /// [`get`] from this server.
+    pub fn get(&self, path: &str) -> Response {
+        get(&self.addr, path)
+    }
+
+    /// Stops the server as Ctrl-C does and returns how it exited, within `timeout`.
+    pub fn interrupt(mut self, timeout: std::time::Duration) -> (std::process::ExitStatus, Vec<String>) {
+        let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().unwrap();
+        assert!(status.success());
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                // Its stderr is closed now, so this ends once the reader has passed on every line.
+                let lines = self.lines.iter().collect();
+                return (exit, lines);
+            }
+            assert!(started.elapsed() < timeout, "culprit serve still runs {timeout:?} after Ctrl-C");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Text as the dashboard escapes it into its pages.
+pub fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
