@@ -21,7 +21,8 @@ impl Bisect {
             return false;
         };
         if self.settle_staircase(segment, slope, "locate") {
-            return false;
+            // Either the segment ended (nothing pending: decide again) or pairs were asked for.
+            return !self.pending.is_empty();
         }
         let Some((best, mass)) = posterior.best_class() else {
             self.next_segment();

@@ -65,7 +65,8 @@ impl Bisect {
             return true;
         }
         if self.settle_staircase(segment, slope, "verify") {
-            return false;
+            // Either the segment ended (nothing pending: decide again) or pairs were asked for.
+            return !self.pending.is_empty();
         }
         let Some(posterior) = self.posterior(segment.lo, segment.hi, slope) else {
             self.next_segment();
