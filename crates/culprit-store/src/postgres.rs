@@ -392,13 +392,7 @@ impl Store for PostgresStore {
     fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError> {
         let action = "read the range of a bisect session";
         let mut client = self.client()?;
-        let exists: bool = client
-            .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])
-            .map_err(|e| classify(&self.location, action, e))?
-            .get(0);
-        if !exists {
-            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
-        }
+        require_session(&mut client, &self.location, id, action)?;
         let rows = client
             .query(
                 "SELECT position, sha, subject, parents FROM bisect_range_commits WHERE session_id = $1 ORDER BY position",
@@ -470,13 +464,7 @@ impl Store for PostgresStore {
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
         let action = "list the runs of a bisect session";
         let mut client = self.client()?;
-        let exists: bool = client
-            .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])
-            .map_err(|e| classify(&self.location, action, e))?
-            .get(0);
-        if !exists {
-            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
-        }
+        require_session(&mut client, &self.location, id, action)?;
         let rows = client
             .query("SELECT run_id FROM bisect_session_runs WHERE session_id = $1 ORDER BY id", &[&id.0])
             .map_err(|e| classify(&self.location, action, e))?;
@@ -737,6 +725,20 @@ fn metric_ids_of(
         }
     }
     Ok(run.metrics.keys().map(|name| lookup(name, new).unwrap_or(-1)).collect())
+}
+
+/// Fails with `NotFound` unless bisect session `id` exists, so that a missing session is not read as one without
+/// runs or range.
+fn require_session(client: &mut Client, location: &str, id: SessionId, action: &str) -> Result<(), StoreError> {
+    let exists: bool = client
+        .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])
+        .map_err(|e| classify(location, action, e))?
+        .get(0);
+    if exists {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound { location: location.to_string(), what: format!("bisect session {id}") })
+    }
 }
 
 fn link_in(tx: &mut Transaction<'_>, location: &str, session: SessionId, run: RunId) -> Result<(), Failure> {

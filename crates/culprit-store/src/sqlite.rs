@@ -299,10 +299,18 @@ impl SqliteStore {
             .map_err(|e| self.classify("look up a revision", e))
     }
 
-    fn session_exists(&self, id: SessionId) -> Result<bool, StoreError> {
-        self.connection
+    /// Fails with `NotFound` unless bisect session `id` exists, so that a missing session is not read as one
+    /// without runs or range.
+    fn require_session(&self, id: SessionId) -> Result<(), StoreError> {
+        let exists: bool = self
+            .connection
             .query_row("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = ?1)", [id.0], |row| row.get(0))
-            .map_err(|e| self.classify("look up a bisect session", e))
+            .map_err(|e| self.classify("look up a bisect session", e))?;
+        if exists {
+            Ok(())
+        } else {
+            Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") })
+        }
     }
 }
 
@@ -483,9 +491,7 @@ impl Store for SqliteStore {
     }
 
     fn bisect_session_range(&self, id: SessionId) -> Result<Vec<BisectCommit>, StoreError> {
-        if !self.session_exists(id)? {
-            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
-        }
+        self.require_session(id)?;
         let action = "read the range of a bisect session";
         let mut statement = self
             .connection
@@ -560,9 +566,7 @@ impl Store for SqliteStore {
     }
 
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
-        if !self.session_exists(id)? {
-            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
-        }
+        self.require_session(id)?;
         let action = "list the runs of a bisect session";
         let mut statement = self
             .connection
