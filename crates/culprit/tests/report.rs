@@ -4,28 +4,14 @@
 
 mod common;
 
+use common::{culprit, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// The stored runs of the recorded session: base (parent of the slowdown), bad (the slowdown), the reverted tree.
 const REAL_BASE: &str = "3dab4c1c6c0e620d6b1855fa1e0b4074ccba33b0";
 const REAL_BAD: &str = "a9ecb5c3d01a2d0ea469ebbba16d03ba40046819";
 const REAL_FIX: &str = "a9ecb5c3d0+revert";
-
-fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A private copy of the recorded store, since SQLite may write to the file it opens.
 fn real_db(dir: &Path) -> PathBuf {

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{html_escape, serve};
+use common::{culprit, html_escape, serve, stdout, Server};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 /// Labels `l01` to `l10`; from `l06` on, the throughput is 10% lower.
@@ -18,21 +18,6 @@ const ODD_LABEL: &str = "<i>x&y</i>";
 
 fn label(i: usize) -> String {
     format!("l{i:02}")
-}
-
-fn culprit(db: &str, args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The job: each run prints the level the test sets, plus 0, 5 or 10 in turn, as its throughput.
@@ -164,6 +149,13 @@ fn pages_show_the_store_as_the_commands_print_it() {
     assert!(page.body.contains("label:l11"), "{}", page.body);
 }
 
+/// Asserts that `path` answers with `status` and a page saying `says`.
+fn expect_page(server: &Server, path: &str, status: u16, says: &str) {
+    let page = server.get(path);
+    assert_eq!(page.status, status, "{path}: {}", page.body);
+    assert!(page.body.contains(says), "{path}: {}", page.body);
+}
+
 #[test]
 fn bad_requests_get_the_commands_messages() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,9 +163,7 @@ fn bad_requests_get_the_commands_messages() {
     let db_arg = db.to_str().unwrap();
     let server = serve(db_arg, dir.path());
 
-    let page = server.get("/no/such/page");
-    assert_eq!(page.status, 404, "{}", page.body);
-    assert!(page.body.contains("there is no page /no/such/page"), "{}", page.body);
+    expect_page(&server, "/no/such/page", 404, "there is no page /no/such/page");
 
     // An unknown revision: 404, with the message `culprit compare` prints.
     let page = server.get("/compare?rev=l01&rev=nosuch");
@@ -185,36 +175,22 @@ fn bad_requests_get_the_commands_messages() {
     assert_eq!(first_pre(&page.body), html_escape(&message));
 
     // A bad regex: 400, the store's message.
-    let page = server.get("/track?metric=(");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("invalid metric regex `(`"), "{}", page.body);
+    expect_page(&server, "/track?metric=(", 400, "invalid metric regex `(`");
     let page = server.get("/compare?rev=l01&rev=l10&metric=%28");
     assert_eq!(page.status, 400, "{}", page.body);
 
     // A missing session: 404 for its page and its report; an id that is not a number: 400.
     for path in ["/bisect/7", "/bisect/7/report"] {
-        let page = server.get(path);
-        assert_eq!(page.status, 404, "{path}: {}", page.body);
-        assert!(page.body.contains("bisect session 7 does not exist in the result store"), "{path}: {}", page.body);
+        expect_page(&server, path, 404, "bisect session 7 does not exist in the result store");
     }
-    let page = server.get("/bisect/x%3Cy");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("&#39;x&lt;y&#39; is not a bisect session id"), "{}", page.body);
+    expect_page(&server, "/bisect/x%3Cy", 400, "&#39;x&lt;y&#39; is not a bisect session id");
 
     // Parameters missing or contradicting: 400 saying what to give.
-    let page = server.get("/compare?rev=l01");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("give a second revision"), "{}", page.body);
-    let page = server.get("/track?metric=throughput&branch=main");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("repo=DIR"), "{}", page.body);
-    let page = server.get("/track?metric=throughput&repo=/nonexistent/repo");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("/nonexistent/repo"), "{}", page.body);
+    expect_page(&server, "/compare?rev=l01", 400, "give a second revision");
+    expect_page(&server, "/track?metric=throughput&branch=main", 400, "repo=DIR");
+    expect_page(&server, "/track?metric=throughput&repo=/nonexistent/repo", 400, "/nonexistent/repo");
     // Revisions that exist but share no job: the message `culprit compare` prints.
-    let page = server.get("/compare?rev=l01&rev=%3Ci%3Ex%26y%3C%2Fi%3E");
-    assert_eq!(page.status, 400, "{}", page.body);
-    assert!(page.body.contains("no job has runs at every one of"), "{}", page.body);
+    expect_page(&server, "/compare?rev=l01&rev=%3Ci%3Ex%26y%3C%2Fi%3E", 400, "no job has runs at every one of");
 
     // The server is still serving after all that.
     assert_eq!(server.get("/").status, 200);

@@ -3,8 +3,26 @@
 // Every test crate compiles this module on its own and uses only some of it.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// Runs the culprit binary with `--db db` and `args` in `cwd`.
+pub fn culprit(db: impl AsRef<OsStr>, args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
+}
+
+/// The standard output of a run that must have succeeded; otherwise the test fails with its exit code and output.
+pub fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 /// Makes `dir/repo` with `tests/fixtures/make-slowdown-repo.sh`: `commits` commits of a small C program, `slowdown`
 /// percent more work from commit `slow_at` on, and commit `broken_at` not building. Returns the repository and its
