@@ -57,14 +57,21 @@ pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
 /// store, so a mistyped `--db` says so instead of leaving an empty file behind and answering "no results".
 pub fn open_existing_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     let path = db.unwrap_or_else(culprit_store::default_path);
-    let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
-    if !is_url && !path.exists() {
+    if !path.to_str().is_some_and(culprit_store::is_postgres_url) {
+        require_sqlite_file(&path)?;
+    }
+    open_store(Some(path))
+}
+
+/// A mistyped SQLite path is an error for commands that only read, rather than a new empty store.
+fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
+    if !path.exists() {
         anyhow::bail!(
             "there is no result store at {}; give the store with --db or $CULPRIT_DB (`culprit run` creates one)",
             path.display()
         );
     }
-    open_store(Some(path))
+    Ok(())
 }
 
 /// [`open_existing_store`] for the dashboard, which never writes: a SQLite file is opened read-only (other commands
@@ -75,12 +82,7 @@ pub fn open_read_only_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         return Ok(Box::new(PostgresStore::connect(&read_only_url(url))?));
     }
-    if !path.exists() {
-        anyhow::bail!(
-            "there is no result store at {}; give the store with --db or $CULPRIT_DB (`culprit run` creates one)",
-            path.display()
-        );
-    }
+    require_sqlite_file(&path)?;
     let options = culprit_store::OpenOptions { read_only: true, ..Default::default() };
     let store = SqliteStore::open_with(&path, &options)
         .with_context(|| format!("cannot open the result store {}", path.display()))?;
