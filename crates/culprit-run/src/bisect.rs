@@ -47,6 +47,17 @@ pub enum DriverError {
     Machine(#[from] BisectError),
     #[error("session {session}: stored run {run} is at commit {sha}, which is not in the range {good}..{bad}")]
     ForeignRun { session: SessionId, run: i64, sha: String, good: String, bad: String },
+    /// A failure that says nothing about the commit: the repository or the machine changed under the bisect.
+    #[error("commit {sha}: {reason} ({why}, so the cause is the machine or the repository, not the commit)")]
+    Environment { sha: String, reason: String, why: &'static str },
+}
+
+/// Why a commit could not be made ready to run.
+enum PrepareFailure {
+    /// The build or deploy of this commit failed: the commit is untestable (a failed run is recorded).
+    Commit { reason: String, log: String },
+    /// The checkout failed: the repository changed (moved, deleted, rewritten), which no commit explains.
+    Environment { reason: String },
 }
 
 /// What the driver reports as it goes, for progress bars and logs.
@@ -93,6 +104,9 @@ pub struct Driver<'a> {
     build_failed: Vec<Option<String>>,
     /// The commit whose build was deployed last, so a deploy runs only when the commit under test changes.
     deployed: Option<usize>,
+    /// Successful runs per commit, stored ones included: a commit that ran before and now fails every attempt points
+    /// to the machine (a benchmark binary gone, a full disk), and calling it untestable would end the bisect wrongly.
+    succeeded: Vec<usize>,
     interrupt: Arc<AtomicBool>,
     /// Seconds spent per build and per run, measured.
     pub build_seconds: Vec<f64>,
@@ -123,6 +137,7 @@ impl<'a> Driver<'a> {
             worktrees,
             build_failed: vec![None; n],
             deployed: None,
+            succeeded: vec![0; n],
             interrupt,
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
@@ -194,12 +209,15 @@ impl<'a> Driver<'a> {
     }
 
     /// Makes sure `index` is checked out, built and deployed; returns its worktree or the failure to record.
-    fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, (String, String)> {
+    fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, PrepareFailure> {
         if let Some(reason) = &self.build_failed[index] {
-            return Err((reason.clone(), String::new()));
+            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new() });
         }
         let sha = self.range[index].sha.clone();
-        let checkout = self.worktrees.checkout(&sha).map_err(|e| (format!("checkout failed: {e}"), String::new()))?;
+        let checkout = self
+            .worktrees
+            .checkout(&sha)
+            .map_err(|e| PrepareFailure::Environment { reason: format!("checkout failed: {e}") })?;
         if checkout.fresh {
             if let Some(build) = self.config.build.clone() {
                 observe(Event::Building { commit: &self.range[index] });
@@ -213,7 +231,7 @@ impl<'a> Driver<'a> {
                     Ok(s) => self.build_seconds.push(s),
                     Err((reason, log)) => {
                         self.build_failed[index] = Some(reason.clone());
-                        return Err((reason, log));
+                        return Err(PrepareFailure::Commit { reason, log });
                     }
                 }
             }
@@ -221,7 +239,8 @@ impl<'a> Driver<'a> {
         }
         if self.deployed != Some(index) {
             if let Some(deploy) = self.config.deploy.clone() {
-                self.step("deploy", &deploy, index, &checkout.dir)?;
+                self.step("deploy", &deploy, index, &checkout.dir)
+                    .map_err(|(reason, log)| PrepareFailure::Commit { reason, log })?;
             }
             self.deployed = Some(index);
         }
@@ -237,12 +256,15 @@ impl<'a> Driver<'a> {
     ) -> Result<Option<(culprit_store::RunId, RunRecord)>, DriverError> {
         let started = now();
         let record = match self.prepare(index, observe) {
-            Err((reason, log)) => {
-                if self.interrupt.load(Ordering::SeqCst) {
-                    return Ok(None);
-                }
-                self.failed_record(index, reason, log, started)
+            Err(_) if self.interrupt.load(Ordering::SeqCst) => return Ok(None),
+            Err(PrepareFailure::Environment { reason }) => {
+                return Err(DriverError::Environment {
+                    sha: self.range[index].sha.clone(),
+                    reason,
+                    why: "every commit of the range is in the repository",
+                });
             }
+            Err(PrepareFailure::Commit { reason, log }) => self.failed_record(index, reason, log, started),
             Ok(dir) => {
                 let commit = &self.range[index];
                 let mut job = self.job.clone();
@@ -268,8 +290,25 @@ impl<'a> Driver<'a> {
                 }
             }
         };
+        if !record.outcome.is_ok() && self.succeeded[index] > 0 {
+            // Kept as evidence, but not linked to the session: the bisect stops here and resumes once the cause is
+            // fixed, and the replay must not read this commit as untestable.
+            self.store.save_run(&record)?;
+            let reason = match &record.outcome {
+                RunOutcome::Failed { reason } => reason.clone(),
+                RunOutcome::Ok => String::new(),
+            };
+            return Err(DriverError::Environment {
+                sha: self.range[index].sha.clone(),
+                reason,
+                why: "it ran successfully before in this bisect",
+            });
+        }
         let options = SaveOptions { bisect_session: self.session, import_key: None };
         let id = self.store.save_run_with(&record, &options)?.run_id();
+        if record.outcome.is_ok() {
+            self.succeeded[index] += 1;
+        }
         Ok(Some((id, record)))
     }
 
@@ -277,6 +316,11 @@ impl<'a> Driver<'a> {
     pub fn drive<F: FnMut(Event<'_>)>(&mut self, observe: &mut F) -> Result<Ended, DriverError> {
         let nodes = commit_nodes(&self.range);
         let samples = self.stored_samples()?;
+        for &(index, sample) in &samples {
+            if matches!(sample, Sample::Value(_)) {
+                self.succeeded[index] += 1;
+            }
+        }
         let mut machine = Bisect::replay(self.config.bisect.clone(), &nodes, &samples)?;
         loop {
             match machine.next_action() {

@@ -11,8 +11,10 @@ pub enum GitError {
     Spawn(std::io::Error),
     #[error("git {args} in {dir}: {stderr}")]
     Failed { args: String, dir: String, stderr: String },
-    #[error("{dir} is not inside a git repository; give the repository (bisect, check, try-fix: --repo DIR or run from inside it), or store results under a label (culprit run --label NAME)")]
+    #[error("{dir} is not inside a git repository: give the repository with --repo DIR or run from inside it (culprit run can store results under --label NAME instead)")]
     NotARepo { dir: String },
+    #[error("{dir} does not exist: give an existing git repository with --repo DIR")]
+    NoSuchDir { dir: String },
 }
 
 /// Runs `git -C dir args...` and returns its trimmed stdout.
@@ -30,6 +32,9 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
 
 /// The top of the repository containing `dir`.
 pub fn toplevel(dir: &Path) -> Result<PathBuf, GitError> {
+    if !dir.exists() {
+        return Err(GitError::NoSuchDir { dir: dir.display().to_string() });
+    }
     git(dir, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(|_| GitError::NotARepo { dir: dir.display().to_string() })
@@ -65,7 +70,7 @@ pub struct RangeCommit {
 pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, GitError> {
     // Without this, a repository that was moved or deleted reads as "good is not a commit of this repository".
     if !dir.is_dir() {
-        return Err(GitError::NotARepo { dir: dir.display().to_string() });
+        return Err(GitError::NoSuchDir { dir: dir.display().to_string() });
     }
     let commit_of = |name: &str, role: &str| {
         git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| GitError::Failed {

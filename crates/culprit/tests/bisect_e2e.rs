@@ -207,3 +207,74 @@ fn a_run_that_fails_once_per_commit_is_retried_not_taken_as_untestable() {
     let failures = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["results", "--failures"]).output().unwrap();
     assert!(String::from_utf8_lossy(&failures.stdout).contains("exit status 1"));
 }
+
+fn culprit_in(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(db).args(args).output().unwrap()
+}
+
+#[test]
+fn a_metric_the_job_does_not_produce_is_refused_before_any_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
+        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.no_such_time"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // It used to mark good and bad untestable and store a session that ended as "not reproduced".
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("command.no_such_time") && stderr.contains("command.user_time"), "{stderr}");
+    let list = culprit_in(&db, &["bisect", "list"]);
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1, "no session: {list:?}");
+}
+
+#[test]
+fn a_machine_failure_or_a_missing_repository_stops_the_bisect_resumably() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("b.db");
+    // The benchmark lives outside the repository and stops working after its sixth run: at good or bad, which
+    // already ran, so the failure is the machine's and must not make them untestable.
+    let counter = dir.path().join("count");
+    let bench = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); echo $((n + 1)) > {c}; [ $n -lt 6 ] || exit 127; ./bench",
+        c = counter.display()
+    );
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .arg("--db")
+            .arg(&db)
+            .arg("bisect")
+            .args(extra)
+            .arg("--json")
+            .output()
+            .unwrap()
+    };
+    let start = ["--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--build", "make -s"];
+    let out = run(&[&start[..], &["--run", &bench, "--metric", "command.user_time"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("exit status 127") && stderr.contains("--resume 1"), "{stderr}");
+    let status = || String::from_utf8_lossy(&culprit_in(&db, &["bisect", "list"]).stdout).into_owned();
+    assert!(status().contains("running"), "{}", status());
+
+    // With the repository moved away, resuming says so and keeps the session.
+    let moved = dir.path().join("moved");
+    std::fs::rename(&repo, &moved).unwrap();
+    let out = run(&["--resume", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(repo.to_str().unwrap()) && stderr.contains("gone"), "{stderr}");
+    assert!(status().contains("running"), "{}", status());
+
+    // Both fixed, the session finishes with the right culprit.
+    std::fs::rename(&moved, &repo).unwrap();
+    std::fs::write(&counter, "-100000\n").unwrap();
+    let result = json(&run(&["--resume", "1"]));
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+}

@@ -67,3 +67,25 @@ fn other_commands_keep_exit_code_two_on_errors() {
         .expect("culprit runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_check_without_usable_reference_runs_aborts_instead_of_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    two_commit_repo(dir.path());
+    // (arguments, what the message must name). Each used to answer for the checked-out commit: "good" from no
+    // reference runs at all, 125 (skip) when good and bad themselves could not be run or lacked the metric, which
+    // makes `git bisect run` skip every commit.
+    let cases: [(&[&str], &str); 3] = [
+        (&["--run", "true", "--reference-runs", "0"], "--reference-runs 0"),
+        (&["--run", "exit 3", "--reference-runs", "3"], "exit status 3"),
+        (&["--run", "true", "--reference-runs", "3", "--metric", "no.such.metric"], "no metric no.such.metric"),
+    ];
+    for (extra, named) in cases {
+        let mut args = vec!["--good", "main~1", "--bad", "main"];
+        args.extend_from_slice(extra);
+        let out = check(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(aborts_git_bisect(&out), "{extra:?}: exit {:?}: {stderr}", out.status.code());
+        assert!(stderr.contains(named), "{extra:?}: the message names {named:?}: {stderr}");
+    }
+}

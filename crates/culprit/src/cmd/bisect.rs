@@ -189,7 +189,28 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
     }
 }
 
+/// The fewest runs a bisect can do anything with: the regression is confirmed from interleaved runs at good and bad
+/// first, four a side before the first test.
+const MIN_BISECT_RUNS: usize = 8;
+
+/// The metrics the successful runs have, the program's own first, for a message naming what could have been meant
+/// (at most 20).
+pub(crate) fn available_metrics<'r>(records: impl IntoIterator<Item = &'r RunRecord>) -> String {
+    let mut names: Vec<&str> =
+        records.into_iter().filter(|r| r.outcome.is_ok()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
+    names.sort_unstable_by_key(|name| (MetricClass::of(name) != MetricClass::Program, *name));
+    names.dedup();
+    let more = if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
+    format!("{}{more}", names.into_iter().take(20).collect::<Vec<_>>().join(", "))
+}
+
 fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
+    if args.max_runs < MIN_BISECT_RUNS {
+        bail!(
+            "--max-runs {} is too few: a bisect first confirms the regression with {MIN_BISECT_RUNS} interleaved runs at good and bad",
+            args.max_runs
+        );
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
     let (good, bad) = match (&args.good, &args.bad) {
@@ -281,6 +302,15 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}");
     }
     let metric = match given_metric {
+        // A metric the job does not produce would make every commit untestable, good and bad included, and the
+        // session would end as "not reproduced": that is a mistake in the command line, said before any session.
+        Some(m) if !good_runs.iter().chain(&bad_runs).any(|r| r.outcome.is_ok() && r.metrics.contains_key(&m)) => {
+            bar.finish_and_clear();
+            bail!(
+                "--metric {m}: the job's runs at good and bad have no such metric; they have: {}",
+                available_metrics(good_runs.iter().chain(&bad_runs))
+            );
+        }
         Some(m) => m,
         None => {
             let m = choose_metric(&good_runs, &bad_runs)?;
@@ -323,6 +353,14 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
+    // The runs happen in worktrees of the session's repository: without it every commit would fail to check out and
+    // the session would end as if nothing could be tested. The session is left as it is, to resume once it is back.
+    if git::toplevel(&config.repo).is_err() {
+        bail!(
+            "cannot resume bisect session {session}: its repository {} is gone or is no longer a git repository; put it back there and run `culprit bisect --resume {session}` again (the session is kept as it was)",
+            config.repo.display()
+        );
+    }
     let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
     drive(store, session, config, range, job, json, profile)
@@ -345,7 +383,9 @@ fn drive(
         let mut observe = observer(&bar);
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), &root, interrupt)?;
-        let ended = driver.drive(&mut observe)?;
+        let ended = driver.drive(&mut observe).with_context(|| {
+            format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")
+        })?;
         if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
             profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
         }

@@ -5,9 +5,9 @@
 //! them from the store. The decision is `culprit_core::check::classify`, a sequential likelihood-ratio test.
 
 use crate::cli::CheckArgs;
-use crate::cmd::bisect::{benchmark_job, choose_metric, plan_job, run_context, worktree_root};
+use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
 use anyhow::{bail, Context, Result};
-use culprit_core::check::{classify, CheckVerdict};
+use culprit_core::check::{classify, CheckVerdict, MIN_REFERENCE_RUNS};
 use culprit_core::model::{Revision, RunRecord};
 use culprit_run::bisect::{Driver, SessionConfig};
 use culprit_run::executor;
@@ -25,7 +25,43 @@ fn values(records: &[RunRecord], metric: &str) -> Vec<f64> {
     records.iter().filter(|r| r.outcome.is_ok()).filter_map(|r| r.metrics.get(metric).copied()).collect()
 }
 
+/// Why the reference runs of one side cannot serve: too few successful runs (with the first failure's reason), or
+/// successful runs without the metric (with the metrics they have). `None` when they can.
+fn reference_problem(side: &str, records: &[RunRecord], metric: &str) -> Option<String> {
+    let ok: Vec<&RunRecord> = records.iter().filter(|r| r.outcome.is_ok()).collect();
+    if ok.len() < MIN_REFERENCE_RUNS {
+        let failure = records.iter().find_map(|r| match &r.outcome {
+            culprit_core::model::RunOutcome::Failed { reason } => Some(format!(": {reason}")),
+            _ => None,
+        });
+        return Some(format!(
+            "{side} has {} successful reference run(s) of the {MIN_REFERENCE_RUNS} a check needs{}",
+            ok.len(),
+            failure.unwrap_or_default()
+        ));
+    }
+    let with_metric = values(records, metric).len();
+    if with_metric < MIN_REFERENCE_RUNS {
+        return Some(format!(
+            "{side}'s reference runs have no metric {metric} ({with_metric} of {} do); they have: {}",
+            ok.len(),
+            available_metrics(records)
+        ));
+    }
+    None
+}
+
 pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
+    // Fewer reference runs than the test needs would decide from nothing: every commit would come out "good".
+    if args.reference_runs < MIN_REFERENCE_RUNS {
+        bail!(
+            "--reference-runs {} is too few: the test needs at least {MIN_REFERENCE_RUNS} runs at good and at bad",
+            args.reference_runs
+        );
+    }
+    if args.max_runs == 0 {
+        bail!("--max-runs 0 leaves nothing to measure: give at least 1");
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(&cwd)?;
     let head = git::resolve(&repo, "HEAD")?;
@@ -88,6 +124,13 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         Some(m) => m,
         None => choose_metric(&good_runs, &bad_runs)?,
     };
+    // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip every
+    // commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
+    for (side, records) in [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)] {
+        if let Some(problem) = reference_problem(&side, records, &metric) {
+            bail!("{problem}; fix the job, the build or the --metric, then run the check again");
+        }
+    }
 
     // The checked-out commit: build here, as `git bisect run` expects, then run until decided.
     if let Some(build) = &args.build {
@@ -111,7 +154,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     if decision.verdict == CheckVerdict::NoDifference {
         bail!("{metric}: {}; nothing to decide (more --reference-runs, or another --metric)", decision.reason);
     }
-    for _ in 0..args.max_runs.max(1) {
+    for _ in 0..args.max_runs {
         let Some(record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
             return Ok(ExitCode::from(130));
         };

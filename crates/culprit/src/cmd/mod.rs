@@ -178,7 +178,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Track(args) => track::run(cli.db, &args),
         Command::Bisect(args) => {
-            let mut store = open_store(cli.db)?;
+            // Only a new bisect may start a store; `log`, `list` and `--resume` read a session that must exist, so a
+            // mistyped --db is an error rather than an empty store that holds no such session.
+            let starts = args.action.is_none() && args.resume.is_none();
+            let mut store = if starts { open_writable_store(cli.db)? } else { open_existing_store(cli.db)? };
             bisect::run(&mut store, &args)
         }
         Command::Report(args) => {
