@@ -11,7 +11,8 @@ pub enum StoreError {
 
     #[error(
         "the result store {location} has schema version {found}, but this culprit only knows versions up to \
-         {supported}; it was written by a newer culprit: upgrade culprit, or point CULPRIT_DB at another file"
+         {supported}; it was written by a newer culprit: upgrade culprit, or give another store with --db PATH or \
+         $CULPRIT_DB"
     )]
     SchemaTooNew { location: String, found: i64, supported: i64 },
 
@@ -20,7 +21,7 @@ pub enum StoreError {
 
     #[error(
         "cannot {action} in the result store {location}: it is read-only; nothing stored was changed. Make the file \
-         and its directory writable, or point CULPRIT_DB at a writable path"
+         and its directory writable, or give a writable store with --db PATH or $CULPRIT_DB"
     )]
     ReadOnly { location: String, action: String },
 
@@ -38,7 +39,7 @@ pub enum StoreError {
 
     #[error(
         "cannot {action}: the result store {location} is damaged or is not a culprit database ({reason}); restore it \
-         from a backup or point CULPRIT_DB at another file"
+         from a backup or give another store with --db PATH or $CULPRIT_DB"
     )]
     Corrupt { location: String, action: String, reason: String },
 

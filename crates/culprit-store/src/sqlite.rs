@@ -88,7 +88,9 @@ impl SqliteStore {
         let connection = Connection::open_with_flags(&path, flags).map_err(|e| StoreError::Open {
             location: location.clone(),
             reason: e.to_string(),
-            hint: "check that the directory exists and is writable, or point CULPRIT_DB at another file".into(),
+            hint: "check that the directory exists and is writable, or give another store with --db PATH or \
+                   $CULPRIT_DB"
+                .into(),
         })?;
         let mut store = SqliteStore { connection, path, read_only, metric_ids: HashMap::new() };
         store.configure(options)?;
@@ -118,7 +120,7 @@ impl SqliteStore {
             let mode: String = self
                 .connection
                 .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-                .map_err(|e| self.classify("switch to the WAL journal", e))?;
+                .map_err(|e| self.classify("open it (switching to the WAL journal)", e))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(StoreError::Database {
                     location: self.location(),

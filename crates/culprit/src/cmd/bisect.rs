@@ -241,8 +241,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     }
 
     eprintln!(
-        "culprit: bisecting {} commits between {} and {} with {} ({} runs at most)",
-        range.len(),
+        "culprit: bisecting {} candidate commits after good {} up to bad {} with {} ({} runs at most)",
+        range.len() - 1,
         &good_sha[..10],
         &bad_sha[..10],
         job_source,
