@@ -157,6 +157,9 @@ impl SqliteStore {
         if let Some(found) = current.filter(|v| *v > latest) {
             return Err(StoreError::SchemaTooNew { location: self.location(), found, supported: latest });
         }
+        if current.is_none() {
+            self.refuse_foreign_database()?;
+        }
         if self.read_only {
             return Err(StoreError::ReadOnly {
                 location: self.location(),
@@ -211,6 +214,27 @@ impl SqliteStore {
             return Ok(None);
         }
         self.schema_version().map(Some)
+    }
+
+    /// A database without culprit's schema is a new store only when it is empty: culprit's tables written into
+    /// another application's database (a mistyped --db) would change a file that is not culprit's.
+    fn refuse_foreign_database(&self) -> Result<(), StoreError> {
+        const OTHER_TABLES: &str =
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name";
+        let mut statement = self.connection.prepare(OTHER_TABLES).map_err(|e| self.classify("read the schema", e))?;
+        let names: Vec<String> = statement
+            .query_map([], |row| row.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.classify("read the schema", e))?;
+        if names.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+        let more = if names.len() > 5 { format!(" and {} more", names.len() - 5) } else { String::new() };
+        Err(StoreError::NotACulpritStore {
+            location: self.location(),
+            tables: format!("{} table(s): {}{more}", names.len(), shown.join(", ")),
+        })
     }
 
     fn classify(&self, action: &str, error: rusqlite::Error) -> StoreError {

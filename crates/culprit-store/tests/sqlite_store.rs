@@ -95,6 +95,30 @@ fn a_file_that_is_not_a_database_is_reported() {
 }
 
 #[test]
+fn another_applications_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let foreign = raw(dir.path());
+        let schema = "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL); INSERT INTO invoices VALUES (1, 9.5);";
+        foreign.execute_batch(schema).unwrap();
+    }
+    match SqliteStore::open(dir.path().join("culprit.db")) {
+        Err(error @ StoreError::NotACulpritStore { .. }) => {
+            assert!(error.to_string().contains("invoices"), "the message names what the file holds: {error}")
+        }
+        Err(other) => panic!("wrong error: {other}"),
+        Ok(_) => panic!("culprit's schema was written into another application's database"),
+    }
+    let tables: i64 = raw(dir.path())
+        .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+        .unwrap_or(-1);
+    assert_eq!(tables, 1, "only the foreign table is there");
+    // An empty file is a new store, as before.
+    std::fs::write(dir.path().join("empty.db"), b"").unwrap();
+    assert!(SqliteStore::open(dir.path().join("empty.db")).is_ok());
+}
+
+#[test]
 fn a_save_that_fails_midway_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
