@@ -23,10 +23,24 @@ use anyhow::Context;
 use culprit_store::{PostgresStore, SqliteStore, Store};
 use std::path::PathBuf;
 
+/// The store `--db`, `$CULPRIT_DB` or `./culprit.db` names. A URL of another database (`mysql://...`) is refused:
+/// taken as a SQLite path, it would become a directory `mysql:` with a file in it.
+fn store_location(db: Option<PathBuf>) -> Result<PathBuf> {
+    let path = db.unwrap_or_else(culprit_store::default_path);
+    if let Some(text) = path.to_str().filter(|p| p.contains("://") && !culprit_store::is_postgres_url(p)) {
+        let scheme = text.split("://").next().unwrap_or_default();
+        anyhow::bail!(
+            "--db {scheme}://...: culprit keeps results in a SQLite file (give its path) or on a PostgreSQL server \
+             (postgresql://user@host/database)"
+        );
+    }
+    Ok(path)
+}
+
 /// Opens the store named by `--db`, `$CULPRIT_DB`, or `./culprit.db`: a SQLite file, or a PostgreSQL server when
 /// the value is a `postgres://` or `postgresql://` URL (a farm of machines sharing one store).
 pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
-    let path = db.unwrap_or_else(culprit_store::default_path);
+    let path = store_location(db)?;
     if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         // The store's own error names the server without the password, so the URL is not repeated here.
         return Ok(Box::new(PostgresStore::connect(url)?));
@@ -38,7 +52,7 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
 /// [`open_store`] for commands that write runs: a SQLite file that is read-only is refused before any benchmark runs,
 /// rather than after the first run has been measured and cannot be saved.
 pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
-    let path = db.unwrap_or_else(culprit_store::default_path);
+    let path = store_location(db)?;
     let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
     if !is_url {
         if let Ok(meta) = std::fs::metadata(&path) {
@@ -56,7 +70,7 @@ pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
 /// [`open_store`] for commands that only read: a SQLite path that does not exist is an error rather than a new empty
 /// store, so a mistyped `--db` says so instead of leaving an empty file behind and answering "no results".
 pub fn open_existing_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
-    let path = db.unwrap_or_else(culprit_store::default_path);
+    let path = store_location(db)?;
     if !path.to_str().is_some_and(culprit_store::is_postgres_url) {
         require_sqlite_file(&path)?;
     }
@@ -78,7 +92,7 @@ fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
 /// may write to it meanwhile; its WAL journal lets both go on), and a PostgreSQL session is made read-only by the
 /// server, so not even a mistake in the dashboard could change a stored result.
 pub fn open_read_only_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
-    let path = db.unwrap_or_else(culprit_store::default_path);
+    let path = store_location(db)?;
     if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         return Ok(Box::new(PostgresStore::connect(&read_only_url(url))?));
     }
@@ -111,6 +125,18 @@ fn read_only_url(url: &str) -> String {
     } else {
         format!("{base}?{query}&options={READ_ONLY}")
     }
+}
+
+/// Checks the directory `culprit import` is given before the store is opened (or created). A wrong path is the
+/// commonest mistake, and one line saying so beats a chain of causes.
+fn check_import_dir(dir: &std::path::Path) -> Result<()> {
+    if !dir.exists() {
+        anyhow::bail!("{} does not exist; give the top directory of an lkp result root", dir.display());
+    }
+    if !dir.is_dir() {
+        anyhow::bail!("{} is a file, not a directory; give the top directory of an lkp result root", dir.display());
+    }
+    Ok(())
 }
 
 /// `culprit import DIR`: an lkp result root into the store. A run whose `job.yaml` Culprit can read gets the same
@@ -150,6 +176,9 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     );
     for (path, reason) in &report.skipped {
         text.push_str(&format!("\nskipped {}: {reason}", path.display()));
+    }
+    for warning in &report.warnings {
+        text.push_str(&format!("\nwarning: {warning}"));
     }
     crate::output::println(&text)?;
     Ok(if report.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -193,6 +222,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             try_fix::run(&mut store, &args)
         }
         Command::Import(args) => {
+            check_import_dir(&args.dir)?;
             let mut store = open_store(cli.db)?;
             import(store.as_mut(), &args.dir)
         }
