@@ -45,6 +45,13 @@ pub fn toplevel(dir: &Path) -> Result<PathBuf, GitError> {
 pub fn resolve(dir: &Path, rev: &str) -> Result<Revision, GitError> {
     let spec = format!("{rev}^{{commit}}");
     let sha = git(dir, &["rev-parse", "--verify", "--quiet", &spec]).map_err(|e| match e {
+        // A repository without commits has no revision at all; saying that '{rev}' is not a commit would send the
+        // user looking for a typo.
+        GitError::Failed { args, dir: where_, .. }
+            if git(dir, &["rev-list", "-n", "1", "--all"]).is_ok_and(|s| s.is_empty()) =>
+        {
+            GitError::Failed { args, dir: where_, stderr: "the repository has no commits yet".to_string() }
+        }
         GitError::Failed { args, dir, .. } => {
             GitError::Failed { args, dir, stderr: format!("'{rev}' is not a commit in this repository") }
         }
@@ -155,6 +162,16 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn an_empty_repository_says_it_has_no_commits_and_a_typo_is_named() {
+        let (empty, _) = repo_with_commits(0);
+        let message = resolve(empty.path(), "HEAD").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("no commits yet"), "{message}");
+        let (dir, _) = repo_with_commits(1);
+        let message = resolve(dir.path(), "no-such-branch").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("'no-such-branch' is not a commit"), "{message}");
+    }
+
+    #[test]
     fn resolves_head_with_subject() {
         let (dir, shas) = repo_with_commits(2);
         let rev = resolve(dir.path(), "HEAD").unwrap();
@@ -198,6 +215,6 @@ pub(crate) mod tests {
         let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();
         assert!(unknown.contains("good 'nosuch' is not a commit"), "{unknown}");
         let moved = bisect_range(&p.join("moved-away"), &shas[0], "main").unwrap_err().to_string();
-        assert!(moved.contains("moved-away is not inside a git repository"), "{moved}");
+        assert!(moved.contains("moved-away does not exist"), "{moved}");
     }
 }
