@@ -15,6 +15,10 @@
 //! - `clients`, `procs`: integers from the last summary.
 //! - `max_latency`, `max_latency_harmonic_mean`: the summaries' `max_latency` in ms, averaged the same way.
 //!
+//! A summary whose throughput, clients, procs or max_latency is missing or not a number (dbench prints `nan` when
+//! it cannot time itself) is [`ParseError::Malformed`], where lkp would print 0 for it: a deliberate difference,
+//! since a 0 would be stored as a plausible measurement.
+//!
 //! A run killed before dbench printed its summary (progress lines but no `Throughput` line) is reported as
 //! [`ParseError::Truncated`]; output without any dbench line is [`ParseError::NoResults`].
 //!
@@ -35,7 +39,7 @@ impl Parser for Dbench {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -61,28 +65,40 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 program: PROGRAM,
                 line: index + 1,
                 detail: format!(
-                    "expected `Throughput <MB/sec> MB/sec  <n> clients  <n> procs  max_latency=<ms> ms`, got {:?}",
-                    line.trim_end()
+                    "expected `Throughput <MB/sec> MB/sec  <n> clients  <n> procs  max_latency=<ms> ms`, got {}",
+                    crate::excerpt(line.trim_end())
                 ),
             });
         };
         let words = ruby_num::split_whitespace(before);
-        throughput.push(ruby_num::to_f(words.get(1).copied().unwrap_or_default()));
-        clients = ruby_num::to_i(words.get(3).copied().unwrap_or_default());
-        procs = ruby_num::to_i(words.get(5).copied().unwrap_or_default());
         let latency_words = ruby_num::split_whitespace(after);
-        max_latency.push(ruby_num::to_f(
-            latency_words.first().copied().unwrap_or_default(),
-        ));
+        // lkp reads a missing or non-numeric figure (dbench prints `nan` when its clock fails) as 0, which would be
+        // stored as a plausible measurement; here it is an error naming the figure.
+        let field = |what: &str, word: Option<&&str>| ParseError::Malformed {
+            program: PROGRAM,
+            line: index + 1,
+            detail: format!(
+                "{what} is {}, not a number; expected `Throughput <MB/sec> MB/sec  <n> clients  <n> procs  \
+                 max_latency=<ms> ms`",
+                word.map_or_else(|| "missing".to_string(), |w| crate::excerpt(w))
+            ),
+        };
+        let word = words.get(1);
+        throughput.push(word.and_then(|w| ruby_num::number(w)).ok_or_else(|| field("the throughput", word))?);
+        let word = words.get(3);
+        clients = word.and_then(|w| ruby_num::integer(w)).ok_or_else(|| field("the number of clients", word))?;
+        let word = words.get(5);
+        procs = word.and_then(|w| ruby_num::integer(w)).ok_or_else(|| field("the number of procs", word))?;
+        let word = latency_words.first();
+        max_latency.push(word.and_then(|w| ruby_num::number(w)).ok_or_else(|| field("max_latency", word))?);
     }
     if throughput.is_empty() {
         return Err(if saw_progress {
             ParseError::Truncated {
                 program: PROGRAM,
-                detail:
-                    "dbench started but never printed its final `Throughput <MB/sec> MB/sec ... \
+                detail: "dbench started but never printed its final `Throughput <MB/sec> MB/sec ... \
                          max_latency=<ms> ms` line; the run was probably killed or timed out"
-                        .into(),
+                    .into(),
             }
         } else {
             ParseError::NoResults {
@@ -104,10 +120,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
 fn push_means(out: &mut ParseOutput, key: &str, values: &[f64]) {
     let average = ruby_num::sum(values) / values.len() as f64;
     out.push(key, rubyfmt::float(ruby_num::round(average, 2)));
-    out.push(
-        format!("{key}_harmonic_mean"),
-        rubyfmt::float(ruby_num::round(ruby_num::harmonic_mean(values), 2)),
-    );
+    out.push(format!("{key}_harmonic_mean"), rubyfmt::float(ruby_num::round(ruby_num::harmonic_mean(values), 2)));
 }
 
 /// Ruby's number semantics that lkp's parsers rely on, so that Culprit's output matches theirs byte for byte.
@@ -122,17 +135,13 @@ pub(crate) mod ruby_num {
 
     /// Ruby's `String#split` with no argument: splits on ASCII whitespace runs, no empty fields.
     pub fn split_whitespace(text: &str) -> Vec<&str> {
-        text.split([' ', '\t', '\n', '\x0b', '\x0c', '\r'])
-            .filter(|w| !w.is_empty())
-            .collect()
+        text.split([' ', '\t', '\n', '\x0b', '\x0c', '\r']).filter(|w| !w.is_empty()).collect()
     }
 
     /// The longest prefix of `text` (after leading whitespace) that Ruby's `String#to_f` reads as a number,
     /// with underscores between digits removed.
     fn numeric_prefix(text: &str, allow_fraction: bool) -> String {
-        let bytes = text
-            .trim_start_matches(|c: char| c.is_ascii_whitespace())
-            .as_bytes();
+        let bytes = text.trim_start_matches(|c: char| c.is_ascii_whitespace()).as_bytes();
         let mut out = String::new();
         let mut i = 0;
         if let Some(&sign) = bytes.first() {
@@ -147,10 +156,7 @@ pub(crate) mod ruby_num {
                 if c.is_ascii_digit() {
                     out.push(c as char);
                     *i += 1;
-                } else if c == b'_'
-                    && *i > start
-                    && bytes.get(*i + 1).is_some_and(|n| n.is_ascii_digit())
-                {
+                } else if c == b'_' && *i > start && bytes.get(*i + 1).is_some_and(|n| n.is_ascii_digit()) {
                     *i += 1;
                 } else {
                     break;
@@ -200,6 +206,26 @@ pub(crate) mod ruby_num {
         prefix.parse().unwrap_or(0.0)
     }
 
+    /// The leading number of `text` as [`to_f`] reads it, or `None` where `to_f` would quietly give 0.0 for a
+    /// missing number (`""`, `"nan"`, `"abc"`) or the number is too large for a finite float. Parsers use it where
+    /// lkp's 0.0 would be stored as a plausible but invented measurement.
+    pub fn number(text: &str) -> Option<f64> {
+        let prefix = numeric_prefix(text, true);
+        if prefix.is_empty() || prefix == "+" || prefix == "-" {
+            return None;
+        }
+        prefix.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+
+    /// The leading integer of `text` as [`to_i`] reads it, or `None` where `to_i` would quietly give 0.
+    pub fn integer(text: &str) -> Option<i128> {
+        let prefix = numeric_prefix(text, false);
+        if prefix.is_empty() || prefix == "+" || prefix == "-" {
+            return None;
+        }
+        Some(to_i(&prefix))
+    }
+
     /// Ruby's `String#to_i`: the leading integer, or 0 when there is none. Values beyond `i128` saturate
     /// (Ruby would switch to a Bignum; no benchmark prints such counts).
     pub fn to_i(text: &str) -> i128 {
@@ -207,11 +233,7 @@ pub(crate) mod ruby_num {
         if prefix.is_empty() || prefix == "+" || prefix == "-" {
             return 0;
         }
-        prefix.parse().unwrap_or(if prefix.starts_with('-') {
-            i128::MIN
-        } else {
-            i128::MAX
-        })
+        prefix.parse().unwrap_or(if prefix.starts_with('-') { i128::MIN } else { i128::MAX })
     }
 
     /// Ruby's `Array#sum` over floats: Kahan-Babuska compensated summation, with Ruby's NaN and infinity rules.
@@ -227,11 +249,8 @@ pub(crate) mod ruby_num {
                 continue;
             }
             if x.is_infinite() {
-                total = if total.is_infinite() && x.is_sign_negative() != total.is_sign_negative() {
-                    f64::NAN
-                } else {
-                    x
-                };
+                total =
+                    if total.is_infinite() && x.is_sign_negative() != total.is_sign_negative() { f64::NAN } else { x };
                 continue;
             }
             if total.is_infinite() {
@@ -273,20 +292,11 @@ pub(crate) mod ruby_num {
         }
         let binexp = binary_exponent(x);
         const FLOAT_DIG: i32 = f64::DIGITS as i32 + 2;
-        let overflow_limit = FLOAT_DIG
-            - if binexp > 0 {
-                binexp / 4
-            } else {
-                binexp / 3 - 1
-            };
+        let overflow_limit = FLOAT_DIG - if binexp > 0 { binexp / 4 } else { binexp / 3 - 1 };
         if ndigits >= overflow_limit {
             return x;
         }
-        let underflow_limit = -(if binexp > 0 {
-            binexp / 3 + 1
-        } else {
-            binexp / 4
-        });
+        let underflow_limit = -(if binexp > 0 { binexp / 3 + 1 } else { binexp / 4 });
         if x > 0.0 && ndigits < underflow_limit {
             return 0.0;
         }
@@ -327,13 +337,7 @@ pub(crate) mod ruby_num {
 
         #[test]
         fn to_i_reads_the_leading_integer() {
-            for (text, want) in [
-                ("128", 128),
-                (" 42 clients", 42),
-                ("x", 0),
-                ("-7.9", -7),
-                ("", 0),
-            ] {
+            for (text, want) in [("128", 128), (" 42 clients", 42), ("x", 0), ("-7.9", -7), ("", 0)] {
                 assert_eq!(to_i(text), want, "{text:?}");
             }
         }
@@ -380,6 +384,47 @@ mod tests {
             Ok("throughput_MB/s: 200.0\nthroughput_MB/s_harmonic_mean: 150.0\nclients: 4\nprocs: 4\n\
                 max_latency: 3.0\nmax_latency_harmonic_mean: 2.67")
         );
+    }
+
+    #[test]
+    fn dbench_nan_throughput_is_an_error() {
+        // dbench prints `nan` when it cannot time itself; lkp's to_f would store 0.0, a plausible wrong value.
+        let text = "Throughput nan MB/sec  2 clients  2 procs  max_latency=nan ms\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 1, detail, .. }) => {
+                assert!(detail.contains("throughput") && detail.contains("\"nan\""), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn dbench_nan_max_latency_is_an_error() {
+        let text = "Throughput 100 MB/sec  2 clients  2 procs  max_latency=nan ms\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 1, detail, .. }) => assert!(detail.contains("max_latency"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn dbench_missing_clients_is_an_error() {
+        let text = "Throughput 100 MB/sec  max_latency=4 ms\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 1, detail, .. }) => assert!(detail.contains("clients"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn strict_numbers_refuse_what_to_f_reads_as_zero() {
+        for text in ["", "nan", "inf", "abc", "-", "1e999"] {
+            assert_eq!(ruby_num::number(text), None, "{text:?}");
+        }
+        assert_eq!(ruby_num::number("0"), Some(0.0));
+        assert_eq!(ruby_num::number("12.5abc"), Some(12.5));
+        assert_eq!(ruby_num::integer("x"), None);
+        assert_eq!(ruby_num::integer("42 clients"), Some(42));
     }
 
     #[test]

@@ -40,27 +40,22 @@ impl Parser for Fio {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         let mut out = ParseOutput::default();
         if input.files.is_empty() {
-            let stats =
-                parse_document(input.main, "the input")?.ok_or_else(|| no_json("the input"))?;
+            let stats = parse_document(input.main, "the input")?.ok_or_else(|| no_json("the input"))?;
             print_stats(&mut out, &stats, "");
             return Ok(out);
         }
         if let Some(single) = input.files.get("fio.output") {
-            let stats =
-                parse_document(single, "fio.output")?.ok_or_else(|| no_json("fio.output"))?;
+            let stats = parse_document(single, "fio.output")?.ok_or_else(|| no_json("fio.output"))?;
             print_stats(&mut out, &stats, "");
             return Ok(out);
         }
         let mut instance_files: Vec<(i128, &String, &String)> = input
             .files
             .iter()
-            .filter_map(|(name, text)| {
-                name.strip_prefix("fio.output.")
-                    .map(|suffix| (instance_id(suffix), name, text))
-            })
+            .filter_map(|(name, text)| name.strip_prefix("fio.output.").map(|suffix| (instance_id(suffix), name, text)))
             .collect();
         if instance_files.is_empty() {
             return Err(ParseError::NoResults {
@@ -77,10 +72,7 @@ impl Parser for Fio {
         for (id, name, text) in instance_files {
             // lkp skips an instance file holding no JSON at all (e.g. an instance that died before writing).
             if let Some(stats) = parse_document(text, name)? {
-                match per_instance
-                    .iter_mut()
-                    .find(|(existing, _)| *existing == id)
-                {
+                match per_instance.iter_mut().find(|(existing, _)| *existing == id) {
                     Some(slot) => slot.1 = stats,
                     None => per_instance.push((id, stats)),
                 }
@@ -100,16 +92,9 @@ impl Parser for Fio {
 
 /// The instance number of `fio.output.<suffix>`: its trailing digits, or 0 as lkp's `nil.to_i` gives.
 fn instance_id(suffix: &str) -> i128 {
-    let digits: String = suffix
-        .chars()
-        .rev()
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    let starts_after_dot =
-        suffix.len() == digits.len() || suffix[..suffix.len() - digits.len()].ends_with('.');
+    let digits: String =
+        suffix.chars().rev().take_while(|c| c.is_ascii_digit()).collect::<Vec<_>>().into_iter().rev().collect();
+    let starts_after_dot = suffix.len() == digits.len() || suffix[..suffix.len() - digits.len()].ends_with('.');
     if digits.is_empty() || !starts_after_dot {
         0
     } else {
@@ -120,9 +105,7 @@ fn instance_id(suffix: &str) -> i128 {
 fn no_json(what: &str) -> ParseError {
     ParseError::NoResults {
         program: PROGRAM,
-        hint: format!(
-            "{what} holds no JSON object; expected the output of `fio --output-format=json`"
-        ),
+        hint: format!("{what} holds no JSON object; expected the output of `fio --output-format=json`"),
     }
 }
 
@@ -265,14 +248,9 @@ fn parse_document(text: &str, source: &str) -> Result<Option<Stats>, ParseError>
                          document means fio was killed)"
         ),
     })?;
-    let malformed = |what: &str| ParseError::Json {
-        program: PROGRAM,
-        detail: format!("{source}: {what}"),
-    };
+    let malformed = |what: &str| ParseError::Json { program: PROGRAM, detail: format!("{source}: {what}") };
     let job = match document.get("jobs") {
-        Some(Json::Array(jobs)) => jobs
-            .first()
-            .ok_or_else(|| malformed("`jobs` is empty; fio ran no job"))?,
+        Some(Json::Array(jobs)) => jobs.first().ok_or_else(|| malformed("`jobs` is empty; fio ran no job"))?,
         _ => return Err(malformed("no `jobs` array; expected fio's JSON report")),
     };
     let mut stats = Stats::new();
@@ -282,26 +260,17 @@ fn parse_document(text: &str, source: &str) -> Result<Option<Stats>, ParseError>
             .get(op)
             .filter(|s| matches!(s, Json::Object(_)))
             .ok_or_else(|| malformed(&format!("job 0 has no `{op}` object")))?;
-        workload =
-            workload.saturating_add(op_stats(&mut stats, op, section).map_err(|e| malformed(&e))?);
+        workload = workload.saturating_add(op_stats(&mut stats, op, section).map_err(|e| malformed(&e))?);
     }
     for (field, unit) in [("latency_us", "us"), ("latency_ms", "ms")] {
         match job.get(field) {
             None | Some(Json::Null) => {}
             Some(Json::Object(buckets)) => {
                 for (bucket, share) in buckets {
-                    set(
-                        &mut stats,
-                        format!("latency_{bucket}{unit}%"),
-                        Value::from_json(Some(share)),
-                    );
+                    set(&mut stats, format!("latency_{bucket}{unit}%"), Value::from_json(Some(share)));
                 }
             }
-            Some(_) => {
-                return Err(malformed(&format!(
-                    "`{field}` is not an object of latency buckets"
-                )))
-            }
+            Some(_) => return Err(malformed(&format!("`{field}` is not an object of latency buckets"))),
         }
     }
     set(&mut stats, "workload".into(), Value::Int(workload));
@@ -313,15 +282,21 @@ fn op_stats(stats: &mut Stats, op: &str, section: &Json) -> Result<i128, String>
     let bw = match section.get("bw") {
         Some(Json::Int(i)) => *i as f64,
         Some(Json::Float(f)) => *f,
-        Some(Json::Text(s)) => ruby_num::to_f(s),
-        _ => 0.0,
+        Some(Json::Text(s)) if ruby_num::number(s).is_some() => ruby_num::to_f(s),
+        // lkp would read a missing or non-numeric bandwidth as 0, a plausible but invented measurement.
+        other => {
+            return Err(format!(
+                "`{op}.bw` is {}, not a number; expected fio's bandwidth in KiB/s",
+                match other {
+                    None | Some(Json::Null) => "missing".to_string(),
+                    Some(Json::Text(s)) => crate::excerpt(s),
+                    Some(_) => "a JSON array, object or boolean".to_string(),
+                }
+            ))
+        }
     };
     set(stats, format!("{op}_bw_MBps"), Value::Float(bw / 1024.0));
-    set(
-        stats,
-        format!("{op}_iops"),
-        Value::from_json(section.get("iops")),
-    );
+    set(stats, format!("{op}_iops"), Value::from_json(section.get("iops")));
 
     let clat = section
         .get("clat")
@@ -329,16 +304,8 @@ fn op_stats(stats: &mut Stats, op: &str, section: &Json) -> Result<i128, String>
         .or_else(|| section.get("clat_ns"))
         .filter(|v| matches!(v, Json::Object(_)))
         .ok_or_else(|| format!("`{op}` has no `clat_ns` (or `clat`) object"))?;
-    set(
-        stats,
-        format!("{op}_clat_mean_ns"),
-        Value::from_json(clat.get("mean")),
-    );
-    set(
-        stats,
-        format!("{op}_clat_stddev"),
-        Value::from_json(clat.get("stddev")),
-    );
+    set(stats, format!("{op}_clat_mean_ns"), Value::from_json(clat.get("mean")));
+    set(stats, format!("{op}_clat_stddev"), Value::from_json(clat.get("stddev")));
     if let Some(Json::Object(percentiles)) = clat.get("percentile") {
         for (percentile, value) in percentiles {
             let short = match percentile.as_str() {
@@ -347,11 +314,7 @@ fn op_stats(stats: &mut Stats, op: &str, section: &Json) -> Result<i128, String>
                 "99.000000" => "99",
                 _ => continue,
             };
-            set(
-                stats,
-                format!("{op}_clat_{short}%_ns"),
-                Value::from_json(Some(value)),
-            );
+            set(stats, format!("{op}_clat_{short}%_ns"), Value::from_json(Some(value)));
         }
     }
 
@@ -361,16 +324,8 @@ fn op_stats(stats: &mut Stats, op: &str, section: &Json) -> Result<i128, String>
         .or_else(|| section.get("slat_ns"))
         .filter(|v| matches!(v, Json::Object(_)))
         .ok_or_else(|| format!("`{op}` has no `slat_ns` (or `slat`) object"))?;
-    set(
-        stats,
-        format!("{op}_slat_mean_us"),
-        Value::from_json(slat.get("mean")),
-    );
-    set(
-        stats,
-        format!("{op}_slat_stddev"),
-        Value::from_json(slat.get("stddev")),
-    );
+    set(stats, format!("{op}_slat_mean_us"), Value::from_json(slat.get("mean")));
+    set(stats, format!("{op}_slat_stddev"), Value::from_json(slat.get("stddev")));
 
     Ok(match section.get("total_ios") {
         Some(Json::Int(i)) => *i,
@@ -390,12 +345,7 @@ fn combine(per_instance: &[(i128, Stats)]) -> Stats {
     for (key, _) in first {
         let values: Vec<Value> = per_instance
             .iter()
-            .filter_map(|(_, stats)| {
-                stats
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .and_then(|(_, v)| v.number())
-            })
+            .filter_map(|(_, stats)| stats.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.number()))
             .collect();
         if values.is_empty() {
             continue;
@@ -462,21 +412,12 @@ mod tests {
     #[test]
     fn ruby_sum_keeps_integers_exact() {
         assert_eq!(ruby_sum(&[Value::Int(2), Value::Int(3)]), Value::Int(5));
-        assert_eq!(
-            ruby_sum(&[Value::Int(2), Value::Float(0.5)]),
-            Value::Float(2.5)
-        );
+        assert_eq!(ruby_sum(&[Value::Int(2), Value::Float(0.5)]), Value::Float(2.5));
     }
 
     #[test]
     fn json_keeps_key_order_and_number_kinds() {
         let json: Result<Json, _> = serde_json::from_str(r#"{"b": 1, "a": 1.0, "b": 2}"#);
-        assert_eq!(
-            json.ok(),
-            Some(Json::Object(vec![
-                ("b".into(), Json::Int(2)),
-                ("a".into(), Json::Float(1.0))
-            ]))
-        );
+        assert_eq!(json.ok(), Some(Json::Object(vec![("b".into(), Json::Int(2)), ("a".into(), Json::Float(1.0))])));
     }
 }

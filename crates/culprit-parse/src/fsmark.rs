@@ -14,7 +14,8 @@
 //! - `files_per_sec`: mean of the `Files/sec` column, printed as a Ruby float.
 //! - `app_overhead`: mean of the `App Overhead` column (microseconds), printed as a Ruby float.
 //!
-//! Errors: no `FSUse%` table at all is [`ParseError::NoResults`], or [`ParseError::Truncated`] when fs_mark's
+//! Errors: a row whose Files/sec or App Overhead is not a number (`nan`) is [`ParseError::Malformed`], where lkp
+//! would read it as 0; no `FSUse%` table at all is [`ParseError::NoResults`], or [`ParseError::Truncated`] when fs_mark's
 //! command line or comment block shows it did start; a header without any result row is also `Truncated` (lkp
 //! prints nothing then, so the run counts as incomplete).
 //!
@@ -35,14 +36,14 @@ impl Parser for Fsmark {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
 
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
-    let mut lines = ruby_num::lines(text);
-    let saw_header = lines.by_ref().any(|line| line.starts_with("FSUse"));
+    let mut lines = ruby_num::lines(text).enumerate();
+    let saw_header = lines.by_ref().any(|(_, line)| line.starts_with("FSUse"));
     if !saw_header {
         if text.contains("fs_mark") {
             return Err(ParseError::Truncated {
@@ -61,13 +62,25 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     }
     let mut files_per_sec = Vec::new();
     let mut app_overhead = Vec::new();
-    for line in lines {
+    for (index, line) in lines {
         let fields = ruby_num::split_whitespace(line);
         let [_, _, _, files, overhead] = fields.as_slice() else {
             break;
         };
-        files_per_sec.push(ruby_num::to_f(files));
-        app_overhead.push(ruby_num::to_f(overhead));
+        // lkp reads a non-numeric figure (`nan`, `-nan`) as 0, which would be stored as a plausible measurement.
+        let number = |what: &str, word: &str| {
+            ruby_num::number(word).ok_or_else(|| ParseError::Malformed {
+                program: PROGRAM,
+                line: index + 1,
+                detail: format!(
+                    "the {what} column is {}, not a number; expected rows of `<FSUse%> <Count> <Size> <Files/sec> \
+                     <App Overhead>`",
+                    crate::excerpt(word)
+                ),
+            })
+        };
+        files_per_sec.push(number("Files/sec", files)?);
+        app_overhead.push(number("App Overhead", overhead)?);
     }
     if files_per_sec.is_empty() {
         // lkp prints nothing here on purpose so the run counts as incomplete (a kernel problem may be the cause).
@@ -79,14 +92,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         });
     }
     let mut out = ParseOutput::default();
-    out.push(
-        "files_per_sec",
-        rubyfmt::float(ruby_num::sum(&files_per_sec) / files_per_sec.len() as f64),
-    );
-    out.push(
-        "app_overhead",
-        rubyfmt::float(ruby_num::sum(&app_overhead) / app_overhead.len() as f64),
-    );
+    out.push("files_per_sec", rubyfmt::float(ruby_num::sum(&files_per_sec) / files_per_sec.len() as f64));
+    out.push("app_overhead", rubyfmt::float(ruby_num::sum(&app_overhead) / app_overhead.len() as f64));
     Ok(out)
 }
 
@@ -98,17 +105,20 @@ mod tests {
     fn averages_every_loop_until_the_table_ends() {
         let text = "# comment\nFSUse%        Count         Size    Files/sec     App Overhead\n\
                     5 100 8192 10.0 300\n6 200 8192 20.0 500\nAverage Files/sec: 15.0\n7 300 8192 99.0 999\n";
-        assert_eq!(
-            parse_text(text).map(|o| o.render()).as_deref(),
-            Ok("files_per_sec: 15.0\napp_overhead: 400.0")
-        );
+        assert_eq!(parse_text(text).map(|o| o.render()).as_deref(), Ok("files_per_sec: 15.0\napp_overhead: 400.0"));
+    }
+
+    #[test]
+    fn fsmark_nan_files_per_sec_is_an_error() {
+        let text = "FSUse%        Count         Size    Files/sec     App Overhead\n5 100 8192 -nan 300\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 2, detail, .. }) => assert!(detail.contains("Files/sec"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn header_without_rows_is_truncated() {
-        assert!(matches!(
-            parse_text("FSUse%  Count\n"),
-            Err(ParseError::Truncated { .. })
-        ));
+        assert!(matches!(parse_text("FSUse%  Count\n"), Err(ParseError::Truncated { .. })));
     }
 }

@@ -20,6 +20,10 @@
 //!   `throughput_worst.instance<N>` per instance, from that instance's own header and times.
 //!
 //! An execution that printed its header but no `Time:` line was killed: [`ParseError::Truncated`].
+//!
+//! Stricter than lkp on purpose: a `Time:` line without a positive number of seconds (`Time: `, `Time: 0`,
+//! `Time: nan`) is [`ParseError::Malformed`], and a header saying no data was passed (`(== 0 tasks)`, 0 messages)
+//! is [`ParseError::NoResults`]; lkp would divide by the zero and print an infinite or NaN throughput.
 
 use crate::dbench::ruby_num;
 use crate::rubyfmt;
@@ -39,7 +43,7 @@ impl Parser for Hackbench {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -85,7 +89,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut tasks: Option<i128> = None;
     let mut messages: Option<i128> = None;
     let mut bytes: Option<i128> = None;
-    for line in ruby_num::lines(text) {
+    for (index, line) in ruby_num::lines(text).enumerate() {
         if let Some(c) = p.instance.captures(line) {
             instance = ruby_num::to_i(c.get(1).map_or("", |m| m.as_str()));
         } else if let Some(c) = p.running.captures(line) {
@@ -95,8 +99,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             stats.tasks = Some(value);
             stats.awaiting_time = true;
         } else if let Some(c) = p.sender.captures(line) {
-            let group =
-                |a: usize, b: usize| c.get(a).or_else(|| c.get(b)).map_or("", |m| m.as_str());
+            let group = |a: usize, b: usize| c.get(a).or_else(|| c.get(b)).map_or("", |m| m.as_str());
             let (m, b) = (ruby_num::to_i(group(1, 3)), ruby_num::to_i(group(2, 4)));
             messages = Some(m);
             bytes = Some(b);
@@ -105,9 +108,19 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             stats.bytes = Some(b);
             stats.awaiting_time = true;
         } else if line.starts_with("Time:") {
-            let seconds = ruby_num::split_whitespace(line)
-                .get(1)
-                .map_or(0.0, |s| ruby_num::to_f(s));
+            // lkp reads a missing or zero time as 0.0 and divides by it, printing an infinite throughput; a time
+            // must be a positive number of seconds here.
+            let word = ruby_num::split_whitespace(line).get(1).copied();
+            let seconds =
+                word.and_then(ruby_num::number).filter(|s| *s > 0.0).ok_or_else(|| ParseError::Malformed {
+                    program: PROGRAM,
+                    line: index + 1,
+                    detail: format!(
+                        "the execution time is {}; expected `Time: <seconds>` with a positive number of seconds, \
+                         as hackbench prints it (0 or nothing means hackbench did not time the run)",
+                        word.map_or_else(|| "missing".to_string(), crate::excerpt)
+                    ),
+                })?;
             all_times.push(seconds);
             let stats = per_instance.entry(instance).or_default();
             stats.times.push(seconds);
@@ -144,10 +157,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut out = ParseOutput::default();
     out.push("throughput", rubyfmt::float(kb / best));
     out.push("throughput_best", rubyfmt::float(kb / best));
-    out.push(
-        "throughput_avg",
-        rubyfmt::float(ruby_num::round(kb / mean, 2)),
-    );
+    out.push("throughput_avg", rubyfmt::float(ruby_num::round(kb / mean, 2)));
     out.push("throughput_worst", rubyfmt::float(kb / worst));
 
     if per_instance.len() > 1 {
@@ -155,25 +165,11 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             if stats.times.is_empty() {
                 continue;
             }
-            let instance_kb = kilobytes(
-                stats.tasks,
-                stats.messages,
-                stats.bytes,
-                &format!("instance {id}"),
-            )? as f64;
+            let instance_kb = kilobytes(stats.tasks, stats.messages, stats.bytes, &format!("instance {id}"))? as f64;
             let mean = ruby_num::sum(&stats.times) / stats.times.len() as f64;
-            out.push(
-                format!("throughput.instance{id}"),
-                rubyfmt::float(instance_kb / fold_min(&stats.times)),
-            );
-            out.push(
-                format!("throughput_avg.instance{id}"),
-                rubyfmt::float(ruby_num::round(instance_kb / mean, 2)),
-            );
-            out.push(
-                format!("throughput_worst.instance{id}"),
-                rubyfmt::float(instance_kb / fold_max(&stats.times)),
-            );
+            out.push(format!("throughput.instance{id}"), rubyfmt::float(instance_kb / fold_min(&stats.times)));
+            out.push(format!("throughput_avg.instance{id}"), rubyfmt::float(ruby_num::round(instance_kb / mean, 2)));
+            out.push(format!("throughput_worst.instance{id}"), rubyfmt::float(instance_kb / fold_max(&stats.times)));
         }
     }
     Ok(out)
@@ -195,33 +191,38 @@ fn kilobytes(
             ),
         });
     };
-    t.checked_mul(m).and_then(|x| x.checked_mul(b)).map(|x| x >> 10).ok_or_else(|| ParseError::NoResults {
+    let kb = t.checked_mul(m).and_then(|x| x.checked_mul(b)).map(|x| x >> 10).ok_or_else(|| ParseError::NoResults {
         program: PROGRAM,
         hint: format!("{scope}: tasks * messages * bytes = {t} * {m} * {b} is too large to be a real hackbench run"),
-    })
+    })?;
+    if kb <= 0 {
+        // A throughput of 0 (or 0/0 = NaN with a zero time) is no measurement: hackbench moved no data.
+        return Err(ParseError::NoResults {
+            program: PROGRAM,
+            hint: format!(
+                "{scope}: tasks * messages * bytes = {t} * {m} * {b} is under 1 KiB, so the throughput would be 0; \
+                 the `(== <n> tasks)` header or the `Each sender will pass <n> messages of <n> bytes` line says \
+                 hackbench passed no data (check -g, -l and -s on its command line)"
+            ),
+        });
+    }
+    Ok(kb)
 }
 
 /// Ruby's `Array#min` on floats (the first of equal values; NaN compares as in `<=>`, which we treat as not smaller).
 fn fold_min(values: &[f64]) -> f64 {
-    values
-        .iter()
-        .copied()
-        .fold(f64::INFINITY, |a, b| if b < a { b } else { a })
+    values.iter().copied().fold(f64::INFINITY, |a, b| if b < a { b } else { a })
 }
 
 fn fold_max(values: &[f64]) -> f64 {
-    values
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
+    values.iter().copied().fold(f64::NEG_INFINITY, |a, b| if b > a { b } else { a })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const RUN: &str =
-        "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+    const RUN: &str = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
                        Each sender will pass 2000 messages of 100 bytes\n";
 
     #[test]
@@ -237,26 +238,50 @@ mod tests {
     #[test]
     fn execution_without_time_is_truncated() {
         let text = format!("{RUN}Time: 1.0\n{RUN}");
-        assert!(matches!(
-            parse_text(&text),
-            Err(ParseError::Truncated { .. })
-        ));
+        assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
     }
 
     #[test]
     fn header_cut_mid_line_is_truncated() {
         let text = format!("{RUN}Time: 1.0\nRunning in process mode with 2 groups using 40 file descriptors each (==");
-        assert!(matches!(
-            parse_text(&text),
-            Err(ParseError::Truncated { .. })
-        ));
+        assert!(matches!(parse_text(&text), Err(ParseError::Truncated { .. })));
+    }
+
+    #[test]
+    fn hackbench_zero_time_is_an_error() {
+        let text = format!("{RUN}Time: 0\n");
+        match parse_text(&text) {
+            Err(ParseError::Malformed { line: 3, detail, .. }) => assert!(detail.contains("\"0\""), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hackbench_empty_time_is_an_error() {
+        let text = format!("{RUN}Time: \n{RUN}Time: 1.0\n");
+        match parse_text(&text) {
+            Err(ParseError::Malformed { line: 3, detail, .. }) => assert!(detail.contains("missing"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hackbench_nan_time_is_an_error() {
+        assert!(matches!(parse_text(&format!("{RUN}Time: nan\n")), Err(ParseError::Malformed { line: 3, .. })));
+    }
+
+    #[test]
+    fn hackbench_zero_tasks_is_an_error() {
+        let text = "Running in process mode with 0 groups using 0 file descriptors each (== 0 tasks)\n\
+                    Each sender will pass 0 messages of 100 bytes\nTime: 1.0\n";
+        match parse_text(text) {
+            Err(ParseError::NoResults { hint, .. }) => assert!(hint.contains("0 * 0 * 100"), "{hint}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn time_without_header_is_an_error() {
-        assert!(matches!(
-            parse_text("Time: 1.0\n"),
-            Err(ParseError::NoResults { .. })
-        ));
+        assert!(matches!(parse_text("Time: 1.0\n"), Err(ParseError::NoResults { .. })));
     }
 }

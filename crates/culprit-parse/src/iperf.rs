@@ -27,7 +27,7 @@ impl Parser for Iperf {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -41,8 +41,7 @@ fn sessions(raw: &str) -> Vec<String> {
     while i < bytes.len() {
         if bytes[i] == b'}' {
             let mut j = i + 1;
-            while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-            {
+            while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
                 j += 1;
             }
             if j < bytes.len() && bytes[j] == b'{' {
@@ -87,10 +86,7 @@ fn dig(doc: &Json, path: &[&str], session: usize) -> Result<Option<Num>, ParseEr
             return Err(ParseError::Malformed {
                 program: PROGRAM,
                 line: 0,
-                detail: format!(
-                    "session {session}: `{}` is not a JSON object",
-                    path[..depth].join(".")
-                ),
+                detail: format!("session {session}: `{}` is not a JSON object", path[..depth].join(".")),
             });
         };
         match node.get(key) {
@@ -120,8 +116,7 @@ fn mean(values: &[Num]) -> Num {
 }
 
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
-    let raw =
-        text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\0'));
+    let raw = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | '\0'));
     let mut sender = Vec::new();
     let mut receiver = Vec::new();
     let mut udp = Vec::new();
@@ -153,11 +148,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         udp.extend(bps_udp);
     }
     if sender.is_empty() && receiver.is_empty() && udp.is_empty() {
-        let detail = if problems.is_empty() {
-            "the output is empty".to_string()
-        } else {
-            problems.join("; ")
-        };
+        let detail = if problems.is_empty() { "the output is empty".to_string() } else { problems.join("; ") };
         return Err(ParseError::NoResults {
             program: PROGRAM,
             hint: format!("expected `iperf3 -J` JSON with end.sum_sent/sum_received (TCP) or end.sum (UDP): {detail}"),
@@ -215,20 +206,12 @@ pub(crate) mod json {
 
     impl fmt::Display for JsonError {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(
-                f,
-                "line {}, column {}: {}",
-                self.line, self.column, self.reason
-            )
+            write!(f, "line {}, column {}: {}", self.line, self.column, self.reason)
         }
     }
 
     pub(crate) fn parse(text: &str) -> Result<Json, JsonError> {
-        let mut reader = Reader {
-            text,
-            bytes: text.as_bytes(),
-            pos: 0,
-        };
+        let mut reader = Reader { text, bytes: text.as_bytes(), pos: 0 };
         reader.skip_space();
         let value = reader.value(0)?;
         reader.skip_space();
@@ -248,17 +231,8 @@ pub(crate) mod json {
         fn error(&self, reason: &str) -> JsonError {
             let before = self.text.get(..self.pos).unwrap_or(self.text);
             let line = before.matches('\n').count() + 1;
-            let column = before
-                .rsplit('\n')
-                .next()
-                .map(|l| l.chars().count())
-                .unwrap_or(0)
-                + 1;
-            JsonError {
-                line,
-                column,
-                reason: reason.to_string(),
-            }
+            let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+            JsonError { line, column, reason: reason.to_string() }
         }
 
         fn peek(&self) -> Option<u8> {
@@ -371,12 +345,8 @@ pub(crate) mod json {
         }
 
         fn hex4(&mut self) -> Result<u32, JsonError> {
-            let digits = self
-                .text
-                .get(self.pos..self.pos + 4)
-                .ok_or_else(|| self.error("short \\u escape"))?;
-            let value =
-                u32::from_str_radix(digits, 16).map_err(|_| self.error("bad \\u escape"))?;
+            let digits = self.text.get(self.pos..self.pos + 4).ok_or_else(|| self.error("short \\u escape"))?;
+            let value = u32::from_str_radix(digits, 16).map_err(|_| self.error("bad \\u escape"))?;
             self.pos += 4;
             Ok(value)
         }
@@ -472,15 +442,9 @@ pub(crate) mod json {
             }
             let literal = self.text.get(start..self.pos).unwrap_or("");
             if is_float {
-                literal
-                    .parse::<f64>()
-                    .map(Json::Float)
-                    .map_err(|_| self.error("bad number"))
+                literal.parse::<f64>().map(Json::Float).map_err(|_| self.error("bad number"))
             } else {
-                literal
-                    .parse::<i128>()
-                    .map(Json::Int)
-                    .map_err(|_| self.error("integer too large"))
+                literal.parse::<i128>().map(Json::Int).map_err(|_| self.error("integer too large"))
             }
         }
     }
@@ -500,26 +464,12 @@ pub(crate) mod json {
                     ("s".into(), Json::Str("x\u{e9}\n".into())),
                 ])
             );
-            assert_eq!(
-                parse("23548652092.780964").unwrap(),
-                Json::Float(23548652092.780964)
-            );
+            assert_eq!(parse("23548652092.780964").unwrap(), Json::Float(23548652092.780964));
         }
 
         #[test]
         fn rejects_what_ruby_rejects() {
-            for bad in [
-                "",
-                "{",
-                "[1,]",
-                "01",
-                "{\"a\" 1}",
-                "tru",
-                "1.",
-                "\"a",
-                "{} x",
-                "NaN",
-            ] {
+            for bad in ["", "{", "[1,]", "01", "{\"a\" 1}", "tru", "1.", "\"a", "{} x", "NaN"] {
                 assert!(parse(bad).is_err(), "{bad:?}");
             }
             let deep = "[".repeat(101) + &"]".repeat(101);

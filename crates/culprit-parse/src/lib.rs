@@ -42,6 +42,32 @@ pub enum ParseError {
     /// A JSON document (fio) did not parse.
     #[error("{program} JSON: {detail}")]
     Json { program: &'static str, detail: String },
+    /// A metric came out as NaN or an infinity (a `nan` printed by the benchmark, a division by a printed zero).
+    /// Such a value is never a measurement, and stored it would poison every mean and test it enters.
+    #[error(
+        "{program} output: {key} is {value}, which is not a finite number; the benchmark printed nan, inf or a zero \
+         where a measurement belongs, so this output cannot be used (look at the raw output for the cause)"
+    )]
+    NotFinite { program: &'static str, key: String, value: String },
+}
+
+/// At most this many characters of an input are quoted in an error message.
+const EXCERPT_CHARS: usize = 80;
+
+/// A piece of the input quoted for an error message: at most 80 characters, in double quotes, with control and
+/// other non-printable characters escaped, so a binary file cannot flood the terminal with garbage.
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(EXCERPT_CHARS) {
+        out.extend(c.escape_debug());
+    }
+    out.push('"');
+    let rest = chars.count();
+    if rest > 0 {
+        out.push_str(&format!(" (and {rest} more characters)"));
+    }
+    out
 }
 
 /// What a parser reads: the main output text, plus any sibling files of a result root it may need
@@ -100,6 +126,20 @@ impl ParseOutput {
         out
     }
 
+    /// Checks that no value reads as NaN or an infinity (with Rust's reading, which [`ParseOutput::samples`] uses
+    /// and which accepts `nan`, `inf` and Ruby's `NaN` and `Infinity`), so that every parser refuses such an
+    /// output even where its own line-by-line checks missed a case.
+    pub fn check_finite(self, program: &'static str) -> Result<Self, ParseError> {
+        for line in &self.lines {
+            if let Line::Pair { key, value } = line {
+                if value.trim().parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+                    return Err(ParseError::NotFinite { program, key: key.clone(), value: value.trim().to_string() });
+                }
+            }
+        }
+        Ok(self)
+    }
+
     /// Every numeric key with all its samples in output order (`time` excluded). Values that are not numbers
     /// (lkp prints a few strings) are left out.
     pub fn samples(&self) -> BTreeMap<String, Vec<f64>> {
@@ -141,7 +181,15 @@ pub trait Parser: Sync {
     /// The lkp program name, which is also the metric prefix: `fio`, `fsmark`, `stress-ng`, `perf-profile`, ...
     fn name(&self) -> &'static str;
     fn kind(&self) -> Kind;
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError>;
+    /// The parser's own reading of the output, before the check that every value is finite. Callers use
+    /// [`Parser::parse`].
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError>;
+    /// The output's `key: value` lines; an error when the output is garbage, cut short or holds a value that is
+    /// NaN or infinite ([`ParseError::NotFinite`]). The finite check is here, once, so that no parser can hand a
+    /// NaN to the executor or to `culprit parse`, whatever case its own line checks miss.
+    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+        self.read_output(input).and_then(|out| out.check_finite(self.name()))
+    }
 }
 
 /// Every parser Culprit has, in one place.
@@ -156,27 +204,27 @@ static SYSBENCH_MUTEX: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sys
 static SYSBENCH_FILEIO: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Fileio);
 
 static REGISTRY: [&dyn Parser; 21] = [
-        &dbench::Dbench,
-        &fio::Fio,
-        &fsmark::Fsmark,
-        &hackbench::Hackbench,
-        &iperf::Iperf,
-        &mpstat::Mpstat,
-        &netperf::Netperf,
-        &perf_profile::PerfProfile,
-        &perf_stat::PerfStat,
-        &pgbench::Pgbench,
-        &stress_ng::StressNg,
-        &sysbench::Sysbench,
-        &SYSBENCH_CPU,
-        &SYSBENCH_FILEIO,
-        &SYSBENCH_MEMORY,
-        &SYSBENCH_MUTEX,
-        &SYSBENCH_THREADS,
-        &unixbench::Unixbench,
-        &vm_scalability::VmScalability,
-        &vmstat::Vmstat,
-        &will_it_scale::WillItScale,
+    &dbench::Dbench,
+    &fio::Fio,
+    &fsmark::Fsmark,
+    &hackbench::Hackbench,
+    &iperf::Iperf,
+    &mpstat::Mpstat,
+    &netperf::Netperf,
+    &perf_profile::PerfProfile,
+    &perf_stat::PerfStat,
+    &pgbench::Pgbench,
+    &stress_ng::StressNg,
+    &sysbench::Sysbench,
+    &SYSBENCH_CPU,
+    &SYSBENCH_FILEIO,
+    &SYSBENCH_MEMORY,
+    &SYSBENCH_MUTEX,
+    &SYSBENCH_THREADS,
+    &unixbench::Unixbench,
+    &vm_scalability::VmScalability,
+    &vmstat::Vmstat,
+    &will_it_scale::WillItScale,
 ];
 
 /// The parser for a program name (`fs_mark` is accepted for `fsmark`).
@@ -196,4 +244,65 @@ pub fn lookup(program: &str) -> Option<&'static dyn Parser> {
 /// The names of every parser, for error messages.
 pub fn names() -> Vec<&'static str> {
     registry().iter().map(|p| p.name()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_is_short_and_escaped() {
+        assert_eq!(excerpt("12ab"), "\"12ab\"");
+        assert_eq!(excerpt("a\u{1}\u{1b}b\n"), "\"a\\u{1}\\u{1b}b\\n\"");
+        let long = "x".repeat(300);
+        let quoted = excerpt(&long);
+        assert_eq!(quoted, format!("\"{}\" (and 220 more characters)", "x".repeat(80)));
+    }
+
+    #[test]
+    fn check_finite_names_the_key_and_value() {
+        let mut out = ParseOutput::default();
+        out.push("ok", "1.5");
+        out.push("text", "not a number");
+        out.push("rate", "NaN");
+        match out.check_finite("x") {
+            Err(ParseError::NotFinite { key, value, .. }) => {
+                assert_eq!((key.as_str(), value.as_str()), ("rate", "NaN"))
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in ["inf", "-Infinity", "nan", " 1e999"] {
+            let mut out = ParseOutput::default();
+            out.push("v", bad);
+            let message = out.check_finite("x").map(|_| String::new()).unwrap_or_else(|e| e.to_string());
+            assert!(message.contains("v is") && message.contains("not a finite number"), "{bad}: {message}");
+        }
+        let mut fine = ParseOutput::default();
+        fine.push("v", "0");
+        fine.comment("# 1 nan");
+        assert!(fine.check_finite("x").is_ok());
+    }
+
+    /// A parser whose own reading lets a NaN through, to prove `Parser::parse` refuses it for every parser.
+    struct Leaky;
+
+    impl Parser for Leaky {
+        fn name(&self) -> &'static str {
+            "leaky"
+        }
+        fn kind(&self) -> Kind {
+            Kind::Benchmark
+        }
+        fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+            let mut out = ParseOutput::default();
+            out.push("throughput", input.main);
+            Ok(out)
+        }
+    }
+
+    #[test]
+    fn parse_refuses_non_finite_values_whatever_the_parser() {
+        assert!(matches!(Leaky.parse(&ParseInput::text("nan")), Err(ParseError::NotFinite { program: "leaky", .. })));
+        assert!(Leaky.parse(&ParseInput::text("12")).is_ok());
+    }
 }

@@ -32,7 +32,7 @@ impl Parser for Mpstat {
     fn kind(&self) -> Kind {
         Kind::Monitor
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -49,14 +49,9 @@ fn parse_report(text: &str) -> Result<Json, ParseError> {
         Ok(doc) => return Ok(doc),
         Err(e) => e,
     };
-    let fail = |detail: String| ParseError::Json {
-        program: PROGRAM,
-        detail,
-    };
+    let fail = |detail: String| ParseError::Json { program: PROGRAM, detail };
     if text.len() < 2 {
-        return Err(fail(format!(
-            "expected mpstat's `-o JSON` report: {first_error}"
-        )));
+        return Err(fail(format!("expected mpstat's `-o JSON` report: {first_error}")));
     }
     let amended = if let Some(head) = text.strip_suffix(",\n") {
         format!("{head}{CLOSING}")
@@ -70,18 +65,11 @@ fn parse_report(text: &str) -> Result<Json, ParseError> {
     }
     const LAST_SAMPLE_END: &str = "\n\t\t\t\t}";
     let Some(pos) = amended.rfind(LAST_SAMPLE_END) else {
-        return Err(fail(format!(
-            "expected mpstat's `-o JSON` report, and found no complete sample: {first_error}"
-        )));
+        return Err(fail(format!("expected mpstat's `-o JSON` report, and found no complete sample: {first_error}")));
     };
-    let repaired = format!(
-        "{}{CLOSING}",
-        amended.get(..pos + LAST_SAMPLE_END.len()).unwrap_or("")
-    );
+    let repaired = format!("{}{CLOSING}", amended.get(..pos + LAST_SAMPLE_END.len()).unwrap_or(""));
     json::parse(&repaired).map_err(|_| {
-        fail(format!(
-            "not valid JSON even after closing it after the last complete sample: {first_error}"
-        ))
+        fail(format!("not valid JSON even after closing it after the last complete sample: {first_error}"))
     })
 }
 
@@ -107,11 +95,7 @@ fn as_num(value: &Json, what: &str) -> Result<Num, ParseError> {
     match value {
         Json::Int(i) => Ok(Num::Int(*i)),
         Json::Float(f) => Ok(Num::Float(*f)),
-        _ => Err(ParseError::Malformed {
-            program: PROGRAM,
-            line: 0,
-            detail: format!("{what} is not a number"),
-        }),
+        _ => Err(ParseError::Malformed { program: PROGRAM, line: 0, detail: format!("{what} is not a number") }),
     }
 }
 
@@ -142,12 +126,7 @@ struct Utilization {
 }
 
 /// lkp's `get_array_result`: every entry of an array such as `cpu-load` is named by its first field.
-fn array_result(
-    prefix: &str,
-    items: &[Json],
-    results: &mut Results,
-    util: &mut Utilization,
-) -> Result<(), ParseError> {
+fn array_result(prefix: &str, items: &[Json], results: &mut Results, util: &mut Utilization) -> Result<(), ParseError> {
     for item in items {
         let Json::Object(fields) = item else { continue };
         let Some((first_key, first_value)) = fields.first() else {
@@ -177,11 +156,7 @@ fn array_result(
 }
 
 fn structure_error(detail: &str) -> ParseError {
-    ParseError::Malformed {
-        program: PROGRAM,
-        line: 0,
-        detail: format!("expected {detail}"),
-    }
+    ParseError::Malformed { program: PROGRAM, line: 0, detail: format!("expected {detail}") }
 }
 
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
@@ -217,9 +192,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut util = Utilization::default();
     for item in statistics {
         let Json::Object(fields) = item else {
-            return Err(structure_error(
-                "every entry of `statistics` to be an object",
-            ));
+            return Err(structure_error("every entry of `statistics` to be an object"));
         };
         for (key, value) in fields {
             match value {
@@ -227,9 +200,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 Json::Object(inner) => {
                     for (inner_key, inner_value) in inner {
                         match inner_value {
-                            Json::Array(items) => {
-                                array_result(inner_key, items, &mut results, &mut util)?
-                            }
+                            Json::Array(items) => array_result(inner_key, items, &mut results, &mut util)?,
                             Json::Object(pairs) => {
                                 for (k, v) in pairs {
                                     let name = format!("{inner_key}.{k}");
@@ -247,21 +218,18 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 }
                 Json::Str(clock) if key == "timestamp" => {
                     let Some(Json::Str(date)) = date else {
-                        return Err(structure_error(
-                            "a `date` string (YYYY-MM-DD) in sysstat.hosts[0]",
-                        ));
+                        return Err(structure_error("a `date` string (YYYY-MM-DD) in sysstat.hosts[0]"));
                     };
-                    let epoch =
-                        crate::vm_scalability::ruby::utc_epoch(date, clock).ok_or_else(|| {
-                            structure_error(&format!(
-                            "an ISO date and time (S_TIME_FORMAT=ISO), found {date:?} {clock:?}"
+                    let epoch = crate::vm_scalability::ruby::utc_epoch(date, clock).ok_or_else(|| {
+                        structure_error(&format!(
+                            "an ISO date and time (S_TIME_FORMAT=ISO), found {} {}",
+                            crate::excerpt(date),
+                            crate::excerpt(clock)
                         ))
-                        })?;
+                    })?;
                     results.set("time".into(), epoch.to_string());
                 }
-                _ if key == "timestamp" => {
-                    return Err(structure_error("`timestamp` to be a string"))
-                }
+                _ if key == "timestamp" => return Err(structure_error("`timestamp` to be a string")),
                 _ => {}
             }
         }
@@ -282,18 +250,13 @@ fn max_utilization(util: &Utilization, out: &mut ParseOutput) -> Result<(), Pars
     }
     let mut best: Option<(Num, usize)> = None;
     for (index, idle) in util.idle.iter().enumerate() {
-        let iowait = util
-            .iowait
-            .get(index)
-            .ok_or_else(|| ParseError::Malformed {
-                program: PROGRAM,
-                line: 0,
-                detail: format!("sample entry {} has `idle` but no `iowait`", index + 1),
-            })?;
-        let used = subtract(
-            subtract(Num::Int(100), as_num(idle, "an `idle` value")?),
-            as_num(iowait, "an `iowait` value")?,
-        );
+        let iowait = util.iowait.get(index).ok_or_else(|| ParseError::Malformed {
+            program: PROGRAM,
+            line: 0,
+            detail: format!("sample entry {} has `idle` but no `iowait`", index + 1),
+        })?;
+        let used =
+            subtract(subtract(Num::Int(100), as_num(idle, "an `idle` value")?), as_num(iowait, "an `iowait` value")?);
         let better = match best {
             None => true,
             Some((top, _)) => used.compare(top) == Some(std::cmp::Ordering::Greater),

@@ -16,7 +16,8 @@
 //! sec`). Output: `Throughput_<unit>` (mean per client), `ThroughputRecv_<unit>` (mean of UDP receive rows, 0 when
 //! none), `ThroughputBoth_<unit>`, the `_total_` sums of each (divided by the `Iterations` count when netperf ran
 //! with confidence intervals) and `workload` (transactions, or packets for stream tests). Like lkp, a last line
-//! without a newline is ignored.
+//! without a newline is ignored. Unlike lkp, a result row missing its throughput, time or message size column (lkp
+//! reads it as 0, and divides by a zero message size) is an error.
 
 use crate::vm_scalability::ruby;
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
@@ -34,7 +35,7 @@ impl Parser for Netperf {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -54,9 +55,7 @@ fn patterns() -> &'static Patterns {
     PATTERNS.get_or_init(|| {
         // The patterns are constants, so a compile failure is a programming error caught by every test.
         // `\s` is spelled out as Ruby's ASCII whitespace class.
-        let re = |p: &str| {
-            Regex::new(&p.replace("SP", r"[ \t\n\x0B\x0C\r]")).expect("constant netperf pattern")
-        };
+        let re = |p: &str| Regex::new(&p.replace("SP", r"[ \t\n\x0B\x0C\r]")).expect("constant netperf pattern");
         Patterns {
             mbps_units: re(r"^bytes.*secs.*10\^6bits"),
             tps_units: re(r"^bytes.*secs.SP+per sec"),
@@ -91,7 +90,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut pkt_size: Option<f64> = None;
     let mut saw_header = false;
 
-    for raw_line in ruby::gets_lines(text) {
+    for (index, raw_line) in ruby::gets_lines(text).enumerate() {
         let Some(line) = ruby::chomp_bang(raw_line) else {
             continue;
         };
@@ -122,24 +121,45 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             }
         } else if p.result_row.is_match(line) {
             let data = ruby::split_ws(line);
-            let field = |i: usize| data.get(i).copied().map(ruby::to_f).unwrap_or(0.0);
-            throughput += field(thp_index);
-            time = field(time_index);
+            // lkp reads a column the row lacks as 0, which would be stored as a plausible throughput; here it is an
+            // error naming the column.
+            let field = |i: usize, what: &str| {
+                data.get(i)
+                    .copied()
+                    .filter(|w| crate::dbench::ruby_num::number(w).is_some())
+                    .map(ruby::to_f)
+                    .ok_or_else(|| ParseError::Malformed {
+                        program: PROGRAM,
+                        line: index + 1,
+                        detail: format!(
+                            "the result row has no number in its {what} column (column {}, counting from 1), as \
+                             the column header places it",
+                            i + 1
+                        ),
+                    })
+            };
+            throughput += field(thp_index, "throughput")?;
+            time = field(time_index, "elapsed time")?;
             if unit == Some("Mbps") {
-                pkt_size = Some(field(pkt_index));
+                let size = field(pkt_index, "message size")?;
+                if size <= 0.0 {
+                    // The workload in packets divides by the message size.
+                    return Err(ParseError::Malformed {
+                        program: PROGRAM,
+                        line: index + 1,
+                        detail: format!("the message size is {size} bytes; expected a positive size"),
+                    });
+                }
+                pkt_size = Some(size);
             }
             num += 1;
         } else if p.receive_row.is_match(line) {
             let data = ruby::split_ws(line);
             // lkp indexes `Throughput - 2`, which counts from the end when Throughput is column 0 or 1.
             let value = if recv_thp_index >= 0 {
-                usize::try_from(recv_thp_index)
-                    .ok()
-                    .and_then(|i| data.get(i))
+                usize::try_from(recv_thp_index).ok().and_then(|i| data.get(i))
             } else {
-                usize::try_from(data.len() as i64 + recv_thp_index)
-                    .ok()
-                    .and_then(|i| data.get(i))
+                usize::try_from(data.len() as i64 + recv_thp_index).ok().and_then(|i| data.get(i))
             };
             *recv_throughput.get_or_insert(0.0) += value.map(|v| ruby::to_f(v)).unwrap_or(0.0);
             recv_num += 1;
@@ -150,9 +170,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         return Err(if saw_header {
             ParseError::Truncated {
                 program: PROGRAM,
-                detail:
-                    "netperf column headers but no result row (a client killed before it reported?)"
-                        .into(),
+                detail: "netperf column headers but no result row (a client killed before it reported?)".into(),
             }
         } else {
             ParseError::NoResults {
@@ -179,7 +197,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             return Err(ParseError::Malformed {
                 program: PROGRAM,
                 line: 0,
-                detail: "the `10^6bits/sec` unit line comes after every result row, so the message size is unknown".into(),
+                detail: "the `10^6bits/sec` unit line comes after every result row, so the message size is unknown"
+                    .into(),
             });
         };
         workload = workload * 1_000_000.0 / 8.0 / pkt_size;
@@ -188,27 +207,46 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let unit = unit.unwrap_or("");
     let show = |x: Option<f64>| x.map(crate::rubyfmt::float).unwrap_or_else(|| "0".into());
     let mut out = ParseOutput::default();
-    out.push(
-        format!("Throughput_{unit}"),
-        crate::rubyfmt::float(avg_throughput),
-    );
+    out.push(format!("Throughput_{unit}"), crate::rubyfmt::float(avg_throughput));
     out.push(format!("ThroughputRecv_{unit}"), show(avg_recv));
-    out.push(
-        format!("ThroughputBoth_{unit}"),
-        crate::rubyfmt::float(avg_both),
-    );
-    out.push(
-        format!("Throughput_total_{unit}"),
-        crate::rubyfmt::float(throughput),
-    );
-    out.push(
-        format!("ThroughputRecv_total_{unit}"),
-        show(recv_throughput),
-    );
-    out.push(
-        format!("ThroughputBoth_total_{unit}"),
-        crate::rubyfmt::float(both_throughput),
-    );
+    out.push(format!("ThroughputBoth_{unit}"), crate::rubyfmt::float(avg_both));
+    out.push(format!("Throughput_total_{unit}"), crate::rubyfmt::float(throughput));
+    out.push(format!("ThroughputRecv_total_{unit}"), show(recv_throughput));
+    out.push(format!("ThroughputBoth_total_{unit}"), crate::rubyfmt::float(both_throughput));
     out.push("workload", crate::rubyfmt::float(workload));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "Socket  Message  Elapsed      Messages                   CPU      Service\n\
+                          Size    Size     Time         Okay Errors   Throughput   Util     Demand\n\
+                          bytes   bytes    secs            #      #   10^6bits/sec % SS     us/KB\n\n";
+
+    #[test]
+    fn netperf_zero_message_size_is_an_error() {
+        let text = format!("{HEADER}212992   0   300.00    36395320      0    63577.2     24.11    3.977\n");
+        match parse_text(&text) {
+            Err(ParseError::Malformed { line: 5, detail, .. }) => assert!(detail.contains("message size"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn netperf_row_without_throughput_is_an_error() {
+        let text = format!("{HEADER}212992   65507   300   36395320   0\n");
+        match parse_text(&text) {
+            Err(ParseError::Malformed { line: 5, detail, .. }) => assert!(detail.contains("throughput"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn netperf_good_row_parses() {
+        let text = format!("{HEADER}212992   65507   300.00    36395320      0    63577.2     24.11    3.977\n");
+        let out = parse_text(&text).map(|o| o.render()).unwrap_or_else(|e| e.to_string());
+        assert!(out.starts_with("Throughput_Mbps: 63577.2\n"), "{out}");
+    }
 }

@@ -38,7 +38,7 @@ impl Parser for PerfProfile {
     fn kind(&self) -> Kind {
         Kind::Monitor
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -157,7 +157,8 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             out.push(key, format!("{percent:.2}"));
         }
     }
-    Ok(out)
+    // The monitor calls this function directly rather than through `Parser::parse`, so the check is made here too.
+    out.check_finite(PROGRAM)
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ impl Parser for PerfStat {
     fn kind(&self) -> Kind {
         Kind::Monitor
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -260,9 +260,7 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
 
     if samples == 0 {
         let hint = match stopped_at_unknown_event {
-            Some(line) => format!(
-                "line {line} counts an event that the `perf stat ... -e` command line does not list"
-            ),
+            Some(line) => format!("line {line} counts an event that the `perf stat ... -e` command line does not list"),
             None => "expected `perf stat -I <ms> -x ,` interval lines such as \
                      `1.001034186,2002.94,msec,cpu-clock,2002939554,100.00,2.003,CPUs utilized`"
                 .into(),
@@ -274,6 +272,17 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         // The last interval is left out: perf was stopped before it ran out.
         let end_time = if state.stats_end == 0.0 { prev_time } else { state.stats_end };
         let run_time = end_time - state.stats_begin;
+        if run_time.is_nan() || run_time <= 0.0 {
+            // A zero run time would turn every `ps.<event>` into an infinity (or NaN for a zero count).
+            return Err(ParseError::Malformed {
+                program: PROGRAM,
+                line: 0,
+                detail: format!(
+                    "the samples span a run time of {run_time} seconds; the interval times in the first column must \
+                     increase (as `perf stat -I <ms>` prints them)"
+                ),
+            });
+        }
         let totals: Vec<(String, f64)> = state.results.iter().map(|(k, v)| (k.to_string(), v)).collect();
         for (key, value) in totals {
             state.out.push(format!("ps.{key}"), float(value / run_time));
@@ -295,7 +304,8 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             ),
         });
     }
-    Ok(state.out)
+    // The monitor calls this function directly rather than through `Parser::parse`, so the check is made here too.
+    state.out.check_finite(PROGRAM)
 }
 
 fn output_interval(state: &mut State, prev_time: f64, time: f64) {
@@ -375,10 +385,7 @@ fn derived_metrics(state: &mut State, sums: &OrderedSums, interval: f64, interva
             let middle = caps.get(2).map_or("", |m| m.as_str());
             let stem = format!("{before}UNC_M_{middle}");
             uncore_latency(state, sums, &stem, before, value, interval, interval_count, prefix);
-            state.out.push(
-                format!("{prefix}{stem}_throughput_MBps"),
-                float(value * 64.0 / 1024.0 / 1024.0 / interval),
-            );
+            state.out.push(format!("{prefix}{stem}_throughput_MBps"), float(value * 64.0 / 1024.0 / 1024.0 / interval));
         } else if let Some(caps) = p.cpu_cycles.captures(key) {
             let stem = caps.get(1).map_or("", |m| m.as_str());
             let instructions = sums.sum(&format!("{stem}instructions"));

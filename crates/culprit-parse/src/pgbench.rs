@@ -55,7 +55,7 @@ impl Parser for Pgbench {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -88,7 +88,7 @@ fn decimal(text: &str, line: usize, what: &str) -> Result<f64, ParseError> {
     value.ok_or_else(|| ParseError::Malformed {
         program: PROGRAM,
         line,
-        detail: format!("{what}: expected a decimal number such as 302.595078, got {text:?}"),
+        detail: format!("{what}: expected a decimal number such as 302.595078, got {}", crate::excerpt(text)),
     })
 }
 

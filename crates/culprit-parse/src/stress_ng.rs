@@ -19,7 +19,8 @@
 //!   the description normalized as lkp does (`write128_MB/sec`, `nanosecs_per_flock_lock_call`).
 //! - `sigaction.fail: 1` when stress-ng could not install its signal handlers.
 //!
-//! Errors: no table (empty, garbage, a stressor not implemented on this system, a run killed before the table) is
+//! Errors: a value that reads as NaN or an infinity (stress-ng prints `nan` for a stressor whose time is 0) is
+//! [`ParseError::Malformed`], naming the metric, where lkp copies it; no table (empty, garbage, a stressor not implemented on this system, a run killed before the table) is
 //! [`ParseError::NoResults`]; a table that never reaches the `run time:` line is [`ParseError::Truncated`] (this
 //! needs `--times`, which lkp and Culprit always pass).
 
@@ -39,7 +40,7 @@ impl Parser for StressNg {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -57,16 +58,12 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static PATTERNS: OnceLock<Patterns> = OnceLock::new();
     PATTERNS.get_or_init(|| Patterns {
-        not_run: Regex::new(
-            r"(this stressor is not implemented on this system)|(No stress workers invoked)",
-        )
-        .expect("static regex"),
+        not_run: Regex::new(r"(this stressor is not implemented on this system)|(No stress workers invoked)")
+            .expect("static regex"),
         sigaction: Regex::new(r"stress-ng: fail:.*sigaction signal").expect("static regex"),
         table_header: Regex::new(r"\(secs\)\s+\(secs\)\s+\(secs\)").expect("static regex"),
-        miscellaneous: Regex::new(
-            r"stress-ng: (info|metrc):.*\((average|geometr?ic mean|harmonic mean|total)",
-        )
-        .expect("static regex"),
+        miscellaneous: Regex::new(r"stress-ng: (info|metrc):.*\((average|geometr?ic mean|harmonic mean|total)")
+            .expect("static regex"),
         aggregate_suffix: Regex::new(r"(?m) \((average|geometr?ic mean|harmonic mean|total).*\)$")
             .expect("static regex"),
         normalize_separators: Regex::new(r#"[\t\n\x0b\x0c\r ,"_\[\]():]+"#).expect("static regex"),
@@ -77,8 +74,7 @@ fn patterns() -> &'static Patterns {
 /// lkp's `LKP::Stats.normalize`: separators (whitespace, `,"_[]():`) become one `_`, no `_` at either end.
 pub fn normalize(name: &str) -> String {
     let p = patterns();
-    let trimmed =
-        name.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\0'));
+    let trimmed = name.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r' | '\0'));
     let joined = p.normalize_separators.replace_all(trimmed, "_");
     let stripped = joined.trim_matches('_');
     p.normalize_dots.replace_all(stripped, ".").into_owned()
@@ -93,10 +89,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut not_run_reason = None;
     for (index, line) in ruby_num::lines(text).enumerate() {
         if let Some(c) = p.not_run.captures(line) {
-            not_run_reason = c
-                .get(1)
-                .or_else(|| c.get(2))
-                .map(|m| m.as_str().to_string());
+            not_run_reason = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string());
             finished = true;
             break;
         }
@@ -125,16 +118,13 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             if p.miscellaneous.is_match(line) {
                 miscellaneous_metric(&mut out, line, index + 1)?;
             } else {
-                major_metric(&mut out, line);
+                major_metric(&mut out, line, index + 1)?;
             }
         }
     }
     if let Some(reason) = not_run_reason {
         if out.lines.is_empty() {
-            return Err(ParseError::NoResults {
-                program: PROGRAM,
-                hint: format!("stress-ng reported: {reason}"),
-            });
+            return Err(ParseError::NoResults { program: PROGRAM, hint: format!("stress-ng reported: {reason}") });
         }
     }
     if saw_table && !finished {
@@ -158,16 +148,16 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
 
 /// A table row: `stress-ng: info: [pid] <stressor> <bogo ops> <real> <usr> <sys> <ops/s real> <ops/s usr+sys>`
 /// (10 fields), plus `<CPU %> <RSS KB>` with `--metrics` (12 fields). Other lines are ignored, as lkp does.
-fn major_metric(out: &mut ParseOutput, line: &str) {
+fn major_metric(out: &mut ParseOutput, line: &str, line_number: usize) -> Result<(), ParseError> {
     let items = ruby_num::split_whitespace(line);
     if items.len() != 10 && items.len() != 12 {
-        return;
+        return Ok(());
     }
-    let (Some(stressor), Some(bogo_ops), Some(ops_per_sec)) =
-        (items.get(3), items.get(4), items.get(8))
-    else {
-        return;
+    let (Some(stressor), Some(bogo_ops), Some(ops_per_sec)) = (items.get(3), items.get(4), items.get(8)) else {
+        return Ok(());
     };
+    finite(bogo_ops, &format!("{stressor}.ops (bogo ops)"), line_number)?;
+    finite(ops_per_sec, &format!("{stressor}.ops_per_sec (bogo ops/s real time)"), line_number)?;
     if *bogo_ops == "0" {
         out.push(format!("{stressor}.fail"), "1");
     } else {
@@ -175,14 +165,24 @@ fn major_metric(out: &mut ParseOutput, line: &str) {
         out.push(format!("{stressor}.ops"), *bogo_ops);
         out.push(format!("{stressor}.ops_per_sec"), *ops_per_sec);
     }
+    Ok(())
+}
+
+/// Refuses a value that reads as NaN or an infinity (stress-ng prints `nan` when a stressor's time is 0), naming
+/// the metric and the line; lkp copies such a value into its output.
+fn finite(value: &str, metric: &str, line_number: usize) -> Result<(), ParseError> {
+    if value.parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+        return Err(ParseError::Malformed {
+            program: PROGRAM,
+            line: line_number,
+            detail: format!("{metric} is {}, which is not a finite number", crate::excerpt(value)),
+        });
+    }
+    Ok(())
 }
 
 /// A miscellaneous metric: `stress-ng: metrc: [pid] <stressor> <value> <description> (<aggregate> ...)`.
-fn miscellaneous_metric(
-    out: &mut ParseOutput,
-    line: &str,
-    line_number: usize,
-) -> Result<(), ParseError> {
+fn miscellaneous_metric(out: &mut ParseOutput, line: &str, line_number: usize) -> Result<(), ParseError> {
     let p = patterns();
     let without_aggregate = p.aggregate_suffix.replace(line, "");
     let items = ruby_num::split_whitespace(&without_aggregate);
@@ -192,14 +192,15 @@ fn miscellaneous_metric(
             line: line_number,
             detail: format!(
                 "expected `stress-ng: metrc: [pid] <stressor> <value> <description> (<average|geometric mean|...>)`, \
-                 got {:?}",
-                line.trim_end()
+                 got {}",
+                crate::excerpt(line.trim_end())
             ),
         });
     };
     let unit = normalize(&description.join("_"));
     let stressor = items.get(3).copied().unwrap_or_default();
     let value = items.get(4).copied().unwrap_or_default();
+    finite(value, &format!("{stressor}.{unit}"), line_number)?;
     if value == "0" || value == "0.00" {
         out.push(format!("{stressor}.{unit}.fail"), "1");
     } else {
@@ -218,10 +219,7 @@ mod tests {
         for (raw, want) in [
             ("write128_MB/sec", "write128_MB/sec"),
             ("memory_rate_(MB_per_sec)", "memory_rate_MB_per_sec"),
-            (
-                "nanosecs_per_call_(excluding_test_overhead",
-                "nanosecs_per_call_excluding_test_overhead",
-            ),
+            ("nanosecs_per_call_(excluding_test_overhead", "nanosecs_per_call_excluding_test_overhead"),
             ("  a, b: c  ", "a_b_c"),
             ("x.....y", "x.y"),
             ("%_sendto_calls_succeeded", "%_sendto_calls_succeeded"),
@@ -235,30 +233,48 @@ mod tests {
         let text = "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
                     stress-ng: info:  [1] splice                0      0.00      0.00      0.00         0.00         0.00\n\
                     stress-ng: info:  [1] for a 1.00s run time:\n";
-        assert_eq!(
-            parse_text(text).map(|o| o.render()).as_deref(),
-            Ok("splice.fail: 1")
-        );
+        assert_eq!(parse_text(text).map(|o| o.render()).as_deref(), Ok("splice.fail: 1"));
+    }
+
+    #[test]
+    fn stress_ng_nan_ops_per_sec_is_an_error() {
+        let text =
+            "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
+                    stress-ng: info:  [1] flock         470916710     60.00    128.04   1291.13   nan      331824.84\n\
+                    stress-ng: info:  [1] for a 1.00s run time:\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 2, detail, .. }) => {
+                assert!(detail.contains("flock.ops_per_sec") && detail.contains("\"nan\""), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn stress_ng_nan_miscellaneous_metric_is_an_error() {
+        let text =
+            "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
+                    stress-ng: metrc: [1] memrate nan write128 MB/sec (average per stressor)\n\
+                    stress-ng: info:  [1] for a 1.00s run time:\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 2, detail, .. }) => {
+                assert!(detail.contains("memrate.write128_MB/sec"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
     fn table_without_end_is_truncated() {
         let text = "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
                     stress-ng: info:  [1] flock         470916710     60.00    128.04   1291.13   7848529.59      331824.84\n";
-        assert!(matches!(
-            parse_text(text),
-            Err(ParseError::Truncated { .. })
-        ));
+        assert!(matches!(parse_text(text), Err(ParseError::Truncated { .. })));
     }
 
     #[test]
     fn not_implemented_is_reported() {
-        let text =
-            "stress-ng: info:  [1] stressor: this stressor is not implemented on this system\n";
-        let err = parse_text(text)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let text = "stress-ng: info:  [1] stressor: this stressor is not implemented on this system\n";
+        let err = parse_text(text).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("not implemented"), "{err}");
     }
 }

@@ -62,13 +62,8 @@ pub enum SysbenchTest {
 }
 
 impl SysbenchTest {
-    pub const ALL: [SysbenchTest; 5] = [
-        SysbenchTest::Cpu,
-        SysbenchTest::Threads,
-        SysbenchTest::Memory,
-        SysbenchTest::Mutex,
-        SysbenchTest::Fileio,
-    ];
+    pub const ALL: [SysbenchTest; 5] =
+        [SysbenchTest::Cpu, SysbenchTest::Threads, SysbenchTest::Memory, SysbenchTest::Mutex, SysbenchTest::Fileio];
 
     /// The lkp program name, which is the metric prefix: `sysbench-cpu`, ..., `sysbench-fileio`.
     pub fn lkp_program(self) -> &'static str {
@@ -112,10 +107,7 @@ pub fn detect_test(text: &str) -> Option<SysbenchTest> {
             continue;
         };
         for word in words.iter().skip(position + 1) {
-            if let Some(test) = SysbenchTest::ALL
-                .iter()
-                .find(|t| t.sysbench_name() == *word)
-            {
+            if let Some(test) = SysbenchTest::ALL.iter().find(|t| t.sysbench_name() == *word) {
                 return Some(*test);
             }
         }
@@ -141,7 +133,7 @@ impl Parser for Sysbench {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         if is_fileio(input.main) {
             parse_fileio(input.main)
         } else {
@@ -161,7 +153,7 @@ impl Parser for SysbenchProgram {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         match self.0 {
             SysbenchTest::Fileio => parse_fileio(input.main),
             _ => parse_shared(input.main),
@@ -229,10 +221,7 @@ impl Samples {
 /// Checks that every started run finished, so a killed run is not mistaken for a short one.
 fn check_complete(text: &str) -> Result<(), ParseError> {
     let started = text.matches("Threads started!").count();
-    let finished = text
-        .lines()
-        .filter(|l| patterns().runtime_per_thread.is_match(l))
-        .count();
+    let finished = text.lines().filter(|l| patterns().runtime_per_thread.is_match(l)).count();
     if finished < started {
         return Err(ParseError::Truncated {
             program: PROGRAM,
@@ -290,22 +279,13 @@ fn parse_shared(text: &str) -> Result<ParseOutput, ParseError> {
         out.push(*key, rubyfmt::float(ruby_num::sum(values)));
     }
     for (key, values) in &averages.entries {
-        out.push(
-            *key,
-            rubyfmt::float(ruby_num::sum(values) / values.len() as f64),
-        );
+        out.push(*key, rubyfmt::float(ruby_num::sum(values) / values.len() as f64));
     }
     for (key, values) in &minimums.entries {
-        out.push(
-            *key,
-            rubyfmt::float(values.iter().copied().fold(f64::INFINITY, f64::min)),
-        );
+        out.push(*key, rubyfmt::float(values.iter().copied().fold(f64::INFINITY, f64::min)));
     }
     for (key, values) in &maximums.entries {
-        out.push(
-            *key,
-            rubyfmt::float(values.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
-        );
+        out.push(*key, rubyfmt::float(values.iter().copied().fold(f64::NEG_INFINITY, f64::max)));
     }
     if out.lines.is_empty() {
         return Err(ParseError::NoResults {
@@ -323,9 +303,7 @@ fn parse_fileio(text: &str) -> Result<ParseOutput, ParseError> {
     check_complete(text)?;
     let p = patterns();
     let mut out = ParseOutput::default();
-    let first = |c: &regex::Captures<'_>, i: usize| {
-        c.get(i).map_or(String::new(), |m| m.as_str().to_string())
-    };
+    let first = |c: &regex::Captures<'_>, i: usize| c.get(i).map_or(String::new(), |m| m.as_str().to_string());
     for line in ruby_num::lines(text) {
         if let Some(c) = p.fileio_v11_read.captures(line) {
             out.push("read_operations/s", first(&c, 1));
@@ -375,28 +353,14 @@ mod tests {
 
     #[test]
     fn detects_each_test() {
+        assert_eq!(detect_test("Prime numbers limit: 10000\n"), Some(SysbenchTest::Cpu));
+        assert_eq!(detect_test("Running memory speed test with the following options:\n"), Some(SysbenchTest::Memory));
+        assert_eq!(detect_test("File operations:\n    reads/s: 1.0\n"), Some(SysbenchTest::Fileio));
         assert_eq!(
-            detect_test("Prime numbers limit: 10000\n"),
-            Some(SysbenchTest::Cpu)
-        );
-        assert_eq!(
-            detect_test("Running memory speed test with the following options:\n"),
-            Some(SysbenchTest::Memory)
-        );
-        assert_eq!(
-            detect_test("File operations:\n    reads/s: 1.0\n"),
-            Some(SysbenchTest::Fileio)
-        );
-        assert_eq!(
-            detect_test(
-                "2024-01-01 00:00:00 sysbench --threads=2 --time=2 mutex --mutex-num=4096 run\n"
-            ),
+            detect_test("2024-01-01 00:00:00 sysbench --threads=2 --time=2 mutex --mutex-num=4096 run\n"),
             Some(SysbenchTest::Mutex)
         );
-        assert_eq!(
-            detect_test("/usr/bin/sysbench --threads=1 threads run\n"),
-            Some(SysbenchTest::Threads)
-        );
+        assert_eq!(detect_test("/usr/bin/sysbench --threads=1 threads run\n"), Some(SysbenchTest::Threads));
         assert_eq!(detect_test("General statistics:\n"), None);
     }
 

@@ -15,7 +15,8 @@
 //! run's duration in seconds, from the `Benchmark Run:` clock times) and `test.pass: 1`; all numbers as Ruby
 //! prints Floats. When UnixBench reports a graphics test aborting or the X server crashing and there is no result,
 //! the output is lkp's `test.fail: 1`. Output without a result for another reason (empty, garbage, cut short) is an
-//! error here, where lkp would print `test.fail: 1` and a warning.
+//! error here, where lkp would print `test.fail: 1` and a warning. So is a result or score that is not a number,
+//! which lkp would read as 0.
 
 use crate::vm_scalability::ruby;
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
@@ -33,7 +34,7 @@ impl Parser for Unixbench {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -75,6 +76,19 @@ fn seconds_of_day(clock: &str) -> Option<f64> {
     Some(f64::from(h * 3600 + m * 60 + s))
 }
 
+/// A figure of the report as Ruby's `to_f` reads it, or an error naming it where `to_f` would quietly read a
+/// missing or non-numeric figure (`---`, `nan`, a lone `.`) as 0, which would be stored as a measurement.
+fn figure(text: &str, what: &str, line: usize) -> Result<f64, ParseError> {
+    if crate::dbench::ruby_num::number(text).is_none() {
+        return Err(ParseError::Malformed {
+            program: PROGRAM,
+            line,
+            detail: format!("{what} is {}, not a number", crate::excerpt(text)),
+        });
+    }
+    Ok(ruby::to_f(text))
+}
+
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let p = patterns();
     let mut duration: Option<f64> = None;
@@ -97,11 +111,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 });
             };
             // Only the clock times matter; an end before the start means the run crossed midnight.
-            duration = Some(if end > start {
-                end - start
-            } else {
-                end + 86_400.0 - start
-            });
+            duration = Some(if end > start { end - start } else { end + 86_400.0 - start });
         } else if p.index_header.is_match(line) {
             saw_unixbench = true;
             let Some((_, next)) = lines.next() else {
@@ -113,20 +123,15 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             let next = ruby::chomp(next);
             if !next.is_empty() {
                 let fields = ruby::split_ws(next);
-                let result = fields
-                    .len()
-                    .checked_sub(2)
-                    .and_then(|i| fields.get(i))
-                    .copied()
-                    .unwrap_or("");
-                throughput = Some(ruby::to_f(result));
+                let result = fields.len().checked_sub(2).and_then(|i| fields.get(i)).copied().unwrap_or("");
+                throughput = Some(figure(result, "the RESULT column of the index table", line_no + 1)?);
             }
         } else if let Some(c) = p.result.captures(line) {
             saw_unixbench = true;
-            throughput = Some(ruby::to_f(&c[1]));
+            throughput = Some(figure(&c[1], "the test result", line_no)?);
         } else if let Some(c) = p.score.captures(line) {
             saw_unixbench = true;
-            score = Some(ruby::to_f(&c[1]));
+            score = Some(figure(&c[1], "the index score", line_no)?);
         } else if p.graphics_failed.is_match(line) || p.server_crashed.is_match(line) {
             saw_unixbench = true;
             failed = true;
@@ -139,11 +144,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             out.push("test.fail", "1");
             return Ok(out);
         }
-        let missing = if duration.is_none() {
-            "`Benchmark Run: ... HH:MM:SS - HH:MM:SS` line"
-        } else {
-            "result line"
-        };
+        let missing = if duration.is_none() { "`Benchmark Run: ... HH:MM:SS - HH:MM:SS` line" } else { "result line" };
         return Err(if saw_unixbench {
             ParseError::Truncated {
                 program: PROGRAM,
@@ -152,10 +153,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         } else {
             ParseError::NoResults {
                 program: PROGRAM,
-                hint:
-                    "expected a UnixBench report with `Benchmark Run:` and a result line such as \
+                hint: "expected a UnixBench report with `Benchmark Run:` and a result line such as \
                        `... 3121976.0 KBps  (30.0 s, 7 samples)`"
-                        .into(),
+                    .into(),
             }
         });
     };
@@ -166,4 +166,20 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     out.push("workload", crate::rubyfmt::float(duration * throughput));
     out.push("test.pass", "1");
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unixbench_non_numeric_result_is_an_error() {
+        let text = "Benchmark Run: Mon Jan 08 2024 07:40:42 - 07:46:52\n\
+                    System Benchmarks Partial Index              BASELINE       RESULT    INDEX\n\
+                    File Copy 1024 bufsize 2000 maxblocks          3960.0    nan   4231.4\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 3, detail, .. }) => assert!(detail.contains("RESULT"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -32,7 +32,7 @@ impl Parser for VmScalability {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -84,20 +84,12 @@ impl Series {
             return Ok(());
         }
         self.throughput.push(ruby::sum(&self.kbps));
-        ruby::sort(&mut self.kbps).map_err(|detail| ParseError::Malformed {
-            program: PROGRAM,
-            line: 0,
-            detail,
-        })?;
+        ruby::sort(&mut self.kbps).map_err(|detail| ParseError::Malformed { program: PROGRAM, line: 0, detail })?;
         if let Some(middle) = self.kbps.get(self.kbps.len() / 2) {
             self.median.push(*middle);
         }
         // lkp sums again after sorting; for floats the compensated sum can differ in the last digit.
-        out.comment(format!(
-            "# {} {}",
-            self.kbps.len(),
-            ruby::sum(&self.kbps).to_ruby_string()
-        ));
+        out.comment(format!("# {} {}", self.kbps.len(), ruby::sum(&self.kbps).to_ruby_string()));
         Ok(())
     }
 }
@@ -111,14 +103,28 @@ fn bytes_of(digits: &str, line: usize) -> Result<i128, ParseError> {
 }
 
 fn add_bytes(total: &mut i128, more: i128, line: usize) -> Result<(), ParseError> {
-    *total = total
-        .checked_add(more)
-        .ok_or_else(|| ParseError::Malformed {
+    *total = total.checked_add(more).ok_or_else(|| ParseError::Malformed {
+        program: PROGRAM,
+        line,
+        detail: "total byte count overflows".into(),
+    })?;
+    Ok(())
+}
+
+/// A sample's elapsed time, refused when it is zero: lkp divides the bytes by it and gets an infinite KB/s (or
+/// NaN, which its sort then fails on), so the error names the line instead.
+fn elapsed(seconds: f64, line: usize) -> Result<f64, ParseError> {
+    if seconds == 0.0 || !seconds.is_finite() {
+        return Err(ParseError::Malformed {
             program: PROGRAM,
             line,
-            detail: "total byte count overflows".into(),
-        })?;
-    Ok(())
+            detail: format!(
+                "the sample's elapsed time is {seconds} seconds, so its KB/s would be infinite; expected a time \
+                 above 0 (the timer's resolution is too coarse or the output is corrupt)"
+            ),
+        });
+    }
+    Ok(seconds)
 }
 
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
@@ -139,21 +145,18 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         } else if let Some(c) = p.dd_copied.captures(line) {
             let n = bytes_of(&c[1], line_no)?;
             add_bytes(&mut bytes, n, line_no)?;
-            plain
-                .kbps
-                .push(Num::Float((n >> 10) as f64 / ruby::to_f(&c[2])));
+            let seconds = elapsed(ruby::to_f(&c[2]), line_no)?;
+            plain.kbps.push(Num::Float((n >> 10) as f64 / seconds));
         } else if let Some(c) = p.truncated.captures(line) {
             let n = bytes_of(&c[1], line_no)?;
             add_bytes(&mut bytes, n, line_no)?;
-            plain.kbps.push(Num::Float(
-                (n >> 10) as f64 / (ruby::to_f(&c[2]) - ruby::to_f(&c[3])),
-            ));
+            let seconds = elapsed(ruby::to_f(&c[2]) - ruby::to_f(&c[3]), line_no)?;
+            plain.kbps.push(Num::Float((n >> 10) as f64 / seconds));
         } else if let Some(c) = p.faulted.captures(line) {
             let n = bytes_of(&c[1], line_no)?;
             add_bytes(&mut bytes_fault, n, line_no)?;
-            fault.kbps.push(Num::Float(
-                (n >> 10) as f64 / (ruby::to_f(&c[2]) - ruby::to_f(&c[3])),
-            ));
+            let seconds = elapsed(ruby::to_f(&c[2]) - ruby::to_f(&c[3]), line_no)?;
+            fault.kbps.push(Num::Float((n >> 10) as f64 / seconds));
         } else if let Some(c) = p.migrated.captures(line) {
             // lkp adds the MB/s figure to the byte count here; kept so `workload` matches lkp.
             add_bytes(&mut bytes, bytes_of(&c[1], line_no)?, line_no)?;
@@ -166,8 +169,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 return Err(ParseError::Malformed {
                     program: PROGRAM,
                     line: line_no,
-                    detail: "remap took under 1024 usecs, lkp's KB/s formula divides by zero"
-                        .into(),
+                    detail: "remap took under 1024 usecs, lkp's KB/s formula divides by zero".into(),
                 });
             }
             plain.kbps.push(Num::Int(n.div_euclid(usecs_per_1024)));
@@ -208,46 +210,27 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
 
     let stddev = relative_stddev(&plain.throughput, &plain.kbps);
     let median_stddev = median_relative_stddev(&plain.median);
-    out.push(
-        "throughput",
-        printf_d("throughput", ruby::average(&plain.throughput))?,
-    );
+    out.push("throughput", printf_d("throughput", ruby::average(&plain.throughput))?);
     if plain.kbps.is_empty() {
         return Err(ParseError::Truncated {
             program: PROGRAM,
-            detail: "the last ./case-* group has no sample line (lkp reports `incomplete output`)"
-                .into(),
+            detail: "the last ./case-* group has no sample line (lkp reports `incomplete output`)".into(),
         });
     }
     out.push("stddev%", format!("  {}", ruby::printf_g(stddev * 100.0)));
     if !free_secs.is_empty() {
-        out.push(
-            "free_time",
-            format!(" {}", ruby::printf_g(ruby::average(&free_secs))),
-        );
+        out.push("free_time", format!(" {}", ruby::printf_g(ruby::average(&free_secs))));
     }
     out.push("median", printf_d("median", ruby::average(&plain.median))?);
     out.push("median_stddev%", ruby::printf_g(median_stddev * 100.0));
     out.push("workload", ruby::printf_f(bytes as f64 / 1024.0, 2));
 
     if !fault.throughput.is_empty() {
-        out.push(
-            "throughput_fault",
-            printf_d("throughput_fault", ruby::average(&fault.throughput))?,
-        );
+        out.push("throughput_fault", printf_d("throughput_fault", ruby::average(&fault.throughput))?);
         let stddev = relative_stddev(&fault.throughput, &fault.kbps);
-        out.push(
-            "stddev_fault%",
-            format!("  {}", ruby::printf_g(stddev * 100.0)),
-        );
-        out.push(
-            "median_fault",
-            printf_d("median_fault", ruby::average(&fault.median))?,
-        );
-        out.push(
-            "median_fault_stddev%",
-            ruby::printf_g(median_relative_stddev(&fault.median) * 100.0),
-        );
+        out.push("stddev_fault%", format!("  {}", ruby::printf_g(stddev * 100.0)));
+        out.push("median_fault", printf_d("median_fault", ruby::average(&fault.median))?);
+        out.push("median_fault_stddev%", ruby::printf_g(median_relative_stddev(&fault.median) * 100.0));
     }
     // `bytes_fault` is summed by lkp but never printed.
     let _ = bytes_fault;
@@ -276,10 +259,7 @@ fn printf_d(key: &str, x: f64) -> Result<String, ParseError> {
     ruby::printf_d(x).ok_or_else(|| ParseError::Malformed {
         program: PROGRAM,
         line: 0,
-        detail: format!(
-            "{key} is {} (a sample took zero time?), which lkp cannot print as an integer",
-            x
-        ),
+        detail: format!("{key} is {} (a sample took zero time?), which lkp cannot print as an integer", x),
     })
 }
 
@@ -342,11 +322,7 @@ pub(crate) mod ruby {
                 continue;
             }
             if x.is_infinite() {
-                f = if f.is_infinite() && x.is_sign_negative() != f.is_sign_negative() {
-                    f64::NAN
-                } else {
-                    x
-                };
+                f = if f.is_infinite() && x.is_sign_negative() != f.is_sign_negative() { f64::NAN } else { x };
                 continue;
             }
             if f.is_infinite() {
@@ -371,9 +347,7 @@ pub(crate) mod ruby {
     /// lkp's `standard_deviation`: population deviation computed as `sqrt(1 / n * sum((x - avg) ** 2))`.
     pub(crate) fn standard_deviation(values: &[Num]) -> f64 {
         let avg = average(values);
-        let squares = values
-            .iter()
-            .fold(0.0_f64, |acc, v| acc + (v.to_f64() - avg).powf(2.0));
+        let squares = values.iter().fold(0.0_f64, |acc, v| acc + (v.to_f64() - avg).powf(2.0));
         (1.0 / values.len() as f64 * squares).sqrt()
     }
 
@@ -410,9 +384,7 @@ pub(crate) mod ruby {
 
     /// `String#split` with no argument: on runs of ASCII whitespace, ignoring leading and trailing whitespace.
     pub(crate) fn split_ws(line: &str) -> Vec<&str> {
-        line.split([' ', '\t', '\n', '\u{0b}', '\u{0c}', '\r'])
-            .filter(|s| !s.is_empty())
-            .collect()
+        line.split([' ', '\t', '\n', '\u{0b}', '\u{0c}', '\r']).filter(|s| !s.is_empty()).collect()
     }
 
     /// `String#split(',')`: like Rust's split, but trailing empty fields are dropped (and "" gives no fields).
@@ -445,10 +417,7 @@ pub(crate) mod ruby {
                     out.push(b as char);
                     count += 1;
                     *i += 1;
-                } else if b == b'_'
-                    && count > 0
-                    && bytes.get(*i + 1).is_some_and(|n| n.is_ascii_digit())
-                {
+                } else if b == b'_' && count > 0 && bytes.get(*i + 1).is_some_and(|n| n.is_ascii_digit()) {
                     *i += 1;
                 } else {
                     break;
@@ -499,13 +468,7 @@ pub(crate) mod ruby {
         if prefix.is_empty() || prefix == "-" || prefix == "+" {
             return 0;
         }
-        prefix
-            .parse::<i128>()
-            .unwrap_or(if prefix.starts_with('-') {
-                i128::MIN
-            } else {
-                i128::MAX
-            })
+        prefix.parse::<i128>().unwrap_or(if prefix.starts_with('-') { i128::MIN } else { i128::MAX })
     }
 
     /// `printf "%d"` of a Float: truncation toward zero; `None` for NaN and infinities (Ruby raises
@@ -516,11 +479,7 @@ pub(crate) mod ruby {
         }
         let t = x.trunc();
         // `{:.0}` prints every digit of a large integral float exactly, as Ruby's Bignum conversion does.
-        Some(if t == 0.0 {
-            "0".to_string()
-        } else {
-            format!("{t:.0}")
-        })
+        Some(if t == 0.0 { "0".to_string() } else { format!("{t:.0}") })
     }
 
     fn non_finite(x: f64) -> Option<String> {
@@ -544,11 +503,7 @@ pub(crate) mod ruby {
             return s;
         }
         if x == 0.0 {
-            return if x.is_sign_negative() {
-                "-0".into()
-            } else {
-                "0".into()
-            };
+            return if x.is_sign_negative() { "-0".into() } else { "0".into() };
         }
         const PRECISION: i32 = 6;
         let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
@@ -562,11 +517,7 @@ pub(crate) mod ruby {
             strip_fraction_zeros(&format!("{x:.decimals$}"))
         } else {
             let sign = if exponent < 0 { '-' } else { '+' };
-            format!(
-                "{}e{sign}{:02}",
-                strip_fraction_zeros(mantissa),
-                exponent.abs()
-            )
+            format!("{}e{sign}{:02}", strip_fraction_zeros(mantissa), exponent.abs())
         }
     }
 
@@ -655,10 +606,7 @@ pub(crate) mod ruby {
         #[test]
         fn array_sum_keeps_integers_exact_and_compensates_floats() {
             assert_eq!(sum(&[Num::Int(1), Num::Int(2)]), Num::Int(3));
-            assert_eq!(
-                sum(&[Num::Float(0.1), Num::Float(0.2), Num::Float(0.3)]),
-                Num::Float(0.6)
-            );
+            assert_eq!(sum(&[Num::Float(0.1), Num::Float(0.2), Num::Float(0.3)]), Num::Float(0.6));
             assert_eq!(sum(&[]), Num::Int(0));
         }
 
@@ -676,5 +624,25 @@ pub(crate) mod ruby {
             assert_eq!(printf_d(-3.9).as_deref(), Some("-3"));
             assert_eq!(printf_d(f64::INFINITY), None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vm_scalability_dd_in_zero_seconds_is_an_error() {
+        let text = "./case-lru-file-readonce\n1048576000 bytes (1.0 GB, 1000 MiB) copied, 0 s, 3.2 GB/s\n";
+        match parse_text(text) {
+            Err(ParseError::Malformed { line: 2, detail, .. }) => assert!(detail.contains("infinite"), "{detail}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn vm_scalability_truncate_in_zero_seconds_is_an_error() {
+        let text = "./case-truncate\n1048576 bytes truncated in 5.5-5.5 seconds\n";
+        assert!(matches!(parse_text(text), Err(ParseError::Malformed { line: 2, .. })));
     }
 }

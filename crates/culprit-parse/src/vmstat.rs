@@ -54,7 +54,7 @@ impl Parser for Vmstat {
     fn kind(&self) -> Kind {
         Kind::Monitor
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
@@ -90,8 +90,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             let malformed_time = || ParseError::Malformed {
                 program: PROGRAM,
                 line: line_no,
-                detail: "expected the timestamp columns `YYYY-MM-DD HH:MM:SS` of `vmstat -t`"
-                    .into(),
+                detail: "expected the timestamp columns `YYYY-MM-DD HH:MM:SS` of `vmstat -t`".into(),
             };
             let clock = fields.pop().ok_or_else(malformed_time)?;
             let date = fields.pop().ok_or_else(malformed_time)?;
@@ -101,40 +100,23 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             return Err(ParseError::Malformed {
                 program: PROGRAM,
                 line: line_no,
-                detail: format!(
-                    "expected 1 to {} numeric vmstat columns, found {}",
-                    KEYS.len(),
-                    fields.len()
-                ),
+                detail: format!("expected 1 to {} numeric vmstat columns, found {}", KEYS.len(), fields.len()),
             });
         }
-        if let Some(bad) = fields
-            .iter()
-            .find(|f| !f.bytes().all(|b| b.is_ascii_digit()))
-        {
+        if let Some(bad) = fields.iter().find(|f| !f.bytes().all(|b| b.is_ascii_digit())) {
             return Err(ParseError::Malformed {
                 program: PROGRAM,
                 line: line_no,
-                detail: format!("expected unsigned integer vmstat columns, found {bad:?}"),
+                detail: format!("expected unsigned integer vmstat columns, found {}", crate::excerpt(bad)),
             });
         }
         let expected = *columns.get_or_insert(fields.len());
         if fields.len() != expected {
-            let detail = format!(
-                "line {line_no} has {} columns where the first sample had {expected}",
-                fields.len()
-            );
+            let detail = format!("line {line_no} has {} columns where the first sample had {expected}", fields.len());
             return Err(if fields.len() < expected {
-                ParseError::Truncated {
-                    program: PROGRAM,
-                    detail,
-                }
+                ParseError::Truncated { program: PROGRAM, detail }
             } else {
-                ParseError::Malformed {
-                    program: PROGRAM,
-                    line: line_no,
-                    detail,
-                }
+                ParseError::Malformed { program: PROGRAM, line: line_no, detail }
             });
         }
         if let Some(epoch) = time {
@@ -147,7 +129,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     if out.lines.is_empty() {
         return Err(ParseError::NoResults {
             program: PROGRAM,
-            hint: "expected `vmstat -n -t 1` output: a header and sample lines of integers ending in a timestamp".into(),
+            hint: "expected `vmstat -n -t 1` output: a header and sample lines of integers ending in a timestamp"
+                .into(),
         });
     }
     Ok(out)

@@ -30,23 +30,17 @@ impl Parser for WillItScale {
     fn kind(&self) -> Kind {
         Kind::Benchmark
     }
-    fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
 }
 
 fn is_header(line: &str) -> bool {
-    !line.is_empty()
-        && line
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b',')
+    !line.is_empty() && line.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b',')
 }
 
 fn is_row(line: &str) -> bool {
-    !line.is_empty()
-        && line
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b == b'.' || b == b',')
+    !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b',')
 }
 
 /// lkp's metric name for an assertion failure: the text after the last `: `, every character outside
@@ -89,13 +83,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         };
         if is_header(line) {
             saw_header_or_row = true;
-            names = Some(
-                ruby::split_comma(line)
-                    .into_iter()
-                    .skip(1)
-                    .map(str::to_string)
-                    .collect(),
-            );
+            names = Some(ruby::split_comma(line).into_iter().skip(1).map(str::to_string).collect());
         } else if is_row(line) {
             saw_header_or_row = true;
             let fields = ruby::split_comma(line);
@@ -118,7 +106,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                     program: PROGRAM,
                     line: line_no,
                     detail: format!(
-                        "task count {nr_task:?} is zero; operations per task are undefined"
+                        "task count {} is zero; operations per task are undefined",
+                        crate::excerpt(nr_task)
                     ),
                 });
             }
@@ -149,16 +138,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         out.push("scalability", ruby::printf_f(*last, 6));
     }
     if !per_process.is_empty() {
-        out.push(
-            "per_process_ops",
-            printf_d("per_process_ops", ruby::average(&per_process))?,
-        );
+        out.push("per_process_ops", printf_d("per_process_ops", ruby::average(&per_process))?);
     }
     if !per_thread.is_empty() {
-        out.push(
-            "per_thread_ops",
-            printf_d("per_thread_ops", ruby::average(&per_thread))?,
-        );
+        out.push("per_thread_ops", printf_d("per_thread_ops", ruby::average(&per_thread))?);
     }
     if workload != 0.0 {
         out.push("workload", printf_d("workload", workload)?);
@@ -172,7 +155,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         } else {
             ParseError::NoResults {
                 program: PROGRAM,
-                hint: "expected the CSV `tasks,processes,processes_idle,threads,threads_idle,linear` and its rows".into(),
+                hint: "expected the CSV `tasks,processes,processes_idle,threads,threads_idle,linear` and its rows"
+                    .into(),
             }
         });
     }

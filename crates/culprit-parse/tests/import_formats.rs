@@ -7,15 +7,7 @@ use culprit_parse::{lookup, Line, ParseError, ParseInput, ParseOutput};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const PROGRAMS: [&str; 7] = [
-    "will-it-scale",
-    "unixbench",
-    "netperf",
-    "vm-scalability",
-    "iperf",
-    "vmstat",
-    "mpstat",
-];
+const PROGRAMS: [&str; 7] = ["will-it-scale", "unixbench", "netperf", "vm-scalability", "iperf", "vmstat", "mpstat"];
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -45,10 +37,8 @@ fn real_vmstat_output_of_this_machine_parses_to_the_checked_records() {
         if name.ends_with(".yaml") || name.ends_with(".md") {
             continue;
         }
-        let expected = fs::read_to_string(raw.with_file_name(format!("{name}.yaml")))
-            .expect("expected output");
-        let out = parse("vmstat", &fs::read_to_string(&raw).unwrap())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expected = fs::read_to_string(raw.with_file_name(format!("{name}.yaml"))).expect("expected output");
+        let out = parse("vmstat", &fs::read_to_string(&raw).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(out.render(), expected.trim_end_matches('\n'), "{name}");
         // A monitor's output is records that each start with `time`.
         assert!(matches!(out.lines.first(), Some(Line::Pair { key, .. }) if key == "time"));
@@ -56,30 +46,20 @@ fn real_vmstat_output_of_this_machine_parses_to_the_checked_records() {
         assert_eq!(samples.get("cpu.us").map(Vec::len), Some(3));
         cases += 1;
     }
-    assert!(
-        cases > 0,
-        "no recorded vmstat output under {}",
-        dir.display()
-    );
+    assert!(cases > 0, "no recorded vmstat output under {}", dir.display());
 }
 
 /// What each bad input must give: the error variant and a phrase of the message saying what was expected.
 fn expected_error(program: &str, case: &str) -> (&'static str, &'static str) {
     match (program, case) {
-        (_, "empty") | (_, "garbage") if program != "vmstat" && program != "mpstat" => {
-            ("NoResults", "expected")
-        }
+        (_, "empty") | (_, "garbage") if program != "vmstat" && program != "mpstat" => ("NoResults", "expected"),
         ("vmstat", "empty") | ("vmstat", "header-only") => ("NoResults", "vmstat -n -t 1"),
         ("vmstat", "garbage") => ("Malformed", "expected"),
         ("vmstat", "truncated") => ("Truncated", "columns where the first sample had"),
         ("mpstat", "empty") => ("NoResults", "mpstat -o JSON"),
-        ("mpstat", "garbage") | ("mpstat", "truncated") => {
-            ("Json", "expected mpstat's `-o JSON` report")
-        }
+        ("mpstat", "garbage") | ("mpstat", "truncated") => ("Json", "expected mpstat's `-o JSON` report"),
         ("mpstat", "text-format") => ("NoResults", "text report"),
-        ("will-it-scale", "truncated") | ("will-it-scale", "cut-mid-row") => {
-            ("Truncated", "no row")
-        }
+        ("will-it-scale", "truncated") | ("will-it-scale", "cut-mid-row") => ("Truncated", "no row"),
         ("unixbench", "truncated") => ("Truncated", "result line"),
         ("unixbench", "cut-after-index-header") => ("Truncated", "its row is missing"),
         ("netperf", "truncated") => ("Truncated", "no result row"),
@@ -98,6 +78,7 @@ fn variant(e: &ParseError) -> &'static str {
         ParseError::Truncated { .. } => "Truncated",
         ParseError::Malformed { .. } => "Malformed",
         ParseError::Json { .. } => "Json",
+        ParseError::NotFinite { .. } => "NotFinite",
     }
 }
 
@@ -112,31 +93,19 @@ fn bad_input_gives_an_error_that_says_what_was_expected() {
             let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
             let (want_variant, want_phrase) = expected_error(program, &case);
             match parse(program, &text) {
-                Ok(out) => panic!(
-                    "{program}/{case}: expected an error, got {:?}",
-                    out.render()
-                ),
+                Ok(out) => panic!("{program}/{case}: expected an error, got {:?}", out.render()),
                 Err(e) => {
                     let message = e.to_string();
                     assert_eq!(variant(&e), want_variant, "{program}/{case}: {message}");
-                    assert!(
-                        message.contains(want_phrase),
-                        "{program}/{case}: {message:?} lacks {want_phrase:?}"
-                    );
-                    assert!(
-                        message.contains(program),
-                        "{program}/{case}: {message:?} does not name the program"
-                    );
+                    assert!(message.contains(want_phrase), "{program}/{case}: {message:?} lacks {want_phrase:?}");
+                    assert!(message.contains(program), "{program}/{case}: {message:?} does not name the program");
                 }
             }
             seen.push(case);
             cases += 1;
         }
         for required in ["empty", "garbage", "truncated"] {
-            assert!(
-                seen.iter().any(|c| c == required),
-                "{program} has no bad2/{program}/{required} case"
-            );
+            assert!(seen.iter().any(|c| c == required), "{program} has no bad2/{program}/{required} case");
         }
     }
     assert!(cases >= 21);
@@ -212,8 +181,7 @@ fn hand_checked_cases() {
         ),
     ];
     for (program, input, want) in cases {
-        let got =
-            parse(program, input).unwrap_or_else(|e| panic!("{program}: {e}\ninput: {input}"));
+        let got = parse(program, input).unwrap_or_else(|e| panic!("{program}: {e}\ninput: {input}"));
         assert_eq!(got.render(), *want, "{program}\ninput: {input}");
     }
 }
@@ -235,10 +203,7 @@ impl Xorshift {
 
 fn fixtures_of(program: &str) -> Vec<String> {
     let mut texts = Vec::new();
-    for dir in [
-        data_dir().join("lkp").join(program),
-        data_dir().join("real2").join(program),
-    ] {
+    for dir in [data_dir().join("lkp").join(program), data_dir().join("real2").join(program)] {
         if !dir.is_dir() {
             continue;
         }
@@ -263,20 +228,11 @@ fn random_bytes_and_truncations_never_panic() {
             // Random bytes, half of them from an alphabet of the characters the parsers look for.
             let len = rng.below(400);
             let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    if round % 2 == 0 {
-                        alphabet[rng.below(alphabet.len())]
-                    } else {
-                        rng.next() as u8
-                    }
-                })
+                .map(|_| if round % 2 == 0 { alphabet[rng.below(alphabet.len())] } else { rng.next() as u8 })
                 .collect();
             let text = String::from_utf8_lossy(&bytes);
             if let Ok(out) = parse(program, &text) {
-                assert!(
-                    !out.lines.is_empty() || program == "mpstat",
-                    "{program}: empty Ok for random input {text:?}"
-                );
+                assert!(!out.lines.is_empty() || program == "mpstat", "{program}: empty Ok for random input {text:?}");
             }
 
             // A random truncation of a fixture, sometimes with one byte replaced.
@@ -292,10 +248,7 @@ fn random_bytes_and_truncations_never_panic() {
             }
             let text = String::from_utf8_lossy(&truncated);
             if let Ok(out) = parse(program, &text) {
-                assert!(
-                    !out.lines.is_empty() || program == "mpstat",
-                    "{program}: empty Ok for {text:?}"
-                );
+                assert!(!out.lines.is_empty() || program == "mpstat", "{program}: empty Ok for {text:?}");
             }
         }
     }

@@ -159,7 +159,11 @@ fn run_in(
     for step in &plan.cleanup {
         // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
         // good run into a failed one.
-        let _ = process::run(&with_env(step.clone(), job), Some(Duration::from_secs(600)), &Arc::new(AtomicBool::new(false)));
+        let _ = process::run(
+            &with_env(step.clone(), job),
+            Some(Duration::from_secs(600)),
+            &Arc::new(AtomicBool::new(false)),
+        );
     }
     result
 }
@@ -244,7 +248,9 @@ fn set_up_and_measure(
     let stderr: String = executions.iter().map(|f| f.stderr.as_str()).collect();
     record.stderr.push_str(&stderr);
     if !stdout.is_empty() {
-        record.raw_outputs.push(RawOutput { name: job.program.name().to_string(), content: stdout.clone().into_bytes() });
+        record
+            .raw_outputs
+            .push(RawOutput { name: job.program.name().to_string(), content: stdout.clone().into_bytes() });
     }
     if executions.iter().any(|f| f.exit == Exit::Interrupted) || interrupt.load(Ordering::SeqCst) {
         return Err(Stop::Interrupted);
@@ -259,10 +265,14 @@ fn set_up_and_measure(
             let caps = command::captures(&job.program_params).map_err(|e| Stop::Failed(e.to_string()))?;
             let per_execution = MonitorSeries {
                 monitor: "command".into(),
-                times: executions.iter().map(|f| f.usage.wall_secs).scan(0.0, |t, w| {
-                    *t += w;
-                    Some(*t)
-                }).collect(),
+                times: executions
+                    .iter()
+                    .map(|f| f.usage.wall_secs)
+                    .scan(0.0, |t, w| {
+                        *t += w;
+                        Some(*t)
+                    })
+                    .collect(),
                 series: BTreeMap::from([(
                     "elapsed_time".to_string(),
                     executions.iter().map(|f| f.usage.wall_secs).collect(),
@@ -290,8 +300,21 @@ fn set_up_and_measure(
             metrics
         }
     };
-    record.metrics.extend(program_metrics);
+    record.metrics.extend(finite_metrics(job.program.name(), program_metrics).map_err(Stop::Failed)?);
     Ok(())
+}
+
+/// The program's metrics, or the reason the run failed when one of them is NaN or infinite. The parsers refuse
+/// such values themselves; this is the safety net for every program, since a non-finite sample stored as a result
+/// would poison every mean and test it enters.
+fn finite_metrics(program: &str, metrics: BTreeMap<String, f64>) -> Result<BTreeMap<String, f64>, String> {
+    match metrics.iter().find(|(_, v)| !v.is_finite()) {
+        Some((name, value)) => Err(format!(
+            "{name}: the {program} output gives {value}, which is not a finite number; the benchmark printed nan, inf \
+             or a zero where a measurement belongs (see the run's raw output)"
+        )),
+        None => Ok(metrics),
+    }
 }
 
 /// lkp's `time.*` metrics for the measured command, summed over its executions.
@@ -383,7 +406,9 @@ mod tests {
         let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
         match &record.outcome {
-            RunOutcome::Failed { reason } => assert!(reason.contains("setup") && reason.contains("exit status 3"), "{reason}"),
+            RunOutcome::Failed { reason } => {
+                assert!(reason.contains("setup") && reason.contains("exit status 3"), "{reason}")
+            }
             other => panic!("{other:?}"),
         }
         assert!(mark.exists(), "cleanup did not run");
@@ -395,12 +420,16 @@ mod tests {
     fn monitor_failures_are_found_again_once_each_without_a_doubled_name() {
         let dir = tempfile::tempdir().unwrap();
         let program = crate::program::lookup("command").expect("the command program exists");
-        let mut job = test_job("monitor-failures", program, Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())])));
+        let mut job = test_job(
+            "monitor-failures",
+            program,
+            Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())])),
+        );
         // One monitor that cannot be created, one that fails when it starts (freq 0 is checked in start).
         job.monitors = vec![
-                ("no-such-monitor".to_string(), BTreeMap::new()),
-                ("perf-profile".to_string(), BTreeMap::from([("freq".to_string(), "0".to_string())])),
-            ];
+            ("no-such-monitor".to_string(), BTreeMap::new()),
+            ("perf-profile".to_string(), BTreeMap::from([("freq".to_string(), "0".to_string())])),
+        ];
         job.cwd = Some(dir.path().to_path_buf());
         let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
@@ -417,7 +446,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let program = crate::program::lookup("command").expect("the command program exists");
         let cmd = "echo progress >&2; echo 'fio: write failed: No space left on device' >&2; echo >&2; exit 1";
-        let mut job = test_job("enospc", program, Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])));
+        let mut job =
+            test_job("enospc", program, Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())])));
         job.cwd = Some(dir.path().to_path_buf());
         let ctx = test_context(dir.path());
         let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
@@ -432,13 +462,75 @@ mod tests {
     }
 
     #[test]
+    fn a_non_finite_metric_fails_the_run_naming_the_metric() {
+        let metrics = BTreeMap::from([("x.ok".to_string(), 1.0), ("x.throughput".to_string(), f64::INFINITY)]);
+        let reason = finite_metrics("x", metrics).err().unwrap_or_default();
+        assert!(reason.starts_with("x.throughput: ") && reason.contains("not a finite number"), "{reason}");
+        let nan = BTreeMap::from([("x.rate".to_string(), f64::NAN)]);
+        assert!(finite_metrics("x", nan).is_err_and(|r| r.contains("x.rate") && r.contains("NaN")));
+        let fine = BTreeMap::from([("x.zero".to_string(), 0.0)]);
+        assert_eq!(finite_metrics("x", fine.clone()), Ok(fine));
+    }
+
+    /// A program whose output is hackbench's with `Time: 0`, through the real parser, so the stored run is a failed
+    /// one naming the line instead of an ok one with an infinite throughput.
+    struct ZeroTimeHackbench;
+
+    impl Program for ZeroTimeHackbench {
+        fn name(&self) -> &'static str {
+            "hackbench"
+        }
+        fn binary(&self) -> &'static str {
+            "sh"
+        }
+        fn install_hint(&self) -> &'static str {
+            ""
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            &[]
+        }
+        fn parser(&self) -> Option<&'static str> {
+            Some("hackbench")
+        }
+        fn plan(&self, _p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+            let output = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+                          Each sender will pass 2000 messages of 100 bytes\nTime: 0\n";
+            Ok(ProgramPlan {
+                setup: Vec::new(),
+                main: Invocation::new(["printf".to_string(), "%s".to_string(), output.to_string()]),
+                executions: 1,
+                cleanup: Vec::new(),
+            })
+        }
+    }
+
+    static ZERO_TIME_HACKBENCH: ZeroTimeHackbench = ZeroTimeHackbench;
+
+    #[test]
+    fn hackbench_zero_time_is_a_failed_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = test_job("zero-time", &ZERO_TIME_HACKBENCH, Params::new("hackbench", BTreeMap::new()));
+        let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
+        match &record.outcome {
+            RunOutcome::Failed { reason } => assert!(reason.contains("line 3") && reason.contains("Time:"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(record.metrics.values().all(|v| v.is_finite()), "{:?}", record.metrics);
+    }
+
+    #[test]
     fn every_monitor_error_text_is_recognised_as_a_monitor_failure() {
         let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
         let errors = [
             monitor::MonitorError::Unknown { name: "x".into(), known: "vmstat".into() },
             monitor::MonitorError::Read { monitor: "vmstat", path: "/proc/stat".into(), source: io() },
             monitor::MonitorError::Failed { monitor: "perf-stat", detail: "d".into() },
-            monitor::MonitorError::MissingProgram { monitor: "perf-stat", program: "perf", package: "linux-perf", detail: "d".into() },
+            monitor::MonitorError::MissingProgram {
+                monitor: "perf-stat",
+                program: "perf",
+                package: "linux-perf",
+                detail: "d".into(),
+            },
             monitor::MonitorError::BadOption { monitor: "perf-profile", option: "freq".into(), accepted: "a".into() },
         ];
         for error in errors {

@@ -20,7 +20,12 @@
 //! directory; a revision directory with a `matrix.json` but no run directories yields one run per matrix column.
 //! Paths are read as `<testcase>/<path_params>/<host>/.../<commit>/<run>` (lkp adds rootfs, kconfig and compiler
 //! levels before the commit; they are skipped); the caller can supply testcase and path_params when the root is
-//! shallower than that.
+//! shallower than that (and must when the root is a single run directory, which is then imported alone).
+//!
+//! A run directory without `stats.json` (it holds a `job.yaml`, or is numbered inside a revision directory) is an
+//! unfinished run: it is reported as skipped, never read as a revision whose `matrix.json` columns would become
+//! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
+//! `stats.json` with no number at all skips its run.
 
 use crate::error::StoreError;
 use crate::{RunId, SaveOptions, Saved, Store};
@@ -33,8 +38,10 @@ use std::path::{Path, PathBuf};
 /// Why writing or importing a result root failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultRootError {
-    #[error("cannot {action} {}: {source}", path.display())]
-    Io { path: PathBuf, action: &'static str, source: std::io::Error },
+    /// The I/O error is part of the message rather than a chained source, so the report prints it once (a
+    /// skipped run's reason is this message alone).
+    #[error("cannot {action} {}: {error}", path.display())]
+    Io { path: PathBuf, action: &'static str, error: std::io::Error },
 
     #[error("{} is not valid lkp JSON: {reason}; fix or remove the file and import again", path.display())]
     Json { path: PathBuf, reason: String },
@@ -80,8 +87,7 @@ pub fn revision_dir(root: &Path, testcase: &str, path_params: &str, hostname: &s
 /// `matrix.json`, `avg.json` and `stddev.json`. Returns the run directory. Every file is written to a temporary
 /// name and renamed, so a crash never leaves a half-written `stats.json`.
 pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<PathBuf, ResultRootError> {
-    let revision_directory =
-        revision_dir(root, &run.testcase, path_params, &run.machine.hostname, run.revision.key());
+    let revision_directory = revision_dir(root, &run.testcase, path_params, &run.machine.hostname, run.revision.key());
     create_dir(&revision_directory)?;
     let index = run_indices(&revision_directory)?.last().map_or(0, |last| last + 1);
     let run_directory = revision_directory.join(index.to_string());
@@ -195,17 +201,18 @@ fn run_indices(revision_directory: &Path) -> Result<Vec<u64>, ResultRootError> {
 }
 
 fn read_dir(directory: &Path) -> Result<Vec<std::fs::DirEntry>, ResultRootError> {
-    let io_error = |source| ResultRootError::Io { path: directory.to_path_buf(), action: "list the directory", source };
-    let mut entries = std::fs::read_dir(directory).map_err(io_error)?.collect::<Result<Vec<_>, _>>().map_err(io_error)?;
+    let io_error = |error| ResultRootError::Io { path: directory.to_path_buf(), action: "list the directory", error };
+    let mut entries =
+        std::fs::read_dir(directory).map_err(io_error)?.collect::<Result<Vec<_>, _>>().map_err(io_error)?;
     entries.sort_by_key(|e| e.file_name());
     Ok(entries)
 }
 
 fn create_dir(directory: &Path) -> Result<(), ResultRootError> {
-    std::fs::create_dir_all(directory).map_err(|source| ResultRootError::Io {
+    std::fs::create_dir_all(directory).map_err(|error| ResultRootError::Io {
         path: directory.to_path_buf(),
         action: "create the directory",
-        source,
+        error,
     })
 }
 
@@ -225,27 +232,56 @@ fn write_atomically(path: &Path, content: &[u8]) -> Result<(), ResultRootError> 
         file.sync_all()?;
         std::fs::rename(&temporary, path)
     };
-    write().map_err(|source| {
+    write().map_err(|error| {
         let _ = std::fs::remove_file(&temporary);
-        ResultRootError::Io { path: path.to_path_buf(), action: "write", source }
+        ResultRootError::Io { path: path.to_path_buf(), action: "write", error }
     })
 }
 
 fn read_json(path: &Path) -> Result<Value, ResultRootError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ResultRootError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| ResultRootError::Io {
         path: path.to_path_buf(),
         action: "read",
-        source,
+        error,
     })?;
     serde_json::from_str(&text).map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
 }
 
-/// Reads a flat `metric: number` object; entries that are not numbers (lkp sometimes stores strings) are skipped.
+/// Reads a flat `metric: number` object; entries that are not numbers are skipped. Used for the `stats.json` files
+/// this module wrote itself; an imported one is read by [`read_stats`], which reports such entries.
 fn read_number_map(path: &Path) -> Result<BTreeMap<String, f64>, ResultRootError> {
-    match read_json(path)? {
-        Value::Object(map) => Ok(map.into_iter().filter_map(|(k, v)| v.as_f64().map(|n| (k, n))).collect()),
-        _ => Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of metrics".into() }),
+    read_stats(path).map(|(metrics, _)| metrics)
+}
+
+/// A `stats.json` entry whose value is not a number, and what it is instead.
+struct NotANumber {
+    key: String,
+    found: String,
+}
+
+/// Reads a run's flat `metric: number` object: the numeric entries, and the entries that are not numbers (a string,
+/// an array, `null`), which the caller reports rather than storing a run that silently lacks them.
+fn read_stats(path: &Path) -> Result<(BTreeMap<String, f64>, Vec<NotANumber>), ResultRootError> {
+    let Value::Object(map) = read_json(path)? else {
+        return Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of metrics".into() });
+    };
+    let mut metrics = BTreeMap::new();
+    let mut rejected = Vec::new();
+    for (key, value) in map {
+        match value.as_f64() {
+            Some(number) => {
+                metrics.insert(key, number);
+            }
+            None => {
+                let mut found = value.to_string();
+                if found.chars().count() > 40 {
+                    found = found.chars().take(40).collect::<String>() + "...";
+                }
+                rejected.push(NotANumber { key, found });
+            }
+        }
     }
+    Ok((metrics, rejected))
 }
 
 /// Who a run of an imported job belongs to. The store cannot compute Culprit's stable job id (that is
@@ -295,53 +331,104 @@ pub struct ImportReport {
     /// Directories that looked like runs but could not be read, with the reason; the rest of the root was
     /// still imported.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Runs imported without some of their entries, each message naming the file and the key.
+    pub warnings: Vec<String>,
 }
+
+/// Why a run directory without `stats.json` is skipped.
+const NO_STATS_REASON: &str = "no stats.json: the run did not finish (lkp and Culprit write stats.json when a run \
+                               ends) or the file was removed; restore the file or remove the directory, and import again";
 
 /// Imports every run under `root` into `store`. Each run is its own transaction, so an error in one file
 /// skips that run (listed in the report) and never half-stores it; re-importing stores nothing twice.
-pub fn import(store: &mut dyn Store, root: &Path, options: &ImportOptions<'_>) -> Result<ImportReport, ResultRootError> {
+pub fn import(
+    store: &mut dyn Store,
+    root: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<ImportReport, ResultRootError> {
     if !root.is_dir() {
+        let (kind, what) = if root.exists() {
+            (std::io::ErrorKind::InvalidInput, "it is not a directory; give the top directory of an lkp result root")
+        } else {
+            (std::io::ErrorKind::NotFound, "it does not exist; give the top directory of an lkp result root")
+        };
         return Err(ResultRootError::Io {
             path: root.to_path_buf(),
-            action: "import the result root",
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+            action: "import",
+            error: std::io::Error::new(kind, what),
         });
     }
     let mut report = ImportReport::default();
+    if root.join(STATS_FILE).is_file() {
+        // The root is one run directory: import that run alone (its siblings were not asked for). Its path says
+        // nothing about the testcase and path_params, which the root's upper levels hold.
+        if let Some(revision_directory) = root.parent() {
+            let runs = vec![root.to_path_buf()];
+            import_runs(store, root, revision_directory, &runs, options, &mut report)?;
+        }
+        return Ok(report);
+    }
+    if looks_like_run_dir(root) {
+        report.skipped.push((root.to_path_buf(), NO_STATS_REASON.to_string()));
+        return Ok(report);
+    }
     let mut revision_directories = Vec::new();
-    find_revision_dirs(root, &mut revision_directories, 0)?;
+    find_revision_dirs(root, &mut revision_directories, &mut report.skipped, 0)?;
     for revision_directory in revision_directories {
         import_revision_dir(store, root, &revision_directory, options, &mut report)?;
     }
     Ok(report)
 }
 
+/// Whether a directory without `stats.json` is a run directory all the same (an unfinished or damaged run) rather
+/// than a level of the tree: it holds the run's `job.yaml`, or it is numbered like a run inside a revision directory
+/// (one with the revision's `matrix.json` or `avg.json`). Such a directory must never be read as a revision, whose
+/// `matrix.json` columns would become invented runs.
+fn looks_like_run_dir(directory: &Path) -> bool {
+    if directory.join(STATS_FILE).is_file() {
+        return false;
+    }
+    if directory.join(JOB_FILE).is_file() {
+        return true;
+    }
+    let numbered = directory
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    numbered
+        && directory
+            .parent()
+            .is_some_and(|parent| parent.join(MATRIX_FILE).is_file() || parent.join(AVG_FILE).is_file())
+}
+
 /// lkp roots are at most about ten levels deep; the bound keeps a symlink loop from recursing forever.
 const MAX_DEPTH: usize = 16;
 
 /// Collects directories holding runs: the parents of `stats.json` files, and directories with a `matrix.json`
-/// but no run subdirectories.
-fn find_revision_dirs(directory: &Path, found: &mut Vec<PathBuf>, depth: usize) -> Result<(), ResultRootError> {
+/// but no run subdirectories. Run directories without `stats.json` go to `skipped`, named.
+fn find_revision_dirs(
+    directory: &Path,
+    found: &mut Vec<PathBuf>,
+    skipped: &mut Vec<(PathBuf, String)>,
+    depth: usize,
+) -> Result<(), ResultRootError> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
     let entries = read_dir(directory)?;
     let subdirectories: Vec<PathBuf> = entries.iter().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     let has_runs = subdirectories.iter().any(|d| d.join(STATS_FILE).is_file());
-    let is_run = directory.join(STATS_FILE).is_file();
-    if has_runs || (!is_run && directory.join(MATRIX_FILE).is_file() && depth > 0) {
+    if has_runs || (directory.join(MATRIX_FILE).is_file() && depth > 0) {
         found.push(directory.to_path_buf());
     }
-    if is_run && depth == 0 {
-        // The root itself is a single run directory.
-        if let Some(parent) = directory.parent() {
-            found.push(parent.to_path_buf());
-        }
-        return Ok(());
-    }
     for subdirectory in subdirectories {
-        if !subdirectory.join(STATS_FILE).is_file() {
-            find_revision_dirs(&subdirectory, found, depth + 1)?;
+        if subdirectory.join(STATS_FILE).is_file() {
+            continue;
+        }
+        if looks_like_run_dir(&subdirectory) {
+            skipped.push((subdirectory, NO_STATS_REASON.to_string()));
+        } else {
+            find_revision_dirs(&subdirectory, found, skipped, depth + 1)?;
         }
     }
     Ok(())
@@ -355,17 +442,19 @@ struct Placement {
     revision_key: String,
 }
 
-fn placement(root: &Path, revision_directory: &Path, options: &ImportOptions<'_>) -> Result<Placement, ResultRootError> {
+fn placement(
+    root: &Path,
+    revision_directory: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<Placement, ResultRootError> {
     let relative: Vec<String> = revision_directory
         .strip_prefix(root)
         .unwrap_or(revision_directory)
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    let revision_key = revision_directory
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or(ResultRootError::Layout {
+    let revision_key =
+        revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or(ResultRootError::Layout {
             path: revision_directory.to_path_buf(),
             what: "revision",
             hint: "import the directory that contains the commit directories",
@@ -401,20 +490,46 @@ fn import_revision_dir(
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
 ) -> Result<(), ResultRootError> {
-    let place = placement(root, revision_directory, options)?;
-    let mut runs = Vec::new();
+    let mut run_directories = Vec::new();
+    let mut incomplete_runs = false;
     for entry in read_dir(revision_directory)? {
         let run_directory = entry.path();
-        let stats_path = run_directory.join(STATS_FILE);
-        if !run_directory.is_dir() || !stats_path.is_file() {
-            continue;
+        if run_directory.join(STATS_FILE).is_file() {
+            run_directories.push(run_directory);
+        } else if run_directory.is_dir() && looks_like_run_dir(&run_directory) {
+            // Already reported as skipped while the root was walked.
+            incomplete_runs = true;
         }
-        match read_run_dir(&run_directory) {
-            Ok(found) => runs.push(found),
+    }
+    if run_directories.is_empty() && incomplete_runs {
+        // The revision's matrix.json is no substitute for run directories that are there but unfinished.
+        return Ok(());
+    }
+    import_runs(store, root, revision_directory, &run_directories, options, report)
+}
+
+/// Reads the given run directories of one revision directory (or, with none, the revision's `matrix.json`) and
+/// stores their runs. An unreadable run is skipped and named; where the runs belong is only asked once there is a
+/// run to store, so that a root of unreadable runs reports them rather than its layout.
+fn import_runs(
+    store: &mut dyn Store,
+    root: &Path,
+    revision_directory: &Path,
+    run_directories: &[PathBuf],
+    options: &ImportOptions<'_>,
+    report: &mut ImportReport,
+) -> Result<(), ResultRootError> {
+    let mut runs = Vec::new();
+    for run_directory in run_directories {
+        match read_run_dir(run_directory) {
+            Ok((found, warnings)) => {
+                report.warnings.extend(warnings);
+                runs.push(found);
+            }
             Err(error) => report.skipped.push((run_directory.clone(), error.to_string())),
         }
     }
-    if runs.is_empty() {
+    if run_directories.is_empty() {
         let matrix_path = revision_directory.join(MATRIX_FILE);
         if matrix_path.is_file() {
             match runs_from_matrix(&matrix_path) {
@@ -423,8 +538,18 @@ fn import_revision_dir(
             }
         }
     }
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let place = if root.join(STATS_FILE).is_file() {
+        single_run_placement(root, revision_directory, options)?
+    } else {
+        placement(root, revision_directory, options)?
+    };
     // Run directories sort as strings; order them by number so run 10 comes after run 9.
-    runs.sort_by(|a, b| (a.run_name.parse::<u64>().ok(), &a.run_name).cmp(&(b.run_name.parse::<u64>().ok(), &b.run_name)));
+    runs.sort_by(|a, b| {
+        (a.run_name.parse::<u64>().ok(), &a.run_name).cmp(&(b.run_name.parse::<u64>().ok(), &b.run_name))
+    });
     for found in runs {
         let run_name = found.run_name.clone();
         let record = build_record(&place, found, options);
@@ -437,23 +562,71 @@ fn import_revision_dir(
     Ok(())
 }
 
-fn read_run_dir(run_directory: &Path) -> Result<FoundRun, ResultRootError> {
+/// Where a run imported on its own belongs: only the caller can say, since the levels above it that name the
+/// testcase and path_params are not part of the import.
+fn single_run_placement(
+    run_directory: &Path,
+    revision_directory: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<Placement, ResultRootError> {
+    const HINT: &str = "this is a single run directory; import the top directory of its result root (the one holding \
+                        <testcase>/<path_params>/<host>/.../<commit>/<run>), which imports this run with the others";
+    let layout = |what| ResultRootError::Layout { path: run_directory.to_path_buf(), what, hint: HINT };
+    let testcase = options.testcase.clone().ok_or_else(|| layout("testcase"))?;
+    let path_params = options.path_params.clone().ok_or_else(|| layout("path_params"))?;
+    let revision_key =
+        revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| layout("revision"))?;
+    Ok(Placement { testcase, path_params, hostname: None, revision_key })
+}
+
+/// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A
+/// `stats.json` none of whose entries is a number is an error: that run would be stored as an ok run with no
+/// metric at all.
+fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultRootError> {
     let stats_path = run_directory.join(STATS_FILE);
-    let metrics = read_number_map(&stats_path)?;
+    let (metrics, rejected) = read_stats(&stats_path)?;
+    if metrics.is_empty() {
+        if let Some(first) = rejected.first() {
+            return Err(ResultRootError::Json {
+                path: stats_path,
+                reason: format!(
+                    "no entry is a number (\"{}\" is {}{}), so the run has no metric",
+                    first.key,
+                    first.found,
+                    if rejected.len() > 1 {
+                        format!(", and {} more like it", rejected.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+            });
+        }
+    }
+    let warnings = rejected
+        .iter()
+        .map(|r| {
+            format!(
+                "{}: \"{}\" is {}, not a number; the run is imported without it",
+                stats_path.display(),
+                r.key,
+                r.found
+            )
+        })
+        .collect();
     let matrix_path = run_directory.join(MATRIX_FILE);
     let monitors = if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { Vec::new() };
     let job_path = run_directory.join(JOB_FILE);
     let job_yaml = if job_path.is_file() {
-        Some(std::fs::read_to_string(&job_path).map_err(|source| ResultRootError::Io {
+        Some(std::fs::read_to_string(&job_path).map_err(|error| ResultRootError::Io {
             path: job_path.clone(),
             action: "read",
-            source,
+            error,
         })?)
     } else {
         None
     };
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(FoundRun { run_name, metrics, monitors, job_yaml, stats_path: Some(stats_path) })
+    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path: Some(stats_path) }, warnings))
 }
 
 /// Splits a per-run `matrix.json` back into monitors: every `<monitor>.time` key names a monitor, and each other
@@ -665,16 +838,124 @@ mod tests {
     #[test]
     fn job_params_flatten_in_file_order() {
         let params = flatten_job_params("runtime: 30s\nnr_threads: 100%\npmbench:\n  mapsize: 75%\n  cold: 1\n");
-        let expected: Vec<(String, String)> = [
-            ("runtime", "30s"),
-            ("nr_threads", "100%"),
-            ("pmbench.mapsize", "75%"),
-            ("pmbench.cold", "1"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let expected: Vec<(String, String)> =
+            [("runtime", "30s"), ("nr_threads", "100%"), ("pmbench.mapsize", "75%"), ("pmbench.cold", "1")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         assert_eq!(params, expected);
         assert!(flatten_job_params(": : not yaml [").is_empty());
+    }
+
+    /// A result root written the way `culprit run --result-root` writes one: two runs of one job.
+    fn two_run_root(dir: &Path) -> PathBuf {
+        let root = dir.join("rr");
+        for value in [1.0, 2.0] {
+            let run = RunRecord {
+                job_id: "id".into(),
+                job_name: "qa".into(),
+                testcase: "qa".into(),
+                params: Vec::new(),
+                job_yaml: "suite: qa\n".into(),
+                revision: Revision::Label { name: "base".into() },
+                machine: Machine { hostname: "vm".into(), ..Machine::default() },
+                started_at: 1.0,
+                ended_at: 2.0,
+                outcome: RunOutcome::Ok,
+                exit_code: None,
+                metrics: BTreeMap::from([("command.ops".to_string(), value)]),
+                monitors: vec![MonitorSeries {
+                    monitor: "vmstat".into(),
+                    times: vec![0.0, 1.0],
+                    series: BTreeMap::from([("cpu.us".to_string(), vec![5.0, 6.0])]),
+                }],
+                raw_outputs: Vec::new(),
+                stderr: String::new(),
+            };
+            write_run(&root, "p", &run).unwrap();
+        }
+        root
+    }
+
+    fn store(dir: &Path) -> crate::SqliteStore {
+        crate::SqliteStore::open(dir.join("s.db")).unwrap()
+    }
+
+    #[test]
+    fn a_run_directory_without_stats_json_is_skipped_not_read_as_a_revision() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_zero = root.join("qa/p/vm/base/0");
+        std::fs::remove_file(run_zero.join(STATS_FILE)).unwrap();
+        let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
+        assert_eq!(report.imported.len(), 1, "{report:?}");
+        assert_eq!(report.skipped.len(), 1, "{report:?}");
+        assert_eq!(report.skipped[0].0, run_zero);
+        assert!(report.skipped[0].1.contains("no stats.json"), "{}", report.skipped[0].1);
+
+        // With every run unfinished, the revision's matrix.json does not stand in for them.
+        std::fs::remove_file(root.join("qa/p/vm/base/1").join(STATS_FILE)).unwrap();
+        let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
+        assert!(report.imported.is_empty() && report.already_stored.is_empty(), "{report:?}");
+        assert_eq!(report.skipped.len(), 2, "{report:?}");
+    }
+
+    #[test]
+    fn a_run_directory_without_stats_json_given_as_the_root_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_zero = root.join("qa/p/vm/base/0");
+        std::fs::remove_file(run_zero.join(STATS_FILE)).unwrap();
+        let report = import(&mut store(dir.path()), &run_zero, &ImportOptions::default()).unwrap();
+        assert!(report.imported.is_empty(), "{report:?}");
+        assert_eq!(report.skipped.first().map(|(p, _)| p.clone()), Some(run_zero));
+    }
+
+    #[test]
+    fn a_single_run_directory_imports_alone_with_the_callers_placement() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_one = root.join("qa/p/vm/base/1");
+        match import(&mut store(dir.path()), &run_one, &ImportOptions::default()) {
+            Err(error @ ResultRootError::Layout { .. }) => {
+                assert!(error.to_string().contains(&run_one.display().to_string()), "{error}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let options =
+            ImportOptions { testcase: Some("qa".into()), path_params: Some("p".into()), ..Default::default() };
+        let report = import(&mut store(dir.path()), &run_one, &options).unwrap();
+        assert_eq!(report.imported.len(), 1, "the sibling run 0 is not imported: {report:?}");
+    }
+
+    #[test]
+    fn stats_values_that_are_not_numbers_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_zero = root.join("qa/p/vm/base/0");
+        let run_one = root.join("qa/p/vm/base/1");
+        std::fs::write(run_zero.join(STATS_FILE), r#"{"a": "abc", "b": [1,2], "c": null}"#).unwrap();
+        std::fs::write(run_one.join(STATS_FILE), r#"{"ok": 3, "bad": "abc"}"#).unwrap();
+        let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
+        assert_eq!(report.imported.len(), 1, "{report:?}");
+        assert_eq!(report.skipped.len(), 1, "{report:?}");
+        let reason = &report.skipped[0].1;
+        assert!(
+            reason.contains("stats.json") && reason.contains("\"a\" is \"abc\"") && reason.contains("2 more"),
+            "{reason}"
+        );
+        assert_eq!(report.warnings.len(), 1, "{report:?}");
+        assert!(report.warnings[0].contains("1/stats.json: \"bad\" is \"abc\", not a number"), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn a_missing_root_says_it_does_not_exist_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = import(&mut store(dir.path()), &dir.path().join("nowhere"), &ImportOptions::default())
+            .err()
+            .map(|e| (e.to_string(), std::error::Error::source(&e).is_none()));
+        let (message, no_chained_cause) = error.unwrap_or_default();
+        assert!(message.contains("nowhere") && message.contains("does not exist"), "{message}");
+        assert!(no_chained_cause, "the cause is in the message; a chained copy would print it twice");
     }
 }
