@@ -35,8 +35,9 @@ pub enum PlotError {
     Draw(String),
     #[error("encoding the PNG failed: {0}")]
     Encode(String),
-    #[error("cannot write the chart {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    /// The I/O error is part of the message and deliberately not a `source`: a chain of causes would print it twice.
+    #[error("cannot write the chart {path}: {error}")]
+    Write { path: PathBuf, error: std::io::Error },
 }
 
 /// A mean with its standard deviation (0 when a single run).
@@ -161,7 +162,7 @@ pub fn write_file(chart: &Chart, path: &Path) -> Result<(), PlotError> {
         ImageFormat::Svg => render_svg(chart)?.into_bytes(),
         ImageFormat::Png => render_png(chart, &Font::system()?)?,
     };
-    std::fs::write(path, bytes).map_err(|source| PlotError::Write { path: path.to_path_buf(), source })
+    std::fs::write(path, bytes).map_err(|error| PlotError::Write { path: path.to_path_buf(), error })
 }
 
 /// `FILE.svg` for one chart; `FILE-<name>.svg` for each of several (the name made safe for a file name).

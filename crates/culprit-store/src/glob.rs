@@ -3,6 +3,39 @@
 //! Matching happens in Rust rather than in SQL because SQLite's GLOB and PostgreSQL's LIKE disagree on syntax;
 //! one matcher keeps both back ends answering the same.
 
+/// Why a pattern is not a well-formed glob: where its unclosed `[` is. Commands check what the user typed with
+/// [`validate`] and refuse it, since a `[` that silently matches itself is rarely what was meant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "'{pattern}' is not a valid glob: the `[` at character {} opens a character class that no `]` closes; close \
+     it (`[ab]`), or write `[[]` to match a `[` itself",
+    position + 1
+)]
+pub struct GlobError {
+    pub pattern: String,
+    /// The 0-based character index of the unclosed `[`.
+    pub position: usize,
+}
+
+/// Checks that `pattern` is a well-formed glob: every `[` opens a class that a `]` closes. [`matches`] still
+/// accepts a malformed pattern (matching such a `[` literally) so that stored filters keep working; this is for
+/// patterns a user just typed.
+pub fn validate(pattern: &str) -> Result<(), GlobError> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut p = 0;
+    while p < chars.len() {
+        if chars[p] == '[' {
+            match class_matches(&chars, p, '\0') {
+                Some((_, len)) => p += len,
+                None => return Err(GlobError { pattern: pattern.to_string(), position: p }),
+            }
+        } else {
+            p += 1;
+        }
+    }
+    Ok(())
+}
+
 /// Whether `text` matches `pattern`. `*` matches any run of characters, `?` one character, `[abc]` / `[a-z]` /
 /// `[!a]` a character class; every other character matches itself. A malformed class (no closing `]`) matches
 /// its `[` literally.
@@ -76,7 +109,7 @@ fn class_matches(pattern: &[char], start: usize, c: char) -> Option<(bool, usize
 
 #[cfg(test)]
 mod tests {
-    use super::matches;
+    use super::{matches, validate, GlobError};
 
     #[test]
     fn glob_cases() {
@@ -105,5 +138,19 @@ mod tests {
         for (pattern, text, expected) in cases {
             assert_eq!(matches(pattern, text), *expected, "{pattern} vs {text}");
         }
+    }
+
+    #[test]
+    fn validate_refuses_unclosed_classes_only() {
+        for good in ["", "fio-*", "lkp-?", "[ab]*", "[!a]x", "[a-c]", "[]]", "[[]", "a[b]c[d]", "*]"] {
+            assert_eq!(validate(good), Ok(()), "{good}");
+        }
+        let cases: &[(&str, usize)] =
+            &[("[[", 0), ("[", 0), ("ab[", 2), ("[a]x[", 4), ("[]", 0), ("[!]", 0), ("ü[", 1)];
+        for (bad, position) in cases {
+            assert_eq!(validate(bad), Err(GlobError { pattern: bad.to_string(), position: *position }), "{bad}");
+        }
+        let message = validate("x[[").unwrap_err().to_string();
+        assert!(message.contains("'x[['") && message.contains("character 2") && message.contains("[[]"), "{message}");
     }
 }

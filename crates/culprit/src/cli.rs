@@ -59,8 +59,8 @@ pub struct RunArgs {
     /// Monitors to sample, comma-separated; overrides the job's monitor keys. `none` for none.
     #[arg(long, value_delimiter = ',')]
     pub monitors: Option<Vec<String>>,
-    /// Monitor sampling interval in seconds.
-    #[arg(long, default_value_t = 1.0)]
+    /// Monitor sampling interval in seconds, from 0.01 to 3600.
+    #[arg(long, default_value_t = 1.0, value_parser = interval_secs)]
     pub interval: f64,
     /// Also write the results as an lkp result root under this directory.
     #[arg(long, value_name = "DIR")]
@@ -77,7 +77,7 @@ pub struct RunArgs {
 pub struct SplitArgs {
     /// The job file to split.
     pub job: PathBuf,
-    /// Where to write the atomic jobs (default: the current directory).
+    /// The directory to write the atomic jobs into (default: the current directory; made if missing).
     #[arg(long, short = 'o', default_value = ".")]
     pub output: PathBuf,
 }
@@ -93,13 +93,13 @@ pub struct ParseArgs {
 #[derive(Debug, Args)]
 pub struct ResultsArgs {
     /// Only jobs whose name or id matches this glob.
-    #[arg(long)]
+    #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,
-    /// Only this testcase.
-    #[arg(long)]
+    /// Only this testcase (a glob).
+    #[arg(long, value_parser = glob_pattern)]
     pub testcase: Option<String>,
-    /// Only this machine (hostname).
-    #[arg(long)]
+    /// Only this machine (hostname glob).
+    #[arg(long, value_parser = glob_pattern)]
     pub machine: Option<String>,
     /// List the failed runs one by one with their reasons instead of the summary.
     #[arg(long)]
@@ -132,15 +132,15 @@ pub struct CompareArgs {
     #[arg(required = true)]
     pub others: Vec<String>,
     /// Only jobs whose name or id matches this glob.
-    #[arg(long)]
+    #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,
-    /// Only this testcase.
-    #[arg(long)]
+    /// Only this testcase (a glob).
+    #[arg(long, value_parser = glob_pattern)]
     pub testcase: Option<String>,
     /// Only this machine (hostname glob).
-    #[arg(long)]
+    #[arg(long, value_parser = glob_pattern)]
     pub machine: Option<String>,
-    /// Only metrics matching this regex.
+    /// Only metrics matching this regex; one that matches no metric of the compared runs is an error.
     #[arg(long)]
     pub metric: Option<String>,
     /// Show every row, not only the changed ones.
@@ -178,7 +178,7 @@ pub struct BisectArgs {
     #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "resume"])]
     pub job: Option<PathBuf>,
     /// A shell command to time at each commit (a `command` job; the metric is its elapsed time).
-    #[arg(long)]
+    #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
     /// The metric to bisect (default: the most significant program metric change between good and bad).
     #[arg(long)]
@@ -220,11 +220,12 @@ pub enum BisectAction {
 
 #[derive(Debug, Args)]
 pub struct SimArgs {
-    /// Candidate commits between good and bad.
-    #[arg(long, default_value_t = 1000)]
+    /// Candidate commits between good and bad, from 2 to 1,000,000 (docs/statistics.md studies 10 to 10,000).
+    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=MAX_SIM_COMMITS))]
     pub commits: usize,
-    /// Step sizes in noise standard deviations, comma-separated (several steps share the change); 0 for none.
-    #[arg(long, value_delimiter = ',', default_value = "1.5")]
+    /// Step sizes in noise standard deviations, each from 0 to 100, comma-separated (several steps share the change,
+    /// at most one per commit); 0 for none.
+    #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma)]
     pub step: Vec<f64>,
     /// gaussian, outliers (5% at 5 sigma), drift (slow linear), or bursts (time-correlated 3 sigma bursts).
     #[arg(long, default_value = "gaussian")]
@@ -232,8 +233,8 @@ pub struct SimArgs {
     /// Share of commits that do not build.
     #[arg(long, default_value_t = 0.0)]
     pub untestable: f64,
-    /// Simulated bisects per strategy.
-    #[arg(long, default_value_t = 200)]
+    /// Simulated bisects per strategy, from 1 to 1,000,000.
+    #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SIM_TRIALS))]
     pub trials: usize,
     /// Seed of the simulated histories and noise: the same seed gives the same table.
     #[arg(long, default_value_t = 1)]
@@ -258,7 +259,7 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "run", required_unless_present = "run")]
     pub job: Option<PathBuf>,
     /// A shell command to time (a `command` job; the metric is its elapsed time).
-    #[arg(long)]
+    #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
     /// The metric to decide on (default: the job's most significant change between good and bad).
     #[arg(long)]
@@ -299,11 +300,12 @@ pub struct ReportArgs {
     #[arg(long)]
     pub metric: Option<String>,
     /// Only the job whose name or id matches this glob (default: the first job both revisions ran).
-    #[arg(long)]
+    #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Write the report (report.txt/.md/.html/.json) and the job file (job.yaml) into this directory.
+    /// Write the report (report.txt/.md/.html/.json) and the job file (job.yaml) into this directory (made if missing;
+    /// it cannot be an existing file).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<PathBuf>,
 }
@@ -323,7 +325,7 @@ pub struct TryFixArgs {
     #[arg(long, conflicts_with = "run", required_unless_present = "run")]
     pub job: Option<PathBuf>,
     /// A shell command to time instead of a job (its metric is command.elapsed_time).
-    #[arg(long)]
+    #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
     /// Shell command that builds each of base, bad and patched in its worktree.
     #[arg(long)]
@@ -334,7 +336,8 @@ pub struct TryFixArgs {
     /// Runs of each of base, bad and patched, interleaved round-robin.
     #[arg(long, default_value_t = 8)]
     pub runs: usize,
-    /// The metric the verdict is about (default: command.elapsed_time for --run, else the largest regression).
+    /// The metric the verdict is about (default: command.elapsed_time for --run, else the largest regression). A name
+    /// the runs do not report stops the measurement after its first round.
     #[arg(long)]
     pub metric: Option<String>,
     /// Print the result as JSON.
@@ -357,13 +360,13 @@ pub struct TrackArgs {
     /// Only jobs whose name or id matches this glob; with --follow, the job file to run (one atomic job).
     #[arg(long, value_name = "GLOB")]
     pub job: Option<String>,
-    /// Only this testcase.
-    #[arg(long)]
+    /// Only this testcase (a glob).
+    #[arg(long, value_parser = glob_pattern)]
     pub testcase: Option<String>,
     /// Only this machine (hostname glob).
-    #[arg(long)]
+    #[arg(long, value_parser = glob_pattern)]
     pub machine: Option<String>,
-    /// Only metrics matching this regex.
+    /// Only metrics matching this regex; one that matches no stored metric is an error.
     #[arg(long, value_name = "REGEX")]
     pub metric: Option<String>,
     /// Start a bisect for each regression whose tested commits around it are more than one commit apart.
@@ -407,4 +410,98 @@ pub struct ServeArgs {
     /// has no login: listen on 0.0.0.0 only on a network whose users may read the store.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub listen: String,
+}
+
+/// Most `sim --commits`: a hundred times the largest history docs/statistics.md studies, and small enough that a
+/// history's per-commit state is a few megabytes.
+pub const MAX_SIM_COMMITS: u64 = 1_000_000;
+/// Most `sim --trials`: the per-trial tallies stay a few megabytes, and the accuracy is then known to 0.1%.
+pub const MAX_SIM_TRIALS: u64 = 1_000_000;
+/// Smallest `--interval`: below 10 ms, sampling every monitor from `/proc` would cost more CPU than the benchmark's
+/// own noise allows.
+pub const MIN_INTERVAL_SECS: f64 = 0.01;
+/// Largest `--interval`: an hour, beyond which no run would get a second sample.
+pub const MAX_INTERVAL_SECS: f64 = 3600.0;
+/// Largest `sim --step` in noise standard deviations: far beyond any step a bisect finds hard, and small enough that
+/// simulated levels stay ordinary numbers.
+pub const MAX_STEP_SIGMA: f64 = 100.0;
+
+/// `--interval`: seconds between monitor samples, within [MIN_INTERVAL_SECS, MAX_INTERVAL_SECS].
+fn interval_secs(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !(MIN_INTERVAL_SECS..=MAX_INTERVAL_SECS).contains(&value) {
+        return Err(format!(
+            "the interval must be from {MIN_INTERVAL_SECS} to {MAX_INTERVAL_SECS} seconds, got {text}"
+        ));
+    }
+    Ok(value)
+}
+
+/// One `sim --step` size: a finite number of noise standard deviations from 0 to MAX_STEP_SIGMA.
+fn step_sigma(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a step size in sigma, e.g. 1.5"))?;
+    if !(0.0..=MAX_STEP_SIGMA).contains(&value) {
+        return Err(format!("a step is from 0 to {MAX_STEP_SIGMA} noise standard deviations, got {text}"));
+    }
+    Ok(value)
+}
+
+/// A job, testcase or machine filter: a glob whose every `[` is closed (see `culprit_store::glob::validate`).
+fn glob_pattern(text: &str) -> Result<String, String> {
+    culprit_store::glob::validate(text).map_err(|e| e.to_string())?;
+    Ok(text.to_string())
+}
+
+/// `--run`: a shell command to time, which cannot be empty.
+fn shell_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("--run needs a shell command to time, e.g. --run 'make -j8 test'".to_string());
+    }
+    Ok(text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn intervals_are_bounded_and_finite() {
+        assert_eq!(interval_secs("0.01"), Ok(0.01));
+        assert_eq!(interval_secs("3600"), Ok(3600.0));
+        for bad in ["0", "1e-9", "0.009", "3600.5", "-1", "nan", "inf", "x"] {
+            let message = interval_secs(bad).unwrap_err();
+            assert!(message.contains(bad), "{bad}: {message}");
+        }
+        assert!(interval_secs("0").unwrap_err().contains("from 0.01 to 3600 seconds"));
+    }
+
+    #[test]
+    fn steps_are_finite_and_at_most_100_sigma() {
+        assert_eq!(step_sigma("0"), Ok(0.0));
+        assert_eq!(step_sigma("100"), Ok(100.0));
+        for bad in ["1e308", "100.5", "-0.5", "nan", "inf", "-inf", "big"] {
+            assert!(step_sigma(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn globs_and_commands_are_checked_when_parsed() {
+        assert_eq!(glob_pattern("fio-[ab]*"), Ok("fio-[ab]*".to_string()));
+        assert!(glob_pattern("[[").unwrap_err().contains("'[['"));
+        assert!(shell_command(" ").unwrap_err().contains("--run needs a shell command"));
+        assert_eq!(shell_command("true"), Ok("true".to_string()));
+        let usage = Cli::try_parse_from(["culprit", "results", "--job", "[["]).unwrap_err().to_string();
+        assert!(usage.contains("--job") && usage.contains("not a valid glob"), "{usage}");
+        let usage =
+            Cli::try_parse_from(["culprit", "sim", "--commits", "18446744073709551615"]).unwrap_err().to_string();
+        assert!(usage.contains("--commits"), "{usage}");
+        let usage = Cli::try_parse_from(["culprit", "sim", "--trials", "100000000000"]).unwrap_err().to_string();
+        assert!(usage.contains("--trials"), "{usage}");
+    }
 }

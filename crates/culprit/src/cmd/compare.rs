@@ -1,15 +1,16 @@
 //! `culprit compare BASE OTHER...`: stored results side by side, one table per job, decided by
 //! `culprit_core::compare` (the one verdict function) and rendered as lkp's table, JSON, Markdown or CSV.
 
-use culprit_core::model::abbreviate;
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
 use culprit_core::compare::sweep::{render_sweep, sweep_rows, Sweep, SweepPoint};
 use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, LkpOptions};
-use culprit_core::model::{MetricClass, Revision};
+use culprit_core::model::{abbreviate, MetricClass, Revision};
+use culprit_run::process::shell_quote;
 use culprit_store::{RevisionSamples, RunFilter, RunSummary, SampleQuery, Store};
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 /// Params that describe where a job came from rather than what it measures; left out of the `axes` header.
@@ -63,6 +64,12 @@ pub struct Rendered {
 /// The comparison in the format `args` asks for, as `culprit compare` prints it. With `--by PARAM --plot FILE` the
 /// chart is written to FILE as well.
 pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
+    // The command line checks the globs when it parses them; the dashboard builds these arguments itself.
+    check_globs(&[
+        ("--job", args.job.as_deref()),
+        ("--testcase", args.testcase.as_deref()),
+        ("--machine", args.machine.as_deref()),
+    ])?;
     let mut revisions = Vec::new();
     for given in std::iter::once(&args.base).chain(&args.others) {
         revisions.push(resolve(store, given)?);
@@ -77,10 +84,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     })?;
     let jobs = common_jobs(&runs, &keys);
     if jobs.is_empty() {
-        bail!(
-            "no job has runs at every one of {}; see `culprit results` for what each revision ran",
-            keys.iter().map(|k| abbreviate(k, 12)).collect::<Vec<_>>().join(", ")
-        );
+        let filters =
+            Filters { job: args.job.as_deref(), testcase: args.testcase.as_deref(), machine: args.machine.as_deref() };
+        bail!(no_common_job(store, &keys, &filters)?);
     }
     if let Some(param) = &args.by {
         let text = sweep(store, args, param, &jobs, &runs, &keys)?;
@@ -91,16 +97,24 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut out = String::new();
     let mut json = Vec::new();
     let mut warnings = Vec::new();
+    // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
+    let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
     for (job_id, job_name) in &jobs {
-        let samples = store.samples(&SampleQuery {
+        let query = SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
-        })?;
+        };
+        let samples = store.samples(&query)?;
+        if let Some(names) = unmatched_metric(store, &query, &samples)? {
+            unmatched.push((job_name, names));
+            continue;
+        }
         let axes = axes_of(store, &runs, job_id)?;
-        let comparison = Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
+        let comparison =
+            Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
         let result = compare(&comparison, &options).with_context(|| format!("comparing job {job_name}"))?;
         match args.format {
             CompareFormat::Table => {
@@ -126,10 +140,23 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 // perf-profile rows are megabytes nobody reads.
                 let mut shown = result.clone();
                 shown.rows.retain(|r| args.all || r.any_change());
-                json.push(serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? }));
+                json.push(
+                    serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? }),
+                );
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name));
+        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all));
+    }
+    if let Some(pattern) = &args.metric {
+        if unmatched.len() == jobs.len() {
+            let names: BTreeSet<String> = unmatched.into_iter().flat_map(|(_, names)| names).collect();
+            bail!(no_metric_matches(pattern, &names));
+        }
+        for (job_name, _) in unmatched {
+            let pattern = shell_quote(pattern);
+            warnings
+                .push(format!("{job_name}: no metric of its runs matches --metric {pattern}; its table is left out"));
+        }
     }
     if args.format == CompareFormat::Json {
         out = serde_json::to_string_pretty(&json)?;
@@ -158,20 +185,145 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
     }
 }
 
-/// Says why a table has no rows, so an empty table is never silent.
-fn empty_table_warning(result: &CompareResult, job: &str) -> Option<String> {
+/// Says why a table has no rows, so an empty table is never silent. The run counts come from the stored runs rather
+/// than from the metrics shown, which `--metric` may have narrowed to none of a run's.
+fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSamples], all: bool) -> Option<String> {
     if result.rows.iter().any(|r| r.any_change()) {
         return None;
     }
-    let runs: Vec<String> = result.columns.iter().map(|c| format!("{} ok/{} failed", c.ok_runs, c.failed_runs)).collect();
-    Some(format!("{job}: no metric changed significantly ({}); --all shows every row", runs.join(" vs ")))
+    let runs: Vec<String> =
+        samples.iter().map(|s| format!("{} ok/{} failed", s.ok_runs.len(), s.failed_runs)).collect();
+    let hint = if all { "" } else { "; --all shows every row" };
+    Some(format!("{job}: no metric changed significantly ({}){hint}", runs.join(" vs ")))
+}
+
+/// The job, testcase and machine filters of a command, each as given on its command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filters<'a> {
+    pub job: Option<&'a str>,
+    pub testcase: Option<&'a str>,
+    pub machine: Option<&'a str>,
+}
+
+impl Filters<'_> {
+    /// The filters given, as the flags that set them: `--job 'fio-*' --machine lkp-1`.
+    pub fn flags(&self) -> String {
+        let given = [("--job", self.job), ("--testcase", self.testcase), ("--machine", self.machine)];
+        let flags: Vec<String> =
+            given.iter().filter_map(|(flag, value)| value.map(|v| format!("{flag} {}", shell_quote(v)))).collect();
+        flags.join(" ")
+    }
+}
+
+/// Refuses a malformed glob, naming the flag that gave it.
+pub fn check_globs(filters: &[(&str, Option<&str>)]) -> Result<()> {
+    for (flag, pattern) in filters {
+        if let Some(pattern) = pattern {
+            culprit_store::glob::validate(pattern).with_context(|| format!("{flag} takes a glob"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why no job has runs at every one of `keys`: which filter matches none of their runs (with the values that are
+/// there), or that the filters together leave no job common to all, so the user knows which flag to change.
+pub fn no_common_job(store: &dyn Store, keys: &[String], filters: &Filters<'_>) -> Result<String> {
+    let revisions = keys.iter().map(|k| abbreviate(k, 12)).collect::<Vec<_>>().join(", ");
+    let all = store.list_runs(&RunFilter { revision_keys: keys.to_vec(), ..RunFilter::default() })?;
+    let checks: [(&str, Option<&str>, &str, RunFilter, fn(&RunSummary) -> &str); 3] = [
+        (
+            "--job",
+            filters.job,
+            "jobs",
+            RunFilter { job: filters.job.map(str::to_string), ..RunFilter::default() },
+            |r| &r.job_name,
+        ),
+        (
+            "--testcase",
+            filters.testcase,
+            "testcases",
+            RunFilter { testcase: filters.testcase.map(str::to_string), ..RunFilter::default() },
+            |r| &r.testcase,
+        ),
+        (
+            "--machine",
+            filters.machine,
+            "machines",
+            RunFilter { hostname: filters.machine.map(str::to_string), ..RunFilter::default() },
+            |r| &r.hostname,
+        ),
+    ];
+    let mut unmatched = Vec::new();
+    for (flag, given, noun, filter, field) in &checks {
+        let Some(pattern) = given else { continue };
+        if all.iter().any(|r| filter.matches(r)) {
+            continue;
+        }
+        let there: BTreeSet<&str> = all.iter().map(field).collect();
+        let mut listed: Vec<&str> = there.iter().copied().take(5).collect();
+        if there.len() > listed.len() {
+            listed.push("...");
+        }
+        unmatched.push(format!(
+            "{flag} {} matches none of their runs ({noun} there: {})",
+            shell_quote(pattern),
+            listed.join(", ")
+        ));
+    }
+    let see = "see `culprit results` for what each revision ran";
+    Ok(if !unmatched.is_empty() {
+        format!("no job has runs at every one of {revisions}: {}; {see}", unmatched.join("; "))
+    } else if !filters.flags().is_empty() {
+        format!("no job has runs at every one of {revisions} with {}; {see}", filters.flags())
+    } else {
+        format!("no job has runs at every one of {revisions}; {see}")
+    })
+}
+
+/// When `query` narrows metrics by a regex and `samples` (its answer) hold none although the runs have metrics: the
+/// names the runs do have. `None` when the regex matched, none was given, or the runs have no metric at all (every
+/// run failed), which the table shows as it is.
+fn unmatched_metric(
+    store: &dyn Store,
+    query: &SampleQuery,
+    samples: &[RevisionSamples],
+) -> Result<Option<BTreeSet<String>>> {
+    if query.metric_regex.is_none() || samples.iter().any(|s| !s.metrics.is_empty()) {
+        return Ok(None);
+    }
+    let every = store.samples(&SampleQuery { metric_regex: None, ..query.clone() })?;
+    let names: BTreeSet<String> = every.iter().flat_map(|s| s.metrics.keys().cloned()).collect();
+    Ok(Some(names).filter(|n| !n.is_empty()))
+}
+
+/// The error text of a `--metric` regex that matches none of `names`, listing some of them.
+pub fn no_metric_matches(pattern: &str, names: &BTreeSet<String>) -> String {
+    format!(
+        "--metric {} matches no metric of the runs; they have {}. --metric takes a regex over metric names",
+        shell_quote(pattern),
+        some_metric_names(names)
+    )
+}
+
+/// Up to ten of `names` for a message, program metrics first (the ones a user most likely meant), with the count of
+/// all of them: `command.ops, command.elapsed_time, ... (14 metrics)`.
+pub fn some_metric_names(names: &BTreeSet<String>) -> String {
+    const SHOWN: usize = 10;
+    let mut ordered: Vec<&String> = names.iter().collect();
+    ordered.sort_by_key(|name| MetricClass::of(name) != MetricClass::Program);
+    let mut listed: Vec<&str> = ordered.iter().take(SHOWN).map(|n| n.as_str()).collect();
+    if names.len() > SHOWN {
+        listed.push("...");
+    }
+    format!("{} ({} metric{})", listed.join(", "), names.len(), if names.len() == 1 { "" } else { "s" })
 }
 
 /// The `axes` header of a job: the machine, the testcase, then the job's params in job order.
 pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
-    let mut axes = vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
+    let mut axes =
+        vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     for (k, v) in &record.params {
         if NOT_AXES.contains(&k.as_str()) || v.is_empty() {
             continue;
@@ -195,25 +347,33 @@ fn sweep(
     for (job_id, job_name) in jobs {
         let Some(first) = runs.iter().find(|r| &r.job_id == job_id) else { continue };
         let record = store.run(first.id)?;
-        let Some(value) = record.params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).map(|(_, v)| v.clone())
+        let Some(value) =
+            record.params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).map(|(_, v)| v.clone())
         else {
             bail!("job {job_name} has no param '{param}'; --by needs jobs that differ in it (a matrix over {param})");
         };
-        let samples = store.samples(&SampleQuery {
+        let query = SampleQuery {
             revision_keys: keys.to_vec(),
             job: Some(job_id.clone()),
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
-        })?;
+        };
+        let samples = store.samples(&query)?;
         let metric = match &metric_name {
             Some(m) => m.clone(),
             None => {
-                // Without --metric the program's first metric with a known direction is the natural KPI.
-                let candidates: Vec<&String> = samples
-                    .first()
-                    .map(|s| s.metrics.keys().filter(|k| MetricClass::of(k) == MetricClass::Program).collect())
-                    .unwrap_or_default();
+                if let (Some(pattern), Some(names)) = (&args.metric, unmatched_metric(store, &query, &samples)?) {
+                    bail!(no_metric_matches(pattern, &names));
+                }
+                // The program's first metric with a known direction is the natural KPI; a metric --metric picked
+                // is taken even when no program reports it (a monitor's, say).
+                let names: Vec<&String> = samples.first().map(|s| s.metrics.keys().collect()).unwrap_or_default();
+                let mut candidates: Vec<&String> =
+                    names.iter().copied().filter(|k| MetricClass::of(k) == MetricClass::Program).collect();
+                if candidates.is_empty() && args.metric.is_some() {
+                    candidates = names;
+                }
                 let chosen = candidates
                     .iter()
                     .find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0)
@@ -224,7 +384,8 @@ fn sweep(
                 chosen
             }
         };
-        let per_column: Vec<Vec<f64>> = samples.iter().map(|s| s.metrics.get(&metric).cloned().unwrap_or_default()).collect();
+        let per_column: Vec<Vec<f64>> =
+            samples.iter().map(|s| s.metrics.get(&metric).cloned().unwrap_or_default()).collect();
         match points.iter_mut().find(|(v, _)| v == &value) {
             Some((_, existing)) => {
                 for (e, new) in existing.iter_mut().zip(per_column) {
@@ -251,4 +412,44 @@ fn sweep(
         crate::cmd::plot::write_sweep(path, &sweep, &rows)?;
     }
     Ok(render_sweep(&sweep, &rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_are_named_as_their_flags() {
+        assert_eq!(Filters::default().flags(), "");
+        let filters = Filters { job: Some("fio-*"), testcase: None, machine: Some("lkp-1") };
+        assert_eq!(filters.flags(), "--job 'fio-*' --machine lkp-1");
+    }
+
+    #[test]
+    fn metric_lists_put_program_metrics_first_and_stay_short() {
+        let names: BTreeSet<String> = ["vmstat.cpu.us", "command.ops", "perf-profile.self.cycles-pp.memcpy"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let listed = some_metric_names(&names);
+        assert!(listed.starts_with("command.ops, ") && listed.ends_with("(3 metrics)"), "{listed}");
+        let many: BTreeSet<String> = (0..25).map(|i| format!("fio.m{i:02}")).collect();
+        let listed = some_metric_names(&many);
+        assert!(
+            listed.contains("fio.m09, ...") && !listed.contains("fio.m10") && listed.ends_with("(25 metrics)"),
+            "{listed}"
+        );
+        let message = no_metric_matches("nosuch", &names);
+        assert!(
+            message.starts_with("--metric nosuch matches no metric") && message.contains("command.ops"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn malformed_globs_name_their_flag() {
+        assert!(check_globs(&[("--job", Some("fio-[ab]")), ("--machine", None)]).is_ok());
+        let err = format!("{:#}", check_globs(&[("--machine", Some("lkp-[")), ("--job", Some("[["))]).unwrap_err());
+        assert!(err.starts_with("--machine takes a glob: 'lkp-['"), "{err}");
+    }
 }

@@ -40,9 +40,22 @@ pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
 }
 
 pub fn write_sweep(path: &Path, sweep: &Sweep, rows: &[SweepRow]) -> Result<()> {
-    culprit_plot::write_file(&sweep_chart(sweep, rows), path)?;
+    culprit_plot::write_file(&sweep_chart(sweep, rows), path)
+        .with_context(|| format!("plotting {} by {}", sweep.metric, sweep.param))?;
     eprintln!("culprit: wrote {}", path.display());
     Ok(())
+}
+
+/// What a chart shows, for messages: `METRIC of JOB on MACHINE`, leaving out what a plain series does not have.
+fn chart_description(series: &Series) -> String {
+    let mut text = series.metric.clone();
+    if !series.job_name.is_empty() {
+        text.push_str(&format!(" of {}", series.job_name));
+    }
+    if !series.machine.is_empty() {
+        text.push_str(&format!(" on {}", series.machine));
+    }
+    text
 }
 
 fn short(label: &str) -> &str {
@@ -138,12 +151,16 @@ pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis
             culprit_plot::numbered_path(path, &s.metric)
         };
         culprit_plot::write_file(&track_chart(s, analysis), &target)
-            .with_context(|| format!("plotting {} of {} on {}", s.metric, s.job_name, s.machine))?;
+                .with_context(|| format!("plotting {}", chart_description(s)))?;
         written.push(target);
     }
     match written.as_slice() {
         [one] => eprintln!("culprit: wrote {}", one.display()),
-        many => eprintln!("culprit: wrote {} charts, {} ...", many.len(), many.first().map(|p| p.display().to_string()).unwrap_or_default()),
+        many => eprintln!(
+            "culprit: wrote {} charts, {} ...",
+            many.len(),
+            many.first().map(|p| p.display().to_string()).unwrap_or_default()
+        ),
     }
     Ok(written)
 }
@@ -189,7 +206,11 @@ mod tests {
         assert_eq!(chart.changes[0].kind, ChangeKind::Regression);
         assert_eq!((chart.changes[0].before_index, chart.changes[0].index), (11, 12));
         assert!(chart.changes[0].text.ends_with("% between 11 and 12"), "{}", chart.changes[0].text);
-        assert!(chart.changes[0].text.starts_with("+3") || chart.changes[0].text.starts_with("+4"), "{}", chart.changes[0].text);
+        assert!(
+            chart.changes[0].text.starts_with("+3") || chart.changes[0].text.starts_with("+4"),
+            "{}",
+            chart.changes[0].text
+        );
         assert_eq!(chart.subtitle, "bench on box");
     }
 

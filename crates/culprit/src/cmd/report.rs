@@ -4,7 +4,7 @@
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
-use crate::cmd::compare::{axes_of, column_of, common_jobs, resolve};
+use crate::cmd::compare::{axes_of, check_globs, column_of, common_jobs, no_common_job, resolve, Filters};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::Status;
@@ -28,6 +28,15 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         ReportFormat::Html => Format::Html,
         ReportFormat::Json => Format::Json,
     };
+    // A file where the report directory should be would fail only after the report is made, with the bare "File
+    // exists" of the system.
+    if let Some(dir) = args.output.as_deref().filter(|d| d.exists() && !d.is_dir()) {
+        bail!(
+            "{} is a file, not a directory: -o (--output) names the directory to write report.{} and {JOB_FILE} into",
+            dir.display(),
+            format.extension()
+        );
+    }
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
         (Some(id), _) => from_bisect(store, SessionId(*id), args.metric.as_deref())?,
         (None, Some(revs)) => from_compare(store, revs, args)?,
@@ -35,7 +44,8 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
     };
     match &args.output {
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
             input.job_file = Some(JOB_FILE.to_string());
             let text = report::render(&input, format)?;
             let report_path = dir.join(format!("report.{}", format.extension()));
@@ -74,9 +84,10 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
         }
         if alone.columns.iter().all(|c| c.metrics.contains_key(metric)) {
             let decided = compare(&alone, &options)?;
-            if let (Some(row), Some(slot)) =
-                (decided.rows.into_iter().find(|r| r.metric == metric), result.rows.iter_mut().find(|r| r.metric == metric))
-            {
+            if let (Some(row), Some(slot)) = (
+                decided.rows.into_iter().find(|r| r.metric == metric),
+                result.rows.iter_mut().find(|r| r.metric == metric),
+            ) {
                 *slot = row;
             }
         }
@@ -86,7 +97,12 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
 
 /// The stored runs of `job_id` at `keys` (in column order), compared by the one compare engine (see
 /// [`compare_columns`] for `prespecified`).
-pub fn compare_stored(store: &dyn Store, keys: &[String], job_id: &str, prespecified: Option<&str>) -> Result<CompareResult> {
+pub fn compare_stored(
+    store: &dyn Store,
+    keys: &[String],
+    job_id: &str,
+    prespecified: Option<&str>,
+) -> Result<CompareResult> {
     let samples = store.samples(&SampleQuery {
         revision_keys: keys.to_vec(),
         job: Some(job_id.to_string()),
@@ -101,15 +117,38 @@ pub fn compare_stored(store: &dyn Store, keys: &[String], job_id: &str, prespeci
             have.join(", ")
         );
     }
-    let runs = store.list_runs(&RunFilter { job: Some(job_id.to_string()), revision_keys: keys.to_vec(), ..RunFilter::default() })?;
+    let runs = store.list_runs(&RunFilter {
+        job: Some(job_id.to_string()),
+        revision_keys: keys.to_vec(),
+        ..RunFilter::default()
+    })?;
     let axes = axes_of(store, &runs, job_id)?;
-    let comparison = Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
+    let comparison =
+        Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
     compare_columns(&comparison, prespecified)
+}
+
+/// Refuses a headline metric the comparison has no row of, naming `--metric` (the only way to name one that is not
+/// there) and some of the metrics it does have.
+fn require_metric(comparison: &CompareResult, metric: &str) -> Result<()> {
+    if comparison.rows.iter().any(|r| r.metric == metric) {
+        return Ok(());
+    }
+    let names: std::collections::BTreeSet<String> = comparison.rows.iter().map(|r| r.metric.clone()).collect();
+    bail!(
+        "--metric {} is not a metric of the compared runs; they have {}. Name one of those with --metric",
+        shell_quote(metric),
+        crate::cmd::compare::some_metric_names(&names)
+    )
 }
 
 /// A stored run of `job_id` at `key`, preferring a successful one: the source of testcase, machine and params.
 fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
-    let runs = store.list_runs(&RunFilter { job: Some(job_id.to_string()), revision_keys: vec![key.to_string()], ..RunFilter::default() })?;
+    let runs = store.list_runs(&RunFilter {
+        job: Some(job_id.to_string()),
+        revision_keys: vec![key.to_string()],
+        ..RunFilter::default()
+    })?;
     let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
     Ok(store.run(chosen.id)?)
 }
@@ -129,7 +168,7 @@ fn fallback_metric(result: &CompareResult) -> Option<String> {
 }
 
 /// The report of a finished bisect session: the first culprit against the commit it was compared with.
-pub fn from_bisect(store: &dyn Store, session: SessionId, metric: Option<&str>) -> Result<(ReportInput, String)> {
+pub fn from_bisect(store: &dyn Store, session: SessionId, given: Option<&str>) -> Result<(ReportInput, String)> {
     let Replayed { stored, config, range, records, machine, .. } = replay(store, session)?;
     let Some(outcome) = machine.outcome().cloned() else {
         bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`");
@@ -148,10 +187,13 @@ pub fn from_bisect(store: &dyn Store, session: SessionId, metric: Option<&str>) 
         .or_else(|| records.first().map(|r| r.job_id.clone()))
         .context("the session has no runs and no job")?;
     let (base, commit) = (at(base_index), at(commit_index));
-    let metric = metric.map(str::to_string).unwrap_or_else(|| config.metric.clone());
+    let metric = given.map(str::to_string).unwrap_or_else(|| config.metric.clone());
     let prespecified = (metric == config.metric).then_some(metric.as_str());
     let comparison = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id, prespecified)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
+    if let Some(given) = given {
+        require_metric(&comparison, given)?;
+    }
     let record = sample_run(store, &job_id, &commit.sha)?;
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
@@ -244,21 +286,27 @@ fn run_target(revision: &Revision) -> String {
 /// The report of stored results: base against bad, and the fix as a third column when given.
 fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result<(ReportInput, String)> {
     let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
+    // The command line checks the glob when it parses it; a follow's reports build these arguments themselves.
+    check_globs(&[("--job", args.job.as_deref())])?;
     let mut revisions = vec![resolve(store, base_given)?, resolve(store, bad_given)?];
     if let Some(fix) = &args.fix {
         revisions.push(resolve(store, fix)?);
     }
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
-    let runs = store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;
+    let runs =
+        store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;
     let jobs = common_jobs(&runs, &keys);
     let Some((job_id, job_name)) = jobs.first() else {
-        bail!("no job has runs at every one of {}; see `culprit results` for what each revision ran", keys.join(", "));
+        bail!(no_common_job(store, &keys, &Filters { job: args.job.as_deref(), ..Filters::default() })?);
     };
     if jobs.len() > 1 {
         eprintln!("culprit: {} jobs ran at every revision; reporting {job_name} (choose with --job)", jobs.len());
     }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
     let comparison = compare_stored(store, &keys, job_id, args.metric.as_deref())?;
+    if let Some(metric) = &args.metric {
+        require_metric(&comparison, metric)?;
+    }
     let metric = match &args.metric {
         Some(m) => m.clone(),
         None => report::headline_metric(&comparison)
@@ -307,4 +355,3 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     };
     Ok((input, bad_record.job_yaml))
 }
-

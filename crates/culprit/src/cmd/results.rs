@@ -1,10 +1,10 @@
 //! `culprit results`: what the store holds, one line per job, revision and machine.
 
-use culprit_core::model::abbreviate;
 use crate::cli::ResultsArgs;
+use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::Result;
-use culprit_core::model::Revision;
+use culprit_core::model::{abbreviate, Revision};
 use culprit_store::{RunFilter, Store};
 
 pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
@@ -28,9 +28,10 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
 pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     let groups = store.results_summary(filter)?;
     if groups.is_empty() {
-        return Ok(format!("no results in {} match\n", store.location()));
+        return Ok(format!("no results in {} match{}\n", store.location(), filters_text(filter)));
     }
-    let mut rows = vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
+    let mut rows =
+        vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
     for g in &groups {
         let revision = match &g.revision {
             Revision::Commit { sha, describe, .. } => match describe {
@@ -53,12 +54,12 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
 
 /// `--failures`: every failed run with its reason, oldest first.
 fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
-    let runs = store.list_runs(&RunFilter { status: Some(culprit_store::RunStatus::Failed), ..filter })?;
+    let runs = store.list_runs(&RunFilter { status: Some(culprit_store::RunStatus::Failed), ..filter.clone() })?;
     if json {
         return output::println(&serde_json::to_string_pretty(&runs)?);
     }
     if runs.is_empty() {
-        return output::println(&format!("no failed runs in {} match", store.location()));
+        return output::println(&format!("no failed runs in {} match{}", store.location(), filters_text(&filter)));
     }
     let mut out = String::new();
     for r in &runs {
@@ -76,6 +77,22 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
         ));
     }
     output::print(&out)
+}
+
+/// The job, testcase and machine filters of `filter` as the flags that set them, after a space; empty without any,
+/// so that "no results match" says which filters matched nothing.
+fn filters_text(filter: &RunFilter) -> String {
+    let flags = Filters {
+        job: filter.job.as_deref(),
+        testcase: filter.testcase.as_deref(),
+        machine: filter.hostname.as_deref(),
+    }
+    .flags();
+    if flags.is_empty() {
+        flags
+    } else {
+        format!(" {flags}")
+    }
 }
 
 /// Left-aligned columns separated by two spaces, for plain-text mail.

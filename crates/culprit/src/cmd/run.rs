@@ -5,10 +5,10 @@
 //! the binaries, the revision, the store. Runs are interleaved (round r of every job before round r+1) so slow drift
 //! of the machine spreads over all jobs instead of biasing the last one.
 
-use culprit_core::model::abbreviate;
 use crate::cli::RunArgs;
 use crate::output;
 use anyhow::{bail, Context, Result};
+use culprit_core::model::abbreviate;
 use culprit_core::model::{Machine, Revision, RunRecord};
 use culprit_core::stats;
 use culprit_job::{AtomicJob, JobFile};
@@ -141,7 +141,8 @@ fn plan_one(
     // A misspelt program is the likelier story than "no program", so its message goes first.
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
     if let Some(first) = problems.first() {
-        let more = if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
+        let more =
+            if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
         bail!("{first}{more}");
     }
     let uses = job.programs();
@@ -160,6 +161,11 @@ fn plan_one(
         .plan(&params, &program::ProgramContext { nr_cpu, scratch_dir: PathBuf::from("/nonexistent") })
         .with_context(|| format!("in job file {}", job.file_name()))?;
 
+    // A monitor named by `--monitors` is the flag's mistake, not the job file's, so errors say where it came from.
+    let monitors_source = match monitors_override {
+        Some(_) => "in --monitors".to_string(),
+        None => format!("in job file {}", job.file_name()),
+    };
     let monitors: Vec<(String, BTreeMap<String, String>)> = match monitors_override {
         Some(list) if list.iter().any(|m| m == "none") => Vec::new(),
         Some(list) => list.iter().map(|m| (m.clone(), BTreeMap::new())).collect(),
@@ -185,7 +191,7 @@ fn plan_one(
         // would silently leave every run without the data asked for.
         monitor::create(name, options, 1.0)
             .and_then(|created| created.check())
-            .with_context(|| format!("in job file {}", job.file_name()))?;
+            .with_context(|| format!("{monitors_source}: monitor '{name}'"))?;
     }
 
     let name = job.name();
@@ -247,8 +253,14 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    if !(args.interval > 0.0 && args.interval <= 3600.0) {
-        bail!("--interval must be between 0 and 3600 seconds, got {}", args.interval);
+    // The command line checks this already; a plan made in code gets the same rule and the same words.
+    if !(crate::cli::MIN_INTERVAL_SECS..=crate::cli::MAX_INTERVAL_SECS).contains(&args.interval) {
+        bail!(
+            "--interval must be from {} to {} seconds, got {}",
+            crate::cli::MIN_INTERVAL_SECS,
+            crate::cli::MAX_INTERVAL_SECS,
+            args.interval
+        );
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let machine = machine::this_machine();
@@ -294,7 +306,11 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 break 'rounds;
             };
             store.save_run(&record).with_context(|| {
-                format!("cannot save the run of {} in {}; runs saved before it are kept", job.run.job_name, store.location())
+                format!(
+                    "cannot save the run of {} in {}; runs saved before it are kept",
+                    job.run.job_name,
+                    store.location()
+                )
             })?;
             if let Some(root) = &plan.result_root {
                 culprit_store::result_root::write_run(root, &job.path_params, &record)
@@ -421,7 +437,8 @@ mod tests {
 
     #[test]
     fn flattens_nested_params() {
-        let map: serde_yaml::Mapping = serde_yaml::from_str("cmd: echo 1\nexecutions: 3\ncapture:\n  ops: 'ops: ([0-9]+)'\n").unwrap();
+        let map: serde_yaml::Mapping =
+            serde_yaml::from_str("cmd: echo 1\nexecutions: 3\ncapture:\n  ops: 'ops: ([0-9]+)'\n").unwrap();
         let mut out = BTreeMap::new();
         flatten("", &map, &mut out);
         assert_eq!(out["cmd"], "echo 1");

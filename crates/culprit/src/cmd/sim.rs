@@ -1,6 +1,6 @@
 //! `culprit sim`: the bisect engine and two baselines against synthetic noisy histories, side by side.
 
-use crate::cli::SimArgs;
+use crate::cli::{SimArgs, MAX_SIM_COMMITS, MAX_SIM_TRIALS, MAX_STEP_SIGMA};
 use crate::output;
 use anyhow::{bail, Result};
 use culprit_core::bisect::sim::{self, Noise, SimConfig, Strategy};
@@ -9,24 +9,39 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let Some(noise) = Noise::parse(&args.noise) else {
         bail!("--noise must be gaussian, outliers, drift or bursts, got '{}'", args.noise);
     };
-    if args.commits < 2 {
-        bail!("--commits must be at least 2");
+    // The command line bounds these already (see `cli::SimArgs`); a plan made in code gets the same limits, which
+    // keep every simulated history and its per-trial tallies small enough to allocate.
+    if !(2..=MAX_SIM_COMMITS).contains(&(args.commits as u64)) {
+        bail!("--commits must be from 2 to {MAX_SIM_COMMITS}, got {}", args.commits);
     }
-    if args.trials == 0 {
-        bail!("--trials must be at least 1");
+    if !(1..=MAX_SIM_TRIALS).contains(&(args.trials as u64)) {
+        bail!("--trials must be from 1 to {MAX_SIM_TRIALS}, got {}", args.trials);
     }
     if !(0.0..1.0).contains(&args.untestable) {
         bail!("--untestable is a share of commits in [0, 1), got {}", args.untestable);
     }
-    if args.step.iter().any(|s| !s.is_finite() || *s < 0.0) {
-        bail!("--step takes non-negative sizes in sigma, e.g. 1.5 or 0.5,0.5,0.5");
+    if let Some(bad) = args.step.iter().find(|s| !(0.0..=MAX_STEP_SIGMA).contains(*s)) {
+        bail!("--step takes sizes from 0 to {MAX_STEP_SIGMA} sigma, e.g. 1.5 or 0.5,0.5,0.5; got {bad}");
     }
     let steps: Vec<f64> = args.step.iter().copied().filter(|s| *s > 0.0).collect();
-    let mut reports = Vec::new();
+    // Each step sits at a commit of its own, so there cannot be more steps than commits.
+    if steps.len() > args.commits {
+        bail!(
+            "--step gives {} steps but --commits is {}: each step needs a commit of its own; give fewer steps or more commits",
+            steps.len(),
+            args.commits
+        );
+    }
+    // Every strategy name is checked before the first simulation, which can take minutes.
+    let mut strategies = Vec::new();
     for name in &args.strategy {
         let Some(strategy) = Strategy::parse(name) else {
             bail!("--strategy takes culprit, fixed or pinpoint, got '{name}'");
         };
+        strategies.push(strategy);
+    }
+    let mut reports = Vec::new();
+    for strategy in strategies {
         let config = SimConfig {
             commits: args.commits,
             steps: steps.clone(),
@@ -39,11 +54,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
         reports.push(sim::run(&config));
     }
     if args.json {
-        let value = if reports.len() == 1 {
-            serde_json::to_value(&reports[0])?
-        } else {
-            serde_json::to_value(&reports)?
-        };
+        let value =
+            if reports.len() == 1 { serde_json::to_value(&reports[0])? } else { serde_json::to_value(&reports)? };
         output::println(&serde_json::to_string_pretty(&value)?)
     } else {
         output::print(&sim::render_comparison(&reports))

@@ -8,6 +8,7 @@
 //! metric is skipped for that metric; a series too short to split is skipped with a note.
 
 use crate::cli::{BisectArgs, TrackArgs};
+use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOptions};
@@ -69,54 +70,139 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     stored(&mut store, args)
 }
 
-/// A parsed series: the metric's name when the header gives one, the point labels, and each point's runs.
-pub type SeriesCsv = (Option<String>, Vec<String>, Vec<Vec<f64>>);
+/// A parsed series CSV.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesCsv {
+    /// The metric's name, when a header line gives one (the value column's header).
+    pub name: Option<String>,
+    /// One label per point: the commit column, or the point's 0-based index without one.
+    pub labels: Vec<String>,
+    /// Each point's runs.
+    pub points: Vec<Vec<f64>>,
+    /// The 1-based numbers of the lines whose value is NaN or infinite (`nan`, `inf`, `1e999`), which the analysis
+    /// drops; the caller says which they are.
+    pub non_finite_lines: Vec<usize>,
+}
+
+/// Whether a header field can name a column: it starts with a letter or `_` and holds no `;`, tab or `|`, which
+/// would mean the file separates its columns with something else than the commas this reader splits on.
+fn is_column_name(field: &str) -> bool {
+    field.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && !field.contains([';', '\t', '|'])
+}
 
 /// A plain series CSV as points: one value per line, or `commit,value` rows (consecutive rows of one commit are
 /// one point; without a commit column a point's label is its 0-based index). An optional header line names the
-/// metric (the value column's header), which gives the direction of the verdict.
+/// metric (the value column's header), which gives the direction of the verdict. Every line has the columns of the
+/// first; a line with other columns, a first line that is neither numbers nor column names, or a value that is not
+/// a number is an error naming `source` and the line.
 pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
-    let mut name = None;
-    let mut labels: Vec<String> = Vec::new();
-    let mut points: Vec<Vec<f64>> = Vec::new();
-    let mut first = true;
-    for (number, line) in text.lines().enumerate() {
+    let mut csv = SeriesCsv { name: None, labels: Vec::new(), points: Vec::new(), non_finite_lines: Vec::new() };
+    // The number of columns, set by the first line that is not blank or a comment.
+    let mut columns: Option<usize> = None;
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (label, value) = match line.rsplit_once(',') {
-            Some((label, value)) => (Some(label.trim()), value.trim()),
-            None => (None, line),
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() > 2 {
+            bail!(
+                "{source}:{number}: {} comma-separated columns in {line:?}; a series has one column (`value`) or two \
+                 (`commit,value`)",
+                fields.len()
+            );
+        }
+        let (label, value) = match fields.as_slice() {
+            [label, value] => (Some(*label), *value),
+            _ => (None, line),
         };
         let parsed = value.parse::<f64>();
-        if first && parsed.is_err() {
-            name = Some(value.to_string()).filter(|v| !v.is_empty());
-            first = false;
-            continue;
-        }
-        first = false;
-        let value = parsed.with_context(|| {
-            format!("{source}:{}: {value:?} is not a number (expected `value` or `commit,value`)", number + 1)
-        })?;
-        match label {
-            Some(label) if labels.last().map(String::as_str) == Some(label) => {
-                if let Some(point) = points.last_mut() {
-                    point.push(value);
+        let Some(expected) = columns else {
+            columns = Some(fields.len());
+            if parsed.is_err() {
+                // The first line is a header only when it names columns; anything else is more likely a file in
+                // another format than a header to skip.
+                if !is_column_name(value) || label.is_some_and(|l| !l.is_empty() && !is_column_name(l)) {
+                    bail!(
+                        "{source}:{number}: {line:?} is neither a number nor a header; the first line is a value, a \
+                         `commit,value` row, or a header naming the columns (e.g. `commit,command.elapsed_time`), \
+                         with commas between columns"
+                    );
                 }
+                csv.name = Some(value.to_string());
+                continue;
             }
-            _ => {
-                labels.push(label.map(str::to_string).unwrap_or_else(|| points.len().to_string()));
-                points.push(vec![value]);
+            push_value(&mut csv, source, number, label, value, parsed)?;
+            continue;
+        };
+        if fields.len() != expected {
+            bail!(
+                "{source}:{number}: {} column(s) in {line:?}, but the first line has {expected}; every line is `value` \
+                 or every line is `commit,value`",
+                fields.len()
+            );
+        }
+        push_value(&mut csv, source, number, label, value, parsed)?;
+    }
+    Ok(csv)
+}
+
+/// Adds one value line to the series: to the last point when it has the same commit, else as a new point.
+fn push_value(
+    csv: &mut SeriesCsv,
+    source: &str,
+    number: usize,
+    label: Option<&str>,
+    text: &str,
+    parsed: Result<f64, std::num::ParseFloatError>,
+) -> Result<()> {
+    let value = parsed
+        .with_context(|| format!("{source}:{number}: {text:?} is not a number (expected `value` or `commit,value`)"))?;
+    if label == Some("") {
+        bail!("{source}:{number}: the commit column is empty; give each `commit,value` row its commit or label");
+    }
+    if !value.is_finite() {
+        csv.non_finite_lines.push(number);
+    }
+    match label {
+        Some(label) if csv.labels.last().map(String::as_str) == Some(label) => {
+            if let Some(point) = csv.points.last_mut() {
+                point.push(value);
             }
+        }
+        _ => {
+            csv.labels.push(label.map(str::to_string).unwrap_or_else(|| csv.points.len().to_string()));
+            csv.points.push(vec![value]);
         }
     }
-    Ok((name, labels, points))
+    Ok(())
+}
+
+/// The warning for values the analysis drops: which lines hold them (up to ten), so they can be found and fixed.
+fn non_finite_warning(source: &str, lines: &[usize]) -> Option<String> {
+    const SHOWN: usize = 10;
+    if lines.is_empty() {
+        return None;
+    }
+    let mut listed: Vec<String> = lines.iter().take(SHOWN).map(usize::to_string).collect();
+    if lines.len() > SHOWN {
+        listed.push(format!("... ({} lines)", lines.len()));
+    }
+    let (noun, verb) = if lines.len() == 1 { ("line", "holds") } else { ("lines", "hold") };
+    Some(format!(
+        "{source}: {noun} {} {verb} no finite value (NaN, infinite, or too large for a double); they are left out of the analysis",
+        listed.join(", ")
+    ))
 }
 
 fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the series {}", file.display()))?;
-    let (name, labels, points) = parse_series(&text, &file.display().to_string())?;
+    let source = file.display().to_string();
+    let SeriesCsv { name, labels, points, non_finite_lines } = parse_series(&text, &source)?;
+    if let Some(warning) = non_finite_warning(&source, &non_finite_lines) {
+        eprintln!("culprit: warning: {warning}");
+    }
     let options = TrackOptions::default();
     let metric = name.unwrap_or_default();
     let analysis = analyze(&points, &options).with_context(|| format!("cannot analyse {}", file.display()))?;
@@ -256,6 +342,8 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
+    // Only here is --job a glob (with --follow it is a job file), so it is checked here rather than when parsed.
+    crate::cmd::compare::check_globs(&[("--job", args.job.as_deref())])?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
     let branch = args.branch.as_deref().unwrap_or("HEAD");
@@ -278,7 +366,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                 // The bisect covers the change's location interval, not only its most likely place: a good end
                 // that is in fact after the change would send the bisect after the wrong commit.
                 let c = &ChangePoint { before_index: c.before_index_low, index: c.index_high, ..c.clone() };
-                let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+                let (Some(Some(before)), Some(Some(after))) =
+                    (s.positions.get(c.before_index), s.positions.get(c.index))
+                else {
                     notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
                     continue;
                 };
@@ -371,7 +461,18 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
         ..RunFilter::default()
     })?;
     if runs.is_empty() {
-        bail!("no successful stored run matches the filters; see `culprit results`");
+        let flags = Filters {
+            job: filter.job.as_deref(),
+            testcase: filter.testcase.as_deref(),
+            machine: filter.machine.as_deref(),
+        }
+        .flags();
+        if flags.is_empty() {
+            bail!(
+                "the store holds no successful run; `culprit run` stores some, `culprit results` lists what there is"
+            );
+        }
+        bail!("no successful stored run matches {flags}; see `culprit results` for the jobs and machines there are");
     }
     // Group the runs by (job, machine); order each group's revisions along the branch.
     let mut groups: BTreeMap<(String, String), Vec<&RunSummary>> = BTreeMap::new();
@@ -382,6 +483,8 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
     let mut series: Vec<Series> = Vec::new();
     let mut analyses: Vec<(String, Analysis)> = Vec::new();
     let options = TrackOptions::default();
+    // Whether --metric matched a metric of any group's runs; when it never does, the history says so.
+    let mut metric_matched = false;
     for ((job_id, machine), group) in &groups {
         let job_name = group.first().map(|r| r.job_name.clone()).unwrap_or_default();
         let mut on_branch: Vec<(usize, String)> = Vec::new();
@@ -417,7 +520,10 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
         let ordered: Vec<(Option<usize>, String)> = if !on_branch.is_empty() {
             // Only a branch puts commits on it, so only then are labels left out.
             if let (false, Order::Branch { branch, .. }) = (labels.is_empty(), order) {
-                notes.push(format!("{job_name} on {machine}: {} label(s) skipped (the job has commits on {branch})", labels.len()));
+                notes.push(format!(
+                    "{job_name} on {machine}: {} label(s) skipped (the job has commits on {branch})",
+                    labels.len()
+                ));
             }
             on_branch.sort();
             on_branch.into_iter().map(|(p, s)| (Some(p), s)).collect()
@@ -435,6 +541,7 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
         let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
+        metric_matched |= !metrics.is_empty();
         for metric in metrics {
             let points: Vec<Vec<f64>> = keys
                 .iter()
@@ -457,13 +564,39 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
             }
         }
     }
+    if let (Some(pattern), false) = (&filter.metric, metric_matched) {
+        // The metrics the runs do have, so the error can list them; one query over the runs listed above.
+        let keys: Vec<String> = {
+            let mut keys: Vec<String> = runs.iter().map(|r| r.revision.key().to_string()).collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        let every = store.samples(&SampleQuery {
+            revision_keys: keys,
+            job: filter.job.clone(),
+            testcase: filter.testcase.clone(),
+            hostname: filter.machine.clone(),
+            metric_regex: None,
+        })?;
+        let names: std::collections::BTreeSet<String> = every.iter().flat_map(|s| s.metrics.keys().cloned()).collect();
+        if !names.is_empty() {
+            bail!(crate::cmd::compare::no_metric_matches(pattern, &names));
+        }
+    }
     decide(&mut analyses, &options);
     Ok(History { series, analyses, notes })
 }
 
 /// Starts (or continues) a bisect between the tested commits around a regression with the job of its runs,
 /// through `culprit bisect`'s own entry point, and returns the session id.
-pub(crate) fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &ChangePoint, args: &TrackArgs) -> Result<Option<i64>> {
+pub(crate) fn bisect_change(
+    store: &mut dyn Store,
+    repo: &Path,
+    s: &Series,
+    c: &ChangePoint,
+    args: &TrackArgs,
+) -> Result<Option<i64>> {
     let good = s.labels.get(c.before_index).context("no commit before the change")?.clone();
     let bad = s.labels.get(c.index).context("no commit after the change")?.clone();
     let runs = store.list_runs(&RunFilter {
@@ -502,4 +635,70 @@ pub(crate) fn bisect_change(store: &mut dyn Store, repo: &Path, s: &Series, c: &
         .map(|b| b.id.0)
         .max();
     Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        format!("{:#}", parse_series(text, "s.csv").unwrap_err())
+    }
+
+    #[test]
+    fn series_with_a_header_and_commit_rows() {
+        let csv = parse_series("# a comment\ncommit,ops\nc1,1\nc1,2\n\nc2,3\n", "s.csv").unwrap();
+        assert_eq!(csv.name.as_deref(), Some("ops"));
+        assert_eq!(csv.labels, ["c1", "c2"]);
+        assert_eq!(csv.points, vec![vec![1.0, 2.0], vec![3.0]]);
+        assert!(csv.non_finite_lines.is_empty());
+        let plain = parse_series("1\n2.5\n", "s.csv").unwrap();
+        assert_eq!(
+            (plain.name, plain.labels, plain.points),
+            (None, vec!["0".to_string(), "1".into()], vec![vec![1.0], vec![2.5]])
+        );
+    }
+
+    #[test]
+    fn a_wrong_column_count_names_the_line() {
+        let err = error_of("c1,10.3,999\n");
+        assert!(err.starts_with("s.csv:1: 3 comma-separated columns"), "{err}");
+        let err = error_of("a,1\nb,2,3\n");
+        assert!(err.starts_with("s.csv:2: 3 comma-separated columns"), "{err}");
+        let err = error_of("1\n2\nc3,3\n");
+        assert!(err.starts_with("s.csv:3: 2 column(s)") && err.contains("the first line has 1"), "{err}");
+        let err = error_of("value\nc1,3\n");
+        assert!(err.starts_with("s.csv:2: 2 column(s)"), "{err}");
+        let err = error_of("c1,1\n,2\n");
+        assert!(err.starts_with("s.csv:2: the commit column is empty"), "{err}");
+    }
+
+    #[test]
+    fn a_garbage_first_line_is_not_taken_as_a_header() {
+        for garbage in ["1;2", "1;2;3", "3 4", "value;x", "a\tb", "1e3x", "commit,1;2"] {
+            let err = error_of(&format!("{garbage}\n1\n2\n"));
+            assert!(err.starts_with("s.csv:1: ") && err.contains("neither a number nor a header"), "{garbage}: {err}");
+        }
+        // Only the first line can be a header.
+        let err = error_of("x\nx\n1\n");
+        assert!(err.starts_with("s.csv:2: \"x\" is not a number"), "{err}");
+        for header in ["value", "command.elapsed_time", "_x", "ops/s", "commit,hackbench.throughput", ",ops"] {
+            let columns = header.matches(',').count() + 1;
+            let row = if columns == 2 { "c,1" } else { "1" };
+            assert!(parse_series(&format!("{header}\n{row}\n"), "s.csv").is_ok(), "{header}");
+        }
+    }
+
+    #[test]
+    fn non_finite_values_are_kept_for_the_analysis_and_their_lines_named() {
+        let csv = parse_series("value\n1\nnan\ninf\n-inf\n1e999\n2\n", "s.csv").unwrap();
+        assert_eq!(csv.non_finite_lines, [3, 4, 5, 6]);
+        assert_eq!(csv.points.len(), 6);
+        let warning = non_finite_warning("s.csv", &csv.non_finite_lines).unwrap();
+        assert!(warning.starts_with("s.csv: lines 3, 4, 5, 6 hold no finite value"), "{warning}");
+        assert_eq!(non_finite_warning("s.csv", &[]), None);
+        assert!(non_finite_warning("s.csv", &[7]).unwrap().starts_with("s.csv: line 7 holds no finite value"));
+        let many: Vec<usize> = (1..=12).collect();
+        assert!(non_finite_warning("s.csv", &many).unwrap().contains("10, ... (12 lines)"));
+    }
 }

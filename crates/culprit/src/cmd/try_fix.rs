@@ -9,7 +9,7 @@
 
 use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{benchmark_job, observer, plan_job, progress_bar, run_context, worktree_root};
-use crate::cmd::compare::axes_of;
+use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
 use crate::output;
@@ -23,6 +23,7 @@ use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
 use culprit_store::RunFilter;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -74,7 +75,8 @@ fn build_patched(tree: &PatchedTree, build: &str, bad: &str, patch: &Path) -> Re
         ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
     ];
     inv.merge_stderr = true;
-    let finished = process::run(&inv, None, &interrupt_flag()).with_context(|| format!("cannot run the build '{build}'"))?;
+    let finished =
+        process::run(&inv, None, &interrupt_flag()).with_context(|| format!("cannot run the build '{build}'"))?;
     if !finished.exit.success() {
         let lines: Vec<&str> = finished.stdout.lines().collect();
         let tail = lines[lines.len().saturating_sub(20)..].join("\n");
@@ -113,6 +115,44 @@ fn column_of_runs(label: &str, subject: Option<&str>, runs: &[RunRecord]) -> Col
     column
 }
 
+/// The metric names of the successful runs among `records`.
+fn metric_names<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> BTreeSet<String> {
+    records.into_iter().filter(|r| r.outcome.is_ok()).flat_map(|r| r.metrics.keys().cloned()).collect()
+}
+
+/// The error for a `--metric` that runs which have metrics do not report.
+fn unknown_metric(metric: &str, names: &BTreeSet<String>, runs: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--metric {} is not a metric of {runs}; they report {}. Name one of those with --metric",
+        process::shell_quote(metric),
+        some_metric_names(names)
+    )
+}
+
+/// Checks `--metric` against the stored successful runs of the job at base and bad, before anything is measured:
+/// a name that none of them reports would only be found wrong after every run. Without such runs this says nothing;
+/// the first round of measurements is checked instead.
+fn check_metric_stored(store: &dyn culprit_store::Store, job_id: &str, keys: &[String], metric: &str) -> Result<()> {
+    let runs = store.list_runs(&RunFilter {
+        job: Some(job_id.to_string()),
+        revision_keys: keys.to_vec(),
+        status: Some(culprit_store::RunStatus::Ok),
+        ..RunFilter::default()
+    })?;
+    // The newest run of each revision is enough to know the job's metrics there, and reading a whole record costs.
+    let mut records = Vec::new();
+    for key in keys {
+        if let Some(run) = runs.iter().rev().find(|r| r.revision.key() == key) {
+            records.push(store.run(run.id)?);
+        }
+    }
+    let names = metric_names(&records);
+    if names.is_empty() || names.contains(metric) {
+        return Ok(());
+    }
+    Err(unknown_metric(metric, &names, "the job's stored runs at base and bad"))
+}
+
 fn failure(record: &RunRecord) -> Option<String> {
     match &record.outcome {
         RunOutcome::Failed { reason } => Some(reason.clone()),
@@ -122,7 +162,10 @@ fn failure(record: &RunRecord) -> Option<String> {
 
 pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<ExitCode> {
     if args.runs < MIN_RUNS {
-        bail!("--runs {} is too few: the compare engine needs at least {MIN_RUNS} runs of each side to decide", args.runs);
+        bail!(
+            "--runs {} is too few: the compare engine needs at least {MIN_RUNS} runs of each side to decide",
+            args.runs
+        );
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
@@ -134,6 +177,9 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
     let label = format!("{}+{patch_name}", &bad.sha[..10]);
+    if let Some(metric) = &args.metric {
+        check_metric_stored(store, &job.job_id, &[base.sha.clone(), bad.sha.clone()], metric)?;
+    }
 
     // Validate the patch before anything is measured.
     let root = worktree_root(&repo, &format!("try-fix-{}", std::process::id()));
@@ -204,6 +250,16 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                 };
                 measured[side].push(record);
             }
+            // After one run of each side, a --metric that their runs do not report stops the measurement, rather
+            // than after every round.
+            if let (0, Some(metric)) = (round, &args.metric) {
+                let names = metric_names(measured.iter().flatten());
+                if !names.is_empty() && !names.contains(metric) {
+                    bar.finish_and_clear();
+                    let error = unknown_metric(metric, &names, "the first runs of base, bad and patched");
+                    bail!("{error} (the runs measured so far are stored)");
+                }
+            }
         }
     }
     bar.finish_and_clear();
@@ -224,7 +280,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         column_of_runs(&label, None, patched_runs),
     ];
     let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
-    let stored_runs = store.list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, ..RunFilter::default() })?;
+    let stored_runs =
+        store.list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, ..RunFilter::default() })?;
     let axes = axes_of(store, &stored_runs, &job.job_id)?;
     // A metric fixed before measuring is decided as a family of its own; one picked from the table is not.
     let given = args.metric.clone().or(default_metric);
