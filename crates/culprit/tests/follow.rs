@@ -87,3 +87,20 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     assert!(!blocked.status.success());
     assert!(String::from_utf8_lossy(&blocked.stderr).contains("another `culprit track --follow`"));
 }
+
+#[test]
+fn a_follow_pass_with_a_metric_the_job_does_not_have_fails_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _) = make_repo(dir.path());
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "8", "--runs", "1"])
+        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.no_such_time"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // It used to end with a note, "no history to analyse", and exit 0 on every cron run.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("command.no_such_time") && stderr.contains("command.user_time"), "{stderr}");
+}

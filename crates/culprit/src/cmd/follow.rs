@@ -25,7 +25,7 @@ use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
-use culprit_store::{RunFilter, Store, NEW_SESSION_STATUS};
+use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -348,14 +348,20 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
         machine: Some(plan.hostname.clone()),
         metric: args.metric.clone(),
     };
-    match history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter) {
-        Ok(h) => Ok(h),
-        Err(e) => {
-            // No successful run yet (every commit failed to build, say): nothing to analyse, not an error of the loop.
-            pass.notes.push(format!("no history to analyse: {e:#}"));
-            Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new() })
-        }
+    // No successful run yet (every commit failed to build, say) leaves nothing to analyse, which is not an error of
+    // the loop. Any other failure is: a --metric that matches none of the runs' metrics would otherwise pass every
+    // cron run in silence.
+    let successful = store.list_runs(&RunFilter {
+        job: filter.job.clone(),
+        hostname: filter.machine.clone(),
+        status: Some(RunStatus::Ok),
+        ..RunFilter::default()
+    })?;
+    if successful.is_empty() {
+        pass.notes.push(format!("no history to analyse: no successful run of {} yet", plan.job.job_name));
+        return Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new() });
     }
+    history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter)
 }
 
 fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
