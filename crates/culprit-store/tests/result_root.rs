@@ -111,6 +111,30 @@ fn written_root_has_lkp_files_and_imports_back() {
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 5);
 }
 
+#[test]
+fn values_survive_a_written_and_imported_root_bit_for_bit() {
+    // Values whose shortest decimal form needs 17 significant digits: serde_json without `float_roundtrip` reads
+    // some of them back one unit in the last place off (a real vmstat.cpu.sy of 21.389446570605994 came back as
+    // 21.38944657060599).
+    let tricky =
+        [21.389446570605994, 0.1 + 0.2, 1.0 / 3.0, 2.0f64.sqrt() * 1e-7, 123456.78901234567, 9.999999999999998];
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let mut written = Vec::new();
+    for (i, value) in tricky.iter().enumerate() {
+        let mut record = run_with_monitor(SHA_A, 100.0 + i as f64, None);
+        record.metrics.insert("vmstat.cpu.sy".to_string(), *value);
+        write_run(&root, PATH_PARAMS, &record).unwrap();
+        written.push(*value);
+    }
+    let mut store = store_in(dir.path());
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    assert_eq!(import(&mut store, &root, &options).unwrap().imported.len(), tricky.len());
+    let samples = store.samples(&SampleQuery { revision_keys: vec![SHA_A.into()], ..Default::default() }).unwrap();
+    let read: Vec<u64> = samples[0].metrics["vmstat.cpu.sy"].iter().map(|v| v.to_bits()).collect();
+    assert_eq!(read, written.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+}
+
 /// Lays lkp's stats_part fixture out as the result root lkp would have left: each run directory with the
 /// stats.json and matrix.json that `create_stats_matrix` produced for it (the fixture's `stats_N.json` and
 /// `matrix_N.json`) and its job.yaml.
