@@ -339,6 +339,13 @@ impl ProgramUse {
         }
         self.at.place_of_param(&parents, key, true)
     }
+
+    /// Where one of the program's params is written (its own hash, its setup hash, or top level), for the run
+    /// layer's messages about a param it refuses. A flattened nested key (`capture.ops`) is placed at its outer key
+    /// (`capture:`); a key that cannot be found is placed at the program's key.
+    pub fn place_of(&self, key: &str) -> Place {
+        self.key_path(key.split('.').next().unwrap_or(key))
+    }
     typed_accessors!(params, key_path);
 }
 

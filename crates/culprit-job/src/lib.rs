@@ -53,6 +53,14 @@ pub enum JobError {
         column: usize,
         reason: String,
     },
+    /// A whole number too large (or too small) for any key: YAML reads it, but no job value can hold it. It is not a
+    /// syntax error, so it is not said as one.
+    #[error("{place}: '{key}' = {value} is out of range for that key (whole numbers in a job file go from -9223372036854775808 to 18446744073709551615, and most keys take far less); give '{key}' a value in its range")]
+    OutOfRange {
+        place: Place,
+        key: String,
+        value: String,
+    },
     /// The text is not valid YAML, and the parser gave no position.
     #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
     YamlNoPosition { file: String, reason: String },

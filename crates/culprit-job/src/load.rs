@@ -145,6 +145,16 @@ impl JobFile {
 
 fn yaml_error(file_name: &str, error: &serde_yaml::Error) -> JobError {
     let reason = error.to_string();
+    if let Some((key, value)) = out_of_range_integer(&reason) {
+        return JobError::OutOfRange {
+            place: Place {
+                file: file_name.to_string(),
+                line: error.location().map(|location| location.line()),
+            },
+            key,
+            value,
+        };
+    }
     match error.location() {
         Some(location) => JobError::Yaml {
             file: file_name.to_string(),
@@ -157,6 +167,22 @@ fn yaml_error(file_name: &str, error: &serde_yaml::Error) -> JobError {
             reason,
         },
     }
+}
+
+/// The key path and the number of serde_yaml's error for an integer beyond 64 bits. serde_yaml reads such a number
+/// as a 128-bit one, which a YAML value cannot hold, and says `<path>: invalid type: integer `<n>` as u128, expected
+/// any YAML value`; said as it stands, under "malformed YAML", it sends the user looking for a syntax error that is not
+/// there. serde_yaml has no error kind to match, so its text is read; a change of that text leaves the plain YAML
+/// message, which the test `a_huge_number_is_out_of_range_not_malformed` then catches.
+fn out_of_range_integer(reason: &str) -> Option<(String, String)> {
+    let (before, rest) = reason.split_once("invalid type: integer `")?;
+    let (value, rest) = rest.split_once('`')?;
+    if !(rest.starts_with(" as u128") || rest.starts_with(" as i128")) {
+        return None;
+    }
+    let key = before.trim_end().trim_end_matches(':').trim();
+    let key = if key.is_empty() { "the value" } else { key };
+    Some((key.to_string(), value.to_string()))
 }
 
 /// Makes every key text (numbers and booleans become their text) and rejects what Culprit cannot read: lists or
@@ -461,6 +487,46 @@ mod tests {
             file.documents()[0],
             yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n")
         );
+    }
+
+    #[test]
+    fn a_huge_number_is_out_of_range_not_malformed() {
+        let text = "suite: x\ncommand:\n  cmd: true\n  executions: 99999999999999999999\n";
+        let error = JobFile::parse(text, "huge.yaml").unwrap_err();
+        assert_eq!(
+            error,
+            JobError::OutOfRange {
+                place: Place {
+                    file: "huge.yaml".into(),
+                    line: Some(4)
+                },
+                key: "command.executions".into(),
+                value: "99999999999999999999".into(),
+            }
+        );
+        let message = error.to_string();
+        assert!(
+            message.starts_with(
+                "huge.yaml:4: 'command.executions' = 99999999999999999999 is out of range"
+            ),
+            "{message}"
+        );
+        assert!(
+            !message.contains("malformed") && !message.contains("syntax"),
+            "{message}"
+        );
+        let negative = JobFile::parse("suite: x\nnr_threads: -99999999999999999999\n", "neg.yaml")
+            .unwrap_err();
+        assert!(
+            matches!(&negative, JobError::OutOfRange { key, value, .. } if key == "nr_threads" && value.starts_with('-')),
+            "{negative:?}"
+        );
+        // A number that fits stays a number, and real syntax errors stay syntax errors.
+        assert!(JobFile::parse("suite: x\nn: 18446744073709551615\n", "max.yaml").is_ok());
+        assert!(matches!(
+            JobFile::parse("suite: [x\n", "bad.yaml"),
+            Err(JobError::Yaml { .. })
+        ));
     }
 
     #[test]

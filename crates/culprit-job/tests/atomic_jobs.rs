@@ -261,3 +261,16 @@ fn capture_regexes_stay_out_of_names_but_in_ids() {
     assert_eq!(with[0].name(), without[0].name());
     assert_ne!(with[0].id(), without[0].id());
 }
+
+#[test]
+fn a_programs_param_is_placed_on_its_own_line() {
+    let job = one("suite: x\nruntime: 5\ncommand:\n  cmd: true\n  capture:\n    ops: 'ops ([0-9]+)'\n  executions: abc\n");
+    let uses = job.programs();
+    let command = &uses[0];
+    assert_eq!(command.place_of("executions").to_string(), "jobs/t.yaml:7");
+    // A flattened nested key is placed at its outer key, a top-level param at its own line.
+    assert_eq!(command.place_of("capture.ops").to_string(), "jobs/t.yaml:5");
+    assert_eq!(command.place_of("runtime").to_string(), "jobs/t.yaml:2");
+    // A key written nowhere is placed at the program's key.
+    assert_eq!(command.place_of("nothing").to_string(), "jobs/t.yaml:3");
+}

@@ -64,14 +64,31 @@ pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
 }
 
 /// The last line the benchmark wrote to stderr, as `: <line>`, for the reason of a failed run: `exit status 1` alone
-/// hides the cause (fio's `No space left on device`), which is otherwise only in the stored stderr.
-fn stderr_tail(stderr: &str) -> String {
-    const MOST: usize = 200;
+/// hides the cause (fio's `No space left on device`), which is otherwise only in the stored stderr. The reason quotes
+/// `command_line` already, so a long piece of it that the line repeats (a shell's `sh: 1: <command>: not found`) is
+/// replaced by a mention rather than quoted a second time.
+fn stderr_tail(stderr: &str, command_line: &str) -> String {
     match stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
         None => String::new(),
-        Some(line) if line.chars().count() > MOST => format!(": {}...", line.chars().take(MOST).collect::<String>()),
-        Some(line) => format!(": {line}"),
+        Some(line) => format!(": {}", process::shortened(&without_command(line, command_line), process::QUOTED_CHARS)),
     }
+}
+
+/// `line` with every piece of a long `command_line` in it (the whole line, or one of its words) longer than a
+/// message quotes replaced by `[N characters of the command line]`.
+fn without_command(line: &str, command_line: &str) -> String {
+    if command_line.chars().count() <= process::QUOTED_CHARS {
+        return line.to_string();
+    }
+    let mut pieces: Vec<&str> = std::iter::once(command_line.trim())
+        .chain(command_line.split_whitespace())
+        .filter(|piece| piece.chars().count() > process::QUOTED_CHARS)
+        .collect();
+    // The longest first, so that the whole line is replaced as one before any of its words is.
+    pieces.sort_by_key(|piece| std::cmp::Reverse(piece.len()));
+    pieces.iter().fold(line.to_string(), |line, piece| {
+        line.replace(piece, &format!("[{} characters of the command line]", piece.chars().count()))
+    })
 }
 
 fn now() -> f64 {
@@ -184,7 +201,12 @@ fn set_up_and_measure(
         }
         if !f.exit.success() {
             record.stderr = f.stderr.clone();
-            return Err(Stop::Failed(format!("setup '{}' failed: {}", inv.display(), f.exit.describe())));
+            return Err(Stop::Failed(format!(
+                "setup '{}' failed: {}{}",
+                inv.summary(),
+                f.exit.describe(),
+                stderr_tail(&f.stderr, &inv.command_text())
+            )));
         }
     }
 
@@ -212,7 +234,12 @@ fn set_up_and_measure(
             Ok(f) => {
                 let ok = f.exit.success();
                 if !ok {
-                    failure = Some(format!("'{}' {}{}", main.display(), f.exit.describe(), stderr_tail(&f.stderr)));
+                    failure = Some(format!(
+                        "'{}' {}{}",
+                        main.summary(),
+                        f.exit.describe(),
+                        stderr_tail(&f.stderr, &main.command_text())
+                    ));
                 }
                 record.exit_code = f.exit.code();
                 executions.push(f);
@@ -457,8 +484,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(stderr_tail(""), "");
-        assert_eq!(stderr_tail(&"x".repeat(500)).chars().count(), 2 + 200 + 3, "a long line is cut");
+        assert_eq!(stderr_tail("", "true"), "");
+        assert_eq!(stderr_tail(&"x".repeat(500), "true"), format!(": {}... (300 more characters)", "x".repeat(200)));
+    }
+
+    #[test]
+    fn a_long_command_line_is_quoted_once_and_shortened_in_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        // A 3,000-character word the shell cannot find: it echoes the word back in its error.
+        let cmd = "a".repeat(3000);
+        let mut job =
+            test_job("long", program, Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.clone())])));
+        job.cwd = Some(dir.path().to_path_buf());
+        let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
+        let RunOutcome::Failed { reason } = &record.outcome else { panic!("{:?}", record.outcome) };
+        assert!(
+            reason.starts_with(&format!("'{}... (2800 more characters)' exit status 127: ", "a".repeat(200))),
+            "{reason}"
+        );
+        assert!(reason.contains("[3000 characters of the command line]"), "{reason}");
+        assert_eq!(reason.matches(&"a".repeat(200)).count(), 1, "the command is quoted once: {reason}");
+        assert!(reason.chars().count() < 600, "{} characters: {reason}", reason.chars().count());
+        // The stored stderr keeps the benchmark's words in full.
+        assert!(record.stderr.contains(&cmd), "{}", record.stderr);
+        // A long command line made of words keeps a short word the error repeats, and drops a long one.
+        let words = format!("{} {}", "b".repeat(150), "c".repeat(300));
+        assert_eq!(without_command("sh: 1: bbb: not found", &words), "sh: 1: bbb: not found");
+        assert_eq!(
+            without_command(&format!("x {} y", "c".repeat(300)), &words),
+            "x [300 characters of the command line] y"
+        );
+        assert_eq!(without_command(&words, &words), "[451 characters of the command line]");
     }
 
     #[test]

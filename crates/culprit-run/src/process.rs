@@ -49,12 +49,39 @@ impl Invocation {
     pub fn display(&self) -> String {
         self.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
     }
+
+    /// The command line as a message quotes it: a `sh -c` line as written (the wrapper and its quoting would only
+    /// bury it), any other as [`Invocation::display`] gives it, at most [`QUOTED_CHARS`] characters of it.
+    pub fn summary(&self) -> String {
+        shortened(&self.command_text(), QUOTED_CHARS)
+    }
+
+    /// The full command line [`Invocation::summary`] shortens.
+    pub fn command_text(&self) -> String {
+        match self.argv.as_slice() {
+            [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => line.clone(),
+            _ => self.display(),
+        }
+    }
+}
+
+/// How many characters of a command line (or of a line of its output) a message quotes. A failed run's reason is
+/// printed for every failed run and stored with it; a 3,000-character command line in full would drown the rest.
+pub const QUOTED_CHARS: usize = 200;
+
+/// `text` cut to its first `most` characters, followed by `... (N more characters)` when it is longer.
+pub fn shortened(text: &str, most: usize) -> String {
+    let total = text.chars().count();
+    if total <= most {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(most).collect();
+    format!("{head}... ({} more characters)", total - most)
 }
 
 /// Quotes one word for a POSIX shell when it needs quoting.
 pub fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c));
+    let safe = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+%@".contains(c));
     if safe {
         word.to_string()
     } else {
@@ -260,7 +287,8 @@ mod tests {
 
     #[test]
     fn captures_output_exit_code_and_cpu_time() {
-        let inv = Invocation::shell("echo out; echo err >&2; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3");
+        let inv =
+            Invocation::shell("echo out; echo err >&2; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exit 3");
         let f = run(&inv, None, &no_interrupt()).unwrap();
         assert_eq!(f.exit, Exit::Code(3));
         assert_eq!(f.stdout, "out\n");
@@ -289,6 +317,19 @@ mod tests {
     fn missing_program_is_a_spawn_error() {
         let err = run(&Invocation::new(["/nonexistent/culprit-bench"]), None, &no_interrupt()).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/culprit-bench"), "{err}");
+    }
+
+    #[test]
+    fn long_command_lines_are_quoted_shortened() {
+        assert_eq!(shortened("short", 10), "short");
+        assert_eq!(shortened("ééééé", 5), "ééééé", "characters, not bytes");
+        let long = "a".repeat(3000);
+        let cut = shortened(&long, QUOTED_CHARS);
+        assert_eq!(cut, format!("{}... (2800 more characters)", "a".repeat(200)));
+        // A shell line is quoted as written, without its `sh -c` wrapper; other commands as they would be typed.
+        assert_eq!(Invocation::shell("echo 'hi'; exit 3").summary(), "echo 'hi'; exit 3");
+        assert_eq!(Invocation::shell(&long).summary(), cut);
+        assert_eq!(Invocation::new(["fio", "--name=a b"]).summary(), "fio '--name=a b'");
     }
 
     #[test]

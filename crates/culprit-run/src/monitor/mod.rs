@@ -146,11 +146,7 @@ impl ProcFile {
     pub fn parse<T>(&mut self, parse: impl FnOnce(&str) -> Result<T, ProcParseError>) -> Result<T, MonitorError> {
         let monitor = self.monitor;
         let text = self.read()?;
-        parse(text).map_err(|source| MonitorError::Parse {
-            monitor,
-            path: self.path.display().to_string(),
-            source,
-        })
+        parse(text).map_err(|source| MonitorError::Parse { monitor, path: self.path.display().to_string(), source })
     }
 }
 
@@ -187,6 +183,7 @@ pub fn create_in(
     let Some(&known) = KNOWN_MONITORS.iter().find(|known| **known == name) else {
         return Err(MonitorError::Unknown { name: name.to_string(), known: KNOWN_MONITORS.join(", ") });
     };
+    check_interval_option(known, options)?;
     // The perf monitors wrap perf itself, paced by perf's own interval, and take perf's options.
     match known {
         "perf-stat" => {
@@ -231,8 +228,37 @@ pub fn create_in(
     Ok(monitor)
 }
 
+/// The range of a monitor's `interval` option, in seconds: the same as `culprit run --interval`, whose lower end is
+/// [`MIN_INTERVAL`].
+const INTERVAL_OPTION_SECS: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
+
+/// Checks a monitor's `interval` option, which every monitor accepts. The value is not what the monitor samples at
+/// (the run's `--interval` paces every monitor), but a value that is not a number is a mistake in the job file all
+/// the same, and accepting it silently would hide that the file does not say what its author meant.
+fn check_interval_option(monitor: &'static str, options: &BTreeMap<String, String>) -> Result<(), MonitorError> {
+    let Some(text) = options.get("interval").filter(|text| !text.trim().is_empty()) else {
+        return Ok(());
+    };
+    match text.trim().parse::<f64>() {
+        Ok(secs) if INTERVAL_OPTION_SECS.contains(&secs) => Ok(()),
+        _ => Err(MonitorError::BadOption {
+            monitor,
+            option: format!("interval: {text}"),
+            accepted: format!(
+                "interval is a number of seconds from {} to {}, e.g. 1",
+                INTERVAL_OPTION_SECS.start(),
+                INTERVAL_OPTION_SECS.end()
+            ),
+        }),
+    }
+}
+
 /// Refuses options a monitor does not take, naming the ones it does.
-fn reject_options(monitor: &'static str, options: &BTreeMap<String, String>, accepted: &[&str]) -> Result<(), MonitorError> {
+fn reject_options(
+    monitor: &'static str,
+    options: &BTreeMap<String, String>,
+    accepted: &[&str],
+) -> Result<(), MonitorError> {
     match options.keys().find(|key| !accepted.contains(&key.as_str())) {
         Some(option) => Err(MonitorError::BadOption {
             monitor,
@@ -409,6 +435,23 @@ mod tests {
         options.insert("evnt".to_string(), "x".to_string());
         let error = create("meminfo", &options, 1.0).err().expect("a misspelt option is refused");
         assert!(matches!(error, MonitorError::BadOption { ref option, .. } if option == "evnt"));
+    }
+
+    #[test]
+    fn a_monitor_interval_must_be_a_number_of_seconds() {
+        for name in KNOWN_MONITORS {
+            for good in ["10", "0.5", " 1 ", ""] {
+                let options = BTreeMap::from([("interval".to_string(), good.to_string())]);
+                assert!(create(name, &options, 1.0).is_ok(), "{name} interval {good:?}");
+            }
+            for bad in ["abc", "5s", "0", "-1", "NaN", "inf", "3601"] {
+                let options = BTreeMap::from([("interval".to_string(), bad.to_string())]);
+                let error = create(name, &options, 1.0).err().unwrap_or_else(|| panic!("{name} interval {bad:?}"));
+                let text = error.to_string();
+                assert!(text.starts_with(&format!("monitor {name}: option 'interval: {bad}'")), "{text}");
+                assert!(text.contains("number of seconds"), "{text}");
+            }
+        }
     }
 
     #[test]

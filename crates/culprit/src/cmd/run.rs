@@ -125,9 +125,34 @@ pub fn plan_text(
     let stem = file.stem();
     let mut planned = Vec::new();
     for job in &atomic {
-        planned.push(plan_one(job, &stem, nr_cpu, monitors_override, cwd)?);
+        planned.push(plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check)?);
     }
     Ok(planned)
+}
+
+/// Whether planning checks that the programs a job needs (the benchmark's binary, perf) are installed: `culprit run`
+/// does, since it is about to run them; `culprit split` does not, since its files may be meant for another machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Installed {
+    Check,
+    Skip,
+}
+
+/// Checks one atomic job as `culprit run` would plan it, without checking installed programs: what `culprit split`
+/// runs on every job it writes, so a file it writes is one `culprit run` takes.
+pub fn check_atomic(job: &AtomicJob, stem: &str, nr_cpu: u32, cwd: &Path) -> Result<()> {
+    plan_one(job, stem, nr_cpu, None, cwd, Installed::Skip).map(drop)
+}
+
+/// The place of the param a program refused (its file and line), for the message; the job file alone for an error
+/// that names no param.
+fn param_place(error: &program::ProgramError, use_: &culprit_job::ProgramUse, file_name: &str) -> String {
+    match error {
+        program::ProgramError::BadParam { key, .. }
+        | program::ProgramError::MissingParam { key, .. }
+        | program::ProgramError::UnknownParam { key, .. } => use_.place_of(key).to_string(),
+        _ => file_name.to_string(),
+    }
 }
 
 fn plan_one(
@@ -136,6 +161,7 @@ fn plan_one(
     nr_cpu: u32,
     monitors_override: Option<&[String]>,
     cwd: &Path,
+    installed: Installed,
 ) -> Result<PlannedJob> {
     let mut problems = job.unknown_keys(&accepts);
     // A misspelt program is the likelier story than "no program", so its message goes first.
@@ -154,17 +180,25 @@ fn plan_one(
     flatten("", &use_.params, &mut values);
     let program = resolve_program(use_.name, &mut values)?;
     let params = Params::new(program.name(), values);
-    params.validate(program.params(), nr_cpu).with_context(|| format!("in job file {}", job.file_name()))?;
-    program.check_installed()?;
+    // The message names the line of the param, so a job file with many programs' params points at the one to fix.
+    let in_file = |error: program::ProgramError| {
+        let place = param_place(&error, use_, job.file_name());
+        anyhow::Error::new(error).context(format!("in job file {place}"))
+    };
+    params.validate(program.params(), nr_cpu).map_err(in_file)?;
+    if installed == Installed::Check {
+        program.check_installed()?;
+    }
     // Plan once now so a param that only fails in combination (fio's test_size / nr_task) is caught up front.
     program
         .plan(&params, &program::ProgramContext { nr_cpu, scratch_dir: PathBuf::from("/nonexistent") })
-        .with_context(|| format!("in job file {}", job.file_name()))?;
+        .map_err(in_file)?;
 
-    // A monitor named by `--monitors` is the flag's mistake, not the job file's, so errors say where it came from.
-    let monitors_source = match monitors_override {
+    // A monitor named by `--monitors` is the flag's mistake, not the job file's, so errors say where it came from,
+    // and for a job file on which line.
+    let monitors_source = |name: &str| match monitors_override {
         Some(_) => "in --monitors".to_string(),
-        None => format!("in job file {}", job.file_name()),
+        None => format!("in job file {}", job.place(&[name])),
     };
     let monitors: Vec<(String, BTreeMap<String, String>)> = match monitors_override {
         Some(list) if list.iter().any(|m| m == "none") => Vec::new(),
@@ -190,8 +224,11 @@ fn plan_one(
         // (perf installed, perf-profile's options), since a monitor failing at run time does not fail the run and
         // would silently leave every run without the data asked for.
         monitor::create(name, options, 1.0)
-            .and_then(|created| created.check())
-            .with_context(|| format!("{monitors_source}: monitor '{name}'"))?;
+            .and_then(|created| match (created.check(), installed) {
+                (Err(monitor::MonitorError::MissingProgram { .. }), Installed::Skip) => Ok(()),
+                (checked, _) => checked,
+            })
+            .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
     }
 
     let name = job.name();
@@ -266,7 +303,26 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     let machine = machine::this_machine();
     let jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
     let revision = revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd)?;
-    let scratch_root = args.scratch.clone().unwrap_or_else(|| std::env::temp_dir().join("culprit-scratch"));
+    // The directories come last: everything else is checked first, so a job with a mistake creates none of them.
+    let scratch_root = match &args.scratch {
+        Some(dir) => {
+            if writable_dir(dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
+                // A mistyped path would otherwise become a new directory without a word.
+                eprintln!("culprit: created the directory {} for --scratch", dir.display());
+            }
+            dir.clone()
+        }
+        None => {
+            let dir = std::env::temp_dir().join("culprit-scratch");
+            writable_dir(&dir, "the default scratch directory", "name one you can write in with --scratch DIR")?;
+            dir
+        }
+    };
+    if let Some(root) = &args.result_root {
+        if writable_dir(root, "--result-root", "give a directory you can write in for the lkp result root")? {
+            eprintln!("culprit: created the directory {} for --result-root", root.display());
+        }
+    }
     let plan = RunPlan {
         jobs,
         repeat: args.repeat,
@@ -274,6 +330,36 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
+}
+
+/// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or
+/// `--result-root` stops the command before the first run instead of failing every run, or only after all of them.
+/// `what` names the flag (or the default) in messages; `advice` says what to do instead. Returns whether it created
+/// the directory.
+fn writable_dir(dir: &Path, what: &str, advice: &str) -> Result<bool> {
+    let shown = dir.display();
+    let created = match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => bail!("{what} {shown}: this is a file, not a directory; {advice}"),
+        Ok(_) => false,
+        // A path under a file (`FILE/sub`) is one that cannot be created either.
+        Err(error) if matches!(error.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            if let Err(error) = std::fs::create_dir_all(dir) {
+                bail!("{what} {shown}: the directory does not exist and cannot be created ({error}); {advice}");
+            }
+            true
+        }
+        Err(error) => bail!("{what} {shown}: cannot look at it ({error}); {advice}"),
+    };
+    // Writing is tried rather than the mode bits read: root passes any mode check, and /proc or a read-only mount
+    // refuse whatever the bits say.
+    let probe = dir.join(format!(".culprit-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            Ok(created)
+        }
+        Err(error) => bail!("{what} {shown}: culprit cannot write in this directory ({error}); {advice}"),
+    }
 }
 
 /// Runs a plan: round-robin over the jobs, every finished run saved before the next starts.

@@ -1,4 +1,8 @@
 //! `culprit split JOB -o DIR`: one atomic job file per matrix point, named `<job>-<path_params>.yaml` as lkp does.
+//!
+//! Every atomic job is checked as `culprit run` would plan it (programs, params, monitors and their options), except
+//! that the programs need not be installed here, and all of them before any file is written: a file split writes is
+//! one `culprit run` takes, and a mistake is reported with the job file's line instead of in each written file.
 
 use crate::cli::SplitArgs;
 use crate::output;
@@ -10,6 +14,13 @@ pub fn run(args: &SplitArgs) -> Result<()> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
     let file = JobFile::parse(&text, &path.display().to_string())?;
     let jobs = file.expand()?;
+    let nr_cpu = culprit_run::machine::this_machine().nr_cpu;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    for job in &jobs {
+        crate::cmd::run::check_atomic(job, &file.stem(), nr_cpu, &cwd).with_context(|| {
+            format!("atomic job {} is not one culprit run would take; nothing was written", job.name())
+        })?;
+    }
     // The system's own word for a file in the way is a bare "File exists", which names neither the path nor the fix.
     if args.output.exists() && !args.output.is_dir() {
         bail!(

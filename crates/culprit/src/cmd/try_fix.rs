@@ -30,7 +30,8 @@ use std::process::ExitCode;
 /// Fewer runs a side than this and the compare engine cannot decide (its `min_runs`).
 const MIN_RUNS: usize = 3;
 
-/// The worktree holding BAD plus the patch; removed when dropped, whatever happened.
+/// A worktree of its own (BAD plus the patch, or BAD alone to tell a broken build from a broken patch); removed when
+/// dropped, whatever happened.
 struct PatchedTree {
     repo: PathBuf,
     dir: PathBuf,
@@ -46,48 +47,139 @@ impl Drop for PatchedTree {
     }
 }
 
-/// Makes a worktree of `bad` with the patch applied, or says why the patch does not apply.
-fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<PatchedTree> {
-    let dir = root.join("patched");
+/// A directory removed when dropped if it is empty by then, so that every try-fix does not leave an empty
+/// `.git/culprit/try-fix-<pid>` behind; one still holding something is left alone.
+struct EmptyDirectory(PathBuf);
+
+impl Drop for EmptyDirectory {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The first 12 characters of a SHA, as messages show it.
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+/// A worktree of `sha` at `root/name`, replacing what an earlier, interrupted try-fix left there.
+fn add_worktree(repo: &Path, root: &Path, name: &str, sha: &str) -> Result<PatchedTree> {
+    let dir = root.join(name);
     if dir.exists() {
         let _ = git::git(repo, &["worktree", "remove", "--force", &dir.display().to_string()]);
         let _ = std::fs::remove_dir_all(&dir);
     }
     std::fs::create_dir_all(root).with_context(|| format!("cannot create {}", root.display()))?;
-    git::git(repo, &["worktree", "add", "--detach", "--force", &dir.display().to_string(), bad])?;
-    let tree = PatchedTree { repo: repo.to_path_buf(), dir };
+    git::git(repo, &["worktree", "add", "--detach", "--force", &dir.display().to_string(), sha])?;
+    Ok(PatchedTree { repo: repo.to_path_buf(), dir })
+}
+
+/// The message for a patch that changes nothing: measuring it would only measure BAD a second time.
+fn changes_nothing(patch: &Path, why: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "the patch {} {why}, so it changes nothing and there is nothing to measure; give --patch a patch with changes \
+         (the output of git diff or git format-patch)",
+        patch.display()
+    )
+}
+
+/// Makes a worktree of `bad` with the patch applied, or says why the patch does not apply or changes nothing.
+fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<PatchedTree> {
+    // git's own words for an empty patch ("No valid patches in input (allow with "--allow-empty")") suggest a flag
+    // that try-fix does not have, and an empty patch is never what was meant.
+    let text = std::fs::read(patch).with_context(|| format!("cannot read the patch file {}", patch.display()))?;
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Err(changes_nothing(patch, "is empty"));
+    }
+    let tree = add_worktree(repo, root, "patched", bad)?;
     let patch_text = patch.display().to_string();
     if let Err(e) = git::git(&tree.dir, &["apply", "--whitespace=nowarn", &patch_text]) {
         let why = match e {
             git::GitError::Failed { stderr, .. } => stderr,
             other => other.to_string(),
         };
-        bail!("the patch {} does not apply on top of {}: {why}", patch.display(), &bad[..bad.len().min(12)]);
+        if why.contains("No valid patches in input") {
+            return Err(changes_nothing(patch, "holds no diff git can apply"));
+        }
+        bail!("the patch {} does not apply on top of {}: {why}", patch.display(), short(bad));
+    }
+    if git::git(&tree.dir, &["status", "--porcelain"])?.trim().is_empty() {
+        return Err(changes_nothing(patch, &format!("applies on top of {} without changing a file", short(bad))));
     }
     Ok(tree)
 }
 
-/// Builds the patched tree; a failure names the patch and shows the end of the build's output.
-fn build_patched(tree: &PatchedTree, build: &str, bad: &str, patch: &Path) -> Result<()> {
+/// The end of a build's output for a message: its last lines, or that it printed nothing.
+fn output_tail(output: &str) -> String {
+    const LINES: usize = 20;
+    let lines: Vec<&str> = output.lines().map(str::trim_end).collect();
+    let end = lines.iter().rposition(|line| !line.is_empty()).map_or(0, |last| last + 1);
+    if end == 0 {
+        return "it printed nothing".to_string();
+    }
+    let start = end.saturating_sub(LINES);
+    let shown: Vec<String> =
+        lines[start..end].iter().map(|line| process::shortened(line, process::QUOTED_CHARS)).collect();
+    let which = if start == 0 { "its output".to_string() } else { format!("the last {LINES} lines of its output") };
+    format!("{which}:\n{}", shown.join("\n"))
+}
+
+/// Runs the build in `tree` as the bisect runs it (the same variables); returns how it failed and its output, or
+/// `None` when it worked.
+fn build_in(tree: &PatchedTree, build: &str, sha: &str) -> Result<Option<(String, String)>> {
     let mut inv = Invocation::shell(build).in_dir(&tree.dir);
     inv.env = vec![
-        ("CULPRIT_COMMIT".to_string(), bad.to_string()),
+        ("CULPRIT_COMMIT".to_string(), sha.to_string()),
         ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
     ];
     inv.merge_stderr = true;
-    let finished =
-        process::run(&inv, None, &interrupt_flag()).with_context(|| format!("cannot run the build '{build}'"))?;
-    if !finished.exit.success() {
-        let lines: Vec<&str> = finished.stdout.lines().collect();
-        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-        bail!(
-            "with the patch {} applied on top of {}, the build '{build}' {}:\n{tail}",
+    let finished = process::run(&inv, None, &interrupt_flag())
+        .with_context(|| format!("cannot run the build '{}'", process::shortened(build, process::QUOTED_CHARS)))?;
+    Ok((!finished.exit.success()).then(|| (finished.exit.describe(), finished.stdout)))
+}
+
+/// Builds the patched tree. When that fails, BAD is built without the patch too, so the message can say which side
+/// fails: a build that fails at BAD alone is the build command's or BAD's problem, and blaming the patch would send
+/// the user to the wrong place.
+fn build_patched(tree: &PatchedTree, root: &Path, build: &str, bad: &str, patch: &Path) -> Result<()> {
+    let Some((exit, output)) = build_in(tree, build, bad)? else {
+        return Ok(());
+    };
+    let shown = process::shortened(build, process::QUOTED_CHARS);
+    let unpatched = add_worktree(&tree.repo, root, "unpatched", bad)?;
+    match build_in(&unpatched, build, bad)? {
+        Some((bad_exit, bad_output)) => bail!(
+            "the build '{shown}' fails at patched and at bad ({}) without the patch too, so the patch is not what \
+             breaks it; fix the --build command (it runs in each side's worktree, with CULPRIT_COMMIT and \
+             CULPRIT_WORKTREE set) or choose a --bad that builds. At bad it ended with {bad_exit}; {}",
+            short(bad),
+            output_tail(&bad_output)
+        ),
+        None => bail!(
+            "the build '{shown}' fails at patched ({} with the patch {} applied) and works at bad without it, so the \
+             patch breaks the build: {exit}; {}",
+            short(bad),
             patch.display(),
-            &bad[..bad.len().min(12)],
-            finished.exit.describe()
-        );
+            output_tail(&output)
+        ),
     }
-    Ok(())
+}
+
+/// When a run of base or bad failed because its build failed, the message saying so: the bisect driver then marks
+/// the side as not buildable, so every later run of it would fail the same way and measuring on is pointless.
+fn build_failure(record: &RunRecord, side: &str, sha: &str) -> Option<String> {
+    let RunOutcome::Failed { reason } = &record.outcome else { return None };
+    // The driver stores a failed build as a run whose reason starts with `build '` and whose output is build.log.
+    let log = record.raw_outputs.iter().find(|raw| raw.name == "build.log")?;
+    if !reason.starts_with("build ") {
+        return None;
+    }
+    Some(format!(
+        "the build failed at {side} ({}): {}; {}",
+        short(sha),
+        process::shortened(reason, process::QUOTED_CHARS),
+        output_tail(&String::from_utf8_lossy(&log.content))
+    ))
 }
 
 fn commit_of(revision: &Revision) -> Result<RangeCommit> {
@@ -183,9 +275,11 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
 
     // Validate the patch before anything is measured.
     let root = worktree_root(&repo, &format!("try-fix-{}", std::process::id()));
+    // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
+    let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
     if let Some(build) = &args.build {
-        build_patched(&tree, build, &bad.sha, &patch)?;
+        build_patched(&tree, &root, build, &bad.sha, &patch)?;
     }
 
     let config = SessionConfig {
@@ -232,7 +326,14 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                 bar.set_message(format!("round {}/{}: {}", round + 1, args.runs, ["base", "bad", "patched"][side]));
                 let record = if side < 2 {
                     match driver.run_at(side, &mut observe)? {
-                        Some((_, record)) => record,
+                        Some((_, record)) => {
+                            let sha = if side == 0 { &base.sha } else { &bad.sha };
+                            if let Some(message) = build_failure(&record, ["base", "bad"][side], sha) {
+                                bar.finish_and_clear();
+                                bail!("{message}");
+                            }
+                            record
+                        }
                         None => {
                             bar.finish_and_clear();
                             eprintln!("culprit: interrupted; every finished run is stored");
@@ -316,4 +417,56 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         output::print(&out)?;
     }
     Ok(if verdict == FixVerdict::Fixed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_builds_output_is_shown_by_its_last_lines_or_said_to_be_empty() {
+        assert_eq!(output_tail(""), "it printed nothing");
+        assert_eq!(output_tail("\n  \n"), "it printed nothing");
+        assert_eq!(
+            output_tail("cc -c a.c\na.c:3: error: expected ';'\n\n"),
+            "its output:\ncc -c a.c\na.c:3: error: expected ';'"
+        );
+        let long: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+        let tail = output_tail(&long);
+        assert!(tail.starts_with("the last 20 lines of its output:\nline 11\n"), "{tail}");
+        assert!(tail.ends_with("\nline 30"), "{tail}");
+    }
+
+    #[test]
+    fn only_a_failed_build_is_a_build_failure() {
+        let record = |reason: &str, log: Option<&str>| RunRecord {
+            job_id: String::new(),
+            job_name: String::new(),
+            testcase: String::new(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            revision: Revision::Label { name: "x".into() },
+            machine: culprit_run::machine::this_machine(),
+            started_at: 0.0,
+            ended_at: 0.0,
+            outcome: RunOutcome::Failed { reason: reason.into() },
+            exit_code: None,
+            metrics: Default::default(),
+            monitors: Vec::new(),
+            raw_outputs: log
+                .map(|log| culprit_core::model::RawOutput { name: "build.log".into(), content: log.into() })
+                .into_iter()
+                .collect(),
+            stderr: String::new(),
+        };
+        let sha = "0123456789abcdef0123";
+        let message = build_failure(&record("build 'make' exit status 2", Some("make: *** no rule\n")), "base", sha);
+        assert_eq!(
+            message.as_deref(),
+            Some("the build failed at base (0123456789ab): build 'make' exit status 2; its output:\nmake: *** no rule")
+        );
+        let silent = build_failure(&record("build 'false' exit status 1", Some("")), "bad", sha).unwrap_or_default();
+        assert!(silent.ends_with("exit status 1; it printed nothing"), "{silent}");
+        assert_eq!(build_failure(&record("'./bench' exit status 1", None), "base", sha), None);
+    }
 }
