@@ -74,9 +74,17 @@ pub fn sample_variance(xs: &[f64]) -> Option<f64> {
     Some(ss / (xs.len() - 1) as f64)
 }
 
-/// Sample standard deviation (divisor n - 1, as lkp and most tools report); `None` for fewer than two values.
+/// Sample standard deviation (divisor n - 1), the estimate the tests and the JSON use; `None` for fewer than two
+/// values. lkp's printed `%stddev` is the population one ([`population_stddev`]).
 pub fn sample_stddev(xs: &[f64]) -> Option<f64> {
     sample_variance(xs).map(f64::sqrt)
+}
+
+/// Population standard deviation (divisor n), as lkp-tests' `Enumerable#standard_deviation` computes it for the
+/// `%stddev` of its comparison table and for `stddev.json` (its `sample_variance` divides by the length); `None`
+/// for fewer than two values, where lkp prints no `%stddev` either.
+pub fn population_stddev(xs: &[f64]) -> Option<f64> {
+    sample_variance(xs).map(|variance| (variance * (xs.len() - 1) as f64 / xs.len() as f64).sqrt())
 }
 
 /// A sorted copy of `xs` in IEEE total order (NaN last), so sorting can never panic.

@@ -170,6 +170,19 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
     // Row order: program metrics, monitors, perf-profile.
     let order: Vec<&str> = result.rows.iter().map(|r| r.metric.as_str()).collect();
     assert_eq!(order, ["fio.write_iops", "vmstat.cpu.id", "perf-profile.self.cycles-pp.memcpy"]);
+    // The missing side's mean is unknown, not 0: no "0.00" and no "+0.0%" (nor lkp's -100%) in any format.
+    let all = RenderOptions { all: true, ..RenderOptions::default() };
+    let table = render_table(&result, all);
+    let line = table.lines().find(|l| l.ends_with(" vmstat.cpu.id")).expect("the row");
+    assert!(line.contains("91.00") && line.trim_end_matches("vmstat.cpu.id").trim_end().ends_with('-'), "{line:?}");
+    assert!(!line.contains('%'), "{line:?}");
+    let markdown = render_markdown(&result, all);
+    let row = markdown.lines().find(|l| l.contains("`vmstat.cpu.id`")).expect("the row");
+    assert!(row.contains("| - |") && !row.contains("0.00") && !row.contains("+0.0%"), "{row}");
+    let csv = render_csv(&result, all);
+    let row = csv.lines().find(|l| l.starts_with("vmstat.cpu.id,")).expect("the row");
+    let fields: Vec<&str> = row.split(',').collect();
+    assert_eq!((fields[10], fields[12]), ("", ""), "mean and change of the missing side: {row}");
 }
 
 #[test]
@@ -282,4 +295,41 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
     assert_eq!(lines[0], "sysbench.transactions_per_sec by nr_threads");
     assert!(lines[1].starts_with("nr_threads           .26-rc"), "{text}");
     assert!(lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"), "{text}");
+}
+
+#[test]
+fn percent_stddev_is_lkps_population_stddev() {
+    // lkp-tests' Enumerable#standard_deviation divides by n: [90, 110] is 10% (the sample stddev would say 14%),
+    // [1, 2, 3, 4] is 44% (51%), and one run prints no %stddev. The JSON's stddev stays the sample one.
+    let cases: [(&[f64], Option<&str>); 3] =
+        [(&[90.0, 110.0], Some("10")), (&[1.0, 2.0, 3.0, 4.0], Some("44")), (&[5.0], None)];
+    for (values, percent) in cases {
+        let input = pair("bench.score", values.to_vec(), values.to_vec());
+        let result = compare(&input, &CompareOptions::default()).expect("comparison runs");
+        let row = result.rows.iter().find(|r| r.metric == "bench.score").expect("row");
+        let shown = row.sides[0].rel_stddev_pct.map(|p| format!("{}", p.trunc()));
+        assert_eq!(shown.as_deref(), percent, "{values:?}");
+        let table = render_table(&result, RenderOptions { all: true, ..RenderOptions::default() });
+        match percent {
+            Some(p) => assert!(table.contains(&format!("± {p}%")) || table.contains(&format!("±{p}%")), "{table}"),
+            None => assert!(!table.contains('±'), "{table}"),
+        }
+    }
+}
+
+#[test]
+fn two_constant_sides_are_judged_by_the_rank_test_alone() {
+    // 1999.99 five times is not exactly representable, so its sample stddev is about 2.5e-13 rather than 0: Welch's
+    // t then said p = 1.7e-67 and Cohen's d -5.8e16; exact 1000.0 against 1200.0 said p = 0. Five runs a side
+    // cannot show more than the exact rank test: 2 / C(10, 5) = 0.0079.
+    let exact_smallest = 2.0 / 252.0;
+    for (base, other) in [(1000.0, 1200.0), (1999.99, 2400.0)] {
+        let input = pair("bench.lat_ms", vec![base; 5], vec![other; 5]);
+        let result = compare(&input, &CompareOptions::default()).expect("comparison runs");
+        let change = &result.rows.iter().find(|r| r.metric == "bench.lat_ms").expect("row").changes[0];
+        let p = change.p.expect("a p-value");
+        assert!((p - exact_smallest).abs() < 1e-12, "{base} vs {other}: p = {p}");
+        assert!(change.effect_size.is_none(), "{base} vs {other}: d = {:?}", change.effect_size);
+        assert_eq!(change.verdict, Verdict::Regression, "{base} vs {other}");
+    }
 }

@@ -18,12 +18,12 @@ fn read_data(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).replace('\u{a0}', " ")
 }
 
-/// Six samples with exactly `mean` and sample stddev `rel_pct`% of it: mean ± a, alternating, where
-/// a = sd / sqrt(6/5). For integral means the deviation is rounded to an integer so the mean stays exact
+/// Six samples with exactly `mean` and population stddev `rel_pct`% of it (lkp's `%stddev` divides by n): mean ± a,
+/// alternating, where a = sd. For integral means the deviation is rounded to an integer so the mean stays exact
 /// (lkp truncates such means to `%d`).
 fn samples(mean: f64, rel_pct: f64) -> Vec<f64> {
     let sd = mean.abs() * rel_pct / 100.0;
-    let mut a = sd / (6.0f64 / 5.0).sqrt();
+    let mut a = sd;
     if mean.fract() == 0.0 && mean.abs() >= 1000.0 {
         a = a.round();
     }

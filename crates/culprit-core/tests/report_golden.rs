@@ -167,11 +167,10 @@ const BASE: &str = "361a2a229fa31ab7f2b236b5946e434964d00762";
 const BAD: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
 const PATCH: &str = "7bafb1c4e72a5e8d40cd0681b80b1ffeb31a064c";
 
-/// Eight samples with exactly `mean` and a sample stddev of `rel_pct`% of it (mean ± a, alternating; integral
-/// means keep integral samples so lkp's truncating `%d` prints the mean itself).
+/// Eight samples with exactly `mean` and a population stddev (lkp's `%stddev` divides by n) of `rel_pct`% of it
+/// (mean ± a, alternating; integral means keep integral samples so lkp's truncating `%d` prints the mean itself).
 fn samples(mean: f64, rel_pct: f64) -> Vec<f64> {
-    let n = 8.0f64;
-    let mut a = mean.abs() * rel_pct / 100.0 / (n / (n - 1.0)).sqrt();
+    let mut a = mean.abs() * rel_pct / 100.0;
     if mean.fract() == 0.0 && mean.abs() >= 1000.0 {
         a = a.round();
     }

@@ -150,14 +150,10 @@ pub fn write_revision_summary(revision_directory: &Path) -> Result<(), ResultRoo
     Ok(())
 }
 
+/// lkp's `avg.json` and `stddev.json` entries: the mean and the population standard deviation (0 for one value).
 fn mean_and_population_stddev(values: &[f64]) -> (f64, f64) {
-    if values.is_empty() {
-        return (0.0, 0.0);
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    (mean, variance.sqrt())
+    let mean = culprit_core::stats::mean(values).unwrap_or(0.0);
+    (mean, culprit_core::stats::population_stddev(values).unwrap_or(0.0))
 }
 
 /// Monitor series as lkp's per-run `matrix.json`: `<monitor>.time` and `<monitor>.<key>` arrays.

@@ -249,7 +249,7 @@ pub struct SideStats {
     pub mean: f64,
     /// Sample stddev; `None` with fewer than two samples.
     pub stddev: Option<f64>,
-    /// 100 * stddev / |mean|, lkp's `%stddev`; `None` when undefined.
+    /// 100 * population stddev / |mean|, lkp's `%stddev` (lkp divides by n); `None` when undefined.
     pub rel_stddev_pct: Option<f64>,
     pub min: f64,
     pub max: f64,
@@ -276,7 +276,9 @@ impl SideStats {
     fn of_samples(xs: &[f64]) -> SideStats {
         let mean = stats::mean(xs).unwrap_or(0.0);
         let stddev = stats::sample_stddev(xs);
-        let rel = stddev.and_then(|s| if mean != 0.0 { Some(100.0 * s / mean.abs()) } else { None });
+        // The printed %stddev is lkp's: the population standard deviation over the mean's magnitude.
+        let rel =
+            stats::population_stddev(xs).and_then(|s| if mean != 0.0 { Some(100.0 * s / mean.abs()) } else { None });
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         for &x in xs {
             min = min.min(x);
@@ -731,6 +733,10 @@ fn pair_problem(b: &[f64], o: &[f64], options: &CompareOptions) -> Option<Inconc
 /// a side. Taking the smaller p is the better of both, and doubling it (Bonferroni over the two tests) keeps the
 /// false-alarm rate at its nominal level. Two constant, identical samples skip the tests (p = 1): the common
 /// perf-profile case of a symbol at 0.00 on both sides.
+/// A side whose standard deviation is at most this fraction of the values' magnitude is constant: what is left is
+/// rounding in the last bits of a double, not noise.
+const CONSTANT_RELATIVE_SPREAD: f64 = 1e-12;
+
 fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDistribution>) -> PairTests {
     let first = b.first().copied().unwrap_or(0.0);
     if b.iter().chain(o.iter()).all(|&x| x == first) {
@@ -742,8 +748,21 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
     }
     // U of the other side: the Cliff's delta is then positive when the other side is larger.
     let mw = stats::mann_whitney_u_with(o, b, u_tables.get(&(m, n)));
-    let welch = stats::welch_t_test(b, o);
     let p_mw = mw.map(|r| r.p);
+    let cliffs_delta = mw.map(|r| r.cliffs_delta(m, n));
+    // Two sides that are each constant (to rounding) leave Welch's t without a noise to divide by: it would say
+    // p = 0 (or 1e-67 for a constant that is not exactly representable) and Cohen's d would be astronomical, while
+    // five runs a side cannot show more than the rank test's smallest p. Only the rank test speaks then.
+    let scale = stats::mean(b).unwrap_or(0.0).abs().max(stats::mean(o).unwrap_or(0.0).abs());
+    let constant = |xs: &[f64]| stats::sample_variance(xs).is_none_or(|v| v.sqrt() <= CONSTANT_RELATIVE_SPREAD * scale);
+    if constant(b) && constant(o) {
+        // With ties this many, the rank test runs on its normal approximation, which goes below what any
+        // permutation of the runs can show: the two sides apart is one arrangement in C(m + n, n), each way.
+        let arrangements = (1..=n).fold(1.0, |acc, k| acc * (m + k) as f64 / k as f64);
+        let p = p_mw.map(|p| p.max((2.0 / arrangements).min(1.0)));
+        return PairTests { p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
+    }
+    let welch = stats::welch_t_test(b, o);
     let p_welch = welch.map(|w| w.p);
     let best = p_mw.unwrap_or(1.0).min(p_welch.unwrap_or(1.0));
     PairTests {
@@ -751,7 +770,7 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
         p_mann_whitney: p_mw,
         p_welch,
         effect_size: stats::cohens_d(b, o),
-        cliffs_delta: mw.map(|r| r.cliffs_delta(m, n)),
+        cliffs_delta,
     }
 }
 

@@ -38,6 +38,16 @@ pub fn format_mean(avg: f64) -> String {
     format!("{text:>ABS_WIDTH$}")
 }
 
+/// [`format_mean`] of a side, or `-` for a side without the metric (missing, or every run failed): its mean is
+/// unknown, not 0.
+fn format_side_mean(side: &SideStats) -> String {
+    if side.present {
+        format_mean(side.mean)
+    } else {
+        format!("{:>ABS_WIDTH$}", "-")
+    }
+}
+
 /// lkp's `%stddev` field: ` ±%3d%%` (truncated) when the relative stddev is above 2%, blanks otherwise.
 pub fn format_stddev(side: &SideStats) -> String {
     match side.rel_stddev_pct {
@@ -125,14 +135,20 @@ fn render_header(result: &CompareResult, out: &mut String) {
 }
 
 fn render_measurement_row(row: &MetricRow, out: &mut String) {
-    let base_mean = row.sides.first().map(|s| s.mean).unwrap_or(0.0);
+    let base = row.sides.first();
+    let base_mean = base.map(|s| s.mean).unwrap_or(0.0);
+    let base_present = base.is_some_and(|s| s.present);
     for (i, side) in row.sides.iter().enumerate() {
         if i > 0 {
-            if let Some(change) = row.changes.get(i - 1) {
-                out.push_str(&format_change(change, base_mean, side.mean));
+            match row.changes.get(i - 1) {
+                Some(change) if base_present && side.present => {
+                    out.push_str(&format_change(change, base_mean, side.mean))
+                }
+                Some(_) => out.push_str(&" ".repeat(REL_WIDTH + 2)),
+                None => {}
             }
         }
-        out.push_str(&format_mean(side.mean));
+        out.push_str(&format_side_mean(side));
         out.push_str(&format_stddev(side));
     }
     let _ = writeln!(out, "  {}", row.metric);
@@ -271,12 +287,18 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
             cells.push(match (side.fails, side.rel_stddev_pct) {
                 (Some(f), _) => format!("{f}:{}", side.n),
                 (None, Some(rel)) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel)),
-                (None, _) => format_mean(side.mean).trim().to_string(),
+                (None, _) => format_side_mean(side).trim().to_string(),
             });
             if i > 0 {
+                let base = row.sides.first();
+                let both_present = side.present && base.is_some_and(|s| s.present);
                 match row.changes.get(i - 1) {
                     Some(c) => {
-                        cells.push(format_change(c, row.sides.first().map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string());
+                        cells.push(if both_present {
+                            format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
+                        } else {
+                            String::new()
+                        });
                         cells.push(match c.verdict {
                             Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
                             v => v.word().to_string(),
@@ -333,12 +355,12 @@ pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
                 csv_field(base_label),
                 csv_field(label),
                 base.map(|s| s.n.to_string()).unwrap_or_default(),
-                num(base.map(|s| s.mean)),
+                num(base.filter(|s| s.present).map(|s| s.mean)),
                 num(base.and_then(|s| s.stddev)),
                 other.map(|s| s.n.to_string()).unwrap_or_default(),
-                num(other.map(|s| s.mean)),
+                num(other.filter(|s| s.present).map(|s| s.mean)),
                 num(other.and_then(|s| s.stddev)),
-                num(Some(c.change)),
+                num(Some(c.change).filter(|_| base.is_some_and(|s| s.present) && other.is_some_and(|s| s.present))),
                 unit.to_string(),
                 num(c.p_mann_whitney),
                 num(c.p_welch),
