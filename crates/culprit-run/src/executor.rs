@@ -277,12 +277,12 @@ fn set_up_and_measure(
     if !stdout.is_empty() {
         record
             .raw_outputs
-            .push(RawOutput { name: job.program.name().to_string(), content: stdout.clone().into_bytes() });
+            .push(RawOutput { name: job.program.raw_output_name().to_string(), content: stdout.clone().into_bytes() });
     }
     if executions.iter().any(|f| f.exit == Exit::Interrupted) || interrupt.load(Ordering::SeqCst) {
         return Err(Stop::Interrupted);
     }
-    add_time_metrics(&executions, &mut record.metrics);
+    add_time_metrics(&executions, job.program.name() == "command", &mut record.metrics);
     if let Some(reason) = failure {
         return Err(Stop::Failed(reason));
     }
@@ -344,19 +344,24 @@ fn finite_metrics(program: &str, metrics: BTreeMap<String, f64>) -> Result<BTree
     }
 }
 
-/// lkp's `time.*` metrics for the measured command, summed over its executions.
-fn add_time_metrics(executions: &[Finished], metrics: &mut BTreeMap<String, f64>) {
+/// lkp's `time.*` metrics for the measured command, summed over its executions. A `command` job measures its own
+/// wall, user and system time and maximum RSS per execution (`command.*`); the same four `time.*` metrics would be
+/// those times the number of executions, the same change counted twice in every comparison (twice in the
+/// false-discovery family, two headlines), so a command job gets only the `time.*` metrics it has no twin of.
+fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BTreeMap<String, f64>) {
     if executions.is_empty() {
         return;
     }
     let sum = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>();
-    metrics.insert("time.elapsed_time".into(), sum(&|e| e.usage.wall_secs));
-    metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
-    metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
-    metrics.insert(
-        "time.max_resident_set_size".into(),
-        executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
-    );
+    if !command_job {
+        metrics.insert("time.elapsed_time".into(), sum(&|e| e.usage.wall_secs));
+        metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
+        metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
+        metrics.insert(
+            "time.max_resident_set_size".into(),
+            executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
+        );
+    }
     metrics.insert("time.minor_page_faults".into(), sum(&|e| e.usage.minor_faults as f64));
     metrics.insert("time.major_page_faults".into(), sum(&|e| e.usage.major_faults as f64));
     metrics.insert("time.voluntary_context_switches".into(), sum(&|e| e.usage.voluntary_switches as f64));
@@ -486,6 +491,31 @@ mod tests {
         }
         assert_eq!(stderr_tail("", "true"), "");
         assert_eq!(stderr_tail(&"x".repeat(500), "true"), format!(": {}... (300 more characters)", "x".repeat(200)));
+    }
+
+    #[test]
+    fn a_command_job_has_no_time_metrics_that_double_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        let params = Params::new("command", BTreeMap::from([("cmd".to_string(), "true".to_string())]));
+        let mut job = test_job("twice", program, params);
+        job.cwd = Some(dir.path().to_path_buf());
+        let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
+        assert!(record.outcome.is_ok(), "{:?}", record.outcome);
+        // command.elapsed_time and time.elapsed_time were the same number: one change counted twice in every
+        // comparison. The time.* metrics without a twin stay.
+        for twin in ["elapsed_time", "user_time", "system_time", "max_resident_set_size"] {
+            assert!(record.metrics.contains_key(&format!("command.{twin}")), "{:?}", record.metrics.keys());
+            assert!(!record.metrics.contains_key(&format!("time.{twin}")), "{:?}", record.metrics.keys());
+        }
+        assert!(record.metrics.contains_key("time.minor_page_faults"), "{:?}", record.metrics.keys());
+    }
+
+    #[test]
+    fn fio_raw_output_is_named_as_lkp_names_it() {
+        // lkp's fio test writes fio.output, and its parser (and `culprit parse fio DIR`) reads that name.
+        assert_eq!(crate::program::lookup("fio").map(|p| p.raw_output_name()).ok(), Some("fio.output"));
+        assert_eq!(crate::program::lookup("hackbench").map(|p| p.raw_output_name()).ok(), Some("hackbench"));
     }
 
     #[test]

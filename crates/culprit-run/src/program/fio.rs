@@ -42,6 +42,9 @@ impl Program for Fio {
     fn name(&self) -> &'static str {
         "fio"
     }
+    fn raw_output_name(&self) -> &'static str {
+        "fio.output"
+    }
     fn binary(&self) -> &'static str {
         "fio"
     }

@@ -217,6 +217,12 @@ pub trait Program: Sync {
     fn parser(&self) -> Option<&'static str> {
         Some(self.name())
     }
+    /// The name of its raw output in a run's stored outputs and in a result root, as lkp names it: the program's
+    /// name, except where lkp's test writes a file of its own (fio's `fio.output`), so that `culprit parse` and lkp's
+    /// parsers read a result root Culprit wrote.
+    fn raw_output_name(&self) -> &'static str {
+        self.name()
+    }
 
     /// Fails when the binary is not installed, naming what to install.
     fn check_installed(&self) -> Result<(), ProgramError> {
