@@ -445,7 +445,20 @@ impl AtomicJob {
     /// path_params, then `-<value>` of each revision key present (`commit`, `ltp_commit`, ...) and `-<rootfs file>`
     /// when `rootfs` is set.
     pub fn name(&self) -> String {
-        let mut name = format!("{}-{}", file_stem(&self.at.file), self.path_params());
+        let own = self.name_from(&file_stem(&self.at.file));
+        // A file that `split` wrote is already named `<origin>-<path_params>`: run as it is, it keeps the name of the
+        // job it came from (`job_origin`) instead of repeating its path params. Any other file names its jobs,
+        // whatever its job_origin says, as lkp's split-job does.
+        let origin = self.params.get("job_origin").and_then(scalar_text).filter(|s| !s.is_empty());
+        match origin.map(|o| self.name_from(&file_stem(&o))) {
+            Some(from_origin) if from_origin == file_stem(&self.at.file) => from_origin,
+            _ => own,
+        }
+    }
+
+    /// [`AtomicJob::name`] with `stem` for the job file's stem.
+    fn name_from(&self, stem: &str) -> String {
+        let mut name = format!("{}-{}", stem, self.path_params());
         for key in NAME_COMMIT_KEYS {
             if let Some(value) = self.params.get(*key).and_then(scalar_text) {
                 name.push('-');

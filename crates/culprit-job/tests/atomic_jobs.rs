@@ -222,6 +222,14 @@ fn written_jobs_read_back() {
         assert_eq!(again[0].params(), job.params());
         assert_eq!(again[0].id(), job.id());
         assert_eq!(again[0].path_params(), job.path_params());
+        // A split file run as it is keeps the name of the job it came from (it printed f-4k-randwrite-4k-randwrite).
+        assert_eq!(again[0].name(), job.name());
+        // So does its job.yaml read back from a result root as the file it came from; read under another name that
+        // its job_origin does not explain, it is named after that file, as lkp's split-job names them.
+        let from_origin = JobFile::parse(&written, "f.yaml").unwrap().expand().unwrap();
+        assert_eq!(from_origin[0].name(), job.name());
+        let other = JobFile::parse(&written, "g.yaml").unwrap().expand().unwrap();
+        assert_eq!(other[0].name(), format!("g-{}", job.path_params()));
     }
 }
 

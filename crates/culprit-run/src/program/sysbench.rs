@@ -14,7 +14,8 @@
 //! | fileio | `nr_threads`, `period`, `rwmode`, `iomode`, `size`, `filenum` | `--threads`, `--time`, `--file-test-mode`, `--file-io-mode`, `--file-total-size`, `--file-num` | 1, 60, rndrw, sync, 128M, 128 |
 //!
 //! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
-//! the job key (`sysbench-cpu.events_per_second`, ...), parsed by `culprit_parse::sysbench`.
+//! the job key (`sysbench-cpu.workload`, `sysbench-cpu.latency_ms.avg`, ...), parsed by `culprit_parse::sysbench`,
+//! which names them as lkp does (sysbench's own "events per second" line is not one of lkp's metrics).
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;

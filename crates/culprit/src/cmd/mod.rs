@@ -143,17 +143,23 @@ fn check_import_dir(dir: &std::path::Path) -> Result<()> {
 /// stable job id as `culprit run` gives that job, so imported and measured results of one job meet.
 fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     let identify = |job: &culprit_store::result_root::ImportedJob<'_>| {
-        let atomic = job
-            .job_yaml
-            .and_then(|yaml| culprit_job::JobFile::parse(yaml, "job.yaml").ok())
-            .and_then(|file| file.expand().ok())
-            .filter(|jobs| jobs.len() == 1)
-            .and_then(|jobs| jobs.into_iter().next());
+        let atomic_of = |yaml: &str, file_name: &str| {
+            culprit_job::JobFile::parse(yaml, file_name)
+                .ok()
+                .and_then(|file| file.expand().ok())
+                .filter(|jobs| jobs.len() == 1)
+                .and_then(|jobs| jobs.into_iter().next())
+        };
+        // Read as the file it came from (its job_origin), the job gets the name `culprit run` gave it.
+        let atomic = job.job_yaml.and_then(|yaml| {
+            let first = atomic_of(yaml, "job.yaml")?;
+            let origin = first.params().get("job_origin").and_then(|v| v.as_str()).map(str::to_string);
+            origin.and_then(|origin| atomic_of(yaml, &origin)).or(Some(first))
+        });
         match atomic {
-            Some(atomic) => culprit_store::result_root::JobIdentity {
-                job_id: atomic.id(),
-                job_name: culprit_store::result_root::default_identity(job).job_name,
-            },
+            // The name `culprit run` gave the job (from its job_origin), so the imported runs meet the measured ones
+            // under `results --job` too.
+            Some(atomic) => culprit_store::result_root::JobIdentity { job_id: atomic.id(), job_name: atomic.name() },
             None => culprit_store::result_root::default_identity(job),
         }
     };

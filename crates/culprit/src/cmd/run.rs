@@ -476,6 +476,11 @@ fn describe_revision(r: &Revision) -> String {
     }
 }
 
+/// The monitor and time metrics the run summary shows next to the program's own; iowait included, so the CPU
+/// shares add up to about 100%.
+const SUMMARY_METRICS: [&str; 6] =
+    ["time.elapsed_time", "vmstat.cpu.us", "vmstat.cpu.sy", "vmstat.cpu.id", "vmstat.cpu.wa", "vmstat.system.cs"];
+
 /// Per job: each program metric and a few key monitor metrics as mean ± %stddev over the successful runs.
 pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: &Machine) -> String {
     let mut out = String::new();
@@ -489,8 +494,7 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
         let prefix = format!("{}.", job.run.program.name());
         let shown = names.into_iter().filter(|n| {
             n.starts_with(&prefix)
-                || ["time.elapsed_time", "vmstat.cpu.us", "vmstat.cpu.sy", "vmstat.cpu.id", "vmstat.system.cs"]
-                    .contains(&n.as_str())
+                || SUMMARY_METRICS.contains(&n.as_str())
         });
         for name in shown {
             let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
