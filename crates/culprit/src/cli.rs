@@ -104,6 +104,10 @@ pub struct ResultsArgs {
     /// List the failed runs one by one with their reasons instead of the summary.
     #[arg(long)]
     pub failures: bool,
+    /// Show one stored run in full: its outcome, every metric, its raw outputs and stderr (the run numbers are
+    /// the ones `--failures` lists and `--json` gives).
+    #[arg(long, value_name = "ID", conflicts_with = "failures")]
+    pub run: Option<i64>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

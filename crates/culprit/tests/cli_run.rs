@@ -240,3 +240,28 @@ fn a_read_only_store_is_refused_before_any_benchmark_runs() {
     // What was stored is still there and readable.
     assert_eq!(results_json(&db, dir.path())[0]["ok_runs"], 1);
 }
+
+#[test]
+fn results_run_shows_a_stored_run_with_its_raw_output_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // The failure reasons tell the user to read the raw output; this is where it can be read.
+    write(dir.path(), "fails.yaml", "suite: fails\ncommand:\n  cmd: \"echo 'ops/s: nan'; echo oops >&2; exit 3\"\n");
+    let out = culprit(&db, &["run", "fails.yaml", "--label", "A", "--monitors", "none"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+    let (listed, _) = text(&culprit(&db, &["results", "--failures"], dir.path()));
+    let id = listed.split_whitespace().nth(1).expect("a run id").to_string();
+    let out = culprit(&db, &["results", "--run", &id], dir.path());
+    let (shown, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(shown.starts_with(&format!("run {id} ")), "{shown}");
+    assert!(shown.contains("outcome: failed:") && shown.contains("exit status 3"), "{shown}");
+    assert!(shown.contains("raw output command") && shown.contains("ops/s: nan"), "{shown}");
+    assert!(shown.contains("stderr:\noops"), "{shown}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&culprit(&db, &["results", "--run", &id, "--json"], dir.path()).stdout).unwrap();
+    assert_eq!(json["raw_outputs"][0]["content"], "ops/s: nan\n");
+    let missing = culprit(&db, &["results", "--run", "999"], dir.path());
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing).1.contains("run 999 does not exist"), "{:?}", text(&missing));
+}

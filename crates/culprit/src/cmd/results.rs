@@ -14,6 +14,9 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
         hostname: args.machine.clone(),
         ..RunFilter::default()
     };
+    if let Some(id) = args.run {
+        return one_run(store, culprit_store::RunId(id), args.json);
+    }
     if args.failures {
         return failures(store, filter, args.json);
     }
@@ -75,6 +78,67 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
             r.hostname,
             r.failure_reason.as_deref().unwrap_or("").replace('\n', "\n    ")
         ));
+    }
+    output::print(&out)
+}
+
+/// `results --run ID`: everything stored about one run, raw outputs included, so that a failure's reason ("see the
+/// run's raw output") can be followed without an lkp result root or sqlite3. Raw outputs that are not UTF-8 are
+/// shown with the invalid bytes replaced.
+fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()> {
+    let record = store.run(id)?;
+    if json {
+        let raw: Vec<serde_json::Value> = record
+            .raw_outputs
+            .iter()
+            .map(|r| serde_json::json!({ "name": r.name, "content": String::from_utf8_lossy(&r.content) }))
+            .collect();
+        let mut value = serde_json::to_value(&record)?;
+        if let Some(object) = value.as_object_mut() {
+            object.insert("raw_outputs".to_string(), serde_json::Value::Array(raw));
+            object.insert("id".to_string(), serde_json::Value::from(id.0));
+        }
+        return output::println(&serde_json::to_string_pretty(&value)?);
+    }
+    let mut out = format!(
+        "run {}  {}  {}  {}  {}
+",
+        id.0,
+        format_time(record.started_at),
+        record.job_name,
+        match &record.revision {
+            Revision::Commit { sha, .. } => abbreviate(sha, 12).to_string(),
+            Revision::Label { name } => format!("label:{name}"),
+        },
+        record.machine.hostname
+    );
+    out.push_str(&match &record.outcome {
+        culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s
+", record.ended_at - record.started_at),
+        culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {reason}
+"),
+    });
+    out.push_str(&format!("metrics ({}):
+", record.metrics.len()));
+    for (name, value) in &record.metrics {
+        out.push_str(&format!("  {name}: {value}
+"));
+    }
+    for raw in &record.raw_outputs {
+        let text = String::from_utf8_lossy(&raw.content);
+        out.push_str(&format!("raw output {} ({} bytes):
+", raw.name, raw.content.len()));
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if !record.stderr.is_empty() {
+        out.push_str("stderr:\n");
+        out.push_str(&record.stderr);
+        if !record.stderr.ends_with('\n') {
+            out.push('\n');
+        }
     }
     output::print(&out)
 }
