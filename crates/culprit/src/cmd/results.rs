@@ -101,8 +101,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         return output::println(&serde_json::to_string_pretty(&value)?);
     }
     let mut out = format!(
-        "run {}  {}  {}  {}  {}
-",
+        "run {}  {}  {}  {}  {}\n",
         id.0,
         format_time(record.started_at),
         record.job_name,
@@ -113,21 +112,16 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         record.machine.hostname
     );
     out.push_str(&match &record.outcome {
-        culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s
-", record.ended_at - record.started_at),
-        culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {reason}
-"),
+        culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s\n", record.ended_at - record.started_at),
+        culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {reason}\n"),
     });
-    out.push_str(&format!("metrics ({}):
-", record.metrics.len()));
+    out.push_str(&format!("metrics ({}):\n", record.metrics.len()));
     for (name, value) in &record.metrics {
-        out.push_str(&format!("  {name}: {value}
-"));
+        out.push_str(&format!("  {name}: {value}\n"));
     }
     for raw in &record.raw_outputs {
         let text = String::from_utf8_lossy(&raw.content);
-        out.push_str(&format!("raw output {} ({} bytes):
-", raw.name, raw.content.len()));
+        out.push_str(&format!("raw output {} ({} bytes):\n", raw.name, raw.content.len()));
         out.push_str(&text);
         if !text.ends_with('\n') {
             out.push('\n');
