@@ -134,7 +134,7 @@ impl SimReport {
 /// A Markdown table with one row per report, for strategies side by side.
 pub fn render_comparison(reports: &[SimReport]) -> String {
     let mut out = String::from(
-        "| strategy | commits | steps (sigma) | noise | untestable | trials | accuracy | false culprit | same answer | multiple | runs mean | runs p95 | builds mean |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| strategy | commits | steps (sigma) | noise | untestable | trials | accuracy | false culprit | not reproduced | same answer | multiple | runs mean | runs p95 | builds mean |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in reports {
         let steps = if r.steps.is_empty() {
@@ -143,7 +143,7 @@ pub fn render_comparison(reports: &[SimReport]) -> String {
             r.steps.iter().map(|s| format!("{s}")).collect::<Vec<_>>().join("+")
         };
         out.push_str(&format!(
-            "| {} | {} | {} | {:?} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
+            "| {} | {} | {} | {:?} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
             r.strategy,
             r.commits,
             steps,
@@ -152,6 +152,7 @@ pub fn render_comparison(reports: &[SimReport]) -> String {
             r.trials,
             r.accuracy * 100.0,
             r.false_culprit_rate * 100.0,
+            r.not_reproduced_rate * 100.0,
             r.same_answer_rate * 100.0,
             r.multiple_rate * 100.0,
             r.mean_runs,
