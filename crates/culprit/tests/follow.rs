@@ -65,6 +65,18 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     assert!(report.contains(&format!("commit: {}", shas[SLOW_AT - 1])), "{report}");
     assert!(report.contains("hash more rounds per element") && report.contains("regression"), "{report}");
     assert!(dir.path().join("culprit-reports/bisect-1/job.yaml").exists());
+    // The bisect's runs are stored under the job's own name, not under the id of the job file it ran from.
+    let results = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "results", "--json"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&results.stdout);
+    let mut names: Vec<&str> = listing.split("\"job_name\": \"").skip(1).filter_map(|s| s.split('"').next()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].starts_with("job-"), "{names:?}");
 
     // Nothing new: no run, no bisect, no report; the change point is now pinned to the culprit by the bisect's runs.
     let second = json(&follow(dir.path(), &repo));

@@ -31,6 +31,8 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
     assert!(text.contains(&format!("culprit run job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
+    // The fix column's runs are a step too: without them the compare step fails in a fresh store.
+    assert!(text.contains(&format!("culprit run job.yaml -n 8 --label {REAL_FIX}")), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");

@@ -329,11 +329,15 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         .collect();
     let n = comparison.columns.first().map_or(3, |c| c.ok_runs.max(3));
     let mut reproduce = Vec::new();
-    for r in &revisions[..2] {
-        reproduce.push(format!("# with {} checked out and built:", r.short()));
+    // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
+    for r in &revisions {
+        reproduce.push(match r {
+            Revision::Commit { .. } => format!("# with {} checked out and built:", r.short()),
+            Revision::Label { name } => format!("# with the tree labelled {name} (a fix applied, say) built:"),
+        });
         reproduce.push(format!("culprit run {JOB_FILE} -n {n} {}", run_target(r)));
     }
-    let mut compare_line = format!("culprit compare {} {}", keys[0], keys[1]);
+    let mut compare_line = format!("culprit compare {} {}", shell_quote(&keys[0]), shell_quote(&keys[1]));
     if let Some(fix) = keys.get(2) {
         compare_line.push(' ');
         compare_line.push_str(&shell_quote(fix));

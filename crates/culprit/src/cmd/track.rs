@@ -609,7 +609,11 @@ pub(crate) fn bisect_change(
     let record = store.run(run.id)?;
     let dir = repo.join(".git").join("culprit").join("track-jobs");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let job_file = dir.join(format!("{}.yaml", s.job_id));
+    // Named as `split` names an atomic job (`<job>-<path_params>.yaml`), so the bisect's runs keep the job's name
+    // (`AtomicJob::name` reads it back from the file name and job_origin) instead of being named after the id.
+    let file_name =
+        if record.job_name.is_empty() || record.job_name.contains('/') { &s.job_id } else { &record.job_name };
+    let job_file = dir.join(format!("{file_name}.yaml"));
     std::fs::write(&job_file, &record.job_yaml).with_context(|| format!("cannot write {}", job_file.display()))?;
     eprintln!("culprit: bisecting {} between {} and {}", s.metric, short(&good), short(&bad));
     let bisect_args = BisectArgs {
