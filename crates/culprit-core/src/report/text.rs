@@ -73,11 +73,18 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let width = input.trend.iter().map(|p| p.commit.short().len()).max().unwrap_or(10);
         for p in &input.trend {
             let subject = p.commit.subject.as_deref().unwrap_or("");
+            // Mean, spread and runs in columns of their own, so the list reads down them whatever the digits.
+            let short = p.commit.short();
             let line = match p.mean {
-                None => format!("{INDENT}{:<width$}  {:>22}  {subject}", p.commit.short(), "untestable"),
+                None => format!("{INDENT}{short:<width$}  {:>8} {:<8} {:>7}  {subject}", "untestable", "", ""),
                 Some(mean) => {
-                    let sd = p.stddev.filter(|s| s.is_finite()).map(|s| format!(" ±{}", super::printf::general(s, 2, false))).unwrap_or_default();
-                    format!("{INDENT}{:<width$}  {:>14} {:>7}  {subject}", p.commit.short(), value_text(mean) + &sd, format!("{} runs", p.runs))
+                    let sd = p
+                        .stddev
+                        .filter(|s| s.is_finite())
+                        .map(|s| format!("±{}", super::printf::general(s, 2, false)))
+                        .unwrap_or_default();
+                    let runs = if p.runs == 1 { "1 run".to_string() } else { format!("{} runs", p.runs) };
+                    format!("{INDENT}{short:<width$}  {:>8} {sd:<8} {runs:>7}  {subject}", value_text(mean))
                 }
             };
             // A long subject is cut rather than wrapped: the list is read down its columns.

@@ -529,7 +529,8 @@ pub fn render_outcome(
             out.push_str(&format!("  {}  untestable            {subject}\n", short(e.commit)));
         } else {
             let stddev = if e.stddev.is_finite() { format!("{:>10.6}", e.stddev) } else { format!("{:>10}", "-") };
-            out.push_str(&format!("  {}  {:>3} runs  {:>12.6} ±{stddev}  {subject}\n", short(e.commit), e.runs, e.mean));
+            let runs = if e.runs == 1 { "1 run ".to_string() } else { format!("{:>3} runs", e.runs) };
+            out.push_str(&format!("  {}  {runs:>8}  {:>12.6} ±{stddev}  {subject}\n", short(e.commit), e.mean));
         }
     }
     out
