@@ -521,7 +521,9 @@ pub fn render_outcome(
     }
     out.push_str(&format!("why: {}\n", outcome.reason));
     let time = elapsed.map(|d| format!(", {:.0}s", d.as_secs_f64())).unwrap_or_default();
-    out.push_str(&format!("spent: {} runs, {} builds{time}\n", outcome.runs, outcome.builds));
+    // Without a build command a commit is only checked out; "builds" would claim work that was not done.
+    let built = if config.build.is_some() { "builds" } else { "commits checked out" };
+    out.push_str(&format!("spent: {} runs, {} {built}{time}\n", outcome.runs, outcome.builds));
     out.push_str("evidence (tested commits, oldest first):\n");
     for e in &outcome.evidence {
         let subject = range.get(e.commit).map(|c| c.subject.as_str()).unwrap_or("");
