@@ -28,7 +28,10 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let noun = if c.is_commit() { "commit" } else { "label" };
         let _ = writeln!(out, "{noun}: {}", c.with_subject(false));
     }
-    out.push_str("\n\n");
+    // The robot's two blank lines close the commit block; with no commit blamed there is no block to close.
+    if !blamed.is_empty() {
+        out.push_str("\n\n");
+    }
     let _ = writeln!(out, "in testcase: {}", input.testcase);
     // Like the commit line, the machine line is a fact the robot never breaks, even past the mail width.
     let _ = writeln!(out, "on test machine: {}", input.machine.describe());
