@@ -193,15 +193,12 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
 /// first, four a side before the first test.
 const MIN_BISECT_RUNS: usize = 8;
 
-/// The metrics the successful runs have, the program's own first, for a message naming what could have been meant
-/// (at most 20).
+/// The metrics the successful runs have, for a message naming what could have been meant: the listing every
+/// "no such metric" message uses ([`crate::cmd::compare::some_metric_names`], program metrics first).
 pub(crate) fn available_metrics<'r>(records: impl IntoIterator<Item = &'r RunRecord>) -> String {
-    let mut names: Vec<&str> =
-        records.into_iter().filter(|r| r.outcome.is_ok()).flat_map(|r| r.metrics.keys().map(String::as_str)).collect();
-    names.sort_unstable_by_key(|name| (MetricClass::of(name) != MetricClass::Program, *name));
-    names.dedup();
-    let more = if names.len() > 20 { format!(" and {} more", names.len() - 20) } else { String::new() };
-    format!("{}{more}", names.into_iter().take(20).collect::<Vec<_>>().join(", "))
+    let names: std::collections::BTreeSet<String> =
+        records.into_iter().filter(|r| r.outcome.is_ok()).flat_map(|r| r.metrics.keys().cloned()).collect();
+    crate::cmd::compare::some_metric_names(&names)
 }
 
 fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
