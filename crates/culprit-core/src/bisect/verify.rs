@@ -248,8 +248,12 @@ impl Bisect {
             self.segment_unresolved(segment, &format!("commit {commit} did not differ from {parent}: {evidence}"));
             return false;
         }
-        self.note("verify", format!("two more interleaved pairs at {parent} and {commit}"), evidence);
-        self.interleaved_pairs(parent, commit, 2);
+        // One pair at a time: the sequential test may stop after any pair, and asking for two overshot its bar by
+        // half a pair on average. Measured (`bisect_sim --trials 300`, seed 1 unless said): single 1.5 sigma steps
+        // 108.8 -> 107.8 runs (seed 2: 103.3 -> 100.1; seed 4, 500 trials: 111.8 -> 109.5), staircases reported as
+        // several 92.3% -> 94.3%, bursts, drift and outliers within a run of before, accuracy unchanged.
+        self.note("verify", format!("one more interleaved pair at {parent} and {commit}"), evidence);
+        self.interleaved_pairs(parent, commit, 1);
         true
     }
 
