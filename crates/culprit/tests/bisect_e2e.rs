@@ -108,8 +108,16 @@ fn bisect_of_a_commit_range_without_change_blames_nobody() {
     let (repo, shas) = make_repo(dir.path(), COMMITS + 1, 30);
     let db = dir.path().join("b.db");
     let result = json(&bisect(&db, &repo, &shas[0], &shas[10], &[]));
-    assert_eq!(result["status"], "not-reproduced", "{result:#}");
-    assert!(result["culprits"].as_array().unwrap().is_empty());
+    // The reproduce test's false-alarm bound is 5%, on purpose (docs/statistics.md): one no-change range in twenty
+    // goes on to locating, which then finds no step and ends inconclusive. Either way nobody is blamed; this test
+    // asserted "not-reproduced" alone and so failed by design about once in twenty runs, more on a loaded host.
+    let status = result["status"].as_str().unwrap_or_default();
+    assert!(matches!(status, "not-reproduced" | "inconclusive"), "{result:#}");
+    let culprits = result["culprits"].as_array().unwrap();
+    assert!(culprits.iter().all(|c| c["located"] == false), "a commit was blamed for noise: {result:#}");
+    if status == "not-reproduced" {
+        assert!(culprits.is_empty(), "{result:#}");
+    }
 }
 
 #[test]
