@@ -162,14 +162,14 @@ async fn track_page(State(app): State<Arc<App>>, query: Result<Query<Params>, Qu
 }
 
 async fn bisect_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, PathRejection>) -> Response {
-    match session_id(id) {
+    match session_id(id, &app.location) {
         Ok(session) => answer(app, move |store, location| bisect_html(store, location, session)).await,
-        Err(err) => error_page(StatusCode::BAD_REQUEST, &err, &app.location),
+        Err(err) => error_page(status_of(&err), &err, &app.location),
     }
 }
 
 async fn report_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, PathRejection>) -> Response {
-    match session_id(id) {
+    match session_id(id, &app.location) {
         Ok(session) => {
             answer(app, move |store, _| {
                 let (input, _job_yaml) = report::from_bisect(store, session, None)?;
@@ -177,7 +177,7 @@ async fn report_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, Pa
             })
             .await
         }
-        Err(err) => error_page(StatusCode::BAD_REQUEST, &err, &app.location),
+        Err(err) => error_page(status_of(&err), &err, &app.location),
     }
 }
 
@@ -227,7 +227,8 @@ fn status_of(err: &anyhow::Error) -> StatusCode {
 
 fn error_page(status: StatusCode, err: &anyhow::Error, location: &str) -> Response {
     let title = format!("{} {}", status.as_u16(), status.canonical_reason().unwrap_or("error"));
-    let body = format!("<h1>{}</h1>\n<pre class=\"error\">{}</pre>\n", escape(&title), escape(&error_text(err)));
+    let text = query_wording(&error_text(err));
+    let body = format!("<h1>{}</h1>\n<pre class=\"error\">{}</pre>\n", escape(&title), escape(&text));
     (status, Html(layout(&title, location, &body))).into_response()
 }
 
@@ -236,11 +237,32 @@ fn bad_query(app: &App, rejection: QueryRejection) -> Response {
     error_page(StatusCode::BAD_REQUEST, &err, &app.location)
 }
 
-/// The session id of a `/bisect/{id}` address.
-fn session_id(given: Result<UrlPath<String>, PathRejection>) -> Result<SessionId> {
+/// The pages share the commands' messages, which name the flags that set a parameter (`--metric X`); on a page the
+/// parameter is set in the address (`metric=X`), so the message names it that way. Only the flags a page takes as
+/// parameters are renamed.
+fn query_wording(text: &str) -> String {
+    // A flag followed by one of these words is the subject of a sentence about it ("--metric takes a regex"), not
+    // a flag with its value.
+    const VERBS: [&str; 8] = ["takes", "is", "matches", "names", "orders", "must", "needs", "cannot"];
+    let mut worded = text.to_string();
+    for name in ["metric", "job", "machine", "repo", "branch"] {
+        for verb in VERBS {
+            worded = worded.replace(&format!("--{name} {verb} "), &format!("{name}= {verb} "));
+        }
+        worded = worded.replace(&format!("--{name} "), &format!("{name}="));
+    }
+    worded
+}
+
+/// The session id of a `/bisect/{id}` address. A number too large for an id names a session that cannot exist: it
+/// is missing (404) like any other, not a malformed address.
+fn session_id(given: Result<UrlPath<String>, PathRejection>, location: &str) -> Result<SessionId> {
     let UrlPath(given) = given.map_err(|rejection| anyhow!("cannot read the address: {}", rejection.body_text()))?;
     match given.parse::<i64>() {
         Ok(id) => Ok(SessionId(id)),
+        Err(_) if !given.is_empty() && given.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(StoreError::NotFound { location: location.to_string(), what: format!("bisect session {given}") }.into())
+        }
         Err(_) => bail!("'{given}' is not a bisect session id: give the number `culprit bisect list` shows"),
     }
 }
@@ -354,7 +376,7 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     body.push_str(&pre(&rendered.text));
     for warning in &rendered.warnings {
-        body.push_str(&format!("<p class=\"note\">{}</p>\n", escape(warning)));
+        body.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&query_wording(warning))));
     }
     // The same comparison with the other choice of rows, keeping every other parameter.
     let mut pairs: Vec<(&str, &str)> = params
@@ -472,7 +494,23 @@ mod tests {
 
     #[test]
     fn session_ids_are_numbers() {
-        assert_eq!(session_id(Ok(UrlPath("12".to_string()))).ok(), Some(SessionId(12)));
-        assert!(session_id(Ok(UrlPath("12x".to_string()))).is_err());
+        let id = |text: &str| session_id(Ok(UrlPath(text.to_string())), "db");
+        assert_eq!(id("12").ok(), Some(SessionId(12)));
+        assert_eq!(id("12x").map_err(|e| status_of(&e)).unwrap_err(), StatusCode::BAD_REQUEST);
+        // Too large for an id: no such session, not a malformed address.
+        let huge = id("99999999999999999999").unwrap_err();
+        assert_eq!(status_of(&huge), StatusCode::NOT_FOUND);
+        assert!(huge.to_string().contains("bisect session 99999999999999999999 does not exist"), "{huge}");
+    }
+
+    #[test]
+    fn messages_name_query_parameters_not_flags() {
+        assert_eq!(
+            query_wording("--metric 'x(' matches no metric of the runs. --metric takes a regex"),
+            "metric='x(' matches no metric of the runs. metric= takes a regex"
+        );
+        assert_eq!(query_wording("--job 'fio-*' --machine lkp-1"), "job='fio-*' machine=lkp-1");
+        // Flags a page does not take stay as they are.
+        assert_eq!(query_wording("give --good REV"), "give --good REV");
     }
 }
