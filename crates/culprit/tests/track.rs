@@ -102,7 +102,7 @@ fn stored_history_along_a_branch_finds_the_step() {
     let job = dir.path().join("job.yaml");
     std::fs::write(
         &job,
-        "suite: track-test\ncommand:\n  cmd: |\n    n=$(cat \"$TRACK_COUNTER\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$TRACK_COUNTER\"; sed -n \"$((n % 3 + 1))p\" \"$TRACK_VALUE_FILE\"\n  executions: 1\n  capture:\n    throughput: 'ops: ([0-9.]+)'\n",
+        "suite: track-test\ncommand:\n  cmd: |\n    n=$(cat \"$TRACK_COUNTER\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$TRACK_COUNTER\"; sed -n \"$((n % 3 + 1))p\" \"$TRACK_VALUE_FILE\"\n  executions: 1\n  capture:\n    throughput: 'ops: ([0-9.]+)'\n    latency: 'lat: ([0-9.]+)'\n",
     )
     .unwrap();
     let db = dir.path().join("t.db");
@@ -110,7 +110,11 @@ fn stored_history_along_a_branch_finds_the_step() {
     let measured: Vec<&String> = shas.iter().chain(std::iter::once(&side)).collect();
     for (i, sha) in measured.iter().enumerate() {
         let level = if (STEP_AT..COMMITS).contains(&i) { 900.0 } else { 1000.0 };
-        let lines: String = (0..3).map(|k| format!("ops: {}\n", level + (k as f64 - 1.0) * 5.0 + (i % 4) as f64)).collect();
+        let lines: String = (0..3).map(|k| {
+                let ops = level + (k as f64 - 1.0) * 5.0 + (i % 4) as f64;
+                format!("ops: {ops} lat: {:.3}\n", 1e6 / ops)
+            })
+            .collect();
         std::fs::write(&value_file, lines).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
             .current_dir(&repo)
@@ -151,4 +155,8 @@ fn stored_history_along_a_branch_finds_the_step() {
 
     let text = ok(&culprit(dir.path(), &["--db", db_arg, "track", "--repo", repo_arg, "--metric", "throughput"]));
     assert!(text.contains("regression") && text.contains(&shas[STEP_AT][..12]), "{text}");
+    // Without --metric every metric of the job is tracked, under one header for the job and machine.
+    let text = ok(&culprit(dir.path(), &["--db", db_arg, "track", "--repo", repo_arg, "--branch", "main"]));
+    assert_eq!(text.matches("tested commits):").count(), 1, "{text}");
+    assert!(text.contains("command.throughput: -9.9%") && text.contains("command.latency: +11.0%"), "{text}");
 }

@@ -12,7 +12,7 @@ use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOptions};
-use culprit_core::compare::Verdict;
+use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::Revision;
 use culprit_run::git;
 use culprit_store::{RunFilter, RunStatus, RunSummary, SampleQuery, Store};
@@ -237,11 +237,11 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode>
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
-        "{}: {} points, {} runs, noise scale {:.6}{}\n",
+        "{}: {} points, {} runs, noise scale {}{}\n",
         file.display(),
         analysis.points,
         analysis.runs,
-        analysis.scale,
+        printf::general(analysis.scale, 6, false),
         dropped_text(analysis)
     );
     if let Some(note) = &analysis.note {
@@ -288,13 +288,13 @@ fn pct(x: Option<f64>) -> String {
 fn change_line(c: &ChangePoint, labels: &[String], metric: &str) -> String {
     let label = |i: usize| labels.get(i).map(String::as_str).unwrap_or("?");
     format!(
-        "{:<11} {metric}: {} [{} .. {}] ({:.6} -> {:.6}), between {} (last before) and {} (first after), q={:.2e}, confidence {:.4}\n",
+        "{:<11} {metric}: {} [{} .. {}] ({} -> {}), between {} (last before) and {} (first after), q={:.2e}, confidence {:.4}\n",
         c.verdict.word(),
         pct(c.change_pct),
         pct(c.change_pct_low),
         pct(c.change_pct_high),
-        c.mean_before,
-        c.mean_after,
+        printf::general(c.mean_before, 6, false),
+        printf::general(c.mean_after, 6, false),
         short(label(c.before_index)),
         short(label(c.index)),
         c.q.unwrap_or(1.0),
@@ -421,13 +421,19 @@ pub(crate) fn history_text(
 ) -> String {
     let mut out = String::new();
     let mut found = 0;
+    // Series come grouped by job and machine; each group gets one header, not one per metric.
+    let mut last_header = String::new();
     for (k, (s, (_, a))) in series.iter().zip(analyses).enumerate() {
         let changes: Vec<(usize, &ChangePoint)> =
             a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()).collect();
         if changes.is_empty() {
             continue;
         }
-        out.push_str(&format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points));
+        let header = format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points);
+        if header != last_header {
+            out.push_str(&header);
+            last_header = header;
+        }
         for (j, c) in changes {
             found += 1;
             out.push_str("  ");
