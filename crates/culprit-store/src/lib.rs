@@ -305,8 +305,8 @@ pub trait Store {
         Ok(summarize(&self.list_runs(filter)?))
     }
 
-    /// Turns what a user typed (full SHA, unique SHA prefix of at least 4 hex digits, label, `git describe`
-    /// string) into a stored revision.
+    /// Turns what a user typed (full SHA, unique SHA prefix of at least 4 hex digits, label or `label:NAME`,
+    /// `git describe` string) into a stored revision.
     fn resolve_revision(&self, given: &str) -> Result<Revision, StoreError> {
         resolve_revision_in(&self.revisions()?, given, &self.location())
     }
@@ -439,12 +439,21 @@ pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
 pub const MIN_SHA_PREFIX: usize = 4;
 
 /// Resolves a user-given revision against the stored revisions (see [`Store::resolve_revision`]). Exact keys
-/// win over describe names, which win over prefixes; a `git describe` string that is not stored verbatim is
+/// win over `label:NAME`, describe names and prefixes, in that order; a `git describe` string that is not stored verbatim is
 /// resolved through its `-g<hex>` suffix.
 pub fn resolve_revision_in(stored: &[StoredRevision], given: &str, location: &str) -> Result<Revision, StoreError> {
     let given = given.trim();
     if let Some(found) = stored.iter().find(|s| s.revision.key() == given) {
         return Ok(found.revision.clone());
+    }
+    // `label:NAME` is how `culprit results` prints a label, and it names the label even when NAME would also read
+    // as a SHA prefix or a describe name.
+    if let Some(name) = given.strip_prefix("label:") {
+        return stored
+            .iter()
+            .find(|s| matches!(&s.revision, Revision::Label { name: n } if n == name))
+            .map(|s| s.revision.clone())
+            .ok_or_else(|| StoreError::UnknownRevision { location: location.to_string(), given: given.to_string() });
     }
     let by_describe: Vec<&StoredRevision> = stored
         .iter()

@@ -189,6 +189,9 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
     store.save_run(&run("j", commit(SHA_B), "h", &[("m", 1.0)])).unwrap();
     store.save_run(&run("j", commit(SHA_C), "h", &[("m", 1.0)])).unwrap();
     store.save_run(&run("j", label("cgroup-on"), "h", &[("m", 1.0)])).unwrap();
+    // A label that also reads as a prefix of SHA_B: given bare it is the label (exact keys win), and `label:`
+    // names it explicitly.
+    store.save_run(&run("j", label("8cc6f"), "h", &[("m", 1.0)])).unwrap();
     // A later run without describe must not erase what is known.
     store.save_run(&run("j", commit(SHA_A), "h", &[("m", 2.0)])).unwrap();
 
@@ -196,9 +199,12 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
         (SHA_A, SHA_A),
         ("8cc621", SHA_A),
         ("8CC621D2F4", SHA_A),
-        ("8cc6f", SHA_B),
         ("1234", SHA_C),
         ("cgroup-on", "cgroup-on"),
+        ("label:cgroup-on", "cgroup-on"),
+        ("label:8cc6f", "8cc6f"),
+        ("8cc6f", "8cc6f"),
+        ("8cc6ff", SHA_B),
         ("v6.8-rc1-12-g8cc621d2f45d", SHA_A),
         ("v6.9-3-g1234567", SHA_C),
         ("  1234567890  ", SHA_C),
@@ -222,7 +228,7 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
         }
         other => panic!("expected ambiguity, got {other:?}"),
     }
-    for unknown in ["123", "abcdef", "cgroup-off", "", "zzzz"] {
+    for unknown in ["123", "abcdef", "cgroup-off", "", "zzzz", "label:", "label:8cc621", "label:cgroup"] {
         let error = store.resolve_revision(unknown).unwrap_err();
         assert!(matches!(error, StoreError::UnknownRevision { .. }), "{unknown}: {error}");
         assert!(error.to_string().contains("culprit results"), "{error}");
@@ -231,7 +237,7 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
     let counts: Vec<(String, u64)> = revisions.iter().map(|r| (r.revision.key().to_string(), r.runs)).collect();
     assert_eq!(
         counts,
-        vec![(SHA_A.into(), 2), (SHA_B.into(), 1), (SHA_C.into(), 2), ("cgroup-on".into(), 1)]
+        vec![(SHA_A.into(), 2), (SHA_B.into(), 1), (SHA_C.into(), 2), ("cgroup-on".into(), 1), ("8cc6f".into(), 1)]
     );
 }
 
