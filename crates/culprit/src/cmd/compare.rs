@@ -230,7 +230,9 @@ pub fn check_globs(filters: &[(&str, Option<&str>)]) -> Result<()> {
 pub fn no_common_job(store: &dyn Store, keys: &[String], filters: &Filters<'_>) -> Result<String> {
     let revisions = keys.iter().map(|k| abbreviate(k, 12)).collect::<Vec<_>>().join(", ");
     let all = store.list_runs(&RunFilter { revision_keys: keys.to_vec(), ..RunFilter::default() })?;
-    let checks: [(&str, Option<&str>, &str, RunFilter, fn(&RunSummary) -> &str); 3] = [
+    // Each filter: its flag, the glob given, the plural of what it selects, the filter alone, and the field it reads.
+    type Check<'a> = (&'a str, Option<&'a str>, &'a str, RunFilter, fn(&RunSummary) -> &str);
+    let checks: [Check<'_>; 3] = [
         (
             "--job",
             filters.job,
