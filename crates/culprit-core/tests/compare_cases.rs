@@ -171,7 +171,7 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
     let order: Vec<&str> = result.rows.iter().map(|r| r.metric.as_str()).collect();
     assert_eq!(order, ["fio.write_iops", "vmstat.cpu.id", "perf-profile.self.cycles-pp.memcpy"]);
     // The missing side's mean is unknown, not 0: no "0.00" and no "+0.0%" (nor lkp's -100%) in any format.
-    let all = RenderOptions { all: true, ..RenderOptions::default() };
+    let all = RenderOptions { all: true };
     let table = render_table(&result, all);
     let line = table.lines().find(|l| l.ends_with(" vmstat.cpu.id")).expect("the row");
     assert!(line.contains("91.00") && line.trim_end_matches("vmstat.cpu.id").trim_end().ends_with('-'), "{line:?}");
@@ -309,7 +309,7 @@ fn percent_stddev_is_lkps_population_stddev() {
         let row = result.rows.iter().find(|r| r.metric == "bench.score").expect("row");
         let shown = row.sides[0].rel_stddev_pct.map(|p| format!("{}", p.trunc()));
         assert_eq!(shown.as_deref(), percent, "{values:?}");
-        let table = render_table(&result, RenderOptions { all: true, ..RenderOptions::default() });
+        let table = render_table(&result, RenderOptions { all: true });
         match percent {
             Some(p) => assert!(table.contains(&format!("± {p}%")) || table.contains(&format!("±{p}%")), "{table}"),
             None => assert!(!table.contains('±'), "{table}"),
