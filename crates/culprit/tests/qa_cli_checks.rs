@@ -229,3 +229,37 @@ fn output_paths_monitors_intervals_and_commands_are_checked() {
     let text = stdout(&culprit(&db, &["results"], dir.path()));
     assert!(!text.contains("label:c"), "{text}");
 }
+
+/// One revision named twice (`HEAD` and `main`, a prefix and the full SHA) would compare a column with itself and
+/// print every metric unchanged, which reads like a result: compare, report, check and try-fix refuse it.
+#[test]
+fn one_revision_named_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, job, db) = measured_repo(dir.path());
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let err = failure(&culprit(&db, &["compare", "HEAD~1", "HEAD", &head[..8]], &repo));
+    assert!(err.contains(&format!("'HEAD' and '{}' are the same revision {head}", &head[..8])), "{err}");
+    let err = failure(&culprit(&db, &["compare", "HEAD", "HEAD"], &repo));
+    assert!(err.contains("'HEAD' is given twice"), "{err}");
+    let err = failure(&culprit(&db, &["report", "--compare", "HEAD~1", "HEAD~1"], &repo));
+    assert!(err.contains("a comparison needs different revisions"), "{err}");
+    let err = failure(&culprit(&db, &["report", "--compare", "HEAD~1", "HEAD", "--fix", "main"], &repo));
+    assert!(err.contains(&format!("'HEAD' and 'main' are the same revision {head}")), "{err}");
+    // Different revisions still compare.
+    stdout(&culprit(&db, &["compare", "HEAD~1", "HEAD"], &repo));
+
+    let job = job.to_str().unwrap();
+    let out = culprit(&db, &["check", "--good", "HEAD", "--bad", "main", "--job", job], &repo);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("--good HEAD and --bad main are the same commit {head}")), "{err}");
+    assert!(!out.status.success() && !matches!(out.status.code(), Some(0 | 1 | 125)), "{:?}", out.status);
+    let patch = dir.path().join("fix.patch");
+    std::fs::write(&patch, "").unwrap();
+    let out = culprit(
+        &db,
+        &["try-fix", "--base", "main", "--bad", "HEAD", "--job", job, "--patch", patch.to_str().unwrap()],
+        &repo,
+    );
+    let err = failure(&out);
+    assert!(err.contains(&format!("--base main and --bad HEAD are the same commit {head}")), "{err}");
+}

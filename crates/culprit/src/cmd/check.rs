@@ -69,6 +69,14 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let job = plan_job(&job_yaml, &source, &repo)?;
     let good = git::resolve(&repo, &args.good)?;
     let bad = git::resolve(&repo, &args.bad)?;
+    if good.key() == bad.key() {
+        bail!(
+            "--good {} and --bad {} are the same commit {}: give a good and a bad commit",
+            args.good,
+            args.bad,
+            good.key()
+        );
+    }
     let subject = |r: &Revision| match r {
         Revision::Commit { subject, .. } => subject.clone().unwrap_or_default(),
         Revision::Label { name } => name.clone(),
@@ -81,7 +89,11 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // Reference runs: what the store has of this job at good and bad, topped up in worktrees.
     let stored = |store: &dyn Store, key: &str| -> Result<Vec<RunRecord>> {
         let ids: Vec<_> = store
-            .list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: vec![key.to_string()], ..RunFilter::default() })?
+            .list_runs(&RunFilter {
+                job: Some(job.job_id.clone()),
+                revision_keys: vec![key.to_string()],
+                ..RunFilter::default()
+            })?
             .into_iter()
             .map(|r| r.id)
             .collect();
@@ -89,7 +101,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     };
     let mut good_runs = stored(store, good.key())?;
     let mut bad_runs = stored(store, bad.key())?;
-    let missing = |runs: &[RunRecord]| args.reference_runs.saturating_sub(runs.iter().filter(|r| r.outcome.is_ok()).count());
+    let missing =
+        |runs: &[RunRecord]| args.reference_runs.saturating_sub(runs.iter().filter(|r| r.outcome.is_ok()).count());
     if missing(&good_runs) > 0 || missing(&bad_runs) > 0 {
         eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
         let config = SessionConfig {
@@ -116,7 +129,11 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                     continue;
                 }
                 let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(ExitCode::from(130)) };
-                if index == 0 { good_runs.push(record) } else { bad_runs.push(record) }
+                if index == 0 {
+                    good_runs.push(record)
+                } else {
+                    bad_runs.push(record)
+                }
             }
         }
     }
@@ -126,7 +143,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     };
     // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip every
     // commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
-    for (side, records) in [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)] {
+    for (side, records) in [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)]
+    {
         if let Some(problem) = reference_problem(&side, records, &metric) {
             bail!("{problem}; fix the job, the build or the --metric, then run the check again");
         }

@@ -74,6 +74,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     for given in std::iter::once(&args.base).chain(&args.others) {
         revisions.push(resolve(store, given)?);
     }
+    let given: Vec<&str> = std::iter::once(&args.base).chain(&args.others).map(String::as_str).collect();
+    distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     let runs = store.list_runs(&RunFilter {
         job: args.job.clone(),
@@ -183,6 +185,22 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
             }
         }
     }
+}
+
+/// Refuses two arguments that name one stored revision (`HEAD` and its SHA, a prefix and the full SHA): its
+/// column against itself would show every metric unchanged, which reads like a result.
+pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> {
+    for (j, later) in revisions.iter().enumerate() {
+        if let Some(i) = revisions[..j].iter().position(|earlier| earlier.key() == later.key()) {
+            let same = if given[i] == given[j] {
+                format!("'{}' is given twice", given[i])
+            } else {
+                format!("'{}' and '{}' are the same revision {}", given[i], given[j], later.key())
+            };
+            bail!("{same}: a comparison needs different revisions");
+        }
+    }
+    Ok(())
 }
 
 /// Says why a table has no rows, so an empty table is never silent. The run counts come from the stored runs rather

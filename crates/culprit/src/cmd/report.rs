@@ -4,7 +4,9 @@
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
-use crate::cmd::compare::{axes_of, check_globs, column_of, common_jobs, no_common_job, resolve, Filters};
+use crate::cmd::compare::{
+    axes_of, check_globs, column_of, common_jobs, distinct_revisions, no_common_job, resolve, Filters,
+};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::Status;
@@ -292,6 +294,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(fix) = &args.fix {
         revisions.push(resolve(store, fix)?);
     }
+    let given: Vec<&str> = [base_given, bad_given].into_iter().chain(&args.fix).map(String::as_str).collect();
+    distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     let runs =
         store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;

@@ -265,6 +265,14 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         .with_context(|| format!("cannot read the patch file {}", args.patch.display()))?;
     let base = commit_of(&git::resolve(&repo, &args.base)?)?;
     let bad = commit_of(&git::resolve(&repo, &args.bad)?)?;
+    if base.sha == bad.sha {
+        bail!(
+            "--base {} and --bad {} are the same commit {}: the fix is measured against a base that does not have the regression",
+            args.base,
+            args.bad,
+            base.sha
+        );
+    }
     let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
