@@ -73,6 +73,10 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     assert!(log.status.success(), "{log_text}");
     assert!(log_text.contains(shas[SLOW_AT - 1].as_str()), "{log_text}");
     assert!(log_text.contains("because"), "{log_text}");
+    // The failed build is stored as a run of its own, told apart from the measured runs the outcome counts.
+    let tried_broken = result["evidence"].as_array().unwrap().iter().any(|e| e["untestable"] == true);
+    let measured = format!("{} measured, ", result["runs"]);
+    assert_eq!(log_text.contains(&measured) && log_text.contains("failed builds or runs"), tried_broken, "{log_text}");
 
     // The range is stored with the session: with the repository gone, the log and the report still replay.
     std::fs::rename(&repo, dir.path().join("gone")).unwrap();

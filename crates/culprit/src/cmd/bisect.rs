@@ -622,15 +622,21 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
 /// then the outcome when the session has one.
 pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
     let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
+    // measurements only, so the two are told apart here.
+    let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
+    let stored_runs = match failed {
+        0 => format!("{} runs stored", samples.len()),
+        n => format!("{} runs stored ({} measured, {n} failed builds or runs)", samples.len(), samples.len() - n),
+    };
     let mut out = format!(
-        "bisect {session}: {} in {} ({}..{}), metric {}, job {}\n{} runs stored\n\nsteps:\n",
+        "bisect {session}: {} in {} ({}..{}), metric {}, job {}\n{stored_runs}\n\nsteps:\n",
         stored.status,
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),
         config.metric,
         config.job_source,
-        samples.len()
     );
     for (i, entry) in machine.log().iter().enumerate() {
         out.push_str(&format!("{:>3}. [{} runs] {}: {}\n     because {}\n", i + 1, entry.runs, entry.phase, entry.decision, entry.reason));
