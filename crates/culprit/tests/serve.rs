@@ -101,10 +101,15 @@ fn pages_show_the_store_as_the_commands_print_it() {
     let every_row = stdout(&culprit(db_arg, &["compare", "l01", "l10", "--all"], dir.path()));
     assert!(every_row.contains("command.max_resident_set_size") && !table.contains("command.max_resident_set_size"));
     assert_eq!(first_pre(&page.body), html_escape(&every_row));
-    // Revisions that need escaping in a URL and in HTML.
+    // Revisions that need escaping in a URL and in HTML, in the error pages: the odd label's job is not l01's, and
+    // one revision twice is refused as the command refuses it.
+    let page = server.get("/compare?rev=l01&rev=%3Ci%3Ex%26y%3C%2Fi%3E");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("l01, &lt;i&gt;x&amp;y&lt;/i&gt;") && !page.body.contains(ODD_LABEL), "{}", page.body);
     let page = server.get("/compare?rev=%3Ci%3Ex%26y%3C%2Fi%3E&rev=%3Ci%3Ex%26y%3C%2Fi%3E");
-    assert_eq!(page.status, 200, "{}", page.body);
-    assert!(page.body.contains("&lt;i&gt;x&amp;y&lt;/i&gt;") && !page.body.contains(ODD_LABEL), "{}", page.body);
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("is given twice") && page.body.contains("&lt;i&gt;x&amp;y&lt;/i&gt;"), "{}", page.body);
+    assert!(!page.body.contains(ODD_LABEL), "{}", page.body);
 
     // Track: without a repository the labels are ordered by their first run, and the step is found between l05 and
     // l06, as `culprit track` prints it in a repository where the job has no commit.
