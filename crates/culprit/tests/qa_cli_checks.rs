@@ -225,6 +225,10 @@ fn output_paths_monitors_intervals_and_commands_are_checked() {
         let err = failure(&culprit(&db, &[command, &["--run", ""]].concat(), dir.path()));
         assert!(err.contains("--run needs a shell command to time"), "{command:?}: {err}");
     }
+    for (label, says) in [(" c", "white space"), ("c\t", "white space"), ("label:c", "without the `label:` prefix")] {
+        let err = failure(&culprit(&db, &["run", job, "--label", label, "--monitors", "none"], dir.path()));
+        assert!(err.contains(says), "{label:?}: {err}");
+    }
     // Nothing was stored under the refused label.
     let text = stdout(&culprit(&db, &["results"], dir.path()));
     assert!(!text.contains("label:c"), "{text}");

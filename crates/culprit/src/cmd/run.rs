@@ -259,6 +259,14 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         if name.trim().is_empty() {
             bail!("--label needs a non-empty name");
         }
+        // Commands read revisions trimmed, and `label:NAME` as the label NAME: a label that could not be typed back
+        // would hold runs nothing can compare.
+        if name.trim() != name {
+            bail!("--label {name:?} starts or ends with white space; give the name without it");
+        }
+        if name.starts_with("label:") {
+            bail!("--label {name:?}: give the name without the `label:` prefix, which is how commands print labels");
+        }
         return Ok(Revision::Label { name: name.to_string() });
     }
     let top = git::toplevel(cwd)?;
