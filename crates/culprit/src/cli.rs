@@ -50,7 +50,8 @@ pub struct RunArgs {
     /// Runs per atomic job.
     #[arg(long, short = 'n', default_value_t = 3)]
     pub repeat: u32,
-    /// The commit under test, resolved in the git repository of the current directory (default: HEAD there).
+    /// The commit under test, resolved in the git repository of the current directory (default: HEAD there); the
+    /// benchmark gets its SHA in $CULPRIT_COMMIT.
     #[arg(long, conflicts_with = "label")]
     pub commit: Option<String>,
     /// Store the results under a label instead of a commit (a sysctl, a cgroup setting, a machine state).

@@ -102,7 +102,7 @@ fn stored_history_along_a_branch_finds_the_step() {
     let job = dir.path().join("job.yaml");
     std::fs::write(
         &job,
-        "suite: track-test\ncommand:\n  cmd: |\n    n=$(cat \"$TRACK_COUNTER\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$TRACK_COUNTER\"; sed -n \"$((n % 3 + 1))p\" \"$TRACK_VALUE_FILE\"\n  executions: 1\n  capture:\n    throughput: 'ops: ([0-9.]+)'\n    latency: 'lat: ([0-9.]+)'\n",
+        "suite: track-test\ncommand:\n  cmd: |\n    echo \"$CULPRIT_COMMIT\" >> \"$TRACK_SEEN\"; n=$(cat \"$TRACK_COUNTER\" 2>/dev/null || echo 0); echo $((n + 1)) > \"$TRACK_COUNTER\"; sed -n \"$((n % 3 + 1))p\" \"$TRACK_VALUE_FILE\"\n  executions: 1\n  capture:\n    throughput: 'ops: ([0-9.]+)'\n    latency: 'lat: ([0-9.]+)'\n",
     )
     .unwrap();
     let db = dir.path().join("t.db");
@@ -120,6 +120,7 @@ fn stored_history_along_a_branch_finds_the_step() {
             .current_dir(&repo)
             .env("TRACK_VALUE_FILE", &value_file)
             .env("TRACK_COUNTER", dir.path().join("counter"))
+            .env("TRACK_SEEN", dir.path().join("seen"))
             .arg("--db")
             .arg(&db)
             .args(["run", job.to_str().unwrap(), "-n", "3", "--commit", sha, "--monitors", "none"])
@@ -127,6 +128,10 @@ fn stored_history_along_a_branch_finds_the_step() {
             .unwrap();
         ok(&out);
     }
+    // `run --commit` gives the benchmark the commit in $CULPRIT_COMMIT, as the bisect does.
+    let seen = std::fs::read_to_string(dir.path().join("seen")).unwrap();
+    let expected: Vec<&str> = measured.iter().flat_map(|sha| [sha.as_str(); 3]).collect();
+    assert_eq!(seen.lines().collect::<Vec<_>>(), expected);
     let repo_arg = repo.to_str().unwrap();
     let db_arg = db.to_str().unwrap();
     let json: serde_json::Value = serde_json::from_str(&ok(&culprit(

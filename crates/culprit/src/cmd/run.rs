@@ -309,8 +309,15 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let machine = machine::this_machine();
-    let jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
+    let mut jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
     let revision = revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd)?;
+    // The benchmark sees the commit as it does under bisect, check, try-fix and follow, so one job file (one that
+    // picks a kernel image by $CULPRIT_COMMIT, say) behaves the same under every command.
+    if let Revision::Commit { sha, .. } = &revision {
+        for job in &mut jobs {
+            job.run.env.push(("CULPRIT_COMMIT".to_string(), sha.clone()));
+        }
+    }
     // The directories come last: everything else is checked first, so a job with a mistake creates none of them.
     let scratch_root = match &args.scratch {
         Some(dir) => {
