@@ -103,6 +103,7 @@ fn real_input() -> ReportInput {
             format!("culprit compare {} {} {}", columns[0].label, columns[1].label, columns[2].label),
         ],
         job_file: Some("job.yaml".into()),
+        job_yaml: None,
         comparison,
         bisect: None,
     }
@@ -225,6 +226,7 @@ fn seed001_input() -> ReportInput {
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         reproduce: vec!["culprit run job.yaml -n 8 --commit 8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into()],
         job_file: Some("job.yaml".into()),
+        job_yaml: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -303,6 +305,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         params: vec![("nr_threads".into(), "10%".into()), ("test".into(), "xattr".into())],
         reproduce: Vec::new(),
         job_file: None,
+        job_yaml: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -407,4 +410,30 @@ fn the_headline_metric_prefers_the_largest_regression() {
     )
     .unwrap();
     assert_eq!(report::headline_metric(&unchanged), None);
+}
+
+/// A report printed on its own (no job file written next to it) ends with the job file, as the robot's mails carry
+/// it attached; one written next to its job file only names it.
+#[test]
+fn a_report_without_its_job_file_beside_it_carries_the_job() {
+    let job = "suite: x\ncommand:\n  cmd: echo ```a<b>``` | cat\n";
+    let mut input = real_input();
+    input.job_file = None;
+    input.job_yaml = Some(job.into());
+    let text = render(&input, Format::Text).unwrap();
+    assert!(text.ends_with(&format!("job.yaml, the job the steps above run:\n\n{job}")), "{text}");
+    // The Markdown fence is longer than the job's own run of three backticks, so the block cannot end inside it.
+    let markdown = render(&input, Format::Markdown).unwrap();
+    assert!(markdown.ends_with(&format!("### job.yaml\n\n````yaml\n{}\n````\n", job.trim_end())), "{markdown}");
+    let html = render(&input, Format::Html).unwrap();
+    let escaped = "<h2>job.yaml</h2>\n<pre>suite: x\ncommand:\n  cmd: echo ```a&lt;b&gt;``` | cat</pre>";
+    assert!(html.contains(escaped), "{html}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["job_yaml"], job);
+
+    input.job_file = Some("job.yaml".into());
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&input, format).unwrap();
+        assert!(out.contains("is written next to this report") && !out.contains("cmd: echo"), "{out}");
+    }
 }

@@ -36,6 +36,8 @@ fn report_of_stored_results_with_a_fix_column() {
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
+    // Printed on its own, the report ends with the job its steps run; written with -o, the job is a file beside it.
+    assert!(text.contains("job.yaml, the job the steps above run:\n\n") && text.contains("  cmd: ./bench\n"), "{text}");
 
     // -o writes the report and the job file next to it; the HTML is one file with the trend drawn in it.
     let out_dir = dir.path().join("out");
@@ -43,6 +45,7 @@ fn report_of_stored_results_with_a_fix_column() {
     stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "html", "-o", o], dir.path()));
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report."));
+    assert!(!html.contains("<h2>job.yaml</h2>"), "{html}");
     let job = std::fs::read_to_string(out_dir.join("job.yaml")).unwrap();
     let parsed: serde_yaml::Value = serde_yaml::from_str(&job).unwrap();
     assert_eq!(parsed["command"]["cmd"].as_str(), Some("./bench"), "{job}");

@@ -106,6 +106,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         }
         out.push_str("</ul>\n");
     }
+    if let Some(yaml) = super::inline_job(input) {
+        let _ = writeln!(out, "<h2>{}</h2>\n<pre>{}</pre>", escape(super::JOB_FILE), escape(yaml.trim_end()));
+    }
     out.push_str("</body>\n</html>\n");
     Ok(out)
 }

@@ -78,5 +78,11 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         }
         out.push('\n');
     }
+    if let Some(yaml) = super::inline_job(input) {
+        // A fence longer than any run of backticks in the job (a shell command may hold some) cannot end early.
+        let longest = yaml.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat(longest.max(2) + 1);
+        let _ = writeln!(out, "### {}\n\n{fence}yaml\n{}\n{fence}", escape(super::JOB_FILE), yaml.trim_end());
+    }
     Ok(out)
 }

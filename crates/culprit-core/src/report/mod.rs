@@ -120,6 +120,14 @@ pub struct TrendPoint {
     pub stddev: Option<f64>,
 }
 
+/// The name the reproduce steps give the job file.
+pub const JOB_FILE: &str = "job.yaml";
+
+/// The job file's text to print at the end of the report: only when it is not written next to it.
+pub(crate) fn inline_job(input: &ReportInput) -> Option<&str> {
+    input.job_yaml.as_deref().filter(|_| input.job_file.is_none()).filter(|yaml| !yaml.trim().is_empty())
+}
+
 /// Everything a report is rendered from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportInput {
@@ -139,6 +147,11 @@ pub struct ReportInput {
     pub reproduce: Vec<String>,
     /// The file name the job is written to next to the report, when it is.
     pub job_file: Option<String>,
+    /// The text of the job file the reproduce steps run ([`JOB_FILE`]). A report that has no job file written next
+    /// to it (`job_file` is None: a report on standard output, pasted into a mail) ends with it, as the robot's
+    /// mails carry it attached, so the steps can be followed from the report alone.
+    #[serde(default)]
+    pub job_yaml: Option<String>,
     /// Base, commit and optionally fix, decided by `culprit_core::compare`.
     pub comparison: CompareResult,
     pub bisect: Option<BisectSummary>,

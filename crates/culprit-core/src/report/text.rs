@@ -96,5 +96,12 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         }
         out.push('\n');
     }
+    if let Some(yaml) = super::inline_job(input) {
+        let _ = writeln!(out, "{}, the job the steps above run:\n", super::JOB_FILE);
+        out.push_str(yaml);
+        if !yaml.ends_with('\n') {
+            out.push('\n');
+        }
+    }
     Ok(out)
 }

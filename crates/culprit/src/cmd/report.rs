@@ -18,7 +18,7 @@ use culprit_store::{RunFilter, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
-pub const JOB_FILE: &str = "job.yaml";
+pub const JOB_FILE: &str = report::JOB_FILE;
 
 /// Params that say where a job came from rather than what it measures; the mail leaves them out, as the robot does.
 const NOT_PARAMS: &[&str] = &["suite", "testcase", "category", "job_origin"];
@@ -56,7 +56,10 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
             std::fs::write(&job_path, &job_yaml).with_context(|| format!("cannot write {}", job_path.display()))?;
             eprintln!("culprit: wrote {} and {}", report_path.display(), job_path.display());
         }
-        None => output::print(&report::render(&input, format)?)?,
+        None => {
+            input.job_yaml = Some(job_yaml);
+            output::print(&report::render(&input, format)?)?
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -260,6 +263,7 @@ pub fn from_bisect(store: &dyn Store, session: SessionId, given: Option<&str>) -
         params: params_of(&record),
         reproduce,
         job_file: None,
+        job_yaml: None,
         comparison,
         bisect: Some(BisectSummary {
             session: session.0,
@@ -357,6 +361,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         params: params_of(&bad_record),
         reproduce,
         job_file: None,
+        job_yaml: None,
         comparison,
         bisect: None,
         trend,

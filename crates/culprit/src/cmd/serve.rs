@@ -172,7 +172,9 @@ async fn report_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, Pa
     match session_id(id, &app.location) {
         Ok(session) => {
             answer(app, move |store, _| {
-                let (input, _job_yaml) = report::from_bisect(store, session, None)?;
+                // The page is the report on its own, with no job file beside it: it carries the job.
+                let (mut input, job_yaml) = report::from_bisect(store, session, None)?;
+                input.job_yaml = Some(job_yaml);
                 Ok(culprit_core::report::render(&input, Format::Html)?)
             })
             .await
