@@ -439,8 +439,8 @@ pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
 pub const MIN_SHA_PREFIX: usize = 4;
 
 /// Resolves a user-given revision against the stored revisions (see [`Store::resolve_revision`]). Exact keys
-/// win over `label:NAME`, describe names and prefixes, in that order; a `git describe` string that is not stored verbatim is
-/// resolved through its `-g<hex>` suffix.
+/// win over `label:NAME`, describe names and prefixes, in that order; a `git describe` string that is not stored
+/// verbatim is resolved through its `-g<hex>` suffix.
 pub fn resolve_revision_in(stored: &[StoredRevision], given: &str, location: &str) -> Result<Revision, StoreError> {
     let given = given.trim();
     if let Some(found) = stored.iter().find(|s| s.revision.key() == given) {
