@@ -64,7 +64,10 @@ pub enum StoreError {
     )]
     UnknownRevision { location: String, given: String },
 
-    #[error("revision `{given}` is ambiguous in {location}: it matches {}; give more digits", candidates.join(", "))]
+    #[error(
+        "revision `{given}` is ambiguous in {location}: it matches {}; give more digits, or `label:NAME` for a label",
+        candidates.join(", ")
+    )]
     AmbiguousRevision { location: String, given: String, candidates: Vec<String> },
 
     #[error("invalid metric regex `{pattern}`: {reason}")]

@@ -439,11 +439,35 @@ pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
 pub const MIN_SHA_PREFIX: usize = 4;
 
 /// Resolves a user-given revision against the stored revisions (see [`Store::resolve_revision`]). Exact keys
-/// win over `label:NAME`, describe names and prefixes, in that order; a `git describe` string that is not stored
-/// verbatim is resolved through its `-g<hex>` suffix.
+/// win over `label:NAME`, describe names and prefixes, in that order, except that a label which also reads as the
+/// SHA prefix of a stored commit is ambiguous; a `git describe` string that is not stored verbatim is resolved
+/// through its `-g<hex>` suffix.
 pub fn resolve_revision_in(stored: &[StoredRevision], given: &str, location: &str) -> Result<Revision, StoreError> {
     let given = given.trim();
+    let prefix_of = |hex: &str| -> Vec<&StoredRevision> {
+        let hex = hex.to_ascii_lowercase();
+        stored
+            .iter()
+            .filter(|s| {
+                matches!(&s.revision, Revision::Commit { sha, .. } if sha.to_ascii_lowercase().starts_with(&hex))
+            })
+            .collect()
+    };
+    let reads_as_prefix = |text: &str| text.len() >= MIN_SHA_PREFIX && text.bytes().all(|b| b.is_ascii_hexdigit());
     if let Some(found) = stored.iter().find(|s| s.revision.key() == given) {
+        // A label that also reads as the prefix of a stored commit could mean either: which one is not guessed.
+        if matches!(found.revision, Revision::Label { .. }) && reads_as_prefix(given) {
+            let commits = prefix_of(given);
+            if !commits.is_empty() {
+                let mut candidates = vec![format!("label:{given}")];
+                candidates.extend(commits.iter().map(|s| describe_candidate(&s.revision)));
+                return Err(StoreError::AmbiguousRevision {
+                    location: location.to_string(),
+                    given: given.to_string(),
+                    candidates,
+                });
+            }
+        }
         return Ok(found.revision.clone());
     }
     // `label:NAME` is how `culprit results` prints a label, and it names the label even when NAME would also read
@@ -462,14 +486,9 @@ pub fn resolve_revision_in(stored: &[StoredRevision], given: &str, location: &st
     if let [only] = by_describe.as_slice() {
         return Ok(only.revision.clone());
     }
-    let prefix = describe_hash(given).unwrap_or(given).to_ascii_lowercase();
-    let is_hex = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_hexdigit());
-    if is_hex && prefix.len() >= MIN_SHA_PREFIX {
-        let candidates: Vec<&StoredRevision> = stored
-            .iter()
-            .filter(|s| matches!(&s.revision, Revision::Commit { sha, .. } if sha.to_ascii_lowercase().starts_with(&prefix)))
-            .collect();
-        match candidates.as_slice() {
+    let prefix = describe_hash(given).unwrap_or(given);
+    if reads_as_prefix(prefix) {
+        match prefix_of(prefix).as_slice() {
             [only] => return Ok(only.revision.clone()),
             [] => {}
             many => {

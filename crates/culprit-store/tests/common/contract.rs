@@ -189,8 +189,8 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
     store.save_run(&run("j", commit(SHA_B), "h", &[("m", 1.0)])).unwrap();
     store.save_run(&run("j", commit(SHA_C), "h", &[("m", 1.0)])).unwrap();
     store.save_run(&run("j", label("cgroup-on"), "h", &[("m", 1.0)])).unwrap();
-    // A label that also reads as a prefix of SHA_B: given bare it is the label (exact keys win), and `label:`
-    // names it explicitly.
+    // A label that also reads as a prefix of SHA_B: given bare it could mean either (an error naming both), and
+    // `label:` names it.
     store.save_run(&run("j", label("8cc6f"), "h", &[("m", 1.0)])).unwrap();
     // A later run without describe must not erase what is known.
     store.save_run(&run("j", commit(SHA_A), "h", &[("m", 2.0)])).unwrap();
@@ -203,7 +203,6 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
         ("cgroup-on", "cgroup-on"),
         ("label:cgroup-on", "cgroup-on"),
         ("label:8cc6f", "8cc6f"),
-        ("8cc6f", "8cc6f"),
         ("8cc6ff", SHA_B),
         ("v6.8-rc1-12-g8cc621d2f45d", SHA_A),
         ("v6.9-3-g1234567", SHA_C),
@@ -221,6 +220,13 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
     store.save_run(&run("j", renamed.clone(), "h", &[("m", 3.0)])).unwrap();
     assert_eq!(store.resolve_revision("1234").unwrap(), renamed);
 
+    match store.resolve_revision("8cc6f") {
+        Err(error @ StoreError::AmbiguousRevision { .. }) => {
+            let text = error.to_string();
+            assert!(text.contains("label:8cc6f") && text.contains(SHA_B) && text.contains("`label:NAME`"), "{text}");
+        }
+        other => panic!("expected ambiguity, got {other:?}"),
+    }
     match store.resolve_revision("8cc6") {
         Err(StoreError::AmbiguousRevision { candidates, .. }) => {
             assert_eq!(candidates.len(), 2);

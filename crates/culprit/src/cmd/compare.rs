@@ -172,6 +172,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
 pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
     match store.resolve_revision(given) {
         Ok(r) => Ok(r),
+        // An ambiguous name stays an error: git would pick one of its readings without a word.
+        Err(first @ culprit_store::StoreError::AmbiguousRevision { .. }) => Err(first.into()),
         Err(first) => {
             let from_git = std::env::current_dir()
                 .ok()
