@@ -79,11 +79,7 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     assert_eq!(log_text.contains(&measured) && log_text.contains("failed builds or runs"), tried_broken, "{log_text}");
     if tried_broken {
         // The failed build's log is its raw output and its stderr alike, and `results --run` prints it once.
-        let results = |args: &[&str]| {
-            let out = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(args).output().unwrap();
-            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
+        let results = |args: &[&str]| common::stdout(&common::culprit(&db, args, dir.path()));
         let failures = results(&["results", "--failures"]);
         let id = failures.split_whitespace().nth(1).expect("a failed run's id").to_string();
         let shown = results(&["results", "--run", &id]);

@@ -110,7 +110,8 @@ fn stored_history_along_a_branch_finds_the_step() {
     let measured: Vec<&String> = shas.iter().chain(std::iter::once(&side)).collect();
     for (i, sha) in measured.iter().enumerate() {
         let level = if (STEP_AT..COMMITS).contains(&i) { 900.0 } else { 1000.0 };
-        let lines: String = (0..3).map(|k| {
+        let lines: String = (0..3)
+            .map(|k| {
                 let ops = level + (k as f64 - 1.0) * 5.0 + (i % 4) as f64;
                 format!("ops: {ops} lat: {:.3}\n", 1e6 / ops)
             })

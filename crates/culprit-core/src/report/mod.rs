@@ -150,7 +150,6 @@ pub struct ReportInput {
     /// The text of the job file the reproduce steps run ([`JOB_FILE`]). A report that has no job file written next
     /// to it (`job_file` is None: a report on standard output, pasted into a mail) ends with it, as the robot's
     /// mails carry it attached, so the steps can be followed from the report alone.
-    #[serde(default)]
     pub job_yaml: Option<String>,
     /// Base, commit and optionally fix, decided by `culprit_core::compare`.
     pub comparison: CompareResult,

@@ -70,11 +70,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         ("--testcase", args.testcase.as_deref()),
         ("--machine", args.machine.as_deref()),
     ])?;
-    let mut revisions = Vec::new();
-    for given in std::iter::once(&args.base).chain(&args.others) {
-        revisions.push(resolve(store, given)?);
-    }
     let given: Vec<&str> = std::iter::once(&args.base).chain(&args.others).map(String::as_str).collect();
+    let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     let runs = store.list_runs(&RunFilter {

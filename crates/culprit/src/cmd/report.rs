@@ -294,11 +294,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
     // The command line checks the glob when it parses it; a follow's reports build these arguments themselves.
     check_globs(&[("--job", args.job.as_deref())])?;
-    let mut revisions = vec![resolve(store, base_given)?, resolve(store, bad_given)?];
-    if let Some(fix) = &args.fix {
-        revisions.push(resolve(store, fix)?);
-    }
     let given: Vec<&str> = [base_given, bad_given].into_iter().chain(&args.fix).map(String::as_str).collect();
+    let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     let runs =

@@ -128,14 +128,16 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         }
     }
     // A failed build keeps its log as a raw output and as the run's stderr: the same text is not printed twice.
-    let stderr_shown = record.raw_outputs.iter().find(|raw| raw.content == record.stderr.as_bytes());
-    if let Some(raw) = stderr_shown.filter(|_| !record.stderr.is_empty()) {
-        out.push_str(&format!("stderr: the same as {}\n", raw.name));
-    } else if !record.stderr.is_empty() {
-        out.push_str("stderr:\n");
-        out.push_str(&record.stderr);
-        if !record.stderr.ends_with('\n') {
-            out.push('\n');
+    if !record.stderr.is_empty() {
+        match record.raw_outputs.iter().find(|raw| raw.content == record.stderr.as_bytes()) {
+            Some(raw) => out.push_str(&format!("stderr: the same as {}\n", raw.name)),
+            None => {
+                out.push_str("stderr:\n");
+                out.push_str(&record.stderr);
+                if !record.stderr.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
         }
     }
     output::print(&out)
