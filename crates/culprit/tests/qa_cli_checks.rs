@@ -267,3 +267,36 @@ fn one_revision_named_twice_is_refused() {
     let err = failure(&out);
     assert!(err.contains(&format!("--base main and --bad HEAD are the same commit {head}")), "{err}");
 }
+
+/// Two runs a side decide nothing (a verdict needs three): compare says so and how many to run, instead of "no metric
+/// changed", which read as a result.
+#[test]
+fn too_few_runs_to_decide_is_not_called_no_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("qa.yaml");
+    std::fs::write(&job, JOB).unwrap();
+    let db = dir.path().join("qa.db");
+    for (label, runs) in [("A", "2"), ("B", "2"), ("C", "3"), ("D", "3")] {
+        stdout(&culprit(
+            &db,
+            &["run", job.to_str().unwrap(), "-n", runs, "--label", label, "--monitors", "none"],
+            dir.path(),
+        ));
+    }
+    let out = culprit(&db, &["compare", "A", "B"], dir.path());
+    let warning = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        warning.contains(
+            "nothing decided, a verdict needs 3 successful runs a side (2 ok/0 failed vs 2 ok/0 failed); \
+                          run each revision 3 times or more (culprit run -n 3)"
+        ),
+        "{warning}"
+    );
+    assert!(!warning.contains("no metric changed"), "{warning}");
+    // One side with enough runs is still too few on the other.
+    let warning = String::from_utf8_lossy(&culprit(&db, &["compare", "C", "A"], dir.path()).stderr).into_owned();
+    assert!(warning.contains("nothing decided") && warning.contains("(3 ok/0 failed vs 2 ok/0 failed)"), "{warning}");
+    // Three a side are enough: the same values are then a decided "no change".
+    let warning = String::from_utf8_lossy(&culprit(&db, &["compare", "C", "D"], dir.path()).stderr).into_owned();
+    assert!(warning.contains("no metric changed significantly (3 ok/0 failed vs 3 ok/0 failed)"), "{warning}");
+}

@@ -6,7 +6,9 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
 use culprit_core::compare::sweep::{render_sweep, sweep_rows, Sweep, SweepPoint};
-use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, LkpOptions};
+use culprit_core::compare::{
+    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, Verdict,
+};
 use culprit_core::model::{abbreviate, MetricClass, Revision};
 use culprit_run::process::shell_quote;
 use culprit_store::{RevisionSamples, RunFilter, RunSummary, SampleQuery, Store};
@@ -211,6 +213,23 @@ fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSam
     let runs: Vec<String> =
         samples.iter().map(|s| format!("{} ok/{} failed", s.ok_runs.len(), s.failed_runs)).collect();
     let hint = if all { "" } else { "; --all shows every row" };
+    // Too few runs is not "no change": nothing was tested, and the fix is more runs, not a closer look.
+    let needed: Vec<Option<usize>> = result
+        .rows
+        .iter()
+        .flat_map(|row| &row.changes)
+        .map(|change| match change.verdict {
+            Verdict::Inconclusive { reason: InconclusiveReason::TooFewRuns { needed, .. } } => Some(needed),
+            _ => None,
+        })
+        .collect();
+    if let Some(Some(needed)) = needed.iter().all(Option::is_some).then(|| needed.iter().flatten().max().copied()) {
+        return Some(format!(
+            "{job}: nothing decided, a verdict needs {needed} successful runs a side ({}); run each revision \
+             {needed} times or more (culprit run -n {needed}){hint}",
+            runs.join(" vs ")
+        ));
+    }
     Some(format!("{job}: no metric changed significantly ({}){hint}", runs.join(" vs ")))
 }
 
