@@ -26,9 +26,13 @@ pub fn shown_rows(result: &CompareResult, options: RenderOptions) -> impl Iterat
     result.rows.iter().filter(move |r| options.all || r.any_change())
 }
 
-/// lkp's mean field: `%10.2f` below 1000, `%10.4g` above 1e8, `%10d` (truncated) otherwise.
+/// lkp's mean field: `%10.2f` below 1000, `%10.4g` above 1e8, `%10d` (truncated) otherwise; with one deliberate
+/// difference: a nonzero mean below 0.1 gets `%.3g`. lkp's `%.2f` prints 0.004 s as `0.00`, which reads as zero
+/// next to its `+50%`, and 0.0476 s against 0.0606 s as `0.05` against `0.06` (a `--run` of a fast command).
 pub fn format_mean(avg: f64) -> String {
-    let text = if avg.abs() < 1000.0 {
+    let text = if avg != 0.0 && avg.abs() < 0.1 {
+        printf::general(avg, 3, false)
+    } else if avg.abs() < 1000.0 {
         printf::fixed(avg, 2, false)
     } else if avg.abs() > 100_000_000.0 {
         printf::general(avg, 4, false)
@@ -385,5 +389,36 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_mean;
+
+    /// lkp's `%10.2f` / `%10d` / `%10.4g` fields, and the one difference: nonzero means below 0.1 keep three
+    /// significant digits instead of reading as 0.00 or 0.05.
+    #[test]
+    fn means_are_printed_as_lkp_prints_them_except_small_ones() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0.00"),
+            (0.27, "0.27"),
+            (0.1, "0.10"),
+            (12.345, "12.35"),
+            (999.994, "999.99"),
+            (1054038.7, "1054038"),
+            (-2500.9, "-2500"),
+            (123_456_789.0, "1.235e+08"),
+            (0.0476, "0.0476"),
+            (0.0999, "0.0999"),
+            (0.004, "0.004"),
+            (-0.0123456, "-0.0123"),
+            (0.0000123, "1.23e-05"),
+        ];
+        for &(mean, expected) in cases {
+            let field = format_mean(mean);
+            assert_eq!(field.trim(), expected, "{mean}");
+            assert!(field.len() >= 10, "{mean}: {field:?} is narrower than lkp's field");
+        }
     }
 }
