@@ -73,6 +73,12 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     assert!(log.status.success(), "{log_text}");
     assert!(log_text.contains(shas[SLOW_AT - 1].as_str()), "{log_text}");
     assert!(log_text.contains("because"), "{log_text}");
+    // The steps name commits by position; the legend gives each position's SHA (the culprit is position SLOW_AT - 1
+    // from the good end at 0, which the shas list starts with).
+    let legend = &log_text[log_text.find("commits in the steps").expect(&log_text)..];
+    let culprit_line = format!("{}  {}  bench: hash more rounds per element\n", SLOW_AT - 1, &shas[SLOW_AT - 1][..12]);
+    assert!(legend.contains(&culprit_line), "{legend}");
+    assert!(legend.contains(&format!("{}  bench: revision 1 (good)", &shas[0][..12])), "{legend}");
     // The failed build is stored as a run of its own, told apart from the measured runs the outcome counts.
     let tried_broken = result["evidence"].as_array().unwrap().iter().any(|e| e["untestable"] == true);
     let measured = format!("{} measured, ", result["runs"]);

@@ -20,6 +20,7 @@ use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_store::{BisectCommit, NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -640,6 +641,21 @@ pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
     );
     for (i, entry) in machine.log().iter().enumerate() {
         out.push_str(&format!("{:>3}. [{} runs] {}: {}\n     because {}\n", i + 1, entry.runs, entry.phase, entry.decision, entry.reason));
+    }
+    // The steps name commits by their position in the range (the machine is pure and knows no SHAs), so the
+    // commits they can name, the two ends and every commit that has a stored run, are listed with their SHAs.
+    let last = range.len().saturating_sub(1);
+    let named: BTreeSet<usize> = samples.iter().map(|(commit, _)| *commit).chain([0, last]).collect();
+    out.push_str("\ncommits in the steps (position in the range, oldest first):\n");
+    let width = last.to_string().len();
+    for position in named.into_iter().filter(|&p| p < range.len()) {
+        let commit = &range[position];
+        let end = match position {
+            0 => " (good)",
+            p if p == last => " (bad)",
+            _ => "",
+        };
+        out.push_str(&format!("  {position:>width$}  {}  {}{end}\n", abbreviate(&commit.sha, 12), commit.subject));
     }
     if let Some(outcome) = machine.outcome() {
         out.push('\n');
