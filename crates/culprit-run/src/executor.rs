@@ -210,6 +210,33 @@ fn set_up_and_measure(
         }
     }
 
+    let mut main = with_env(plan.main.clone(), job);
+    if job.program.name() == "command" {
+        main.cwd = job.cwd.clone();
+    }
+    let deadline = job.timeout;
+    let begun = std::time::Instant::now();
+    // Warm-up executions run before the monitors start, so neither the benchmark's metrics nor the monitors'
+    // include them; they share the run's timeout with the measured executions.
+    for warmup in 1..=plan.warmups {
+        let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
+        let f = process::run(&main, remaining, interrupt)
+            .map_err(|e| Stop::Failed(format!("warm-up execution {warmup}: {e}")))?;
+        if f.exit == Exit::Interrupted {
+            return Err(Stop::Interrupted);
+        }
+        if !f.exit.success() {
+            record.exit_code = f.exit.code();
+            record.stderr = f.stderr.clone();
+            return Err(Stop::Failed(format!(
+                "warm-up execution {warmup} of '{}' {}{}",
+                main.summary(),
+                f.exit.describe(),
+                stderr_tail(&f.stderr, &main.command_text())
+            )));
+        }
+    }
+
     let mut monitors = Vec::new();
     for (name, options) in &job.monitors {
         match monitor::create(name, options, ctx.interval.as_secs_f64()) {
@@ -220,12 +247,6 @@ fn set_up_and_measure(
     }
     let set = MonitorSet::start(monitors, ctx.interval);
 
-    let mut main = with_env(plan.main.clone(), job);
-    if job.program.name() == "command" {
-        main.cwd = job.cwd.clone();
-    }
-    let deadline = job.timeout;
-    let begun = std::time::Instant::now();
     let mut executions: Vec<Finished> = Vec::new();
     let mut failure = None;
     for _ in 0..plan.executions {
@@ -422,6 +443,7 @@ mod tests {
                 setup: vec![Invocation::shell("echo starting a server; exit 3")],
                 main: Invocation::shell("echo never"),
                 executions: 1,
+                warmups: 0,
                 cleanup: vec![Invocation::new(["touch".to_string(), mark])],
             })
         }
@@ -491,6 +513,38 @@ mod tests {
         }
         assert_eq!(stderr_tail("", "true"), "");
         assert_eq!(stderr_tail(&"x".repeat(500), "true"), format!(": {}... (300 more characters)", "x".repeat(200)));
+    }
+
+    #[test]
+    fn warm_up_executions_run_first_and_are_not_measured() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        // Each execution appends a line and prints how many there are: the measured one sees the warm-ups' lines.
+        let cmd = "echo x >> count; echo \"n: $(wc -l < count)\"";
+        let job_with = |warmup: &str, cmd: &str| {
+            let params = BTreeMap::from([
+                ("cmd".to_string(), cmd.to_string()),
+                ("warmup".to_string(), warmup.to_string()),
+                ("executions".to_string(), "2".to_string()),
+                ("capture.n".to_string(), "n: ([0-9]+)".to_string()),
+            ]);
+            let mut job = test_job("warm", program, Params::new("command", params));
+            job.cwd = Some(dir.path().to_path_buf());
+            job
+        };
+        let ctx = test_context(dir.path());
+        let record = run_once(&job_with("3", cmd), &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        assert!(record.outcome.is_ok(), "{:?}", record.outcome);
+        // Executions 4 and 5 are measured: their mean count is 4.5, and only their output is kept.
+        assert_eq!(record.metrics["command.n"], 4.5);
+        assert_eq!(std::fs::read_to_string(dir.path().join("count")).unwrap().lines().count(), 5);
+        // A warm-up that fails fails the run, and says it was a warm-up.
+        let failing = "test -e count2 && exit 3; touch count2";
+        let record = run_once(&job_with("2", failing), &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        match &record.outcome {
+            RunOutcome::Failed { reason } => assert!(reason.starts_with("warm-up execution 2 of "), "{reason}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -586,6 +640,7 @@ mod tests {
                 setup: Vec::new(),
                 main: Invocation::new(["printf".to_string(), "%s".to_string(), output.to_string()]),
                 executions: 1,
+                warmups: 0,
                 cleanup: Vec::new(),
             })
         }

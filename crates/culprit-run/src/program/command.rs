@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | `cmd` (required) | the command line, run with `sh -c` in the job's working directory | |
 //! | `executions` | how many times it runs within one run; the run's metrics are the means | `1` |
+//! | `warmup` | executions before the measured ones in every run, not measured (as hyperfine's `--warmup`): a cold page cache or a first-run JIT otherwise shows as noise | `0` |
 //! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>` | |
 //!
 //! Metrics per run: `command.elapsed_time` (s, wall), `command.user_time`, `command.system_time` (s), and
@@ -26,6 +27,7 @@ const MAX_EXECUTIONS: u64 = 1_000_000;
 const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "cmd", kind: ParamKind::Text, doc: "the shell command line" },
     ParamSpec { name: "executions", kind: ParamKind::Count, doc: "executions per run" },
+    ParamSpec { name: "warmup", kind: ParamKind::Count, doc: "unmeasured executions before the measured ones" },
     ParamSpec { name: "capture.*", kind: ParamKind::Text, doc: "a regex capturing a number from the output" },
     ParamSpec {
         name: "provenance.*",
@@ -71,6 +73,18 @@ impl Program for CommandProgram {
                     key: "executions".into(),
                     value: n.to_string(),
                     reason: format!("executions per run go from 1 to {MAX_EXECUTIONS}"),
+                })
+            }
+        };
+        plan.warmups = match p.count("warmup")? {
+            None => 0,
+            Some(n @ 0..=MAX_EXECUTIONS) => n as u32,
+            Some(n) => {
+                return Err(ProgramError::BadParam {
+                    program: "command",
+                    key: "warmup".into(),
+                    value: n.to_string(),
+                    reason: format!("warm-up executions go from 0 to {MAX_EXECUTIONS}"),
                 })
             }
         };
@@ -214,6 +228,20 @@ mod tests {
         }
         let p = params("command", &[("cmd", "true"), ("executions", "1000000")]);
         assert_eq!(CommandProgram.plan(&p, &ctx()).unwrap().executions, 1_000_000);
+    }
+
+    #[test]
+    fn warmup_is_a_count_from_zero_and_defaults_to_none() {
+        let plan = |extra: &[(&str, &str)]| {
+            CommandProgram.plan(&params("command", &[&[("cmd", "true")], extra].concat()), &ctx())
+        };
+        assert_eq!(plan(&[]).unwrap().warmups, 0);
+        assert_eq!(plan(&[("warmup", "0")]).unwrap().warmups, 0);
+        assert_eq!(plan(&[("warmup", "2")]).unwrap().warmups, 2);
+        for bad in ["1000001", "-1", "two"] {
+            let err = plan(&[("warmup", bad)]).unwrap_err().to_string();
+            assert!(err.contains("warmup"), "{bad}: {err}");
+        }
     }
 
     #[test]

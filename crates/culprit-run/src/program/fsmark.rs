@@ -75,7 +75,7 @@ impl Program for Fsmark {
             "-L".into(),
             p.iterations("iterations")?.unwrap_or(1).to_string(),
         ]);
-        Ok(ProgramPlan { setup, main: Invocation::new(argv), executions: 1, cleanup: Vec::new() })
+        Ok(ProgramPlan { setup, main: Invocation::new(argv), executions: 1, warmups: 0, cleanup: Vec::new() })
     }
 }
 

@@ -192,12 +192,15 @@ pub struct ProgramPlan {
     /// How many times the measured command runs within one run (lkp's `iterations` for hackbench, a `command`'s
     /// `executions`); the outputs are concatenated for the parser.
     pub executions: u32,
+    /// Executions of the measured command before the measured ones (a `command`'s `warmup`), after setup and
+    /// before the monitors start: their times and output are not part of the run, only their failure is.
+    pub warmups: u32,
     pub cleanup: Vec<Invocation>,
 }
 
 impl ProgramPlan {
     pub fn single(main: Invocation) -> Self {
-        ProgramPlan { setup: Vec::new(), main, executions: 1, cleanup: Vec::new() }
+        ProgramPlan { setup: Vec::new(), main, executions: 1, warmups: 0, cleanup: Vec::new() }
     }
 }
 

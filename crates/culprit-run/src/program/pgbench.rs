@@ -365,7 +365,7 @@ impl Pgbench {
         let pgbench = tool("pgbench");
         setup.push(conn.pgbench(&pgbench, &init));
         let cleanup = vec![as_server_user([tool("pg_ctl"), "-D".into(), data_text, "-m".into(), "fast".into(), "-w".into(), "stop".into()].to_vec())];
-        Ok(ProgramPlan { setup, main: conn.pgbench(&pgbench, &run), executions: 1, cleanup })
+        Ok(ProgramPlan { setup, main: conn.pgbench(&pgbench, &run), executions: 1, warmups: 0, cleanup })
     }
 }
 
