@@ -185,6 +185,10 @@ pub struct BisectArgs {
     /// A shell command to time at each commit (a `command` job; the metric is its elapsed time).
     #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
+    /// With --run: executions of the command before the measured one in every run, not measured (the job's
+    /// `warmup`).
+    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub warmup: Option<u32>,
     /// The metric to bisect (default: the most significant program metric change between good and bad).
     #[arg(long)]
     pub metric: Option<String>,
@@ -266,6 +270,10 @@ pub struct CheckArgs {
     /// A shell command to time (a `command` job; the metric is its elapsed time).
     #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
+    /// With --run: executions of the command before the measured one in every run, not measured (the job's
+    /// `warmup`).
+    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub warmup: Option<u32>,
     /// The metric to decide on (default: the job's most significant change between good and bad).
     #[arg(long)]
     pub metric: Option<String>,
@@ -332,6 +340,10 @@ pub struct TryFixArgs {
     /// A shell command to time instead of a job (its metric is command.elapsed_time).
     #[arg(long, value_parser = shell_command)]
     pub run: Option<String>,
+    /// With --run: executions of the command before the measured one in every run, not measured (the job's
+    /// `warmup`).
+    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub warmup: Option<u32>,
     /// Shell command that builds each of base, bad and patched in its worktree.
     #[arg(long)]
     pub build: Option<String>,

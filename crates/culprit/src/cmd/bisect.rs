@@ -41,10 +41,13 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     start(store, args)
 }
 
-/// A `command` job for `--run CMD`, as YAML.
-pub(crate) fn command_job_yaml(command_line: &str) -> String {
+/// A `command` job for `--run CMD` (with `--warmup N`), as YAML.
+pub(crate) fn command_job_yaml(command_line: &str, warmup: Option<u32>) -> String {
     let mut cmd = serde_yaml::Mapping::new();
     cmd.insert("cmd".into(), command_line.into());
+    if let Some(n) = warmup {
+        cmd.insert("warmup".into(), n.into());
+    }
     let mut job = serde_yaml::Mapping::new();
     job.insert("suite".into(), "command".into());
     job.insert("testcase".into(), "bisect-run".into());
@@ -52,11 +55,26 @@ pub(crate) fn command_job_yaml(command_line: &str) -> String {
     serde_yaml::to_string(&job).unwrap_or_default()
 }
 
-/// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD`: the job's YAML, where it came from
-/// (for messages), and the metric `--run` implies (its elapsed time).
-pub(crate) fn benchmark_job(job: Option<&Path>, run: Option<&str>) -> Result<(String, String, Option<String>)> {
+/// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD [--warmup N]`: the job's YAML, where
+/// it came from (for messages), and the metric `--run` implies (its elapsed time).
+pub(crate) fn benchmark_job(
+    job: Option<&Path>,
+    run: Option<&str>,
+    warmup: Option<u32>,
+) -> Result<(String, String, Option<String>)> {
     match (job, run) {
-        (_, Some(cmd)) => Ok((command_job_yaml(cmd), format!("--run {cmd}"), Some("command.elapsed_time".to_string()))),
+        (_, Some(cmd)) => {
+            let source = match warmup {
+                Some(n) => format!("--run {cmd} --warmup {n}"),
+                None => format!("--run {cmd}"),
+            };
+            Ok((command_job_yaml(cmd, warmup), source, Some("command.elapsed_time".to_string())))
+        }
+        // clap does not enforce `requires = "run"` when --job, which conflicts with --run, is given.
+        (Some(path), None) if warmup.is_some() => bail!(
+            "--warmup goes with --run: a job file ({}) sets its own warm-up, as `warmup: N` under `command:`",
+            path.display()
+        ),
         (Some(path), None) => Ok((
             std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
             path.display().to_string(),
@@ -216,7 +234,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         _ => bail!("--good and --bad are required"),
     };
     let range = git::bisect_range(&repo, good, bad)?;
-    let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
+    let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
@@ -670,13 +688,22 @@ mod tests {
 
     #[test]
     fn run_command_becomes_a_command_job() {
-        let yaml = command_job_yaml("make bench && ./bench --quick 'x y'");
+        let yaml = command_job_yaml("make bench && ./bench --quick 'x y'", None);
         let file = culprit_job::JobFile::parse(&yaml, "t").unwrap();
         let jobs = file.expand().unwrap();
         assert_eq!(jobs.len(), 1);
         let programs = jobs[0].programs();
         assert_eq!(programs[0].name, "command");
         assert_eq!(programs[0].params.get("cmd").and_then(|v| v.as_str()), Some("make bench && ./bench --quick 'x y'"));
+        assert!(programs[0].params.get("warmup").is_none());
+        // --warmup N becomes the job's warmup, and the source names it.
+        let (yaml, source, metric) = benchmark_job(None, Some("./bench"), Some(2)).unwrap();
+        let jobs = culprit_job::JobFile::parse(&yaml, "t").unwrap().expand().unwrap();
+        assert_eq!(jobs[0].programs()[0].params.get("warmup").and_then(|v| v.as_u64()), Some(2));
+        assert_eq!((source.as_str(), metric.as_deref()), ("--run ./bench --warmup 2", Some("command.elapsed_time")));
+        // With a job file it is refused (the job says its own warm-up), naming the file.
+        let err = benchmark_job(Some(Path::new("my.yaml")), None, Some(1)).unwrap_err().to_string();
+        assert!(err.contains("--warmup goes with --run") && err.contains("my.yaml"), "{err}");
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(&cwd)?;
     let head = git::resolve(&repo, "HEAD")?;
-    let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref())?;
+    let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
     let good = git::resolve(&repo, &args.good)?;
     let bad = git::resolve(&repo, &args.bad)?;

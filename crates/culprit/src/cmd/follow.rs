@@ -282,6 +282,7 @@ fn resume_args(id: i64) -> BisectArgs {
         bad: None,
         job: None,
         run: None,
+        warmup: None,
         metric: None,
         build: None,
         deploy: None,

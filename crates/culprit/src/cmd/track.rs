@@ -629,6 +629,7 @@ pub(crate) fn bisect_change(
         bad: Some(bad.clone()),
         job: Some(job_file),
         run: None,
+        warmup: None,
         metric: Some(s.metric.clone()),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
