@@ -26,12 +26,7 @@ fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Outp
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -127,8 +122,8 @@ fn bisect_of_a_commit_range_without_change_blames_nobody() {
     let (repo, shas) = make_repo(dir.path(), COMMITS + 1, 30);
     let db = dir.path().join("b.db");
     let out = bisect(&db, &repo, &shas[0], &shas[10], &[]);
-    let result: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let result: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     // The reproduce test's false-alarm bound is 5%, on purpose (docs/statistics.md): one no-change range in twenty
     // goes on to locating, which then finds no step and ends inconclusive. Either way nobody is blamed; this test
     // asserted "not-reproduced" alone and so failed by design about once in twenty runs, more on a loaded host.
@@ -164,7 +159,8 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let list = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["bisect", "list"]).output().unwrap();
+        let list =
+            Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["bisect", "list"]).output().unwrap();
         if String::from_utf8_lossy(&list.stdout).lines().count() > 1 || std::time::Instant::now() > deadline {
             std::thread::sleep(std::time::Duration::from_millis(600));
             break;
@@ -238,7 +234,12 @@ fn a_run_that_fails_once_per_commit_is_retried_not_taken_as_untestable() {
     assert_eq!(result["status"], "found", "{result:#}");
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
     // The failed first attempts are kept as evidence: `results --failures` lists them.
-    let failures = Command::new(env!("CARGO_BIN_EXE_culprit")).arg("--db").arg(&db).args(["results", "--failures"]).output().unwrap();
+    let failures = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["results", "--failures"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&failures.stdout).contains("exit status 1"));
 }
 
@@ -311,4 +312,35 @@ fn a_machine_failure_or_a_missing_repository_stops_the_bisect_resumably() {
     let result = json(&run(&["--resume", "1"]));
     assert_eq!(result["status"], "found", "{result:#}");
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+}
+
+/// Without --metric, the probe runs at good and bad choose the metric, so they are kept out of the session: the
+/// metric picked is the one whose probe runs happened to differ most, and the test of the regression must not read
+/// them again. They stay in the store. With --metric (or --run) they are the session's first runs.
+#[test]
+fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let job = dir.path().join("bench.yaml");
+    std::fs::write(&job, "suite: bench\ncommand:\n  cmd: ./bench\n").unwrap();
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--build", "make -s"];
+    // (runs at good in the session, runs at good in the store) after a bisect with these flags.
+    let good_runs = |db: &Path, flags: &[&str]| {
+        let out = culprit_in(db, &[&args[..], &["--job", job.to_str().unwrap(), "--json"], flags].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{stderr}"));
+        assert_eq!(result["status"], "found", "{result:#}");
+        let evidence = result["evidence"].as_array().unwrap();
+        let in_session = evidence.iter().find(|e| e["sha"] == shas[0]).unwrap()["runs"].as_u64().unwrap();
+        let results = common::stdout(&culprit_in(db, &["results", "--json"]));
+        let stored: serde_json::Value = serde_json::from_str(&results).unwrap();
+        let rows = stored.as_array().unwrap();
+        let row = rows.iter().find(|row| row["revision"]["sha"] == shas[0]).unwrap_or_else(|| panic!("{results}"));
+        (in_session, row["ok_runs"].as_u64().unwrap(), stderr)
+    };
+    let (in_session, stored, stderr) = good_runs(&dir.path().join("chosen.db"), &[]);
+    assert!(stderr.contains("the most significant change between good and bad"), "{stderr}");
+    assert_eq!(stored, in_session + 3, "the 3 probe runs at good are stored but not the session's");
+    let (in_session, stored, _) = good_runs(&dir.path().join("given.db"), &["--metric", "command.user_time"]);
+    assert_eq!(stored, in_session, "the one probe run at good is the session's first");
 }

@@ -2,9 +2,9 @@
 //!
 //! The plan is validated first (repository, range, job, binaries). Then good and bad are probed (built, run
 //! interleaved) to measure what a build and a run cost and, without `--metric`, to pick the metric that changed
-//! most significantly. Only then is the session created, with everything needed to resume it, and the probe runs
-//! become its first samples. From there the state machine in `culprit_core::bisect` decides and the driver in
-//! `culprit_run::bisect` does the work.
+//! most significantly. Only then is the session created, with everything needed to resume it. With `--metric` the
+//! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
+//! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
 use crate::cli::{BisectAction, BisectArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
@@ -317,6 +317,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             .unwrap_or_default();
         bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}");
     }
+    let metric_was_given = given_metric.is_some();
     let metric = match given_metric {
         // A metric the job does not produce would make every commit untestable, good and bad included, and the
         // session would end as "not reproduced": that is a mistake in the command line, said before any session.
@@ -356,8 +357,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             .map(|c| BisectCommit { sha: c.sha.clone(), subject: c.subject.clone(), parents: c.parents.clone() })
             .collect(),
     })?;
-    for id in probe_ids {
-        store.link_run_to_session(session, id)?;
+    // Probe runs that chose the metric are not evidence about it: of all the metrics, the one picked is the one
+    // whose runs happened to differ most, and testing the regression on them again would be biased (a 3 + 3 probe
+    // of a command whose time does not change picked command.user_time, and the reproduce test, which reused those
+    // runs, found a 7 sigma difference that 500 more runs did not). They stay in the store as runs of good and bad.
+    if metric_was_given {
+        for id in probe_ids {
+            store.link_run_to_session(session, id)?;
+        }
     }
     bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
