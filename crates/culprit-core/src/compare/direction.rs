@@ -112,6 +112,39 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("kmsg.*", -1),
 ];
 
+/// The key performance indicators: the metrics a suite's result is judged by, which the robot's subject lines
+/// name (`fio.write_iops -21.8% regression`, `stress-ng.xattr.ops_per_sec 58.4% improvement`). `fio.workload`
+/// moves with `fio.write_iops` (it is the I/O count of the run), but the mails lead with the rate. A report leads
+/// with a KPI, and a bisect without `--metric` bisects one, whenever one changed.
+pub const KPI_PATTERNS: &[&str] = &[
+    "fio.*_iops",
+    "fsmark.files_per_sec",
+    "stress-ng.*.ops_per_sec",
+    "hackbench.throughput",
+    "dbench.throughput_MB/s",
+    "pgbench.tps",
+    "sysbench-*.throughput_ops/s",
+    "sysbench-fileio.*_operations/s",
+    "will-it-scale.per_*_ops",
+    "unixbench.score",
+    "netperf.Throughput_*",
+    "iperf.*bps",
+    "vm-scalability.throughput",
+    "aim7.jobs-per-min",
+    "reaim.jobs_per_min",
+    "ebizzy.throughput",
+    "fxmark.*.works/sec",
+];
+
+/// Whether `metric` is a key performance indicator: it matches [`KPI_PATTERNS`], or it is a `command` job's own
+/// measure (its elapsed time, or a number it captures from the output), not the CPU times and memory beside them.
+pub fn is_kpi(metric: &str) -> bool {
+    if let Some(name) = metric.strip_prefix("command.") {
+        return !matches!(name, "user_time" | "system_time" | "max_resident_set_size");
+    }
+    KPI_PATTERNS.iter().any(|pattern| glob_match(pattern, metric))
+}
+
 /// The direction of `metric` by the first matching entry of [`DIRECTION_TABLE`].
 pub fn direction_of(metric: &str) -> Direction {
     // perf-profile keys (most rows of a comparison) are shares of CPU cycles spent in one function: more or less
@@ -161,6 +194,42 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kpis_are_the_rates_the_mails_lead_with() {
+        for kpi in [
+            "fio.write_iops",
+            "fio.read_iops",
+            "stress-ng.xattr.ops_per_sec",
+            "fsmark.files_per_sec",
+            "hackbench.throughput",
+            "dbench.throughput_MB/s",
+            "pgbench.tps",
+            "sysbench-memory.throughput_ops/s",
+            "sysbench-fileio.write_operations/s",
+            "command.elapsed_time",
+            "command.ops",
+        ] {
+            assert!(is_kpi(kpi), "{kpi}");
+        }
+        for other in [
+            "fio.workload",
+            "fio.write_bw_MBps",
+            "fio.write_clat_95%_ns",
+            "stress-ng.xattr.ops",
+            "pgbench.latency_ms",
+            "command.user_time",
+            "command.max_resident_set_size",
+            "vmstat.cpu.id",
+            "time.elapsed_time",
+        ] {
+            assert!(!is_kpi(other), "{other}");
+        }
+        // Every KPI pattern is a higher-is-better rate in the direction table.
+        for example in ["fio.x_iops", "stress-ng.x.ops_per_sec", "netperf.Throughput_Mbps", "iperf.tcp.sender.bps"] {
+            assert!(is_kpi(example) && direction_of(example) == Direction::HigherIsBetter, "{example}");
+        }
+    }
 
     #[test]
     fn glob_matching() {

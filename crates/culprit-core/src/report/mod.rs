@@ -255,25 +255,22 @@ pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
 }
 
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
-/// column 1 is a regression or an improvement, a regression first, then the largest change; else the first program
-/// metric with any change; else `None`.
+/// column 1 is a regression or an improvement, a KPI first (`compare::direction::is_kpi`: `fio.write_iops`, not
+/// `fio.workload`, which moves with it), then a regression, then the largest change; else the first program metric
+/// with any change; else `None`.
 pub fn headline_metric(result: &CompareResult) -> Option<String> {
-    let mut best: Option<(bool, f64, &str)> = None;
+    let mut best: Option<((bool, bool, f64), &str)> = None;
     for row in result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit.")) {
         let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
         if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
             continue;
         }
-        let key = (c.verdict == Verdict::Regression, c.change.abs());
-        let better = match best {
-            None => true,
-            Some((r, size, _)) => (key.0, key.1) > (r, size),
-        };
-        if better {
-            best = Some((key.0, key.1, &row.metric));
+        let key = (crate::compare::direction::is_kpi(&row.metric), c.verdict == Verdict::Regression, c.change.abs());
+        if best.is_none_or(|(b, _)| key > b) {
+            best = Some((key, &row.metric));
         }
     }
-    if let Some((_, _, m)) = best {
+    if let Some((_, m)) = best {
         return Some(m.to_string());
     }
     result

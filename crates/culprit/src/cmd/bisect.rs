@@ -150,8 +150,10 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Str
         bail!("the job did not run successfully at good or at bad, so there is nothing to bisect: {}", reasons.join("; "));
     }
     let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
-    // Prefer a significant change (smallest q), then the largest effect among program metrics.
-    let mut best: Option<(bool, f64, f64, String)> = None;
+    // Prefer a significant change, of a KPI (the "most significant KPI change": fio.write_iops rather than
+    // fio.workload, which moves with it, or the CPU times beside a command's elapsed time), then the smallest q,
+    // then the largest effect among program metrics.
+    let mut best: Option<(bool, bool, f64, f64, String)> = None;
     for row in &result.rows {
         let Some(change) = row.changes.first() else { continue };
         if row.metric.starts_with("culprit.") {
@@ -160,16 +162,17 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Str
         let significant = change.verdict.is_change();
         let q = change.q.unwrap_or(1.0);
         let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
-        let key = (significant, -q, effect, row.metric.clone());
+        let kpi = culprit_core::compare::direction::is_kpi(&row.metric);
+        let key = (significant, kpi, -q, effect, row.metric.clone());
         let better = match &best {
             None => true,
-            Some(b) => (key.0, key.1, key.2) > (b.0, b.1, b.2),
+            Some(b) => (key.0, key.1, key.2, key.3) > (b.0, b.1, b.2, b.3),
         };
         if better {
             best = Some(key);
         }
     }
-    best.map(|b| b.3).context("the job produced no program metric to bisect; name one with --metric")
+    best.map(|b| b.4).context("the job produced no program metric to bisect; name one with --metric")
 }
 
 pub(crate) fn progress_bar() -> ProgressBar {
@@ -711,6 +714,54 @@ mod tests {
         // With a job file it is refused (the job says its own warm-up), naming the file.
         let err = benchmark_job(Some(Path::new("my.yaml")), None, Some(1)).unwrap_err().to_string();
         assert!(err.contains("--warmup goes with --run") && err.contains("my.yaml"), "{err}");
+    }
+
+    #[test]
+    fn the_metric_chosen_is_a_kpi_when_one_changed() {
+        let record = |metrics: &[(&str, f64)]| RunRecord {
+            job_id: String::new(),
+            job_name: String::new(),
+            testcase: String::new(),
+            params: Vec::new(),
+            job_yaml: String::new(),
+            revision: culprit_core::model::Revision::Label { name: "x".into() },
+            machine: machine::this_machine(),
+            started_at: 0.0,
+            ended_at: 0.0,
+            outcome: culprit_core::model::RunOutcome::Ok,
+            exit_code: Some(0),
+            metrics: metrics.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            monitors: Vec::new(),
+            raw_outputs: Vec::new(),
+            stderr: String::new(),
+        };
+        // fio.workload drops exactly as fio.write_iops does (so with as small a q), and fio.write_clat_mean_us rises
+        // by more: the KPI is still what is bisected.
+        let runs = |iops: f64, noise: &[f64]| -> Vec<RunRecord> {
+            noise
+                .iter()
+                .map(|e| {
+                    record(&[
+                        ("fio.write_iops", iops * (1.0 + e)),
+                        ("fio.workload", 5.0 * iops * (1.0 + e)),
+                        ("fio.write_clat_mean_us", 1e6 / (iops * (1.0 + e)) * (1.0 + 3.0 * e)),
+                    ])
+                })
+                .collect()
+        };
+        let (good, bad) = (runs(1000.0, &[0.01, -0.01, 0.0, 0.005]), runs(780.0, &[0.0, 0.01, -0.008, -0.004]));
+        assert_eq!(choose_metric(&good, &bad).unwrap(), "fio.write_iops");
+        // Without a KPI among the metrics, the most significant change is taken.
+        let strip = |runs: Vec<RunRecord>| -> Vec<RunRecord> {
+            runs.into_iter()
+                .map(|mut r| {
+                    r.metrics.remove("fio.write_iops");
+                    r
+                })
+                .collect()
+        };
+        let chosen = choose_metric(&strip(good), &strip(bad)).unwrap();
+        assert!(chosen == "fio.workload" || chosen == "fio.write_clat_mean_us", "{chosen}");
     }
 
     #[test]
