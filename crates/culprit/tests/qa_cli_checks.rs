@@ -296,6 +296,20 @@ fn too_few_runs_to_decide_is_not_called_no_change() {
     // One side with enough runs is still too few on the other.
     let warning = String::from_utf8_lossy(&culprit(&db, &["compare", "C", "A"], dir.path()).stderr).into_owned();
     assert!(warning.contains("nothing decided") && warning.contains("(3 ok/0 failed vs 2 ok/0 failed)"), "{warning}");
+    // A single run's summary shows no spread ("± 0.0%" claimed a steady metric); two equal runs show a real 0.0%.
+    let one = stdout(&culprit(
+        &db,
+        &["run", job.to_str().unwrap(), "-n", "1", "--label", "E", "--monitors", "none"],
+        dir.path(),
+    ));
+    let line = one.lines().find(|l| l.ends_with("command.ops")).unwrap_or_else(|| panic!("{one}"));
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["42", "command.ops"], "{one}");
+    let two = stdout(&culprit(
+        &db,
+        &["run", job.to_str().unwrap(), "-n", "2", "--label", "F", "--monitors", "none"],
+        dir.path(),
+    ));
+    assert!(two.lines().any(|l| l.ends_with("42 ±  0.0%  command.ops")), "{two}");
     // Three a side are enough: the same values are then a decided "no change".
     let warning = String::from_utf8_lossy(&culprit(&db, &["compare", "C", "D"], dir.path()).stderr).into_owned();
     assert!(warning.contains("no metric changed significantly (3 ok/0 failed vs 3 ok/0 failed)"), "{warning}");

@@ -507,15 +507,18 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
         names.sort();
         names.dedup();
         let prefix = format!("{}.", job.run.program.name());
-        let shown = names.into_iter().filter(|n| {
-            n.starts_with(&prefix)
-                || SUMMARY_METRICS.contains(&n.as_str())
-        });
+        let shown = names.into_iter().filter(|n| n.starts_with(&prefix) || SUMMARY_METRICS.contains(&n.as_str()));
         for name in shown {
             let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
             let Some(s) = stats::summarize(&values) else { continue };
-            let rel = if s.mean != 0.0 { 100.0 * s.stddev / s.mean.abs() } else { 0.0 };
-            out.push_str(&format!("  {:>16} ±{:>5.1}%  {}\n", format_mean(s.mean), rel, name));
+            // One run has no spread to show, and a mean of 0 no relative one: "± 0.0%" would claim a perfectly
+            // steady metric.
+            let spread = if values.len() > 1 && s.mean != 0.0 {
+                format!(" ±{:>5.1}%", 100.0 * s.stddev / s.mean.abs())
+            } else {
+                " ".repeat(8)
+            };
+            out.push_str(&format!("  {:>16}{spread}  {}\n", format_mean(s.mean), name));
         }
         for r in runs.iter().filter(|r| !r.outcome.is_ok()) {
             if let culprit_core::model::RunOutcome::Failed { reason } = &r.outcome {
