@@ -52,6 +52,14 @@ fn mad_scale(xs: &[f64], center: f64) -> Option<f64> {
 /// Classifies `current` against the `good` and `bad` references. `error` is the accepted chance of a wrong
 /// verdict on either side (e.g. 0.01). Non-finite values are ignored.
 pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> CheckDecision {
+    classify_among(good, bad, current, error, 1)
+}
+
+/// [`classify`] for a metric chosen among `candidates` metrics by these same references (the one whose good and bad
+/// runs differed most): the test that good and bad differ at all is Bonferroni-corrected for the choice, since the
+/// most different of several unchanged metrics looks separated far more often than any one of them.
+pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, candidates: usize) -> CheckDecision {
+    let candidates = candidates.max(1) as f64;
     let finite = |xs: &[f64]| xs.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
     let (good, bad, current) = (finite(good), finite(bad), finite(current));
     let undecided = |verdict, reason: String| CheckDecision {
@@ -76,8 +84,8 @@ pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> Check
     // Pooled scale, floored so perfectly repeatable references (identical values) still give a finite density.
     let floor = 1e-9 * g.abs().max(b.abs()).max(1e-12);
     let scale = ((scale_g * scale_g + scale_b * scale_b) / 2.0).sqrt().max(floor);
-    let separated = stats::mann_whitney_u(&good, &bad).map(|m| m.p).unwrap_or(1.0) <= 0.05
-        || stats::welch_t_test(&good, &bad).map(|w| w.p).unwrap_or(1.0) <= 0.01;
+    let separated = stats::mann_whitney_u(&good, &bad).map(|m| m.p).unwrap_or(1.0) <= 0.05 / candidates
+        || stats::welch_t_test(&good, &bad).map(|w| w.p).unwrap_or(1.0) <= 0.01 / candidates;
     if !separated {
         return CheckDecision {
             verdict: CheckVerdict::NoDifference,
@@ -85,7 +93,14 @@ pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> Check
             good_center: g,
             bad_center: b,
             scale,
-            reason: format!("good ({g:.6}) and bad ({b:.6}) do not differ significantly over their reference runs"),
+            reason: if candidates > 1.0 {
+                format!(
+                    "good ({g:.6}) and bad ({b:.6}) do not differ significantly over their reference runs, for a \
+                     metric chosen among {candidates} by those runs"
+                )
+            } else {
+                format!("good ({g:.6}) and bad ({b:.6}) do not differ significantly over their reference runs")
+            },
         };
     }
     let log_ratio: f64 = current.iter().map(|&x| t_log_density(x, b, scale) - t_log_density(x, g, scale)).sum();
@@ -111,6 +126,21 @@ mod tests {
 
     fn normal(rng: &mut Rng, mean: f64, sd: f64, n: usize) -> Vec<f64> {
         (0..n).map(|_| mean + sd * rng.normal()).collect()
+    }
+
+    #[test]
+    fn a_metric_chosen_among_many_needs_references_further_apart() {
+        // Mann-Whitney's smallest p at 5 runs a side (0.008) passes 0.05 but not 0.05 / 10; Welch's (about 0.006)
+        // passes 0.01 but not 0.01 / 10.
+        let good = [10.0, 10.4, 9.6, 10.2, 9.8];
+        let bad = [10.5, 10.9, 10.45, 11.3, 10.7];
+        assert_ne!(classify(&good, &bad, &[], 0.01).verdict, CheckVerdict::NoDifference);
+        let among = classify_among(&good, &bad, &[], 0.01, 10);
+        assert_eq!(among.verdict, CheckVerdict::NoDifference);
+        assert!(among.reason.contains("chosen among 10"), "{}", among.reason);
+        // Clearly separated references pass either way.
+        let far = [12.0, 12.1, 11.9, 12.05, 11.95];
+        assert_ne!(classify_among(&good, &far, &[], 0.01, 10).verdict, CheckVerdict::NoDifference);
     }
 
     #[test]

@@ -123,8 +123,9 @@ pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     }
 }
 
-/// The program metric that changed most significantly between the good and bad probe runs.
-pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<String> {
+/// The program metric that changed most significantly between the good and bad probe runs, and how many metrics
+/// it was chosen among (a test of the chosen one on the same runs must allow for the choice).
+pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(String, usize)> {
     let column = |label: &str, runs: &[RunRecord]| {
         let mut c = Column::new(label);
         for r in runs.iter().filter(|r| r.outcome.is_ok()) {
@@ -154,11 +155,13 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Str
     // fio.workload, which moves with it, or the CPU times beside a command's elapsed time), then the smallest q,
     // then the largest effect among program metrics.
     let mut best: Option<(bool, bool, f64, f64, String)> = None;
+    let mut candidates = 0;
     for row in &result.rows {
         let Some(change) = row.changes.first() else { continue };
         if row.metric.starts_with("culprit.") {
             continue;
         }
+        candidates += 1;
         let significant = change.verdict.is_change();
         let q = change.q.unwrap_or(1.0);
         let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
@@ -172,7 +175,7 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Str
             best = Some(key);
         }
     }
-    best.map(|b| b.4).context("the job produced no program metric to bisect; name one with --metric")
+    best.map(|b| (b.4, candidates)).context("the job produced no program metric to bisect; name one with --metric")
 }
 
 pub(crate) fn progress_bar() -> ProgressBar {
@@ -333,7 +336,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
         Some(m) => m,
         None => {
-            let m = choose_metric(&good_runs, &bad_runs)?;
+            let (m, _) = choose_metric(&good_runs, &bad_runs)?;
             bar.suspend(|| eprintln!("culprit: bisecting {m}, the most significant change between good and bad"));
             m
         }
@@ -750,7 +753,7 @@ mod tests {
                 .collect()
         };
         let (good, bad) = (runs(1000.0, &[0.01, -0.01, 0.0, 0.005]), runs(780.0, &[0.0, 0.01, -0.008, -0.004]));
-        assert_eq!(choose_metric(&good, &bad).unwrap(), "fio.write_iops");
+        assert_eq!(choose_metric(&good, &bad).unwrap(), ("fio.write_iops".to_string(), 3));
         // Without a KPI among the metrics, the most significant change is taken.
         let strip = |runs: Vec<RunRecord>| -> Vec<RunRecord> {
             runs.into_iter()
@@ -760,7 +763,7 @@ mod tests {
                 })
                 .collect()
         };
-        let chosen = choose_metric(&strip(good), &strip(bad)).unwrap();
+        let (chosen, _) = choose_metric(&strip(good), &strip(bad)).unwrap();
         assert!(chosen == "fio.workload" || chosen == "fio.write_clat_mean_us", "{chosen}");
     }
 

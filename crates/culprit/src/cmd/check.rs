@@ -2,12 +2,12 @@
 //! like good's or like bad's, and exits 0 (good), 1 (bad) or 125 (untestable: the build or a run failed).
 //!
 //! Reference runs of good and bad are measured once, in worktrees, and stored; later checks of the same bisect reuse
-//! them from the store. The decision is `culprit_core::check::classify`, a sequential likelihood-ratio test.
+//! them from the store. The decision is `culprit_core::check::classify_among`, a sequential likelihood-ratio test.
 
 use crate::cli::CheckArgs;
 use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
 use anyhow::{bail, Context, Result};
-use culprit_core::check::{classify, CheckVerdict, MIN_REFERENCE_RUNS};
+use culprit_core::check::{classify_among, CheckVerdict, MIN_REFERENCE_RUNS};
 use culprit_core::model::{Revision, RunRecord};
 use culprit_run::bisect::{Driver, SessionConfig};
 use culprit_run::executor;
@@ -137,8 +137,10 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             }
         }
     }
-    let metric = match args.metric.clone().or(default_metric) {
-        Some(m) => m,
+    // A metric chosen by the reference runs is tested on them too: the test that good and bad differ allows for
+    // the choice among the job's metrics (`check::classify_among`).
+    let (metric, candidates) = match args.metric.clone().or(default_metric) {
+        Some(m) => (m, 1),
         None => choose_metric(&good_runs, &bad_runs)?,
     };
     // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip every
@@ -168,7 +170,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     job_here.env.push(("CULPRIT_COMMIT".into(), head.key().to_string()));
     let (g, b) = (values(&good_runs, &metric), values(&bad_runs, &metric));
     let mut current = Vec::new();
-    let mut decision = classify(&g, &b, &current, ERROR);
+    let mut decision = classify_among(&g, &b, &current, ERROR, candidates);
     if decision.verdict == CheckVerdict::NoDifference {
         bail!("{metric}: {}; nothing to decide (more --reference-runs, or another --metric)", decision.reason);
     }
@@ -188,7 +190,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(UNTESTABLE));
             }
         }
-        decision = classify(&g, &b, &current, ERROR);
+        decision = classify_among(&g, &b, &current, ERROR, candidates);
         if matches!(decision.verdict, CheckVerdict::Good | CheckVerdict::Bad) {
             break;
         }
