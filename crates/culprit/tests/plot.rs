@@ -71,6 +71,9 @@ fn compare_by_plot_draws_one_curve_per_label_over_the_param_values() {
         std::fs::write(&value, v).unwrap();
         ok(&culprit(&["run", "job.yaml", "-n", "2", "--label", label, "--monitors", "none"]));
     }
+    // Without --metric the sweep shows the job's KPI, the number it captures, not its elapsed time.
+    let text = ok(&culprit(&["compare", "cgroup-off", "cgroup-on", "--by", "executions"]));
+    assert!(text.starts_with("command.throughput by executions"), "{text}");
     let text = ok(&culprit(&["compare", "cgroup-off", "cgroup-on", "--by", "executions", "--metric", "throughput", "--plot", "s.svg"]));
     assert!(text.contains("command.throughput by executions"), "{text}");
     let svg = std::fs::read_to_string(dir.path().join("s.svg")).unwrap();

@@ -152,7 +152,7 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(St
     }
     let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
     // Prefer a significant change, of a KPI (the "most significant KPI change": fio.write_iops rather than
-    // fio.workload, which moves with it, or the CPU times beside a command's elapsed time), then the smallest q,
+    // fio.workload, which moves with it, or a command's captured number over its times), then the smallest q,
     // then the largest effect among program metrics.
     let mut best: Option<(bool, bool, f64, f64, String)> = None;
     let mut candidates = 0;

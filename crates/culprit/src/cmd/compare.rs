@@ -404,8 +404,9 @@ fn sweep(
                 if let (Some(pattern), Some(names)) = (&args.metric, unmatched_metric(store, &query, &samples)?) {
                     bail!(no_metric_matches(pattern, &names));
                 }
-                // The program's first metric with a known direction is the natural KPI; a metric --metric picked
-                // is taken even when no program reports it (a monitor's, say).
+                // The program's KPI (stress-ng.cpu.ops_per_sec, not the ops count beside it), else its first metric
+                // with a known direction; a metric --metric picked is taken even when no program reports it (a
+                // monitor's, say).
                 let names: Vec<&String> = samples.first().map(|s| s.metrics.keys().collect()).unwrap_or_default();
                 let mut candidates: Vec<&String> =
                     names.iter().copied().filter(|k| MetricClass::of(k) == MetricClass::Program).collect();
@@ -414,7 +415,8 @@ fn sweep(
                 }
                 let chosen = candidates
                     .iter()
-                    .find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0)
+                    .find(|k| culprit_core::compare::direction::is_kpi(k))
+                    .or_else(|| candidates.iter().find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0))
                     .or(candidates.first())
                     .map(|k| k.to_string())
                     .context("no program metric to sweep; name one with --metric")?;
