@@ -416,7 +416,9 @@ fn sweep(
                 let chosen = candidates
                     .iter()
                     .find(|k| culprit_core::compare::direction::is_kpi(k))
-                    .or_else(|| candidates.iter().find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0))
+                    .or_else(|| {
+                        candidates.iter().find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0)
+                    })
                     .or(candidates.first())
                     .map(|k| k.to_string())
                     .context("no program metric to sweep; name one with --metric")?;
