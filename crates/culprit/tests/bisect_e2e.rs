@@ -344,3 +344,26 @@ fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
     let (in_session, stored, _) = good_runs(&dir.path().join("given.db"), &["--metric", "command.user_time"]);
     assert_eq!(stored, in_session, "the one probe run at good is the session's first");
 }
+
+/// Seed 002's series for real: two commits each add 15% of work (about 5 noise sigmas of user time each). Both are
+/// named, each with about half of the change; before, the bisect reported two ranges of tested commits.
+#[test]
+fn a_series_of_two_slowdowns_names_both_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
+    let status = Command::new("bash").arg(&script).arg(&repo).args(["24", "8", "12", "15", "17"]).status().unwrap();
+    assert!(status.success());
+    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
+    let shas: Vec<String> = String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect();
+    let db = dir.path().join("b.db");
+    let result = json(&bisect(&db, &repo, &shas[0], "HEAD", &[]));
+    assert_eq!(result["status"], "multiple", "{result:#}");
+    let culprits = result["culprits"].as_array().unwrap();
+    let named: Vec<&str> = culprits.iter().filter(|c| c["located"] == true).filter_map(|c| c["sha"].as_str()).collect();
+    assert_eq!(named, [shas[7].as_str(), shas[16].as_str()], "{result:#}");
+    for c in culprits {
+        let share = c["share"].as_f64().unwrap();
+        assert!((0.25..0.8).contains(&share), "each explains about half: {result:#}");
+    }
+}

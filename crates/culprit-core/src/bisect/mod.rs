@@ -276,6 +276,8 @@ pub struct Bisect {
     /// Residual segments (lo, hi) queued because the runs already taken at their ends stood out: their reproduce
     /// test reads only runs taken since it started (see [`Bisect::reproduce`]).
     fresh_only: Vec<(usize, usize)>,
+    /// Staircase ranges (lo, hi) queued to be narrowed to a commit (see [`Bisect::record_staircase`]).
+    narrowing: Vec<(usize, usize)>,
     /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
     load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
@@ -325,6 +327,7 @@ impl Bisect {
             culprits: Vec::new(),
             part_explained: false,
             fresh_only: Vec::new(),
+            narrowing: Vec::new(),
             load_noted: 0,
             offsets: Vec::new(),
             orientation,

@@ -11,6 +11,9 @@ impl Bisect {
     pub(super) fn segment_unresolved(&mut self, segment: Segment, why: &str) {
         if segment.top {
             self.finish(format!("the change could not be located: {why}"));
+        } else if self.narrowing.contains(&(segment.lo, segment.hi)) {
+            self.narrowing_ended(segment);
+            self.next_segment();
         } else {
             self.push_range(segment);
             self.next_segment();
@@ -31,6 +34,15 @@ impl Bisect {
         let slope = self.drift();
         let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
         for segment in unsettled {
+            if self.narrowing.contains(&(segment.lo, segment.hi)) {
+                self.note(
+                    "done",
+                    format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
+                    "a staircase range not narrowed within the budget".into(),
+                );
+                self.narrowing_ended(segment);
+                continue;
+            }
             let shows_change = self
                 .segment_change(segment, slope)
                 .is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z);

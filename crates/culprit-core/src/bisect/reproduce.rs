@@ -24,6 +24,7 @@ impl Bisect {
                 self.finish(reason);
             } else {
                 self.note("reproduce", format!("skip segment ({lo}, {hi}]"), format!("commit {which} is untestable"));
+                self.narrowing_ended(segment);
                 self.next_segment();
             }
             return false;
@@ -112,6 +113,7 @@ impl Bisect {
                 self.finish(format!("good and bad do not differ reproducibly: {why}"));
             } else {
                 self.note("reproduce", format!("no further contributor in ({lo}, {hi}]"), why);
+                self.narrowing_ended(segment);
                 self.next_segment();
             }
             return false;

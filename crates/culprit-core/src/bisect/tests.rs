@@ -195,8 +195,13 @@ fn a_commit_between_the_levels_is_reported_as_several_contributors() {
     let outcome = m.outcome.clone().expect("finished");
     assert_eq!(outcome.status, Status::Multiple, "{:?}", outcome.log);
     assert_eq!(outcome.culprits.len(), 2);
-    for (culprit, (after, commit)) in outcome.culprits.iter().zip([(0, 5), (5, 9)]) {
-        assert_eq!((culprit.after, culprit.commit, culprit.located), (after, commit, false));
+    // Each step is 10 noise sigmas: the two sides of commit 5 are narrowed to their commits, 5 and 6, each with
+    // half of the change (they were reported as the ranges (0, 5] and (5, 9] before narrowing).
+    let narrowed: Vec<&str> =
+        outcome.log.iter().map(|e| e.decision.as_str()).filter(|d| d.starts_with("narrow")).collect();
+    assert_eq!(narrowed, ["narrow the range (0, 5]", "narrow the range (5, 9]"], "{:?}", outcome.log);
+    for (culprit, (after, commit)) in outcome.culprits.iter().zip([(4, 5), (5, 6)]) {
+        assert_eq!((culprit.after, culprit.commit, culprit.located), (after, commit, true), "{culprit:?}");
         assert!(culprit.share_low < 0.5 && 0.5 < culprit.share_high, "{culprit:?}");
     }
 }
@@ -557,7 +562,7 @@ fn a_staircase_settles_only_when_its_middle_level_shows_next_to_the_nearer_end()
         assert!(m.settle_staircase(segment, 0.0, "locate"));
         if settles {
             assert!(m.pending.is_empty(), "{:?}", m.log);
-            assert!(m.log.last().is_some_and(|e| e.decision.starts_with("several contributors")), "{:?}", m.log);
+            assert!(m.log.iter().any(|e| e.decision.starts_with("several contributors")), "{:?}", m.log);
         } else {
             assert!(m.pending.contains(&(0, 2)) && m.pending.iter().any(|&(c, _)| c == 4 || c == 6), "{:?}", m.pending);
             assert!(m.queue.is_empty() && m.culprits.is_empty(), "{:?}", m.log);
@@ -582,4 +587,28 @@ fn runs_are_paired_with_the_nearer_ends_run_next_to_them() {
     // Seen from the far end the same pairs point the other way; with fewer than three pairs there is no z.
     assert!(m.paired_middle(&[3], 0, false, 0.0).1 < 0.0);
     assert_eq!(m.paired_middle(&[5], 0, true, 0.0), (0, f64::NEG_INFINITY));
+}
+
+#[test]
+fn a_series_of_two_large_steps_names_both_commits() {
+    // Seed 002's series, with steps large against the noise: two 3 sigma steps in 1,000 commits. The staircase is
+    // settled as before, and each side of its best-measured middle commit is then narrowed to its commit (a
+    // segment of its own). Before, both were reported as ranges between tested commits: 11% of 200 jobs named the
+    // two commits, 99% now, for the same 94 runs. None may blame a commit that is not a step.
+    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
+    let config = SimConfig { steps: vec![3.0, 3.0], trials: 30, seed: 1, ..SimConfig::default() };
+    let (mut both, mut wrong_blame) = (0, Vec::new());
+    for t in 0..30 {
+        let (history, noise_seed, _) = trial(&config, t);
+        let mut oracle = Oracle::new(&history, Noise::Gaussian, noise_seed);
+        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+        if result.named == truth {
+            both += 1;
+        } else if result.named.iter().any(|c| !truth.contains(c)) {
+            wrong_blame.push((t, result.named.clone()));
+        }
+    }
+    assert!(wrong_blame.is_empty(), "blamed a commit that is not a step: {wrong_blame:?}");
+    assert!(both >= 27, "{both} of 30 named both steps");
 }
