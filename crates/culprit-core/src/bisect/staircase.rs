@@ -100,8 +100,8 @@ impl Bisect {
     /// commits. At 4 standard errors from both ends it ends the segment as two ranges with their shares (reporting
     /// them is honest and cheap; narrowing each small step would cost far more runs than the budget holds, and
     /// confirming one of them alone would hide the others), each narrowed to its commit instead when its step is
-    /// large ([`NARROW_MIN_STEP_SIGMA`]); with too few runs at the ends or the commit to settle that, they get them. Below that, while a commit looks in between and the
-    /// staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`], middle
+    /// large ([`NARROW_MIN_STEP_SIGMA`]); with too few runs at the ends or the commit to settle that, they get them.
+    /// Below that, while a commit looks in between and the staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`], middle
     /// level at least [`CONTRIBUTOR_MIN_SHARE`] from either end), the middle range gets runs, and the nearer end
     /// with it while the end has fewer: those runs are what lets the comparison decide. Returns true when it acted
     /// (asked for runs, or settled the segment).
@@ -122,15 +122,7 @@ impl Bisect {
             for range in [Segment { lo: segment.lo, hi: c, top: false }, Segment { lo: c, hi: segment.hi, top: false }]
             {
                 let step = self.segment_change(range, slope).map_or(0.0, |(change, _)| change);
-                if noise > 0.0 && step >= NARROW_MIN_STEP_SIGMA * noise {
-                    self.note(
-                        "locate",
-                        format!("narrow the range ({}, {}]", range.lo, range.hi),
-                        format!("its step {step:.4} is {:.1} noise sigmas: cheap to locate", step / noise),
-                    );
-                    self.narrowing.push((range.lo, range.hi));
-                    self.queue.push(range);
-                } else {
+                if !self.narrow_if_large(range, step, noise, "locate") {
                     self.push_range(range);
                 }
             }
@@ -366,8 +358,7 @@ impl Bisect {
 
     /// Each range of a settled staircase (before and after its middle level) becomes a segment to narrow when its
     /// step is large against the noise ([`NARROW_MIN_STEP_SIGMA`]); otherwise it is recorded as an unlocated
-    /// contributor. A range whose narrowing ends without a culprit is recorded as the range after all (see
-    /// [`Bisect::narrowing_ended`]).
+    /// contributor. How a narrowing that names no commit ends: [`Bisect::narrowing_ended`].
     pub(super) fn record_staircase(&mut self, segment: Segment, stair: &Staircase, slope: f64, phase: &str) {
         let noise = self.within_noise(segment, slope);
         // The ranges are narrowed from the segment's ends to the middle commit with the most runs, not between the
@@ -384,19 +375,27 @@ impl Bisect {
             ((stair.last_middle, stair.after_middle), (stair.middle, stair.high), (split, segment.hi)),
         ] {
             let step = b.0 - a.0;
-            if noise > 0.0 && step >= NARROW_MIN_STEP_SIGMA * noise {
-                let (lo, hi) = narrow;
-                self.note(
-                    phase,
-                    format!("narrow the range ({lo}, {hi}]"),
-                    format!("its step {step:.4} is {:.1} noise sigmas: cheap to locate", step / noise),
-                );
-                self.narrowing.push((lo, hi));
-                self.queue.push(Segment { lo, hi, top: false });
-            } else {
+            let (from, to) = narrow;
+            if !self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, phase) {
                 self.push_staircase_range(stair, (lo, hi), (a, b));
             }
         }
+    }
+
+    /// Queues `range` to be narrowed to its commit when its `step` is at least [`NARROW_MIN_STEP_SIGMA`] times the
+    /// `noise`, and says whether it did.
+    fn narrow_if_large(&mut self, range: Segment, step: f64, noise: f64, phase: &str) -> bool {
+        if noise <= 0.0 || step < NARROW_MIN_STEP_SIGMA * noise {
+            return false;
+        }
+        self.note(
+            phase,
+            format!("narrow the range ({}, {}]", range.lo, range.hi),
+            format!("its step {step:.4} is {:.1} noise sigmas: cheap to locate", step / noise),
+        );
+        self.narrowing.push((range.lo, range.hi));
+        self.queue.push(range);
+        true
     }
 
     /// A segment queued to narrow a staircase range ended without naming a commit: the range is reported as an
