@@ -362,7 +362,7 @@ fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
         (Status::Found, true, 1, "[culprit] 8cc621d2f4 mm:", "due to commit:", "NOT confirmed"),
         (Status::Inconclusive, false, 1, "[culprit] NOT CONFIRMED 8cc621d2f4", "could not confirm the commit", "due to commit:"),
         (Status::Found, false, 1, "NOT CONFIRMED", "The most likely commit, NOT confirmed, is:", "due to commit:"),
-        (Status::Multiple, true, 2, "fio.write_iops -21.8% regression", "2 commits share the change", "NOT confirmed"),
+        (Status::Multiple, true, 2, "fio.write_iops -21.8% regression", "at the first of 2 commits that share the change", "NOT confirmed"),
         (Status::NotReproduced, false, 0, "did not reproduce, no commit blamed", "no commit is blamed", "due to commit:"),
     ];
     for (status, confirmed, n, subject, must, must_not) in cases {

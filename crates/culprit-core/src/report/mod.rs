@@ -417,7 +417,12 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.bad.short()
         ),
         Some(b) if b.contributors.len() > 1 => {
-            format!("FYI, we noticed {noticed}; {} commits share the change, the first being:", b.contributors.len())
+            // Every contributor is listed next; the table (and so the amount) is the first one's against its parent.
+            format!(
+                "FYI, we noticed {noticed} at the first of {} commits that share the change (the share of each is \
+                 below):",
+                b.contributors.len()
+            )
         }
         // Nothing significant is nothing to blame: say what was measured without "due to".
         _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => format!(
