@@ -214,7 +214,8 @@ fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSam
         samples.iter().map(|s| format!("{} ok/{} failed", s.ok_runs.len(), s.failed_runs)).collect();
     let hint = if all { "" } else { "; --all shows every row" };
     // Too few runs is not "no change": nothing was tested, and the fix is more runs, not a closer look.
-    let needed: Vec<Option<usize>> = result
+    // Some(runs needed per pair) only when every pair is inconclusive for that reason.
+    let too_few: Option<Vec<usize>> = result
         .rows
         .iter()
         .flat_map(|row| &row.changes)
@@ -223,7 +224,7 @@ fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSam
             _ => None,
         })
         .collect();
-    if let Some(Some(needed)) = needed.iter().all(Option::is_some).then(|| needed.iter().flatten().max().copied()) {
+    if let Some(needed) = too_few.and_then(|needed| needed.into_iter().max()) {
         return Some(format!(
             "{job}: nothing decided, a verdict needs {needed} successful runs a side ({}); run each revision \
              {needed} times or more (culprit run -n {needed}){hint}",
