@@ -329,7 +329,6 @@ fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
         let out = culprit_in(db, &[&args[..], &["--job", job.to_str().unwrap(), "--json"], flags].concat());
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{stderr}"));
-        assert_eq!(result["status"], "found", "{result:#}");
         let evidence = result["evidence"].as_array().unwrap();
         let in_session = evidence.iter().find(|e| e["sha"] == shas[0]).unwrap()["runs"].as_u64().unwrap();
         let results = common::stdout(&culprit_in(db, &["results", "--json"]));
