@@ -154,7 +154,7 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(St
     // Prefer a significant change, of a KPI (the "most significant KPI change": fio.write_iops rather than
     // fio.workload, which moves with it, or a command's captured number over its times), then the smallest q,
     // then the largest effect among program metrics.
-    let mut best: Option<(bool, bool, f64, f64, String)> = None;
+    let mut best: Option<(bool, bool, f64, f64, f64, String)> = None;
     let mut candidates = 0;
     for row in &result.rows {
         let Some(change) = row.changes.first() else { continue };
@@ -165,17 +165,20 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(St
         let significant = change.verdict.is_change();
         let q = change.q.unwrap_or(1.0);
         let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
-        let kpi = culprit_core::compare::direction::is_kpi(&row.metric);
-        let key = (significant, kpi, -q, effect, row.metric.clone());
+        // A KPI is preferred only among significant changes: when nothing is significant yet (3 runs a side), the
+        // smallest q decides, or a KPI that did not move at all (a constant capture) would beat a 30% slowdown.
+        let kpi = significant && culprit_core::compare::direction::is_kpi(&row.metric);
+        // The size of the change breaks ties last (two runs a side have no q and no effect size yet).
+        let key = (significant, kpi, -q, effect, change.change.abs(), row.metric.clone());
         let better = match &best {
             None => true,
-            Some(b) => (key.0, key.1, key.2, key.3) > (b.0, b.1, b.2, b.3),
+            Some(b) => (key.0, key.1, key.2, key.3, key.4) > (b.0, b.1, b.2, b.3, b.4),
         };
         if better {
             best = Some(key);
         }
     }
-    best.map(|b| (b.4, candidates)).context("the job produced no program metric to bisect; name one with --metric")
+    best.map(|b| (b.5, candidates)).context("the job produced no program metric to bisect; name one with --metric")
 }
 
 pub(crate) fn progress_bar() -> ProgressBar {
@@ -337,7 +340,12 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         Some(m) => m,
         None => {
             let (m, _) = choose_metric(&good_runs, &bad_runs)?;
-            bar.suspend(|| eprintln!("culprit: bisecting {m}, the most significant change between good and bad"));
+            let what = if culprit_core::compare::direction::is_kpi(&m) {
+                "the KPI that changed most significantly"
+            } else {
+                "the most significant change"
+            };
+            bar.suspend(|| eprintln!("culprit: bisecting {m}, {what} between good and bad"));
             m
         }
     };
@@ -763,8 +771,24 @@ mod tests {
                 })
                 .collect()
         };
-        let (chosen, _) = choose_metric(&strip(good), &strip(bad)).unwrap();
+        let (chosen, _) = choose_metric(&strip(good.clone()), &strip(bad.clone())).unwrap();
         assert!(chosen == "fio.workload" || chosen == "fio.write_clat_mean_us", "{chosen}");
+        // A KPI that did not move is no reason to skip one that did, even when nothing is significant yet.
+        let with_constant = |runs: &[RunRecord], keep: usize| -> Vec<RunRecord> {
+            runs.iter()
+                .take(keep)
+                .map(|r| {
+                    let mut r = r.clone();
+                    r.metrics.remove("fio.write_iops");
+                    r.metrics.insert("command.ops".into(), 100.0);
+                    r
+                })
+                .collect()
+        };
+        for keep in [2, 3] {
+            let (chosen, _) = choose_metric(&with_constant(&good, keep), &with_constant(&bad, keep)).unwrap();
+            assert_ne!(chosen, "command.ops", "{keep} runs a side");
+        }
     }
 
     #[test]
