@@ -62,33 +62,25 @@ impl Program for CommandProgram {
         captures(p)?;
         provenances(p)?;
         let mut plan = ProgramPlan::single(Invocation::shell(cmd));
-        // Out-of-range counts are refused rather than clamped: a silent 1 for 0, or a million for a typo, would
-        // measure something other than what the job says.
-        plan.executions = match p.count("executions")? {
-            None => 1,
-            Some(n @ 1..=MAX_EXECUTIONS) => n as u32,
-            Some(n) => {
-                return Err(ProgramError::BadParam {
-                    program: "command",
-                    key: "executions".into(),
-                    value: n.to_string(),
-                    reason: format!("executions per run go from 1 to {MAX_EXECUTIONS}"),
-                })
-            }
-        };
-        plan.warmups = match p.count("warmup")? {
-            None => 0,
-            Some(n @ 0..=MAX_EXECUTIONS) => n as u32,
-            Some(n) => {
-                return Err(ProgramError::BadParam {
-                    program: "command",
-                    key: "warmup".into(),
-                    value: n.to_string(),
-                    reason: format!("warm-up executions go from 0 to {MAX_EXECUTIONS}"),
-                })
-            }
-        };
+        plan.executions = count_in_range(p, "executions", 1, "executions per run")?;
+        plan.warmups = count_in_range(p, "warmup", 0, "warm-up executions")?;
         Ok(plan)
+    }
+}
+
+/// The count `key` (`default` when absent), from `least` to [`MAX_EXECUTIONS`]. Out-of-range counts are refused
+/// rather than clamped: a silent 1 for 0, or a million for a typo, would measure something other than what the job
+/// says. `what` names the count in the error.
+fn count_in_range(p: &Params, key: &str, least: u64, what: &str) -> Result<u32, ProgramError> {
+    match p.count(key)? {
+        None => Ok(least as u32),
+        Some(n) if (least..=MAX_EXECUTIONS).contains(&n) => Ok(n as u32),
+        Some(n) => Err(ProgramError::BadParam {
+            program: "command",
+            key: key.into(),
+            value: n.to_string(),
+            reason: format!("{what} go from {least} to {MAX_EXECUTIONS}"),
+        }),
     }
 }
 
