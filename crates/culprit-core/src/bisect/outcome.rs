@@ -11,11 +11,11 @@ impl Bisect {
     pub(super) fn segment_unresolved(&mut self, segment: Segment, why: &str) {
         if segment.top {
             self.finish(format!("the change could not be located: {why}"));
-        } else if self.narrowing.contains(&(segment.lo, segment.hi)) {
-            self.narrowing_ended(segment);
-            self.next_segment();
         } else {
-            self.push_range(segment);
+            // A staircase range being narrowed is reported only when its ends differ (see `narrowing_ended`).
+            if !self.narrowing_ended(segment) {
+                self.push_range(segment);
+            }
             self.next_segment();
         }
     }
@@ -33,20 +33,9 @@ impl Bisect {
         };
         let slope = self.drift();
         let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
+        // A staircase range still being narrowed is one of these too: no commit of it was named yet.
         for segment in unsettled {
-            if self.narrowing.contains(&(segment.lo, segment.hi)) {
-                self.note(
-                    "done",
-                    format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
-                    "a staircase range not narrowed within the budget".into(),
-                );
-                self.narrowing_ended(segment);
-                continue;
-            }
-            let shows_change = self
-                .segment_change(segment, slope)
-                .is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z);
-            if shows_change {
+            if self.shows_change(segment, slope) {
                 self.note(
                     "done",
                     format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
@@ -55,6 +44,12 @@ impl Bisect {
                 self.push_range(segment);
             }
         }
+    }
+
+    /// Whether the runs at the ends of `segment` show a change of [`UNSETTLED_MIN_Z`] standard errors or more in the
+    /// regression's direction.
+    pub(super) fn shows_change(&self, segment: Segment, slope: f64) -> bool {
+        self.segment_change(segment, slope).is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z)
     }
 
     /// Records a residual segment that holds part of the change but was not narrowed down.

@@ -398,21 +398,21 @@ impl Bisect {
         true
     }
 
-    /// A segment queued to narrow a staircase range ended without naming a commit: the range is reported as an
-    /// unlocated contributor when the runs at its ends show its change ([`UNSETTLED_MIN_Z`] standard errors), as a
+    /// A segment ended without naming a commit. When it was queued to narrow a staircase range, the range is
+    /// reported as an unlocated contributor if the runs at its ends show its change ([`Bisect::shows_change`]), as a
     /// part of the change not narrowed within the budget is; one whose ends do not differ held no step after all.
-    pub(super) fn narrowing_ended(&mut self, segment: Segment) {
-        if let Some(i) = self.narrowing.iter().position(|&r| r == (segment.lo, segment.hi)) {
-            self.narrowing.remove(i);
-            let slope = self.drift();
-            let located = self.culprits.iter().any(|c| c.located && segment.lo < c.commit && c.commit <= segment.hi);
-            let shows_change = self
-                .segment_change(segment, slope)
-                .is_some_and(|(change, se)| se > 0.0 && change / se >= super::outcome::UNSETTLED_MIN_Z);
-            if !located && shows_change {
-                self.push_range(segment);
-            }
+    /// Returns whether the segment was such a range.
+    pub(super) fn narrowing_ended(&mut self, segment: Segment) -> bool {
+        let Some(i) = self.narrowing.iter().position(|&r| r == (segment.lo, segment.hi)) else {
+            return false;
+        };
+        self.narrowing.remove(i);
+        let slope = self.drift();
+        let located = self.culprits.iter().any(|c| c.located && segment.lo < c.commit && c.commit <= segment.hi);
+        if !located && self.shows_change(segment, slope) {
+            self.push_range(segment);
         }
+        true
     }
 
     /// The runs of the `middle` commits paired with the run of `near` recorded just before or after each (every run
