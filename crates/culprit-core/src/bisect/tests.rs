@@ -495,21 +495,12 @@ fn bursts_of_load_leave_the_culprit_blamed_and_no_other_commit() {
     // culprit in 63 (a burst over most of the first runs set the levels of both ends), the hidden Markov model of
     // load in 71, and with staircases settled only when their middle level shows in runs adjacent in time to the
     // nearer end's, 75. Any job may end as ranges or inconclusive; none may blame a commit that is not the step.
-    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
+    use super::sim::{Noise, SimConfig};
     let (mut right, mut wrong_blame) = (0, Vec::new());
     for seed in [1, 2] {
-        let config = SimConfig { noise: Noise::Bursts, trials: 40, seed, ..SimConfig::default() };
-        for t in 0..40 {
-            let (history, noise_seed, _) = trial(&config, t);
-            let mut oracle = Oracle::new(&history, Noise::Bursts, noise_seed);
-            let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
-            let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
-            if result.named == truth {
-                right += 1;
-            } else if result.named.iter().any(|c| !truth.contains(c)) {
-                wrong_blame.push((seed, t, result.named.clone()));
-            }
-        }
+        let (r, wrong) = named_right(&SimConfig { noise: Noise::Bursts, trials: 40, seed, ..SimConfig::default() });
+        right += r;
+        wrong_blame.extend(wrong.into_iter().map(|(t, named)| (seed, t, named)));
     }
     assert!(wrong_blame.is_empty(), "blamed a commit that is not the step: {wrong_blame:?}");
     assert!(right >= 72, "{right} of 80 right");
@@ -595,20 +586,28 @@ fn a_series_of_two_large_steps_names_both_commits() {
     // settled as before, and each side of its best-measured middle commit is then narrowed to its commit (a
     // segment of its own). Before, both were reported as ranges between tested commits: 11% of 200 jobs named the
     // two commits, 100% now, for 97 runs instead of 94. None may blame a commit that is not a step.
-    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
-    let config = SimConfig { steps: vec![3.0, 3.0], trials: 30, seed: 1, ..SimConfig::default() };
-    let (mut both, mut wrong_blame) = (0, Vec::new());
-    for t in 0..30 {
-        let (history, noise_seed, _) = trial(&config, t);
-        let mut oracle = Oracle::new(&history, Noise::Gaussian, noise_seed);
+    use super::sim::SimConfig;
+    let (both, wrong_blame) =
+        named_right(&SimConfig { steps: vec![3.0, 3.0], trials: 30, seed: 1, ..SimConfig::default() });
+    assert!(wrong_blame.is_empty(), "blamed a commit that is not a step: {wrong_blame:?}");
+    assert!(both >= 27, "{both} of 30 named both steps");
+}
+
+/// Runs `config.trials` simulated jobs of `config` through the engine: how many named exactly the step commits, and
+/// the (trial, named commits) of the jobs that named a commit that is not a step.
+fn named_right(config: &super::sim::SimConfig) -> (usize, Vec<(u64, Vec<usize>)>) {
+    use super::sim::{run_culprit, trial, Oracle};
+    let (mut right, mut wrong_blame) = (0, Vec::new());
+    for t in 0..config.trials as u64 {
+        let (history, noise_seed, _) = trial(config, t);
+        let mut oracle = Oracle::new(&history, config.noise, noise_seed);
         let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
         if result.named == truth {
-            both += 1;
+            right += 1;
         } else if result.named.iter().any(|c| !truth.contains(c)) {
             wrong_blame.push((t, result.named.clone()));
         }
     }
-    assert!(wrong_blame.is_empty(), "blamed a commit that is not a step: {wrong_blame:?}");
-    assert!(both >= 27, "{both} of 30 named both steps");
+    (right, wrong_blame)
 }
