@@ -89,3 +89,58 @@ fn a_check_without_usable_reference_runs_aborts_instead_of_answering() {
         assert!(stderr.contains(named), "{extra:?}: the message names {named:?}: {stderr}");
     }
 }
+
+/// A command job printing `value: N`, where N is the commit's `file` plus one on the second run at each commit (a
+/// noisy start), counted per commit in `state`.
+fn counting_job(dir: &Path, state: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(state).unwrap();
+    let cmd = format!(
+        "n=$(cat {s}/$CULPRIT_COMMIT 2>/dev/null || echo 0); n=$((n+1)); echo $n > {s}/$CULPRIT_COMMIT; \
+         v=$(cat file); if [ $n = 2 ]; then v=$((v+1)); fi; echo \"value: $v\"",
+        s = state.display()
+    );
+    let job = dir.join("job.yaml");
+    std::fs::write(&job, format!("suite: counting\ncommand:\n  cmd: '{cmd}'\n  capture:\n    value: 'value: ([0-9]+)'\n"))
+        .unwrap();
+    job
+}
+
+#[test]
+fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    two_commit_repo(&repo);
+    let job = counting_job(dir.path(), &dir.path().join("state"));
+    // Good runs 1, 2, 1 and bad 2, 3, 2: three a side cannot tell them apart; six a side (1, 2, 1, 1, 1, 1 against
+    // 2, 3, 2, 2, 2, 2) can, and the checked-out commit (bad, main) is then classified.
+    let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
+    let out = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "bad: {stderr}");
+    assert!(stderr.contains("do not separate over 3 and 3 reference runs yet; measuring up to 6"), "{stderr}");
+
+    // Good and bad that never differ: looks at 3, 6 and 12 runs a side, then an error that stops git bisect run.
+    let same = tempfile::tempdir().unwrap();
+    let repo = same.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.email", "qa@culprit.invalid"]);
+    git(&repo, &["config", "user.name", "QA"]);
+    std::fs::write(repo.join("file"), "5\n").unwrap();
+    git(&repo, &["add", "file"]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "two"]);
+    let job = counting_job(same.path(), &same.path().join("state"));
+    let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
+    let out = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
+    assert!(stderr.contains("measuring up to 12 a side"), "{stderr}");
+    assert!(stderr.contains("(12 good and 12 bad)"), "{stderr}");
+    // The runs are stored: the same check again measures nothing more and gives the same answer.
+    let again = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
+    let again_stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(aborts_git_bisect(&again), "{again_stderr}");
+    assert!(!again_stderr.contains("measuring"), "{again_stderr}");
+}

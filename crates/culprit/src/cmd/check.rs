@@ -2,15 +2,16 @@
 //! like good's or like bad's, and exits 0 (good), 1 (bad) or 125 (untestable: the build or a run failed).
 //!
 //! Reference runs of good and bad are measured once, in worktrees, and stored; later checks of the same bisect reuse
-//! them from the store. The decision is `culprit_core::check::classify_among`, a sequential likelihood-ratio test.
+//! them from the store; references that do not separate at first get more runs (up to two doublings). The decision
+//! is `culprit_core::check::classify_among`, a sequential likelihood-ratio test.
 
 use crate::cli::CheckArgs;
 use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
 use anyhow::{bail, Context, Result};
-use culprit_core::check::{classify_among, CheckVerdict, MIN_REFERENCE_RUNS};
+use culprit_core::check::{classify_among, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS};
 use culprit_core::model::{Revision, RunRecord};
 use culprit_run::bisect::{Driver, SessionConfig};
-use culprit_run::executor;
+use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
 use culprit_store::{RunFilter, Store};
@@ -101,56 +102,66 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     };
     let mut good_runs = stored(store, good.key())?;
     let mut bad_runs = stored(store, bad.key())?;
-    let missing =
-        |runs: &[RunRecord]| args.reference_runs.saturating_sub(runs.iter().filter(|r| r.outcome.is_ok()).count());
-    if missing(&good_runs) > 0 || missing(&bad_runs) > 0 {
-        eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
-        let config = SessionConfig {
-            repo: repo.clone(),
-            good: good.key().to_string(),
-            bad: bad.key().to_string(),
-            job_yaml: job_yaml.clone(),
-            job_source: source.clone(),
-            metric: String::new(),
-            build: args.build.clone(),
-            deploy: None,
-            bisect: Default::default(),
+    let references = References {
+        repo: &repo,
+        good: &good,
+        bad: &bad,
+        job_yaml: &job_yaml,
+        source: &source,
+        build: args.build.as_deref(),
+        range: &range,
+        job: &job,
+    };
+    // Good and bad must differ before any commit can be classified. References that do not separate at the first
+    // count of runs a side get more (doubled, up to `REFERENCE_LOOKS` looks; the test is corrected for the looks),
+    // since a real change hidden by a noisy machine at 5 runs is usually plain at 10 or 20.
+    let mut look = 0;
+    let (metric, candidates, g, b) = loop {
+        let target = reference_runs_at_look(args.reference_runs, look);
+        if !references.top_up(store, target, &mut good_runs, &mut bad_runs)? {
+            return Ok(ExitCode::from(130));
+        }
+        // A metric chosen by the reference runs is tested on them too: the test that good and bad differ allows for
+        // the choice among the job's metrics (`check::classify_among`).
+        let (metric, candidates) = match args.metric.clone().or(default_metric.clone()) {
+            Some(m) => (m, 1),
+            None => choose_metric(&good_runs, &bad_runs)?,
         };
-        let interrupt = crate::cmd::run::interrupt_flag();
-        let root = worktree_root(&repo, &format!("check-{}", std::process::id()));
-        let mut driver = Driver::new(store, None, config, range.clone(), job.clone(), run_context(), &root, interrupt)?;
-        let mut observe = |_: culprit_run::bisect::Event<'_>| {};
-        // Interleaved, so slow drift of the machine hits both references alike.
-        let rounds = missing(&good_runs).max(missing(&bad_runs));
-        let (need_good, need_bad) = (missing(&good_runs), missing(&bad_runs));
-        for round in 0..rounds {
-            for (index, need) in [(0usize, need_good), (1, need_bad)] {
-                if round >= need {
-                    continue;
-                }
-                let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(ExitCode::from(130)) };
-                if index == 0 {
-                    good_runs.push(record)
-                } else {
-                    bad_runs.push(record)
-                }
+        // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip
+        // every commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
+        for (side, records) in
+            [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)]
+        {
+            if let Some(problem) = reference_problem(&side, records, &metric) {
+                bail!("{problem}; fix the job, the build or the --metric, then run the check again");
             }
         }
-    }
-    // A metric chosen by the reference runs is tested on them too: the test that good and bad differ allows for
-    // the choice among the job's metrics (`check::classify_among`).
-    let (metric, candidates) = match args.metric.clone().or(default_metric) {
-        Some(m) => (m, 1),
-        None => choose_metric(&good_runs, &bad_runs)?,
-    };
-    // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip every
-    // commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
-    for (side, records) in [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)]
-    {
-        if let Some(problem) = reference_problem(&side, records, &metric) {
-            bail!("{problem}; fix the job, the build or the --metric, then run the check again");
+        let (g, b) = (values(&good_runs, &metric), values(&bad_runs, &metric));
+        let decision = classify_among(&g, &b, &[], ERROR, candidates);
+        if decision.verdict != CheckVerdict::NoDifference {
+            break (metric, candidates, g, b);
         }
-    }
+        // Looks that would add no runs (the store already holds that many) are passed over.
+        look += 1;
+        while look < REFERENCE_LOOKS && reference_runs_at_look(args.reference_runs, look) <= g.len().min(b.len()) {
+            look += 1;
+        }
+        if look == REFERENCE_LOOKS {
+            bail!(
+                "{metric}: {} ({} good and {} bad); nothing to decide (more --reference-runs, or another --metric)",
+                decision.reason,
+                g.len(),
+                b.len()
+            );
+        }
+        eprintln!(
+            "culprit: {metric}: good and bad do not separate over {} and {} reference runs yet; measuring up to {} a \
+             side",
+            g.len(),
+            b.len(),
+            reference_runs_at_look(args.reference_runs, look)
+        );
+    };
 
     // The checked-out commit: build here, as `git bisect run` expects, then run until decided.
     if let Some(build) = &args.build {
@@ -168,12 +179,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let mut job_here = job.clone();
     job_here.cwd = Some(repo.clone());
     job_here.env.push(("CULPRIT_COMMIT".into(), head.key().to_string()));
-    let (g, b) = (values(&good_runs, &metric), values(&bad_runs, &metric));
     let mut current = Vec::new();
     let mut decision = classify_among(&g, &b, &current, ERROR, candidates);
-    if decision.verdict == CheckVerdict::NoDifference {
-        bail!("{metric}: {}; nothing to decide (more --reference-runs, or another --metric)", decision.reason);
-    }
     for _ in 0..args.max_runs {
         let Some(record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
             return Ok(ExitCode::from(130));
@@ -204,4 +211,67 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     };
     eprintln!("culprit: {} is {verdict}: {metric}: {}", head.short(), decision.reason);
     Ok(if verdict.starts_with("bad") { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Where the reference runs of good and bad are measured: worktrees of `good` and `bad` in `repo`.
+struct References<'a> {
+    repo: &'a std::path::Path,
+    good: &'a Revision,
+    bad: &'a Revision,
+    job_yaml: &'a str,
+    source: &'a str,
+    build: Option<&'a str>,
+    /// Good and bad as a two-commit range, the driver's positions 0 and 1.
+    range: &'a [RangeCommit],
+    job: &'a JobRun,
+}
+
+impl References<'_> {
+    /// Measures good and bad, interleaved, until each has `target` successful runs, storing every run. False when
+    /// interrupted.
+    fn top_up(
+        &self,
+        store: &mut dyn Store,
+        target: usize,
+        good_runs: &mut Vec<RunRecord>,
+        bad_runs: &mut Vec<RunRecord>,
+    ) -> Result<bool> {
+        let missing = |runs: &[RunRecord]| target.saturating_sub(runs.iter().filter(|r| r.outcome.is_ok()).count());
+        let (need_good, need_bad) = (missing(good_runs), missing(bad_runs));
+        if need_good == 0 && need_bad == 0 {
+            return Ok(true);
+        }
+        eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
+        let config = SessionConfig {
+            repo: self.repo.to_path_buf(),
+            good: self.good.key().to_string(),
+            bad: self.bad.key().to_string(),
+            job_yaml: self.job_yaml.to_string(),
+            job_source: self.source.to_string(),
+            metric: String::new(),
+            build: self.build.map(str::to_string),
+            deploy: None,
+            bisect: Default::default(),
+        };
+        let interrupt = crate::cmd::run::interrupt_flag();
+        let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
+        let mut driver =
+            Driver::new(store, None, config, self.range.to_vec(), self.job.clone(), run_context(), &root, interrupt)?;
+        let mut observe = |_: culprit_run::bisect::Event<'_>| {};
+        // Interleaved, so slow drift of the machine hits both references alike.
+        for round in 0..need_good.max(need_bad) {
+            for (index, need) in [(0usize, need_good), (1, need_bad)] {
+                if round >= need {
+                    continue;
+                }
+                let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(false) };
+                if index == 0 {
+                    good_runs.push(record)
+                } else {
+                    bad_runs.push(record)
+                }
+            }
+        }
+        Ok(true)
+    }
 }
