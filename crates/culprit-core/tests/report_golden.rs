@@ -351,6 +351,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
             1 => vec![contributor(BAD, 0.98)],
             _ => vec![contributor(BAD, 0.6), contributor(PATCH, 0.4)],
         },
+        reported: 0,
         reason: "every segment is settled".into(),
     }
 }
@@ -384,6 +385,32 @@ fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
         let html = render(&input, Format::Html).unwrap();
         assert_eq!(html.contains("class=\"warn\""), !confirmed, "{status:?}");
     }
+}
+
+#[test]
+fn each_commit_of_a_series_gets_its_own_mail_naming_the_others() {
+    // Three commits share the change; this mail is the second's.
+    let mut summary = bisect(Status::Multiple, true, 2);
+    let mut third = summary.contributors[1].clone();
+    third.commit = CommitRef::new(BASE, Some("the third".into()));
+    summary.contributors.push(third);
+    summary.reported = 1;
+    let mut input = seed001_input();
+    input.bisect = Some(summary);
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(text.contains("at the second of 3 commits that share the change"), "{text}");
+    let patch = CommitRef::new(PATCH, None).short();
+    assert!(
+        text.contains(&format!(
+            "the table above is of the second of them, {patch}; `culprit report 7 --culprit N` makes the mail of the \
+             others (N = 1, 3)"
+        )),
+        "{text}"
+    );
+    // Every format carries the same lines; the json keeps which contributor the mail is about.
+    assert!(flat(&render(&input, Format::Markdown).unwrap()).contains("--culprit N"));
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["bisect"]["reported"], 1);
 }
 
 #[test]

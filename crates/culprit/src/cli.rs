@@ -312,6 +312,10 @@ pub struct ReportArgs {
     /// The headline metric (default: the bisected metric, or the largest regression among program metrics).
     #[arg(long)]
     pub metric: Option<String>,
+    /// When several commits share the change: the mail of the Nth of them, oldest first (default 1). The robot
+    /// sends one mail per commit.
+    #[arg(long, value_name = "N", conflicts_with = "compare", value_parser = clap::value_parser!(u32).range(1..))]
+    pub culprit: Option<u32>,
     /// Only the job whose name or id matches this glob (default: the first job both revisions ran).
     #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,

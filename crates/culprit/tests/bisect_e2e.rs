@@ -365,4 +365,21 @@ fn a_series_of_two_slowdowns_names_both_commits() {
         let share = c["share"].as_f64().unwrap();
         assert!((0.25..0.8).contains(&share), "each explains about half: {result:#}");
     }
+    // One mail per commit, as the robot sends them: the second's subject and table are that commit against its
+    // parent, and each mail says how to make the other.
+    let session = result["session"].to_string();
+    let first = culprit_in(&db, &["report", &session]);
+    let second = culprit_in(&db, &["report", &session, "--culprit", "2"]);
+    let (first, second) = (String::from_utf8_lossy(&first.stdout), String::from_utf8_lossy(&second.stdout));
+    let subject = |mail: &str| mail.lines().next().unwrap_or_default().to_string();
+    assert!(subject(&first).contains(&shas[7][..10]), "{first}");
+    assert!(subject(&second).contains(&shas[16][..10]), "{second}");
+    // The mail wraps its lines where the words fall; the sentences are checked with the wrapping undone.
+    let flat = |mail: &str| mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (first, second) = (flat(&first), flat(&second));
+    assert!(second.contains("at the second of 2 commits that share the change"), "{second}");
+    assert!(second.contains(&format!("culprit compare {} \\ {}", shas[15], shas[16])), "{second}");
+    assert!(first.contains(&format!("`culprit report {session} --culprit N` makes the mail of the other (N = 2)")));
+    let third = culprit_in(&db, &["report", &session, "--culprit", "3"]);
+    assert!(String::from_utf8_lossy(&third.stderr).contains("named 2 culprits; --culprit takes 1 to 2"));
 }

@@ -106,6 +106,10 @@ pub struct BisectSummary {
     pub runs: usize,
     pub builds: usize,
     pub contributors: Vec<Contributor>,
+    /// Which contributor this report is about (an index into `contributors`): its table is that commit against the
+    /// commit before it. With several, the robot sends one mail per commit; this is one of them.
+    #[serde(default)]
+    pub reported: usize,
     /// The bisect's own sentence on why it ended where it did.
     pub reason: String,
 }
@@ -417,10 +421,12 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.bad.short()
         ),
         Some(b) if b.contributors.len() > 1 => {
-            // Every contributor is listed next; the table (and so the amount) is the first one's against its parent.
+            // Every contributor is listed next; the table (and so the amount) is the reported one's against its
+            // parent.
             format!(
-                "FYI, we noticed {noticed} at the first of {} commits that share the change (the share of each is \
+                "FYI, we noticed {noticed} at the {} of {} commits that share the change (the share of each is \
                  below):",
+                ordinal(b.reported + 1),
                 b.contributors.len()
             )
         }
@@ -466,8 +472,42 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             lines.push(format!("it cannot be told apart from the untestable commit(s) {}", list.join(", ")));
         }
     }
+    if b.contributors.len() > 1 {
+        let others: Vec<String> =
+            (1..=b.contributors.len()).filter(|&n| n != b.reported + 1).map(|n| n.to_string()).collect();
+        lines.push(format!(
+            "the table above is of the {} of them, {}; `culprit report {} --culprit N` makes the mail of the {} \
+             (N = {})",
+            ordinal(b.reported + 1),
+            b.contributors.get(b.reported).map(|c| c.commit.short()).unwrap_or_default(),
+            b.session,
+            if others.len() == 1 { "other" } else { "others" },
+            others.join(", ")
+        ));
+    }
     lines.push(format!("why: {}", b.reason));
     lines
+}
+
+/// "first", "second", ... for the commits of a series (counted from 1).
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        4 => "fourth".into(),
+        5 => "fifth".into(),
+        _ => {
+            let suffix = match (n % 100, n % 10) {
+                (11..=13, _) => "th",
+                (_, 1) => "st",
+                (_, 2) => "nd",
+                (_, 3) => "rd",
+                _ => "th",
+            };
+            format!("{n}{suffix}")
+        }
+    }
 }
 
 /// A value as the tested-commits list and the trend print it: whole numbers from 1000 up, else four significant
@@ -555,6 +595,16 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let cases = [(1, "first"), (5, "fifth"), (6, "6th"), (11, "11th"), (12, "12th"), (21, "21st"), (22, "22nd")];
+        for (n, want) in cases {
+            assert_eq!(ordinal(n), want);
+        }
+        assert_eq!(ordinal(113), "113th");
+        assert_eq!(ordinal(103), "103rd");
+    }
 
     #[test]
     fn amounts_print_as_the_robot_does() {

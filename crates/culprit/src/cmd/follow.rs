@@ -380,6 +380,7 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
             compare: None,
             fix: None,
             metric: None,
+            culprit: None,
             job: None,
             format: ReportFormat::Text,
             output: Some(out.clone()),

@@ -40,7 +40,10 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         );
     }
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
-        (Some(id), _) => from_bisect(store, SessionId(*id), args.metric.as_deref())?,
+        (Some(id), _) => {
+            let nth = args.culprit.map_or(0, |n| n as usize - 1);
+            from_bisect(store, SessionId(*id), args.metric.as_deref(), nth)?
+        }
         (None, Some(revs)) => from_compare(store, revs, args)?,
         (None, None) => bail!("give a bisect session id, or --compare BASE BAD"),
     };
@@ -172,8 +175,14 @@ fn fallback_metric(result: &CompareResult) -> Option<String> {
         .map(|r| r.metric.clone())
 }
 
-/// The report of a finished bisect session: the first culprit against the commit it was compared with.
-pub fn from_bisect(store: &dyn Store, session: SessionId, given: Option<&str>) -> Result<(ReportInput, String)> {
+/// The report of a finished bisect session: culprit `nth` (0 for the first, oldest) against the commit it was
+/// compared with.
+pub fn from_bisect(
+    store: &dyn Store,
+    session: SessionId,
+    given: Option<&str>,
+    nth: usize,
+) -> Result<(ReportInput, String)> {
     let Replayed { stored, config, range, records, machine, .. } = replay(store, session)?;
     let Some(outcome) = machine.outcome().cloned() else {
         bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`");
@@ -182,7 +191,14 @@ pub fn from_bisect(store: &dyn Store, session: SessionId, given: Option<&str>) -
         range.get(i).map(|c| CommitRef::new(c.sha.clone(), Some(c.subject.clone()))).unwrap_or_default()
     };
     let last = range.len().saturating_sub(1);
-    let (base_index, commit_index) = match outcome.culprits.first() {
+    if nth > 0 && nth >= outcome.culprits.len() {
+        bail!(match outcome.culprits.len() {
+            0 => format!("bisect session {session} named no culprit; leave out --culprit"),
+            1 => format!("bisect session {session} named one culprit; --culprit takes only 1"),
+            n => format!("bisect session {session} named {n} culprits; --culprit takes 1 to {n}"),
+        });
+    }
+    let (base_index, commit_index) = match outcome.culprits.get(nth) {
         Some(c) => (c.after, c.commit),
         None => (0, last),
     };
@@ -274,6 +290,7 @@ pub fn from_bisect(store: &dyn Store, session: SessionId, given: Option<&str>) -
             runs: outcome.runs,
             builds: outcome.builds,
             contributors,
+            reported: nth,
             reason: outcome.reason.clone(),
         }),
         trend,

@@ -7,8 +7,8 @@
 //!
 //! - `/`: what the store holds (as `culprit results`), the bisect sessions (as `culprit bisect list`), and forms for
 //!   compare and track;
-//! - `/bisect/{id}`: the session as `culprit bisect log ID`; `/bisect/{id}/report`: the report mail as
-//!   `culprit report ID --format html` renders it;
+//! - `/bisect/{id}`: the session as `culprit bisect log ID`; `/bisect/{id}/report[?culprit=N]`: the report mail
+//!   as `culprit report ID --format html [--culprit N]` renders it;
 //! - `/compare?rev=BASE&rev=OTHER[&rev=...]`, optionally with `all=1`, `metric=REGEX`, `job=GLOB` and `machine=GLOB`:
 //!   `culprit compare`'s table and headlines;
 //! - `/track?metric=REGEX`, optionally with `job=GLOB`, `machine=GLOB`, and `repo=DIR` with `branch=REF`: `culprit
@@ -168,12 +168,28 @@ async fn bisect_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, Pa
     }
 }
 
-async fn report_page(State(app): State<Arc<App>>, id: Result<UrlPath<String>, PathRejection>) -> Response {
+async fn report_page(
+    State(app): State<Arc<App>>,
+    id: Result<UrlPath<String>, PathRejection>,
+    query: Result<Query<Params>, QueryRejection>,
+) -> Response {
+    let params = match query {
+        Ok(Query(params)) => params,
+        Err(rejection) => return bad_query(&app, rejection),
+    };
     match session_id(id, &app.location) {
         Ok(session) => {
             answer(app, move |store, _| {
+                // `culprit=N` chooses the mail of the Nth of several commits that share the change.
+                let nth = match param(&params, "culprit") {
+                    None => 0,
+                    Some(n) => match n.parse::<usize>() {
+                        Ok(n) if n >= 1 => n - 1,
+                        _ => bail!("culprit={n} is not a culprit's number: give 1 for the first, 2 for the second"),
+                    },
+                };
                 // The page is the report on its own, with no job file beside it: it carries the job.
-                let (mut input, job_yaml) = report::from_bisect(store, session, None)?;
+                let (mut input, job_yaml) = report::from_bisect(store, session, None, nth)?;
                 input.job_yaml = Some(job_yaml);
                 Ok(culprit_core::report::render(&input, Format::Html)?)
             })
@@ -247,7 +263,7 @@ fn query_wording(text: &str) -> String {
     // a flag with its value.
     const VERBS: [&str; 8] = ["takes", "is", "matches", "names", "orders", "must", "needs", "cannot"];
     let mut worded = text.to_string();
-    for name in ["metric", "job", "machine", "repo", "branch"] {
+    for name in ["metric", "job", "machine", "repo", "branch", "culprit"] {
         for verb in VERBS {
             worded = worded.replace(&format!("--{name} {verb} "), &format!("{name}= {verb} "));
         }
