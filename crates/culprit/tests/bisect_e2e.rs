@@ -382,4 +382,22 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     assert!(first.contains(&format!("`culprit report {session} --culprit N` makes the mail of the other (N = 2)")));
     let third = culprit_in(&db, &["report", &session, "--culprit", "3"]);
     assert!(String::from_utf8_lossy(&third.stderr).contains("named 2 culprits; --culprit takes 1 to 2"));
+
+    // The robot's loop writes both mails. Its job file is the job `--run ./bench` stands for, so the loop finds the
+    // session above as a bisect of its job; the runs are all there, so the pass measures nothing new.
+    std::fs::write(dir.path().join("job.yaml"), "suite: command\ntestcase: bisect-run\ncommand:\n  cmd: ./bench\n").unwrap();
+    let follow = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["track", "--follow", "main", "--job", "job.yaml", "--every", "100", "--repo", repo.to_str().unwrap()])
+        .args(["--build", "make -s", "--metric", "command.user_time", "--json"])
+        .output()
+        .unwrap();
+    let pass = json(&follow);
+    let reports: Vec<&str> = pass["reports"].as_array().unwrap().iter().filter_map(|r| r.as_str()).collect();
+    let second_mail = format!("culprit-reports/bisect-{session}-culprit-2/report.txt");
+    assert!(reports.contains(&second_mail.as_str()), "{pass:#}");
+    let mail = std::fs::read_to_string(dir.path().join(&second_mail)).unwrap();
+    assert!(subject(&mail).contains(&shas[16][..10]), "{mail}");
 }

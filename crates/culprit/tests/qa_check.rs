@@ -100,8 +100,11 @@ fn counting_job(dir: &Path, state: &Path) -> std::path::PathBuf {
         s = state.display()
     );
     let job = dir.join("job.yaml");
-    std::fs::write(&job, format!("suite: counting\ncommand:\n  cmd: '{cmd}'\n  capture:\n    value: 'value: ([0-9]+)'\n"))
-        .unwrap();
+    std::fs::write(
+        &job,
+        format!("suite: counting\ncommand:\n  cmd: '{cmd}'\n  capture:\n    value: 'value: ([0-9]+)'\n"),
+    )
+    .unwrap();
     job
 }
 

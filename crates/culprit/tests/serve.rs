@@ -189,6 +189,7 @@ fn bad_requests_get_the_commands_messages() {
         expect_page(&server, path, 404, "bisect session 7 does not exist in the result store");
     }
     expect_page(&server, "/bisect/x%3Cy", 400, "&#39;x&lt;y&#39; is not a bisect session id");
+    expect_page(&server, "/bisect/7/report?culprit=0", 400, "culprit=0 is not a culprit&#39;s number");
 
     // Parameters missing or contradicting: 400 saying what to give.
     expect_page(&server, "/compare?rev=l01", 400, "give a second revision");

@@ -5,7 +5,8 @@
 //! between two of those grid commits, measure both inner ends of the gap (the first and the last commit not yet
 //! tested) and analyse again; (4) bisect each regression whose tested commits around it are still more than one
 //! commit apart, unless a session for that good/bad pair exists (an unfinished one is resumed); (5) write the report
-//! of every finished bisect of this job into its own directory under `--reports`.
+//! of every finished bisect of this job into its own directory under `--reports` (one per blamed commit when
+//! several share the change).
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! `--runs` successful runs or any failed one (a commit that does not build is not retried forever), narrowing only
@@ -371,23 +372,36 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
         if session.job_id.as_deref() != Some(plan.job.job_id.as_str()) || session.repo != repo || session.status == NEW_SESSION_STATUS {
             continue;
         }
-        let out = dir.join(format!("bisect-{}", session.id));
-        if out.join(crate::cmd::report::JOB_FILE).exists() {
-            continue;
-        }
-        let args = ReportArgs {
-            session: Some(session.id.0),
-            compare: None,
-            fix: None,
-            metric: None,
-            culprit: None,
-            job: None,
-            format: ReportFormat::Text,
-            output: Some(out.clone()),
+        // One mail per blamed commit, as the robot sends them: the first into bisect-<id>, the Nth of several
+        // commits that share the change into bisect-<id>-culprit-<N>.
+        let count = match crate::cmd::report::culprit_count(store, session.id) {
+            Ok(count) => count.max(1),
+            Err(e) => {
+                pass.notes.push(format!("report of bisect session {}: {e:#}", session.id));
+                continue;
+            }
         };
-        match crate::cmd::report::run(store, &args) {
-            Ok(_) => pass.reports.push(out.join("report.txt")),
-            Err(e) => pass.notes.push(format!("report of bisect session {}: {e:#}", session.id)),
+        for nth in 1..=count {
+            let name =
+                if nth == 1 { format!("bisect-{}", session.id) } else { format!("bisect-{}-culprit-{nth}", session.id) };
+            let out = dir.join(name);
+            if out.join(crate::cmd::report::JOB_FILE).exists() {
+                continue;
+            }
+            let args = ReportArgs {
+                session: Some(session.id.0),
+                compare: None,
+                fix: None,
+                metric: None,
+                culprit: (nth > 1).then_some(nth as u32),
+                job: None,
+                format: ReportFormat::Text,
+                output: Some(out.clone()),
+            };
+            match crate::cmd::report::run(store, &args) {
+                Ok(_) => pass.reports.push(out.join("report.txt")),
+                Err(e) => pass.notes.push(format!("report of bisect session {}: {e:#}", session.id)),
+            }
         }
     }
     Ok(())

@@ -175,6 +175,16 @@ fn fallback_metric(result: &CompareResult) -> Option<String> {
         .map(|r| r.metric.clone())
 }
 
+/// How many commits a finished bisect session named (several when they share the change); an unfinished session
+/// is an error, as its report is.
+pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
+    let Replayed { machine, .. } = replay(store, session)?;
+    match machine.outcome() {
+        Some(outcome) => Ok(outcome.culprits.len()),
+        None => bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`"),
+    }
+}
+
 /// The report of a finished bisect session: culprit `nth` (0 for the first, oldest) against the commit it was
 /// compared with.
 pub fn from_bisect(
