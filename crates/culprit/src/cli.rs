@@ -280,7 +280,8 @@ pub struct CheckArgs {
     /// Shell command that builds a commit; run in the current checkout and in the good and bad worktrees.
     #[arg(long)]
     pub build: Option<String>,
-    /// Reference runs at good and at bad.
+    /// Reference runs at good and at bad; when they do not separate, twice and then four times as many are
+    /// measured before the check gives up.
     #[arg(long, default_value_t = 5)]
     pub reference_runs: usize,
     /// Most runs of the checked-out commit before deciding by the sign of the evidence.
