@@ -400,4 +400,12 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     assert!(reports.contains(&second_mail.as_str()), "{pass:#}");
     let mail = std::fs::read_to_string(dir.path().join(&second_mail)).unwrap();
     assert!(subject(&mail).contains(&shas[16][..10]), "{mail}");
+
+    // The dashboard links each mail, and serves the second.
+    let server = common::serve(db.to_str().unwrap(), dir.path());
+    let page = server.get(&format!("/bisect/{session}"));
+    assert!(page.body.contains(&format!("href=\"/bisect/{session}/report?culprit=2\"")), "{}", page.body);
+    let report = server.get(&format!("/bisect/{session}/report?culprit=2"));
+    assert_eq!(report.status, 200, "{}", report.body);
+    assert!(report.body.contains("at the second of 2 commits that share the change"), "{}", report.body);
 }

@@ -9,7 +9,7 @@ use crate::cmd::compare::{
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
-use culprit_core::bisect::Status;
+use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison};
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
@@ -178,9 +178,13 @@ fn fallback_metric(result: &CompareResult) -> Option<String> {
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session
 /// is an error, as its report is.
 pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
-    let Replayed { machine, .. } = replay(store, session)?;
-    match machine.outcome() {
-        Some(outcome) => Ok(outcome.culprits.len()),
+    Ok(finished(&replay(store, session)?, session)?.culprits.len())
+}
+
+/// The outcome of a finished session; an unfinished one is an error saying how to continue it.
+fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
+    match replayed.machine.outcome() {
+        Some(outcome) => Ok(outcome.clone()),
         None => bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`"),
     }
 }
@@ -193,10 +197,9 @@ pub fn from_bisect(
     given: Option<&str>,
     nth: usize,
 ) -> Result<(ReportInput, String)> {
-    let Replayed { stored, config, range, records, machine, .. } = replay(store, session)?;
-    let Some(outcome) = machine.outcome().cloned() else {
-        bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`");
-    };
+    let replayed = replay(store, session)?;
+    let outcome = finished(&replayed, session)?;
+    let Replayed { stored, config, range, records, .. } = replayed;
     let at = |i: usize| -> CommitRef {
         range.get(i).map(|c| CommitRef::new(c.sha.clone(), Some(c.subject.clone()))).unwrap_or_default()
     };

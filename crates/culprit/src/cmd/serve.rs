@@ -480,8 +480,20 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
     let title = format!("culprit bisect log {session}");
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     body.push_str(&format!(
-        "<p><a href=\"/bisect/{session}/report\">the report</a> (as <code>culprit report {session} --format html</code>)</p>\n"
+        "<p><a href=\"/bisect/{session}/report\">the report</a> (as <code>culprit report {session} --format html</code>)"
     ));
+    // Several commits that share the change get a mail each; an unfinished session has none yet (its report page
+    // says so).
+    let count = report::culprit_count(store, session).unwrap_or(0);
+    if count > 1 {
+        let links: Vec<String> =
+            (1..=count).map(|n| format!("<a href=\"/bisect/{session}/report?culprit={n}\">{n}</a>")).collect();
+        body.push_str(&format!(
+            "; the report of each of the {count} commits that share the change: {}",
+            links.join(", ")
+        ));
+    }
+    body.push_str("</p>\n");
     body.push_str(&pre(&log));
     Ok(layout(&title, location, &body))
 }
