@@ -9,11 +9,16 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// A repository of two commits, so `check` has a real checkout to stand in.
-fn two_commit_repo(dir: &Path) {
+/// An empty repository on branch main, with an author for its commits.
+fn init_repo(dir: &Path) {
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["config", "user.email", "qa@culprit.invalid"]);
     git(dir, &["config", "user.name", "QA"]);
+}
+
+/// A repository of two commits, so `check` has a real checkout to stand in.
+fn two_commit_repo(dir: &Path) {
+    init_repo(dir);
     for n in 1..=2 {
         std::fs::write(dir.join("file"), format!("{n}\n")).unwrap();
         git(dir, &["add", "file"]);
@@ -127,9 +132,7 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
     let same = tempfile::tempdir().unwrap();
     let repo = same.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["config", "user.email", "qa@culprit.invalid"]);
-    git(&repo, &["config", "user.name", "QA"]);
+    init_repo(&repo);
     std::fs::write(repo.join("file"), "5\n").unwrap();
     git(&repo, &["add", "file"]);
     git(&repo, &["commit", "-q", "-m", "one"]);
