@@ -373,7 +373,15 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
             continue;
         }
         // One mail per blamed commit, as the robot sends them: the first into bisect-<id>, the Nth of several
-        // commits that share the change into bisect-<id>-culprit-<N>.
+        // commits that share the change into bisect-<id>-culprit-<N>. The first is written last, so its job file
+        // says the session is reported and later passes need not replay it.
+        let report_dir = |nth: usize| match nth {
+            1 => dir.join(format!("bisect-{}", session.id)),
+            _ => dir.join(format!("bisect-{}-culprit-{nth}", session.id)),
+        };
+        if report_dir(1).join(crate::cmd::report::JOB_FILE).exists() {
+            continue;
+        }
         let count = match crate::cmd::report::culprit_count(store, session.id) {
             Ok(count) => count.max(1),
             Err(e) => {
@@ -381,10 +389,8 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
                 continue;
             }
         };
-        for nth in 1..=count {
-            let name =
-                if nth == 1 { format!("bisect-{}", session.id) } else { format!("bisect-{}-culprit-{nth}", session.id) };
-            let out = dir.join(name);
+        for nth in (2..=count).chain([1]) {
+            let out = report_dir(nth);
             if out.join(crate::cmd::report::JOB_FILE).exists() {
                 continue;
             }
