@@ -661,7 +661,12 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
 /// The text of `culprit bisect log ID`, which the dashboard's session page shows too: every step with its reason,
 /// then the outcome when the session has one.
 pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
-    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    Ok(log_text(&replay(store, session)?, session))
+}
+
+/// [`session_log`] of a session already replayed.
+pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
+    let Replayed { stored, config, range, samples, machine, .. } = replayed;
     // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
     // measurements only, so the two are told apart here.
     let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
@@ -698,9 +703,9 @@ pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
     }
     if let Some(outcome) = machine.outcome() {
         out.push('\n');
-        out.push_str(&render_outcome(session, &config, &range, outcome, None));
+        out.push_str(&render_outcome(session, config, range, outcome, None));
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -476,7 +476,8 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
 }
 
 fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<String> {
-    let log = bisect::session_log(store, session)?;
+    let replayed = bisect::replay(store, session)?;
+    let log = bisect::log_text(&replayed, session);
     let title = format!("culprit bisect log {session}");
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     body.push_str(&format!(
@@ -484,7 +485,7 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
     ));
     // Several commits that share the change get a mail each; an unfinished session has none yet (its report page
     // says so).
-    let count = report::culprit_count(store, session).unwrap_or(0);
+    let count = replayed.machine.outcome().map_or(0, |outcome| outcome.culprits.len());
     if count > 1 {
         let links: Vec<String> =
             (1..=count).map(|n| format!("<a href=\"/bisect/{session}/report?culprit={n}\">{n}</a>")).collect();
