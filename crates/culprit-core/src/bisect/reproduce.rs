@@ -33,8 +33,12 @@ impl Bisect {
         // changed since (a job on the machine that stopped) shows as a step between a commit measured now and an
         // end measured then. Its test reads fresh interleaved runs only. On real bisects of the e2e slowdown under
         // stress-ng that started or stopped mid-bisect, 2 of 75 searched such a residual to the end of the budget
-        // (500-600 runs) and one blamed the bad end for a share of 0.
-        let since = if !segment.top && self.fresh_only.contains(&(lo, hi)) { start_records } else { 0 };
+        // (500-600 runs) and one blamed the bad end for a share of 0. A staircase range queued to be narrowed was
+        // chosen by the runs at its ends as well (the middle commit that split it read between the levels): a
+        // single 1.5 sigma step whose search had settled a false staircase, then narrowed a range that held no step
+        // on those runs, searched it until the budget was spent (2 of 500 jobs, seed 2).
+        let chosen_by_runs = self.fresh_only.contains(&(lo, hi)) || self.narrowing.contains(&(lo, hi));
+        let since = if !segment.top && chosen_by_runs { start_records } else { 0 };
         let a = self.adjusted_since(lo, slope, since);
         let b = self.adjusted_since(hi, slope, since);
         let (n_lo, n_hi) = (a.len(), b.len());

@@ -51,8 +51,32 @@ pub(super) const PROBE_FROM_MASS: f64 = 0.1;
 /// Measured (200 jobs a row): two 3 sigma steps, both commits named in 99.0% of jobs at 2 sigma and 100% at 1.5;
 /// two 2 sigma steps 23.0% (106.8 runs) at 2 and 88.0% (144.5 runs) at 1.5; two 1.5 sigma steps 5.5% and 25.0%
 /// (110 and 155 runs). The staircases of the targets (three 0.5 sigma steps) stay ranges at either bar, with the
-/// same runs; narrowing a 0.5 sigma step costs hundreds of runs.
+/// same runs; narrowing a 0.5 sigma step costs hundreds of runs. See also [`NARROW_SERIES_MIN_STEP_SIGMA`].
 pub(super) const NARROW_MIN_STEP_SIGMA: f64 = 1.5;
+/// Both ranges of a settled staircase are narrowed when both its steps are at least this many noise sigmas (a
+/// series of two patches that each cost a noticeable part of the change), whatever [`NARROW_MIN_STEP_SIGMA`] says
+/// of either. A step's estimate scatters: true 1.5 sigma steps measured 1.16 to 1.90 sigmas (10th to 90th
+/// percentile), so at the bar of 1.5 alone a series of two of them had both commits named in a quarter of jobs.
+/// Lowering that bar to 1 for every range narrowed the two-step ranges of three 0.5 sigma steps too (their
+/// estimates reach 1.0 sigma at the 90th percentile): 60 more runs a staircase job and a p95 at the budget. Asking
+/// it of both steps leaves those (one of their ranges is a single 0.5 sigma step) as they were. Measured
+/// (`bisect_sim --strategy culprit`, 200 jobs a row, seed 1 unless said; with the two rules that come with it, no
+/// staircase probing inside a narrowed range ([`Bisect::locate`]) and a narrowed range reproduced on fresh runs
+/// ([`Bisect::reproduce`])): two 1.5 sigma steps, both named in 95.5% (25.0% before), 228 runs (155); seed 2,
+/// 92.5% (23.0%, and a false culprit in 1% before); two 2 sigma steps 99.5% (88.0%), 161 runs (145); three 2 sigma
+/// steps (100 jobs) 98% (69%), 216 runs (193); two 3 sigma steps 100% (100%), 107 runs (97); two 1 sigma steps in
+/// 100 commits (seed 7) 29.5% (6%), 205 runs (143), reported as several 90.5% (91.5%).
+pub(super) const NARROW_SERIES_MIN_STEP_SIGMA: f64 = 1.0;
+
+/// The step, in noise sigmas, from which each range of a staircase is narrowed to its commit, given the smaller of
+/// its two steps: [`NARROW_SERIES_MIN_STEP_SIGMA`] when both steps reach it, else [`NARROW_MIN_STEP_SIGMA`].
+fn narrowing_bar(smaller_step: f64, noise: f64) -> f64 {
+    if smaller_step >= NARROW_SERIES_MIN_STEP_SIGMA * noise {
+        NARROW_SERIES_MIN_STEP_SIGMA
+    } else {
+        NARROW_MIN_STEP_SIGMA
+    }
+}
 
 /// The most probable two-change fit of a segment: the tested commits `first_middle..=last_middle` sit at a
 /// level between the ends'. Levels are (estimate, standard error), oriented so that positive is worse.
@@ -119,10 +143,11 @@ impl Bisect {
                 format!("its level differs from both ends by at least {score:.2} standard errors"),
             );
             let noise = self.within_noise(segment, slope);
-            for range in [Segment { lo: segment.lo, hi: c, top: false }, Segment { lo: c, hi: segment.hi, top: false }]
-            {
-                let step = self.segment_change(range, slope).map_or(0.0, |(change, _)| change);
-                if !self.narrow_if_large(range, step, noise, "locate") {
+            let ranges = [Segment { lo: segment.lo, hi: c, top: false }, Segment { lo: c, hi: segment.hi, top: false }];
+            let steps = ranges.map(|range| self.segment_change(range, slope).map_or(0.0, |(change, _)| change));
+            let bar = narrowing_bar(steps[0].min(steps[1]), noise);
+            for (range, step) in ranges.into_iter().zip(steps) {
+                if !self.narrow_if_large(range, step, noise, bar, "locate") {
                     self.push_range(range);
                 }
             }
@@ -370,22 +395,23 @@ impl Bisect {
             .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
             .max_by_key(|&m| self.values[m].len())
             .unwrap_or(stair.first_middle);
+        let bar = narrowing_bar((stair.middle.0 - stair.low.0).min(stair.high.0 - stair.middle.0), noise);
         for ((lo, hi), (a, b), narrow) in [
             ((stair.before_middle, stair.first_middle), (stair.low, stair.middle), (segment.lo, split)),
             ((stair.last_middle, stair.after_middle), (stair.middle, stair.high), (split, segment.hi)),
         ] {
             let step = b.0 - a.0;
             let (from, to) = narrow;
-            if !self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, phase) {
+            if !self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, bar, phase) {
                 self.push_staircase_range(stair, (lo, hi), (a, b));
             }
         }
     }
 
-    /// Queues `range` to be narrowed to its commit when its `step` is at least [`NARROW_MIN_STEP_SIGMA`] times the
-    /// `noise`, and says whether it did.
-    fn narrow_if_large(&mut self, range: Segment, step: f64, noise: f64, phase: &str) -> bool {
-        if noise <= 0.0 || step < NARROW_MIN_STEP_SIGMA * noise {
+    /// Queues `range` to be narrowed to its commit when its `step` is at least `bar` times the `noise`, and says
+    /// whether it did.
+    fn narrow_if_large(&mut self, range: Segment, step: f64, noise: f64, bar: f64, phase: &str) -> bool {
+        if noise <= 0.0 || step < bar * noise {
             return false;
         }
         self.note(
