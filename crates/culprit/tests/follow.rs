@@ -17,7 +17,8 @@ const BROKEN_AT: usize = 9;
 /// builds and runs on the same two CPUs made one grid commit read slow once (the first change point then sat in the
 /// wrong gap, and the narrowing measured that gap's ends). For the same reason the loop takes 5 runs a commit, not
 /// its default 3: with `stress-ng --cpu 1` beside it on this 2-CPU machine, 3 runs put the first change point in
-/// the wrong gap in 2 of 14 runs of this file (and once in a quiet run of the whole suite), 5 runs in none of 14.
+/// the wrong gap in 2 of 14 runs of this file (and a quiet run of the whole suite once failed on where the change point sat),
+/// 5 runs in none of 14.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
