@@ -586,11 +586,7 @@ fn a_series_of_two_large_steps_names_both_commits() {
     // settled as before, and each side of its best-measured middle commit is then narrowed to its commit (a
     // segment of its own). Before, both were reported as ranges between tested commits: 11% of 200 jobs named the
     // two commits, 100% now, for 97 runs instead of 94. None may blame a commit that is not a step.
-    use super::sim::SimConfig;
-    let (both, wrong_blame) =
-        named_right(&SimConfig { steps: vec![3.0, 3.0], trials: 30, seed: 1, ..SimConfig::default() });
-    assert!(wrong_blame.is_empty(), "blamed a commit that is not a step: {wrong_blame:?}");
-    assert!(both >= 27, "{both} of 30 named both steps");
+    assert_series_named(&[3.0, 3.0], 30, 27);
 }
 
 #[test]
@@ -598,11 +594,16 @@ fn a_series_of_two_moderate_steps_names_both_commits() {
     // Two 1.5 sigma steps in 1,000 commits: the estimate of a 1.5 sigma step scatters from 1.2 to 1.9 sigmas, so
     // the 1.5 sigma bar for narrowing a staircase range left half the ranges unnarrowed, and both commits were
     // named in 5 of these 20 jobs (25% of 200). Both ranges are now narrowed when both steps reach 1 sigma.
+    assert_series_named(&[1.5, 1.5], 20, 17);
+}
+
+/// Simulated jobs of a series of `steps` (seed 1): at least `at_least` of `trials` name every step's commit, and
+/// none blames a commit that is not a step.
+fn assert_series_named(steps: &[f64], trials: usize, at_least: usize) {
     use super::sim::SimConfig;
-    let (both, wrong_blame) =
-        named_right(&SimConfig { steps: vec![1.5, 1.5], trials: 20, seed: 1, ..SimConfig::default() });
+    let (all, wrong_blame) = named_right(&SimConfig { steps: steps.to_vec(), trials, seed: 1, ..SimConfig::default() });
     assert!(wrong_blame.is_empty(), "blamed a commit that is not a step: {wrong_blame:?}");
-    assert!(both >= 17, "{both} of 20 named both steps");
+    assert!(all >= at_least, "{all} of {trials} named every step");
 }
 
 #[test]
