@@ -139,11 +139,16 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
     git(&repo, &["commit", "-q", "--allow-empty", "-m", "two"]);
     let job = counting_job(same.path(), &same.path().join("state"));
     let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
-    let out = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
+    // Every build appends a line: good and bad are built once for all three looks (one worktree each, kept from look
+    // to look), and the checked-out commit not at all, since the check stops before it.
+    let builds = same.path().join("builds");
+    let build = format!("echo built >> {}", builds.display());
+    let out = check(&repo, &[&args[..], &["--reference-runs", "3", "--build", &build]].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
     assert!(stderr.contains("measuring up to 12 a side"), "{stderr}");
     assert!(stderr.contains("(12 good and 12 bad)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&builds).unwrap().lines().count(), 2, "{stderr}");
     // The runs are stored: the same check again measures nothing more and gives the same answer.
     let again = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
     let again_stderr = String::from_utf8_lossy(&again.stderr);

@@ -116,9 +116,12 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // count of runs a side get more (doubled, up to `REFERENCE_LOOKS` looks; the test is corrected for the looks),
     // since a real change hidden by a noisy machine at 5 runs is usually plain at 10 or 20.
     let mut look = 0;
+    let mut measurer = Measurer::Idle(store);
     let (metric, candidates, g, b) = loop {
         let target = reference_runs_at_look(args.reference_runs, look);
-        if !references.top_up(store, target, &mut good_runs, &mut bad_runs)? {
+        let (next, finished) = references.top_up(measurer, target, &mut good_runs, &mut bad_runs)?;
+        measurer = next;
+        if !finished {
             return Ok(ExitCode::from(130));
         }
         // A metric chosen by the reference runs is tested on them too: the test that good and bad differ allows for
@@ -162,6 +165,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             reference_runs_at_look(args.reference_runs, look)
         );
     };
+    // The references are settled: their worktrees go (with the driver), and the store serves the checked-out commit.
+    let store = measurer.into_store();
 
     // The checked-out commit: build here, as `git bisect run` expects, then run until decided.
     if let Some(build) = &args.build {
@@ -226,37 +231,60 @@ struct References<'a> {
     job: &'a JobRun,
 }
 
+/// The store, until reference runs must be measured; from then on the driver that measures them holds it. One
+/// driver serves every look, so good and bad are checked out and built once however many looks need runs (a
+/// driver per look removed its worktrees when dropped, and the next look built both again).
+enum Measurer<'s> {
+    Idle(&'s mut dyn Store),
+    Measuring(Box<Driver<'s>>),
+}
+
+impl<'s> Measurer<'s> {
+    /// The store back, once no more reference runs are needed; a driver's worktrees are removed with it.
+    fn into_store(self) -> &'s mut dyn Store {
+        match self {
+            Measurer::Idle(store) => store,
+            Measurer::Measuring(driver) => driver.store,
+        }
+    }
+}
+
 impl References<'_> {
-    /// Measures good and bad, interleaved, until each has `target` successful runs, storing every run. False when
-    /// interrupted.
-    fn top_up(
+    /// Measures good and bad, interleaved, until each has `target` successful runs, storing every run. Returns the
+    /// measurer to use for the next look, and false when interrupted.
+    fn top_up<'s>(
         &self,
-        store: &mut dyn Store,
+        measurer: Measurer<'s>,
         target: usize,
         good_runs: &mut Vec<RunRecord>,
         bad_runs: &mut Vec<RunRecord>,
-    ) -> Result<bool> {
+    ) -> Result<(Measurer<'s>, bool)> {
         let missing = |runs: &[RunRecord]| target.saturating_sub(runs.iter().filter(|r| r.outcome.is_ok()).count());
         let (need_good, need_bad) = (missing(good_runs), missing(bad_runs));
         if need_good == 0 && need_bad == 0 {
-            return Ok(true);
+            return Ok((measurer, true));
         }
         eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
-        let config = SessionConfig {
-            repo: self.repo.to_path_buf(),
-            good: self.good.key().to_string(),
-            bad: self.bad.key().to_string(),
-            job_yaml: self.job_yaml.to_string(),
-            job_source: self.source.to_string(),
-            metric: String::new(),
-            build: self.build.map(str::to_string),
-            deploy: None,
-            bisect: Default::default(),
+        let mut driver = match measurer {
+            Measurer::Measuring(driver) => driver,
+            Measurer::Idle(store) => {
+                let config = SessionConfig {
+                    repo: self.repo.to_path_buf(),
+                    good: self.good.key().to_string(),
+                    bad: self.bad.key().to_string(),
+                    job_yaml: self.job_yaml.to_string(),
+                    job_source: self.source.to_string(),
+                    metric: String::new(),
+                    build: self.build.map(str::to_string),
+                    deploy: None,
+                    bisect: Default::default(),
+                };
+                let interrupt = crate::cmd::run::interrupt_flag();
+                let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
+                let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
+                Box::new(Driver::new(store, None, config, range, job, context, &root, interrupt)?)
+            }
         };
-        let interrupt = crate::cmd::run::interrupt_flag();
-        let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
-        let mut driver =
-            Driver::new(store, None, config, self.range.to_vec(), self.job.clone(), run_context(), &root, interrupt)?;
         let mut observe = |_: culprit_run::bisect::Event<'_>| {};
         // Interleaved, so slow drift of the machine hits both references alike.
         for round in 0..need_good.max(need_bad) {
@@ -264,7 +292,9 @@ impl References<'_> {
                 if round >= need {
                     continue;
                 }
-                let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(false) };
+                let Some((_, record)) = driver.run_at(index, &mut observe)? else {
+                    return Ok((Measurer::Measuring(driver), false));
+                };
                 if index == 0 {
                     good_runs.push(record)
                 } else {
@@ -272,6 +302,6 @@ impl References<'_> {
                 }
             }
         }
-        Ok(true)
+        Ok((Measurer::Measuring(driver), true))
     }
 }
