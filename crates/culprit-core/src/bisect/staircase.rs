@@ -124,11 +124,11 @@ impl Bisect {
     /// commits. At 4 standard errors from both ends it ends the segment as two ranges with their shares (reporting
     /// them is honest and cheap; narrowing each small step would cost far more runs than the budget holds, and
     /// confirming one of them alone would hide the others), each narrowed to its commit instead when its step is
-    /// large ([`NARROW_MIN_STEP_SIGMA`]); with too few runs at the ends or the commit to settle that, they get them.
-    /// Below that, while a commit looks in between and the staircase model comparison leans to two changes (log Bayes factor >= [`STAIRCASE_LEAN_LOG_BAYES`], middle
-    /// level at least [`CONTRIBUTOR_MIN_SHARE`] from either end), the middle range gets runs, and the nearer end
-    /// with it while the end has fewer: those runs are what lets the comparison decide. Returns true when it acted
-    /// (asked for runs, or settled the segment).
+    /// large (`narrowing_bar`); with too few runs at the ends or the commit to settle that, they get them. Below
+    /// that, while a commit looks in between and the staircase model comparison leans to two changes (log Bayes
+    /// factor >= [`STAIRCASE_LEAN_LOG_BAYES`], middle level at least [`CONTRIBUTOR_MIN_SHARE`] from either end), the
+    /// middle range gets runs, and the nearer end with it while the end has fewer: those runs are what lets the
+    /// comparison decide. Returns true when it acted (asked for runs, or settled the segment).
     pub(super) fn probe_between(&mut self, segment: Segment, slope: f64) -> bool {
         let Some((c, score)) = self.between_commit(segment, slope, self.within_noise(segment, slope)) else {
             return false;
@@ -382,8 +382,8 @@ impl Bisect {
     }
 
     /// Each range of a settled staircase (before and after its middle level) becomes a segment to narrow when its
-    /// step is large against the noise ([`NARROW_MIN_STEP_SIGMA`]); otherwise it is recorded as an unlocated
-    /// contributor. How a narrowing that names no commit ends: [`Bisect::narrowing_ended`].
+    /// step is large against the noise (`narrowing_bar`); otherwise it is recorded as an unlocated contributor. How
+    /// a narrowing that names no commit ends: [`Bisect::narrowing_ended`].
     pub(super) fn record_staircase(&mut self, segment: Segment, stair: &Staircase, slope: f64, phase: &str) {
         let noise = self.within_noise(segment, slope);
         // The ranges are narrowed from the segment's ends to the middle commit with the most runs, not between the
