@@ -20,6 +20,13 @@ impl Bisect {
             self.next_segment();
             return false;
         };
+        if segment.top {
+            if let Some(evidence) = self.difference_faded(segment, slope) {
+                self.note("locate", "test good and bad again: the difference faded".into(), evidence);
+                self.phase = Phase::Reproduce { segment, start_records: 0 };
+                return false;
+            }
+        }
         if self.settle_staircase(segment, slope, "locate") {
             // Either the segment ended (nothing pending: decide again) or pairs were asked for.
             return !self.pending.is_empty();
