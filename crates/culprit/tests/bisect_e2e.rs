@@ -168,16 +168,25 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     }
     let _ = child.kill();
     let _ = child.wait();
-    // The same command again continues the session and reaches the right answer.
-    let out = bisect(&db, &repo, &shas[0], "HEAD", &[]);
+    // The same command again (here without --json, for the summary a person reads) continues the session and
+    // reaches the right answer; its time is this command's, and the summary says so.
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
+        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let result = json(&out);
-    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
-    assert_eq!(result["session"], 1, "{stderr}");
-    if !stderr.contains("continuing") {
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    if !stderr.contains("continuing bisect session 1") {
         // The first process finished before it was killed; then the session was already done and a new one ran.
         panic!("expected the session to be continued: {stderr}");
     }
+    assert!(stdout.contains(&format!("culprit: {} ", shas[SLOW_AT - 1])), "{stdout}");
+    let spent = stdout.lines().find(|l| l.starts_with("spent: ")).unwrap_or_default();
+    assert!(spent.contains("in this command, which continued after"), "{stdout}");
 }
 
 #[test]

@@ -230,6 +230,7 @@ pub(crate) fn available_metrics<'r>(records: impl IntoIterator<Item = &'r RunRec
 }
 
 fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
+    let started = Instant::now();
     if args.max_runs < MIN_BISECT_RUNS {
         bail!(
             "--max-runs {} is too few: a bisect first confirms the regression with {MIN_BISECT_RUNS} interleaved runs at good and bad",
@@ -383,10 +384,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
-    drive(store, session, config, range, job, args.json, args.profile)
+    let shown = Presentation { json: args.json, profile: args.profile, started, continued_after: 0 };
+    drive(store, session, config, range, job, shown)
 }
 
 fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize) -> Result<ExitCode> {
+    let started = Instant::now();
+    // Its earlier runs took time this command did not see: the summary says which time it shows.
+    let stored_before = store.bisect_session_runs(session)?.len();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
@@ -400,7 +405,17 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     }
     let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
-    drive(store, session, config, range, job, json, profile)
+    drive(store, session, config, range, job, Presentation { json, profile, started, continued_after: stored_before })
+}
+
+/// How this command shows a session it drives, and what its summary's time covers.
+struct Presentation {
+    json: bool,
+    profile: usize,
+    /// When the command started (a new session's probe runs at good and bad included).
+    started: Instant,
+    /// The runs the session had stored when this command took it up: none for a session it started.
+    continued_after: usize,
 }
 
 fn drive(
@@ -409,10 +424,9 @@ fn drive(
     config: SessionConfig,
     range: Vec<RangeCommit>,
     job: JobRun,
-    json: bool,
-    profile: usize,
+    shown: Presentation,
 ) -> Result<ExitCode> {
-    let started = Instant::now();
+    let Presentation { json, profile, started, continued_after } = shown;
     let interrupt = interrupt_flag();
     let root = worktree_root(&config.repo, &format!("session-{session}"));
     let bar = progress_bar();
@@ -438,7 +452,8 @@ fn drive(
             if json {
                 output::println(&serde_json::to_string_pretty(&result_json(session, &config, &range, &outcome))?)?;
             } else {
-                output::print(&render_outcome(session, &config, &range, &outcome, Some(started.elapsed())))?;
+                let invocation = ThisInvocation { elapsed: started.elapsed(), continued_after };
+                output::print(&render_outcome(session, &config, &range, &outcome, Some(invocation)))?;
             }
             Ok(match outcome.status {
                 Status::Found | Status::Multiple | Status::NotReproduced => ExitCode::SUCCESS,
@@ -509,13 +524,20 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
     })
 }
 
+/// The wall time of the command that finished a bisect, and the runs its session had stored before it took the
+/// session up (zero unless it continued a session that had been interrupted or killed).
+pub struct ThisInvocation {
+    pub elapsed: Duration,
+    pub continued_after: usize,
+}
+
 /// The human summary of an outcome.
 pub fn render_outcome(
     session: SessionId,
     config: &SessionConfig,
     range: &[RangeCommit],
     outcome: &Outcome,
-    elapsed: Option<Duration>,
+    invocation: Option<ThisInvocation>,
 ) -> String {
     let short = |i: usize| range.get(i).map(|c| c.sha[..c.sha.len().min(12)].to_string()).unwrap_or_default();
     let mut out = String::new();
@@ -557,7 +579,14 @@ pub fn render_outcome(
         }
     }
     out.push_str(&format!("why: {}\n", outcome.reason));
-    let time = elapsed.map(|d| format!(", {:.0}s", d.as_secs_f64())).unwrap_or_default();
+    let time = match invocation {
+        Some(ThisInvocation { elapsed, continued_after: 0 }) => format!(", {:.0}s", elapsed.as_secs_f64()),
+        Some(ThisInvocation { elapsed, continued_after }) => format!(
+            ", {:.0}s in this command, which continued after {continued_after} stored run(s)",
+            elapsed.as_secs_f64()
+        ),
+        None => String::new(),
+    };
     // Without a build command a commit is only checked out; "builds" would claim work that was not done.
     let built = if config.build.is_some() { "builds" } else { "commits checked out" };
     out.push_str(&format!("spent: {} runs, {} {built}{time}\n", outcome.runs, outcome.builds));
