@@ -123,9 +123,18 @@ pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     }
 }
 
-/// The program metric that changed most significantly between the good and bad probe runs, and how many metrics
-/// it was chosen among (a test of the chosen one on the same runs must allow for the choice).
-pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(String, usize)> {
+/// The metric a bisect or check measures when none is named: chosen from the good and bad probe runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ChosenMetric {
+    pub name: String,
+    /// How many metrics it was chosen among (a test of the chosen one on the same runs must allow for the choice).
+    pub candidates: usize,
+    /// Whether its change was significant in the probe runs; when none was, it is only the closest to one.
+    pub significant: bool,
+}
+
+/// The program metric that changed most significantly between the good and bad probe runs.
+pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<ChosenMetric> {
     let column = |label: &str, runs: &[RunRecord]| {
         let mut c = Column::new(label);
         for r in runs.iter().filter(|r| r.outcome.is_ok()) {
@@ -178,7 +187,8 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<(St
             best = Some(key);
         }
     }
-    best.map(|b| (b.5, candidates)).context("the job produced no program metric to bisect; name one with --metric")
+    best.map(|b| ChosenMetric { name: b.5, candidates, significant: b.0 })
+        .context("the job produced no program metric to bisect; name one with --metric")
 }
 
 pub(crate) fn progress_bar() -> ProgressBar {
@@ -340,13 +350,21 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
         Some(m) => m,
         None => {
-            let (m, _) = choose_metric(&good_runs, &bad_runs)?;
-            let what = if culprit_core::compare::direction::is_kpi(&m) {
-                "the KPI that changed most significantly"
+            let chosen = choose_metric(&good_runs, &bad_runs)?;
+            let m = chosen.name;
+            let what = if !chosen.significant {
+                // Said plainly: a bisect of a metric that only came closest to a change is most likely a bisect of
+                // noise, which ends "not reproduced" after its reproduce budget.
+                format!(
+                    "the closest to a change: no metric changed significantly in {probe_runs} runs a side (name \
+                     the metric you care about with --metric)"
+                )
+            } else if culprit_core::compare::direction::is_kpi(&m) {
+                "the KPI that changed most significantly between good and bad".to_string()
             } else {
-                "the most significant change"
+                "the most significant change between good and bad".to_string()
             };
-            bar.suspend(|| eprintln!("culprit: bisecting {m}, {what} between good and bad"));
+            bar.suspend(|| eprintln!("culprit: bisecting {m}, {what}"));
             m
         }
     };
@@ -795,7 +813,8 @@ mod tests {
                 .collect()
         };
         let (good, bad) = (runs(1000.0, &[0.01, -0.01, 0.0, 0.005]), runs(780.0, &[0.0, 0.01, -0.008, -0.004]));
-        assert_eq!(choose_metric(&good, &bad).unwrap(), ("fio.write_iops".to_string(), 3));
+        let chosen = choose_metric(&good, &bad).unwrap();
+        assert_eq!((chosen.name.as_str(), chosen.candidates, chosen.significant), ("fio.write_iops", 3, true));
         // Without a KPI among the metrics, the most significant change is taken.
         let strip = |runs: Vec<RunRecord>| -> Vec<RunRecord> {
             runs.into_iter()
@@ -805,7 +824,7 @@ mod tests {
                 })
                 .collect()
         };
-        let (chosen, _) = choose_metric(&strip(good.clone()), &strip(bad.clone())).unwrap();
+        let chosen = choose_metric(&strip(good.clone()), &strip(bad.clone())).unwrap().name;
         assert!(chosen == "fio.workload" || chosen == "fio.write_clat_mean_us", "{chosen}");
         // A KPI that did not move is no reason to skip one that did, even when nothing is significant yet.
         let with_constant = |runs: &[RunRecord], keep: usize| -> Vec<RunRecord> {
@@ -820,9 +839,13 @@ mod tests {
                 .collect()
         };
         for keep in [2, 3] {
-            let (chosen, _) = choose_metric(&with_constant(&good, keep), &with_constant(&bad, keep)).unwrap();
-            assert_ne!(chosen, "command.ops", "{keep} runs a side");
+            let chosen = choose_metric(&with_constant(&good, keep), &with_constant(&bad, keep)).unwrap();
+            assert_ne!(chosen.name, "command.ops", "{keep} runs a side");
         }
+        // Good and bad alike: a metric is still chosen (the bisect then ends "not reproduced"), and it says that its
+        // change was not significant, which the command line tells the user.
+        let same = runs(1000.0, &[0.0, 0.01, -0.008, -0.004]);
+        assert!(!choose_metric(&good, &same).unwrap().significant);
     }
 
     #[test]

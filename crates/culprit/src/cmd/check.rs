@@ -128,7 +128,10 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         // the choice among the job's metrics (`check::classify_among`).
         let (metric, candidates) = match args.metric.clone().or(default_metric.clone()) {
             Some(m) => (m, 1),
-            None => choose_metric(&good_runs, &bad_runs)?,
+            None => {
+                let chosen = choose_metric(&good_runs, &bad_runs)?;
+                (chosen.name, chosen.candidates)
+            }
         };
         // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip
         // every commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
