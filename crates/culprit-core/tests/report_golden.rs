@@ -346,6 +346,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         bad: CommitRef::new(PATCH, None),
         runs: 42,
         builds: 9,
+        built: true,
         contributors: match contributors {
             0 => Vec::new(),
             1 => vec![contributor(BAD, 0.98)],
@@ -385,6 +386,24 @@ fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
         let html = render(&input, Format::Html).unwrap();
         assert_eq!(html.contains("class=\"warn\""), !confirmed, "{status:?}");
     }
+}
+
+#[test]
+fn a_bisect_without_a_build_command_counts_commits_checked_out_not_builds() {
+    let mut summary = bisect(Status::NotReproduced, false, 0);
+    summary.built = false;
+    let mut input = seed001_input();
+    input.bisect = Some(summary);
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let text = flat(&render(&input, format).unwrap());
+        assert!(text.contains("spent 42 runs and 9 commits checked out"), "{format:?}: {text}");
+        assert!(!text.contains("9 builds"), "{format:?}: {text}");
+    }
+    // A report stored before the field existed read as built.
+    let mut json: serde_json::Value = serde_json::to_value(bisect(Status::Found, true, 1)).unwrap();
+    json.as_object_mut().unwrap().remove("built");
+    let read: BisectSummary = serde_json::from_value(json).unwrap();
+    assert!(read.built);
 }
 
 #[test]

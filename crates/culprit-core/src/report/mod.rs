@@ -105,6 +105,10 @@ pub struct BisectSummary {
     pub bad: CommitRef,
     pub runs: usize,
     pub builds: usize,
+    /// Whether a build command ran at each commit; without one the commits were only checked out, and the report
+    /// says so rather than count builds that did not happen (reports stored before this field read true).
+    #[serde(default = "built_by_default")]
+    pub built: bool,
     pub contributors: Vec<Contributor>,
     /// Which contributor this report is about (an index into `contributors`): its table is that commit against the
     /// commit before it. With several, the robot sends one mail per commit; this is one of them.
@@ -112,6 +116,10 @@ pub struct BisectSummary {
     pub reported: usize,
     /// The bisect's own sentence on why it ended where it did.
     pub reason: String,
+}
+
+fn built_by_default() -> bool {
+    true
 }
 
 /// The metric at one tested commit, oldest first, for the trend line and the tested-commits list.
@@ -452,7 +460,14 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     };
     let mut lines = vec![
         format!("bisect session {}: {status}", b.session),
-        format!("spent {} runs and {} builds between {} and {}", b.runs, b.builds, b.good.short(), b.bad.short()),
+        format!(
+            "spent {} runs and {} {} between {} and {}",
+            b.runs,
+            b.builds,
+            if b.built { "builds" } else { "commits checked out" },
+            b.good.short(),
+            b.bad.short()
+        ),
     ];
     for c in &b.contributors {
         let place = if c.located {

@@ -302,6 +302,7 @@ pub fn from_bisect(
             bad: at(last),
             runs: outcome.runs,
             builds: outcome.builds,
+            built: config.build.is_some(),
             contributors,
             reported: nth,
             reason: outcome.reason.clone(),
