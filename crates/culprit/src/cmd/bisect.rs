@@ -202,7 +202,9 @@ pub(crate) fn progress_bar() -> ProgressBar {
 
 pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
     let started = Instant::now();
-    let mut last_runs = 0usize;
+    // Runs of the session so far (a continued session's stored ones included), and runs this command made: the
+    // time per run is this command's time over its own runs.
+    let (mut last_runs, mut ran_here) = (0usize, 0usize);
     move |event| match event {
         Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
         Event::Built { commit, seconds, ok } => {
@@ -213,7 +215,7 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
             }
         }
         Event::Running { commit, batch_left } => {
-            let per_run = if last_runs > 0 { started.elapsed().as_secs_f64() / last_runs as f64 } else { 0.0 };
+            let per_run = if ran_here > 0 { started.elapsed().as_secs_f64() / ran_here as f64 } else { 0.0 };
             bar.set_message(format!(
                 "{} runs so far; running {} {} ({} left in this batch, ETA of batch {:.0}s)",
                 last_runs,
@@ -223,7 +225,10 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
                 per_run * batch_left as f64
             ))
         }
-        Event::Ran { runs, .. } => last_runs = runs,
+        Event::Ran { runs, .. } => {
+            last_runs = runs;
+            ran_here += 1;
+        }
     }
 }
 
