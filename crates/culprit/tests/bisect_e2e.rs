@@ -14,15 +14,19 @@ fn make_repo(dir: &Path, slow_at: usize, slowdown: u32) -> (PathBuf, Vec<String>
     common::make_slowdown_repo(dir, COMMITS, slow_at, BROKEN_AT, slowdown)
 }
 
-fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culprit"))
+/// `culprit bisect` of the test repository's `./bench` built with make, measuring `metric`.
+fn bisect_command(db: &Path, repo: &Path, good: &str, bad: &str, metric: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_culprit"));
+    command
         .arg("--db")
         .arg(db)
         .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", bad])
-        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time", "--json"])
-        .args(extra)
-        .output()
-        .unwrap()
+        .args(["--run", "./bench", "--build", "make -s", "--metric", metric]);
+    command
+}
+
+fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Output {
+    bisect_command(db, repo, good, bad, "command.user_time").arg("--json").args(extra).output().unwrap()
 }
 
 fn json(out: &Output) -> serde_json::Value {
@@ -147,11 +151,8 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
     // Start, let it record some runs, then kill -9 it mid-flight.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .arg("--db")
-        .arg(&db)
-        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
-        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time", "--json"])
+    let mut child = bisect_command(&db, &repo, &shas[0], "HEAD", "command.user_time")
+        .arg("--json")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -170,13 +171,7 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     let _ = child.wait();
     // The same command again (here without --json, for the summary a person reads) continues the session and
     // reaches the right answer; its time is this command's, and the summary says so.
-    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .arg("--db")
-        .arg(&db)
-        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
-        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"])
-        .output()
-        .unwrap();
+    let out = bisect_command(&db, &repo, &shas[0], "HEAD", "command.user_time").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -261,13 +256,7 @@ fn a_metric_the_job_does_not_produce_is_refused_before_any_session() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .arg("--db")
-        .arg(&db)
-        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"])
-        .args(["--run", "./bench", "--build", "make -s", "--metric", "command.no_such_time"])
-        .output()
-        .unwrap();
+    let out = bisect_command(&db, &repo, &shas[0], "HEAD", "command.no_such_time").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // It used to mark good and bad untestable and store a session that ended as "not reproduced".
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -347,7 +336,10 @@ fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
         (in_session, row["ok_runs"].as_u64().unwrap(), stderr)
     };
     let (in_session, stored, stderr) = good_runs(&dir.path().join("chosen.db"), &[]);
-    assert!(stderr.contains("the most significant change between good and bad"), "{stderr}");
+    // The metric was chosen by the probe runs (3 a side, often but not always enough for the slowdown to be
+    // significant among all the job's metrics, and the message says which it was).
+    let chosen = ["the most significant change between good and bad", "the closest to a change"];
+    assert!(chosen.iter().any(|said| stderr.contains(said)), "{stderr}");
     assert_eq!(stored, in_session + 3, "the 3 probe runs at good are stored but not the session's");
     let (in_session, stored, _) = good_runs(&dir.path().join("given.db"), &["--metric", "command.user_time"]);
     assert_eq!(stored, in_session, "the one probe run at good is the session's first");
