@@ -410,3 +410,17 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     assert_eq!(report.status, 200, "{}", report.body);
     assert!(report.body.contains("at the second of 2 commits that share the change"), "{}", report.body);
 }
+
+#[test]
+fn a_benchmark_that_is_not_in_the_worktree_points_to_build() {
+    // The worktree of a commit holds its sources: ./bench exists only once `make` has run there.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let out = culprit_in(
+        &dir.path().join("b.db"),
+        &["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("exit status 127") && stderr.contains("give the build command with --build"), "{stderr}");
+}

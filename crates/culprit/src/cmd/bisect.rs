@@ -340,7 +340,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                 _ => None,
             })
             .unwrap_or_default();
-        bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}");
+        // A worktree holds the commit's sources only: a benchmark built from them is not there without --build.
+        let hint = if args.build.is_none() && reason.contains("exit status 127") {
+            "; the command was not found in the commit's worktree: if it is built from the sources, give the build \
+             command with --build"
+        } else {
+            ""
+        };
+        bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}{hint}");
     }
     let metric_was_given = given_metric.is_some();
     let metric = match given_metric {
