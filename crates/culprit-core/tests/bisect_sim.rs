@@ -41,7 +41,13 @@ fn report_json_has_the_documented_fields() {
 
 #[test]
 fn bursts_noise_parses_and_the_old_names_still_do() {
-    for (name, noise) in [("gaussian", Noise::Gaussian), ("outliers", Noise::Outliers), ("drift", Noise::Drift), ("bursts", Noise::Bursts)] {
+    for (name, noise) in [
+        ("gaussian", Noise::Gaussian),
+        ("outliers", Noise::Outliers),
+        ("drift", Noise::Drift),
+        ("bursts", Noise::Bursts),
+        ("layout", Noise::Layout),
+    ] {
         assert_eq!(Noise::parse(name), Some(noise));
     }
     assert_eq!(Noise::parse("burst"), None);
@@ -79,4 +85,24 @@ fn issue_4_three_half_sigma_steps_are_reported_as_several_and_one_step_is_not() 
     assert!(staircase.p95_runs <= 600.0, "{}", staircase.render_table());
     let single = run(&SimConfig { commits: 100, trials: 30, ..config(vec![1.5], Strategy::Culprit) });
     assert!(single.accuracy >= 0.95 && single.multiple_rate <= 0.05, "{}", single.render_table());
+}
+
+#[test]
+fn layout_noise_is_a_fixed_offset_per_commit_on_the_same_run_to_run_noise() {
+    use culprit_core::bisect::sim::{trial, Oracle, LAYOUT_SIGMA};
+    let config = SimConfig { commits: 200, noise: Noise::Layout, ..config(vec![], Strategy::Culprit) };
+    let (history, noise_seed, _) = trial(&config, 0);
+    let mut gaussian = Oracle::new(&history, Noise::Gaussian, noise_seed);
+    let mut layout = Oracle::new(&history, Noise::Layout, noise_seed);
+    let mut offsets = Vec::new();
+    for commit in 0..=history.commits {
+        // Three runs of each commit: the offset is the same in each, and the rest is the Gaussian kind's noise.
+        let runs: Vec<f64> = (0..3).map(|_| layout.run(commit).unwrap() - gaussian.run(commit).unwrap()).collect();
+        assert!(runs.iter().all(|d| (d - runs[0]).abs() < 1e-9), "commit {commit}: {runs:?}");
+        offsets.push(runs[0]);
+    }
+    // The offsets differ between commits, with about the documented spread.
+    let mean = offsets.iter().sum::<f64>() / offsets.len() as f64;
+    let sd = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / (offsets.len() - 1) as f64).sqrt();
+    assert!((sd / LAYOUT_SIGMA - 1.0).abs() < 0.2, "sd {sd} of {} offsets", offsets.len());
 }

@@ -236,7 +236,8 @@ pub struct SimArgs {
     /// at most one per commit); 0 for none.
     #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma)]
     pub step: Vec<f64>,
-    /// gaussian, outliers (5% at 5 sigma), drift (slow linear), or bursts (time-correlated 3 sigma bursts).
+    /// gaussian, outliers (5% at 5 sigma), drift (slow linear), bursts (time-correlated 3 sigma bursts), or layout
+    /// (a fixed offset per commit, 0.3 sigma: each build's code layout).
     #[arg(long, default_value = "gaussian")]
     pub noise: String,
     /// Share of commits that do not build.

@@ -33,7 +33,15 @@ pub enum Noise {
     /// per run and leaves it with probability 1/12 (bursts of about 5 to 20 runs, about a fifth of all runs),
     /// adding 3 sigma during a burst. Heavy-tailed and time-correlated, like wall time on a busy machine.
     Bursts,
+    /// Standard normal plus a fixed offset per commit, normal with [`LAYOUT_SIGMA`] noise sigmas: each build lays
+    /// the code out anew, and a change that touches no hot path still moves a benchmark by a percent or two (a real
+    /// 2% slowdown of the end-to-end program measured offsets of 1-2% between unrelated commits). Every commit,
+    /// good and bad included, then sits at a level of its own; only the steps are changes worth a bisect.
+    Layout,
 }
+
+/// The standard deviation of [`Noise::Layout`]'s per-commit offsets, in noise sigmas.
+pub const LAYOUT_SIGMA: f64 = 0.3;
 
 impl Noise {
     pub fn parse(text: &str) -> Option<Noise> {
@@ -42,6 +50,7 @@ impl Noise {
             "outliers" => Some(Noise::Outliers),
             "drift" => Some(Noise::Drift),
             "bursts" => Some(Noise::Bursts),
+            "layout" => Some(Noise::Layout),
             _ => None,
         }
     }
@@ -211,6 +220,9 @@ pub struct Oracle<'a> {
     runs: usize,
     built: Vec<bool>,
     in_burst: bool,
+    /// Per-commit offsets of [`Noise::Layout`] (empty for the other kinds), drawn from their own generator so that
+    /// the run-to-run noise of a seed is the same whatever the kind.
+    layout: Vec<f64>,
 }
 
 /// The level every simulated metric sits around, so values look like a real metric (and stay positive).
@@ -218,7 +230,21 @@ const BASE: f64 = 100.0;
 
 impl<'a> Oracle<'a> {
     pub fn new(history: &'a History, noise: Noise, seed: u64) -> Oracle<'a> {
-        Oracle { history, noise, rng: Rng::new(seed), runs: 0, built: vec![false; history.commits + 1], in_burst: false }
+        let layout = if noise == Noise::Layout {
+            let mut offsets = Rng::new(seed ^ 0x1a40_u64.rotate_left(40));
+            (0..=history.commits).map(|_| LAYOUT_SIGMA * offsets.normal()).collect()
+        } else {
+            Vec::new()
+        };
+        Oracle {
+            history,
+            noise,
+            rng: Rng::new(seed),
+            runs: 0,
+            built: vec![false; history.commits + 1],
+            in_burst: false,
+            layout,
+        }
     }
 
     /// One run at `commit`: `None` when it does not build.
@@ -245,6 +271,7 @@ impl<'a> Oracle<'a> {
                     value += 3.0;
                 }
             }
+            Noise::Layout => value += self.layout.get(commit).copied().unwrap_or(0.0),
         }
         self.runs += 1;
         Some(value)
