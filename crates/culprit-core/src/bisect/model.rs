@@ -34,6 +34,12 @@ impl TFit {
         self.scale * ((T_DOF + 3.0) / (T_DOF + 1.0) / n as f64).sqrt()
     }
 
+    /// Group `to`'s location minus group `from`'s, and the standard error of that difference.
+    pub fn difference(&self, from: usize, to: usize) -> (f64, f64) {
+        let se = (self.standard_error(from).powi(2) + self.standard_error(to).powi(2)).sqrt();
+        (self.locations[to] - self.locations[from], se)
+    }
+
     /// The scale expressed as a Gaussian-equivalent standard deviation, for effect sizes in sigma units.
     /// For Gaussian data the t(4) maximum-likelihood scale is close to 0.83 sigma.
     pub fn sigma(&self) -> f64 {

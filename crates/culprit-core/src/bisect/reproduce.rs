@@ -34,8 +34,7 @@ impl Bisect {
             return None;
         }
         let fit = fit_t(&[&a, &b])?;
-        let diff = fit.locations[1] - fit.locations[0];
-        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let (diff, se) = fit.difference(0, 1);
         // Oriented runs: a change the first test found in either direction reads positive here.
         let log_ratio = model::one_sided_mixture_log_ratio(diff, se, fit.sigma());
         (log_ratio < FADED_LOG_RATIO).then(|| {
@@ -92,8 +91,7 @@ impl Bisect {
             self.interleaved_pairs(lo, hi, 2);
             return true;
         };
-        let diff = fit.locations[1] - fit.locations[0];
-        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
+        let (diff, se) = fit.difference(0, 1);
         let sigma = fit.sigma();
         let two_sided = segment.top && self.config.direction == Direction::Any;
         let log_ratio = if two_sided {

@@ -309,9 +309,7 @@ impl Bisect {
     pub(super) fn segment_change(&self, segment: Segment, slope: f64) -> Option<(f64, f64)> {
         let a = self.adjusted(segment.lo, slope);
         let b = self.adjusted(segment.hi, slope);
-        let fit = fit_t(&[&a, &b])?;
-        let se = (fit.standard_error(0).powi(2) + fit.standard_error(1).powi(2)).sqrt();
-        Some((fit.locations[1] - fit.locations[0], se))
+        Some(fit_t(&[&a, &b])?.difference(0, 1))
     }
 
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.
