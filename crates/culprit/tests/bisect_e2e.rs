@@ -36,6 +36,7 @@ fn json(out: &Output) -> serde_json::Value {
 
 #[test]
 fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -121,6 +122,7 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
 
 #[test]
 fn bisect_of_a_commit_range_without_change_blames_nobody() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     // The slowdown is after the range: good..bad has no change.
     let (repo, shas) = make_repo(dir.path(), COMMITS + 1, 30);
@@ -147,6 +149,7 @@ fn bisect_of_a_commit_range_without_change_blames_nobody() {
 
 #[test]
 fn a_killed_bisect_resumes_from_its_stored_runs() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -186,6 +189,7 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
 
 #[test]
 fn git_bisect_run_with_culprit_check_finds_the_slowdown_and_skips_the_broken_build() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -217,6 +221,7 @@ fn git_bisect_run_with_culprit_check_finds_the_slowdown_and_skips_the_broken_bui
 
 #[test]
 fn a_run_that_fails_once_per_commit_is_retried_not_taken_as_untestable() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -267,6 +272,7 @@ fn a_metric_the_job_does_not_produce_is_refused_before_any_session() {
 
 #[test]
 fn a_machine_failure_or_a_missing_repository_stops_the_bisect_resumably() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -317,6 +323,7 @@ fn a_machine_failure_or_a_missing_repository_stops_the_bisect_resumably() {
 /// them again. They stay in the store. With --metric (or --run) they are the session's first runs.
 #[test]
 fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let job = dir.path().join("bench.yaml");
@@ -349,6 +356,7 @@ fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
 /// named, each with about half of the change; before, the bisect reported two ranges of tested commits.
 #[test]
 fn a_series_of_two_slowdowns_names_both_commits() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");

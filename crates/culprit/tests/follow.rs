@@ -46,6 +46,7 @@ fn shas_of(list: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing() {
+    let _machine = common::quiet_machine();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path());

@@ -82,6 +82,7 @@ fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
 
 #[test]
 fn a_real_bisect_is_reported_and_its_fix_checked() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path());
     let db = dir.path().join("b.db");

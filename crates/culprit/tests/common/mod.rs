@@ -171,3 +171,13 @@ impl Drop for Server {
 pub fn html_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
+
+/// Holds the machine for a test whose verdict comes from measured time (a real bisect of a slowdown repository), so
+/// that in one test binary such tests run one after another. Tests of a binary run in parallel threads, and on the
+/// two CPUs of a CI machine (often siblings of one core) a second test's benchmark beside this one's shifted its
+/// levels by several percent from one visit of a commit to the next: a series' share was read as 81% where it is
+/// half. A test that failed while holding the lock still releases it (the poison is ignored).
+pub fn quiet_machine() -> std::sync::MutexGuard<'static, ()> {
+    static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
