@@ -168,6 +168,8 @@ fn breakdown(args: &[String]) {
         }
     }
     let mut multiple = 0usize;
+    // (flagged, jobs) for the "builds differ" caveat: among jobs naming a commit, and among those naming a false one.
+    let (mut spread_named, mut spread_false) = ((0usize, 0usize), (0usize, 0usize));
     let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut runs_all = Vec::new();
@@ -219,8 +221,17 @@ fn breakdown(args: &[String]) {
         total += result.runs;
         builds += result.builds;
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+        let flagged = result.build_spread.is_some();
+        let false_culprit = result.named.iter().any(|c| !truth.contains(c));
+        for (counts, counted) in [(&mut spread_named, !result.named.is_empty()), (&mut spread_false, false_culprit)] {
+            if counted {
+                counts.0 += usize::from(flagged);
+                counts.1 += 1;
+            }
+        }
         if result.named != truth {
-            wrong.push((seed, format!("{:?} {:?}", result.status, result.named), truth, result.runs));
+            let spread = if flagged { " [builds differ]" } else { "" };
+            wrong.push((seed, format!("{:?} {:?}{spread}", result.status, result.named), truth, result.runs));
         }
     }
     let n = trials as f64;
@@ -243,6 +254,13 @@ fn breakdown(args: &[String]) {
         per(probing.1, probing.0),
         per(probing.2, probing.0),
         per(not_probing.2, not_probing.0)
+    );
+    say!(
+        "  builds differ (the caveat) in {} of {} jobs naming a commit, {} of {} naming a false one",
+        spread_named.0,
+        spread_named.1,
+        spread_false.0,
+        spread_false.1
     );
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);

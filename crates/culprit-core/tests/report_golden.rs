@@ -354,6 +354,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         },
         reported: 0,
         reason: "every segment is settled".into(),
+        caveat: None,
     }
 }
 
@@ -404,6 +405,29 @@ fn a_bisect_without_a_build_command_counts_commits_checked_out_not_builds() {
     json.as_object_mut().unwrap().remove("built");
     let read: BisectSummary = serde_json::from_value(json).unwrap();
     assert!(read.built);
+}
+
+#[test]
+fn a_bisect_whose_builds_differ_says_so_in_every_format_and_older_reports_read_without_it() {
+    let spread = culprit_core::bisect::BuildSpread { commits: 14, spread: 0.0012, noise: 0.0009, p_value: 0.0004 };
+    let mut summary = bisect(Status::Found, true, 1);
+    summary.caveat = Some(spread.caveat(Some(0.0045)));
+    let mut input = seed001_input();
+    input.bisect = Some(summary);
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let text = flat(&render(&input, format).unwrap());
+        assert!(text.contains("differ by more than their runs explain"), "{format:?}: {text}");
+        assert!(text.contains("a spread of 0.0012 between commits, against run-to-run noise of 0.0009"), "{text}");
+        assert!(text.contains("14 commits, p = 4e-4"), "{text}");
+        assert!(text.contains("the smallest step named is 3.8 times the spread"), "{text}");
+        assert!(text.contains("-falign-functions=64"), "{text}");
+    }
+    let mut json: serde_json::Value = serde_json::to_value(bisect(Status::Found, true, 1)).unwrap();
+    json.as_object_mut().unwrap().remove("caveat");
+    let read: BisectSummary = serde_json::from_value(json).unwrap();
+    assert_eq!(read.caveat, None);
+    let plain = flat(&render(&ReportInput { bisect: Some(read), ..seed001_input() }, Format::Text).unwrap());
+    assert!(!plain.contains("differ by more than their runs explain"), "{plain}");
 }
 
 #[test]

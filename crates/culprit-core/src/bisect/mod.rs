@@ -46,11 +46,13 @@ mod outcome;
 mod posterior;
 mod reproduce;
 pub mod sim;
+mod spread;
 mod staircase;
 mod topology;
 mod verify;
 
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
+pub use spread::BuildSpread;
 pub use topology::CommitNode;
 
 use posterior::Posterior;
@@ -237,6 +239,10 @@ pub struct Outcome {
     pub log: Vec<LogEntry>,
     /// One sentence on why the bisect ended where it did.
     pub reason: String,
+    /// Set when commits the outcome puts at one level differ by more than their runs explain (a caveat on the
+    /// culprits, see [`BuildSpread`]); only for outcomes that name culprits.
+    #[serde(default)]
+    pub build_spread: Option<BuildSpread>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -106,6 +106,8 @@ impl Bisect {
             }
         }
         culprits.sort_by_key(|a| a.commit);
+        let build_spread =
+            if matches!(status, Status::Found | Status::Multiple) { self.build_spread(&culprits) } else { None };
         self.note("done", format!("{status:?}"), reason.clone());
         self.phase = Phase::Finished;
         self.pending.clear();
@@ -118,6 +120,7 @@ impl Bisect {
             evidence,
             log: self.log.clone(),
             reason,
+            build_spread,
         });
     }
 }

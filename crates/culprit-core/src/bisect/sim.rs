@@ -310,6 +310,8 @@ pub struct TrialResult {
     pub evidence: Vec<super::CommitEvidence>,
     /// The machine's culprits with their shares (empty for the baselines).
     pub culprits: Vec<super::Culprit>,
+    /// The machine's caveat that builds differ (never set by the baselines).
+    pub build_spread: Option<super::BuildSpread>,
 }
 
 /// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
@@ -318,7 +320,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
         Err(_) => {
-            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![], culprits: vec![] }
+            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![], culprits: vec![], build_spread: None }
         }
     };
     loop {
@@ -335,6 +337,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                     log: outcome.log,
                     evidence: outcome.evidence,
                     culprits: outcome.culprits,
+                    build_spread: outcome.build_spread,
                 };
             }
             Action::RunBatch(batch) => {
@@ -353,6 +356,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         log: machine.log().to_vec(),
                         evidence: vec![],
                         culprits: vec![],
+                        build_spread: None,
                     };
                 };
                 let sample = match oracle.run(commit) {
@@ -369,6 +373,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         log: machine.log().to_vec(),
                         evidence: vec![],
                         culprits: vec![],
+                        build_spread: None,
                     };
                 }
             }

@@ -663,3 +663,41 @@ fn a_difference_that_fades_while_locating_ends_not_reproduced_before_the_budget(
     assert!(result.named.is_empty());
     assert!(result.runs < BisectConfig::default().max_runs, "{} runs", result.runs);
 }
+
+/// Builds that differ: commits on each side of a step at 20 of 41, `runs` runs each of unit noise, each commit
+/// offset by `offset` times a standard normal of its own. The caveat is set exactly when the offsets are there
+/// and the runs within commits can tell the noise, and its spread estimates the offsets' standard deviation.
+#[test]
+fn the_caveat_on_builds_that_differ_is_set_by_per_commit_offsets_only() {
+    // (per-commit offset sd, runs per commit, caveat expected)
+    let cases = [(0.0, 4, false), (1.0, 4, true), (1.0, 1, false), (0.0, 1, false), (0.6, 6, true)];
+    for (offset, runs, expected) in cases {
+        let mut rng = crate::rng::Rng::new(7);
+        let mut m = machine(41);
+        let values: Vec<(usize, Vec<f64>)> = (0..41)
+            .map(|c| {
+                let level = if c >= 20 { 5.0 } else { 0.0 } + offset * rng.normal();
+                (c, (0..runs).map(|_| level + rng.normal()).collect())
+            })
+            .collect();
+        let borrowed: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
+        seed_values(&mut m, &borrowed);
+        let culprit = Culprit {
+            commit: 20,
+            after: 19,
+            located: true,
+            untestable_suspects: Vec::new(),
+            share: 1.0,
+            share_low: 0.9,
+            share_high: 1.1,
+            confidence: 0.999,
+            step: 5.0,
+        };
+        let spread = m.build_spread(&[culprit]);
+        assert_eq!(spread.is_some(), expected, "offset {offset}, {runs} runs: {spread:?}");
+        if let Some(spread) = spread {
+            assert!((0.5 * offset..2.0 * offset).contains(&spread.spread), "offset {offset}: {spread:?}");
+            assert!((0.7..1.4).contains(&spread.noise) && spread.p_value < 0.01 && spread.commits == 41, "{spread:?}");
+        }
+    }
+}

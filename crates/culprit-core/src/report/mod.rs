@@ -116,6 +116,10 @@ pub struct BisectSummary {
     pub reported: usize,
     /// The bisect's own sentence on why it ended where it did.
     pub reason: String,
+    /// The bisect's caution when the commits it put at one level differ by more than their runs explain
+    /// ([`crate::bisect::Outcome::caveat`]); reports stored before it read none.
+    #[serde(default)]
+    pub caveat: Option<String>,
 }
 
 fn built_by_default() -> bool {
@@ -500,6 +504,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             others.join(", ")
         ));
     }
+    lines.extend(b.caveat.clone());
     lines.push(format!("why: {}", b.reason));
     lines
 }

@@ -547,6 +547,7 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
         "builds": outcome.builds,
         "total_change": outcome.total_change,
         "reason": outcome.reason,
+        "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
             "sha": sha(e.commit), "subject": subject(e.commit), "runs": e.runs,
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
@@ -607,6 +608,9 @@ pub fn render_outcome(
             let list: Vec<String> = c.untestable_suspects.iter().map(|&i| short(i)).collect();
             out.push_str(&format!("  could also be the untestable commit(s): {}\n", list.join(", ")));
         }
+    }
+    if let Some(caveat) = outcome.caveat() {
+        out.push_str(&culprit_core::report::wrap(&caveat, ""));
     }
     out.push_str(&format!("why: {}\n", outcome.reason));
     let time = match invocation {

@@ -306,6 +306,7 @@ pub fn from_bisect(
             contributors,
             reported: nth,
             reason: outcome.reason.clone(),
+            caveat: outcome.caveat(),
         }),
         trend,
     };
