@@ -1,6 +1,6 @@
 //! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
 //! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts|layout --untestable F --trials T
-//! --seed S --strategy culprit|fixed|pinpoint --json. Run in release mode: `cargo run --release -p culprit-core
+//! --layout-sigma S --seed S --strategy culprit|fixed|pinpoint --json. Run in release mode: `cargo run --release -p culprit-core
 //! --example bisect_sim`.
 
 use culprit_core::bisect::sim::{render_comparison, run, Noise, SimConfig, Strategy};
@@ -46,6 +46,7 @@ fn parse_args(args: &[String]) -> Result<(SimConfig, bool, Vec<Strategy>), Strin
             "--untestable" => config.untestable_frac = value.parse().map_err(|_| bad("a fraction"))?,
             "--trials" => config.trials = value.parse().map_err(|_| bad("a count"))?,
             "--seed" => config.seed = value.parse().map_err(|_| bad("a seed"))?,
+            "--layout-sigma" => config.layout_sigma = value.parse().map_err(|_| bad("sigmas"))?,
             "--strategy" => strategies.push(Strategy::parse(value).ok_or_else(|| bad("a strategy"))?),
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -118,7 +119,7 @@ fn trace(args: &[String]) {
     // The trial `seed` of `culprit sim --seed S` (S from the flags, default 1): the same history and noise.
     let (history, noise_seed, _) = trial(&config, seed);
     say!("steps {:?}", history.steps);
-    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
+    let mut oracle = Oracle::new(&history, config.noise, noise_seed).with_layout_sigma(config.layout_sigma);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
     for entry in &result.log {
         say!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
@@ -177,7 +178,7 @@ fn breakdown(args: &[String]) {
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
-        let mut oracle = Oracle::new(&history, config.noise, noise_seed);
+        let mut oracle = Oracle::new(&history, config.noise, noise_seed).with_layout_sigma(config.layout_sigma);
         let result = run_culprit(&history, &mut oracle, &bisect_config);
         if result.status == culprit_core::bisect::Status::Multiple {
             multiple += 1;

@@ -3,7 +3,7 @@
 use culprit_core::bisect::sim::{run, Noise, SimConfig, Strategy};
 
 fn config(steps: Vec<f64>, strategy: Strategy) -> SimConfig {
-    SimConfig { commits: 50, steps, noise: Noise::Gaussian, untestable_frac: 0.0, trials: 50, seed: 7, strategy }
+    SimConfig { commits: 50, steps, noise: Noise::Gaussian, trials: 50, seed: 7, strategy, ..SimConfig::default() }
 }
 
 #[test]

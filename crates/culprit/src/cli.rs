@@ -237,9 +237,13 @@ pub struct SimArgs {
     #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma)]
     pub step: Vec<f64>,
     /// gaussian, outliers (5% at 5 sigma), drift (slow linear), bursts (time-correlated 3 sigma bursts), or layout
-    /// (a fixed offset per commit, 0.3 sigma: each build's code layout).
+    /// (a fixed offset per commit, 0.3 sigma unless --layout-sigma says otherwise: each build's code layout).
     #[arg(long, default_value = "gaussian")]
     pub noise: String,
+    /// The standard deviation of layout noise's per-commit offsets, in noise sigmas (real bisects on this machine
+    /// showed offsets of about half the run-to-run noise).
+    #[arg(long, default_value_t = culprit_core::bisect::sim::LAYOUT_SIGMA)]
+    pub layout_sigma: f64,
     /// Share of commits that do not build.
     #[arg(long, default_value_t = 0.0)]
     pub untestable: f64,

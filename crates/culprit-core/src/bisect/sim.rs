@@ -98,6 +98,14 @@ pub struct SimConfig {
     pub trials: usize,
     pub seed: u64,
     pub strategy: Strategy,
+    /// The standard deviation of [`Noise::Layout`]'s per-commit offsets, in noise sigmas ([`LAYOUT_SIGMA`] unless
+    /// a study asks for another).
+    #[serde(default = "default_layout_sigma")]
+    pub layout_sigma: f64,
+}
+
+fn default_layout_sigma() -> f64 {
+    LAYOUT_SIGMA
 }
 
 impl Default for SimConfig {
@@ -110,6 +118,7 @@ impl Default for SimConfig {
             trials: 500,
             seed: 1,
             strategy: Strategy::Culprit,
+            layout_sigma: LAYOUT_SIGMA,
         }
     }
 }
@@ -277,6 +286,15 @@ impl<'a> Oracle<'a> {
         Some(value)
     }
 
+    /// The same oracle with [`Noise::Layout`]'s offsets scaled to `sigma` noise sigmas instead of [`LAYOUT_SIGMA`]
+    /// (the same draws, so a study across sizes compares like with like).
+    pub fn with_layout_sigma(mut self, sigma: f64) -> Oracle<'a> {
+        for offset in &mut self.layout {
+            *offset *= sigma / LAYOUT_SIGMA;
+        }
+        self
+    }
+
     /// Marks a commit built without running it (a build that failed still costs a build).
     pub fn build(&mut self, commit: usize) -> bool {
         if let Some(b) = self.built.get_mut(commit) {
@@ -381,8 +399,9 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
     }
 }
 
-fn run_strategy(strategy: Strategy, history: &History, noise: Noise, seed: u64) -> TrialResult {
-    let mut oracle = Oracle::new(history, noise, seed);
+fn run_strategy(config: &SimConfig, history: &History, seed: u64) -> TrialResult {
+    let (strategy, noise) = (config.strategy, config.noise);
+    let mut oracle = Oracle::new(history, noise, seed).with_layout_sigma(config.layout_sigma);
     match strategy {
         Strategy::Culprit => run_culprit(history, &mut oracle, &BisectConfig::default()),
         Strategy::Fixed => baselines::fixed(history, &mut oracle),
@@ -410,8 +429,8 @@ pub fn run(config: &SimConfig) -> SimReport {
     for trial in 0..trials {
         let (history, first_noise, second_noise) = self::trial(config, trial as u64);
         let truth = truth_of(&history);
-        let first = run_strategy(config.strategy, &history, config.noise, first_noise);
-        let second = run_strategy(config.strategy, &history, config.noise, second_noise);
+        let first = run_strategy(config, &history, first_noise);
+        let second = run_strategy(config, &history, second_noise);
         if first.named == truth {
             correct += 1;
         }

@@ -23,6 +23,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if let Some(bad) = args.step.iter().find(|s| !(0.0..=MAX_STEP_SIGMA).contains(*s)) {
         bail!("--step takes sizes from 0 to {MAX_STEP_SIGMA} sigma, e.g. 1.5 or 0.5,0.5,0.5; got {bad}");
     }
+    if !(0.0..=MAX_STEP_SIGMA).contains(&args.layout_sigma) {
+        bail!("--layout-sigma takes offsets from 0 to {MAX_STEP_SIGMA} sigma, e.g. 0.3 or 0.6; got {}", args.layout_sigma);
+    }
     let steps: Vec<f64> = args.step.iter().copied().filter(|s| *s > 0.0).collect();
     // Each step sits at a commit of its own, so there cannot be more steps than commits.
     if steps.len() > args.commits {
@@ -50,6 +53,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
             trials: args.trials,
             seed: args.seed,
             strategy,
+            layout_sigma: args.layout_sigma,
         };
         reports.push(sim::run(&config));
     }
