@@ -170,7 +170,7 @@ fn breakdown(args: &[String]) {
     }
     let mut multiple = 0usize;
     // (flagged, jobs) for the "builds differ" caveat: among jobs naming a commit, and among those naming a false one.
-    let (mut spread_named, mut spread_false) = ((0usize, 0usize), (0usize, 0usize));
+    let (mut spread_named, mut spread_false, mut spread_inconclusive) = ((0, 0), (0, 0), (0usize, 0usize));
     let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut runs_all = Vec::new();
@@ -224,7 +224,12 @@ fn breakdown(args: &[String]) {
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
         let flagged = result.build_spread.is_some();
         let false_culprit = result.named.iter().any(|c| !truth.contains(c));
-        for (counts, counted) in [(&mut spread_named, !result.named.is_empty()), (&mut spread_false, false_culprit)] {
+        let inconclusive = result.status == culprit_core::bisect::Status::Inconclusive;
+        for (counts, counted) in [
+            (&mut spread_named, !result.named.is_empty()),
+            (&mut spread_false, false_culprit),
+            (&mut spread_inconclusive, inconclusive),
+        ] {
             if counted {
                 counts.0 += usize::from(flagged);
                 counts.1 += 1;
@@ -257,11 +262,13 @@ fn breakdown(args: &[String]) {
         per(not_probing.2, not_probing.0)
     );
     say!(
-        "  builds differ (the caveat) in {} of {} jobs naming a commit, {} of {} naming a false one",
+        "  builds differ (the caveat) in {} of {} jobs naming a commit, {} of {} naming a false one, {} of {} inconclusive",
         spread_named.0,
         spread_named.1,
         spread_false.0,
-        spread_false.1
+        spread_false.1,
+        spread_inconclusive.0,
+        spread_inconclusive.1
     );
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);

@@ -417,7 +417,7 @@ fn a_bisect_whose_builds_differ_says_so_in_every_format_and_older_reports_read_w
     for format in [Format::Text, Format::Markdown, Format::Html] {
         let text = flat(&render(&input, format).unwrap());
         assert!(text.contains("differ by more than their runs explain"), "{format:?}: {text}");
-        assert!(text.contains("a spread of 0.0012 between commits, against run-to-run noise of 0.0009"), "{text}");
+        assert!(text.contains("a spread of 0.0012 between commits, where runs corrected for drift and load vary by 0.0009 within a commit"), "{text}");
         assert!(text.contains("14 commits, p = 4e-4"), "{text}");
         assert!(text.contains("the smallest step named is 3.8 times the spread"), "{text}");
         assert!(text.contains("-falign-functions=64"), "{text}");

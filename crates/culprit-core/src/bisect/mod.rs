@@ -240,7 +240,8 @@ pub struct Outcome {
     /// One sentence on why the bisect ended where it did.
     pub reason: String,
     /// Set when commits the outcome puts at one level differ by more than their runs explain (a caveat on the
-    /// culprits, see [`BuildSpread`]); only for outcomes that name culprits.
+    /// culprits, see [`BuildSpread`]); for outcomes that name culprits, and for inconclusive ones on their most
+    /// probable step.
     #[serde(default)]
     pub build_spread: Option<BuildSpread>,
 }

@@ -106,8 +106,13 @@ impl Bisect {
             }
         }
         culprits.sort_by_key(|a| a.commit);
-        let build_spread =
-            if matches!(status, Status::Found | Status::Multiple) { self.build_spread(&culprits) } else { None };
+        let build_spread = match status {
+            Status::Found | Status::Multiple => self.build_spread(&culprits),
+            // An inconclusive end names no step, but the most probable one still splits the commits into two sides;
+            // builds that differ are often why it ended so (a step of more than the whole change, say).
+            Status::Inconclusive => self.most_probable_step().and_then(|step| self.build_spread(&[step])),
+            Status::NotReproduced => None,
+        };
         self.note("done", format!("{status:?}"), reason.clone());
         self.phase = Phase::Finished;
         self.pending.clear();

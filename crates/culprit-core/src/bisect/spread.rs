@@ -30,7 +30,8 @@ pub struct BuildSpread {
     pub commits: usize,
     /// The estimated standard deviation of a commit's own offset, in the metric's units (method of moments).
     pub spread: f64,
-    /// The run-to-run standard deviation within commits, in the metric's units.
+    /// The run-to-run standard deviation within commits, in the metric's units, of the runs as the machine reads
+    /// them (corrected for drift and load, outliers down-weighted), so it can be below a commit's raw spread.
     pub noise: f64,
     /// The test's p-value: the chance of a scatter at least this large if every side sat at one level.
     pub p_value: f64,
@@ -95,8 +96,31 @@ impl Bisect {
     }
 }
 
+impl Bisect {
+    /// The most probable change location over the whole range, as an unconfirmed culprit: the split an inconclusive
+    /// outcome's caveat is tested on.
+    pub(super) fn most_probable_step(&self) -> Option<Culprit> {
+        let (lo, hi) = (0, self.values.len().checked_sub(1)?);
+        let posterior = self.posterior(lo, hi, self.drift())?;
+        let (commit, confidence) = posterior.best_class()?;
+        let after = self.topology.first_parent(commit).unwrap_or(lo);
+        Some(Culprit {
+            commit,
+            after,
+            located: true,
+            untestable_suspects: Vec::new(),
+            share: f64::NAN,
+            share_low: f64::NAN,
+            share_high: f64::NAN,
+            confidence,
+            step: posterior.delta,
+        })
+    }
+}
+
 impl Outcome {
-    /// The caveat on this outcome's culprits, in words, when builds differ (see [`BuildSpread::caveat`]).
+    /// The caveat on this outcome's culprits (or on its most probable step, when inconclusive), in words, when builds
+    /// differ (see [`BuildSpread::caveat`]).
     pub fn caveat(&self) -> Option<String> {
         let smallest = self.culprits.iter().filter(|c| c.located).map(|c| c.step.abs()).min_by(f64::total_cmp);
         self.build_spread.map(|spread| spread.caveat(smallest))
@@ -116,7 +140,8 @@ impl BuildSpread {
         };
         format!(
             "caution: tested commits on one side of the change differ by more than their runs explain (a spread of \
-             {} between commits, against run-to-run noise of {}; {} commits, p = {}). Per-build offsets such as \
+             {} between commits, where runs corrected for drift and load vary by {} within a commit; {} commits, p = \
+             {}). Per-build offsets such as \
              code layout, or load that came and went, move levels this much, so a step a few times that size can \
              be a build's own{compared}. Before acting on it, rebuild with a fixed function alignment \
              (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y, or -falign-functions=64) and compare again (docs/kernel.md, \

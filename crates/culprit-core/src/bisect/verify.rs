@@ -245,7 +245,7 @@ impl Bisect {
         }
         if out_of_pairs {
             self.note("verify", format!("commit {commit} not confirmed"), evidence.clone());
-            self.segment_unresolved(segment, &format!("commit {commit} did not differ from {parent}: {evidence}"));
+            self.segment_unresolved(segment, &format!("commit {commit} did not differ from commit {parent}: {evidence}"));
             return false;
         }
         // One pair at a time: the sequential test may stop after any pair, and asking for two overshot its bar by

@@ -546,13 +546,34 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
         "runs": outcome.runs,
         "builds": outcome.builds,
         "total_change": outcome.total_change,
-        "reason": outcome.reason,
+        "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
             "sha": sha(e.commit), "subject": subject(e.commit), "runs": e.runs,
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// `text` from the machine, which names commits by their position in the range ("commit 14"), with each such
+/// position replaced by the commit's abbreviated SHA, as the summary and the mail print it (the log keeps the
+/// positions and lists them with their SHAs).
+pub fn name_commits(text: &str, range: &[RangeCommit]) -> String {
+    const WORD: &str = "commit ";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(WORD) {
+        let (before, after) = rest.split_at(at + WORD.len());
+        out.push_str(before);
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[..digits].parse::<usize>().ok().and_then(|position| range.get(position)) {
+            Some(commit) => out.push_str(abbreviate(&commit.sha, 12)),
+            None => out.push_str(&after[..digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The wall time of the command that finished a bisect, and the runs its session had stored before it took the
@@ -612,7 +633,7 @@ pub fn render_outcome(
     if let Some(caveat) = outcome.caveat() {
         out.push_str(&culprit_core::report::wrap(&caveat, ""));
     }
-    out.push_str(&format!("why: {}\n", outcome.reason));
+    out.push_str(&format!("why: {}\n", name_commits(&outcome.reason, range)));
     let time = match invocation {
         Some(ThisInvocation { elapsed, continued_after: 0 }) => format!(", {:.0}s", elapsed.as_secs_f64()),
         Some(ThisInvocation { elapsed, continued_after }) => format!(
@@ -774,6 +795,30 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_machines_commit_positions_are_named_by_sha_in_what_people_read() {
+        let range: Vec<RangeCommit> = (0..3)
+            .map(|i| RangeCommit {
+                sha: format!("{i}{}", "abcdef0123456789".repeat(3)),
+                subject: String::new(),
+                parents: vec![],
+            })
+            .collect();
+        // (machine text, as printed)
+        let cases = [
+            ("commit 2 would explain 197% of the change", "commit 2abcdef01234 would explain 197% of the change"),
+            (
+                "commit 1 did not differ from commit 0: step",
+                "commit 1abcdef01234 did not differ from commit 0abcdef01234: step",
+            ),
+            ("every segment is settled", "every segment is settled"),
+            ("commit 7 is past the range; commit x; commit", "commit 7 is past the range; commit x; commit"),
+        ];
+        for (text, printed) in cases {
+            assert_eq!(name_commits(text, &range), printed);
+        }
+    }
 
     #[test]
     fn run_command_becomes_a_command_job() {

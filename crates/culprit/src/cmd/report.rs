@@ -305,7 +305,7 @@ pub fn from_bisect(
             built: config.build.is_some(),
             contributors,
             reported: nth,
-            reason: outcome.reason.clone(),
+            reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
         }),
         trend,
