@@ -633,7 +633,7 @@ pub fn render_outcome(
     if let Some(caveat) = outcome.caveat() {
         out.push_str(&culprit_core::report::wrap(&caveat, ""));
     }
-    out.push_str(&format!("why: {}\n", name_commits(&outcome.reason, range)));
+    out.push_str(&culprit_core::report::wrap(&format!("why: {}", name_commits(&outcome.reason, range)), ""));
     let time = match invocation {
         Some(ThisInvocation { elapsed, continued_after: 0 }) => format!(", {:.0}s", elapsed.as_secs_f64()),
         Some(ThisInvocation { elapsed, continued_after }) => format!(
