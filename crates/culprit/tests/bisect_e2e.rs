@@ -213,9 +213,10 @@ fn git_bisect_run_with_culprit_check_finds_the_slowdown_and_skips_the_broken_bui
         "--metric",
         "command.user_time",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(&format!("{} is the first bad commit", shas[SLOW_AT - 1])), "{stdout}");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Each check's verdict and its evidence are on stderr: a wrong step is explained there.
+    assert!(stdout.contains(&format!("{} is the first bad commit", shas[SLOW_AT - 1])), "{stdout}\n{stderr}");
     let _ = git(&["bisect", "reset"]);
 }
 
@@ -258,6 +259,7 @@ fn culprit_in(db: &Path, args: &[&str]) -> Output {
 
 #[test]
 fn a_metric_the_job_does_not_produce_is_refused_before_any_session() {
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
     let db = dir.path().join("b.db");
@@ -421,6 +423,7 @@ fn a_series_of_two_slowdowns_names_both_commits() {
 
 #[test]
 fn a_benchmark_that_is_not_in_the_worktree_points_to_build() {
+    let _machine = common::quiet_machine();
     // The worktree of a commit holds its sources: ./bench exists only once `make` has run there.
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);

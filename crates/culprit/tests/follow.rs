@@ -13,13 +13,12 @@ const SLOW_AT: usize = 15;
 /// On the every-4 grid (position 8), so the loop meets a commit that does not build.
 const BROKEN_AT: usize = 9;
 
-/// The tests of this file take turns: the step is found from timings of a few runs a commit, and the other test's
-/// builds and runs on the same two CPUs made one grid commit read slow once (the first change point then sat in the
-/// wrong gap, and the narrowing measured that gap's ends). For the same reason the loop takes 5 runs a commit, not
-/// its default 3: with `stress-ng --cpu 1` beside it on this 2-CPU machine, 3 runs put the first change point in
-/// the wrong gap in 2 of 14 runs of this file (and a quiet run of the whole suite once failed on where the change point sat),
-/// 5 runs in none of 14.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+// The tests of this file hold the machine in turn (`common::quiet_machine`): the step is found from timings of a
+// few runs a commit, and the other test's builds and runs on the same two CPUs made one grid commit read slow once
+// (the first change point then sat in the wrong gap, and the narrowing measured that gap's ends). For the same
+// reason the loop takes 5 runs a commit, not its default 3: with `stress-ng --cpu 1` beside it on this 2-CPU
+// machine, 3 runs put the first change point in the wrong gap in 2 of 14 runs of this file (and a quiet run of the
+// whole suite once failed on where the change point sat), 5 runs in none of 14.
 
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
     common::make_slowdown_repo(dir, COMMITS, SLOW_AT, BROKEN_AT, 30)
@@ -47,7 +46,6 @@ fn shas_of(list: &serde_json::Value) -> Vec<String> {
 #[test]
 fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing() {
     let _machine = common::quiet_machine();
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path());
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
@@ -112,7 +110,7 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
 
 #[test]
 fn a_follow_pass_with_a_metric_the_job_does_not_have_fails_and_names_it() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, _) = make_repo(dir.path());
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
