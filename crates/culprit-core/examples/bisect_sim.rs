@@ -169,7 +169,8 @@ fn breakdown(args: &[String]) {
         }
     }
     let mut multiple = 0usize;
-    // (flagged, jobs) for the "builds differ" caveat: among jobs naming a commit, and among those naming a false one.
+    // (flagged, jobs) for the "builds differ" caveat: among jobs naming a commit, those naming a false one, and the
+    // inconclusive ones.
     let (mut spread_named, mut spread_false, mut spread_inconclusive) = ((0, 0), (0, 0), (0usize, 0usize));
     let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();

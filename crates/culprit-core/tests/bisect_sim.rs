@@ -105,4 +105,11 @@ fn layout_noise_is_a_fixed_offset_per_commit_on_the_same_run_to_run_noise() {
     let mean = offsets.iter().sum::<f64>() / offsets.len() as f64;
     let sd = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / (offsets.len() - 1) as f64).sqrt();
     assert!((sd / LAYOUT_SIGMA - 1.0).abs() < 0.2, "sd {sd} of {} offsets", offsets.len());
+    // `--layout-sigma` scales the same offsets: twice the spread gives every commit twice its offset.
+    let mut gaussian = Oracle::new(&history, Noise::Gaussian, noise_seed);
+    let mut doubled = Oracle::new(&history, Noise::Layout, noise_seed).with_layout_sigma(2.0 * LAYOUT_SIGMA);
+    for (commit, offset) in offsets.iter().enumerate() {
+        let twice = doubled.run(commit).unwrap() - gaussian.run(commit).unwrap();
+        assert!((twice - 2.0 * offset).abs() < 1e-9, "commit {commit}: {twice} against {offset}");
+    }
 }

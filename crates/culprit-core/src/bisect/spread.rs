@@ -28,7 +28,8 @@ const SPREAD_MIN_WITHIN_DOF: f64 = 8.0;
 pub struct BuildSpread {
     /// Commits with runs that took part in the test.
     pub commits: usize,
-    /// The estimated standard deviation of a commit's own offset, in the metric's units (method of moments).
+    /// The estimated standard deviation of a commit's own offset, in the metric's units (method of moments; the cap
+    /// on each commit's part of Q makes it an underestimate when commits differ by several standard errors).
     pub spread: f64,
     /// The run-to-run standard deviation within commits, in the metric's units, of the runs as the machine reads
     /// them (corrected for drift and load, outliers down-weighted), so it can be below a commit's raw spread.
@@ -94,9 +95,7 @@ impl Bisect {
             p_value,
         })
     }
-}
 
-impl Bisect {
     /// The most probable change location over the whole range, as an unconfirmed culprit: the split an inconclusive
     /// outcome's caveat is tested on.
     pub(super) fn most_probable_step(&self) -> Option<Culprit> {
@@ -141,11 +140,10 @@ impl BuildSpread {
         format!(
             "caution: tested commits on one side of the change differ by more than their runs explain (a spread of \
              {} between commits, where runs corrected for drift and load vary by {} within a commit; {} commits, p = \
-             {}). Per-build offsets such as \
-             code layout, or load that came and went, move levels this much, so a step a few times that size can \
-             be a build's own{compared}. Before acting on it, rebuild with a fixed function alignment \
-             (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y, or -falign-functions=64) and compare again (docs/kernel.md, \
-             \"Code layout\").",
+             {}). Per-build offsets such as code layout, or load that came and went, move levels this much, so a \
+             step a few times that size can be a build's own{compared}. Before acting on it, rebuild with a fixed \
+             function alignment (CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y, or -falign-functions=64) and compare \
+             again (docs/kernel.md, \"Code layout\").",
             amount(self.spread),
             amount(self.noise),
             self.commits,
