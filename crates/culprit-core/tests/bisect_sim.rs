@@ -105,6 +105,11 @@ fn layout_noise_is_a_fixed_offset_per_commit_on_the_same_run_to_run_noise() {
     let mean = offsets.iter().sum::<f64>() / offsets.len() as f64;
     let sd = (offsets.iter().map(|o| (o - mean).powi(2)).sum::<f64>() / (offsets.len() - 1) as f64).sqrt();
     assert!((sd / LAYOUT_SIGMA - 1.0).abs() < 0.2, "sd {sd} of {} offsets", offsets.len());
+    // The report says which spread it measured, and only for layout noise.
+    let report = run(&SimConfig { layout_sigma: 0.6, trials: 2, ..config.clone() });
+    assert_eq!(report.layout_sigma, Some(0.6));
+    assert!(report.render_table().contains("| Layout 0.6 sigma |"), "{}", report.render_table());
+    assert_eq!(run(&SimConfig { noise: Noise::Gaussian, trials: 2, ..config.clone() }).layout_sigma, None);
     // `--layout-sigma` scales the same offsets: twice the spread gives every commit twice its offset.
     let mut gaussian = Oracle::new(&history, Noise::Gaussian, noise_seed);
     let mut doubled = Oracle::new(&history, Noise::Layout, noise_seed).with_layout_sigma(2.0 * LAYOUT_SIGMA);

@@ -129,6 +129,9 @@ pub struct SimReport {
     pub commits: usize,
     pub steps: Vec<f64>,
     pub noise: Noise,
+    /// The spread of layout noise's per-commit offsets, in noise sigmas; present only for that noise kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_sigma: Option<f64>,
     pub untestable_frac: f64,
     pub trials: usize,
     pub seed: u64,
@@ -160,12 +163,16 @@ pub fn render_comparison(reports: &[SimReport]) -> String {
         } else {
             r.steps.iter().map(|s| format!("{s}")).collect::<Vec<_>>().join("+")
         };
+        let noise = match r.layout_sigma {
+            Some(sigma) => format!("{:?} {sigma} sigma", r.noise),
+            None => format!("{:?}", r.noise),
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {:?} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
+            "| {} | {} | {} | {} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
             r.strategy,
             r.commits,
             steps,
-            r.noise,
+            noise,
             r.untestable_frac * 100.0,
             r.trials,
             r.accuracy * 100.0,
@@ -457,6 +464,7 @@ pub fn run(config: &SimConfig) -> SimReport {
         commits: config.commits,
         steps: config.steps.clone(),
         noise: config.noise,
+        layout_sigma: (config.noise == Noise::Layout).then_some(config.layout_sigma),
         untestable_frac: config.untestable_frac,
         trials,
         seed: config.seed,
