@@ -664,6 +664,26 @@ fn a_difference_that_fades_while_locating_ends_not_reproduced_before_the_budget(
     assert!(result.runs < BisectConfig::default().max_runs, "{} runs", result.runs);
 }
 
+#[test]
+fn the_rest_of_a_series_is_tested_on_fresh_runs_so_a_burst_at_good_does_not_take_the_budget() {
+    // Two 3 sigma steps at 10 and 13 of 24 under bursts of load (trial 116 of seed 1). Commit 10 explained part of
+    // the change; the runs at good and at 9, some of them in a burst, then made (0, 9] differ, and its search spent
+    // the 600-run budget while (10, 24], which holds the second step, was never searched. Tested on fresh runs,
+    // (0, 9] holds no contributor, and the second step is found.
+    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
+    let config = SimConfig { commits: 24, steps: vec![3.0, 3.0], noise: Noise::Bursts, ..SimConfig::default() };
+    let (history, noise_seed, _) = trial(&config, 116);
+    let steps: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+    assert_eq!(steps, [10, 13], "the trial's history changed: the test does not test what it says");
+    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
+    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let part = result.log.iter().position(|e| e.decision.contains("explains part"));
+    assert!(part.is_some(), "commit 10 no longer explains only part here: {:?}", result.log.last());
+    assert!(result.log.iter().any(|e| e.decision == "no further contributor in (0, 9]"), "{:#?}", result.log);
+    assert_eq!(result.named, steps, "after {} runs", result.runs);
+    assert!(result.runs < BisectConfig::default().max_runs, "{} runs", result.runs);
+}
+
 /// Builds that differ: commits on each side of a step at 20 of 41, `runs` runs each of unit noise, each commit
 /// offset by `offset` times a standard normal of its own. The caveat is set exactly when the offsets are there
 /// and the runs within commits can tell the noise, and its spread estimates the offsets' standard deviation.
