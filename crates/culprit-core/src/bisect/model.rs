@@ -155,6 +155,11 @@ impl Moments {
     pub fn minus(&self, other: &Moments) -> Moments {
         Moments { w: self.w - other.w, y: self.y - other.y, yy: self.yy - other.yy }
     }
+
+    /// The weighted sum of squares of the runs about their own mean.
+    pub fn squares_about_mean(&self) -> f64 {
+        self.yy - self.y * self.y / self.w
+    }
 }
 
 /// The fit of "every run before the change sits at one level, every run after at another", with its marginal
@@ -193,7 +198,7 @@ pub fn fit_levels(before: &Moments, after: &Moments) -> Option<LevelsFit> {
     if !(w0 > 0.0 && w1 > 0.0) || n <= LEVEL_PARAMETERS + 0.5 {
         return None;
     }
-    let total = (before.yy - before.y * before.y / w0) + (after.yy - after.y * after.y / w1);
+    let total = before.squares_about_mean() + after.squares_about_mean();
     let scale = (before.yy + after.yy).abs().max(1e-300);
     // A floor keeps identical values (a constant benchmark) from taking the log of zero; it is the same for every
     // partition of the same runs, so their evidences stay comparable.
@@ -226,7 +231,7 @@ pub fn levels_log_evidence(groups: &[Moments]) -> Option<(f64, f64)> {
     if n <= k + 0.5 {
         return None;
     }
-    let residual: f64 = groups.iter().map(|g| g.yy - g.y * g.y / g.w).sum();
+    let residual: f64 = groups.iter().map(Moments::squares_about_mean).sum();
     let scale: f64 = groups.iter().map(|g| g.yy.abs()).sum::<f64>().max(1e-300);
     let residual = residual.max(1e-14 * scale);
     let half_dof = 0.5 * (n - k);

@@ -63,7 +63,7 @@ impl Bisect {
         let moments = self.commit_moments(&members, self.drift());
         let (mut within, mut within_dof) = (0.0, 0.0);
         for m in moments.iter().filter(|m| m.w > 1.0) {
-            within += m.yy - m.y * m.y / m.w;
+            within += m.squares_about_mean();
             within_dof += m.w - 1.0;
         }
         if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
