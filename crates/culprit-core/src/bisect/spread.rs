@@ -55,7 +55,7 @@ impl Bisect {
             culprits
                 .iter()
                 .filter(|k| !k.located)
-                .any(|k| c != k.commit && self.topology.segment(k.after, k.commit).contains(&c))
+                .any(|k| c != k.commit && self.topology.in_segment(c, k.after, k.commit))
         };
         let members: Vec<usize> = (0..self.values.len())
             .filter(|&c| !self.untestable[c] && !self.values[c].is_empty() && !inside_a_range(c))
