@@ -119,7 +119,7 @@ fn trace(args: &[String]) {
     // The trial `seed` of `culprit sim --seed S` (S from the flags, default 1): the same history and noise.
     let (history, noise_seed, _) = trial(&config, seed);
     say!("steps {:?}", history.steps);
-    let mut oracle = Oracle::new(&history, config.noise, noise_seed).with_layout_sigma(config.layout_sigma);
+    let mut oracle = Oracle::for_config(&history, &config, noise_seed);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
     for entry in &result.log {
         say!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
@@ -179,7 +179,7 @@ fn breakdown(args: &[String]) {
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
-        let mut oracle = Oracle::new(&history, config.noise, noise_seed).with_layout_sigma(config.layout_sigma);
+        let mut oracle = Oracle::for_config(&history, &config, noise_seed);
         let result = run_culprit(&history, &mut oracle, &bisect_config);
         if result.status == culprit_core::bisect::Status::Multiple {
             multiple += 1;

@@ -293,6 +293,11 @@ impl<'a> Oracle<'a> {
         Some(value)
     }
 
+    /// The oracle of a simulation's trial: its noise kind, and its layout offsets at the configured spread.
+    pub fn for_config(history: &'a History, config: &SimConfig, seed: u64) -> Oracle<'a> {
+        Oracle::new(history, config.noise, seed).with_layout_sigma(config.layout_sigma)
+    }
+
     /// The same oracle with [`Noise::Layout`]'s offsets scaled to `sigma` noise sigmas instead of [`LAYOUT_SIGMA`]
     /// (the same draws, so a study across sizes compares like with like).
     pub fn with_layout_sigma(mut self, sigma: f64) -> Oracle<'a> {
@@ -407,9 +412,8 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
 }
 
 fn run_strategy(config: &SimConfig, history: &History, seed: u64) -> TrialResult {
-    let (strategy, noise) = (config.strategy, config.noise);
-    let mut oracle = Oracle::new(history, noise, seed).with_layout_sigma(config.layout_sigma);
-    match strategy {
+    let mut oracle = Oracle::for_config(history, config, seed);
+    match config.strategy {
         Strategy::Culprit => run_culprit(history, &mut oracle, &BisectConfig::default()),
         Strategy::Fixed => baselines::fixed(history, &mut oracle),
         Strategy::Pinpoint => baselines::pinpoint(history, &mut oracle),
