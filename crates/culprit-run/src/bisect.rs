@@ -111,6 +111,8 @@ pub struct Driver<'a> {
     /// Seconds spent per build and per run, measured.
     pub build_seconds: Vec<f64>,
     pub run_seconds: Vec<f64>,
+    /// The session's runs that were stored when [`Driver::drive`] began and replayed into the machine.
+    replayed: usize,
 }
 
 impl<'a> Driver<'a> {
@@ -141,6 +143,7 @@ impl<'a> Driver<'a> {
             interrupt,
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
+            replayed: 0,
         })
     }
 
@@ -312,10 +315,16 @@ impl<'a> Driver<'a> {
         Ok(Some((id, record)))
     }
 
+    /// The session's runs that the last [`Driver::drive`] found stored and replayed before it ran anything.
+    pub fn replayed(&self) -> usize {
+        self.replayed
+    }
+
     /// Drives the machine to its outcome (or an interruption), starting from the stored samples.
     pub fn drive<F: FnMut(Event<'_>)>(&mut self, observe: &mut F) -> Result<Ended, DriverError> {
         let nodes = commit_nodes(&self.range);
         let samples = self.stored_samples()?;
+        self.replayed = samples.len();
         for &(index, sample) in &samples {
             if matches!(sample, Sample::Value(_)) {
                 self.succeeded[index] += 1;

@@ -414,14 +414,12 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
-    let shown = Presentation { json: args.json, profile: args.profile, started, continued_after: 0 };
+    let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
     drive(store, session, config, range, job, shown)
 }
 
 fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize) -> Result<ExitCode> {
     let started = Instant::now();
-    // Its earlier runs took time this command did not see: the summary says which time it shows.
-    let stored_before = store.bisect_session_runs(session)?.len();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
@@ -435,7 +433,7 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     }
     let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
-    drive(store, session, config, range, job, Presentation { json, profile, started, continued_after: stored_before })
+    drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
 }
 
 /// How this command shows a session it drives, and what its summary's time covers.
@@ -444,8 +442,10 @@ struct Presentation {
     profile: usize,
     /// When the command started (a new session's probe runs at good and bad included).
     started: Instant,
-    /// The runs the session had stored when this command took it up: none for a session it started.
-    continued_after: usize,
+    /// Whether this command took up a session an earlier one had started: its stored runs took time this command
+    /// did not see, and the summary says which time it shows. (A session this command started may hold its first
+    /// probe run already, which is not a run it continued after.)
+    resumed: bool,
 }
 
 fn drive(
@@ -456,11 +456,11 @@ fn drive(
     job: JobRun,
     shown: Presentation,
 ) -> Result<ExitCode> {
-    let Presentation { json, profile, started, continued_after } = shown;
+    let Presentation { json, profile, started, resumed } = shown;
     let interrupt = interrupt_flag();
     let root = worktree_root(&config.repo, &format!("session-{session}"));
     let bar = progress_bar();
-    let ended = {
+    let (ended, continued_after) = {
         let mut observe = observer(&bar);
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), &root, interrupt)?;
@@ -470,7 +470,7 @@ fn drive(
         if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
             profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
         }
-        ended
+        (ended, if resumed { driver.replayed() } else { 0 })
     };
     bar.finish_and_clear();
     match ended {
