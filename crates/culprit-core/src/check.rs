@@ -6,6 +6,11 @@
 //! both references). The log likelihood ratio of "like bad" against "like good" is summed over the commit's runs;
 //! the test stops as soon as it passes `ln(1/error)` either way. With well-separated references this takes a few
 //! runs; with close ones, more, up to the caller's budget.
+//!
+//! References measured earlier describe the machine as it was then. [`classify_interleaved`] takes fresh
+//! reference runs, measured between the commit's own, as well: while they agree with the stored ones they are
+//! pooled with them; when their offset from the stored centres is [`MOVED_Z`] standard errors or more, the machine
+//! has moved (load came or went, the clock changed) and the commit is judged against the fresh references alone.
 
 use crate::stats;
 use serde::{Deserialize, Serialize};
@@ -31,6 +36,10 @@ pub struct CheckDecision {
     pub bad_center: f64,
     pub scale: f64,
     pub reason: String,
+    /// How far fresh reference runs sat from the stored references' centres (their mean offset, in the metric's
+    /// unit) when that was [`MOVED_Z`] standard errors or more: the commit was then judged against the fresh ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moved: Option<f64>,
 }
 
 /// Student-t degrees of freedom of the run model.
@@ -59,6 +68,87 @@ fn mad_scale(xs: &[f64], center: f64) -> Option<f64> {
     stats::median(&deviations).map(|m| 1.4826 * m)
 }
 
+/// The references' common scale: the root mean square of both sides' robust scales, floored so perfectly
+/// repeatable references (identical values) still give a finite density.
+fn pooled_scale(good: &[f64], g: f64, bad: &[f64], b: f64) -> f64 {
+    let scale_g = mad_scale(good, g).unwrap_or(0.0);
+    let scale_b = mad_scale(bad, b).unwrap_or(0.0);
+    let floor = 1e-9 * g.abs().max(b.abs()).max(1e-12);
+    ((scale_g * scale_g + scale_b * scale_b) / 2.0).sqrt().max(floor)
+}
+
+/// How many standard errors fresh reference runs may sit from the stored references' centres before the check
+/// says the machine has moved (a diagnostic: the correction below applies whatever the offset).
+pub const MOVED_Z: f64 = 3.0;
+
+/// Classifies `current` against references: `stored_good` and `stored_bad` measured before this check, and
+/// `fresh_good` and `fresh_bad` measured during it, interleaved with `current`. The machine may have moved since the
+/// stored runs (load came or went, the clock changed): the fresh runs' mean offset from the stored centres, over
+/// both sides, estimates by how much, and `current` is judged after subtracting it. The offset is known only to
+/// within `scale / sqrt(k)` for `k` fresh runs, an error shared by all `n` runs of the commit, so the evidence is
+/// weighted by `k / (k + n)`: for normal runs that is the exact likelihood ratio of the commit's corrected mean,
+/// whose variance is `scale^2 / n + scale^2 / k`. Without fresh runs this is [`classify_among`].
+pub fn classify_interleaved(
+    stored_good: &[f64],
+    stored_bad: &[f64],
+    fresh_good: &[f64],
+    fresh_bad: &[f64],
+    current: &[f64],
+    error: f64,
+    candidates: usize,
+) -> CheckDecision {
+    let finite = |xs: &[f64]| xs.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
+    let (fresh_good, fresh_bad, current) = (finite(fresh_good), finite(fresh_bad), finite(current));
+    let fresh = fresh_good.len() + fresh_bad.len();
+    let stored = classify_among(stored_good, stored_bad, &[], error, candidates);
+    if fresh == 0 || stored.verdict != CheckVerdict::Undecided || stored.scale.is_nan() {
+        // No fresh runs, too few stored ones, or stored references that do not separate: the stored test says so.
+        return classify_among(stored_good, stored_bad, &current, error, candidates);
+    }
+    let (g, b, scale) = (stored.good_center, stored.bad_center, stored.scale);
+    let offset =
+        (fresh_good.iter().map(|x| x - g).sum::<f64>() + fresh_bad.iter().map(|x| x - b).sum::<f64>()) / fresh as f64;
+    // The diagnostic's standard error counts the stored centres' own (a median's variance is about pi/2 times the
+    // mean's); the correction's weight below does not, as the stored test itself takes its centres as known.
+    let share = |side: &[f64], stored: &[f64]| {
+        let f = side.len() as f64 / fresh as f64;
+        f * f * std::f64::consts::FRAC_PI_2 / stored.iter().filter(|x| x.is_finite()).count().max(1) as f64
+    };
+    let variance = 1.0 / fresh as f64 + share(&fresh_good, stored_good) + share(&fresh_bad, stored_bad);
+    let z = offset / (scale * variance.sqrt());
+    let weight = fresh as f64 / (fresh + current.len()).max(1) as f64;
+    let log_ratio = weight
+        * current
+            .iter()
+            .map(|&x| t_log_density(x - offset, b, scale) - t_log_density(x - offset, g, scale))
+            .sum::<f64>();
+    let threshold = (1.0 / error.clamp(1e-9, 0.5)).ln();
+    let verdict = if log_ratio >= threshold {
+        CheckVerdict::Bad
+    } else if log_ratio <= -threshold {
+        CheckVerdict::Good
+    } else {
+        CheckVerdict::Undecided
+    };
+    let moved = (z.abs() >= MOVED_Z).then_some(offset);
+    let offset_text = match moved {
+        Some(_) => format!(
+            "the machine has moved since the stored references: {fresh} fresh reference run(s) sit {offset:+.6} from \
+             them ({:+.1}% of good, {z:+.1} standard errors)",
+            100.0 * offset / g.abs().max(1e-12)
+        ),
+        None => {
+            format!("{fresh} fresh reference run(s) sit {offset:+.6} from the stored ones ({z:+.1} standard errors)")
+        }
+    };
+    let reason = format!(
+        "{offset_text}; {} run(s) corrected for it give log likelihood ratio {log_ratio:+.2} (bad vs good, weight \
+         {weight:.2} for the offset's error; decides at ±{threshold:.2}); good {g:.6}, bad {b:.6}, scale {scale:.6}",
+        current.len()
+    );
+    CheckDecision { verdict, log_ratio, good_center: g, bad_center: b, scale, reason, moved }
+}
+
 /// Classifies `current` against the `good` and `bad` references. `error` is the accepted chance of a wrong
 /// verdict on either side (e.g. 0.01). Non-finite values are ignored.
 pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> CheckDecision {
@@ -81,6 +171,7 @@ pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, ca
         bad_center: stats::median(&bad).unwrap_or(f64::NAN),
         scale: f64::NAN,
         reason,
+        moved: None,
     };
     if good.len() < MIN_REFERENCE_RUNS || bad.len() < MIN_REFERENCE_RUNS {
         return undecided(
@@ -91,11 +182,7 @@ pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, ca
     let (Some(g), Some(b)) = (stats::median(&good), stats::median(&bad)) else {
         return undecided(CheckVerdict::Undecided, "no reference values".into());
     };
-    let scale_g = mad_scale(&good, g).unwrap_or(0.0);
-    let scale_b = mad_scale(&bad, b).unwrap_or(0.0);
-    // Pooled scale, floored so perfectly repeatable references (identical values) still give a finite density.
-    let floor = 1e-9 * g.abs().max(b.abs()).max(1e-12);
-    let scale = ((scale_g * scale_g + scale_b * scale_b) / 2.0).sqrt().max(floor);
+    let scale = pooled_scale(&good, g, &bad, b);
     // Mann-Whitney's smallest two-sided p at 5 runs a side is 0.0079, so even the first look of the fewest default
     // references can pass 0.05 / 3.
     let separated = stats::mann_whitney_u(&good, &bad).map(|m| m.p).unwrap_or(1.0) <= 0.05 / tests
@@ -107,6 +194,7 @@ pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, ca
             good_center: g,
             bad_center: b,
             scale,
+            moved: None,
             reason: if candidates > 1.0 {
                 format!(
                     "good ({g:.6}) and bad ({b:.6}) do not differ significantly over their reference runs, for a \
@@ -130,7 +218,7 @@ pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, ca
         "{} run(s) give log likelihood ratio {log_ratio:+.2} (bad vs good; decides at ±{threshold:.2}); good {g:.6}, bad {b:.6}, scale {scale:.6}",
         current.len()
     );
-    CheckDecision { verdict, log_ratio, good_center: g, bad_center: b, scale, reason }
+    CheckDecision { verdict, log_ratio, good_center: g, bad_center: b, scale, reason, moved: None }
 }
 
 #[cfg(test)]
@@ -211,6 +299,101 @@ mod tests {
         assert!(decided >= (trials - inseparable) * 9 / 10, "decided {decided} of {}", trials - inseparable);
         // Reference noise (10 runs a side) adds error beyond the nominal 1%; 4% bounds it with margin.
         assert!(wrong <= trials * 4 / 100, "wrong {wrong} of {trials}");
+    }
+
+    #[test]
+    fn a_moved_machine_is_corrected_for_by_fresh_references() {
+        let good = [10.0, 10.1, 9.9, 10.05, 9.95];
+        let bad = [13.0, 13.1, 12.9, 13.05, 12.95];
+        // The machine is now 30% slower: a good commit reads like the stored bad runs.
+        let current = [13.0, 13.05];
+        assert_eq!(classify(&good, &bad, &current, 0.01).verdict, CheckVerdict::Bad, "stored references alone");
+        let corrected = classify_interleaved(&good, &bad, &[13.0], &[], &current, 0.01, 1);
+        assert_eq!(corrected.verdict, CheckVerdict::Good, "{}", corrected.reason);
+        assert!(corrected.moved.is_some_and(|m| (m - 3.0).abs() < 1e-9), "{corrected:?}");
+        assert!(corrected.reason.contains("the machine has moved"), "{}", corrected.reason);
+        // One fresh run weighs as much as it knows: against a commit's many runs, the evidence is a third of theirs.
+        let weighed = classify_interleaved(&good, &bad, &[10.0], &[], &[10.0, 10.05], 0.01, 1);
+        let alone = classify(&good, &bad, &[10.0, 10.05], 0.01);
+        assert!((weighed.log_ratio - alone.log_ratio / 3.0).abs() < 1e-9, "{weighed:?} {alone:?}");
+        // Fresh runs where the stored ones are: no move reported, the verdict of the stored test.
+        let agree = classify_interleaved(&good, &bad, &[10.02], &[12.98], &[10.0, 10.02], 0.01, 1);
+        assert_eq!(agree.verdict, CheckVerdict::Good, "{}", agree.reason);
+        assert_eq!(agree.moved, None);
+        // No fresh runs: exactly the stored test; stored references that do not separate: the stored answer.
+        assert_eq!(
+            classify_interleaved(&good, &bad, &[], &[], &current, 0.01, 1),
+            classify(&good, &bad, &current, 0.01)
+        );
+        let same = classify_interleaved(&good, &good, &[10.0], &[10.0], &current, 0.01, 1);
+        assert_eq!(same.verdict, CheckVerdict::NoDifference);
+    }
+
+    /// A check as `culprit check` runs it, on references 3 sigma apart (drawn again until they separate, as a check
+    /// measures more of them until they do): a fresh reference run (good and bad in turn) before each run of the
+    /// commit, decided after every run, at most 20 runs of the commit, on a machine that moved by `shift` since the
+    /// references. Returns the verdicts and the runs of the commit: with fresh references, and from the stored ones
+    /// alone.
+    fn interleaved_check(rng: &mut Rng, truth_bad: bool, shift: f64) -> ((CheckVerdict, usize), (CheckVerdict, usize)) {
+        let (good, bad) = loop {
+            let (good, bad) = (normal(rng, 0.0, 1.0, 5), normal(rng, 3.0, 1.0, 5));
+            if classify(&good, &bad, &[], 0.01).verdict != CheckVerdict::NoDifference {
+                break (good, bad);
+            }
+        };
+        let (mut fresh_good, mut fresh_bad, mut current) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut verdict, mut stored_only) = (CheckVerdict::Undecided, CheckVerdict::Undecided);
+        let (mut runs, mut stored_runs) = (0, 0);
+        for round in 0..20 {
+            if round % 2 == 0 {
+                fresh_good.push(shift + rng.normal());
+            } else {
+                fresh_bad.push(shift + 3.0 + rng.normal());
+            }
+            current.push(shift + if truth_bad { 3.0 } else { 0.0 } + rng.normal());
+            if stored_only == CheckVerdict::Undecided {
+                stored_only = classify(&good, &bad, &current, 0.01).verdict;
+                stored_runs = current.len();
+            }
+            if verdict == CheckVerdict::Undecided {
+                verdict = classify_interleaved(&good, &bad, &fresh_good, &fresh_bad, &current, 0.01, 1).verdict;
+                runs = current.len();
+            }
+            if verdict != CheckVerdict::Undecided && stored_only != CheckVerdict::Undecided {
+                break;
+            }
+        }
+        ((verdict, runs), (stored_only, stored_runs))
+    }
+
+    #[test]
+    fn interleaved_fresh_references_keep_verdicts_right_when_the_machine_moves_between_checks() {
+        // The machine moved by 2.5 sigma between the references and the check (the flake of the end-to-end test:
+        // a commit 30% slower read as good), by 1 sigma, or not at all.
+        let mut rng = Rng::new(21);
+        let trials = 1000;
+        for shift in [0.0, 1.0, 2.5, -2.5] {
+            let (mut wrong, mut stored_wrong, mut runs, mut stored_runs) = (0, 0, 0, 0);
+            for t in 0..trials {
+                let truth_bad = t % 2 == 1;
+                let want = if truth_bad { CheckVerdict::Bad } else { CheckVerdict::Good };
+                let ((verdict, n), (stored_only, stored_n)) = interleaved_check(&mut rng, truth_bad, shift);
+                wrong += usize::from(verdict != want);
+                stored_wrong += usize::from(stored_only != want);
+                runs += n;
+                stored_runs += stored_n;
+            }
+            // 1.5% bounds the wrong or undecided checks with margin (seed 21: 2 to 8 in 1,000 at every shift).
+            assert!(wrong <= trials * 15 / 1000, "shift {shift}: wrong or undecided in {wrong} of {trials}");
+            // The price: about 4.4 runs of the commit and as many of the references, where the stored test needs
+            // 2.5 to 3.6.
+            assert!(runs <= trials * 6, "shift {shift}: {runs} runs of the commit in {trials} checks");
+            if shift.abs() > 2.0 {
+                // The stored references alone read every commit as bad (+2.5) or as good (-2.5): half are wrong.
+                assert!(stored_wrong >= trials * 40 / 100, "shift {shift}: stored test wrong in {stored_wrong}");
+            }
+            eprintln!("shift {shift}: wrong {wrong} in {runs} runs; stored alone {stored_wrong} in {stored_runs}");
+        }
     }
 
     /// Runs the looks a check makes (5, 10, 20 runs a side, each look's runs extending the last) and says at which

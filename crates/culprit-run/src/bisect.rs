@@ -128,8 +128,23 @@ impl<'a> Driver<'a> {
         interrupt: Arc<AtomicBool>,
     ) -> Result<Driver<'a>, DriverError> {
         let worktrees = Worktrees::new(&config.repo, worktree_root, 4)?;
+        Ok(Self::with_worktrees(store, session, config, range, job, context, worktrees, interrupt))
+    }
+
+    /// A driver over worktrees made by the caller ([`Worktrees::kept`] ones, say, which outlive it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_worktrees(
+        store: &'a mut dyn Store,
+        session: Option<SessionId>,
+        config: SessionConfig,
+        range: Vec<RangeCommit>,
+        job: JobRun,
+        context: RunContext,
+        worktrees: Worktrees,
+        interrupt: Arc<AtomicBool>,
+    ) -> Driver<'a> {
         let n = range.len();
-        Ok(Driver {
+        Driver {
             store,
             session,
             config,
@@ -144,7 +159,7 @@ impl<'a> Driver<'a> {
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
             replayed: 0,
-        })
+        }
     }
 
     /// The samples already stored for this session, in the order they were taken.
@@ -238,6 +253,7 @@ impl<'a> Driver<'a> {
                     }
                 }
             }
+            self.worktrees.mark_built(&sha);
             self.deployed = None;
         }
         if self.deployed != Some(index) {

@@ -3,6 +3,8 @@
 //! Each tested commit gets a detached worktree of its own under the bisect's work directory, built once and kept
 //! while it is among the most recently used, so runs interleaved between commits (a, b, a, b) need no rebuild. The
 //! oldest worktrees are removed past a limit to bound disk use; a commit whose worktree was removed is built again.
+//! Kept worktrees ([`Worktrees::kept`], for `culprit check`'s references) outlive the process: each one whose build
+//! finished is marked, and the next process reuses it instead of building again.
 
 use crate::git::{git, GitError};
 use std::collections::VecDeque;
@@ -16,6 +18,9 @@ pub struct Worktrees {
     limit: usize,
     /// Commits with a live worktree, least recently used first.
     live: VecDeque<String>,
+    /// For kept worktrees, what a finished build is marked with (the build command): the worktrees stay when the
+    /// process ends, and one marked with the same text is reused as built.
+    kept: Option<String>,
 }
 
 /// A worktree ready for a commit: whether it was just created (and so needs building).
@@ -34,7 +39,13 @@ impl Worktrees {
             dir: root.display().to_string(),
             stderr: format!("cannot create the worktree directory: {e}"),
         })?;
-        let trees = Worktrees { repo: repo.to_path_buf(), root: root.to_path_buf(), limit: limit.max(2), live: VecDeque::new() };
+        let trees = Worktrees {
+            repo: repo.to_path_buf(),
+            root: root.to_path_buf(),
+            limit: limit.max(2),
+            live: VecDeque::new(),
+            kept: None,
+        };
         // Worktrees left by an earlier process (a crash, a resume) are stale as far as builds go: remove them.
         let _ = git(&trees.repo, &["worktree", "prune"]);
         if let Ok(entries) = std::fs::read_dir(root) {
@@ -48,11 +59,83 @@ impl Worktrees {
         Ok(trees)
     }
 
+    /// Worktrees that stay when this process ends, for commits measured again by later processes (the references
+    /// of `culprit check`, one process per step of `git bisect run`). A worktree left by an earlier process is
+    /// reused when its build finished with the same `build` command (marked by [`Worktrees::mark_built`]); any
+    /// other is removed, since a build cut short or made by another command is stale.
+    pub fn kept(repo: &Path, root: &Path, limit: usize, build: Option<&str>) -> Result<Worktrees, GitError> {
+        std::fs::create_dir_all(root).map_err(|e| GitError::Failed {
+            args: "worktree".into(),
+            dir: root.display().to_string(),
+            stderr: format!("cannot create the worktree directory: {e}"),
+        })?;
+        let mark = build.unwrap_or_default().to_string();
+        let mut trees = Worktrees {
+            repo: repo.to_path_buf(),
+            root: root.to_path_buf(),
+            limit: limit.max(2),
+            live: VecDeque::new(),
+            kept: Some(mark.clone()),
+        };
+        let _ = git(&trees.repo, &["worktree", "prune"]);
+        let mut reused = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(root) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if !path.is_dir() {
+                    continue;
+                }
+                let marker = Self::marker_of(&path);
+                let built = std::fs::read_to_string(&marker).ok().and_then(|text| {
+                    let (sha, command) = text.split_once('\n')?;
+                    (command == mark && path.join(".git").exists()).then(|| sha.to_string())
+                });
+                match built {
+                    Some(sha) => reused.push(sha),
+                    None => {
+                        trees.remove_dir(&path);
+                        let _ = std::fs::remove_file(&marker);
+                    }
+                }
+            }
+        }
+        reused.sort();
+        trees.live.extend(reused);
+        Ok(trees)
+    }
+
+    /// Where a kept worktree's build mark is: beside it, so the build never sees it.
+    fn marker_of(dir: &Path) -> PathBuf {
+        dir.with_extension("built")
+    }
+
+    /// Marks `sha`'s kept worktree as built, for later processes; does nothing for worktrees that are not kept.
+    pub fn mark_built(&self, sha: &str) {
+        if let Some(mark) = &self.kept {
+            let _ = std::fs::write(Self::marker_of(&self.dir_for(sha)), format!("{sha}\n{mark}"));
+        }
+    }
+
+    /// Removes every kept worktree under `root` and the directory itself: the references of another bisect.
+    pub fn discard(repo: &Path, root: &Path) {
+        if let Ok(entries) = std::fs::read_dir(root) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    let _ = git(repo, &["worktree", "remove", "--force", &path.display().to_string()]);
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(root);
+        let _ = git(repo, &["worktree", "prune"]);
+    }
+
     fn dir_for(&self, sha: &str) -> PathBuf {
         self.root.join(&sha[..sha.len().min(12)])
     }
 
     fn remove_dir(&self, dir: &Path) {
+        let _ = std::fs::remove_file(Self::marker_of(dir));
         let dir_text = dir.display().to_string();
         if git(&self.repo, &["worktree", "remove", "--force", &dir_text]).is_err() {
             let _ = std::fs::remove_dir_all(dir);
@@ -97,6 +180,9 @@ impl Worktrees {
 
 impl Drop for Worktrees {
     fn drop(&mut self) {
+        if self.kept.is_some() {
+            return;
+        }
         self.remove_all();
         // The root is per process for probes, checks and try-fix (`probe-<pid>`), so leaving it would add an empty
         // directory under the user's .git/culprit with every command. `remove_dir` only removes it when empty.
@@ -128,6 +214,36 @@ mod tests {
         assert_eq!(std::fs::read_to_string(repo.path().join("file.txt")).unwrap(), "2\n");
         drop(trees);
         assert!(!root.path().exists(), "the worktrees and their emptied root are removed");
+    }
+
+    #[test]
+    fn kept_worktrees_outlive_the_process_and_are_reused_only_when_built_by_the_same_command() {
+        let (repo, shas) = repo_with_commits(2);
+        let root = tempfile::tempdir().unwrap();
+        let refs = root.path().join("refs");
+        let mut trees = Worktrees::kept(repo.path(), &refs, 2, Some("make")).unwrap();
+        let good = trees.checkout(&shas[0]).unwrap();
+        assert!(good.fresh);
+        trees.mark_built(&shas[0]);
+        // The second was checked out but its build never finished (no mark).
+        assert!(trees.checkout(&shas[1]).unwrap().fresh);
+        std::fs::write(good.dir.join("built-output"), "from make").unwrap();
+        drop(trees);
+        assert!(good.dir.join("built-output").exists(), "kept worktrees stay when the process ends");
+        let mut again = Worktrees::kept(repo.path(), &refs, 2, Some("make")).unwrap();
+        assert!(!again.checkout(&shas[0]).unwrap().fresh, "a marked build is reused");
+        assert!(good.dir.join("built-output").exists());
+        assert!(again.checkout(&shas[1]).unwrap().fresh, "an unmarked one is made again");
+        drop(again);
+        // Another build command: nothing is reused.
+        let mut other = Worktrees::kept(repo.path(), &refs, 2, Some("make -j2")).unwrap();
+        assert!(other.checkout(&shas[0]).unwrap().fresh);
+        assert!(!good.dir.join("built-output").exists());
+        drop(other);
+        Worktrees::discard(repo.path(), &refs);
+        assert!(!refs.exists());
+        let list = git(repo.path(), &["worktree", "list"]).unwrap();
+        assert_eq!(list.lines().count(), 1, "only the main worktree is left: {list}");
     }
 
     #[test]

@@ -263,7 +263,8 @@ pub struct SimArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// A commit without the change (reference runs are measured once in a worktree and stored).
+    /// A commit without the change (its reference runs are measured in a worktree and stored; the worktree is kept
+    /// for fresh reference runs at later checks).
     #[arg(long)]
     pub good: String,
     /// A commit with the change.
@@ -292,6 +293,11 @@ pub struct CheckArgs {
     /// Most runs of the checked-out commit before deciding by the sign of the evidence.
     #[arg(long, default_value_t = 20)]
     pub max_runs: usize,
+    /// Judge the commit against the stored reference runs alone, with no fresh reference runs between its own (and
+    /// the references' worktrees removed once measured): half the runs, but a machine whose speed changed since
+    /// the references (load that came or went) can flip a verdict.
+    #[arg(long)]
+    pub stored_references: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

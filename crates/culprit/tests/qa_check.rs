@@ -155,3 +155,70 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
     assert!(aborts_git_bisect(&again), "{again_stderr}");
     assert!(!again_stderr.contains("measuring"), "{again_stderr}");
 }
+
+/// A machine that became 30% slower between the reference runs and a later check (load that came), on numbers that
+/// do not depend on this machine: each run prints the commit's `file` times the speed in `speed` (percent), plus
+/// noise of about 0.5 from a fixed sequence. Judged on the stored references alone, good then reads as bad; the
+/// fresh reference runs taken between the commit's own correct for the move. Their worktrees are kept between
+/// checks, so good and bad are built once for all of them.
+#[test]
+fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_reference_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo);
+    for (value, subject) in [("100", "good"), ("130", "bad: 30% more work")] {
+        std::fs::write(repo.join("file"), format!("{value}\n")).unwrap();
+        git(&repo, &["add", "file"]);
+        git(&repo, &["commit", "-q", "-m", subject]);
+    }
+    let (speed, count) = (dir.path().join("speed"), dir.path().join("count"));
+    std::fs::write(&speed, "100\n").unwrap();
+    let script = dir.path().join("measure.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n\
+             awk -v n=\"$n\" -v f=\"$(cat file)\" -v p=\"$(cat {speed})\" 'BEGIN {{ split(\"0.5 -0.3 0.1 -0.6 0.4 -0.2 \
+             0.6 -0.4\", z, \" \"); printf \"value: %.2f\\n\", f * p / 100 + z[n % 8 + 1] }}'\n",
+            count = count.display(),
+            speed = speed.display()
+        ),
+    )
+    .unwrap();
+    let job = dir.path().join("job.yaml");
+    let yaml = format!("suite: speed\ncommand:\n  cmd: sh {}\n  capture.value: 'value: ([0-9.]+)'\n", script.display());
+    std::fs::write(&job, yaml).unwrap();
+    let builds = dir.path().join("builds");
+    let build = format!("echo built >> {}", builds.display());
+    let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
+    let args = [&args[..], &["--build", &build]].concat();
+    git(&repo, &["checkout", "-q", "main~1"]);
+    let built = || std::fs::read_to_string(&builds).unwrap_or_default().lines().count();
+
+    // The first check measures the references (and builds good and bad in kept worktrees) on the machine as it is.
+    let first = check(&repo, &args);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(first.status.code(), Some(0), "good: {stderr}");
+    assert_eq!(built(), 3, "good, bad and the checkout: {stderr}");
+    assert!(!stderr.contains("the machine has moved"), "{stderr}");
+
+    // Now the machine is 30% slower.
+    std::fs::write(&speed, "130\n").unwrap();
+    let stored_only = check(&repo, &[&args[..], &["--stored-references"]].concat());
+    let stderr = String::from_utf8_lossy(&stored_only.stderr);
+    assert_eq!(stored_only.status.code(), Some(1), "the stored references alone read good as bad: {stderr}");
+    let fresh = check(&repo, &args);
+    let stderr = String::from_utf8_lossy(&fresh.stderr);
+    assert_eq!(fresh.status.code(), Some(0), "good, corrected for the move: {stderr}");
+    assert!(stderr.contains("the machine has moved since the stored references"), "{stderr}");
+    assert_eq!(built(), 5, "the checkout twice more; good and bad were not built again: {stderr}");
+    let refs = repo.join(".git/culprit");
+    let kept: Vec<String> = std::fs::read_dir(&refs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("check-refs-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

@@ -1,19 +1,25 @@
 //! `culprit check`: one step of `git bisect run`. Measures the checked-out commit until its runs are decisively
 //! like good's or like bad's, and exits 0 (good), 1 (bad) or 125 (untestable: the build or a run failed).
 //!
-//! Reference runs of good and bad are measured once, in worktrees, and stored; later checks of the same bisect reuse
-//! them from the store; references that do not separate at first get more runs (up to two doublings). The decision
-//! is `culprit_core::check::classify_among`, a sequential likelihood-ratio test.
+//! Reference runs of good and bad are measured in worktrees and stored; later checks of the same bisect reuse them
+//! from the store; references that do not separate at first get more runs (up to two doublings). The references'
+//! worktrees are kept (built once, under `.git/culprit/check-refs-GOOD-BAD`, until a check of another pair), and
+//! every run of the checked-out commit follows a fresh run of good or bad, so a machine that has moved since the
+//! stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential likelihood-ratio test).
+//! `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
 
 use crate::cli::CheckArgs;
 use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
 use anyhow::{bail, Context, Result};
-use culprit_core::check::{classify_among, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS};
+use culprit_core::check::{
+    classify_among, classify_interleaved, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS,
+};
 use culprit_core::model::{Revision, RunRecord};
 use culprit_run::bisect::{Driver, SessionConfig};
 use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
+use culprit_run::worktree::Worktrees;
 use culprit_store::{RunFilter, Store};
 use std::process::ExitCode;
 
@@ -102,7 +108,15 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     };
     let mut good_runs = stored(store, good.key())?;
     let mut bad_runs = stored(store, bad.key())?;
+    // Fresh reference runs need the references' builds at every check: their worktrees are kept per pair of good
+    // and bad, and those of another pair (an earlier bisect) are removed.
+    let keep = (!args.stored_references).then(|| {
+        let root = worktree_root(&repo, &format!("check-refs-{}-{}", good.short(), bad.short()));
+        discard_other_references(&repo, &root);
+        root
+    });
     let references = References {
+        keep,
         repo: &repo,
         good: &good,
         bad: &bad,
@@ -168,8 +182,13 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             reference_runs_at_look(args.reference_runs, look)
         );
     };
-    // The references are settled: their worktrees go (with the driver), and the store serves the checked-out commit.
-    let store = measurer.into_store();
+    // The references are settled. Without fresh reference runs their worktrees go (with the driver) and the store
+    // serves the checked-out commit; with them, the driver (over kept worktrees) measures the fresh runs.
+    let mut measurer = match (args.stored_references, measurer) {
+        (true, measurer) => Measurer::Idle(measurer.into_store()),
+        (false, Measurer::Idle(store)) => Measurer::Measuring(references.driver(store)?),
+        (false, measuring) => measuring,
+    };
 
     // The checked-out commit: build here, as `git bisect run` expects, then run until decided.
     if let Some(build) = &args.build {
@@ -188,12 +207,34 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     job_here.cwd = Some(repo.clone());
     job_here.env.push(("CULPRIT_COMMIT".into(), head.key().to_string()));
     let mut current = Vec::new();
+    let (mut fresh_good, mut fresh_bad) = (Vec::new(), Vec::new());
     let mut decision = classify_among(&g, &b, &current, ERROR, candidates);
     for _ in 0..args.max_runs {
+        if let Measurer::Measuring(driver) = &mut measurer {
+            // Good and bad in turn, each just before a run of the commit, so the offset they measure is the
+            // machine's now.
+            let (index, side, fresh) = if fresh_good.len() <= fresh_bad.len() {
+                (0, &good, &mut fresh_good)
+            } else {
+                (1, &bad, &mut fresh_bad)
+            };
+            let Some((_, record)) = driver.run_at(index, &mut |_| {})? else {
+                return Ok(ExitCode::from(130));
+            };
+            match (&record.outcome, record.metrics.get(&metric)) {
+                (culprit_core::model::RunOutcome::Ok, Some(v)) if v.is_finite() => fresh.push(*v),
+                (culprit_core::model::RunOutcome::Failed { reason }, _) => bail!(
+                    "a fresh reference run at {} failed: {reason}; the check cannot judge without it (fix the \
+                     machine, or give --stored-references to use the stored runs alone)",
+                    side.short()
+                ),
+                _ => bail!("a fresh reference run at {} has no metric {metric}", side.short()),
+            }
+        }
         let Some(record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
             return Ok(ExitCode::from(130));
         };
-        store.save_run(&record)?;
+        measurer.store().save_run(&record)?;
         match (&record.outcome, record.metrics.get(&metric)) {
             (culprit_core::model::RunOutcome::Ok, Some(v)) if v.is_finite() => current.push(*v),
             (culprit_core::model::RunOutcome::Failed { reason }, _) => {
@@ -205,7 +246,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(UNTESTABLE));
             }
         }
-        decision = classify_among(&g, &b, &current, ERROR, candidates);
+        decision = classify_interleaved(&g, &b, &fresh_good, &fresh_bad, &current, ERROR, candidates);
         if matches!(decision.verdict, CheckVerdict::Good | CheckVerdict::Bad) {
             break;
         }
@@ -221,8 +262,25 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     Ok(if verdict.starts_with("bad") { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// Removes the kept reference worktrees of other pairs of good and bad than the one under `keep` (whose name
+/// starts `check-refs-`), left by earlier bisects.
+fn discard_other_references(repo: &std::path::Path, keep: &std::path::Path) {
+    let Some(parent) = keep.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("check-refs-") && path != keep && path.is_dir() {
+            Worktrees::discard(repo, &path);
+        }
+    }
+}
+
 /// Where the reference runs of good and bad are measured: worktrees of `good` and `bad` in `repo`.
 struct References<'a> {
+    /// Where the worktrees are kept between checks, when fresh reference runs are taken; `None` for worktrees of
+    /// this process only.
+    keep: Option<std::path::PathBuf>,
     repo: &'a std::path::Path,
     good: &'a Revision,
     bad: &'a Revision,
@@ -243,11 +301,20 @@ enum Measurer<'s> {
 }
 
 impl<'s> Measurer<'s> {
-    /// The store back, once no more reference runs are needed; a driver's worktrees are removed with it.
+    /// The store back, once no more reference runs are needed; a driver's worktrees are removed with it (unless
+    /// they are kept).
     fn into_store(self) -> &'s mut dyn Store {
         match self {
             Measurer::Idle(store) => store,
             Measurer::Measuring(driver) => driver.store,
+        }
+    }
+
+    /// The store, whichever holds it.
+    fn store(&mut self) -> &mut dyn Store {
+        match self {
+            Measurer::Idle(store) => &mut **store,
+            Measurer::Measuring(driver) => &mut *driver.store,
         }
     }
 }
@@ -270,32 +337,15 @@ impl References<'_> {
         eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
         let mut driver = match measurer {
             Measurer::Measuring(driver) => driver,
-            Measurer::Idle(store) => {
-                let config = SessionConfig {
-                    repo: self.repo.to_path_buf(),
-                    good: self.good.key().to_string(),
-                    bad: self.bad.key().to_string(),
-                    job_yaml: self.job_yaml.to_string(),
-                    job_source: self.source.to_string(),
-                    metric: String::new(),
-                    build: self.build.map(str::to_string),
-                    deploy: None,
-                    bisect: Default::default(),
-                };
-                let interrupt = crate::cmd::run::interrupt_flag();
-                let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
-                let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
-                Box::new(Driver::new(store, None, config, range, job, context, &root, interrupt)?)
-            }
+            Measurer::Idle(store) => self.driver(store)?,
         };
-        let mut observe = |_: culprit_run::bisect::Event<'_>| {};
         // Interleaved, so slow drift of the machine hits both references alike.
         for round in 0..need_good.max(need_bad) {
             for (index, need) in [(0usize, need_good), (1, need_bad)] {
                 if round >= need {
                     continue;
                 }
-                let Some((_, record)) = driver.run_at(index, &mut observe)? else {
+                let Some((_, record)) = driver.run_at(index, &mut |_| {})? else {
                     return Ok((Measurer::Measuring(driver), false));
                 };
                 if index == 0 {
@@ -306,5 +356,33 @@ impl References<'_> {
             }
         }
         Ok((Measurer::Measuring(driver), true))
+    }
+
+    /// A driver measuring good (position 0) and bad (position 1) in worktrees: kept ones when fresh reference
+    /// runs are taken, this process's own otherwise.
+    fn driver<'s>(&self, store: &'s mut dyn Store) -> Result<Box<Driver<'s>>> {
+        let config = SessionConfig {
+            repo: self.repo.to_path_buf(),
+            good: self.good.key().to_string(),
+            bad: self.bad.key().to_string(),
+            job_yaml: self.job_yaml.to_string(),
+            job_source: self.source.to_string(),
+            metric: String::new(),
+            build: self.build.map(str::to_string),
+            deploy: None,
+            bisect: Default::default(),
+        };
+        let interrupt = crate::cmd::run::interrupt_flag();
+        let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
+        Ok(Box::new(match &self.keep {
+            Some(root) => {
+                let trees = Worktrees::kept(self.repo, root, 2, self.build)?;
+                Driver::with_worktrees(store, None, config, range, job, context, trees, interrupt)
+            }
+            None => {
+                let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
+                Driver::new(store, None, config, range, job, context, &root, interrupt)?
+            }
+        }))
     }
 }
