@@ -57,6 +57,20 @@ pub fn reference_runs_at_look(first: usize, look: usize) -> usize {
     first << look.min(REFERENCE_LOOKS - 1)
 }
 
+/// The sequential test's verdict on a log likelihood ratio (bad against good) at the accepted `error`, and the
+/// threshold it was held against: ln(1 / error) either way.
+fn sequential_verdict(log_ratio: f64, error: f64) -> (CheckVerdict, f64) {
+    let threshold = (1.0 / error.clamp(1e-9, 0.5)).ln();
+    let verdict = if log_ratio >= threshold {
+        CheckVerdict::Bad
+    } else if log_ratio <= -threshold {
+        CheckVerdict::Good
+    } else {
+        CheckVerdict::Undecided
+    };
+    (verdict, threshold)
+}
+
 fn t_log_density(x: f64, center: f64, scale: f64) -> f64 {
     let z = (x - center) / scale;
     -0.5 * (NU + 1.0) * (1.0 + z * z / NU).ln() - scale.ln()
@@ -122,14 +136,7 @@ pub fn classify_interleaved(
             .iter()
             .map(|&x| t_log_density(x - offset, b, scale) - t_log_density(x - offset, g, scale))
             .sum::<f64>();
-    let threshold = (1.0 / error.clamp(1e-9, 0.5)).ln();
-    let verdict = if log_ratio >= threshold {
-        CheckVerdict::Bad
-    } else if log_ratio <= -threshold {
-        CheckVerdict::Good
-    } else {
-        CheckVerdict::Undecided
-    };
+    let (verdict, threshold) = sequential_verdict(log_ratio, error);
     let moved = (z.abs() >= MOVED_Z).then_some(offset);
     let offset_text = match moved {
         Some(_) => format!(
@@ -206,14 +213,7 @@ pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, ca
         };
     }
     let log_ratio: f64 = current.iter().map(|&x| t_log_density(x, b, scale) - t_log_density(x, g, scale)).sum();
-    let threshold = (1.0 / error.clamp(1e-9, 0.5)).ln();
-    let verdict = if log_ratio >= threshold {
-        CheckVerdict::Bad
-    } else if log_ratio <= -threshold {
-        CheckVerdict::Good
-    } else {
-        CheckVerdict::Undecided
-    };
+    let (verdict, threshold) = sequential_verdict(log_ratio, error);
     let reason = format!(
         "{} run(s) give log likelihood ratio {log_ratio:+.2} (bad vs good; decides at ±{threshold:.2}); good {g:.6}, bad {b:.6}, scale {scale:.6}",
         current.len()
