@@ -34,48 +34,31 @@ impl Worktrees {
     /// Worktrees of `repo` under `root` (created when missing), at most `limit` at a time (at least 2, since a batch
     /// interleaves two commits).
     pub fn new(repo: &Path, root: &Path, limit: usize) -> Result<Worktrees, GitError> {
-        std::fs::create_dir_all(root).map_err(|e| GitError::Failed {
-            args: "worktree".into(),
-            dir: root.display().to_string(),
-            stderr: format!("cannot create the worktree directory: {e}"),
-        })?;
-        let trees = Worktrees {
-            repo: repo.to_path_buf(),
-            root: root.to_path_buf(),
-            limit: limit.max(2),
-            live: VecDeque::new(),
-            kept: None,
-        };
-        // Worktrees left by an earlier process (a crash, a resume) are stale as far as builds go: remove them.
-        let _ = git(&trees.repo, &["worktree", "prune"]);
-        if let Ok(entries) = std::fs::read_dir(root) {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    trees.remove_dir(&path);
-                }
-            }
-        }
-        Ok(trees)
+        Self::open(repo, root, limit, None)
     }
 
     /// Worktrees that stay when this process ends, for commits measured again by later processes (the references
     /// of `culprit check`, one process per step of `git bisect run`). A worktree left by an earlier process is
-    /// reused when its build finished with the same `build` command (marked by [`Worktrees::mark_built`]); any
-    /// other is removed, since a build cut short or made by another command is stale.
+    /// reused when its build finished with the same `build` command (marked by [`Worktrees::mark_built`]).
     pub fn kept(repo: &Path, root: &Path, limit: usize, build: Option<&str>) -> Result<Worktrees, GitError> {
+        Self::open(repo, root, limit, Some(build.unwrap_or_default().to_string()))
+    }
+
+    /// Worktrees under `root`, kept with `mark` or not. Worktrees left by an earlier process (a crash, a resume, the
+    /// previous step of `git bisect run`) are stale as far as builds go, and removed, unless they are kept ones whose
+    /// build finished under the same mark.
+    fn open(repo: &Path, root: &Path, limit: usize, kept: Option<String>) -> Result<Worktrees, GitError> {
         std::fs::create_dir_all(root).map_err(|e| GitError::Failed {
             args: "worktree".into(),
             dir: root.display().to_string(),
             stderr: format!("cannot create the worktree directory: {e}"),
         })?;
-        let mark = build.unwrap_or_default().to_string();
         let mut trees = Worktrees {
             repo: repo.to_path_buf(),
             root: root.to_path_buf(),
             limit: limit.max(2),
             live: VecDeque::new(),
-            kept: Some(mark.clone()),
+            kept,
         };
         let _ = git(&trees.repo, &["worktree", "prune"]);
         let mut reused = Vec::new();
@@ -85,23 +68,24 @@ impl Worktrees {
                 if !path.is_dir() {
                     continue;
                 }
-                let marker = Self::marker_of(&path);
-                let built = std::fs::read_to_string(&marker).ok().and_then(|text| {
-                    let (sha, command) = text.split_once('\n')?;
-                    (command == mark && path.join(".git").exists()).then(|| sha.to_string())
-                });
-                match built {
+                match trees.built_here(&path) {
                     Some(sha) => reused.push(sha),
-                    None => {
-                        trees.remove_dir(&path);
-                        let _ = std::fs::remove_file(&marker);
-                    }
+                    None => trees.remove_dir(&path),
                 }
             }
         }
         reused.sort();
         trees.live.extend(reused);
         Ok(trees)
+    }
+
+    /// The commit whose kept worktree `dir` is, when its build finished under this set's mark; `None` for worktrees
+    /// that are not kept.
+    fn built_here(&self, dir: &Path) -> Option<String> {
+        let mark = self.kept.as_deref()?;
+        let text = std::fs::read_to_string(Self::marker_of(dir)).ok()?;
+        let (sha, command) = text.split_once('\n')?;
+        (command == mark && dir.join(".git").exists()).then(|| sha.to_string())
     }
 
     /// Where a kept worktree's build mark is: beside it, so the build never sees it.
@@ -118,16 +102,9 @@ impl Worktrees {
 
     /// Removes every kept worktree under `root` and the directory itself: the references of another bisect.
     pub fn discard(repo: &Path, root: &Path) {
-        if let Ok(entries) = std::fs::read_dir(root) {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    let _ = git(repo, &["worktree", "remove", "--force", &path.display().to_string()]);
-                }
-            }
-        }
+        // Worktrees that are not kept remove every worktree they find when opened.
+        drop(Self::open(repo, root, 2, None));
         let _ = std::fs::remove_dir_all(root);
-        let _ = git(repo, &["worktree", "prune"]);
     }
 
     fn dir_for(&self, sha: &str) -> PathBuf {
