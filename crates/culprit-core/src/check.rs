@@ -71,6 +71,11 @@ fn sequential_verdict(log_ratio: f64, error: f64) -> (CheckVerdict, f64) {
     (verdict, threshold)
 }
 
+/// The finite values of `xs`: a run's NaN or infinity says nothing about where the commit lies.
+fn finite(xs: &[f64]) -> Vec<f64> {
+    xs.iter().copied().filter(|x| x.is_finite()).collect()
+}
+
 fn t_log_density(x: f64, center: f64, scale: f64) -> f64 {
     let z = (x - center) / scale;
     -0.5 * (NU + 1.0) * (1.0 + z * z / NU).ln() - scale.ln()
@@ -111,7 +116,6 @@ pub fn classify_interleaved(
     error: f64,
     candidates: usize,
 ) -> CheckDecision {
-    let finite = |xs: &[f64]| xs.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
     let (fresh_good, fresh_bad, current) = (finite(fresh_good), finite(fresh_bad), finite(current));
     let fresh = fresh_good.len() + fresh_bad.len();
     let stored = classify_among(stored_good, stored_bad, &[], error, candidates);
@@ -126,7 +130,7 @@ pub fn classify_interleaved(
     // mean's); the correction's weight below does not, as the stored test itself takes its centres as known.
     let share = |side: &[f64], stored: &[f64]| {
         let f = side.len() as f64 / fresh as f64;
-        f * f * std::f64::consts::FRAC_PI_2 / stored.iter().filter(|x| x.is_finite()).count().max(1) as f64
+        f * f * std::f64::consts::FRAC_PI_2 / finite(stored).len().max(1) as f64
     };
     let variance = 1.0 / fresh as f64 + share(&fresh_good, stored_good) + share(&fresh_bad, stored_bad);
     let z = offset / (scale * variance.sqrt());
@@ -169,7 +173,6 @@ pub fn classify(good: &[f64], bad: &[f64], current: &[f64], error: f64) -> Check
 pub fn classify_among(good: &[f64], bad: &[f64], current: &[f64], error: f64, candidates: usize) -> CheckDecision {
     let candidates = candidates.max(1) as f64;
     let tests = candidates * REFERENCE_LOOKS as f64;
-    let finite = |xs: &[f64]| xs.iter().copied().filter(|x| x.is_finite()).collect::<Vec<f64>>();
     let (good, bad, current) = (finite(good), finite(bad), finite(current));
     let undecided = |verdict, reason: String| CheckDecision {
         verdict,
