@@ -265,13 +265,13 @@ pub struct SimArgs {
 pub struct CheckArgs {
     /// A commit without the change (its reference runs are measured in a worktree and stored; the worktree is kept
     /// for fresh reference runs at later checks).
-    #[arg(long)]
-    pub good: String,
+    #[arg(long, required_unless_present = "clean")]
+    pub good: Option<String>,
     /// A commit with the change.
-    #[arg(long)]
-    pub bad: String,
+    #[arg(long, required_unless_present = "clean")]
+    pub bad: Option<String>,
     /// The job file to run.
-    #[arg(long, conflicts_with = "run", required_unless_present = "run")]
+    #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "clean"])]
     pub job: Option<PathBuf>,
     /// A shell command to time (a `command` job; the metric is its elapsed time).
     #[arg(long, value_parser = shell_command)]
@@ -298,6 +298,10 @@ pub struct CheckArgs {
     /// the references (load that came or went) can flip a verdict.
     #[arg(long)]
     pub stored_references: bool,
+    /// Remove the reference worktrees that checks keep built between the steps of a `git bisect run` (every pair of
+    /// good and bad) and exit; for after `git bisect reset`. Nothing stored is touched.
+    #[arg(long, exclusive = true)]
+    pub clean: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

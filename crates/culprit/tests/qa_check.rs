@@ -221,4 +221,27 @@ fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_ref
         .filter(|name| name.starts_with("check-refs-"))
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
+    let worktrees = || {
+        let out = Command::new("git").args(["worktree", "list", "--porcelain"]).current_dir(&repo).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(worktrees().matches("worktree ").count(), 3, "the checkout, good and bad: {}", worktrees());
+
+    // After the bisect, `--clean` removes the kept worktrees (git's record of them too); the store keeps the runs.
+    let cleaned = check(&repo, &["--clean"]);
+    let stderr = String::from_utf8_lossy(&cleaned.stderr);
+    assert_eq!(cleaned.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("removed the kept reference worktrees of 1 pair(s) of good and bad"), "{stderr}");
+    assert!(!std::fs::read_dir(&refs)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("check-refs-")));
+    assert_eq!(worktrees().matches("worktree ").count(), 1, "{}", worktrees());
+    let again = check(&repo, &args);
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
+    // The checkout, and each reference again as its first fresh run needs it (one run of good decided here).
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!((7..=8).contains(&built()), "{} builds: {stderr}", built());
+    let kept_again = std::fs::read_dir(&refs).unwrap().flatten();
+    assert_eq!(kept_again.filter(|e| e.file_name().to_string_lossy().starts_with("check-refs-")).count(), 1);
 }

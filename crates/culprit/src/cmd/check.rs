@@ -3,10 +3,10 @@
 //!
 //! Reference runs of good and bad are measured in worktrees and stored; later checks of the same bisect reuse them
 //! from the store; references that do not separate at first get more runs (up to two doublings). The references'
-//! worktrees are kept (built once, under `.git/culprit/check-refs-GOOD-BAD`, until a check of another pair), and
-//! every run of the checked-out commit follows a fresh run of good or bad, so a machine that has moved since the
-//! stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential likelihood-ratio test).
-//! `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
+//! worktrees are kept (built once, under `.git/culprit/check-refs-GOOD-BAD`, until a check of another pair or
+//! `--clean`), and every run of the checked-out commit follows a fresh run of good or bad, so a machine that has
+//! moved since the stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential
+//! likelihood-ratio test). `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
 
 use crate::cli::CheckArgs;
 use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
@@ -71,18 +71,19 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(&cwd)?;
+    if args.clean {
+        return clean(&repo);
+    }
+    let (Some(good_rev), Some(bad_rev)) = (args.good.as_deref(), args.bad.as_deref()) else {
+        bail!("culprit check needs --good and --bad (or --clean alone)");
+    };
     let head = git::resolve(&repo, "HEAD")?;
     let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
-    let good = git::resolve(&repo, &args.good)?;
-    let bad = git::resolve(&repo, &args.bad)?;
+    let good = git::resolve(&repo, good_rev)?;
+    let bad = git::resolve(&repo, bad_rev)?;
     if good.key() == bad.key() {
-        bail!(
-            "--good {} and --bad {} are the same commit {}: give a good and a bad commit",
-            args.good,
-            args.bad,
-            good.key()
-        );
+        bail!("--good {good_rev} and --bad {bad_rev} are the same commit {}: give a good and a bad commit", good.key());
     }
     let subject = |r: &Revision| match r {
         Revision::Commit { subject, .. } => subject.clone().unwrap_or_default(),
@@ -262,17 +263,46 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     Ok(if verdict.starts_with("bad") { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// `culprit check --clean`: removes every kept reference worktree of the repository (their builds can take
+/// gigabytes, a kernel's far more) and says how many it removed. The store is not touched: a later check of the
+/// same pair reuses its stored reference runs and builds the worktrees again.
+fn clean(repo: &std::path::Path) -> Result<ExitCode> {
+    let dir = worktree_root(repo, "");
+    let kept = reference_worktrees(&dir);
+    for path in &kept {
+        Worktrees::discard(repo, path);
+    }
+    let left = reference_worktrees(&dir);
+    if !left.is_empty() {
+        bail!(
+            "could not remove the reference worktrees of {} of {} pair(s) of good and bad: {}; remove them by hand (rm -rf, then git worktree prune)",
+            left.len(),
+            kept.len(),
+            left.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    eprintln!("culprit: removed the kept reference worktrees of {} pair(s) of good and bad", kept.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The kept reference worktrees in `dir` (Culprit's directory under `.git`): its directories whose name starts
+/// `check-refs-`.
+fn reference_worktrees(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("check-refs-"))
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect()
+}
+
 /// Removes the kept reference worktrees of other pairs of good and bad than the one under `keep` (whose name
 /// starts `check-refs-`), left by earlier bisects.
 fn discard_other_references(repo: &std::path::Path, keep: &std::path::Path) {
-    let Some(parent) = keep.parent() else { return };
-    let Ok(entries) = std::fs::read_dir(parent) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("check-refs-") && path != keep && path.is_dir() {
-            Worktrees::discard(repo, &path);
-        }
+    let Some(dir) = keep.parent() else { return };
+    for path in reference_worktrees(dir).into_iter().filter(|path| path != keep) {
+        Worktrees::discard(repo, &path);
     }
 }
 
