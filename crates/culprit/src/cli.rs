@@ -28,6 +28,8 @@ pub enum Command {
     /// Compare commits or labels side by side in the kernel test robot's table, decided by real statistics.
     Compare(CompareArgs),
     /// For `git bisect run`: is the checked-out commit like good (exit 0), like bad (1), or untestable (125)?
+    #[command(override_usage = "culprit check --good REV --bad REV (--job FILE | --run CMD) [OPTIONS]\n       \
+                                culprit check --clean")]
     Check(CheckArgs),
     /// Measure bisect strategies on synthetic noisy histories (the benchmark behind docs/statistics.md).
     Sim(SimArgs),
