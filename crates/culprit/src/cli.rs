@@ -166,6 +166,20 @@ pub struct CompareArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// `--run CMD [--warmup N]`, the shorthand for a `command` job that bisect, check and try-fix take instead of
+/// `--job FILE` (each command's `--job` conflicts with `--run`).
+#[derive(Debug, Args)]
+pub struct TimedCommandArgs {
+    /// A shell command to time instead of a job file, run in the commit's worktree (a `command` job; its metric,
+    /// command.elapsed_time, is the time per execution).
+    #[arg(long, value_parser = shell_command)]
+    pub run: Option<String>,
+    /// With --run: executions of the command before the measured one in every run, not measured (the job's
+    /// `warmup`).
+    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub warmup: Option<u32>,
+}
+
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct BisectArgs {
@@ -184,13 +198,8 @@ pub struct BisectArgs {
     /// The job file to run at each commit (one atomic job).
     #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "resume"])]
     pub job: Option<PathBuf>,
-    /// A shell command to time at each commit (a `command` job; the metric is its elapsed time).
-    #[arg(long, value_parser = shell_command)]
-    pub run: Option<String>,
-    /// With --run: executions of the command before the measured one in every run, not measured (the job's
-    /// `warmup`).
-    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub command: TimedCommandArgs,
     /// The metric to bisect (default: the most significant program metric change between good and bad).
     #[arg(long)]
     pub metric: Option<String>,
@@ -275,13 +284,8 @@ pub struct CheckArgs {
     /// The job file to run.
     #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "clean"])]
     pub job: Option<PathBuf>,
-    /// A shell command to time (a `command` job; the metric is its elapsed time).
-    #[arg(long, value_parser = shell_command)]
-    pub run: Option<String>,
-    /// With --run: executions of the command before the measured one in every run, not measured (the job's
-    /// `warmup`).
-    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub command: TimedCommandArgs,
     /// The metric to decide on (default: the job's most significant change between good and bad).
     #[arg(long)]
     pub metric: Option<String>,
@@ -359,13 +363,8 @@ pub struct TryFixArgs {
     /// The job file to run (one atomic job).
     #[arg(long, conflicts_with = "run", required_unless_present = "run")]
     pub job: Option<PathBuf>,
-    /// A shell command to time instead of a job (its metric is command.elapsed_time).
-    #[arg(long, value_parser = shell_command)]
-    pub run: Option<String>,
-    /// With --run: executions of the command before the measured one in every run, not measured (the job's
-    /// `warmup`).
-    #[arg(long, value_name = "N", requires = "run", value_parser = clap::value_parser!(u32).range(0..=1000))]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub command: TimedCommandArgs,
     /// Shell command that builds each of base, bad and patched in its worktree.
     #[arg(long)]
     pub build: Option<String>,

@@ -6,7 +6,7 @@
 //! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
 //! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
-use crate::cli::{BisectAction, BisectArgs};
+use crate::cli::{BisectAction, BisectArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -57,11 +57,8 @@ pub(crate) fn command_job_yaml(command_line: &str, warmup: Option<u32>) -> Strin
 
 /// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD [--warmup N]`: the job's YAML, where
 /// it came from (for messages), and the metric `--run` implies (its elapsed time).
-pub(crate) fn benchmark_job(
-    job: Option<&Path>,
-    run: Option<&str>,
-    warmup: Option<u32>,
-) -> Result<(String, String, Option<String>)> {
+pub(crate) fn benchmark_job(job: Option<&Path>, command: &TimedCommandArgs) -> Result<(String, String, Option<String>)> {
+    let (run, warmup) = (command.run.as_deref(), command.warmup);
     match (job, run) {
         (_, Some(cmd)) => {
             let source = match warmup {
@@ -259,7 +256,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         _ => bail!("--good and --bad are required"),
     };
     let range = git::bisect_range(&repo, good, bad)?;
-    let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
+    let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
@@ -831,12 +828,14 @@ mod tests {
         assert_eq!(programs[0].params.get("cmd").and_then(|v| v.as_str()), Some("make bench && ./bench --quick 'x y'"));
         assert!(programs[0].params.get("warmup").is_none());
         // --warmup N becomes the job's warmup, and the source names it.
-        let (yaml, source, metric) = benchmark_job(None, Some("./bench"), Some(2)).unwrap();
+        let command = TimedCommandArgs { run: Some("./bench".into()), warmup: Some(2) };
+        let (yaml, source, metric) = benchmark_job(None, &command).unwrap();
         let jobs = culprit_job::JobFile::parse(&yaml, "t").unwrap().expand().unwrap();
         assert_eq!(jobs[0].programs()[0].params.get("warmup").and_then(|v| v.as_u64()), Some(2));
         assert_eq!((source.as_str(), metric.as_deref()), ("--run ./bench --warmup 2", Some("command.elapsed_time")));
         // With a job file it is refused (the job says its own warm-up), naming the file.
-        let err = benchmark_job(Some(Path::new("my.yaml")), None, Some(1)).unwrap_err().to_string();
+        let warmup_only = TimedCommandArgs { run: None, warmup: Some(1) };
+        let err = benchmark_job(Some(Path::new("my.yaml")), &warmup_only).unwrap_err().to_string();
         assert!(err.contains("--warmup goes with --run") && err.contains("my.yaml"), "{err}");
     }
 

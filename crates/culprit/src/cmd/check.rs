@@ -78,7 +78,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         bail!("culprit check needs --good and --bad (or --clean alone)");
     };
     let head = git::resolve(&repo, "HEAD")?;
-    let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
+    let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
     let good = git::resolve(&repo, good_rev)?;
     let bad = git::resolve(&repo, bad_rev)?;

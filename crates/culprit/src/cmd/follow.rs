@@ -14,7 +14,7 @@
 //! good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A pass
 //! with nothing new to do runs nothing. Two passes never overlap: each holds an flock on `<store>.follow.lock`.
 
-use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TrackArgs};
+use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{bisect_change, history, History, HistoryFilter, Order};
@@ -282,8 +282,7 @@ fn resume_args(id: i64) -> BisectArgs {
         good: None,
         bad: None,
         job: None,
-        run: None,
-        warmup: None,
+        command: TimedCommandArgs { run: None, warmup: None },
         metric: None,
         build: None,
         deploy: None,

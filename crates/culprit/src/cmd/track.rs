@@ -7,7 +7,7 @@
 //! the time of their first run, and only used when the job has no commit on the branch; a commit without the
 //! metric is skipped for that metric; a series too short to split is skipped with a note.
 
-use crate::cli::{BisectArgs, TrackArgs};
+use crate::cli::{BisectArgs, TimedCommandArgs, TrackArgs};
 use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -628,8 +628,7 @@ pub(crate) fn bisect_change(
         good: Some(good.clone()),
         bad: Some(bad.clone()),
         job: Some(job_file),
-        run: None,
-        warmup: None,
+        command: TimedCommandArgs { run: None, warmup: None },
         metric: Some(s.metric.clone()),
         build: args.build.clone(),
         deploy: args.deploy.clone(),

@@ -273,7 +273,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
             base.sha
         );
     }
-    let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), args.run.as_deref(), args.warmup)?;
+    let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
     let label = format!("{}+{patch_name}", &bad.sha[..10]);
