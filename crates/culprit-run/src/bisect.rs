@@ -115,25 +115,15 @@ pub struct Driver<'a> {
     replayed: usize,
 }
 
+/// Worktrees a bisect's driver keeps checked out at once; beyond that the least recently used is removed. The
+/// search comes back to a few commits at a time (the ends, the candidate and its parent), whose builds are kept.
+pub const LIVE_WORKTREES: usize = 4;
+
 impl<'a> Driver<'a> {
+    /// A driver over `worktrees`: [`Worktrees::new`] ones (of [`LIVE_WORKTREES`], removed with the driver), or
+    /// [`Worktrees::kept`] ones, which outlive it.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        store: &'a mut dyn Store,
-        session: Option<SessionId>,
-        config: SessionConfig,
-        range: Vec<RangeCommit>,
-        job: JobRun,
-        context: RunContext,
-        worktree_root: &Path,
-        interrupt: Arc<AtomicBool>,
-    ) -> Result<Driver<'a>, DriverError> {
-        let worktrees = Worktrees::new(&config.repo, worktree_root, 4)?;
-        Ok(Self::with_worktrees(store, session, config, range, job, context, worktrees, interrupt))
-    }
-
-    /// A driver over worktrees made by the caller ([`Worktrees::kept`] ones, say, which outlive it).
-    #[allow(clippy::too_many_arguments)]
-    pub fn with_worktrees(
         store: &'a mut dyn Store,
         session: Option<SessionId>,
         config: SessionConfig,

@@ -14,7 +14,10 @@ use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, O
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, RunRecord};
-use culprit_run::bisect::{commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT};
+use culprit_run::bisect::{
+    commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
+};
+use culprit_run::worktree::Worktrees;
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
@@ -301,6 +304,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let tag = format!("probe-{}", std::process::id());
     let bar = progress_bar();
     let mut observe = observer(&bar);
+    let worktrees = Worktrees::new(&repo, &worktree_root(&repo, &tag), LIVE_WORKTREES)?;
     let mut driver = Driver::new(
         store,
         None,
@@ -308,9 +312,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         range.clone(),
         job.clone(),
         run_context(),
-        &worktree_root(&repo, &tag),
+        worktrees,
         interrupt.clone(),
-    )?;
+    );
     let probe_runs = if given_metric.is_some() { PROBE_RUNS_WITH_METRIC } else { PROBE_RUNS_CHOOSING_METRIC };
     let last = range.len() - 1;
     let mut probe_ids = Vec::new();
@@ -459,8 +463,9 @@ fn drive(
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
+        let worktrees = Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?;
         let mut driver =
-            Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), &root, interrupt)?;
+            Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
         let ended = driver.drive(&mut observe).with_context(|| {
             format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")
         })?;

@@ -404,15 +404,10 @@ impl References<'_> {
         };
         let interrupt = crate::cmd::run::interrupt_flag();
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
-        Ok(Box::new(match &self.keep {
-            Some(root) => {
-                let trees = Worktrees::kept(self.repo, root, 2, self.build)?;
-                Driver::with_worktrees(store, None, config, range, job, context, trees, interrupt)
-            }
-            None => {
-                let root = worktree_root(self.repo, &format!("check-{}", std::process::id()));
-                Driver::new(store, None, config, range, job, context, &root, interrupt)?
-            }
-        }))
+        let worktrees = match &self.keep {
+            Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
+            None => Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?,
+        };
+        Ok(Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt)))
     }
 }

@@ -23,7 +23,8 @@ use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
 use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
-use culprit_run::bisect::{Driver, SessionConfig};
+use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
+use culprit_run::worktree::Worktrees;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
@@ -310,6 +311,7 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
     }
     let bar = progress_bar();
     let mut observe = observer(&bar);
+    let worktrees = Worktrees::new(&plan.repo, &worktree_root(&plan.repo, "follow"), LIVE_WORKTREES)?;
     let mut driver = Driver::new(
         store,
         None,
@@ -317,9 +319,9 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
         plan.range.clone(),
         plan.job.clone(),
         run_context(),
-        &worktree_root(&plan.repo, "follow"),
+        worktrees,
         interrupt_flag(),
-    )?;
+    );
     for (index, missing) in todo {
         let Some(sha) = plan.range.get(index).map(|c| c.sha.clone()) else { continue };
         bar.set_message(format!("measuring {} ({missing} runs)", short(&sha)));

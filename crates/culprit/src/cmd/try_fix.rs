@@ -18,7 +18,8 @@ use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{Column, Comparison};
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
-use culprit_run::bisect::{Driver, SessionConfig};
+use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
+use culprit_run::worktree::Worktrees;
 use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
@@ -322,8 +323,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     {
         let mut observe = observer(&bar);
         let range = vec![base.clone(), RangeCommit { parents: vec![0], ..bad.clone() }];
-        let mut driver =
-            Driver::new(store, None, config, range, job.clone(), context, &root.join("commits"), interrupt.clone())?;
+        let worktrees = Worktrees::new(&config.repo, &root.join("commits"), LIVE_WORKTREES)?;
+        let mut driver = Driver::new(store, None, config, range, job.clone(), context, worktrees, interrupt.clone());
         for round in 0..args.runs {
             // Each round starts one side later (base, bad, patched; then bad, patched, base; ...), so that whatever
             // the position in a round does to a run (the one after the slowest, the first after the harness's own
