@@ -212,6 +212,11 @@ pub struct BisectArgs {
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
+    /// Smallest change worth bisecting, in percent of good's level (`2` or `2%`): when good and bad surely differ by
+    /// less (the upper bound of their difference is below it), the bisect ends not reproduced, however significant
+    /// the difference; a change that may reach it is bisected.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub min_change: Option<f64>,
     /// After the culprit is found, this many extra interleaved runs of it and its parent with perf-profile and
     /// perf-stat added, so the report can show the profile that explains it without profiling slowing the search.
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -490,6 +495,15 @@ fn glob_pattern(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
+/// `--min-change`: a percentage (`2` or `2%`) above 0 and below 100, as a fraction.
+fn percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+        _ => Err(format!("{text:?} is not a percentage above 0 and below 100 (e.g. 2 or 2%)")),
+    }
+}
+
 /// `--run`: a shell command to time, which cannot be empty.
 fn shell_command(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
@@ -517,6 +531,17 @@ mod tests {
             assert!(message.contains(bad), "{bad}: {message}");
         }
         assert!(interval_secs("0").unwrap_err().contains("from 0.01 to 3600 seconds"));
+    }
+
+    #[test]
+    fn percentages_are_fractions_above_0_and_below_100() {
+        assert_eq!(percent("2"), Ok(0.02));
+        assert_eq!(percent("2.5%"), Ok(0.025));
+        assert_eq!(percent(" 10 % "), Ok(0.1));
+        for bad in ["0", "100", "-1", "nan", "inf", "x", "%", "2%%x"] {
+            let message = percent(bad).unwrap_err();
+            assert!(message.contains("above 0 and below 100"), "{bad}: {message}");
+        }
     }
 
     #[test]

@@ -515,3 +515,28 @@ fn commits_whose_levels_differ_on_each_side_of_the_step_get_the_caution_and_stea
         }
     }
 }
+
+/// `--min-change`: a real 3% step (score 100 to 103, noise about 0.8) is significant after 4 runs a side, but
+/// surely below a bar of 10%, so the bisect ends not reproduced there, naming nothing and saying why; the session
+/// stores the bar, so resuming it says the same.
+#[test]
+fn a_step_surely_below_min_change_ends_not_reproduced_at_the_ends() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_score_repo(dir.path(), 3.0, &[0.0; 24]);
+    let job = dir.path().join("score.yaml");
+    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
+    std::fs::write(&job, yaml).unwrap();
+    let db = dir.path().join("b.db");
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
+    let metric = ["--metric", "command.score", "--min-change", "10%"];
+    let args = [&args[..], &["--job", job.to_str().unwrap()], &metric[..]].concat();
+    let result = json(&culprit_in(&db, &args));
+    assert_eq!(result["status"], "not-reproduced", "{result:#}");
+    assert_eq!(result["culprits"].as_array().map(Vec::len), Some(0), "{result:#}");
+    assert!(result["runs"].as_u64().is_some_and(|runs| runs <= 16), "stopped at the ends: {result:#}");
+    assert_eq!(result["builds"], 2, "good and bad only: {result:#}");
+    let session = result["session"].to_string();
+    let log = common::stdout(&culprit_in(&db, &["bisect", "log", &session]));
+    assert!(log.contains("--min-change") && log.contains("10.0%"), "{log}");
+}

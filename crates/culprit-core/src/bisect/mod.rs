@@ -117,6 +117,11 @@ pub struct BisectConfig {
     /// Smallest change worth bisecting, in noise standard deviations: a good/bad difference whose upper bound is
     /// below it ends the bisect as not reproduced.
     pub min_effect_sigma: f64,
+    /// Smallest change worth bisecting as a fraction of good's level (0.02 for 2%), the user's own bar on top of
+    /// [`BisectConfig::min_effect_sigma`]: a good/bad difference whose upper bound is below it ends the bisect as not
+    /// reproduced, even when it is significant. Zero for none (the default; sessions stored before it read zero).
+    #[serde(default)]
+    pub min_effect_relative: f64,
 }
 
 fn default_alpha_fresh() -> f64 {
@@ -140,6 +145,7 @@ impl Default for BisectConfig {
             max_verify_pairs: 60,
             max_reproduce_runs: 120,
             min_effect_sigma: 0.4,
+            min_effect_relative: 0.0,
         }
     }
 }

@@ -35,6 +35,17 @@ impl Bisect {
         }
         let fit = fit_t(&[&a, &b])?;
         let (diff, se) = fit.difference(0, 1);
+        // A difference the first test overestimated can turn out below the user's bar once the ends have more runs.
+        let user_floor = self.config.min_effect_relative * fit.locations[0].abs();
+        if user_floor > 0.0 && diff.abs() + 2.326 * se < user_floor {
+            return Some(format!(
+                "on all {} and {} runs at good and bad: difference {diff:.4} ± {se:.4}, below the {:.1}% asked for \
+                 (--min-change)",
+                a.len(),
+                b.len(),
+                self.config.min_effect_relative * 100.0
+            ));
+        }
         // Oriented runs: a change the first test found in either direction reads positive here.
         let log_ratio = model::one_sided_mixture_log_ratio(diff, se, fit.sigma());
         (log_ratio < FADED_LOG_RATIO).then(|| {
@@ -108,6 +119,22 @@ impl Bisect {
             "difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}",
             diff / sigma
         );
+        // The user's bar (a share of good's level): a difference surely below it is not worth a bisect, however
+        // significant. Read on the top segment only, whose ends are good and bad; from 8 runs a side, as the floor
+        // below, or as soon as the difference is significant (it would be bisected otherwise).
+        let enough = n_lo >= 8 && n_hi >= 8;
+        let user_floor = if segment.top { self.config.min_effect_relative * fit.locations[0].abs() } else { 0.0 };
+        let upper = diff.abs() + 2.326 * se;
+        if user_floor > 0.0 && upper < user_floor && (enough || log_ratio >= threshold) {
+            let why = format!(
+                "{evidence}; any change is below {user_floor:.4}, {:.1}% of good's level (--min-change)",
+                self.config.min_effect_relative * 100.0
+            );
+            self.reproduced = Some(false);
+            self.note("reproduce", "not reproduced".into(), why.clone());
+            self.finish(format!("good and bad do not differ by the change asked for: {why}"));
+            return false;
+        }
         if log_ratio >= threshold && (diff > 0.0 || two_sided) {
             if two_sided && diff < 0.0 {
                 self.orientation = -self.orientation;
@@ -121,12 +148,10 @@ impl Bisect {
             return false;
         }
         let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
-        let upper = diff.abs() + 2.326 * se;
         let floor = match (segment.top, self.total) {
             (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
             _ => self.config.min_effect_sigma * sigma,
         };
-        let enough = n_lo >= 8 && n_hi >= 8;
         // Below the top, the search is for contributors of at least CONTRIBUTOR_MIN_SHARE of the change: Wald's
         // sequential test of that change against none ends a segment without one long before the interval above
         // could rule out a smaller change (which took up to the whole reproduce budget).

@@ -721,3 +721,40 @@ fn the_caveat_on_builds_that_differ_is_set_by_per_commit_offsets_only() {
         }
     }
 }
+
+#[test]
+fn a_change_below_the_users_bar_ends_not_reproduced_and_one_above_it_is_bisected() {
+    // The simulator's metric sits at 100 with a run-to-run noise of 1, so a 1.5 sigma step is a 1.5% change. The
+    // bar stops a bisect only when the change is surely below it: at 3%, twice the change, a first test that read
+    // it high (2.6% on 8 runs in trial 0) is bisected, rightly, and the rest stop.
+    use super::sim::{run_culprit, trial, Oracle, SimConfig};
+    let config = SimConfig { steps: vec![1.5], ..SimConfig::default() };
+    // (--min-change as a fraction, the status every trial must end with, if one)
+    let cases = [(0.05, Some(Status::NotReproduced)), (0.03, None), (0.005, Some(Status::Found))];
+    for (relative, want) in cases {
+        let mut stopped = 0;
+        for seed in 0..6 {
+            let (history, noise_seed, _) = trial(&config, seed);
+            let mut oracle = Oracle::new(&history, config.noise, noise_seed);
+            let bisect = BisectConfig { min_effect_relative: relative, ..BisectConfig::default() };
+            let result = run_culprit(&history, &mut oracle, &bisect);
+            if let Some(want) = want {
+                assert_eq!(result.status, want, "--min-change {relative}, trial {seed}: {:?}", result.log.last());
+            }
+            match result.status {
+                Status::NotReproduced => {
+                    stopped += 1;
+                    let stop = result.log.iter().find(|e| e.decision == "not reproduced").map(|e| e.reason.clone());
+                    assert!(stop.is_some_and(|r| r.contains("--min-change")), "{:?}", result.log.last());
+                    // At 5% the bar is 3.3 times the change: a few rounds at the ends show it cannot be reached.
+                    assert!(relative < 0.05 || result.runs <= 24, "{} runs at 5%", result.runs);
+                }
+                Status::Found => assert_eq!(result.named, history.steps.iter().map(|s| s.0).collect::<Vec<_>>()),
+                other => panic!("--min-change {relative}, trial {seed}: {other:?}"),
+            }
+        }
+        if want.is_none() {
+            assert!(stopped >= 3, "at 3% only {stopped} of 6 stopped");
+        }
+    }
+}

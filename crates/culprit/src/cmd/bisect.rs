@@ -298,7 +298,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         metric: given_metric.clone().unwrap_or_default(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        bisect: BisectConfig { max_runs: args.max_runs, ..BisectConfig::default() },
+        bisect: BisectConfig {
+            max_runs: args.max_runs,
+            min_effect_relative: args.min_change.unwrap_or(0.0),
+            ..BisectConfig::default()
+        },
     };
     let interrupt = interrupt_flag();
     let tag = format!("probe-{}", std::process::id());

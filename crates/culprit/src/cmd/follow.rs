@@ -288,6 +288,7 @@ fn resume_args(id: i64) -> BisectArgs {
         build: None,
         deploy: None,
         max_runs: 600,
+        min_change: None,
         profile: 0,
         resume: Some(id),
         json: false,

@@ -633,6 +633,7 @@ pub(crate) fn bisect_change(
         build: args.build.clone(),
         deploy: args.deploy.clone(),
         max_runs: args.max_runs,
+        min_change: None,
         resume: None,
         json: false,
         profile: 0,
