@@ -241,13 +241,15 @@ fn the_ends_keep_a_share_of_the_runs() {
 }
 
 #[test]
-fn sessions_stored_without_alpha_fresh_read_the_default() {
-    let mut stored = serde_json::to_value(BisectConfig::default()).expect("serialises");
-    if let Some(object) = stored.as_object_mut() {
-        object.remove("alpha_fresh");
+fn sessions_stored_without_later_fields_read_their_defaults() {
+    // alpha_fresh came in session 9, min_effect_relative (--min-change) in session 17.
+    for field in ["alpha_fresh", "min_effect_relative"] {
+        let mut stored = serde_json::to_value(BisectConfig::default()).expect("serialises");
+        let removed = stored.as_object_mut().and_then(|object| object.remove(field));
+        assert!(removed.is_some(), "{field} is a field of the stored config");
+        let config: BisectConfig = serde_json::from_value(stored).expect("an older config still reads");
+        assert_eq!(config, BisectConfig::default(), "{field}");
     }
-    let config: BisectConfig = serde_json::from_value(stored).expect("an older config still reads");
-    assert_eq!(config, BisectConfig::default());
 }
 
 #[test]
