@@ -275,7 +275,8 @@ fn clean(repo: &std::path::Path) -> Result<ExitCode> {
     let left = reference_worktrees(&dir);
     if !left.is_empty() {
         bail!(
-            "could not remove the reference worktrees of {} of {} pair(s) of good and bad: {}; remove them by hand (rm -rf, then git worktree prune)",
+            "could not remove the reference worktrees of {} of {} pair(s) of good and bad: {}; remove them by hand \
+             (rm -rf, then git worktree prune)",
             left.len(),
             kept.len(),
             left.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
