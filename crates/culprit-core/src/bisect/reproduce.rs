@@ -20,7 +20,18 @@ pub(super) const RECHECK_MIN_RUNS_PER_SIDE: usize = 20;
 /// 500 still spent the budget (3 at 0); real steps of 1 and 1.5 sigmas never fell below 0 in 300 to 500 jobs.
 pub(super) const FADED_LOG_RATIO: f64 = 0.0;
 
+/// One-sided 99% normal quantile: the upper bound a difference is held to when a change is ruled out.
+const UPPER_99_Z: f64 = 2.326;
+
 impl Bisect {
+    /// `--min-change` on a fit of good (group 0) and bad (group 1): the user's bar in the metric's units (that share
+    /// of good's level) when the 99% upper bound of their difference is below it; `None` when it is not, or unset.
+    fn below_min_change(&self, fit: &TFit) -> Option<f64> {
+        let floor = self.config.min_effect_relative * fit.locations[0].abs();
+        let (diff, se) = fit.difference(0, 1);
+        (floor > 0.0 && diff.abs() + UPPER_99_Z * se < floor).then_some(floor)
+    }
+
     /// While locating in the whole range: the reproduce test again, on every run at good and bad (the ends keep
     /// getting runs while locating), and the evidence when its log ratio has fallen below [`FADED_LOG_RATIO`]. The
     /// first test stops at 5% false alarms, and a job whose good and bad do not differ passes it that often: such a
@@ -36,8 +47,7 @@ impl Bisect {
         let fit = fit_t(&[&a, &b])?;
         let (diff, se) = fit.difference(0, 1);
         // A difference the first test overestimated can turn out below the user's bar once the ends have more runs.
-        let user_floor = self.config.min_effect_relative * fit.locations[0].abs();
-        if user_floor > 0.0 && diff.abs() + 2.326 * se < user_floor {
+        if self.below_min_change(&fit).is_some() {
             return Some(format!(
                 "on all {} and {} runs at good and bad: difference {diff:.4} ± {se:.4}, below the {:.1}% asked for \
                  (--min-change)",
@@ -123,9 +133,8 @@ impl Bisect {
         // significant. Read on the top segment only, whose ends are good and bad; from 8 runs a side, as the floor
         // below, or as soon as the difference is significant (it would be bisected otherwise).
         let enough = n_lo >= 8 && n_hi >= 8;
-        let user_floor = if segment.top { self.config.min_effect_relative * fit.locations[0].abs() } else { 0.0 };
-        let upper = diff.abs() + 2.326 * se;
-        if user_floor > 0.0 && upper < user_floor && (enough || log_ratio >= threshold) {
+        let below_user_floor = if segment.top { self.below_min_change(&fit) } else { None };
+        if let Some(user_floor) = below_user_floor.filter(|_| enough || log_ratio >= threshold) {
             let why = format!(
                 "{evidence}; any change is below {user_floor:.4}, {:.1}% of good's level (--min-change)",
                 self.config.min_effect_relative * 100.0
@@ -148,6 +157,7 @@ impl Bisect {
             return false;
         }
         let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
+        let upper = diff.abs() + UPPER_99_Z * se;
         let floor = match (segment.top, self.total) {
             (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
             _ => self.config.min_effect_sigma * sigma,
