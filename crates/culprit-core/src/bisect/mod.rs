@@ -44,6 +44,7 @@ mod locate;
 mod model;
 mod outcome;
 mod posterior;
+mod replicate;
 mod reproduce;
 pub mod sim;
 mod spread;
@@ -122,6 +123,11 @@ pub struct BisectConfig {
     /// reproduced, even when it is significant. Zero for none (the default; sessions stored before it read zero).
     #[serde(default)]
     pub min_effect_relative: f64,
+    /// A candidate is replicated on the builds beside it before it is blamed when the tested commits on one side
+    /// differ by more than their runs explain at this p-value (see `replicate.rs`); zero turns the check off.
+    /// Sessions stored before it read zero, so that they continue as they started.
+    #[serde(default)]
+    pub replicate_below_p: f64,
 }
 
 fn default_alpha_fresh() -> f64 {
@@ -146,6 +152,7 @@ impl Default for BisectConfig {
             max_reproduce_runs: 120,
             min_effect_sigma: 0.4,
             min_effect_relative: 0.0,
+            replicate_below_p: 0.1,
         }
     }
 }
@@ -301,6 +308,8 @@ pub struct Bisect {
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
     total: Option<(f64, f64)>,
     reproduced: Option<bool>,
+    /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
+    replicating: Option<usize>,
     log: Vec<LogEntry>,
     outcome: Option<Outcome>,
 }
@@ -346,6 +355,7 @@ impl Bisect {
             orientation,
             total: None,
             reproduced: None,
+            replicating: None,
             log: Vec::new(),
             outcome: None,
         };

@@ -2,14 +2,15 @@
 //! explain, the sign of per-build offsets (code layout) or of load that came and went.
 //!
 //! A build's code layout can move a benchmark by a percent or two where nothing it runs has changed (docs/kernel.md,
-//! "Code layout"). The machine's model has one level per side of a change, so such offsets are read as noise when
-//! they are small and as steps when one commit's build happens to differ from its parent's: the simulator's layout
-//! noise (`--noise layout`) names a false culprit that way in about one job in twelve. The outcome cannot tell the
-//! two apart from the culprit and its parent alone, but the other commits it measured can: commits on one side of
-//! every reported step should sit at one level, and when their means scatter more than their runs allow, the
-//! outcome says so, with the size of the scatter, so that a maintainer reads a step of that size with suspicion
-//! and rebuilds with a fixed alignment before acting on it. It is a caveat, not a decision: nothing the machine
-//! decides reads it.
+//! "Code layout"). The machine's model has one level per side of a change, so such offsets are read as noise when they
+//! are small and as steps when one commit's build happens to differ from its parent's: the simulator's layout noise
+//! (`--noise layout`) named a false culprit that way in about one job in twelve (one in twenty with the replication of
+//! `replicate.rs`). The outcome cannot tell the two apart from the culprit and its parent alone, but the other commits
+//! it measured can: commits on one side of every reported step should sit at one level, and when their means scatter
+//! more than their runs allow, the outcome says so, with the size of the scatter, so that a maintainer reads a step of
+//! that size with suspicion and rebuilds with a fixed alignment before acting on it. The caveat itself decides nothing;
+//! the same test at a looser level, on the runs taken when a candidate is about to be blamed, is what has the candidate
+//! replicated on the builds beside it first (`replicate.rs`).
 
 use super::*;
 
@@ -48,6 +49,11 @@ impl Bisect {
     /// compared with the F distribution (the variance is estimated from the runs within commits). Runs are read as
     /// the posterior reads them: drift- and load-corrected, outliers down-weighted.
     pub(super) fn build_spread(&self, culprits: &[Culprit]) -> Option<BuildSpread> {
+        self.build_spread_at(culprits, SPREAD_ALPHA)
+    }
+
+    /// [`Bisect::build_spread`] at significance `alpha`.
+    pub(super) fn build_spread_at(&self, culprits: &[Culprit], alpha: f64) -> Option<BuildSpread> {
         if culprits.is_empty() {
             return None;
         }
@@ -88,7 +94,7 @@ impl Bisect {
         }
         let f = statrs::distribution::FisherSnedecor::new(dof, within_dof).ok()?;
         let p_value = 1.0 - statrs::distribution::ContinuousCDF::cdf(&f, q / dof);
-        (p_value < SPREAD_ALPHA).then(|| BuildSpread {
+        (p_value < alpha).then(|| BuildSpread {
             commits: members.len(),
             spread: ((q - dof).max(0.0) * variance / weight).sqrt(),
             noise: variance.sqrt(),

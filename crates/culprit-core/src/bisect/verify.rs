@@ -1,6 +1,7 @@
 //! Phase 3, verify: fresh interleaved pairs at the chosen commit and its parent, the share of the change it
 //! explains, and the residual steps around it that send the search on.
 
+use super::replicate::Replication;
 use super::*;
 
 /// A step whose share of the change between its segment's ends is surely (90% upper bound) below this explains
@@ -200,6 +201,26 @@ impl Bisect {
             return true;
         }
         if significant && (explains_all || explains_part || out_of_pairs) {
+            // Where builds differ, the step must also separate the builds beside the two (see `replicate.rs`).
+            match self.replication(segment, commit, parent, slope) {
+                Replication::NotNeeded => {}
+                Replication::Asked => return true,
+                Replication::Holds(why) => {
+                    self.note("verify", format!("the step at commit {commit} holds across builds"), why)
+                }
+                Replication::Fails(why) => {
+                    self.note(
+                        "verify",
+                        format!("commit {commit} not blamed: the step does not hold across builds"),
+                        why.clone(),
+                    );
+                    self.segment_unresolved(
+                        segment,
+                        &format!("the step at commit {commit} does not stand out from how much builds differ: {why}"),
+                    );
+                    return false;
+                }
+            }
             let suspects: Vec<usize> = posterior
                 .hypotheses
                 .iter()
@@ -251,7 +272,10 @@ impl Bisect {
         }
         if out_of_pairs {
             self.note("verify", format!("commit {commit} not confirmed"), evidence.clone());
-            self.segment_unresolved(segment, &format!("commit {commit} did not differ from commit {parent}: {evidence}"));
+            self.segment_unresolved(
+                segment,
+                &format!("commit {commit} did not differ from commit {parent}: {evidence}"),
+            );
             return false;
         }
         // One pair at a time: the sequential test may stop after any pair, and asking for two overshot its bar by

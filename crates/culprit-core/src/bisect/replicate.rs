@@ -1,0 +1,188 @@
+//! Replication across builds: where builds differ, a culprit's step must also separate the builds next to it, not
+//! only its own build from its parent's.
+//!
+//! Code layout gives every build an offset of its own (docs/kernel.md, "Code layout"), so a commit can differ from
+//! its parent by a few percent where nothing it changes is run, and the fresh pairs, which re-measure the same two
+//! builds, confirm it. A real step moves every build after it. So when the tested commits already show builds that
+//! differ (the build-spread test of `spread.rs`, at a loose level), the candidate is only blamed once the
+//! [`REPLICATE_NEIGHBOURS`] testable commits after it sit above the ones before its parent, each build's mean
+//! counted as one observation whose spread (builds' offsets plus their runs' noise) the builds estimate. The
+//! candidate and its parent are left out of that comparison: they were chosen because they differ, so their
+//! offsets are biased apart. When the neighbours do not show the step, the segment ends unresolved (the bisect is
+//! inconclusive), and the outcome's caveat says how much builds differ.
+
+use super::*;
+
+/// Testable commits beside the candidate, and beside its parent, that must show the step.
+pub(super) const REPLICATE_NEIGHBOURS: usize = 2;
+/// Runs each neighbouring build gets first.
+pub(super) const REPLICATE_FIRST_RUNS: usize = 4;
+/// Runs a neighbouring build may get while the comparison leans towards the step without showing it: where builds
+/// do not differ, more runs make the builds' means, and so the comparison, more precise.
+pub(super) const REPLICATE_MAX_RUNS: usize = 12;
+/// One-sided level of the test that the builds after the step sit above the builds before it.
+pub(super) const REPLICATE_ALPHA: f64 = 0.05;
+/// Pseudo degrees of freedom of the prior guess of a build mean's variance (its runs' noise alone): with two builds
+/// a side, their own scatter is a poor estimate, and a small one must not make the step look certain.
+pub(super) const REPLICATE_PRIOR_DOF: f64 = 2.0;
+
+/// What the replication check says about a candidate.
+pub(super) enum Replication {
+    /// Builds do not differ beyond their runs (or the check is off, or no neighbours exist): blame as before.
+    NotNeeded,
+    /// Runs were asked for at the neighbouring builds.
+    Asked,
+    /// The step holds across builds; the evidence in words.
+    Holds(String),
+    /// The step does not stand out from how much builds differ; the evidence in words.
+    Fails(String),
+}
+
+/// The comparison of the builds after the step with the builds before it.
+pub(super) struct BuildComparison {
+    /// Mean of the build means after the step minus before it, oriented (positive is worse).
+    pub(super) step: f64,
+    pub(super) step_se: f64,
+    /// One-sided p-value of "no step".
+    pub(super) p_value: f64,
+    /// Estimated standard deviation of a build's own offset.
+    pub(super) spread: f64,
+}
+
+impl BuildComparison {
+    /// Compares build means `after` and `before` (each a mean and its runs' weight) where runs vary by `noise`
+    /// within a build. `None` with fewer than two builds a side.
+    pub(super) fn new(after: &[(f64, f64)], before: &[(f64, f64)], noise: f64) -> Option<BuildComparison> {
+        if after.len() < 2 || before.len() < 2 {
+            return None;
+        }
+        let mean = |side: &[(f64, f64)]| side.iter().map(|b| b.0).sum::<f64>() / side.len() as f64;
+        let squares = |side: &[(f64, f64)], m: f64| side.iter().map(|b| (b.0 - m).powi(2)).sum::<f64>();
+        let (after_mean, before_mean) = (mean(after), mean(before));
+        let builds = (after.len() + before.len()) as f64;
+        let dof = builds - 2.0;
+        // What a build mean varies by from its runs alone: the floor of the prior guess.
+        let run_part = noise * noise * after.iter().chain(before).map(|b| 1.0 / b.1).sum::<f64>() / builds;
+        let variance = (squares(after, after_mean) + squares(before, before_mean) + REPLICATE_PRIOR_DOF * run_part)
+            / (dof + REPLICATE_PRIOR_DOF);
+        let step = after_mean - before_mean;
+        let step_se = (variance * (1.0 / after.len() as f64 + 1.0 / before.len() as f64)).sqrt();
+        let t = statrs::distribution::StudentsT::new(0.0, 1.0, dof + REPLICATE_PRIOR_DOF).ok()?;
+        let p_value = 1.0 - statrs::distribution::ContinuousCDF::cdf(&t, step / step_se);
+        Some(BuildComparison { step, step_se, p_value, spread: (variance - run_part).max(0.0).sqrt() })
+    }
+}
+
+impl Bisect {
+    /// The testable commits nearest to `commit` after it (within the segment) and nearest to `parent` before it
+    /// (the segment's start included), up to [`REPLICATE_NEIGHBOURS`] each, nearest first.
+    fn replicating_neighbours(&self, segment: Segment, commit: usize, parent: usize) -> (Vec<usize>, Vec<usize>) {
+        let testable = |c: &usize| !self.untestable[*c];
+        let after: Vec<usize> = self
+            .topology
+            .segment(commit, segment.hi)
+            .into_iter()
+            .filter(|&c| self.topology.contains(commit, c))
+            .filter(testable)
+            .take(REPLICATE_NEIGHBOURS)
+            .collect();
+        let mut before: Vec<usize> = std::iter::once(segment.lo)
+            .chain(self.topology.segment(segment.lo, parent))
+            .filter(|&c| c != parent && self.topology.contains(c, parent))
+            .filter(testable)
+            .collect();
+        before.reverse();
+        before.truncate(REPLICATE_NEIGHBOURS);
+        (after, before)
+    }
+
+    /// The check, for `commit` confirmed against `parent` in `segment`.
+    pub(super) fn replication(&mut self, segment: Segment, commit: usize, parent: usize, slope: f64) -> Replication {
+        if self.config.replicate_below_p <= 0.0 {
+            return Replication::NotNeeded;
+        }
+        let (after, before) = self.replicating_neighbours(segment, commit, parent);
+        if after.is_empty() || before.is_empty() {
+            return Replication::NotNeeded;
+        }
+        // Whether to replicate is decided once per candidate, on the runs before it: the neighbours' own runs would
+        // otherwise move the trigger while they are being measured.
+        if self.replicating != Some(commit) {
+            let mut culprits = self.culprits.clone();
+            culprits.push(Culprit {
+                commit,
+                after: parent,
+                located: true,
+                untestable_suspects: Vec::new(),
+                share: f64::NAN,
+                share_low: f64::NAN,
+                share_high: f64::NAN,
+                confidence: f64::NAN,
+                step: f64::NAN,
+            });
+            if self.build_spread_at(&culprits, self.config.replicate_below_p).is_none() {
+                return Replication::NotNeeded;
+            }
+            self.replicating = Some(commit);
+        }
+        // Every commit is written "commit N" so that the summary and the mail can name it by its SHA.
+        let names = |side: &[usize]| side.iter().map(|c| format!("commit {c}")).collect::<Vec<_>>().join(", ");
+        // Asked for alternately after and before (runs are interleaved round-robin in this order), so that load
+        // that comes and goes falls on both sides alike.
+        let alternating: Vec<usize> =
+            (0..after.len().max(before.len())).flat_map(|i| [after.get(i), before.get(i)]).flatten().copied().collect();
+        let neighbours: Vec<usize> = after.iter().chain(&before).copied().collect();
+        let first: Vec<(usize, usize)> = alternating
+            .iter()
+            .map(|&c| (c, REPLICATE_FIRST_RUNS.saturating_sub(self.values[c].len())))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        if !first.is_empty() {
+            self.note(
+                "verify",
+                format!(
+                    "replicate the step at commit {commit} on the builds after it ({}) and before commit {parent} ({})",
+                    names(&after),
+                    names(&before)
+                ),
+                format!(
+                    "tested commits on one side differ by more than their runs explain (p < {}): a step between two \
+                     builds may be their own offsets",
+                    self.config.replicate_below_p
+                ),
+            );
+            self.ask(first);
+            return Replication::Asked;
+        }
+        // One call, so that every build's mean is centred on the same origin.
+        let moments = self.commit_moments(&neighbours, slope);
+        let means: Vec<(f64, f64)> = moments.iter().map(|m| (m.y / m.w.max(f64::MIN_POSITIVE), m.w)).collect();
+        let (after_means, before_means) = means.split_at(after.len());
+        let keep = |side: &[(f64, f64)]| -> Vec<(f64, f64)> { side.iter().copied().filter(|b| b.1 > 0.0).collect() };
+        let noise = self.within_noise(segment, slope);
+        let Some(comparison) = BuildComparison::new(&keep(after_means), &keep(before_means), noise) else {
+            return Replication::NotNeeded;
+        };
+        let evidence = format!(
+            "the builds after it ({}) sit {:.4} ± {:.4} above the builds before its parent ({}), p = {:.4}; builds \
+             differ by {:.4}, runs by {noise:.4}",
+            names(&after),
+            comparison.step,
+            comparison.step_se,
+            names(&before),
+            comparison.p_value,
+            comparison.spread
+        );
+        if comparison.p_value < REPLICATE_ALPHA {
+            return Replication::Holds(evidence);
+        }
+        // Leaning towards the step but not showing it: more runs, while they can still help.
+        let fewest = neighbours.iter().map(|&c| self.values[c].len()).min().unwrap_or(0);
+        if comparison.p_value < 0.5 && fewest < REPLICATE_MAX_RUNS {
+            self.note("verify", format!("two more runs at each build replicating commit {commit}"), evidence);
+            self.ask(alternating.iter().map(|&c| (c, 2)).collect());
+            return Replication::Asked;
+        }
+        Replication::Fails(evidence)
+    }
+}
