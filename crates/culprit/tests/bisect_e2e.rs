@@ -173,8 +173,10 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     let _ = child.kill();
     let _ = child.wait();
     // The same command again (here without --json, for the summary a person reads) continues the session and
-    // reaches the right answer; its time is this command's, and the summary says so.
-    let out = bisect_command(&db, &repo, &shas[0], "HEAD", "command.user_time").output().unwrap();
+    // reaches the right answer; its time is this command's, and the summary says so. It asks for another budget,
+    // which the session does not take: it says which limits hold.
+    let out =
+        bisect_command(&db, &repo, &shas[0], "HEAD", "command.user_time").args(["--max-runs", "300"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -182,6 +184,9 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
         // The first process finished before it was killed; then the session was already done and a new one ran.
         panic!("expected the session to be continued: {stderr}");
     }
+    let kept = "session 1 keeps the limits it started with (--max-runs 600, no --min-change), not this command's \
+                (--max-runs 300, no --min-change)";
+    assert!(stderr.contains(kept), "{stderr}");
     assert!(stdout.contains(&format!("culprit: {} ", shas[SLOW_AT - 1])), "{stdout}");
     let spent = stdout.lines().find(|l| l.starts_with("spent: ")).unwrap_or_default();
     assert!(spent.contains("in this command, which continued after"), "{stdout}");

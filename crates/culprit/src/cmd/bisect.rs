@@ -277,6 +277,16 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
+            // The limits are part of the session: its decisions so far were taken under them, and resuming re-derives
+            // them from the stored runs. A command that asks for others is told which ones hold.
+            let kept = limits(config.bisect.max_runs, config.bisect.min_effect_relative);
+            let asked = limits(args.max_runs, args.min_change.unwrap_or(0.0));
+            if kept != asked {
+                eprintln!(
+                    "culprit: session {} keeps the limits it started with ({kept}), not this command's ({asked})",
+                    session.id
+                );
+            }
             return resume(store, session.id, args.json, args.profile);
         }
     }
@@ -559,6 +569,15 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// A session's limits as the command line gives them, for the message of a command that continues it.
+fn limits(max_runs: usize, min_change: f64) -> String {
+    if min_change > 0.0 {
+        format!("--max-runs {max_runs}, --min-change {}%", min_change * 100.0)
+    } else {
+        format!("--max-runs {max_runs}, no --min-change")
+    }
 }
 
 /// `text` from the machine, which names commits by their position in the range ("commit 14"), with each such
