@@ -531,6 +531,32 @@ fn commits_whose_levels_differ_on_each_side_of_the_step_get_the_caution_and_stea
     }
 }
 
+/// Builds whose levels alternate (odd revisions 0.75 up, even ones 0.75 down, a build layout that flips with every
+/// commit) around a step of 3 at revision 15: good (revision 1) sits up and bad (revision 24) down, so good-to-bad
+/// is 1.5 while revision 15 (up) sits 4.5 above revision 14 (down), three times the whole change. Such a share once
+/// made the bisect end inconclusive (the sanity rule against shares above 150%, meant for bursts of load); the
+/// builds beside it, revisions 16 and 17 against 13 and 12, show the step, so it is blamed, with the caution.
+#[test]
+fn a_step_between_alternating_builds_is_blamed_when_the_builds_beside_it_show_it() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let offsets: [f64; 24] = std::array::from_fn(|i| if i % 2 == 0 { 0.75 } else { -0.75 });
+    let (repo, shas) = make_score_repo(dir.path(), 3.0, &offsets);
+    let job = dir.path().join("score.yaml");
+    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
+    std::fs::write(&job, yaml).unwrap();
+    let db = dir.path().join("b.db");
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
+    let args = [&args[..], &["--job", job.to_str().unwrap(), "--metric", "command.score"]].concat();
+    let result = json(&culprit_in(&db, &args));
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[14], "{result:#}");
+    assert!(result["culprits"][0]["share"].as_f64().is_some_and(|share| share > 1.5), "{result:#}");
+    assert!(result["build_spread"].is_object(), "the caution: {result:#}");
+    let log = common::stdout(&culprit_in(&db, &["bisect", "log", &result["session"].to_string()]));
+    assert!(log.contains("holds across builds; the ends' builds explain its share"), "{log}");
+}
+
 /// `--min-change`: a real 3% step (score 100 to 103, noise about 0.8) is significant after 4 runs a side, but
 /// surely below a bar of 10%, so the bisect ends not reproduced there, naming nothing and saying why; the session
 /// stores the bar, so resuming it says the same.

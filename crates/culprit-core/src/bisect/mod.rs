@@ -310,6 +310,8 @@ pub struct Bisect {
     reproduced: Option<bool>,
     /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
     replicating: Option<usize>,
+    /// The candidate whose step held across the builds beside it.
+    replicated: Option<usize>,
     log: Vec<LogEntry>,
     outcome: Option<Outcome>,
 }
@@ -356,6 +358,7 @@ impl Bisect {
             total: None,
             reproduced: None,
             replicating: None,
+            replicated: None,
             log: Vec::new(),
             outcome: None,
         };

@@ -22,6 +22,13 @@ pub(super) const REPLICATE_FIRST_RUNS: usize = 4;
 pub(super) const REPLICATE_MAX_RUNS: usize = 12;
 /// One-sided level of the test that the builds after the step sit above the builds before it.
 pub(super) const REPLICATE_ALPHA: f64 = 0.05;
+/// The candidate must sit among the builds after it, and its parent among the builds before it, at this two-sided
+/// level: a build far from its side (a visit in a burst of load, or a commit on the other side of the step that
+/// the neighbours straddle) is not the step the neighbours show.
+pub(super) const REPLICATE_OUTSIDE_P: f64 = 0.01;
+/// Below this p-value (the builds after sit above the builds before, if not significantly) the neighbours get more
+/// runs, up to [`REPLICATE_MAX_RUNS`]; above it the candidate fails at once.
+pub(super) const REPLICATE_LEANING_P: f64 = 0.5;
 /// Pseudo degrees of freedom of the prior guess of a build mean's variance (its runs' noise alone): with two builds
 /// a side, their own scatter is a poor estimate, and a small one must not make the step look certain.
 pub(super) const REPLICATE_PRIOR_DOF: f64 = 2.0;
@@ -34,6 +41,8 @@ pub(super) enum Replication {
     Asked,
     /// The step holds across builds; the evidence in words.
     Holds(String),
+    /// The step held across builds when this candidate was checked before: nothing new to say.
+    Held,
     /// The step does not stand out from how much builds differ; the evidence in words.
     Fails(String),
 }
@@ -47,6 +56,13 @@ pub(super) struct BuildComparison {
     pub(super) p_value: f64,
     /// Estimated standard deviation of a build's own offset.
     pub(super) spread: f64,
+    after_mean: f64,
+    before_mean: f64,
+    /// The variance of one build's mean (offset and runs) the builds show, and its degrees of freedom.
+    variance: f64,
+    dof: f64,
+    after_builds: usize,
+    before_builds: usize,
 }
 
 impl BuildComparison {
@@ -69,7 +85,33 @@ impl BuildComparison {
         let step_se = (variance * (1.0 / after.len() as f64 + 1.0 / before.len() as f64)).sqrt();
         let t = statrs::distribution::StudentsT::new(0.0, 1.0, dof + REPLICATE_PRIOR_DOF).ok()?;
         let p_value = 1.0 - statrs::distribution::ContinuousCDF::cdf(&t, step / step_se);
-        Some(BuildComparison { step, step_se, p_value, spread: (variance - run_part).max(0.0).sqrt() })
+        Some(BuildComparison {
+            step,
+            step_se,
+            p_value,
+            spread: (variance - run_part).max(0.0).sqrt(),
+            after_mean,
+            before_mean,
+            variance,
+            dof: dof + REPLICATE_PRIOR_DOF,
+            after_builds: after.len(),
+            before_builds: before.len(),
+        })
+    }
+
+    /// How far one more build's `mean` sits from the builds after the step (`after`) or before it, in standard
+    /// errors of the difference (the builds' own spread, plus the side mean's).
+    pub(super) fn distance(&self, mean: f64, after: bool) -> f64 {
+        let (side_mean, builds) =
+            if after { (self.after_mean, self.after_builds) } else { (self.before_mean, self.before_builds) };
+        (mean - side_mean) / (self.variance * (1.0 + 1.0 / builds as f64)).sqrt()
+    }
+
+    /// The two-sided [`REPLICATE_OUTSIDE_P`] bound on [`BuildComparison::distance`] for a build of that side.
+    pub(super) fn outside_bound(&self) -> f64 {
+        statrs::distribution::StudentsT::new(0.0, 1.0, self.dof)
+            .map(|t| statrs::distribution::ContinuousCDF::inverse_cdf(&t, 1.0 - REPLICATE_OUTSIDE_P / 2.0))
+            .unwrap_or(f64::INFINITY)
     }
 }
 
@@ -100,6 +142,9 @@ impl Bisect {
     pub(super) fn replication(&mut self, segment: Segment, commit: usize, parent: usize, slope: f64) -> Replication {
         if self.config.replicate_below_p <= 0.0 {
             return Replication::NotNeeded;
+        }
+        if self.replicated == Some(commit) {
+            return Replication::Held;
         }
         let (after, before) = self.replicating_neighbours(segment, commit, parent);
         if after.is_empty() || before.is_empty() {
@@ -154,10 +199,13 @@ impl Bisect {
             self.ask(first);
             return Replication::Asked;
         }
-        // One call, so that every build's mean is centred on the same origin.
-        let moments = self.commit_moments(&neighbours, slope);
+        // One call, so that every build's mean is centred on the same origin; the candidate and its parent last.
+        let members: Vec<usize> = neighbours.iter().copied().chain([commit, parent]).collect();
+        let moments = self.commit_moments(&members, slope);
         let means: Vec<(f64, f64)> = moments.iter().map(|m| (m.y / m.w.max(f64::MIN_POSITIVE), m.w)).collect();
-        let (after_means, before_means) = means.split_at(after.len());
+        let (after_means, rest) = means.split_at(after.len());
+        let (before_means, ends) = rest.split_at(before.len());
+        let (candidate_mean, parent_mean) = (ends[0].0, ends[1].0);
         let keep = |side: &[(f64, f64)]| -> Vec<(f64, f64)> { side.iter().copied().filter(|b| b.1 > 0.0).collect() };
         let noise = self.within_noise(segment, slope);
         let Some(comparison) = BuildComparison::new(&keep(after_means), &keep(before_means), noise) else {
@@ -173,12 +221,21 @@ impl Bisect {
             comparison.p_value,
             comparison.spread
         );
+        let (candidate_off, parent_off) =
+            (comparison.distance(candidate_mean, true), comparison.distance(parent_mean, false));
+        if candidate_off.abs().max(parent_off.abs()) > comparison.outside_bound() {
+            return Replication::Fails(format!(
+                "commit {commit} sits {candidate_off:.1} and commit {parent} {parent_off:.1} standard errors from the \
+                 builds on their sides: {evidence}"
+            ));
+        }
         if comparison.p_value < REPLICATE_ALPHA {
+            self.replicated = Some(commit);
             return Replication::Holds(evidence);
         }
         // Leaning towards the step but not showing it: more runs, while they can still help.
         let fewest = neighbours.iter().map(|&c| self.values[c].len()).min().unwrap_or(0);
-        if comparison.p_value < 0.5 && fewest < REPLICATE_MAX_RUNS {
+        if comparison.p_value < REPLICATE_LEANING_P && fewest < REPLICATE_MAX_RUNS {
             self.note("verify", format!("two more runs at each build replicating commit {commit}"), evidence);
             self.ask(alternating.iter().map(|&c| (c, 2)).collect());
             return Replication::Asked;

@@ -139,8 +139,11 @@ fn around(level: f64, n: usize) -> Vec<f64> {
 #[test]
 fn a_share_far_above_the_whole_change_is_re_examined_then_inconclusive() {
     // Good at 0, bad at 1, but commit 5 measures 3 above its parent: 300% of the change, interval well above 150%.
+    // This is the path where builds are not seen to differ, so the replication across builds is off here (the
+    // next test takes the other path).
     let build = |pairs: usize| {
         let mut m = machine(10);
+        m.config.replicate_below_p = 0.0;
         m.phase = Phase::Locate { segment: Segment { lo: 0, hi: 9, top: true } };
         let (good, bad, high) = (around(0.0, 20), around(1.0, 20), around(3.0, pairs));
         let parent = around(0.0, pairs);
@@ -160,6 +163,44 @@ fn a_share_far_above_the_whole_change_is_re_examined_then_inconclusive() {
     let outcome = m.outcome.clone().expect("finished");
     assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
     assert!(outcome.culprits.iter().all(|c| !c.located), "{:?}", outcome.culprits);
+}
+
+#[test]
+fn a_share_far_above_the_whole_change_is_blamed_only_when_the_builds_beside_it_agree() {
+    // As above (good 0, bad 1, commit 5 at 3 over its parent at 0), with the builds beside it measured: 6 and 7
+    // sit at bad's level and 3 and 2 at good's, so a step lies among them, but commit 5 sits far above the builds
+    // after it, which is no offset of one build among builds that differ: not blamed. With 6 and 7 at 3 and 3.6
+    // and 3 and 2 at 0 and -0.6 instead, builds differ (good and bad sit off their sides), commit 5 and its parent
+    // sit among theirs, and commit 5 is blamed for its 300%.
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let build = |after: f64, before: f64| {
+        let mut m = machine(10);
+        m.phase = Phase::Locate { segment };
+        let (good, bad) = (around(0.0, 20), around(1.0, 20));
+        let (high, parent) = (around(3.0, 16), around(0.0, 16));
+        let (after, before) =
+            ([around(after, 8), around(after + 0.6, 8)], [around(before, 8), around(before - 0.6, 8)]);
+        seed_values(&mut m, &[(0, &good), (9, &bad), (4, &parent), (5, &high)]);
+        seed_values(&mut m, &[(6, &after[0]), (7, &after[1]), (3, &before[0]), (2, &before[1])]);
+        // The trigger (tested commits that differ by more than their runs explain) is taken as given.
+        m.replicating = Some(5);
+        m
+    };
+    let mut m = build(1.0, 0.0);
+    m.verify(segment, 5, 4, 0, 0.0);
+    let outcome = m.outcome.clone().expect("finished");
+    assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+    assert!(outcome.reason.contains("standard errors from the builds on their sides"), "{}", outcome.reason);
+    let mut m = build(3.0, 0.0);
+    while m.outcome.is_none() && m.verify(segment, 5, 4, 0, 0.0) {
+        // The table of the two asks for runs now and then; record what it asks, at the levels seeded.
+        for (c, n) in m.pending.clone() {
+            let level = if c == 5 { 3.0 } else { 0.0 };
+            seed_values(&mut m, &[(c, &around(level, n))]);
+        }
+    }
+    assert!(m.log.iter().any(|e| e.decision.contains("the ends' builds explain its share")), "{:?}", m.log);
+    assert_eq!(m.culprits.iter().map(|c| c.commit).collect::<Vec<_>>(), vec![5], "{:?}", m.log.last());
 }
 
 #[test]

@@ -129,31 +129,23 @@ impl Bisect {
             "paired step {step:.4} ± {se_step:.4}, log ratio {log_ratio:.2} (against {expected:.4}); explains {f:.2} [{f_low:.2}, {f_high:.2}] of its segment, posterior {mass:.4}"
         );
         if significant && share_low > SHARE_IMPLAUSIBLE {
-            // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit.
-            if pairs >= IMPLAUSIBLE_MAX_PAIRS {
-                self.note("verify", format!("commit {commit} not blamed: implausible share"), evidence.clone());
-                self.segment_unresolved(
-                    segment,
-                    &format!(
-                        "commit {commit} would explain {:.0}% (at least {:.0}%) of the change: {evidence}",
-                        share * 100.0,
-                        share_low * 100.0
-                    ),
-                );
-                return false;
-            }
-            self.note(
-                "verify",
-                format!("re-examine {parent} and {commit} with the ends {} and {}", segment.lo, segment.hi),
-                format!(
-                    "share {:.0}% [{:.0}%, {:.0}%] is above the whole change: {evidence}",
-                    share * 100.0,
-                    share_low * 100.0,
-                    share_high * 100.0
+            // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit; or
+            // builds that differ, good's or bad's own build sitting off its side, which a step that holds across
+            // the builds beside it shows (see `replicate.rs`): that one is blamed, with the caveat.
+            match self.replication(segment, commit, parent, slope) {
+                Replication::Asked => return true,
+                Replication::Fails(why) => return self.not_replicated(segment, commit, why),
+                Replication::Holds(why) => self.note(
+                    "verify",
+                    format!("the step at commit {commit} holds across builds; the ends' builds explain its share"),
+                    why,
                 ),
-            );
-            self.ask(vec![(parent, 2), (commit, 2), (segment.lo, 1), (segment.hi, 1)]);
-            return true;
+                Replication::Held => {}
+                Replication::NotNeeded => {
+                    let shares = (share, share_low, share_high);
+                    return self.implausible_share(segment, commit, parent, pairs, shares, &evidence);
+                }
+            }
         }
         // The pooled levels understate the change of a segment with several steps (each side mixes the levels of
         // its steps), so one of two equal steps can look like most of the pooled change. The segment's ends
@@ -203,23 +195,12 @@ impl Bisect {
         if significant && (explains_all || explains_part || out_of_pairs) {
             // Where builds differ, the step must also separate the builds beside the two (see `replicate.rs`).
             match self.replication(segment, commit, parent, slope) {
-                Replication::NotNeeded => {}
+                Replication::NotNeeded | Replication::Held => {}
                 Replication::Asked => return true,
                 Replication::Holds(why) => {
                     self.note("verify", format!("the step at commit {commit} holds across builds"), why)
                 }
-                Replication::Fails(why) => {
-                    self.note(
-                        "verify",
-                        format!("commit {commit} not blamed: the step does not hold across builds"),
-                        why.clone(),
-                    );
-                    self.segment_unresolved(
-                        segment,
-                        &format!("the step at commit {commit} does not stand out from how much builds differ: {why}"),
-                    );
-                    return false;
-                }
+                Replication::Fails(why) => return self.not_replicated(segment, commit, why),
             }
             let suspects: Vec<usize> = posterior
                 .hypotheses
@@ -285,6 +266,55 @@ impl Bisect {
         self.note("verify", format!("one more interleaved pair at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 1);
         true
+    }
+
+    /// A share above the whole change that the builds beside the commit did not explain: its parent, itself and
+    /// the segment's ends get fresh runs, and after [`IMPLAUSIBLE_MAX_PAIRS`] pairs the segment is unresolved.
+    /// Returns true when runs were asked for.
+    fn implausible_share(
+        &mut self,
+        segment: Segment,
+        commit: usize,
+        parent: usize,
+        pairs: usize,
+        (share, share_low, share_high): (f64, f64, f64),
+        evidence: &str,
+    ) -> bool {
+        // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit.
+        if pairs >= IMPLAUSIBLE_MAX_PAIRS {
+            self.note("verify", format!("commit {commit} not blamed: implausible share"), evidence.to_string());
+            self.segment_unresolved(
+                segment,
+                &format!(
+                    "commit {commit} would explain {:.0}% (at least {:.0}%) of the change: {evidence}",
+                    share * 100.0,
+                    share_low * 100.0
+                ),
+            );
+            return false;
+        }
+        self.note(
+            "verify",
+            format!("re-examine {parent} and {commit} with the ends {} and {}", segment.lo, segment.hi),
+            format!(
+                "share {:.0}% [{:.0}%, {:.0}%] is above the whole change: {evidence}",
+                share * 100.0,
+                share_low * 100.0,
+                share_high * 100.0
+            ),
+        );
+        self.ask(vec![(parent, 2), (commit, 2), (segment.lo, 1), (segment.hi, 1)]);
+        true
+    }
+
+    /// A candidate whose step did not hold across the builds beside it is not blamed: its segment ends unresolved.
+    fn not_replicated(&mut self, segment: Segment, commit: usize, why: String) -> bool {
+        self.note("verify", format!("commit {commit} not blamed: the step does not hold across builds"), why.clone());
+        self.segment_unresolved(
+            segment,
+            &format!("the step at commit {commit} does not stand out from how much builds differ: {why}"),
+        );
+        false
     }
 
     /// The step from `parent` to `commit` measured on the runs recorded since `start`, paired in order (the i-th
