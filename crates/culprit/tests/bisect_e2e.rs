@@ -478,6 +478,14 @@ fn make_score_repo(dir: &Path, step: f64, offsets: &[f64; 24]) -> (PathBuf, Vec<
     (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
 }
 
+/// The job that runs a [`make_score_repo`] commit's `score.sh` and captures its score, written into `dir`.
+fn score_job(dir: &Path) -> PathBuf {
+    let job = dir.join("score.yaml");
+    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
+    std::fs::write(&job, yaml).unwrap();
+    job
+}
+
 /// Builds that differ, end to end, on numbers that do not depend on the machine: a step of 4 noise sigmas over
 /// commits whose own offsets are about 3 noise sigmas. The search comes to revision 6, one of the offsets (its build
 /// sits 4 above revision 5's); the tested commits already differ by more than their runs explain, so before blaming
@@ -495,12 +503,7 @@ fn commits_whose_levels_differ_on_each_side_of_the_step_get_the_caution_and_stea
     for (offsets, cautioned) in [(layout, true), ([0.0; 24], false)] {
         let dir = tempfile::tempdir().unwrap();
         let (repo, shas) = make_score_repo(dir.path(), 3.0, &offsets);
-        let job = dir.path().join("score.yaml");
-        std::fs::write(
-            &job,
-            "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n",
-        )
-        .unwrap();
+        let job = score_job(dir.path());
         let db = dir.path().join("b.db");
         let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD"];
         let args = [&args[..], &["--job", job.to_str().unwrap(), "--metric", "command.score"]].concat();
@@ -542,9 +545,7 @@ fn a_step_between_alternating_builds_is_blamed_when_the_builds_beside_it_show_it
     let dir = tempfile::tempdir().unwrap();
     let offsets: [f64; 24] = std::array::from_fn(|i| if i % 2 == 0 { 0.75 } else { -0.75 });
     let (repo, shas) = make_score_repo(dir.path(), 3.0, &offsets);
-    let job = dir.path().join("score.yaml");
-    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
-    std::fs::write(&job, yaml).unwrap();
+    let job = score_job(dir.path());
     let db = dir.path().join("b.db");
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
     let args = [&args[..], &["--job", job.to_str().unwrap(), "--metric", "command.score"]].concat();
@@ -565,9 +566,7 @@ fn a_step_surely_below_min_change_ends_not_reproduced_at_the_ends() {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_score_repo(dir.path(), 3.0, &[0.0; 24]);
-    let job = dir.path().join("score.yaml");
-    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
-    std::fs::write(&job, yaml).unwrap();
+    let job = score_job(dir.path());
     let db = dir.path().join("b.db");
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
     let metric = ["--metric", "command.score", "--min-change", "10%"];

@@ -218,6 +218,24 @@ pub struct Culprit {
     pub step: f64,
 }
 
+impl Culprit {
+    /// A step located at `commit` after `after` that no verification has measured yet: shares, confidence and step
+    /// unknown (NaN) until the caller fills in what it knows.
+    pub(crate) fn unmeasured(commit: usize, after: usize) -> Culprit {
+        Culprit {
+            commit,
+            after,
+            located: true,
+            untestable_suspects: Vec::new(),
+            share: f64::NAN,
+            share_low: f64::NAN,
+            share_high: f64::NAN,
+            confidence: f64::NAN,
+            step: f64::NAN,
+        }
+    }
+}
+
 /// What was measured at one commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommitEvidence {

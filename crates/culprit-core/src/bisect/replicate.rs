@@ -138,8 +138,16 @@ impl Bisect {
         (after, before)
     }
 
-    /// The check, for `commit` confirmed against `parent` in `segment`.
-    pub(super) fn replication(&mut self, segment: Segment, commit: usize, parent: usize, slope: f64) -> Replication {
+    /// The check, for `commit` confirmed against `parent` in `segment`, where runs vary by `noise` within a commit
+    /// ([`Bisect::within_noise`] of the segment).
+    pub(super) fn replication(
+        &mut self,
+        segment: Segment,
+        commit: usize,
+        parent: usize,
+        slope: f64,
+        noise: f64,
+    ) -> Replication {
         if self.config.replicate_below_p <= 0.0 {
             return Replication::NotNeeded;
         }
@@ -154,17 +162,7 @@ impl Bisect {
         // otherwise move the trigger while they are being measured.
         if self.replicating != Some(commit) {
             let mut culprits = self.culprits.clone();
-            culprits.push(Culprit {
-                commit,
-                after: parent,
-                located: true,
-                untestable_suspects: Vec::new(),
-                share: f64::NAN,
-                share_low: f64::NAN,
-                share_high: f64::NAN,
-                confidence: f64::NAN,
-                step: f64::NAN,
-            });
+            culprits.push(Culprit::unmeasured(commit, parent));
             if self.build_spread_at(&culprits, self.config.replicate_below_p).is_none() {
                 return Replication::NotNeeded;
             }
@@ -207,7 +205,6 @@ impl Bisect {
         let (before_means, ends) = rest.split_at(before.len());
         let (candidate_mean, parent_mean) = (ends[0].0, ends[1].0);
         let keep = |side: &[(f64, f64)]| -> Vec<(f64, f64)> { side.iter().copied().filter(|b| b.1 > 0.0).collect() };
-        let noise = self.within_noise(segment, slope);
         let Some(comparison) = BuildComparison::new(&keep(after_means), &keep(before_means), noise) else {
             return Replication::NotNeeded;
         };

@@ -109,17 +109,7 @@ impl Bisect {
         let posterior = self.posterior(lo, hi, self.drift())?;
         let (commit, confidence) = posterior.best_class()?;
         let after = self.topology.first_parent(commit).unwrap_or(lo);
-        Some(Culprit {
-            commit,
-            after,
-            located: true,
-            untestable_suspects: Vec::new(),
-            share: f64::NAN,
-            share_low: f64::NAN,
-            share_high: f64::NAN,
-            confidence,
-            step: posterior.delta,
-        })
+        Some(Culprit { confidence, step: posterior.delta, ..Culprit::unmeasured(commit, after) })
     }
 }
 

@@ -518,17 +518,7 @@ fn a_lone_culprits_share_is_not_thrown_to_the_ends_by_one_odd_run_of_four() {
     let delta = m.posterior(0, 23, 0.0).expect("posterior").delta;
     let z = (total - delta).abs() / total_se;
     assert!(z > 2.0 && z < 2.45, "the case must sit between the old and the new bound: z {z:.2}");
-    let culprit = Culprit {
-        commit: 14,
-        after: 13,
-        located: true,
-        untestable_suspects: Vec::new(),
-        share: f64::NAN,
-        share_low: f64::NAN,
-        share_high: f64::NAN,
-        confidence: 1.0,
-        step: 0.013,
-    };
+    let culprit = Culprit { confidence: 1.0, step: 0.013, ..Culprit::unmeasured(14, 13) };
     let (share, low, high) = m.lone_culprit_share(&culprit).expect("a share");
     assert!(low < 1.0 && 1.0 < high && (share - 1.0).abs() < 0.15, "share {share:.3} [{low:.3}, {high:.3}]");
 }

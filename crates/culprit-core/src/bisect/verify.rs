@@ -132,7 +132,7 @@ impl Bisect {
             // More than the whole change at one commit: bursts of load or a wrong comparison, not a culprit; or
             // builds that differ, good's or bad's own build sitting off its side, which a step that holds across
             // the builds beside it shows (see `replicate.rs`): that one is blamed, with the caveat.
-            match self.replication(segment, commit, parent, slope) {
+            match self.replication(segment, commit, parent, slope, noise) {
                 Replication::Asked => return true,
                 Replication::Fails(why) => return self.not_replicated(segment, commit, why),
                 Replication::Holds(why) => self.note(
@@ -194,7 +194,7 @@ impl Bisect {
         }
         if significant && (explains_all || explains_part || out_of_pairs) {
             // Where builds differ, the step must also separate the builds beside the two (see `replicate.rs`).
-            match self.replication(segment, commit, parent, slope) {
+            match self.replication(segment, commit, parent, slope, noise) {
                 Replication::NotNeeded | Replication::Held => {}
                 Replication::Asked => return true,
                 Replication::Holds(why) => {

@@ -279,12 +279,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
             // The limits are part of the session: its decisions so far were taken under them, and resuming re-derives
             // them from the stored runs. A command that asks for others is told which ones hold.
-            let kept = limits(config.bisect.max_runs, config.bisect.min_effect_relative);
-            let asked = limits(args.max_runs, args.min_change.unwrap_or(0.0));
+            let kept = (config.bisect.max_runs, config.bisect.min_effect_relative);
+            let asked = (args.max_runs, args.min_change.unwrap_or(0.0));
             if kept != asked {
                 eprintln!(
-                    "culprit: session {} keeps the limits it started with ({kept}), not this command's ({asked})",
-                    session.id
+                    "culprit: session {} keeps the limits it started with ({}), not this command's ({})",
+                    session.id,
+                    limits(kept),
+                    limits(asked)
                 );
             }
             return resume(store, session.id, args.json, args.profile);
@@ -571,10 +573,12 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
     })
 }
 
-/// A session's limits as the command line gives them, for the message of a command that continues it.
-fn limits(max_runs: usize, min_change: f64) -> String {
+/// A session's limits (`--max-runs`, and `--min-change` as a fraction) as the command line gives them, for the
+/// message of a command that continues it.
+fn limits((max_runs, min_change): (usize, f64)) -> String {
     if min_change > 0.0 {
-        format!("--max-runs {max_runs}, --min-change {}%", min_change * 100.0)
+        // Rounded to the hundredth of a percent a user types: 0.07 * 100 is 7.000000000000001.
+        format!("--max-runs {max_runs}, --min-change {}%", (min_change * 10_000.0).round() / 100.0)
     } else {
         format!("--max-runs {max_runs}, no --min-change")
     }
@@ -934,6 +938,14 @@ mod tests {
         // change was not significant, which the command line tells the user.
         let same = runs(1000.0, &[0.0, 0.01, -0.008, -0.004]);
         assert!(!choose_metric(&good, &same).unwrap().significant);
+    }
+
+    #[test]
+    fn limits_read_as_the_command_line_gives_them() {
+        assert_eq!(limits((600, 0.0)), "--max-runs 600, no --min-change");
+        // 0.07 * 100 is 7.000000000000001 in floating point; the user typed 7.
+        assert_eq!(limits((300, 0.07)), "--max-runs 300, --min-change 7%");
+        assert_eq!(limits((300, 0.0225)), "--max-runs 300, --min-change 2.25%");
     }
 
     #[test]
