@@ -24,7 +24,8 @@ fn no_step_names_no_culprit() {
 
 #[test]
 fn easy_step_with_untestable_commits_and_outliers() {
-    let report = run(&SimConfig { untestable_frac: 0.1, noise: Noise::Outliers, ..config(vec![3.0], Strategy::Culprit) });
+    let report =
+        run(&SimConfig { untestable_frac: 0.1, noise: Noise::Outliers, ..config(vec![3.0], Strategy::Culprit) });
     assert!(report.accuracy >= 0.9, "{}", report.render_table());
 }
 
@@ -32,7 +33,9 @@ fn easy_step_with_untestable_commits_and_outliers() {
 fn report_json_has_the_documented_fields() {
     let report = run(&SimConfig { trials: 5, ..config(vec![3.0], Strategy::Pinpoint) });
     let json = serde_json::to_value(&report).expect("serializes");
-    for field in ["accuracy", "false_culprit_rate", "mean_runs", "p95_runs", "mean_builds", "multiple_rate", "same_answer_rate"] {
+    for field in
+        ["accuracy", "false_culprit_rate", "mean_runs", "p95_runs", "mean_builds", "multiple_rate", "same_answer_rate"]
+    {
         assert!(json.get(field).is_some(), "missing {field}");
     }
     assert!(report.mean_runs >= 20.0, "pinpoint runs at least 10 a side at good and bad");
@@ -47,6 +50,7 @@ fn bursts_noise_parses_and_the_old_names_still_do() {
         ("drift", Noise::Drift),
         ("bursts", Noise::Bursts),
         ("layout", Noise::Layout),
+        ("wander", Noise::Wander),
     ] {
         assert_eq!(Noise::parse(name), Some(noise));
     }
@@ -64,7 +68,8 @@ fn bursts_do_not_make_a_false_culprit_on_an_easy_step() {
 fn bursts_on_a_1_5_sigma_step_name_no_wrong_commit() {
     // Bursts of load shared by neighbouring runs: verification on interleaved pairs cancels them, so a wrong commit
     // is not blamed (the previous engine, verifying on every run, blamed one in a quarter of such jobs).
-    let report = run(&SimConfig { commits: 100, noise: Noise::Bursts, trials: 30, ..config(vec![1.5], Strategy::Culprit) });
+    let report =
+        run(&SimConfig { commits: 100, noise: Noise::Bursts, trials: 30, ..config(vec![1.5], Strategy::Culprit) });
     assert!(report.false_culprit_rate <= 1.0 / 30.0 + 1e-9, "{}", report.render_table());
     assert!(report.accuracy >= 0.6, "{}", report.render_table());
 }
@@ -117,4 +122,22 @@ fn layout_noise_is_a_fixed_offset_per_commit_on_the_same_run_to_run_noise() {
         let twice = doubled.run(commit).unwrap() - gaussian.run(commit).unwrap();
         assert!((twice - 2.0 * offset).abs() < 1e-9, "commit {commit}: {twice} against {offset}");
     }
+}
+
+#[test]
+fn wander_noise_moves_the_level_for_stretches_of_runs() {
+    use culprit_core::bisect::sim::{History, Oracle};
+    // Runs at one commit: under wander, the level holds for about 25 runs and then moves, so runs next to each other
+    // agree more than runs far apart; Gaussian runs are independent.
+    let history = History { commits: 1, steps: Vec::new(), untestable: vec![false; 2] };
+    let correlation = |noise: Noise| {
+        let mut oracle = Oracle::new(&history, noise, 5);
+        let runs: Vec<f64> = (0..4000).map(|_| oracle.run(0).expect("testable")).collect();
+        let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+        let variance = runs.iter().map(|x| (x - mean).powi(2)).sum::<f64>();
+        runs.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum::<f64>() / variance
+    };
+    let (wander, gaussian) = (correlation(Noise::Wander), correlation(Noise::Gaussian));
+    assert!(wander > 0.25, "adjacent runs under wander correlate by {wander}");
+    assert!(gaussian.abs() < 0.1, "adjacent Gaussian runs correlate by {gaussian}");
 }

@@ -47,7 +47,22 @@ impl Bisect {
     /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
     /// commit with one run cannot be checked this way, and the partition evidence bounds what one run can do.
     pub(super) fn commit_moments(&self, members: &[usize], slope: f64) -> Vec<model::Moments> {
-        // `adjusted` is empty for an untestable commit, so its moments stay empty.
+        self.weighted_runs(members, slope)
+            .iter()
+            .map(|runs| {
+                let mut m = model::Moments::default();
+                for &(_, weight, value) in runs {
+                    m.add(weight, value);
+                }
+                m
+            })
+            .collect()
+    }
+
+    /// Per commit, its runs as [`Bisect::commit_moments`] reads them: (record index, weight, value), values centred
+    /// on the first member's level, in the order they were recorded.
+    pub(super) fn weighted_runs(&self, members: &[usize], slope: f64) -> Vec<Vec<(f64, f64, f64)>> {
+        // `adjusted` is empty for an untestable commit, so its runs stay empty.
         let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
         let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
         let robust = fit_t(&refs);
@@ -55,17 +70,22 @@ impl Bisect {
         let origin = groups.first().and_then(|g| g.first()).copied().unwrap_or(0.0);
         groups
             .iter()
+            .zip(members)
             .enumerate()
-            .map(|(i, group)| {
-                let mut m = model::Moments::default();
-                for &adjusted in group {
-                    let weight = match &robust {
-                        Some(fit) if group.len() >= 2 => model::outlier_weight(adjusted - fit.locations[i], fit.scale),
-                        _ => 1.0,
-                    };
-                    m.add(weight, adjusted - origin);
-                }
-                m
+            .map(|(i, (group, &c))| {
+                group
+                    .iter()
+                    .zip(&self.values[c])
+                    .map(|(&adjusted, &(t, _))| {
+                        let weight = match &robust {
+                            Some(fit) if group.len() >= 2 => {
+                                model::outlier_weight(adjusted - fit.locations[i], fit.scale)
+                            }
+                            _ => 1.0,
+                        };
+                        (t, weight, adjusted - origin)
+                    })
+                    .collect()
             })
             .collect()
     }

@@ -144,7 +144,17 @@ impl Bisect {
             self.finish(format!("good and bad do not differ by the change asked for: {why}"));
             return false;
         }
-        if log_ratio >= threshold && (diff > 0.0 || two_sided) {
+        let upper = diff.abs() + UPPER_99_Z * se;
+        let floor = match (segment.top, self.total) {
+            (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
+            _ => self.config.min_effect_sigma * sigma,
+        };
+        // Below the top, a difference that is significant but surely below the floor is no contributor worth a
+        // search either: where builds differ (code layout) or the machine's level moves, two builds of a residual
+        // segment differ by a percent with precise timing, and the README's demo, after blaming its 30% step,
+        // spent its whole budget looking for the commit behind a 1% residual (1 of 8 bisects).
+        let small_residual = !segment.top && upper < floor;
+        if log_ratio >= threshold && (diff > 0.0 || two_sided) && !small_residual {
             if two_sided && diff < 0.0 {
                 self.orientation = -self.orientation;
             }
@@ -157,18 +167,14 @@ impl Bisect {
             return false;
         }
         let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
-        let upper = diff.abs() + UPPER_99_Z * se;
-        let floor = match (segment.top, self.total) {
-            (false, Some((total, _))) => (RESIDUAL_MIN_SHARE * total).max(0.0),
-            _ => self.config.min_effect_sigma * sigma,
-        };
         // Below the top, the search is for contributors of at least CONTRIBUTOR_MIN_SHARE of the change: Wald's
         // sequential test of that change against none ends a segment without one long before the interval above
         // could rule out a smaller change (which took up to the whole reproduce budget).
         let smallest = self.total.filter(|_| !segment.top && se > 0.0).map(|(total, _)| CONTRIBUTOR_MIN_SHARE * total);
         let no_contributor =
             smallest.is_some_and(|d| (diff * d - 0.5 * d * d) / (se * se) <= -(1.0 / NO_CONTRIBUTOR_BETA).ln());
-        if (enough && (upper < floor || no_contributor)) || spent >= self.config.max_reproduce_runs {
+        if ((enough || small_residual) && (upper < floor || no_contributor)) || spent >= self.config.max_reproduce_runs
+        {
             let why = if upper < floor {
                 format!("{evidence}; any change is below {floor:.4}")
             } else if enough && no_contributor {

@@ -38,7 +38,18 @@ pub enum Noise {
     /// 2% slowdown of the end-to-end program measured offsets of 1-2% between unrelated commits). Every commit,
     /// good and bad included, then sits at a level of its own; only the steps are changes worth a bisect.
     Layout,
+    /// Standard normal plus a level of the machine's own that holds for a while and then moves: before each run, with
+    /// probability 1/25, a new level normal with [`WANDER_SIGMA`] noise sigmas. Wall time on a shared host: a real
+    /// bisect of the README's demo measured good about 1.2 noise sigmas slower in its second visit than in its first,
+    /// and every commit of that half of the job with it. Commits measured at different times differ for that alone.
+    Wander,
 }
+
+/// The standard deviation of [`Noise::Wander`]'s levels, in noise sigmas.
+pub const WANDER_SIGMA: f64 = 0.8;
+
+/// The chance, before each run, that [`Noise::Wander`]'s level moves.
+const WANDER_MOVE: f64 = 1.0 / 25.0;
 
 /// The standard deviation of [`Noise::Layout`]'s per-commit offsets, in noise sigmas.
 pub const LAYOUT_SIGMA: f64 = 0.3;
@@ -51,6 +62,7 @@ impl Noise {
             "drift" => Some(Noise::Drift),
             "bursts" => Some(Noise::Bursts),
             "layout" => Some(Noise::Layout),
+            "wander" => Some(Noise::Wander),
             _ => None,
         }
     }
@@ -239,6 +251,9 @@ pub struct Oracle<'a> {
     /// Per-commit offsets of [`Noise::Layout`] (empty for the other kinds), drawn from their own generator so that
     /// the run-to-run noise of a seed is the same whatever the kind.
     layout: Vec<f64>,
+    /// [`Noise::Wander`]'s generator (its own, for the same reason) and current level.
+    wander: Rng,
+    wander_level: f64,
 }
 
 /// The level every simulated metric sits around, so values look like a real metric (and stay positive).
@@ -260,6 +275,8 @@ impl<'a> Oracle<'a> {
             built: vec![false; history.commits + 1],
             in_burst: false,
             layout,
+            wander: Rng::new(seed ^ 0x3a7d_u64.rotate_left(24)),
+            wander_level: 0.0,
         }
     }
 
@@ -288,6 +305,12 @@ impl<'a> Oracle<'a> {
                 }
             }
             Noise::Layout => value += self.layout.get(commit).copied().unwrap_or(0.0),
+            Noise::Wander => {
+                if self.wander.next_f64() < WANDER_MOVE {
+                    self.wander_level = WANDER_SIGMA * self.wander.normal();
+                }
+                value += self.wander_level;
+            }
         }
         self.runs += 1;
         Some(value)
@@ -350,7 +373,17 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
         Err(_) => {
-            return TrialResult { status: Status::Inconclusive, named: vec![], contributors: 0, runs: 0, builds: 0, log: vec![], evidence: vec![], culprits: vec![], build_spread: None }
+            return TrialResult {
+                status: Status::Inconclusive,
+                named: vec![],
+                contributors: 0,
+                runs: 0,
+                builds: 0,
+                log: vec![],
+                evidence: vec![],
+                culprits: vec![],
+                build_spread: None,
+            }
         }
     };
     loop {

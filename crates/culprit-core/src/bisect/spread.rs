@@ -24,6 +24,19 @@ const SPREAD_MAX_SQUARE: f64 = 9.0;
 /// Runs within commits (beyond one per commit) needed before the run-to-run noise is trusted for the test.
 const SPREAD_MIN_WITHIN_DOF: f64 = 8.0;
 
+/// Runs of one commit recorded at most this many records apart belong to one visit: interleaved runs (pairs, the
+/// ends with a middle commit, the four builds of a replication) take turns, so one request's runs of a commit sit
+/// up to four records apart.
+const VISIT_GAP: f64 = 4.0;
+
+/// Runs a commit needs to take part in the replication's trigger: one run cannot tell its build's offset from a
+/// spike of the machine's (wall time on a shared host), and on the README's demo such runs alone fired it.
+const TRIGGER_MIN_RUNS: usize = 2;
+
+/// The significance at which one commit's visits are said to differ by more than their runs explain: the machine's
+/// level moved between them, so commits measured at different times differ for that reason too.
+const VISITS_DIFFER_P: f64 = 0.05;
+
 /// Commits that the outcome puts at one level but whose means differ by more than their runs explain.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BuildSpread {
@@ -54,6 +67,89 @@ impl Bisect {
 
     /// [`Bisect::build_spread`] at significance `alpha`.
     pub(super) fn build_spread_at(&self, culprits: &[Culprit], alpha: f64) -> Option<BuildSpread> {
+        let (members, sides) = self.spread_sides(culprits)?;
+        let moments = self.commit_moments(&members, self.drift());
+        let (mut within, mut within_dof) = (0.0, 0.0);
+        for m in moments.iter().filter(|m| m.w > 1.0) {
+            within += m.squares_about_mean();
+            within_dof += m.w - 1.0;
+        }
+        if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
+            return None;
+        }
+        let variance = within / within_dof;
+        let mut grouped: BTreeMap<&[bool], Vec<model::Moments>> = BTreeMap::new();
+        for (side, m) in sides.iter().zip(&moments).filter(|(_, m)| m.w > 0.0) {
+            grouped.entry(side.as_slice()).or_default().push(*m);
+        }
+        let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
+        for side in grouped.values().filter(|side| side.len() >= 2) {
+            let total: f64 = side.iter().map(|m| m.w).sum();
+            let mean = side.iter().map(|m| m.y).sum::<f64>() / total;
+            q += side.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(SPREAD_MAX_SQUARE)).sum::<f64>();
+            dof += side.len() as f64 - 1.0;
+            weight += total - side.iter().map(|m| m.w * m.w).sum::<f64>() / total;
+        }
+        let p_value = f_upper_tail(q, dof, within_dof)?;
+        (p_value < alpha).then(|| BuildSpread {
+            commits: members.len(),
+            spread: ((q - dof).max(0.0) * variance / weight).sqrt(),
+            noise: variance.sqrt(),
+            p_value,
+        })
+    }
+
+    /// The replication's trigger: whether the commits `culprits` put at one level differ by more than their runs
+    /// explain at significance `alpha` ([`Bisect::build_spread_at`]), and still do when only commits with
+    /// [`TRIGGER_MIN_RUNS`] runs are read and, where the same commit's visits differ, by more than its visits
+    /// explain.
+    ///
+    /// On a machine whose level moves with time (wall time on a shared host; one real bisect of the README's demo
+    /// measured good 10% slower in one visit than in another), commits measured at different times differ for
+    /// that reason alone, and one run of a commit can be a spike of the machine's; the build-spread test reads
+    /// both as builds that differ, and each such reading costs a replication (up to 4 more builds). Builds that
+    /// differ keep their offsets from one visit to the next, so the visits of one commit tell the two apart: when
+    /// they differ beyond their runs ([`VISITS_DIFFER_P`]), each commit's mean is given the variance its visits add
+    /// (a variance component estimated from them), and the commits must differ beyond that.
+    pub(super) fn builds_differ(&self, culprits: &[Culprit], alpha: f64) -> bool {
+        if self.build_spread_at(culprits, alpha).is_none() {
+            return false;
+        }
+        let Some((members, sides)) = self.spread_sides(culprits) else {
+            return false;
+        };
+        let runs = self.weighted_runs(&members, self.drift());
+        let visits: Vec<Vec<model::Moments>> = runs.iter().map(|commit| visit_moments(commit)).collect();
+        let noise = match VisitNoise::estimate(&visits) {
+            Some(noise) => noise,
+            None => match VisitNoise::without_visits(&visits) {
+                Some(noise) => noise,
+                None => return true,
+            },
+        };
+        // Each commit's mean, with the variance its runs and its visits give it.
+        let mut grouped: BTreeMap<&[bool], Vec<(f64, f64)>> = BTreeMap::new();
+        for ((side, commit), runs) in sides.iter().zip(&visits).zip(&runs) {
+            let total = commit.iter().fold(model::Moments::default(), |acc, v| acc.plus(v));
+            if total.w > 0.0 && runs.len() >= TRIGGER_MIN_RUNS {
+                let share_squares: f64 = commit.iter().map(|v| (v.w / total.w).powi(2)).sum();
+                let variance = noise.run_variance / total.w + noise.visit_variance * share_squares;
+                grouped.entry(side.as_slice()).or_default().push((total.y / total.w, variance));
+            }
+        }
+        let (mut q, mut dof) = (0.0, 0.0);
+        for side in grouped.values().filter(|side| side.len() >= 2) {
+            let precision: f64 = side.iter().map(|c| 1.0 / c.1).sum();
+            let mean = side.iter().map(|c| c.0 / c.1).sum::<f64>() / precision;
+            q += side.iter().map(|c| ((c.0 - mean).powi(2) / c.1).min(SPREAD_MAX_SQUARE)).sum::<f64>();
+            dof += side.len() as f64 - 1.0;
+        }
+        f_upper_tail(q, dof, noise.dof).is_some_and(|p| p < alpha)
+    }
+
+    /// The tested commits the build-spread tests read, with each one's side of `culprits` (which of them it
+    /// contains); commits strictly inside an unlocated range are left out. `None` without culprits.
+    fn spread_sides(&self, culprits: &[Culprit]) -> Option<(Vec<usize>, Vec<Vec<bool>>)> {
         if culprits.is_empty() {
             return None;
         }
@@ -66,40 +162,8 @@ impl Bisect {
         let members: Vec<usize> = (0..self.values.len())
             .filter(|&c| !self.untestable[c] && !self.values[c].is_empty() && !inside_a_range(c))
             .collect();
-        let moments = self.commit_moments(&members, self.drift());
-        let (mut within, mut within_dof) = (0.0, 0.0);
-        for m in moments.iter().filter(|m| m.w > 1.0) {
-            within += m.squares_about_mean();
-            within_dof += m.w - 1.0;
-        }
-        if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
-            return None;
-        }
-        let variance = within / within_dof;
-        let mut sides: BTreeMap<Vec<bool>, Vec<model::Moments>> = BTreeMap::new();
-        for (&c, m) in members.iter().zip(&moments).filter(|(_, m)| m.w > 0.0) {
-            let side = culprits.iter().map(|k| self.topology.contains(k.commit, c)).collect();
-            sides.entry(side).or_default().push(*m);
-        }
-        let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
-        for side in sides.values().filter(|side| side.len() >= 2) {
-            let total: f64 = side.iter().map(|m| m.w).sum();
-            let mean = side.iter().map(|m| m.y).sum::<f64>() / total;
-            q += side.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(SPREAD_MAX_SQUARE)).sum::<f64>();
-            dof += side.len() as f64 - 1.0;
-            weight += total - side.iter().map(|m| m.w * m.w).sum::<f64>() / total;
-        }
-        if dof < 1.0 {
-            return None;
-        }
-        let f = statrs::distribution::FisherSnedecor::new(dof, within_dof).ok()?;
-        let p_value = 1.0 - statrs::distribution::ContinuousCDF::cdf(&f, q / dof);
-        (p_value < alpha).then(|| BuildSpread {
-            commits: members.len(),
-            spread: ((q - dof).max(0.0) * variance / weight).sqrt(),
-            noise: variance.sqrt(),
-            p_value,
-        })
+        let sides = members.iter().map(|&c| culprits.iter().map(|k| self.topology.contains(k.commit, c)).collect());
+        Some((members.clone(), sides.collect()))
     }
 
     /// The most probable change location over the whole range, as an unconfirmed culprit: the split an inconclusive
@@ -145,5 +209,98 @@ impl BuildSpread {
             self.commits,
             crate::compare::render::format_p(self.p_value)
         )
+    }
+}
+
+/// The upper tail of the F distribution with `dof` and `error_dof` degrees of freedom at `q / dof`; `None` when
+/// either has fewer than one degree of freedom.
+fn f_upper_tail(q: f64, dof: f64, error_dof: f64) -> Option<f64> {
+    if dof < 1.0 || error_dof < 1.0 {
+        return None;
+    }
+    let f = statrs::distribution::FisherSnedecor::new(dof, error_dof).ok()?;
+    Some(1.0 - statrs::distribution::ContinuousCDF::cdf(&f, q / dof))
+}
+
+/// One commit's runs ((record index, weight, value), in recorded order) split into visits: a new visit starts
+/// where the commit's runs are more than [`VISIT_GAP`] records apart.
+fn visit_moments(runs: &[(f64, f64, f64)]) -> Vec<model::Moments> {
+    let mut visits: Vec<model::Moments> = Vec::new();
+    let mut last: Option<f64> = None;
+    for &(t, weight, value) in runs {
+        if last.is_none_or(|previous| t - previous > VISIT_GAP) {
+            visits.push(model::Moments::default());
+        }
+        if let Some(visit) = visits.last_mut() {
+            visit.add(weight, value);
+        }
+        last = Some(t);
+    }
+    visits
+}
+
+/// How much a visit's level moves beyond its runs' noise, from the commits visited more than once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct VisitNoise {
+    /// The variance of one run about its visit's level.
+    run_variance: f64,
+    /// The variance of a visit's own level about its commit's (method of moments).
+    visit_variance: f64,
+    /// Degrees of freedom of the visits' scatter, from which `visit_variance` is known.
+    dof: f64,
+}
+
+impl VisitNoise {
+    /// The noise when visits are not seen to differ: the runs' variance about their commits' means, and no visit
+    /// variance. `None` with too few repeated runs.
+    fn without_visits(visits: &[Vec<model::Moments>]) -> Option<VisitNoise> {
+        let (mut within, mut within_dof) = (0.0, 0.0);
+        for commit in visits {
+            let total = commit.iter().fold(model::Moments::default(), |acc, v| acc.plus(v));
+            if total.w > 1.0 {
+                within += total.squares_about_mean();
+                within_dof += total.w - 1.0;
+            }
+        }
+        (within_dof >= SPREAD_MIN_WITHIN_DOF && within > 0.0).then(|| VisitNoise {
+            run_variance: within / within_dof,
+            visit_variance: 0.0,
+            dof: within_dof,
+        })
+    }
+
+    /// `None` unless the visits of the same commits (`visits`, per commit) differ by more than their runs explain
+    /// at [`VISITS_DIFFER_P`].
+    fn estimate(visits: &[Vec<model::Moments>]) -> Option<VisitNoise> {
+        let (mut within, mut within_dof) = (0.0, 0.0);
+        for visit in visits.iter().flatten().filter(|v| v.w > 1.0) {
+            within += visit.squares_about_mean();
+            within_dof += visit.w - 1.0;
+        }
+        if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
+            return None;
+        }
+        let run_variance = within / within_dof;
+        let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
+        for commit in visits {
+            let seen: Vec<&model::Moments> = commit.iter().filter(|v| v.w > 0.0).collect();
+            if seen.len() < 2 {
+                continue;
+            }
+            let total: f64 = seen.iter().map(|v| v.w).sum();
+            let mean = seen.iter().map(|v| v.y).sum::<f64>() / total;
+            q += seen
+                .iter()
+                .map(|v| (v.w * (v.y / v.w - mean).powi(2) / run_variance).min(SPREAD_MAX_SQUARE))
+                .sum::<f64>();
+            dof += seen.len() as f64 - 1.0;
+            weight += total - seen.iter().map(|v| v.w * v.w).sum::<f64>() / total;
+        }
+        let p_value = f_upper_tail(q, dof, within_dof)?;
+        (p_value < VISITS_DIFFER_P).then(|| VisitNoise {
+            run_variance,
+            visit_variance: (q - dof).max(0.0) * run_variance / weight,
+            dof,
+        })
     }
 }

@@ -481,6 +481,29 @@ fn a_residual_from_load_that_has_since_changed_is_not_searched() {
 }
 
 #[test]
+fn a_residual_that_differs_by_far_less_than_a_contributor_is_not_searched() {
+    // Commit 5 was confirmed for a change of 1.5; its residual (5, 9] is measured afresh, interleaved, on runs that
+    // vary by a thousandth. A difference of 0.03 (2% of the change, a build's own offset where timing is precise)
+    // is significant many times over but surely below a contributor's floor: closed. One of 0.5, a third of the
+    // change, is searched.
+    for (step, searched) in [(0.03, false), (0.5, true)] {
+        let (mut m, _) = locating((1.5, 0.1));
+        let start = m.records;
+        for i in 0..8 {
+            let wiggle = 0.001 * ((i % 3) as f64 - 1.0);
+            seed_values(&mut m, &[(5, &[1.5 + wiggle]), (9, &[1.5 + step - wiggle])]);
+        }
+        let segment = Segment { lo: 5, hi: 9, top: false };
+        m.fresh_only.push((5, 9));
+        m.phase = Phase::Reproduce { segment, start_records: start };
+        m.reproduce(segment, start, 0.0);
+        assert_eq!(matches!(m.phase, Phase::Locate { .. }), searched, "step {step}: {:?}", m.log);
+        let closed = m.log.iter().any(|e| e.decision.starts_with("no further contributor"));
+        assert_eq!(closed, !searched, "step {step}: {:?}", m.log);
+    }
+}
+
+#[test]
 fn the_log_says_which_runs_were_corrected_for_load() {
     use super::sim::{run_culprit, History, Noise, Oracle};
     let history = History { commits: 200, steps: vec![(77, 1.5)], untestable: vec![false; 201] };
@@ -822,6 +845,37 @@ fn builds_beside_a_step_show_it_only_when_they_sit_apart_by_more_than_builds_dif
     let spread = BuildComparison::new(&[(3.0, 4.0), (0.0, 4.0)], &[(1.5, 4.0), (-1.5, 4.0)], 1.0).unwrap().spread;
     assert!(spread > 1.0, "the spread of the offsets is read from the builds: {spread}");
     assert!(BuildComparison::new(&[(1.0, 4.0)], &[(0.0, 4.0), (0.1, 4.0)], 1.0).is_none(), "one build after");
+}
+
+#[test]
+fn a_machine_whose_level_moved_between_visits_is_not_read_as_builds_that_differ() {
+    // A step at commit 5 of 10; every run varies by about 0.16 within a visit. In the first case the machine's
+    // level rose by 0.8 for the middle third of the job: good and bad, visited in every third, show it in their own
+    // visits, and the commits visited in the middle third sit 0.8 above the others. (A level that moves once would
+    // be read as a slow drift and corrected.) In the second case the builds differ instead (commit 2 at -0.5,
+    // commit 3 at +0.8, commit 6 at +0.8) and keep their offsets: good and bad read the same in every visit. The
+    // commits of one side differ by more than their runs explain in both cases (the build-spread test), but only
+    // the second is builds that differ.
+    let candidate = [Culprit::unmeasured(5, 4)];
+    let machine_moved = {
+        let mut m = machine(10);
+        seed_values(&mut m, &[(0, &around(0.0, 6)), (9, &around(1.0, 6)), (2, &around(0.0, 4)), (7, &around(1.0, 4))]);
+        seed_values(&mut m, &[(0, &around(0.8, 6)), (9, &around(1.8, 6)), (3, &around(0.8, 4)), (6, &around(1.8, 4))]);
+        seed_values(&mut m, &[(0, &around(0.0, 6)), (9, &around(1.0, 6)), (4, &around(0.0, 4)), (5, &around(1.0, 4))]);
+        m
+    };
+    let builds_differ = {
+        let mut m = machine(10);
+        seed_values(&mut m, &[(0, &around(0.0, 6)), (9, &around(1.0, 6)), (2, &around(-0.5, 4)), (7, &around(1.0, 4))]);
+        seed_values(&mut m, &[(0, &around(0.0, 6)), (9, &around(1.0, 6)), (3, &around(0.8, 4)), (6, &around(1.8, 4))]);
+        seed_values(&mut m, &[(0, &around(0.0, 6)), (9, &around(1.0, 6)), (4, &around(0.0, 4)), (5, &around(1.0, 4))]);
+        m
+    };
+    let trigger = BisectConfig::default().replicate_below_p;
+    for (m, differ) in [(&machine_moved, false), (&builds_differ, true)] {
+        assert!(m.build_spread_at(&candidate, trigger).is_some(), "the commits of a side scatter");
+        assert_eq!(m.builds_differ(&candidate, trigger), differ);
+    }
 }
 
 /// Layout noise (every build offset by 0.6 noise sigmas of its own) over 1,000 commits with a 1.5 sigma step: the
