@@ -328,8 +328,6 @@ pub struct Bisect {
     reproduced: Option<bool>,
     /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
     replicating: Option<usize>,
-    /// The record from which the candidate and its parent are measured again alongside the builds beside them.
-    replication_start: usize,
     /// The candidate whose step held across the builds beside it.
     replicated: Option<usize>,
     log: Vec<LogEntry>,
@@ -378,7 +376,6 @@ impl Bisect {
             total: None,
             reproduced: None,
             replicating: None,
-            replication_start: 0,
             replicated: None,
             log: Vec::new(),
             outcome: None,

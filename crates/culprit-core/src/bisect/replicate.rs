@@ -167,31 +167,17 @@ impl Bisect {
                 return Replication::NotNeeded;
             }
             self.replicating = Some(commit);
-            self.replication_start = self.records;
         }
         // Every commit is written "commit N" so that the summary and the mail can name it by its SHA.
         let names = |side: &[usize]| side.iter().map(|c| format!("commit {c}")).collect::<Vec<_>>().join(", ");
         // Asked for alternately after and before (runs are interleaved round-robin in this order), so that load
         // that comes and goes falls on both sides alike.
-        // The candidate and its parent are measured again in the same rounds: they must sit among the builds of
-        // their sides, and where the machine's level moves with time, runs taken earlier do not say so (a README
-        // demo bisect on precise wall time found its 30% culprit 2.4% above the builds after it, all measured
-        // minutes later, and ended inconclusive).
-        let alternating: Vec<usize> = (0..after.len().max(before.len()))
-            .flat_map(|i| [after.get(i), before.get(i)])
-            .flatten()
-            .copied()
-            .chain([commit, parent])
-            .collect();
+        let alternating: Vec<usize> =
+            (0..after.len().max(before.len())).flat_map(|i| [after.get(i), before.get(i)]).flatten().copied().collect();
         let neighbours: Vec<usize> = after.iter().chain(&before).copied().collect();
-        let start = self.replication_start;
         let first: Vec<(usize, usize)> = alternating
             .iter()
-            .map(|&c| {
-                let runs =
-                    if c == commit || c == parent { self.runs_since(c, start).count() } else { self.values[c].len() };
-                (c, REPLICATE_FIRST_RUNS.saturating_sub(runs))
-            })
+            .map(|&c| (c, REPLICATE_FIRST_RUNS.saturating_sub(self.values[c].len())))
             .filter(|&(_, n)| n > 0)
             .collect();
         if !first.is_empty() {
@@ -213,21 +199,11 @@ impl Bisect {
         }
         // One call, so that every build's mean is centred on the same origin; the candidate and its parent last.
         let members: Vec<usize> = neighbours.iter().copied().chain([commit, parent]).collect();
-        let runs = self.weighted_runs(&members, slope);
-        let mean_since = |runs: &[(f64, f64, f64)], since: f64| {
-            let (w, y) = runs.iter().filter(|r| r.0 >= since).fold((0.0, 0.0), |(w, y), r| (w + r.1, y + r.1 * r.2));
-            (y / f64::max(w, f64::MIN_POSITIVE), w)
-        };
-        let means: Vec<(f64, f64)> = runs.iter().map(|r| mean_since(r, f64::NEG_INFINITY)).collect();
+        let moments = self.commit_moments(&members, slope);
+        let means: Vec<(f64, f64)> = moments.iter().map(|m| (m.y / m.w.max(f64::MIN_POSITIVE), m.w)).collect();
         let (after_means, rest) = means.split_at(after.len());
         let (before_means, ends) = rest.split_at(before.len());
-        // The candidate and its parent as measured alongside the neighbours (all their runs if none were taken since
-        // the replication started).
-        let alongside = |i: usize| match mean_since(&runs[after.len() + before.len() + i], start as f64) {
-            (mean, w) if w > 0.0 => mean,
-            _ => ends[i].0,
-        };
-        let (candidate_mean, parent_mean) = (alongside(0), alongside(1));
+        let (candidate_mean, parent_mean) = (ends[0].0, ends[1].0);
         let keep = |side: &[(f64, f64)]| -> Vec<(f64, f64)> { side.iter().copied().filter(|b| b.1 > 0.0).collect() };
         let Some(comparison) = BuildComparison::new(&keep(after_means), &keep(before_means), noise) else {
             return Replication::NotNeeded;
