@@ -69,34 +69,7 @@ impl Bisect {
     pub(super) fn build_spread_at(&self, culprits: &[Culprit], alpha: f64) -> Option<BuildSpread> {
         let (members, sides) = self.spread_sides(culprits)?;
         let moments = self.commit_moments(&members, self.drift());
-        let (mut within, mut within_dof) = (0.0, 0.0);
-        for m in moments.iter().filter(|m| m.w > 1.0) {
-            within += m.squares_about_mean();
-            within_dof += m.w - 1.0;
-        }
-        if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
-            return None;
-        }
-        let variance = within / within_dof;
-        let mut grouped: BTreeMap<&[bool], Vec<model::Moments>> = BTreeMap::new();
-        for (side, m) in sides.iter().zip(&moments).filter(|(_, m)| m.w > 0.0) {
-            grouped.entry(side.as_slice()).or_default().push(*m);
-        }
-        let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
-        for side in grouped.values().filter(|side| side.len() >= 2) {
-            let total: f64 = side.iter().map(|m| m.w).sum();
-            let mean = side.iter().map(|m| m.y).sum::<f64>() / total;
-            q += side.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(SPREAD_MAX_SQUARE)).sum::<f64>();
-            dof += side.len() as f64 - 1.0;
-            weight += total - side.iter().map(|m| m.w * m.w).sum::<f64>() / total;
-        }
-        let p_value = f_upper_tail(q, dof, within_dof)?;
-        (p_value < alpha).then(|| BuildSpread {
-            commits: members.len(),
-            spread: ((q - dof).max(0.0) * variance / weight).sqrt(),
-            noise: variance.sqrt(),
-            p_value,
-        })
+        build_spread_of(&sides, &moments, alpha)
     }
 
     /// The replication's trigger: whether the commits `culprits` put at one level differ by more than their runs
@@ -112,25 +85,26 @@ impl Bisect {
     /// they differ beyond their runs ([`VISITS_DIFFER_P`]), each commit's mean is given the variance its visits add
     /// (a variance component estimated from them), and the commits must differ beyond that.
     pub(super) fn builds_differ(&self, culprits: &[Culprit], alpha: f64) -> bool {
-        if self.build_spread_at(culprits, alpha).is_none() {
-            return false;
-        }
         let Some((members, sides)) = self.spread_sides(culprits) else {
             return false;
         };
         let runs = self.weighted_runs(&members, self.drift());
         let visits: Vec<Vec<model::Moments>> = runs.iter().map(|commit| visit_moments(commit)).collect();
+        let totals: Vec<model::Moments> = visits.iter().map(|commit| sum_moments(commit)).collect();
+        if build_spread_of(&sides, &totals, alpha).is_none() {
+            return false;
+        }
         let noise = match VisitNoise::estimate(&visits) {
             Some(noise) => noise,
-            None => match VisitNoise::without_visits(&visits) {
-                Some(noise) => noise,
+            // Visits that agree: the runs' variance about their commits' means, and no visit variance.
+            None => match pooled_variance(&totals) {
+                Some((run_variance, dof)) => VisitNoise { run_variance, visit_variance: 0.0, dof },
                 None => return true,
             },
         };
         // Each commit's mean, with the variance its runs and its visits give it.
         let mut grouped: BTreeMap<&[bool], Vec<(f64, f64)>> = BTreeMap::new();
-        for ((side, commit), runs) in sides.iter().zip(&visits).zip(&runs) {
-            let total = commit.iter().fold(model::Moments::default(), |acc, v| acc.plus(v));
+        for (((side, commit), total), runs) in sides.iter().zip(&visits).zip(&totals).zip(&runs) {
             if total.w > 0.0 && runs.len() >= TRIGGER_MIN_RUNS {
                 let share_squares: f64 = commit.iter().map(|v| (v.w / total.w).powi(2)).sum();
                 let variance = noise.run_variance / total.w + noise.visit_variance * share_squares;
@@ -162,8 +136,9 @@ impl Bisect {
         let members: Vec<usize> = (0..self.values.len())
             .filter(|&c| !self.untestable[c] && !self.values[c].is_empty() && !inside_a_range(c))
             .collect();
-        let sides = members.iter().map(|&c| culprits.iter().map(|k| self.topology.contains(k.commit, c)).collect());
-        Some((members.clone(), sides.collect()))
+        let sides =
+            members.iter().map(|&c| culprits.iter().map(|k| self.topology.contains(k.commit, c)).collect()).collect();
+        Some((members, sides))
     }
 
     /// The most probable change location over the whole range, as an unconfirmed culprit: the split an inconclusive
@@ -251,50 +226,17 @@ struct VisitNoise {
 }
 
 impl VisitNoise {
-    /// The noise when visits are not seen to differ: the runs' variance about their commits' means, and no visit
-    /// variance. `None` with too few repeated runs.
-    fn without_visits(visits: &[Vec<model::Moments>]) -> Option<VisitNoise> {
-        let (mut within, mut within_dof) = (0.0, 0.0);
-        for commit in visits {
-            let total = commit.iter().fold(model::Moments::default(), |acc, v| acc.plus(v));
-            if total.w > 1.0 {
-                within += total.squares_about_mean();
-                within_dof += total.w - 1.0;
-            }
-        }
-        (within_dof >= SPREAD_MIN_WITHIN_DOF && within > 0.0).then(|| VisitNoise {
-            run_variance: within / within_dof,
-            visit_variance: 0.0,
-            dof: within_dof,
-        })
-    }
-
     /// `None` unless the visits of the same commits (`visits`, per commit) differ by more than their runs explain
     /// at [`VISITS_DIFFER_P`].
     fn estimate(visits: &[Vec<model::Moments>]) -> Option<VisitNoise> {
-        let (mut within, mut within_dof) = (0.0, 0.0);
-        for visit in visits.iter().flatten().filter(|v| v.w > 1.0) {
-            within += visit.squares_about_mean();
-            within_dof += visit.w - 1.0;
-        }
-        if within_dof < SPREAD_MIN_WITHIN_DOF || !(within > 0.0) {
-            return None;
-        }
-        let run_variance = within / within_dof;
+        let (run_variance, within_dof) = pooled_variance(visits.iter().flatten())?;
         let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
         for commit in visits {
-            let seen: Vec<&model::Moments> = commit.iter().filter(|v| v.w > 0.0).collect();
-            if seen.len() < 2 {
-                continue;
+            let seen: Vec<model::Moments> = commit.iter().copied().filter(|v| v.w > 0.0).collect();
+            if seen.len() >= 2 {
+                let scatter = Scatter::of(&seen, run_variance);
+                (q, dof, weight) = (q + scatter.q, dof + scatter.dof, weight + scatter.weight);
             }
-            let total: f64 = seen.iter().map(|v| v.w).sum();
-            let mean = seen.iter().map(|v| v.y).sum::<f64>() / total;
-            q += seen
-                .iter()
-                .map(|v| (v.w * (v.y / v.w - mean).powi(2) / run_variance).min(SPREAD_MAX_SQUARE))
-                .sum::<f64>();
-            dof += seen.len() as f64 - 1.0;
-            weight += total - seen.iter().map(|v| v.w * v.w).sum::<f64>() / total;
         }
         let p_value = f_upper_tail(q, dof, within_dof)?;
         (p_value < VISITS_DIFFER_P).then(|| VisitNoise {
@@ -303,4 +245,64 @@ impl VisitNoise {
             dof,
         })
     }
+}
+
+/// The test of [`BuildSpread`] on the tested commits' `moments`, each on its side (`sides`, as
+/// [`Bisect::spread_sides`] gives them).
+fn build_spread_of(sides: &[Vec<bool>], moments: &[model::Moments], alpha: f64) -> Option<BuildSpread> {
+    let (variance, within_dof) = pooled_variance(moments)?;
+    let mut grouped: BTreeMap<&[bool], Vec<model::Moments>> = BTreeMap::new();
+    for (side, m) in sides.iter().zip(moments).filter(|(_, m)| m.w > 0.0) {
+        grouped.entry(side.as_slice()).or_default().push(*m);
+    }
+    let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
+    for side in grouped.values().filter(|side| side.len() >= 2) {
+        let scatter = Scatter::of(side, variance);
+        (q, dof, weight) = (q + scatter.q, dof + scatter.dof, weight + scatter.weight);
+    }
+    let p_value = f_upper_tail(q, dof, within_dof)?;
+    (p_value < alpha).then(|| BuildSpread {
+        commits: moments.len(),
+        spread: ((q - dof).max(0.0) * variance / weight).sqrt(),
+        noise: variance.sqrt(),
+        p_value,
+    })
+}
+
+/// The variance of runs about their own group's mean, pooled over `groups` (commits, or visits), and its degrees of
+/// freedom; `None` with fewer than [`SPREAD_MIN_WITHIN_DOF`] or no scatter at all.
+fn pooled_variance<'a>(groups: impl IntoIterator<Item = &'a model::Moments>) -> Option<(f64, f64)> {
+    let (mut within, mut within_dof) = (0.0, 0.0);
+    for m in groups.into_iter().filter(|m| m.w > 1.0) {
+        within += m.squares_about_mean();
+        within_dof += m.w - 1.0;
+    }
+    (within_dof >= SPREAD_MIN_WITHIN_DOF && within > 0.0).then(|| (within / within_dof, within_dof))
+}
+
+/// How far the means of `groups` scatter around their weighted mean, in units of a run's `variance`.
+struct Scatter {
+    /// The weighted squares, each group's capped at [`SPREAD_MAX_SQUARE`].
+    q: f64,
+    /// Groups less one.
+    dof: f64,
+    /// The weight that turns `q - dof` into a variance of the groups' own levels (method of moments).
+    weight: f64,
+}
+
+impl Scatter {
+    fn of(groups: &[model::Moments], variance: f64) -> Scatter {
+        let total: f64 = groups.iter().map(|m| m.w).sum();
+        let mean = groups.iter().map(|m| m.y).sum::<f64>() / total;
+        Scatter {
+            q: groups.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(SPREAD_MAX_SQUARE)).sum(),
+            dof: groups.len() as f64 - 1.0,
+            weight: total - groups.iter().map(|m| m.w * m.w).sum::<f64>() / total,
+        }
+    }
+}
+
+/// The moments of all of `parts` together.
+fn sum_moments(parts: &[model::Moments]) -> model::Moments {
+    parts.iter().fold(model::Moments::default(), |acc, m| acc.plus(m))
 }
