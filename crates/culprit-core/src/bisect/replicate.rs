@@ -100,11 +100,13 @@ impl BuildComparison {
     }
 
     /// How far one more build's `mean` sits from the builds after the step (`after`) or before it, in standard
-    /// errors of the difference (the builds' own spread, plus the side mean's).
-    pub(super) fn distance(&self, mean: f64, after: bool) -> f64 {
+    /// errors of the difference: the builds' own spread, plus the side mean's, plus, where the machine's level moves
+    /// between visits by `visit_variance`, that of the build's visits and of the one visit that measured the side's
+    /// builds together.
+    pub(super) fn distance(&self, mean: f64, after: bool, visit_variance: f64) -> f64 {
         let (side_mean, builds) =
             if after { (self.after_mean, self.after_builds) } else { (self.before_mean, self.before_builds) };
-        (mean - side_mean) / (self.variance * (1.0 + 1.0 / builds as f64)).sqrt()
+        (mean - side_mean) / (self.variance * (1.0 + 1.0 / builds as f64) + 2.0 * visit_variance).sqrt()
     }
 
     /// The two-sided [`REPLICATE_OUTSIDE_P`] bound on [`BuildComparison::distance`] for a build of that side.
@@ -218,8 +220,15 @@ impl Bisect {
             comparison.p_value,
             comparison.spread
         );
-        let (candidate_off, parent_off) =
-            (comparison.distance(candidate_mean, true), comparison.distance(parent_mean, false));
+        // The candidate and its parent were measured minutes before the neighbours: where the machine's level moves
+        // between visits, they sit off their sides' builds by that much more. A real bisect whose machine's level
+        // moved a few percent in between read the candidate 5.1 standard errors above the builds after it, and
+        // ended inconclusive.
+        let visit_variance = self.visit_variance(slope);
+        let (candidate_off, parent_off) = (
+            comparison.distance(candidate_mean, true, visit_variance),
+            comparison.distance(parent_mean, false, visit_variance),
+        );
         if candidate_off.abs().max(parent_off.abs()) > comparison.outside_bound() {
             return Replication::Fails(format!(
                 "commit {commit} sits {candidate_off:.1} and commit {parent} {parent_off:.1} standard errors from the \

@@ -121,6 +121,17 @@ impl Bisect {
         f_upper_tail(q, dof, noise.dof).is_some_and(|p| p < alpha)
     }
 
+    /// The variance the machine's level adds to one visit of a commit, beyond its runs' noise, from the tested
+    /// commits visited more than once: zero unless their visits differ by more than their runs explain (see
+    /// [`Bisect::builds_differ`]). Builds measured at different times differ by this much more.
+    pub(super) fn visit_variance(&self, slope: f64) -> f64 {
+        let members: Vec<usize> =
+            (0..self.values.len()).filter(|&c| !self.untestable[c] && !self.values[c].is_empty()).collect();
+        let runs = self.weighted_runs(&members, slope);
+        let visits: Vec<Vec<model::Moments>> = runs.iter().map(|commit| visit_moments(commit)).collect();
+        VisitNoise::estimate(&visits).map_or(0.0, |noise| noise.visit_variance)
+    }
+
     /// The tested commits the build-spread tests read, with each one's side of `culprits` (which of them it
     /// contains); commits strictly inside an unlocated range are left out. `None` without culprits.
     fn spread_sides(&self, culprits: &[Culprit]) -> Option<(Vec<usize>, Vec<Vec<bool>>)> {

@@ -204,6 +204,41 @@ fn a_share_far_above_the_whole_change_is_blamed_only_when_the_builds_beside_it_a
 }
 
 #[test]
+fn a_candidate_measured_before_the_machines_level_moved_still_sits_among_the_builds_beside_it() {
+    // Good at 0, bad at 1, the step at commit 5 (parent 4), and builds that differ: commits 6 and 7 sit at 1.0 and
+    // 1.15, commits 3 and 2 at 0.0 and -0.15. Commits 4 and 5 were paired first; then the machine's level rose by 0.8
+    // (`moved`), as good and bad show in their second visit, before the replication measured the builds beside
+    // them. Read as if the machine held its level, commit 5 sits far below the builds after it, measured high (6.0
+    // standard errors), and a real bisect ended inconclusive that way; with the variance the machine's visits add,
+    // it sits among them and is blamed.
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let level = |c: usize| match c {
+        2 => -0.15,
+        5 | 6 | 9 => 1.0,
+        7 => 1.15,
+        _ => 0.0,
+    };
+    for moved in [0.0, 0.8] {
+        let mut m = machine(10);
+        m.phase = Phase::Locate { segment };
+        seed_values(&mut m, &[(0, &around(0.0, 20)), (9, &around(1.0, 20))]);
+        seed_values(&mut m, &[(4, &around(0.0, 16)), (5, &around(1.0, 16))]);
+        // Good and bad, visited again, show how far the machine's level moved.
+        seed_values(&mut m, &[(0, &around(moved, 6)), (9, &around(1.0 + moved, 6))]);
+        // The trigger (tested commits that differ by more than their runs explain) is taken as given.
+        m.replicating = Some(5);
+        while m.outcome.is_none() && m.verify(segment, 5, 4, 0, 0.0) {
+            for (c, n) in m.pending.clone() {
+                seed_values(&mut m, &[(c, &around(level(c) + moved, n))]);
+            }
+        }
+        let named: Vec<usize> = m.culprits.iter().map(|c| c.commit).collect();
+        assert_eq!(named, vec![5], "moved {moved}: {:?}", m.log);
+        assert!(m.log.iter().any(|e| e.decision.contains("holds across builds")), "{:?}", m.log);
+    }
+}
+
+#[test]
 fn a_commit_between_the_levels_is_reported_as_several_contributors() {
     // Commit 5 sits half-way between good and bad, with enough runs everywhere: two ranges, status multiple. Its
     // runs were taken in one block, so the machine first asks for runs of it next to runs of the nearer end (a
@@ -384,6 +419,7 @@ fn a_lone_culprits_share_is_measured_on_every_run() {
         if result.named == [37] {
             let culprit = &result.culprits[0];
             shares.push(culprit.share);
+            if seed == 11 { for e in &result.log { eprintln!("[{}] {} -- {}", e.runs, e.decision, e.reason); } }
             assert!(culprit.share_low < 1.0 && 1.0 < culprit.share_high, "seed {seed}: {culprit:?}");
         }
     }
