@@ -316,6 +316,10 @@ pub struct Bisect {
     fresh_only: Vec<(usize, usize)>,
     /// Staircase ranges (lo, hi) queued to be narrowed to a commit (see [`Bisect::record_staircase`]).
     narrowing: Vec<(usize, usize)>,
+    /// Per staircase of which one range is being narrowed and the other was reported unlocated: the narrowed range,
+    /// the reported one (as its culprit's `after` and `commit`), and the range to search for the whole change when
+    /// the narrowed one holds no step after all (see [`Bisect::narrowing_ended`]).
+    staircase_siblings: Vec<staircase::StaircaseSibling>,
     /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
     load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
@@ -370,6 +374,7 @@ impl Bisect {
             part_explained: false,
             fresh_only: Vec::new(),
             narrowing: Vec::new(),
+            staircase_siblings: Vec::new(),
             load_noted: 0,
             offsets: Vec::new(),
             orientation,

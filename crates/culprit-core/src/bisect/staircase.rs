@@ -68,6 +68,15 @@ pub(super) const NARROW_MIN_STEP_SIGMA: f64 = 1.5;
 /// 100 commits (seed 7) 29.5% (6%), 205 runs (143), reported as several 90.5% (91.5%).
 pub(super) const NARROW_SERIES_MIN_STEP_SIGMA: f64 = 1.0;
 
+/// One range of a staircase being narrowed, the other reported as an unlocated contributor: when the narrowed one
+/// holds no step, the reported one is taken back and `search` is searched for the whole change.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StaircaseSibling {
+    narrowed: (usize, usize),
+    reported: (usize, usize),
+    search: Segment,
+}
+
 /// The step, in noise sigmas, from which each range of a staircase is narrowed to its commit, given the smaller of
 /// its two steps: [`NARROW_SERIES_MIN_STEP_SIGMA`] when both steps reach it, else [`NARROW_MIN_STEP_SIGMA`].
 fn narrowing_bar(smaller_step: f64, noise: f64) -> f64 {
@@ -146,10 +155,19 @@ impl Bisect {
             let ranges = [Segment { lo: segment.lo, hi: c, top: false }, Segment { lo: c, hi: segment.hi, top: false }];
             let steps = ranges.map(|range| self.segment_change(range, slope).map_or(0.0, |(change, _)| change));
             let bar = narrowing_bar(steps[0].min(steps[1]), noise);
+            let (mut narrowed, mut reported) = (None, None);
             for (range, step) in ranges.into_iter().zip(steps) {
-                if !self.narrow_if_large(range, step, noise, bar, "locate") {
+                if self.narrow_if_large(range, step, noise, bar, "locate") {
+                    narrowed = Some((range.lo, range.hi));
+                } else {
+                    let before = self.culprits.len();
                     self.push_range(range);
+                    reported = (self.culprits.len() > before).then_some(range);
                 }
+            }
+            if let (Some(narrowed), Some(search)) = (narrowed, reported) {
+                let sibling = StaircaseSibling { narrowed, reported: (search.lo, search.hi), search };
+                self.staircase_siblings.push(sibling);
             }
             self.next_segment();
             return true;
@@ -396,15 +414,23 @@ impl Bisect {
             .max_by_key(|&m| self.values[m].len())
             .unwrap_or(stair.first_middle);
         let bar = narrowing_bar((stair.middle.0 - stair.low.0).min(stair.high.0 - stair.middle.0), noise);
+        let (mut narrowed, mut reported) = (None, None);
         for ((lo, hi), (a, b), narrow) in [
             ((stair.before_middle, stair.first_middle), (stair.low, stair.middle), (segment.lo, split)),
             ((stair.last_middle, stair.after_middle), (stair.middle, stair.high), (split, segment.hi)),
         ] {
             let step = b.0 - a.0;
             let (from, to) = narrow;
-            if !self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, bar, phase) {
+            if self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, bar, phase) {
+                narrowed = Some((from, to));
+            } else {
                 self.push_staircase_range(stair, (lo, hi), (a, b));
+                reported = Some(((lo, hi), (from, to)));
             }
+        }
+        if let (Some(narrowed), Some((reported, (lo, hi)))) = (narrowed, reported) {
+            let search = Segment { lo, hi, top: false };
+            self.staircase_siblings.push(StaircaseSibling { narrowed, reported, search });
         }
     }
 
@@ -426,7 +452,8 @@ impl Bisect {
 
     /// A segment ended without naming a commit. When it was queued to narrow a staircase range, the range is
     /// reported as an unlocated contributor if the runs at its ends show its change ([`Bisect::shows_change`]), as a
-    /// part of the change not narrowed within the budget is; one whose ends do not differ held no step after all.
+    /// part of the change not narrowed within the budget is; one whose ends do not differ held no step after all,
+    /// and then the staircase's other range, when it was reported unlocated, is searched for the whole change.
     /// Returns whether the segment was such a range.
     pub(super) fn narrowing_ended(&mut self, segment: Segment) -> bool {
         let Some(i) = self.narrowing.iter().position(|&r| r == (segment.lo, segment.hi)) else {
@@ -435,8 +462,36 @@ impl Bisect {
         self.narrowing.remove(i);
         let slope = self.drift();
         let located = self.culprits.iter().any(|c| c.located && segment.lo < c.commit && c.commit <= segment.hi);
-        if !located && self.shows_change(segment, slope) {
+        if located {
+            return true;
+        }
+        if self.shows_change(segment, slope) {
             self.push_range(segment);
+            return true;
+        }
+        // The range held no step after all, so the change is not shared: the staircase's other range, reported as
+        // an unlocated contributor when its step was too small to narrow, holds all of it, and is searched like any
+        // segment (on fresh runs, as a narrowed range is), from the commit the ranges were split at. A single step
+        // read as a staircase ends this way: on a machine whose level wanders, commits visited while it sat high
+        // read between good and bad; the range before them was narrowed and held nothing, and the job ended
+        // inconclusive on the other range alone.
+        let sibling = self.staircase_siblings.iter().position(|s| s.narrowed == (segment.lo, segment.hi));
+        if let Some(sibling) = sibling.map(|i| self.staircase_siblings.remove(i)) {
+            let reported = self.culprits.iter().position(|c| !c.located && (c.after, c.commit) == sibling.reported);
+            if let Some(i) = reported {
+                self.culprits.remove(i);
+                let search = sibling.search;
+                self.note(
+                    "reproduce",
+                    format!("search ({}, {}] for the whole change", search.lo, search.hi),
+                    format!(
+                        "the staircase's range ({}, {}] holds no step, so its range ({}, {}] is not a part of the change but all of it",
+                        segment.lo, segment.hi, sibling.reported.0, sibling.reported.1
+                    ),
+                );
+                self.narrowing.push((search.lo, search.hi));
+                self.queue.push(search);
+            }
         }
         true
     }

@@ -1,6 +1,6 @@
 //! Unit tests of the bisect machine's internals: the posterior and the decision rules.
 
-use super::staircase::{BETWEEN_LEANING_Z, BETWEEN_Z, STAIRCASE_LOG_BAYES};
+use super::staircase::{Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, STAIRCASE_LOG_BAYES};
 use super::verify::IMPLAUSIBLE_MAX_PAIRS;
 use super::*;
 use proptest::prelude::*;
@@ -239,6 +239,48 @@ fn a_candidate_measured_before_the_machines_level_moved_still_sits_among_the_bui
 }
 
 #[test]
+fn a_staircase_whose_narrowed_range_holds_no_step_searches_its_other_range_for_the_whole_change() {
+    // A staircase settled on commit 5 reading between good (0) and bad (1), at 0.9: the range (0, 5] has the large
+    // step and is narrowed, the range (5, 9] the small one and is reported unlocated. If commit 5 then reads at
+    // good's level, the narrowed range holds no step, so the change is not shared: (5, 9] is taken back and
+    // searched for all of it. If commit 5 reads at 0.9, the narrowed range holds its step and both stay.
+    let spread = |level: f64, n: usize| -> Vec<f64> { (0..n).map(|i| level + 0.25 * ((i % 5) as f64 - 2.0)).collect() };
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let stair = Staircase {
+        before_middle: 3,
+        first_middle: 5,
+        last_middle: 5,
+        after_middle: 9,
+        low: (0.0, 0.05),
+        middle: (0.9, 0.1),
+        high: (1.0, 0.05),
+    };
+    for (commit_5, shared) in [(0.0, false), (0.9, true)] {
+        let (mut m, _) = locating((1.0, 0.1));
+        seed_values(
+            &mut m,
+            &[(0, &spread(0.0, 20)), (9, &spread(1.0, 20)), (3, &spread(0.0, 10)), (5, &spread(commit_5, 20))],
+        );
+        m.record_staircase(segment, &stair, 0.0, "locate");
+        assert_eq!(m.queue, vec![Segment { lo: 0, hi: 5, top: false }], "{:?}", m.log);
+        assert_eq!(m.culprits.iter().map(|c| (c.after, c.commit)).collect::<Vec<_>>(), vec![(5, 9)]);
+        let narrowed = m.queue.remove(0);
+        m.narrowing_ended(narrowed);
+        let searched = m.log.iter().any(|e| e.decision.contains("for the whole change"));
+        let reported: Vec<(usize, usize)> = m.culprits.iter().map(|c| (c.after, c.commit)).collect();
+        if shared {
+            assert!(!searched && m.queue.is_empty(), "{:?}", m.log);
+            assert_eq!(reported, vec![(5, 9), (0, 5)], "both ranges stay contributors");
+        } else {
+            assert!(searched, "{:?}", m.log);
+            assert!(reported.is_empty(), "{reported:?}");
+            assert_eq!(m.queue, vec![Segment { lo: 5, hi: 9, top: false }]);
+            assert!(m.narrowing.contains(&(5, 9)), "searched on fresh runs, as a narrowed range is");
+        }
+    }
+}
+
+#[test]
 fn a_commit_between_the_levels_is_reported_as_several_contributors() {
     // Commit 5 sits half-way between good and bad, with enough runs everywhere: two ranges, status multiple. Its
     // runs were taken in one block, so the machine first asks for runs of it next to runs of the nearer end (a
@@ -419,7 +461,11 @@ fn a_lone_culprits_share_is_measured_on_every_run() {
         if result.named == [37] {
             let culprit = &result.culprits[0];
             shares.push(culprit.share);
-            if seed == 11 { for e in &result.log { eprintln!("[{}] {} -- {}", e.runs, e.decision, e.reason); } }
+            if seed == 11 {
+                for e in &result.log {
+                    eprintln!("[{}] {} -- {}", e.runs, e.decision, e.reason);
+                }
+            }
             assert!(culprit.share_low < 1.0 && 1.0 < culprit.share_high, "seed {seed}: {culprit:?}");
         }
     }
