@@ -52,23 +52,26 @@ impl Bisect {
         self.segment_change(segment, slope).is_some_and(|(change, se)| se > 0.0 && change / se >= UNSETTLED_MIN_Z)
     }
 
-    /// Records a residual segment that holds part of the change but was not narrowed down.
-    pub(super) fn push_range(&mut self, segment: Segment) {
+    /// Records a residual segment that holds part of the change but was not narrowed down; says whether it could
+    /// (its change and the whole change are measured).
+    pub(super) fn push_range(&mut self, segment: Segment) -> bool {
         let slope = self.drift();
-        if let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) {
-            let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
-            self.culprits.push(Culprit {
-                commit: segment.hi,
-                after: segment.lo,
-                located: false,
-                untestable_suspects: Vec::new(),
-                share,
-                share_low: low,
-                share_high: high,
-                confidence: 0.0,
-                step: diff,
-            });
-        }
+        let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) else {
+            return false;
+        };
+        let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
+        self.culprits.push(Culprit {
+            commit: segment.hi,
+            after: segment.lo,
+            located: false,
+            untestable_suspects: Vec::new(),
+            share,
+            share_low: low,
+            share_high: high,
+            confidence: 0.0,
+            step: diff,
+        });
+        true
     }
 
     pub(super) fn finish(&mut self, reason: String) {

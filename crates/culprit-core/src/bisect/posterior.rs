@@ -42,6 +42,9 @@ impl Posterior {
     }
 }
 
+/// Per commit, its runs as (record index, weight, value) (see [`Bisect::weighted_runs`]).
+pub(super) type WeightedRuns = Vec<Vec<(f64, f64, f64)>>;
+
 impl Bisect {
     /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust
     /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
@@ -61,7 +64,7 @@ impl Bisect {
 
     /// Per commit, its runs as [`Bisect::commit_moments`] reads them: (record index, weight, value), values centred
     /// on the first member's level, in the order they were recorded.
-    pub(super) fn weighted_runs(&self, members: &[usize], slope: f64) -> Vec<Vec<(f64, f64, f64)>> {
+    pub(super) fn weighted_runs(&self, members: &[usize], slope: f64) -> WeightedRuns {
         // `adjusted` is empty for an untestable commit, so its runs stay empty.
         let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
         let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();

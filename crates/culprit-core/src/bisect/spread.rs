@@ -12,6 +12,7 @@
 //! the same test at a looser level, on the runs taken when a candidate is about to be blamed, is what has the candidate
 //! replicated on the builds beside it first (`replicate.rs`).
 
+use super::posterior::WeightedRuns;
 use super::*;
 
 /// The significance at which the commits of one side are said to differ by more than their runs explain.
@@ -88,8 +89,7 @@ impl Bisect {
         let Some((members, sides)) = self.spread_sides(culprits) else {
             return false;
         };
-        let runs = self.weighted_runs(&members, self.drift());
-        let visits: Vec<Vec<model::Moments>> = runs.iter().map(|commit| visit_moments(commit)).collect();
+        let (runs, visits) = self.visits(&members, self.drift());
         let totals: Vec<model::Moments> = visits.iter().map(|commit| sum_moments(commit)).collect();
         if build_spread_of(&sides, &totals, alpha).is_none() {
             return false;
@@ -127,9 +127,16 @@ impl Bisect {
     pub(super) fn visit_variance(&self, slope: f64) -> f64 {
         let members: Vec<usize> =
             (0..self.values.len()).filter(|&c| !self.untestable[c] && !self.values[c].is_empty()).collect();
-        let runs = self.weighted_runs(&members, slope);
-        let visits: Vec<Vec<model::Moments>> = runs.iter().map(|commit| visit_moments(commit)).collect();
+        let (_, visits) = self.visits(&members, slope);
         VisitNoise::estimate(&visits).map_or(0.0, |noise| noise.visit_variance)
+    }
+
+    /// Per member, its runs as the posterior reads them ([`Bisect::weighted_runs`]) and their visits' moments
+    /// ([`visit_moments`]).
+    fn visits(&self, members: &[usize], slope: f64) -> (WeightedRuns, Vec<Vec<model::Moments>>) {
+        let runs = self.weighted_runs(members, slope);
+        let visits = runs.iter().map(|commit| visit_moments(commit)).collect();
+        (runs, visits)
     }
 
     /// The tested commits the build-spread tests read, with each one's side of `culprits` (which of them it

@@ -159,10 +159,8 @@ impl Bisect {
             for (range, step) in ranges.into_iter().zip(steps) {
                 if self.narrow_if_large(range, step, noise, bar, "locate") {
                     narrowed = Some((range.lo, range.hi));
-                } else {
-                    let before = self.culprits.len();
-                    self.push_range(range);
-                    reported = (self.culprits.len() > before).then_some(range);
+                } else if self.push_range(range) {
+                    reported = Some(range);
                 }
             }
             if let (Some(narrowed), Some(search)) = (narrowed, reported) {
