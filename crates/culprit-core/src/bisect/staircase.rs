@@ -33,8 +33,12 @@ pub(super) const BETWEEN_MAX_RUNS: usize = 100;
 /// staircase trials; single steps on two seeds of 500): ln 250 reported 93% of staircases as several and 0.6-1.2%
 /// of single steps; this, 91% and 0.6-1.0%; ln 1000, 89% and 0.4-1.0%.
 pub(super) const STAIRCASE_LOG_BAYES: f64 = 6.2;
-/// A staircase is settled only when the runs of its middle commits differ from the nearer end's runs adjacent in
-/// time by this many standard errors (see [`Bisect::settle_staircase`]). Measured (`bisect_sim --trials 500`,
+/// A staircase is settled only when the runs of its middle commits differ from each end's runs adjacent in time by
+/// this many standard errors (see [`Bisect::settle_staircase`]), and a commit [`BETWEEN_Z`] standard errors from
+/// both ends is reported only when its own runs do (see [`Bisect::probe_between`]). Until session 21 only the
+/// nearer end was asked, and only of a staircase; asking both (300 trials, seed 1): wander 93.0% right and 4.3%
+/// several (90.0%, 8.0%), bursts 93.7% and 2.3% (93.0%, 3.7%), single step 100.0% (99.7%) at 109.9 runs (109.0),
+/// three 0.5 sigma steps 92.7% several (93.0%) at 317.4 runs (310.2). Measured (`bisect_sim --trials 500`,
 /// seed 1; three 0.5 sigma steps, 300 trials): without the check, bursts 89.6% right and 9.8% reported as several,
 /// 170.7 runs, staircases 92.3% (500: 94.8%); at z 1.0, 1.5, 2.0 and 2.5 (300 bursty jobs against 89.3% and 9.7%):
 /// 90.7%, 91.3%, 93.0% and 93.0% right, 8.3%, 7.7%, 6.0% and 5.7% several, staircases 92.3% but 91.3% at 2.5; at
@@ -145,7 +149,24 @@ impl Bisect {
         let settled = self.values[c].len() >= BETWEEN_MIN_RUNS
             && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
             && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
-        if score >= BETWEEN_Z && settled {
+        // As for a staircase (`settle_staircase`): a visit measured while the machine's level had moved reads in
+        // between as a whole, so the commit must also differ from each end in runs adjacent in time to that end's.
+        let unpaired = if score >= BETWEEN_Z && settled { self.unpaired_end(&[c], segment, slope) } else { None };
+        if let Some((end, pairs, z)) = unpaired {
+            if pairs < PAIRED_MIDDLE_MAX_PAIRS {
+                self.note(
+                    "locate",
+                    format!("interleaved pairs at {c} and {end}"),
+                    format!(
+                        "commit {c} is {score:.2} standard errors from each end, but in runs adjacent in time it \
+                         differs from {end} by only {z:.2} standard errors ({pairs} pairs)"
+                    ),
+                );
+                self.ask(vec![(end, 2), (c, 2)]);
+                return true;
+            }
+        }
+        if score >= BETWEEN_Z && settled && unpaired.is_none() {
             self.note(
                 "locate",
                 format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
@@ -354,31 +375,32 @@ impl Bisect {
         }
         // The levels come from every run, and load that the load model misses (a burst it cannot tell from a
         // level) moves whole visits: middle commits probed while a burst came and went read between the levels
-        // when they are not. Runs of a middle commit and of the nearer end taken one after the other share such
-        // load, so their differences show a real middle level and cancel a borrowed one. The staircase is settled
-        // only when those differences show it; until then the two get interleaved pairs, and after
+        // when they are not. Runs of a middle commit and of an end taken one after the other share such load, so
+        // their differences show a real middle level and cancel a borrowed one. The staircase is settled only when
+        // those differences show it against each end; until then they get interleaved pairs, and after
         // PAIRED_MIDDLE_MAX_PAIRS pairs that do not, the segment goes on as if the lean were not there.
-        let near_is_low = stair.middle.0 - stair.low.0 <= stair.high.0 - stair.middle.0;
-        let near = if near_is_low { segment.lo } else { segment.hi };
         let middle: Vec<usize> = (stair.first_middle..=stair.last_middle)
             .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
             .collect();
-        let (pairs, z) = self.paired_middle(&middle, near, near_is_low, slope);
-        if z < PAIRED_MIDDLE_Z {
+        // Both ends, not only the nearer one: a machine whose level wanders, or good commits read against a good
+        // end measured at another level, can put a range of commits that all sit at one end's level between the
+        // fitted levels, and when the fit takes the other end for the nearer one, the pairs with it show the whole
+        // change. Pairs with both ends see that.
+        if let Some((end, pairs, z)) = self.unpaired_end(&middle, segment, slope) {
             if pairs >= PAIRED_MIDDLE_MAX_PAIRS {
                 return false;
             }
             let probed = middle.iter().copied().min_by_key(|&m| self.values[m].len()).unwrap_or(stair.first_middle);
             self.note(
                 phase,
-                format!("interleaved pairs at {probed} and {near}"),
+                format!("interleaved pairs at {probed} and {end}"),
                 format!(
                     "two changes against one: log Bayes factor {bayes:.2}, but in runs adjacent in time commits {}..={} \
-                     differ from {near} by only {z:.2} standard errors ({pairs} pairs)",
+                     differ from {end} by only {z:.2} standard errors ({pairs} pairs)",
                     stair.first_middle, stair.last_middle
                 ),
             );
-            self.ask(vec![(near, 2), (probed, 2)]);
+            self.ask(vec![(end, 2), (probed, 2)]);
             return true;
         }
         self.note(
@@ -492,6 +514,16 @@ impl Bisect {
             }
         }
         true
+    }
+
+    /// The first end of `segment` (lo, then hi) from which the `middle` commits do not differ by
+    /// [`PAIRED_MIDDLE_Z`] standard errors in runs adjacent in time (see [`Bisect::paired_middle`]), with the pairs
+    /// and their z; `None` when they differ from both.
+    pub(super) fn unpaired_end(&self, middle: &[usize], segment: Segment, slope: f64) -> Option<(usize, usize, f64)> {
+        [(segment.lo, true), (segment.hi, false)].into_iter().find_map(|(end, end_is_low)| {
+            let (pairs, z) = self.paired_middle(middle, end, end_is_low, slope);
+            (z < PAIRED_MIDDLE_Z).then_some((end, pairs, z))
+        })
     }
 
     /// The runs of the `middle` commits paired with the run of `near` recorded just before or after each (every run

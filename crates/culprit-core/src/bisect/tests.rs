@@ -325,6 +325,32 @@ fn a_commit_between_the_levels_is_reported_as_several_contributors() {
 }
 
 #[test]
+fn a_commit_between_the_levels_is_settled_only_when_it_shows_next_to_both_ends() {
+    // Commit 5 reads 1.0 over 12 runs, 10 noise sigmas from good (0) and bad (2): far past BETWEEN_Z on the levels.
+    // Each of its runs is followed by a run of an end (first the good end, then the bad end). When those runs of the
+    // ends read 0 and 2, the commit is between: two ranges. When the bad end's read 1.0 too, the commit sits at the
+    // bad level and the machine's level moved while it was measured (wall time wandering on a shared host): no
+    // ranges, but interleaved pairs of it and the bad end.
+    for (bad_end_next_to_it, settles) in [(2.0, true), (1.0, false)] {
+        let (mut m, segment) = locating((2.0, 0.1));
+        seed_values(&mut m, &[(0, &around(0.0, 20)), (9, &around(2.0, 20))]);
+        let middle = around(1.0, 12);
+        for (k, value) in middle.iter().enumerate() {
+            let (end, end_value) = if k < 6 { (0, 0.0) } else { (9, bad_end_next_to_it) };
+            seed_values(&mut m, &[(5, &[*value]), (end, &[end_value + 0.1 * ((k % 3) as f64 - 1.0)])]);
+        }
+        let (c, score) = m.between_commit(segment, 0.0, m.within_noise(segment, 0.0)).expect("a candidate");
+        assert!(c == 5 && score >= BETWEEN_Z, "commit {c}, score {score}");
+        assert!(m.probe_between(segment, 0.0));
+        let settled = m.log.iter().any(|e| e.decision.starts_with("several contributors"));
+        assert_eq!(settled, settles, "{:?}", m.log);
+        if !settles {
+            assert!(m.pending.contains(&(9, 2)) && m.pending.contains(&(5, 2)), "{:?}", m.pending);
+        }
+    }
+}
+
+#[test]
 fn a_commit_at_either_level_is_not_between() {
     let mut m = machine(10);
     let segment = Segment { lo: 0, hi: 9, top: true };
@@ -665,14 +691,18 @@ fn load_that_lowers_a_metric_of_unknown_direction_is_read_too() {
 }
 
 #[test]
-fn a_staircase_settles_only_when_its_middle_level_shows_next_to_the_nearer_end() {
-    // Commits 4 and 6 read 0.6, between the ends' 0 and 1.5 and nearer the good end, each run followed at once by a
-    // run of the good end. When that run of the good end reads 0 the middle level is real: settled as several
-    // contributors. When it reads 0.6 too (a burst the load model did not catch, over both), the pairs show
-    // nothing: no settling, and interleaved pairs are asked for instead. Both cases lean decisively to two changes
-    // on the levels alone.
+fn a_staircase_settles_only_when_its_middle_level_shows_next_to_both_ends() {
+    // Commits 4 and 6 read 0.6, between the ends' 0 and 1.5 and nearer the good end; runs of them are followed at
+    // once by a run of the good end, and a few by a run of the bad end. When those runs of the ends read 0 and 1.5
+    // the middle level is real: settled as several contributors. When the good end's read 0.6 too (a burst the
+    // load model did not catch, over both), or the bad end's (the middle commits sit at the bad level and the
+    // machine's level moved for their visits, as wall time wanders on a shared host), the pairs with that end show
+    // nothing: no settling, and interleaved pairs with that end are asked for instead. Every case leans
+    // decisively to two changes on the levels alone.
     let wiggle = |k: usize| 0.2 * ((k % 5) as f64 - 2.0) * if k.is_multiple_of(2) { 1.0 } else { -1.0 };
-    for (good_end_next_to_middle, settles) in [(0.0, true), (0.6, false)] {
+    for (good_end_next_to_middle, bad_end_next_to_middle, asks) in
+        [(0.0, 1.5, None), (0.6, 1.5, Some(0)), (0.0, 0.6, Some(10))]
+    {
         let mut m = machine(11);
         let segment = Segment { lo: 0, hi: 10, top: true };
         for k in 0..60 {
@@ -684,6 +714,12 @@ fn a_staircase_settles_only_when_its_middle_level_shows_next_to_the_nearer_end()
                 seed_values(&mut m, &[(middle, &[0.6 + wiggle(k + 2)]), (0, &[next_to_it])]);
             }
         }
+        for k in 0..3 {
+            for middle in [4, 6] {
+                let next_to_it = bad_end_next_to_middle + wiggle(k + 1);
+                seed_values(&mut m, &[(middle, &[0.6 + wiggle(k + 4)]), (10, &[next_to_it])]);
+            }
+        }
         let (bayes, stair) = m.staircase(segment, 0.0, 0.0).expect("a staircase fit");
         assert!(bayes >= STAIRCASE_LOG_BAYES, "the levels alone must lean decisively: {bayes}");
         assert_eq!((stair.first_middle, stair.last_middle), (4, 6));
@@ -691,12 +727,19 @@ fn a_staircase_settles_only_when_its_middle_level_shows_next_to_the_nearer_end()
         m.phase = Phase::Locate { segment };
         m.pending.clear();
         assert!(m.settle_staircase(segment, 0.0, "locate"));
-        if settles {
-            assert!(m.pending.is_empty(), "{:?}", m.log);
-            assert!(m.log.iter().any(|e| e.decision.starts_with("several contributors")), "{:?}", m.log);
-        } else {
-            assert!(m.pending.contains(&(0, 2)) && m.pending.iter().any(|&(c, _)| c == 4 || c == 6), "{:?}", m.pending);
-            assert!(m.queue.is_empty() && m.culprits.is_empty(), "{:?}", m.log);
+        match asks {
+            None => {
+                assert!(m.pending.is_empty(), "{:?}", m.log);
+                assert!(m.log.iter().any(|e| e.decision.starts_with("several contributors")), "{:?}", m.log);
+            }
+            Some(end) => {
+                assert!(
+                    m.pending.contains(&(end, 2)) && m.pending.iter().any(|&(c, _)| c == 4 || c == 6),
+                    "{:?}",
+                    m.pending
+                );
+                assert!(m.queue.is_empty() && m.culprits.is_empty(), "{:?}", m.log);
+            }
         }
     }
 }
