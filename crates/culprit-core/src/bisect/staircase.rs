@@ -151,6 +151,7 @@ impl Bisect {
             && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
         // As for a staircase (`settle_staircase`): a visit measured while the machine's level had moved reads in
         // between as a whole, so the commit must also differ from each end in runs adjacent in time to that end's.
+        // After PAIRED_MIDDLE_MAX_PAIRS pairs that do not show it, the commit is judged as one below BETWEEN_Z.
         let unpaired = if score >= BETWEEN_Z && settled { self.unpaired_end(&[c], segment, slope) } else { None };
         if let Some((end, pairs, z)) = unpaired {
             if pairs < PAIRED_MIDDLE_MAX_PAIRS {
@@ -191,7 +192,7 @@ impl Bisect {
             self.next_segment();
             return true;
         }
-        if score >= BETWEEN_Z {
+        if score >= BETWEEN_Z && !settled {
             // Clearly in between, but the ends or the commit have too few runs to settle it: those runs, not more at
             // the middle and the nearer end, are what is missing (a commit 18 standard errors from both ends was
             // probed with the nearer end for 170 runs while the far end waited at 9 of its 10).
