@@ -1,6 +1,7 @@
 //! Several contributors sharing one change (a staircase): the model comparison of one change against two, and
 //! the probing of commits that look in between.
 
+use super::verify::PAIR_PRIOR_DOF;
 use super::*;
 
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
@@ -38,7 +39,8 @@ pub(super) const STAIRCASE_LOG_BAYES: f64 = 6.2;
 /// both ends is reported only when its own runs do (see [`Bisect::probe_between`]). Until session 21 only the
 /// nearer end was asked, and only of a staircase; asking both (300 trials, seed 1): wander 93.0% right and 4.3%
 /// several (90.0%, 8.0%), bursts 93.7% and 2.3% (93.0%, 3.7%), single step 100.0% (99.7%) at 109.9 runs (109.0),
-/// three 0.5 sigma steps 92.7% several (93.0%) at 317.4 runs (310.2). Measured (`bisect_sim --trials 500`,
+/// three 0.5 sigma steps 92.7% several (93.0%) at 317.4 runs (310.2); with the pairs' spread shrunk towards the
+/// noise ([`Bisect::paired_middle`]), bursts 94.7% and 1.3%, staircases 93.0%. Measured (`bisect_sim --trials 500`,
 /// seed 1; three 0.5 sigma steps, 300 trials): without the check, bursts 89.6% right and 9.8% reported as several,
 /// 170.7 runs, staircases 92.3% (500: 94.8%); at z 1.0, 1.5, 2.0 and 2.5 (300 bursty jobs against 89.3% and 9.7%):
 /// 90.7%, 91.3%, 93.0% and 93.0% right, 8.3%, 7.7%, 6.0% and 5.7% several, staircases 92.3% but 91.3% at 2.5; at
@@ -521,8 +523,9 @@ impl Bisect {
     /// [`PAIRED_MIDDLE_Z`] standard errors in runs adjacent in time (see [`Bisect::paired_middle`]), with the pairs
     /// and their z; `None` when they differ from both.
     pub(super) fn unpaired_end(&self, middle: &[usize], segment: Segment, slope: f64) -> Option<(usize, usize, f64)> {
+        let noise = self.within_noise(segment, slope);
         [(segment.lo, true), (segment.hi, false)].into_iter().find_map(|(end, end_is_low)| {
-            let (pairs, z) = self.paired_middle(middle, end, end_is_low, slope);
+            let (pairs, z) = self.paired_middle(middle, end, end_is_low, slope, noise);
             (z < PAIRED_MIDDLE_Z).then_some((end, pairs, z))
         })
     }
@@ -530,8 +533,18 @@ impl Bisect {
     /// The runs of the `middle` commits paired with the run of `near` recorded just before or after each (every run
     /// of `near` used once), drift-corrected but not load-corrected (a pair shares its load): how many pairs, and
     /// the z of their mean difference, signed so that a middle level away from `near` towards the other end is
-    /// positive. Fewer than three pairs give no z (negative infinity).
-    pub(super) fn paired_middle(&self, middle: &[usize], near: usize, near_is_low: bool, slope: f64) -> (usize, f64) {
+    /// positive. Fewer than three pairs give no z (negative infinity). The pairs' own spread is shrunk towards the
+    /// spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, weighted as
+    /// [`PAIR_PRIOR_DOF`] degrees of freedom as in verification: three or four pairs that happen to agree would
+    /// otherwise make a small mean difference look certain, and the check is repeated at every decision.
+    pub(super) fn paired_middle(
+        &self,
+        middle: &[usize],
+        near: usize,
+        near_is_low: bool,
+        slope: f64,
+        noise: f64,
+    ) -> (usize, f64) {
         let centre = self.records as f64 / 2.0;
         let oriented = |t: f64, v: f64| self.orientation * (v - slope * (t - centre));
         let mut near_runs: BTreeMap<usize, f64> =
@@ -554,7 +567,12 @@ impl Bisect {
             return (n, f64::NEG_INFINITY);
         }
         let mean = differences.iter().sum::<f64>() / n as f64;
-        let variance = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+        let own = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>();
+        let variance = if noise > 0.0 {
+            (own + PAIR_PRIOR_DOF * 2.0 * noise * noise) / (n as f64 - 1.0 + PAIR_PRIOR_DOF)
+        } else {
+            own / (n as f64 - 1.0)
+        };
         (n, mean / (variance / n as f64).sqrt().max(f64::MIN_POSITIVE))
     }
 

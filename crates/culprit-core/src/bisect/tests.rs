@@ -1,6 +1,8 @@
 //! Unit tests of the bisect machine's internals: the posterior and the decision rules.
 
-use super::staircase::{Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, STAIRCASE_LOG_BAYES};
+use super::staircase::{
+    Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, PAIRED_MIDDLE_Z, STAIRCASE_LOG_BAYES,
+};
 use super::verify::IMPLAUSIBLE_MAX_PAIRS;
 use super::*;
 use proptest::prelude::*;
@@ -755,15 +757,35 @@ fn runs_are_paired_with_the_nearer_ends_run_next_to_them() {
     for (commit, value) in [(3, 1.0), (0, 0.0), (0, 0.1), (3, 1.2), (5, 9.0), (3, 0.8), (0, 0.2)] {
         seed_values(&mut m, &[(commit, &[value])]);
     }
-    let (pairs, z) = m.paired_middle(&[3], 0, true, 0.0);
+    let (pairs, z) = m.paired_middle(&[3], 0, true, 0.0, 0.0);
     let differences: [f64; 3] = [1.0, 1.1, 0.6];
     let mean = differences.iter().sum::<f64>() / 3.0;
     let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
     assert_eq!(pairs, 3);
     assert!((z - mean / (sd / 3f64.sqrt())).abs() < 1e-9, "z {z}");
     // Seen from the far end the same pairs point the other way; with fewer than three pairs there is no z.
-    assert!(m.paired_middle(&[3], 0, false, 0.0).1 < 0.0);
-    assert_eq!(m.paired_middle(&[5], 0, true, 0.0), (0, f64::NEG_INFINITY));
+    assert!(m.paired_middle(&[3], 0, false, 0.0, 0.0).1 < 0.0);
+    assert_eq!(m.paired_middle(&[5], 0, true, 0.0, 0.0), (0, f64::NEG_INFINITY));
+}
+
+#[test]
+fn a_few_pairs_that_happen_to_agree_do_not_show_a_middle_level() {
+    // Four runs of commit 3, each next to a run of the good end, differ by 0.29 to 0.31 where the runs' noise is 1:
+    // on their own spread that is a z of about 70; shrunk towards the spread the noise predicts for a difference
+    // (sqrt 2), as the fresh pairs of verification are, about 0.5, well short of PAIRED_MIDDLE_Z. Forty such pairs
+    // do show it.
+    for (pairs, shows) in [(4, false), (40, true)] {
+        let mut m = machine(8);
+        for k in 0..pairs {
+            let difference = 0.3 + 0.01 * ((k % 3) as f64 - 1.0);
+            seed_values(&mut m, &[(0, &[0.0]), (3, &[difference])]);
+        }
+        let (n, own) = m.paired_middle(&[3], 0, true, 0.0, 0.0);
+        let (_, shrunk) = m.paired_middle(&[3], 0, true, 0.0, 1.0);
+        assert_eq!(n, pairs);
+        assert!(own > 20.0, "z on the pairs' own spread {own}");
+        assert_eq!(shrunk >= PAIRED_MIDDLE_Z, shows, "shrunk z {shrunk} with {pairs} pairs");
+    }
 }
 
 #[test]
