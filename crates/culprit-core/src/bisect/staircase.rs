@@ -530,9 +530,9 @@ impl Bisect {
         })
     }
 
-    /// The runs of the `middle` commits paired with the run of `near` recorded just before or after each (every run
-    /// of `near` used once), drift-corrected but not load-corrected (a pair shares its load): how many pairs, and
-    /// the z of their mean difference, signed so that a middle level away from `near` towards the other end is
+    /// The runs of the `middle` commits paired with the run of `end` recorded just before or after each (every run
+    /// of `end` used once), drift-corrected but not load-corrected (a pair shares its load): how many pairs, and
+    /// the z of their mean difference, signed so that a middle level away from `end` towards the other end is
     /// positive. Fewer than three pairs give no z (negative infinity). The pairs' own spread is shrunk towards the
     /// spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, weighted as
     /// [`PAIR_PRIOR_DOF`] degrees of freedom as in verification: three or four pairs that happen to agree would
@@ -540,15 +540,15 @@ impl Bisect {
     pub(super) fn paired_middle(
         &self,
         middle: &[usize],
-        near: usize,
-        near_is_low: bool,
+        end: usize,
+        end_is_low: bool,
         slope: f64,
         noise: f64,
     ) -> (usize, f64) {
         let centre = self.records as f64 / 2.0;
         let oriented = |t: f64, v: f64| self.orientation * (v - slope * (t - centre));
-        let mut near_runs: BTreeMap<usize, f64> =
-            self.values[near].iter().map(|&(t, v)| (t as usize, oriented(t, v))).collect();
+        let mut end_runs: BTreeMap<usize, f64> =
+            self.values[end].iter().map(|&(t, v)| (t as usize, oriented(t, v))).collect();
         let mut middle_runs: Vec<(usize, f64)> = middle
             .iter()
             .flat_map(|&m| self.values[m].iter().map(move |&(t, v)| (t as usize, v)))
@@ -557,9 +557,9 @@ impl Bisect {
         middle_runs.sort_by_key(|&(t, _)| t);
         let mut differences = Vec::new();
         for (t, value) in middle_runs {
-            let partner = [t.checked_sub(1), Some(t + 1)].into_iter().flatten().find(|k| near_runs.contains_key(k));
-            if let Some(near_value) = partner.and_then(|k| near_runs.remove(&k)) {
-                differences.push(if near_is_low { value - near_value } else { near_value - value });
+            let partner = [t.checked_sub(1), Some(t + 1)].into_iter().flatten().find(|k| end_runs.contains_key(k));
+            if let Some(end_value) = partner.and_then(|k| end_runs.remove(&k)) {
+                differences.push(if end_is_low { value - end_value } else { end_value - value });
             }
         }
         let n = differences.len();
