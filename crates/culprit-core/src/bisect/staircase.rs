@@ -1,7 +1,7 @@
 //! Several contributors sharing one change (a staircase): the model comparison of one change against two, and
 //! the probing of commits that look in between.
 
-use super::verify::PAIR_PRIOR_DOF;
+use super::verify::pooled_pair_sigma;
 use super::*;
 
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
@@ -154,7 +154,8 @@ impl Bisect {
         // As for a staircase (`settle_staircase`): a visit measured while the machine's level had moved reads in
         // between as a whole, so the commit must also differ from each end in runs adjacent in time to that end's.
         // After PAIRED_MIDDLE_MAX_PAIRS pairs that do not show it, the commit is judged as one below BETWEEN_Z.
-        let unpaired = if score >= BETWEEN_Z && settled { self.unpaired_end(&[c], segment, slope) } else { None };
+        let clearly_between = score >= BETWEEN_Z && settled;
+        let unpaired = if clearly_between { self.unpaired_end(&[c], segment, slope) } else { None };
         if let Some((end, pairs, z)) = unpaired {
             if pairs < PAIRED_MIDDLE_MAX_PAIRS {
                 self.note(
@@ -169,7 +170,7 @@ impl Bisect {
                 return true;
             }
         }
-        if score >= BETWEEN_Z && settled && unpaired.is_none() {
+        if clearly_between && unpaired.is_none() {
             self.note(
                 "locate",
                 format!("several contributors: commit {c} sits between {} and {}", segment.lo, segment.hi),
@@ -534,9 +535,9 @@ impl Bisect {
     /// of `end` used once), drift-corrected but not load-corrected (a pair shares its load): how many pairs, and
     /// the z of their mean difference, signed so that a middle level away from `end` towards the other end is
     /// positive. Fewer than three pairs give no z (negative infinity). The pairs' own spread is shrunk towards the
-    /// spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, weighted as
-    /// [`PAIR_PRIOR_DOF`] degrees of freedom as in verification: three or four pairs that happen to agree would
-    /// otherwise make a small mean difference look certain, and the check is repeated at every decision.
+    /// spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, as verification's fresh
+    /// pairs are ([`pooled_pair_sigma`]): three or four pairs that happen to agree would otherwise make a small mean
+    /// difference look certain, and the check is repeated at every decision.
     pub(super) fn paired_middle(
         &self,
         middle: &[usize],
@@ -567,13 +568,10 @@ impl Bisect {
             return (n, f64::NEG_INFINITY);
         }
         let mean = differences.iter().sum::<f64>() / n as f64;
-        let own = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>();
-        let variance = if noise > 0.0 {
-            (own + PAIR_PRIOR_DOF * 2.0 * noise * noise) / (n as f64 - 1.0 + PAIR_PRIOR_DOF)
-        } else {
-            own / (n as f64 - 1.0)
-        };
-        (n, mean / (variance / n as f64).sqrt().max(f64::MIN_POSITIVE))
+        let own_variance = differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+        let sigma =
+            if noise > 0.0 { pooled_pair_sigma(own_variance, n as f64 - 1.0, noise) } else { own_variance.sqrt() };
+        (n, mean / (sigma / (n as f64).sqrt()).max(f64::MIN_POSITIVE))
     }
 
     /// Records one range of a staircase (`after`, `commit`], between the fitted levels `a` and `b`, as an unlocated

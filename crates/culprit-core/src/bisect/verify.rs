@@ -26,6 +26,15 @@ pub(super) const IMPLAUSIBLE_MAX_PAIRS: usize = 12;
 /// within-commit noise of the segment, known from every run): the few fresh pairs' own spread is shrunk towards
 /// it, so that two or three pairs that happen to agree (or not) do not make the test over- or under-confident.
 pub(super) const PAIR_PRIOR_DOF: f64 = 8.0;
+/// The noise of the difference of two runs adjacent in time: the pairs' own variance (`dof` degrees of freedom)
+/// pooled with the variance `noise` (the within-commit noise per run) predicts for a difference, 2 `noise`^2,
+/// weighted as [`PAIR_PRIOR_DOF`] degrees of freedom. Verification's fresh pairs and the staircase's paired check
+/// both read it, so that a few pairs which happen to agree (or not) do not make either over- or under-confident.
+pub(super) fn pooled_pair_sigma(own_variance: f64, dof: f64, noise: f64) -> f64 {
+    let expected_sigma = std::f64::consts::SQRT_2 * noise;
+    ((dof * own_variance + PAIR_PRIOR_DOF * expected_sigma.powi(2)) / (dof + PAIR_PRIOR_DOF)).sqrt()
+}
+
 /// The Student-t (nu = 4) location of Gaussian data has about 10% more variance than the mean: its standard
 /// error is the plug-in one times this.
 pub(super) const T_LOCATION_INFLATION: f64 = 1.05;
@@ -341,10 +350,7 @@ impl Bisect {
             return None;
         }
         let fit = fit_t(&[&differences])?;
-        let expected_sigma = std::f64::consts::SQRT_2 * noise;
-        let dof = differences.len() as f64 - 1.0;
-        let pair_sigma =
-            ((dof * fit.sigma().powi(2) + PAIR_PRIOR_DOF * expected_sigma.powi(2)) / (dof + PAIR_PRIOR_DOF)).sqrt();
+        let pair_sigma = pooled_pair_sigma(fit.sigma().powi(2), differences.len() as f64 - 1.0, noise);
         let se = pair_sigma * T_LOCATION_INFLATION / (differences.len() as f64).sqrt();
         let location = fit.locations.first().copied()?;
         Some((location, se, pair_sigma / std::f64::consts::SQRT_2))
