@@ -11,8 +11,8 @@ pub(super) const BETWEEN_Z: f64 = 4.0;
 /// comparison also leans to two changes (log Bayes factor of at least [`STAIRCASE_LEAN_LOG_BAYES`]); the middle range
 /// of the most probable staircase then gets runs (see [`Bisect::probe_between`]) until the suspicion is settled. These
 /// runs are what lets the comparison decide. Probing on the z-score alone (from 1.5 standard errors) cost single steps
-/// about 30 runs a job, most of them on commits that looked in between after 3 runs by chance; see docs/statistics.md
-/// for the measurements.
+/// about 30 runs a job, most of them on commits that looked in between after 3 runs by chance; see
+/// docs/bisect-notebook.md for the measurements.
 pub(super) const BETWEEN_LEANING_Z: f64 = 1.0;
 /// The lean of the staircase comparison (log Bayes factor, two changes against one) from which a commit that
 /// looks in between is probed, once the posterior holds [`PROBE_FROM_MASS`] on one commit. Measured (single 1.5
@@ -223,7 +223,7 @@ impl Bisect {
         // hundreds of runs).
         let stair =
             if score >= BETWEEN_LEANING_Z { self.staircase(segment, slope, CONTRIBUTOR_MIN_SHARE) } else { None };
-        let Some((_, stair)) = stair.filter(|(bayes, _)| *bayes >= STAIRCASE_LEAN_LOG_BAYES) else {
+        let Some((bayes, stair)) = stair.filter(|(bayes, _)| *bayes >= STAIRCASE_LEAN_LOG_BAYES) else {
             return false;
         };
         // A real middle level shows on every commit of the middle range, one commit's bad luck only on that commit:
@@ -244,7 +244,8 @@ impl Bisect {
             "locate",
             format!("interleaved runs at {probed} and {near}"),
             format!(
-                "commits {}..={} may sit between the levels (commit {c} is {score:.2} standard errors from each end)",
+                "commits {}..={} may sit between the levels (commit {c} is {score:.2} standard errors from each end; \
+                 two changes against one: log Bayes factor {bayes:.2})",
                 stair.first_middle, stair.last_middle
             ),
         );
