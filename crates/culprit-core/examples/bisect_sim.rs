@@ -1,6 +1,6 @@
 //! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
 //! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts|layout|wander
-//! --untestable F --trials T --layout-sigma S --seed S --strategy culprit|fixed|pinpoint --json. Run in release
+//! --untestable F --trials T --layout-sigma S --topics N --seed S --strategy culprit|fixed|pinpoint --json. Run in release
 //! mode: `cargo run --release -p culprit-core --example bisect_sim`.
 
 use culprit_core::bisect::sim::{render_comparison, run, Noise, SimConfig, Strategy};
@@ -47,13 +47,21 @@ fn parse_args(args: &[String]) -> Result<(SimConfig, bool, Vec<Strategy>), Strin
             "--trials" => config.trials = value.parse().map_err(|_| bad("a count"))?,
             "--seed" => config.seed = value.parse().map_err(|_| bad("a seed"))?,
             "--layout-sigma" => config.layout_sigma = value.parse().map_err(|_| bad("sigmas"))?,
+            "--topics" => config.topics = value.parse().map_err(|_| bad("a count"))?,
             "--strategy" => strategies.push(Strategy::parse(value).ok_or_else(|| bad("a strategy"))?),
             _ => return Err(format!("unknown flag {flag}")),
         }
         i += 2;
     }
     if strategies.is_empty() {
-        strategies = vec![Strategy::Culprit, Strategy::Fixed, Strategy::Pinpoint];
+        strategies = if config.topics > 0 {
+            vec![Strategy::Culprit]
+        } else {
+            vec![Strategy::Culprit, Strategy::Fixed, Strategy::Pinpoint]
+        };
+    }
+    if config.topics > 0 && strategies.iter().any(|&s| s != Strategy::Culprit) {
+        return Err("--topics: only the culprit strategy bisects a history with merges".into());
     }
     Ok((config, json, strategies))
 }
@@ -124,14 +132,21 @@ fn trace(args: &[String]) {
     for entry in &result.log {
         say!("[{:>4}] {:<9} {} -- {}", entry.runs, entry.phase, entry.decision, entry.reason);
     }
+    let nodes = history.nodes();
     for e in &result.evidence {
+        // A history with merges shows each commit's parents: the bisect's "parent" is the first one.
+        let parents = match &history.dag {
+            Some(_) => format!(" parents {:?}", nodes.get(e.commit).map(|n| n.parents.clone()).unwrap_or_default()),
+            None => String::new(),
+        };
         say!(
-            "commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}",
+            "commit {:>5}: n {:>3} mean {:.3} sd {:.3}{}{}",
             e.commit,
             e.runs,
             e.mean,
             e.stddev,
-            if e.untestable { " untestable" } else { "" }
+            if e.untestable { " untestable" } else { "" },
+            parents
         );
     }
     say!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);

@@ -52,6 +52,7 @@ fn untestable_commits_are_never_blamed_and_the_range_is_reported() {
         commits: 60,
         steps: vec![(30, 2.5)],
         untestable: (0..=60).map(|c| c == 28 || c == 29 || c == 45).collect(),
+        dag: None,
     };
     let mut oracle = Oracle::new(&history, culprit_core::bisect::sim::Noise::Gaussian, 11);
     let result = run_culprit(&history, &mut oracle, &BisectConfig::default());

@@ -129,7 +129,7 @@ fn wander_noise_moves_the_level_for_stretches_of_runs() {
     use culprit_core::bisect::sim::{History, Oracle};
     // Runs at one commit: under wander, the level holds for about 25 runs and then moves, so runs next to each other
     // agree more than runs far apart; Gaussian runs are independent.
-    let history = History { commits: 1, steps: Vec::new(), untestable: vec![false; 2] };
+    let history = History { commits: 1, steps: Vec::new(), untestable: vec![false; 2], dag: None };
     let correlation = |noise: Noise| {
         let mut oracle = Oracle::new(&history, noise, 5);
         let runs: Vec<f64> = (0..4000).map(|_| oracle.run(0).expect("testable")).collect();

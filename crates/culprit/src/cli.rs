@@ -264,14 +264,19 @@ pub struct SimArgs {
     /// Share of commits that do not build.
     #[arg(long, default_value_t = 0.0)]
     pub untestable: f64,
+    /// Topic branches merged into the mainline, as in a kernel merge window (0: a linear history; at most half the
+    /// commits). Only the culprit strategy bisects a history with merges.
+    #[arg(long, default_value_t = 0)]
+    pub topics: usize,
     /// Simulated bisects per strategy, from 1 to 1,000,000.
     #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SIM_TRIALS))]
     pub trials: usize,
     /// Seed of the simulated histories and noise: the same seed gives the same table.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// culprit, fixed (5 runs per midpoint) or pinpoint; comma-separated for side by side. Default: all three.
-    #[arg(long, value_delimiter = ',', default_value = "culprit,fixed,pinpoint")]
+    /// culprit, fixed (5 runs per midpoint) or pinpoint; comma-separated for side by side. Default: all three (culprit
+    /// alone with --topics).
+    #[arg(long, value_delimiter = ',')]
     pub strategy: Vec<String>,
     /// Print the reports as JSON (accuracy, false_culprit_rate, mean_runs, p95_runs, mean_builds, ...).
     #[arg(long)]

@@ -76,6 +76,25 @@ fn sim_refuses_sizes_it_cannot_simulate() {
         dir.path(),
     ));
     assert!(text.contains("| fixed | 2 | 100 |"), "{text}");
+    // Histories with merges: Culprit alone bisects them (the baselines bisect by index), and by default.
+    let err = failure(&culprit(
+        "unused.db",
+        &["sim", "--commits", "40", "--topics", "5", "--trials", "1", "--strategy", "culprit,fixed"],
+        dir.path(),
+    ));
+    assert!(err.contains("--topics 5: the fixed baseline bisects by index"), "{err}");
+    let err =
+        failure(&culprit("unused.db", &["sim", "--commits", "40", "--topics", "21", "--trials", "1"], dir.path()));
+    assert!(err.contains("--topics is at most half of --commits"), "{err}");
+    let text = stdout(&culprit(
+        "unused.db",
+        &["sim", "--commits", "40", "--topics", "5", "--step", "3", "--trials", "2", "--json"],
+        dir.path(),
+    ));
+    // One strategy: one object.
+    let report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(report["strategy"], "culprit", "{text}");
+    assert_eq!(report["topics"], 5, "{text}");
 }
 
 #[test]

@@ -320,6 +320,10 @@ pub struct Bisect {
     /// the reported one (as its culprit's `after` and `commit`), and the range to search for the whole change when
     /// the narrowed one holds no step after all (see [`Bisect::narrowing_ended`]).
     staircase_siblings: Vec<staircase::StaircaseSibling>,
+    /// Per merge confirmed as a step over its first parent: the segment (merge base, merged parent] searched for
+    /// the commit of the merged branch that made the step, and the merge, whose blame that commit takes over (see
+    /// [`Bisect::search_merged_branches`]).
+    merge_sides: Vec<(Segment, usize)>,
     /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
     load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
@@ -375,6 +379,7 @@ impl Bisect {
             fresh_only: Vec::new(),
             narrowing: Vec::new(),
             staircase_siblings: Vec::new(),
+            merge_sides: Vec::new(),
             load_noted: 0,
             offsets: Vec::new(),
             orientation,

@@ -3,9 +3,11 @@
 //!
 //! Definitions used in the report:
 //! - A *history* has `commits` candidate commits after the good commit (index 0), the last being bad. Each step
-//!   adds its size (in noise standard deviations) to every later commit; higher is worse. Step commits are always
-//!   testable (a commit that cannot be built cannot be blamed); any other commit fails to build with probability
-//!   `untestable_frac`.
+//!   adds its size (in noise standard deviations) to every commit that contains it; higher is worse. Step commits
+//!   are always testable (a commit that cannot be built cannot be blamed); any other commit fails to build with
+//!   probability `untestable_frac`. With `topics` > 0 the history has merges, as a kernel merge window has: that
+//!   many topic branches, forked from good or from a mainline commit, each merged into the mainline (see
+//!   [`History::generate_with_topics`]); steps sit on commits that are not merges.
 //! - *Accuracy*: the fraction of trials whose named (located) culprits are exactly the step commits: the step
 //!   commit alone for one step, every contributor for several steps, and no commit at all when there is no step.
 //! - *False-culprit rate*: the fraction of trials naming at least one commit that is not a step (with no step,
@@ -114,6 +116,10 @@ pub struct SimConfig {
     /// a study asks for another).
     #[serde(default = "default_layout_sigma")]
     pub layout_sigma: f64,
+    /// Topic branches merged into the mainline (0: a linear history). Only Culprit bisects such a history: the
+    /// baselines bisect by index, which merges do not allow.
+    #[serde(default)]
+    pub topics: usize,
 }
 
 fn default_layout_sigma() -> f64 {
@@ -131,6 +137,7 @@ impl Default for SimConfig {
             seed: 1,
             strategy: Strategy::Culprit,
             layout_sigma: LAYOUT_SIGMA,
+            topics: 0,
         }
     }
 }
@@ -144,6 +151,9 @@ pub struct SimReport {
     /// The spread of layout noise's per-commit offsets, in noise sigmas; present only for that noise kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_sigma: Option<f64>,
+    /// Topic branches merged into the mainline; present only for a history with merges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics: Option<usize>,
     pub untestable_frac: f64,
     pub trials: usize,
     pub seed: u64,
@@ -179,10 +189,14 @@ pub fn render_comparison(reports: &[SimReport]) -> String {
             Some(sigma) => format!("{:?} {sigma} sigma", r.noise),
             None => format!("{:?}", r.noise),
         };
+        let commits = match r.topics {
+            Some(topics) => format!("{} ({topics} merges)", r.commits),
+            None => r.commits.to_string(),
+        };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {:.0}% | {} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1} | {:.0} | {:.1} |\n",
             r.strategy,
-            r.commits,
+            commits,
             steps,
             noise,
             r.untestable_frac * 100.0,
@@ -207,6 +221,41 @@ pub struct History {
     /// (commit index, size in sigma), sorted by commit.
     pub steps: Vec<(usize, f64)>,
     pub untestable: Vec<bool>,
+    /// The merges of a history that has them; `None` for a linear one (commit i's parent is i - 1).
+    pub dag: Option<Dag>,
+}
+
+/// The shape of a history with merges: every commit's parents (in topological order, as [`CommitNode`]s) and the
+/// set of commits each contains, so that a step's size reaches exactly the commits that have it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dag {
+    pub nodes: Vec<CommitNode>,
+    /// Per commit, a bitset of it and its ancestors.
+    ancestors: Vec<Vec<u64>>,
+}
+
+impl Dag {
+    fn new(parents: Vec<Vec<usize>>) -> Dag {
+        let words = parents.len().div_ceil(64);
+        let mut ancestors: Vec<Vec<u64>> = Vec::with_capacity(parents.len());
+        for (index, of) in parents.iter().enumerate() {
+            let mut set = vec![0u64; words];
+            set[index / 64] |= 1 << (index % 64);
+            for &parent in of {
+                for (word, parent_word) in set.iter_mut().zip(&ancestors[parent]) {
+                    *word |= parent_word;
+                }
+            }
+            ancestors.push(set);
+        }
+        let nodes = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        Dag { nodes, ancestors }
+    }
+
+    /// Whether commit `c` contains commit `k` (k is c or one of its ancestors).
+    fn contains(&self, k: usize, c: usize) -> bool {
+        self.ancestors.get(c).and_then(|set| set.get(k / 64)).is_some_and(|word| word & (1 << (k % 64)) != 0)
+    }
 }
 
 impl History {
@@ -224,20 +273,101 @@ impl History {
         let mut steps: Vec<(usize, f64)> =
             positions.into_iter().map(|p| (p, sizes.next().copied().unwrap_or(0.0))).collect();
         steps.sort_by_key(|s| s.0);
-        let untestable = (0..=commits)
-            .map(|c| {
-                let protected = c == 0 || c == commits || steps.iter().any(|s| s.0 == c);
-                let draw = rng.next_f64();
-                !protected && draw < untestable_frac
-            })
-            .collect();
-        History { commits, steps, untestable }
+        let untestable = untestable_draws(commits, &steps, untestable_frac, rng);
+        History { commits, steps, untestable, dag: None }
+    }
+
+    /// A history with merges: `topics` topic branches (at most half the commits), each forked from good (half of
+    /// them, as a merge window's branches start from the last release) or from a mainline commit already there,
+    /// and merged into the mainline in turn; the last merge is bad. Every commit that is not a merge sits on a
+    /// topic branch, except about one in ten that go straight onto the mainline. Steps sit on commits that are not
+    /// merges. `topics` 0 is [`History::generate`].
+    pub fn generate_with_topics(
+        commits: usize,
+        step_sizes: &[f64],
+        untestable_frac: f64,
+        topics: usize,
+        rng: &mut Rng,
+    ) -> History {
+        let commits = commits.max(1);
+        let topics = topics.min(commits / 2);
+        if topics == 0 {
+            return History::generate(commits, step_sizes, untestable_frac, rng);
+        }
+        // Each topic has a commit and a merge; the other commits go to topics, or one in ten to the mainline.
+        let (mut topic_length, mut straight) = (vec![1usize; topics], vec![0usize; topics]);
+        for _ in 0..commits - 2 * topics {
+            let slot = rng.below(topics);
+            if rng.next_f64() < 0.1 {
+                straight[slot] += 1;
+            } else {
+                topic_length[slot] += 1;
+            }
+        }
+        let mut parents: Vec<Vec<usize>> = vec![Vec::new()];
+        let (mut mainline, mut merges, mut head) = (vec![0usize], Vec::new(), 0usize);
+        for topic in 0..topics {
+            for _ in 0..straight[topic] {
+                parents.push(vec![head]);
+                head = parents.len() - 1;
+                mainline.push(head);
+            }
+            let fork = if rng.next_f64() < 0.5 { 0 } else { mainline[rng.below(mainline.len())] };
+            let mut tip = fork;
+            for _ in 0..topic_length[topic] {
+                parents.push(vec![tip]);
+                tip = parents.len() - 1;
+            }
+            parents.push(vec![head, tip]);
+            head = parents.len() - 1;
+            mainline.push(head);
+            merges.push(head);
+        }
+        let candidates: Vec<usize> = (1..=commits).filter(|c| !merges.contains(c)).collect();
+        let mut positions: Vec<usize> = Vec::new();
+        while positions.len() < step_sizes.len().min(candidates.len()) {
+            let p = candidates[rng.below(candidates.len())];
+            if !positions.contains(&p) {
+                positions.push(p);
+            }
+        }
+        let mut steps: Vec<(usize, f64)> = positions.into_iter().zip(step_sizes.iter().copied()).collect();
+        steps.sort_by_key(|s| s.0);
+        let untestable = untestable_draws(commits, &steps, untestable_frac, rng);
+        History { commits, steps, untestable, dag: Some(Dag::new(parents)) }
+    }
+
+    /// Whether commit `c` contains commit `k`.
+    pub fn contains(&self, k: usize, c: usize) -> bool {
+        match &self.dag {
+            Some(dag) => dag.contains(k, c),
+            None => k <= c,
+        }
+    }
+
+    /// The commits as the bisect reads them (parents in topological order).
+    pub fn nodes(&self) -> Vec<CommitNode> {
+        match &self.dag {
+            Some(dag) => dag.nodes.clone(),
+            None => CommitNode::linear(self.commits + 1),
+        }
     }
 
     /// The noiseless level of a commit, in sigma.
     pub fn level(&self, commit: usize) -> f64 {
-        self.steps.iter().filter(|s| s.0 <= commit).map(|s| s.1).sum()
+        self.steps.iter().filter(|s| self.contains(s.0, commit)).map(|s| s.1).sum()
     }
+}
+
+/// Which commits fail to build: each with probability `untestable_frac`, except good, bad and the steps.
+fn untestable_draws(commits: usize, steps: &[(usize, f64)], untestable_frac: f64, rng: &mut Rng) -> Vec<bool> {
+    (0..=commits)
+        .map(|c| {
+            let protected = c == 0 || c == commits || steps.iter().any(|s| s.0 == c);
+            let draw = rng.next_f64();
+            !protected && draw < untestable_frac
+        })
+        .collect()
 }
 
 /// Produces run results for a history, counting runs and builds.
@@ -369,7 +499,7 @@ pub struct TrialResult {
 
 /// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
 pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig) -> TrialResult {
-    let commits = CommitNode::linear(history.commits + 1);
+    let commits = history.nodes();
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
         Err(_) => {
@@ -459,7 +589,13 @@ fn run_strategy(config: &SimConfig, history: &History, seed: u64) -> TrialResult
 pub fn trial(config: &SimConfig, trial: u64) -> (History, u64, u64) {
     let base = config.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(trial);
     let mut history_rng = Rng::new(base ^ 0x5151);
-    let history = History::generate(config.commits, &config.steps, config.untestable_frac, &mut history_rng);
+    let history = History::generate_with_topics(
+        config.commits,
+        &config.steps,
+        config.untestable_frac,
+        config.topics,
+        &mut history_rng,
+    );
     (history, base ^ 0xA1, base ^ 0xB2)
 }
 
@@ -502,6 +638,7 @@ pub fn run(config: &SimConfig) -> SimReport {
         steps: config.steps.clone(),
         noise: config.noise,
         layout_sigma: (config.noise == Noise::Layout).then_some(config.layout_sigma),
+        topics: (config.topics > 0).then_some(config.topics),
         untestable_frac: config.untestable_frac,
         trials,
         seed: config.seed,

@@ -32,7 +32,7 @@ pub(crate) enum Topology {
     /// Commit i's only parent is i - 1.
     Linear { count: usize },
     /// `ancestors[c]` holds c and all its ancestors inside the range, as a bitset.
-    Dag { ancestors: Vec<Vec<u64>>, first_parent: Vec<Option<usize>> },
+    Dag { ancestors: Vec<Vec<u64>>, first_parent: Vec<Option<usize>>, parents: Vec<Vec<usize>> },
 }
 
 impl Topology {
@@ -47,10 +47,11 @@ impl Topology {
                 }
             }
         }
-        let linear = commits
-            .iter()
-            .enumerate()
-            .all(|(i, node)| if i == 0 { node.parents.is_empty() } else { node.parents == [i - 1] });
+        let linear =
+            commits
+                .iter()
+                .enumerate()
+                .all(|(i, node)| if i == 0 { node.parents.is_empty() } else { node.parents == [i - 1] });
         if linear {
             return Ok(Topology::Linear { count: commits.len() });
         }
@@ -69,7 +70,8 @@ impl Topology {
             ancestors.push(set);
         }
         let first_parent = commits.iter().map(|n| n.parents.first().copied()).collect();
-        let topology = Topology::Dag { ancestors, first_parent };
+        let parents = commits.iter().map(|n| n.parents.clone()).collect();
+        let topology = Topology::Dag { ancestors, first_parent, parents };
         // Git bisect needs the bad commit to contain every candidate; anything else is not a range.
         let bad = commits.len() - 1;
         if let Some(stray) = (1..commits.len()).find(|&c| !topology.contains(c, bad)) {
@@ -93,10 +95,9 @@ impl Topology {
     pub(crate) fn contains(&self, k: usize, c: usize) -> bool {
         match self {
             Topology::Linear { count } => k <= c && c < *count,
-            Topology::Dag { ancestors, .. } => ancestors
-                .get(c)
-                .and_then(|set| set.get(k / 64))
-                .is_some_and(|word| word & (1 << (k % 64)) != 0),
+            Topology::Dag { ancestors, .. } => {
+                ancestors.get(c).and_then(|set| set.get(k / 64)).is_some_and(|word| word & (1 << (k % 64)) != 0)
+            }
         }
     }
 
@@ -111,6 +112,20 @@ impl Topology {
             Topology::Linear { .. } => ((lo + 1)..=hi).collect(),
             Topology::Dag { .. } => (0..self.len()).filter(|&c| self.in_segment(c, lo, hi)).collect(),
         }
+    }
+
+    /// The parents of `c` after its first, inside the range (none in a linear history).
+    pub(crate) fn merged_parents(&self, c: usize) -> &[usize] {
+        match self {
+            Topology::Linear { .. } => &[],
+            Topology::Dag { parents, .. } => parents.get(c).map_or(&[], |p| p.get(1..).unwrap_or(&[])),
+        }
+    }
+
+    /// The latest commit of the range that both `a` and `b` contain (a merge base: with topological indices, no
+    /// common ancestor with a higher index exists), or `None` when they share none inside the range.
+    pub(crate) fn merge_base(&self, a: usize, b: usize) -> Option<usize> {
+        (0..=a.min(b)).rev().find(|&k| self.contains(k, a) && self.contains(k, b))
     }
 
     pub(crate) fn first_parent(&self, c: usize) -> Option<usize> {

@@ -218,6 +218,18 @@ impl Bisect {
                 .filter(|(&k, &class)| class == commit && k != commit)
                 .map(|(&k, _)| k)
                 .collect();
+            // A commit found on a merged branch takes over the blame of the merge that brought it in.
+            if let Some(i) =
+                self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))
+            {
+                let (_, merge) = self.merge_sides.remove(i);
+                self.culprits.retain(|c| !(c.located && c.commit == merge));
+                self.note(
+                    "verify",
+                    format!("commit {commit} takes over from merge {merge}"),
+                    format!("the step the merge brought in enters at commit {commit} of the merged branch"),
+                );
+            }
             self.culprits.push(Culprit {
                 commit,
                 after: parent,
@@ -229,6 +241,7 @@ impl Bisect {
                 confidence: mass,
                 step,
             });
+            self.search_merged_branches(commit);
             if explains_part {
                 self.part_explained = true;
                 let before = Segment { lo: segment.lo, hi: parent, top: false };
@@ -260,6 +273,24 @@ impl Bisect {
             self.next_segment();
             return false;
         }
+        // The fresh pairs show the step, but the posterior from every run still doubts that it enters at this
+        // commit: the doubt lies where the pairs do not look, so more pairs cannot settle it. A merge is the usual
+        // case: its step over its first parent is real, but the change may come from its other parent's branch,
+        // measured a few times by chance at the level before (simulated histories with 300 merges in 1,000 commits:
+        // 12 of 300 jobs paired a merge with its first parent for 60 pairs and ended inconclusive). The runs go where
+        // locating would send them; the pairs taken so far stay fresh.
+        let pairs_show_step = step > 0.0 && log_ratio >= fresh_threshold;
+        if pairs_show_step && mass < 1.0 - self.config.alpha_culprit && !out_of_pairs {
+            if let Some((c, m)) = self.elsewhere(segment, &posterior, commit, parent) {
+                self.note(
+                    "verify",
+                    format!("run commit {c} {m} time(s)"),
+                    format!("the pairs show a step, but the posterior doubts it enters at commit {commit}: {evidence}"),
+                );
+                self.ask(vec![(c, m)]);
+                return true;
+            }
+        }
         if out_of_pairs {
             self.note("verify", format!("commit {commit} not confirmed"), evidence.clone());
             self.segment_unresolved(
@@ -275,6 +306,52 @@ impl Bisect {
         self.note("verify", format!("one more interleaved pair at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 1);
         true
+    }
+
+    /// A merge confirmed as a step over its first parent brought the change in from another parent's branch (or
+    /// made it itself, resolving a conflict): each merged branch, from the merge base to the merged parent, is
+    /// searched like any segment, on fresh runs (its ends' runs chose nothing yet, but the merge's did), and a
+    /// commit found there takes over the merge's blame. Without this, a second change on a topic branch was blamed
+    /// on the merge that brought it in: the segment after the first culprit holds that branch's commits, but
+    /// they lack the first change, so they read at neither of the segment's levels (simulated histories with 100
+    /// merges in 1,000 commits and two 3 sigma steps: the merge named instead of the step in 29 of 50 jobs).
+    /// Nothing happens in a linear history.
+    pub(super) fn search_merged_branches(&mut self, merge: usize) {
+        let Some(first) = self.topology.first_parent(merge) else { return };
+        for side in self.topology.merged_parents(merge).to_vec() {
+            let Some(base) = self.topology.merge_base(first, side) else { continue };
+            if base == side || self.topology.segment(base, side).is_empty() {
+                continue;
+            }
+            let segment = Segment { lo: base, hi: side, top: false };
+            self.note(
+                "verify",
+                format!("search the merged branch ({base}, {side}]"),
+                format!("commit {merge} is a merge: the step it brings in may enter on the branch it merges"),
+            );
+            self.fresh_only.push((base, side));
+            self.merge_sides.push((segment, merge));
+            self.queue.push(segment);
+        }
+    }
+
+    /// Where locating would measure next (see [`Bisect::information_choice`]) when that is neither `commit` nor
+    /// `parent`, whose fresh pairs verification takes itself: (commit, runs).
+    fn elsewhere(
+        &self,
+        segment: Segment,
+        posterior: &Posterior,
+        commit: usize,
+        parent: usize,
+    ) -> Option<(usize, usize)> {
+        let mut candidates = vec![segment.lo];
+        candidates.extend(posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c]));
+        if self.topology.is_linear() {
+            candidates.sort_unstable();
+        }
+        let containment = self.containment(posterior, &candidates);
+        let (_, c, m, _) = self.information_choice(segment, posterior, &candidates, &containment)?;
+        (c != commit && c != parent).then_some((c, m))
     }
 
     /// A share above the whole change that the builds beside the commit did not explain: its parent, itself and

@@ -7,7 +7,7 @@ use culprit_core::bisect::sim::{self, Noise, SimConfig, Strategy};
 
 pub fn run(args: &SimArgs) -> Result<()> {
     let Some(noise) = Noise::parse(&args.noise) else {
-        bail!("--noise must be gaussian, outliers, drift, bursts or layout, got '{}'", args.noise);
+        bail!("--noise must be gaussian, outliers, drift, bursts, layout or wander, got '{}'", args.noise);
     };
     // The command line bounds these already (see `cli::SimArgs`); a plan made in code gets the same limits, which
     // keep every simulated history and its per-trial tallies small enough to allocate.
@@ -24,7 +24,10 @@ pub fn run(args: &SimArgs) -> Result<()> {
         bail!("--step takes sizes from 0 to {MAX_STEP_SIGMA} sigma, e.g. 1.5 or 0.5,0.5,0.5; got {bad}");
     }
     if !(0.0..=MAX_STEP_SIGMA).contains(&args.layout_sigma) {
-        bail!("--layout-sigma takes offsets from 0 to {MAX_STEP_SIGMA} sigma, e.g. 0.3 or 0.6; got {}", args.layout_sigma);
+        bail!(
+            "--layout-sigma takes offsets from 0 to {MAX_STEP_SIGMA} sigma, e.g. 0.3 or 0.6; got {}",
+            args.layout_sigma
+        );
     }
     let steps: Vec<f64> = args.step.iter().copied().filter(|s| *s > 0.0).collect();
     // Each step sits at a commit of its own, so there cannot be more steps than commits.
@@ -37,11 +40,27 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     // Every strategy name is checked before the first simulation, which can take minutes.
     let mut strategies = Vec::new();
-    for name in &args.strategy {
+    let all = ["culprit", "fixed", "pinpoint"].map(String::from).to_vec();
+    let names = match (args.strategy.is_empty(), args.topics > 0) {
+        (true, true) => vec!["culprit".to_string()],
+        (true, false) => all,
+        (false, _) => args.strategy.clone(),
+    };
+    for name in &names {
         let Some(strategy) = Strategy::parse(name) else {
             bail!("--strategy takes culprit, fixed or pinpoint, got '{name}'");
         };
+        if args.topics > 0 && strategy != Strategy::Culprit {
+            bail!(
+                "--topics {}: the {name} baseline bisects by index, which a history with merges does not allow; give \
+                 --strategy culprit",
+                args.topics
+            );
+        }
         strategies.push(strategy);
+    }
+    if args.topics > args.commits / 2 {
+        bail!("--topics is at most half of --commits (each topic needs a commit and its merge), got {}", args.topics);
     }
     let mut reports = Vec::new();
     for strategy in strategies {
@@ -54,6 +73,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
             seed: args.seed,
             strategy,
             layout_sigma: args.layout_sigma,
+            topics: args.topics,
         };
         reports.push(sim::run(&config));
     }
