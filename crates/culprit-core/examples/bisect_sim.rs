@@ -1,7 +1,7 @@
 //! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
 //! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts|layout|wander
-//! --untestable F --trials T --layout-sigma S --topics N --seed S --strategy culprit|fixed|pinpoint --json. Run in release
-//! mode: `cargo run --release -p culprit-core --example bisect_sim`.
+//! --untestable F --trials T --layout-sigma S --topics N --seed S --strategy culprit|fixed|pinpoint --json. Run in
+//! release mode: `cargo run --release -p culprit-core --example bisect_sim`.
 
 use culprit_core::bisect::sim::{render_comparison, run, Noise, SimConfig, Strategy};
 

@@ -88,15 +88,7 @@ impl Bisect {
             self.interleaved_pairs(segment.lo, segment.hi, 1);
             return true;
         }
-        // Candidates: lo and every testable commit of the segment.
-        let mut candidates = vec![segment.lo];
-        candidates.extend(posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c]));
-        if self.topology.is_linear() {
-            candidates.sort_unstable();
-        }
-        let q = self.containment(&posterior, &candidates);
-        let best_choice = self.information_choice(segment, &posterior, &candidates, &q);
-        match best_choice {
+        match self.next_visit(segment, &posterior) {
             Some((score, c, m, qc)) => {
                 let new = if self.values[c].is_empty() { "new " } else { "" };
                 self.note(
@@ -116,6 +108,18 @@ impl Bisect {
                 false
             }
         }
+    }
+
+    /// The next visit locating makes: [`Bisect::information_choice`] over lo and every testable commit of the
+    /// segment.
+    pub(super) fn next_visit(&self, segment: Segment, posterior: &Posterior) -> Option<(f64, usize, usize, f64)> {
+        let mut candidates = vec![segment.lo];
+        candidates.extend(posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c]));
+        if self.topology.is_linear() {
+            candidates.sort_unstable();
+        }
+        let containment = self.containment(posterior, &candidates);
+        self.information_choice(segment, posterior, &candidates, &containment)
     }
 
     /// The next measurement: the commit and number of runs with the most expected information about where the

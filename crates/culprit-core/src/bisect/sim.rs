@@ -17,7 +17,7 @@
 //!   named commits agree.
 //! - *Runs* counts valid runs; *builds* counts distinct commits built, failed builds included.
 
-use super::{baselines, Action, Bisect, BisectConfig, CommitNode, Sample, Status};
+use super::{baselines, topology, Action, Bisect, BisectConfig, CommitNode, Sample, Status};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -236,25 +236,14 @@ pub struct Dag {
 
 impl Dag {
     fn new(parents: Vec<Vec<usize>>) -> Dag {
-        let words = parents.len().div_ceil(64);
-        let mut ancestors: Vec<Vec<u64>> = Vec::with_capacity(parents.len());
-        for (index, of) in parents.iter().enumerate() {
-            let mut set = vec![0u64; words];
-            set[index / 64] |= 1 << (index % 64);
-            for &parent in of {
-                for (word, parent_word) in set.iter_mut().zip(&ancestors[parent]) {
-                    *word |= parent_word;
-                }
-            }
-            ancestors.push(set);
-        }
-        let nodes = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
-        Dag { nodes, ancestors }
+        let nodes: Vec<CommitNode> =
+            parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        Dag { ancestors: topology::ancestor_sets(&nodes), nodes }
     }
 
     /// Whether commit `c` contains commit `k` (k is c or one of its ancestors).
     fn contains(&self, k: usize, c: usize) -> bool {
-        self.ancestors.get(c).and_then(|set| set.get(k / 64)).is_some_and(|word| word & (1 << (k % 64)) != 0)
+        topology::set_holds(&self.ancestors, k, c)
     }
 }
 

@@ -55,20 +55,7 @@ impl Topology {
         if linear {
             return Ok(Topology::Linear { count: commits.len() });
         }
-        let words = commits.len().div_ceil(64);
-        let mut ancestors: Vec<Vec<u64>> = Vec::with_capacity(commits.len());
-        for (index, node) in commits.iter().enumerate() {
-            let mut set = vec![0u64; words];
-            set[index / 64] |= 1 << (index % 64);
-            for &parent in &node.parents {
-                // Parents precede the commit, so their sets are complete already.
-                let parent_set = &ancestors[parent];
-                for (word, parent_word) in set.iter_mut().zip(parent_set) {
-                    *word |= parent_word;
-                }
-            }
-            ancestors.push(set);
-        }
+        let ancestors = ancestor_sets(commits);
         let first_parent = commits.iter().map(|n| n.parents.first().copied()).collect();
         let parents = commits.iter().map(|n| n.parents.clone()).collect();
         let topology = Topology::Dag { ancestors, first_parent, parents };
@@ -95,9 +82,7 @@ impl Topology {
     pub(crate) fn contains(&self, k: usize, c: usize) -> bool {
         match self {
             Topology::Linear { count } => k <= c && c < *count,
-            Topology::Dag { ancestors, .. } => {
-                ancestors.get(c).and_then(|set| set.get(k / 64)).is_some_and(|word| word & (1 << (k % 64)) != 0)
-            }
+            Topology::Dag { ancestors, .. } => set_holds(ancestors, k, c),
         }
     }
 
@@ -134,4 +119,29 @@ impl Topology {
             Topology::Dag { first_parent, .. } => first_parent.get(c).copied().flatten(),
         }
     }
+}
+
+/// Per commit, a bitset of it and all its ancestors among `commits` (whose parents precede them, as checked by
+/// [`Topology::new`]). The simulator's histories with merges read their steps' reach from the same sets.
+pub(crate) fn ancestor_sets(commits: &[CommitNode]) -> Vec<Vec<u64>> {
+    let words = commits.len().div_ceil(64);
+    let mut ancestors: Vec<Vec<u64>> = Vec::with_capacity(commits.len());
+    for (index, node) in commits.iter().enumerate() {
+        let mut set = vec![0u64; words];
+        set[index / 64] |= 1 << (index % 64);
+        for &parent in &node.parents {
+            // Parents precede the commit, so their sets are complete already.
+            let parent_set = &ancestors[parent];
+            for (word, parent_word) in set.iter_mut().zip(parent_set) {
+                *word |= parent_word;
+            }
+        }
+        ancestors.push(set);
+    }
+    ancestors
+}
+
+/// Whether commit `c`'s set in `ancestors` ([`ancestor_sets`]) holds commit `k`.
+pub(crate) fn set_holds(ancestors: &[Vec<u64>], k: usize, c: usize) -> bool {
+    ancestors.get(c).and_then(|set| set.get(k / 64)).is_some_and(|word| word & (1 << (k % 64)) != 0)
 }

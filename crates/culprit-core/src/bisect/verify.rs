@@ -284,7 +284,9 @@ impl Bisect {
         let pairs_show_step = step > 0.0 && log_ratio >= fresh_threshold;
         let merge = !self.topology.merged_parents(commit).is_empty();
         if merge && pairs_show_step && mass < 1.0 - self.config.alpha_culprit && !out_of_pairs {
-            if let Some((c, m)) = self.elsewhere(segment, &posterior, commit, parent) {
+            // Where locating would measure next, unless that is the pair verification measures itself.
+            let elsewhere = self.next_visit(segment, &posterior).filter(|&(_, c, ..)| c != commit && c != parent);
+            if let Some((_, c, m, _)) = elsewhere {
                 self.note(
                     "verify",
                     format!("run commit {c} {m} time(s)"),
@@ -336,25 +338,6 @@ impl Bisect {
             self.merge_sides.push((segment, merge));
             self.queue.push(segment);
         }
-    }
-
-    /// Where locating would measure next (see [`Bisect::information_choice`]) when that is neither `commit` nor
-    /// `parent`, whose fresh pairs verification takes itself: (commit, runs).
-    fn elsewhere(
-        &self,
-        segment: Segment,
-        posterior: &Posterior,
-        commit: usize,
-        parent: usize,
-    ) -> Option<(usize, usize)> {
-        let mut candidates = vec![segment.lo];
-        candidates.extend(posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c]));
-        if self.topology.is_linear() {
-            candidates.sort_unstable();
-        }
-        let containment = self.containment(posterior, &candidates);
-        let (_, c, m, _) = self.information_choice(segment, posterior, &candidates, &containment)?;
-        (c != commit && c != parent).then_some((c, m))
     }
 
     /// A share above the whole change that the builds beside the commit did not explain: its parent, itself and
