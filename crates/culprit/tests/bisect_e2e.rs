@@ -580,3 +580,48 @@ fn a_step_surely_below_min_change_ends_not_reproduced_at_the_ends() {
     let log = common::stdout(&culprit_in(&db, &["bisect", "log", &session]));
     assert!(log.contains("--min-change") && log.contains("10.0%"), "{log}");
 }
+
+/// A history with merges (tests/fixtures/make-merge-repo.sh): two topic branches merged into main, a commit on main
+/// that does not build, and a 30% slowdown made either by a commit of the second topic branch or by the merge that
+/// brings that branch in (resolved by hand). Git's own ordering of the range is what the bisect reads.
+fn make_merge_repo(dir: &Path, mode: &str) -> (PathBuf, String, Vec<(String, String)>) {
+    let repo = dir.join(format!("repo-{mode}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-merge-repo.sh");
+    assert!(Command::new("bash").arg(&script).arg(&repo).arg(mode).status().unwrap().success());
+    let git = |args: &[&str]| {
+        let out = Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let good = git(&["rev-list", "--max-parents=0", "HEAD"]);
+    let commits = git(&["log", "--format=%H %s"])
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(sha, subject)| (sha.to_string(), subject.to_string())))
+        .collect();
+    (repo, good, commits)
+}
+
+#[test]
+fn a_slowdown_on_a_merged_branch_is_blamed_on_its_commit_and_an_evil_merge_on_the_merge() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, want) in
+        [("branch", "topic-b: hash more rounds per element"), ("merge", "Merge branch 'topic-b' (resolved by hand)")]
+    {
+        let (repo, good, commits) = make_merge_repo(dir.path(), mode);
+        let sha_of = |subject: &str| commits.iter().find(|(_, s)| s == subject).map(|(sha, _)| sha.clone()).unwrap();
+        let db = dir.path().join(format!("{mode}.db"));
+        let result = json(&bisect(&db, &repo, &good, "HEAD", &[]));
+        let steps = || String::from_utf8_lossy(&culprit_in(&db, &["bisect", "log", "1"]).stdout).into_owned();
+        assert_eq!(result["status"], "found", "{mode}: {result:#}\n{}", steps());
+        let culprits = result["culprits"].as_array().unwrap();
+        assert_eq!(culprits.len(), 1, "{mode}: {result:#}");
+        assert_eq!(culprits[0]["sha"], sha_of(want).as_str(), "{mode}: {result:#}\n{}", steps());
+        // The merge is blamed only once its branch was searched and ruled out.
+        if mode == "merge" {
+            let log = steps();
+            assert!(log.contains("search the merged branch") && log.contains("made the step itself"), "{log}");
+        }
+        let broken = sha_of("main: add a stray file (does not build)");
+        assert_ne!(culprits[0]["sha"], broken.as_str());
+    }
+}

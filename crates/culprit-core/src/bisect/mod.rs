@@ -519,6 +519,11 @@ impl Bisect {
 
     /// Moves to the next queued segment, or finishes.
     fn next_segment(&mut self) {
+        // However a merged branch's search ends, the merge that sent it is judged (a commit found on it has taken
+        // over already; a branch ruled out was judged with its measured change).
+        if let Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } = self.phase {
+            self.merged_branch_ended(segment, None);
+        }
         if self.queue.is_empty() {
             self.phase = Phase::Finished;
         } else {

@@ -235,11 +235,100 @@ pub fn levels_log_evidence(groups: &[Moments]) -> Option<(f64, f64)> {
     let scale: f64 = groups.iter().map(|g| g.yy.abs()).sum::<f64>().max(1e-300);
     let residual = residual.max(1e-14 * scale);
     let half_dof = 0.5 * (n - k);
-    let log_evidence = -half_dof * (2.0 * std::f64::consts::PI).ln() - 0.5 * groups.iter().map(|g| g.w.ln()).sum::<f64>()
+    let log_evidence = -half_dof * (2.0 * std::f64::consts::PI).ln()
+        - 0.5 * groups.iter().map(|g| g.w.ln()).sum::<f64>()
         + statrs::function::gamma::ln_gamma(half_dof)
         - half_dof * (0.5 * residual).ln()
         - std::f64::consts::LN_2;
     Some((log_evidence, (residual / (n - k)).sqrt()))
+}
+
+/// The fit of two changes that add, on a history with merges: the runs of commits holding neither change sit at
+/// `low`, of those holding both at `high`, of those holding the first only at `middle`, and of those holding the
+/// second only at `low + high - middle`. In a line the last group is empty (a commit holding the later change holds
+/// the earlier one) and this is the three-level model of [`levels_log_evidence`], with the same evidence; after a
+/// merge, a commit of one branch can hold the second change without the first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdditiveFit {
+    /// As [`levels_log_evidence`]'s, with the three levels integrated out under flat priors.
+    pub log_evidence: f64,
+    pub sigma: f64,
+    /// (estimate, standard error) of each level.
+    pub low: (f64, f64),
+    pub middle: (f64, f64),
+    pub high: (f64, f64),
+}
+
+/// Fits [`AdditiveFit`]'s model to the runs of the commits holding neither change, the first only, the second
+/// only and both. `None` when `neither` or `both` is empty, when the first and the second are both empty (the
+/// middle level is then unknown), or when there are not more runs than levels.
+pub fn additive_levels(neither: &Moments, first: &Moments, second: &Moments, both: &Moments) -> Option<AdditiveFit> {
+    if !(neither.w > 0.0 && both.w > 0.0 && (first.w > 0.0 || second.w > 0.0)) {
+        return None;
+    }
+    // Parameters (low, high, middle); each group's level is a row of the design times them.
+    let groups: [(&Moments, [f64; 3]); 4] =
+        [(neither, [1.0, 0.0, 0.0]), (both, [0.0, 1.0, 0.0]), (first, [0.0, 0.0, 1.0]), (second, [1.0, 1.0, -1.0])];
+    let n: f64 = groups.iter().map(|(g, _)| g.w).sum();
+    if n <= 3.5 {
+        return None;
+    }
+    let mut normal = [[0.0; 3]; 3];
+    let mut rhs = [0.0; 3];
+    for (g, x) in &groups {
+        for i in 0..3 {
+            rhs[i] += g.y * x[i];
+            for j in 0..3 {
+                normal[i][j] += g.w * x[i] * x[j];
+            }
+        }
+    }
+    let inverse = invert3(&normal)?;
+    let theta: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| inverse[i][j] * rhs[j]).sum());
+    // The residual: each group's squares about its own mean, plus its weight times the distance of that mean from
+    // the fitted level (the two are orthogonal), which keeps its precision where the levels are far from zero.
+    let mut residual = 0.0;
+    for (g, x) in &groups {
+        if g.w > 0.0 {
+            let fitted: f64 = (0..3).map(|i| x[i] * theta[i]).sum();
+            let mean = g.y / g.w;
+            residual += g.squares_about_mean() + g.w * (mean - fitted) * (mean - fitted);
+        }
+    }
+    let scale: f64 = groups.iter().map(|(g, _)| g.yy.abs()).sum::<f64>().max(1e-300);
+    let residual = residual.max(1e-14 * scale);
+    let det = determinant3(&normal);
+    if !(det > 0.0) {
+        return None;
+    }
+    let half_dof = 0.5 * (n - 3.0);
+    let log_evidence = -half_dof * (2.0 * std::f64::consts::PI).ln() - 0.5 * det.ln()
+        + statrs::function::gamma::ln_gamma(half_dof)
+        - half_dof * (0.5 * residual).ln()
+        - std::f64::consts::LN_2;
+    let variance = residual / (n - 3.0);
+    let level = |i: usize| (theta[i], (variance * inverse[i][i]).max(0.0).sqrt());
+    Some(AdditiveFit { log_evidence, sigma: variance.sqrt(), low: level(0), high: level(1), middle: level(2) })
+}
+
+fn determinant3(m: &[[f64; 3]; 3]) -> f64 {
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+}
+
+/// The inverse of a 3 by 3 matrix by cofactors; `None` when it is singular.
+fn invert3(m: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let det = determinant3(m);
+    if !(det.abs() > 1e-300) || !det.is_finite() {
+        return None;
+    }
+    let cofactor = |r: usize, c: usize| {
+        let (r1, r2) = ((r + 1) % 3, (r + 2) % 3);
+        let (c1, c2) = ((c + 1) % 3, (c + 2) % 3);
+        m[r1][c1] * m[r2][c2] - m[r1][c2] * m[r2][c1]
+    };
+    // The inverse is the transposed cofactor matrix over the determinant.
+    Some(std::array::from_fn(|i| std::array::from_fn(|j| cofactor(j, i) / det)))
 }
 
 /// Weight of a run whose residual from its own commit's robust level is `residual`, given the robust scale of the
@@ -400,6 +489,44 @@ pub fn ratio_interval(a: f64, se_a: f64, b: f64, se_b: f64, z: f64) -> (f64, f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn moments(values: &[f64]) -> Moments {
+        let mut m = Moments::default();
+        for &v in values {
+            m.add(1.0, v);
+        }
+        m
+    }
+
+    #[test]
+    fn additive_levels_in_a_line_are_the_three_level_model() {
+        let (low, middle, high) =
+            (moments(&[0.1, -0.2, 0.0, 0.3]), moments(&[0.7, 0.4, 0.6]), moments(&[1.1, 0.9, 1.3, 1.0, 0.8]));
+        let fit = additive_levels(&low, &middle, &Moments::default(), &high).expect("fit");
+        let (evidence, sigma) = levels_log_evidence(&[low, middle, high]).expect("evidence");
+        assert!((fit.log_evidence - evidence).abs() < 1e-9, "{} against {evidence}", fit.log_evidence);
+        assert!((fit.sigma - sigma).abs() < 1e-12);
+        assert!((fit.middle.0 - 0.5667).abs() < 1e-3, "{:?}", fit.middle);
+        assert!((fit.middle.1 - sigma / 3f64.sqrt()).abs() < 1e-12);
+        // The second change alone, on the other branch of a merge: the same model with the roles swapped reads the
+        // middle level off the group's mirror image.
+        let fit = additive_levels(&low, &Moments::default(), &middle, &high).expect("fit");
+        assert!((fit.log_evidence - evidence).abs() < 1e-9);
+        assert!((fit.middle.0 - (0.05 + 1.02 - 0.5667)).abs() < 1e-3, "{:?}", fit);
+    }
+
+    #[test]
+    fn additive_levels_hold_the_mirror_group_to_the_sum_of_the_steps() {
+        // Commits holding the second change only sit at low + high - middle: data that do fit better than data at
+        // the first group's level.
+        let (low, first, high) =
+            (moments(&[0.0, 0.1, -0.1, 0.0]), moments(&[0.3, 0.2, 0.4]), moments(&[1.0, 1.1, 0.9]));
+        let additive = additive_levels(&low, &first, &moments(&[0.7, 0.8, 0.6]), &high).expect("fit");
+        let not_additive = additive_levels(&low, &first, &moments(&[0.3, 0.2, 0.4]), &high).expect("fit");
+        assert!(additive.log_evidence > not_additive.log_evidence + 3.0, "{additive:?} {not_additive:?}");
+        assert!((additive.middle.0 - 0.3).abs() < 0.02, "{additive:?}");
+        assert!(additive_levels(&low, &Moments::default(), &Moments::default(), &high).is_none());
+    }
 
     #[test]
     fn t_fit_recovers_locations_and_resists_an_outlier() {

@@ -43,6 +43,7 @@ impl Bisect {
                 );
                 self.push_range(segment);
             }
+            self.merged_branch_ended(segment, None);
         }
     }
 

@@ -21,7 +21,7 @@ pub(super) const RECHECK_MIN_RUNS_PER_SIDE: usize = 20;
 pub(super) const FADED_LOG_RATIO: f64 = 0.0;
 
 /// One-sided 99% normal quantile: the upper bound a difference is held to when a change is ruled out.
-const UPPER_99_Z: f64 = 2.326;
+pub(super) const UPPER_99_Z: f64 = 2.326;
 
 impl Bisect {
     /// `--min-change` on a fit of good (group 0) and bad (group 1): the user's bar in the metric's units (that share
@@ -192,6 +192,7 @@ impl Bisect {
                 self.finish(format!("good and bad do not differ reproducibly: {why}"));
             } else {
                 self.note("reproduce", format!("no further contributor in ({lo}, {hi}]"), why);
+                self.merged_branch_ended(segment, Some((diff, se)));
                 self.narrowing_ended(segment);
                 self.next_segment();
             }

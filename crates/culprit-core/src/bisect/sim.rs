@@ -235,7 +235,7 @@ pub struct Dag {
 }
 
 impl Dag {
-    fn new(parents: Vec<Vec<usize>>) -> Dag {
+    pub(crate) fn new(parents: Vec<Vec<usize>>) -> Dag {
         let nodes: Vec<CommitNode> =
             parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
         Dag { ancestors: topology::ancestor_sets(&nodes), nodes }

@@ -93,17 +93,37 @@ fn narrowing_bar(smaller_step: f64, noise: f64) -> f64 {
     }
 }
 
-/// The most probable two-change fit of a segment: the tested commits `first_middle..=last_middle` sit at a
-/// level between the ends'. Levels are (estimate, standard error), oriented so that positive is worse.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The most probable two-change fit of a segment: the tested commits `middle_commits` sit at a level between the
+/// ends'. Levels are (estimate, standard error), oriented so that positive is worse.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Staircase {
-    pub(super) before_middle: usize,
-    pub(super) first_middle: usize,
-    pub(super) last_middle: usize,
-    pub(super) after_middle: usize,
+    /// The tested commits holding one change and not the other, in index order. In a line they are consecutive
+    /// tested commits at one level, `middle`; after merges, commits of one branch can hold the second change
+    /// without the first, and sit at the mirror level `low + high - middle` (see [`model::AdditiveFit`]).
+    pub(super) middle_commits: Vec<usize>,
+    /// The two ranges (after, up to], the first holding the change from `low` to `middle` and the second the one
+    /// from `middle` to `high`. In a line, between the tested commits next to the middle level; after merges,
+    /// from the segment's start to the middle commit with the most runs and from there to its end.
+    pub(super) ranges: [(usize, usize); 2],
     pub(super) low: (f64, f64),
     pub(super) middle: (f64, f64),
     pub(super) high: (f64, f64),
+}
+
+impl Staircase {
+    /// A middle commit (the one with the most runs: surely at a level between the ends), from which the segment
+    /// splits in two ranges each holding one change.
+    fn split(&self, values: &[Vec<(f64, f64)>]) -> Option<usize> {
+        self.middle_commits.iter().copied().max_by_key(|&m| values[m].len())
+    }
+
+    /// The middle commits as the log prints them.
+    fn describe_middle(&self) -> String {
+        match (self.middle_commits.first(), self.middle_commits.last()) {
+            (Some(first), Some(last)) if self.middle_commits.len() == last - first + 1 => format!("{first}..={last}"),
+            _ => self.middle_commits.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+        }
+    }
 }
 
 impl Bisect {
@@ -228,9 +248,7 @@ impl Bisect {
         };
         // A real middle level shows on every commit of the middle range, one commit's bad luck only on that commit:
         // the runs go to the middle commit with the fewest, so the comparison pools many commits.
-        let middle: Vec<usize> = (stair.first_middle..=stair.last_middle)
-            .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
-            .collect();
+        let middle = &stair.middle_commits;
         let probed = middle.iter().copied().min_by_key(|&m| self.values[m].len()).unwrap_or(c);
         if self.values[probed].len() >= BETWEEN_MAX_RUNS {
             return false;
@@ -244,9 +262,9 @@ impl Bisect {
             "locate",
             format!("interleaved runs at {probed} and {near}"),
             format!(
-                "commits {}..={} may sit between the levels (commit {c} is {score:.2} standard errors from each end; \
-                 two changes against one: log Bayes factor {bayes:.2})",
-                stair.first_middle, stair.last_middle
+                "commits {} may sit between the levels (commit {c} is {score:.2} standard errors from each end; two \
+                 changes against one: log Bayes factor {bayes:.2})",
+                stair.describe_middle()
             ),
         );
         if self.values[near].len() < middle_runs.max(self.values[probed].len()) {
@@ -276,10 +294,10 @@ impl Bisect {
     /// makes the comparison proper (the extra level pays for itself only when the data need it). With `margin` > 0
     /// that prior leaves out the share `margin` of the change next to each end: the question becomes "two changes
     /// of at least that share each". Returns the log Bayes factor (two changes against one) and the most probable
-    /// staircase. Linear histories only.
+    /// staircase. A history with merges is compared by [`Bisect::staircase_with_merges`].
     pub(super) fn staircase(&self, segment: Segment, slope: f64, margin: f64) -> Option<(f64, Staircase)> {
         if !self.topology.is_linear() {
-            return None;
+            return self.staircase_with_merges(segment, slope, margin);
         }
         let hypotheses = self.topology.segment(segment.lo, segment.hi);
         let mut members = vec![segment.lo];
@@ -335,10 +353,8 @@ impl Bisect {
                     best = Some((
                         log,
                         Staircase {
-                            before_middle: members[s1 - 1],
-                            first_middle: members[s1],
-                            last_middle: members[s2 - 1],
-                            after_middle: members[s2],
+                            middle_commits: members[s1..s2].to_vec(),
+                            ranges: [(members[s1 - 1], members[s1]), (members[s2 - 1], members[s2])],
                             low: (low, se(&groups[0])),
                             middle: (middle, se_middle),
                             high: (high, se(&groups[2])),
@@ -347,14 +363,109 @@ impl Bisect {
                 }
             }
         }
-        let log_sum = |v: &[f64]| {
-            let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            if max.is_finite() {
-                max + v.iter().map(|x| (x - max).exp()).sum::<f64>().ln()
-            } else {
-                f64::NEG_INFINITY
+        let bayes = log_sum(&two) - log_sum(&one);
+        best.filter(|_| bayes.is_finite()).map(|(_, staircase)| (bayes, staircase))
+    }
+
+    /// [`Bisect::staircase`] on a history with merges. The change positions are the segment's commits, grouped by
+    /// which tested commits hold them (as in the posterior): one change is a group, two changes a pair of groups
+    /// (or two commits of one group, which the runs read as one change), every commit and every pair of commits
+    /// equally likely. Two changes are fitted as changes that add ([`model::additive_levels`]), since a commit of
+    /// one branch may hold the second without the first; the middle level, the level of the middle commit with the
+    /// most runs, has the same uniform prior between the outer two as in a line, to which this reduces (the same
+    /// evidence) when no tested commit holds the second change alone. The ranges of the staircase are the segment
+    /// from its start to that middle commit and from there to its end: each holds one of the two changes.
+    fn staircase_with_merges(&self, segment: Segment, slope: f64, margin: f64) -> Option<(f64, Staircase)> {
+        let hypotheses = self.topology.segment(segment.lo, segment.hi);
+        let mut members = vec![segment.lo];
+        members.extend(hypotheses.iter().copied().filter(|&c| !self.untestable[c] && !self.values[c].is_empty()));
+        if members.len() < 3 || members.last() != Some(&segment.hi) {
+            return None;
+        }
+        let moments = self.commit_moments(&members, slope);
+        // Each distinct signature (which members hold a change made there) with how many commits have it, in the
+        // order of their first commit so that the machine stays deterministic.
+        let mut groups: Vec<(Vec<bool>, f64)> = Vec::new();
+        let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
+        for &k in &hypotheses {
+            let signature: Vec<bool> = members.iter().map(|&m| self.topology.contains(k, m)).collect();
+            match index.get(&signature) {
+                Some(&i) => groups[i].1 += 1.0,
+                None => {
+                    index.insert(signature.clone(), groups.len());
+                    groups.push((signature, 1.0));
+                }
             }
-        };
+        }
+        let commits = hypotheses.len() as f64;
+        let pairs = (commits * (commits - 1.0) / 2.0).max(1.0);
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        for (signature, count) in &groups {
+            let (mut before, mut after) = (model::Moments::default(), model::Moments::default());
+            for (m, &holds) in moments.iter().zip(signature) {
+                if holds {
+                    after = after.plus(m);
+                } else {
+                    before = before.plus(m);
+                }
+            }
+            if let Some((evidence, _)) = model::levels_log_evidence(&[before, after]) {
+                one.push(evidence + (count / commits).ln());
+                if *count >= 2.0 {
+                    two.push(evidence + (count * (count - 1.0) / 2.0 / pairs).ln());
+                }
+            }
+        }
+        let mut best: Option<(f64, Staircase)> = None;
+        for (i, (a, count_a)) in groups.iter().enumerate() {
+            for (b, count_b) in &groups[i + 1..] {
+                // The middle commits hold one change and not the other; the one with the most runs names the
+                // middle level (its group is "first").
+                let middle: Vec<usize> = (0..members.len()).filter(|&t| a[t] != b[t]).collect();
+                let Some(&split) = middle.iter().max_by_key(|&&t| self.values[members[t]].len()) else {
+                    continue;
+                };
+                let (first, second) = if a[split] { (a, b) } else { (b, a) };
+                let mut classes = [model::Moments::default(); 4];
+                for (t, m) in moments.iter().enumerate() {
+                    let class = match (first[t], second[t]) {
+                        (false, false) => 0,
+                        (true, false) => 1,
+                        (false, true) => 2,
+                        (true, true) => 3,
+                    };
+                    classes[class] = classes[class].plus(m);
+                }
+                let Some(fit) = model::additive_levels(&classes[0], &classes[1], &classes[2], &classes[3]) else {
+                    continue;
+                };
+                let (low, middle_level, high) = (fit.low.0, fit.middle.0, fit.high.0);
+                if !(high > low) {
+                    continue;
+                }
+                let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
+                let inside = crate::stats::normal_cdf((hi_b - middle_level) / fit.middle.1)
+                    - crate::stats::normal_cdf((lo_b - middle_level) / fit.middle.1);
+                if !(inside > 0.0) {
+                    continue;
+                }
+                let log = fit.log_evidence + inside.ln() - (hi_b - lo_b).ln() + (count_a * count_b / pairs).ln();
+                two.push(log);
+                if best.as_ref().is_none_or(|(b, _)| log > *b) {
+                    let split = members[split];
+                    best = Some((
+                        log,
+                        Staircase {
+                            middle_commits: middle.iter().map(|&t| members[t]).collect(),
+                            ranges: [(segment.lo, split), (split, segment.hi)],
+                            low: fit.low,
+                            middle: fit.middle,
+                            high: fit.high,
+                        },
+                    ));
+                }
+            }
+        }
         let bayes = log_sum(&two) - log_sum(&one);
         best.filter(|_| bayes.is_finite()).map(|(_, staircase)| (bayes, staircase))
     }
@@ -368,10 +479,7 @@ impl Bisect {
         };
         // As for one commit in between: the ends and the middle need runs enough that their levels are not the
         // luck of a few runs (the check is repeated at every decision).
-        let middle_runs: usize = (stair.first_middle..=stair.last_middle)
-            .filter(|&c| !self.untestable[c])
-            .map(|c| self.values[c].len())
-            .sum();
+        let middle_runs: usize = stair.middle_commits.iter().map(|&c| self.values[c].len()).sum();
         let settled = middle_runs >= BETWEEN_MIN_RUNS
             && self.values[segment.lo].len() >= BETWEEN_MIN_END_RUNS
             && self.values[segment.hi].len() >= BETWEEN_MIN_END_RUNS;
@@ -384,25 +492,25 @@ impl Bisect {
         // their differences show a real middle level and cancel a borrowed one. The staircase is settled only when
         // those differences show it against each end; until then they get interleaved pairs, and after
         // PAIRED_MIDDLE_MAX_PAIRS pairs that do not, the segment goes on as if the lean were not there.
-        let middle: Vec<usize> = (stair.first_middle..=stair.last_middle)
-            .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
-            .collect();
+        let middle = &stair.middle_commits;
         // Both ends, not only the nearer one: a machine whose level wanders, or good commits read against a good
         // end measured at another level, can put a range of commits that all sit at one end's level between the
         // fitted levels, and when the fit takes the other end for the nearer one, the pairs with it show the whole
         // change. Pairs with both ends see that.
-        if let Some((end, pairs, z)) = self.unpaired_end(&middle, segment, slope) {
+        if let Some((end, pairs, z)) = self.unpaired_end(middle, segment, slope) {
             if pairs >= PAIRED_MIDDLE_MAX_PAIRS {
                 return false;
             }
-            let probed = middle.iter().copied().min_by_key(|&m| self.values[m].len()).unwrap_or(stair.first_middle);
+            let Some(probed) = middle.iter().copied().min_by_key(|&m| self.values[m].len()) else {
+                return false;
+            };
             self.note(
                 phase,
                 format!("interleaved pairs at {probed} and {end}"),
                 format!(
-                    "two changes against one: log Bayes factor {bayes:.2}, but in runs adjacent in time commits {}..={} \
+                    "two changes against one: log Bayes factor {bayes:.2}, but in runs adjacent in time commits {} \
                      differ from {end} by only {z:.2} standard errors ({pairs} pairs)",
-                    stair.first_middle, stair.last_middle
+                    stair.describe_middle()
                 ),
             );
             self.ask(vec![(end, 2), (probed, 2)]);
@@ -411,8 +519,10 @@ impl Bisect {
         self.note(
             phase,
             format!(
-                "several contributors: commits {}..={} sit between {} and {}",
-                stair.first_middle, stair.last_middle, segment.lo, segment.hi
+                "several contributors: commits {} sit between {} and {}",
+                stair.describe_middle(),
+                segment.lo,
+                segment.hi
             ),
             format!(
                 "two changes against one: log Bayes factor {bayes:.2}; levels {:.4}, {:.4}, {:.4}",
@@ -434,15 +544,12 @@ impl Bisect {
         // on the other side, and the step then lies outside the fitted range (two 3 sigma steps: 8% of jobs named
         // one culprit when narrowing from the end's side of the fit; a real series, 1 of 14 bisects). The middle
         // commit with the most runs is the one surely at the middle level, so each side of it holds one step.
-        let split = (stair.first_middle..=stair.last_middle)
-            .filter(|&m| !self.untestable[m] && !self.values[m].is_empty())
-            .max_by_key(|&m| self.values[m].len())
-            .unwrap_or(stair.first_middle);
+        let Some(split) = stair.split(&self.values) else { return };
         let bar = narrowing_bar((stair.middle.0 - stair.low.0).min(stair.high.0 - stair.middle.0), noise);
         let (mut narrowed, mut reported) = (None, None);
         for ((lo, hi), (a, b), narrow) in [
-            ((stair.before_middle, stair.first_middle), (stair.low, stair.middle), (segment.lo, split)),
-            ((stair.last_middle, stair.after_middle), (stair.middle, stair.high), (split, segment.hi)),
+            (stair.ranges[0], (stair.low, stair.middle), (segment.lo, split)),
+            (stair.ranges[1], (stair.middle, stair.high), (split, segment.hi)),
         ] {
             let step = b.0 - a.0;
             let (from, to) = narrow;
@@ -599,5 +706,15 @@ impl Bisect {
             confidence: 0.0,
             step,
         });
+    }
+}
+
+/// The log of the sum of the exponentials of `values`, without overflow; negative infinity for none.
+fn log_sum(values: &[f64]) -> f64 {
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max.is_finite() {
+        max + values.iter().map(|x| (x - max).exp()).sum::<f64>().ln()
+    } else {
+        f64::NEG_INFINITY
     }
 }

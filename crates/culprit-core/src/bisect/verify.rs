@@ -2,11 +2,16 @@
 //! explains, and the residual steps around it that send the search on.
 
 use super::replicate::Replication;
+use super::reproduce::UPPER_99_Z;
 use super::*;
 
 /// A step whose share of the change between its segment's ends is surely (90% upper bound) below this explains
 /// only part of it.
 pub(super) const ENDS_PARTIAL_BELOW: f64 = 0.6;
+/// A merge confirmed over its first parent keeps the blame after its merged branch was searched without a commit
+/// found only when the branch's change is surely (99%) below this share of the merge's step: the merge then made
+/// most of the change itself (see [`Bisect::merged_branch_ended`]).
+pub(super) const MERGE_OWN_STEP_SHARE: f64 = 0.5;
 /// After a culprit that explains most of its segment's change, a residual segment (start to parent, culprit to
 /// end) whose change reaches this many standard errors, from the runs already taken, is searched too.
 pub(super) const RESIDUAL_SCREEN_Z: f64 = 2.5;
@@ -223,7 +228,8 @@ impl Bisect {
                 self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))
             {
                 let (_, merge) = self.merge_sides.remove(i);
-                self.culprits.retain(|c| !(c.located && c.commit == merge));
+                // Located, or reported as the range it brings in when another of its branches ended unsettled.
+                self.culprits.retain(|c| c.commit != merge);
                 self.note(
                     "verify",
                     format!("commit {commit} takes over from merge {merge}"),
@@ -338,6 +344,67 @@ impl Bisect {
             self.merge_sides.push((segment, merge));
             self.queue.push(segment);
         }
+    }
+
+    /// A merged branch's search ended without a commit of it taking over the merge's blame (see
+    /// [`Bisect::search_merged_branches`]). The merge stays blamed only when the branch is shown not to carry its
+    /// step: `branch_change` (the branch's change from its merge base and its standard error, oriented, when its
+    /// reproduce test closed it) has a 99% upper bound below [`MERGE_OWN_STEP_SHARE`] of the merge's step, so the
+    /// merge made the change itself (a conflict resolved, two branches that only slow down together). When
+    /// contributors were reported on the branch instead (a staircase's ranges, an unresolved range), they replace
+    /// the merge. Otherwise, the branch was searched without an answer (its step too small for the reproduce
+    /// budget, its search cut short by the overall budget), and the merge is reported as the range it brings in,
+    /// (first parent, merge]: the change enters there, on the branch or at the merge. Blaming the merge then named
+    /// a commit that changed nothing: three 0.5 sigma steps in 1,000 commits with 100 merges, 4 of 40 jobs named
+    /// the merge of a branch whose 0.5 sigma step its search could not reproduce in 120 runs.
+    pub(super) fn merged_branch_ended(&mut self, segment: Segment, branch_change: Option<(f64, f64)>) {
+        let Some(i) = self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))
+        else {
+            return;
+        };
+        let (_, merge) = self.merge_sides.remove(i);
+        let Some(blamed) = self.culprits.iter().position(|c| c.located && c.commit == merge) else {
+            return;
+        };
+        let on_branch = self
+            .culprits
+            .iter()
+            .any(|c| c.commit != merge && self.topology.in_segment(c.commit, segment.lo, segment.hi));
+        if on_branch {
+            self.culprits.remove(blamed);
+            self.note(
+                "verify",
+                format!("merge {merge} not blamed"),
+                format!("the contributors found on its branch ({}, {}] take over", segment.lo, segment.hi),
+            );
+            return;
+        }
+        let merge_step = self.culprits[blamed].step;
+        let bound = MERGE_OWN_STEP_SHARE * merge_step;
+        if let Some((diff, se)) = branch_change.filter(|&(diff, se)| diff + UPPER_99_Z * se < bound) {
+            self.note(
+                "verify",
+                format!("merge {merge} made the step itself"),
+                format!(
+                    "its branch ({}, {}] changed by {diff:.4} ± {se:.4}, surely below half its step of {merge_step:.4}",
+                    segment.lo, segment.hi
+                ),
+            );
+            return;
+        }
+        let culprit = &mut self.culprits[blamed];
+        culprit.located = false;
+        culprit.confidence = 0.0;
+        let after = culprit.after;
+        self.note(
+            "verify",
+            format!("the change enters with merge {merge}: ({after}, {merge}]"),
+            format!(
+                "the search of its branch ({}, {}] found no commit and did not rule the branch out, so the merge is \
+                 reported as the range it brings in",
+                segment.lo, segment.hi
+            ),
+        );
     }
 
     /// A share above the whole change that the builds beside the commit did not explain: its parent, itself and
