@@ -17,10 +17,11 @@
 //!    (a new commit costs a build, another run at a built commit does not), each partition of the posterior
 //!    predicting the measured commit at its own levels, so runs that refine a level count too.
 //!    A model comparison of one change against two (a middle level between the ends) over every partition of the
-//!    tested commits ends the segment as several contributors when decisive and the middle level also shows
-//!    against the nearer end in runs adjacent in time (else the two get interleaved pairs first); while it leans
-//!    that way (for a contributor of a quarter of the change or more), the middle range gets runs, with the nearer
-//!    end until that end has as many. The ends keep a share of the runs.
+//!    tested commits (after merges, every pair of change positions, the two changes adding) ends the segment as
+//!    several contributors when decisive and the middle level also shows against both ends in runs adjacent in
+//!    time (else they get interleaved pairs first); while it leans that way (for a contributor of a quarter of the
+//!    change or more), the middle range gets runs, with the nearer end until that end has as many. The ends keep a
+//!    share of the runs.
 //! 3. *Verify*: fresh interleaved pairs at the chosen commit and its parent, analysed as pairs (differences of runs
 //!    adjacent in time, so load that comes and goes cancels); blame needs a sequential ratio test against the step
 //!    the levels predict to pass on the pairs alone and the posterior from every run to reach 99%. Its share of

@@ -640,11 +640,15 @@ pub fn render_outcome(
         if c.located {
             out.push_str(&format!("culprit: {} (\"{}\")\n", commit.sha, commit.subject));
         } else {
+            // The range is the commits the second contains and the first does not, which is what git's A..B
+            // notation lists, merged branches included.
             out.push_str(&format!(
-                "culprit range: after {} up to {} (\"{}\"), not narrowed further within the budget\n",
+                "culprit range: after {} up to {} (\"{}\"), not narrowed further: `git log {}..{}`\n",
                 short(c.after),
                 commit.sha,
-                commit.subject
+                commit.subject,
+                short(c.after),
+                short(c.commit)
             ));
         }
         out.push_str(&format!(
