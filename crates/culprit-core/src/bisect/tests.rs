@@ -1314,3 +1314,50 @@ fn three_small_steps_among_merges_are_reported_as_several_contributors() {
     }
     assert!(several >= 8, "{several} of 10 reported as several contributors");
 }
+
+proptest! {
+    /// The classes of a history with merges (hypotheses no testable commit tells apart) are those of the plain
+    /// definition: the same testable commits of the segment contain them, a testable member representing the
+    /// class, else the first. `classes` finds them without comparing every signature (see its comment).
+    #[test]
+    fn classes_after_merges_are_the_hypotheses_that_testable_commits_cannot_tell_apart(
+        shape in proptest::collection::vec((0usize..1000, 0usize..1000, proptest::bool::ANY, proptest::bool::weighted(0.3)), 3..30)
+    ) {
+        // Commit i > 0 has a parent drawn among the earlier ones and, when the flag says so, a second; the last
+        // commit (bad) merges every commit nobody else has as a parent, so that it contains them all.
+        let count = shape.len() + 1;
+        let mut parents: Vec<Vec<usize>> = vec![vec![]];
+        for (i, &(a, b, merge, _)) in shape.iter().enumerate().take(count - 2) {
+            let i = i + 1;
+            let first = a % i;
+            let mut p = vec![first];
+            if merge && b % i != first {
+                p.push(b % i);
+            }
+            parents.push(p);
+        }
+        let mut tips: Vec<usize> = (0..count - 1).filter(|&c| !parents.iter().any(|p| p.contains(&c))).collect();
+        tips.sort_unstable();
+        parents.push(tips);
+        let mut nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        for (node, &(_, _, _, untestable)) in nodes.iter_mut().skip(1).zip(&shape) {
+            node.untestable = untestable;
+        }
+        let last = count - 1;
+        nodes[last].untestable = false;
+        let Ok(m) = Bisect::new(BisectConfig::default(), &nodes) else {
+            return Ok(());
+        };
+        let hypotheses = m.topology.segment(0, last);
+        let testable: Vec<usize> = hypotheses.iter().copied().filter(|&c| !m.untestable[c]).collect();
+        let signature = |k: usize| -> Vec<bool> { testable.iter().map(|&c| m.topology.contains(k, c)).collect() };
+        let plain: Vec<usize> = hypotheses
+            .iter()
+            .map(|&k| {
+                let same: Vec<usize> = hypotheses.iter().copied().filter(|&j| signature(j) == signature(k)).collect();
+                same.iter().copied().find(|&j| !m.untestable[j]).unwrap_or(same[0])
+            })
+            .collect();
+        prop_assert_eq!(m.classes(last, &hypotheses), plain);
+    }
+}

@@ -113,6 +113,27 @@ impl Topology {
         (0..=a.min(b)).rev().find(|&k| self.contains(k, a) && self.contains(k, b))
     }
 
+    /// The sum of `weights[k]` over the commits k that `c` contains (itself and its ancestors), added in index
+    /// order. `weights` is indexed by commit; commits past its end weigh nothing.
+    pub(crate) fn sum_contained(&self, c: usize, weights: &[f64]) -> f64 {
+        match self {
+            Topology::Linear { .. } => weights.iter().take(c + 1).sum(),
+            Topology::Dag { ancestors, .. } => {
+                let mut sum = 0.0;
+                for (w, &word) in ancestors.get(c).map_or(&[][..], |set| set.as_slice()).iter().enumerate() {
+                    let mut bits = word;
+                    // Set bits from the lowest: the commits in index order.
+                    while bits != 0 {
+                        let k = w * 64 + bits.trailing_zeros() as usize;
+                        sum += weights.get(k).copied().unwrap_or(0.0);
+                        bits &= bits - 1;
+                    }
+                }
+                sum
+            }
+        }
+    }
+
     pub(crate) fn first_parent(&self, c: usize) -> Option<usize> {
         match self {
             Topology::Linear { .. } => c.checked_sub(1),
