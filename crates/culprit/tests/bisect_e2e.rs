@@ -625,3 +625,35 @@ fn a_slowdown_on_a_merged_branch_is_blamed_on_its_commit_and_an_evil_merge_on_th
         assert_ne!(culprits[0]["sha"], broken.as_str());
     }
 }
+
+#[test]
+fn a_series_split_across_two_merged_branches_names_both_commits() {
+    // Two 15% slowdowns that add, one on each topic branch: main holds neither until topic-a is merged, and the
+    // commits of topic-b hold their own without topic-a's, so they read between good and bad. Whichever way the
+    // search takes on the machine's timings (a staircase of two changes that add, a residual after the first
+    // culprit, the merged branch searched behind topic-b's merge), both commits must be named and the merges not.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, good, commits) = make_merge_repo(dir.path(), "series");
+    let sha_of = |subject: &str| commits.iter().find(|(_, s)| s == subject).map(|(sha, _)| sha.clone()).unwrap();
+    let db = dir.path().join("series.db");
+    let result = json(&bisect(&db, &repo, &good, "HEAD", &[]));
+    let steps = || String::from_utf8_lossy(&culprit_in(&db, &["bisect", "log", "1"]).stdout).into_owned();
+    assert_eq!(result["status"], "multiple", "{result:#}\n{}", steps());
+    let mut named: Vec<String> = result["culprits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["located"] == true)
+        .filter_map(|c| c["sha"].as_str().map(str::to_string))
+        .collect();
+    named.sort();
+    let mut want =
+        vec![sha_of("topic-a: hash more rounds per element"), sha_of("topic-b: hash even more rounds per element")];
+    want.sort();
+    assert_eq!(named, want, "{result:#}\n{}", steps());
+    for c in result["culprits"].as_array().unwrap() {
+        let share = c["share"].as_f64().unwrap();
+        assert!((0.25..0.75).contains(&share), "each explains about half: {result:#}\n{}", steps());
+    }
+}
