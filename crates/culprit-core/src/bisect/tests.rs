@@ -1153,6 +1153,19 @@ fn a_merge_whose_branch_read_good_by_chance_does_not_hold_verification_forever()
     }
 }
 
+/// The parents of a history with one topic branch: good 0, `mainline` commits on it, a topic branch of `topic`
+/// commits forked at good, the merge of the two (first parent the mainline), then `after` more mainline commits.
+fn one_topic_branch(mainline: usize, topic: usize, after: usize) -> Vec<CommitNode> {
+    let mut parents: Vec<Vec<usize>> = vec![vec![]];
+    parents.extend((1..=mainline).map(|c| vec![c - 1]));
+    parents.push(vec![0]);
+    parents.extend((mainline + 2..=mainline + topic).map(|c| vec![c - 1]));
+    parents.push(vec![mainline, mainline + topic]);
+    let merge = mainline + topic + 1;
+    parents.extend((merge + 1..=merge + after).map(|c| vec![c - 1]));
+    parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect()
+}
+
 #[test]
 fn a_merge_is_blamed_after_its_branch_search_only_when_the_branch_is_ruled_out() {
     // Good 0; mainline 1..=4; a topic branch 5..=8 forked at good; merge 9 of 4 and 8; bad 10. Merge 9 was
@@ -1160,13 +1173,7 @@ fn a_merge_is_blamed_after_its_branch_search_only_when_the_branch_is_ruled_out()
     // Before this rule the merge stayed blamed whatever the branch showed: three 0.5 sigma steps in 1,000 commits
     // with 100 merges named, in 4 of 40 jobs, the merge of a branch whose 0.5 sigma step the branch's reproduce test
     // could not show in 120 runs.
-    let mut parents: Vec<Vec<usize>> = vec![vec![]];
-    parents.extend((1..=4).map(|c| vec![c - 1]));
-    parents.push(vec![0]);
-    parents.extend((6..=8).map(|c| vec![c - 1]));
-    parents.push(vec![4, 8]);
-    parents.push(vec![9]);
-    let nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+    let nodes = one_topic_branch(4, 4, 1);
     let branch = Segment { lo: 0, hi: 8, top: false };
     // (the branch's change and its standard error when its reproduce test closed it, a range reported on the
     // branch, what is left of the merge: None gone, Some(located))
@@ -1213,12 +1220,7 @@ fn a_merge_that_makes_the_step_itself_stays_blamed() {
     // merge alone makes a 1.5 sigma step (a conflict resolved badly): its branch is searched, shows no change, and
     // the merge is blamed.
     use super::sim::{run_culprit, Dag, History, Oracle};
-    let mut parents: Vec<Vec<usize>> = vec![vec![]];
-    parents.extend((1..=8).map(|c| vec![c - 1]));
-    parents.push(vec![0]);
-    parents.extend((10..=14).map(|c| vec![c - 1]));
-    parents.push(vec![8, 14]);
-    parents.extend((16..=20).map(|c| vec![c - 1]));
+    let parents = one_topic_branch(8, 6, 5).into_iter().map(|node| node.parents).collect();
     let history =
         History { commits: 20, steps: vec![(15, 1.5)], untestable: vec![false; 21], dag: Some(Dag::new(parents)) };
     let mut found = 0;
@@ -1240,13 +1242,7 @@ fn a_staircase_across_a_merge_is_compared_with_changes_that_add() {
     // Changes of 0.75 at commit 5 (mainline) and commit 15 (branch): the mainline after 5 and the branch after 15
     // each sit at the middle level, the merge and what follows at the sum. A line's staircase model reads the
     // branch's commits as one more level; this one reads them as the second change alone.
-    let mut parents: Vec<Vec<usize>> = vec![vec![]];
-    parents.extend((1..=10).map(|c| vec![c - 1]));
-    parents.push(vec![0]);
-    parents.extend((12..=20).map(|c| vec![c - 1]));
-    parents.push(vec![10, 20]);
-    parents.extend((22..=26).map(|c| vec![c - 1]));
-    let nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+    let nodes = one_topic_branch(10, 10, 5);
     let segment = Segment { lo: 0, hi: 26, top: true };
     // (tested commits, the changes present at each, runs each, two changes expected)
     type Case = (Vec<(usize, f64)>, usize, bool);
