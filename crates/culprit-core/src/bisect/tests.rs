@@ -424,6 +424,15 @@ fn a_burst_during_locating_does_not_get_a_commit_blamed() {
     assert!(m.outcome.as_ref().is_none_or(|o| o.status != Status::Found), "{:?}", m.log);
 }
 
+/// Seeds `runs` runs at each (commit, level), spread by a fixed pattern of up to 0.6 either side.
+fn seed_levels(m: &mut Bisect, levels: &[(usize, f64)], runs: usize) {
+    for &(commit, level) in levels {
+        let values: Vec<f64> =
+            (0..runs).map(|k| level + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        seed_values(m, &[(commit, &values)]);
+    }
+}
+
 #[test]
 fn staircase_model_comparison_table() {
     // (levels of the tested commits 0, 2, 4, 6, 8, 10 of a 11-commit range, runs each, two changes expected)
@@ -438,18 +447,8 @@ fn staircase_model_comparison_table() {
     for (levels, runs, two) in cases {
         let mut m = machine(11);
         let segment = Segment { lo: 0, hi: 10, top: true };
-        let values: Vec<(usize, Vec<f64>)> = levels
-            .iter()
-            .enumerate()
-            .map(|(i, &l)| {
-                (
-                    2 * i,
-                    (0..runs).map(|k| l + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect(),
-                )
-            })
-            .collect();
-        let refs: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
-        seed_values(&mut m, &refs);
+        let tested: Vec<(usize, f64)> = levels.iter().enumerate().map(|(i, &level)| (2 * i, level)).collect();
+        seed_levels(&mut m, &tested, runs);
         let (bayes, stair) = m.staircase(segment, 0.0, 0.0).expect("a staircase fit");
         assert_eq!(bayes >= STAIRCASE_LOG_BAYES, two, "levels {levels:?} runs {runs}: log Bayes factor {bayes}");
         if two {
@@ -1262,14 +1261,7 @@ fn a_staircase_across_a_merge_is_compared_with_changes_that_add() {
             Ok(m) => m,
             Err(e) => panic!("setup: {e}"),
         };
-        let values: Vec<(usize, Vec<f64>)> = levels
-            .iter()
-            .map(|&(c, l)| {
-                (c, (0..runs).map(|k| l + 0.3 * ((k % 5) as f64 - 2.0) * if k % 2 == 0 { 1.0 } else { -1.0 }).collect())
-            })
-            .collect();
-        let refs: Vec<(usize, &[f64])> = values.iter().map(|(c, v)| (*c, v.as_slice())).collect();
-        seed_values(&mut m, &refs);
+        seed_levels(&mut m, &levels, runs);
         let (bayes, stair) = m.staircase(segment, 0.0, 0.0).expect("a staircase fit");
         assert_eq!(bayes >= STAIRCASE_LOG_BAYES, two, "levels {levels:?} runs {runs}: log Bayes factor {bayes}");
         if two {
