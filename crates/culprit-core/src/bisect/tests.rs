@@ -1349,3 +1349,44 @@ proptest! {
         prop_assert_eq!(m.classes(last, &hypotheses), plain);
     }
 }
+
+#[test]
+fn a_step_on_the_third_branch_of_an_octopus_merge_is_blamed_on_its_commit() {
+    // Good 0; mainline 1..=6; three topic branches of 5 commits forked at good (7..=11, 12..=16, 17..=21); one
+    // octopus merge 22 of 6, 11, 16 and 21 (as `git merge a b c` makes); mainline 23..=27. A 1.5 sigma step at
+    // commit 19, on the third branch, is named, never the merge.
+    use super::sim::{run_culprit, Dag, History, Oracle};
+    let mut parents: Vec<Vec<usize>> = vec![vec![]];
+    parents.extend((1..=6).map(|c| vec![c - 1]));
+    for first in [7, 12, 17] {
+        parents.push(vec![0]);
+        parents.extend((first + 1..first + 5).map(|c| vec![c - 1]));
+    }
+    parents.push(vec![6, 11, 16, 21]);
+    parents.extend((23..=27).map(|c| vec![c - 1]));
+    let history =
+        History { commits: 27, steps: vec![(19, 1.5)], untestable: vec![false; 28], dag: Some(Dag::new(parents)) };
+    let mut found = 0;
+    for seed in 0..6 {
+        let mut oracle = Oracle::new(&history, sim::Noise::Gaussian, 2000 + seed);
+        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        assert!(result.named.iter().all(|&c| c == 19), "seed {seed}: named {:?}: {:?}", result.named, result.log);
+        found += usize::from(result.status == Status::Found && result.named == [19]);
+    }
+    assert!(found >= 5, "commit 19 was named in {found} of 6 jobs");
+    // Those jobs found it by locating; when the merge is confirmed first, each of its three merged branches is
+    // queued as a segment of its own, from the merge base (good) to the merged parent.
+    let nodes = history.nodes();
+    let mut m = match Bisect::new(BisectConfig::default(), &nodes) {
+        Ok(m) => m,
+        Err(e) => panic!("setup: {e}"),
+    };
+    m.search_merged_branches(22);
+    let queued: Vec<(usize, usize)> = m.queue.iter().map(|s| (s.lo, s.hi)).collect();
+    assert_eq!(queued, [(0, 11), (0, 16), (0, 21)]);
+    assert_eq!(
+        m.merge_sides.iter().map(|&(s, merge)| (s.hi, merge)).collect::<Vec<_>>(),
+        [(11, 22), (16, 22), (21, 22)]
+    );
+    assert_eq!(m.topology.segment(0, 21), (17..=21).collect::<Vec<_>>(), "the third branch alone");
+}
