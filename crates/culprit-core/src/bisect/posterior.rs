@@ -125,23 +125,18 @@ impl Bisect {
                 fits.push(model::fit_levels(&good, &all.minus(&good)));
             }
         } else {
-            let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
-            for &k in &hypotheses {
-                let signature: Vec<bool> = tested.iter().map(|&c| self.topology.contains(k, c)).collect();
-                let next = index.len();
-                let id = *index.entry(signature.clone()).or_insert_with(|| {
-                    let (mut good, mut bad) = (lo_moments, model::Moments::default());
-                    for (m, &contains) in tested_moments.iter().zip(&signature) {
-                        if contains {
-                            bad = bad.plus(m);
-                        } else {
-                            good = good.plus(m);
-                        }
+            let signatures;
+            (signatures, signature_of) = self.signature_groups(&hypotheses, &tested);
+            for signature in &signatures {
+                let (mut good, mut bad) = (lo_moments, model::Moments::default());
+                for (m, &contains) in tested_moments.iter().zip(signature) {
+                    if contains {
+                        bad = bad.plus(m);
+                    } else {
+                        good = good.plus(m);
                     }
-                    fits.push(model::fit_levels(&good, &bad));
-                    next
-                });
-                signature_of.push(id);
+                }
+                fits.push(model::fit_levels(&good, &bad));
             }
         }
         let logliks: Vec<f64> = fits.iter().map(|f| f.map(|f| f.log_evidence).unwrap_or(f64::NEG_INFINITY)).collect();
@@ -177,6 +172,25 @@ impl Bisect {
         Some(Posterior { hypotheses, probability, class, delta, sigma, delta_se, partition: signature_of, fits })
     }
 
+    /// The hypotheses of a history with merges grouped by which of the commits `over` contain them (their
+    /// signature): the distinct signatures, in the order of their first hypothesis so that the machine stays
+    /// deterministic, and each hypothesis's group.
+    pub(super) fn signature_groups(&self, hypotheses: &[usize], over: &[usize]) -> (Vec<Vec<bool>>, Vec<usize>) {
+        let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
+        let mut signatures = Vec::new();
+        let group_of = hypotheses
+            .iter()
+            .map(|&k| {
+                let signature: Vec<bool> = over.iter().map(|&c| self.topology.contains(k, c)).collect();
+                *index.entry(signature).or_insert_with_key(|signature| {
+                    signatures.push(signature.clone());
+                    signatures.len() - 1
+                })
+            })
+            .collect();
+        (signatures, group_of)
+    }
+
     /// For each hypothesis, the representative of the hypotheses no testable commit can tell apart from it: itself
     /// when testable, otherwise the testable commit it is bound to (in a linear history, the next testable one).
     pub(super) fn classes(&self, hi: usize, hypotheses: &[usize]) -> Vec<usize> {
@@ -208,15 +222,13 @@ impl Bisect {
                 if !self.untestable[k] {
                     return k;
                 }
+                let signature: Vec<bool> = testable.iter().map(|&c| self.topology.contains(k, c)).collect();
                 let containing: Vec<usize> =
-                    testable.iter().copied().filter(|&c| self.topology.contains(k, c)).collect();
+                    testable.iter().zip(&signature).filter(|(_, &holds)| holds).map(|(&c, _)| c).collect();
                 let earliest = containing.first().copied();
                 match earliest.filter(|&m| containing.iter().all(|&c| self.topology.contains(m, c))) {
                     Some(m) => m,
-                    None => {
-                        let signature: Vec<bool> = testable.iter().map(|&c| self.topology.contains(k, c)).collect();
-                        *by_signature.entry(signature).or_insert(k)
-                    }
+                    None => *by_signature.entry(signature).or_insert(k),
                 }
             })
             .collect()

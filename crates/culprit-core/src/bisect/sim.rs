@@ -250,18 +250,8 @@ impl Dag {
 impl History {
     pub fn generate(commits: usize, step_sizes: &[f64], untestable_frac: f64, rng: &mut Rng) -> History {
         let commits = commits.max(1);
-        let mut positions: Vec<usize> = Vec::new();
-        // Distinct positions; when there are more steps than commits, the extra steps are dropped.
-        let mut sizes = step_sizes.iter();
-        while positions.len() < step_sizes.len().min(commits) {
-            let p = 1 + rng.below(commits);
-            if !positions.contains(&p) {
-                positions.push(p);
-            }
-        }
-        let mut steps: Vec<(usize, f64)> =
-            positions.into_iter().map(|p| (p, sizes.next().copied().unwrap_or(0.0))).collect();
-        steps.sort_by_key(|s| s.0);
+        let candidates: Vec<usize> = (1..=commits).collect();
+        let steps = draw_steps(&candidates, step_sizes, rng);
         let untestable = untestable_draws(commits, &steps, untestable_frac, rng);
         History { commits, steps, untestable, dag: None }
     }
@@ -313,15 +303,7 @@ impl History {
             merges.push(head);
         }
         let candidates: Vec<usize> = (1..=commits).filter(|c| !merges.contains(c)).collect();
-        let mut positions: Vec<usize> = Vec::new();
-        while positions.len() < step_sizes.len().min(candidates.len()) {
-            let p = candidates[rng.below(candidates.len())];
-            if !positions.contains(&p) {
-                positions.push(p);
-            }
-        }
-        let mut steps: Vec<(usize, f64)> = positions.into_iter().zip(step_sizes.iter().copied()).collect();
-        steps.sort_by_key(|s| s.0);
+        let steps = draw_steps(&candidates, step_sizes, rng);
         let untestable = untestable_draws(commits, &steps, untestable_frac, rng);
         History { commits, steps, untestable, dag: Some(Dag::new(parents)) }
     }
@@ -346,6 +328,21 @@ impl History {
     pub fn level(&self, commit: usize) -> f64 {
         self.steps.iter().filter(|s| self.contains(s.0, commit)).map(|s| s.1).sum()
     }
+}
+
+/// The steps of a history: each size of `step_sizes` at a distinct commit drawn uniformly from `candidates`, sorted
+/// by commit. When there are more steps than candidates, the extra steps are dropped.
+fn draw_steps(candidates: &[usize], step_sizes: &[f64], rng: &mut Rng) -> Vec<(usize, f64)> {
+    let mut positions: Vec<usize> = Vec::new();
+    while positions.len() < step_sizes.len().min(candidates.len()) {
+        let p = candidates[rng.below(candidates.len())];
+        if !positions.contains(&p) {
+            positions.push(p);
+        }
+    }
+    let mut steps: Vec<(usize, f64)> = positions.into_iter().zip(step_sizes.iter().copied()).collect();
+    steps.sort_by_key(|s| s.0);
+    steps
 }
 
 /// Which commits fail to build: each with probability `untestable_frac`, except good, bad and the steps.

@@ -383,19 +383,11 @@ impl Bisect {
             return None;
         }
         let moments = self.commit_moments(&members, slope);
-        // Each distinct signature (which members hold a change made there) with how many commits have it, in the
-        // order of their first commit so that the machine stays deterministic.
-        let mut groups: Vec<(Vec<bool>, f64)> = Vec::new();
-        let mut index: std::collections::HashMap<Vec<bool>, usize> = std::collections::HashMap::new();
-        for &k in &hypotheses {
-            let signature: Vec<bool> = members.iter().map(|&m| self.topology.contains(k, m)).collect();
-            match index.get(&signature) {
-                Some(&i) => groups[i].1 += 1.0,
-                None => {
-                    index.insert(signature.clone(), groups.len());
-                    groups.push((signature, 1.0));
-                }
-            }
+        // Each distinct signature (which members hold a change made there) with how many commits have it.
+        let (signatures, group_of) = self.signature_groups(&hypotheses, &members);
+        let mut groups: Vec<(Vec<bool>, f64)> = signatures.into_iter().map(|signature| (signature, 0.0)).collect();
+        for g in group_of {
+            groups[g].1 += 1.0;
         }
         let commits = hypotheses.len() as f64;
         let pairs = (commits * (commits - 1.0) / 2.0).max(1.0);

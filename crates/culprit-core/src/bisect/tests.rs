@@ -8,7 +8,12 @@ use super::*;
 use proptest::prelude::*;
 
 fn machine(count: usize) -> Bisect {
-    match Bisect::new(BisectConfig::default(), &CommitNode::linear(count)) {
+    machine_over(&CommitNode::linear(count))
+}
+
+/// A machine with the default configuration over `nodes` (a history with merges, say).
+fn machine_over(nodes: &[CommitNode]) -> Bisect {
+    match Bisect::new(BisectConfig::default(), nodes) {
         Ok(m) => m,
         Err(e) => panic!("setup: {e}"),
     }
@@ -1190,10 +1195,7 @@ fn a_merge_is_blamed_after_its_branch_search_only_when_the_branch_is_ruled_out()
         (None, true, None),
     ];
     for (branch_change, range_on_branch, left) in cases {
-        let mut m = match Bisect::new(BisectConfig::default(), &nodes) {
-            Ok(m) => m,
-            Err(e) => panic!("setup: {e}"),
-        };
+        let mut m = machine_over(&nodes);
         m.culprits.push(Culprit { confidence: 1.0, step: 1.0, ..Culprit::unmeasured(9, 4) });
         m.merge_sides.push((branch, 9));
         if range_on_branch {
@@ -1257,10 +1259,7 @@ fn a_staircase_across_a_merge_is_compared_with_changes_that_add() {
         (tested(&|c| 0.75 * (f64::from(u8::from(holds(5, c))) + f64::from(u8::from(holds(15, c))))), 2, false),
     ];
     for (levels, runs, two) in cases {
-        let mut m = match Bisect::new(BisectConfig::default(), &nodes) {
-            Ok(m) => m,
-            Err(e) => panic!("setup: {e}"),
-        };
+        let mut m = machine_over(&nodes);
         seed_levels(&mut m, &levels, runs);
         let (bayes, stair) = m.staircase(segment, 0.0, 0.0).expect("a staircase fit");
         assert_eq!(bayes >= STAIRCASE_LOG_BAYES, two, "levels {levels:?} runs {runs}: log Bayes factor {bayes}");
@@ -1377,10 +1376,7 @@ fn a_step_on_the_third_branch_of_an_octopus_merge_is_blamed_on_its_commit() {
     // Those jobs found it by locating; when the merge is confirmed first, each of its three merged branches is
     // queued as a segment of its own, from the merge base (good) to the merged parent.
     let nodes = history.nodes();
-    let mut m = match Bisect::new(BisectConfig::default(), &nodes) {
-        Ok(m) => m,
-        Err(e) => panic!("setup: {e}"),
-    };
+    let mut m = machine_over(&nodes);
     m.search_merged_branches(22);
     let queued: Vec<(usize, usize)> = m.queue.iter().map(|s| (s.lo, s.hi)).collect();
     assert_eq!(queued, [(0, 11), (0, 16), (0, 21)]);

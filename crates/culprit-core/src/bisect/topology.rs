@@ -32,7 +32,8 @@ pub(crate) enum Topology {
     /// Commit i's only parent is i - 1.
     Linear { count: usize },
     /// `ancestors[c]` holds c and all its ancestors inside the range, as a bitset.
-    Dag { ancestors: Vec<Vec<u64>>, first_parent: Vec<Option<usize>>, parents: Vec<Vec<usize>> },
+    /// `parents[c]` lists c's parents inside the range, the first parent first.
+    Dag { ancestors: Vec<Vec<u64>>, parents: Vec<Vec<usize>> },
 }
 
 impl Topology {
@@ -56,9 +57,8 @@ impl Topology {
             return Ok(Topology::Linear { count: commits.len() });
         }
         let ancestors = ancestor_sets(commits);
-        let first_parent = commits.iter().map(|n| n.parents.first().copied()).collect();
         let parents = commits.iter().map(|n| n.parents.clone()).collect();
-        let topology = Topology::Dag { ancestors, first_parent, parents };
+        let topology = Topology::Dag { ancestors, parents };
         // Git bisect needs the bad commit to contain every candidate; anything else is not a range.
         let bad = commits.len() - 1;
         if let Some(stray) = (1..commits.len()).find(|&c| !topology.contains(c, bad)) {
@@ -137,7 +137,7 @@ impl Topology {
     pub(crate) fn first_parent(&self, c: usize) -> Option<usize> {
         match self {
             Topology::Linear { .. } => c.checked_sub(1),
-            Topology::Dag { first_parent, .. } => first_parent.get(c).copied().flatten(),
+            Topology::Dag { parents, .. } => parents.get(c).and_then(|p| p.first()).copied(),
         }
     }
 }

@@ -224,10 +224,7 @@ impl Bisect {
                 .map(|(&k, _)| k)
                 .collect();
             // A commit found on a merged branch takes over the blame of the merge that brought it in.
-            if let Some(i) =
-                self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))
-            {
-                let (_, merge) = self.merge_sides.remove(i);
+            if let Some(merge) = self.take_merge_side(segment) {
                 // Located, or reported as the range it brings in when another of its branches ended unsettled.
                 self.culprits.retain(|c| c.commit != merge);
                 self.note(
@@ -346,6 +343,13 @@ impl Bisect {
         }
     }
 
+    /// When `segment` is a merged branch being searched (see [`Bisect::search_merged_branches`]), takes it off the
+    /// list and returns the merge that sent it.
+    fn take_merge_side(&mut self, segment: Segment) -> Option<usize> {
+        let i = self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))?;
+        Some(self.merge_sides.remove(i).1)
+    }
+
     /// A merged branch's search ended without a commit of it taking over the merge's blame (see
     /// [`Bisect::search_merged_branches`]). The merge stays blamed only when the branch is shown not to carry its
     /// step: `branch_change` (the branch's change from its merge base and its standard error, oriented, when its
@@ -358,11 +362,9 @@ impl Bisect {
     /// a commit that changed nothing: three 0.5 sigma steps in 1,000 commits with 100 merges, 4 of 40 jobs named
     /// the merge of a branch whose 0.5 sigma step its search could not reproduce in 120 runs.
     pub(super) fn merged_branch_ended(&mut self, segment: Segment, branch_change: Option<(f64, f64)>) {
-        let Some(i) = self.merge_sides.iter().position(|(side, _)| (side.lo, side.hi) == (segment.lo, segment.hi))
-        else {
+        let Some(merge) = self.take_merge_side(segment) else {
             return;
         };
-        let (_, merge) = self.merge_sides.remove(i);
         let Some(blamed) = self.culprits.iter().position(|c| c.located && c.commit == merge) else {
             return;
         };
