@@ -340,13 +340,10 @@ impl Bisect {
                     continue;
                 }
                 let se_middle = sigma / groups[1].w.sqrt();
-                let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
-                let inside = crate::stats::normal_cdf((hi_b - middle) / se_middle)
-                    - crate::stats::normal_cdf((lo_b - middle) / se_middle);
-                if !(inside > 0.0) {
+                let Some(prior) = middle_level_log_prior(low, (middle, se_middle), high, margin) else {
                     continue;
-                }
-                let log = ev + inside.ln() - (hi_b - lo_b).ln() + (gap(s1) * gap(s2) / pairs).ln();
+                };
+                let log = ev + prior + (gap(s1) * gap(s2) / pairs).ln();
                 two.push(log);
                 if best.as_ref().is_none_or(|(b, _)| log > *b) {
                     let se = |g: &model::Moments| sigma / g.w.sqrt();
@@ -431,17 +428,14 @@ impl Bisect {
                 let Some(fit) = model::additive_levels(&classes[0], &classes[1], &classes[2], &classes[3]) else {
                     continue;
                 };
-                let (low, middle_level, high) = (fit.low.0, fit.middle.0, fit.high.0);
+                let (low, high) = (fit.low.0, fit.high.0);
                 if !(high > low) {
                     continue;
                 }
-                let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
-                let inside = crate::stats::normal_cdf((hi_b - middle_level) / fit.middle.1)
-                    - crate::stats::normal_cdf((lo_b - middle_level) / fit.middle.1);
-                if !(inside > 0.0) {
+                let Some(prior) = middle_level_log_prior(low, fit.middle, high, margin) else {
                     continue;
-                }
-                let log = fit.log_evidence + inside.ln() - (hi_b - lo_b).ln() + (count_a * count_b / pairs).ln();
+                };
+                let log = fit.log_evidence + prior + (count_a * count_b / pairs).ln();
                 two.push(log);
                 if best.as_ref().is_none_or(|(b, _)| log > *b) {
                     let split = members[split];
@@ -699,6 +693,15 @@ impl Bisect {
             step,
         });
     }
+}
+
+/// The middle level's share of a staircase's evidence: its uniform prior between the outer levels (trimmed by
+/// `margin` of the change at each end) integrated against its estimate (level, standard error), as a log. `None`
+/// when the estimate leaves no mass inside.
+fn middle_level_log_prior(low: f64, (middle, se): (f64, f64), high: f64, margin: f64) -> Option<f64> {
+    let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
+    let inside = crate::stats::normal_cdf((hi_b - middle) / se) - crate::stats::normal_cdf((lo_b - middle) / se);
+    (inside > 0.0).then(|| inside.ln() - (hi_b - lo_b).ln())
 }
 
 /// The log of the sum of the exponentials of `values`, without overflow; negative infinity for none.
