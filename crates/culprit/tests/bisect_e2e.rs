@@ -628,7 +628,7 @@ fn a_slowdown_on_a_merged_branch_is_blamed_on_its_commit_and_an_evil_merge_on_th
 
 #[test]
 fn a_series_split_across_two_merged_branches_names_both_commits() {
-    // Two 15% slowdowns that add, one on each topic branch: main holds neither until topic-a is merged, and the
+    // Two 25% slowdowns that add, one on each topic branch: main holds neither until topic-a is merged, and the
     // commits of topic-b hold their own without topic-a's, so they read between good and bad. Whichever way the
     // search takes on the machine's timings (a staircase of two changes that add, a residual after the first
     // culprit, the merged branch searched behind topic-b's merge), both commits must be named and the merges not.

@@ -52,6 +52,22 @@ impl Bisect {
             && (parent_of_best == segment.lo || self.values[parent_of_best].len() >= LOCATE_RUNS_CAP)
             && mass >= SATURATED_CONFIDENCE;
         if (mass >= self.config.confidence || saturated) && !self.untestable[best] {
+            // A commit already blamed is not blamed twice: the segment's change is the step it was confirmed for.
+            // After merges, a segment searched for the rest of a change can still hold a commit blamed before
+            // (its history reaches past the segment's start), and one job named a commit twice.
+            if self.culprits.iter().any(|c| c.located && c.commit == best) {
+                self.note(
+                    "locate",
+                    format!("commit {best} is blamed already"),
+                    format!(
+                        "posterior {mass:.4} on it: the change of ({}, {}] is the step it was confirmed for",
+                        segment.lo, segment.hi
+                    ),
+                );
+                self.narrowing_ended(segment);
+                self.next_segment();
+                return false;
+            }
             let parent = parent_of_best;
             self.note(
                 "locate",

@@ -76,11 +76,11 @@ pub(super) const NARROW_SERIES_MIN_STEP_SIGMA: f64 = 1.0;
 
 /// One range of a staircase being narrowed, the other reported as an unlocated contributor: when the narrowed one
 /// holds no step, the reported one is taken back and `search` is searched for the whole change.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct StaircaseSibling {
     narrowed: (usize, usize),
     reported: (usize, usize),
-    search: Segment,
+    search: Vec<Segment>,
 }
 
 /// The step, in noise sigmas, from which each range of a staircase is narrowed to its commit, given the smaller of
@@ -202,14 +202,16 @@ impl Bisect {
             let bar = narrowing_bar(steps[0].min(steps[1]), noise);
             let (mut narrowed, mut reported) = (None, None);
             for (range, step) in ranges.into_iter().zip(steps) {
-                if self.narrow_if_large(range, step, noise, bar, "locate") {
-                    narrowed = Some((range.lo, range.hi));
+                // The range after the commit is searched in the pieces that read against their starts.
+                let pieces = if range.lo == c { self.parts_after(c, range.hi) } else { vec![range] };
+                if self.narrow_if_large(&pieces, step, noise, bar, "locate") {
+                    narrowed = (pieces.len() == 1).then(|| (pieces[0].lo, pieces[0].hi));
                 } else if self.push_range(range) {
-                    reported = Some(range);
+                    reported = Some((range, pieces));
                 }
             }
-            if let (Some(narrowed), Some(search)) = (narrowed, reported) {
-                let sibling = StaircaseSibling { narrowed, reported: (search.lo, search.hi), search };
+            if let (Some(narrowed), Some((range, search))) = (narrowed, reported) {
+                let sibling = StaircaseSibling { narrowed, reported: (range.lo, range.hi), search };
                 self.staircase_siblings.push(sibling);
             }
             self.next_segment();
@@ -533,38 +535,43 @@ impl Bisect {
         let Some(split) = stair.split(&self.values) else { return };
         let bar = narrowing_bar((stair.middle.0 - stair.low.0).min(stair.high.0 - stair.middle.0), noise);
         let (mut narrowed, mut reported) = (None, None);
-        for ((lo, hi), (a, b), narrow) in [
-            (stair.ranges[0], (stair.low, stair.middle), (segment.lo, split)),
-            (stair.ranges[1], (stair.middle, stair.high), (split, segment.hi)),
-        ] {
+        // After merges, the range after the split is cut where a merge brought the split's change in (see
+        // `Topology::pieces_after`): its first parent reads a level below the split's, and the merge would pass
+        // for the second step.
+        let before = vec![Segment { lo: segment.lo, hi: split, top: false }];
+        let after = self.parts_after(split, segment.hi);
+        for ((lo, hi), (a, b), pieces) in
+            [(stair.ranges[0], (stair.low, stair.middle), before), (stair.ranges[1], (stair.middle, stair.high), after)]
+        {
             let step = b.0 - a.0;
-            let (from, to) = narrow;
-            if self.narrow_if_large(Segment { lo: from, hi: to, top: false }, step, noise, bar, phase) {
-                narrowed = Some((from, to));
+            if self.narrow_if_large(&pieces, step, noise, bar, phase) {
+                // A range narrowed in several pieces is not followed up as a whole (see `narrowing_ended`).
+                narrowed = (pieces.len() == 1).then(|| (pieces[0].lo, pieces[0].hi));
             } else {
                 self.push_staircase_range(stair, (lo, hi), (a, b));
-                reported = Some(((lo, hi), (from, to)));
+                reported = Some(((lo, hi), pieces));
             }
         }
-        if let (Some(narrowed), Some((reported, (lo, hi)))) = (narrowed, reported) {
-            let search = Segment { lo, hi, top: false };
+        if let (Some(narrowed), Some((reported, search))) = (narrowed, reported) {
             self.staircase_siblings.push(StaircaseSibling { narrowed, reported, search });
         }
     }
 
-    /// Queues `range` to be narrowed to its commit when its `step` is at least `bar` times the `noise`, and says
-    /// whether it did.
-    fn narrow_if_large(&mut self, range: Segment, step: f64, noise: f64, bar: f64, phase: &str) -> bool {
-        if noise <= 0.0 || step < bar * noise {
+    /// Queues a range to be narrowed to its commit, as the `pieces` that can be read against their starts (one in
+    /// a line), when its `step` is at least `bar` times the `noise`, and says whether it did.
+    fn narrow_if_large(&mut self, pieces: &[Segment], step: f64, noise: f64, bar: f64, phase: &str) -> bool {
+        if noise <= 0.0 || step < bar * noise || pieces.is_empty() {
             return false;
         }
-        self.note(
-            phase,
-            format!("narrow the range ({}, {}]", range.lo, range.hi),
-            format!("its step {step:.4} is {:.1} noise sigmas: cheap to locate", step / noise),
-        );
-        self.narrowing.push((range.lo, range.hi));
-        self.queue.push(range);
+        for range in pieces {
+            self.note(
+                phase,
+                format!("narrow the range ({}, {}]", range.lo, range.hi),
+                format!("its step {step:.4} is {:.1} noise sigmas: cheap to locate", step / noise),
+            );
+            self.narrowing.push((range.lo, range.hi));
+            self.queue.push(*range);
+        }
         true
     }
 
@@ -579,7 +586,8 @@ impl Bisect {
         };
         self.narrowing.remove(i);
         let slope = self.drift();
-        let located = self.culprits.iter().any(|c| c.located && segment.lo < c.commit && c.commit <= segment.hi);
+        let located =
+            self.culprits.iter().any(|c| c.located && self.topology.in_segment(c.commit, segment.lo, segment.hi));
         if located {
             return true;
         }
@@ -598,17 +606,18 @@ impl Bisect {
             let reported = self.culprits.iter().position(|c| !c.located && (c.after, c.commit) == sibling.reported);
             if let Some(i) = reported {
                 self.culprits.remove(i);
-                let search = sibling.search;
-                self.note(
-                    "reproduce",
-                    format!("search ({}, {}] for the whole change", search.lo, search.hi),
-                    format!(
-                        "the staircase's range ({}, {}] holds no step, so its range ({}, {}] is not a part of the change but all of it",
-                        segment.lo, segment.hi, sibling.reported.0, sibling.reported.1
-                    ),
-                );
-                self.narrowing.push((search.lo, search.hi));
-                self.queue.push(search);
+                for search in sibling.search {
+                    self.note(
+                        "reproduce",
+                        format!("search ({}, {}] for the whole change", search.lo, search.hi),
+                        format!(
+                            "the staircase's range ({}, {}] holds no step, so its range ({}, {}] is not a part of the change but all of it",
+                            segment.lo, segment.hi, sibling.reported.0, sibling.reported.1
+                        ),
+                    );
+                    self.narrowing.push((search.lo, search.hi));
+                    self.queue.push(search);
+                }
             }
         }
         true

@@ -134,6 +134,46 @@ impl Topology {
         }
     }
 
+    /// The segments that together hold the commits of (c, hi] (hi contains c) so that each commit of a segment
+    /// holds c's change or lacks it with the segment's start. In a line, and wherever c lies on hi's first-parent
+    /// chain, that is (c, hi] itself. When c came in on a branch, (c, hi] also holds the first parent of the
+    /// merge M that brought it in and that parent's history, which lack c's change: read against c, M looks like a
+    /// step of c's size, and a search of (c, hi] after c was blamed found M and, behind it, c again (an end-to-end
+    /// bisect of a series split across two merged branches named the same commit twice). The segment is then cut
+    /// at M: (M, hi], (base, first parent of M] with base the merge base of M's two sides, and the same cut of
+    /// (c, side] on the side that holds c. The merge itself is in none of them.
+    pub(crate) fn pieces_after(&self, c: usize, hi: usize) -> Vec<(usize, usize)> {
+        let mut pieces = Vec::new();
+        let mut top = hi;
+        loop {
+            // Down the first-parent chain from `top` while the first parent still holds c.
+            let mut m = top;
+            while m != c {
+                match self.first_parent(m) {
+                    Some(p) if self.contains(c, p) => m = p,
+                    _ => break,
+                }
+            }
+            if m == c {
+                pieces.push((c, top));
+                break;
+            }
+            // `m` holds c and its first parent does not: a merge that brought c in from one of its other sides.
+            let (Some(first), Some(&side)) =
+                (self.first_parent(m), self.merged_parents(m).iter().find(|&&s| self.contains(c, s)))
+            else {
+                break;
+            };
+            pieces.push((m, top));
+            if let Some(base) = self.merge_base(first, side) {
+                pieces.push((base, first));
+            }
+            top = side;
+        }
+        pieces.retain(|&(lo, hi)| lo != hi && !self.segment(lo, hi).is_empty());
+        pieces
+    }
+
     pub(crate) fn first_parent(&self, c: usize) -> Option<usize> {
         match self {
             Topology::Linear { .. } => c.checked_sub(1),

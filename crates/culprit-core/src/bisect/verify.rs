@@ -248,13 +248,12 @@ impl Bisect {
             if explains_part {
                 self.part_explained = true;
                 let before = Segment { lo: segment.lo, hi: parent, top: false };
-                let after = Segment { lo: commit, hi: segment.hi, top: false };
                 // The rest of the change was placed before and after the commit by the runs already taken, so, as
                 // for a residual, each part's test reads fresh runs only: a burst of load in the runs at good once
                 // passed for a contributor before the culprit, and its search spent the budget while the real
                 // second step after the culprit went unsearched (2 of 1,000 bursty series jobs did so, 5 before; on
                 // CI, a real series bisect).
-                for s in [before, after] {
+                for s in std::iter::once(before).chain(self.parts_after(commit, segment.hi)) {
                     if s.lo != s.hi && !self.topology.segment(s.lo, s.hi).is_empty() {
                         self.fresh_only.extend([(s.lo, s.hi)]);
                         self.queue.push(s);
@@ -262,8 +261,20 @@ impl Bisect {
                 }
                 self.note("verify", format!("commit {commit} confirmed, explains part: search the rest"), evidence);
             } else {
-                let residual: Vec<Segment> =
-                    residuals.iter().filter(|r| r.z >= RESIDUAL_SCREEN_Z).map(|r| r.segment).collect();
+                // The residual after the commit is measured between its ends (a valid test of the change left
+                // there, whatever the history's shape), but searched in the parts that can be read against their
+                // starts.
+                let residual: Vec<Segment> = residuals
+                    .iter()
+                    .filter(|r| r.z >= RESIDUAL_SCREEN_Z)
+                    .flat_map(|r| {
+                        if r.segment.lo == commit {
+                            self.parts_after(commit, r.segment.hi)
+                        } else {
+                            vec![r.segment]
+                        }
+                    })
+                    .collect();
                 let note = if residual.is_empty() {
                     format!("commit {commit} confirmed")
                 } else {
@@ -314,6 +325,13 @@ impl Bisect {
         self.note("verify", format!("one more interleaved pair at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 1);
         true
+    }
+
+    /// The segments in which to search what is left of a segment ending at `hi` after its commit `commit`:
+    /// (commit, hi] cut where a merge brought the commit in (see [`Topology::pieces_after`]).
+    pub(super) fn parts_after(&self, commit: usize, hi: usize) -> Vec<Segment> {
+        let pieces = self.topology.pieces_after(commit, hi);
+        pieces.into_iter().map(|(lo, hi)| Segment { lo, hi, top: false }).collect()
     }
 
     /// A merge confirmed as a step over its first parent brought the change in from another parent's branch (or
