@@ -22,13 +22,9 @@ pub(super) const REPLICATE_FIRST_RUNS: usize = 4;
 pub(super) const REPLICATE_MAX_RUNS: usize = 12;
 /// One-sided level of the test that the builds after the step sit above the builds before it.
 pub(super) const REPLICATE_ALPHA: f64 = 0.05;
-/// The candidate must not sit short of the builds after it, nor its parent past the builds before it (towards the
-/// other side), by more than the two-sided bound at this level: such a build (a commit on the other side of the
-/// step that the neighbours straddle, or a visit at a lower level of the machine) is not the step the neighbours
-/// show. A build beyond its side, in the direction of the step, does not say the step is elsewhere: a real bisect of
-/// a series across merged branches read its culprit 4.8 standard errors above the builds after it (the machine's
-/// level had moved between visits) while those sat 16 standard errors above the builds before, and reported the
-/// culprit's range instead of the commit. No simulated row changed with the bound made one-sided.
+/// The candidate must sit among the builds after it, and its parent among the builds before it, at this two-sided
+/// level: a build far from its side (a visit in a burst of load, or a commit on the other side of the step that
+/// the neighbours straddle) is not the step the neighbours show.
 pub(super) const REPLICATE_OUTSIDE_P: f64 = 0.01;
 /// Below this p-value (the builds after sit above the builds before, if not significantly) the neighbours get more
 /// runs, up to [`REPLICATE_MAX_RUNS`]; above it the candidate fails at once.
@@ -233,7 +229,7 @@ impl Bisect {
             comparison.distance(candidate_mean, true, visit_variance),
             comparison.distance(parent_mean, false, visit_variance),
         );
-        if (-candidate_off).max(parent_off) > comparison.outside_bound() {
+        if candidate_off.abs().max(parent_off.abs()) > comparison.outside_bound() {
             return Replication::Fails(format!(
                 "commit {commit} sits {candidate_off:.1} and commit {parent} {parent_off:.1} standard errors from the \
                  builds on their sides: {evidence}"

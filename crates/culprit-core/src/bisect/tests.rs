@@ -1030,31 +1030,6 @@ fn a_machine_whose_level_moved_between_visits_is_not_read_as_builds_that_differ(
     }
 }
 
-#[test]
-fn a_candidate_beyond_the_builds_after_it_is_the_step_they_show() {
-    // A line of 10 commits, the step at 5 (parent 4), every build's runs alike; the check is forced on. The builds
-    // after the candidate (6, 7) sit at 1 and those before its parent (3, 2) at 0. A candidate short of its side
-    // is not the step they show; one past it, in the step's direction, is (a real bisect read its culprit 4.8
-    // standard errors above the builds after it when the machine's level had moved, and reported a range instead).
-    use super::replicate::Replication;
-    let config = BisectConfig { replicate_below_p: 1.0, ..BisectConfig::default() };
-    // (the candidate's level, the step holds)
-    for (level, holds) in [(1.0, true), (1.6, true), (0.4, false)] {
-        let mut m = Bisect::new(config.clone(), &CommitNode::linear(10)).unwrap();
-        let (low, high, candidate) = (around(0.0, 4), around(1.0, 4), around(level, 6));
-        seed_values(&mut m, &[(0, &low), (2, &low), (3, &low), (4, &around(0.0, 6)), (5, &candidate)]);
-        seed_values(&mut m, &[(6, &high), (7, &high), (9, &high)]);
-        let segment = Segment { lo: 0, hi: 9, top: true };
-        let replication = m.replication(segment, 5, 4, 0.0, 0.16);
-        let what = match &replication {
-            Replication::Holds(why) => format!("holds: {why}"),
-            Replication::Fails(why) => format!("fails: {why}"),
-            _ => "neither".to_string(),
-        };
-        assert_eq!(matches!(replication, Replication::Holds(_)), holds, "candidate at {level}: {what}");
-    }
-}
-
 /// Layout noise (every build offset by 0.6 noise sigmas of its own) over 1,000 commits with a 1.5 sigma step: the
 /// candidates that are a build's own offset are caught by replicating them on the builds beside them, so at least a
 /// third fewer jobs blame a commit that is not the step than with the check off; and on steady builds (Gaussian
