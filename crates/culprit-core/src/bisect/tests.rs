@@ -1303,6 +1303,45 @@ fn three_small_steps_among_merges_are_reported_as_several_contributors() {
 }
 
 proptest! {
+    /// The pieces after a commit c of a history with merges (see `Topology::pieces_after`) never hold c, and
+    /// between them hold every commit of (c, bad] except the merges they were cut at (which hold c while their
+    /// first parent does not).
+    #[test]
+    fn pieces_after_a_commit_hold_the_rest_of_its_segment_and_not_the_commit(
+        shape in proptest::collection::vec((0usize..1000, 0usize..1000, proptest::bool::ANY), 3..30)
+    ) {
+        // As below: random parents, and bad an octopus merge of every commit nobody else has as a parent.
+        let count = shape.len() + 1;
+        let mut parents: Vec<Vec<usize>> = vec![vec![]];
+        for (i, &(a, b, merge)) in shape.iter().enumerate().take(count - 2) {
+            let i = i + 1;
+            let mut p = vec![a % i];
+            if merge && b % i != a % i {
+                p.push(b % i);
+            }
+            parents.push(p);
+        }
+        let mut tips: Vec<usize> = (0..count - 1).filter(|&c| !parents.iter().any(|p| p.contains(&c))).collect();
+        tips.sort_unstable();
+        parents.push(tips);
+        let nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        let Ok(topology) = Topology::new(&nodes) else {
+            return Ok(());
+        };
+        let bad = count - 1;
+        for c in 1..bad {
+            let pieces = topology.pieces_after(c, bad);
+            for &(lo, hi) in &pieces {
+                prop_assert!(!topology.in_segment(c, lo, hi), "{c}: piece ({lo}, {hi}] holds it: {pieces:?}");
+            }
+            for x in topology.segment(c, bad) {
+                let held = pieces.iter().any(|&(lo, hi)| topology.in_segment(x, lo, hi));
+                let cut = topology.contains(c, x) && topology.first_parent(x).is_some_and(|p| !topology.contains(c, p));
+                prop_assert!(held || cut, "{c}: commit {x} of ({c}, {bad}] is in no piece of {pieces:?}");
+            }
+        }
+    }
+
     /// The classes of a history with merges (hypotheses no testable commit tells apart) are those of the plain
     /// definition: the same testable commits of the segment contain them, a testable member representing the
     /// class, else the first. `classes` finds them without comparing every signature (see its comment).

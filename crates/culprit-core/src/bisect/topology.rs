@@ -140,12 +140,14 @@ impl Topology {
     /// merge M that brought it in and that parent's history, which lack c's change: read against c, M looks like a
     /// step of c's size, and a search of (c, hi] after c was blamed found M and, behind it, c again (an end-to-end
     /// bisect of a series split across two merged branches named the same commit twice). The segment is then cut
-    /// at M: (M, hi], (base, first parent of M] with base the merge base of M's two sides, and the same cut of
-    /// (c, side] on the side that holds c. The merge itself is in none of them.
+    /// at M: (M, hi], (base, first parent of M] with base the merge base of M's two sides (and likewise each
+    /// other branch of an octopus merge that lacks c), and the same cut of (c, side] on each side that holds c.
+    /// The merge itself is in none of them. Where merge bases are not unique (criss-cross merges) or two sides
+    /// hold c, pieces can share commits; a commit is still blamed only once (see `bisect/locate.rs`).
     pub(crate) fn pieces_after(&self, c: usize, hi: usize) -> Vec<(usize, usize)> {
         let mut pieces = Vec::new();
-        let mut top = hi;
-        loop {
+        let mut tops = vec![hi];
+        while let Some(top) = tops.pop() {
             // Down the first-parent chain from `top` while the first parent still holds c.
             let mut m = top;
             while m != c {
@@ -156,19 +158,23 @@ impl Topology {
             }
             if m == c {
                 pieces.push((c, top));
-                break;
+                continue;
             }
-            // `m` holds c and its first parent does not: a merge that brought c in from one of its other sides.
-            let (Some(first), Some(&side)) =
-                (self.first_parent(m), self.merged_parents(m).iter().find(|&&s| self.contains(c, s)))
-            else {
-                break;
-            };
+            // `m` holds c and its first parent does not: a merge that brought c in from its other sides.
+            let Some(first) = self.first_parent(m) else { continue };
             pieces.push((m, top));
-            if let Some(base) = self.merge_base(first, side) {
+            let sides = self.merged_parents(m);
+            let holding: Vec<usize> = sides.iter().copied().filter(|&side| self.contains(c, side)).collect();
+            if let Some(base) = holding.first().and_then(|&side| self.merge_base(first, side)) {
                 pieces.push((base, first));
             }
-            top = side;
+            // An octopus merge's branches that lack c: each from where it left the first parent's history.
+            for &other in sides.iter().filter(|side| !holding.contains(side)) {
+                if let Some(base) = self.merge_base(first, other) {
+                    pieces.push((base, other));
+                }
+            }
+            tops.extend(holding);
         }
         pieces.retain(|&(lo, hi)| lo != hi && !self.segment(lo, hi).is_empty());
         pieces
