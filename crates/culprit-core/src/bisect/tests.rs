@@ -19,6 +19,12 @@ fn machine_over(nodes: &[CommitNode]) -> Bisect {
     }
 }
 
+/// One simulated bisect of `history` with the default configuration, on `noise` drawn from `seed`.
+fn simulate(history: &sim::History, noise: sim::Noise, seed: u64) -> sim::TrialResult {
+    let mut oracle = sim::Oracle::new(history, noise, seed);
+    sim::run_culprit(history, &mut oracle, &BisectConfig::default())
+}
+
 /// Puts values straight into the machine's store, bypassing decisions, to test the posterior alone.
 fn seed_values(m: &mut Bisect, values: &[(usize, &[f64])]) {
     for &(commit, vs) in values {
@@ -467,10 +473,9 @@ fn a_large_step_is_blamed_with_runs_enough_for_the_table() {
     // The README's demo: a 30% step over noise of half a percent (60 sigma) is confirmed after three runs a side.
     // The culprit and its parent still get five runs each, so that the robot's table of the two (read from the
     // stored runs) shows the change the bisect blamed instead of "no metric changed".
-    use super::sim::{run_culprit, History, Noise, Oracle};
+    use super::sim::{History, Noise};
     let history = History { commits: 23, steps: vec![(15, 60.0)], untestable: vec![false; 24], dag: None };
-    let mut oracle = Oracle::new(&history, Noise::Gaussian, 7);
-    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let result = simulate(&history, Noise::Gaussian, 7);
     assert_eq!((result.status, result.named.clone()), (Status::Found, vec![15]), "{:?}", result.log);
     // Five a side: the table's rank test can reach p = 0.008 (at three, 0.1 at best).
     for commit in [14, 15] {
@@ -485,12 +490,11 @@ fn a_lone_culprits_share_is_measured_on_every_run() {
     // between the two ends, from the few runs at each: on a real 30% slowdown it scattered from 0.8 to 1.37 and
     // made the end-to-end test flaky. Measured on every run at the culprit and its parent, against the two levels
     // of every run before and after the step, it must sit near one with a narrow interval that covers one.
-    use super::sim::{run_culprit, History, Noise, Oracle};
+    use super::sim::{History, Noise};
     let mut shares = Vec::new();
     for seed in 0..40 {
         let history = History { commits: 100, steps: vec![(37, 3.0)], untestable: vec![false; 101], dag: None };
-        let mut oracle = Oracle::new(&history, Noise::Gaussian, 1000 + seed);
-        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let result = simulate(&history, Noise::Gaussian, 1000 + seed);
         if result.named == [37] {
             let culprit = &result.culprits[0];
             shares.push(culprit.share);
@@ -620,10 +624,9 @@ fn a_residual_that_differs_by_far_less_than_a_contributor_is_not_searched() {
 
 #[test]
 fn the_log_says_which_runs_were_corrected_for_load() {
-    use super::sim::{run_culprit, History, Noise, Oracle};
+    use super::sim::{History, Noise};
     let history = History { commits: 200, steps: vec![(77, 1.5)], untestable: vec![false; 201], dag: None };
-    let mut oracle = Oracle::new(&history, Noise::Bursts, 3);
-    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let result = simulate(&history, Noise::Bursts, 3);
     let load: Vec<&LogEntry> = result.log.iter().filter(|e| e.phase == "load").collect();
     assert!(!load.is_empty(), "{:?}", result.log);
     // Each note reports more corrected runs than the one before it, and names them.
@@ -822,12 +825,11 @@ fn a_narrowed_range_of_a_false_staircase_is_measured_again_before_it_is_searched
     // settled a staircase with steps of 1.1 and 2.0 sigmas: both ranges are narrowed. Reproduced on the runs that
     // had chosen it, the range (0, 250] "differed" (1.6 sigmas) and was searched, probing and locating, until the
     // budget was spent, before the range holding the step was reached. Its ends measured afresh do not differ.
-    use super::sim::{run_culprit, trial, Oracle, SimConfig};
+    use super::sim::{trial, SimConfig};
     let config = SimConfig { seed: 2, ..SimConfig::default() };
     let (history, noise_seed, _) = trial(&config, 2);
     assert_eq!(history.steps.iter().map(|s| s.0).collect::<Vec<_>>(), vec![404]);
-    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
-    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let result = simulate(&history, config.noise, noise_seed);
     let narrowed = result.log.iter().filter(|e| e.decision.starts_with("narrow the range")).count();
     assert_eq!(narrowed, 2, "the false staircase is no longer narrowed: the test does not test what it says");
     assert_eq!(result.named, vec![404], "{:?} after {} runs", result.status, result.runs);
@@ -837,12 +839,11 @@ fn a_narrowed_range_of_a_false_staircase_is_measured_again_before_it_is_searched
 /// Runs `config.trials` simulated jobs of `config` through the engine: how many named exactly the step commits, and
 /// the (trial, named commits) of the jobs that named a commit that is not a step.
 fn named_right(config: &super::sim::SimConfig) -> (usize, Vec<(u64, Vec<usize>)>) {
-    use super::sim::{run_culprit, trial, Oracle};
+    use super::sim::trial;
     let (mut right, mut wrong_blame) = (0, Vec::new());
     for t in 0..config.trials as u64 {
         let (history, noise_seed, _) = trial(config, t);
-        let mut oracle = Oracle::new(&history, config.noise, noise_seed);
-        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let result = simulate(&history, config.noise, noise_seed);
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
         if result.named == truth {
             right += 1;
@@ -859,12 +860,11 @@ fn a_difference_that_fades_while_locating_ends_not_reproduced_before_the_budget(
     // 5% the first test lets through), and locating found nothing to converge on; it spent the 600-run budget and
     // ended inconclusive. Tested again on all the runs at good and bad (35 and 40 by then), the difference had
     // faded: reproducing went on to its own budget of 120 runs at the ends and said so.
-    use super::sim::{run_culprit, trial, Oracle, SimConfig};
+    use super::sim::{trial, SimConfig};
     let config = SimConfig { steps: Vec::new(), ..SimConfig::default() };
     let (history, noise_seed, _) = trial(&config, 9);
     assert!(history.steps.is_empty());
-    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
-    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let result = simulate(&history, config.noise, noise_seed);
     let first = result.log.iter().position(|e| e.decision.ends_with("differs: locate the change"));
     let again = result.log.iter().position(|e| e.decision.starts_with("test good and bad again"));
     assert!(first.is_some(), "the first test no longer passes here by chance: the test does not test what it says");
@@ -880,13 +880,12 @@ fn the_rest_of_a_series_is_tested_on_fresh_runs_so_a_burst_at_good_does_not_take
     // the change; the runs at good and at 9, some of them in a burst, then made (0, 9] differ, and its search spent
     // the 600-run budget while (10, 24], which holds the second step, was never searched. Tested on fresh runs,
     // (0, 9] holds no contributor, and the second step is found.
-    use super::sim::{run_culprit, trial, Noise, Oracle, SimConfig};
+    use super::sim::{trial, Noise, SimConfig};
     let config = SimConfig { commits: 24, steps: vec![3.0, 3.0], noise: Noise::Bursts, ..SimConfig::default() };
     let (history, noise_seed, _) = trial(&config, 116);
     let steps: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
     assert_eq!(steps, [10, 13], "the trial's history changed: the test does not test what it says");
-    let mut oracle = Oracle::new(&history, config.noise, noise_seed);
-    let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+    let result = simulate(&history, config.noise, noise_seed);
     let part = result.log.iter().position(|e| e.decision.contains("explains part"));
     assert!(part.is_some(), "commit 10 no longer explains only part here: {:?}", result.log.last());
     assert!(result.log.iter().any(|e| e.decision == "no further contributor in (0, 9]"), "{:#?}", result.log);
@@ -1220,14 +1219,13 @@ fn a_merge_that_makes_the_step_itself_stays_blamed() {
     // Good 0; mainline 1..=8; a topic branch 9..=14 forked at good; merge 15 of 8 and 14; mainline 16..=20. The
     // merge alone makes a 1.5 sigma step (a conflict resolved badly): its branch is searched, shows no change, and
     // the merge is blamed.
-    use super::sim::{run_culprit, Dag, History, Oracle};
+    use super::sim::{Dag, History};
     let parents = one_topic_branch(8, 6, 5).into_iter().map(|node| node.parents).collect();
     let history =
         History { commits: 20, steps: vec![(15, 1.5)], untestable: vec![false; 21], dag: Some(Dag::new(parents)) };
     let mut found = 0;
     for seed in 0..6 {
-        let mut oracle = Oracle::new(&history, sim::Noise::Gaussian, 1000 + seed);
-        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let result = simulate(&history, sim::Noise::Gaussian, 1000 + seed);
         assert!(result.named.iter().all(|&c| c == 15), "seed {seed}: named {:?}", result.named);
         if result.status == Status::Found && result.named == [15] {
             found += 1;
@@ -1393,7 +1391,7 @@ fn a_step_on_the_third_branch_of_an_octopus_merge_is_blamed_on_its_commit() {
     // Good 0; mainline 1..=6; three topic branches of 5 commits forked at good (7..=11, 12..=16, 17..=21); one
     // octopus merge 22 of 6, 11, 16 and 21 (as `git merge a b c` makes); mainline 23..=27. A 1.5 sigma step at
     // commit 19, on the third branch, is named, never the merge.
-    use super::sim::{run_culprit, Dag, History, Oracle};
+    use super::sim::{Dag, History};
     let mut parents: Vec<Vec<usize>> = vec![vec![]];
     parents.extend((1..=6).map(|c| vec![c - 1]));
     for first in [7, 12, 17] {
@@ -1406,8 +1404,7 @@ fn a_step_on_the_third_branch_of_an_octopus_merge_is_blamed_on_its_commit() {
         History { commits: 27, steps: vec![(19, 1.5)], untestable: vec![false; 28], dag: Some(Dag::new(parents)) };
     let mut found = 0;
     for seed in 0..6 {
-        let mut oracle = Oracle::new(&history, sim::Noise::Gaussian, 2000 + seed);
-        let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+        let result = simulate(&history, sim::Noise::Gaussian, 2000 + seed);
         assert!(result.named.iter().all(|&c| c == 19), "seed {seed}: named {:?}: {:?}", result.named, result.log);
         found += usize::from(result.status == Status::Found && result.named == [19]);
     }
@@ -1472,7 +1469,7 @@ fn a_series_split_across_two_merged_branches_never_names_a_commit_twice() {
     // branch search found the culprit again: on CI a real bisect named b2 twice and a2 not at all, and 12 of these
     // 240 jobs named a commit twice. Now none does, none blames a commit that is not a step, and both are named in
     // 235 (in the others, the first culprit's runs hid the rest of the change and it alone was named).
-    use super::sim::{run_culprit, Dag, History, Noise, Oracle};
+    use super::sim::{Dag, History, Noise};
     let mut untestable = vec![false; 19];
     untestable[12] = true;
     let (mut both, mut jobs) = (0, 0);
@@ -1482,8 +1479,7 @@ fn a_series_split_across_two_merged_branches_never_names_a_commit_twice() {
                 let steps = vec![(6, size), (9, 0.8 * size)];
                 let dag = Some(Dag::new(fixture_merge_window()));
                 let history = History { commits: 18, steps, untestable: untestable.clone(), dag };
-                let mut oracle = Oracle::new(&history, noise, seed);
-                let result = run_culprit(&history, &mut oracle, &BisectConfig::default());
+                let result = simulate(&history, noise, seed);
                 let located: Vec<usize> = result.culprits.iter().filter(|c| c.located).map(|c| c.commit).collect();
                 let job = format!("{size} sigma, {noise:?}, seed {seed}: named {located:?}");
                 let mut distinct = located.clone();
