@@ -119,24 +119,61 @@ impl BuildComparison {
 
 impl Bisect {
     /// The testable commits nearest to `commit` after it (within the segment) and nearest to `parent` before it
-    /// (the segment's start included), up to [`REPLICATE_NEIGHBOURS`] each, nearest first.
-    fn replicating_neighbours(&self, segment: Segment, commit: usize, parent: usize) -> (Vec<usize>, Vec<usize>) {
-        let testable = |c: &usize| !self.untestable[*c];
+    /// (the segment's start included), up to [`REPLICATE_NEIGHBOURS`] each, nearest first: the builds that share
+    /// the candidate's level, and its parent's, if the step is the candidate's.
+    ///
+    /// In a line these are the commits just after the candidate and just before its parent. After merges, "just
+    /// before" follows the parent's first parents (its own line of history, as `git log --first-parent` lists it),
+    /// not the commits numbered just below it: when the parent is a merge, those are the tips of the branch it
+    /// merged, which may lack changes the parent has, and in a simulated series across merged branches the second
+    /// patch's merge failed the check in 18 of 200 jobs on such tips, sitting 5 standard errors above them. On
+    /// either side a commit is skipped when it does not hold the same blamed commits as the candidate (after) or
+    /// its parent (before): its level is not theirs.
+    pub(super) fn replicating_neighbours(
+        &self,
+        segment: Segment,
+        commit: usize,
+        parent: usize,
+    ) -> (Vec<usize>, Vec<usize>) {
+        let testable = |c: usize| !self.untestable[c];
+        let blamed: Vec<usize> =
+            self.culprits.iter().filter(|c| c.located && c.commit != commit).map(|c| c.commit).collect();
+        let signature = |c: usize| -> Vec<bool> { blamed.iter().map(|&b| self.topology.contains(b, c)).collect() };
+        let (commit_signature, parent_signature) = (signature(commit), signature(parent));
         let after: Vec<usize> = self
             .topology
             .segment(commit, segment.hi)
             .into_iter()
             .filter(|&c| self.topology.contains(commit, c))
-            .filter(testable)
+            .filter(|&c| testable(c) && signature(c) == commit_signature)
             .take(REPLICATE_NEIGHBOURS)
             .collect();
-        let mut before: Vec<usize> = std::iter::once(segment.lo)
-            .chain(self.topology.segment(segment.lo, parent))
-            .filter(|&c| c != parent && self.topology.contains(c, parent))
-            .filter(testable)
-            .collect();
-        before.reverse();
-        before.truncate(REPLICATE_NEIGHBOURS);
+        let mut before = Vec::new();
+        let mut m = parent;
+        while before.len() < REPLICATE_NEIGHBOURS {
+            match self.topology.first_parent(m) {
+                Some(p) if p == segment.lo || self.topology.in_segment(p, segment.lo, segment.hi) => m = p,
+                _ => break,
+            }
+            if testable(m) && signature(m) == parent_signature {
+                before.push(m);
+            }
+            if m == segment.lo {
+                break;
+            }
+        }
+        // A parent whose first parents leave the segment beside its start (a branch that forked before it) still
+        // has the start among its ancestors: the start is then the build before it.
+        let lo = segment.lo;
+        if before.len() < REPLICATE_NEIGHBOURS
+            && m != lo
+            && self.topology.contains(lo, parent)
+            && lo != parent
+            && testable(lo)
+            && signature(lo) == parent_signature
+        {
+            before.push(lo);
+        }
         (after, before)
     }
 
