@@ -1502,8 +1502,10 @@ fn the_builds_beside_a_candidate_are_on_its_own_line_and_hold_the_same_blamed_co
     // checked against them, a second patch after a merge failed replication in 18 of 200 simulated series.
     let dag = vec![vec![], vec![0], vec![1], vec![0], vec![3], vec![2, 4], vec![5], vec![6], vec![7]];
     let top = Segment { lo: 0, hi: 8, top: true };
-    let blamed_first = |m: &mut Bisect| m.culprits.push(Culprit { confidence: 1.0, step: 1.0, ..Culprit::unmeasured(1, 0) });
-    let blamed_after = |m: &mut Bisect| m.culprits.push(Culprit { confidence: 1.0, step: 1.0, ..Culprit::unmeasured(7, 6) });
+    let blame = |commit: usize| move |m: &mut Bisect| {
+        m.culprits.push(Culprit { confidence: 1.0, step: 1.0, ..Culprit::unmeasured(commit, commit - 1) })
+    };
+    let (blamed_first, blamed_after) = (blame(1), blame(7));
     let nothing = |_: &mut Bisect| {};
     // (history, blamed commits, segment, candidate, parent, builds after, builds before)
     type Case<'a> = (Vec<CommitNode>, &'a dyn Fn(&mut Bisect), Segment, usize, usize, Vec<usize>, Vec<usize>);
