@@ -163,12 +163,12 @@ impl Bisect {
             }
         }
         // A parent whose first parents leave the segment beside its start (a branch that forked before it) still
-        // has the start among its ancestors: the start is then the build before it.
+        // has the start among its ancestors: the start is then the build before it. The walk ends on the start when it
+        // reaches it, and starts there when the parent is the start, so `m != lo` covers both.
         let lo = segment.lo;
         if before.len() < REPLICATE_NEIGHBOURS
             && m != lo
             && self.topology.contains(lo, parent)
-            && lo != parent
             && testable(lo)
             && signature(lo) == parent_signature
         {
