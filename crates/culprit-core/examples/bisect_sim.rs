@@ -157,7 +157,7 @@ fn trace(args: &[String]) {
 /// decision asked for, the jobs that probed for a staircase against the others, and the trials with a wrong
 /// answer (the trial numbers `--trace` takes, same `--seed`).
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
-/// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST) for experiments.
+/// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST, REPLICATE_BELOW_P) for experiments.
 fn breakdown(args: &[String]) {
     use culprit_core::bisect::sim::{run_culprit, trial, Oracle};
     use culprit_core::bisect::BisectConfig;
@@ -178,6 +178,7 @@ fn breakdown(args: &[String]) {
         ("CONFIDENCE", &mut bisect_config.confidence),
         ("BUILD_COST", &mut bisect_config.build_cost),
         ("EXPLAIN_MOST", &mut bisect_config.explain_most),
+        ("REPLICATE_BELOW_P", &mut bisect_config.replicate_below_p),
     ] {
         if let Some(v) = env(name) {
             *field = v;
