@@ -154,8 +154,9 @@ fn trace(args: &[String]) {
 
 /// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
 /// first locate decision, before the first verify decision and in total, the statuses, the runs each kind of
-/// decision asked for, the jobs that probed for a staircase against the others, and the trials with a wrong
-/// answer (the trial numbers `--trace` takes, same `--seed`).
+/// decision asked for, the jobs that probed for a staircase against the others, how often the reported 90% share
+/// intervals hold the true share (of located culprits at a true step, and of unlocated ranges), and the trials with
+/// a wrong answer (the trial numbers `--trace` takes, same `--seed`).
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
 /// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST, REPLICATE_BELOW_P) for experiments.
 fn breakdown(args: &[String]) {
@@ -193,6 +194,11 @@ fn breakdown(args: &[String]) {
     let mut runs_all = Vec::new();
     // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
+    // The reported 90% share intervals of culprits named at a true step: (intervals, containing the true share,
+    // sum of widths, below it, above it).
+    let mut shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
+    // The same for the unlocated ranges of a linear history, whose true share is that of the steps inside them.
+    let mut range_shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
         let mut oracle = Oracle::for_config(&history, &config, noise_seed);
@@ -239,6 +245,26 @@ fn breakdown(args: &[String]) {
         total += result.runs;
         builds += result.builds;
         let truth: Vec<usize> = history.steps.iter().map(|s| s.0).collect();
+        let whole: f64 = history.steps.iter().map(|s| s.1).sum();
+        for culprit in result.culprits.iter().filter(|c| c.located && c.share_low.is_finite()) {
+            if let Some(&(_, size)) = history.steps.iter().find(|s| s.0 == culprit.commit) {
+                let true_share = size / whole;
+                shares.0 += 1;
+                shares.1 += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
+                shares.2 += culprit.share_high - culprit.share_low;
+                shares.3 += usize::from(culprit.share_high < true_share);
+                shares.4 += usize::from(culprit.share_low > true_share);
+            }
+        }
+        for culprit in result.culprits.iter().filter(|c| !c.located && c.share_low.is_finite() && config.topics == 0) {
+            let inside = |k: usize| culprit.after < k && k <= culprit.commit;
+            let true_share = history.steps.iter().filter(|s| inside(s.0)).map(|s| s.1).sum::<f64>() / whole;
+            range_shares.0 += 1;
+            range_shares.1 += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
+            range_shares.2 += culprit.share_high - culprit.share_low;
+            range_shares.3 += usize::from(culprit.share_high < true_share);
+            range_shares.4 += usize::from(culprit.share_low > true_share);
+        }
         let flagged = result.build_spread.is_some();
         let false_culprit = result.named.iter().any(|c| !truth.contains(c));
         let inconclusive = result.status == culprit_core::bisect::Status::Inconclusive;
@@ -271,6 +297,7 @@ fn breakdown(args: &[String]) {
     say!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
     say!("  statuses {statuses:?}");
     let per = |sum: usize, jobs: usize| if jobs > 0 { sum as f64 / jobs as f64 } else { 0.0 };
+    let per_interval = |sum: f64, intervals: usize| if intervals > 0 { sum / intervals as f64 } else { 0.0 };
     say!(
         "  probed for a staircase: {} of {trials} jobs, {:.1} probing runs and {:.1} runs in all each; the others {:.1} runs",
         probing.0,
@@ -286,6 +313,22 @@ fn breakdown(args: &[String]) {
         spread_false.1,
         spread_inconclusive.0,
         spread_inconclusive.1
+    );
+    say!(
+        "  share intervals (90%) of culprits at a true step: {} of {} hold the true share, {} below it, {} above, mean width {:.3}",
+        shares.1,
+        shares.0,
+        shares.3,
+        shares.4,
+        per_interval(shares.2, shares.0)
+    );
+    say!(
+        "  share intervals (90%) of unlocated ranges: {} of {} hold the true share, {} below it, {} above, mean width {:.3}",
+        range_shares.1,
+        range_shares.0,
+        range_shares.3,
+        range_shares.4,
+        per_interval(range_shares.2, range_shares.0)
     );
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);

@@ -347,6 +347,8 @@ pub struct Bisect {
 const INITIAL_RUNS_PER_SIDE: usize = 4;
 /// Two-sided z of the 90% share interval.
 const SHARE_Z: f64 = 1.645;
+/// The coverage of the share intervals reported with every culprit.
+const SHARE_LEVEL: f64 = 0.9;
 /// The smallest contributor worth a search, as a share of the whole change: a staircase whose middle level sits
 /// closer than this to an end is not probed for, and a residual segment is closed by Wald's test of a change this
 /// large against none. A series of three equal steps (the target) has shares of one third. Measured with the

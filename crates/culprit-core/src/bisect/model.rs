@@ -478,11 +478,21 @@ pub fn step_log_ratio(step: f64, standard_error: f64, expected: f64) -> (f64, f6
 /// The ratio a / b with a normal-approximation (delta method) interval at the given two-sided z, for shares of a
 /// change. Returns (estimate, low, high).
 pub fn ratio_interval(a: f64, se_a: f64, b: f64, se_b: f64, z: f64) -> (f64, f64, f64) {
+    ratio_interval_correlated(a, se_a, b, se_b, 0.0, z)
+}
+
+/// [`ratio_interval`] for estimates that share runs, `covariance` being the covariance of a and b. A step measured
+/// on runs that are also part of the change it is divided by (the culprit's runs in the level after the change,
+/// its parent's in the level before) moves with it: ignoring that, a lone culprit's 90% share interval held the
+/// true share in 97% of simulated jobs. The covariance is clamped to what the two standard errors allow.
+pub fn ratio_interval_correlated(a: f64, se_a: f64, b: f64, se_b: f64, covariance: f64, z: f64) -> (f64, f64, f64) {
     if b == 0.0 || !b.is_finite() || !a.is_finite() {
         return (f64::NAN, f64::NAN, f64::NAN);
     }
     let r = a / b;
-    let se = ((se_a * se_a + r * r * se_b * se_b) / (b * b)).sqrt();
+    let covariance = covariance.clamp(-se_a * se_b, se_a * se_b);
+    let variance = (se_a * se_a + r * r * se_b * se_b - 2.0 * r * covariance).max(0.0);
+    let se = variance.sqrt() / b.abs();
     (r, r - z * se, r + z * se)
 }
 
@@ -621,5 +631,50 @@ mod tests {
         let (r, lo, hi) = ratio_interval(1.0, 0.1, 2.0, 0.1, 1.645);
         assert!((r - 0.5).abs() < 1e-12 && lo < r && r < hi);
         assert!(ratio_interval(1.0, 0.1, 0.0, 0.1, 1.645).0.is_nan());
+    }
+
+    #[test]
+    fn correlated_ratio_interval_reduces_to_the_independent_one_and_to_a_point() {
+        assert_eq!(
+            ratio_interval_correlated(1.0, 0.1, 2.0, 0.2, 0.0, 1.645),
+            ratio_interval(1.0, 0.1, 2.0, 0.2, 1.645)
+        );
+        // A change divided by itself is exactly 1, however noisy it is.
+        let (r, lo, hi) = ratio_interval_correlated(2.0, 0.3, 2.0, 0.3, 0.09, 1.645);
+        assert_eq!((r, lo, hi), (1.0, 1.0, 1.0));
+        // Covariance beyond what the standard errors allow is clamped rather than making the variance negative.
+        let (_, lo, hi) = ratio_interval_correlated(1.0, 0.1, 1.0, 0.5, 10.0, 1.645);
+        assert!(lo <= hi && lo.is_finite() && hi.is_finite());
+        assert!(ratio_interval_correlated(1.0, 0.1, 0.0, 0.1, 0.0, 1.645).0.is_nan());
+    }
+
+    /// The 90% interval of a culprit's share, its step read on its own and its parent's runs and divided by the
+    /// step between the pooled levels that hold those runs, holds the true share about 90% of the time with the
+    /// covariance, and far more often without it (the intervals are then too wide).
+    #[test]
+    fn share_of_a_step_within_pooled_levels_covers_at_its_level() {
+        let mut rng = crate::rng::Rng::new(7);
+        let (trials, step, z) = (4000, 1.5, 1.645);
+        let (mut covered, mut covered_independent) = (0, 0);
+        for _ in 0..trials {
+            // Good side: 30 runs of other commits and 12 of the parent; bad side: 12 of the culprit and 30 others.
+            let mut draw = |n: usize, level: f64| -> Vec<f64> { (0..n).map(|_| level + rng.normal()).collect() };
+            let (before, parent, culprit, after) = (draw(30, 0.0), draw(12, 0.0), draw(12, step), draw(30, step));
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let size = mean(&culprit) - mean(&parent);
+            let se_size = (2.0 / 12.0f64).sqrt();
+            let low_level: Vec<f64> = before.iter().chain(&parent).copied().collect();
+            let high_level: Vec<f64> = culprit.iter().chain(&after).copied().collect();
+            let delta = mean(&high_level) - mean(&low_level);
+            let se_delta = (2.0 / 42.0f64).sqrt();
+            let (_, lo, hi) = ratio_interval_correlated(size, se_size, delta, se_delta, se_delta * se_delta, z);
+            covered += usize::from(lo <= 1.0 && 1.0 <= hi);
+            let (_, lo, hi) = ratio_interval(size, se_size, delta, se_delta, z);
+            covered_independent += usize::from(lo <= 1.0 && 1.0 <= hi);
+        }
+        let coverage = covered as f64 / trials as f64;
+        let coverage_independent = covered_independent as f64 / trials as f64;
+        assert!((0.87..=0.93).contains(&coverage), "coverage {coverage}");
+        assert!(coverage_independent > 0.94, "independent coverage {coverage_independent}");
     }
 }

@@ -60,7 +60,10 @@ impl Bisect {
         let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) else {
             return false;
         };
-        let (share, low, high) = model::ratio_interval(diff, se, total, total_se, SHARE_Z);
+        // The range and good-to-bad share the runs of an end the range reaches (see `lone_culprit_share`).
+        let covariance = self.covariance_with_ends(segment.lo, segment.hi, slope);
+        let z = self.share_z(segment.lo, segment.hi);
+        let (share, low, high) = model::ratio_interval_correlated(diff, se, total, total_se, covariance, z);
         self.culprits.push(Culprit {
             commit: segment.hi,
             after: segment.lo,

@@ -141,7 +141,7 @@ impl Bisect {
 
     /// The tested commits the build-spread tests read, with each one's side of `culprits` (which of them it
     /// contains); commits strictly inside an unlocated range are left out. `None` without culprits.
-    fn spread_sides(&self, culprits: &[Culprit]) -> Option<(Vec<usize>, Vec<Vec<bool>>)> {
+    pub(super) fn spread_sides(&self, culprits: &[Culprit]) -> Option<(Vec<usize>, Vec<Vec<bool>>)> {
         if culprits.is_empty() {
             return None;
         }
@@ -207,7 +207,7 @@ impl BuildSpread {
 
 /// The upper tail of the F distribution with `dof` and `error_dof` degrees of freedom at `q / dof`; `None` when
 /// either has fewer than one degree of freedom.
-fn f_upper_tail(q: f64, dof: f64, error_dof: f64) -> Option<f64> {
+pub(super) fn f_upper_tail(q: f64, dof: f64, error_dof: f64) -> Option<f64> {
     if dof < 1.0 || error_dof < 1.0 {
         return None;
     }
