@@ -149,6 +149,11 @@ fn trace(args: &[String]) {
             parents
         );
     }
+    for c in &result.culprits {
+        let what =
+            if c.located { format!("commit {}", c.commit) } else { format!("range ({}, {}]", c.after, c.commit) };
+        say!("{what}: share {:.3} [{:.3}, {:.3}], confidence {:.4}", c.share, c.share_low, c.share_high, c.confidence);
+    }
     say!("{:?} named {:?} runs {} builds {}", result.status, result.named, result.runs, result.builds);
 }
 
@@ -199,6 +204,8 @@ fn breakdown(args: &[String]) {
     let mut shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
     // The same for the unlocated ranges of a linear history, whose true share is that of the steps inside them.
     let mut range_shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
+    // Unlocated ranges that hold no step at all, and the jobs that reported one.
+    let (mut empty_ranges, mut jobs_with_empty_range, mut range_commits) = (0usize, 0usize, 0usize);
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
         let mut oracle = Oracle::for_config(&history, &config, noise_seed);
@@ -259,12 +266,18 @@ fn breakdown(args: &[String]) {
         for culprit in result.culprits.iter().filter(|c| !c.located && c.share_low.is_finite() && config.topics == 0) {
             let inside = |k: usize| culprit.after < k && k <= culprit.commit;
             let true_share = history.steps.iter().filter(|s| inside(s.0)).map(|s| s.1).sum::<f64>() / whole;
+            empty_ranges += usize::from(!history.steps.iter().any(|s| inside(s.0)));
+            range_commits += culprit.commit - culprit.after;
             range_shares.0 += 1;
             range_shares.1 += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
             range_shares.2 += culprit.share_high - culprit.share_low;
             range_shares.3 += usize::from(culprit.share_high < true_share);
             range_shares.4 += usize::from(culprit.share_low > true_share);
         }
+        let holds_no_step =
+            |c: &culprit_core::bisect::Culprit| !history.steps.iter().any(|s| c.after < s.0 && s.0 <= c.commit);
+        jobs_with_empty_range +=
+            usize::from(config.topics == 0 && result.culprits.iter().any(|c| !c.located && holds_no_step(c)));
         let flagged = result.build_spread.is_some();
         let false_culprit = result.named.iter().any(|c| !truth.contains(c));
         let inconclusive = result.status == culprit_core::bisect::Status::Inconclusive;
@@ -329,6 +342,11 @@ fn breakdown(args: &[String]) {
         range_shares.3,
         range_shares.4,
         per_interval(range_shares.2, range_shares.0)
+    );
+    say!(
+        "  unlocated ranges holding no step: {empty_ranges} of {}, in {jobs_with_empty_range} of {trials} jobs; {:.1} commits a range",
+        range_shares.0,
+        per(range_commits, range_shares.0)
     );
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);

@@ -49,6 +49,9 @@ pub(super) const STAIRCASE_LOG_BAYES: f64 = 6.2;
 pub(super) const PAIRED_MIDDLE_Z: f64 = 2.0;
 /// Interleaved pairs after which a middle level that does not show in them is no reason to settle.
 pub(super) const PAIRED_MIDDLE_MAX_PAIRS: usize = 40;
+/// The probability with which each reported range of a staircase holds its change, under the two-change fits
+/// (see [`Bisect::credible_ranges`]).
+pub(super) const RANGE_MASS: f64 = 0.9;
 /// Posterior mass one commit must hold before commits that look in between are probed.
 pub(super) const PROBE_FROM_MASS: f64 = 0.1;
 /// A range of a settled staircase whose step is at least this many noise sigmas is narrowed to its commit (a
@@ -102,8 +105,9 @@ pub(super) struct Staircase {
     /// without the first, and sit at the mirror level `low + high - middle` (see [`model::AdditiveFit`]).
     pub(super) middle_commits: Vec<usize>,
     /// The two ranges (after, up to], the first holding the change from `low` to `middle` and the second the one
-    /// from `middle` to `high`. In a line, between the tested commits next to the middle level; after merges,
-    /// from the segment's start to the middle commit with the most runs and from there to its end.
+    /// from `middle` to `high`. In a line, the tested commits between which each change lies with [`RANGE_MASS`]
+    /// of its probability (see [`Bisect::credible_ranges`]); after merges, from the segment's start to the middle
+    /// commit with the most runs and from there to its end.
     pub(super) ranges: [(usize, usize); 2],
     pub(super) low: (f64, f64),
     pub(super) middle: (f64, f64),
@@ -322,6 +326,8 @@ impl Bisect {
         let mut one = Vec::new();
         let mut two = Vec::new();
         let mut best: Option<(f64, Staircase)> = None;
+        // Every two-change fit as (first split, second split, log weight), for where each change may lie.
+        let mut fits: Vec<(usize, usize, f64)> = Vec::new();
         for s in 1..count {
             let Some((ev, _)) = model::levels_log_evidence(&[range(0, s), range(s, count)]) else {
                 continue;
@@ -347,6 +353,7 @@ impl Bisect {
                 };
                 let log = ev + prior + (gap(s1) * gap(s2) / pairs).ln();
                 two.push(log);
+                fits.push((s1, s2, log));
                 if best.as_ref().is_none_or(|(b, _)| log > *b) {
                     let se = |g: &model::Moments| sigma / g.w.sqrt();
                     best = Some((
@@ -363,7 +370,41 @@ impl Bisect {
             }
         }
         let bayes = log_sum(&two) - log_sum(&one);
-        best.filter(|_| bayes.is_finite()).map(|(_, staircase)| (bayes, staircase))
+        let (_, mut staircase) = best.filter(|_| bayes.is_finite())?;
+        staircase.ranges = self.credible_ranges(&members, &fits, &staircase);
+        Some((bayes, staircase))
+    }
+
+    /// The ranges a staircase reports: for each of its two changes, the tested commits between which it lies with
+    /// [`RANGE_MASS`] of the probability the two-change fits give it, around the most probable fit's, each on its
+    /// side of the middle commit with the most runs (the split that narrowing reads from, [`Staircase::split`]).
+    /// The most probable fit's own ranges, between the commits it put next to the middle level, held no step at all
+    /// in a quarter of the ranges reported on two 1 sigma steps and in half on three 0.5 sigma steps: a commit just
+    /// past a step, measured a few times, reads as the level on its other side (docs/statistics.md).
+    fn credible_ranges(
+        &self,
+        members: &[usize],
+        fits: &[(usize, usize, f64)],
+        stair: &Staircase,
+    ) -> [(usize, usize); 2] {
+        let position = |c: usize| members.iter().position(|&m| m == c);
+        let (Some(first), Some(second), Some(split)) =
+            (position(stair.ranges[0].1), position(stair.ranges[1].1), stair.split(&self.values).and_then(position))
+        else {
+            return stair.ranges;
+        };
+        let mut masses = [vec![Vec::new(); members.len()], vec![Vec::new(); members.len()]];
+        for &(s1, s2, log) in fits {
+            masses[0][s1].push(log);
+            masses[1][s2].push(log);
+        }
+        let windows = [(first, 1..=split), (second, split + 1..=members.len() - 1)];
+        let [(a1, b1), (a2, b2)] = [0, 1].map(|change| {
+            let (centre, allowed) = windows[change].clone();
+            let log_masses: Vec<f64> = masses[change].iter().map(|logs| log_sum(logs)).collect();
+            credible_window(&log_masses, centre, allowed, RANGE_MASS)
+        });
+        [(members[a1 - 1], members[b1]), (members[a2 - 1], members[b2])]
     }
 
     /// [`Bisect::staircase`] on a history with merges. The change positions are the segment's commits, grouped by
@@ -711,6 +752,39 @@ fn middle_level_log_prior(low: f64, (middle, se): (f64, f64), high: f64, margin:
     let (lo_b, hi_b) = (low + margin * (high - low), high - margin * (high - low));
     let inside = crate::stats::normal_cdf((hi_b - middle) / se) - crate::stats::normal_cdf((lo_b - middle) / se);
     (inside > 0.0).then(|| inside.ln() - (hi_b - lo_b).ln())
+}
+
+/// The smallest window of consecutive positions in `allowed`, grown from `centre` towards the more probable
+/// neighbour, that holds `level` of the mass of `allowed` (`log_masses` per position, unnormalised). Returns the
+/// first and last positions; `centre` alone when it lies outside `allowed` or there is no mass.
+pub(super) fn credible_window(
+    log_masses: &[f64],
+    centre: usize,
+    allowed: std::ops::RangeInclusive<usize>,
+    level: f64,
+) -> (usize, usize) {
+    let (lowest, highest) = (*allowed.start(), (*allowed.end()).min(log_masses.len().saturating_sub(1)));
+    if !(lowest..=highest).contains(&centre) {
+        return (centre, centre);
+    }
+    let max = log_masses[lowest..=highest].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return (centre, centre);
+    }
+    let mass = |s: usize| (log_masses[s] - max).exp();
+    let total: f64 = (lowest..=highest).map(mass).sum();
+    let (mut a, mut b, mut held) = (centre, centre, mass(centre));
+    while held < level * total {
+        let left = (a > lowest).then(|| mass(a - 1));
+        let right = (b < highest).then(|| mass(b + 1));
+        match (left, right) {
+            (Some(l), Some(r)) if l >= r => (a, held) = (a - 1, held + l),
+            (_, Some(r)) => (b, held) = (b + 1, held + r),
+            (Some(l), None) => (a, held) = (a - 1, held + l),
+            (None, None) => break,
+        }
+    }
+    (a, b)
 }
 
 /// The log of the sum of the exponentials of `values`, without overflow; negative infinity for none.

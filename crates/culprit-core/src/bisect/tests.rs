@@ -1,7 +1,8 @@
 //! Unit tests of the bisect machine's internals: the posterior and the decision rules.
 
 use super::staircase::{
-    Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, PAIRED_MIDDLE_Z, STAIRCASE_LOG_BAYES,
+    credible_window, Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, PAIRED_MIDDLE_Z,
+    STAIRCASE_LOG_BAYES,
 };
 use super::verify::IMPLAUSIBLE_MAX_PAIRS;
 use super::*;
@@ -1545,4 +1546,50 @@ fn a_series_after_merges_is_checked_against_builds_that_share_its_levels() {
     let (right, wrong_blame) = named_right(&config);
     assert!(wrong_blame.is_empty(), "a commit that is not a step was blamed: {wrong_blame:?}");
     assert!(right >= 59, "both steps named in {right} of {}", config.trials);
+}
+
+#[test]
+fn a_credible_window_grows_towards_the_more_probable_side_until_it_holds_its_share() {
+    let ln = |p: f64| if p > 0.0 { p.ln() } else { f64::NEG_INFINITY };
+    let masses: Vec<f64> = [0.0, 0.1, 0.6, 0.25, 0.05].map(ln).to_vec();
+    // (centre, allowed, level, window): from 0.6 the right neighbour (0.25) comes first, then the left (0.1).
+    let cases = [
+        (2, 1..=4, 0.5, (2, 2)),
+        (2, 1..=4, 0.8, (2, 3)),
+        (2, 1..=4, 0.9, (1, 3)),
+        (2, 1..=4, 0.99, (1, 4)),
+        // The window stays within what is allowed, and its level is of the mass allowed: 0.6 of 0.7 is 86%.
+        (2, 1..=2, 0.9, (1, 2)),
+        (2, 1..=2, 0.8, (2, 2)),
+        // A centre outside what is allowed, or no mass at all, leaves the centre alone.
+        (4, 1..=3, 0.9, (4, 4)),
+    ];
+    for (centre, allowed, level, window) in cases {
+        assert_eq!(credible_window(&masses, centre, allowed.clone(), level), window, "{centre} {allowed:?} {level}");
+    }
+    assert_eq!(credible_window(&[f64::NEG_INFINITY; 4], 1, 1..=3, 0.9), (1, 1));
+}
+
+#[test]
+fn a_series_reported_as_ranges_has_its_steps_inside_them() {
+    // Two 1 sigma steps in 100 commits, settled as a staircase and reported as two ranges (too small to narrow).
+    // The most probable two-change fit's own ranges, between the tested commits it put next to the middle level,
+    // held no step at all in 17 of the 72 ranges of these 60 jobs (59 of 239 on 200): a commit just past a step,
+    // measured a few times, read as the level before it (trial 9: steps at 17 and 87, ranges (19, 25] and (87,
+    // 100]). The ranges that hold 90% of the probability the two-change fits give each change miss in 6.
+    use super::sim::{trial, Noise, SimConfig};
+    let config = SimConfig { commits: 100, steps: vec![1.0, 1.0], seed: 7, trials: 60, ..SimConfig::default() };
+    let (mut ranges, mut empty) = (0, Vec::new());
+    for t in 0..config.trials as u64 {
+        let (history, noise_seed, _) = trial(&config, t);
+        let result = simulate(&history, Noise::Gaussian, noise_seed);
+        for c in result.culprits.iter().filter(|c| !c.located) {
+            ranges += 1;
+            if !history.steps.iter().any(|s| c.after < s.0 && s.0 <= c.commit) {
+                empty.push((t, c.after, c.commit));
+            }
+        }
+    }
+    assert!(ranges >= 40, "{ranges} ranges");
+    assert!(empty.len() * 8 <= ranges, "{} of {ranges} ranges hold no step: {empty:?}", empty.len());
 }
