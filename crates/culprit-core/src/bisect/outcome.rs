@@ -60,7 +60,7 @@ impl Bisect {
         let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) else {
             return false;
         };
-        // The range and good-to-bad share the runs of an end the range reaches (see `lone_culprit_share`).
+        // The range and good-to-bad share the runs of an end the range reaches (see `covariance_with_ends`).
         let covariance = self.covariance_with_ends(segment.lo, segment.hi, slope);
         let z = self.share_z(segment.lo, segment.hi);
         let (share, low, high) = model::ratio_interval_correlated(diff, se, total, total_se, covariance, z);
