@@ -213,7 +213,9 @@ pub struct Culprit {
     pub share: f64,
     pub share_low: f64,
     pub share_high: f64,
-    /// Posterior probability that the change (of this segment) is at this commit or its untestable suspects.
+    /// Posterior probability that the change (of this segment) is at this commit or its untestable suspects; for an
+    /// unlocated range, the probability that the range holds its change where the model gives one (a staircase's
+    /// ranges), else 0.
     pub confidence: f64,
     /// The step itself, in the metric's units, oriented so that positive is worse.
     pub step: f64,

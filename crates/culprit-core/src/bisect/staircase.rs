@@ -109,6 +109,9 @@ pub(super) struct Staircase {
     /// of its probability (see [`Bisect::credible_ranges`]); after merges, from the segment's start to the middle
     /// commit with the most runs and from there to its end.
     pub(super) ranges: [(usize, usize); 2],
+    /// The probability with which each range holds its change, under the two-change fits; 0 where the model gives
+    /// none (after merges, where the ranges reach the segment's ends).
+    pub(super) range_mass: [f64; 2],
     pub(super) low: (f64, f64),
     pub(super) middle: (f64, f64),
     pub(super) high: (f64, f64),
@@ -361,6 +364,7 @@ impl Bisect {
                         Staircase {
                             middle_commits: members[s1..s2].to_vec(),
                             ranges: [(members[s1 - 1], members[s1]), (members[s2 - 1], members[s2])],
+                            range_mass: [0.0; 2],
                             low: (low, se(&groups[0])),
                             middle: (middle, se_middle),
                             high: (high, se(&groups[2])),
@@ -371,7 +375,7 @@ impl Bisect {
         }
         let bayes = log_sum(&two) - log_sum(&one);
         let (_, mut staircase) = best.filter(|_| bayes.is_finite())?;
-        staircase.ranges = self.credible_ranges(&members, &fits, &staircase);
+        (staircase.ranges, staircase.range_mass) = self.credible_ranges(&members, &fits, &staircase);
         Some((bayes, staircase))
     }
 
@@ -386,12 +390,12 @@ impl Bisect {
         members: &[usize],
         fits: &[(usize, usize, f64)],
         stair: &Staircase,
-    ) -> [(usize, usize); 2] {
+    ) -> ([(usize, usize); 2], [f64; 2]) {
         let position = |c: usize| members.iter().position(|&m| m == c);
         let (Some(first), Some(second), Some(split)) =
             (position(stair.ranges[0].1), position(stair.ranges[1].1), stair.split(&self.values).and_then(position))
         else {
-            return stair.ranges;
+            return (stair.ranges, stair.range_mass);
         };
         let mut masses = [vec![Vec::new(); members.len()], vec![Vec::new(); members.len()]];
         for &(s1, s2, log) in fits {
@@ -399,12 +403,12 @@ impl Bisect {
             masses[1][s2].push(log);
         }
         let windows = [(first, 1..=split), (second, split + 1..=members.len() - 1)];
-        let [(a1, b1), (a2, b2)] = [0, 1].map(|change| {
+        let [(a1, b1, held1), (a2, b2, held2)] = [0, 1].map(|change| {
             let (centre, allowed) = windows[change].clone();
             let log_masses: Vec<f64> = masses[change].iter().map(|logs| log_sum(logs)).collect();
             credible_window(&log_masses, centre, allowed, RANGE_MASS)
         });
-        [(members[a1 - 1], members[b1]), (members[a2 - 1], members[b2])]
+        ([(members[a1 - 1], members[b1]), (members[a2 - 1], members[b2])], [held1, held2])
     }
 
     /// [`Bisect::staircase`] on a history with merges. The change positions are the segment's commits, grouped by
@@ -487,6 +491,7 @@ impl Bisect {
                         Staircase {
                             middle_commits: middle.iter().map(|&t| members[t]).collect(),
                             ranges: [(segment.lo, split), (split, segment.hi)],
+                            range_mass: [0.0; 2],
                             low: fit.low,
                             middle: fit.middle,
                             high: fit.high,
@@ -581,15 +586,17 @@ impl Bisect {
         // for the second step.
         let before = vec![Segment { lo: segment.lo, hi: split, top: false }];
         let after = self.parts_after(split, segment.hi);
-        for ((lo, hi), (a, b), pieces) in
-            [(stair.ranges[0], (stair.low, stair.middle), before), (stair.ranges[1], (stair.middle, stair.high), after)]
-        {
+        let ranges = [
+            (stair.ranges[0], (stair.low, stair.middle), before, stair.range_mass[0]),
+            (stair.ranges[1], (stair.middle, stair.high), after, stair.range_mass[1]),
+        ];
+        for ((lo, hi), (a, b), pieces, mass) in ranges {
             let step = b.0 - a.0;
             if self.narrow_if_large(&pieces, step, noise, bar, phase) {
                 // A range narrowed in several pieces is not followed up as a whole (see `narrowing_ended`).
                 narrowed = (pieces.len() == 1).then(|| (pieces[0].lo, pieces[0].hi));
             } else {
-                self.push_staircase_range(stair, (lo, hi), (a, b));
+                self.push_staircase_range(stair, (lo, hi), (a, b), mass);
                 reported = Some(((lo, hi), pieces));
             }
         }
@@ -719,12 +726,14 @@ impl Bisect {
     }
 
     /// Records one range of a staircase (`after`, `commit`], between the fitted levels `a` and `b`, as an unlocated
-    /// contributor, with its share of the good-to-bad change from those levels.
+    /// contributor, with its share of the good-to-bad change from those levels and, as its confidence, the
+    /// probability `mass` with which it holds its change (0 when not known).
     pub(super) fn push_staircase_range(
         &mut self,
         stair: &Staircase,
         (after, commit): (usize, usize),
         (a, b): ((f64, f64), (f64, f64)),
+        mass: f64,
     ) {
         let slope = self.drift();
         let (total, total_se) = self.top_change(slope).unwrap_or((stair.high.0 - stair.low.0, stair.high.1));
@@ -739,7 +748,7 @@ impl Bisect {
             share,
             share_low,
             share_high,
-            confidence: 0.0,
+            confidence: mass,
             step,
         });
     }
@@ -756,20 +765,21 @@ fn middle_level_log_prior(low: f64, (middle, se): (f64, f64), high: f64, margin:
 
 /// The smallest window of consecutive positions in `allowed`, grown from `centre` towards the more probable
 /// neighbour, that holds `level` of the mass of `allowed` (`log_masses` per position, unnormalised). Returns the
-/// first and last positions; `centre` alone when it lies outside `allowed` or there is no mass.
+/// first and last positions and the share of the mass they hold; `centre` alone, holding 0, when it lies outside
+/// `allowed` or there is no mass.
 pub(super) fn credible_window(
     log_masses: &[f64],
     centre: usize,
     allowed: std::ops::RangeInclusive<usize>,
     level: f64,
-) -> (usize, usize) {
+) -> (usize, usize, f64) {
     let (lowest, highest) = (*allowed.start(), (*allowed.end()).min(log_masses.len().saturating_sub(1)));
     if !(lowest..=highest).contains(&centre) {
-        return (centre, centre);
+        return (centre, centre, 0.0);
     }
     let max = log_masses[lowest..=highest].iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !max.is_finite() {
-        return (centre, centre);
+        return (centre, centre, 0.0);
     }
     let mass = |s: usize| (log_masses[s] - max).exp();
     let total: f64 = (lowest..=highest).map(mass).sum();
@@ -784,7 +794,7 @@ pub(super) fn credible_window(
             (None, None) => break,
         }
     }
-    (a, b)
+    (a, b, held / total)
 }
 
 /// The log of the sum of the exponentials of `values`, without overflow; negative infinity for none.

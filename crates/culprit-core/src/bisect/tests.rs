@@ -1,7 +1,7 @@
 //! Unit tests of the bisect machine's internals: the posterior and the decision rules.
 
 use super::staircase::{
-    credible_window, Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, PAIRED_MIDDLE_Z,
+    credible_window, Staircase, BETWEEN_LEANING_Z, BETWEEN_Z, PAIRED_MIDDLE_MAX_PAIRS, PAIRED_MIDDLE_Z, RANGE_MASS,
     STAIRCASE_LOG_BAYES,
 };
 use super::verify::IMPLAUSIBLE_MAX_PAIRS;
@@ -263,6 +263,7 @@ fn a_staircase_whose_narrowed_range_holds_no_step_searches_its_other_range_for_t
     let stair = Staircase {
         middle_commits: vec![5],
         ranges: [(3, 5), (5, 9)],
+        range_mass: [0.0; 2],
         low: (0.0, 0.05),
         middle: (0.9, 0.1),
         high: (1.0, 0.05),
@@ -1554,20 +1555,22 @@ fn a_credible_window_grows_towards_the_more_probable_side_until_it_holds_its_sha
     let masses: Vec<f64> = [0.0, 0.1, 0.6, 0.25, 0.05].map(ln).to_vec();
     // (centre, allowed, level, window): from 0.6 the right neighbour (0.25) comes first, then the left (0.1).
     let cases = [
-        (2, 1..=4, 0.5, (2, 2)),
-        (2, 1..=4, 0.8, (2, 3)),
-        (2, 1..=4, 0.9, (1, 3)),
-        (2, 1..=4, 0.99, (1, 4)),
+        (2, 1..=4, 0.5, (2, 2, 0.6)),
+        (2, 1..=4, 0.8, (2, 3, 0.85)),
+        (2, 1..=4, 0.9, (1, 3, 0.95)),
+        (2, 1..=4, 0.99, (1, 4, 1.0)),
         // The window stays within what is allowed, and its level is of the mass allowed: 0.6 of 0.7 is 86%.
-        (2, 1..=2, 0.9, (1, 2)),
-        (2, 1..=2, 0.8, (2, 2)),
-        // A centre outside what is allowed, or no mass at all, leaves the centre alone.
-        (4, 1..=3, 0.9, (4, 4)),
+        (2, 1..=2, 0.9, (1, 2, 1.0)),
+        (2, 1..=2, 0.8, (2, 2, 0.6 / 0.7)),
+        // A centre outside what is allowed, or no mass at all, leaves the centre alone, holding nothing.
+        (4, 1..=3, 0.9, (4, 4, 0.0)),
     ];
-    for (centre, allowed, level, window) in cases {
-        assert_eq!(credible_window(&masses, centre, allowed.clone(), level), window, "{centre} {allowed:?} {level}");
+    for (centre, allowed, level, (first, last, held)) in cases {
+        let (a, b, h) = credible_window(&masses, centre, allowed.clone(), level);
+        assert_eq!((a, b), (first, last), "{centre} {allowed:?} {level}");
+        assert!((h - held).abs() < 1e-12, "{centre} {allowed:?} {level}: holds {h}, not {held}");
     }
-    assert_eq!(credible_window(&[f64::NEG_INFINITY; 4], 1, 1..=3, 0.9), (1, 1));
+    assert_eq!(credible_window(&[f64::NEG_INFINITY; 4], 1, 1..=3, 0.9), (1, 1, 0.0));
 }
 
 #[test]
@@ -1584,6 +1587,8 @@ fn a_series_reported_as_ranges_has_its_steps_inside_them() {
         let (history, noise_seed, _) = trial(&config, t);
         let result = simulate(&history, Noise::Gaussian, noise_seed);
         for c in result.culprits.iter().filter(|c| !c.located) {
+            // A staircase's range says how probably it holds its change; other ranges (a budget's end) say nothing.
+            assert!(c.confidence == 0.0 || (RANGE_MASS..=1.0).contains(&c.confidence), "{c:?}");
             ranges += 1;
             if !history.steps.iter().any(|s| c.after < s.0 && s.0 <= c.commit) {
                 empty.push((t, c.after, c.commit));

@@ -480,11 +480,11 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             format!("a commit after {} up to {}", c.after.short(), c.commit.with_subject(true))
         };
         lines.push(format!(
-            "{place} explains {:.0}% of the change (90% interval {:.0}%..{:.0}%), confidence {:.3}",
+            "{place} explains {:.0}% of the change (90% interval {:.0}%..{:.0}%){}",
             100.0 * c.share,
             100.0 * c.share_low,
             100.0 * c.share_high,
-            c.confidence
+            confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {
             let list: Vec<String> = c.untestable_suspects.iter().map(CommitRef::short).collect();
@@ -510,6 +510,19 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
 }
 
 /// "first", "second", ... for the commits of a series (counted from 1).
+/// How sure a bisect is of a contributor, as the words that follow its share: a located commit's posterior
+/// confidence; for an unlocated range, the probability that the change lies in it when the bisect measured one
+/// (a series' ranges), else nothing (a range's confidence of 0 means "not measured", not "surely elsewhere").
+pub fn confidence_words(located: bool, confidence: f64) -> String {
+    if located {
+        format!(", confidence {confidence:.3}")
+    } else if confidence > 0.0 {
+        format!(", in this range with probability {confidence:.2}")
+    } else {
+        String::new()
+    }
+}
+
 fn ordinal(n: usize) -> String {
     match n {
         1 => "first".into(),
@@ -615,6 +628,19 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_says_how_probably_it_holds_its_change_and_nothing_when_unmeasured() {
+        let cases = [
+            (true, 0.99741, ", confidence 0.997"),
+            (true, 0.0, ", confidence 0.000"),
+            (false, 0.934, ", in this range with probability 0.93"),
+            (false, 0.0, ""),
+        ];
+        for (located, confidence, want) in cases {
+            assert_eq!(confidence_words(located, confidence), want);
+        }
+    }
 
     #[test]
     fn ordinals_read_as_english() {

@@ -14,6 +14,7 @@ use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, O
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, RunRecord};
+use culprit_core::report::confidence_words;
 use culprit_run::bisect::{
     commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
 };
@@ -652,11 +653,11 @@ pub fn render_outcome(
             ));
         }
         out.push_str(&format!(
-            "  explains {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%), confidence {:.3}\n",
+            "  explains {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%){}\n",
             100.0 * c.share,
             100.0 * c.share_low,
             100.0 * c.share_high,
-            c.confidence
+            confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {
             let list: Vec<String> = c.untestable_suspects.iter().map(|&i| short(i)).collect();
