@@ -199,12 +199,10 @@ fn breakdown(args: &[String]) {
     let mut runs_all = Vec::new();
     // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
-    // The reported 90% share intervals of culprits named at a true step: (intervals, containing the true share,
-    // sum of widths, below it, above it).
-    let mut shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
-    // The same for the unlocated ranges of a linear history, whose true share is that of the steps inside them.
-    let mut range_shares = (0usize, 0usize, 0.0f64, 0usize, 0usize);
-    // Unlocated ranges that hold no step at all, and the jobs that reported one.
+    // The reported 90% share intervals of culprits named at a true step, and of the unlocated ranges of a linear
+    // history, whose true share is that of the steps inside them.
+    let (mut shares, mut range_shares) = (Coverage::default(), Coverage::default());
+    // Unlocated ranges that hold no step at all, the jobs that reported one, and the ranges' commits.
     let (mut empty_ranges, mut jobs_with_empty_range, mut range_commits) = (0usize, 0usize, 0usize);
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
@@ -255,29 +253,19 @@ fn breakdown(args: &[String]) {
         let whole: f64 = history.steps.iter().map(|s| s.1).sum();
         for culprit in result.culprits.iter().filter(|c| c.located && c.share_low.is_finite()) {
             if let Some(&(_, size)) = history.steps.iter().find(|s| s.0 == culprit.commit) {
-                let true_share = size / whole;
-                shares.0 += 1;
-                shares.1 += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
-                shares.2 += culprit.share_high - culprit.share_low;
-                shares.3 += usize::from(culprit.share_high < true_share);
-                shares.4 += usize::from(culprit.share_low > true_share);
+                shares.add(culprit, size / whole);
             }
         }
+        let mut job_has_empty_range = false;
         for culprit in result.culprits.iter().filter(|c| !c.located && c.share_low.is_finite() && config.topics == 0) {
             let inside = |k: usize| culprit.after < k && k <= culprit.commit;
-            let true_share = history.steps.iter().filter(|s| inside(s.0)).map(|s| s.1).sum::<f64>() / whole;
-            empty_ranges += usize::from(!history.steps.iter().any(|s| inside(s.0)));
+            let empty = !history.steps.iter().any(|s| inside(s.0));
+            empty_ranges += usize::from(empty);
+            job_has_empty_range |= empty;
             range_commits += culprit.commit - culprit.after;
-            range_shares.0 += 1;
-            range_shares.1 += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
-            range_shares.2 += culprit.share_high - culprit.share_low;
-            range_shares.3 += usize::from(culprit.share_high < true_share);
-            range_shares.4 += usize::from(culprit.share_low > true_share);
+            range_shares.add(culprit, history.steps.iter().filter(|s| inside(s.0)).map(|s| s.1).sum::<f64>() / whole);
         }
-        let holds_no_step =
-            |c: &culprit_core::bisect::Culprit| !history.steps.iter().any(|s| c.after < s.0 && s.0 <= c.commit);
-        jobs_with_empty_range +=
-            usize::from(config.topics == 0 && result.culprits.iter().any(|c| !c.located && holds_no_step(c)));
+        jobs_with_empty_range += usize::from(job_has_empty_range);
         let flagged = result.build_spread.is_some();
         let false_culprit = result.named.iter().any(|c| !truth.contains(c));
         let inconclusive = result.status == culprit_core::bisect::Status::Inconclusive;
@@ -310,7 +298,6 @@ fn breakdown(args: &[String]) {
     say!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
     say!("  statuses {statuses:?}");
     let per = |sum: usize, jobs: usize| if jobs > 0 { sum as f64 / jobs as f64 } else { 0.0 };
-    let per_interval = |sum: f64, intervals: usize| if intervals > 0 { sum / intervals as f64 } else { 0.0 };
     say!(
         "  probed for a staircase: {} of {trials} jobs, {:.1} probing runs and {:.1} runs in all each; the others {:.1} runs",
         probing.0,
@@ -327,31 +314,45 @@ fn breakdown(args: &[String]) {
         spread_inconclusive.0,
         spread_inconclusive.1
     );
-    say!(
-        "  share intervals (90%) of culprits at a true step: {} of {} hold the true share, {} below it, {} above, mean width {:.3}",
-        shares.1,
-        shares.0,
-        shares.3,
-        shares.4,
-        per_interval(shares.2, shares.0)
-    );
-    say!(
-        "  share intervals (90%) of unlocated ranges: {} of {} hold the true share, {} below it, {} above, mean width {:.3}",
-        range_shares.1,
-        range_shares.0,
-        range_shares.3,
-        range_shares.4,
-        per_interval(range_shares.2, range_shares.0)
-    );
+    say!("  share intervals (90%) of culprits at a true step: {}", shares.describe());
+    say!("  share intervals (90%) of unlocated ranges: {}", range_shares.describe());
     say!(
         "  unlocated ranges holding no step: {empty_ranges} of {}, in {jobs_with_empty_range} of {trials} jobs; {:.1} commits a range",
-        range_shares.0,
-        per(range_commits, range_shares.0)
+        range_shares.intervals,
+        per(range_commits, range_shares.intervals)
     );
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);
     }
     for (seed, named, truth, runs) in wrong {
         say!("seed {seed}: named {named}, truth {truth:?}, runs {runs}");
+    }
+}
+
+/// How often reported share intervals hold the true share (see `breakdown`).
+#[derive(Default)]
+struct Coverage {
+    intervals: usize,
+    held: usize,
+    widths: f64,
+    below: usize,
+    above: usize,
+}
+
+impl Coverage {
+    fn add(&mut self, culprit: &culprit_core::bisect::Culprit, true_share: f64) {
+        self.intervals += 1;
+        self.held += usize::from((culprit.share_low..=culprit.share_high).contains(&true_share));
+        self.widths += culprit.share_high - culprit.share_low;
+        self.below += usize::from(culprit.share_high < true_share);
+        self.above += usize::from(culprit.share_low > true_share);
+    }
+
+    fn describe(&self) -> String {
+        let width = if self.intervals > 0 { self.widths / self.intervals as f64 } else { 0.0 };
+        format!(
+            "{} of {} hold the true share, {} below it, {} above, mean width {width:.3}",
+            self.held, self.intervals, self.below, self.above
+        )
     }
 }

@@ -290,30 +290,42 @@ fn build_spread_of(sides: &[Vec<bool>], moments: &[model::Moments], alpha: f64) 
 /// The variance of runs about their own group's mean, pooled over `groups` (commits, or visits), and its degrees of
 /// freedom; `None` with fewer than [`SPREAD_MIN_WITHIN_DOF`] or no scatter at all.
 fn pooled_variance<'a>(groups: impl IntoIterator<Item = &'a model::Moments>) -> Option<(f64, f64)> {
+    let (within, within_dof) = within_squares(groups);
+    (within_dof >= SPREAD_MIN_WITHIN_DOF && within > 0.0).then(|| (within / within_dof, within_dof))
+}
+
+/// The squares of runs about their own group's mean, summed over the groups of two runs or more, and their degrees
+/// of freedom: [`pooled_variance`] before its bar on the degrees of freedom.
+pub(super) fn within_squares<'a>(groups: impl IntoIterator<Item = &'a model::Moments>) -> (f64, f64) {
     let (mut within, mut within_dof) = (0.0, 0.0);
     for m in groups.into_iter().filter(|m| m.w > 1.0) {
         within += m.squares_about_mean();
         within_dof += m.w - 1.0;
     }
-    (within_dof >= SPREAD_MIN_WITHIN_DOF && within > 0.0).then(|| (within / within_dof, within_dof))
+    (within, within_dof)
 }
 
 /// How far the means of `groups` scatter around their weighted mean, in units of a run's `variance`.
-struct Scatter {
-    /// The weighted squares, each group's capped at [`SPREAD_MAX_SQUARE`].
-    q: f64,
+pub(super) struct Scatter {
+    /// The weighted squares, each group's capped (at [`SPREAD_MAX_SQUARE`] for the build-spread tests).
+    pub(super) q: f64,
     /// Groups less one.
-    dof: f64,
+    pub(super) dof: f64,
     /// The weight that turns `q - dof` into a variance of the groups' own levels (method of moments).
-    weight: f64,
+    pub(super) weight: f64,
 }
 
 impl Scatter {
     fn of(groups: &[model::Moments], variance: f64) -> Scatter {
+        Scatter::capped(groups, variance, SPREAD_MAX_SQUARE)
+    }
+
+    /// [`Scatter::of`] with each group's part of `q` capped at `cap` instead.
+    pub(super) fn capped(groups: &[model::Moments], variance: f64, cap: f64) -> Scatter {
         let total: f64 = groups.iter().map(|m| m.w).sum();
         let mean = groups.iter().map(|m| m.y).sum::<f64>() / total;
         Scatter {
-            q: groups.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(SPREAD_MAX_SQUARE)).sum(),
+            q: groups.iter().map(|m| (m.w * (m.y / m.w - mean).powi(2) / variance).min(cap)).sum(),
             dof: groups.len() as f64 - 1.0,
             weight: total - groups.iter().map(|m| m.w * m.w).sum::<f64>() / total,
         }

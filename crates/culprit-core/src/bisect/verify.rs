@@ -3,6 +3,7 @@
 
 use super::replicate::Replication;
 use super::reproduce::UPPER_99_Z;
+use super::spread::{f_upper_tail, within_squares, Scatter};
 use super::*;
 
 /// A step whose share of the change between its segment's ends is surely (90% upper bound) below this explains
@@ -629,16 +630,13 @@ impl Bisect {
         let last = self.values.len() - 1;
         let (good, bad) = (moments[index(0)?], moments[index(last)?]);
         // The run variance within commits, over every commit with two runs or more.
-        let (mut within, mut within_dof) = (0.0, 0.0);
-        for m in moments.iter().filter(|m| m.w > 1.0) {
-            within += m.squares_about_mean();
-            within_dof += m.w - 1.0;
-        }
+        let (within, within_dof) = within_squares(&moments);
         if !(within_dof > 0.0 && parent.w > 0.0 && commit.w > 0.0) {
             return None;
         }
         let variance = within / within_dof;
-        // The variance of a build's own level: the method of moments (DerSimonian and Laird) on each side's means.
+        // The variance of a build's own level: the method of moments (DerSimonian and Laird) on each side's means,
+        // as the build-spread test reads them but with no cap on what one commit adds.
         let (mut q, mut dof, mut weight) = (0.0, 0.0, 0.0);
         let mut levels = [(0.0, 0.0, 0.0); 2];
         for after in [false, true] {
@@ -648,17 +646,16 @@ impl Bisect {
             if !(total > 0.0) {
                 return None;
             }
+            let scatter = Scatter::capped(&side, variance, f64::INFINITY);
+            (q, dof, weight) = (q + scatter.q, dof + scatter.dof, weight + scatter.weight);
             let mean = side.iter().map(|m| m.y).sum::<f64>() / total;
-            q += side.iter().map(|m| m.w * (m.y / m.w - mean).powi(2) / variance).sum::<f64>();
-            dof += side.len() as f64 - 1.0;
-            weight += total - side.iter().map(|m| m.w * m.w).sum::<f64>() / total;
             let squared_shares: f64 = side.iter().map(|m| (m.w / total).powi(2)).sum();
             levels[usize::from(after)] = (mean, total, squared_shares);
         }
         // Counted only where the means scatter beyond their runs at SHARE_BUILDS_P: the estimate is positive
         // whenever the means happen to scatter a little, and counted always it widened the intervals of simulated
         // jobs whose builds do not differ at all to hold the true share in 95.5% of them rather than 90%.
-        let scatters = super::spread::f_upper_tail(q, dof, within_dof).is_some_and(|p| p < SHARE_BUILDS_P);
+        let scatters = f_upper_tail(q, dof, within_dof).is_some_and(|p| p < SHARE_BUILDS_P);
         let build_variance = if scatters && weight > 0.0 { (q - dof).max(0.0) * variance / weight } else { 0.0 };
         let mean_variance = |m: &model::Moments| variance / m.w + build_variance;
         let mean = |m: &model::Moments| m.y / m.w;
