@@ -10,7 +10,7 @@ const COMMITS: usize = 24;
 const SLOW_AT: usize = 15;
 const BROKEN_AT: usize = 12;
 
-fn make_repo(dir: &Path, slow_at: usize, slowdown: u32) -> (PathBuf, Vec<String>) {
+fn make_repo(dir: &Path, slow_at: usize, slowdown: i32) -> (PathBuf, Vec<String>) {
     common::make_slowdown_repo(dir, COMMITS, slow_at, BROKEN_AT, slowdown)
 }
 
@@ -667,4 +667,41 @@ fn a_series_split_across_two_merged_branches_names_both_commits() {
         let share = c["share"].as_f64().unwrap();
         assert!((0.25..0.75).contains(&share), "each explains about half: {result:#}\n{}", steps());
     }
+}
+
+#[test]
+fn qa_29_an_improvement_ends_after_the_first_runs_and_says_so() {
+    // QA of session 29: a real 25% speed-up between good and bad spent the whole reproduce budget (120 runs) and
+    // ended saying that good and bad do not differ.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, -25);
+    let db = dir.path().join("i.db");
+    let out = bisect(&db, &repo, &shas[0], &shas[COMMITS - 1], &[]);
+    let result = json(&out);
+    assert_eq!(result["status"], "not-reproduced", "{result:#}");
+    assert_eq!(result["improved"], true, "{result:#}");
+    assert!(result["runs"].as_u64().unwrap() <= 16, "{result:#}");
+    assert!(result["reason"].as_str().unwrap().contains("bad is better than good"), "{result:#}");
+}
+
+#[test]
+fn qa_29_a_good_end_that_does_not_build_is_an_error_not_a_result() {
+    // QA of session 29: good failing to build ended "not reproduced" with exit 0, and the mail said the change had
+    // been measured again.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, 30);
+    let db = dir.path().join("g.db");
+    let build = format!("test \"$CULPRIT_COMMIT\" != {} && make -s", shas[0]);
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[COMMITS - 1]])
+        .args(["--run", "./bench", "--build", &build, "--metric", "command.user_time"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("good (") && stderr.contains("could not be built and run"), "{stderr}");
+    assert!(stderr.contains("culprit results --failures"), "{stderr}");
 }

@@ -278,6 +278,10 @@ pub struct Outcome {
     /// probable step.
     #[serde(default)]
     pub build_spread: Option<BuildSpread>,
+    /// Set on a `NotReproduced` outcome whose bad end measured better than good beyond doubt: an improvement, which
+    /// a bisect for a regression does not search.
+    #[serde(default)]
+    pub improved: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -337,6 +341,8 @@ pub struct Bisect {
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
     total: Option<(f64, f64)>,
     reproduced: Option<bool>,
+    /// Whether good and bad differ the other way: bad is better (see [`Outcome::improved`]).
+    improved: bool,
     /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
     replicating: Option<usize>,
     /// The candidate whose step held across the builds beside it.
@@ -390,6 +396,7 @@ impl Bisect {
             orientation,
             total: None,
             reproduced: None,
+            improved: false,
             replicating: None,
             replicated: None,
             log: Vec::new(),

@@ -397,6 +397,9 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
     }
 }
 
+/// The most points of [`mixture_information`]'s grid.
+const MIXTURE_GRID_MAX: usize = 600;
+
 /// Mutual information in bits between which component of a Gaussian mixture a measurement comes from and the
 /// measurement itself: `components` are (weight, mean, variance), weights summing to one. H(Y) is integrated on a
 /// grid; the components' own entropies are exact.
@@ -410,16 +413,37 @@ pub fn mixture_information(components: &[(f64, f64, f64)]) -> f64 {
     let min_sd = usable.iter().map(|c| c.2.sqrt()).fold(f64::INFINITY, f64::min);
     let lo = usable.iter().map(|c| c.1 - 7.0 * c.2.sqrt()).fold(f64::INFINITY, f64::min);
     let hi = usable.iter().map(|c| c.1 + 7.0 * c.2.sqrt()).fold(f64::NEG_INFINITY, f64::max);
-    let points = (((hi - lo) / (0.25 * min_sd)).ceil() as usize).clamp(16, 600);
-    let step = (hi - lo) / points as f64;
     let norms: Vec<(f64, f64, f64)> =
         usable.iter().map(|&(w, m, v)| (w / total / (2.0 * std::f64::consts::PI * v).sqrt(), m, -0.5 / v)).collect();
+    let density = |y: f64| -> f64 { norms.iter().map(|&(a, m, b)| a * (b * (y - m) * (y - m)).exp()).sum() };
+    let wanted = ((hi - lo) / (0.25 * min_sd)).ceil();
     let mut entropy = 0.0;
-    for i in 0..=points {
-        let y = lo + i as f64 * step;
-        let p: f64 = norms.iter().map(|&(a, m, b)| a * (b * (y - m) * (y - m)).exp()).sum();
-        if p > 0.0 {
-            entropy -= p * p.log2() * step;
+    if wanted <= MIXTURE_GRID_MAX as f64 {
+        let points = (wanted as usize).max(16);
+        let step = (hi - lo) / points as f64;
+        for i in 0..=points {
+            let p = density(lo + i as f64 * step);
+            if p > 0.0 {
+                entropy -= p * p.log2() * step;
+            }
+        }
+    } else {
+        // Components too far apart for one grid of a quarter of the narrowest one's deviation (a metric without
+        // noise, whose levels are thousands of deviations apart): one grid over all of them stepped over every
+        // peak and read no information at all, and a bisect of such a metric gave up after good and bad. H(Y) is
+        // then the sum over components of their weight times the expectation of -log p(Y) under each, each on a
+        // grid of its own.
+        for (&(a, m, b), &(_, _, v)) in norms.iter().zip(&usable) {
+            let sd = v.sqrt();
+            let step = 16.0 * sd / MIXTURE_GRID_MAX as f64;
+            for i in 0..=MIXTURE_GRID_MAX {
+                let y = m - 8.0 * sd + i as f64 * step;
+                let own = a * (b * (y - m) * (y - m)).exp();
+                let p = density(y);
+                if own > 0.0 && p > 0.0 {
+                    entropy -= own * p.log2() * step;
+                }
+            }
         }
     }
     let conditional: f64 = usable
@@ -490,7 +514,10 @@ pub fn ratio_interval_correlated(a: f64, se_a: f64, b: f64, se_b: f64, covarianc
         return (f64::NAN, f64::NAN, f64::NAN);
     }
     let r = a / b;
-    let covariance = covariance.clamp(-se_a * se_b, se_a * se_b);
+    // A metric without noise (a captured count) gives standard errors of zero, and a variance estimated from such
+    // runs can be NaN: the bound is then no bound, and NaN bounds would make `clamp` panic.
+    let bound = se_a * se_b;
+    let covariance = if bound.is_finite() && covariance.is_finite() { covariance.clamp(-bound, bound) } else { 0.0 };
     let variance = (se_a * se_a + r * r * se_b * se_b - 2.0 * r * covariance).max(0.0);
     let se = variance.sqrt() / b.abs();
     (r, r - z * se, r + z * se)

@@ -133,6 +133,7 @@ impl Bisect {
             log: self.log.clone(),
             reason,
             build_spread,
+            improved: self.improved,
         });
     }
 }

@@ -20,6 +20,11 @@ pub(super) const RECHECK_MIN_RUNS_PER_SIDE: usize = 20;
 /// 500 still spent the budget (3 at 0); real steps of 1 and 1.5 sigmas never fell below 0 in 300 to 500 jobs.
 pub(super) const FADED_LOG_RATIO: f64 = 0.0;
 
+/// False-alarm bound of the claim that bad is better than good (an improvement, which ends the bisect): stricter
+/// than the test of a regression, since jobs whose ends do not differ at all would otherwise end with that claim
+/// about one time in twenty.
+pub(super) const IMPROVEMENT_ALPHA: f64 = 0.01;
+
 /// One-sided 99% normal quantile: the upper bound a difference is held to when a change is ruled out.
 pub(super) const UPPER_99_Z: f64 = 2.326;
 
@@ -165,6 +170,26 @@ impl Bisect {
             self.note("reproduce", format!("({lo}, {hi}] differs: locate the change"), evidence);
             self.phase = Phase::Locate { segment };
             return false;
+        }
+        // Bad better than good, beyond doubt: the change is an improvement, not the regression a bisect looks for.
+        // The one-sided test above cannot pass and no floor rules a change out, so such a job used to spend its
+        // whole reproduce budget (120 runs on a real 25% speed-up) and then say that good and bad do not differ.
+        // The same test, the other way round, ends it as soon as a regression would have been confirmed.
+        if segment.top && !two_sided && diff < 0.0 {
+            let improvement = model::one_sided_mixture_log_ratio(-diff, se, sigma);
+            let bar = (1.0 / IMPROVEMENT_ALPHA).ln();
+            if improvement >= bar {
+                self.improved = true;
+                self.reproduced = Some(false);
+                let why = format!(
+                    "bad is better than good: difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {improvement:.2} \
+                     of {bar:.2} for an improvement; not a regression, so nothing is blamed",
+                    diff / sigma
+                );
+                self.note("reproduce", "improved, not regressed".into(), why.clone());
+                self.finish(why);
+                return false;
+            }
         }
         let spent = self.runs_since(lo, start_records).count() + self.runs_since(hi, start_records).count();
         // Below the top, the search is for contributors of at least CONTRIBUTOR_MIN_SHARE of the change: Wald's

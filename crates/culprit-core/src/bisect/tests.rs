@@ -1598,3 +1598,65 @@ fn a_series_reported_as_ranges_has_its_steps_inside_them() {
     assert!(ranges >= 40, "{ranges} ranges");
     assert!(empty.len() * 8 <= ranges, "{} of {ranges} ranges hold no step: {empty:?}", empty.len());
 }
+
+/// Drives a machine over a linear history of `count` commits whose metric is exactly `before` up to `step - 1` and
+/// exactly `after` from `step` on, with no noise at all (a captured count, a size, an instruction count).
+fn bisect_noiseless(count: usize, step: usize, before: f64, after: f64) -> Outcome {
+    let mut m = machine(count);
+    for _ in 0..2_000 {
+        match m.next_action() {
+            Action::Done(outcome) => return outcome,
+            Action::RunBatch(batch) => {
+                for (commit, runs) in batch {
+                    for _ in 0..runs {
+                        let value = if commit >= step { after } else { before };
+                        if let Err(e) = m.record(commit, Sample::Value(value)) {
+                            panic!("record: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    panic!("no outcome after 2,000 batches");
+}
+
+#[test]
+fn qa_29_a_metric_without_noise_is_bisected_to_its_step() {
+    // QA of session 29: a captured count of 100 before the slowdown and 130 after panicked while the share was
+    // measured (a NaN bound), and a hash of about 1.3e19 against 1.8e19 gave up after good and bad ("no testable
+    // commit left to measure"), since with no noise every measurement's information read as zero.
+    for (count, step, before, after) in
+        [(24, 15, 100.0, 130.0), (24, 15, 1.3496e19, 1.8076e19), (1000, 371, 4.0, 5.0), (10, 1, 0.0, 1.0)]
+    {
+        let outcome = bisect_noiseless(count, step, before, after);
+        let named: Vec<usize> = outcome.culprits.iter().filter(|c| c.located).map(|c| c.commit).collect();
+        assert_eq!(
+            (outcome.status, named.as_slice()),
+            (Status::Found, [step].as_slice()),
+            "{count} commits, step at {step}, {before} to {after}: {:#?}",
+            outcome.log.iter().rev().take(5).collect::<Vec<_>>()
+        );
+        let share = outcome.culprits[0].share;
+        assert!((share - 1.0).abs() < 1e-6, "share {share}");
+        assert!(outcome.runs < 200, "{} runs", outcome.runs);
+    }
+}
+
+#[test]
+fn qa_29_an_improvement_ends_at_once_and_says_so() {
+    // QA of session 29: a real 25% speed-up between good and bad spent the whole reproduce budget (120 runs) and
+    // then said good and bad do not differ.
+    for (before, after) in [(5.0, 4.0), (100.0, 75.0)] {
+        let outcome = bisect_noiseless(1000, 371, before, after);
+        assert_eq!(outcome.status, Status::NotReproduced, "{:#?}", outcome.log);
+        assert!(outcome.improved && outcome.culprits.is_empty(), "{outcome:#?}");
+        assert!(outcome.runs <= 16, "{} runs", outcome.runs);
+        assert!(outcome.reason.contains("bad is better than good"), "{}", outcome.reason);
+    }
+    // Noisy too: a 3 sigma improvement.
+    let history = sim::History { commits: 200, steps: vec![(50, -3.0)], untestable: vec![false; 201], dag: None };
+    let result = simulate(&history, sim::Noise::Gaussian, 3);
+    assert_eq!(result.status, Status::NotReproduced);
+    assert!(result.runs <= 40, "{} runs", result.runs);
+}

@@ -365,7 +365,30 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         } else {
             ""
         };
-        bail!("neither good nor bad could be built and run, so nothing can be bisected: {reason}{hint}");
+        bail!(
+            "neither good nor bad could be built and run, so nothing can be bisected: {reason}{hint} (every failed \
+             run's output: `culprit results --failures`)"
+        );
+    }
+    // One end that cannot be measured leaves nothing to compare the other with: the bisect would end "not
+    // reproduced" as if good and bad had been measured alike, and say nothing of why (QA of session 29).
+    for (runs, end, index) in [(&good_runs, "good", 0), (&bad_runs, "bad", last)] {
+        if !runs.iter().any(|r| r.outcome.is_ok()) {
+            bar.finish_and_clear();
+            let reason = runs
+                .iter()
+                .find_map(|r| match &r.outcome {
+                    culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            bail!(
+                "{end} ({}) could not be built and run, so there is nothing to compare {} with: {reason} (the failed \
+                 runs' output: `culprit results --failures`); give a {end} commit that builds and runs",
+                &range[index].sha[..12],
+                if index == 0 { "bad" } else { "good" }
+            );
+        }
     }
     let metric_was_given = given_metric.is_some();
     let metric = match given_metric {
@@ -565,6 +588,7 @@ pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCom
         "runs": outcome.runs,
         "builds": outcome.builds,
         "total_change": outcome.total_change,
+        "improved": outcome.improved,
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
@@ -626,6 +650,7 @@ pub fn render_outcome(
     let headline = match outcome.status {
         Status::Found => "found the culprit",
         Status::Multiple => "several commits share the change",
+        Status::NotReproduced if outcome.improved => "bad is better than good, an improvement: no commit is blamed",
         Status::NotReproduced => "the change does not reproduce: no commit is blamed",
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };

@@ -32,7 +32,7 @@ pub fn make_slowdown_repo(
     commits: usize,
     slow_at: usize,
     broken_at: usize,
-    slowdown: u32,
+    slowdown: i32,
 ) -> (PathBuf, Vec<String>) {
     let repo = dir.join("repo");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
