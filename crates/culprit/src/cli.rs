@@ -221,8 +221,13 @@ pub struct BisectArgs {
     /// perf-stat added, so the report can show the profile that explains it without profiling slowing the search.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
-    /// Continue the session with this id after a crash or interruption.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["good", "bad", "job", "run"])]
+    /// Continue the session with this id after a crash or interruption, as it was started: options that would
+    /// change it (the repository, metric, build, deploy, --max-runs, --min-change) are refused.
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with_all = ["good", "bad", "job", "run", "repo", "metric", "build", "deploy", "max_runs", "min_change"]
+    )]
     pub resume: Option<i64>,
     /// Print the result as one JSON object.
     #[arg(long)]

@@ -5,6 +5,7 @@
 
 mod cli;
 mod cmd;
+mod lock;
 mod output;
 
 use clap::Parser;

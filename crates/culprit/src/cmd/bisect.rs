@@ -500,6 +500,18 @@ fn drive(
     let Presentation { json, profile, started, resumed } = shown;
     let interrupt = interrupt_flag();
     let root = worktree_root(&config.repo, &format!("session-{session}"));
+    // One process drives a session at a time: two (the same command in a second terminal, or two `--resume`) checked
+    // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
+    // theirs against a commit that builds (QA of session 29).
+    let lock_path = root.with_extension("lock");
+    let _lock = match crate::lock::try_lock(&lock_path)? {
+        crate::lock::Lock::Held(file) => file,
+        crate::lock::Lock::Busy { holder } => bail!(
+            "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
+             it and run `culprit bisect --resume {session}`",
+            lock_path.display()
+        ),
+    };
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);

@@ -1,0 +1,75 @@
+//! Advisory file locks that keep two culprit processes from driving the same work at once.
+//!
+//! A lock is an `flock` on a small file that names its holder (its process id), so that the process refused can
+//! say who holds it. The lock goes with the process: a process killed with `kill -9` leaves the file
+//! but not the lock, and the next one takes it at once.
+
+use anyhow::{Context, Result};
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// The outcome of [`try_lock`].
+pub(crate) enum Lock {
+    /// The lock is ours until the file is dropped (or the process ends).
+    Held(File),
+    /// Another process holds it; what it wrote about itself, when it could be read.
+    Busy { holder: String },
+}
+
+/// Takes the lock on `path` without waiting, creating the file (and its directory) when needed.
+pub(crate) fn try_lock(path: &Path) -> Result<Lock> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open the lock {}", path.display()))?;
+    // SAFETY: flock on a file descriptor we own; it only sets an advisory lock.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if locked != 0 {
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let holder = if holder.is_empty() {
+                "a process that has not said who it is".to_string()
+            } else {
+                holder.to_string()
+            };
+            return Ok(Lock::Busy { holder });
+        }
+        return Err(error).with_context(|| format!("cannot lock {}", path.display()));
+    }
+    // Who holds it, for the message of the process that is refused. Best effort: the lock is what counts.
+    let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| write!(file, "process {}", std::process::id()));
+    Ok(Lock::Held(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_taker_is_told_who_holds_the_lock_until_it_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("x.lock");
+        let first = match try_lock(&path).unwrap() {
+            Lock::Held(file) => file,
+            Lock::Busy { holder } => panic!("a fresh lock is busy: {holder}"),
+        };
+        // flock locks belong to open file descriptions: a second open in the same process is refused too.
+        match try_lock(&path).unwrap() {
+            Lock::Held(_) => panic!("two holders"),
+            Lock::Busy { holder } => assert!(holder.contains(&format!("process {}", std::process::id())), "{holder}"),
+        }
+        drop(first);
+        assert!(matches!(try_lock(&path).unwrap(), Lock::Held(_)));
+    }
+}
