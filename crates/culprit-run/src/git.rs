@@ -96,10 +96,18 @@ pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit
         });
     }
     if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {
+        // Bad before good is the common slip (the newer commit given as good); say so rather than leave the reader
+        // to work it out from "not an ancestor".
+        let swapped = git(dir, &["merge-base", "--is-ancestor", &bad_sha, &good_sha]).is_ok();
+        let hint = if swapped {
+            "; they look swapped: bad is an ancestor of good, so give the older commit as --good".to_string()
+        } else {
+            "; give a good commit on bad's history".to_string()
+        };
         return Err(GitError::Failed {
             args: "merge-base --is-ancestor".into(),
             dir: dir.display().to_string(),
-            stderr: format!("good {good} is not an ancestor of bad {bad}; give a good commit on bad's history"),
+            stderr: format!("good {good} is not an ancestor of bad {bad}{hint}"),
         });
     }
     let good_subject = git(dir, &["log", "-1", "--format=%s", &good_sha])?;
@@ -211,7 +219,8 @@ pub(crate) mod tests {
         }
         assert_eq!(range.last().unwrap().parents.len(), 2);
         assert_eq!(range.last().unwrap().subject, "Merge branch 'side'");
-        assert!(bisect_range(p, "main", &shas[0]).unwrap_err().to_string().contains("not an ancestor"));
+        let swapped = bisect_range(p, "main", &shas[0]).unwrap_err().to_string();
+        assert!(swapped.contains("not an ancestor") && swapped.contains("they look swapped"), "{swapped}");
         let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();
         assert!(unknown.contains("good 'nosuch' is not a commit"), "{unknown}");
         let moved = bisect_range(&p.join("moved-away"), &shas[0], "main").unwrap_err().to_string();

@@ -196,7 +196,7 @@ pub struct BisectArgs {
     #[arg(long, required_unless_present = "resume")]
     pub bad: Option<String>,
     /// The job file to run at each commit (one atomic job).
-    #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "resume"])]
+    #[arg(long, conflicts_with = "run")]
     pub job: Option<PathBuf>,
     #[command(flatten)]
     pub command: TimedCommandArgs,
@@ -298,7 +298,7 @@ pub struct CheckArgs {
     #[arg(long, required_unless_present = "clean")]
     pub bad: Option<String>,
     /// The job file to run.
-    #[arg(long, conflicts_with = "run", required_unless_present_any = ["run", "clean"])]
+    #[arg(long, conflicts_with = "run")]
     pub job: Option<PathBuf>,
     #[command(flatten)]
     pub command: TimedCommandArgs,
@@ -321,8 +321,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub stored_references: bool,
     /// Remove the reference worktrees that checks keep built between the steps of a `git bisect run` (every pair of
-    /// good and bad) and exit; for after `git bisect reset`. Nothing stored is touched.
-    #[arg(long, exclusive = true)]
+    /// good and bad) and exit; for after `git bisect reset`. Nothing stored is touched (no store is opened, so
+    /// `--db` is accepted and unused).
+    #[arg(long, conflicts_with_all = [
+        "good", "bad", "job", "run", "metric", "build", "reference_runs", "max_runs", "stored_references"
+    ])]
     pub clean: bool,
 }
 

@@ -240,3 +240,18 @@ fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_ref
     assert!((7..=8).contains(&built()), "{} builds: {stderr}", built());
     assert_eq!(kept_pairs(), 1);
 }
+
+#[test]
+fn qa_29_check_clean_opens_no_store_and_takes_db_after_it() {
+    // QA of session 29: `check --clean --db X` was refused, and `check --clean` left an empty culprit.db in the
+    // user's checkout although nothing stored is touched.
+    let dir = tempfile::tempdir().unwrap();
+    two_commit_repo(dir.path());
+    for args in [vec!["check", "--clean"], vec!["check", "--clean", "--db", "elsewhere.db"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit")).args(&args).current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("removed the kept reference worktrees of 0 pair(s)"), "{stderr}");
+    }
+    assert!(!dir.path().join("culprit.db").exists() && !dir.path().join("elsewhere.db").exists());
+}

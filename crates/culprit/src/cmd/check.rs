@@ -71,9 +71,6 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(&cwd)?;
-    if args.clean {
-        return clean(&repo);
-    }
     let (Some(good_rev), Some(bad_rev)) = (args.good.as_deref(), args.bad.as_deref()) else {
         bail!("culprit check needs --good and --bad (or --clean alone)");
     };
@@ -265,8 +262,11 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
 
 /// `culprit check --clean`: removes every kept reference worktree of the repository (their builds can take
 /// gigabytes, a kernel's far more) and says how many it removed. The store is not touched: a later check of the
-/// same pair reuses its stored reference runs and builds the worktrees again.
-fn clean(repo: &std::path::Path) -> Result<ExitCode> {
+/// same pair reuses its stored reference runs and builds the worktrees again, and none is opened: `check --clean`
+/// in a checkout used to leave an empty `culprit.db` there.
+pub fn clean() -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let repo = &git::toplevel(&cwd)?;
     let dir = worktree_root(repo, "");
     let kept = reference_worktrees(&dir);
     for path in &kept {

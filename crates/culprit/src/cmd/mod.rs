@@ -206,6 +206,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let store = open_existing_store(cli.db)?;
             compare::run(&store as &dyn Store, &args)
         }
+        Command::Check(args) if args.clean => check::clean(),
         Command::Check(args) => {
             let mut store = open_writable_store(cli.db)?;
             check::run(&mut store, &args)
