@@ -26,7 +26,10 @@ fn report_of_stored_results_with_a_fix_column() {
     let db = real_db(dir.path());
     let text = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--fix", REAL_FIX], dir.path()));
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "), "{first}");
+    assert!(
+        first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "),
+        "{first}"
+    );
     assert!(first.ends_with("% regression"), "{first}");
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
@@ -44,15 +47,20 @@ fn report_of_stored_results_with_a_fix_column() {
     let o = out_dir.to_str().unwrap();
     stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "html", "-o", o], dir.path()));
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report."));
+    assert!(
+        html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report.")
+    );
     assert!(!html.contains("<h2>job.yaml</h2>"), "{html}");
     let job = std::fs::read_to_string(out_dir.join("job.yaml")).unwrap();
     let parsed: serde_yaml::Value = serde_yaml::from_str(&job).unwrap();
     assert_eq!(parsed["command"]["cmd"].as_str(), Some("./bench"), "{job}");
 
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "json"], dir.path())))
-            .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&culprit(
+        &db,
+        &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "json"],
+        dir.path(),
+    )))
+    .unwrap();
     assert_eq!(json["headline"]["metric"], "command.user_time");
     assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
     let md = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "markdown"], dir.path()));
@@ -88,8 +96,20 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let db = dir.path().join("b.db");
     let r = repo.to_str().unwrap();
     let bisect = [
-        "bisect", "--repo", r, "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", "make -s", "--metric",
-        "command.user_time", "--json",
+        "bisect",
+        "--repo",
+        r,
+        "--good",
+        &shas[0],
+        "--bad",
+        "HEAD",
+        "--run",
+        "./bench",
+        "--build",
+        "make -s",
+        "--metric",
+        "command.user_time",
+        "--json",
     ];
     let result: serde_json::Value = serde_json::from_str(&stdout(&culprit(&db, &bisect, dir.path()))).unwrap();
     let session = result["session"].to_string();
@@ -97,10 +117,19 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert_eq!(&result["culprits"][0]["sha"], culprit_sha.as_str(), "{result:#}");
 
     let text = stdout(&culprit(&db, &["report", &session], dir.path()));
-    assert!(text.starts_with(&format!("[culprit] {} bench: hash more rounds per element: command.user_time ", &culprit_sha[..10])), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "[culprit] {} bench: hash more rounds per element: command.user_time ",
+            &culprit_sha[..10]
+        )),
+        "{text}"
+    );
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains(&format!("commit: {culprit_sha} (\"bench: hash more rounds per element\")")), "{text}");
-    assert!(text.contains(&format!("bisect session {session}: found the culprit, confirmed against its parent")), "{text}");
+    assert!(
+        text.contains(&format!("bisect session {session}: found the culprit, confirmed against its parent")),
+        "{text}"
+    );
     assert!(text.contains("command.user_time over the tested commits (oldest first):"), "{text}");
     // The reproduction re-runs the one step with culprit's own commands and the same build.
     assert!(text.contains("culprit bisect --repo"), "{text}");
@@ -109,7 +138,12 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert!(html.matches("<circle").count() >= 3, "a point per tested commit: {html}");
 
     // try-fix: a patch reverting the slowdown on top of the culprit fixes it.
-    let diff = Command::new("git").arg("-C").arg(&repo).args(["diff", culprit_sha, &format!("{culprit_sha}~1")]).output().unwrap();
+    let diff = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["diff", culprit_sha, &format!("{culprit_sha}~1")])
+        .output()
+        .unwrap();
     let revert = dir.path().join("revert.patch");
     std::fs::write(&revert, &diff.stdout).unwrap();
     let base = &shas[SLOW_AT - 2];
@@ -117,8 +151,23 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
         culprit(
             &db,
             &[
-                "try-fix", "--repo", r, "--base", base, "--bad", culprit_sha, "--patch", patch.to_str().unwrap(), "--run",
-                "./bench", "--build", "make -s", "--metric", "command.user_time", "--runs", "5",
+                "try-fix",
+                "--repo",
+                r,
+                "--base",
+                base,
+                "--bad",
+                culprit_sha,
+                "--patch",
+                patch.to_str().unwrap(),
+                "--run",
+                "./bench",
+                "--build",
+                "make -s",
+                "--metric",
+                "command.user_time",
+                "--runs",
+                "5",
             ],
             dir.path(),
         )
@@ -126,7 +175,34 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let out = try_fix(&revert);
     let table = stdout(&out);
     assert!(table.contains("\nfixed: command.user_time is back to the base\n"), "{table}");
-    assert!(table.contains(&format!("{}+revert", &culprit_sha[..10])), "{table}");
+    let label_of = |table: &str| {
+        let line = table.lines().find(|l| l.starts_with("culprit report --compare")).expect("the report command");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let fix = words.iter().position(|w| *w == "--fix").expect("--fix in the report command");
+        words.get(fix + 1).copied().unwrap_or_default().to_string()
+    };
+    let first_label = label_of(&table);
+    let id = first_label.strip_prefix(&format!("{}+revert-", &culprit_sha[..10])).unwrap_or_default();
+    assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{table}");
+
+    // Another patch of the same file name (here one that leaves the slowdown in) gets a label of its own, so the
+    // runs of the two are never mixed in one column.
+    let other_dir = dir.path().join("v2");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other = other_dir.join("revert.patch");
+    std::fs::write(&other, String::from_utf8_lossy(&diff.stdout).replace("(100 + 0)", "(100 + 30)")).unwrap();
+    let out = try_fix(&other);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "not fixed: {table}{}", String::from_utf8_lossy(&out.stderr));
+    let second_label = label_of(&table);
+    assert!(second_label.starts_with(&format!("{}+revert-", &culprit_sha[..10])), "{table}");
+    assert_ne!(first_label, second_label, "{table}");
+    let results = stdout(&culprit(&db, &["results"], dir.path()));
+    for label in [&first_label, &second_label] {
+        let line = results.lines().find(|l| l.contains(&format!("label:{label}"))).unwrap_or_default();
+        // The columns are job, revision, machine, ok runs, failed runs and the last run's time.
+        assert_eq!(line.split_whitespace().nth(3), Some("5"), "five runs under {label}: {results}");
+    }
 
     // A patch that does not apply: a clear error naming the file and git's reason, and nothing measured.
     let broken = dir.path().join("stale.patch");
