@@ -112,6 +112,7 @@ fn real_input() -> ReportInput {
         job_yaml: None,
         comparison,
         bisect: None,
+        failure: None,
     }
 }
 
@@ -245,6 +246,7 @@ fn seed001_input() -> ReportInput {
         comparison,
         bisect: None,
         trend: Vec::new(),
+        failure: None,
     }
 }
 
@@ -325,6 +327,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         comparison,
         bisect: None,
         trend: Vec::new(),
+        failure: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
@@ -595,6 +598,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         job_yaml: None,
         comparison,
         bisect: None,
+        failure: None,
     };
     let md = render(&input, Format::Markdown).unwrap();
     // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
@@ -632,5 +636,60 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
     assert!(
         md.contains("````sh\nculprit run job.yaml -n 3 --label '<img src=x onerror=alert(1)>'\necho ```\n````\n"),
         "{md}"
+    );
+}
+
+/// Every run at the commit (or the base) failed: there is no value to give a change of, so the subject and the
+/// opening say what failed and where the reasons are, never a made-up `0.0% undecided change`.
+#[test]
+fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
+    let mut base = Column::new("a");
+    base.metrics.insert("command.ops".into(), samples(1000.0, 1.0));
+    base.metrics.insert("command.elapsed_time".into(), samples(0.05, 1.0));
+    let bad = Column { failed_runs: 3, ..Column::new("q") };
+    let comparison = compare(&Comparison::new(vec![base, bad]), &CompareOptions::default()).unwrap();
+    let mut input = ReportInput {
+        metric: "command.elapsed_time".into(),
+        base: CommitRef::new("a", None),
+        commit: CommitRef::new("q", None),
+        fix: None,
+        testcase: "qa".into(),
+        machine: machine(),
+        params: Vec::new(),
+        reproduce: Vec::new(),
+        job_file: None,
+        job_yaml: None,
+        comparison,
+        bisect: None,
+        trend: Vec::new(),
+        failure: Some("run 4: no metrics in the output".into()),
+    };
+    assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
+    for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
+        let mut text = flat(&render(&input, format).unwrap()).replace('\\', "");
+        if format == Format::Json {
+            let json: serde_json::Value = serde_json::from_str(&render(&input, format).unwrap()).unwrap();
+            text = json["failed"].as_str().unwrap_or_default().to_string();
+        }
+        assert!(
+            text.contains("every run of qa at q failed (3 of 3 runs), so nothing of it can be compared with a"),
+            "{format:?}: {text}"
+        );
+        assert!(text.contains("run 4: no metrics in the output"), "{format:?}: {text}");
+        assert!(text.contains("culprit results --failures"), "{format:?}: {text}");
+        assert!(!text.contains("0.0%"), "{format:?}: {text}");
+        assert!(!text.contains("undecided change"), "{format:?}: {text}");
+    }
+
+    // The base failing is said as the base failing.
+    let mut good = Column::new("q");
+    good.metrics.insert("command.elapsed_time".into(), samples(0.05, 1.0));
+    let failed_base = Column { failed_runs: 2, ..Column::new("a") };
+    input.comparison = compare(&Comparison::new(vec![failed_base, good]), &CompareOptions::default()).unwrap();
+    assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa at the base a failed (2 of 2 runs)");
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(
+        text.contains("every run of qa at the base a failed (2 of 2 runs), so nothing of q can be compared"),
+        "{text}"
     );
 }

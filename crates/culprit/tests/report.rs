@@ -80,6 +80,31 @@ fn report_errors_name_what_is_missing() {
     assert!(err.contains("fio.write_iops") && err.contains("command.user_time"), "{err}");
 }
 
+/// Every run at the bad label failed (its output has no value to capture): the report leads with that failure,
+/// names the first failed run and where the reasons are listed, and prints no made-up `0.0%` change.
+#[test]
+fn report_of_a_side_whose_every_run_failed_leads_with_the_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let out = dir.path().join("out.txt");
+    let job = dir.path().join("cj.yaml");
+    let yaml =
+        format!("suite: qa\ncommand:\n  cmd: cat {}\n  capture:\n    ops: \"ops/s: ([0-9.]+)\"\n", out.display());
+    std::fs::write(&job, yaml).unwrap();
+    let j = job.to_str().unwrap();
+    std::fs::write(&out, "ops/s: 1000\n").unwrap();
+    stdout(&culprit(&db, &["run", j, "-n", "3", "--label", "a"], dir.path()));
+    std::fs::write(&out, "nothing\n").unwrap();
+    let _ = culprit(&db, &["run", j, "-n", "3", "--label", "q"], dir.path());
+    let text = stdout(&culprit(&db, &["report", "--compare", "a", "q"], dir.path()));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.starts_with("[culprit] q: every run of "), "{text}");
+    assert!(text.lines().next().unwrap_or_default().ends_with(" failed (3 of 3 runs)"), "{text}");
+    assert!(flat.contains("at q failed (3 of 3 runs), so nothing of it can be compared with a."), "{text}");
+    assert!(flat.contains("The first failed run ") && flat.contains("culprit results --failures"), "{text}");
+    assert!(!text.contains("0.0%") && !text.contains("undecided change"), "{text}");
+}
+
 const COMMITS: usize = 24;
 const SLOW_AT: usize = 15;
 const BROKEN_AT: usize = 12;

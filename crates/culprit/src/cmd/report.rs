@@ -10,11 +10,11 @@ use crate::cmd::compare::{
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
-use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison};
+use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison, FAILED_RUNS_METRIC};
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
 use culprit_run::process::shell_quote;
-use culprit_store::{RunFilter, SampleQuery, SessionId, Store};
+use culprit_store::{RunFilter, RunSummary, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -185,7 +185,9 @@ pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
 fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
     match replayed.machine.outcome() {
         Some(outcome) => Ok(outcome.clone()),
-        None => bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`"),
+        None => {
+            bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`")
+        }
     }
 }
 
@@ -309,6 +311,7 @@ pub fn from_bisect(
             caveat: outcome.caveat(),
         }),
         trend,
+        failure: None,
     };
     Ok((input, config.job_yaml))
 }
@@ -319,6 +322,13 @@ fn run_target(revision: &Revision) -> String {
         Revision::Commit { sha, .. } => format!("--commit {sha}"),
         Revision::Label { name } => format!("--label {}", shell_quote(name)),
     }
+}
+
+/// The first failed run of `job_id` at revision `key` among `runs`, as the report quotes it: `run 12: <reason>`.
+fn first_failure(runs: &[RunSummary], job_id: &str, key: &str) -> Option<String> {
+    let run = runs.iter().find(|r| r.job_id == job_id && r.revision.key() == key && r.failure_reason.is_some())?;
+    let reason = run.failure_reason.as_deref().unwrap_or_default();
+    Some(format!("run {}: {}", run.id, culprit_run::process::shortened(reason, culprit_run::process::QUOTED_CHARS)))
 }
 
 /// The report of stored results: base against bad, and the fix as a third column when given.
@@ -344,10 +354,21 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
     }
+    // A base or bad side whose every run failed has nothing to compare: the report leads with the failure (in
+    // culprit_core::report), and names the first failed run here.
+    let all_failed: Vec<&String> = keys[..2]
+        .iter()
+        .zip(&comparison.columns)
+        .filter(|(_, c)| c.ok_runs == 0 && c.failed_runs > 0)
+        .map(|(key, _)| key)
+        .collect();
+    let failure = all_failed.first().and_then(|key| first_failure(&runs, job_id, key));
     let metric = match &args.metric {
         Some(m) => m.clone(),
         None => report::headline_metric(&comparison)
             .or_else(|| fallback_metric(&comparison))
+            // With no successful run at either side, the count of failed runs is the one row there is.
+            .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
     };
     let bad_record = sample_run(store, job_id, &keys[1])?;
@@ -394,6 +415,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         comparison,
         bisect: None,
         trend,
+        failure,
     };
     Ok((input, bad_record.job_yaml))
 }
