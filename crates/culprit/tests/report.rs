@@ -35,7 +35,15 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
     assert!(text.contains(&format!("culprit run job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
     // The fix column's runs are a step too: without them the compare step fails in a fresh store.
-    assert!(text.contains(&format!("culprit run job.yaml -n 8 --label {REAL_FIX}")), "{text}");
+    // Each side is run as often as it was (the fix 5 times, not the 8 of the others), and each step says which
+    // side it is.
+    assert!(text.contains(&format!("culprit run job.yaml -n 5 --label {REAL_FIX}")), "{text}");
+    assert!(text.contains("# with 3dab4c1c6c (the base) checked out and built:"), "{text}");
+    assert!(text.contains("# with a9ecb5c3d0 (the bad tree) checked out and built:"), "{text}");
+    assert!(text.contains(&format!("# with the tree labelled {REAL_FIX} (the fix) built:")), "{text}");
+    // The store is not the default one, so the compare step names it.
+    let steps = text.replace(" \\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(steps.contains(&format!("culprit compare --db {} {REAL_BASE}", db.display())), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
@@ -71,6 +79,13 @@ fn report_of_stored_results_with_a_fix_column() {
 fn report_errors_name_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_db(dir.path());
+    // --fix and --job go with --compare; with a session they were ignored without a word.
+    for (flag, value) in [("--fix", "doesnotexist"), ("--job", "zzz*")] {
+        let out = culprit(&db, &["report", "1", flag, value], dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("{flag} goes with --compare BASE BAD, not with a bisect session (1)")), "{err}");
+    }
     let out = culprit(&db, &["report", "42"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -103,6 +118,26 @@ fn report_of_a_side_whose_every_run_failed_leads_with_the_failure() {
     assert!(flat.contains("at q failed (3 of 3 runs), so nothing of it can be compared with a."), "{text}");
     assert!(flat.contains("The first failed run ") && flat.contains("culprit results --failures"), "{text}");
     assert!(!text.contains("0.0%") && !text.contains("undecided change"), "{text}");
+}
+
+/// try-fix refuses a missing patch file and a missing benchmark before it opens the store, so a mistaken command
+/// leaves no new empty store behind; with neither --job nor --run it names both.
+#[test]
+fn try_fix_checks_its_patch_and_benchmark_before_making_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new.db");
+    let base = ["try-fix", "--base", "HEAD~1", "--bad", "HEAD"];
+    let out = culprit(&db, &[&base[..], &["--patch", "missing.patch", "--run", "true"]].concat(), dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot read the patch file missing.patch"), "{err}");
+    assert!(!db.exists(), "a store was made: {err}");
+    std::fs::write(dir.path().join("p.patch"), "x").unwrap();
+    let out = culprit(&db, &[&base[..], &["--patch", "p.patch"]].concat(), dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--job FILE") && err.contains("--run CMD"), "{err}");
+    assert!(!db.exists(), "a store was made: {err}");
 }
 
 const COMMITS: usize = 24;
@@ -201,12 +236,13 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let table = stdout(&out);
     assert!(table.contains("\nfixed: command.user_time is back to the base\n"), "{table}");
     let label_of = |table: &str| {
-        let line = table.lines().find(|l| l.starts_with("culprit report --compare")).expect("the report command");
+        let line = table.lines().find(|l| l.starts_with("culprit report ")).expect("the report command");
         let words: Vec<&str> = line.split_whitespace().collect();
         let fix = words.iter().position(|w| *w == "--fix").expect("--fix in the report command");
         words.get(fix + 1).copied().unwrap_or_default().to_string()
     };
     let first_label = label_of(&table);
+    assert!(table.contains(&format!("culprit report --db {} --compare", db.display())), "{table}");
     let id = first_label.strip_prefix(&format!("{}+revert-", &culprit_sha[..10])).unwrap_or_default();
     assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{table}");
 

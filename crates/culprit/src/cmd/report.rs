@@ -41,6 +41,17 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
     }
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
         (Some(id), _) => {
+            // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
+            // applies to --compare only, and would otherwise be ignored without a word.
+            for (flag, given) in [("--fix", args.fix.is_some()), ("--job", args.job.is_some())] {
+                if given {
+                    bail!(
+                        "{flag} goes with --compare BASE BAD, not with a bisect session ({id}): a session's report is \
+                         of the job and commits its bisect measured. With a session, give --culprit N and --metric; \
+                         for a fix column, report the comparison: culprit report --compare BASE BAD --fix REV"
+                    );
+                }
+            }
             let nth = args.culprit.map_or(0, |n| n as usize - 1);
             from_bisect(store, SessionId(*id), args.metric.as_deref(), nth)?
         }
@@ -65,6 +76,17 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// ` --db LOCATION` for a culprit command printed for the user to run next, when the store is not the default one
+/// (`$CULPRIT_DB` or `./culprit.db`); without it the command would read another store. Empty for the default.
+pub fn db_option(store: &dyn Store) -> String {
+    let location = store.location();
+    if std::path::Path::new(&location) == culprit_store::default_path() {
+        String::new()
+    } else {
+        format!(" --db {}", shell_quote(&location))
+    }
 }
 
 /// A commit reference for a stored revision.
@@ -282,7 +304,7 @@ pub fn from_bisect(
         format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
         bisect_line.join(" "),
         "# the table below, from the stored runs:".to_string(),
-        format!("culprit compare {} {}", base.sha, commit.sha),
+        format!("culprit compare{} {} {}", db_option(store), base.sha, commit.sha),
     ];
     let input = ReportInput {
         metric,
@@ -385,17 +407,20 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             }
         })
         .collect();
-    let n = comparison.columns.first().map_or(3, |c| c.ok_runs.max(3));
     let mut reproduce = Vec::new();
     // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
-    for r in &revisions {
+    // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs).
+    for (i, r) in revisions.iter().enumerate() {
+        let role = ["the base", "the bad tree", "the fix"][i.min(2)];
         reproduce.push(match r {
-            Revision::Commit { .. } => format!("# with {} checked out and built:", r.short()),
-            Revision::Label { name } => format!("# with the tree labelled {name} (a fix applied, say) built:"),
+            Revision::Commit { .. } => format!("# with {} ({role}) checked out and built:", r.short()),
+            Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
+        let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
         reproduce.push(format!("culprit run {JOB_FILE} -n {n} {}", run_target(r)));
     }
-    let mut compare_line = format!("culprit compare {} {}", shell_quote(&keys[0]), shell_quote(&keys[1]));
+    let mut compare_line =
+        format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));
     if let Some(fix) = keys.get(2) {
         compare_line.push(' ');
         compare_line.push_str(&shell_quote(fix));

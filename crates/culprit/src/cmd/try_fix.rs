@@ -268,6 +268,16 @@ fn failure(record: &RunRecord) -> Option<String> {
     }
 }
 
+/// The checks that need no store, made before the store is opened: a missing patch file or benchmark would
+/// otherwise leave a new, empty store behind a command that measured nothing.
+pub fn check_args(args: &TryFixArgs) -> Result<()> {
+    if args.job.is_none() && args.command.run.is_none() {
+        bail!("give the benchmark to measure: --job FILE (one atomic job) or --run CMD (a command timed as is)");
+    }
+    std::fs::metadata(&args.patch).with_context(|| format!("cannot read the patch file {}", args.patch.display()))?;
+    Ok(())
+}
+
 pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<ExitCode> {
     if args.runs < MIN_RUNS {
         bail!(
@@ -435,7 +445,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         out.push('\n');
         out.push_str(&format!("{}\n", verdict.describe(&metric)));
         out.push_str(&format!(
-            "\nculprit report --compare {} {} --fix {} writes the mail with this table\n",
+            "\nculprit report{} --compare {} {} --fix {} writes the mail with this table\n",
+            crate::cmd::report::db_option(store),
             base.sha,
             bad.sha,
             process::shell_quote(&label)
