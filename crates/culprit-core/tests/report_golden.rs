@@ -40,7 +40,13 @@ fn golden(name: &str, actual: &str) {
 }
 
 fn machine() -> Machine {
-    Machine { hostname: "lkp-csl-2sp6".into(), cpu_model: "2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz".into(), nr_cpu: 96, memory_kib: 256 * 1024 * 1024, kernel: String::new() }
+    Machine {
+        hostname: "lkp-csl-2sp6".into(),
+        cpu_model: "2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz".into(),
+        nr_cpu: 96,
+        memory_kib: 256 * 1024 * 1024,
+        kernel: String::new(),
+    }
 }
 
 /// The real recorded runs: base, bad (the slowdown commit) and the bad commit with the revert patch.
@@ -106,15 +112,19 @@ fn real_input() -> ReportInput {
         job_yaml: None,
         comparison,
         bisect: None,
+        failure: None,
     }
 }
 
 #[test]
 fn every_format_of_a_report_from_real_runs_matches_its_golden_file() {
     let input = real_input();
-    for (format, name) in
-        [(Format::Text, "real_bench.txt"), (Format::Markdown, "real_bench.md"), (Format::Html, "real_bench.html"), (Format::Json, "real_bench.json")]
-    {
+    for (format, name) in [
+        (Format::Text, "real_bench.txt"),
+        (Format::Markdown, "real_bench.md"),
+        (Format::Html, "real_bench.html"),
+        (Format::Json, "real_bench.json"),
+    ] {
         golden(name, &render(&input, format).unwrap());
     }
 }
@@ -124,7 +134,10 @@ fn the_real_report_says_what_the_robot_says() {
     let input = real_input();
     let text = render(&input, Format::Text).unwrap();
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "), "{first}");
+    assert!(
+        first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "),
+        "{first}"
+    );
     assert!(first.ends_with("% regression"), "{first}");
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains("commit: a9ecb5c3d01a2d0ea469ebbba16d03ba40046819 (\"bench: hash more rounds per element\")"));
@@ -134,7 +147,10 @@ fn the_real_report_says_what_the_robot_says() {
     assert!(flat(&text).contains("(within the noise of the base)"), "{text}");
     let html = render(&input, Format::Html).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg") && html.trim_end().ends_with("</html>"));
-    assert!(!html.contains("src=") && !html.contains("href=") && !html.contains("<script"), "self-contained, no assets");
+    assert!(
+        !html.contains("src=") && !html.contains("href=") && !html.contains("<script"),
+        "self-contained, no assets"
+    );
     assert_eq!(html.matches("<circle").count(), 3, "one point per compared column");
     let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
     assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
@@ -230,6 +246,7 @@ fn seed001_input() -> ReportInput {
         comparison,
         bisect: None,
         trend: Vec::new(),
+        failure: None,
     }
 }
 
@@ -253,11 +270,12 @@ fn seed_001_headline_and_its_three_column_table() {
         "[culprit] 8cc621d2f4 mm: fs: invalidate BH LRU during page migration: fio.write_iops -21.8% regression"
     );
     assert!(text.contains("\nGreeting,\n\nFYI, we noticed a -21.8% regression of fio.write_iops due to commit:\n"));
-    assert!(text.contains("commit: 8cc621d2f45ddd3dc664024a647ee7adf48d79a5 (\"mm: fs: invalidate BH LRU during page migration\")"));
-    assert!(text.contains("in testcase: fio-basic\n"));
     assert!(text.contains(
-        "on test machine: 96 threads 2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory\n"
+        "commit: 8cc621d2f45ddd3dc664024a647ee7adf48d79a5 (\"mm: fs: invalidate BH LRU during page migration\")"
     ));
+    assert!(text.contains("in testcase: fio-basic\n"));
+    assert!(text
+        .contains("on test machine: 96 threads 2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory\n"));
     assert!(text.contains("with following parameters:\n\n\tdisk: 2pmem\n\tfs: ext4\n\truntime: 200s\n\tnr_task: 50%\n"));
     assert!(text.contains("To reproduce:\n\n        culprit run job.yaml"));
     assert!(text.contains("Details are as below:\n"));
@@ -309,10 +327,14 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         comparison,
         bisect: None,
         trend: Vec::new(),
+        failure: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
-    assert_eq!(lines[0], "[culprit] 016a23388c xfs: Add order IDs to log items in CIL: stress-ng.xattr.ops_per_sec 58.4% improvement");
+    assert_eq!(
+        lines[0],
+        "[culprit] 016a23388c xfs: Add order IDs to log items in CIL: stress-ng.xattr.ops_per_sec 58.4% improvement"
+    );
     assert!(text.contains("FYI, we noticed a 58.4% improvement of stress-ng.xattr.ops_per_sec due to commit:"));
     let row = format!("25.64 ± 8% -25.6 0.00 {spinlock}");
     let at = lines.iter().position(|l| *l == row).unwrap_or_else(|| panic!("missing {row:?} in\n{text}"));
@@ -363,10 +385,31 @@ fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
     // (status, confirmed, contributors, subject must contain, text must contain, text must not contain)
     let cases: Vec<(Status, bool, usize, &str, &str, &str)> = vec![
         (Status::Found, true, 1, "[culprit] 8cc621d2f4 mm:", "due to commit:", "NOT confirmed"),
-        (Status::Inconclusive, false, 1, "[culprit] NOT CONFIRMED 8cc621d2f4", "could not confirm the commit", "due to commit:"),
+        (
+            Status::Inconclusive,
+            false,
+            1,
+            "[culprit] NOT CONFIRMED 8cc621d2f4",
+            "could not confirm the commit",
+            "due to commit:",
+        ),
         (Status::Found, false, 1, "NOT CONFIRMED", "The most likely commit, NOT confirmed, is:", "due to commit:"),
-        (Status::Multiple, true, 2, "fio.write_iops -21.8% regression", "at the first of 2 commits that share the change", "NOT confirmed"),
-        (Status::NotReproduced, false, 0, "did not reproduce, no commit blamed", "no commit is blamed", "due to commit:"),
+        (
+            Status::Multiple,
+            true,
+            2,
+            "fio.write_iops -21.8% regression",
+            "at the first of 2 commits that share the change",
+            "NOT confirmed",
+        ),
+        (
+            Status::NotReproduced,
+            false,
+            0,
+            "did not reproduce, no commit blamed",
+            "no commit is blamed",
+            "due to commit:",
+        ),
     ];
     for (status, confirmed, n, subject, must, must_not) in cases {
         let mut input = seed001_input();
@@ -510,4 +553,143 @@ fn a_report_without_its_job_file_beside_it_carries_the_job() {
         let out = render(&input, format).unwrap();
         assert!(out.contains("is written next to this report") && !out.contains("cmd: echo"), "{out}");
     }
+}
+
+/// The cells of a Markdown table row, split at the `|` GitHub splits at (not at an escaped `\|`).
+fn markdown_cells(line: &str) -> usize {
+    let mut count = 0usize;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            '|' if !escaped => count += 1,
+            _ => {}
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    count.saturating_sub(1)
+}
+
+/// Labels, subjects and metric names are the user's: in Markdown (which GitHub renders with inline HTML) none of
+/// them may open a tag, end a code span or split a table cell, in the table header, its cells or the prose.
+#[test]
+fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
+    let evil = "<img src=x onerror=alert(1)>";
+    let mut base = Column::new(evil);
+    base.subject = Some("a <b>bold</b> & `tick` | pipe".into());
+    let mut bad = Column::new("b|c");
+    let mut fixed = Column::new("fix`x");
+    for (column, mean) in [(&mut base, 1000.0), (&mut bad, 800.0), (&mut fixed, 990.0)] {
+        column.metrics.insert("command.x,y|z".into(), samples(mean, 1.0));
+        column.metrics.insert("command.ops".into(), samples(mean, 1.0));
+    }
+    let columns = vec![base, bad, fixed];
+    let comparison = compare(&Comparison::new(columns.clone()), &CompareOptions::default()).unwrap();
+    let input = ReportInput {
+        trend: trend_of(&comparison, "command.x,y|z"),
+        metric: "command.x,y|z".into(),
+        base: commit_of(&columns[0]),
+        commit: commit_of(&columns[1]),
+        fix: Some(commit_of(&columns[2])),
+        testcase: "t<script>".into(),
+        machine: machine(),
+        params: vec![("cmd`".into(), "echo `a|b` <i>".into())],
+        reproduce: vec![format!("culprit run job.yaml -n 3 --label '{evil}'"), "echo ```".into()],
+        job_file: None,
+        job_yaml: None,
+        comparison,
+        bisect: None,
+        failure: None,
+    };
+    let md = render(&input, Format::Markdown).unwrap();
+    // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
+    // unescaped.
+    let (before, rest) = md.split_once("### To reproduce").unwrap();
+    let (_, after) = rest.split_once("### Details").unwrap();
+    for part in [before, after] {
+        let prose: String = part.replace("\\`", "").split('`').step_by(2).collect();
+        for (i, c) in prose.char_indices().filter(|(_, c)| matches!(c, '<' | '&')) {
+            assert!(prose[..i].ends_with('\\'), "an unescaped {c:?} at {i}: {prose}");
+        }
+    }
+    // The header names the escaped labels, and every row of a table has as many cells as its header.
+    let header = md.lines().find(|l| l.starts_with("| metric |")).unwrap();
+    assert!(
+        header.starts_with("| metric | \\<img src=x onerror=alert(1)\\> (mean ± %stddev) | b\\|c (mean"),
+        "{header}"
+    );
+    assert!(header.contains("| fix\\`x (mean ± %stddev) |"), "{header}");
+    let rows: Vec<&str> =
+        md.lines().skip_while(|l| !l.starts_with("| metric |")).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 4, "header, rule and two rows: {md}");
+    for row in &rows {
+        assert_eq!(markdown_cells(row), 8, "{row}");
+    }
+    assert!(md.contains("| `command.x,y\\|z` | 1000 |"), "{md}");
+    let trend: Vec<&str> =
+        md.lines().skip_while(|l| !l.starts_with("| commit |")).take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(trend.len(), 5, "{md}");
+    for row in &trend {
+        assert_eq!(markdown_cells(row), 5, "{row}");
+    }
+    assert!(md.contains("- `cmd'`: `echo 'a|b' <i>`"), "a code span shows its text as is: {md}");
+    // The reproduce fence is longer than the command's own three backticks.
+    assert!(
+        md.contains("````sh\nculprit run job.yaml -n 3 --label '<img src=x onerror=alert(1)>'\necho ```\n````\n"),
+        "{md}"
+    );
+}
+
+/// Every run at the commit (or the base) failed: there is no value to give a change of, so the subject and the
+/// opening say what failed and where the reasons are, never a made-up `0.0% undecided change`.
+#[test]
+fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
+    let mut base = Column::new("a");
+    base.metrics.insert("command.ops".into(), samples(1000.0, 1.0));
+    base.metrics.insert("command.elapsed_time".into(), samples(0.05, 1.0));
+    let bad = Column { failed_runs: 3, ..Column::new("q") };
+    let comparison = compare(&Comparison::new(vec![base, bad]), &CompareOptions::default()).unwrap();
+    let mut input = ReportInput {
+        metric: "command.elapsed_time".into(),
+        base: CommitRef::new("a", None),
+        commit: CommitRef::new("q", None),
+        fix: None,
+        testcase: "qa".into(),
+        machine: machine(),
+        params: Vec::new(),
+        reproduce: Vec::new(),
+        job_file: None,
+        job_yaml: None,
+        comparison,
+        bisect: None,
+        trend: Vec::new(),
+        failure: Some("run 4: no metrics in the output".into()),
+    };
+    assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
+    for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
+        let mut text = flat(&render(&input, format).unwrap()).replace('\\', "");
+        if format == Format::Json {
+            let json: serde_json::Value = serde_json::from_str(&render(&input, format).unwrap()).unwrap();
+            text = json["failed"].as_str().unwrap_or_default().to_string();
+        }
+        assert!(
+            text.contains("every run of qa at q failed (3 of 3 runs), so nothing of it can be compared with a"),
+            "{format:?}: {text}"
+        );
+        assert!(text.contains("run 4: no metrics in the output"), "{format:?}: {text}");
+        assert!(text.contains("culprit results --failures"), "{format:?}: {text}");
+        assert!(!text.contains("0.0%"), "{format:?}: {text}");
+        assert!(!text.contains("undecided change"), "{format:?}: {text}");
+    }
+
+    // The base failing is said as the base failing.
+    let mut good = Column::new("q");
+    good.metrics.insert("command.elapsed_time".into(), samples(0.05, 1.0));
+    let failed_base = Column { failed_runs: 2, ..Column::new("a") };
+    input.comparison = compare(&Comparison::new(vec![failed_base, good]), &CompareOptions::default()).unwrap();
+    assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa at the base a failed (2 of 2 runs)");
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(
+        text.contains("every run of qa at the base a failed (2 of 2 runs), so nothing of q can be compared"),
+        "{text}"
+    );
 }

@@ -379,8 +379,9 @@ pub struct TryFixArgs {
     /// The proposed fix, as a patch `git apply` takes (`git format-patch` or `git diff` output).
     #[arg(long, value_name = "FILE.patch")]
     pub patch: PathBuf,
-    /// The job file to run (one atomic job).
-    #[arg(long, conflicts_with = "run", required_unless_present = "run")]
+    /// The job file to run (one atomic job); or give --run CMD.
+    // Giving neither is refused by `try_fix::check_args`: clap's own message named --job alone as required.
+    #[arg(long, conflicts_with = "run")]
     pub job: Option<PathBuf>,
     #[command(flatten)]
     pub command: TimedCommandArgs,

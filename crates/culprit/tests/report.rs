@@ -26,13 +26,24 @@ fn report_of_stored_results_with_a_fix_column() {
     let db = real_db(dir.path());
     let text = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--fix", REAL_FIX], dir.path()));
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "), "{first}");
+    assert!(
+        first.starts_with("[culprit] a9ecb5c3d0 bench: hash more rounds per element: command.user_time "),
+        "{first}"
+    );
     assert!(first.ends_with("% regression"), "{first}");
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
     assert!(text.contains(&format!("culprit run job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
     // The fix column's runs are a step too: without them the compare step fails in a fresh store.
-    assert!(text.contains(&format!("culprit run job.yaml -n 8 --label {REAL_FIX}")), "{text}");
+    // Each side is run as often as it was (the fix 5 times, not the 8 of the others), and each step says which
+    // side it is.
+    assert!(text.contains(&format!("culprit run job.yaml -n 5 --label {REAL_FIX}")), "{text}");
+    assert!(text.contains("# with 3dab4c1c6c (the base) checked out and built:"), "{text}");
+    assert!(text.contains("# with a9ecb5c3d0 (the bad tree) checked out and built:"), "{text}");
+    assert!(text.contains(&format!("# with the tree labelled {REAL_FIX} (the fix) built:")), "{text}");
+    // The store is not the default one, so the compare step names it.
+    let steps = text.replace(" \\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(steps.contains(&format!("culprit compare --db {} {REAL_BASE}", db.display())), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
@@ -44,15 +55,20 @@ fn report_of_stored_results_with_a_fix_column() {
     let o = out_dir.to_str().unwrap();
     stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "html", "-o", o], dir.path()));
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    assert!(html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report."));
+    assert!(
+        html.contains("<svg") && html.contains("The job file <code>job.yaml</code> is written next to this report.")
+    );
     assert!(!html.contains("<h2>job.yaml</h2>"), "{html}");
     let job = std::fs::read_to_string(out_dir.join("job.yaml")).unwrap();
     let parsed: serde_yaml::Value = serde_yaml::from_str(&job).unwrap();
     assert_eq!(parsed["command"]["cmd"].as_str(), Some("./bench"), "{job}");
 
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "json"], dir.path())))
-            .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout(&culprit(
+        &db,
+        &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "json"],
+        dir.path(),
+    )))
+    .unwrap();
     assert_eq!(json["headline"]["metric"], "command.user_time");
     assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
     let md = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "markdown"], dir.path()));
@@ -63,6 +79,13 @@ fn report_of_stored_results_with_a_fix_column() {
 fn report_errors_name_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_db(dir.path());
+    // --fix and --job go with --compare; with a session they were ignored without a word.
+    for (flag, value) in [("--fix", "doesnotexist"), ("--job", "zzz*")] {
+        let out = culprit(&db, &["report", "1", flag, value], dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("{flag} goes with --compare BASE BAD, not with a bisect session (1)")), "{err}");
+    }
     let out = culprit(&db, &["report", "42"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("42"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -70,6 +93,51 @@ fn report_errors_name_what_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("fio.write_iops") && err.contains("command.user_time"), "{err}");
+}
+
+/// Every run at the bad label failed (its output has no value to capture): the report leads with that failure,
+/// names the first failed run and where the reasons are listed, and prints no made-up `0.0%` change.
+#[test]
+fn report_of_a_side_whose_every_run_failed_leads_with_the_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let out = dir.path().join("out.txt");
+    let job = dir.path().join("cj.yaml");
+    let yaml =
+        format!("suite: qa\ncommand:\n  cmd: cat {}\n  capture:\n    ops: \"ops/s: ([0-9.]+)\"\n", out.display());
+    std::fs::write(&job, yaml).unwrap();
+    let j = job.to_str().unwrap();
+    std::fs::write(&out, "ops/s: 1000\n").unwrap();
+    stdout(&culprit(&db, &["run", j, "-n", "3", "--label", "a"], dir.path()));
+    std::fs::write(&out, "nothing\n").unwrap();
+    let _ = culprit(&db, &["run", j, "-n", "3", "--label", "q"], dir.path());
+    let text = stdout(&culprit(&db, &["report", "--compare", "a", "q"], dir.path()));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.starts_with("[culprit] q: every run of "), "{text}");
+    assert!(text.lines().next().unwrap_or_default().ends_with(" failed (3 of 3 runs)"), "{text}");
+    assert!(flat.contains("at q failed (3 of 3 runs), so nothing of it can be compared with a."), "{text}");
+    assert!(flat.contains("The first failed run ") && flat.contains("culprit results --failures"), "{text}");
+    assert!(!text.contains("0.0%") && !text.contains("undecided change"), "{text}");
+}
+
+/// try-fix refuses a missing patch file and a missing benchmark before it opens the store, so a mistaken command
+/// leaves no new empty store behind; with neither --job nor --run it names both.
+#[test]
+fn try_fix_checks_its_patch_and_benchmark_before_making_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new.db");
+    let base = ["try-fix", "--base", "HEAD~1", "--bad", "HEAD"];
+    let out = culprit(&db, &[&base[..], &["--patch", "missing.patch", "--run", "true"]].concat(), dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot read the patch file missing.patch"), "{err}");
+    assert!(!db.exists(), "a store was made: {err}");
+    std::fs::write(dir.path().join("p.patch"), "x").unwrap();
+    let out = culprit(&db, &[&base[..], &["--patch", "p.patch"]].concat(), dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--job FILE") && err.contains("--run CMD"), "{err}");
+    assert!(!db.exists(), "a store was made: {err}");
 }
 
 const COMMITS: usize = 24;
@@ -88,8 +156,20 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let db = dir.path().join("b.db");
     let r = repo.to_str().unwrap();
     let bisect = [
-        "bisect", "--repo", r, "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", "make -s", "--metric",
-        "command.user_time", "--json",
+        "bisect",
+        "--repo",
+        r,
+        "--good",
+        &shas[0],
+        "--bad",
+        "HEAD",
+        "--run",
+        "./bench",
+        "--build",
+        "make -s",
+        "--metric",
+        "command.user_time",
+        "--json",
     ];
     let result: serde_json::Value = serde_json::from_str(&stdout(&culprit(&db, &bisect, dir.path()))).unwrap();
     let session = result["session"].to_string();
@@ -97,10 +177,19 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert_eq!(&result["culprits"][0]["sha"], culprit_sha.as_str(), "{result:#}");
 
     let text = stdout(&culprit(&db, &["report", &session], dir.path()));
-    assert!(text.starts_with(&format!("[culprit] {} bench: hash more rounds per element: command.user_time ", &culprit_sha[..10])), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "[culprit] {} bench: hash more rounds per element: command.user_time ",
+            &culprit_sha[..10]
+        )),
+        "{text}"
+    );
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains(&format!("commit: {culprit_sha} (\"bench: hash more rounds per element\")")), "{text}");
-    assert!(text.contains(&format!("bisect session {session}: found the culprit, confirmed against its parent")), "{text}");
+    assert!(
+        text.contains(&format!("bisect session {session}: found the culprit, confirmed against its parent")),
+        "{text}"
+    );
     assert!(text.contains("command.user_time over the tested commits (oldest first):"), "{text}");
     // The reproduction re-runs the one step with culprit's own commands and the same build.
     assert!(text.contains("culprit bisect --repo"), "{text}");
@@ -109,7 +198,12 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert!(html.matches("<circle").count() >= 3, "a point per tested commit: {html}");
 
     // try-fix: a patch reverting the slowdown on top of the culprit fixes it.
-    let diff = Command::new("git").arg("-C").arg(&repo).args(["diff", culprit_sha, &format!("{culprit_sha}~1")]).output().unwrap();
+    let diff = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["diff", culprit_sha, &format!("{culprit_sha}~1")])
+        .output()
+        .unwrap();
     let revert = dir.path().join("revert.patch");
     std::fs::write(&revert, &diff.stdout).unwrap();
     let base = &shas[SLOW_AT - 2];
@@ -117,8 +211,23 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
         culprit(
             &db,
             &[
-                "try-fix", "--repo", r, "--base", base, "--bad", culprit_sha, "--patch", patch.to_str().unwrap(), "--run",
-                "./bench", "--build", "make -s", "--metric", "command.user_time", "--runs", "5",
+                "try-fix",
+                "--repo",
+                r,
+                "--base",
+                base,
+                "--bad",
+                culprit_sha,
+                "--patch",
+                patch.to_str().unwrap(),
+                "--run",
+                "./bench",
+                "--build",
+                "make -s",
+                "--metric",
+                "command.user_time",
+                "--runs",
+                "5",
             ],
             dir.path(),
         )
@@ -126,7 +235,35 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let out = try_fix(&revert);
     let table = stdout(&out);
     assert!(table.contains("\nfixed: command.user_time is back to the base\n"), "{table}");
-    assert!(table.contains(&format!("{}+revert", &culprit_sha[..10])), "{table}");
+    let label_of = |table: &str| {
+        let line = table.lines().find(|l| l.starts_with("culprit report ")).expect("the report command");
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let fix = words.iter().position(|w| *w == "--fix").expect("--fix in the report command");
+        words.get(fix + 1).copied().unwrap_or_default().to_string()
+    };
+    let first_label = label_of(&table);
+    assert!(table.contains(&format!("culprit report --db {} --compare", db.display())), "{table}");
+    let id = first_label.strip_prefix(&format!("{}+revert-", &culprit_sha[..10])).unwrap_or_default();
+    assert!(id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()), "{table}");
+
+    // Another patch of the same file name (here one that leaves the slowdown in) gets a label of its own, so the
+    // runs of the two are never mixed in one column.
+    let other_dir = dir.path().join("v2");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other = other_dir.join("revert.patch");
+    std::fs::write(&other, String::from_utf8_lossy(&diff.stdout).replace("(100 + 0)", "(100 + 30)")).unwrap();
+    let out = try_fix(&other);
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "not fixed: {table}{}", String::from_utf8_lossy(&out.stderr));
+    let second_label = label_of(&table);
+    assert!(second_label.starts_with(&format!("{}+revert-", &culprit_sha[..10])), "{table}");
+    assert_ne!(first_label, second_label, "{table}");
+    let results = stdout(&culprit(&db, &["results"], dir.path()));
+    for label in [&first_label, &second_label] {
+        let line = results.lines().find(|l| l.contains(&format!("label:{label}"))).unwrap_or_default();
+        // The columns are job, revision, machine, ok runs, failed runs and the last run's time.
+        assert_eq!(line.split_whitespace().nth(3), Some("5"), "five runs under {label}: {results}");
+    }
 
     // A patch that does not apply: a clear error naming the file and git's reason, and nothing measured.
     let broken = dir.path().join("stale.patch");

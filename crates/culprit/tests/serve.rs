@@ -246,6 +246,12 @@ fn an_old_store_is_refused_until_upgraded() {
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("label:a9ecb5c3d0+revert"), "{}", page.body);
     assert!(page.body.contains("<a href=\"/bisect/1\">1</a>"), "{}", page.body);
+    // Without repo= the runs at commits are skipped; a metric the one label lacks says so and how to add them,
+    // rather than that the metric matches nothing.
+    let page = server.get("/track?metric=nothing_like_it");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("run(s) at commits in this store are skipped"), "{}", page.body);
+    assert!(page.body.contains("add repo=DIR"), "{}", page.body);
 }
 
 /// The PostgreSQL server of the tests, as in postgres_cli.rs: `CULPRIT_TEST_PG_URL`, or a skip only when

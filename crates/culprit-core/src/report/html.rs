@@ -94,7 +94,8 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push_str("</table>\n");
     if left_out > 0 {
-        let _ = writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
+        let _ =
+            writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
     }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
@@ -115,13 +116,22 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
 
 fn table_row(row: &MetricRow) -> String {
     let mut out = format!("<tr><td><code>{}</code></td>", escape(&row.metric));
-    let base_mean = row.sides.first().map(|s| s.mean).unwrap_or(0.0);
+    let base = row.sides.first();
+    let base_mean = base.map(|s| s.mean).unwrap_or(0.0);
     for (i, side) in row.sides.iter().enumerate() {
         if i > 0 {
-            let cell = row.changes.get(i - 1).map(|c| format_change(c, base_mean, side.mean)).unwrap_or_default();
+            // A side without the metric (missing, or every run failed) has no mean, so no change either: an empty
+            // cell, as the text and Markdown tables print it, rather than +0.0% from a mean of 0.
+            let both_present = side.present && base.is_some_and(|s| s.present);
+            let change = row.changes.get(i - 1).filter(|_| both_present);
+            let cell = change.map(|c| format_change(c, base_mean, side.mean)).unwrap_or_default();
             let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell.trim()));
         }
-        let cell = format!("{}{}", format_mean(side.mean).trim(), format_stddev(side).trim_end());
+        let cell = if side.present {
+            format!("{}{}", format_mean(side.mean).trim(), format_stddev(side).trim_end())
+        } else {
+            "-".to_string()
+        };
         let _ = write!(out, "<td class=\"num\">{}</td>", escape(&cell));
     }
     let verdicts: Vec<String> = row

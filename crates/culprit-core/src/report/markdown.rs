@@ -1,17 +1,104 @@
 //! The Markdown report, for trackers and web pages: the same facts as the mail, with the table as Markdown.
+//!
+//! Every piece of text that comes from the user (labels, commit subjects, metric names, params, the reproduce
+//! commands) is escaped where it is put: GitHub renders inline HTML, so an unescaped `<img onerror=...>` label would
+//! run in the reader's browser, and an unescaped `|` would split a table cell.
 
-use super::{bisect_lines, fix_sentence, headline, opening, report_table, subject_line, value_text, ReportError, ReportInput};
-use crate::compare::render::{self, RenderOptions};
+use super::{
+    bisect_lines, fix_sentence, headline, opening, report_table, subject_line, value_text, ReportError, ReportInput,
+};
+use crate::compare::render::{format_change, format_mean};
+use crate::compare::{CompareResult, Verdict};
 use std::fmt::Write as _;
 
-/// Escapes the characters Markdown would read as formatting in running text.
-fn escape(text: &str) -> String {
+/// Escapes the characters Markdown would read as formatting or HTML in running text and table cells. A line break
+/// becomes a space, since one would end the table row or start a block of its own.
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#') {
+        if c.is_control() {
+            out.push(' ');
+            continue;
+        }
+        if matches!(c, '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '#' | '&') {
             out.push('\\');
         }
         out.push(c);
+    }
+    out
+}
+
+/// Text as an inline code span. Backslash escapes do not work inside one, so a backtick (which would end it) is
+/// replaced by a quote and a line break by a space; in a table cell a `|` is escaped, which GitHub reads before
+/// the code span and so shows as a plain `|`.
+pub(crate) fn code(text: &str, in_table: bool) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('`');
+    for c in text.chars() {
+        match c {
+            '`' => out.push('\''),
+            '|' if in_table => out.push_str("\\|"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.push('`');
+    out
+}
+
+/// A fence of backticks longer than any run of backticks in `text`, so a fenced block cannot end inside it.
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// The report's table in lkp ncompare's columns, as a Markdown table with every label and metric name escaped.
+fn table(result: &CompareResult) -> String {
+    let mut header = vec!["metric".to_string()];
+    let mut rule = vec!["---"];
+    for (i, c) in result.columns.iter().enumerate() {
+        let short = super::CommitRef::new(c.label.clone(), None).short();
+        header.push(format!("{} (mean ± %stddev)", escape(&short)));
+        rule.push("---:");
+        if i > 0 {
+            header.extend(["change".to_string(), "verdict".to_string()]);
+            rule.extend(["---:", "---"]);
+        }
+    }
+    let mut out = format!("| {} |\n| {} |\n", header.join(" | "), rule.join(" | "));
+    for row in &result.rows {
+        let mut cells = vec![code(&row.metric, true)];
+        let base = row.sides.first();
+        for (i, side) in row.sides.iter().enumerate() {
+            cells.push(match (side.fails, side.rel_stddev_pct) {
+                (Some(f), _) => format!("{f}:{}", side.n),
+                // A side without the metric (missing, or every run failed) has no mean, not a mean of 0.
+                _ if !side.present => "-".to_string(),
+                (None, Some(rel)) if rel > 2.0 => {
+                    format!("{} ±{}%", format_mean(side.mean).trim(), crate::compare::printf::int_trunc(rel))
+                }
+                (None, _) => format_mean(side.mean).trim().to_string(),
+            });
+            if i == 0 {
+                continue;
+            }
+            match row.changes.get(i - 1) {
+                Some(c) => {
+                    let both_present = side.present && base.is_some_and(|s| s.present);
+                    cells.push(if both_present {
+                        format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
+                    } else {
+                        String::new()
+                    });
+                    cells.push(match c.verdict {
+                        Verdict::Inconclusive { reason } => escape(&format!("inconclusive: {reason}")),
+                        v => v.word().to_string(),
+                    });
+                }
+                None => cells.extend([String::new(), String::new()]),
+            }
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out
 }
@@ -29,30 +116,32 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     };
     for c in &blamed {
         let subject = c.subject.as_deref().map(|s| format!(" (\"{}\")", escape(s))).unwrap_or_default();
-        let _ = writeln!(out, "- commit: `{}`{subject}", c.sha);
+        let _ = writeln!(out, "- commit: {}{subject}", code(&c.sha, false));
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
     let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe()));
     if !input.params.is_empty() {
         out.push_str("- with following parameters:\n");
         for (k, v) in &input.params {
-            let _ = writeln!(out, "  - `{k}`: `{}`", v.replace('`', "'"));
+            let _ = writeln!(out, "  - {}: {}", code(k, false), code(v, false));
         }
     }
     out.push('\n');
     if !input.reproduce.is_empty() {
-        out.push_str("### To reproduce\n\n```sh\n");
+        // The commands name labels, which may hold backticks: the fence is longer than any run of them.
+        let fence = fence_for(&input.reproduce.join("\n"));
+        let _ = writeln!(out, "### To reproduce\n\n{fence}sh");
         for line in &input.reproduce {
             let _ = writeln!(out, "{line}");
         }
-        out.push_str("```\n\n");
+        let _ = writeln!(out, "{fence}\n");
         if let Some(file) = &input.job_file {
-            let _ = writeln!(out, "The job file `{file}` is written next to this report.\n");
+            let _ = writeln!(out, "The job file {} is written next to this report.\n", code(file, false));
         }
     }
     out.push_str("### Details\n\n");
     let (table, left_out) = report_table(&input.comparison, &input.metric);
-    out.push_str(&render::render_markdown(&table, RenderOptions { all: true }));
+    out.push_str(&self::table(&table));
     if left_out > 0 {
         let _ = writeln!(out, "\n{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.");
     }
@@ -74,14 +163,13 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
             let mean = p.mean.map(value_text).unwrap_or_else(|| "untestable".to_string());
             let sd = p.stddev.filter(|s| s.is_finite()).map(value_text).unwrap_or_default();
             let subject = escape(p.commit.subject.as_deref().unwrap_or(""));
-            let _ = writeln!(out, "| `{}` | {} | {mean} | {sd} | {subject} |", p.commit.short(), p.runs);
+            let _ = writeln!(out, "| {} | {} | {mean} | {sd} | {subject} |", code(&p.commit.short(), true), p.runs);
         }
         out.push('\n');
     }
     if let Some(yaml) = super::inline_job(input) {
         // A fence longer than any run of backticks in the job (a shell command may hold some) cannot end early.
-        let longest = yaml.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-        let fence = "`".repeat(longest.max(2) + 1);
+        let fence = fence_for(yaml);
         let _ = writeln!(out, "### {}\n\n{fence}yaml\n{}\n{fence}", escape(super::JOB_FILE), yaml.trim_end());
     }
     Ok(out)

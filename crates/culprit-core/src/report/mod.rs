@@ -172,6 +172,63 @@ pub struct ReportInput {
     pub bisect: Option<BisectSummary>,
     /// The metric over the tested commits (a bisect's evidence, or the compared columns).
     pub trend: Vec<TrendPoint>,
+    /// When every run of the base or of the commit failed: which run failed first and why (`run 12: ...`), so the
+    /// report can lead with the failure and say where to look rather than with a change nothing measured. Reports
+    /// stored before it read none, and it is left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// Which of the base and the commit had no successful run: then no metric of the two can be compared, and the
+/// report leads with the failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailedSide {
+    Base,
+    Commit,
+    Both,
+}
+
+/// The side of the comparison (base or commit) every run of which failed, if any.
+pub(crate) fn failed_side(input: &ReportInput) -> Option<FailedSide> {
+    let all_failed = |i: usize| input.comparison.columns.get(i).is_some_and(|c| c.ok_runs == 0 && c.failed_runs > 0);
+    match (all_failed(0), all_failed(1)) {
+        (true, true) => Some(FailedSide::Both),
+        (true, false) => Some(FailedSide::Base),
+        (false, true) => Some(FailedSide::Commit),
+        (false, false) => None,
+    }
+}
+
+/// `3 of 3 runs` for the column at `index`.
+fn failed_runs_text(input: &ReportInput, index: usize) -> String {
+    let n = input.comparison.columns.get(index).map_or(0, |c| c.failed_runs);
+    format!("{n} of {n} run{}", if n == 1 { "" } else { "s" })
+}
+
+/// The report's first sentence when every run of a side failed: what failed, that nothing is compared, and where
+/// the reasons are.
+fn failure_opening(input: &ReportInput, side: FailedSide) -> String {
+    let (base, commit) = (input.base.short(), input.commit.short());
+    let what = match side {
+        FailedSide::Commit => format!(
+            "FYI, every run of {} at {commit} failed ({}), so nothing of it can be compared with {base}.",
+            input.testcase,
+            failed_runs_text(input, 1)
+        ),
+        FailedSide::Base => format!(
+            "FYI, every run of {} at the base {base} failed ({}), so nothing of {commit} can be compared with it.",
+            input.testcase,
+            failed_runs_text(input, 0)
+        ),
+        FailedSide::Both => format!(
+            "FYI, every run of {} failed, at the base {base} ({}) and at {commit} ({}), so nothing can be compared.",
+            input.testcase,
+            failed_runs_text(input, 0),
+            failed_runs_text(input, 1)
+        ),
+    };
+    let first = input.failure.as_deref().map(|f| format!(" The first failed {f}.")).unwrap_or_default();
+    format!("{what}{first} `culprit results --failures` lists every failed run with its reason.")
 }
 
 /// The output formats.
@@ -260,7 +317,8 @@ pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
         }
         return Err(ReportError::MetricMissing { metric: input.metric.clone(), available: names.join(", ") });
     };
-    let fix_change = if input.fix.is_some() { change_of(&input.comparison, &input.metric, 2).map(|(_, c)| c.change) } else { None };
+    let fix_change =
+        if input.fix.is_some() { change_of(&input.comparison, &input.metric, 2).map(|(_, c)| c.change) } else { None };
     Ok(Headline {
         metric: input.metric.clone(),
         change: change.change,
@@ -365,6 +423,18 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         _ => input.commit.short(),
     };
     let what = format!("{} {} {}", h.metric, h.amount(), h.noun());
+    // A side without a successful run has no value to give a change of, so the subject says what failed instead.
+    let failed = |side: &str, index: usize| {
+        format!("every run of {}{side} failed ({})", input.testcase, failed_runs_text(input, index))
+    };
+    if let Some(side) = failed_side(input) {
+        let what = match side {
+            FailedSide::Commit => failed("", 1),
+            FailedSide::Base => failed(&format!(" at the base {}", input.base.short()), 0),
+            FailedSide::Both => format!("every run of {} failed, at the base and here", input.testcase),
+        };
+        return Ok(format!("[culprit] {commit}: {what}"));
+    }
     Ok(match &input.bisect {
         Some(b) if b.status == Status::NotReproduced => {
             format!("[culprit] {}..{}: {} did not reproduce, no commit blamed", b.good.short(), b.bad.short(), h.metric)
@@ -382,13 +452,18 @@ pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
     // counter (`culprit compare --format json --all` has those).
     let (table, left_out) = report_table(&input.comparison, &input.metric);
     let shown = ReportInput { comparison: table, ..input.clone() };
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "subject": subject,
         "headline": headline,
         "confirmed": input.bisect.as_ref().is_none_or(|b| b.confirmed),
         "left_out": left_out,
         "report": shown,
     });
+    // The headline's change is 0 with an inconclusive verdict when a side has no successful run; a tracker reads
+    // the failure here rather than taking that for a measurement.
+    if let Some(side) = failed_side(input) {
+        value["failed"] = serde_json::Value::String(failure_opening(input, side));
+    }
     Ok(serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n")
 }
 
@@ -418,6 +493,9 @@ pub fn wrap(text: &str, indent: &str) -> String {
 
 /// The sentence that opens the report, after the greeting: what changed, and who is blamed, in the robot's words.
 pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
+    if let Some(side) = failed_side(input) {
+        return failure_opening(input, side);
+    }
     let noticed = format!("a {} {} of {}", h.amount(), h.noun(), h.metric);
     match &input.bisect {
         Some(b) if b.status == Status::NotReproduced => format!(
@@ -443,12 +521,9 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             )
         }
         // Nothing significant is nothing to blame: say what was measured without "due to".
-        _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => format!(
-            "FYI, we found no significant change of {} ({}, {}) at commit:",
-            h.metric,
-            h.amount(),
-            h.noun()
-        ),
+        _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => {
+            format!("FYI, we found no significant change of {} ({}, {}) at commit:", h.metric, h.amount(), h.noun())
+        }
         _ => format!("FYI, we noticed {noticed} due to commit:"),
     }
 }
@@ -607,6 +682,18 @@ pub fn break_command(line: &str, indent: &str) -> String {
 /// base (was -21.8%)`.
 pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> {
     let fix = input.fix.as_ref()?;
+    if input.comparison.columns.get(2).is_some_and(|c| c.ok_runs == 0 && c.failed_runs > 0) {
+        return Some(format!(
+            "With {}, every run of {} failed ({}).",
+            fix.short(),
+            input.testcase,
+            failed_runs_text(input, 2)
+        ));
+    }
+    // With no value at the base or the commit, there is no change for the fix to be read against.
+    if failed_side(input).is_some() {
+        return None;
+    }
     let (_, c) = change_of(&input.comparison, &input.metric, 2)?;
     let word = match c.verdict {
         Verdict::Regression => "still a regression",

@@ -225,6 +225,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             report::run(&store as &dyn Store, &args)
         }
         Command::TryFix(args) => {
+            try_fix::check_args(&args)?;
             let mut store = open_writable_store(cli.db)?;
             try_fix::run(&mut store, &args)
         }

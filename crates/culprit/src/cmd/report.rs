@@ -10,11 +10,11 @@ use crate::cmd::compare::{
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
-use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison};
+use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison, FAILED_RUNS_METRIC};
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
 use culprit_run::process::shell_quote;
-use culprit_store::{RunFilter, SampleQuery, SessionId, Store};
+use culprit_store::{RunFilter, RunSummary, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -41,6 +41,17 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
     }
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
         (Some(id), _) => {
+            // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
+            // applies to --compare only, and would otherwise be ignored without a word.
+            for (flag, given) in [("--fix", args.fix.is_some()), ("--job", args.job.is_some())] {
+                if given {
+                    bail!(
+                        "{flag} goes with --compare BASE BAD, not with a bisect session ({id}): a session's report is \
+                         of the job and commits its bisect measured. With a session, give --culprit N and --metric; \
+                         for a fix column, report the comparison: culprit report --compare BASE BAD --fix REV"
+                    );
+                }
+            }
             let nth = args.culprit.map_or(0, |n| n as usize - 1);
             from_bisect(store, SessionId(*id), args.metric.as_deref(), nth)?
         }
@@ -65,6 +76,17 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// ` --db LOCATION` for a culprit command printed for the user to run next, when the store is not the default one
+/// (`$CULPRIT_DB` or `./culprit.db`); without it the command would read another store. Empty for the default.
+pub fn db_option(store: &dyn Store) -> String {
+    let location = store.location();
+    if std::path::Path::new(&location) == culprit_store::default_path() {
+        String::new()
+    } else {
+        format!(" --db {}", shell_quote(&location))
+    }
 }
 
 /// A commit reference for a stored revision.
@@ -185,7 +207,9 @@ pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
 fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
     match replayed.machine.outcome() {
         Some(outcome) => Ok(outcome.clone()),
-        None => bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`"),
+        None => {
+            bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`")
+        }
     }
 }
 
@@ -280,7 +304,7 @@ pub fn from_bisect(
         format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
         bisect_line.join(" "),
         "# the table below, from the stored runs:".to_string(),
-        format!("culprit compare {} {}", base.sha, commit.sha),
+        format!("culprit compare{} {} {}", db_option(store), base.sha, commit.sha),
     ];
     let input = ReportInput {
         metric,
@@ -309,6 +333,7 @@ pub fn from_bisect(
             caveat: outcome.caveat(),
         }),
         trend,
+        failure: None,
     };
     Ok((input, config.job_yaml))
 }
@@ -319,6 +344,13 @@ fn run_target(revision: &Revision) -> String {
         Revision::Commit { sha, .. } => format!("--commit {sha}"),
         Revision::Label { name } => format!("--label {}", shell_quote(name)),
     }
+}
+
+/// The first failed run of `job_id` at revision `key` among `runs`, as the report quotes it: `run 12: <reason>`.
+fn first_failure(runs: &[RunSummary], job_id: &str, key: &str) -> Option<String> {
+    let run = runs.iter().find(|r| r.job_id == job_id && r.revision.key() == key && r.failure_reason.is_some())?;
+    let reason = run.failure_reason.as_deref().unwrap_or_default();
+    Some(format!("run {}: {}", run.id, culprit_run::process::shortened(reason, culprit_run::process::QUOTED_CHARS)))
 }
 
 /// The report of stored results: base against bad, and the fix as a third column when given.
@@ -344,10 +376,21 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
     }
+    // A base or bad side whose every run failed has nothing to compare: the report leads with the failure (in
+    // culprit_core::report), and names the first failed run here.
+    let all_failed: Vec<&String> = keys[..2]
+        .iter()
+        .zip(&comparison.columns)
+        .filter(|(_, c)| c.ok_runs == 0 && c.failed_runs > 0)
+        .map(|(key, _)| key)
+        .collect();
+    let failure = all_failed.first().and_then(|key| first_failure(&runs, job_id, key));
     let metric = match &args.metric {
         Some(m) => m.clone(),
         None => report::headline_metric(&comparison)
             .or_else(|| fallback_metric(&comparison))
+            // With no successful run at either side, the count of failed runs is the one row there is.
+            .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
     };
     let bad_record = sample_run(store, job_id, &keys[1])?;
@@ -364,17 +407,20 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             }
         })
         .collect();
-    let n = comparison.columns.first().map_or(3, |c| c.ok_runs.max(3));
     let mut reproduce = Vec::new();
     // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
-    for r in &revisions {
+    // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs).
+    for (i, r) in revisions.iter().enumerate() {
+        let role = ["the base", "the bad tree", "the fix"][i.min(2)];
         reproduce.push(match r {
-            Revision::Commit { .. } => format!("# with {} checked out and built:", r.short()),
-            Revision::Label { name } => format!("# with the tree labelled {name} (a fix applied, say) built:"),
+            Revision::Commit { .. } => format!("# with {} ({role}) checked out and built:", r.short()),
+            Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
+        let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
         reproduce.push(format!("culprit run {JOB_FILE} -n {n} {}", run_target(r)));
     }
-    let mut compare_line = format!("culprit compare {} {}", shell_quote(&keys[0]), shell_quote(&keys[1]));
+    let mut compare_line =
+        format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));
     if let Some(fix) = keys.get(2) {
         compare_line.push(' ');
         compare_line.push_str(&shell_quote(fix));
@@ -394,6 +440,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         comparison,
         bisect: None,
         trend,
+        failure,
     };
     Ok((input, bad_record.job_yaml))
 }

@@ -32,6 +32,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use culprit_core::model::Revision;
 use culprit_core::report::{escape_html as escape, Format};
 use culprit_store::{RunFilter, SessionId, Store, StoreError};
 use std::collections::HashMap;
@@ -439,7 +440,8 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
             bail!("branch= orders commits along a branch of their repository: give the repository too, with repo=DIR")
         }
         None => {
-            let history = track::history(store, &Order::Labels, &filter)?;
+            let history =
+                track::history(store, &Order::Labels, &filter).map_err(|err| commits_need_repo(store, err))?;
             let note = "Points are labels in the order of their first run, which is what the store alone can order. \
                         Tested commits are ordered along a branch of their repository: add repo=DIR (a git \
                         repository on this server) and branch=REF (default HEAD) to the address."
@@ -473,6 +475,29 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         body.push('\n');
     }
     Ok(layout(&title, location, &body))
+}
+
+/// A `/track` without `repo=` reads labels only. When that fails on a store whose runs are at commits (a follow's
+/// store holds nothing else), the labels' own error ("matches no metric") would contradict the store, so the
+/// answer says instead that the commits were skipped and how to order them.
+fn commits_need_repo(store: &dyn Store, err: anyhow::Error) -> anyhow::Error {
+    // A bad regex or a failing store is its own answer, whatever the store holds.
+    if err.chain().any(|cause| cause.downcast_ref::<StoreError>().is_some()) {
+        return err;
+    }
+    let commits = match store.list_runs(&RunFilter::default()) {
+        Ok(runs) => runs.iter().filter(|r| matches!(r.revision, Revision::Commit { .. })).count(),
+        Err(_) => 0,
+    };
+    if commits == 0 {
+        return err;
+    }
+    anyhow!(
+        "without repo= only labels are tracked, and the {commits} run(s) at commits in this store are skipped ({}). \
+         Commits are ordered along a branch of their repository: add repo=DIR (a git repository on this server that \
+         holds them) and, if not HEAD, branch=REF to the address",
+        query_wording(&format!("{err:#}"))
+    )
 }
 
 fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<String> {

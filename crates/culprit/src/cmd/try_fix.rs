@@ -4,7 +4,8 @@
 //! patch that does not apply or does not build fails at once with git's or the build's own words. Then base, bad and
 //! patched run round-robin (base, bad, patched, base, ...) with the executor the bisect uses, so slow drift of the
 //! machine hits the three alike. Every run is stored: base and bad under their commits, the patched tree under the
-//! label `<bad short sha>+<patch name>`. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
+//! label `<bad short sha>+<patch name>-<patch id>` ([`patched_label`]), so two patches that share a file name never
+//! share a label. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
 //! engine's verdicts (rule in `docs/report.md`).
 
 use crate::cli::TryFixArgs;
@@ -19,10 +20,10 @@ use culprit_core::compare::{Column, Comparison};
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
-use culprit_run::worktree::Worktrees;
 use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
+use culprit_run::worktree::Worktrees;
 use culprit_store::RunFilter;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,20 @@ impl Drop for EmptyDirectory {
 /// The first 12 characters of a SHA, as messages show it.
 fn short(sha: &str) -> &str {
     &sha[..sha.len().min(12)]
+}
+
+/// Hex digits of the patch's blob id the label keeps: enough that two patches of one bad commit do not collide.
+const PATCH_ID_DIGITS: usize = 8;
+
+/// The label the patched tree's runs are stored under: `<bad short sha>+<patch file stem>-<patch id>`, the id being
+/// the first digits of git's blob id of the patch file (`git hash-object FILE`). The file name alone is not enough:
+/// a second version of `fix.patch` would add its runs to the first one's, and the report of the label would show a
+/// blend of the two. Labels of older try-fix runs (`<bad short sha>+<patch file stem>`) stay in the store as they
+/// are and are read like any other label.
+fn patched_label(bad: &str, patch: &Path, blob_id: &str) -> String {
+    let name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
+    let id: String = blob_id.trim().chars().take(PATCH_ID_DIGITS).collect();
+    format!("{}+{name}-{id}", &bad[..bad.len().min(10)])
 }
 
 /// A worktree of `sha` at `root/name`, replacing what an earlier, interrupted try-fix left there.
@@ -253,6 +268,16 @@ fn failure(record: &RunRecord) -> Option<String> {
     }
 }
 
+/// The checks that need no store, made before the store is opened: a missing patch file or benchmark would
+/// otherwise leave a new, empty store behind a command that measured nothing.
+pub fn check_args(args: &TryFixArgs) -> Result<()> {
+    if args.job.is_none() && args.command.run.is_none() {
+        bail!("give the benchmark to measure: --job FILE (one atomic job) or --run CMD (a command timed as is)");
+    }
+    std::fs::metadata(&args.patch).with_context(|| format!("cannot read the patch file {}", args.patch.display()))?;
+    Ok(())
+}
+
 pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<ExitCode> {
     if args.runs < MIN_RUNS {
         bail!(
@@ -276,8 +301,10 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
     let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
-    let patch_name = patch.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "patch".into());
-    let label = format!("{}+{patch_name}", &bad.sha[..10]);
+    let patch_path = patch.display().to_string();
+    let blob_id = git::git(&repo, &["hash-object", "--no-filters", &patch_path])
+        .with_context(|| format!("cannot read the patch file {}", patch.display()))?;
+    let label = patched_label(&bad.sha, &patch, &blob_id);
     if let Some(metric) = &args.metric {
         check_metric_stored(store, &job.job_id, &[base.sha.clone(), bad.sha.clone()], metric)?;
     }
@@ -418,7 +445,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         out.push('\n');
         out.push_str(&format!("{}\n", verdict.describe(&metric)));
         out.push_str(&format!(
-            "\nculprit report --compare {} {} --fix {} writes the mail with this table\n",
+            "\nculprit report{} --compare {} {} --fix {} writes the mail with this table\n",
+            crate::cmd::report::db_option(store),
             base.sha,
             bad.sha,
             process::shell_quote(&label)
@@ -431,6 +459,16 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_patched_label_names_the_patch_content_as_well_as_its_file() {
+        let bad = "e41925124f0123456789abcdef0123456789abcd";
+        let one = patched_label(bad, Path::new("/tmp/fix.patch"), "1a2b3c4d5e6f\n");
+        assert_eq!(one, "e41925124f+fix-1a2b3c4d");
+        let other = patched_label(bad, Path::new("/tmp/v2/fix.patch"), "9f8e7d6c5b4a\n");
+        assert_ne!(one, other, "two patches named fix.patch with different content");
+        assert_eq!(patched_label(bad, Path::new("/"), "abc"), "e41925124f+patch-abc");
+    }
 
     #[test]
     fn a_builds_output_is_shown_by_its_last_lines_or_said_to_be_empty() {
