@@ -40,6 +40,12 @@ const GROSS_ERROR_SIGMAS: f64 = 3.0;
 const GROSS_ERROR_SHARE_MIN: f64 = 1e-3;
 const GROSS_ERROR_SHARE_MAX: f64 = 0.5;
 
+/// The neighbour differences give the noise scale on their own from this many on. A median of `d` differences
+/// ignores the steps only while they are fewer than half of them: a dip on five points (1000, 1000, 800, 800,
+/// 1000) makes two of its four differences steps and the median half a step. Below this many, the spread of the
+/// runs within each point, which no step can inflate, caps the scale ([`Tracker::estimate_scale`]).
+const TRUSTED_NEIGHBOUR_DIFFERENCES: usize = 8;
+
 /// The cached test of one change point with its neighbours fixed.
 #[derive(Debug, Clone, Copy)]
 struct Test {
@@ -99,6 +105,9 @@ pub struct Tracker {
     /// |normalised difference| of neighbouring point medians, sorted, for the scale.
     sorted_abs_z: Vec<f64>,
     sum_abs_z: f64,
+    /// |difference| / sqrt(2) of consecutive runs of one point, sorted, for the within-point scale.
+    sorted_within: Vec<f64>,
+    sum_within: f64,
     /// The scale in use (0 until there are two points).
     scale: f64,
     /// The run count the penalty's `ln(total runs)` was frozen at.
@@ -142,6 +151,8 @@ impl Tracker {
             medians: Vec::new(),
             sorted_abs_z: Vec::new(),
             sum_abs_z: 0.0,
+            sorted_within: Vec::new(),
+            sum_within: 0.0,
             scale: 0.0,
             penalty_runs: 0,
             fixed_scale: false,
@@ -193,7 +204,8 @@ impl Tracker {
         }
         let estimate = self.estimate_scale();
         let tolerance = self.options.rescale_tolerance;
-        let scale_drifted = if self.scale > 0.0 { (estimate / self.scale - 1.0).abs() > tolerance } else { estimate > 0.0 };
+        let scale_drifted =
+            if self.scale > 0.0 { (estimate / self.scale - 1.0).abs() > tolerance } else { estimate > 0.0 };
         let log_runs = |n: usize| (n.max(2) as f64).ln();
         let penalty_drifted = (log_runs(self.runs) / log_runs(self.penalty_runs) - 1.0).abs() > tolerance;
         if scale_drifted || penalty_drifted || !was_fresh {
@@ -216,7 +228,11 @@ impl Tracker {
     }
 
     /// [`Tracker::extend`] with a fixed calibration that later appends keep.
-    pub fn extend_with_calibration<'a>(&mut self, points: impl IntoIterator<Item = &'a [f64]>, calibration: Calibration) {
+    pub fn extend_with_calibration<'a>(
+        &mut self,
+        points: impl IntoIterator<Item = &'a [f64]>,
+        calibration: Calibration,
+    ) {
         self.fixed_scale = true;
         self.scale = if calibration.scale.is_finite() && calibration.scale > 0.0 { calibration.scale } else { 0.0 };
         self.penalty_runs = calibration.penalty_runs;
@@ -231,6 +247,7 @@ impl Tracker {
         }
         self.batch_loading = false;
         self.sorted_abs_z.sort_by(f64::total_cmp);
+        self.sorted_within.sort_by(f64::total_cmp);
     }
 
     /// Stores a point's finite runs; false when it had none (skipped).
@@ -255,17 +272,20 @@ impl Tracker {
             let weight = (variance(prev.len()) + variance(finite.len())).sqrt();
             let z = ((median - prev_median) / weight).abs();
             if z.is_finite() {
-                // Appends keep the list sorted (one binary search and a move); the batch path pushes and sorts once.
-                if self.sorted_abs_z.last().is_none_or(|&l| l <= z) || self.batch_loading {
-                    self.sorted_abs_z.push(z);
-                } else {
-                    let at = self.sorted_abs_z.partition_point(|&x| x < z);
-                    self.sorted_abs_z.insert(at, z);
-                }
+                insert_sorted(&mut self.sorted_abs_z, z, self.batch_loading);
                 self.sum_abs_z += z;
             }
         } else {
             self.origin = median;
+        }
+        // Consecutive runs of one point differ by noise alone: their difference over sqrt(2) is distributed like a
+        // run's deviation, whatever the point's level. A stray run spoils at most two of them.
+        for pair in finite.windows(2) {
+            let d = (pair[1] - pair[0]).abs() / std::f64::consts::SQRT_2;
+            if d.is_finite() {
+                insert_sorted(&mut self.sorted_within, d, self.batch_loading);
+                self.sum_within += d;
+            }
         }
         self.runs += finite.len();
         self.points.push(finite);
@@ -275,15 +295,29 @@ impl Tracker {
         true
     }
 
-    /// `1.4826 * median |z|`; when more than half of the differences are 0 (integer counters), the mean
-    /// absolute difference scaled for a normal (`sqrt(pi/2)`) instead; 0 only when all points are equal.
+    /// The noise scale: from the neighbour differences ([`robust_scale`] of `|z|`), capped on a short history by
+    /// the scale of the runs within points when points have several runs; 0 only when all points are equal.
+    ///
+    /// The neighbour differences see everything that moves a point: the runs' noise and any jitter from commit to
+    /// commit (a build's layout), which the segmentation must not take for steps; so on a long history they alone
+    /// give the scale. But their median ignores steps only while steps are fewer than half of the differences,
+    /// and on a short history they are not: base, bad and fix (1000, 800, 1000, five runs each) have two
+    /// differences, both steps, and the scale came out as the step itself, which then hid it. The differences of
+    /// runs within one point hold no step at all, so below [`TRUSTED_NEIGHBOUR_DIFFERENCES`] differences the
+    /// smaller of the two scales is used. That assumes no jitter between commits beyond the runs' noise where
+    /// there are too few commits to measure it, as `culprit compare` of two revisions does; with 0 spread
+    /// within points (identical runs) the neighbour scale stays.
     fn estimate_scale(&self) -> f64 {
-        let Some(median) = stats::median_of_sorted(&self.sorted_abs_z) else { return 0.0 };
-        if median > 0.0 {
-            return MAD_TO_SIGMA * median;
+        let neighbour = robust_scale(&self.sorted_abs_z, self.sum_abs_z);
+        if self.sorted_abs_z.len() >= TRUSTED_NEIGHBOUR_DIFFERENCES {
+            return neighbour;
         }
-        let n = self.sorted_abs_z.len() as f64;
-        (self.sum_abs_z / n) * (std::f64::consts::PI / 2.0).sqrt()
+        let within = robust_scale(&self.sorted_within, self.sum_within);
+        if within > 0.0 && within < neighbour {
+            within
+        } else {
+            neighbour
+        }
     }
 
     fn penalty(&self) -> f64 {
@@ -295,10 +329,18 @@ impl Tracker {
         let h = self.options.half_window;
         let from = i.saturating_sub(h);
         let to = (i + h + 1).min(self.medians.len());
-        let center = stats::median(self.medians.get(from..to).unwrap_or(&[])).unwrap_or(0.0);
+        let runs = self.points.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        // A point of three or more runs is clipped around its own median, which a stray run cannot move; the
+        // running median of the neighbours is for points of one or two runs, whose median a stray run is. On a
+        // short history the neighbours' window spans it all, so their median is the level of the majority of the
+        // points, and it clipped a dip of two points out of five (1000, 1000, 800, 800, 1000) to 1000 - 1.345 s.
+        let center = if runs.len() >= 3 {
+            self.medians.get(i).copied().unwrap_or(0.0)
+        } else {
+            stats::median(self.medians.get(from..to).unwrap_or(&[])).unwrap_or(0.0)
+        };
         let bound = self.options.clip_sigmas * self.scale;
         let (mut s, mut ss) = (0.0, 0.0);
-        let runs = self.points.get(i).map(Vec::as_slice).unwrap_or(&[]);
         for &x in runs {
             let v = x.clamp(center - bound, center + bound) - self.origin;
             s += v;
@@ -581,7 +623,10 @@ impl Tracker {
         }
         let (mu_before, _) = self.segment_level(a, c);
         let (mu_after, _) = self.segment_level(c, b);
-        let residuals: Vec<f64> = self.raw_runs(a, c).iter().map(|x| (x - mu_before).abs())
+        let residuals: Vec<f64> = self
+            .raw_runs(a, c)
+            .iter()
+            .map(|x| (x - mu_before).abs())
             .chain(self.raw_runs(c, b).iter().map(|x| (x - mu_after).abs()))
             .collect();
         let model = self.contamination(&residuals);
@@ -599,7 +644,8 @@ impl Tracker {
         let mut running = 0.0;
         log_posterior.push(running);
         for runs in self.points.get(low_end..high_end).unwrap_or(&[]) {
-            running += runs.iter().map(|&x| neg_log_likelihood(x, mu_after) - neg_log_likelihood(x, mu_before)).sum::<f64>();
+            running +=
+                runs.iter().map(|&x| neg_log_likelihood(x, mu_after) - neg_log_likelihood(x, mu_before)).sum::<f64>();
             log_posterior.push(running);
         }
         let top = log_posterior.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -644,13 +690,11 @@ impl Tracker {
         let mad = MAD_TO_SIGMA * stats::median(residuals).unwrap_or(0.0);
         let mut scale = if mad > 0.0 { mad } else { self.scale };
         // E[Z^2 | |Z| < c] for a standard normal.
-        let truncated_variance =
-            1.0 - 2.0 * c * (-0.5 * c * c).exp() / (2.0 * std::f64::consts::PI).sqrt() / (2.0 * stats::normal_cdf(c) - 1.0);
+        let truncated_variance = 1.0
+            - 2.0 * c * (-0.5 * c * c).exp() / (2.0 * std::f64::consts::PI).sqrt() / (2.0 * stats::normal_cdf(c) - 1.0);
         for _ in 0..2 {
-            let (count, squares) = residuals
-                .iter()
-                .filter(|r| **r <= c * scale)
-                .fold((0usize, 0.0), |(n, sum), r| (n + 1, sum + r * r));
+            let (count, squares) =
+                residuals.iter().filter(|r| **r <= c * scale).fold((0usize, 0.0), |(n, sum), r| (n + 1, sum + r * r));
             let trimmed = (squares / count.max(1) as f64 / truncated_variance).sqrt();
             if trimmed > 0.0 && trimmed.is_finite() {
                 scale = trimmed;
@@ -704,6 +748,27 @@ impl Tracker {
     }
 }
 
+/// `1.4826 * median` of sorted absolute deviations; when more than half of them are 0 (integer counters), their
+/// mean scaled for a normal (`sqrt(pi/2)`) instead; 0 when there are none or all are 0.
+fn robust_scale(sorted: &[f64], sum: f64) -> f64 {
+    let Some(median) = stats::median_of_sorted(sorted) else { return 0.0 };
+    if median > 0.0 {
+        return MAD_TO_SIGMA * median;
+    }
+    (sum / sorted.len() as f64) * (std::f64::consts::PI / 2.0).sqrt()
+}
+
+/// Adds `x` to the sorted list: appends keep it sorted (one binary search and a move); the batch path only pushes
+/// and sorts once at the end.
+fn insert_sorted(sorted: &mut Vec<f64>, x: f64, batch_loading: bool) {
+    if batch_loading || sorted.last().is_none_or(|&l| l <= x) {
+        sorted.push(x);
+    } else {
+        let at = sorted.partition_point(|&y| y < x);
+        sorted.insert(at, x);
+    }
+}
+
 /// Variance of the median of `n` Gaussian runs, in units of the variance of their mean: 1 for one or two runs
 /// (the median is then the mean), about 1.35 for three, rising to pi/2 for many (exact small-sample values
 /// rounded; the scale it feeds is a robust estimate, not an exact one).
@@ -740,7 +805,12 @@ mod tests {
             Case { name: "plateau: the first", weights: vec![1.0; 6], half: 1, centre: 1 },
             // A tall narrow spike against a broad shoulder: the mode is the spike, the densest 3-window is
             // the shoulder, and the mean (about 3.9) lies between them.
-            Case { name: "shoulder beats spike", weights: vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.7, 0.7, 0.7, 0.0], half: 1, centre: 6 },
+            Case {
+                name: "shoulder beats spike",
+                weights: vec![0.0, 1.0, 0.0, 0.0, 0.0, 0.7, 0.7, 0.7, 0.0],
+                half: 1,
+                centre: 6,
+            },
             // No mass lies outside the prior window, so near its ends the best window reaches past the heavy
             // points to cover more of the rest.
             Case { name: "near the start", weights: vec![0.9, 0.9, 0.1, 0.1, 0.1, 0.1], half: 2, centre: 2 },
@@ -752,12 +822,22 @@ mod tests {
     }
 
     /// Absolute residuals: Gaussian noise of `sigma`, and a share `gross_share` of them replaced by `gross`.
-    fn absolute_residuals(n: usize, sigma: f64, gross_share: f64, gross: impl Fn(&mut Rng) -> f64, seed: u64) -> Vec<f64> {
+    fn absolute_residuals(
+        n: usize,
+        sigma: f64,
+        gross_share: f64,
+        gross: impl Fn(&mut Rng) -> f64,
+        seed: u64,
+    ) -> Vec<f64> {
         let mut rng = Rng::new(seed);
         (0..n)
             .map(|_| {
                 let noise = sigma * rng.normal();
-                if rng.next_f64() < gross_share { gross(&mut rng).abs() } else { noise.abs() }
+                if rng.next_f64() < gross_share {
+                    gross(&mut rng).abs()
+                } else {
+                    noise.abs()
+                }
             })
             .collect()
     }
@@ -780,8 +860,13 @@ mod tests {
         // 5% gross errors of the benchmark's kind (the run plus or minus 5 noise units): the median absolute
         // residual is inflated by about 6%, the trimmed scale is not. The share comes out too high (about 7%),
         // as those errors bunch at 5 units where a uniform up to the largest one puts only part of its mass.
-        let shifted =
-            absolute_residuals(20_000, 2.0, 0.05, |rng| 2.0 * rng.normal() + if rng.next_f64() < 0.5 { -10.0 } else { 10.0 }, 73);
+        let shifted = absolute_residuals(
+            20_000,
+            2.0,
+            0.05,
+            |rng| 2.0 * rng.normal() + if rng.next_f64() < 0.5 { -10.0 } else { 10.0 },
+            73,
+        );
         let mad = MAD_TO_SIGMA * stats::median(&shifted).unwrap();
         let model = tracker.contamination(&shifted);
         assert!(mad / 2.0 > 1.04, "MAD {mad}");
