@@ -181,3 +181,27 @@ fn stored_history_along_a_branch_finds_the_step() {
     assert_eq!(text.matches("tested commits):").count(), 1, "{text}");
     assert!(text.contains("command.throughput: -9.9%") && text.contains("command.latency: +11.0%"), "{text}");
 }
+
+#[test]
+fn labels_are_tracked_outside_a_repository() {
+    // qa-3 item 6: base, bad and fix labels (five runs each, 1000 -> 800 -> 1000) in a directory that is no git
+    // repository were refused with a hint to use labels; they need no repository, and both steps are found.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "suite: labels\ncommand:\n  cmd: |\n    n=$(cat counter 2>/dev/null || echo 0); echo $((n + 1)) > counter; sed -n \"$((n % 5 + 1))p\" values.txt\n  executions: 1\n  capture:\n    ops: 'ops: ([0-9.]+)'\n",
+    )
+    .unwrap();
+    for (label, level) in [("base", 1000.0), ("bad", 800.0), ("fix", 1000.0)] {
+        let lines: String = (0..5).map(|k| format!("ops: {}\n", level + (k as f64 - 2.0) * 1.5)).collect();
+        std::fs::write(dir.path().join("values.txt"), lines).unwrap();
+        ok(&culprit(
+            dir.path(),
+            &["--db", "l.db", "run", job.to_str().unwrap(), "-n", "5", "--label", label, "--monitors", "none"],
+        ));
+    }
+    let text = ok(&culprit(dir.path(), &["--db", "l.db", "track", "--metric", "ops"]));
+    assert!(text.contains("between base (last before) and bad (first after)"), "{text}");
+    assert!(text.contains("between bad (last before) and fix (first after)"), "{text}");
+}

@@ -377,7 +377,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     // Only here is --job a glob (with --follow it is a job file), so it is checked here rather than when parsed.
     crate::cmd::compare::check_globs(&[("--job", args.job.as_deref())])?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd));
     let branch = args.branch.as_deref().unwrap_or("HEAD");
     let filter = HistoryFilter {
         job: args.job.clone(),
@@ -385,7 +385,24 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         machine: args.machine.clone(),
         metric: args.metric.clone(),
     };
-    let History { series, analyses, mut notes } = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
+    // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
+    // store's labels are tracked, and the repository is asked for only when the store holds no label series.
+    let (repo, History { series, analyses, mut notes }) = match repo {
+        Ok(repo) => {
+            let history = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
+            (repo, history)
+        }
+        Err(e) if args.repo.is_none() && !args.bisect => {
+            let history = history(store, &Order::Labels, &filter)?;
+            if history.series.is_empty() {
+                return Err(e.into());
+            }
+            (cwd.clone(), history)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let labels_only = !series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none));
+    let along = if labels_only { "the labels' run order" } else { branch };
 
     // Bisect each regression whose tested commits around it are more than one commit apart.
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
@@ -437,7 +454,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         output::println(&serde_json::to_string_pretty(&value)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    output::print(&history_text(&series, &analyses, &sessions, &notes, branch))?;
+    output::print(&history_text(&series, &analyses, &sessions, &notes, along))?;
     Ok(ExitCode::SUCCESS)
 }
 
