@@ -283,3 +283,19 @@ fn jitter_between_commits_of_a_long_history_is_not_taken_for_steps() {
     assert!(a.scale > 3.0, "scale {}", a.scale);
     assert_eq!(changes(&a), Vec::<usize>::new(), "{a:#?}");
 }
+
+#[test]
+fn a_step_too_close_to_an_end_for_the_rank_test_gets_a_note() {
+    // qa-3 item 15: a 100% step after four single-run points of nine. Four runs against five cannot reach p = 0.01
+    // with a rank test (at best 2/126), so the step is dropped; the analysis says so instead of nothing.
+    let points: Vec<Vec<f64>> = [100.0, 101.0, 100.0, 100.0, 200.0, 201.0, 200.0, 202.0, 200.0].map(|v| vec![v]).into();
+    let a = decided("", analyze(&points, &TrackOptions::default()).unwrap());
+    assert_eq!(changes(&a), Vec::<usize>::new());
+    let note = a.note.unwrap_or_default();
+    assert!(note.contains("before point 4") && note.contains("4 run(s) against 5"), "{note}");
+    // With five points before it the step is found, and there is no note.
+    let mut longer = points.clone();
+    longer.insert(4, vec![100.0]);
+    let a = decided("", analyze(&longer, &TrackOptions::default()).unwrap());
+    assert_eq!((changes(&a), a.note), (vec![5], None));
+}
