@@ -270,7 +270,7 @@ fn short_histories_take_the_noise_scale_from_the_runs_within_points() {
 #[test]
 fn jitter_between_commits_of_a_long_history_is_not_taken_for_steps() {
     // Forty commits of five runs each, no step: every commit has its own level (sd 3, a build's layout), and its
-    // runs agree to 0.5. From eight neighbour differences on the scale is theirs, which holds the jitter; the
+    // runs agree to 0.5. From five neighbour differences on the scale is theirs, which holds the jitter; the
     // spread within points alone would make most commits a change point.
     let mut rng = Rng::new(17);
     let points: Vec<Vec<f64>> = (0..40)

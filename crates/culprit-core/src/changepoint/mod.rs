@@ -10,7 +10,7 @@
 //!    medians of neighbouring points normalised by `sqrt(e_i/n_i + e_{i+1}/n_{i+1})` (`e_n` the variance of a
 //!    median of `n` runs relative to their mean's). Steps are rare next to neighbours, so the median ignores
 //!    them; point medians ignore a stray run, which on a short history of a few runs a point would otherwise
-//!    spoil two differences out of a handful. With fewer than 8 differences, steps can be half of them (base,
+//!    spoil two differences out of a handful. With fewer than 5 differences, steps can be half of them (base,
 //!    bad, fix: two differences, both steps), so there the scale is at most the spread of the runs within points
 //!    (`1.4826 * median` of `|consecutive runs' difference| / sqrt(2)`, pooled over points), which no step moves.
 //! 2. **Clipping.** Every run is clipped to `center ± clip_sigmas * s`, the center being its own point's median
