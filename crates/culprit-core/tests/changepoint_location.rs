@@ -43,11 +43,36 @@ fn table_of_single_steps() {
         widest: usize,
     }
     let cases = vec![
-        Case { name: "3 sigma, one run", points: series(400, 1, 100.0, 1.0, &[(200, 103.0)], 31), truth: 200, widest: 4 },
-        Case { name: "2 sigma, one run", points: series(400, 1, 100.0, 1.0, &[(170, 98.0)], 32), truth: 170, widest: 12 },
-        Case { name: "1.5 sigma, one run", points: series(400, 1, 50.0, 2.0, &[(230, 53.0)], 33), truth: 230, widest: 25 },
-        Case { name: "1 sigma, five runs", points: series(300, 5, 50.0, 1.0, &[(120, 51.0)], 34), truth: 120, widest: 8 },
-        Case { name: "10 sigma, three runs", points: series(60, 3, 10.0, 0.1, &[(25, 11.0)], 35), truth: 25, widest: 0 },
+        Case {
+            name: "3 sigma, one run",
+            points: series(400, 1, 100.0, 1.0, &[(200, 103.0)], 31),
+            truth: 200,
+            widest: 4,
+        },
+        Case {
+            name: "2 sigma, one run",
+            points: series(400, 1, 100.0, 1.0, &[(170, 98.0)], 32),
+            truth: 170,
+            widest: 12,
+        },
+        Case {
+            name: "1.5 sigma, one run",
+            points: series(400, 1, 50.0, 2.0, &[(230, 53.0)], 33),
+            truth: 230,
+            widest: 25,
+        },
+        Case {
+            name: "1 sigma, five runs",
+            points: series(300, 5, 50.0, 1.0, &[(120, 51.0)], 34),
+            truth: 120,
+            widest: 8,
+        },
+        Case {
+            name: "10 sigma, three runs",
+            points: series(60, 3, 10.0, 0.1, &[(25, 11.0)], 35),
+            truth: 25,
+            widest: 0,
+        },
     ];
     for case in cases {
         let a = decided(analyze(&case.points, &TrackOptions::default()).unwrap());
@@ -55,7 +80,11 @@ fn table_of_single_steps() {
         let changes: Vec<_> = a.change_points.iter().filter(|c| c.verdict.is_change()).collect();
         assert_eq!(changes.len(), 1, "{}: {changes:?}", case.name);
         let cp = changes[0];
-        assert!(cp.index_low <= case.truth && case.truth <= cp.index_high, "{}: interval misses the truth: {cp:?}", case.name);
+        assert!(
+            cp.index_low <= case.truth && case.truth <= cp.index_high,
+            "{}: interval misses the truth: {cp:?}",
+            case.name
+        );
         assert!(cp.index_high - cp.index_low <= case.widest, "{}: interval too wide: {cp:?}", case.name);
         assert!(cp.index.abs_diff(case.truth) <= 5, "{}: {cp:?}", case.name);
     }
@@ -181,7 +210,12 @@ proptest! {
 /// 200 seeded series of 400 points with one step of 1.5 sigma at a random place in 150..250 (and, with
 /// `gross_errors`, 5% of the runs moved by ±5 sigma): (series where the step was found, whose 90% interval
 /// covered it, placed within 5 points of it).
-fn placement_over_200_series(place_seed: u64, noise_seed: u64, gross_errors: bool, what: &str) -> (usize, usize, usize) {
+fn placement_over_200_series(
+    place_seed: u64,
+    noise_seed: u64,
+    gross_errors: bool,
+    what: &str,
+) -> (usize, usize, usize) {
     let (mut total, mut covered, mut within_five) = (0, 0, 0);
     for seed in 0..200u64 {
         let mut rng = Rng::new(place_seed + seed);
@@ -205,4 +239,35 @@ fn placement_over_200_series(place_seed: u64, noise_seed: u64, gross_errors: boo
         within_five += usize::from(cp.index.abs_diff(truth) <= 5);
     }
     (total, covered, within_five)
+}
+
+#[test]
+fn a_clean_ten_sigma_step_is_placed_exactly_over_many_seeds() {
+    // qa-3 item 2: 40 single-run points with a 10-sigma step in the middle were placed one point off in 4 of 60
+    // seeds (the densest 11-point window of the posterior was settled by its thin tails); the QA's own series is
+    // seed-independent and comes first.
+    let qa = [
+        99.046, 99.541, 99.401, 99.680, 100.722, 98.283, 99.663, 99.514, 99.116, 99.885, 100.000, 102.471, 100.302,
+        99.993, 100.868, 98.953, 99.399, 100.553, 99.498, 99.016, 109.422, 108.645, 111.146, 111.267, 112.624, 109.709,
+        109.772, 109.803, 110.536, 110.014, 110.792, 109.692, 108.575, 111.593, 109.503, 111.160, 109.663, 110.143,
+        108.338, 109.023,
+    ];
+    let mut cases: Vec<(String, Vec<Vec<f64>>, usize)> =
+        vec![("qa-3 off2.csv".to_string(), qa.iter().map(|&v| vec![v]).collect(), 20)];
+    for seed in 0..300u64 {
+        let truth = 15 + (seed % 11) as usize;
+        cases.push((format!("seed {seed}"), series(40, 1, 100.0, 1.0, &[(truth, 110.0)], 9000 + seed), truth));
+    }
+    let mut off = Vec::new();
+    for (name, points, truth) in &cases {
+        let a = decided(analyze(points, &TrackOptions::default()).unwrap());
+        // A chance change point of a sigma or two elsewhere (a false alarm at the 1% level) is not this test's
+        // business; the step is the one change of more than 5 sigma.
+        let found: Vec<_> = a.change_points.iter().filter(|c| c.verdict.is_change() && c.change.abs() > 5.0).collect();
+        assert_eq!(found.len(), 1, "{name}: {found:?}");
+        if found[0].index != *truth || found[0].before_index != truth - 1 {
+            off.push(format!("{name}: {} (truth {truth})", found[0].index));
+        }
+    }
+    assert!(off.is_empty(), "placed off: {off:?}");
 }

@@ -21,7 +21,9 @@ fn ok(out: &Output) -> String {
 fn series_golden_text() {
     for name in ["hackbench-history", "plain"] {
         let csv = format!("crates/culprit/tests/data/track/{name}.csv");
-        let expected = std::fs::read_to_string(root().join(format!("crates/culprit/tests/data/track/{name}.expected.txt"))).unwrap();
+        let expected =
+            std::fs::read_to_string(root().join(format!("crates/culprit/tests/data/track/{name}.expected.txt")))
+                .unwrap();
         assert_eq!(ok(&culprit(&root(), &["track", "--series", &csv])), expected, "{name}");
     }
 }
@@ -29,7 +31,8 @@ fn series_golden_text() {
 #[test]
 fn series_json_indices_and_treatment_of_bad_values() {
     let csv = root().join("crates/culprit/tests/data/track/plain.csv");
-    let v: serde_json::Value = serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", csv.to_str().unwrap(), "--json"]))).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", csv.to_str().unwrap(), "--json"]))).unwrap();
     let cps = v["change_points"].as_array().unwrap();
     assert_eq!(cps.len(), 1, "{v:#}");
     // The step is at 0-based point 120; the NaN at point 50 is dropped and counted, indices keep their place.
@@ -42,7 +45,8 @@ fn series_json_indices_and_treatment_of_bad_values() {
     assert_eq!(v["skipped_points"], 1);
     let history = root().join("crates/culprit/tests/data/track/hackbench-history.csv");
     let v: serde_json::Value =
-        serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", history.to_str().unwrap(), "--json"]))).unwrap();
+        serde_json::from_str(&ok(&culprit(&root(), &["track", "--series", history.to_str().unwrap(), "--json"])))
+            .unwrap();
     assert_eq!(v["change_points"][0]["index"], 34);
     assert_eq!(v["change_points"][0]["before"], "c033");
     assert_eq!(v["change_points"][0]["verdict"], "regression");
@@ -55,11 +59,15 @@ fn bad_series_files_are_clear_errors() {
     let cases: &[(&str, &str, &str)] = &[
         ("short.csv", "value\n1\n2\n", "too short"),
         ("text.csv", "value\n1\n2\nabc\n", "text.csv:4"),
-        ("missing.csv", "", "too short"),
+        ("missing.csv", "", "missing.csv holds no values"),
+        ("header.csv", "commit,ops\n", "header.csv holds no values"),
+        ("chart.csv", "1\n2\n", "x.jpg: the chart format comes from the file name"),
     ];
     for (name, content, needle) in cases {
         std::fs::write(dir.path().join(name), content).unwrap();
-        let out = culprit(dir.path(), &["track", "--series", name]);
+        // The chart's name is checked before the file is even read.
+        let plot: &[&str] = if *name == "chart.csv" { &["--plot", "x.jpg"] } else { &[] };
+        let out = culprit(dir.path(), &[&["track", "--series", name], plot].concat());
         assert!(!out.status.success(), "{name}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(needle), "{name}: {err}");
@@ -68,6 +76,10 @@ fn bad_series_files_are_clear_errors() {
     std::fs::write(dir.path().join("equal.csv"), "7\n".repeat(40)).unwrap();
     let text = ok(&culprit(dir.path(), &["track", "--series", "equal.csv"]));
     assert!(text.contains("all values are equal") && text.contains("no change point"), "{text}");
+    // Tracking only reads: a store path that does not exist is an error and stays absent.
+    let out = culprit(dir.path(), &["track", "--db", "typo.db"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no result store at typo.db"), "{out:?}");
+    assert!(!dir.path().join("typo.db").exists());
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
@@ -150,7 +162,10 @@ fn stored_history_along_a_branch_finds_the_step() {
     assert_eq!(cps[0]["after"], shas[STEP_AT].as_str());
     assert_eq!(cps[0]["index"], STEP_AT);
     // Three runs a commit and a 10% step: no doubt about the place, so the interval is that one commit.
-    assert_eq!((cps[0]["index_low"].as_u64(), cps[0]["index_high"].as_u64()), (Some(STEP_AT as u64), Some(STEP_AT as u64)));
+    assert_eq!(
+        (cps[0]["index_low"].as_u64(), cps[0]["index_high"].as_u64()),
+        (Some(STEP_AT as u64), Some(STEP_AT as u64))
+    );
     assert_eq!(cps[0]["before_low"], shas[STEP_AT - 1].as_str());
     assert_eq!(cps[0]["after_high"], shas[STEP_AT].as_str());
     assert_eq!(cps[0]["verdict"], "regression");
@@ -165,4 +180,28 @@ fn stored_history_along_a_branch_finds_the_step() {
     let text = ok(&culprit(dir.path(), &["--db", db_arg, "track", "--repo", repo_arg, "--branch", "main"]));
     assert_eq!(text.matches("tested commits):").count(), 1, "{text}");
     assert!(text.contains("command.throughput: -9.9%") && text.contains("command.latency: +11.0%"), "{text}");
+}
+
+#[test]
+fn labels_are_tracked_outside_a_repository() {
+    // qa-3 item 6: base, bad and fix labels (five runs each, 1000 -> 800 -> 1000) in a directory that is no git
+    // repository were refused with a hint to use labels; they need no repository, and both steps are found.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "suite: labels\ncommand:\n  cmd: |\n    n=$(cat counter 2>/dev/null || echo 0); echo $((n + 1)) > counter; sed -n \"$((n % 5 + 1))p\" values.txt\n  executions: 1\n  capture:\n    ops: 'ops: ([0-9.]+)'\n",
+    )
+    .unwrap();
+    for (label, level) in [("base", 1000.0), ("bad", 800.0), ("fix", 1000.0)] {
+        let lines: String = (0..5).map(|k| format!("ops: {}\n", level + (k as f64 - 2.0) * 1.5)).collect();
+        std::fs::write(dir.path().join("values.txt"), lines).unwrap();
+        ok(&culprit(
+            dir.path(),
+            &["--db", "l.db", "run", job.to_str().unwrap(), "-n", "5", "--label", label, "--monitors", "none"],
+        ));
+    }
+    let text = ok(&culprit(dir.path(), &["--db", "l.db", "track", "--metric", "ops"]));
+    assert!(text.contains("between base (last before) and bad (first after)"), "{text}");
+    assert!(text.contains("between bad (last before) and fix (first after)"), "{text}");
 }

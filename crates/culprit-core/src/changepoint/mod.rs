@@ -10,10 +10,13 @@
 //!    medians of neighbouring points normalised by `sqrt(e_i/n_i + e_{i+1}/n_{i+1})` (`e_n` the variance of a
 //!    median of `n` runs relative to their mean's). Steps are rare next to neighbours, so the median ignores
 //!    them; point medians ignore a stray run, which on a short history of a few runs a point would otherwise
-//!    spoil two differences out of a handful.
-//! 2. **Clipping.** Every run is clipped to `center ± clip_sigmas * s`, the center being the running median of
-//!    point medians over `±half_window` points. An outlier then weighs at most `clip_sigmas` noise units, while a
-//!    real step moves the center with it and keeps its full size.
+//!    spoil two differences out of a handful. With fewer than 5 differences, steps can be half of them (base,
+//!    bad, fix: two differences, both steps), so there the scale is at most the spread of the runs within points
+//!    (`1.4826 * median` of `|consecutive runs' difference| / sqrt(2)`, pooled over points), which no step moves.
+//! 2. **Clipping.** Every run is clipped to `center ± clip_sigmas * s`, the center being its own point's median
+//!    for a point of three or more runs, else the running median of point medians over `±half_window` points. An
+//!    outlier then weighs at most `clip_sigmas` noise units, while a real step moves the center with it and keeps
+//!    its full size.
 //! 3. **Segmentation.** The penalised piecewise-constant least-squares fit of the clipped runs (every run counts,
 //!    not only a point's mean), with penalty `penalty * s^2 * ln(total runs)` per change point and at least
 //!    `min_segment_runs` runs per segment, solved exactly by PELT (optimal partitioning with pruning, linear

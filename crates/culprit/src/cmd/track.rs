@@ -63,11 +63,31 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     if let Some(reference) = &args.follow {
         return crate::cmd::follow::run(db, args, reference);
     }
+    // The chart's name is checked before the analysis, which takes seconds on a long history and whose results a
+    // bad name would otherwise lose after the fact.
+    if let Some(path) = &args.plot {
+        check_plot_path(path)?;
+    }
     if let Some(file) = &args.series {
         return series_file(file, args.json, args.plot.as_deref());
     }
-    let mut store = crate::cmd::open_store(db)?;
+    // Tracking only reads the history (a bisect adds runs to it), so a mistyped --db is an error, not a new store.
+    let mut store = crate::cmd::open_existing_store(db)?;
     stored(&mut store, args)
+}
+
+/// A chart path the plot can write: an .svg or .png name in a directory that exists.
+fn check_plot_path(path: &Path) -> Result<()> {
+    culprit_plot::ImageFormat::of_path(path)?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        bail!(
+            "--plot {}: the directory {} does not exist; create it or name another",
+            path.display(),
+            parent.display()
+        );
+    }
+    Ok(())
 }
 
 /// A parsed series CSV.
@@ -99,13 +119,16 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
     let mut csv = SeriesCsv { name: None, labels: Vec::new(), points: Vec::new(), non_finite_lines: Vec::new() };
     // The number of columns, set by the first line that is not blank or a comment.
     let mut columns: Option<usize> = None;
+    // Excel's "CSV UTF-8" starts the file with a byte-order mark, which is no part of the first cell.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        // Spreadsheets quote cells (`"commit","value"`); the quotes are no part of the names or numbers.
+        let fields: Vec<&str> = line.split(',').map(|f| unquote(f.trim())).collect();
         if fields.len() > 2 {
             bail!(
                 "{source}:{number}: {} comma-separated columns in {line:?}; a series has one column (`value`) or two \
@@ -115,7 +138,7 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
         }
         let (label, value) = match fields.as_slice() {
             [label, value] => (Some(*label), *value),
-            _ => (None, line),
+            _ => (None, unquote(line)),
         };
         let parsed = value.parse::<f64>();
         let Some(expected) = columns else {
@@ -146,6 +169,11 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
         push_value(&mut csv, source, number, label, value, parsed)?;
     }
     Ok(csv)
+}
+
+/// The cell without one pair of surrounding double quotes.
+fn unquote(cell: &str) -> &str {
+    cell.strip_prefix('"').and_then(|c| c.strip_suffix('"')).map_or(cell, str::trim)
 }
 
 /// Adds one value line to the series: to the last point when it has the same commit, else as a new point.
@@ -203,6 +231,9 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode>
     if let Some(warning) = non_finite_warning(&source, &non_finite_lines) {
         eprintln!("culprit: warning: {warning}");
     }
+    if points.is_empty() {
+        bail!("{source} holds no values; give one value a line, or `commit,value` rows");
+    }
     let options = TrackOptions::default();
     let metric = name.unwrap_or_default();
     let analysis = analyze(&points, &options).with_context(|| format!("cannot analyse {}", file.display()))?;
@@ -224,7 +255,8 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode>
     let changes: Vec<&ChangePoint> = analysis.change_points.iter().filter(|c| c.verdict.is_change()).collect();
     if json {
         let value = serde_json::json!({
-            "metric": metric,
+            // The name the text and the chart give a series without a header.
+            "metric": if metric.is_empty() { "value" } else { metric.as_str() },
             "points": analysis.points,
             "skipped_points": analysis.skipped_points,
             "runs": analysis.runs,
@@ -345,7 +377,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     // Only here is --job a glob (with --follow it is a job file), so it is checked here rather than when parsed.
     crate::cmd::compare::check_globs(&[("--job", args.job.as_deref())])?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
+    let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd));
     let branch = args.branch.as_deref().unwrap_or("HEAD");
     let filter = HistoryFilter {
         job: args.job.clone(),
@@ -353,7 +385,24 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         machine: args.machine.clone(),
         metric: args.metric.clone(),
     };
-    let History { series, analyses, mut notes } = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
+    // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
+    // store's labels are tracked, and the repository is asked for only when the store holds no label series.
+    let (repo, History { series, analyses, mut notes }) = match repo {
+        Ok(repo) => {
+            let history = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
+            (repo, history)
+        }
+        Err(e) if args.repo.is_none() && !args.bisect => {
+            let history = history(store, &Order::Labels, &filter)?;
+            if history.series.is_empty() {
+                return Err(e.into());
+            }
+            (cwd.clone(), history)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let labels_only = !series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none));
+    let along = if labels_only { "the labels' run order" } else { branch };
 
     // Bisect each regression whose tested commits around it are more than one commit apart.
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
@@ -405,7 +454,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         output::println(&serde_json::to_string_pretty(&value)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    output::print(&history_text(&series, &analyses, &sessions, &notes, branch))?;
+    output::print(&history_text(&series, &analyses, &sessions, &notes, along))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -668,6 +717,30 @@ mod tests {
             (plain.name, plain.labels, plain.points),
             (None, vec!["0".to_string(), "1".into()], vec![vec![1.0], vec![2.5]])
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_quoted_cells_are_read() {
+        let csv = parse_series("\u{feff}value\n1\n2\n", "s.csv").unwrap();
+        assert_eq!((csv.name.as_deref(), csv.points), (Some("value"), vec![vec![1.0], vec![2.0]]));
+        let csv = parse_series("\"commit\",\"ops\"\n\"c1\",\"1.5\"\n\"c2\", 2\n\"3\"x\n", "s.csv");
+        let err = format!("{:#}", csv.unwrap_err());
+        assert!(err.starts_with("s.csv:4: 1 column(s)"), "{err}");
+        let csv = parse_series("\"commit\",\"ops\"\n\"c1\",\"1.5\"\n\"c2\", 2\n", "s.csv").unwrap();
+        assert_eq!((csv.name.as_deref(), csv.labels), (Some("ops"), vec!["c1".to_string(), "c2".into()]));
+        assert_eq!(csv.points, vec![vec![1.5], vec![2.0]]);
+        let plain = parse_series("\"1\"\n\"2\"\n", "s.csv").unwrap();
+        assert_eq!(plain.points, vec![vec![1.0], vec![2.0]]);
+    }
+
+    #[test]
+    fn a_plot_name_is_checked_before_the_analysis() {
+        let err = format!("{:#}", check_plot_path(Path::new("x.jpg")).unwrap_err());
+        assert!(err.contains("x.jpg") && err.contains(".svg or .png"), "{err}");
+        let err = format!("{:#}", check_plot_path(Path::new("/nonexistent-culprit-dir/x.svg")).unwrap_err());
+        assert!(err.contains("/nonexistent-culprit-dir does not exist"), "{err}");
+        assert!(check_plot_path(Path::new("x.svg")).is_ok());
+        assert!(check_plot_path(&std::env::temp_dir().join("x.png")).is_ok());
     }
 
     #[test]
