@@ -98,7 +98,10 @@ fn bad_inputs_are_inconclusive_with_a_reason() {
         (
             "NaN on the new side",
             pair(m, vec![1.0, 2.0, 3.0], vec![5.0, f64::NAN, 6.0]),
-            InconclusiveReason::BadSamples { side: Side::Other, problem: culprit_core::stats::SampleProblem::NotANumber },
+            InconclusiveReason::BadSamples {
+                side: Side::Other,
+                problem: culprit_core::stats::SampleProblem::NotANumber,
+            },
         ),
         (
             "infinity on the base",
@@ -164,7 +167,10 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
     let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
     let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
     let v = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| r.changes[0].verdict);
-    assert_eq!(v("vmstat.cpu.id"), Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } }));
+    assert_eq!(
+        v("vmstat.cpu.id"),
+        Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } })
+    );
     // perf drops symbols below its cutoff: a missing profile key is 0%, here a real change of -5 points.
     assert_eq!(v("perf-profile.self.cycles-pp.memcpy"), Some(Verdict::Changed));
     // Row order: program metrics, monitors, perf-profile.
@@ -208,7 +214,10 @@ fn false_discoveries_are_controlled_over_many_metrics() {
 
 #[test]
 fn lkp_rules_mode_through_the_engine() {
-    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions { more: true, ..LkpOptions::default() }), ..CompareOptions::default() };
+    let lkp = CompareOptions {
+        rule: DecisionRule::Lkp(LkpOptions { more: true, ..LkpOptions::default() }),
+        ..CompareOptions::default()
+    };
     let input = pair("hackbench.throughput", vec![20.0, 20.0, 20.0], vec![10.0, 10.0, 10.0]);
     let result = compare(&input, &lkp).expect("compares");
     let change = &result.rows[0].changes[0];
@@ -240,7 +249,10 @@ fn renderers_show_changed_rows_by_default_and_everything_with_all() {
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("metric,class,kind,direction,base,column,"));
     let write = lines.iter().find(|l| l.starts_with("fio.write_iops,")).copied().unwrap_or("");
-    assert!(write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"), "{write}");
+    assert!(
+        write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"),
+        "{write}"
+    );
 
     let md = render_markdown(&result, RenderOptions::default());
     assert!(md.contains("| `fio.write_iops` |") && md.contains("% | regression |"), "{md}");
@@ -263,7 +275,10 @@ fn pass_fail_rows_use_reproduction() {
     // The base did not report it: 0 of 6 runs; the new side: 6 of 6 (Fisher p = 0.0022).
     assert_eq!(row.changes[0].verdict, Verdict::Regression);
     let table = render_table(&result, RenderOptions::default());
-    assert!(table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"), "{table}");
+    assert!(
+        table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -276,12 +291,16 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
             let threads: f64 = v.parse().unwrap_or(1.0);
             let base = 800.0 * threads.min(4.0);
             let new = if threads >= 16.0 { base * 1.1 } else { base };
-            SweepPoint { value: v.to_string(), samples: vec![noisy(&mut rng, base, 0.01, 5), noisy(&mut rng, new, 0.01, 5)] }
+            SweepPoint {
+                value: v.to_string(),
+                samples: vec![noisy(&mut rng, base, 0.01, 5), noisy(&mut rng, new, 0.01, 5)],
+            }
         })
         .collect();
     let sweep = Sweep {
         param: "nr_threads".into(),
         metric: "sysbench.transactions_per_sec".into(),
+        group: Vec::new(),
         columns: vec![".26-rc".into(), ".26-rc-smp-group".into()],
         points,
     };
@@ -294,7 +313,10 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "sysbench.transactions_per_sec by nr_threads");
     assert!(lines[1].starts_with("nr_threads           .26-rc"), "{text}");
-    assert!(lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"), "{text}");
+    assert!(
+        lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -89,3 +89,71 @@ fn split_with_closed_stdout_writes_every_job_file() {
     written.sort();
     assert_eq!(written, ["hbm-pipe-1-20-process-1.yaml", "hbm-pipe-1-20-threads-1.yaml"]);
 }
+
+/// A store with three runs of the hackbench matrix `job` at labels A and B.
+fn two_labels(dir: &Path, job: &str) -> PathBuf {
+    let job = write(dir, "job.yaml", job);
+    let db = dir.join("s.db");
+    for label in ["A", "B"] {
+        stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "3", "--label", label, "--monitors", "none"], dir));
+    }
+    db
+}
+
+/// The standard error of a command that must have failed with culprit's error exit.
+fn refused(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
+    err
+}
+
+#[test]
+fn compare_by_keeps_jobs_that_differ_in_other_params_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = MATRIX.replace("nr_threads: 1", "nr_threads: [1, 2]");
+    let db = two_labels(dir.path(), &job);
+    let text = stdout(&culprit(&db, &["compare", "A", "B", "--by", "nr_threads"], dir.path()));
+    let titles: Vec<&str> = text.lines().filter(|l| l.contains(" by ")).collect();
+    assert_eq!(
+        titles,
+        [
+            "hackbench.throughput by nr_threads (hackbench.mode=process)",
+            "hackbench.throughput by nr_threads (hackbench.mode=threads)"
+        ],
+        "{text}"
+    );
+    // Each block has one row per thread count, each the mean of its own 3 runs, not of 6 pooled ones.
+    assert_eq!(text.lines().filter(|l| l.trim_start().starts_with(['1', '2'])).count(), 4, "{text}");
+    // A param with one value over all jobs has nothing to sweep; the message names the params that do differ.
+    let err = refused(&culprit(&db, &["compare", "A", "B", "--by", "loops"], dir.path()));
+    assert!(err.contains("every job compared has loops = 20, so there is nothing to sweep"), "{err}");
+    assert!(err.contains("they differ in hackbench.mode, nr_threads"), "{err}");
+    // Every format is honoured, and a --metric matching two metrics shows both.
+    let args = ["compare", "A", "B", "--by", "nr_threads", "--metric", "throughput_(best|worst)"];
+    let csv = stdout(&culprit(&db, &[&args[..], &["--format", "csv"]].concat(), dir.path()));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("metric,hackbench.mode,param,value,base,column,"), "{csv}");
+    assert_eq!(lines.len(), 1 + 2 * 2 * 2, "{csv}");
+    for metric in ["hackbench.throughput_best,", "hackbench.throughput_worst,"] {
+        assert_eq!(lines.iter().filter(|l| l.starts_with(metric)).count(), 4, "{csv}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &[&args[..], &["--format", "json"]].concat(), dir.path()))).unwrap();
+    let blocks = json.as_array().unwrap();
+    assert_eq!(blocks.len(), 4, "{json}");
+    assert_eq!(blocks[0]["group"]["hackbench.mode"], "process");
+    assert_eq!(blocks[0]["rows"].as_array().unwrap().len(), 2);
+    let markdown = stdout(&culprit(&db, &[&args[..], &["--format", "markdown"]].concat(), dir.path()));
+    assert_eq!(markdown.lines().filter(|l| l.starts_with("### hackbench.throughput_")).count(), 4, "{markdown}");
+    assert_eq!(markdown.lines().filter(|l| l.starts_with("| 1 | ") || l.starts_with("| 2 | ")).count(), 8);
+}
+
+#[test]
+fn compare_by_orders_cpu_shares_by_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = MATRIX.replace("nr_threads: 1", "nr_threads: [100%, 200%, 50%]").replace("[process, threads]", "process");
+    let db = two_labels(dir.path(), &job);
+    let csv = stdout(&culprit(&db, &["compare", "A", "B", "--by", "nr_threads", "--format", "csv"], dir.path()));
+    let values: Vec<&str> = csv.lines().skip(1).filter_map(|l| l.split(',').nth(2)).collect();
+    assert_eq!(values, ["50%", "100%", "200%"], "{csv}");
+}

@@ -290,7 +290,9 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
         for (i, side) in row.sides.iter().enumerate() {
             cells.push(match (side.fails, side.rel_stddev_pct) {
                 (Some(f), _) => format!("{f}:{}", side.n),
-                (None, Some(rel)) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel)),
+                (None, Some(rel)) if rel > 2.0 => {
+                    format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel))
+                }
                 (None, _) => format_side_mean(side).trim().to_string(),
             });
             if i > 0 {
@@ -320,7 +322,8 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     out
 }
 
-fn md_escape(s: &str) -> String {
+/// Escapes `|`, which would otherwise end a cell of a GitHub table.
+pub(crate) fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
@@ -384,7 +387,7 @@ pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
 }
 
 /// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
