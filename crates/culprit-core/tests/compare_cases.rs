@@ -340,6 +340,48 @@ fn percent_stddev_is_lkps_population_stddev() {
 }
 
 #[test]
+fn constant_sides_apart_by_more_than_the_floor_are_a_change_at_three_and_four_runs() {
+    // The QA case: a captured rate 1000/0.1 on every base run and 1000/0.12 on every other run, among noisy metrics
+    // that did not move. The rank test's p (0.1 at 3 v 3, 0.029 at 4 v 4) cannot pass the false-discovery bar over
+    // a table, so only the rule for deterministic differences can call it.
+    let mut rng = Rng::new(6);
+    for runs in [3, 4] {
+        let mut base = Column::new("base").with_metric("hackbench.throughput", vec![10000.0; runs]);
+        let mut other = Column::new("slow").with_metric("hackbench.throughput", vec![1000.0 / 0.12; runs]);
+        for k in 0..6 {
+            let name = format!("vmstat.noise{k}");
+            base = base.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+            other = other.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+        }
+        let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+        let row = result.rows.iter().find(|r| r.metric == "hackbench.throughput").expect("row");
+        let change = &row.changes[0];
+        assert!(change.q.is_some_and(|q| q > 0.05), "{runs} runs: q = {:?}", change.q);
+        assert_eq!(change.verdict, Verdict::Regression, "{runs} runs");
+        let ci = change.ratio_ci.expect("the constant ratio");
+        assert!((ci.low - 0.8333333333).abs() < 1e-9 && ci.low == ci.high, "{ci:?}");
+    }
+}
+
+#[test]
+fn equal_constants_rounding_and_moves_below_the_floor_stay_unchanged() {
+    // Equal constants skip the tests. Sides that differ only in the last bits of a double (0.1 + 0.2 against 0.3)
+    // are not apart: no zero-width interval claims a deterministic difference, and the floor keeps them unchanged.
+    let no_floor = CompareOptions { min_change_pct: 0.0, ..CompareOptions::default() };
+    let equal = pair("hackbench.throughput", vec![5.0; 4], vec![5.0; 4]);
+    let result = compare(&equal, &no_floor).expect("compares");
+    assert_eq!(result.rows[0].changes[0].p, Some(1.0));
+    assert_eq!(result.rows[0].changes[0].verdict, Verdict::Unchanged);
+    let rounding = pair("hackbench.throughput", vec![0.3; 4], vec![0.1 + 0.2; 4]);
+    let result = compare(&rounding, &CompareOptions::default()).expect("compares");
+    assert_eq!(result.rows[0].changes[0].ratio_ci, None);
+    assert_eq!(result.rows[0].changes[0].verdict, Verdict::Unchanged);
+    // A constant that moved by less than the floor is not a change either.
+    let below_floor = pair("hackbench.throughput", vec![1000.0; 4], vec![995.0; 4]);
+    assert_eq!(only_verdict(&below_floor, &CompareOptions::default(), "hackbench.throughput"), Verdict::Unchanged);
+}
+
+#[test]
 fn two_constant_sides_are_judged_by_the_rank_test_alone() {
     // 1999.99 five times is not exactly representable, so its sample stddev is about 2.5e-13 rather than 0: Welch's
     // t then said p = 1.7e-67 and Cohen's d -5.8e16; exact 1000.0 against 1200.0 said p = 0. Five runs a side

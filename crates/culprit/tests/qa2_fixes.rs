@@ -157,3 +157,34 @@ fn compare_by_orders_cpu_shares_by_value() {
     let values: Vec<&str> = csv.lines().skip(1).filter_map(|l| l.split(',').nth(2)).collect();
     assert_eq!(values, ["50%", "100%", "200%"], "{csv}");
 }
+
+#[test]
+fn compare_reports_a_constant_metric_that_moved_at_four_runs() {
+    // The QA repro: a command whose captured rate is 1000/delay, the same in every run of a label.
+    let dir = tempfile::tempdir().unwrap();
+    let delay = dir.path().join("delay");
+    let job = write(
+        dir.path(),
+        "cmd.yaml",
+        &format!(
+            "suite: mycmd\ncommand:\n  cmd: \"d=$(cat {}); python3 -c \\\"print('ops/s: %f' % (1000/$d))\\\"\"\n  \
+             executions: 2\n  capture:\n    ops: 'ops/s: ([0-9.]+)'\n",
+            delay.display()
+        ),
+    );
+    let db = dir.path().join("c.db");
+    for (label, d) in [("base", "0.1"), ("slow", "0.12")] {
+        std::fs::write(&delay, d).unwrap();
+        stdout(&culprit(
+            &db,
+            &["run", job.to_str().unwrap(), "-n", "4", "--label", label, "--monitors", "none"],
+            dir.path(),
+        ));
+    }
+    let table = stdout(&culprit(&db, &["compare", "base", "slow"], dir.path()));
+    let row = table.lines().find(|l| l.ends_with("command.ops")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("10000") && row.contains("-16.7%") && row.contains("8333"), "{row}");
+    let csv = stdout(&culprit(&db, &["compare", "base", "slow", "--all", "--format", "csv"], dir.path()));
+    let line = csv.lines().find(|l| l.starts_with("command.ops,")).unwrap_or_else(|| panic!("{csv}"));
+    assert!(line.contains(",changed,"), "{line}");
+}
