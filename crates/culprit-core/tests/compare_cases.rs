@@ -397,3 +397,18 @@ fn two_constant_sides_are_judged_by_the_rank_test_alone() {
         assert_eq!(change.verdict, Verdict::Regression, "{base} vs {other}");
     }
 }
+
+#[test]
+fn markdown_escapes_pipes_in_metric_names_and_prints_a_change_from_zero_as_inf() {
+    // The QA's capture name 'x,y|z', and a system time of 0 in every base run (a `command` job that only echoes).
+    let base =
+        Column::new("base").with_metric("command.x,y|z", vec![5.0; 3]).with_metric("command.system_time", vec![0.0; 3]);
+    let other = Column::new("new")
+        .with_metric("command.x,y|z", vec![5.0; 3])
+        .with_metric("command.system_time", vec![0.0004, 0.0, 0.0008]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let md = render_markdown(&result, RenderOptions { all: true });
+    assert!(md.contains("| `command.x,y\\|z` | 5.00 |"), "{md}");
+    let row = md.lines().find(|l| l.contains("command.system_time")).expect("row");
+    assert!(row.contains(" | +inf% | ") && !row.contains("e+98"), "{row}");
+}

@@ -286,7 +286,8 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
     for row in shown_rows(result, options) {
-        let mut cells = vec![format!("`{}`", row.metric.replace('`', "'"))];
+        // A `|` ends a GitHub table cell even inside a code span unless it is escaped.
+        let mut cells = vec![format!("`{}`", md_escape(&row.metric.replace('`', "'")))];
         for (i, side) in row.sides.iter().enumerate() {
             cells.push(match (side.fails, side.rel_stddev_pct) {
                 (Some(f), _) => format!("{f}:{}", side.n),
@@ -300,7 +301,11 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
                 let both_present = side.present && base.is_some_and(|s| s.present);
                 match row.changes.get(i - 1) {
                     Some(c) => {
-                        cells.push(if both_present {
+                        // lkp's table divides a change from a zero base by 1e-100 (+4e+98%); Markdown is not lkp's
+                        // format, and says what that number means, as CSV and the headlines do.
+                        cells.push(if both_present && c.change.is_infinite() {
+                            format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+                        } else if both_present {
                             format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
                         } else {
                             String::new()
