@@ -188,3 +188,63 @@ fn compare_reports_a_constant_metric_that_moved_at_four_runs() {
     let line = csv.lines().find(|l| l.starts_with("command.ops,")).unwrap_or_else(|| panic!("{csv}"));
     assert!(line.contains(",changed,"), "{line}");
 }
+
+#[test]
+fn refused_jobs_name_every_problem_and_leave_no_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bad.db");
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "dup.yaml",
+            "suite: x\nhackbench:\n  loops: 100\nhackbench:\n  loops: 200\n",
+            &["dup.yaml:4: 'hackbench' is given a second time in the same hash (first at line 2)"],
+        ),
+        (
+            "unk.yaml",
+            "suite: x\nhackbnch:\n  mode: process\n",
+            &["unk.yaml:2: 'hackbnch' is not a program", "\n  also: unk.yaml: the job selects no benchmark program"],
+        ),
+        (
+            "l0.yaml",
+            "suite: hackbench\nnr_threads: 1\nhackbench:\n  loops: 0\n",
+            &["l0.yaml:4", "'loops' = '0': 0 would run nothing"],
+        ),
+        (
+            "i0.yaml",
+            "suite: hackbench\nnr_threads: 1\niterations: 0\nhackbench:\n  loops: 20\n",
+            &["i0.yaml:3", "'iterations' = '0': 0 would run nothing"],
+        ),
+    ];
+    for (name, body, expected) in cases {
+        write(dir.path(), name, body);
+        let err = refused(&culprit(&db, &["run", name, "-n", "1", "--label", "X"], dir.path()));
+        for text in *expected {
+            assert!(err.contains(text), "{name}: {err}");
+        }
+        assert!(!err.contains("more problems"), "{err}");
+        assert!(!db.exists(), "{name}: a refused run left {} behind", db.display());
+    }
+    write(dir.path(), "hb.yaml", MATRIX);
+    let err = refused(&culprit(&db, &["run", "hb.yaml", "-n", "0", "--label", "X"], dir.path()));
+    assert!(err.contains("--repeat must be at least 1") && !db.exists(), "{err}");
+    // Outside a git repository, run points at what it does take, not at a --repo it does not have.
+    let err = refused(&culprit(&db, &["run", "hb.yaml", "-n", "1", "--commit", "HEAD"], dir.path()));
+    assert!(!err.contains("--repo") && err.contains("--label NAME") && !db.exists(), "{err}");
+    // A command that only reads does not turn an empty file into a store.
+    let empty = write(dir.path(), "empty.db", "");
+    let err = refused(&culprit(&empty, &["results"], dir.path()));
+    assert!(err.contains("is an empty file, not a result store"), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+}
+
+#[test]
+fn results_of_an_unfiltered_store_do_not_speak_of_matching() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "hbm.yaml", MATRIX);
+    let db = dir.path().join("r.db");
+    stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "R", "--monitors", "none"], dir.path()));
+    let text = stdout(&culprit(&db, &["results", "--failures"], dir.path()));
+    assert_eq!(text.trim(), format!("no failed runs in {}", db.display()));
+    let text = stdout(&culprit(&db, &["results", "--failures", "--job", "nosuch"], dir.path()));
+    assert!(text.contains("match --job nosuch"), "{text}");
+}

@@ -414,6 +414,7 @@ fn sweep(
     }
     let values: BTreeSet<&str> = measured.iter().map(|j| j.value.as_str()).collect();
     let others = differing_params(measured.iter().map(|j| j.params.as_slice()), &swept_keys);
+    let metrics = sweep_metrics(store, args, jobs, keys, &measured)?;
     if values.len() < 2 {
         let value = values.iter().next().copied().unwrap_or("");
         let differ = if others.is_empty() {
@@ -426,7 +427,6 @@ fn sweep(
              differs between the jobs ({differ})"
         );
     }
-    let metrics = sweep_metrics(store, args, jobs, keys, &measured)?;
     // One group per combination of the other differing params, in the order the jobs come.
     let mut groups: Vec<Vec<(String, String)>> = Vec::new();
     let group_of = |params: &[(String, String)]| -> Vec<(String, String)> {

@@ -166,10 +166,14 @@ fn plan_one(
     let mut problems = job.unknown_keys(&accepts);
     // A misspelt program is the likelier story than "no program", so its message goes first.
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
-    if let Some(first) = problems.first() {
-        let more =
-            if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
-        bail!("{first}{more}");
+    // Every problem is said, one a line: fixing one only to be told of the next wastes a round trip each.
+    match problems.as_slice() {
+        [] => {}
+        [only] => bail!("{only}"),
+        [first, rest @ ..] => {
+            let rest: Vec<String> = rest.iter().map(|p| format!("\n  also: {p}")).collect();
+            bail!("{first}{}", rest.concat());
+        }
     }
     let uses = job.programs();
     let [use_] = uses.as_slice() else {
@@ -269,7 +273,16 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         }
         return Ok(Revision::Label { name: name.to_string() });
     }
-    let top = git::toplevel(cwd)?;
+    // git's own error suggests --repo, which the commands that take a repository have and `run` does not: `run`
+    // measures the commit checked out in the directory it runs from.
+    let top = git::toplevel(cwd).map_err(|error| match error {
+        git::GitError::NotARepo { dir } => anyhow::anyhow!(
+            "{dir} is not inside a git repository, so there is no commit to record the runs under: run culprit run \
+             from inside the repository whose commit you measured (cd into it), or store the runs under a name \
+             with --label NAME instead of --commit"
+        ),
+        other => other.into(),
+    })?;
     Ok(git::resolve(&top, commit.unwrap_or("HEAD"))?)
 }
 
