@@ -98,7 +98,10 @@ fn bad_inputs_are_inconclusive_with_a_reason() {
         (
             "NaN on the new side",
             pair(m, vec![1.0, 2.0, 3.0], vec![5.0, f64::NAN, 6.0]),
-            InconclusiveReason::BadSamples { side: Side::Other, problem: culprit_core::stats::SampleProblem::NotANumber },
+            InconclusiveReason::BadSamples {
+                side: Side::Other,
+                problem: culprit_core::stats::SampleProblem::NotANumber,
+            },
         ),
         (
             "infinity on the base",
@@ -164,7 +167,10 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
     let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
     let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
     let v = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| r.changes[0].verdict);
-    assert_eq!(v("vmstat.cpu.id"), Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } }));
+    assert_eq!(
+        v("vmstat.cpu.id"),
+        Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } })
+    );
     // perf drops symbols below its cutoff: a missing profile key is 0%, here a real change of -5 points.
     assert_eq!(v("perf-profile.self.cycles-pp.memcpy"), Some(Verdict::Changed));
     // Row order: program metrics, monitors, perf-profile.
@@ -208,7 +214,10 @@ fn false_discoveries_are_controlled_over_many_metrics() {
 
 #[test]
 fn lkp_rules_mode_through_the_engine() {
-    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions { more: true, ..LkpOptions::default() }), ..CompareOptions::default() };
+    let lkp = CompareOptions {
+        rule: DecisionRule::Lkp(LkpOptions { more: true, ..LkpOptions::default() }),
+        ..CompareOptions::default()
+    };
     let input = pair("hackbench.throughput", vec![20.0, 20.0, 20.0], vec![10.0, 10.0, 10.0]);
     let result = compare(&input, &lkp).expect("compares");
     let change = &result.rows[0].changes[0];
@@ -240,7 +249,10 @@ fn renderers_show_changed_rows_by_default_and_everything_with_all() {
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("metric,class,kind,direction,base,column,"));
     let write = lines.iter().find(|l| l.starts_with("fio.write_iops,")).copied().unwrap_or("");
-    assert!(write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"), "{write}");
+    assert!(
+        write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"),
+        "{write}"
+    );
 
     let md = render_markdown(&result, RenderOptions::default());
     assert!(md.contains("| `fio.write_iops` |") && md.contains("% | regression |"), "{md}");
@@ -263,7 +275,10 @@ fn pass_fail_rows_use_reproduction() {
     // The base did not report it: 0 of 6 runs; the new side: 6 of 6 (Fisher p = 0.0022).
     assert_eq!(row.changes[0].verdict, Verdict::Regression);
     let table = render_table(&result, RenderOptions::default());
-    assert!(table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"), "{table}");
+    assert!(
+        table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -276,12 +291,16 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
             let threads: f64 = v.parse().unwrap_or(1.0);
             let base = 800.0 * threads.min(4.0);
             let new = if threads >= 16.0 { base * 1.1 } else { base };
-            SweepPoint { value: v.to_string(), samples: vec![noisy(&mut rng, base, 0.01, 5), noisy(&mut rng, new, 0.01, 5)] }
+            SweepPoint {
+                value: v.to_string(),
+                samples: vec![noisy(&mut rng, base, 0.01, 5), noisy(&mut rng, new, 0.01, 5)],
+            }
         })
         .collect();
     let sweep = Sweep {
         param: "nr_threads".into(),
         metric: "sysbench.transactions_per_sec".into(),
+        group: Vec::new(),
         columns: vec![".26-rc".into(), ".26-rc-smp-group".into()],
         points,
     };
@@ -294,7 +313,10 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "sysbench.transactions_per_sec by nr_threads");
     assert!(lines[1].starts_with("nr_threads           .26-rc"), "{text}");
-    assert!(lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"), "{text}");
+    assert!(
+        lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -318,6 +340,48 @@ fn percent_stddev_is_lkps_population_stddev() {
 }
 
 #[test]
+fn constant_sides_apart_by_more_than_the_floor_are_a_change_at_three_and_four_runs() {
+    // The QA case: a captured rate 1000/0.1 on every base run and 1000/0.12 on every other run, among noisy metrics
+    // that did not move. The rank test's p (0.1 at 3 v 3, 0.029 at 4 v 4) cannot pass the false-discovery bar over
+    // a table, so only the rule for deterministic differences can call it.
+    let mut rng = Rng::new(6);
+    for runs in [3, 4] {
+        let mut base = Column::new("base").with_metric("hackbench.throughput", vec![10000.0; runs]);
+        let mut other = Column::new("slow").with_metric("hackbench.throughput", vec![1000.0 / 0.12; runs]);
+        for k in 0..6 {
+            let name = format!("vmstat.noise{k}");
+            base = base.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+            other = other.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+        }
+        let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+        let row = result.rows.iter().find(|r| r.metric == "hackbench.throughput").expect("row");
+        let change = &row.changes[0];
+        assert!(change.q.is_some_and(|q| q > 0.05), "{runs} runs: q = {:?}", change.q);
+        assert_eq!(change.verdict, Verdict::Regression, "{runs} runs");
+        let ci = change.ratio_ci.expect("the constant ratio");
+        assert!((ci.low - 0.8333333333).abs() < 1e-9 && ci.low == ci.high, "{ci:?}");
+    }
+}
+
+#[test]
+fn equal_constants_rounding_and_moves_below_the_floor_stay_unchanged() {
+    // Equal constants skip the tests. Sides that differ only in the last bits of a double (0.1 + 0.2 against 0.3)
+    // are not apart: no zero-width interval claims a deterministic difference, and the floor keeps them unchanged.
+    let no_floor = CompareOptions { min_change_pct: 0.0, ..CompareOptions::default() };
+    let equal = pair("hackbench.throughput", vec![5.0; 4], vec![5.0; 4]);
+    let result = compare(&equal, &no_floor).expect("compares");
+    assert_eq!(result.rows[0].changes[0].p, Some(1.0));
+    assert_eq!(result.rows[0].changes[0].verdict, Verdict::Unchanged);
+    let rounding = pair("hackbench.throughput", vec![0.3; 4], vec![0.1 + 0.2; 4]);
+    let result = compare(&rounding, &CompareOptions::default()).expect("compares");
+    assert_eq!(result.rows[0].changes[0].ratio_ci, None);
+    assert_eq!(result.rows[0].changes[0].verdict, Verdict::Unchanged);
+    // A constant that moved by less than the floor is not a change either.
+    let below_floor = pair("hackbench.throughput", vec![1000.0; 4], vec![995.0; 4]);
+    assert_eq!(only_verdict(&below_floor, &CompareOptions::default(), "hackbench.throughput"), Verdict::Unchanged);
+}
+
+#[test]
 fn two_constant_sides_are_judged_by_the_rank_test_alone() {
     // 1999.99 five times is not exactly representable, so its sample stddev is about 2.5e-13 rather than 0: Welch's
     // t then said p = 1.7e-67 and Cohen's d -5.8e16; exact 1000.0 against 1200.0 said p = 0. Five runs a side
@@ -332,4 +396,19 @@ fn two_constant_sides_are_judged_by_the_rank_test_alone() {
         assert!(change.effect_size.is_none(), "{base} vs {other}: d = {:?}", change.effect_size);
         assert_eq!(change.verdict, Verdict::Regression, "{base} vs {other}");
     }
+}
+
+#[test]
+fn markdown_escapes_pipes_in_metric_names_and_prints_a_change_from_zero_as_inf() {
+    // The QA's capture name 'x,y|z', and a system time of 0 in every base run (a `command` job that only echoes).
+    let base =
+        Column::new("base").with_metric("command.x,y|z", vec![5.0; 3]).with_metric("command.system_time", vec![0.0; 3]);
+    let other = Column::new("new")
+        .with_metric("command.x,y|z", vec![5.0; 3])
+        .with_metric("command.system_time", vec![0.0004, 0.0, 0.0008]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let md = render_markdown(&result, RenderOptions { all: true });
+    assert!(md.contains("| `command.x,y\\|z` | 5.00 |"), "{md}");
+    let row = md.lines().find(|l| l.contains("command.system_time")).expect("row");
+    assert!(row.contains(" | +inf% | ") && !row.contains("e+98"), "{row}");
 }

@@ -61,6 +61,14 @@ pub enum JobError {
         key: String,
         value: String,
     },
+    /// A key given twice in one hash. YAML's parser places this at the start of the hash, which is rarely where the
+    /// mistake is, so the place is the second occurrence.
+    #[error("{place}: '{key}' is given a second time in the same hash (first at line {first_line}); a key can appear once, so merge the two into one '{key}:' or remove one")]
+    DuplicateKey {
+        place: Place,
+        key: String,
+        first_line: usize,
+    },
     /// The text is not valid YAML, and the parser gave no position.
     #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
     YamlNoPosition { file: String, reason: String },

@@ -55,10 +55,7 @@ pub(crate) fn scalar_text(value: &Value) -> Option<String> {
 /// The file name without directories and without a `.yaml`/`.yml` extension.
 pub(crate) fn file_stem(file_name: &str) -> String {
     let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name);
-    let stem = base
-        .strip_suffix(".yaml")
-        .or_else(|| base.strip_suffix(".yml"))
-        .unwrap_or(base);
+    let stem = base.strip_suffix(".yaml").or_else(|| base.strip_suffix(".yml")).unwrap_or(base);
     stem.to_string()
 }
 
@@ -68,12 +65,10 @@ impl JobFile {
         let source = Arc::new(SourceMap::new(text));
         let mut documents = Vec::new();
         for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-            let value = Value::deserialize(document).map_err(|e| yaml_error(file_name, &e))?;
+            let value = Value::deserialize(document).map_err(|e| yaml_error(file_name, text, &e))?;
             let place = |path: &[&str]| Place {
                 file: file_name.to_string(),
-                line: source
-                    .locate(index, path)
-                    .or_else(|| source.document_line(index)),
+                line: source.locate(index, path).or_else(|| source.document_line(index)),
             };
             let mapping = match value {
                 Value::Null => Mapping::new(),
@@ -83,25 +78,15 @@ impl JobFile {
                     normalized
                 }
                 other => {
-                    return Err(JobError::NotAHash {
-                        place: place(&[]),
-                        document: index + 1,
-                        found: kind_of(&other),
-                    })
+                    return Err(JobError::NotAHash { place: place(&[]), document: index + 1, found: kind_of(&other) })
                 }
             };
             documents.push(mapping);
         }
         if documents.iter().all(Mapping::is_empty) {
-            return Err(JobError::Empty {
-                file: file_name.to_string(),
-            });
+            return Err(JobError::Empty { file: file_name.to_string() });
         }
-        Ok(JobFile {
-            file_name: file_name.to_string(),
-            source,
-            documents,
-        })
+        Ok(JobFile { file_name: file_name.to_string(), source, documents })
     }
 
     /// The file name as given to [`JobFile::parse`].
@@ -124,49 +109,70 @@ impl JobFile {
         let Some((first, rest)) = self.documents.split_first() else {
             return Vec::new();
         };
-        let mut jobs = vec![MergedJob {
-            documents: vec![0],
-            params: first.clone(),
-        }];
+        let mut jobs = vec![MergedJob { documents: vec![0], params: first.clone() }];
         for (offset, document) in rest.iter().enumerate() {
             if document.is_empty() {
                 continue;
             }
             let mut params = first.clone();
             revise(&mut params, document);
-            jobs.push(MergedJob {
-                documents: vec![0, offset + 1],
-                params,
-            });
+            jobs.push(MergedJob { documents: vec![0, offset + 1], params });
         }
         jobs
     }
 }
 
-fn yaml_error(file_name: &str, error: &serde_yaml::Error) -> JobError {
+fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobError {
     let reason = error.to_string();
+    // serde_yaml says `[path: ]duplicate entry with key "K"[ at line L column C]`, with no error kind to match.
+    let marker = "duplicate entry with key \"";
+    if let Some(key) = reason.find(marker).and_then(|at| reason[at + marker.len()..].split('"').next()) {
+        if let Some((first_line, line)) = duplicate_key_lines(text, key) {
+            let place = Place { file: file_name.to_string(), line: Some(line) };
+            return JobError::DuplicateKey { place, key: key.to_string(), first_line };
+        }
+    }
     if let Some((key, value)) = out_of_range_integer(&reason) {
         return JobError::OutOfRange {
-            place: Place {
-                file: file_name.to_string(),
-                line: error.location().map(|location| location.line()),
-            },
+            place: Place { file: file_name.to_string(), line: error.location().map(|location| location.line()) },
             key,
             value,
         };
     }
     match error.location() {
-        Some(location) => JobError::Yaml {
-            file: file_name.to_string(),
-            line: location.line(),
-            column: location.column(),
-            reason,
-        },
-        None => JobError::YamlNoPosition {
-            file: file_name.to_string(),
-            reason,
-        },
+        Some(location) => {
+            JobError::Yaml { file: file_name.to_string(), line: location.line(), column: location.column(), reason }
+        }
+        None => JobError::YamlNoPosition { file: file_name.to_string(), reason },
     }
+}
+
+/// The lines (1-based) of the first and second occurrence of `key` in one hash: two `key:` lines at the same
+/// indentation in one document with no line between them indented less (which would start another hash). serde_yaml
+/// names only the key and the start of the hash; `None` when the text does not show the pair plainly (flow style).
+fn duplicate_key_lines(text: &str, key: &str) -> Option<(usize, usize)> {
+    let forms = [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")];
+    // Per indentation, the line of a first occurrence still open (no shallower line since).
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.starts_with("---") {
+            open.clear();
+            continue;
+        }
+        let body = line.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        open.retain(|&(depth, _)| depth <= indent);
+        if forms.iter().any(|form| body.starts_with(form.as_str())) {
+            if let Some(&(_, first)) = open.iter().find(|&&(depth, _)| depth == indent) {
+                return Some((first, index + 1));
+            }
+            open.push((indent, index + 1));
+        }
+    }
+    None
 }
 
 /// The key path and the number of serde_yaml's error for an integer beyond 64 bits. serde_yaml reads such a number
@@ -206,11 +212,7 @@ fn normalize_mapping(
             } else {
                 "; write keys as plain words"
             };
-            return Err(JobError::BadKey {
-                place: place(&path_refs),
-                key: kind_of(&key).to_string(),
-                hint,
-            });
+            return Err(JobError::BadKey { place: place(&path_refs), key: kind_of(&key).to_string(), hint });
         }
         if matches!(key, Value::Null) {
             return Err(JobError::BadKey {
@@ -236,19 +238,12 @@ fn normalize_mapping(
     Ok(out)
 }
 
-fn normalize_value(
-    value: Value,
-    path: &mut Vec<String>,
-    place: &dyn Fn(&[&str]) -> Place,
-) -> Result<Value, JobError> {
+fn normalize_value(value: Value, path: &mut Vec<String>, place: &dyn Fn(&[&str]) -> Place) -> Result<Value, JobError> {
     Ok(match value {
         Value::Mapping(mapping) => Value::Mapping(normalize_mapping(mapping, path, place)?),
-        Value::Sequence(items) => Value::Sequence(
-            items
-                .into_iter()
-                .map(|item| normalize_value(item, path, place))
-                .collect::<Result<_, _>>()?,
-        ),
+        Value::Sequence(items) => {
+            Value::Sequence(items.into_iter().map(|item| normalize_value(item, path, place)).collect::<Result<_, _>>()?)
+        }
         Value::Tagged(tagged) => {
             let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
             return Err(JobError::Unsupported {
@@ -386,9 +381,7 @@ fn remove_path(original: &mut Mapping, dotted: &str, value: &Value) {
     };
     if let Some(Value::Mapping(inner)) = hash.get_mut(&slot) {
         for entry in &entries {
-            let entry = scalar_text(entry)
-                .map(Value::String)
-                .unwrap_or_else(|| entry.clone());
+            let entry = scalar_text(entry).map(Value::String).unwrap_or_else(|| entry.clone());
             inner.remove(&entry);
         }
         if inner.is_empty() {
@@ -409,30 +402,29 @@ mod tests {
     }
 
     #[test]
+    fn a_duplicate_key_is_placed_at_its_second_occurrence() {
+        let text = "suite: x\nhackbench:\n  loops: 100\nhackbench:\n  loops: 200\n";
+        let error = JobFile::parse(text, "dup.yaml").expect_err("a duplicate key is refused");
+        assert_eq!(
+            error.to_string(),
+            "dup.yaml:4: 'hackbench' is given a second time in the same hash (first at line 2); a key can appear \
+             once, so merge the two into one 'hackbench:' or remove one"
+        );
+        // A key repeated in two different hashes is not a duplicate; the nested one is found under its parent.
+        let nested = "fio:\n  bs: 4k\nfsmark:\n  bs: 8k\n  nr_threads: 1\n  bs: 16k\n";
+        let text = JobFile::parse(nested, "n.yaml").expect_err("a duplicate key is refused").to_string();
+        assert!(text.starts_with("n.yaml:6: 'bs' is given a second time in the same hash (first at line 4)"), "{text}");
+    }
+
+    #[test]
     fn revise_follows_lkp() {
         let cases: &[(&str, &str, &str)] = &[
             ("a: 1\nb: 2\n", "a: 3\nc: 4\n", "a: 3\nb: 2\nc: 4\n"),
-            (
-                "fio: {bs: 4k, rw: read}\n",
-                "fio: {rw: write}\n",
-                "fio: {rw: write}\n",
-            ),
-            (
-                "fio: {bs: 4k, rw: read}\n",
-                "fio.rw: write\n",
-                "fio: {bs: 4k, rw: write}\n",
-            ),
+            ("fio: {bs: 4k, rw: read}\n", "fio: {rw: write}\n", "fio: {rw: write}\n"),
+            ("fio: {bs: 4k, rw: read}\n", "fio.rw: write\n", "fio: {bs: 4k, rw: write}\n"),
             ("x: 1\n", "fio.rw: write\n", "x: 1\nfio: {rw: write}\n"),
-            (
-                "need_kconfig: A\n",
-                "need_kconfig: B\n",
-                "need_kconfig: [A, B]\n",
-            ),
-            (
-                "need_memory: 1G\n",
-                "need_memory: 2G\n",
-                "need_memory: 2G\n",
-            ),
+            ("need_kconfig: A\n", "need_kconfig: B\n", "need_kconfig: [A, B]\n"),
+            ("need_memory: 1G\n", "need_memory: 2G\n", "need_memory: 2G\n"),
             ("l: [a, b]\n", "l+: [b, c]\n", "l: [a, b, c]\n"),
             ("a: 1\nb: 2\n", "a-:\n", "b: 2\n"),
             ("h: {x: 1, y: 2}\n", "h-: x\n", "h: {y: 2}\n"),
@@ -455,11 +447,9 @@ mod tests {
 
     #[test]
     fn multi_document_rule() {
-        let file =
-            JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
+        let file = JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
         let jobs = file.merged_jobs();
-        let shapes: Vec<(Vec<usize>, Mapping)> =
-            jobs.into_iter().map(|j| (j.documents, j.params)).collect();
+        let shapes: Vec<(Vec<usize>, Mapping)> = jobs.into_iter().map(|j| (j.documents, j.params)).collect();
         assert_eq!(
             shapes,
             vec![
@@ -473,20 +463,13 @@ mod tests {
     #[test]
     fn keys_become_text() {
         let file = JobFile::parse("1: one\ntrue: yes\nfio:\n  4: k\n", "t.yaml").unwrap();
-        assert_eq!(
-            file.documents()[0],
-            yaml("'1': one\n'true': yes\nfio:\n  '4': k\n")
-        );
+        assert_eq!(file.documents()[0], yaml("'1': one\n'true': yes\nfio:\n  '4': k\n"));
     }
 
     #[test]
     fn anchors_merge() {
-        let file =
-            JobFile::parse("base: &b {bs: 4k}\nfio:\n  <<: *b\n  rw: read\n", "t.yaml").unwrap();
-        assert_eq!(
-            file.documents()[0],
-            yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n")
-        );
+        let file = JobFile::parse("base: &b {bs: 4k}\nfio:\n  <<: *b\n  rw: read\n", "t.yaml").unwrap();
+        assert_eq!(file.documents()[0], yaml("base: {bs: 4k}\nfio: {bs: 4k, rw: read}\n"));
     }
 
     #[test]
@@ -496,47 +479,32 @@ mod tests {
         assert_eq!(
             error,
             JobError::OutOfRange {
-                place: Place {
-                    file: "huge.yaml".into(),
-                    line: Some(4)
-                },
+                place: Place { file: "huge.yaml".into(), line: Some(4) },
                 key: "command.executions".into(),
                 value: "99999999999999999999".into(),
             }
         );
         let message = error.to_string();
         assert!(
-            message.starts_with(
-                "huge.yaml:4: 'command.executions' = 99999999999999999999 is out of range"
-            ),
+            message.starts_with("huge.yaml:4: 'command.executions' = 99999999999999999999 is out of range"),
             "{message}"
         );
-        assert!(
-            !message.contains("malformed") && !message.contains("syntax"),
-            "{message}"
-        );
-        let negative = JobFile::parse("suite: x\nnr_threads: -99999999999999999999\n", "neg.yaml")
-            .unwrap_err();
+        assert!(!message.contains("malformed") && !message.contains("syntax"), "{message}");
+        let negative = JobFile::parse("suite: x\nnr_threads: -99999999999999999999\n", "neg.yaml").unwrap_err();
         assert!(
             matches!(&negative, JobError::OutOfRange { key, value, .. } if key == "nr_threads" && value.starts_with('-')),
             "{negative:?}"
         );
         // A number that fits stays a number, and real syntax errors stay syntax errors.
         assert!(JobFile::parse("suite: x\nn: 18446744073709551615\n", "max.yaml").is_ok());
-        assert!(matches!(
-            JobFile::parse("suite: [x\n", "bad.yaml"),
-            Err(JobError::Yaml { .. })
-        ));
+        assert!(matches!(JobFile::parse("suite: [x\n", "bad.yaml"), Err(JobError::Yaml { .. })));
     }
 
     #[test]
     fn stems() {
-        for (name, want) in [
-            ("jobs/fio-basic.yaml", "fio-basic"),
-            ("a.yml", "a"),
-            ("plain", "plain"),
-            ("d\\x.yaml", "x"),
-        ] {
+        for (name, want) in
+            [("jobs/fio-basic.yaml", "fio-basic"), ("a.yml", "a"), ("plain", "plain"), ("d\\x.yaml", "x")]
+        {
             assert_eq!(file_stem(name), want);
         }
     }

@@ -460,12 +460,12 @@ fn placement(
     let testcase = options.testcase.clone().or_else(|| from_path(0)).ok_or(ResultRootError::Layout {
         path: revision_directory.to_path_buf(),
         what: "testcase",
-        hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree, or give the testcase",
+        hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
     let path_params = options.path_params.clone().or_else(|| from_path(1)).ok_or(ResultRootError::Layout {
         path: revision_directory.to_path_buf(),
         what: "path_params",
-        hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree, or give the path_params",
+        hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
     Ok(Placement { testcase, path_params, hostname: from_path(2), revision_key })
 }

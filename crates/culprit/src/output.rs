@@ -32,6 +32,61 @@ pub fn println(text: &str) -> anyhow::Result<()> {
     print(&s)
 }
 
+/// Stdout for a command that prints while it works (`culprit run --json`, `culprit split -o DIR`). Its output is only
+/// a view of the work: a reader that closes the pipe early (`| head -1`) must not cancel the measurements or the
+/// files still to write, so after a broken pipe the rest of the text is dropped and the command carries on, and it
+/// still exits as its work decides (0, or the code of failed runs).
+#[derive(Debug, Default)]
+pub struct Live {
+    closed: bool,
+}
+
+impl Live {
+    /// Prints `text` followed by a newline, or nothing once the reader has closed stdout. Other write errors (a full
+    /// disk behind a redirection) are still errors: the user asked for that output in that file.
+    pub fn println(&mut self, text: &str) -> anyhow::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match println(text) {
+            Err(e) if e.downcast_ref::<BrokenPipe>().is_some() => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Prints `text` as is, or nothing once the reader has closed stdout.
+    pub fn print(&mut self, text: &str) -> anyhow::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match print(text) {
+            Err(e) if e.downcast_ref::<BrokenPipe>().is_some() => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// Writes a line to stderr and ignores a failure: `eprintln!` panics when stderr is a closed pipe (`2>&1 | head`),
+/// which in the middle of a long command would abandon its work for the sake of a progress note.
+pub fn note(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+}
+
+/// `note!("...{x}")`: [`note`] with `format!` arguments, the drop-in for `eprintln!` in commands that work long.
+#[macro_export]
+macro_rules! note {
+    ($($arg:tt)*) => {
+        $crate::output::note(&format!($($arg)*))
+    };
+}
+
 /// An error as the user reads it, one line each: `culprit: <what went wrong>`, then `  caused by: <cause>` for each
 /// cause. `main` prints it to stderr; the dashboard shows the same text on its error pages.
 pub fn error_text(err: &anyhow::Error) -> String {

@@ -189,7 +189,9 @@ pub enum Verdict {
     /// Changed, and the direction table does not know which way is better.
     Changed,
     Unchanged,
-    Inconclusive { reason: InconclusiveReason },
+    Inconclusive {
+        reason: InconclusiveReason,
+    },
 }
 
 impl Verdict {
@@ -332,7 +334,8 @@ pub struct Evidence {
 /// 2. Whether it changed: under [`DecisionRule::Lkp`], lkp's rules say so. Under [`DecisionRule::Culprit`], all
 ///    three must hold: q <= `fdr` (statistically detectable after controlling false discoveries over all
 ///    metrics), |change| >= the practical floor (`min_change_pct`, or `min_abs_change` for absolute metrics),
-///    and the bootstrap interval of the ratio, when there is one, excludes 1.
+///    and the bootstrap interval of the ratio, when there is one, excludes 1. A ratio interval of zero width
+///    (each side constant in every run, to rounding, and the sides apart) stands in for the q-value: see below.
 /// 3. Not changed → `Unchanged`. Changed → the sign of the change times the direction: better → `Improvement`,
 ///    worse → `Regression`, unknown direction → `Changed`.
 pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
@@ -343,10 +346,18 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
         DecisionRule::Lkp(_) => e.lkp_changed.unwrap_or(false),
         DecisionRule::Culprit => {
             let significant = e.q.is_some_and(|q| q <= options.fdr);
+            // A difference that is the same in every run is a change, whatever the rank test says. When each side
+            // gave one value in every run (to rounding) and the sides differ, the ratio interval has zero width:
+            // every resample of the runs shows this very change, and no run of one side came near the other. The
+            // rank test cannot go below 2 / C(m + n, n) (0.1 at 3 runs a side, 0.029 at 4), so after the false-
+            // discovery correction over a table it would call such a change "unchanged" at the usual run counts,
+            // which a reader takes as "no regression". The practical floor below still applies, so a constant that
+            // moved by less than it (or by rounding only, which never makes the sides apart) stays unchanged.
+            let deterministic = matches!(e.ratio_ci, Some(ci) if ci.low == ci.high && !ci.contains(1.0));
             let floor = if e.absolute { options.min_abs_change } else { options.min_change_pct };
             let large_enough = e.change.abs() >= floor;
             let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
-            significant && large_enough && interval_agrees
+            (significant || deterministic) && large_enough && interval_agrees
         }
     };
     if !changed {
@@ -494,6 +505,9 @@ type SamplePair<'a> = (Cow<'a, [f64]>, Cow<'a, [f64]>);
 /// The cheap per-pair statistics computed in the first pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct PairTests {
+    /// mean(other) / mean(base) when each side is constant (to rounding) and the sides are apart: the ratio every
+    /// bootstrap resample would give, which [`verdict`] reads as a deterministic difference.
+    constant_ratio: Option<f64>,
     p: Option<f64>,
     p_mann_whitney: Option<f64>,
     p_welch: Option<f64>,
@@ -633,7 +647,10 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
         let q = q_of.get(i).copied().flatten();
         let Some(row) = rows.get_mut(item.row) else { continue };
         let mut ratio_ci = None;
-        if let Some((b, o)) = &item.samples {
+        if let Some(ratio) = item.tests.constant_ratio {
+            // Every resample of two constant sides gives this ratio: the interval is that one point.
+            ratio_ci = Some(ConfidenceInterval { low: ratio, high: ratio, level: options.confidence });
+        } else if let Some((b, o)) = &item.samples {
             // The bootstrap is the expensive part, and only decides between "changed" and "unchanged" for
             // pairs that already passed the cheap tests: run it for those candidates only.
             let floor = if item.absolute { options.min_abs_change } else { options.min_change_pct };
@@ -643,7 +660,8 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 ratio_ci = stats::bootstrap_ratio_ci(b, o, &mut rng, options.bootstrap_resamples, options.confidence);
             }
         }
-        let lkp_record = lkp_changed.as_ref().and_then(|per_col| per_col.get(item.column)).and_then(|m| m.get(&row.metric));
+        let lkp_record =
+            lkp_changed.as_ref().and_then(|per_col| per_col.get(item.column)).and_then(|m| m.get(&row.metric));
         let evidence = Evidence {
             problem: item.problem,
             change: item.change,
@@ -736,11 +754,21 @@ fn pair_problem(b: &[f64], o: &[f64], options: &CompareOptions) -> Option<Inconc
 /// A side whose standard deviation is at most this fraction of the values' magnitude is constant: what is left is
 /// rounding in the last bits of a double, not noise.
 const CONSTANT_RELATIVE_SPREAD: f64 = 1e-12;
+/// Two constant sides are apart when their means differ by more than this fraction of the values' magnitude: a
+/// thousand times the spread that still counts as constant, far above rounding and far below any change floor.
+const CONSTANT_APART_RELATIVE: f64 = 1e-9;
 
 fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDistribution>) -> PairTests {
     let first = b.first().copied().unwrap_or(0.0);
     if b.iter().chain(o.iter()).all(|&x| x == first) {
-        return PairTests { p: Some(1.0), p_mann_whitney: Some(1.0), p_welch: Some(1.0), effect_size: None, cliffs_delta: Some(0.0) };
+        return PairTests {
+            constant_ratio: None,
+            p: Some(1.0),
+            p_mann_whitney: Some(1.0),
+            p_welch: Some(1.0),
+            effect_size: None,
+            cliffs_delta: Some(0.0),
+        };
     }
     let (m, n) = (o.len(), b.len());
     if m <= stats::MANN_WHITNEY_EXACT_MAX && n <= stats::MANN_WHITNEY_EXACT_MAX {
@@ -760,12 +788,18 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
         // permutation of the runs can show: the two sides apart is one arrangement in C(m + n, n), each way.
         let arrangements = (1..=n).fold(1.0, |acc, k| acc * (m + k) as f64 / k as f64);
         let p = p_mw.map(|p| p.max((2.0 / arrangements).min(1.0)));
-        return PairTests { p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
+        // The sides are apart when their means differ by more than rounding could make them: sides equal but for
+        // the last bits of a double stay a matter for the rank test (and the practical floor), not a change.
+        let (mean_b, mean_o) = (stats::mean(b).unwrap_or(0.0), stats::mean(o).unwrap_or(0.0));
+        let apart = (mean_o - mean_b).abs() > CONSTANT_APART_RELATIVE * scale;
+        let constant_ratio = Some(mean_o / mean_b).filter(|_| apart);
+        return PairTests { constant_ratio, p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
     }
     let welch = stats::welch_t_test(b, o);
     let p_welch = welch.map(|w| w.p);
     let best = p_mw.unwrap_or(1.0).min(p_welch.unwrap_or(1.0));
     PairTests {
+        constant_ratio: None,
         p: Some((2.0 * best).min(1.0)),
         p_mann_whitney: p_mw,
         p_welch,

@@ -286,11 +286,14 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
     for row in shown_rows(result, options) {
-        let mut cells = vec![format!("`{}`", row.metric.replace('`', "'"))];
+        // A `|` ends a GitHub table cell even inside a code span unless it is escaped.
+        let mut cells = vec![format!("`{}`", md_escape(&row.metric.replace('`', "'")))];
         for (i, side) in row.sides.iter().enumerate() {
             cells.push(match (side.fails, side.rel_stddev_pct) {
                 (Some(f), _) => format!("{f}:{}", side.n),
-                (None, Some(rel)) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel)),
+                (None, Some(rel)) if rel > 2.0 => {
+                    format!("{} ±{}%", format_mean(side.mean).trim(), printf::int_trunc(rel))
+                }
                 (None, _) => format_side_mean(side).trim().to_string(),
             });
             if i > 0 {
@@ -298,7 +301,11 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
                 let both_present = side.present && base.is_some_and(|s| s.present);
                 match row.changes.get(i - 1) {
                     Some(c) => {
-                        cells.push(if both_present {
+                        // lkp's table divides a change from a zero base by 1e-100 (+4e+98%); Markdown is not lkp's
+                        // format, and says what that number means, as CSV and the headlines do.
+                        cells.push(if both_present && c.change.is_infinite() {
+                            format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+                        } else if both_present {
                             format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
                         } else {
                             String::new()
@@ -320,7 +327,8 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     out
 }
 
-fn md_escape(s: &str) -> String {
+/// Escapes `|`, which would otherwise end a cell of a GitHub table.
+pub(crate) fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
@@ -384,7 +392,7 @@ pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
 }
 
 /// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -3,10 +3,13 @@
 //! seed 004's sysbench-by-threads tables.
 //!
 //! Each cell's verdict comes from the comparison engine: the whole sweep is one comparison whose metrics are the
-//! sweep points, so false-discovery control covers all points of the curve together.
+//! sweep points, so false-discovery control covers all points of the curve together. Several sweeps (one per metric,
+//! and one per combination of the other params that differ between the jobs, which a sweep holds fixed rather than
+//! pooling different configurations into one point) are compared together by [`sweeps_rows`] for the same reason.
 
-use super::render::{format_change, format_mean, format_stddev};
-use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats};
+use super::printf::int_trunc;
+use super::render::{csv_field, format_change, format_mean, format_stddev, md_escape};
+use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats, Verdict};
 use std::fmt::Write as _;
 
 /// The samples of one param value: one sample vector per column (same order as [`Sweep::columns`]).
@@ -22,6 +25,9 @@ pub struct SweepPoint {
 pub struct Sweep {
     pub param: String,
     pub metric: String,
+    /// The other params that differ between the jobs, with the values this sweep holds them at (empty when the
+    /// swept param is the only one that differs).
+    pub group: Vec<(String, String)>,
     /// Column labels, base first.
     pub columns: Vec<String>,
     pub points: Vec<SweepPoint>,
@@ -51,34 +57,63 @@ fn ordered_points(points: &[SweepPoint]) -> Vec<&SweepPoint> {
 
 /// Compares every sweep point across the columns. Errors as [`compare`] does (e.g. fewer than two columns).
 pub fn sweep_rows(sweep: &Sweep, options: &CompareOptions) -> Result<Vec<SweepRow>, CompareError> {
-    let points = ordered_points(&sweep.points);
-    // Metric names that sort in point order, so the engine's rows come back in the same order.
-    let key = |i: usize| format!("{}@{:08}", sweep.metric, i);
-    let mut columns: Vec<Column> = sweep.columns.iter().map(Column::new).collect();
-    for (i, point) in points.iter().enumerate() {
-        for (c, column) in columns.iter_mut().enumerate() {
-            if let Some(samples) = point.samples.get(c) {
-                column.metrics.insert(key(i), samples.clone());
+    Ok(sweeps_rows(std::slice::from_ref(sweep), options)?.pop().unwrap_or_default())
+}
+
+/// Compares the points of several sweeps over the same columns as one comparison, so that false-discovery control
+/// covers every point shown together; returns each sweep's rows in its order.
+pub fn sweeps_rows(sweeps: &[Sweep], options: &CompareOptions) -> Result<Vec<Vec<SweepRow>>, CompareError> {
+    let ordered: Vec<Vec<&SweepPoint>> = sweeps.iter().map(|s| ordered_points(&s.points)).collect();
+    // The metric name leads the key, so the engine reads the metric's direction from it; the sweep and point
+    // numbers after it keep the keys of different sweeps apart.
+    let key = |s: usize, i: usize| format!("{}@{:04}.{:08}", sweeps[s].metric, s, i);
+    let labels = sweeps.first().map(|s| s.columns.clone()).unwrap_or_default();
+    let mut columns: Vec<Column> = labels.iter().map(Column::new).collect();
+    for (s, points) in ordered.iter().enumerate() {
+        for (i, point) in points.iter().enumerate() {
+            for (c, column) in columns.iter_mut().enumerate() {
+                if let Some(samples) = point.samples.get(c) {
+                    column.metrics.insert(key(s, i), samples.clone());
+                }
             }
         }
     }
     let result = compare(&Comparison::new(columns), options)?;
-    let mut rows = Vec::with_capacity(points.len());
-    for (i, point) in points.iter().enumerate() {
-        let name = key(i);
-        if let Some(row) = result.rows.iter().find(|r| r.metric == name) {
-            rows.push(SweepRow { value: point.value.clone(), sides: row.sides.clone(), changes: row.changes.clone() });
+    let mut all = Vec::with_capacity(sweeps.len());
+    for (s, points) in ordered.iter().enumerate() {
+        let mut rows = Vec::with_capacity(points.len());
+        for (i, point) in points.iter().enumerate() {
+            let name = key(s, i);
+            if let Some(row) = result.rows.iter().find(|r| r.metric == name) {
+                rows.push(SweepRow {
+                    value: point.value.clone(),
+                    sides: row.sides.clone(),
+                    changes: row.changes.clone(),
+                });
+            }
         }
+        all.push(rows);
     }
-    Ok(rows)
+    Ok(all)
+}
+
+/// A sweep's title: `METRIC by PARAM`, then the values it holds the other differing params at.
+pub fn sweep_title(sweep: &Sweep) -> String {
+    let mut title = format!("{} by {}", sweep.metric, sweep.param);
+    if !sweep.group.is_empty() {
+        let fixed: Vec<String> = sweep.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        title.push_str(&format!(" ({})", fixed.join(", ")));
+    }
+    title
 }
 
 /// The sweep as text: a title line, a header with the param name and the column labels, one line per value.
 /// Cells use the ncompare fields (mean, ` ±NN%`, `%+.1f%%` change) so the two views read alike.
 pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} by {}", sweep.metric, sweep.param);
-    let value_width = rows.iter().map(|r| r.value.chars().count()).chain([sweep.param.chars().count()]).max().unwrap_or(1);
+    let _ = writeln!(out, "{}", sweep_title(sweep));
+    let value_width =
+        rows.iter().map(|r| r.value.chars().count()).chain([sweep.param.chars().count()]).max().unwrap_or(1);
     let _ = write!(out, "{:>value_width$}", sweep.param);
     for (i, label) in sweep.columns.iter().enumerate() {
         let width = if i == 0 { 16 } else { 27 };
@@ -103,6 +138,123 @@ pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
             let _ = write!(out, "  {}", verdicts.join(","));
         }
         out.push('\n');
+    }
+    out
+}
+
+/// A verdict as a cell: the word, and for an inconclusive one its reason.
+fn verdict_text(verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+        v => v.word().to_string(),
+    }
+}
+
+/// Sweeps as Markdown: a heading per sweep (its title) and a table of one row per param value, with mean ±
+/// %stddev per column and the change and verdict of each non-base column.
+pub fn render_sweeps_markdown(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> String {
+    let mut out = String::new();
+    for (sweep, rows) in sweeps.iter().zip(rows) {
+        let _ = writeln!(out, "### {}\n", md_escape(&sweep_title(sweep)));
+        let mut header = vec![md_escape(&sweep.param)];
+        let mut rule = vec!["---:".to_string()];
+        for (i, label) in sweep.columns.iter().enumerate() {
+            header.push(format!("{} (mean ± %stddev)", md_escape(label)));
+            rule.push("---:".to_string());
+            if i > 0 {
+                header.extend(["change".to_string(), "verdict".to_string()]);
+                rule.extend(["---:".to_string(), "---".to_string()]);
+            }
+        }
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "| {} |", rule.join(" | "));
+        for row in rows {
+            let mut cells = vec![md_escape(&row.value)];
+            let base = row.sides.first();
+            for (i, side) in row.sides.iter().enumerate() {
+                cells.push(match side.rel_stddev_pct {
+                    Some(rel) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), int_trunc(rel)),
+                    _ => format_mean(side.mean).trim().to_string(),
+                });
+                if i > 0 {
+                    let change = row.changes.get(i - 1);
+                    let both = side.present && base.is_some_and(|b| b.present);
+                    cells.push(match change {
+                        Some(c) if both && c.change.is_infinite() => {
+                            format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+                        }
+                        Some(c) if both => format_change(c, base.map_or(0.0, |b| b.mean), side.mean).trim().to_string(),
+                        _ => String::new(),
+                    });
+                    cells.push(change.map(|c| md_escape(&verdict_text(c.verdict))).unwrap_or_default());
+                }
+            }
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Sweeps as CSV: one line per sweep, param value and non-base column, with the values the sweep holds the other
+/// differing params at in a column each (empty where a sweep does not hold that param).
+pub fn render_sweeps_csv(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> String {
+    let mut group_keys: Vec<&str> = Vec::new();
+    for sweep in sweeps {
+        for (k, _) in &sweep.group {
+            if !group_keys.contains(&k.as_str()) {
+                group_keys.push(k);
+            }
+        }
+    }
+    let mut header = vec!["metric".to_string()];
+    header.extend(group_keys.iter().map(|k| csv_field(k)));
+    header.extend(
+        ["param", "value", "base", "column", "base_n", "base_mean", "base_stddev", "n", "mean", "stddev", "change"]
+            .map(str::to_string),
+    );
+    header.extend(["change_unit", "p", "q", "verdict", "reason"].map(str::to_string));
+    let mut out = header.join(",");
+    out.push('\n');
+    let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for (sweep, rows) in sweeps.iter().zip(rows) {
+        let base_label = sweep.columns.first().map(String::as_str).unwrap_or("");
+        for row in rows {
+            let base = row.sides.first();
+            for c in &row.changes {
+                let other = row.sides.get(c.column);
+                let mut fields = vec![csv_field(&sweep.metric)];
+                for key in &group_keys {
+                    let value = sweep.group.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str()).unwrap_or("");
+                    fields.push(csv_field(value));
+                }
+                let both = base.is_some_and(|s| s.present) && other.is_some_and(|s| s.present);
+                let reason = match c.verdict {
+                    Verdict::Inconclusive { reason } => reason.to_string(),
+                    _ => String::new(),
+                };
+                fields.extend([
+                    csv_field(&sweep.param),
+                    csv_field(&row.value),
+                    csv_field(base_label),
+                    csv_field(sweep.columns.get(c.column).map(String::as_str).unwrap_or("")),
+                    base.map(|s| s.n.to_string()).unwrap_or_default(),
+                    num(base.filter(|s| s.present).map(|s| s.mean)),
+                    num(base.and_then(|s| s.stddev)),
+                    other.map(|s| s.n.to_string()).unwrap_or_default(),
+                    num(other.filter(|s| s.present).map(|s| s.mean)),
+                    num(other.and_then(|s| s.stddev)),
+                    num(Some(c.change).filter(|_| both)),
+                    if c.absolute { "absolute" } else { "percent" }.to_string(),
+                    num(c.p),
+                    num(c.q),
+                    c.verdict.word().to_string(),
+                    csv_field(&reason),
+                ]);
+                out.push_str(&fields.join(","));
+                out.push('\n');
+            }
+        }
     }
     out
 }

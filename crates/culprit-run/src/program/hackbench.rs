@@ -25,7 +25,7 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "ipc", kind: ParamKind::OneOf(&["pipe", "socket"]), doc: "pipes or sockets" },
     ParamSpec { name: "fds", kind: ParamKind::Count, doc: "file descriptors (senders/receivers) per group" },
     ParamSpec { name: "datasize", kind: ParamKind::Count, doc: "bytes per message" },
-    ParamSpec { name: "loops", kind: ParamKind::Count, doc: "messages each sender sends" },
+    ParamSpec { name: "loops", kind: ParamKind::Positive, doc: "messages each sender sends" },
     ParamSpec { name: "iterations", kind: ParamKind::Text, doc: "executions per run, e.g. 8x" },
 ];
 
@@ -48,7 +48,7 @@ impl Program for Hackbench {
         let mode = p.one_of("mode", &["process", "threads"])?.unwrap_or_else(|| "process".into());
         let fds = p.count("fds")?.unwrap_or(20).max(1);
         let datasize = p.count("datasize")?.unwrap_or(100);
-        let loops = p.count("loops")?.unwrap_or_else(|| (30000 * ctx.nr_cpu as u64 / groups).max(1));
+        let loops = p.positive_count("loops")?.unwrap_or_else(|| (30000 * ctx.nr_cpu as u64 / groups).max(1));
         let mut argv = vec![
             "hackbench".to_string(),
             "-g".into(),

@@ -40,6 +40,8 @@ pub enum ParamKind {
     Text,
     /// A whole number.
     Count,
+    /// A whole number of at least 1.
+    Positive,
     /// A whole number or a share of the CPUs such as `50%`.
     CountOrShare,
     /// A duration: `300`, `300s`, `5m`, `1h`.
@@ -96,6 +98,15 @@ impl Params {
             .transpose()
     }
 
+    /// A whole number of at least 1, for counts where 0 means nothing to do (hackbench's `loops`): refused when the
+    /// job is checked rather than failing every run.
+    pub fn positive_count(&self, key: &str) -> Result<Option<u64>, ProgramError> {
+        match self.count(key)? {
+            Some(0) => Err(self.bad(key, "0", "0 would run nothing: give at least 1, or leave the key out for the default")),
+            other => Ok(other),
+        }
+    }
+
     /// A whole number or a share of `nr_cpu` (`50%`), at least 1. A count of 0 is refused rather than quietly
     /// run as 1: it runs nothing, and "every CPU" is written `100%` in lkp's job files.
     pub fn count_or_share(&self, key: &str, nr_cpu: u32) -> Result<Option<u64>, ProgramError> {
@@ -125,7 +136,12 @@ impl Params {
     /// An iteration count (`8x` or `8`).
     pub fn iterations(&self, key: &str) -> Result<Option<u64>, ProgramError> {
         self.get(key)
-            .map(|v| culprit_job::convention::iterations(v).map_err(|e| self.bad(key, v, e.to_string())))
+            .map(|v| match culprit_job::convention::iterations(v) {
+                // 0 iterations would quietly run once (a run is at least one execution); refuse it as 0 threads is.
+                Ok(0) => Err(self.bad(key, v, "0 would run nothing: give at least 1 (or 1x)")),
+                Ok(n) => Ok(n),
+                Err(e) => Err(self.bad(key, v, e.to_string())),
+            })
             .transpose()
     }
 
@@ -162,6 +178,7 @@ impl Params {
             match spec.kind {
                 ParamKind::Text => {}
                 ParamKind::Count => drop(self.count(key)?),
+                ParamKind::Positive => drop(self.positive_count(key)?),
                 ParamKind::CountOrShare => drop(self.count_or_share(key, nr_cpu)?),
                 ParamKind::Duration => drop(self.duration_secs(key)?),
                 ParamKind::Size => drop(self.size_bytes(key)?),

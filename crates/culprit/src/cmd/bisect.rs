@@ -18,10 +18,10 @@ use culprit_core::report::confidence_words;
 use culprit_run::bisect::{
     commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
 };
-use culprit_run::worktree::Worktrees;
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
+use culprit_run::worktree::Worktrees;
 use culprit_store::{BisectCommit, NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
@@ -61,7 +61,10 @@ pub(crate) fn command_job_yaml(command_line: &str, warmup: Option<u32>) -> Strin
 
 /// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD [--warmup N]`: the job's YAML, where
 /// it came from (for messages), and the metric `--run` implies (its elapsed time).
-pub(crate) fn benchmark_job(job: Option<&Path>, command: &TimedCommandArgs) -> Result<(String, String, Option<String>)> {
+pub(crate) fn benchmark_job(
+    job: Option<&Path>,
+    command: &TimedCommandArgs,
+) -> Result<(String, String, Option<String>)> {
     let (run, warmup) = (command.run.as_deref(), command.warmup);
     match (job, run) {
         (_, Some(cmd)) => {
@@ -158,7 +161,10 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
                 _ => None,
             })
             .collect();
-        bail!("the job did not run successfully at good or at bad, so there is nothing to bisect: {}", reasons.join("; "));
+        bail!(
+            "the job did not run successfully at good or at bad, so there is nothing to bisect: {}",
+            reasons.join("; ")
+        );
     }
     let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
     // Prefer a significant change, of a KPI (the "most significant KPI change": fio.write_iops rather than
@@ -195,7 +201,8 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
 pub(crate) fn progress_bar() -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
@@ -210,7 +217,9 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
         Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
         Event::Built { commit, seconds, ok } => {
             if !ok {
-                bar.suspend(|| eprintln!("culprit: build of {} failed: the commit is untestable", &commit.sha[..10]));
+                bar.suspend(|| {
+                    crate::note!("culprit: build of {} failed: the commit is untestable", &commit.sha[..10])
+                });
             } else {
                 bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10]));
             }
@@ -277,13 +286,16 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.deploy == args.deploy
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
-            eprintln!("culprit: continuing bisect session {} (same repository, range, job and commands)", session.id);
+            crate::note!(
+                "culprit: continuing bisect session {} (same repository, range, job and commands)",
+                session.id
+            );
             // The limits are part of the session: its decisions so far were taken under them, and resuming re-derives
             // them from the stored runs. A command that asks for others is told which ones hold.
             let kept = (config.bisect.max_runs, config.bisect.min_effect_relative);
             let asked = (args.max_runs, args.min_change.unwrap_or(0.0));
             if kept != asked {
-                eprintln!(
+                crate::note!(
                     "culprit: session {} keeps the limits it started with ({}), not this command's ({})",
                     session.id,
                     limits(kept),
@@ -294,7 +306,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
-    eprintln!(
+    crate::note!(
         "culprit: bisecting {} candidate commits after good {} up to bad {} with {} ({} runs at most)",
         range.len() - 1,
         &good_sha[..10],
@@ -341,11 +353,15 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             bar.set_message(format!("probing {} {}", if index == 0 { "good" } else { "bad" }, &range[index].sha[..10]));
             let Some((id, record)) = driver.run_at(index, &mut observe)? else {
                 bar.finish_and_clear();
-                eprintln!("culprit: interrupted while probing; nothing to resume yet");
+                crate::note!("culprit: interrupted while probing; nothing to resume yet");
                 return Ok(ExitCode::from(130));
             };
             probe_ids.push(id);
-            if index == 0 { good_runs.push(record) } else { bad_runs.push(record) }
+            if index == 0 {
+                good_runs.push(record)
+            } else {
+                bad_runs.push(record)
+            }
         }
     }
     if !good_runs.iter().chain(&bad_runs).any(|r| r.outcome.is_ok()) {
@@ -417,7 +433,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             } else {
                 "the most significant change between good and bad".to_string()
             };
-            bar.suspend(|| eprintln!("culprit: bisecting {m}, {what}"));
+            bar.suspend(|| crate::note!("culprit: bisecting {m}, {what}"));
             m
         }
     };
@@ -452,7 +468,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             store.link_run_to_session(session, id)?;
         }
     }
-    bar.suspend(|| eprintln!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
+    bar.suspend(|| crate::note!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
     let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
@@ -529,15 +545,19 @@ fn drive(
     bar.finish_and_clear();
     match ended {
         Ended::Interrupted => {
-            eprintln!("culprit: interrupted; every finished run is stored. Continue with `culprit bisect --resume {session}`");
+            crate::note!(
+                "culprit: interrupted; every finished run is stored. Continue with `culprit bisect --resume {session}`"
+            );
             Ok(ExitCode::from(130))
         }
         Ended::Done(outcome) => {
+            // A reader that closed stdout still gets the exit code the outcome decides (1 for inconclusive).
+            let mut out = output::Live::default();
             if json {
-                output::println(&serde_json::to_string_pretty(&result_json(session, &config, &range, &outcome))?)?;
+                out.println(&serde_json::to_string_pretty(&result_json(session, &config, &range, &outcome))?)?;
             } else {
                 let invocation = ThisInvocation { elapsed: started.elapsed(), continued_after };
-                output::print(&render_outcome(session, &config, &range, &outcome, Some(invocation)))?;
+                out.print(&render_outcome(session, &config, &range, &outcome, Some(invocation)))?;
             }
             Ok(match outcome.status {
                 Status::Found | Status::Multiple | Status::NotReproduced => ExitCode::SUCCESS,
@@ -576,7 +596,12 @@ fn profile_culprits(
 }
 
 /// The `--json` object: status, culprits (full SHA, subject, share), runs, builds, and the evidence.
-pub fn result_json(session: SessionId, config: &SessionConfig, range: &[RangeCommit], outcome: &Outcome) -> serde_json::Value {
+pub fn result_json(
+    session: SessionId,
+    config: &SessionConfig,
+    range: &[RangeCommit],
+    outcome: &Outcome,
+) -> serde_json::Value {
     let sha = |i: usize| range.get(i).map(|c| c.sha.clone()).unwrap_or_default();
     let subject = |i: usize| range.get(i).map(|c| c.subject.clone()).unwrap_or_default();
     serde_json::json!({
@@ -737,7 +762,8 @@ fn list(store: &dyn Store) -> Result<ExitCode> {
 
 /// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, repo, oldest session first.
 pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
-    let mut rows = vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
+    let mut rows =
+        vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
     for s in store.bisect_sessions()? {
         rows.push([
             s.id.to_string(),
@@ -839,7 +865,14 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
         config.job_source,
     );
     for (i, entry) in machine.log().iter().enumerate() {
-        out.push_str(&format!("{:>3}. [{} runs] {}: {}\n     because {}\n", i + 1, entry.runs, entry.phase, entry.decision, entry.reason));
+        out.push_str(&format!(
+            "{:>3}. [{} runs] {}: {}\n     because {}\n",
+            i + 1,
+            entry.runs,
+            entry.phase,
+            entry.decision,
+            entry.reason
+        ));
     }
     // The steps name commits by their position in the range (the machine is pure and knows no SHAs), so the
     // commits they can name, the two ends and every commit that has a stored run, are listed with their SHAs.

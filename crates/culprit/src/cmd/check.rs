@@ -172,7 +172,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 b.len()
             );
         }
-        eprintln!(
+        crate::note!(
             "culprit: {metric}: good and bad do not separate over {} and {} reference runs yet; measuring up to {} a \
              side",
             g.len(),
@@ -195,7 +195,12 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         inv.merge_stderr = true;
         let f = process::run(&inv, None, &crate::cmd::run::interrupt_flag())?;
         if !f.exit.success() {
-            eprintln!("culprit: build '{build}' {} at {}: untestable\n{}", f.exit.describe(), head.short(), f.stdout);
+            crate::note!(
+                "culprit: build '{build}' {} at {}: untestable\n{}",
+                f.exit.describe(),
+                head.short(),
+                f.stdout
+            );
             return Ok(ExitCode::from(UNTESTABLE));
         }
     }
@@ -236,11 +241,11 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         match (&record.outcome, record.metrics.get(&metric)) {
             (culprit_core::model::RunOutcome::Ok, Some(v)) if v.is_finite() => current.push(*v),
             (culprit_core::model::RunOutcome::Failed { reason }, _) => {
-                eprintln!("culprit: run failed at {}: {reason}: untestable", head.short());
+                crate::note!("culprit: run failed at {}: {reason}: untestable", head.short());
                 return Ok(ExitCode::from(UNTESTABLE));
             }
             _ => {
-                eprintln!("culprit: the run at {} has no metric {metric}: untestable", head.short());
+                crate::note!("culprit: the run at {} has no metric {metric}: untestable", head.short());
                 return Ok(ExitCode::from(UNTESTABLE));
             }
         }
@@ -256,7 +261,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         _ if decision.log_ratio > 0.0 => "bad (undecided, leaning)",
         _ => "good (undecided, leaning)",
     };
-    eprintln!("culprit: {} is {verdict}: {metric}: {}", head.short(), decision.reason);
+    crate::note!("culprit: {} is {verdict}: {metric}: {}", head.short(), decision.reason);
     Ok(if verdict.starts_with("bad") { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -282,7 +287,7 @@ pub fn clean() -> Result<ExitCode> {
             left.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
-    eprintln!("culprit: removed the kept reference worktrees of {} pair(s) of good and bad", kept.len());
+    crate::note!("culprit: removed the kept reference worktrees of {} pair(s) of good and bad", kept.len());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -365,7 +370,7 @@ impl References<'_> {
         if need_good == 0 && need_bad == 0 {
             return Ok((measurer, true));
         }
-        eprintln!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
+        crate::note!("culprit: measuring reference runs of good and bad in worktrees (stored for later checks)");
         let mut driver = match measurer {
             Measurer::Measuring(driver) => driver,
             Measurer::Idle(store) => self.driver(store)?,

@@ -5,7 +5,9 @@ use crate::cli::{CompareArgs, CompareFormat};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
-use culprit_core::compare::sweep::{render_sweep, sweep_rows, Sweep, SweepPoint};
+use culprit_core::compare::sweep::{
+    render_sweep, render_sweeps_csv, render_sweeps_markdown, sweeps_rows, Sweep, SweepPoint,
+};
 use culprit_core::compare::{
     compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, Verdict,
 };
@@ -372,7 +374,16 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     Ok(axes)
 }
 
-/// `--by PARAM`: one row per value of the param, one column per revision, for one metric.
+/// One job of a sweep: its params, the value of the swept one, and its samples at each revision.
+struct SweptJob {
+    params: Vec<(String, String)>,
+    value: String,
+    samples: Vec<RevisionSamples>,
+}
+
+/// `--by PARAM`: one row per value of the param, one column per revision, for one metric (the KPI, or each metric
+/// `--metric` matches). Jobs that also differ in other params are never pooled into one point: each combination of
+/// those params is a sweep of its own, titled with the values it holds them at.
 fn sweep(
     store: &dyn Store,
     args: &CompareArgs,
@@ -381,16 +392,17 @@ fn sweep(
     runs: &[RunSummary],
     keys: &[String],
 ) -> Result<String> {
-    let mut points: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
-    let mut metric_name: Option<String> = None;
+    let mut measured: Vec<SweptJob> = Vec::new();
+    let mut swept_keys: BTreeSet<String> = BTreeSet::new();
     for (job_id, job_name) in jobs {
         let Some(first) = runs.iter().find(|r| &r.job_id == job_id) else { continue };
         let record = store.run(first.id)?;
-        let Some(value) =
-            record.params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).map(|(_, v)| v.clone())
+        let Some((key, value)) =
+            record.params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()
         else {
             bail!("job {job_name} has no param '{param}'; --by needs jobs that differ in it (a matrix over {param})");
         };
+        swept_keys.insert(key);
         let query = SampleQuery {
             revision_keys: keys.to_vec(),
             job: Some(job_id.clone()),
@@ -398,63 +410,196 @@ fn sweep(
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
         };
-        let samples = store.samples(&query)?;
-        let metric = match &metric_name {
-            Some(m) => m.clone(),
-            None => {
-                if let (Some(pattern), Some(names)) = (&args.metric, unmatched_metric(store, &query, &samples)?) {
-                    bail!(no_metric_matches(pattern, &names));
-                }
-                // The program's KPI (stress-ng.cpu.ops_per_sec, not the ops count beside it), else its first metric
-                // with a known direction; a metric --metric picked is taken even when no program reports it (a
-                // monitor's, say).
-                let names: Vec<&String> = samples.first().map(|s| s.metrics.keys().collect()).unwrap_or_default();
-                let mut candidates: Vec<&String> =
-                    names.iter().copied().filter(|k| MetricClass::of(k) == MetricClass::Program).collect();
-                if candidates.is_empty() && args.metric.is_some() {
-                    candidates = names;
-                }
-                let chosen = candidates
-                    .iter()
-                    .find(|k| culprit_core::compare::direction::is_kpi(k))
-                    .or_else(|| {
-                        candidates.iter().find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0)
-                    })
-                    .or(candidates.first())
-                    .map(|k| k.to_string())
-                    .context("no program metric to sweep; name one with --metric")?;
-                metric_name = Some(chosen.clone());
-                chosen
-            }
+        measured.push(SweptJob { params: record.params.clone(), value, samples: store.samples(&query)? });
+    }
+    let values: BTreeSet<&str> = measured.iter().map(|j| j.value.as_str()).collect();
+    let others = differing_params(measured.iter().map(|j| j.params.as_slice()), &swept_keys);
+    let metrics = sweep_metrics(store, args, jobs, keys, &measured)?;
+    if values.len() < 2 {
+        let value = values.iter().next().copied().unwrap_or("");
+        let differ = if others.is_empty() {
+            "no param differs between them".to_string()
+        } else {
+            format!("they differ in {}", others.join(", "))
         };
-        let per_column: Vec<Vec<f64>> =
-            samples.iter().map(|s| s.metrics.get(&metric).cloned().unwrap_or_default()).collect();
-        match points.iter_mut().find(|(v, _)| v == &value) {
-            Some((_, existing)) => {
-                for (e, new) in existing.iter_mut().zip(per_column) {
-                    e.extend(new);
-                }
-            }
-            None => points.push((value, per_column)),
+        bail!(
+            "every job compared has {param} = {value}, so there is nothing to sweep; --by needs a param whose value \
+             differs between the jobs ({differ})"
+        );
+    }
+    // One group per combination of the other differing params, in the order the jobs come.
+    let mut groups: Vec<Vec<(String, String)>> = Vec::new();
+    let group_of = |params: &[(String, String)]| -> Vec<(String, String)> {
+        let value = |k: &String| params.iter().find(|(p, _)| p == k).map(|(_, v)| v.clone()).unwrap_or_default();
+        others.iter().map(|k| (k.clone(), value(k))).collect()
+    };
+    for job in &measured {
+        let group = group_of(&job.params);
+        if !groups.contains(&group) {
+            groups.push(group);
         }
     }
-    // Numeric params sort numerically (1, 2, 4, 16), others as text.
-    points.sort_by(|a, b| match (a.0.parse::<f64>(), b.0.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.total_cmp(&y),
-        _ => a.0.cmp(&b.0),
-    });
     let columns: Vec<String> = keys.iter().map(|k| abbreviate(k, 12).to_string()).collect();
-    let sweep = Sweep {
-        param: param.to_string(),
-        metric: metric_name.unwrap_or_default(),
-        columns,
-        points: points.into_iter().map(|(value, samples)| SweepPoint { value, samples }).collect(),
-    };
-    let rows = sweep_rows(&sweep, &options(args))?;
-    if let Some(path) = &args.plot {
-        crate::cmd::plot::write_sweep(path, &sweep, &rows)?;
+    let mut sweeps = Vec::new();
+    for metric in &metrics {
+        for group in &groups {
+            let mut points: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
+            for SweptJob { value, samples, .. } in measured.iter().filter(|j| &group_of(&j.params) == group) {
+                let per_column: Vec<Vec<f64>> =
+                    samples.iter().map(|s| s.metrics.get(metric).cloned().unwrap_or_default()).collect();
+                // Jobs of one group that share the swept value have the same differing params, so they are one
+                // configuration (run under two job names): their runs are one sample.
+                match points.iter_mut().find(|(v, _)| v == value) {
+                    Some((_, existing)) => {
+                        for (e, new) in existing.iter_mut().zip(per_column) {
+                            e.extend(new);
+                        }
+                    }
+                    None => points.push((value.clone(), per_column)),
+                }
+            }
+            points.retain(|(_, samples)| samples.iter().any(|s| !s.is_empty()));
+            if points.is_empty() {
+                continue;
+            }
+            points.sort_by(|a, b| param_value_order(&a.0, &b.0, &values));
+            sweeps.push(Sweep {
+                param: param.to_string(),
+                metric: metric.clone(),
+                group: group.clone(),
+                columns: columns.clone(),
+                points: points.into_iter().map(|(value, samples)| SweepPoint { value, samples }).collect(),
+            });
+        }
     }
-    Ok(render_sweep(&sweep, &rows))
+    let rows = sweeps_rows(&sweeps, &options(args))?;
+    if let Some(path) = &args.plot {
+        let mut order: Vec<&str> = values.iter().copied().collect();
+        order.sort_by(|a, b| param_value_order(a, b, &values));
+        crate::cmd::plot::write_sweeps(path, &sweeps, &rows, &order)?;
+    }
+    Ok(match args.format {
+        CompareFormat::Table => {
+            let blocks: Vec<String> = sweeps.iter().zip(&rows).map(|(s, r)| render_sweep(s, r)).collect();
+            blocks.join("\n")
+        }
+        CompareFormat::Markdown => render_sweeps_markdown(&sweeps, &rows),
+        CompareFormat::Csv => render_sweeps_csv(&sweeps, &rows),
+        CompareFormat::Json => {
+            let blocks: Vec<serde_json::Value> = sweeps
+                .iter()
+                .zip(&rows)
+                .map(|(s, r)| {
+                    let group: serde_json::Map<String, serde_json::Value> =
+                        s.group.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect();
+                    serde_json::json!({
+                        "metric": s.metric, "param": s.param, "group": group, "columns": s.columns, "rows": r,
+                    })
+                })
+                .collect();
+            let mut text = serde_json::to_string_pretty(&blocks)?;
+            text.push('\n');
+            text
+        }
+    })
+}
+
+/// The params, other than the swept ones, whose value is not the same in every job (a param a job lacks counts as
+/// an empty value), in the order they first appear.
+fn differing_params<'a>(
+    jobs: impl Iterator<Item = &'a [(String, String)]> + Clone,
+    swept: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for params in jobs.clone() {
+        for (k, _) in params {
+            if !swept.contains(k) && !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    let value_in = |params: &[(String, String)], key: &str| -> Option<String> {
+        params.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    };
+    keys.retain(|key| {
+        let mut seen = jobs.clone().map(|params| value_in(params, key));
+        let first = seen.next().flatten();
+        seen.any(|v| v != first)
+    });
+    keys
+}
+
+/// The metrics a sweep shows: each one `--metric` matches (program metrics, or any when no program metric matches),
+/// else the program's KPI (stress-ng.cpu.ops_per_sec, not the ops count beside it), else its first program metric
+/// with a known direction.
+fn sweep_metrics(
+    store: &dyn Store,
+    args: &CompareArgs,
+    jobs: &[(String, String)],
+    keys: &[String],
+    measured: &[SweptJob],
+) -> Result<Vec<String>> {
+    let names: BTreeSet<&String> =
+        measured.iter().flat_map(|j| j.samples.iter().flat_map(|s| s.metrics.keys())).collect();
+    if let Some(pattern) = &args.metric {
+        if names.is_empty() {
+            let mut every = BTreeSet::new();
+            for (job_id, _) in jobs {
+                let query = SampleQuery {
+                    revision_keys: keys.to_vec(),
+                    job: Some(job_id.clone()),
+                    testcase: args.testcase.clone(),
+                    hostname: args.machine.clone(),
+                    metric_regex: None,
+                };
+                every.extend(store.samples(&query)?.into_iter().flat_map(|s| s.metrics.into_keys()));
+            }
+            bail!(no_metric_matches(pattern, &every));
+        }
+        let program: Vec<String> =
+            names.iter().filter(|k| MetricClass::of(k) == MetricClass::Program).map(|k| k.to_string()).collect();
+        return Ok(if program.is_empty() { names.iter().map(|k| k.to_string()).collect() } else { program });
+    }
+    let candidates: Vec<&String> =
+        names.iter().copied().filter(|k| MetricClass::of(k) == MetricClass::Program).collect();
+    let chosen = candidates
+        .iter()
+        .find(|k| culprit_core::compare::direction::is_kpi(k))
+        .or_else(|| candidates.iter().find(|k| culprit_core::compare::direction::direction_of(k).sign() != 0))
+        .or(candidates.first())
+        .map(|k| k.to_string())
+        .context("no program metric to sweep; name one with --metric")?;
+    Ok(vec![chosen])
+}
+
+/// The number a param value stands for in a sweep's order: plain numbers as they are, shares (`50%`) by their
+/// percentage, sizes (`4k`, `1M`) in bytes, and durations (`30s`, `5m`) in seconds when every value of the sweep
+/// reads as one and one has a suffix only durations take (`5m` alone is a size, as lkp's `bs` values are).
+fn param_number(value: &str, durations: bool) -> Option<f64> {
+    let value = value.trim();
+    if let Ok(x) = value.parse::<f64>() {
+        return Some(x).filter(|x| x.is_finite());
+    }
+    if let Some(share) = value.strip_suffix('%') {
+        return share.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+    }
+    if durations {
+        return culprit_job::convention::duration_secs(value).ok().map(|s| s as f64);
+    }
+    culprit_job::convention::size_bytes(value).ok().map(|b| b as f64)
+}
+
+/// The order of a sweep's param values (a total order): values that read as numbers by [`param_number`], then the
+/// rest as text. `all` is every value of the sweep, which decides whether `5m` reads as minutes or mebibytes.
+fn param_value_order(a: &str, b: &str, all: &BTreeSet<&str>) -> std::cmp::Ordering {
+    let durations = all.iter().all(|v| culprit_job::convention::duration_secs(v.trim()).is_ok())
+        && all.iter().any(|v| v.trim().ends_with(['s', 'h', 'd', 'w']));
+    match (param_number(a, durations), param_number(b, durations)) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.cmp(b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
 }
 
 #[cfg(test)]
@@ -487,6 +632,21 @@ mod tests {
             message.starts_with("--metric nosuch matches no metric") && message.contains("command.ops"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn param_values_sort_by_what_they_stand_for() {
+        fn sorted<'a>(values: &[&'a str]) -> Vec<&'a str> {
+            let all: BTreeSet<&str> = values.iter().copied().collect();
+            let mut v = values.to_vec();
+            v.sort_by(|a, b| param_value_order(a, b, &all));
+            v
+        }
+        assert_eq!(sorted(&["1M", "4k", "512", "64k"]), ["512", "4k", "64k", "1M"]);
+        assert_eq!(sorted(&["100%", "200%", "50%"]), ["50%", "100%", "200%"]);
+        assert_eq!(sorted(&["16", "2", "1", "8"]), ["1", "2", "8", "16"]);
+        assert_eq!(sorted(&["5m", "30s", "1h"]), ["30s", "5m", "1h"]);
+        assert_eq!(sorted(&["threads", "4k", "process", "512"]), ["512", "4k", "process", "threads"]);
     }
 
     #[test]

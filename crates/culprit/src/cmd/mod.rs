@@ -85,6 +85,15 @@ fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
             path.display()
         );
     }
+    // SQLite would take an empty file for an empty database and write its schema into it: a command that only
+    // reads must not change a file, and an empty one holds no results anyway.
+    if std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() == 0) {
+        anyhow::bail!(
+            "{} is an empty file, not a result store; give the store with --db or $CULPRIT_DB (`culprit run` makes \
+             a new one)",
+            path.display()
+        );
+    }
     Ok(())
 }
 
@@ -190,14 +199,36 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     Ok(if report.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// Runs a command that adds runs to the store it opens (writable). A refused command (a job file with a mistake,
+/// `-n 0`, a directory that is no result root) must not leave a new empty store behind, which a later `--db` typo
+/// check would then take for a real one; so a SQLite file this command created is removed again when the command
+/// fails before any run was stored in it.
+fn with_store_kept_if_used(
+    db: Option<PathBuf>,
+    command: impl FnOnce(&mut Box<dyn Store>) -> Result<ExitCode>,
+) -> Result<ExitCode> {
+    let path = store_location(db)?;
+    let created = !path.to_str().is_some_and(culprit_store::is_postgres_url) && !path.exists();
+    let mut store = open_writable_store(Some(path.clone()))?;
+    let result = command(&mut store);
+    let unused = || store.results_summary(&culprit_store::RunFilter::default()).is_ok_and(|groups| groups.is_empty());
+    if created && result.is_err() && unused() {
+        drop(store);
+        // SQLite's journal files sit beside the store, named after it.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    result
+}
+
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Parse(args) => parse::run(&args.program, &args.file).map(|_| ExitCode::SUCCESS),
         Command::Split(args) => split::run(&args).map(|_| ExitCode::SUCCESS),
-        Command::Run(args) => {
-            let mut store = open_writable_store(cli.db)?;
-            run::run(&mut store, &args)
-        }
+        Command::Run(args) => with_store_kept_if_used(cli.db, |store| run::run(store, &args)),
         Command::Results(args) => {
             let store = open_existing_store(cli.db)?;
             results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
@@ -231,8 +262,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Import(args) => {
             check_import_dir(&args.dir)?;
-            let mut store = open_store(cli.db)?;
-            import(store.as_mut(), &args.dir)
+            with_store_kept_if_used(cli.db, |store| import(store.as_mut(), &args.dir))
         }
         Command::Serve(args) => serve::run(cli.db, &args),
     }

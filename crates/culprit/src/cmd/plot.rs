@@ -39,10 +39,61 @@ pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
     })
 }
 
-pub fn write_sweep(path: &Path, sweep: &Sweep, rows: &[SweepRow]) -> Result<()> {
-    culprit_plot::write_file(&sweep_chart(sweep, rows), path)
-        .with_context(|| format!("plotting {} by {}", sweep.metric, sweep.param))?;
-    eprintln!("culprit: wrote {}", path.display());
+/// Sweeps of one metric as one chart: one curve per column and combination of the other differing params
+/// (labelled with their values when there are several), over the values of all of them in the sweeps' order.
+fn sweeps_chart(sweeps: &[&Sweep], rows: &[&Vec<SweepRow>], order: &[&str]) -> Chart {
+    if let ([sweep], [rows]) = (sweeps, rows) {
+        return sweep_chart(sweep, rows);
+    }
+    let values: Vec<String> = order
+        .iter()
+        .filter(|v| rows.iter().flat_map(|r| r.iter()).any(|row| row.value == **v))
+        .map(|v| v.to_string())
+        .collect();
+    let mut curves = Vec::new();
+    for (sweep, rows) in sweeps.iter().zip(rows) {
+        let fixed: Vec<String> = sweep.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let chart = sweep_chart(sweep, rows);
+        let Chart::Sweep(plot) = chart else { continue };
+        for curve in plot.curves {
+            let points = values
+                .iter()
+                .map(|v| plot.values.iter().position(|x| x == v).and_then(|i| curve.points.get(i).copied().flatten()))
+                .collect();
+            curves.push(SweepCurve { label: format!("{} {}", curve.label, fixed.join(" ")), points });
+        }
+    }
+    let first = sweeps.first();
+    Chart::Sweep(SweepPlot {
+        metric: first.map(|s| s.metric.clone()).unwrap_or_default(),
+        param: first.map(|s| s.param.clone()).unwrap_or_default(),
+        values,
+        curves,
+    })
+}
+
+/// Writes the sweeps' chart to `path`, or with several metrics one chart per metric to `FILE-<metric>.svg`. `values`
+/// is every value of the swept param in the sweeps' order, which orders the x axis of curves that lack some.
+pub fn write_sweeps(path: &Path, sweeps: &[Sweep], rows: &[Vec<SweepRow>], values: &[&str]) -> Result<()> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for s in sweeps {
+        if !metrics.contains(&s.metric.as_str()) {
+            metrics.push(&s.metric);
+        }
+    }
+    let mut written = Vec::new();
+    for metric in &metrics {
+        let (of_metric, their_rows): (Vec<&Sweep>, Vec<&Vec<SweepRow>>) =
+            sweeps.iter().zip(rows).filter(|(s, _)| s.metric == *metric).unzip();
+        let file = if metrics.len() == 1 { path.to_path_buf() } else { culprit_plot::numbered_path(path, metric) };
+        let param = of_metric.first().map(|s| s.param.as_str()).unwrap_or("");
+        culprit_plot::write_file(&sweeps_chart(&of_metric, &their_rows, values), &file)
+            .with_context(|| format!("plotting {metric} by {param}"))?;
+        written.push(file);
+    }
+    for file in written {
+        crate::note!("culprit: wrote {}", file.display());
+    }
     Ok(())
 }
 
@@ -151,7 +202,7 @@ pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis
             culprit_plot::numbered_path(path, &s.metric)
         };
         culprit_plot::write_file(&track_chart(s, analysis), &target)
-                .with_context(|| format!("plotting {}", chart_description(s)))?;
+            .with_context(|| format!("plotting {}", chart_description(s)))?;
         written.push(target);
     }
     match written.as_slice() {

@@ -31,7 +31,13 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
 pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     let groups = store.results_summary(filter)?;
     if groups.is_empty() {
-        return Ok(format!("no results in {} match{}\n", store.location(), filters_text(filter)));
+        return Ok(match filters_text(filter).as_str() {
+            "" => format!(
+                "no results in {}: the store holds no runs yet (culprit run or culprit import adds them)\n",
+                store.location()
+            ),
+            flags => format!("no results in {} match{flags}\n", store.location()),
+        });
     }
     let mut rows =
         vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
@@ -62,7 +68,10 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
         return output::println(&serde_json::to_string_pretty(&runs)?);
     }
     if runs.is_empty() {
-        return output::println(&format!("no failed runs in {} match{}", store.location(), filters_text(&filter)));
+        return output::println(&match filters_text(&filter).as_str() {
+            "" => format!("no failed runs in {}", store.location()),
+            flags => format!("no failed runs in {} match{flags}", store.location()),
+        });
     }
     let mut out = String::new();
     for r in &runs {

@@ -166,10 +166,14 @@ fn plan_one(
     let mut problems = job.unknown_keys(&accepts);
     // A misspelt program is the likelier story than "no program", so its message goes first.
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
-    if let Some(first) = problems.first() {
-        let more =
-            if problems.len() > 1 { format!(" (and {} more problems)", problems.len() - 1) } else { String::new() };
-        bail!("{first}{more}");
+    // Every problem is said, one a line: fixing one only to be told of the next wastes a round trip each.
+    match problems.as_slice() {
+        [] => {}
+        [only] => bail!("{only}"),
+        [first, rest @ ..] => {
+            let rest: Vec<String> = rest.iter().map(|p| format!("\n  also: {p}")).collect();
+            bail!("{first}{}", rest.concat());
+        }
     }
     let uses = job.programs();
     let [use_] = uses.as_slice() else {
@@ -269,7 +273,16 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         }
         return Ok(Revision::Label { name: name.to_string() });
     }
-    let top = git::toplevel(cwd)?;
+    // git's own error suggests --repo, which the commands that take a repository have and `run` does not: `run`
+    // measures the commit checked out in the directory it runs from.
+    let top = git::toplevel(cwd).map_err(|error| match error {
+        git::GitError::NotARepo { dir } => anyhow::anyhow!(
+            "{dir} is not inside a git repository, so there is no commit to record the runs under: run culprit run \
+             from inside the repository whose commit you measured (cd into it), or store the runs under a name \
+             with --label NAME instead of --commit"
+        ),
+        other => other.into(),
+    })?;
     Ok(git::resolve(&top, commit.unwrap_or("HEAD"))?)
 }
 
@@ -323,7 +336,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         Some(dir) => {
             if writable_dir(dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
                 // A mistyped path would otherwise become a new directory without a word.
-                eprintln!("culprit: created the directory {} for --scratch", dir.display());
+                crate::note!("culprit: created the directory {} for --scratch", dir.display());
             }
             dir.clone()
         }
@@ -335,7 +348,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     };
     if let Some(root) = &args.result_root {
         if writable_dir(root, "--result-root", "give a directory you can write in for the lkp result root")? {
-            eprintln!("culprit: created the directory {} for --result-root", root.display());
+            crate::note!("culprit: created the directory {} for --result-root", root.display());
         }
     }
     let plan = RunPlan {
@@ -386,7 +399,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    eprintln!(
+    crate::note!(
         "culprit: {} atomic job(s) x {} run(s) on {} at {} into {}",
         plan.jobs.len(),
         plan.repeat,
@@ -395,6 +408,8 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
         store.location()
     );
     let mut records: Vec<Vec<RunRecord>> = plan.jobs.iter().map(|_| Vec::new()).collect();
+    // A reader that stops reading (`--json | head -1`) sees less; every run is still measured and stored.
+    let mut out = output::Live::default();
     let mut failed = 0usize;
     let mut interrupted = false;
     // Monitor failures already told, per job, so a perf that fails every run is said once, not a hundred times.
@@ -419,14 +434,14 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
             }
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
                 failed += 1;
-                bar.suspend(|| eprintln!("culprit: run {} of {} failed: {reason}", round + 1, job.run.job_name));
+                bar.suspend(|| crate::note!("culprit: run {} of {} failed: {reason}", round + 1, job.run.job_name));
             }
             // A monitor failure leaves the run ok but without the data asked for (a profile, perf counters): say so
             // now rather than only in the stored stderr.
             for failure in executor::monitor_failures(&record) {
                 if told.insert((j, failure.to_string())) {
                     bar.suspend(|| {
-                        eprintln!(
+                        crate::note!(
                             "culprit: run {} of {}: {failure}; the run is kept without that monitor's data",
                             round + 1,
                             job.run.job_name
@@ -439,7 +454,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                     "job": record.job_name, "job_id": record.job_id, "run": round + 1,
                     "ok": record.outcome.is_ok(), "metrics": record.metrics,
                 });
-                bar.suspend(|| output::println(&line.to_string()))?;
+                bar.suspend(|| out.println(&line.to_string()))?;
             }
             records[j].push(record);
             bar.inc(1);
@@ -465,15 +480,15 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
         }
     }
     if !json {
-        output::print(&render_summary(&plan.jobs, &records, &plan.context.machine))?;
+        out.print(&render_summary(&plan.jobs, &records, &plan.context.machine))?;
     }
     let stored: usize = records.iter().map(Vec::len).sum();
     if interrupted {
-        eprintln!("culprit: interrupted; {stored} finished run(s) are stored, the run in flight was discarded");
+        crate::note!("culprit: interrupted; {stored} finished run(s) are stored, the run in flight was discarded");
         return Ok(std::process::ExitCode::from(130));
     }
     if failed > 0 {
-        eprintln!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results --failures)");
+        crate::note!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results --failures)");
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -30,10 +30,13 @@ pub fn run(args: &SplitArgs) -> Result<()> {
     }
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("cannot create the output directory {}", args.output.display()))?;
+    // The listing is only a view: a reader that closes stdout early (`| head -1`) must not leave the directory with
+    // some of the jobs, so a closed pipe stops the listing and not the writing.
+    let mut listing = output::Live::default();
     for job in &jobs {
         let out = args.output.join(format!("{}.yaml", job.name()));
         std::fs::write(&out, job.to_yaml()).with_context(|| format!("cannot write {}", out.display()))?;
-        output::println(&out.display().to_string())?;
+        listing.println(&out.display().to_string())?;
     }
     Ok(())
 }
