@@ -400,7 +400,9 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     let flat = |mail: &str| mail.split_whitespace().collect::<Vec<_>>().join(" ");
     let (first, second) = (flat(&first), flat(&second));
     assert!(second.contains("at the second of 2 commits that share the change"), "{second}");
-    assert!(second.contains(&format!("culprit compare {} \\ {}", shas[15], shas[16])), "{second}");
+    // The store is not the default one, so the printed command names it.
+    let compare = format!("culprit compare --db {} \\ {} \\ {}", db.display(), shas[15], shas[16]);
+    assert!(second.contains(&compare), "{second}");
     assert!(first.contains(&format!("`culprit report {session} --culprit N` makes the mail of the other (N = 2)")));
     let third = culprit_in(&db, &["report", &session, "--culprit", "3"]);
     assert!(String::from_utf8_lossy(&third.stderr).contains("named 2 culprits; --culprit takes 1 to 2"));
