@@ -29,7 +29,6 @@ use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -62,22 +61,13 @@ fn lock_path(db: Option<&Path>) -> PathBuf {
 
 /// Takes the follow lock without waiting; the file stays locked until it is dropped (or the process ends).
 fn take_lock(path: &Path) -> Result<std::fs::File> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .with_context(|| format!("cannot open the follow lock {}", path.display()))?;
-    // SAFETY: flock on a file descriptor we own; it only sets an advisory lock.
-    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if locked != 0 {
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            bail!("another `culprit track --follow` holds {} on this store; this pass does nothing", path.display());
-        }
-        return Err(error).with_context(|| format!("cannot lock {}", path.display()));
+    match crate::lock::try_lock(path)? {
+        crate::lock::Lock::Held(file) => Ok(file),
+        crate::lock::Lock::Busy { holder } => bail!(
+            "another `culprit track --follow` ({holder}) holds {} on this store; this pass does nothing",
+            path.display()
+        ),
     }
-    Ok(file)
 }
 
 /// REF's first-parent history, oldest first, as the driver's commit list.
