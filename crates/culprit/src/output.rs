@@ -45,16 +45,7 @@ impl Live {
     /// Prints `text` followed by a newline, or nothing once the reader has closed stdout. Other write errors (a full
     /// disk behind a redirection) are still errors: the user asked for that output in that file.
     pub fn println(&mut self, text: &str) -> anyhow::Result<()> {
-        if self.closed {
-            return Ok(());
-        }
-        match println(text) {
-            Err(e) if e.downcast_ref::<BrokenPipe>().is_some() => {
-                self.closed = true;
-                Ok(())
-            }
-            other => other,
-        }
+        self.print(&format!("{text}\n"))
     }
 
     /// Prints `text` as is, or nothing once the reader has closed stdout.
