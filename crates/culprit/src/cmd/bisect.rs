@@ -254,6 +254,16 @@ pub(crate) fn available_metrics<'r>(records: impl IntoIterator<Item = &'r RunRec
     crate::cmd::compare::some_metric_names(&names)
 }
 
+/// The reason of the first failed run among `runs`, for a message on why an end could not be measured.
+fn first_failure<'r>(runs: impl IntoIterator<Item = &'r RunRecord>) -> String {
+    runs.into_iter()
+        .find_map(|r| match &r.outcome {
+            culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     if args.max_runs < MIN_BISECT_RUNS {
@@ -366,14 +376,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     }
     if !good_runs.iter().chain(&bad_runs).any(|r| r.outcome.is_ok()) {
         bar.finish_and_clear();
-        let reason = good_runs
-            .iter()
-            .chain(&bad_runs)
-            .find_map(|r| match &r.outcome {
-                culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let reason = first_failure(good_runs.iter().chain(&bad_runs));
         // A worktree holds the commit's sources only: a benchmark built from them is not there without --build.
         let hint = if args.build.is_none() && reason.contains("exit status 127") {
             "; the command was not found in the commit's worktree: if it is built from the sources, give the build \
@@ -391,13 +394,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     for (runs, end, index) in [(&good_runs, "good", 0), (&bad_runs, "bad", last)] {
         if !runs.iter().any(|r| r.outcome.is_ok()) {
             bar.finish_and_clear();
-            let reason = runs
-                .iter()
-                .find_map(|r| match &r.outcome {
-                    culprit_core::model::RunOutcome::Failed { reason } => Some(reason.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
+            let reason = first_failure(runs.iter());
             bail!(
                 "{end} ({}) could not be built and run, so there is nothing to compare {} with: {reason} (the failed \
                  runs' output: `culprit results --failures`); give a {end} commit that builds and runs",
