@@ -377,6 +377,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         reported: 0,
         reason: "every segment is settled".into(),
         caveat: None,
+        improved: false,
     }
 }
 
@@ -692,4 +693,27 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         text.contains("every run of qa at the base a failed (2 of 2 runs), so nothing of q can be compared"),
         "{text}"
     );
+}
+
+#[test]
+fn a_bisect_that_found_an_improvement_says_so_instead_of_did_not_reproduce() {
+    let mut summary = bisect(Status::NotReproduced, false, 0);
+    summary.improved = true;
+    let mut input = seed001_input();
+    input.bisect = Some(summary);
+    let line = subject_line(&input).unwrap();
+    assert!(line.contains("improved, not regressed; no commit blamed"), "{line}");
+    assert!(!line.contains("did not reproduce"), "{line}");
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let text = flat(&render(&input, format).unwrap());
+        assert!(text.contains("an improvement, not a regression"), "{format:?}: {text}");
+        assert!(text.contains("bad is better than good"), "{format:?}: {text}");
+        assert!(!text.contains("did not reproduce"), "{format:?}: {text}");
+        assert!(!text.contains(&format!("commit: {BAD}")), "nobody is blamed: {format:?}: {text}");
+    }
+    // A report stored before the field existed reads as not improved.
+    let mut json: serde_json::Value = serde_json::to_value(bisect(Status::NotReproduced, false, 0)).unwrap();
+    json.as_object_mut().unwrap().remove("improved");
+    let read: BisectSummary = serde_json::from_value(json).unwrap();
+    assert!(!read.improved);
 }

@@ -685,6 +685,10 @@ fn qa_29_an_improvement_ends_after_the_first_runs_and_says_so() {
     assert_eq!(result["improved"], true, "{result:#}");
     assert!(result["runs"].as_u64().unwrap() <= 16, "{result:#}");
     assert!(result["reason"].as_str().unwrap().contains("bad is better than good"), "{result:#}");
+    // Session 30: the mail of that session said the change "did not reproduce when measured again".
+    let mail = common::stdout(&culprit_in(&db, &["report", &result["session"].to_string()]));
+    assert!(mail.contains("improved, not regressed") && mail.contains("an improvement"), "{mail}");
+    assert!(!mail.contains("did not reproduce"), "{mail}");
 }
 
 #[test]

@@ -120,6 +120,10 @@ pub struct BisectSummary {
     /// ([`crate::bisect::Outcome::caveat`]); reports stored before it read none.
     #[serde(default)]
     pub caveat: Option<String>,
+    /// Whether the bisect ended because bad measured better than good ([`crate::bisect::Outcome::improved`]): the
+    /// change did reproduce, the other way, and the mail says so instead of "did not reproduce".
+    #[serde(default)]
+    pub improved: bool,
 }
 
 fn built_by_default() -> bool {
@@ -436,6 +440,12 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         return Ok(format!("[culprit] {commit}: {what}"));
     }
     Ok(match &input.bisect {
+        Some(b) if b.status == Status::NotReproduced && b.improved => format!(
+            "[culprit] {}..{}: {} improved, not regressed; no commit blamed",
+            b.good.short(),
+            b.bad.short(),
+            h.metric
+        ),
         Some(b) if b.status == Status::NotReproduced => {
             format!("[culprit] {}..{}: {} did not reproduce, no commit blamed", b.good.short(), b.bad.short(), h.metric)
         }
@@ -498,6 +508,13 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
     }
     let noticed = format!("a {} {} of {}", h.amount(), h.noun(), h.metric);
     match &input.bisect {
+        Some(b) if b.status == Status::NotReproduced && b.improved => format!(
+            "FYI, {} measured better at {} than at {}: an improvement, not a regression, so the bisect blames no \
+             commit.",
+            h.metric,
+            b.bad.short(),
+            b.good.short()
+        ),
         Some(b) if b.status == Status::NotReproduced => format!(
             "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is blamed.",
             h.metric,
@@ -534,6 +551,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         Status::Found if b.confirmed => "found the culprit, confirmed against its parent",
         Status::Found => "found a likely culprit, not confirmed",
         Status::Multiple => "several commits share the change",
+        Status::NotReproduced if b.improved => "bad is better than good, an improvement; no commit is blamed",
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
         Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
     };

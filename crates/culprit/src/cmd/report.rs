@@ -331,6 +331,7 @@ pub fn from_bisect(
             reported: nth,
             reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
+            improved: outcome.improved,
         }),
         trend,
         failure: None,
