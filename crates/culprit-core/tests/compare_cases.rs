@@ -412,3 +412,17 @@ fn markdown_escapes_pipes_in_metric_names_and_prints_a_change_from_zero_as_inf()
     let row = md.lines().find(|l| l.contains("command.system_time")).expect("row");
     assert!(row.contains(" | +inf% | ") && !row.contains("e+98"), "{row}");
 }
+
+#[test]
+fn session_30_markdown_escapes_labels_and_metric_names_as_the_report_does() {
+    // Labels come from the user; GitHub renders inline HTML in a table header, so only escaping `|` let an
+    // `<img onerror=...>` label through.
+    let base = Column::new("<img src=x onerror=alert(1)>").with_metric("command.a`b", vec![5.0; 3]);
+    let other = Column::new("*new*_run").with_metric("command.a`b", vec![5.0; 3]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let md = render_markdown(&result, RenderOptions { all: true });
+    assert!(md.contains("\\<img src=x onerror=alert(1)\\>"), "{md}");
+    assert!(md.match_indices('<').all(|(i, _)| md[..i].ends_with('\\')), "an unescaped tag: {md}");
+    assert!(md.contains("\\*new\\*\\_run"), "{md}");
+    assert!(md.contains("| `command.a'b` |"), "{md}");
+}

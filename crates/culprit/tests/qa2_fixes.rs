@@ -144,7 +144,7 @@ fn compare_by_keeps_jobs_that_differ_in_other_params_apart() {
     assert_eq!(blocks[0]["group"]["hackbench.mode"], "process");
     assert_eq!(blocks[0]["rows"].as_array().unwrap().len(), 2);
     let markdown = stdout(&culprit(&db, &[&args[..], &["--format", "markdown"]].concat(), dir.path()));
-    assert_eq!(markdown.lines().filter(|l| l.starts_with("### hackbench.throughput_")).count(), 4, "{markdown}");
+    assert_eq!(markdown.lines().filter(|l| l.starts_with("### hackbench.throughput\\_")).count(), 4, "{markdown}");
     assert_eq!(markdown.lines().filter(|l| l.starts_with("| 1 | ") || l.starts_with("| 2 | ")).count(), 8);
 }
 

@@ -286,8 +286,9 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
     for row in shown_rows(result, options) {
-        // A `|` ends a GitHub table cell even inside a code span unless it is escaped.
-        let mut cells = vec![format!("`{}`", md_escape(&row.metric.replace('`', "'")))];
+        // A `|` ends a GitHub table cell even inside a code span unless it is escaped; the report's code span does
+        // that and also keeps a backtick or a line break in a metric name from ending the span or the row.
+        let mut cells = vec![crate::report::markdown::code(&row.metric, true)];
         for (i, side) in row.sides.iter().enumerate() {
             cells.push(match (side.fails, side.rel_stddev_pct) {
                 (Some(f), _) => format!("{f}:{}", side.n),
@@ -327,9 +328,10 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     out
 }
 
-/// Escapes `|`, which would otherwise end a cell of a GitHub table.
+/// Escapes text for a Markdown table cell or heading: labels and parameter values come from the user, and GitHub
+/// renders inline HTML and emphasis, so the same escaping as the Markdown report's (`|` included) applies.
 pub(crate) fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+    crate::report::markdown::escape(s)
 }
 
 /// CSV with a header line: one line per shown metric and non-base column, every statistic, empty when absent.

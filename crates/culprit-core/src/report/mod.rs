@@ -9,7 +9,7 @@
 
 mod fix;
 mod html;
-mod markdown;
+pub(crate) mod markdown;
 mod text;
 
 pub use fix::{fix_verdict, FixVerdict};
