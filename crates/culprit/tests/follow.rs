@@ -106,6 +106,25 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     let blocked = follow(dir.path(), &repo);
     assert!(!blocked.status.success());
     assert!(String::from_utf8_lossy(&blocked.stderr).contains("another `culprit track --follow`"));
+    drop(lock);
+
+    // A report that cannot be written fails the pass (exit 1, on standard error for cron) after the rest of it
+    // ran; the next pass writes it. Session 30: it was a note and the pass exited 0.
+    let reports_dir = dir.path().join("culprit-reports");
+    std::fs::remove_dir_all(&reports_dir).unwrap();
+    std::fs::write(&reports_dir, "a file where the reports' directory should be").unwrap();
+    let failed = follow(dir.path(), &repo);
+    assert_eq!(failed.status.code(), Some(1), "{}", String::from_utf8_lossy(&failed.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
+    let failures = summary["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{summary:#}");
+    assert!(failures[0].as_str().unwrap().starts_with("report of bisect session 1:"), "{summary:#}");
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("culprit: report of bisect session 1:"));
+    std::fs::remove_file(&reports_dir).unwrap();
+    let retried = json(&follow(dir.path(), &repo));
+    assert_eq!(retried["reports"].as_array().unwrap().len(), 1, "{retried:#}");
+    assert!(retried["failures"].as_array().unwrap().is_empty(), "{retried:#}");
+    assert!(reports_dir.join("bisect-1/job.yaml").exists());
 }
 
 #[test]

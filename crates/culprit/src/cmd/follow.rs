@@ -44,6 +44,9 @@ struct Pass {
     /// Reports written in this pass.
     reports: Vec<PathBuf>,
     notes: Vec<String>,
+    /// What failed and needs a person: a bisect that stopped on an error, a report that could not be written. The
+    /// rest of the pass still runs, and the pass then exits 1 so that cron mails it (the next pass tries again).
+    failures: Vec<String>,
 }
 
 /// The lock file next to a SQLite store; for a PostgreSQL URL, one in the temp directory named by a hash of it.
@@ -226,7 +229,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         match result {
             Ok(Some(id)) => pass.bisects.push(id),
             Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, short(&good), short(&bad))),
-            Err(e) => pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad))),
+            Err(e) => pass.failures.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad))),
         }
     }
 
@@ -236,7 +239,14 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         crate::cmd::plot::write_track(path, &tracked.series, &tracked.analyses)?;
     }
     summarize(&pass, &tracked, &plan, args.json)?;
-    Ok(ExitCode::SUCCESS)
+    if pass.failures.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The summary on standard output has them too; standard error is what cron mails and a terminal shows apart.
+    for failure in &pass.failures {
+        eprintln!("culprit: {failure}");
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// Metrics whose changes the loop acts on: those named by `--metric`, else the program's own (monitor metrics
@@ -377,7 +387,7 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
         let count = match crate::cmd::report::culprit_count(store, session.id) {
             Ok(count) => count.max(1),
             Err(e) => {
-                pass.notes.push(format!("report of bisect session {}: {e:#}", session.id));
+                pass.failures.push(format!("report of bisect session {}: {e:#}", session.id));
                 continue;
             }
         };
@@ -398,7 +408,7 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
             };
             match crate::cmd::report::run(store, &args) {
                 Ok(_) => pass.reports.push(out.join("report.txt")),
-                Err(e) => pass.notes.push(format!("report of bisect session {}: {e:#}", session.id)),
+                Err(e) => pass.failures.push(format!("report of bisect session {}: {e:#}", session.id)),
             }
         }
     }
@@ -462,6 +472,9 @@ fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<
     }
     for note in pass.notes.iter().chain(&tracked.notes) {
         out.push_str(&format!("note: {note}\n"));
+    }
+    for failure in &pass.failures {
+        out.push_str(&format!("failed: {failure}\n"));
     }
     output::print(&out)
 }
