@@ -24,9 +24,9 @@ use culprit_core::bisect::BisectConfig;
 use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
-use culprit_run::worktree::Worktrees;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
+use culprit_run::worktree::Worktrees;
 use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -79,7 +79,11 @@ fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>
         .enumerate()
         .map(|(i, line)| {
             let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
-            RangeCommit { sha: sha.to_string(), subject: subject.to_string(), parents: i.checked_sub(1).into_iter().collect() }
+            RangeCommit {
+                sha: sha.to_string(),
+                subject: subject.to_string(),
+                parents: i.checked_sub(1).into_iter().collect(),
+            }
         })
         .collect())
 }
@@ -141,7 +145,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         deploy: args.deploy.clone(),
         bisect: BisectConfig::default(),
     };
-    let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
+    let plan =
+        Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
 
     let lock = lock_path(db.as_deref());
     let _held = take_lock(&lock)?;
@@ -165,7 +170,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             continue;
         }
         for c in a.change_points.iter().filter(|c| c.verdict.is_change()) {
-            if let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) {
+            if let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
+            {
                 if *after > before + 1 && on_grid(*before) && on_grid(*after) {
                     ends.insert(before + 1);
                     ends.insert(after - 1);
@@ -190,7 +196,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             continue;
         }
         for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict == Verdict::Regression) {
-            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
+            else {
                 continue;
             };
             if *after <= before + 1 {
@@ -225,8 +232,15 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         };
         match result {
             Ok(Some(id)) => pass.bisects.push(id),
-            Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, short(&good), short(&bad))),
-            Err(e) => pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad))),
+            Ok(None) => pass.notes.push(format!(
+                "{}: the bisect of {}..{} left no session",
+                series.metric,
+                short(&good),
+                short(&bad)
+            )),
+            Err(e) => {
+                pass.notes.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad)))
+            }
         }
     }
 
@@ -361,7 +375,10 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
 fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
     let repo = plan.repo.display().to_string();
     for session in store.bisect_sessions()? {
-        if session.job_id.as_deref() != Some(plan.job.job_id.as_str()) || session.repo != repo || session.status == NEW_SESSION_STATUS {
+        if session.job_id.as_deref() != Some(plan.job.job_id.as_str())
+            || session.repo != repo
+            || session.status == NEW_SESSION_STATUS
+        {
             continue;
         }
         // One mail per blamed commit, as the robot sends them: the first into bisect-<id>, the Nth of several
