@@ -1,18 +1,20 @@
 //! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
 //!
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
-//! commit) and at REF itself; (2) analyse the change points of the measured history; (3) where a change point lies
-//! between two of those grid commits, measure both inner ends of the gap (the first and the last commit not yet
-//! tested) and analyse again; (4) bisect each regression whose tested commits around it are still more than one
-//! commit apart, unless a session for that good/bad pair exists (an unfinished one is resumed); (5) write the report
-//! of every finished bisect of this job into its own directory under `--reports` (one per blamed commit when
-//! several share the change).
+//! commit) and at REF itself, with `--runs` runs but at least as many as a segment of the analysis needs; (2)
+//! analyse the change points of the measured history; (3) where a change point lies between two of those grid
+//! commits, measure both inner ends of the gap (the first and the last commit not yet tested) and analyse again;
+//! (4) bisect each regression whose tested commits around it are still more than one commit apart, unless a
+//! session for that good/bad pair exists (an unfinished one is resumed); (5) write the report of every finished
+//! bisect of this job into its own directory under `--reports` (one per blamed commit when several share the
+//! change).
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
-//! `--runs` successful runs or any failed one (a commit that does not build is not retried forever), narrowing only
-//! looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by their
-//! good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A pass
-//! with nothing new to do runs nothing. Two passes never overlap: each holds an flock on `<store>.follow.lock`.
+//! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
+//! only looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by
+//! their good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A
+//! pass with nothing new to do runs nothing. Two passes never overlap: each holds an flock on
+//! `<store>.follow.lock`.
 
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
@@ -21,6 +23,7 @@ use crate::cmd::track::{bisect_change, history, History, HistoryFilter, Order};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
+use culprit_core::changepoint::TrackOptions;
 use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
@@ -158,7 +161,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let tip = plan.range.len() - 1;
     let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip;
     let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
-    if !measure(store, &plan, &grid, args.runs, &mut pass)? {
+    let runs = runs_per_commit(args);
+    if !measure(store, &plan, &grid, runs, &mut pass)? {
         return interrupted(&pass);
     }
 
@@ -181,7 +185,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     }
     let ends: Vec<usize> = ends.into_iter().collect();
     let already = pass.measured.len();
-    if !measure(store, &plan, &ends, args.runs, &mut pass)? {
+    if !measure(store, &plan, &ends, runs, &mut pass)? {
         return interrupted(&pass);
     }
     pass.narrowed = pass.measured[already..].iter().map(|(sha, _)| sha.clone()).collect();
@@ -251,6 +255,15 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     }
     summarize(&pass, &tracked, &plan, args.json)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the loop measures at each commit: `--runs`, but at least the fewest runs of a segment in the change-point
+/// analysis ([`TrackOptions::min_segment_runs`]). Every measured commit is an end of a gap, and a step in the gap
+/// next to the oldest commit or REF leaves that commit alone on its side: with fewer runs than a segment needs, the
+/// analysis cannot split there, so the step went unseen and its gap was never narrowed (`--every 10` on a history
+/// of 12 commits measured 3 runs at commit 0, 10 and 11, and a step between 0 and 10 was invisible).
+fn runs_per_commit(args: &TrackArgs) -> usize {
+    args.runs.max(TrackOptions::default().min_segment_runs)
 }
 
 /// Metrics whose changes the loop acts on: those named by `--metric`, else the program's own (monitor metrics
