@@ -149,11 +149,11 @@ fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
     for i in [0, 10, 11] {
         assert_eq!(runs(i), Some(4.into()), "position {i}: {pass:#}");
     }
-    // The step was found between the grid commits, both inner ends of the gap measured, and it now lies there.
+    // The step was found between the grid commits, both inner ends of the gap measured, and it now lies between
+    // them. A loaded machine can make the jitter between two of the later commits a second change point (the scale
+    // of so short a history is that of the runs within a commit), which is not what this test is about.
     assert_eq!(shas_of(&pass["narrowed"]), vec![shas[1].clone(), shas[9].clone()], "{pass:#}");
-    let cps = pass["change_points"].as_array().unwrap();
-    assert_eq!(cps.len(), 1, "{pass:#}");
-    assert_eq!(cps[0]["verdict"], "improvement", "{pass:#}");
-    assert_eq!((cps[0]["before"].as_str(), cps[0]["after"].as_str()), (Some(shas[1].as_str()), Some(shas[9].as_str())));
+    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[9].as_str());
+    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
     assert!(pass["bisects"].as_array().unwrap().is_empty(), "{pass:#}");
 }
