@@ -1,6 +1,7 @@
 //! `culprit track --follow` end to end on a real git repository of a small C program with a real slowdown at one
 //! commit and a commit that does not build: the loop measures every 4th commit, narrows the gap holding the step,
-//! bisects it, writes the report naming the slowdown commit, and a second pass does no new work.
+//! bisects it, writes the report naming the slowdown commit, and a second pass does no new work. And on a short
+//! history whose first grid commit is alone before a step, the loop takes enough runs there to find and narrow it.
 
 mod common;
 
@@ -143,4 +144,35 @@ fn a_follow_pass_with_a_metric_the_job_does_not_have_fails_and_names_it() {
     // It used to end with a note, "no history to analyse", and exit 0 on every cron run.
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("command.no_such_time") && stderr.contains("command.user_time"), "{stderr}");
+}
+
+#[test]
+fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // 12 commits, the program 30% faster from the 6th (position 5) on, none broken. An improvement, so the pass
+    // narrows its gap but starts no bisect. `--every 10` measures positions 0, 10 and 11: position 0 alone is before
+    // the step, and with the default 3 runs it could not form a segment of the analysis (4 runs at least), so the
+    // step was never seen.
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 12, 6, 0, -30);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "10"])
+        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .output()
+        .unwrap();
+    let pass = json(&out);
+    let runs =
+        |i: usize| pass["measured"].as_array().unwrap().iter().find(|m| m[0] == shas[i].as_str()).map(|m| m[1].clone());
+    for i in [0, 10, 11] {
+        assert_eq!(runs(i), Some(4.into()), "position {i}: {pass:#}");
+    }
+    // The step was found between the grid commits, both inner ends of the gap measured, and it now lies between
+    // them. A loaded machine can make the jitter between two of the later commits a second change point (the scale
+    // of so short a history is that of the runs within a commit), which is not what this test is about.
+    assert_eq!(shas_of(&pass["narrowed"]), vec![shas[1].clone(), shas[9].clone()], "{pass:#}");
+    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[9].as_str());
+    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
+    assert!(pass["bisects"].as_array().unwrap().is_empty(), "{pass:#}");
 }

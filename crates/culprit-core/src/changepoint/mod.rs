@@ -19,12 +19,15 @@
 //!    its full size.
 //! 3. **Segmentation.** The penalised piecewise-constant least-squares fit of the clipped runs (every run counts,
 //!    not only a point's mean), with penalty `penalty * s^2 * ln(total runs)` per change point and at least
-//!    `min_segment_runs` runs per segment, solved exactly by PELT (optimal partitioning with pruning, linear
-//!    time in practice). With clipping, a short spurious segment cannot pay for its penalty.
+//!    `min_segment_runs` runs per segment, solved exactly by optimal partitioning with functional pruning (a
+//!    start of the last segment is dropped once no level is left at which it is the best, as in FPOP; PELT's rule
+//!    keeps every start of a stretch without change and was quadratic there), linear in the series' length. With
+//!    clipping, a short spurious segment cannot pay for its penalty.
 //! 4. **Test.** Each change point is tested on the raw runs of its two neighbouring segments with Mann-Whitney U
-//!    (ranks: robust to outliers, no normality needed). The least significant change point above `fdr` is
-//!    removed and its neighbours retested, until all pass. [`decide`] then applies Benjamini-Hochberg over the
-//!    change points of every metric of one call, and the compare verdict (q, minimum magnitude, interval).
+//!    (ranks: robust to outliers, no normality needed). The least significant change point above `fdr` (of
+//!    equally significant ones, the smallest step) is removed and its neighbours retested, until all pass.
+//!    [`decide`] then applies Benjamini-Hochberg over the change points of every metric of one call, and the
+//!    compare verdict (q, minimum magnitude, interval).
 //! 5. **Location.** Each remaining change point moves, between its neighbours, to the place most likely within
 //!    [`LOCATION_TOLERANCE`] points of the truth under the posterior of its location (a two-component
 //!    likelihood: Gaussian noise plus a wide gross-error component whose share, spread and the noise scale are

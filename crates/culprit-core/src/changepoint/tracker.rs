@@ -1,15 +1,17 @@
 //! The incremental state of the change-point engine: points, the noise scale, the clipped prefix sums and the
-//! PELT recursion, updated in O(window x candidates) per appended point.
+//! optimal-partitioning recursion with functional pruning ([`Candidate`]), updated in O(window x candidates) per
+//! appended point.
 //!
 //! # The invariant that makes incremental equal to batch
 //!
 //! The clipped runs of point `i` depend on the point medians of `i - h ..= i + h` (h = `half_window`) and on
-//! the scale. So with `P` points, points `0 ..= P-1-h` are final: no later point changes them. The PELT value
-//! `F(t)` (best penalised cost of the first `t` points) depends only on points `< t`, so `F(0 ..= P-h)` and
-//! the candidate set after boundary `P-h` are final too. The tracker keeps that candidate set as a checkpoint;
-//! appending a point recomputes only the last `h + 1` points' clipping and `F(P-h+1 ..= P+1)` from the
-//! checkpoint. PELT's pruning is exact, so the result is the exact optimum, the same as a batch run over the
-//! same points **with the same scale**.
+//! the scale. So with `P` points, points `0 ..= P-1-h` are final: no later point changes them. The value `F(t)`
+//! (best penalised cost of the first `t` points) depends only on points `< t`, so `F(0 ..= P-h)` and the
+//! candidate set after boundary `P-h` (the starts, the levels at which each still wins, and which are beaten) are
+//! final too. The tracker keeps that candidate set as a checkpoint; appending a point recomputes only the last
+//! `h + 1` points' clipping and `F(P-h+1 ..= P+1)` from the checkpoint. The pruning is exact (it drops only starts
+//! that can never be the optimum again), so the result is the exact optimum, the same as a batch run over the
+//! same points **with the same scale**, and the same as a search over every start (a test checks both).
 //!
 //! The scale and the penalty's `ln(total runs)` are frozen between re-estimations (the [`Calibration`]): after
 //! each append the tracker re-estimates the scale (a sorted list of the normalised neighbour differences is
@@ -48,6 +50,90 @@ const GROSS_ERROR_SHARE_MAX: f64 = 0.5;
 /// from one build to the next, 2.8% where the runs of one commit agree to 0.1%, as a second regression in 2 of
 /// 25 runs.
 const TRUSTED_NEIGHBOUR_DIFFERENCES: usize = 5;
+
+/// A start counts as beaten by another (earlier or later) only by more than this share of the sums in play (the
+/// clipped runs' sum of squares and the penalty). The costs are sums of up to millions of squares, rounded at about
+/// 1e-16 of them each; a margin of 1e-9 is far above that rounding and far below any real gain (a noise unit
+/// squared is about 1e-5 of the sum of squares of 100,000 runs), so pruning stays as fast and never drops a start
+/// whose cost only rounding made higher.
+const PRUNING_MARGIN: f64 = 1e-9;
+
+/// One start of the last segment that the optimal partitioning still considers, with what its pruning knows.
+///
+/// **Why PELT's pruning does not fire on a series without change.** PELT drops a start `tau` at boundary `t` when
+/// `F(tau) + C(tau, t) > F(t)` (`F` the best penalised cost of a prefix, `C` a segment's least-squares cost). On
+/// a stretch with no change the best fit of the first `t` points ends with one segment over the stretch, so
+/// `F(t) = F(tau) + C(tau, t) + g`, where `g >= 0` is at least what a split at `tau` would save: the rule never
+/// holds, every start is kept, and the search is quadratic in the length of the stretch (100,000 points of pure
+/// noise took 49 s; `examples/track_speed.rs`). No constant makes that rule prune more and stay exact: splitting a
+/// segment whose two parts have the same mean saves nothing, so PELT's `C(a, b) + C(b, c) + K <= C(a, c)` holds
+/// for every series only with `K <= 0`.
+///
+/// **Functional pruning.** The cost of a segment is a minimum over its level `mu`: `F(t) = min over tau, mu of
+/// q_tau(mu)`, where `q_tau(mu) = F(tau) + beta + sum over tau..t of (x - mu)^2`. Two starts `tau < t` add the same
+/// terms for every later point, so their difference `q_tau(mu) - q_t(mu) = n (mu - m)^2 - g` (`n` and `m` the
+/// runs of `tau..t` and their mean, `g = F(t) - F(tau) - C(tau, t)`) never changes once `t` is a start: `tau`
+/// does better than `t` exactly at the levels within `m ± sqrt(g / n)`, at none when `g <= 0` (PELT's rule), and
+/// `t` does better at all the others. So the levels at which `tau` beats every later start are the intersection of
+/// those intervals (`low ..= high`), and the levels at which an earlier start beats it are the union of the
+/// intervals the earlier starts got against it when it was added (`beaten`). Once the first lies within the
+/// second, at every level some other start does at least as well, for every later boundary, and `tau` can never
+/// be the minimum again. That is the functional pruning of FPOP (Maidstone, Hocking, Rigaill and Fearnhead, "On
+/// optimal multiple changepoint algorithms for large data", 2017): a start is kept while it is the best at some
+/// level. Without a change a new start wins only at levels far from the current mean, which the later starts'
+/// intervals, shrinking like `1 / sqrt(n)` around that mean, soon leave: on pure noise 10 to 15 starts stay alive
+/// whether the series has a thousand points or a hundred thousand, and the search is linear.
+///
+/// **The fewest runs of a segment.** A later start `t` that beats `tau` may still be too close to a boundary `T`
+/// to begin a segment ending there, and then `tau` can be the best allowed start at `T`. So a beaten start is
+/// only marked, with the latest start that beat it (`dominated_at`, the start added when it was found beaten),
+/// and dropped at the first boundary where that start can begin a segment: all the starts that beat it then can
+/// (the earlier ones whenever `tau` itself can). PELT's rule, applied at once, could drop a start that was still
+/// the best allowed one for the next few points.
+#[derive(Debug, Clone)]
+struct Candidate {
+    /// The boundary the last segment would start at.
+    start: usize,
+    /// The levels (of the shifted clipped runs) at which this start beats every later one.
+    low: f64,
+    high: f64,
+    /// The levels at which some earlier start beats this one: disjoint intervals, in order.
+    beaten: Vec<(f64, f64)>,
+    /// The boundary whose start completed this one's domination, once every level is beaten.
+    dominated_at: Option<usize>,
+}
+
+impl Candidate {
+    /// A new start at boundary `t`, beaten by earlier starts at the levels of `beaten` (intervals in any order,
+    /// overlapping or not).
+    fn new(t: usize, mut beaten: Vec<(f64, f64)>) -> Candidate {
+        beaten.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut merged: Vec<(f64, f64)> = Vec::with_capacity(beaten.len());
+        for (low, high) in beaten {
+            match merged.last_mut() {
+                Some(last) if low <= last.1 => last.1 = last.1.max(high),
+                _ => merged.push((low, high)),
+            }
+        }
+        Candidate { start: t, low: f64::NEG_INFINITY, high: f64::INFINITY, beaten: merged, dominated_at: None }
+    }
+
+    /// Narrows the levels at which this start wins to those where it beats the start added at boundary `t`:
+    /// within `sqrt(reach / runs)` of `mean`, the mean of the `runs` runs from this start to `t` (`reach` is the
+    /// gain `g` of the type documentation plus the rounding margin; not positive: at no level). Marks the start
+    /// dominated when no level is left at which it beats every other start.
+    fn narrow(&mut self, mean: f64, runs: f64, reach: f64, t: usize) {
+        if reach > 0.0 {
+            let half = (reach / runs).sqrt();
+            self.low = self.low.max(mean - half);
+            self.high = self.high.min(mean + half);
+        }
+        let covered = self.beaten.iter().any(|&(low, high)| low <= self.low && self.high <= high);
+        if !(reach > 0.0 && self.low <= self.high) || covered {
+            self.dominated_at = Some(t);
+        }
+    }
+}
 
 /// The cached test of one change point with its neighbours fixed.
 #[derive(Debug, Clone, Copy)]
@@ -147,13 +233,13 @@ pub struct Tracker {
     cum_n: Vec<f64>,
     cum_s: Vec<f64>,
     cum_ss: Vec<f64>,
-    /// PELT: best penalised cost of the first t points, and the last change point of that optimum.
+    /// The search: best penalised cost of the first t points, and the last change point of that optimum.
     best: Vec<f64>,
     last: Vec<usize>,
     /// The candidate set after boundary `checkpoint`, which is final.
     checkpoint: usize,
-    checkpoint_candidates: Vec<usize>,
-    /// Whether prefix sums and PELT are up to date for all points.
+    checkpoint_candidates: Vec<Candidate>,
+    /// Whether prefix sums and the search are up to date for all points.
     fresh: bool,
     tests: HashMap<(usize, usize, usize), Test>,
     /// Refined locations per (previous, this, next) change point of the segmentation, kept like `tests`.
@@ -409,23 +495,30 @@ impl Tracker {
         self.best = vec![-self.penalty()];
         self.last = vec![0];
         self.checkpoint = 0;
-        self.checkpoint_candidates = vec![0];
-        self.run_pelt_from_checkpoint();
+        self.checkpoint_candidates = vec![Candidate::new(0, Vec::new())];
+        self.run_search_from_checkpoint();
         self.fresh = true;
     }
 
-    /// After one appended point: reclip the points whose window changed, then rerun PELT from the checkpoint.
+    /// After one appended point: reclip the points whose window changed, then rerun the search from the checkpoint.
     fn update_tail(&mut self) {
         let n = self.points.len();
         let dirty_from = n.saturating_sub(1 + self.options.half_window).min(self.checkpoint);
         self.rebuild_sums(dirty_from);
-        self.run_pelt_from_checkpoint();
+        self.run_search_from_checkpoint();
         self.fresh = true;
     }
 
-    /// PELT over boundaries `checkpoint+1 ..= P`, starting from the saved candidate set; saves the candidate set
-    /// at the new final boundary `P - h`.
-    fn run_pelt_from_checkpoint(&mut self) {
+    /// The optimal partitioning over boundaries `checkpoint+1 ..= P`, starting from the saved candidate set; saves
+    /// the candidate set at the new final boundary `P - h`.
+    ///
+    /// `F(t)` is the best penalised cost of the first `t` points: the minimum over the candidate starts `tau` of
+    /// the last segment (those leaving it at least `min_segment_runs` runs) of `F(tau) + C(tau, t) + beta`, the
+    /// first such minimum in the order of the starts. Only the pruning decides which starts are still looked at,
+    /// and it drops a start only when it can never be that minimum again (see [`Candidate`]), so every `F(t)`
+    /// and the start it picks are those of the search over every start, bit for bit (the same sums in the same
+    /// order; a test compares them on random series).
+    fn run_search_from_checkpoint(&mut self) {
         let n = self.points.len();
         let final_boundary = n.saturating_sub(self.options.half_window);
         let beta = self.penalty();
@@ -445,29 +538,44 @@ impl Tracker {
             }
             return;
         }
+        let mut partials = Vec::with_capacity(candidates.len() + 1);
         for t in self.checkpoint + 1..=n {
+            // A dominated start goes once the start that completed its domination can begin a segment ending
+            // here: from then on every start that dominates it can, and at every level one of them does better.
+            candidates.retain(|c| c.dominated_at.is_none_or(|d| self.cum_n[t] - self.cum_n[d] < min_runs));
             let mut best = f64::INFINITY;
             let mut arg = 0;
-            let mut costs = Vec::with_capacity(candidates.len());
-            for &tau in &candidates {
-                if self.cum_n[t] - self.cum_n[tau] < min_runs {
-                    costs.push(f64::NAN);
-                    continue;
-                }
-                let partial = self.best[tau] + self.cost(tau, t);
-                costs.push(partial);
-                if partial + beta < best {
+            partials.clear();
+            for c in &candidates {
+                let partial = self.best[c.start] + self.cost(c.start, t);
+                partials.push(partial);
+                if self.cum_n[t] - self.cum_n[c.start] >= min_runs && partial + beta < best {
                     best = partial + beta;
-                    arg = tau;
+                    arg = c.start;
                 }
             }
             self.best.push(best);
             self.last.push(arg);
             if best.is_finite() {
-                // PELT pruning: a start whose cost already exceeds the optimum can never be optimal later.
-                let mut keep = costs.iter();
-                candidates.retain(|_| keep.next().is_none_or(|&c| c.is_nan() || c <= best));
-                candidates.push(t);
+                // A start counts as beaten only by more than the rounding of the sums could account for, so that
+                // a start dropped here is never the one the exhaustive search, with the same rounding, would pick.
+                let margin = PRUNING_MARGIN * (self.cum_ss[t].abs() + beta);
+                // Where a start beats the new one (by more than the margin), the new one is beaten; where the new one
+                // does better (or nearly), the start loses those levels.
+                let mut beaten = Vec::with_capacity(candidates.len());
+                for (c, &partial) in candidates.iter_mut().zip(&partials) {
+                    let runs = self.cum_n[t] - self.cum_n[c.start];
+                    let mean = (self.cum_s[t] - self.cum_s[c.start]) / runs;
+                    let gain = best - partial;
+                    if gain > margin {
+                        let half = ((gain - margin) / runs).sqrt();
+                        beaten.push((mean - half, mean + half));
+                    }
+                    if c.dominated_at.is_none() {
+                        c.narrow(mean, runs, gain + margin, t);
+                    }
+                }
+                candidates.push(Candidate::new(t, beaten));
             }
             if t == final_boundary {
                 self.checkpoint_candidates = candidates.clone();
@@ -532,14 +640,34 @@ impl Tracker {
             note = Some("all values are equal: nothing can change".to_string());
         } else {
             cuts = self.boundaries();
-            // Remove the least significant change point above the level and retest its neighbours.
+            // Remove the least significant change point above the level and retest its neighbours. Among equally
+            // insignificant ones the smallest step goes first. Ties are what rank tests of few runs give: every
+            // change point of 4 runs against 4 is at best p = 2/70. On a short history whose scale comes from the
+            // runs within points, a loaded machine's jitter between the last two commits is such a change point
+            // next to a real step; removing the first of the tie removed the step, and the jitter then failed too,
+            // so `track --follow` on twelve commits (`--every 10`) reported nothing in about 1 pass in 20.
             loop {
                 let mut worst: Option<(usize, f64)> = None;
                 for k in 0..cuts.len() {
                     let a = if k == 0 { 0 } else { cuts[k - 1] };
                     let b = cuts.get(k + 1).copied().unwrap_or(points);
                     let p = self.test(a, cuts[k], b).p;
-                    if p > self.options.fdr && worst.is_none_or(|(_, wp)| p > wp) {
+                    if p <= self.options.fdr {
+                        continue;
+                    }
+                    let weaker = match worst {
+                        None => true,
+                        Some((_, wp)) if p != wp => p > wp,
+                        Some((w, _)) => {
+                            let step = |k: usize| {
+                                let a = if k == 0 { 0 } else { cuts[k - 1] };
+                                let b = cuts.get(k + 1).copied().unwrap_or(points);
+                                (self.segment_level(cuts[k], b).0 - self.segment_level(a, cuts[k]).0).abs()
+                            };
+                            step(k) < step(w)
+                        }
+                    };
+                    if weaker {
                         worst = Some((k, p));
                     }
                 }
@@ -957,6 +1085,189 @@ mod tests {
             assert!(model.scale > 0.0 && model.scale.is_finite(), "{residuals:?}: {model:?}");
             assert!((GROSS_ERROR_SHARE_MIN..=GROSS_ERROR_SHARE_MAX).contains(&model.share), "{residuals:?}: {model:?}");
             assert!(model.range > GROSS_ERROR_SIGMAS && model.range.is_finite(), "{residuals:?}: {model:?}");
+        }
+    }
+
+    /// The optimal partitioning over every start, without pruning, on the tracker's own prefix sums and in the same
+    /// order of operations: the best penalised cost of every prefix and the start of its last segment.
+    fn exhaustive_optimum(tracker: &Tracker) -> (Vec<f64>, Vec<usize>) {
+        let beta = tracker.penalty();
+        let min_runs = tracker.options.min_segment_runs as f64;
+        let (mut best, mut last) = (vec![-beta], vec![0]);
+        for t in 1..=tracker.points.len() {
+            let (mut value, mut arg) = (f64::INFINITY, 0);
+            for (tau, &prior) in best.iter().enumerate() {
+                if prior.is_finite() && tracker.cum_n[t] - tracker.cum_n[tau] >= min_runs {
+                    let partial = prior + tracker.cost(tau, t);
+                    if partial + beta < value {
+                        value = partial + beta;
+                        arg = tau;
+                    }
+                }
+            }
+            best.push(value);
+            last.push(arg);
+        }
+        (best, last)
+    }
+
+    /// A series for the pruning tests: `points` points of 1 to `max_runs` runs of Gaussian noise (sigma 1, so the
+    /// steps are in noise units), `steps` steps of `step` at random places (up or down), 5% of runs off by 6 when
+    /// `outliers`, and all rounded to integers when `integer` (ties, as counters have).
+    fn series(
+        seed: u64,
+        points: usize,
+        max_runs: usize,
+        steps: usize,
+        step: f64,
+        outliers: bool,
+        integer: bool,
+    ) -> Vec<Vec<f64>> {
+        let mut rng = Rng::new(seed);
+        let mut at: Vec<usize> = (0..steps).map(|_| rng.below(points.max(1))).collect();
+        at.sort_unstable();
+        (0..points)
+            .map(|i| {
+                let level = 50.0
+                    + at.iter()
+                        .enumerate()
+                        .filter(|(_, &a)| i >= a)
+                        .map(|(k, _)| if k % 2 == 0 { step } else { -step / 2.0 })
+                        .sum::<f64>();
+                (0..1 + rng.below(max_runs))
+                    .map(|_| {
+                        let mut x = level + rng.normal();
+                        if outliers && rng.next_f64() < 0.05 {
+                            x += if rng.next_f64() < 0.5 { -6.0 } else { 6.0 };
+                        }
+                        if integer {
+                            x.round()
+                        } else {
+                            x
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Whether the pruned search of `tracker` found, at every boundary, the optimum and the start of its last
+    /// segment that the exhaustive search finds; and, through the rest of the analysis, the same change points.
+    fn assert_exhaustive(tracker: &mut Tracker, what: &str) {
+        if tracker.scale <= 0.0 {
+            return;
+        }
+        let (best, last) = exhaustive_optimum(tracker);
+        assert_eq!(tracker.best, best, "{what}");
+        assert_eq!(tracker.last, last, "{what}");
+        let mut exhaustive = tracker.clone();
+        (exhaustive.best, exhaustive.last) = (best, last);
+        exhaustive.tests.clear();
+        exhaustive.locations.clear();
+        exhaustive.described.clear();
+        assert_eq!(tracker.analysis(), exhaustive.analysis(), "{what}");
+    }
+
+    #[test]
+    fn pruned_search_equals_the_exhaustive_one_on_longer_series() {
+        struct Case {
+            name: &'static str,
+            points: usize,
+            max_runs: usize,
+            steps: usize,
+            step: f64,
+            outliers: bool,
+            integer: bool,
+        }
+        let cases = [
+            Case {
+                name: "pure noise",
+                points: 3000,
+                max_runs: 1,
+                steps: 0,
+                step: 0.0,
+                outliers: false,
+                integer: false,
+            },
+            Case {
+                name: "three steps",
+                points: 3000,
+                max_runs: 1,
+                steps: 3,
+                step: 3.0,
+                outliers: false,
+                integer: false,
+            },
+            Case {
+                name: "small steps",
+                points: 2000,
+                max_runs: 1,
+                steps: 8,
+                step: 1.0,
+                outliers: false,
+                integer: false,
+            },
+            Case { name: "outliers", points: 2000, max_runs: 1, steps: 2, step: 2.0, outliers: true, integer: false },
+            Case { name: "counters", points: 1000, max_runs: 3, steps: 2, step: 3.0, outliers: false, integer: true },
+            Case {
+                name: "few runs a point",
+                points: 500,
+                max_runs: 5,
+                steps: 3,
+                step: 1.5,
+                outliers: true,
+                integer: false,
+            },
+        ];
+        for case in cases {
+            for seed in 1..=3 {
+                let points =
+                    series(seed, case.points, case.max_runs, case.steps, case.step, case.outliers, case.integer);
+                let mut tracker = Tracker::new(TrackOptions::default()).unwrap();
+                tracker.extend(points.iter().map(Vec::as_slice));
+                assert_exhaustive(&mut tracker, &format!("{} seed {seed}", case.name));
+            }
+        }
+    }
+
+    #[test]
+    fn pruning_keeps_few_starts_on_a_long_series_without_change() {
+        // PELT kept every start of a series without change (the search was quadratic); the functional pruning keeps
+        // about a dozen. A count, not a time: the starts alive at the last final boundary.
+        let points = series(5, 20_000, 1, 0, 0.0, false, false);
+        let mut tracker = Tracker::new(TrackOptions::default()).unwrap();
+        tracker.extend(points.iter().map(Vec::as_slice));
+        assert!(tracker.checkpoint_candidates.len() < 50, "{} starts alive", tracker.checkpoint_candidates.len());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(400))]
+
+        /// Random small series with and without steps, batch and one point at a time: the pruned search and the
+        /// exhaustive one agree at every boundary and on the change points.
+        #[test]
+        fn pruned_search_equals_the_exhaustive_one(
+            seed in proptest::num::u64::ANY,
+            points in 2usize..120,
+            max_runs in 1usize..=4,
+            steps in 0usize..=4,
+            step in 0.5f64..8.0,
+            outliers in proptest::bool::ANY,
+            integer in proptest::bool::ANY,
+        ) {
+            let points = series(seed, points, max_runs, steps, step, outliers, integer);
+            let mut batch = Tracker::new(TrackOptions::default()).unwrap();
+            batch.extend(points.iter().map(Vec::as_slice));
+            assert_exhaustive(&mut batch, "batch");
+            // Appends resume the search from the checkpoint's starts, marks and intervals.
+            let mut appended = Tracker::new(TrackOptions::default()).unwrap();
+            appended.extend_with_calibration(points[..1].iter().map(Vec::as_slice), batch.calibration());
+            for (k, p) in points.iter().enumerate().skip(1) {
+                appended.push(p);
+                if appended.runs >= 2 * appended.options.min_segment_runs {
+                    assert_exhaustive(&mut appended, &format!("after appending point {k}"));
+                }
+            }
         }
     }
 }

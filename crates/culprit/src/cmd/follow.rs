@@ -1,18 +1,20 @@
 //! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
 //!
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
-//! commit) and at REF itself; (2) analyse the change points of the measured history; (3) where a change point lies
-//! between two of those grid commits, measure both inner ends of the gap (the first and the last commit not yet
-//! tested) and analyse again; (4) bisect each regression whose tested commits around it are still more than one
-//! commit apart, unless a session for that good/bad pair exists (an unfinished one is resumed); (5) write the report
-//! of every finished bisect of this job into its own directory under `--reports` (one per blamed commit when
-//! several share the change).
+//! commit) and at REF itself, with `--runs` runs but at least as many as a segment of the analysis needs; (2)
+//! analyse the change points of the measured history; (3) where a change point lies between two of those grid
+//! commits, measure both inner ends of the gap (the first and the last commit not yet tested) and analyse again;
+//! (4) bisect each regression whose tested commits around it are still more than one commit apart, unless a
+//! session for that good/bad pair exists (an unfinished one is resumed); (5) write the report of every finished
+//! bisect of this job into its own directory under `--reports` (one per blamed commit when several share the
+//! change).
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
-//! `--runs` successful runs or any failed one (a commit that does not build is not retried forever), narrowing only
-//! looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by their
-//! good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A pass
-//! with nothing new to do runs nothing. Two passes never overlap: each holds an flock on `<store>.follow.lock`.
+//! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
+//! only looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by
+//! their good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A
+//! pass with nothing new to do runs nothing. Two passes never overlap: each holds an flock on
+//! `<store>.follow.lock`.
 
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
@@ -21,12 +23,13 @@ use crate::cmd::track::{bisect_change, history, History, HistoryFilter, Order};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
+use culprit_core::changepoint::TrackOptions;
 use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
-use culprit_run::worktree::Worktrees;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
+use culprit_run::worktree::Worktrees;
 use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -82,7 +85,11 @@ fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>
         .enumerate()
         .map(|(i, line)| {
             let (sha, subject) = line.split_once(' ').unwrap_or((line, ""));
-            RangeCommit { sha: sha.to_string(), subject: subject.to_string(), parents: i.checked_sub(1).into_iter().collect() }
+            RangeCommit {
+                sha: sha.to_string(),
+                subject: subject.to_string(),
+                parents: i.checked_sub(1).into_iter().collect(),
+            }
         })
         .collect())
 }
@@ -144,7 +151,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         deploy: args.deploy.clone(),
         bisect: BisectConfig::default(),
     };
-    let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
+    let plan =
+        Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
 
     let lock = lock_path(db.as_deref());
     let _held = take_lock(&lock)?;
@@ -156,7 +164,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let tip = plan.range.len() - 1;
     let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip;
     let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
-    if !measure(store, &plan, &grid, args.runs, &mut pass)? {
+    let runs = runs_per_commit(args);
+    if !measure(store, &plan, &grid, runs, &mut pass)? {
         return interrupted(&pass);
     }
 
@@ -168,7 +177,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             continue;
         }
         for c in a.change_points.iter().filter(|c| c.verdict.is_change()) {
-            if let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) {
+            if let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
+            {
                 if *after > before + 1 && on_grid(*before) && on_grid(*after) {
                     ends.insert(before + 1);
                     ends.insert(after - 1);
@@ -178,7 +188,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     }
     let ends: Vec<usize> = ends.into_iter().collect();
     let already = pass.measured.len();
-    if !measure(store, &plan, &ends, args.runs, &mut pass)? {
+    if !measure(store, &plan, &ends, runs, &mut pass)? {
         return interrupted(&pass);
     }
     pass.narrowed = pass.measured[already..].iter().map(|(sha, _)| sha.clone()).collect();
@@ -193,7 +203,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             continue;
         }
         for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict == Verdict::Regression) {
-            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index)) else {
+            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
+            else {
                 continue;
             };
             if *after <= before + 1 {
@@ -228,8 +239,18 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         };
         match result {
             Ok(Some(id)) => pass.bisects.push(id),
-            Ok(None) => pass.notes.push(format!("{}: the bisect of {}..{} left no session", series.metric, short(&good), short(&bad))),
-            Err(e) => pass.failures.push(format!("{}: bisect of {}..{} failed: {e:#}", series.metric, short(&good), short(&bad))),
+            Ok(None) => pass.notes.push(format!(
+                "{}: the bisect of {}..{} left no session",
+                series.metric,
+                short(&good),
+                short(&bad)
+            )),
+            Err(e) => pass.failures.push(format!(
+                "{}: bisect of {}..{} failed: {e:#}",
+                series.metric,
+                short(&good),
+                short(&bad)
+            )),
         }
     }
 
@@ -247,6 +268,15 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         eprintln!("culprit: {failure}");
     }
     Ok(ExitCode::from(1))
+}
+
+/// Runs the loop measures at each commit: `--runs`, but at least the fewest runs of a segment in the change-point
+/// analysis ([`TrackOptions::min_segment_runs`]). Every measured commit is an end of a gap, and a step in the gap
+/// next to the oldest commit or REF leaves that commit alone on its side: with fewer runs than a segment needs, the
+/// analysis cannot split there, so the step went unseen and its gap was never narrowed (`--every 10` on a history
+/// of 12 commits measured 3 runs at commit 0, 10 and 11, and a step between 0 and 10 was invisible).
+fn runs_per_commit(args: &TrackArgs) -> usize {
+    args.runs.max(TrackOptions::default().min_segment_runs)
 }
 
 /// Metrics whose changes the loop acts on: those named by `--metric`, else the program's own (monitor metrics
@@ -371,7 +401,10 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
 fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
     let repo = plan.repo.display().to_string();
     for session in store.bisect_sessions()? {
-        if session.job_id.as_deref() != Some(plan.job.job_id.as_str()) || session.repo != repo || session.status == NEW_SESSION_STATUS {
+        if session.job_id.as_deref() != Some(plan.job.job_id.as_str())
+            || session.repo != repo
+            || session.status == NEW_SESSION_STATUS
+        {
             continue;
         }
         // One mail per blamed commit, as the robot sends them: the first into bisect-<id>, the Nth of several
