@@ -451,9 +451,10 @@ pub struct TrackArgs {
     /// the newest.
     #[arg(long, value_name = "N", default_value_t = 10, requires = "follow")]
     pub every: usize,
-    /// With --follow: runs per measured commit; at least 4, the fewest runs of a segment in the change-point
-    /// analysis, so that a commit alone beside a step (the oldest, or REF) can still hold one side of it.
-    #[arg(long, value_name = "N", default_value_t = 3, requires = "follow")]
+    /// With --follow: runs per measured commit; at least 4 (a smaller N is raised to 4), the fewest runs of a
+    /// segment in the change-point analysis, so that a commit alone beside a step (the oldest, or REF) can still
+    /// hold one side of it.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "follow")]
     pub runs: usize,
     /// With --follow: where each finished bisect's report goes (one directory per session).
     #[arg(long, value_name = "DIR", default_value = "culprit-reports", requires = "follow")]
