@@ -1111,18 +1111,22 @@ mod tests {
         (best, last)
     }
 
-    /// A series for the pruning tests: `points` points of 1 to `max_runs` runs of Gaussian noise (sigma 1, so the
-    /// steps are in noise units), `steps` steps of `step` at random places (up or down), 5% of runs off by 6 when
-    /// `outliers`, and all rounded to integers when `integer` (ties, as counters have).
-    fn series(
-        seed: u64,
+    /// The shape of a series for the pruning tests: `points` points of 1 to `max_runs` runs of Gaussian noise
+    /// (sigma 1, so the steps are in noise units), `steps` steps of `step` at random places (up or down), 5% of runs
+    /// off by 6 when `outliers`, and all rounded to integers when `integer` (ties, as counters have).
+    #[derive(Clone, Copy)]
+    struct Shape {
         points: usize,
         max_runs: usize,
         steps: usize,
         step: f64,
         outliers: bool,
         integer: bool,
-    ) -> Vec<Vec<f64>> {
+    }
+
+    /// A series of that shape, drawn from `seed`.
+    fn series(seed: u64, shape: Shape) -> Vec<Vec<f64>> {
+        let Shape { points, max_runs, steps, step, outliers, integer } = shape;
         let mut rng = Rng::new(seed);
         let mut at: Vec<usize> = (0..steps).map(|_| rng.below(points.max(1))).collect();
         at.sort_unstable();
@@ -1170,62 +1174,28 @@ mod tests {
 
     #[test]
     fn pruned_search_equals_the_exhaustive_one_on_longer_series() {
-        struct Case {
-            name: &'static str,
-            points: usize,
-            max_runs: usize,
-            steps: usize,
-            step: f64,
-            outliers: bool,
-            integer: bool,
-        }
+        let shape = |points, max_runs, steps, step, outliers, integer| Shape {
+            points,
+            max_runs,
+            steps,
+            step,
+            outliers,
+            integer,
+        };
         let cases = [
-            Case {
-                name: "pure noise",
-                points: 3000,
-                max_runs: 1,
-                steps: 0,
-                step: 0.0,
-                outliers: false,
-                integer: false,
-            },
-            Case {
-                name: "three steps",
-                points: 3000,
-                max_runs: 1,
-                steps: 3,
-                step: 3.0,
-                outliers: false,
-                integer: false,
-            },
-            Case {
-                name: "small steps",
-                points: 2000,
-                max_runs: 1,
-                steps: 8,
-                step: 1.0,
-                outliers: false,
-                integer: false,
-            },
-            Case { name: "outliers", points: 2000, max_runs: 1, steps: 2, step: 2.0, outliers: true, integer: false },
-            Case { name: "counters", points: 1000, max_runs: 3, steps: 2, step: 3.0, outliers: false, integer: true },
-            Case {
-                name: "few runs a point",
-                points: 500,
-                max_runs: 5,
-                steps: 3,
-                step: 1.5,
-                outliers: true,
-                integer: false,
-            },
+            ("pure noise", shape(3000, 1, 0, 0.0, false, false)),
+            ("three steps", shape(3000, 1, 3, 3.0, false, false)),
+            ("small steps", shape(2000, 1, 8, 1.0, false, false)),
+            ("outliers", shape(2000, 1, 2, 2.0, true, false)),
+            ("counters", shape(1000, 3, 2, 3.0, false, true)),
+            ("few runs a point", shape(500, 5, 3, 1.5, true, false)),
         ];
-        for case in cases {
+        for (name, shape) in cases {
             for seed in 1..=3 {
-                let points =
-                    series(seed, case.points, case.max_runs, case.steps, case.step, case.outliers, case.integer);
+                let points = series(seed, shape);
                 let mut tracker = Tracker::new(TrackOptions::default()).unwrap();
                 tracker.extend(points.iter().map(Vec::as_slice));
-                assert_exhaustive(&mut tracker, &format!("{} seed {seed}", case.name));
+                assert_exhaustive(&mut tracker, &format!("{name} seed {seed}"));
             }
         }
     }
@@ -1234,7 +1204,8 @@ mod tests {
     fn pruning_keeps_few_starts_on_a_long_series_without_change() {
         // PELT kept every start of a series without change (the search was quadratic); the functional pruning keeps
         // about a dozen. A count, not a time: the starts alive at the last final boundary.
-        let points = series(5, 20_000, 1, 0, 0.0, false, false);
+        let noise = Shape { points: 20_000, max_runs: 1, steps: 0, step: 0.0, outliers: false, integer: false };
+        let points = series(5, noise);
         let mut tracker = Tracker::new(TrackOptions::default()).unwrap();
         tracker.extend(points.iter().map(Vec::as_slice));
         assert!(tracker.checkpoint_candidates.len() < 50, "{} starts alive", tracker.checkpoint_candidates.len());
@@ -1255,7 +1226,7 @@ mod tests {
             outliers in proptest::bool::ANY,
             integer in proptest::bool::ANY,
         ) {
-            let points = series(seed, points, max_runs, steps, step, outliers, integer);
+            let points = series(seed, Shape { points, max_runs, steps, step, outliers, integer });
             let mut batch = Tracker::new(TrackOptions::default()).unwrap();
             batch.extend(points.iter().map(Vec::as_slice));
             assert_exhaustive(&mut batch, "batch");
