@@ -312,7 +312,7 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
                             String::new()
                         });
                         cells.push(match c.verdict {
-                            Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+                            Verdict::Inconclusive { reason } => md_escape(&format!("inconclusive: {reason}")),
                             v => v.word().to_string(),
                         });
                     }

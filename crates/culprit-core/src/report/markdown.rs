@@ -7,8 +7,7 @@
 use super::{
     bisect_lines, fix_sentence, headline, opening, report_table, subject_line, value_text, ReportError, ReportInput,
 };
-use crate::compare::render::{format_change, format_mean};
-use crate::compare::{CompareResult, Verdict};
+use crate::compare::render::{self, RenderOptions};
 use std::fmt::Write as _;
 
 /// Escapes the characters Markdown would read as formatting or HTML in running text and table cells. A line break
@@ -52,57 +51,6 @@ fn fence_for(text: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
-/// The report's table in lkp ncompare's columns, as a Markdown table with every label and metric name escaped.
-fn table(result: &CompareResult) -> String {
-    let mut header = vec!["metric".to_string()];
-    let mut rule = vec!["---"];
-    for (i, c) in result.columns.iter().enumerate() {
-        let short = super::CommitRef::new(c.label.clone(), None).short();
-        header.push(format!("{} (mean ± %stddev)", escape(&short)));
-        rule.push("---:");
-        if i > 0 {
-            header.extend(["change".to_string(), "verdict".to_string()]);
-            rule.extend(["---:", "---"]);
-        }
-    }
-    let mut out = format!("| {} |\n| {} |\n", header.join(" | "), rule.join(" | "));
-    for row in &result.rows {
-        let mut cells = vec![code(&row.metric, true)];
-        let base = row.sides.first();
-        for (i, side) in row.sides.iter().enumerate() {
-            cells.push(match (side.fails, side.rel_stddev_pct) {
-                (Some(f), _) => format!("{f}:{}", side.n),
-                // A side without the metric (missing, or every run failed) has no mean, not a mean of 0.
-                _ if !side.present => "-".to_string(),
-                (None, Some(rel)) if rel > 2.0 => {
-                    format!("{} ±{}%", format_mean(side.mean).trim(), crate::compare::printf::int_trunc(rel))
-                }
-                (None, _) => format_mean(side.mean).trim().to_string(),
-            });
-            if i == 0 {
-                continue;
-            }
-            match row.changes.get(i - 1) {
-                Some(c) => {
-                    let both_present = side.present && base.is_some_and(|s| s.present);
-                    cells.push(if both_present {
-                        format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
-                    } else {
-                        String::new()
-                    });
-                    cells.push(match c.verdict {
-                        Verdict::Inconclusive { reason } => escape(&format!("inconclusive: {reason}")),
-                        v => v.word().to_string(),
-                    });
-                }
-                None => cells.extend([String::new(), String::new()]),
-            }
-        }
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-    out
-}
-
 /// The report as Markdown.
 pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     let h = headline(input)?;
@@ -141,7 +89,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push_str("### Details\n\n");
     let (table, left_out) = report_table(&input.comparison, &input.metric);
-    out.push_str(&self::table(&table));
+    out.push_str(&render::render_markdown(&table, RenderOptions { all: true }));
     if left_out > 0 {
         let _ = writeln!(out, "\n{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.");
     }
