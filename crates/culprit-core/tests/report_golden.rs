@@ -556,6 +556,11 @@ fn a_report_without_its_job_file_beside_it_carries_the_job() {
     }
 }
 
+/// The lines of the Markdown table whose header starts with `header`: the header, the rule and the rows.
+fn markdown_table<'a>(md: &'a str, header: &str) -> Vec<&'a str> {
+    md.lines().skip_while(|l| !l.starts_with(header)).take_while(|l| l.starts_with('|')).collect()
+}
+
 /// The cells of a Markdown table row, split at the `|` GitHub splits at (not at an escaped `\|`).
 fn markdown_cells(line: &str) -> usize {
     let mut count = 0usize;
@@ -619,15 +624,13 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         "{header}"
     );
     assert!(header.contains("| fix\\`x (mean ± %stddev) |"), "{header}");
-    let rows: Vec<&str> =
-        md.lines().skip_while(|l| !l.starts_with("| metric |")).take_while(|l| l.starts_with('|')).collect();
+    let rows = markdown_table(&md, "| metric |");
     assert_eq!(rows.len(), 4, "header, rule and two rows: {md}");
     for row in &rows {
         assert_eq!(markdown_cells(row), 8, "{row}");
     }
     assert!(md.contains("| `command.x,y\\|z` | 1000 |"), "{md}");
-    let trend: Vec<&str> =
-        md.lines().skip_while(|l| !l.starts_with("| commit |")).take_while(|l| l.starts_with('|')).collect();
+    let trend = markdown_table(&md, "| commit |");
     assert_eq!(trend.len(), 5, "{md}");
     for row in &trend {
         assert_eq!(markdown_cells(row), 5, "{row}");
