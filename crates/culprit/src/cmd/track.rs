@@ -60,13 +60,13 @@ pub(crate) struct History {
 }
 
 pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
-    if let Some(reference) = &args.follow {
-        return crate::cmd::follow::run(db, args, reference);
-    }
-    // The chart's name is checked before the analysis, which takes seconds on a long history and whose results a
-    // bad name would otherwise lose after the fact.
+    // The chart's name is checked before the analysis, which takes seconds on a long history (and, with --follow,
+    // a pass's builds and runs) and whose results a bad name would otherwise lose after the fact.
     if let Some(path) = &args.plot {
         check_plot_path(path)?;
+    }
+    if let Some(reference) = &args.follow {
+        return crate::cmd::follow::run(db, args, reference);
     }
     if let Some(file) = &args.series {
         return series_file(file, args.json, args.plot.as_deref());
