@@ -24,7 +24,8 @@ pub(super) const REPLICATE_MAX_RUNS: usize = 12;
 pub(super) const REPLICATE_ALPHA: f64 = 0.05;
 /// The candidate must sit among the builds after it, and its parent among the builds before it, at this two-sided
 /// level: a build far from its side (a visit in a burst of load, or a commit on the other side of the step that
-/// the neighbours straddle) is not the step the neighbours show.
+/// the neighbours straddle) is not the step the neighbours show. One exception, [`BuildComparison::beyond_its_side`]:
+/// a build that sits away from the other side by less than the step is its own offset, and still on its side.
 pub(super) const REPLICATE_OUTSIDE_P: f64 = 0.01;
 /// Below this p-value (the builds after sit above the builds before, if not significantly) the neighbours get more
 /// runs, up to [`REPLICATE_MAX_RUNS`]; above it the candidate fails at once.
@@ -107,6 +108,19 @@ impl BuildComparison {
         let (side_mean, builds) =
             if after { (self.after_mean, self.after_builds) } else { (self.before_mean, self.before_builds) };
         (mean - side_mean) / (self.variance * (1.0 + 1.0 / builds as f64) + 2.0 * visit_variance).sqrt()
+    }
+
+    /// Whether a build's `mean`, off the builds of its side (`after` the step, or before it), sits beyond them, away
+    /// from the other side, by less than the step between the sides: then it cannot belong to the other side (it
+    /// would be further from that side's builds than from its own, by the whole step), so the step the neighbours
+    /// show is still between the candidate and its parent, and the build's distance is an offset of its own. A real
+    /// bisect's parent read 7% below the builds before it, whose step to the builds after was 25%, and the two-sided
+    /// check alone ended it inconclusive. A build further away than the step is not placed by this: its own offset
+    /// is then larger than the change being bisected, and nothing says which side it belongs to.
+    pub(super) fn beyond_its_side(&self, mean: f64, after: bool) -> bool {
+        let (side_mean, outward) = if after { (self.after_mean, 1.0) } else { (self.before_mean, -1.0) };
+        let offset = (mean - side_mean) * outward;
+        self.step > 0.0 && offset > 0.0 && offset < self.step
     }
 
     /// The two-sided [`REPLICATE_OUTSIDE_P`] bound on [`BuildComparison::distance`] for a build of that side.
@@ -266,7 +280,9 @@ impl Bisect {
             comparison.distance(candidate_mean, true, visit_variance),
             comparison.distance(parent_mean, false, visit_variance),
         );
-        if candidate_off.abs().max(parent_off.abs()) > comparison.outside_bound() {
+        let bound = comparison.outside_bound();
+        let outside = |off: f64, mean: f64, after: bool| off.abs() > bound && !comparison.beyond_its_side(mean, after);
+        if outside(candidate_off, candidate_mean, true) || outside(parent_off, parent_mean, false) {
             return Replication::Fails(format!(
                 "commit {commit} sits {candidate_off:.1} and commit {parent} {parent_off:.1} standard errors from the \
                  builds on their sides: {evidence}"
@@ -274,7 +290,19 @@ impl Bisect {
         }
         if comparison.p_value < REPLICATE_ALPHA {
             self.replicated = Some(commit);
-            return Replication::Holds(evidence);
+            // Said, when a build sat beyond its side, so that the log shows why it did not stop the blame.
+            let beyond: Vec<String> = [(commit, candidate_off), (parent, parent_off)]
+                .iter()
+                .filter(|(_, off)| off.abs() > bound)
+                .map(|(c, off)| format!("commit {c} sits {off:.1} standard errors from its side's builds"))
+                .collect();
+            if beyond.is_empty() {
+                return Replication::Holds(evidence);
+            }
+            return Replication::Holds(format!(
+                "{evidence}; {}, away from the other side by less than the step: its build's own offset",
+                beyond.join(" and ")
+            ));
         }
         // Leaning towards the step but not showing it: more runs, while they can still help.
         let fewest = neighbours.iter().map(|&c| self.values[c].len()).min().unwrap_or(0);

@@ -253,6 +253,51 @@ fn a_candidate_measured_before_the_machines_level_moved_still_sits_among_the_bui
 }
 
 #[test]
+fn a_parent_beyond_the_builds_before_it_by_less_than_the_step_is_its_own_offset() {
+    // The real bisect of session 30 (user time of a test program whose commits build the same binary): the builds
+    // before the parent read 0.0534 and 0.0544 s, the candidate and the builds after it about 0.068, and the parent
+    // 0.0503, 4.8 standard errors below its side, so the two-sided check ended the bisect inconclusive. Here in
+    // units of that step: builds 3 and 2 at 0 and -0.07, the parent at -0.26, the candidate and builds 6 and 7 at
+    // 1, 0.95 and 1. The parent sits away from the builds after the step, by less than the step: its build's own
+    // offset, and commit 5 is blamed. A parent 1.3 below its side is further from it than the step, and its side
+    // is then not known: the bisect still ends inconclusive.
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    let tight = |level: f64, n: usize| -> Vec<f64> { (0..n).map(|i| level + 0.03 * ((i % 5) as f64 - 2.0)).collect() };
+    for (parent_level, blamed) in [(-0.26, true), (-1.3, false)] {
+        let level = |c: usize| match c {
+            2 => -0.07,
+            4 => parent_level,
+            6 => 0.95,
+            5 | 7 | 9 => 1.0,
+            _ => 0.0,
+        };
+        let mut m = machine(10);
+        m.phase = Phase::Locate { segment };
+        for c in [0, 9, 4, 5, 6, 3, 7, 2] {
+            seed_values(&mut m, &[(c, &tight(level(c), if c == 0 || c == 9 { 20 } else { 8 }))]);
+        }
+        // The trigger (tested commits that differ by more than their runs explain) is taken as given.
+        m.replicating = Some(5);
+        while m.outcome.is_none() && m.verify(segment, 5, 4, 0, 0.0) {
+            for (c, n) in m.pending.clone() {
+                seed_values(&mut m, &[(c, &tight(level(c), n))]);
+            }
+        }
+        let named: Vec<usize> = m.culprits.iter().filter(|c| c.located).map(|c| c.commit).collect();
+        if blamed {
+            assert_eq!(named, vec![5], "{:?}", m.log);
+            let held = m.log.iter().find(|e| e.decision.contains("holds across builds")).expect("replicated");
+            assert!(held.reason.contains("its build's own offset"), "{}", held.reason);
+        } else {
+            let outcome = m.outcome.clone().expect("finished");
+            assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+            assert!(named.is_empty(), "{named:?}");
+            assert!(outcome.reason.contains("standard errors from the builds on their sides"), "{}", outcome.reason);
+        }
+    }
+}
+
+#[test]
 fn a_staircase_whose_narrowed_range_holds_no_step_searches_its_other_range_for_the_whole_change() {
     // A staircase settled on commit 5 reading between good (0) and bad (1), at 0.9: the range (0, 5] has the large
     // step and is narrowed, the range (5, 9] the small one and is reported unlocated. If commit 5 then reads at
