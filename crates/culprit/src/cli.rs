@@ -448,7 +448,7 @@ pub struct TrackArgs {
     #[arg(long, value_name = "REF", requires = "job", conflicts_with_all = ["series", "branch", "bisect"])]
     pub follow: Option<String>,
     /// With --follow: measure every Nth commit of the first-parent history (counted from its oldest commit), and
-    /// the newest.
+    /// the newest (and, on a history of at most N commits after the oldest, the one halfway between).
     #[arg(long, value_name = "N", default_value_t = 10, requires = "follow")]
     pub every: usize,
     /// With --follow: runs per measured commit; at least 4 (a smaller N is raised to 4), the fewest runs of a

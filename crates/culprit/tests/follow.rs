@@ -1,7 +1,8 @@
 //! `culprit track --follow` end to end on a real git repository of a small C program with a real slowdown at one
 //! commit and a commit that does not build: the loop measures every 4th commit, narrows the gap holding the step,
 //! bisects it, writes the report naming the slowdown commit, and a second pass does no new work. And on a short
-//! history whose first grid commit is alone before a step, the loop takes enough runs there to find and narrow it.
+//! history whose first grid commit is alone before a step, the loop takes enough runs there to find and narrow it,
+//! and a history no longer than `--every` gets the commit halfway between its ends.
 
 mod common;
 
@@ -175,4 +176,27 @@ fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
     let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[9].as_str());
     assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
     assert!(pass["bisects"].as_array().unwrap().is_empty(), "{pass:#}");
+}
+
+#[test]
+fn a_history_no_longer_than_every_gets_its_middle_commit_and_shows_its_step() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // 11 commits, the program 30% faster from the 4th (position 3) on. `--every 10` would measure positions 0 and
+    // 10 alone, one commit a side of the step, which no change-point test can split at 4 runs each; the loop now
+    // measures position 5 too, finds the step between 0 and 5, and narrows that gap.
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 11, 4, 0, -30);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "10"])
+        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .output()
+        .unwrap();
+    let pass = json(&out);
+    let measured = shas_of(&pass["measured"]);
+    assert_eq!(measured[..3], [shas[0].clone(), shas[5].clone(), shas[10].clone()], "{pass:#}");
+    assert_eq!(shas_of(&pass["narrowed"]), vec![shas[1].clone(), shas[4].clone()], "{pass:#}");
+    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[4].as_str());
+    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
 }

@@ -1,7 +1,8 @@
 //! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
 //!
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
-//! commit) and at REF itself, with `--runs` runs but at least as many as a segment of the analysis needs; (2)
+//! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
+//! a segment of the analysis needs; (2)
 //! analyse the change points of the measured history; (3) where a change point lies between two of those grid
 //! commits, measure both inner ends of the gap (the first and the last commit not yet tested) and analyse again;
 //! (4) bisect each regression whose tested commits around it are still more than one commit apart, unless a
@@ -160,9 +161,13 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let store: &mut dyn Store = &mut store;
     let mut pass = Pass::default();
 
-    // (1) The grid: every Nth commit, and the newest.
+    // (1) The grid: every Nth commit, and the newest. A grid of only the oldest commit and the newest (a history
+    // no longer than --every) gets the commit halfway between them too: a step between two commits is a change
+    // point only when a segment of the analysis can form on each side of it, and a lone commit on each side cannot
+    // show one (4 runs against 4 reach p = 0.029 at best), so such a history never showed its step.
     let tip = plan.range.len() - 1;
-    let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip;
+    let middle = (tip >= 2 && tip <= args.every).then_some(tip / 2);
+    let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip || Some(i) == middle;
     let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
     let runs = runs_per_commit(args);
     if !measure(store, &plan, &grid, runs, &mut pass)? {
