@@ -320,6 +320,54 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
 }
 
 #[test]
+fn qa_31_a_sweep_point_is_judged_by_its_metrics_direction_kind_and_unit() {
+    // A sweep's points are compared under keys that add the point to the metric name; the tables that say which
+    // way is better (`hackbench.throughput`, `stress-ng.*.ops_per_sec`: whole names), which rows count failures
+    // (`*.pass`) and which changes are absolute (`*%`) must still read the metric's own name, else a 12% faster
+    // hackbench is merely "changed" in `compare --by` while the table beside it says "improvement".
+    let mut rng = Rng::new(31);
+    let sweep = |metric: &str, base: f64, new: f64, rng: &mut Rng| Sweep {
+        param: "loops".into(),
+        metric: metric.into(),
+        group: Vec::new(),
+        columns: vec!["A".into(), "B".into()],
+        points: ["100", "200"]
+            .iter()
+            .map(|v| SweepPoint {
+                value: v.to_string(),
+                samples: vec![noisy(rng, base, 0.01, 6), noisy(rng, new, 0.01, 6)],
+            })
+            .collect(),
+    };
+    for (metric, base, new, want) in [
+        ("hackbench.throughput", 9000.0, 10000.0, Verdict::Improvement),
+        ("stress-ng.cpu.ops_per_sec", 1000.0, 800.0, Verdict::Regression),
+        ("time.elapsed_time", 2.0, 2.4, Verdict::Regression),
+    ] {
+        let rows = sweep_rows(&sweep(metric, base, new, &mut rng), &CompareOptions::default()).expect("sweep");
+        for row in &rows {
+            assert_eq!(row.changes[0].verdict, want, "{metric} at {}", row.value);
+        }
+    }
+    // A share in percent changes by points, not by a percentage of itself.
+    let rows = sweep_rows(&sweep("fio.latency_50ms%", 20.0, 30.0, &mut rng), &CompareOptions::default()).expect("%");
+    assert!(rows.iter().all(|r| r.changes[0].absolute && (r.changes[0].change - 10.0).abs() < 1.0), "{rows:?}");
+    // A pass/fail row is a count of runs, with lkp's `fail:runs` statistics.
+    let fails = Sweep {
+        points: vec![SweepPoint { value: "100".into(), samples: vec![vec![0.0; 6], vec![1.0; 6]] }],
+        ..sweep("stress-ng.cpu.fail", 0.0, 0.0, &mut rng)
+    };
+    let rows = sweep_rows(&fails, &CompareOptions::default()).expect("pass/fail sweep");
+    assert_eq!((rows[0].sides[1].fails, rows[0].changes[0].verdict), (Some(6), Verdict::Regression), "{rows:?}");
+    // lkp's rules name the sweep's point as its stat, and judge it as the metric.
+    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions::default()), ..CompareOptions::default() };
+    let rows = sweep_rows(&sweep("hackbench.throughput", 9000.0, 10000.0, &mut rng), &lkp).expect("lkp sweep");
+    assert!(rows.iter().all(|r| r.changes[0].verdict == Verdict::Improvement), "{rows:?}");
+    let stats: Vec<&str> = rows.iter().filter_map(|r| r.changes[0].lkp.as_ref()).map(|l| l.stat.as_str()).collect();
+    assert_eq!(stats, ["hackbench.throughput"; 2]);
+}
+
+#[test]
 fn percent_stddev_is_lkps_population_stddev() {
     // lkp-tests' Enumerable#standard_deviation divides by n: [90, 110] is 10% (the sample stddev would say 14%),
     // [1, 2, 3, 4] is 44% (51%), and one run prints no %stddev. The JSON's stddev stays the sample one.

@@ -27,6 +27,16 @@ pub use lkp_rules::LkpOptions;
 /// The name of the synthetic pass/fail row that counts failed runs per column.
 pub const FAILED_RUNS_METRIC: &str = "culprit.failed_runs";
 
+/// Ends the metric name in a row key that also names something else (a sweep's point, see [`sweep`]): a row's
+/// class, kind and direction are read from the name before it, since the tables of names that decide them match
+/// whole names. A unit separator, which no parser, capture or imported stat name holds.
+pub(crate) const KEY_SEPARATOR: char = '\u{1f}';
+
+/// The metric name of a row key: the whole key, or what precedes [`KEY_SEPARATOR`].
+pub(crate) fn metric_of_key(key: &str) -> &str {
+    key.split_once(KEY_SEPARATOR).map_or(key, |(name, _)| name)
+}
+
 /// One column of the table: one commit or label and the samples of its successful runs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Column {
@@ -538,7 +548,8 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
     if columns.iter().any(|c| c.failed_runs > 0) {
         names.insert(FAILED_RUNS_METRIC);
     }
-    let mut ordered: Vec<(MetricClass, &str)> = names.into_iter().map(|n| (MetricClass::of(n), n)).collect();
+    let mut ordered: Vec<(MetricClass, &str)> =
+        names.into_iter().map(|n| (MetricClass::of(metric_of_key(n)), n)).collect();
     ordered.sort();
 
     let mut rows = Vec::with_capacity(ordered.len());
@@ -546,8 +557,9 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
     let mut u_tables: HashMap<(usize, usize), UDistribution> = HashMap::new();
 
     for (class, name) in ordered {
-        let kind = if is_pass_fail_metric(name) { RowKind::PassFail } else { RowKind::Measurement };
-        let absolute = kind == RowKind::PassFail || uses_absolute_change(name);
+        let metric = metric_of_key(name);
+        let kind = if is_pass_fail_metric(metric) { RowKind::PassFail } else { RowKind::Measurement };
+        let absolute = kind == RowKind::PassFail || uses_absolute_change(metric);
         let row_index = rows.len();
         let mut sides = Vec::with_capacity(columns.len());
         let mut resolved = Vec::with_capacity(columns.len());
@@ -624,7 +636,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             metric: name.to_string(),
             class,
             kind,
-            direction: direction_of(name),
+            direction: direction_of(metric),
             sides,
             changes: Vec::with_capacity(columns.len().saturating_sub(1)),
         });
