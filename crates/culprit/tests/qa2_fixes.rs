@@ -248,3 +248,23 @@ fn results_of_an_unfiltered_store_do_not_speak_of_matching() {
     let text = stdout(&culprit(&db, &["results", "--failures", "--job", "nosuch"], dir.path()));
     assert!(text.contains("match --job nosuch"), "{text}");
 }
+
+#[test]
+fn qa_31_compare_csv_of_several_jobs_is_one_table_with_a_job_column() {
+    // Each job's CSV used to follow the last under a header of its own, with nothing on a line saying its job: the
+    // file did not load as one table, and the process and threads rows of a metric could not be told apart.
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_labels(dir.path(), MATRIX);
+    let csv = stdout(&culprit(&db, &["compare", "A", "B", "--all", "--format", "csv"], dir.path()));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("metric,job,class,kind,direction,base,column,"), "{csv}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("metric,")).count(), 1, "{csv}");
+    let columns = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == columns), "{csv}");
+    let jobs: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("hackbench.throughput,"))
+        .filter_map(|l| l.split(',').nth(1))
+        .collect();
+    assert_eq!(jobs, ["job-pipe-1-20-process-1", "job-pipe-1-20-threads-1"], "{csv}");
+}

@@ -99,6 +99,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let render_options = RenderOptions { all: args.all };
     let mut out = String::new();
     let mut json = Vec::new();
+    // CSV is one table over every job (with a job column), rendered once every job is compared.
+    let mut csv_tables = Vec::new();
     let mut warnings = Vec::new();
     // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
@@ -137,7 +139,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 out.push_str(&render::render_markdown(&result, render_options));
                 out.push('\n');
             }
-            CompareFormat::Csv => out.push_str(&render::render_csv(&result, render_options)),
+            CompareFormat::Csv => csv_tables.push((job_name.as_str(), result.clone())),
             CompareFormat::Json => {
                 // Like the table, JSON carries the changed rows unless --all asks for every one: 20,000 unchanged
                 // perf-profile rows are megabytes nobody reads.
@@ -164,6 +166,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     if args.format == CompareFormat::Json {
         out = serde_json::to_string_pretty(&json)?;
         out.push('\n');
+    }
+    if args.format == CompareFormat::Csv {
+        let tables: Vec<(&str, &CompareResult)> = csv_tables.iter().map(|(job, result)| (*job, result)).collect();
+        out = render::render_jobs_csv(&tables, render_options);
     }
     Ok(Rendered { text: out, warnings })
 }
