@@ -76,7 +76,10 @@ fn resolve_program(name: &str, params: &mut BTreeMap<String, String>) -> Result<
         if test.is_empty() {
             bail!("sysbench needs a test: use sysbench-cpu, sysbench-memory, sysbench-threads, sysbench-mutex or sysbench-fileio, or 'sysbench: {{test: cpu}}'");
         }
-        return Ok(program::lookup(&format!("sysbench-{test}"))?);
+        let Ok(program) = program::lookup(&format!("sysbench-{test}")) else {
+            bail!("sysbench has no test '{test}'; use cpu, memory, threads, mutex or fileio");
+        };
+        return Ok(program);
     }
     Ok(program::lookup(name)?)
 }
@@ -182,7 +185,12 @@ fn plan_one(
     };
     let mut values = BTreeMap::new();
     flatten("", &use_.params, &mut values);
-    let program = resolve_program(use_.name, &mut values)?;
+    // sysbench's test picks the program: an error names the `test:` line, or the `sysbench:` line without one.
+    let program_place = match use_.params.contains_key("test") {
+        true => use_.place_of("test"),
+        false => job.place(&[use_.key.as_str()]),
+    };
+    let program = resolve_program(use_.name, &mut values).with_context(|| format!("in job file {program_place}"))?;
     let params = Params::new(program.name(), values);
     // The message names the line of the param, so a job file with many programs' params points at the one to fix.
     let in_file = |error: program::ProgramError| {
