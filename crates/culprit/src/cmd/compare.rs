@@ -2,6 +2,7 @@
 //! `culprit_core::compare` (the one verdict function) and rendered as lkp's table, JSON, Markdown or CSV.
 
 use crate::cli::{CompareArgs, CompareFormat};
+use crate::cmd::report::db_option;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
@@ -150,7 +151,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 );
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all));
+        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all, &db_option(store)));
     }
     if let Some(pattern) = &args.metric {
         if unmatched.len() == jobs.len() {
@@ -214,13 +215,33 @@ pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> 
 
 /// Says why a table has no rows, so an empty table is never silent. The run counts come from the stored runs rather
 /// than from the metrics shown, which `--metric` may have narrowed to none of a run's.
-fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSamples], all: bool) -> Option<String> {
+fn empty_table_warning(
+    result: &CompareResult,
+    job: &str,
+    samples: &[RevisionSamples],
+    all: bool,
+    db: &str,
+) -> Option<String> {
     if result.rows.iter().any(|r| r.any_change()) {
         return None;
     }
     let runs: Vec<String> =
         samples.iter().map(|s| format!("{} ok/{} failed", s.ok_runs.len(), s.failed_runs)).collect();
     let hint = if all { "" } else { "; --all shows every row" };
+    // A revision whose every run failed has nothing to compare: "no metric changed" would read as a result.
+    let all_failed: Vec<String> = samples
+        .iter()
+        .filter(|s| s.ok_runs.is_empty() && s.failed_runs > 0)
+        .map(|s| s.revision.short().to_string())
+        .collect();
+    if !all_failed.is_empty() {
+        return Some(format!(
+            "{job}: every run failed at {}, so nothing of it can be compared ({}); `culprit results{db} --failures` \
+             lists the reasons",
+            all_failed.join(" and "),
+            runs.join(" vs ")
+        ));
+    }
     // Too few runs is not "no change": nothing was tested, and the fix is more runs, not a closer look.
     // Some(runs needed per pair) only when every pair is inconclusive for that reason.
     let too_few: Option<Vec<usize>> = result
