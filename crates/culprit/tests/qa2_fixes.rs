@@ -295,3 +295,22 @@ fn qa_31_compare_with_a_side_whose_every_run_failed_says_so() {
     assert!(err.contains(&format!("`culprit results --db {} --failures`", db.display())), "{err}");
     assert!(!err.contains("no metric changed"), "{err}");
 }
+
+#[test]
+fn qa_31_compare_of_two_runs_a_side_says_nothing_was_decided_despite_a_pass_row() {
+    // A pass/fail row (stress-ng's `<stressor>.pass`) is tested without a minimum of runs, so at 2 runs a side it was
+    // "unchanged" while every measurement was untested, and the note said "no metric changed significantly".
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo 'ops/s: 42 pass: 1'\"\n  capture:\n    \
+               ops: 'ops/s: ([0-9.]+)'\n    pass: 'pass: ([0-9]+)'\n";
+    let job = write(dir.path(), "job.yaml", job);
+    let db = dir.path().join("s.db");
+    for label in ["A", "B"] {
+        stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "2", "--label", label, "--monitors", "none"], dir.path()));
+    }
+    let out = culprit(&db, &["compare", "A", "B"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("nothing decided, a verdict needs 3 successful runs a side"), "{err}");
+    assert!(!err.contains("no metric changed"), "{err}");
+}

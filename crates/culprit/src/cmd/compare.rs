@@ -10,7 +10,8 @@ use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweeps_rows, Sweep, SweepPoint,
 };
 use culprit_core::compare::{
-    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, Verdict,
+    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
+    Verdict,
 };
 use culprit_core::model::{abbreviate, MetricClass, Revision};
 use culprit_run::process::shell_quote;
@@ -243,10 +244,14 @@ fn empty_table_warning(
         ));
     }
     // Too few runs is not "no change": nothing was tested, and the fix is more runs, not a closer look.
-    // Some(runs needed per pair) only when every pair is inconclusive for that reason.
+    // Some(runs needed per pair) only when every pair is inconclusive for that reason. Pass/fail rows are left out
+    // when there are measurements: their test needs no minimum of runs, so a `stress-ng.cpu.pass` in 2 of 2 runs a
+    // side is "unchanged" while every measurement is untested.
+    let measured = result.rows.iter().any(|row| row.kind == RowKind::Measurement);
     let too_few: Option<Vec<usize>> = result
         .rows
         .iter()
+        .filter(|row| !measured || row.kind == RowKind::Measurement)
         .flat_map(|row| &row.changes)
         .map(|change| match change.verdict {
             Verdict::Inconclusive { reason: InconclusiveReason::TooFewRuns { needed, .. } } => Some(needed),
