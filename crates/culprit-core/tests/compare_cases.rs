@@ -192,6 +192,30 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
 }
 
 #[test]
+fn qa_31_a_profile_entry_some_runs_lack_is_zero_in_those_runs() {
+    // perf drops a symbol below its cutoff from a run's profile, so a key reported by 1 of 3 runs was averaged over
+    // that one run (its share overstated threefold) and tested as a 1-run side: "fewer than 3 runs a side (1 vs 3)".
+    let profile = "perf-profile.self.cycles-pp.memcpy";
+    let base =
+        Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]).with_metric(profile, vec![6.0]);
+    let other = Column::new("other")
+        .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
+        .with_metric(profile, vec![2.0, 2.1, 1.9]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == profile).expect("the row");
+    assert_eq!((row.sides[0].n, row.sides[0].mean), (3, 2.0), "{row:?}");
+    assert!(!matches!(row.changes[0].verdict, Verdict::Inconclusive { .. }), "{row:?}");
+    // So is a pass/fail count; a measurement some runs lack stays the runs that have it.
+    let base =
+        Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0]).with_metric("dmesg.oops", vec![1.0]);
+    let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let side = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| (r.sides[0].n, r.sides[0].fails));
+    assert_eq!(side("dmesg.oops"), Some((2, Some(1))));
+    assert_eq!(side("fio.write_iops"), Some((2, None)));
+}
+
+#[test]
 fn false_discoveries_are_controlled_over_many_metrics() {
     let mut rng = Rng::new(11);
     let mut base = Column::new("base");

@@ -457,18 +457,32 @@ enum Samples<'a> {
     Unavailable(InconclusiveReason),
 }
 
-/// Resolves a column's samples for a metric. perf-profile and pass/fail metrics that a column with successful
-/// runs did not report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is
-/// not printed), as lkp fills them; any other missing metric is unavailable.
-fn resolve<'a>(column: &'a Column, metric: &str, kind: RowKind, class: MetricClass, side: Side) -> Samples<'a> {
+/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. perf-profile and pass/fail metrics that a successful run did not
+/// report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is not printed), as
+/// lkp fills them, in a column that reported them in some runs as in one that reported them in none: the mean of
+/// the runs that did would overstate the share, and be tested as fewer runs than there were. Any other missing
+/// metric is unavailable.
+fn resolve<'a>(
+    column: &'a Column,
+    runs: usize,
+    metric: &str,
+    kind: RowKind,
+    class: MetricClass,
+    side: Side,
+) -> Samples<'a> {
+    let zero_filled = kind == RowKind::PassFail || class == MetricClass::Profile;
     if let Some(xs) = column.metrics.get(metric) {
+        if zero_filled && xs.len() < runs {
+            let mut filled = xs.clone();
+            filled.resize(runs, 0.0);
+            return Samples::Present(Cow::Owned(filled));
+        }
         return Samples::Present(Cow::Borrowed(xs.as_slice()));
     }
-    let runs = column.ok_runs();
     if runs == 0 {
         return Samples::Unavailable(InconclusiveReason::NoSuccessfulRuns { side });
     }
-    if kind == RowKind::PassFail || class == MetricClass::Profile {
+    if zero_filled {
         return Samples::Present(Cow::Owned(vec![0.0; runs]));
     }
     Samples::Unavailable(InconclusiveReason::Missing { side })
@@ -552,6 +566,8 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
         names.into_iter().map(|n| (MetricClass::of(metric_of_key(n)), n)).collect();
     ordered.sort();
 
+    // Counted once: a column's runs are the length of its longest sample vector, a scan of every metric.
+    let ok_runs: Vec<usize> = columns.iter().map(Column::ok_runs).collect();
     let mut rows = Vec::with_capacity(ordered.len());
     let mut pending: Vec<Pending> = Vec::new();
     let mut u_tables: HashMap<(usize, usize), UDistribution> = HashMap::new();
@@ -571,7 +587,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 resolved.push(Samples::Present(Cow::Owned(Vec::new())));
                 continue;
             }
-            let samples = resolve(col, name, kind, class, side);
+            let samples = resolve(col, ok_runs[i], name, kind, class, side);
             sides.push(match &samples {
                 Samples::Present(xs) if kind == RowKind::PassFail => {
                     SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0).count(), xs.len())
