@@ -216,6 +216,20 @@ fn qa_31_a_profile_entry_some_runs_lack_is_zero_in_those_runs() {
 }
 
 #[test]
+fn qa_31_an_empty_markdown_table_says_why() {
+    // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
+    // table has said why in a footnote all along.
+    let input = pair("fio.write_iops", vec![100.0, 101.0, 99.0], vec![100.0, 99.5, 100.5]);
+    let result = compare(&input, &CompareOptions::default()).expect("compares");
+    let md = render_markdown(&result, RenderOptions::default());
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), 4, "{md}");
+    assert_eq!(lines[3], "No metric changed among 1 compared (`--all` shows every row).", "{md}");
+    let all = render_markdown(&result, RenderOptions { all: true });
+    assert!(all.lines().nth(2).is_some_and(|l| l.starts_with("| `fio.write_iops` |")) && !all.contains("No metric"));
+}
+
+#[test]
 fn false_discoveries_are_controlled_over_many_metrics() {
     let mut rng = Rng::new(11);
     let mut base = Column::new("base");

@@ -285,7 +285,12 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     }
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
-    for row in shown_rows(result, options) {
+    let shown: Vec<&MetricRow> = shown_rows(result, options).collect();
+    if shown.is_empty() && !options.all {
+        // A header with no rows pasted alone reads as a broken table; the text table says the same in a footnote.
+        let _ = writeln!(out, "\nNo metric changed among {} compared (`--all` shows every row).", result.rows.len());
+    }
+    for row in shown {
         // A `|` ends a GitHub table cell even inside a code span unless it is escaped; the report's code span does
         // that and also keeps a backtick or a line break in a metric name from ending the span or the row.
         let mut cells = vec![crate::report::markdown::code(&row.metric, true)];
