@@ -535,11 +535,11 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
             let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
             let Some(s) = stats::summarize(&values) else { continue };
             // One run has no spread to show, and a mean of 0 no relative one: "± 0.0%" would claim a perfectly
-            // steady metric.
-            let spread = if values.len() > 1 && s.mean != 0.0 {
-                format!(" ±{:>5.1}%", 100.0 * s.stddev / s.mean.abs())
-            } else {
-                " ".repeat(8)
+            // steady metric. The spread is lkp's %stddev (the population one, divided by n), as the compare table
+            // prints it for the same runs.
+            let spread = match stats::population_stddev(&values) {
+                Some(deviation) if s.mean != 0.0 => format!(" ±{:>5.1}%", 100.0 * deviation / s.mean.abs()),
+                _ => " ".repeat(8),
             };
             out.push_str(&format!("  {:>16}{spread}  {}\n", format_mean(s.mean), name));
         }
