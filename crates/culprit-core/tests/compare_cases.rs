@@ -192,6 +192,44 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
 }
 
 #[test]
+fn qa_31_a_profile_entry_some_runs_lack_is_zero_in_those_runs() {
+    // perf drops a symbol below its cutoff from a run's profile, so a key reported by 1 of 3 runs was averaged over
+    // that one run (its share overstated threefold) and tested as a 1-run side: "fewer than 3 runs a side (1 vs 3)".
+    let profile = "perf-profile.self.cycles-pp.memcpy";
+    let base =
+        Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]).with_metric(profile, vec![6.0]);
+    let other = Column::new("other")
+        .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
+        .with_metric(profile, vec![2.0, 2.1, 1.9]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == profile).expect("the row");
+    assert_eq!((row.sides[0].n, row.sides[0].mean), (3, 2.0), "{row:?}");
+    assert!(!matches!(row.changes[0].verdict, Verdict::Inconclusive { .. }), "{row:?}");
+    // So is a pass/fail count; a measurement some runs lack stays the runs that have it.
+    let base =
+        Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0]).with_metric("dmesg.oops", vec![1.0]);
+    let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let side = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| (r.sides[0].n, r.sides[0].fails));
+    assert_eq!(side("dmesg.oops"), Some((2, Some(1))));
+    assert_eq!(side("fio.write_iops"), Some((2, None)));
+}
+
+#[test]
+fn qa_31_an_empty_markdown_table_says_why() {
+    // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
+    // table has said why in a footnote all along.
+    let input = pair("fio.write_iops", vec![100.0, 101.0, 99.0], vec![100.0, 99.5, 100.5]);
+    let result = compare(&input, &CompareOptions::default()).expect("compares");
+    let md = render_markdown(&result, RenderOptions::default());
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), 4, "{md}");
+    assert_eq!(lines[3], "No metric changed among 1 compared (`--all` shows every row).", "{md}");
+    let all = render_markdown(&result, RenderOptions { all: true });
+    assert!(all.lines().nth(2).is_some_and(|l| l.starts_with("| `fio.write_iops` |")) && !all.contains("No metric"));
+}
+
+#[test]
 fn false_discoveries_are_controlled_over_many_metrics() {
     let mut rng = Rng::new(11);
     let mut base = Column::new("base");
@@ -317,6 +355,54 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
         lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"),
         "{text}"
     );
+}
+
+#[test]
+fn qa_31_a_sweep_point_is_judged_by_its_metrics_direction_kind_and_unit() {
+    // A sweep's points are compared under keys that add the point to the metric name; the tables that say which
+    // way is better (`hackbench.throughput`, `stress-ng.*.ops_per_sec`: whole names), which rows count failures
+    // (`*.pass`) and which changes are absolute (`*%`) must still read the metric's own name, else a 12% faster
+    // hackbench is merely "changed" in `compare --by` while the table beside it says "improvement".
+    let mut rng = Rng::new(31);
+    let sweep = |metric: &str, base: f64, new: f64, rng: &mut Rng| Sweep {
+        param: "loops".into(),
+        metric: metric.into(),
+        group: Vec::new(),
+        columns: vec!["A".into(), "B".into()],
+        points: ["100", "200"]
+            .iter()
+            .map(|v| SweepPoint {
+                value: v.to_string(),
+                samples: vec![noisy(rng, base, 0.01, 6), noisy(rng, new, 0.01, 6)],
+            })
+            .collect(),
+    };
+    for (metric, base, new, want) in [
+        ("hackbench.throughput", 9000.0, 10000.0, Verdict::Improvement),
+        ("stress-ng.cpu.ops_per_sec", 1000.0, 800.0, Verdict::Regression),
+        ("time.elapsed_time", 2.0, 2.4, Verdict::Regression),
+    ] {
+        let rows = sweep_rows(&sweep(metric, base, new, &mut rng), &CompareOptions::default()).expect("sweep");
+        for row in &rows {
+            assert_eq!(row.changes[0].verdict, want, "{metric} at {}", row.value);
+        }
+    }
+    // A share in percent changes by points, not by a percentage of itself.
+    let rows = sweep_rows(&sweep("fio.latency_50ms%", 20.0, 30.0, &mut rng), &CompareOptions::default()).expect("%");
+    assert!(rows.iter().all(|r| r.changes[0].absolute && (r.changes[0].change - 10.0).abs() < 1.0), "{rows:?}");
+    // A pass/fail row is a count of runs, with lkp's `fail:runs` statistics.
+    let fails = Sweep {
+        points: vec![SweepPoint { value: "100".into(), samples: vec![vec![0.0; 6], vec![1.0; 6]] }],
+        ..sweep("stress-ng.cpu.fail", 0.0, 0.0, &mut rng)
+    };
+    let rows = sweep_rows(&fails, &CompareOptions::default()).expect("pass/fail sweep");
+    assert_eq!((rows[0].sides[1].fails, rows[0].changes[0].verdict), (Some(6), Verdict::Regression), "{rows:?}");
+    // lkp's rules name the sweep's point as its stat, and judge it as the metric.
+    let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions::default()), ..CompareOptions::default() };
+    let rows = sweep_rows(&sweep("hackbench.throughput", 9000.0, 10000.0, &mut rng), &lkp).expect("lkp sweep");
+    assert!(rows.iter().all(|r| r.changes[0].verdict == Verdict::Improvement), "{rows:?}");
+    let stats: Vec<&str> = rows.iter().filter_map(|r| r.changes[0].lkp.as_ref()).map(|l| l.stat.as_str()).collect();
+    assert_eq!(stats, ["hackbench.throughput"; 2]);
 }
 
 #[test]

@@ -69,6 +69,10 @@ pub enum JobError {
         key: String,
         first_line: usize,
     },
+    /// A line that YAML cannot read is indented with a tab. The parser's own words (`found character that cannot
+    /// start any token`) do not say that a tab is the character, nor that YAML indents with spaces only.
+    #[error("{file}:{line}:{column}: a tab indents this line, but YAML indents with spaces only; replace the tab with spaces")]
+    TabIndent { file: String, line: usize, column: usize },
     /// The text is not valid YAML, and the parser gave no position.
     #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
     YamlNoPosition { file: String, reason: String },

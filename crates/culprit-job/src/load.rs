@@ -141,6 +141,11 @@ fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobErro
     }
     match error.location() {
         Some(location) => {
+            let line = text.lines().nth(location.line().saturating_sub(1)).unwrap_or_default();
+            let indent = &line[..line.len() - line.trim_start().len()];
+            if let Some(tab) = indent.find('\t') {
+                return JobError::TabIndent { file: file_name.to_string(), line: location.line(), column: tab + 1 };
+            }
             JobError::Yaml { file: file_name.to_string(), line: location.line(), column: location.column(), reason }
         }
         None => JobError::YamlNoPosition { file: file_name.to_string(), reason },

@@ -40,6 +40,24 @@ fn malformed_yaml_names_line_and_column() {
 }
 
 #[test]
+fn qa_31_a_tab_indent_is_named_as_a_tab() {
+    // YAML's parser says "found character that cannot start any token" at a tab indent, and the hint after it spoke
+    // of indentation and colons in general: the user was left to find an invisible character.
+    for (text, line, column) in [
+        ("suite: x\nhackbench:\n\tloops: 10\n", 3, 1),
+        ("suite: x\nhackbench:\n  mode: process\n  \tloops: 10\n", 4, 3),
+    ] {
+        let error = load_error(text);
+        assert_eq!(error, JobError::TabIndent { file: "jobs/bad.yaml".into(), line, column }, "{text:?}");
+        let message = error.to_string();
+        assert!(message.starts_with(&format!("jobs/bad.yaml:{line}:{column}: a tab indents this line")), "{message}");
+        assert!(message.ends_with("replace the tab with spaces"), "{message}");
+    }
+    // A tab inside a value is YAML's business, not an indent.
+    assert!(JobFile::parse("suite: x\ncommand:\n  cmd: \"echo\ta\"\n", "ok.yaml").is_ok());
+}
+
+#[test]
 fn duplicate_keys_are_rejected() {
     let message = load_error("hackbench:\nhackbench:\n").to_string();
     assert!(

@@ -64,6 +64,9 @@ pub const STDDEV_FILE: &str = "stddev.json";
 pub const JOB_FILE: &str = "job.yaml";
 /// The key of a revision matrix that lists the runs' stats files rather than a metric.
 pub const STATS_SOURCE_KEY: &str = "stats_source";
+/// lkp's stats of a run that did not finish, and of one whose job exited with an error.
+pub const INCOMPLETE_RUN_KEY: &str = "last_state.is_incomplete_run";
+pub const EXIT_FAIL_KEY: &str = "last_state.exit_fail";
 
 /// Makes a string safe as one path component: no separators, no NUL, not `.` or `..`, not empty.
 pub fn safe_component(text: &str) -> String {
@@ -93,7 +96,15 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
     let run_directory = revision_directory.join(index.to_string());
     create_dir(&run_directory)?;
 
-    let stats: Map<String, Value> = run.metrics.iter().map(|(k, v)| (k.clone(), number(*v))).collect();
+    let mut stats: Map<String, Value> = run.metrics.iter().map(|(k, v)| (k.clone(), number(*v))).collect();
+    if let RunOutcome::Failed { .. } = run.outcome {
+        // A failed run keeps the metrics it has (its times, what a monitor saw), so only lkp's marks in its stats
+        // tell it from a successful one: without them lkp's tools and an import read it as a run that succeeded.
+        stats.insert(INCOMPLETE_RUN_KEY.to_string(), number(1.0));
+        if run.exit_code.is_some_and(|code| code != 0) {
+            stats.insert(EXIT_FAIL_KEY.to_string(), number(1.0));
+        }
+    }
     write_json(&run_directory.join(STATS_FILE), &Value::Object(stats))?;
     if !run.monitors.is_empty() {
         write_json(&run_directory.join(MATRIX_FILE), &Value::Object(monitor_matrix(&run.monitors)))?;
@@ -771,8 +782,8 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0.0, |d| d.as_secs_f64());
     // lkp marks runs that did not finish in the stats themselves; keep them as failed runs, as Culprit does.
-    let incomplete = found.metrics.get("last_state.is_incomplete_run").is_some_and(|v| *v != 0.0);
-    let exit_failed = found.metrics.get("last_state.exit_fail").is_some_and(|v| *v != 0.0);
+    let incomplete = found.metrics.get(INCOMPLETE_RUN_KEY).is_some_and(|v| *v != 0.0);
+    let exit_failed = found.metrics.get(EXIT_FAIL_KEY).is_some_and(|v| *v != 0.0);
     let outcome = if incomplete {
         RunOutcome::Failed { reason: "incomplete run (lkp last_state.is_incomplete_run)".into() }
     } else if exit_failed {

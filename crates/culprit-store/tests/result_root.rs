@@ -271,3 +271,32 @@ fn unsafe_names_stay_inside_the_root() {
     assert_eq!(written, root.join("__").join("a_b").join("host_with_slash").join(".._up").join("0"));
     assert!(written.join(".._stats.json").is_file());
 }
+
+#[test]
+fn qa_31_failed_runs_stay_failed_through_a_written_root() {
+    // A failed run keeps its times and monitors, so a `stats.json` without lkp's marks reads as a successful run:
+    // `culprit import` of what `culprit run --result-root` wrote turned every failed run into an ok one.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let mut crashed = failed(run_with_monitor(SHA_A, 0.0, None), "hackbench output yields no metrics");
+    crashed.metrics.insert("time.elapsed_time".to_string(), 0.002);
+    let mut killed = crashed.clone();
+    killed.exit_code = None;
+    for record in [run_with_monitor(SHA_A, 100.0, None), crashed, killed] {
+        write_run(&root, PATH_PARAMS, &record).unwrap();
+    }
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let stats = |run: &str| read_json(&revision.join(run).join("stats.json"));
+    assert_eq!(stats("0").get("last_state.is_incomplete_run"), None);
+    assert_eq!(stats("1")["last_state.is_incomplete_run"], Value::from(1));
+    assert_eq!(stats("1")["last_state.exit_fail"], Value::from(1));
+    assert_eq!(stats("2")["last_state.is_incomplete_run"], Value::from(1));
+    assert_eq!(stats("2").get("last_state.exit_fail"), None);
+
+    let mut store = store_in(dir.path());
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    assert_eq!(import(&mut store, &root, &options).unwrap().imported.len(), 3);
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    let failed_runs = runs.iter().filter(|r| r.failure_reason.is_some()).count();
+    assert_eq!((runs.len(), failed_runs), (3, 2), "{runs:?}");
+}

@@ -265,3 +265,24 @@ fn results_run_shows_a_stored_run_with_its_raw_output_and_stderr() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing).1.contains("run 999 does not exist"), "{:?}", text(&missing));
 }
+
+#[test]
+fn qa_31_parse_of_a_directory_without_the_programs_file_says_so() {
+    // A directory is read as a result root, whose raw output is the file named after the program; without one the
+    // parser was given nothing and `no hackbench results found` blamed an output that was never read.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("0");
+    std::fs::create_dir(&root).unwrap();
+    write(&root, "stress-ng", "stress-ng: info:  [1] dispatching hogs: 1 cpu\n");
+    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out).1;
+    assert!(err.contains("raw output in a file named `hackbench`, and it has only stress-ng"), "{err}");
+    assert!(!err.contains("no hackbench results"), "{err}");
+    // The file named after the program is read, as lkp's run-stats does.
+    let raw = "Running in process mode with 1 groups using 40 file descriptors each (== 40 tasks)\n\
+               Each sender will pass 100 messages of 100 bytes\nTime: 0.043\n";
+    write(&root, "hackbench", raw);
+    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
+    assert!(text(&out).0.starts_with("throughput: "), "{:?}", text(&out));
+}

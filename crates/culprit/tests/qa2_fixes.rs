@@ -248,3 +248,97 @@ fn results_of_an_unfiltered_store_do_not_speak_of_matching() {
     let text = stdout(&culprit(&db, &["results", "--failures", "--job", "nosuch"], dir.path()));
     assert!(text.contains("match --job nosuch"), "{text}");
 }
+
+#[test]
+fn qa_31_compare_csv_of_several_jobs_is_one_table_with_a_job_column() {
+    // Each job's CSV used to follow the last under a header of its own, with nothing on a line saying its job: the
+    // file did not load as one table, and the process and threads rows of a metric could not be told apart.
+    let dir = tempfile::tempdir().unwrap();
+    let db = two_labels(dir.path(), MATRIX);
+    let csv = stdout(&culprit(&db, &["compare", "A", "B", "--all", "--format", "csv"], dir.path()));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("metric,job,class,kind,direction,base,column,"), "{csv}");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("metric,")).count(), 1, "{csv}");
+    let columns = lines[0].split(',').count();
+    assert!(lines.iter().all(|l| l.split(',').count() == columns), "{csv}");
+    let jobs: Vec<&str> =
+        lines.iter().filter(|l| l.starts_with("hackbench.throughput,")).filter_map(|l| l.split(',').nth(1)).collect();
+    assert_eq!(jobs, ["job-pipe-1-20-process-1", "job-pipe-1-20-threads-1"], "{csv}");
+}
+
+#[test]
+fn qa_31_compare_with_a_side_whose_every_run_failed_says_so() {
+    // Three failed runs against three good ones are too few for the failed-runs row to be significant, so the table
+    // is empty, and its note said "no metric changed significantly", which reads as a result.
+    let dir = tempfile::tempdir().unwrap();
+    let job =
+        "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"test -z \\\"$QA_FAIL\\\" && echo 'ops/s: 42'\"\n  capture:\n    \
+               ops: 'ops/s: ([0-9.]+)'\n";
+    let job = write(dir.path(), "job.yaml", job);
+    let db = dir.path().join("s.db");
+    for (label, fail) in [("good", ""), ("broken", "1")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(dir.path())
+            .env("QA_FAIL", fail)
+            .args(["--db", db.to_str().unwrap(), "run", job.to_str().unwrap(), "-n", "3", "--label", label])
+            .args(["--monitors", "none"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(if fail.is_empty() { 0 } else { 1 }), "{out:?}");
+    }
+    let out = culprit(&db, &["compare", "good", "broken"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("every run failed at broken, so nothing of it can be compared"), "{err}");
+    assert!(err.contains(&format!("`culprit results --db {} --failures`", db.display())), "{err}");
+    assert!(!err.contains("no metric changed"), "{err}");
+}
+
+#[test]
+fn qa_31_compare_of_two_runs_a_side_says_nothing_was_decided_despite_a_pass_row() {
+    // A pass/fail row (stress-ng's `<stressor>.pass`) is tested without a minimum of runs, so at 2 runs a side it was
+    // "unchanged" while every measurement was untested, and the note said "no metric changed significantly".
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo 'ops/s: 42 pass: 1'\"\n  capture:\n    \
+               ops: 'ops/s: ([0-9.]+)'\n    pass: 'pass: ([0-9]+)'\n";
+    let job = write(dir.path(), "job.yaml", job);
+    let db = dir.path().join("s.db");
+    for label in ["A", "B"] {
+        stdout(&culprit(
+            &db,
+            &["run", job.to_str().unwrap(), "-n", "2", "--label", label, "--monitors", "none"],
+            dir.path(),
+        ));
+    }
+    let out = culprit(&db, &["compare", "A", "B"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("nothing decided, a verdict needs 3 successful runs a side"), "{err}");
+    assert!(!err.contains("no metric changed"), "{err}");
+}
+
+#[test]
+fn qa_31_run_summary_and_compare_print_the_same_percent_stddev() {
+    // The run summary divided by n - 1 and the compare table, as lkp does, by n: two runs of 90 and 110 read
+    // "±14.1%" after the run and "±10%" in the table of the same runs.
+    let dir = tempfile::tempdir().unwrap();
+    let flag = dir.path().join("flag");
+    let cmd =
+        format!("if [ -e {0} ]; then rm {0}; echo ops/s: 110; else touch {0}; echo ops/s: 90; fi", flag.display());
+    let job = format!("suite: qa\ntestcase: qa\ncommand:\n  cmd: '{cmd}'\n  capture:\n    ops: 'ops/s: ([0-9.]+)'\n");
+    let job = write(dir.path(), "job.yaml", &job);
+    let db = dir.path().join("s.db");
+    let run = |label: &str| {
+        stdout(&culprit(
+            &db,
+            &["run", job.to_str().unwrap(), "-n", "2", "--label", label, "--monitors", "none"],
+            dir.path(),
+        ))
+    };
+    let summary = run("A");
+    assert!(summary.lines().any(|l| l.ends_with("100 ± 10.0%  command.ops")), "{summary}");
+    run("B");
+    let table = stdout(&culprit(&db, &["compare", "A", "B", "--all", "--metric", "ops$"], dir.path()));
+    let row = table.lines().find(|l| l.ends_with("command.ops")).unwrap_or_else(|| panic!("{table}"));
+    assert!(row.trim_start().starts_with("100.00 ± 10%"), "{row}");
+}

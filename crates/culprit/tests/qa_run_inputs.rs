@@ -244,3 +244,32 @@ fn try_fix_says_an_empty_patch_changes_nothing_and_which_side_fails_to_build() {
     assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "every worktree is removed");
     assert_eq!(git(&repo, &["status", "--porcelain"]), "", "the checkout is untouched");
 }
+
+#[test]
+fn qa_31_a_sysbench_job_without_a_known_test_names_its_line() {
+    // `sysbench:` without a test, or with one sysbench does not have, was said without the file or line, and an
+    // unknown test as an unknown program `sysbench-<test>` that nobody wrote.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    for (name, body, place, what) in [
+        (
+            "none.yaml",
+            "suite: x\nruntime: 1s\nsysbench:\n  cpu_max_prime: 100\n",
+            "none.yaml:3",
+            "sysbench needs a test",
+        ),
+        (
+            "bogus.yaml",
+            "suite: x\nruntime: 1s\nsysbench:\n  test: bogus\n",
+            "bogus.yaml:4",
+            "sysbench has no test 'bogus'",
+        ),
+    ] {
+        write(dir.path(), name, body);
+        for command in ["run", "split"] {
+            let err = failure(&culprit(&db, &[command, name], dir.path()));
+            assert!(err.contains(&format!("in job file {place}")) && err.contains(what), "{command} {name}: {err}");
+        }
+    }
+    assert!(!db.exists());
+}

@@ -33,17 +33,18 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(first.ends_with("% regression"), "{first}");
     assert!(text.contains("regression of command.user_time due to commit:"), "{text}");
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
-    assert!(text.contains(&format!("culprit run job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
+    // The store is not the default one, so every step names it.
+    let steps = text.replace(" \\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let db_option = format!("--db {}", db.display());
+    assert!(steps.contains(&format!("culprit run {db_option} job.yaml -n 8 --commit {REAL_BASE}")), "{text}");
     // The fix column's runs are a step too: without them the compare step fails in a fresh store.
     // Each side is run as often as it was (the fix 5 times, not the 8 of the others), and each step says which
     // side it is.
-    assert!(text.contains(&format!("culprit run job.yaml -n 5 --label {REAL_FIX}")), "{text}");
+    assert!(steps.contains(&format!("culprit run {db_option} job.yaml -n 5 --label {REAL_FIX}")), "{text}");
     assert!(text.contains("# with 3dab4c1c6c (the base) checked out and built:"), "{text}");
     assert!(text.contains("# with a9ecb5c3d0 (the bad tree) checked out and built:"), "{text}");
     assert!(text.contains(&format!("# with the tree labelled {REAL_FIX} (the fix) built:")), "{text}");
-    // The store is not the default one, so the compare step names it.
-    let steps = text.replace(" \\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(steps.contains(&format!("culprit compare --db {} {REAL_BASE}", db.display())), "{text}");
+    assert!(steps.contains(&format!("culprit compare {db_option} {REAL_BASE}")), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
@@ -73,6 +74,20 @@ fn report_of_stored_results_with_a_fix_column() {
     assert_eq!(json["headline"]["verdict"]["verdict"], "regression");
     let md = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "markdown"], dir.path()));
     assert!(md.starts_with("## \\[culprit\\] a9ecb5c3d0"), "{md}");
+}
+
+#[test]
+fn qa_31_report_steps_run_into_the_store_the_compare_step_reads() {
+    // The steps to reproduce a comparison run each side and then compare them: runs that go to `./culprit.db` while
+    // the compare step reads `--db STORE` leave that store without them, and the table it prints is the old one.
+    let dir = tempfile::tempdir().unwrap();
+    let db = real_db(dir.path());
+    let md = stdout(&culprit(&db, &["report", "--compare", REAL_BASE, REAL_BAD, "--format", "markdown"], dir.path()));
+    let steps: Vec<&str> = md.lines().filter(|l| l.starts_with("culprit ")).collect();
+    assert_eq!(steps.len(), 3, "{md}");
+    for step in steps {
+        assert!(step.contains(&format!(" --db {} ", db.display())), "{step}\n{md}");
+    }
 }
 
 #[test]

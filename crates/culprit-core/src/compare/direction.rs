@@ -57,7 +57,8 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("stress-ng.*.ops_per_sec", 1),
     ("stress-ng.*_per_sec", 1),
     ("stress-ng.*.ops", 1),
-    ("hackbench.throughput", 1),
+    // `throughput` and its `_avg`, `_best`, `_worst` and per-instance forms (see the hackbench parser) are rates.
+    ("hackbench.throughput*", 1),
     ("sysbench*latency*", -1),
     ("sysbench*.time*", -1),
     ("sysbench*throughput*", 1),
@@ -230,6 +231,22 @@ mod tests {
         for example in ["fio.x_iops", "stress-ng.x.ops_per_sec", "netperf.Throughput_Mbps", "iperf.tcp.sender.bps"] {
             assert!(is_kpi(example) && direction_of(example) == Direction::HigherIsBetter, "{example}");
         }
+    }
+
+    #[test]
+    fn qa_31_every_hackbench_throughput_is_higher_is_better() {
+        // Only `hackbench.throughput` itself matched, so a significant rise of `throughput_avg` beside an
+        // "improvement" of `throughput` in the same table was merely "changed".
+        for metric in [
+            "hackbench.throughput",
+            "hackbench.throughput_avg",
+            "hackbench.throughput_best",
+            "hackbench.throughput_worst",
+            "hackbench.throughput.instance2",
+        ] {
+            assert_eq!(direction_of(metric), Direction::HigherIsBetter, "{metric}");
+        }
+        assert!(!is_kpi("hackbench.throughput_avg"));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! here), `DmesgKillPattern`, and the Ruby type check on the `perf-profile` threshold.
 
 use super::direction::glob_match;
-use super::is_pass_fail_metric;
+use super::{is_pass_fail_metric, metric_of_key};
 use super::printf;
 use crate::model::MetricClass;
 use serde::{Deserialize, Serialize};
@@ -290,8 +290,9 @@ pub fn changed_stats(a: &Matrix, b: &Matrix, is_incomplete_run: bool, options: &
     let b_has_lock_stat = b.iter().any(|(k, _)| k.split('.').next() == Some("lock_stat"));
     let mut state = WalkState::default();
     let mut out = Vec::new();
-    for (k, a_k) in walk {
-        let ctx = StatContext { k: &k, b: &b_map, cols_a, cols_b, options, is_incomplete_run };
+    for (key, a_k) in walk {
+        let k = metric_of_key(&key);
+        let ctx = StatContext { key: &key, k, b: &b_map, cols_a, cols_b, options, is_incomplete_run };
         let monitored = (k.starts_with("perf-profile.") && b_has_profile) || (k.starts_with("lock_stat.") && b_has_lock_stat);
         if let Some(change) = ctx.process(a_k, monitored, &mut state) {
             out.push(change);
@@ -301,6 +302,9 @@ pub fn changed_stats(a: &Matrix, b: &Matrix, is_incomplete_run: bool, options: &
 }
 
 struct StatContext<'a> {
+    /// The stat's key in the matrices, which names it in the result.
+    key: &'a str,
+    /// The metric name the key holds (the whole key, but for a sweep's point), which lkp's rules read.
     k: &'a str,
     b: &'a BTreeMap<&'a str, &'a Vec<f64>>,
     cols_a: usize,
@@ -323,12 +327,12 @@ impl StatContext<'_> {
         if self.skip_stat(function_stat) {
             return None;
         }
-        if !(self.b.contains_key(k) || function_stat || monitored_by_b) {
+        if !(self.b.contains_key(self.key) || function_stat || monitored_by_b) {
             return None;
         }
         // calculate_matrix_values
         let mut max_margin = if function_stat || latency_stat { 0 } else { 3 };
-        let mut b_k: Vec<f64> = self.b.get(k).map(|v| v.to_vec()).unwrap_or_else(|| vec![0.0; self.cols_b]);
+        let mut b_k: Vec<f64> = self.b.get(self.key).map(|v| v.to_vec()).unwrap_or_else(|| vec![0.0; self.cols_b]);
         b_k.resize(b_k.len().max(self.cols_b), 0.0);
         a_k.resize(a_k.len().max(self.cols_a), 0.0);
         let sb = Summary::new(&b_k, max_margin);
@@ -374,7 +378,7 @@ impl StatContext<'_> {
             echoed.insert("has_boot_fix".to_string(), serde_json::json!(true));
         }
         Some(LkpChange {
-            stat: k.to_string(),
+            stat: self.key.to_string(),
             interval: format!(
                 "[ {:<10} - {:<10} ] -- [ {:<10} - {:<10} ]",
                 printf::general(sa.min, 5, false),
@@ -429,10 +433,12 @@ impl StatContext<'_> {
         }
         let base = k.rsplit_once('.').map(|(b, _)| b).unwrap_or(k);
         let last = k.rsplit('.').next().unwrap_or("");
-        if ["error", "warn", "fail"].contains(&last) && !self.b.contains_key(format!("{base}.pass").as_str()) {
+        // The sibling stat of a sweep's point is the sibling metric at the same point.
+        let point = &self.key[k.len()..];
+        if ["error", "warn", "fail"].contains(&last) && !self.b.contains_key(format!("{base}.pass{point}").as_str()) {
             return true;
         }
-        if last == "pass" && !["error", "warn", "fail"].iter().any(|s| self.b.contains_key(format!("{base}.{s}").as_str())) {
+        if last == "pass" && !["error", "warn", "fail"].iter().any(|s| self.b.contains_key(format!("{base}.{s}{point}").as_str())) {
             return true;
         }
         false

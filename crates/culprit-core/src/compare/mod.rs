@@ -27,6 +27,16 @@ pub use lkp_rules::LkpOptions;
 /// The name of the synthetic pass/fail row that counts failed runs per column.
 pub const FAILED_RUNS_METRIC: &str = "culprit.failed_runs";
 
+/// Ends the metric name in a row key that also names something else (a sweep's point, see [`sweep`]): a row's
+/// class, kind and direction are read from the name before it, since the tables of names that decide them match
+/// whole names. A unit separator, which no parser, capture or imported stat name holds.
+pub(crate) const KEY_SEPARATOR: char = '\u{1f}';
+
+/// The metric name of a row key: the whole key, or what precedes [`KEY_SEPARATOR`].
+pub(crate) fn metric_of_key(key: &str) -> &str {
+    key.split_once(KEY_SEPARATOR).map_or(key, |(name, _)| name)
+}
+
 /// One column of the table: one commit or label and the samples of its successful runs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Column {
@@ -447,18 +457,32 @@ enum Samples<'a> {
     Unavailable(InconclusiveReason),
 }
 
-/// Resolves a column's samples for a metric. perf-profile and pass/fail metrics that a column with successful
-/// runs did not report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is
-/// not printed), as lkp fills them; any other missing metric is unavailable.
-fn resolve<'a>(column: &'a Column, metric: &str, kind: RowKind, class: MetricClass, side: Side) -> Samples<'a> {
+/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. perf-profile and pass/fail metrics that a successful run did not
+/// report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is not printed), as
+/// lkp fills them, in a column that reported them in some runs as in one that reported them in none: the mean of
+/// the runs that did would overstate the share, and be tested as fewer runs than there were. Any other missing
+/// metric is unavailable.
+fn resolve<'a>(
+    column: &'a Column,
+    runs: usize,
+    metric: &str,
+    kind: RowKind,
+    class: MetricClass,
+    side: Side,
+) -> Samples<'a> {
+    let zero_filled = kind == RowKind::PassFail || class == MetricClass::Profile;
     if let Some(xs) = column.metrics.get(metric) {
+        if zero_filled && xs.len() < runs {
+            let mut filled = xs.clone();
+            filled.resize(runs, 0.0);
+            return Samples::Present(Cow::Owned(filled));
+        }
         return Samples::Present(Cow::Borrowed(xs.as_slice()));
     }
-    let runs = column.ok_runs();
     if runs == 0 {
         return Samples::Unavailable(InconclusiveReason::NoSuccessfulRuns { side });
     }
-    if kind == RowKind::PassFail || class == MetricClass::Profile {
+    if zero_filled {
         return Samples::Present(Cow::Owned(vec![0.0; runs]));
     }
     Samples::Unavailable(InconclusiveReason::Missing { side })
@@ -538,16 +562,20 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
     if columns.iter().any(|c| c.failed_runs > 0) {
         names.insert(FAILED_RUNS_METRIC);
     }
-    let mut ordered: Vec<(MetricClass, &str)> = names.into_iter().map(|n| (MetricClass::of(n), n)).collect();
+    let mut ordered: Vec<(MetricClass, &str)> =
+        names.into_iter().map(|n| (MetricClass::of(metric_of_key(n)), n)).collect();
     ordered.sort();
 
+    // Counted once: a column's runs are the length of its longest sample vector, a scan of every metric.
+    let ok_runs: Vec<usize> = columns.iter().map(Column::ok_runs).collect();
     let mut rows = Vec::with_capacity(ordered.len());
     let mut pending: Vec<Pending> = Vec::new();
     let mut u_tables: HashMap<(usize, usize), UDistribution> = HashMap::new();
 
     for (class, name) in ordered {
-        let kind = if is_pass_fail_metric(name) { RowKind::PassFail } else { RowKind::Measurement };
-        let absolute = kind == RowKind::PassFail || uses_absolute_change(name);
+        let metric = metric_of_key(name);
+        let kind = if is_pass_fail_metric(metric) { RowKind::PassFail } else { RowKind::Measurement };
+        let absolute = kind == RowKind::PassFail || uses_absolute_change(metric);
         let row_index = rows.len();
         let mut sides = Vec::with_capacity(columns.len());
         let mut resolved = Vec::with_capacity(columns.len());
@@ -559,7 +587,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 resolved.push(Samples::Present(Cow::Owned(Vec::new())));
                 continue;
             }
-            let samples = resolve(col, name, kind, class, side);
+            let samples = resolve(col, ok_runs[i], name, kind, class, side);
             sides.push(match &samples {
                 Samples::Present(xs) if kind == RowKind::PassFail => {
                     SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0).count(), xs.len())
@@ -624,7 +652,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             metric: name.to_string(),
             class,
             kind,
-            direction: direction_of(name),
+            direction: direction_of(metric),
             sides,
             changes: Vec::with_capacity(columns.len().saturating_sub(1)),
         });

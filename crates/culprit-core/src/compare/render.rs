@@ -285,7 +285,12 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     }
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
-    for row in shown_rows(result, options) {
+    let shown: Vec<&MetricRow> = shown_rows(result, options).collect();
+    if shown.is_empty() && !options.all {
+        // A header with no rows pasted alone reads as a broken table; the text table says the same in a footnote.
+        let _ = writeln!(out, "\nNo metric changed among {} compared (`--all` shows every row).", result.rows.len());
+    }
+    for row in shown {
         // A `|` ends a GitHub table cell even inside a code span unless it is escaped; the report's code span does
         // that and also keeps a backtick or a line break in a metric name from ending the span or the row.
         let mut cells = vec![crate::report::markdown::code(&row.metric, true)];
@@ -334,12 +339,31 @@ pub(crate) fn md_escape(s: &str) -> String {
     crate::report::markdown::escape(s)
 }
 
+/// The CSV columns after `metric` (and after `job` in [`render_jobs_csv`]).
+const CSV_COLUMNS: &str = "class,kind,direction,base,column,base_n,base_mean,base_stddev,n,mean,stddev,change,\
+                           change_unit,p_mann_whitney,p_welch,p,q,effect_size,cliffs_delta,ratio_ci_low,ratio_ci_high,\
+                           verdict,reason";
+
 /// CSV with a header line: one line per shown metric and non-base column, every statistic, empty when absent.
 pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
-    let mut out = String::from(
-        "metric,class,kind,direction,base,column,base_n,base_mean,base_stddev,n,mean,stddev,change,change_unit,\
-         p_mann_whitney,p_welch,p,q,effect_size,cliffs_delta,ratio_ci_low,ratio_ci_high,verdict,reason\n",
-    );
+    let mut out = format!("metric,{CSV_COLUMNS}\n");
+    csv_rows(&mut out, result, options, None);
+    out
+}
+
+/// The CSV of several jobs' tables as one table: one header line, and each line's job in the `job` column after the
+/// metric (as a sweep's CSV holds its other params), so that the lines of different jobs stay apart and the file
+/// loads as one table rather than as tables stacked under repeated headers.
+pub fn render_jobs_csv(tables: &[(&str, &CompareResult)], options: RenderOptions) -> String {
+    let mut out = format!("metric,job,{CSV_COLUMNS}\n");
+    for (job, result) in tables {
+        csv_rows(&mut out, result, options, Some(job));
+    }
+    out
+}
+
+/// Appends one line per shown metric and non-base column, with `job` after the metric when given.
+fn csv_rows(out: &mut String, result: &CompareResult, options: RenderOptions, job: Option<&str>) {
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     let base_label = result.columns.first().map(|c| c.label.as_str()).unwrap_or("");
     for row in shown_rows(result, options) {
@@ -358,8 +382,9 @@ pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
                 Verdict::Inconclusive { reason } => reason.to_string(),
                 _ => String::new(),
             };
-            let fields = [
-                csv_field(&row.metric),
+            let mut fields = vec![csv_field(&row.metric)];
+            fields.extend(job.map(csv_field));
+            fields.extend([
                 format!("{:?}", row.class).to_lowercase(),
                 match row.kind {
                     RowKind::PassFail => "pass_fail".to_string(),
@@ -386,11 +411,10 @@ pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
                 num(c.ratio_ci.map(|ci| ci.high)),
                 c.verdict.word().to_string(),
                 csv_field(&reason),
-            ];
+            ]);
             let _ = writeln!(out, "{}", fields.join(","));
         }
     }
-    out
 }
 
 /// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).

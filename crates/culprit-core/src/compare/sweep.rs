@@ -9,7 +9,7 @@
 
 use super::printf::int_trunc;
 use super::render::{csv_field, format_change, format_mean, format_stddev, md_escape};
-use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats, Verdict};
+use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats, Verdict, KEY_SEPARATOR};
 use std::fmt::Write as _;
 
 /// The samples of one param value: one sample vector per column (same order as [`Sweep::columns`]).
@@ -64,9 +64,10 @@ pub fn sweep_rows(sweep: &Sweep, options: &CompareOptions) -> Result<Vec<SweepRo
 /// covers every point shown together; returns each sweep's rows in its order.
 pub fn sweeps_rows(sweeps: &[Sweep], options: &CompareOptions) -> Result<Vec<Vec<SweepRow>>, CompareError> {
     let ordered: Vec<Vec<&SweepPoint>> = sweeps.iter().map(|s| ordered_points(&s.points)).collect();
-    // The metric name leads the key, so the engine reads the metric's direction from it; the sweep and point
+    // The metric name leads the key, up to the separator the engine reads it up to, so each point is judged as
+    // its metric is (direction, pass/fail or measurement, percent or absolute change); the sweep and point
     // numbers after it keep the keys of different sweeps apart.
-    let key = |s: usize, i: usize| format!("{}@{:04}.{:08}", sweeps[s].metric, s, i);
+    let key = |s: usize, i: usize| format!("{}{KEY_SEPARATOR}{:04}.{:08}", sweeps[s].metric, s, i);
     let labels = sweeps.first().map(|s| s.columns.clone()).unwrap_or_default();
     let mut columns: Vec<Column> = labels.iter().map(Column::new).collect();
     for (s, points) in ordered.iter().enumerate() {
@@ -85,11 +86,12 @@ pub fn sweeps_rows(sweeps: &[Sweep], options: &CompareOptions) -> Result<Vec<Vec
         for (i, point) in points.iter().enumerate() {
             let name = key(s, i);
             if let Some(row) = result.rows.iter().find(|r| r.metric == name) {
-                rows.push(SweepRow {
-                    value: point.value.clone(),
-                    sides: row.sides.clone(),
-                    changes: row.changes.clone(),
-                });
+                let mut changes = row.changes.clone();
+                // lkp's record names its stat by the key; the point is the row's value, the stat is the metric.
+                for lkp in changes.iter_mut().filter_map(|c| c.lkp.as_mut()) {
+                    lkp.stat = sweeps[s].metric.clone();
+                }
+                rows.push(SweepRow { value: point.value.clone(), sides: row.sides.clone(), changes });
             }
         }
         all.push(rows);

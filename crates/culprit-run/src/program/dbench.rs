@@ -9,6 +9,9 @@ use crate::process::Invocation;
 
 pub struct Dbench;
 
+/// The shortest run dbench reports a throughput for.
+pub const MIN_RUNTIME_SECS: u64 = 2;
+
 /// Debian's dbench load file.
 pub const LOADFILE: &str = "/usr/share/dbench/client.txt";
 
@@ -33,7 +36,20 @@ impl Program for Dbench {
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let clients = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
-        let runtime = p.duration_secs("runtime")?.unwrap_or(60).max(1);
+        let runtime = p.duration_secs("runtime")?.unwrap_or(60);
+        // dbench reports the throughput of the seconds after its first: a 1-second run does a second of work and
+        // prints `Throughput 0 MB/sec ... max_latency=0.000 ms`, a zero that would be stored as a result.
+        if runtime < MIN_RUNTIME_SECS {
+            return Err(ProgramError::BadParam {
+                program: "dbench",
+                key: "runtime".into(),
+                value: p.get("runtime").unwrap_or_default().into(),
+                reason: format!(
+                    "dbench reports a throughput of 0 MB/sec for a run shorter than {MIN_RUNTIME_SECS} s; give \
+                     runtime {MIN_RUNTIME_SECS}s or more"
+                ),
+            });
+        }
         let argv = vec![
             "dbench".to_string(),
             "-c".into(),
@@ -60,5 +76,16 @@ mod tests {
             Dbench.plan(&p, &ctx()).unwrap().main.display(),
             "dbench -c /usr/share/dbench/client.txt -D /tmp/culprit-scratch -t 3 4"
         );
+    }
+
+    #[test]
+    fn qa_31_a_run_too_short_for_a_throughput_is_refused() {
+        // `dbench -t 1` prints `Throughput 0 MB/sec` after a second of work, which was stored as an ok run.
+        for runtime in ["1s", "1", "0"] {
+            let p = params("dbench", &[("runtime", runtime)]);
+            let error = Dbench.plan(&p, &ctx()).unwrap_err().to_string();
+            assert!(error.contains("param 'runtime'") && error.contains("runtime 2s or more"), "{runtime}: {error}");
+        }
+        assert!(Dbench.plan(&params("dbench", &[("runtime", "2s")]), &ctx()).is_ok());
     }
 }

@@ -2,6 +2,7 @@
 //! `culprit_core::compare` (the one verdict function) and rendered as lkp's table, JSON, Markdown or CSV.
 
 use crate::cli::{CompareArgs, CompareFormat};
+use crate::cmd::report::db_option;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
@@ -9,7 +10,8 @@ use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweeps_rows, Sweep, SweepPoint,
 };
 use culprit_core::compare::{
-    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, Verdict,
+    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
+    Verdict,
 };
 use culprit_core::model::{abbreviate, MetricClass, Revision};
 use culprit_run::process::shell_quote;
@@ -99,6 +101,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let render_options = RenderOptions { all: args.all };
     let mut out = String::new();
     let mut json = Vec::new();
+    // CSV is one table over every job (with a job column), rendered once every job is compared.
+    let mut csv_tables = Vec::new();
     let mut warnings = Vec::new();
     // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
@@ -137,7 +141,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 out.push_str(&render::render_markdown(&result, render_options));
                 out.push('\n');
             }
-            CompareFormat::Csv => out.push_str(&render::render_csv(&result, render_options)),
+            CompareFormat::Csv => csv_tables.push((job_name.as_str(), result.clone())),
             CompareFormat::Json => {
                 // Like the table, JSON carries the changed rows unless --all asks for every one: 20,000 unchanged
                 // perf-profile rows are megabytes nobody reads.
@@ -148,7 +152,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 );
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all));
+        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all, &db_option(store)));
     }
     if let Some(pattern) = &args.metric {
         if unmatched.len() == jobs.len() {
@@ -164,6 +168,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     if args.format == CompareFormat::Json {
         out = serde_json::to_string_pretty(&json)?;
         out.push('\n');
+    }
+    if args.format == CompareFormat::Csv {
+        let tables: Vec<(&str, &CompareResult)> = csv_tables.iter().map(|(job, result)| (*job, result)).collect();
+        out = render::render_jobs_csv(&tables, render_options);
     }
     Ok(Rendered { text: out, warnings })
 }
@@ -208,18 +216,42 @@ pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> 
 
 /// Says why a table has no rows, so an empty table is never silent. The run counts come from the stored runs rather
 /// than from the metrics shown, which `--metric` may have narrowed to none of a run's.
-fn empty_table_warning(result: &CompareResult, job: &str, samples: &[RevisionSamples], all: bool) -> Option<String> {
+fn empty_table_warning(
+    result: &CompareResult,
+    job: &str,
+    samples: &[RevisionSamples],
+    all: bool,
+    db: &str,
+) -> Option<String> {
     if result.rows.iter().any(|r| r.any_change()) {
         return None;
     }
     let runs: Vec<String> =
         samples.iter().map(|s| format!("{} ok/{} failed", s.ok_runs.len(), s.failed_runs)).collect();
     let hint = if all { "" } else { "; --all shows every row" };
+    // A revision whose every run failed has nothing to compare: "no metric changed" would read as a result.
+    let all_failed: Vec<String> = samples
+        .iter()
+        .filter(|s| s.ok_runs.is_empty() && s.failed_runs > 0)
+        .map(|s| s.revision.short().to_string())
+        .collect();
+    if !all_failed.is_empty() {
+        return Some(format!(
+            "{job}: every run failed at {}, so nothing of it can be compared ({}); `culprit results{db} --failures` \
+             lists the reasons",
+            all_failed.join(" and "),
+            runs.join(" vs ")
+        ));
+    }
     // Too few runs is not "no change": nothing was tested, and the fix is more runs, not a closer look.
-    // Some(runs needed per pair) only when every pair is inconclusive for that reason.
+    // Some(runs needed per pair) only when every pair is inconclusive for that reason. Pass/fail rows are left out
+    // when there are measurements: their test needs no minimum of runs, so a `stress-ng.cpu.pass` in 2 of 2 runs a
+    // side is "unchanged" while every measurement is untested.
+    let measured = result.rows.iter().any(|row| row.kind == RowKind::Measurement);
     let too_few: Option<Vec<usize>> = result
         .rows
         .iter()
+        .filter(|row| !measured || row.kind == RowKind::Measurement)
         .flat_map(|row| &row.changes)
         .map(|change| match change.verdict {
             Verdict::Inconclusive { reason: InconclusiveReason::TooFewRuns { needed, .. } } => Some(needed),

@@ -25,13 +25,27 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
                 );
             }
         }
+        // Only fio's parser reads a result root's other files (its `fio.output.N`); for any other program a root
+        // without the program's file holds nothing to parse, and saying "no results" would blame an output that
+        // was never read.
+        if parser.name() != "fio" && !files.contains_key(parser.name()) {
+            let names: Vec<&str> = files.keys().map(String::as_str).collect();
+            bail!(
+                "{} is a directory, read as an lkp result root, which keeps {program}'s raw output in a file named \
+                 `{}`, and it has {}; give that file, or the raw output file itself",
+                file.display(),
+                parser.name(),
+                if names.is_empty() { "no files".to_string() } else { format!("only {}", names.join(", ")) }
+            );
+        }
         (files.get(parser.name()).cloned().unwrap_or_default(), files)
     } else {
         let bytes = fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
         (String::from_utf8_lossy(&bytes).into_owned(), BTreeMap::new())
     };
     let input = ParseInput { main: &main, files };
-    let parsed = parser.parse(&input).with_context(|| format!("{}: cannot parse as {program} output", file.display()))?;
+    let parsed =
+        parser.parse(&input).with_context(|| format!("{}: cannot parse as {program} output", file.display()))?;
     let text = parsed.render();
     if text.is_empty() {
         return Ok(());

@@ -410,7 +410,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         .collect();
     let mut reproduce = Vec::new();
     // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
-    // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs).
+    // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs), into the store
+    // the compare step reads, which is this one when it is not the default.
     for (i, r) in revisions.iter().enumerate() {
         let role = ["the base", "the bad tree", "the fix"][i.min(2)];
         reproduce.push(match r {
@@ -418,7 +419,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
         let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
-        reproduce.push(format!("culprit run {JOB_FILE} -n {n} {}", run_target(r)));
+        reproduce.push(format!("culprit run{} {JOB_FILE} -n {n} {}", db_option(store), run_target(r)));
     }
     let mut compare_line =
         format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));

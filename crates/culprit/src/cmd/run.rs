@@ -76,7 +76,10 @@ fn resolve_program(name: &str, params: &mut BTreeMap<String, String>) -> Result<
         if test.is_empty() {
             bail!("sysbench needs a test: use sysbench-cpu, sysbench-memory, sysbench-threads, sysbench-mutex or sysbench-fileio, or 'sysbench: {{test: cpu}}'");
         }
-        return Ok(program::lookup(&format!("sysbench-{test}"))?);
+        let Ok(program) = program::lookup(&format!("sysbench-{test}")) else {
+            bail!("sysbench has no test '{test}'; use cpu, memory, threads, mutex or fileio");
+        };
+        return Ok(program);
     }
     Ok(program::lookup(name)?)
 }
@@ -182,7 +185,12 @@ fn plan_one(
     };
     let mut values = BTreeMap::new();
     flatten("", &use_.params, &mut values);
-    let program = resolve_program(use_.name, &mut values)?;
+    // sysbench's test picks the program: an error names the `test:` line, or the `sysbench:` line without one.
+    let program_place = match use_.params.contains_key("test") {
+        true => use_.place_of("test"),
+        false => job.place(&[use_.key.as_str()]),
+    };
+    let program = resolve_program(use_.name, &mut values).with_context(|| format!("in job file {program_place}"))?;
     let params = Params::new(program.name(), values);
     // The message names the line of the param, so a job file with many programs' params points at the one to fix.
     let in_file = |error: program::ProgramError| {
@@ -527,11 +535,11 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
             let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
             let Some(s) = stats::summarize(&values) else { continue };
             // One run has no spread to show, and a mean of 0 no relative one: "± 0.0%" would claim a perfectly
-            // steady metric.
-            let spread = if values.len() > 1 && s.mean != 0.0 {
-                format!(" ±{:>5.1}%", 100.0 * s.stddev / s.mean.abs())
-            } else {
-                " ".repeat(8)
+            // steady metric. The spread is lkp's %stddev (the population one, divided by n), as the compare table
+            // prints it for the same runs.
+            let spread = match stats::population_stddev(&values) {
+                Some(deviation) if s.mean != 0.0 => format!(" ±{:>5.1}%", 100.0 * deviation / s.mean.abs()),
+                _ => " ".repeat(8),
             };
             out.push_str(&format!("  {:>16}{spread}  {}\n", format_mean(s.mean), name));
         }
