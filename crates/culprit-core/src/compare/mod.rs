@@ -457,11 +457,11 @@ enum Samples<'a> {
     Unavailable(InconclusiveReason),
 }
 
-/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. perf-profile and pass/fail metrics that a successful run did not
-/// report are zeros (perf drops symbols below its cutoff; a dmesg pattern that did not occur is not printed), as
-/// lkp fills them, in a column that reported them in some runs as in one that reported them in none: the mean of
-/// the runs that did would overstate the share, and be tested as fewer runs than there were. Any other missing
-/// metric is unavailable.
+/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. perf-profile and
+/// pass/fail metrics that a successful run did not report are zeros (perf drops symbols below its cutoff; a dmesg
+/// pattern that did not occur is not printed), as lkp fills them, in a column that reported them in some runs as in
+/// one that reported them in none: the mean of the runs that did would overstate the share, and be tested as fewer
+/// runs than there were. Any other missing metric is unavailable.
 fn resolve<'a>(
     column: &'a Column,
     runs: usize,
