@@ -147,15 +147,13 @@ fn a_follow_pass_with_a_metric_the_job_does_not_have_fails_and_names_it() {
     assert!(stderr.contains("command.no_such_time") && stderr.contains("command.user_time"), "{stderr}");
 }
 
-#[test]
-fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
+/// One pass of `--every 10` with the default runs over a history of `commits` commits whose program gets 30% faster
+/// from 1-based commit `faster_from` on (an improvement, so the pass narrows its gap but starts no bisect); the
+/// commits' SHAs, oldest first, and the pass's summary.
+fn short_history_pass(commits: usize, faster_from: usize) -> (Vec<String>, serde_json::Value) {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    // 12 commits, the program 30% faster from the 6th (position 5) on, none broken. An improvement, so the pass
-    // narrows its gap but starts no bisect. `--every 10` measures positions 0, 10 and 11: position 0 alone is before
-    // the step, and with the default 3 runs it could not form a segment of the analysis (4 runs at least), so the
-    // step was never seen.
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 12, 6, 0, -30);
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), commits, faster_from, 0, -30);
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir.path())
@@ -163,7 +161,24 @@ fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
         .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
         .output()
         .unwrap();
-    let pass = json(&out);
+    (shas, json(&out))
+}
+
+/// The pass measured the gap's inner ends `before` and `after` (positions) and found the step between them, with no
+/// bisect started.
+fn assert_narrowed_to(pass: &serde_json::Value, shas: &[String], before: usize, after: usize) {
+    assert_eq!(shas_of(&pass["narrowed"]), vec![shas[before].clone(), shas[after].clone()], "{pass:#}");
+    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[after].as_str());
+    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[before].as_str()), "{pass:#}");
+    assert!(pass["bisects"].as_array().unwrap().is_empty(), "{pass:#}");
+}
+
+#[test]
+fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
+    // 12 commits, the program 30% faster from the 6th (position 5) on, none broken. `--every 10` measures positions
+    // 0, 10 and 11: position 0 alone is before the step, and with the default 3 runs it could not form a segment of
+    // the analysis (4 runs at least), so the step was never seen.
+    let (shas, pass) = short_history_pass(12, 6);
     let runs =
         |i: usize| pass["measured"].as_array().unwrap().iter().find(|m| m[0] == shas[i].as_str()).map(|m| m[1].clone());
     for i in [0, 10, 11] {
@@ -172,31 +187,16 @@ fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
     // The step was found between the grid commits, both inner ends of the gap measured, and it now lies between
     // them. A loaded machine can make the jitter between two of the later commits a second change point (the scale
     // of so short a history is that of the runs within a commit), which is not what this test is about.
-    assert_eq!(shas_of(&pass["narrowed"]), vec![shas[1].clone(), shas[9].clone()], "{pass:#}");
-    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[9].as_str());
-    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
-    assert!(pass["bisects"].as_array().unwrap().is_empty(), "{pass:#}");
+    assert_narrowed_to(&pass, &shas, 1, 9);
 }
 
 #[test]
 fn a_history_no_longer_than_every_gets_its_middle_commit_and_shows_its_step() {
-    let _machine = common::quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
     // 11 commits, the program 30% faster from the 4th (position 3) on. `--every 10` would measure positions 0 and
     // 10 alone, one commit a side of the step, which no change-point test can split at 4 runs each; the loop now
     // measures position 5 too, finds the step between 0 and 5, and narrows that gap.
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 11, 4, 0, -30);
-    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(dir.path())
-        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "10"])
-        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
-        .output()
-        .unwrap();
-    let pass = json(&out);
+    let (shas, pass) = short_history_pass(11, 4);
     let measured = shas_of(&pass["measured"]);
     assert_eq!(measured[..3], [shas[0].clone(), shas[5].clone(), shas[10].clone()], "{pass:#}");
-    assert_eq!(shas_of(&pass["narrowed"]), vec![shas[1].clone(), shas[4].clone()], "{pass:#}");
-    let step = pass["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[4].as_str());
-    assert!(step.is_some_and(|c| c["verdict"] == "improvement" && c["before"] == shas[1].as_str()), "{pass:#}");
+    assert_narrowed_to(&pass, &shas, 1, 4);
 }
