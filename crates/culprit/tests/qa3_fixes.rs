@@ -1,0 +1,46 @@
+//! Findings of the third QA sweep of `run`, `compare`, `report` and `parse`, each with a short real run or a store
+//! made of a few.
+
+mod common;
+
+use common::{culprit, stdout};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// The standard error of a command that must have failed with culprit's error exit.
+fn refused(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
+    err
+}
+
+#[test]
+fn qa_31_a_stressor_the_installed_stress_ng_lacks_is_refused_before_anything_runs() {
+    // stress-ng itself refuses an unknown stressor only when it starts: every run was stored as failed and `run`
+    // exited 1, instead of the job being refused with its line as every other bad param is.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    write(dir.path(), "j.yaml", "suite: s\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: nosuchstressor\n");
+    let err = refused(&culprit(&db, &["run", "j.yaml", "-n", "1", "--label", "X"], dir.path()));
+    assert!(err.contains("in job file j.yaml:5"), "{err}");
+    assert!(err.contains("'test' = 'nosuchstressor': the installed stress-ng has no stressor"), "{err}");
+    assert!(err.contains("`stress-ng --stressors` lists them"), "{err}");
+    assert!(!db.exists(), "a refused run left {} behind", db.display());
+    // A typo names what was meant; a class is checked the same way.
+    write(dir.path(), "t.yaml", "suite: s\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: xatr\n");
+    let err = refused(&culprit(&db, &["run", "t.yaml", "-n", "1", "--label", "X"], dir.path()));
+    assert!(err.contains("(the closest: xattr"), "{err}");
+    write(dir.path(), "c.yaml", "suite: s\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  class: nosuchclass\n");
+    let err = refused(&culprit(&db, &["run", "c.yaml", "-n", "1", "--label", "X"], dir.path()));
+    assert!(err.contains("c.yaml:5") && err.contains("has no class 'nosuchclass'"), "{err}");
+    assert!(!db.exists());
+    // A stressor it has still runs.
+    write(dir.path(), "ok.yaml", "suite: s\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: nop\n");
+    let text = stdout(&culprit(&db, &["run", "ok.yaml", "-n", "1", "--label", "X", "--monitors", "none"], dir.path()));
+    assert!(text.contains("(1 ok, 0 failed)"), "{text}");
+}
