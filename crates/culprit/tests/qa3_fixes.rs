@@ -44,3 +44,40 @@ fn qa_31_a_stressor_the_installed_stress_ng_lacks_is_refused_before_anything_run
     let text = stdout(&culprit(&db, &["run", "ok.yaml", "-n", "1", "--label", "X", "--monitors", "none"], dir.path()));
     assert!(text.contains("(1 ok, 0 failed)"), "{text}");
 }
+
+#[test]
+fn qa_31_report_of_several_jobs_reports_the_one_that_regressed() {
+    // The report took the first job that ran at both revisions, which had no change, while another job of the
+    // matrix had regressed; the job with the strongest change by the compare verdicts is reported, and the
+    // message says why and still points at --job.
+    let dir = tempfile::tempdir().unwrap();
+    let job =
+        "suite: qa\ntestcase: qa\ncommand:\n  cmd:\n    - \"echo rate: 42\"\n    - \"echo rate: $(cat up)\"\n    \
+               - \"echo rate: $(cat down)\"\n  capture:\n    throughput: 'rate: ([0-9.]+)'\n";
+    let job = write(dir.path(), "job.yaml", job);
+    let db = dir.path().join("s.db");
+    for (label, up, down) in [("A", "100", "100"), ("B", "150", "50"), ("C", "100", "100")] {
+        write(dir.path(), "up", up);
+        write(dir.path(), "down", down);
+        stdout(&culprit(
+            &db,
+            &["run", job.to_str().unwrap(), "-n", "4", "--label", label, "--monitors", "none"],
+            dir.path(),
+        ));
+    }
+    let report = |args: &[&str]| {
+        let out = culprit(&db, &[&["report", "--compare"][..], args].concat(), dir.path());
+        (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (text, err) = report(&["A", "B"]);
+    assert!(err.contains("3 jobs ran at every revision; reporting job-echo_rate:___cat_down_"), "{err}");
+    assert!(err.contains("with a regression: command.throughput -50.0% regression"), "{err}");
+    assert!(err.contains("(choose another with --job)"), "{err}");
+    assert!(text.contains("command.cmd: echo rate: $(cat down)"), "{text}");
+    // The other way round the same job improved and the other regressed.
+    let (_, err) = report(&["B", "A"]);
+    assert!(err.contains("reporting job-echo_rate:___cat_up_"), "{err}");
+    // When no job changed, the first is reported, saying so.
+    let (_, err) = report(&["A", "C", "--metric", "command.throughput"]);
+    assert!(err.contains("reporting job-echo_rate:_42, the first: no job's command.throughput changed"), "{err}");
+}
