@@ -81,3 +81,24 @@ fn qa_31_report_of_several_jobs_reports_the_one_that_regressed() {
     let (_, err) = report(&["A", "C", "--metric", "command.throughput"]);
     assert!(err.contains("reporting job-echo_rate:_42, the first: no job's command.throughput changed"), "{err}");
 }
+
+#[test]
+fn qa_31_compare_by_a_param_no_job_has_names_the_params_to_sweep() {
+    // "has no param 'nosuch'" left the user guessing which names --by takes.
+    let dir = tempfile::tempdir().unwrap();
+    let matrix = "suite: qa\ntestcase: qa\ncommand:\n  cmd: [\"echo a\", \"echo b\"]\n  executions: [1, 2]\n";
+    let single = "suite: qa\ntestcase: qa\ncommand:\n  cmd: echo c\n  executions: 1\n";
+    let db = dir.path().join("s.db");
+    for (name, body) in [("m.yaml", matrix), ("s.yaml", single)] {
+        write(dir.path(), name, body);
+        for label in ["A", "B"] {
+            stdout(&culprit(&db, &["run", name, "-n", "1", "--label", label, "--monitors", "none"], dir.path()));
+        }
+    }
+    let err = refused(&culprit(&db, &["compare", "A", "B", "--job", "m-*", "--by", "nosuch"], dir.path()));
+    assert!(err.contains("has no param 'nosuch'"), "{err}");
+    assert!(err.contains("The jobs compared differ in command.cmd, command.executions; give one of those to --by"));
+    let err = refused(&culprit(&db, &["compare", "A", "B", "--job", "s-*", "--by", "nosuch"], dir.path()));
+    assert!(err.contains("No param differs between the jobs compared"), "{err}");
+    assert!(err.contains("they have command.cmd, command.executions"), "{err}");
+}
