@@ -130,3 +130,26 @@ fn qa_31_compare_footnote_names_the_side_whose_every_run_failed() {
     let markdown = stdout(&culprit(&db, &["compare", "OK", "X", "--all", "--format", "markdown"], dir.path()));
     assert!(markdown.contains("| inconclusive: every run at X failed |"), "{markdown}");
 }
+
+#[test]
+fn qa_31_parse_sysbench_of_a_result_root_reads_its_sysbench_program_file() {
+    // A result root keeps a sysbench run's output in a file named after its lkp program (`sysbench-cpu`); `parse
+    // sysbench DIR` looked for a file named `sysbench` only and refused the root.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("0");
+    std::fs::create_dir(&root).unwrap();
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/real/sysbench");
+    std::fs::copy(real.join("cpu"), root.join("sysbench-cpu")).unwrap();
+    write(&root, "stats.json", "{}");
+    let db = dir.path().join("r.db");
+    let out = culprit(&db, &["parse", "sysbench", root.to_str().unwrap()], dir.path());
+    let expected = std::fs::read_to_string(real.join("cpu.expected")).unwrap();
+    assert_eq!(stdout(&out).trim_end(), expected.trim_end());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reading ") && err.contains("sysbench-cpu, the sysbench output of that result root"), "{err}");
+    // With the outputs of two sysbench programs, the message names them and the command to give.
+    std::fs::copy(real.join("mutex"), root.join("sysbench-mutex")).unwrap();
+    let err = refused(&culprit(&db, &["parse", "sysbench", root.to_str().unwrap()], dir.path()));
+    assert!(err.contains("the outputs of 2 programs of sysbench (sysbench-cpu, sysbench-mutex)"), "{err}");
+    assert!(err.contains("name the one to parse, e.g. culprit parse sysbench-cpu "), "{err}");
+}
