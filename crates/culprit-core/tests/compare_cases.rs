@@ -140,7 +140,7 @@ fn a_side_with_only_failed_runs() {
     let table = render_table(&result, RenderOptions::default());
     assert!(table.contains("       fail:runs  %reproduction    fail:runs\n"), "{table}");
     assert!(table.contains("           :5          100%           3:3     culprit.failed_runs\n"), "{table}");
-    assert!(table.contains("# 1 metric(s) inconclusive on broken: every run failed on the other side"), "{table}");
+    assert!(table.contains("# 1 metric(s) inconclusive on broken: every run at broken failed"), "{table}");
 }
 
 #[test]

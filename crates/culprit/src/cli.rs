@@ -357,7 +357,8 @@ pub struct ReportArgs {
     /// sends one mail per commit.
     #[arg(long, value_name = "N", conflicts_with = "compare", value_parser = clap::value_parser!(u32).range(1..))]
     pub culprit: Option<u32>,
-    /// Only the job whose name or id matches this glob (default: the first job both revisions ran).
+    /// Only the job whose name or id matches this glob (default: of the jobs both revisions ran, the one that
+    /// changed most strongly, a regression first; the first when none changed).
     #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]

@@ -3,7 +3,7 @@
 //! [`Change`]; none decides anything itself.
 
 use super::printf;
-use super::{Change, CompareResult, MetricRow, RowKind, SideStats, Verdict};
+use super::{Change, CompareResult, InconclusiveReason, MetricRow, RowKind, Side, SideStats, Verdict};
 use std::fmt::Write as _;
 
 /// lkp's column widths: the mean, the ` ±NN%` field, and the change field.
@@ -182,7 +182,7 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
         for c in &row.changes {
             if let Verdict::Inconclusive { reason } = c.verdict {
                 let label = result.columns.get(c.column).map(|c| short_label(&c.label)).unwrap_or_default();
-                let key = format!("{label}: {reason}");
+                let key = format!("{label}: {}", reason_at(&reason, result, c.column));
                 match reasons.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, n)) => *n += 1,
                     None => reasons.push((key, 1)),
@@ -200,6 +200,25 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
         } else if changed < result.rows.len() {
             let _ = writeln!(out, "# {changed} of {} metrics changed; --all shows every row", result.rows.len());
         }
+    }
+}
+
+/// Why a pair of `result` is inconclusive, naming its sides by their labels. A reason's own words say "the base
+/// side" or "the other side", which in a footnote on column X read as the side opposite X even when X is the side
+/// meant ("inconclusive on X: every run failed on the other side" of a column X whose every run failed).
+fn reason_at(reason: &InconclusiveReason, result: &CompareResult, column: usize) -> String {
+    let label = |i: usize| result.columns.get(i).map(|c| short_label(&c.label)).unwrap_or_default();
+    let side = |side: &Side| match side {
+        Side::Base => format!("{} (the base)", label(0)),
+        Side::Other => label(column),
+    };
+    match reason {
+        InconclusiveReason::TooFewRuns { base, other, needed } => {
+            format!("fewer than {needed} runs a side ({base} at {} vs {other} at {})", label(0), label(column))
+        }
+        InconclusiveReason::BadSamples { side: s, problem } => format!("{problem} at {}", side(s)),
+        InconclusiveReason::NoSuccessfulRuns { side: s } => format!("every run at {} failed", side(s)),
+        InconclusiveReason::Missing { side: s } => format!("metric missing at {}", side(s)),
     }
 }
 
@@ -317,7 +336,9 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
                             String::new()
                         });
                         cells.push(match c.verdict {
-                            Verdict::Inconclusive { reason } => md_escape(&format!("inconclusive: {reason}")),
+                            Verdict::Inconclusive { reason } => {
+                                md_escape(&format!("inconclusive: {}", reason_at(&reason, result, i)))
+                            }
                             v => v.word().to_string(),
                         });
                     }

@@ -255,6 +255,13 @@ pub trait Program: Sync {
             }),
         }
     }
+
+    /// Fails when a param names something the installed program does not offer (a stressor this stress-ng lacks),
+    /// which would otherwise only show as every run failing. Called once per atomic job before anything runs, after
+    /// [`Program::check_installed`] passed; a program that can be asked must answer without running a benchmark.
+    fn check_offered(&self, _params: &Params) -> Result<(), ProgramError> {
+        Ok(())
+    }
 }
 
 /// Every program, in one place.

@@ -406,6 +406,9 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     Ok(axes)
 }
 
+/// A job's params as the store holds them, in job order.
+type Params = Vec<(String, String)>;
+
 /// One job of a sweep: its params, the value of the swept one, and its samples at each revision.
 struct SweptJob {
     params: Vec<(String, String)>,
@@ -426,23 +429,29 @@ fn sweep(
 ) -> Result<String> {
     let mut measured: Vec<SweptJob> = Vec::new();
     let mut swept_keys: BTreeSet<String> = BTreeSet::new();
+    // Every job's params are read first, so that a param no job has can be answered with the ones they do have.
+    let mut params_of: Vec<(&String, &String, Params)> = Vec::new();
     for (job_id, job_name) in jobs {
         let Some(first) = runs.iter().find(|r| &r.job_id == job_id) else { continue };
-        let record = store.run(first.id)?;
-        let Some((key, value)) =
-            record.params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()
+        params_of.push((job_id, job_name, store.run(first.id)?.params));
+    }
+    for (job_id, job_name, params) in &params_of {
+        let Some((key, value)) = params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()
         else {
-            bail!("job {job_name} has no param '{param}'; --by needs jobs that differ in it (a matrix over {param})");
+            bail!(
+                "job {job_name} has no param '{param}'; --by needs jobs that differ in it (a matrix over {param}). {}",
+                params_to_sweep(params_of.iter().map(|(_, _, p)| p.as_slice()))
+            );
         };
         swept_keys.insert(key);
         let query = SampleQuery {
             revision_keys: keys.to_vec(),
-            job: Some(job_id.clone()),
+            job: Some((*job_id).clone()),
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
         };
-        measured.push(SweptJob { params: record.params.clone(), value, samples: store.samples(&query)? });
+        measured.push(SweptJob { params: params.clone(), value, samples: store.samples(&query)? });
     }
     let values: BTreeSet<&str> = measured.iter().map(|j| j.value.as_str()).collect();
     let others = differing_params(measured.iter().map(|j| j.params.as_slice()), &swept_keys);
@@ -538,6 +547,31 @@ fn sweep(
 
 /// The params, other than the swept ones, whose value is not the same in every job (a param a job lacks counts as
 /// an empty value), in the order they first appear.
+/// What a refused `--by` param can be instead: the params whose value differs between the jobs compared, or, when
+/// none does, the params they have (each one value, so a matrix over one of them is needed first).
+fn params_to_sweep<'a>(jobs: impl Iterator<Item = &'a [(String, String)]> + Clone) -> String {
+    let differ = differing_params(jobs.clone(), &BTreeSet::new());
+    if !differ.is_empty() {
+        return format!("The jobs compared differ in {}; give one of those to --by", differ.join(", "));
+    }
+    let mut have: Vec<&str> = Vec::new();
+    for params in jobs {
+        for (k, v) in params {
+            if !NOT_AXES.contains(&k.as_str()) && !v.is_empty() && !have.contains(&k.as_str()) {
+                have.push(k);
+            }
+        }
+    }
+    match have.as_slice() {
+        [] => "The jobs compared have no params, so there is nothing to sweep".to_string(),
+        names => format!(
+            "No param differs between the jobs compared, so there is nothing to sweep yet; they have {}: run the \
+             job with a list of values for one of them at each revision",
+            names.join(", ")
+        ),
+    }
+}
+
 fn differing_params<'a>(
     jobs: impl Iterator<Item = &'a [(String, String)]> + Clone,
     swept: &BTreeSet<String>,

@@ -25,10 +25,40 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
                 );
             }
         }
+        // A family's parser (`sysbench`, which tells the test from the output) reads the file of the one member
+        // program the root holds: lkp names a sysbench run's output after its program, `sysbench-cpu`.
+        let mut main_name = parser.name().to_string();
+        if !files.contains_key(&main_name) {
+            let prefix = format!("{main_name}-");
+            let members: Vec<&str> = files
+                .keys()
+                .map(String::as_str)
+                .filter(|name| name.starts_with(&prefix) && culprit_parse::lookup(name).is_some())
+                .collect();
+            match members.as_slice() {
+                [] => {}
+                [only] => {
+                    eprintln!(
+                        "culprit: reading {}, the {program} output of that result root",
+                        file.join(only).display()
+                    );
+                    main_name = only.to_string();
+                }
+                several => bail!(
+                    "{} is a directory, read as an lkp result root, and it holds the outputs of {} programs of \
+                     {program} ({}); name the one to parse, e.g. culprit parse {} {}",
+                    file.display(),
+                    several.len(),
+                    several.join(", "),
+                    several[0],
+                    file.display()
+                ),
+            }
+        }
         // Only fio's parser reads a result root's other files (its `fio.output.N`); for any other program a root
         // without the program's file holds nothing to parse, and saying "no results" would blame an output that
         // was never read.
-        if parser.name() != "fio" && !files.contains_key(parser.name()) {
+        if parser.name() != "fio" && !files.contains_key(&main_name) {
             let names: Vec<&str> = files.keys().map(String::as_str).collect();
             bail!(
                 "{} is a directory, read as an lkp result root, which keeps {program}'s raw output in a file named \
@@ -38,7 +68,7 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
                 if names.is_empty() { "no files".to_string() } else { format!("only {}", names.join(", ")) }
             );
         }
-        (files.get(parser.name()).cloned().unwrap_or_default(), files)
+        (files.get(&main_name).cloned().unwrap_or_default(), files)
     } else {
         let bytes = fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
         (String::from_utf8_lossy(&bytes).into_owned(), BTreeMap::new())

@@ -10,7 +10,9 @@ use crate::cmd::compare::{
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
-use culprit_core::compare::{compare, CompareOptions, CompareResult, Comparison, FAILED_RUNS_METRIC};
+use culprit_core::compare::{
+    compare, printf, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
+};
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
 use culprit_run::process::shell_quote;
@@ -354,6 +356,109 @@ fn first_failure(runs: &[RunSummary], job_id: &str, key: &str) -> Option<String>
     Some(format!("run {}: {}", run.id, culprit_run::process::shortened(reason, culprit_run::process::QUOTED_CHARS)))
 }
 
+/// How strongly the bad column of a job's comparison moved against the base, by the verdicts the compare engine
+/// stored: a regression first, then any change, then a change of a KPI (the rate the report leads with, over the
+/// times and memory measured beside it), then the most significant (smallest q) of those changes, then the largest;
+/// ties go to the earlier job, and so does a choice among jobs where nothing changed. The rows read are the one
+/// `--metric` names, else the program metrics and the count of failed runs, which are what a report leads with.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+struct Strength {
+    regression: bool,
+    changed: bool,
+    kpi: bool,
+    /// The negated q-value of the strongest change, so that larger is stronger.
+    neg_q: f64,
+    size: f64,
+}
+
+/// The [`Strength`] of `result`'s bad column, and the row it comes from.
+fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Strength, &'a MetricRow, &'a Change)> {
+    let rows = result.rows.iter().filter(|r| match metric {
+        Some(m) => r.metric == m,
+        None => {
+            (r.class == MetricClass::Program && !r.metric.starts_with("culprit.")) || r.metric == FAILED_RUNS_METRIC
+        }
+    });
+    let mut best: Option<(Strength, &MetricRow, &Change)> = None;
+    for row in rows {
+        let Some(change) = row.changes.iter().find(|c| c.column == 1) else { continue };
+        let size = change.change.abs();
+        let key = Strength {
+            regression: change.verdict == Verdict::Regression,
+            changed: change.verdict.is_change(),
+            kpi: change.verdict.is_change() && culprit_core::compare::direction::is_kpi(&row.metric),
+            neg_q: if change.verdict.is_change() { -change.q.unwrap_or(1.0) } else { -1.0 },
+            size: if size.is_nan() { 0.0 } else { size },
+        };
+        if best.as_ref().is_none_or(|(b, _, _)| key > *b) {
+            best = Some((key, row, change));
+        }
+    }
+    best
+}
+
+/// The job of `jobs` whose bad column changed most strongly against the base (see [`Strength`]): its index, its
+/// comparison, and why it was chosen, in words. A job that cannot be compared is passed over; when none can be,
+/// the first job's error is the answer.
+fn strongest_job(
+    store: &dyn Store,
+    keys: &[String],
+    jobs: &[(String, String)],
+    metric: Option<&str>,
+) -> Result<(usize, CompareResult, String)> {
+    let mut compared: Vec<(usize, CompareResult)> = Vec::new();
+    let mut first_error = None;
+    for (i, (job_id, _)) in jobs.iter().enumerate() {
+        match compare_stored(store, keys, job_id, metric) {
+            Ok(result) => compared.push((i, result)),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let strengths: Vec<Option<Strength>> = compared.iter().map(|(_, r)| strength(r, metric).map(|s| s.0)).collect();
+    // Only a change counts: among jobs where nothing changed, the largest move is noise, and the first job is as
+    // good a report as any.
+    let mut chosen: Option<(usize, Strength)> = None;
+    for (at, s) in strengths.iter().enumerate() {
+        if let Some(s) = s.filter(|s| s.changed) {
+            if chosen.is_none_or(|(_, b)| s > b) {
+                chosen = Some((at, s));
+            }
+        }
+    }
+    let Some(at) = chosen.map(|(at, _)| at).or((!compared.is_empty()).then_some(0)) else {
+        return Err(first_error.unwrap_or_else(|| anyhow::anyhow!("no job could be compared")));
+    };
+    let (index, result) = compared.swap_remove(at);
+    let changed_jobs = strengths.iter().filter(|s| s.is_some_and(|s| s.changed)).count();
+    let regressed_jobs = strengths.iter().filter(|s| s.is_some_and(|s| s.regression)).count();
+    let why = match strength(&result, metric) {
+        Some((s, row, change)) if s.changed => {
+            let amount = if change.absolute {
+                printf::fixed(change.change, 1, true)
+            } else if change.change.is_infinite() {
+                format!("{}inf%", if change.change > 0.0 { "+" } else { "-" })
+            } else {
+                format!("{}%", printf::fixed(change.change, 1, true))
+            };
+            let verdict = change.verdict.word();
+            let (kind, count) =
+                if s.regression { ("a regression", regressed_jobs) } else { ("a change", changed_jobs) };
+            let among = match count {
+                1 => format!("the only job with {kind}"),
+                n => format!("the strongest of the {n} jobs with {kind}"),
+            };
+            format!("{among}: {} {amount} {verdict}", row.metric)
+        }
+        _ => match metric {
+            Some(m) => format!("the first: no job's {m} changed significantly"),
+            None => "the first: no job's program metrics changed significantly".to_string(),
+        },
+    };
+    Ok((index, result, why))
+}
+
 /// The report of stored results: base against bad, and the fix as a third column when given.
 fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result<(ReportInput, String)> {
     let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
@@ -366,16 +471,26 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let runs =
         store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;
     let jobs = common_jobs(&runs, &keys);
-    let Some((job_id, job_name)) = jobs.first() else {
-        bail!(no_common_job(store, &keys, &Filters { job: args.job.as_deref(), ..Filters::default() })?);
-    };
-    if jobs.len() > 1 {
-        eprintln!("culprit: {} jobs ran at every revision; reporting {job_name} (choose with --job)", jobs.len());
-    }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
-    let comparison = compare_stored(store, &keys, job_id, args.metric.as_deref())?;
+    let (job_id, comparison, chosen) = match jobs.as_slice() {
+        [] => bail!(no_common_job(store, &keys, &Filters { job: args.job.as_deref(), ..Filters::default() })?),
+        [(job_id, _)] => (job_id, compare_stored(store, &keys, job_id, args.metric.as_deref())?, None),
+        several => {
+            let (index, comparison, why) = strongest_job(store, &keys, several, args.metric.as_deref())?;
+            let said = format!(
+                "{} jobs ran at every revision; reporting {}, {why} (choose another with --job)",
+                several.len(),
+                several[index].1
+            );
+            (&several[index].0, comparison, Some(said))
+        }
+    };
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
+    }
+    // Said once the job is known to have the metric asked for: a choice among jobs none of which has it is no news.
+    if let Some(said) = chosen {
+        eprintln!("culprit: {said}");
     }
     // A base or bad side whose every run failed has nothing to compare: the report leads with the failure (in
     // culprit_core::report), and names the first failed run here.
