@@ -271,21 +271,8 @@ fn qa_31_compare_with_a_side_whose_every_run_failed_says_so() {
     // Three failed runs against three good ones are too few for the failed-runs row to be significant, so the table
     // is empty, and its note said "no metric changed significantly", which reads as a result.
     let dir = tempfile::tempdir().unwrap();
-    let job =
-        "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"test -z \\\"$QA_FAIL\\\" && echo 'ops/s: 42'\"\n  capture:\n    \
-               ops: 'ops/s: ([0-9.]+)'\n";
-    let job = write(dir.path(), "job.yaml", job);
     let db = dir.path().join("s.db");
-    for (label, fail) in [("good", ""), ("broken", "1")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
-            .current_dir(dir.path())
-            .env("QA_FAIL", fail)
-            .args(["--db", db.to_str().unwrap(), "run", job.to_str().unwrap(), "-n", "3", "--label", label])
-            .args(["--monitors", "none"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(if fail.is_empty() { 0 } else { 1 }), "{out:?}");
-    }
+    common::store_ok_and_failed_runs(dir.path(), &db, "good", "broken");
     let out = culprit(&db, &["compare", "good", "broken"], dir.path());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

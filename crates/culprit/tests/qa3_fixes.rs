@@ -108,20 +108,8 @@ fn qa_31_compare_footnote_names_the_side_whose_every_run_failed() {
     // "inconclusive on X: every run failed on the other side" read as "on the side other than X" when X itself was
     // the side whose every run failed; the footnote names that side by its label.
     let dir = tempfile::tempdir().unwrap();
-    let job =
-        "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"test -z \\\"$QA_FAIL\\\" && echo 'ops/s: 42'\"\n  capture:\n    \
-               ops: 'ops/s: ([0-9.]+)'\n";
-    write(dir.path(), "job.yaml", job);
     let db = dir.path().join("s.db");
-    for (label, fail) in [("OK", ""), ("X", "1")] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
-            .current_dir(dir.path())
-            .env("QA_FAIL", fail)
-            .args(["--db", db.to_str().unwrap(), "run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(if fail.is_empty() { 0 } else { 1 }), "{out:?}");
-    }
+    common::store_ok_and_failed_runs(dir.path(), &db, "OK", "X");
     let table = stdout(&culprit(&db, &["compare", "OK", "X"], dir.path()));
     assert!(table.contains("metric(s) inconclusive on X: every run at X failed\n"), "{table}");
     assert!(!table.contains("other side"), "{table}");

@@ -181,3 +181,22 @@ pub fn quiet_machine() -> std::sync::MutexGuard<'static, ()> {
     static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Stores 3 successful runs of a small `command` job at label `ok` and 3 failed runs of it at label `failed` in the
+/// store `db`, the job file written to `dir/job.yaml`: a store whose one side has nothing to compare.
+pub fn store_ok_and_failed_runs(dir: &Path, db: &Path, ok: &str, failed: &str) {
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"test -z \\\"$QA_FAIL\\\" && echo 'ops/s: 42'\"\n  \
+               capture:\n    ops: 'ops/s: ([0-9.]+)'\n";
+    std::fs::write(dir.join("job.yaml"), job).unwrap();
+    for (label, fail) in [(ok, ""), (failed, "1")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(dir)
+            .env("QA_FAIL", fail)
+            .arg("--db")
+            .arg(db)
+            .args(["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(if fail.is_empty() { 0 } else { 1 }), "{out:?}");
+    }
+}
