@@ -196,10 +196,27 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
     let changed = result.rows.iter().filter(|r| r.any_change()).count();
     if !options.all {
         if changed == 0 {
-            let _ = writeln!(out, "# no metric changed among {} compared (--all shows every row)", result.rows.len());
+            let _ = writeln!(out, "# {} (--all shows every row)", nothing_changed(result));
         } else if changed < result.rows.len() {
             let _ = writeln!(out, "# {changed} of {} metrics changed; --all shows every row", result.rows.len());
         }
+    }
+}
+
+/// What a table with no changed row says, text and Markdown alike: how many metrics were compared, and how many of
+/// those no test could decide, so that a table whose one side failed every run (every row inconclusive) does not
+/// read as "nothing changed".
+fn nothing_changed(result: &CompareResult) -> String {
+    let undecided = result
+        .rows
+        .iter()
+        .filter(|r| {
+            !r.changes.is_empty() && r.changes.iter().all(|c| matches!(c.verdict, Verdict::Inconclusive { .. }))
+        })
+        .count();
+    match undecided {
+        0 => format!("no metric changed among {} compared", result.rows.len()),
+        n => format!("no metric changed among {} compared, {n} of them inconclusive", result.rows.len()),
     }
 }
 
@@ -307,7 +324,10 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     let shown: Vec<&MetricRow> = shown_rows(result, options).collect();
     if shown.is_empty() && !options.all {
         // A header with no rows pasted alone reads as a broken table; the text table says the same in a footnote.
-        let _ = writeln!(out, "\nNo metric changed among {} compared (`--all` shows every row).", result.rows.len());
+        // A sentence of its own here, so it starts with a capital ("no metric ..." is ASCII).
+        let mut note = nothing_changed(result);
+        note[..1].make_ascii_uppercase();
+        let _ = writeln!(out, "\n{note} (`--all` shows every row).");
     }
     for row in shown {
         // A `|` ends a GitHub table cell even inside a code span unless it is escaped; the report's code span does
