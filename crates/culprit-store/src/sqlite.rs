@@ -35,6 +35,37 @@ pub struct OpenOptions {
     pub size_limit_bytes: Option<u64>,
 }
 
+/// A read-only `connection` to `path` that can read, reopened as immutable when it cannot: a WAL database whose
+/// shared-memory file is gone (closed cleanly) cannot be read from a directory the process may not write, where
+/// SQLite would create that file. Without a `-wal` file beside it the database file holds every commit, so reading
+/// it as immutable reads what is stored; with one, a writer is at work (or crashed) and the error stands.
+fn readable(connection: Connection, path: &Path, flags: OpenFlags) -> Result<Connection, StoreError> {
+    let reads = connection.query_row("PRAGMA schema_version", [], |row| row.get::<_, i64>(0)).is_ok();
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if reads || Path::new(&wal).exists() {
+        return Ok(connection);
+    }
+    drop(connection);
+    // A URI names the file: `%`, `?` and `#` in its path are escaped so that they stay part of it.
+    let escaped: String = path
+        .to_string_lossy()
+        .chars()
+        .map(|c| match c {
+            '%' => "%25".to_string(),
+            '?' => "%3f".to_string(),
+            '#' => "%23".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let uri = format!("file:{escaped}?immutable=1");
+    Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI).map_err(|e| StoreError::Open {
+        location: path.display().to_string(),
+        reason: e.to_string(),
+        hint: "make the store's directory writable, or copy the store somewhere writable and give it with --db".into(),
+    })
+}
+
 /// The SQLite result store.
 pub struct SqliteStore {
     connection: Connection,
@@ -92,6 +123,11 @@ impl SqliteStore {
                    $CULPRIT_DB"
                 .into(),
         })?;
+        // SQLite opens a file the process may not write (another user's store) read-only without saying so; the
+        // store then reads as a read-only one instead of failing at its first write (the WAL switch), so that
+        // `culprit results` or `compare` of a colleague's store work.
+        let read_only = read_only || connection.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        let connection = if read_only { readable(connection, &path, flags)? } else { connection };
         let mut store = SqliteStore { connection, path, read_only, metric_ids: HashMap::new() };
         store.configure(options)?;
         store.migrate()?;

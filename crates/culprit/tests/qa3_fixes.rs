@@ -143,3 +143,39 @@ fn qa_31_parse_sysbench_of_a_result_root_reads_its_sysbench_program_file() {
     assert!(err.contains("the outputs of 2 programs of sysbench (sysbench-cpu, sysbench-mutex)"), "{err}");
     assert!(err.contains("name the one to parse, e.g. culprit parse sysbench-cpu "), "{err}");
 }
+
+#[test]
+fn qa_31_another_users_store_is_read_and_refused_for_new_runs() {
+    // A colleague's store (a file this user may not write, in a directory it may not write) could not even be
+    // listed: SQLite opened it read-only without saying so, and the switch to the WAL journal then failed; and the
+    // WAL database could not be read where its shared-memory file could not be created. Now `results` reads it, and
+    // `run` still refuses it before anything runs. Only root can be another user here, so elsewhere this test has
+    // nobody to be and checks nothing.
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.path().join("s.db");
+    common::store_ok_and_failed_runs(dir.path(), &db, "OK", "X");
+    // The binary may sit where `nobody` cannot reach it (a clone under /root): a copy beside the store.
+    let binary = dir.path().join("culprit");
+    std::fs::copy(env!("CARGO_BIN_EXE_culprit"), &binary).unwrap();
+    let as_nobody = |args: &str| {
+        let command = format!("cd {} && ./culprit --db s.db {args}", dir.path().display());
+        std::process::Command::new("su").args(["nobody", "-s", "/bin/sh", "-c", &command]).output().unwrap()
+    };
+    let listed = as_nobody("results");
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{text}\n{}", String::from_utf8_lossy(&listed.stderr));
+    assert!(text.contains("label:OK") && text.contains("label:X"), "{text}");
+    let refused = as_nobody("run job.yaml -n 1 --label Y --monitors none --scratch /tmp");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("is read-only"), "{err}");
+    // Refused before the job ran, not after its first run could not be saved.
+    assert!(!err.contains("atomic job") && !err.contains("cannot save"), "{err}");
+    assert!(!stdout(&culprit(&db, &["results"], dir.path())).contains("label:Y"));
+}

@@ -56,7 +56,9 @@ pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
     if !is_url {
         if let Ok(meta) = std::fs::metadata(&path) {
-            if meta.permissions().readonly() {
+            // The mode bits say "read-only" to root too (who could write anyway); access(2) says it of a file this
+            // user may not write, such as a colleague's store, which the store opens read-only for reading.
+            if meta.permissions().readonly() || !writable_by_this_user(&path) {
                 anyhow::bail!(
                     "the result store {} is read-only; make it writable (chmod u+w) or give another store with --db",
                     path.display()
@@ -65,6 +67,14 @@ pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
         }
     }
     open_store(Some(path))
+}
+
+/// Whether this process's user may write `path` (access(2) with W_OK); true when that cannot be asked.
+fn writable_by_this_user(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
+    // SAFETY: a NUL-terminated path that lives across the call; access(2) only reads it.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
 }
 
 /// [`open_store`] for commands that only read: a SQLite path that does not exist is an error rather than a new empty
