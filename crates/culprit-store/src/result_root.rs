@@ -67,6 +67,10 @@ pub const STATS_SOURCE_KEY: &str = "stats_source";
 /// lkp's stats of a run that did not finish, and of one whose job exited with an error.
 pub const INCOMPLETE_RUN_KEY: &str = "last_state.is_incomplete_run";
 pub const EXIT_FAIL_KEY: &str = "last_state.exit_fail";
+/// A failed run's reason, in words, beside its stats (lkp's marks say only that it failed), and the standard error
+/// of its job: both come back with `culprit import`, so `culprit results --run ID` says why as it did before.
+pub const FAILURE_FILE: &str = "culprit-failure";
+pub const STDERR_FILE: &str = "stderr";
 
 /// Makes a string safe as one path component: no separators, no NUL, not `.` or `..`, not empty.
 pub fn safe_component(text: &str) -> String {
@@ -106,6 +110,12 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
         }
     }
     write_json(&run_directory.join(STATS_FILE), &Value::Object(stats))?;
+    if let RunOutcome::Failed { reason } = &run.outcome {
+        write_atomically(&run_directory.join(FAILURE_FILE), reason.as_bytes())?;
+    }
+    if !run.stderr.is_empty() {
+        write_atomically(&run_directory.join(STDERR_FILE), run.stderr.as_bytes())?;
+    }
     if !run.monitors.is_empty() {
         write_json(&run_directory.join(MATRIX_FILE), &Value::Object(monitor_matrix(&run.monitors)))?;
     }
@@ -115,7 +125,7 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
     for raw in &run.raw_outputs {
         let name = safe_component(&raw.name);
         // The lkp files this module owns must not be overwritten by a raw output that happens to share a name.
-        if [STATS_FILE, MATRIX_FILE, JOB_FILE].contains(&name.as_str()) {
+        if [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE].contains(&name.as_str()) {
             continue;
         }
         write_atomically(&run_directory.join(name), &raw.content)?;
@@ -488,6 +498,9 @@ struct FoundRun {
     monitors: Vec<MonitorSeries>,
     job_yaml: Option<String>,
     stats_path: Option<PathBuf>,
+    /// The run's [`FAILURE_FILE`] and [`STDERR_FILE`], where it has them.
+    failure: Option<String>,
+    stderr: Option<String>,
 }
 
 fn import_revision_dir(
@@ -622,18 +635,18 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         .collect();
     let matrix_path = run_directory.join(MATRIX_FILE);
     let monitors = if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { Vec::new() };
-    let job_path = run_directory.join(JOB_FILE);
-    let job_yaml = if job_path.is_file() {
-        Some(std::fs::read_to_string(&job_path).map_err(|error| ResultRootError::Io {
-            path: job_path.clone(),
-            action: "read",
-            error,
-        })?)
-    } else {
-        None
+    let text_of = |name: &str| -> Result<Option<String>, ResultRootError> {
+        let path = run_directory.join(name);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let bytes = std::fs::read(&path).map_err(|error| ResultRootError::Io { path, action: "read", error })?;
+        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
+    let (job_yaml, failure, stderr) = (text_of(JOB_FILE)?, text_of(FAILURE_FILE)?, text_of(STDERR_FILE)?);
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path: Some(stats_path) }, warnings))
+    let stats_path = Some(stats_path);
+    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path, failure, stderr }, warnings))
 }
 
 /// Splits a per-run `matrix.json` back into monitors: every `<monitor>.time` key names a monitor, and each other
@@ -702,7 +715,15 @@ fn runs_from_matrix(path: &Path) -> Result<Vec<FoundRun>, ResultRootError> {
                 .and_then(|s| Path::new(s).parent()?.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .filter(|n| !n.is_empty())
                 .unwrap_or_else(|| column.to_string());
-            FoundRun { run_name, metrics: BTreeMap::new(), monitors: Vec::new(), job_yaml: None, stats_path: None }
+            FoundRun {
+                run_name,
+                metrics: BTreeMap::new(),
+                monitors: Vec::new(),
+                job_yaml: None,
+                stats_path: None,
+                failure: None,
+                stderr: None,
+            }
         })
         .collect();
     for (name, values) in &matrix {
@@ -784,10 +805,16 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
     // lkp marks runs that did not finish in the stats themselves; keep them as failed runs, as Culprit does.
     let incomplete = found.metrics.get(INCOMPLETE_RUN_KEY).is_some_and(|v| *v != 0.0);
     let exit_failed = found.metrics.get(EXIT_FAIL_KEY).is_some_and(|v| *v != 0.0);
+    // The marks decide whether it failed; the reason Culprit wrote beside them, when it did, says why.
+    let written = found.failure.clone().filter(|r| !r.trim().is_empty());
     let outcome = if incomplete {
-        RunOutcome::Failed { reason: "incomplete run (lkp last_state.is_incomplete_run)".into() }
+        RunOutcome::Failed {
+            reason: written.unwrap_or_else(|| "incomplete run (lkp last_state.is_incomplete_run)".into()),
+        }
     } else if exit_failed {
-        RunOutcome::Failed { reason: "the job exited with an error (lkp last_state.exit_fail)".into() }
+        RunOutcome::Failed {
+            reason: written.unwrap_or_else(|| "the job exited with an error (lkp last_state.exit_fail)".into()),
+        }
     } else {
         RunOutcome::Ok
     };
@@ -810,7 +837,7 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
         metrics: found.metrics,
         monitors: found.monitors,
         raw_outputs: Vec::new(),
-        stderr: String::new(),
+        stderr: found.stderr.unwrap_or_default(),
     }
 }
 

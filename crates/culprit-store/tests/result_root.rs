@@ -280,6 +280,7 @@ fn qa_31_failed_runs_stay_failed_through_a_written_root() {
     let root = dir.path().join("result");
     let mut crashed = failed(run_with_monitor(SHA_A, 0.0, None), "hackbench output yields no metrics");
     crashed.metrics.insert("time.elapsed_time".to_string(), 0.002);
+    crashed.stderr = "Running in process mode with 10 groups\nfork() failed: Cannot allocate memory\n".to_string();
     let mut killed = crashed.clone();
     killed.exit_code = None;
     for record in [run_with_monitor(SHA_A, 100.0, None), crashed, killed] {
@@ -299,4 +300,11 @@ fn qa_31_failed_runs_stay_failed_through_a_written_root() {
     let runs = store.list_runs(&RunFilter::default()).unwrap();
     let failed_runs = runs.iter().filter(|r| r.failure_reason.is_some()).count();
     assert_eq!((runs.len(), failed_runs), (3, 2), "{runs:?}");
+    // Why each failed, and what its job said on standard error, come back too (they were "incomplete run" and
+    // nothing).
+    for summary in runs.iter().filter(|r| r.failure_reason.is_some()) {
+        assert_eq!(summary.failure_reason.as_deref(), Some("hackbench output yields no metrics"), "{summary:?}");
+        let record = store.run(summary.id).unwrap();
+        assert!(record.stderr.contains("fork() failed: Cannot allocate memory"), "{:?}", record.stderr);
+    }
 }
