@@ -259,6 +259,18 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
+/// A change as a headline says it: `-21.8%`, `+inf%` from a zero base, or `+2.0` for a metric whose change is
+/// counted in its own units (a pass/fail count, a percentage metric).
+pub fn change_amount(c: &Change) -> String {
+    if c.absolute {
+        printf::fixed(c.change, 1, true)
+    } else if c.change.is_infinite() {
+        format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+    } else {
+        format!("{}%", printf::fixed(c.change, 1, true))
+    }
+}
+
 /// One line per regression or improvement, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`.
 /// With more than one non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`.
 pub fn headlines(result: &CompareResult) -> Vec<String> {
@@ -272,13 +284,7 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             let base = row.sides.first();
             let other = row.sides.get(c.column);
             let (nb, no) = (base.map(|s| s.n).unwrap_or(0), other.map(|s| s.n).unwrap_or(0));
-            let amount = if c.absolute {
-                printf::fixed(c.change, 1, true)
-            } else if c.change.is_infinite() {
-                format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
-            } else {
-                format!("{}%", printf::fixed(c.change, 1, true))
-            };
+            let amount = change_amount(c);
             let on = if multi {
                 let label = result.columns.get(c.column).map(|col| short_label(&col.label)).unwrap_or_default();
                 format!(" on {label}")

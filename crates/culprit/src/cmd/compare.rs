@@ -545,8 +545,6 @@ fn sweep(
     })
 }
 
-/// The params, other than the swept ones, whose value is not the same in every job (a param a job lacks counts as
-/// an empty value), in the order they first appear.
 /// What a refused `--by` param can be instead: the params whose value differs between the jobs compared, or, when
 /// none does, the params they have (each one value, so a matrix over one of them is needed first).
 fn params_to_sweep<'a>(jobs: impl Iterator<Item = &'a [(String, String)]> + Clone) -> String {
@@ -572,6 +570,8 @@ fn params_to_sweep<'a>(jobs: impl Iterator<Item = &'a [(String, String)]> + Clon
     }
 }
 
+/// The params, other than the swept ones, whose value is not the same in every job (a param a job lacks counts as
+/// an empty value), in the order they first appear.
 fn differing_params<'a>(
     jobs: impl Iterator<Item = &'a [(String, String)]> + Clone,
     swept: &BTreeSet<String>,

@@ -11,7 +11,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
-    compare, printf, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
+    compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
@@ -435,13 +435,7 @@ fn strongest_job(
     let regressed_jobs = strengths.iter().filter(|s| s.is_some_and(|s| s.regression)).count();
     let why = match strength(&result, metric) {
         Some((s, row, change)) if s.changed => {
-            let amount = if change.absolute {
-                printf::fixed(change.change, 1, true)
-            } else if change.change.is_infinite() {
-                format!("{}inf%", if change.change > 0.0 { "+" } else { "-" })
-            } else {
-                format!("{}%", printf::fixed(change.change, 1, true))
-            };
+            let amount = culprit_core::compare::render::change_amount(change);
             let verdict = change.verdict.word();
             let (kind, count) =
                 if s.regression { ("a regression", regressed_jobs) } else { ("a change", changed_jobs) };

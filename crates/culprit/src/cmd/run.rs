@@ -186,10 +186,8 @@ fn plan_one(
     let mut values = BTreeMap::new();
     flatten("", &use_.params, &mut values);
     // sysbench's test picks the program: an error names the `test:` line, or the `sysbench:` line without one.
-    let program_place = match use_.params.contains_key("test") {
-        true => use_.place_of("test"),
-        false => job.place(&[use_.key.as_str()]),
-    };
+    let program_place =
+        if use_.params.contains_key("test") { use_.place_of("test") } else { job.place(&[use_.key.as_str()]) };
     let program = resolve_program(use_.name, &mut values).with_context(|| format!("in job file {program_place}"))?;
     let params = Params::new(program.name(), values);
     // The message names the line of the param, so a job file with many programs' params points at the one to fix.
