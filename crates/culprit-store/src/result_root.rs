@@ -101,7 +101,11 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
     create_dir(&run_directory)?;
 
     let mut stats: Map<String, Value> = run.metrics.iter().map(|(k, v)| (k.clone(), number(*v))).collect();
-    if let RunOutcome::Failed { .. } = run.outcome {
+    let failure = match &run.outcome {
+        RunOutcome::Failed { reason } => Some(reason),
+        RunOutcome::Ok => None,
+    };
+    if failure.is_some() {
         // A failed run keeps the metrics it has (its times, what a monitor saw), so only lkp's marks in its stats
         // tell it from a successful one: without them lkp's tools and an import read it as a run that succeeded.
         stats.insert(INCOMPLETE_RUN_KEY.to_string(), number(1.0));
@@ -110,7 +114,7 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
         }
     }
     write_json(&run_directory.join(STATS_FILE), &Value::Object(stats))?;
-    if let RunOutcome::Failed { reason } = &run.outcome {
+    if let Some(reason) = failure {
         write_atomically(&run_directory.join(FAILURE_FILE), reason.as_bytes())?;
     }
     if !run.stderr.is_empty() {
@@ -806,7 +810,7 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
     let incomplete = found.metrics.get(INCOMPLETE_RUN_KEY).is_some_and(|v| *v != 0.0);
     let exit_failed = found.metrics.get(EXIT_FAIL_KEY).is_some_and(|v| *v != 0.0);
     // The marks decide whether it failed; the reason Culprit wrote beside them, when it did, says why.
-    let written = found.failure.clone().filter(|r| !r.trim().is_empty());
+    let written = found.failure.filter(|r| !r.trim().is_empty());
     let outcome = if incomplete {
         RunOutcome::Failed {
             reason: written.unwrap_or_else(|| "incomplete run (lkp last_state.is_incomplete_run)".into()),
