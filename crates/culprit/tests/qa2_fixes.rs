@@ -3,18 +3,12 @@
 
 mod common;
 
-use common::{culprit, stdout};
+use common::{culprit, refused, stdout, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Two hackbench jobs (process and threads) of a few loops each: a matrix run that takes well under a second.
 const MATRIX: &str = "suite: hackbench\ntestcase: hackbench\nnr_threads: 1\niterations: 1\nhackbench:\n  mode: [process, threads]\n  ipc: pipe\n  loops: 20\n";
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path
-}
 
 /// Runs culprit with its stdout or stderr a pipe whose reader is gone before culprit writes to it (what `| head -1`
 /// does after its first line), and returns the exit code and the other stream's text.
@@ -98,13 +92,6 @@ fn two_labels(dir: &Path, job: &str) -> PathBuf {
         stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "3", "--label", label, "--monitors", "none"], dir));
     }
     db
-}
-
-/// The standard error of a command that must have failed with culprit's error exit.
-fn refused(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
-    err
 }
 
 #[test]

@@ -3,21 +3,8 @@
 
 mod common;
 
-use common::{culprit, stdout};
-use std::path::{Path, PathBuf};
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path
-}
-
-/// The standard error of a command that must have failed with culprit's error exit.
-fn refused(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
-    err
-}
+use common::{culprit, refused, stdout, write};
+use std::path::Path;
 
 #[test]
 fn qa_31_a_stressor_the_installed_stress_ng_lacks_is_refused_before_anything_runs() {

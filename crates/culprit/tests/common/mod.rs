@@ -200,3 +200,17 @@ pub fn store_ok_and_failed_runs(dir: &Path, db: &Path, ok: &str, failed: &str) {
         assert_eq!(out.status.code(), Some(if fail.is_empty() { 0 } else { 1 }), "{out:?}");
     }
 }
+
+/// Writes `body` to `dir/name` and returns its path.
+pub fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// The standard error of a command that must have failed with culprit's error exit.
+pub fn refused(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
+    err
+}
