@@ -1,27 +1,14 @@
 //! End-to-end tests of `culprit run`, `split`, `parse` and `results` through the real binary, with real benchmarks
 //! (short hackbench and shell commands) and every kind of bad input the run issue lists.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("culprit runs")
-}
+use common::{culprit, write};
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, body).unwrap();
-    p
 }
 
 fn results_json(db: &Path, cwd: &Path) -> serde_json::Value {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{culprit, stdout};
+use common::{culprit, stdout, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,12 +19,6 @@ fn failure(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "stdout: {}\nstderr: {err}", String::from_utf8_lossy(&out.stdout));
     assert!(!err.contains("panicked"), "{err}");
     err
-}
-
-fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    path
 }
 
 /// How many runs the store holds, ok or failed.

@@ -259,13 +259,23 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
+/// A change from a zero base, which no percentage states: `+inf%` or `-inf%`. lkp's own table divides by 1e-100
+/// instead (`+4e+98%`); every view that is not lkp's table says what that number means with this.
+pub fn infinite_change(change: f64) -> &'static str {
+    if change > 0.0 {
+        "+inf%"
+    } else {
+        "-inf%"
+    }
+}
+
 /// A change as a headline says it: `-21.8%`, `+inf%` from a zero base, or `+2.0` for a metric whose change is
 /// counted in its own units (a pass/fail count, a percentage metric).
 pub fn change_amount(c: &Change) -> String {
     if c.absolute {
         printf::fixed(c.change, 1, true)
     } else if c.change.is_infinite() {
-        format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+        infinite_change(c.change).to_string()
     } else {
         format!("{}%", printf::fixed(c.change, 1, true))
     }
@@ -355,7 +365,7 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
                         // lkp's table divides a change from a zero base by 1e-100 (+4e+98%); Markdown is not lkp's
                         // format, and says what that number means, as CSV and the headlines do.
                         cells.push(if both_present && c.change.is_infinite() {
-                            format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
+                            infinite_change(c.change).to_string()
                         } else if both_present {
                             format_change(c, base.map(|s| s.mean).unwrap_or(0.0), side.mean).trim().to_string()
                         } else {

@@ -8,7 +8,7 @@
 //! pooling different configurations into one point) are compared together by [`sweeps_rows`] for the same reason.
 
 use super::printf::int_trunc;
-use super::render::{csv_field, format_change, format_mean, format_stddev, md_escape};
+use super::render::{csv_field, format_change, format_mean, format_stddev, infinite_change, md_escape};
 use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats, Verdict, KEY_SEPARATOR};
 use std::fmt::Write as _;
 
@@ -182,9 +182,7 @@ pub fn render_sweeps_markdown(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> Strin
                     let change = row.changes.get(i - 1);
                     let both = side.present && base.is_some_and(|b| b.present);
                     cells.push(match change {
-                        Some(c) if both && c.change.is_infinite() => {
-                            format!("{}inf%", if c.change > 0.0 { "+" } else { "-" })
-                        }
+                        Some(c) if both && c.change.is_infinite() => infinite_change(c.change).to_string(),
                         Some(c) if both => format_change(c, base.map_or(0.0, |b| b.mean), side.mean).trim().to_string(),
                         _ => String::new(),
                     });

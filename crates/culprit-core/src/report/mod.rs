@@ -290,7 +290,7 @@ impl Headline {
 /// A change as the robot's headlines print it: one decimal, a minus sign only.
 pub fn amount(change: f64, absolute: bool) -> String {
     if change.is_infinite() {
-        return if change > 0.0 { "+inf%".to_string() } else { "-inf%".to_string() };
+        return crate::compare::render::infinite_change(change).to_string();
     }
     let number = printf::fixed(change, 1, false);
     if absolute {
