@@ -216,6 +216,31 @@ fn qa_31_a_profile_entry_some_runs_lack_is_zero_in_those_runs() {
 }
 
 #[test]
+fn a_perf_stat_unit_sum_some_runs_lack_is_zero_in_those_runs() {
+    // perf prints an event's rate as `/sec`, `K/sec` or `M/sec` by its size, so `i.metric.K/sec` (the sum of the
+    // rates printed in K/sec) is in a run only when some rate reached 1,000 a second. A stress-ng job's row read
+    // "inconclusive, fewer than 3 runs a side" for the runs that lacked it; they summed nothing, which is 0.
+    let unit_sum = "perf-stat.i.metric.K/sec";
+    let base = Column::new("base")
+        .with_metric("stress-ng.cpu.ops_per_sec", vec![100.0, 101.0, 99.0])
+        .with_metric(unit_sum, vec![13.0]);
+    let other = Column::new("other")
+        .with_metric("stress-ng.cpu.ops_per_sec", vec![100.0, 101.0, 99.0])
+        .with_metric(unit_sum, vec![13.0, 12.5, 13.5]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == unit_sum).expect("the row");
+    assert_eq!((row.sides[0].n, row.sides[0].mean), (3, 13.0 / 3.0), "{row:?}");
+    assert_eq!((row.sides[1].n, row.sides[1].mean), (3, 13.0), "{row:?}");
+    // A rate some runs lack is still the runs that have it: only the unit sums are sums over printed lines.
+    let rate = "perf-stat.i.page-faults";
+    let base = Column::new("base").with_metric(rate, vec![13e3, 13.5e3]);
+    let other = Column::new("other").with_metric(rate, vec![13e3, 13.5e3, 12.5e3]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == rate).expect("the row");
+    assert_eq!(row.sides[0].n, 2, "{row:?}");
+}
+
+#[test]
 fn qa_31_an_empty_markdown_table_says_why() {
     // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
     // table has said why in a footnote all along.

@@ -457,11 +457,20 @@ enum Samples<'a> {
     Unavailable(InconclusiveReason),
 }
 
-/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. perf-profile and
-/// pass/fail metrics that a successful run did not report are zeros (perf drops symbols below its cutoff; a dmesg
-/// pattern that did not occur is not printed), as lkp fills them, in a column that reported them in some runs as in
-/// one that reported them in none: the mean of the runs that did would overstate the share, and be tested as fewer
-/// runs than there were. Any other missing metric is unavailable.
+/// Whether a metric that a successful run did not report was 0 in that run rather than not measured: perf-profile
+/// entries (perf drops symbols below its cutoff), pass/fail counts (a dmesg pattern that did not occur is not
+/// printed), and perf-stat's sums of perf's own metric column per unit (`perf-stat.i.metric.K/sec`), which exist
+/// only in runs where some event's rate was printed in that unit: perf picks `/sec`, `K/sec` or `M/sec` by the
+/// rate's size, so a run whose page faults stayed under 1,000 a second has no `K/sec` line to sum.
+fn absent_means_zero(metric: &str, kind: RowKind, class: MetricClass) -> bool {
+    let perf_stat_unit_sum = metric.starts_with("perf-stat.") && metric.contains(".metric.");
+    kind == RowKind::PassFail || class == MetricClass::Profile || perf_stat_unit_sum
+}
+
+/// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. A metric that is 0
+/// where a run did not report it ([`absent_means_zero`]) is filled with zeros, as lkp fills its matrix, in a column
+/// that reported it in some runs as in one that reported it in none: the mean of the runs that did would overstate
+/// it, and be tested as fewer runs than there were. Any other missing metric is unavailable.
 fn resolve<'a>(
     column: &'a Column,
     runs: usize,
@@ -470,7 +479,7 @@ fn resolve<'a>(
     class: MetricClass,
     side: Side,
 ) -> Samples<'a> {
-    let zero_filled = kind == RowKind::PassFail || class == MetricClass::Profile;
+    let zero_filled = absent_means_zero(metric_of_key(metric), kind, class);
     if let Some(xs) = column.metrics.get(metric) {
         if zero_filled && xs.len() < runs {
             let mut filled = xs.clone();
