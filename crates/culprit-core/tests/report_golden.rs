@@ -530,6 +530,28 @@ fn the_headline_metric_is_the_kpi_the_robot_led_with() {
     assert_eq!(report::headline_metric(&unchanged), None);
 }
 
+#[test]
+fn a_report_of_no_change_leads_with_the_kpi() {
+    // A fio job with nothing changed led its mail with the first program row, `fio.latency_1000ms%`: "no
+    // significant change of fio.latency_1000ms% (0.0, ...)", a latency bucket that was 0 on both sides.
+    let column = |name: &str| {
+        Column::new(name)
+            .with_metric("fio.latency_1000ms%", vec![0.0; 8])
+            .with_metric("fio.read_clat_mean_ns", samples(1.4e5, 1.0))
+            .with_metric("fio.read_iops", samples(11e3, 1.0))
+            .with_metric("vmstat.cpu.id", samples(50.0, 2.0))
+    };
+    let unchanged = compare(&Comparison::new(vec![column("a"), column("b")]), &CompareOptions::default()).unwrap();
+    assert_eq!(report::headline_metric(&unchanged), None);
+    assert_eq!(report::quiet_headline_metric(&unchanged).as_deref(), Some("fio.read_iops"));
+    // Without a KPI, the first program metric; a monitor never leads.
+    let mut no_kpi = unchanged.clone();
+    no_kpi.rows.retain(|row| row.metric != "fio.read_iops" && row.metric != "fio.latency_1000ms%");
+    assert_eq!(report::quiet_headline_metric(&no_kpi).as_deref(), Some("fio.read_clat_mean_ns"));
+    no_kpi.rows.retain(|row| row.metric == "vmstat.cpu.id");
+    assert_eq!(report::quiet_headline_metric(&no_kpi), None);
+}
+
 /// A report printed on its own (no job file written next to it) ends with the job file, as the robot's mails carry
 /// it attached; one written next to its job file only names it.
 #[test]

@@ -359,6 +359,19 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
         .map(|r| r.metric.clone())
 }
 
+/// The metric a report leads with when [`headline_metric`] finds none (nothing changed, or only rows of no known
+/// direction): the test's KPI, first in table order, so a "no significant change" mail speaks of what the test
+/// measures (`fio.read_iops`, not `fio.latency_1000ms%`, a latency bucket that is 0 on both sides); else the first
+/// program metric; else `None`.
+pub fn quiet_headline_metric(result: &CompareResult) -> Option<String> {
+    let programs =
+        || result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."));
+    programs()
+        .find(|r| crate::compare::direction::is_kpi(&r.metric))
+        .or_else(|| programs().next())
+        .map(|r| r.metric.clone())
+}
+
 /// Whether a row changed in the commit's column or the fix's, by the stored verdicts.
 fn changed(row: &MetricRow) -> bool {
     row.any_change()

@@ -189,16 +189,6 @@ fn params_of(record: &RunRecord) -> Vec<(String, String)> {
     record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect()
 }
 
-/// The program metric to lead with when none was named and none changed: the first one, so the report still
-/// says "within the noise" rather than failing.
-fn fallback_metric(result: &CompareResult) -> Option<String> {
-    result
-        .rows
-        .iter()
-        .find(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
-        .map(|r| r.metric.clone())
-}
-
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session
 /// is an error, as its report is.
 pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
@@ -498,7 +488,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let metric = match &args.metric {
         Some(m) => m.clone(),
         None => report::headline_metric(&comparison)
-            .or_else(|| fallback_metric(&comparison))
+            .or_else(|| report::quiet_headline_metric(&comparison))
             // With no successful run at either side, the count of failed runs is the one row there is.
             .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
