@@ -249,6 +249,26 @@ pub fn key_role(key: &str) -> KeyRole {
     KeyRole::Param
 }
 
+/// Stored params (flattened: `fio-setup-basic.bs`, `hackbench.mode`) under the names lkp gives them on the robot's
+/// `axes` line and in a mail's parameters: a program's or setup hash's option by its own name (`bs`, `mode`), as
+/// lkp's `each_param` yields it. A name that two hashes share, or that a top-level param already has, keeps its
+/// hash, so that neither value hides the other. Order is kept.
+pub fn lkp_param_names(params: &[(String, String)]) -> Vec<(String, String)> {
+    let short = |key: &str| -> Option<String> {
+        let (hash, option) = key.split_once('.')?;
+        matches!(key_role(hash), KeyRole::Program(..) | KeyRole::Setup(_)).then(|| option.to_string())
+    };
+    let name_of = |key: &str| short(key).unwrap_or_else(|| key.to_string());
+    params
+        .iter()
+        .map(|(key, value)| {
+            let name = name_of(key);
+            let shared = params.iter().filter(|(other, _)| name_of(other) == name).count() > 1;
+            (if shared { key.clone() } else { name }, value.clone())
+        })
+        .collect()
+}
+
 /// The program names, comma-separated, for error messages.
 pub fn program_names() -> String {
     PROGRAMS
@@ -266,6 +286,25 @@ pub fn monitor_names() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn params_take_lkps_names_unless_two_would_share_one() {
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let stored = pairs(&[
+            ("fio-setup-basic.bs", "4k"),
+            ("fio-setup-basic.rw", "randrw"),
+            ("hackbench.mode", "process"),
+            ("nr_task", "2"),
+            ("runtime", "2s"),
+        ]);
+        let named = pairs(&[("bs", "4k"), ("rw", "randrw"), ("mode", "process"), ("nr_task", "2"), ("runtime", "2s")]);
+        assert_eq!(lkp_param_names(&stored), named);
+        // A name two hashes share, or a top-level param's, keeps its hash; a dotted key of no hash stays whole.
+        let stored = pairs(&[("fio-setup-basic.runtime", "5"), ("runtime", "2s"), ("kernel.cmdline", "quiet")]);
+        assert_eq!(lkp_param_names(&stored), stored);
+    }
 
     #[test]
     fn roles_of_typical_keys() {

@@ -91,6 +91,25 @@ fn qa_31_report_steps_run_into_the_store_the_compare_step_reads() {
 }
 
 #[test]
+fn params_and_axes_carry_lkps_names_and_a_quiet_report_leads_with_the_kpi() {
+    // The axes line and the mail's parameters printed stored names (`command.cmd`, `fio-setup-basic.bs`) where lkp
+    // prints a program's option by its own name; and a comparison with nothing changed led its mail with the first
+    // program row alphabetically (`command.elapsed_time` here) instead of the job's KPI, its captured number.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo ops: 42\"\n  capture:\n    ops: \"ops: ([0-9]+)\"\n";
+    common::write(dir.path(), "job.yaml", job);
+    for label in ["a", "b"] {
+        stdout(&culprit(&db, &["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none"], dir.path()));
+    }
+    let table = stdout(&culprit(&db, &["compare", "a", "b", "--all"], dir.path()));
+    assert!(table.contains("\ntbox_group/testcase/capture.ops/cmd:\n"), "{table}");
+    let mail = stdout(&culprit(&db, &["report", "--compare", "a", "b"], dir.path()));
+    assert!(mail.contains("\tcmd: echo ops: 42\n") && !mail.contains("command.cmd"), "{mail}");
+    assert!(mail.lines().next().unwrap().contains(": command.ops "), "{mail}");
+}
+
+#[test]
 fn report_errors_name_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let db = real_db(dir.path());

@@ -14,6 +14,7 @@ use culprit_core::compare::{
     Verdict,
 };
 use culprit_core::model::{abbreviate, MetricClass, Revision};
+use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
 use culprit_store::{RevisionSamples, RunFilter, RunSummary, SampleQuery, Store};
 use std::collections::BTreeSet;
@@ -391,18 +392,16 @@ pub fn some_metric_names(names: &BTreeSet<String>) -> String {
     format!("{} ({} metric{})", listed.join(", "), names.len(), if names.len() == 1 { "" } else { "s" })
 }
 
-/// The `axes` header of a job: the machine, the testcase, then the job's params in job order.
+/// The `axes` header of a job: the machine, the testcase, then the job's params as stored, under lkp's names (`bs`,
+/// not `fio-setup-basic.bs`).
 pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
     let mut axes =
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
-    for (k, v) in &record.params {
-        if NOT_AXES.contains(&k.as_str()) || v.is_empty() {
-            continue;
-        }
-        axes.push((k.clone(), v.clone()));
-    }
+    let params: Vec<(String, String)> =
+        record.params.into_iter().filter(|(k, v)| !NOT_AXES.contains(&k.as_str()) && !v.is_empty()).collect();
+    axes.extend(lkp_param_names(&params));
     Ok(axes)
 }
 

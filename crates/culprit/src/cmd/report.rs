@@ -14,6 +14,7 @@ use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
+use culprit_job::table::lkp_param_names;
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
 use culprit_run::process::shell_quote;
 use culprit_store::{RunFilter, RunSummary, SampleQuery, SessionId, Store};
@@ -185,8 +186,11 @@ fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
     Ok(store.run(chosen.id)?)
 }
 
+/// A run's params for the mail's "with following parameters", under lkp's names (`bs`, not `fio-setup-basic.bs`).
 fn params_of(record: &RunRecord) -> Vec<(String, String)> {
-    record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect()
+    let params: Vec<(String, String)> =
+        record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect();
+    lkp_param_names(&params)
 }
 
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session
