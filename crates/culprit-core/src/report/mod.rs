@@ -281,7 +281,7 @@ impl Headline {
             Verdict::Regression => "regression",
             Verdict::Improvement => "improvement",
             Verdict::Changed => "change",
-            Verdict::Unchanged => "change within the noise",
+            Verdict::Unchanged => "non-significant change",
             Verdict::Inconclusive { .. } => "undecided change",
         }
     }
