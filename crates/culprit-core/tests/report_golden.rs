@@ -250,6 +250,43 @@ fn seed001_input() -> ReportInput {
     }
 }
 
+#[test]
+fn a_large_change_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would() {
+    // A stress-ng job read -22.3% over 3 runs a side (8% and 13% stddev): "no significant change ... change within
+    // the noise", which it was not; the test had too few runs to tell. The mail now says how many would.
+    let input_with = |other: Vec<f64>| {
+        let mut input = seed001_input();
+        input.fix = None;
+        input.metric = "stress-ng.cpu.ops_per_sec".into();
+        let columns = vec![
+            Column::new(BASE).with_metric("stress-ng.cpu.ops_per_sec", vec![880.0, 800.0, 960.0]),
+            Column::new(BAD).with_metric("stress-ng.cpu.ops_per_sec", other),
+        ];
+        input.comparison = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+        input
+    };
+    let input = input_with(vec![690.0, 580.0, 780.0]);
+    let row = &input.comparison.rows[0];
+    let (base, bad) = (&row.sides[0], &row.sides[1]);
+    let needed = culprit_core::stats::runs_to_detect(
+        bad.mean - base.mean,
+        base.stddev.unwrap(),
+        bad.stddev.unwrap(),
+        0.05,
+        0.8,
+        1000,
+    )
+    .unwrap();
+    assert!(needed > 3, "{needed}");
+    let text = flat(&render(&input, Format::Text).unwrap());
+    let said = format!("about {needed} runs a side, not 3, would show a change this size at p 0.05");
+    assert!(text.contains(&format!("(-22.3%, non-significant change; {said}) at commit:")), "{text}");
+    assert!(flat(&render(&input, Format::Markdown).unwrap()).contains(&said));
+    // A change below the verdict's 1% floor would never be called one, however many runs: no such advice.
+    let text = flat(&render(&input_with(vec![875.0, 795.0, 955.0]), Format::Text).unwrap());
+    assert!(text.contains("non-significant change) at commit:"), "{text}");
+}
+
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
