@@ -262,10 +262,10 @@ pub struct SimArgs {
     /// (the machine's level moves every 25 runs or so, by 0.8 sigma: wall time on a shared host).
     #[arg(long, default_value = "gaussian")]
     pub noise: String,
-    /// The standard deviation of layout noise's per-commit offsets, in noise sigmas (real bisects on this machine
-    /// showed offsets of about half the run-to-run noise).
-    #[arg(long, default_value_t = culprit_core::bisect::sim::LAYOUT_SIGMA)]
-    pub layout_sigma: f64,
+    /// The standard deviation of layout noise's per-commit offsets, in noise sigmas (default 0.3; real bisects on
+    /// this machine showed offsets of about half the run-to-run noise). Only with --noise layout.
+    #[arg(long)]
+    pub layout_sigma: Option<f64>,
     /// Share of commits that do not build.
     #[arg(long, default_value_t = 0.0)]
     pub untestable: f64,

@@ -23,11 +23,14 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if let Some(bad) = args.step.iter().find(|s| !(0.0..=MAX_STEP_SIGMA).contains(*s)) {
         bail!("--step takes sizes from 0 to {MAX_STEP_SIGMA} sigma, e.g. 1.5 or 0.5,0.5,0.5; got {bad}");
     }
-    if !(0.0..=MAX_STEP_SIGMA).contains(&args.layout_sigma) {
-        bail!(
-            "--layout-sigma takes offsets from 0 to {MAX_STEP_SIGMA} sigma, e.g. 0.3 or 0.6; got {}",
-            args.layout_sigma
-        );
+    // The offsets are layout noise's alone: given with any other noise they would be ignored, and the table would
+    // print rows that look measured under offsets that never were.
+    if args.layout_sigma.is_some() && noise != Noise::Layout {
+        bail!("--layout-sigma sizes the offsets of --noise layout; give --noise layout with it, or leave it out");
+    }
+    let layout_sigma = args.layout_sigma.unwrap_or(sim::LAYOUT_SIGMA);
+    if !(0.0..=MAX_STEP_SIGMA).contains(&layout_sigma) {
+        bail!("--layout-sigma takes offsets from 0 to {MAX_STEP_SIGMA} sigma, e.g. 0.3 or 0.6; got {layout_sigma}");
     }
     let steps: Vec<f64> = args.step.iter().copied().filter(|s| *s > 0.0).collect();
     // Each step sits at a commit of its own, so there cannot be more steps than commits.
@@ -72,7 +75,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
             trials: args.trials,
             seed: args.seed,
             strategy,
-            layout_sigma: args.layout_sigma,
+            layout_sigma,
             topics: args.topics,
         };
         reports.push(sim::run(&config));
