@@ -72,11 +72,8 @@ fn sim_refuses_sizes_it_cannot_simulate() {
     // Layout offsets without layout noise were ignored, and the row read "Gaussian" as if they had been measured.
     let err = failure(&culprit("unused.db", &["sim", "--trials", "1", "--layout-sigma", "0.6"], dir.path()));
     assert!(err.contains("--layout-sigma sizes the offsets of --noise layout"), "{err}");
-    let text = stdout(&culprit(
-        "unused.db",
-        &["sim", "--commits", "8", "--noise", "layout", "--layout-sigma", "0.6", "--trials", "1", "--strategy", "fixed"],
-        dir.path(),
-    ));
+    let layout = ["sim", "--commits", "8", "--noise", "layout", "--layout-sigma", "0.6", "--trials", "1"];
+    let text = stdout(&culprit("unused.db", &[&layout[..], &["--strategy", "fixed"]].concat(), dir.path()));
     assert!(text.contains("| fixed | 8 | 1.5 | Layout 0.6 sigma |"), "{text}");
     // The limits themselves are allowed.
     let text = stdout(&culprit(
