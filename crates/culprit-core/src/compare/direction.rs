@@ -65,6 +65,11 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("sysbench*per_sec*", 1),
     ("sysbench*/s", 1),
     ("sysbench*.events", 1),
+    // The cpu, threads and memory tests run for `--time` seconds, so their event count is their rate (the cpu
+    // test's own "events per second" line is not one of lkp's metrics). The mutex test runs a fixed count instead.
+    ("sysbench-cpu.workload", 1),
+    ("sysbench-threads.workload", 1),
+    ("sysbench-memory.workload", 1),
     ("sysbench*.transactions", 1),
     ("sysbench*.queries", 1),
     ("dbench.throughput*", 1),
@@ -125,6 +130,8 @@ pub const KPI_PATTERNS: &[&str] = &[
     "dbench.throughput_MB/s",
     "pgbench.tps",
     "sysbench-*.throughput_ops/s",
+    "sysbench-cpu.workload",
+    "sysbench-threads.workload",
     "sysbench-fileio.*_operations/s",
     "will-it-scale.per_*_ops",
     "unixbench.score",
@@ -231,6 +238,19 @@ mod tests {
         for example in ["fio.x_iops", "stress-ng.x.ops_per_sec", "netperf.Throughput_Mbps", "iperf.tcp.sender.bps"] {
             assert!(is_kpi(example) && direction_of(example) == Direction::HigherIsBetter, "{example}");
         }
+    }
+
+    #[test]
+    fn a_timed_sysbench_tests_event_count_is_its_rate() {
+        // sysbench-cpu's only rate is its event count over `--time` (lkp names no "events per second"), which had
+        // no direction: a 20% drop of it read "changed", and `compare --by` swept the 95th latency instead.
+        for metric in ["sysbench-cpu.workload", "sysbench-threads.workload"] {
+            assert!(is_kpi(metric) && direction_of(metric) == Direction::HigherIsBetter, "{metric}");
+        }
+        assert_eq!(direction_of("sysbench-memory.workload"), Direction::HigherIsBetter);
+        // The mutex test runs a fixed count of locks: its count says nothing of speed.
+        assert!(!is_kpi("sysbench-mutex.workload"));
+        assert_eq!(direction_of("sysbench-mutex.workload"), Direction::Unknown);
     }
 
     #[test]
