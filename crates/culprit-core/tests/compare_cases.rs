@@ -241,6 +241,45 @@ fn a_perf_stat_unit_sum_some_runs_lack_is_zero_in_those_runs() {
 }
 
 #[test]
+fn a_kpi_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would() {
+    // stress-ng's ops_per_sec read -22.3% over 3 runs a side (8% and 13% stddev) with nothing in the table to say
+    // that the test had too few runs to call it.
+    let kpi = "stress-ng.cpu.ops_per_sec";
+    let table = |extra: usize, rule: DecisionRule| {
+        let mut base = Column::new("a").with_metric(kpi, vec![880.0, 800.0, 960.0]);
+        let mut other = Column::new("b").with_metric(kpi, vec![690.0, 580.0, 780.0]);
+        for i in 0..extra {
+            let name = format!("vmstat.x{i}");
+            base = base.with_metric(&name, vec![10.0, 11.0, 12.0]);
+            other = other.with_metric(&name, vec![10.5, 11.5, 12.5]);
+        }
+        let options = CompareOptions { rule, ..CompareOptions::default() };
+        compare(&Comparison::new(vec![base, other]), &options).expect("compares")
+    };
+    let needed = |result: &culprit_core::compare::CompareResult| {
+        let row = result.rows.iter().find(|r| r.metric == kpi).expect("the row");
+        culprit_core::compare::runs_to_tell(result, row, &row.changes[0])
+    };
+    let alone = table(0, DecisionRule::Culprit);
+    let runs = needed(&alone).expect("more runs tell");
+    assert_eq!((runs.now, runs.tested), (3, 1));
+    // The same change among 99 other tested metrics has to clear the false-discovery control over 100.
+    let crowded = table(99, DecisionRule::Culprit);
+    let more = needed(&crowded).expect("more runs tell");
+    assert!(more.tested == 100 && more.needed > runs.needed, "{runs:?} {more:?}");
+    let text = render_table(&crowded, RenderOptions::default());
+    let line = format!(
+        "# {kpi}: -22.3% not significant over 3 runs a side; about {} a side would show it (100 metrics tested)",
+        more.needed
+    );
+    assert!(text.contains(&line), "{text}");
+    // Only KPIs get the line: the monitors' +5% moves are no less underpowered, but not what a reader reruns for.
+    assert_eq!(text.matches("not significant over").count(), 1, "{text}");
+    // Under lkp's rules the verdict is not this test's, so neither is the advice.
+    assert_eq!(needed(&table(0, DecisionRule::Lkp(LkpOptions::default()))), None);
+}
+
+#[test]
 fn qa_31_an_empty_markdown_table_says_why() {
     // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
     // table has said why in a footnote all along.

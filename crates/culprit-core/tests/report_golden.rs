@@ -267,19 +267,10 @@ fn a_large_change_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would()
     };
     let input = input_with(vec![690.0, 580.0, 780.0]);
     let row = &input.comparison.rows[0];
-    let (base, bad) = (&row.sides[0], &row.sides[1]);
-    let needed = culprit_core::stats::runs_to_detect(
-        bad.mean - base.mean,
-        base.stddev.unwrap(),
-        bad.stddev.unwrap(),
-        0.05,
-        0.8,
-        1000,
-    )
-    .unwrap();
-    assert!(needed > 3, "{needed}");
+    let runs = culprit_core::compare::runs_to_tell(&input.comparison, row, &row.changes[0]).expect("more runs tell");
+    assert_eq!((runs.now, runs.tested), (3, 1));
     let text = flat(&render(&input, Format::Text).unwrap());
-    let said = format!("about {needed} runs a side, not 3, would show a change this size at p 0.05");
+    let said = format!("about {} runs a side, not 3, would show a change this size", runs.needed);
     assert!(text.contains(&format!("(-22.3%, non-significant change; {said}) at commit:")), "{text}");
     assert!(flat(&render(&input, Format::Markdown).unwrap()).contains(&said));
     // A change below the verdict's 1% floor would never be called one, however many runs: no such advice.

@@ -431,6 +431,52 @@ impl MetricRow {
     }
 }
 
+/// A change the test could not tell from the noise although it clears the practical floor: how many runs a side
+/// would show a true change of its size, against the runs there are. See [`runs_to_tell`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsToTell {
+    /// Runs a side at which the table's test would call a true change of this size four times in five.
+    pub needed: usize,
+    /// The runs of the side with fewer.
+    pub now: usize,
+    /// The metrics tested in the column, whose false-discovery control the change has to clear.
+    pub tested: usize,
+}
+
+/// For a pair whose verdict is unchanged and whose change clears the practical floor (`min_change_pct`, or
+/// `min_abs_change` for absolute metrics): the runs a side that would tell a true change of that size from the
+/// noise in this table. The bar is the one a lone change meets under Benjamini-Hochberg, q = p m <= `fdr` over
+/// the m metrics tested in the column, with the pair's p twice the smaller of Welch's and the rank test's: Welch's
+/// test at level fdr / (2 m), power 0.8, on the sides' own scatter ([`crate::stats::runs_to_detect`]). Changes
+/// that move together (a throughput and its idle time) clear the control with fewer, so this is an upper figure.
+/// `None` under lkp's rules, for any verdict but unchanged, for pass/fail rows, for a change no more runs would
+/// call one (below the floor, or more than 1,000 runs a side needed), and when the sides already have that many
+/// (the test fell short by chance, and more runs are not the advice). The table's footnotes (for KPIs) and a
+/// report's headline read it; nothing decides by it.
+pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) -> Option<RunsToTell> {
+    let options = &result.options;
+    let floor = if change.absolute { options.min_abs_change } else { options.min_change_pct };
+    if options.rule != DecisionRule::Culprit || change.verdict != Verdict::Unchanged || !(change.change.abs() >= floor)
+    {
+        return None;
+    }
+    let (base, other) = (row.sides.first()?, row.sides.get(change.column)?);
+    if base.fails.is_some() || other.fails.is_some() {
+        return None;
+    }
+    let tested = result
+        .rows
+        .iter()
+        .filter(|r| r.changes.iter().any(|c| c.column == change.column && c.p.is_some()))
+        .count()
+        .max(1);
+    let alpha = options.fdr / (2.0 * tested as f64);
+    let needed =
+        crate::stats::runs_to_detect(other.mean - base.mean, base.stddev?, other.stddev?, alpha, 0.8, 1000)?;
+    let now = base.n.min(other.n);
+    (needed > now).then_some(RunsToTell { needed, now, tested })
+}
+
 /// Header facts of one column, echoed in the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnInfo {

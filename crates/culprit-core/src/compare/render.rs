@@ -193,6 +193,9 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
     for (key, n) in reasons {
         let _ = writeln!(out, "# {n} metric(s) inconclusive on {key}");
     }
+    for line in kpis_needing_runs(result) {
+        let _ = writeln!(out, "# {line}");
+    }
     let changed = result.rows.iter().filter(|r| r.any_change()).count();
     if !options.all {
         if changed == 0 {
@@ -201,6 +204,32 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
             let _ = writeln!(out, "# {changed} of {} metrics changed; --all shows every row", result.rows.len());
         }
     }
+}
+
+/// One line per KPI whose change the runs could not tell from the noise though more runs would
+/// ([`super::runs_to_tell`]): `stress-ng.cpu.ops_per_sec: -22.3% not significant over 3 runs a side; about 21 a side
+/// would show it (1786 metrics tested)`. KPIs only: the test's own measure is what a reader runs again for.
+fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
+    let multi = result.columns.len() > 2;
+    let mut lines = Vec::new();
+    for row in result.rows.iter().filter(|r| super::direction::is_kpi(&r.metric)) {
+        for c in &row.changes {
+            let Some(runs) = super::runs_to_tell(result, row, c) else { continue };
+            let on = match result.columns.get(c.column) {
+                Some(column) if multi => format!(" on {}", short_label(&column.label)),
+                _ => String::new(),
+            };
+            lines.push(format!(
+                "{}{on}: {} not significant over {} runs a side; about {} a side would show it ({} metrics tested)",
+                row.metric,
+                change_amount(c),
+                runs.now,
+                runs.needed,
+                runs.tested
+            ));
+        }
+    }
+    lines
 }
 
 /// What a table with no changed row says, text and Markdown alike: how many metrics were compared, and how many of

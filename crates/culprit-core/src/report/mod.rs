@@ -552,9 +552,11 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
         }
         // Nothing significant is nothing to blame: say what was measured without "due to".
         _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => {
-            let more = runs_to_tell(input, h).map(|(runs, now)| {
-                format!("; about {runs} runs a side, not {now}, would show a change this size at p 0.05")
-            });
+            let more = change_of(&input.comparison, &h.metric, 1)
+                .and_then(|(row, change)| crate::compare::runs_to_tell(&input.comparison, row, change))
+                .map(|runs| {
+                    format!("; about {} runs a side, not {}, would show a change this size", runs.needed, runs.now)
+                });
             format!(
                 "FYI, we found no significant change of {} ({}, {}{}) at commit:",
                 h.metric,
@@ -565,29 +567,6 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
         }
         _ => format!("FYI, we noticed {noticed} due to commit:"),
     }
-}
-
-/// For a headline change the test could not tell from the noise: the runs a side that would show a true change
-/// of that size (`stats::runs_to_detect`, alpha 0.05, power 0.8, the sides' own scatter), with the runs the fewer
-/// side has now. `None` for a change no more runs would show (below the verdict's practical floor, or more than
-/// 1,000 runs a side would be needed), for pass/fail rows, and when the sides already have that many: then the
-/// test fell short by chance or by the false-discovery control over the table's other rows, and more runs are not
-/// the advice.
-fn runs_to_tell(input: &ReportInput, h: &Headline) -> Option<(usize, usize)> {
-    let options = &input.comparison.options;
-    let floor = if h.absolute { options.min_abs_change } else { options.min_change_pct };
-    if h.verdict != Verdict::Unchanged || !(h.change.abs() >= floor) {
-        return None;
-    }
-    let (row, _) = change_of(&input.comparison, &h.metric, 1)?;
-    let (base, other) = (row.sides.first()?, row.sides.get(1)?);
-    if base.fails.is_some() || other.fails.is_some() {
-        return None;
-    }
-    let runs =
-        crate::stats::runs_to_detect(other.mean - base.mean, base.stddev?, other.stddev?, 0.05, 0.8, 1000)?;
-    let now = base.n.min(other.n);
-    (runs > now).then_some((runs, now))
 }
 
 /// The bisect section's lines (without indentation): status, spend, and each contributor's share.
