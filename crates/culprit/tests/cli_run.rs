@@ -146,7 +146,7 @@ fn split_writes_one_file_per_matrix_point_with_lkp_names() {
     let dir = tempfile::tempdir().unwrap();
     let job = write(dir.path(), "fio-basic.yaml", "suite: fio-basic\nruntime: 5s\nfio-setup-basic:\n  rw: [randread, randwrite]\n  bs: [4k, 64k]\n  test_size: 64M\nfio:\n");
     let out_dir = dir.path().join("out");
-    let out = culprit(&dir.path().join("r.db"), &["split", job.to_str().unwrap(), "-o", out_dir.to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["split", job.to_str().unwrap(), "-o", out_dir.to_str().unwrap()], dir.path());
     assert!(out.status.success(), "{:?}", text(&out));
     let mut names: Vec<String> =
         std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -160,17 +160,17 @@ fn split_writes_one_file_per_matrix_point_with_lkp_names() {
 fn parse_prints_lkp_lines_and_rejects_garbage() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp");
-    let out = culprit(&dir.path().join("r.db"), &["parse", "fsmark", fixtures.join("fsmark/1").to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "fsmark", fixtures.join("fsmark/1").to_str().unwrap()], dir.path());
     let expected = std::fs::read_to_string(fixtures.join("fsmark/1.yaml")).unwrap();
     assert_eq!(text(&out).0.trim_end(), expected.trim_end());
-    let out = culprit(&dir.path().join("r.db"), &["parse", "fio", fixtures.join("fio/fio-multi-instance").to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "fio", fixtures.join("fio/fio-multi-instance").to_str().unwrap()], dir.path());
     let expected = std::fs::read_to_string(fixtures.join("fio/fio-multi-instance.yaml")).unwrap();
     assert_eq!(text(&out).0.trim_end(), expected.trim_end());
     let garbage = write(dir.path(), "garbage", "\u{1}\u{2} nothing here\n");
-    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", garbage.to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "hackbench", garbage.to_str().unwrap()], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).1.contains("hackbench"), "{:?}", text(&out));
-    let out = culprit(&dir.path().join("r.db"), &["parse", "nosuch", garbage.to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "nosuch", garbage.to_str().unwrap()], dir.path());
     assert!(text(&out).1.contains("no parser"), "{:?}", text(&out));
 }
 
@@ -261,7 +261,7 @@ fn qa_31_parse_of_a_directory_without_the_programs_file_says_so() {
     let root = dir.path().join("0");
     std::fs::create_dir(&root).unwrap();
     write(&root, "stress-ng", "stress-ng: info:  [1] dispatching hogs: 1 cpu\n");
-    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out).1;
     assert!(err.contains("raw output in a file named `hackbench`, and it has only stress-ng"), "{err}");
@@ -270,6 +270,6 @@ fn qa_31_parse_of_a_directory_without_the_programs_file_says_so() {
     let raw = "Running in process mode with 1 groups using 40 file descriptors each (== 40 tasks)\n\
                Each sender will pass 100 messages of 100 bytes\nTime: 0.043\n";
     write(&root, "hackbench", raw);
-    let out = culprit(&dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
+    let out = culprit(dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
     assert!(text(&out).0.starts_with("throughput: "), "{:?}", text(&out));
 }
