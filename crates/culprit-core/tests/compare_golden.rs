@@ -77,6 +77,10 @@ fn rows_of(text: &str, metric_prefix: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     let mut current = Vec::new();
     for line in text.lines().skip(start) {
+        // Culprit's footnotes (`# ...`) follow the rows; the mail has none.
+        if line.starts_with('#') {
+            break;
+        }
         // The mail elides rows with a "....." line.
         for token in line.trim_start_matches('>').split_whitespace().filter(|t| !t.chars().all(|c| c == '.')) {
             current.push(token.to_string());

@@ -60,7 +60,7 @@ fn qa_31_report_of_several_jobs_reports_the_one_that_regressed() {
     assert!(err.contains("3 jobs ran at every revision; reporting job-echo_rate:___cat_down_"), "{err}");
     assert!(err.contains("with a regression: command.throughput -50.0% regression"), "{err}");
     assert!(err.contains("(choose another with --job)"), "{err}");
-    assert!(text.contains("command.cmd: echo rate: $(cat down)"), "{text}");
+    assert!(text.contains("\tcmd: echo rate: $(cat down)"), "{text}");
     // The other way round the same job improved and the other regressed.
     let (_, err) = report(&["B", "A"]);
     assert!(err.contains("reporting job-echo_rate:___cat_up_"), "{err}");
