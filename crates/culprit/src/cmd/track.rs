@@ -71,8 +71,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     if let Some(file) = &args.series {
         return series_file(file, args.json, args.plot.as_deref());
     }
-    // Tracking only reads the history (a bisect adds runs to it), so a mistyped --db is an error, not a new store.
-    let mut store = crate::cmd::open_existing_store(db)?;
+    // Tracking only reads the history, so a mistyped --db is an error, not a new store; a bisect adds runs to it,
+    // so with --bisect a read-only store is refused before the first build rather than when a run is saved.
+    let mut store =
+        if args.bisect { crate::cmd::open_existing_writable_store(db)? } else { crate::cmd::open_existing_store(db)? };
     stored(&mut store, args)
 }
 
