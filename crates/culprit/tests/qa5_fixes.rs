@@ -41,3 +41,22 @@ fn qa_32_bisect_resume_and_track_bisect_refuse_a_read_only_store() {
     let out = culprit("ro.db", &["bisect", "list"], dir.path());
     assert!(out.status.success(), "{out:?}");
 }
+
+#[test]
+fn qa_32_track_refuses_options_its_mode_would_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "s.csv", "1\n2\n3\n4\n5\n6\n7\n8\n");
+    // A plain series is not built, deployed or read from a repository; a follow pass runs on this machine, with
+    // every testcase of its job.
+    let cases: [&[&str]; 5] = [
+        &["track", "--series", "s.csv", "--build", "make"],
+        &["track", "--series", "s.csv", "--deploy", "true"],
+        &["track", "--series", "s.csv", "--repo", "."],
+        &["track", "--follow", "main", "--job", "job.yaml", "--machine", "lkp-*"],
+        &["track", "--follow", "main", "--job", "job.yaml", "--testcase", "x"],
+    ];
+    for args in cases {
+        let err = refused(&culprit("s.db", args, dir.path()));
+        assert!(err.contains("cannot be used with"), "{args:?}: {err}");
+    }
+}
