@@ -60,3 +60,18 @@ fn qa_32_track_refuses_options_its_mode_would_ignore() {
         assert!(err.contains("cannot be used with"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn qa_32_the_dashboards_track_checks_its_globs_as_the_command_does() {
+    let dir = tempfile::tempdir().unwrap();
+    common::store_ok_and_failed_runs(dir.path(), &dir.path().join("s.db"), "ok", "failed");
+    let err = refused(&culprit("s.db", &["track", "--job", "x["], dir.path()));
+    assert!(err.contains("--job takes a glob") && err.contains("'x[' is not a valid glob"), "{err}");
+    let server = common::serve("s.db", dir.path());
+    for (query, name) in [("job=x%5B", "job"), ("machine=vm%5B", "machine")] {
+        let page = server.get(&format!("/track?{query}"));
+        assert_eq!(page.status, 400, "{}", page.body);
+        assert!(page.body.contains(&format!("{name}= takes a glob")), "{}", page.body);
+        assert!(!page.body.contains("no successful stored run matches"), "{}", page.body);
+    }
+}
