@@ -25,7 +25,8 @@
 //! A run directory without `stats.json` (it holds a `job.yaml`, or is numbered inside a revision directory) is an
 //! unfinished run: it is reported as skipped, never read as a revision whose `matrix.json` columns would become
 //! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
-//! `stats.json` with no number at all skips its run.
+//! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
+//! read in place of its runs.
 
 use crate::error::StoreError;
 use crate::{RunId, SaveOptions, Saved, Store};
@@ -293,16 +294,19 @@ fn read_stats(path: &Path) -> Result<(BTreeMap<String, f64>, Vec<NotANumber>), R
             Some(number) => {
                 metrics.insert(key, number);
             }
-            None => {
-                let mut found = value.to_string();
-                if found.chars().count() > 40 {
-                    found = found.chars().take(40).collect::<String>() + "...";
-                }
-                rejected.push(NotANumber { key, found });
-            }
+            None => rejected.push(NotANumber { key, found: shortened(&value.to_string()) }),
         }
     }
     Ok((metrics, rejected))
+}
+
+/// A JSON value as a message quotes it: at most 40 characters.
+fn shortened(found: &str) -> String {
+    if found.chars().count() > 40 {
+        found.chars().take(40).collect::<String>() + "..."
+    } else {
+        found.to_string()
+    }
 }
 
 /// Who a run of an imported job belongs to. The store cannot compute Culprit's stable job id (that is
@@ -557,7 +561,11 @@ fn import_runs(
         let matrix_path = revision_directory.join(MATRIX_FILE);
         if matrix_path.is_file() {
             match runs_from_matrix(&matrix_path) {
-                Ok(found) => runs = found,
+                Ok(columns) => {
+                    report.warnings.extend(columns.warnings);
+                    report.skipped.extend(columns.empty.into_iter().map(|reason| (matrix_path.clone(), reason)));
+                    runs = columns.runs;
+                }
                 Err(error) => report.skipped.push((revision_directory.to_path_buf(), error.to_string())),
             }
         }
@@ -695,9 +703,21 @@ fn monitors_from_matrix(path: &Path) -> Result<Vec<MonitorSeries>, ResultRootErr
     Ok(monitors.into_values().collect())
 }
 
+/// The runs of a revision `matrix.json`'s columns ([`runs_from_matrix`]).
+struct MatrixRuns {
+    /// One run per column that holds a number.
+    runs: Vec<FoundRun>,
+    /// An entry that is not a number, left out of its run, as `stats.json` entries are.
+    warnings: Vec<String>,
+    /// Why a column was not imported: no entry of it is a number, so its run would have no metric.
+    empty: Vec<String>,
+}
+
 /// Runs from a revision `matrix.json` when the run directories are gone: one run per column, named after the
-/// run directory its `stats_source` entry names when there is one.
-fn runs_from_matrix(path: &Path) -> Result<Vec<FoundRun>, ResultRootError> {
+/// run directory its `stats_source` entry names when there is one. An entry that is not a number (a string,
+/// `null`) is left out with a warning, and a column with no number at all is not imported (it would be stored as
+/// an ok run with no metric), as for a run directory's `stats.json`.
+fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
     let Value::Object(matrix) = read_json(path)? else {
         return Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of arrays".into() });
     };
@@ -730,18 +750,40 @@ fn runs_from_matrix(path: &Path) -> Result<Vec<FoundRun>, ResultRootError> {
             }
         })
         .collect();
+    let mut warnings = Vec::new();
     for (name, values) in &matrix {
         if name == STATS_SOURCE_KEY {
             continue;
         }
         let Some(values) = values.as_array() else { continue };
-        for (run, value) in runs.iter_mut().zip(values) {
-            if let Some(number) = value.as_f64() {
-                run.metrics.insert(name.clone(), number);
+        for (column, (run, value)) in runs.iter_mut().zip(values).enumerate() {
+            match value.as_f64() {
+                Some(number) => {
+                    run.metrics.insert(name.clone(), number);
+                }
+                None => warnings.push((
+                    column,
+                    format!(
+                        "{}: \"{name}\" of column {column} (run {}) is {}, not a number; the run is imported \
+                         without it",
+                        path.display(),
+                        run.run_name,
+                        shortened(&value.to_string())
+                    ),
+                )),
             }
         }
     }
-    Ok(runs)
+    // A column left out is named once, as skipped, not also in a warning per entry.
+    let empty: Vec<String> = runs
+        .iter()
+        .filter(|run| run.metrics.is_empty())
+        .map(|run| format!("no entry of run {}'s column is a number, so the run has no metric", run.run_name))
+        .collect();
+    let warnings =
+        warnings.into_iter().filter(|(column, _)| !runs[*column].metrics.is_empty()).map(|(_, w)| w).collect();
+    runs.retain(|run| !run.metrics.is_empty());
+    Ok(MatrixRuns { runs, warnings, empty })
 }
 
 /// Flattens a job.yaml mapping into `key: value` params in file order; nested mappings (a program's options)
@@ -964,6 +1006,26 @@ mod tests {
             ImportOptions { testcase: Some("qa".into()), path_params: Some("p".into()), ..Default::default() };
         let report = import(&mut store(dir.path()), &run_one, &options).unwrap();
         assert_eq!(report.imported.len(), 1, "the sibling run 0 is not imported: {report:?}");
+    }
+
+    #[test]
+    fn qa_32_matrix_columns_without_a_number_are_skipped_and_non_numbers_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let revision = dir.path().join("rr/qa/p/vm/v1");
+        std::fs::create_dir_all(&revision).unwrap();
+        std::fs::write(revision.join(MATRIX_FILE), r#"{"fio.x": [1, 2, 3, null], "fio.y": [5, 6, "7", null]}"#)
+            .unwrap();
+        let mut store = store(dir.path());
+        let report = import(&mut store, &dir.path().join("rr"), &ImportOptions::default()).unwrap();
+        assert_eq!(report.imported.len(), 3, "{report:?}");
+        assert_eq!(report.skipped.len(), 1, "{report:?}");
+        assert_eq!(report.skipped[0].0, revision.join(MATRIX_FILE));
+        assert!(report.skipped[0].1.contains("run 3's column"), "{report:?}");
+        let warnings = report.warnings.join("\n");
+        assert!(warnings.contains("\"fio.y\" of column 2 (run 2) is \"7\", not a number"), "{warnings}");
+        assert_eq!(report.warnings.len(), 1, "{warnings}");
+        let third = store.run(report.imported[2]).unwrap();
+        assert_eq!(third.metrics, BTreeMap::from([("fio.x".to_string(), 3.0)]));
     }
 
     #[test]

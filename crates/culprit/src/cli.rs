@@ -408,7 +408,11 @@ pub struct TryFixArgs {
 pub struct TrackArgs {
     /// Analyse a plain series instead of stored results: one value per line after an optional header, or
     /// `commit,value` rows (consecutive rows of one commit form one point).
-    #[arg(long, value_name = "FILE.csv", conflicts_with_all = ["branch", "job", "testcase", "machine", "metric", "bisect"])]
+    #[arg(
+        long,
+        value_name = "FILE.csv",
+        conflicts_with_all = ["branch", "repo", "job", "testcase", "machine", "metric", "bisect", "build", "deploy"]
+    )]
     pub series: Option<PathBuf>,
     /// The branch whose first-parent history orders the tested commits (default: HEAD).
     #[arg(long, value_name = "REF")]
@@ -446,7 +450,12 @@ pub struct TrackArgs {
     pub plot: Option<PathBuf>,
     /// The robot's loop: measure the job on REF's first-parent history (every Nth commit, then both inner ends of
     /// each gap holding a change point), update the change points, bisect new regressions, write their reports.
-    #[arg(long, value_name = "REF", requires = "job", conflicts_with_all = ["series", "branch", "bisect"])]
+    #[arg(
+        long,
+        value_name = "REF",
+        requires = "job",
+        conflicts_with_all = ["series", "branch", "bisect", "testcase", "machine"]
+    )]
     pub follow: Option<String>,
     /// With --follow: measure every Nth commit of the first-parent history (counted from its oldest commit), and
     /// the newest (and, on a history of at most N commits after the oldest, the one halfway between).

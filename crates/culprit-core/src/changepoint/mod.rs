@@ -201,11 +201,55 @@ pub struct Analysis {
 }
 
 /// Batch analysis of a whole series. Equal to feeding the points one by one to a [`Tracker`] whose scale did
-/// not drift (see [`Tracker`]).
+/// not drift (see [`Tracker`]), for values within `2^±200` (beyond, it analyses them in a unit that brings them
+/// within, which a [`Tracker`] fed them directly does not).
 pub fn analyze(points: &[Vec<f64>], options: &TrackOptions) -> Result<Analysis, TrackError> {
+    let unit = unit_of(points);
     let mut tracker = Tracker::new(options.clone())?;
-    tracker.extend(points.iter().map(|p| p.as_slice()));
-    tracker.analysis()
+    if unit == 1.0 {
+        tracker.extend(points.iter().map(|p| p.as_slice()));
+        return tracker.analysis();
+    }
+    let scaled = in_unit(points, unit);
+    tracker.extend(scaled.iter().map(|p| p.as_slice()));
+    Ok(from_unit(tracker.analysis()?, unit))
+}
+
+/// Values whose magnitude is beyond `2^±SAFE_EXPONENT` are analysed in units of a power of two: the segmentation
+/// sums squares of differences (which overflowed to infinity from about 1e154 on, so a 9% step at 1e160 went
+/// unseen and `±1e308` read as "all values are equal") and its penalty is the square of the noise scale (which
+/// underflowed to 0 below about 1e-154). A power of two divides every value exactly, so the result is the same
+/// numbers in another unit; every series within the bounds is analysed as given.
+const SAFE_EXPONENT: i32 = 200;
+
+/// The power of two a series is analysed in: 1 unless its largest finite magnitude is beyond `2^±SAFE_EXPONENT`.
+fn unit_of(points: &[Vec<f64>]) -> f64 {
+    let largest = points.iter().flatten().filter(|v| v.is_finite()).fold(0.0_f64, |m, v| m.max(v.abs()));
+    if largest == 0.0 {
+        return 1.0;
+    }
+    let exponent = (largest.log2().floor() as i32).clamp(-1022, 1023);
+    if exponent.abs() <= SAFE_EXPONENT {
+        return 1.0;
+    }
+    f64::from_bits(((exponent + 1023) as u64) << 52)
+}
+
+/// The points divided by `unit` (non-finite values stay non-finite, so they are still dropped and counted).
+fn in_unit(points: &[Vec<f64>], unit: f64) -> Vec<Vec<f64>> {
+    points.iter().map(|p| p.iter().map(|v| v / unit).collect()).collect()
+}
+
+/// An analysis made in `unit` back in the series' own: levels, changes and the scale (percentages, p-values and
+/// indices do not depend on the unit).
+fn from_unit(mut analysis: Analysis, unit: f64) -> Analysis {
+    analysis.scale *= unit;
+    for c in &mut analysis.change_points {
+        for v in [&mut c.mean_before, &mut c.mean_after, &mut c.change, &mut c.change_low, &mut c.change_high] {
+            *v *= unit;
+        }
+    }
+    analysis
 }
 
 /// The frozen parts of an analysis: the noise scale and the run count of the penalty's `ln(total runs)`.
@@ -222,9 +266,16 @@ pub fn analyze_with_calibration(
     calibration: Calibration,
     options: &TrackOptions,
 ) -> Result<Analysis, TrackError> {
+    let unit = unit_of(points);
     let mut tracker = Tracker::new(options.clone())?;
-    tracker.extend_with_calibration(points.iter().map(|p| p.as_slice()), calibration);
-    tracker.analysis()
+    if unit == 1.0 {
+        tracker.extend_with_calibration(points.iter().map(|p| p.as_slice()), calibration);
+        return tracker.analysis();
+    }
+    let scaled = in_unit(points, unit);
+    let calibration = Calibration { scale: calibration.scale / unit, ..calibration };
+    tracker.extend_with_calibration(scaled.iter().map(|p| p.as_slice()), calibration);
+    Ok(from_unit(tracker.analysis()?, unit))
 }
 
 /// Multiple-testing control and verdicts over every series of one call: Benjamini-Hochberg over the p-values
@@ -258,4 +309,37 @@ fn evidence(cp: &ChangePoint, q: f64, absolute: bool, direction: Direction, leve
         _ => None,
     };
     Evidence { problem: None, change, absolute, q: Some(q), ratio_ci, lkp_changed: None, direction }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 9% step in 30 points of one run, with a fixed noise pattern, times `unit`.
+    fn step(unit: f64) -> Vec<Vec<f64>> {
+        let noise = [0.3, -1.1, 0.8, -0.2, 1.4, -0.7, 0.1, -1.3, 0.9, -0.4, 0.6, -0.9, 1.2, -0.1, 0.5];
+        (0..30).map(|i| vec![(if i < 15 { 100.0 } else { 91.0 } + noise[i % 15]) * unit]).collect()
+    }
+
+    #[test]
+    fn qa_32_huge_and_tiny_values_give_the_same_change_points() {
+        let options = TrackOptions::default();
+        let plain = analyze(&step(1.0), &options).unwrap();
+        assert_eq!(plain.change_points.len(), 1);
+        for unit in [1e160, 1e300, 1e-170, 1e-300] {
+            let a = analyze(&step(unit), &options).unwrap();
+            assert_eq!(a.note, plain.note, "{unit}");
+            assert_eq!(a.change_points.len(), 1, "{unit}: {a:?}");
+            let (c, p) = (&a.change_points[0], &plain.change_points[0]);
+            assert_eq!((c.index, c.index_low, c.index_high, c.p), (p.index, p.index_low, p.index_high, p.p));
+            assert!((c.change_pct.unwrap() - p.change_pct.unwrap()).abs() < 1e-9, "{unit}");
+            assert!((c.mean_before / unit - p.mean_before).abs() < 1e-9 * p.mean_before, "{unit}");
+            assert!((a.scale / unit - plain.scale).abs() < 1e-9 * plain.scale, "{unit}");
+        }
+        // Values whose differences overflow a double are not "all equal".
+        let extremes: Vec<Vec<f64>> = (0..20).map(|i| vec![if i < 10 { 1e308 } else { -1e308 }]).collect();
+        let a = analyze(&extremes, &options).unwrap();
+        assert!(a.scale > 0.0 && a.note.is_none(), "{a:?}");
+        assert_eq!(a.change_points.iter().map(|c| c.index).collect::<Vec<_>>(), [10]);
+    }
 }

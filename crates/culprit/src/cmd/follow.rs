@@ -157,7 +157,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
 
     let lock = lock_path(db.as_deref());
     let _held = take_lock(&lock)?;
-    let mut store = crate::cmd::open_store(db)?;
+    // A pass adds runs: a read-only store is refused here, before the first build, not when the first run is saved.
+    let mut store = crate::cmd::open_writable_store(db)?;
     let store: &mut dyn Store = &mut store;
     let mut pass = Pass::default();
 

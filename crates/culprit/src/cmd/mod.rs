@@ -53,20 +53,38 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
 /// rather than after the first run has been measured and cannot be saved.
 pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     let path = store_location(db)?;
-    let is_url = path.to_str().is_some_and(culprit_store::is_postgres_url);
-    if !is_url {
-        if let Ok(meta) = std::fs::metadata(&path) {
-            // The mode bits say "read-only" to root too (who could write anyway); access(2) says it of a file this
-            // user may not write, such as a colleague's store, which the store opens read-only for reading.
-            if meta.permissions().readonly() || !writable_by_this_user(&path) {
-                anyhow::bail!(
-                    "the result store {} is read-only; make it writable (chmod u+w) or give another store with --db",
-                    path.display()
-                );
-            }
+    refuse_read_only(&path)?;
+    open_store(Some(path))
+}
+
+/// [`open_writable_store`] for commands that add runs to a store that must exist already (`bisect --resume`,
+/// `track --bisect`): a mistyped `--db` is an error, not a new store, and a read-only file is refused before the
+/// first build.
+pub fn open_existing_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
+    let path = store_location(db)?;
+    if !path.to_str().is_some_and(culprit_store::is_postgres_url) {
+        require_sqlite_file(&path)?;
+    }
+    refuse_read_only(&path)?;
+    open_store(Some(path))
+}
+
+/// An error when `path` is a SQLite file this process cannot write (nothing to check for a PostgreSQL URL).
+fn refuse_read_only(path: &std::path::Path) -> Result<()> {
+    if path.to_str().is_some_and(culprit_store::is_postgres_url) {
+        return Ok(());
+    }
+    if let Ok(meta) = std::fs::metadata(path) {
+        // The mode bits say "read-only" to root too (who could write anyway); access(2) says it of a file this
+        // user may not write, such as a colleague's store, which the store opens read-only for reading.
+        if meta.permissions().readonly() || !writable_by_this_user(path) {
+            anyhow::bail!(
+                "the result store {} is read-only; make it writable (chmod u+w) or give another store with --db",
+                path.display()
+            );
         }
     }
-    open_store(Some(path))
+    Ok(())
 }
 
 /// Whether this process's user may write `path` (access(2) with W_OK); true when that cannot be asked.
@@ -258,7 +276,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             // Only a new bisect may start a store; `log`, `list` and `--resume` read a session that must exist, so a
             // mistyped --db is an error rather than an empty store that holds no such session.
             let starts = args.action.is_none() && args.resume.is_none();
-            let mut store = if starts { open_writable_store(cli.db)? } else { open_existing_store(cli.db)? };
+            let mut store = if starts {
+                open_writable_store(cli.db)?
+            } else if args.resume.is_some() {
+                open_existing_writable_store(cli.db)?
+            } else {
+                open_existing_store(cli.db)?
+            };
             bisect::run(&mut store, &args)
         }
         Command::Report(args) => {

@@ -71,8 +71,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     if let Some(file) = &args.series {
         return series_file(file, args.json, args.plot.as_deref());
     }
-    // Tracking only reads the history (a bisect adds runs to it), so a mistyped --db is an error, not a new store.
-    let mut store = crate::cmd::open_existing_store(db)?;
+    // Tracking only reads the history, so a mistyped --db is an error, not a new store; a bisect adds runs to it,
+    // so with --bisect a read-only store is refused before the first build rather than when a run is saved.
+    let mut store =
+        if args.bisect { crate::cmd::open_existing_writable_store(db)? } else { crate::cmd::open_existing_store(db)? };
     stored(&mut store, args)
 }
 
@@ -374,8 +376,6 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
-    // Only here is --job a glob (with --follow it is a job file), so it is checked here rather than when parsed.
-    crate::cmd::compare::check_globs(&[("--job", args.job.as_deref())])?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd));
     let branch = args.branch.as_deref().unwrap_or("HEAD");
@@ -504,6 +504,14 @@ pub(crate) fn history_text(
 /// The stored history in `order` (along a branch: each (job, machine, metric) as a series of tested commits in
 /// first-parent order), analysed, with the verdicts decided over all series together.
 pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilter) -> Result<History> {
+    // --job is a glob only here (with --follow it names a job file), so it is checked here rather than when parsed;
+    // the dashboard's job= and machine= come here unparsed too, and must get the command's answer, not "no run
+    // matches".
+    crate::cmd::compare::check_globs(&[
+        ("--job", filter.job.as_deref()),
+        ("--testcase", filter.testcase.as_deref()),
+        ("--machine", filter.machine.as_deref()),
+    ])?;
     let positions = match order {
         Order::Branch { repo, branch } => branch_positions(repo, branch)?,
         Order::Labels => HashMap::new(),
