@@ -623,6 +623,7 @@ pub fn result_json(
         "builds": outcome.builds,
         "total_change": outcome.total_change,
         "improved": outcome.improved,
+        "below_min_change": outcome.below_min_change,
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
@@ -685,6 +686,9 @@ pub fn render_outcome(
         Status::Found => "found the culprit",
         Status::Multiple => "several commits share the change",
         Status::NotReproduced if outcome.improved => "bad is better than good, an improvement: no commit is blamed",
+        Status::NotReproduced if outcome.below_min_change => {
+            "good and bad differ by less than --min-change: no commit is blamed"
+        }
         Status::NotReproduced => "the change does not reproduce: no commit is blamed",
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };

@@ -1,0 +1,44 @@
+//! Findings of the fourth QA sweep, of `bisect`, `check`, `try-fix` and the report of a bisect session, each with
+//! a short real bisect of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) or a small repository of
+//! its own.
+
+mod common;
+
+use common::{culprit, make_slowdown_repo, quiet_machine, stdout};
+use std::path::Path;
+
+/// `culprit bisect` of the slowdown repository's `./bench`, built with make, on command.user_time, with `extra`.
+fn bisect(db: &Path, repo: &Path, good: &str, extra: &[&str]) -> std::process::Output {
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", "HEAD"];
+    let how = ["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"];
+    culprit(db, &[&args[..], &how, extra].concat(), repo)
+}
+
+#[test]
+fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
+    // Good and bad differed by 30%, beyond doubt, but less than --min-change 60: the bisect rightly blamed nothing,
+    // and its summary and mail said that the change "did not reproduce when measured again", which tells the
+    // maintainer the regression was noise.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let db = dir.path().join("b.db");
+    let out = bisect(&db, &repo, &shas[2], &["--min-change", "60"]);
+    let text = stdout(&out);
+    assert!(text.contains("good and bad differ by less than --min-change: no commit is blamed"), "{text}");
+    assert!(!text.contains("does not reproduce"), "{text}");
+    let log = stdout(&culprit(&db, &["bisect", "log", "1"], dir.path()));
+    assert!(log.contains("differ by less than --min-change"), "{log}");
+    let mail = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    assert!(mail.lines().next().unwrap_or_default().contains("changed less than --min-change 60%"), "{mail}");
+    let words = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("by less than the 60% asked for (--min-change)"), "{mail}");
+    assert!(!mail.contains("reproduce when") && !mail.contains("did not reproduce"), "{mail}");
+    let json = stdout(&culprit(&db, &["report", "1", "--format", "json"], dir.path()));
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["report"]["bisect"]["below_min_change"], 0.6, "{value:#}");
+    // The same bisect, resumed as JSON, says why it blamed nothing.
+    let again: serde_json::Value =
+        serde_json::from_slice(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()).stdout).unwrap();
+    assert_eq!((&again["status"], &again["below_min_change"]), (&"not-reproduced".into(), &true.into()), "{again:#}");
+}
