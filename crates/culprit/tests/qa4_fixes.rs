@@ -15,6 +15,34 @@ fn bisect(db: &Path, repo: &Path, good: &str, extra: &[&str]) -> std::process::O
 }
 
 #[test]
+fn qa_32_a_bisect_that_located_nothing_names_no_commit_in_its_report() {
+    // A bisect whose budget ran out in the whole range names no contributor; its mail called bad itself "the most
+    // likely commit, NOT confirmed", which sends the maintainer to the one commit nothing pointed at.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 24, 15, 12, 30);
+    let db = dir.path().join("b.db");
+    let out = bisect(&db, &repo, &shas[0], &["--max-runs", "10", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "inconclusive", "{result:#}");
+    assert_eq!(result["culprits"].as_array().map(Vec::len), Some(0), "{result:#}");
+    let bad = &shas[23][..10];
+    let text = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    let subject = text.lines().next().unwrap_or_default();
+    assert!(subject.starts_with(&format!("[culprit] NOT LOCATED {}..{bad}: ", &shas[0][..10])), "{text}");
+    assert!(text.contains("ended before it narrowed the change down"), "{text}");
+    assert!(!text.contains("most likely") && !text.contains(&format!("commit: {}", shas[23])), "{text}");
+    assert!(text.contains("inconclusive; the change was not narrowed down"), "{text}");
+    for format in ["markdown", "html"] {
+        let mail = stdout(&culprit(&db, &["report", "1", "--format", format], dir.path()));
+        assert!(!mail.contains("most likely") && mail.contains("NOT LOCATED"), "{mail}");
+        assert!(!mail.contains(&format!("commit: `{}`", shas[23])), "{mail}");
+        assert!(!mail.contains(&format!("commit: <code>{}", shas[23])), "{mail}");
+    }
+}
+
+#[test]
 fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     // Good and bad differed by 30%, beyond doubt, but less than --min-change 60: the bisect rightly blamed nothing,
     // and its summary and mail said that the change "did not reproduce when measured again", which tells the

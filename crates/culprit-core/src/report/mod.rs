@@ -466,6 +466,10 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
                 h.metric
             ),
         },
+        // No commit was narrowed to: the subject names the range, not bad as if it were the likely culprit.
+        Some(b) if b.contributors.is_empty() => {
+            format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", b.good.short(), b.bad.short())
+        }
         Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
         _ => format!("[culprit] {commit}: {what}"),
     })
@@ -547,6 +551,12 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.good.short(),
             b.bad.short()
         ),
+        Some(b) if b.contributors.is_empty() => format!(
+            "FYI, we noticed {noticed} between {} and {}, but the bisect ended before it narrowed the change down to \
+             a commit or a range of commits, so no commit is blamed.",
+            b.good.short(),
+            b.bad.short()
+        ),
         Some(b) if !b.confirmed => format!(
             "FYI, we noticed {noticed} between {} and {}, but the bisect could not confirm the commit that caused \
              it. The most likely commit, NOT confirmed, is:",
@@ -582,6 +592,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             "good and bad differ by less than --min-change; no commit is blamed"
         }
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
+        Status::Inconclusive if b.contributors.is_empty() => "inconclusive; the change was not narrowed down",
         Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
     };
     let mut lines = vec![
@@ -642,6 +653,16 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
         format!(", in this range with probability {confidence:.2}")
     } else {
         String::new()
+    }
+}
+
+/// The commits the mail's commit block names: every contributor of a series, none when the bisect blamed nothing
+/// (the change did not reproduce, or was not narrowed down at all), else the reported commit.
+pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<CommitRef> {
+    match &input.bisect {
+        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
+        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() => Vec::new(),
+        _ => vec![input.commit.clone()],
     }
 }
 
