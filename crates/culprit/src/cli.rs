@@ -240,7 +240,8 @@ pub enum BisectAction {
     Log {
         /// The session id, as printed by `culprit bisect`.
         id: i64,
-        /// Print JSON.
+        /// Print JSON: the steps, the commits they name by position (with their SHAs), every sample, and the
+        /// outcome as `culprit bisect --json` prints it.
         #[arg(long)]
         json: bool,
     },

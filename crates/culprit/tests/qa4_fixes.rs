@@ -70,3 +70,27 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
         serde_json::from_slice(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()).stdout).unwrap();
     assert_eq!((&again["status"], &again["below_min_change"]), (&"not-reproduced".into(), &true.into()), "{again:#}");
 }
+
+#[test]
+fn qa_32_bisect_log_json_names_its_commits_by_sha() {
+    // `bisect log ID --json` gave the machine's outcome, whose culprit, parent and evidence are positions in the
+    // range ("commit": 3), and nothing that maps a position to a commit: a script could not tell what was blamed.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let db = dir.path().join("b.db");
+    let result: serde_json::Value = serde_json::from_str(&stdout(&bisect(&db, &repo, &shas[2], &["--json"]))).unwrap();
+    assert_eq!(result["status"], "found", "{result:#}");
+    let log: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "log", "1", "--json"], dir.path()))).unwrap();
+    // The outcome is the one `bisect --json` prints, commits by SHA.
+    assert_eq!(log["outcome"]["culprits"], result["culprits"], "{log:#}");
+    assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[3].as_str(), "{log:#}");
+    assert_eq!(log["outcome"]["evidence"], result["evidence"], "{log:#}");
+    // Every position a step names has its SHA: good is position 0, bad the last.
+    let commits = log["commits"].as_array().unwrap();
+    let sha_at = |p: u64| commits.iter().find(|c| c["position"] == p).map(|c| c["sha"].clone());
+    assert_eq!(sha_at(0), Some(shas[2].as_str().into()), "{log:#}");
+    assert_eq!(sha_at(3), Some(shas[5].as_str().into()), "{log:#}");
+    assert_eq!(sha_at(1), Some(shas[3].as_str().into()), "{log:#}");
+}

@@ -825,16 +825,24 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Replayed { stored, range, samples, machine, .. } = replay(store, session)?;
+    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    // The steps name commits by their position in the range, as the text log does; `commits` gives each position
+    // its SHA, and the outcome names its commits by SHA, as `culprit bisect --json` prints it (the machine's own
+    // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
         "status": stored.status,
         "log": machine.log(),
+        "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
+            "position": position,
+            "sha": range[position].sha,
+            "subject": range[position].subject,
+        })).collect::<Vec<_>>(),
         "samples": samples.iter().map(|(i, s)| serde_json::json!({
             "sha": range[*i].sha,
             "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
         })).collect::<Vec<_>>(),
-        "outcome": machine.outcome(),
+        "outcome": machine.outcome().map(|outcome| result_json(session, &config, &range, outcome)),
     });
     output::println(&serde_json::to_string_pretty(&value)?)?;
     Ok(ExitCode::SUCCESS)
@@ -878,10 +886,9 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     // The steps name commits by their position in the range (the machine is pure and knows no SHAs), so the
     // commits they can name, the two ends and every commit that has a stored run, are listed with their SHAs.
     let last = range.len().saturating_sub(1);
-    let named: BTreeSet<usize> = samples.iter().map(|(commit, _)| *commit).chain([0, last]).collect();
     out.push_str("\ncommits in the steps (position in the range, oldest first):\n");
     let width = last.to_string().len();
-    for position in named.into_iter().filter(|&p| p < range.len()) {
+    for position in named_positions(range, samples) {
         let commit = &range[position];
         let end = match position {
             0 => " (good)",
@@ -895,6 +902,12 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
         out.push_str(&render_outcome(session, config, range, outcome, None));
     }
     out
+}
+
+/// The positions in the range the steps of a log can name: the two ends and every commit with a stored run.
+fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeSet<usize> {
+    let last = range.len().saturating_sub(1);
+    samples.iter().map(|(commit, _)| *commit).chain([0, last]).filter(|&p| p < range.len()).collect()
 }
 
 #[cfg(test)]
