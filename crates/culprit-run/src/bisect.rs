@@ -58,6 +58,8 @@ enum PrepareFailure {
     Commit { reason: String, log: String },
     /// The checkout failed: the repository changed (moved, deleted, rewritten), which no commit explains.
     Environment { reason: String },
+    /// The user interrupted the build or deploy: nothing is known of the commit, and nothing is recorded.
+    Interrupted,
 }
 
 /// What the driver reports as it goes, for progress bars and logs.
@@ -230,6 +232,11 @@ impl<'a> Driver<'a> {
             if let Some(build) = self.config.build.clone() {
                 observe(Event::Building { commit: &self.range[index] });
                 let result = self.step("build", &build, index, &checkout.dir);
+                // A build stopped by Ctrl-C failed because it was stopped: saying the commit does not build (and
+                // keeping it as failed) would be wrong, and the interrupted bisect resumes from its stored runs.
+                if result.is_err() && self.interrupt.load(Ordering::SeqCst) {
+                    return Err(PrepareFailure::Interrupted);
+                }
                 let seconds = match &result {
                     Ok(s) => *s,
                     Err(_) => 0.0,
@@ -248,8 +255,13 @@ impl<'a> Driver<'a> {
         }
         if self.deployed != Some(index) {
             if let Some(deploy) = self.config.deploy.clone() {
-                self.step("deploy", &deploy, index, &checkout.dir)
-                    .map_err(|(reason, log)| PrepareFailure::Commit { reason, log })?;
+                self.step("deploy", &deploy, index, &checkout.dir).map_err(|(reason, log)| {
+                    if self.interrupt.load(Ordering::SeqCst) {
+                        PrepareFailure::Interrupted
+                    } else {
+                        PrepareFailure::Commit { reason, log }
+                    }
+                })?;
             }
             self.deployed = Some(index);
         }
@@ -265,6 +277,7 @@ impl<'a> Driver<'a> {
     ) -> Result<Option<(culprit_store::RunId, RunRecord)>, DriverError> {
         let started = now();
         let record = match self.prepare(index, observe) {
+            Err(PrepareFailure::Interrupted) => return Ok(None),
             Err(_) if self.interrupt.load(Ordering::SeqCst) => return Ok(None),
             Err(PrepareFailure::Environment { reason }) => {
                 return Err(DriverError::Environment {

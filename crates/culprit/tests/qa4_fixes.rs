@@ -94,3 +94,52 @@ fn qa_32_bisect_log_json_names_its_commits_by_sha() {
     assert_eq!(sha_at(3), Some(shas[5].as_str().into()), "{log:#}");
     assert_eq!(sha_at(1), Some(shas[3].as_str().into()), "{log:#}");
 }
+
+/// Starts culprit with `args` in `cwd`, sends it Ctrl-C (SIGINT) once `started` exists (the build's mark), and
+/// returns how it exited and its standard error.
+fn interrupted_while_building(db: &Path, args: &[&str], cwd: &Path, started: &Path) -> (Option<i32>, String) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(cwd)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = std::time::Instant::now();
+    while !started.exists() {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn qa_32_a_build_stopped_by_ctrl_c_is_not_called_a_failed_build() {
+    // Ctrl-C during a build stopped the bisect as it should (exit 130), but first printed "build of ... failed: the
+    // commit is untestable", and `culprit check` answered 125, which has `git bisect run` skip a commit that was
+    // never tested.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 4, 3, 9, 30);
+    let db = dir.path().join("b.db");
+    let mark = dir.path().join("building");
+    let build = format!("touch {}; sleep 30; make -s", mark.display());
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"];
+    let (code, err) = interrupted_while_building(&db, &[&args[..], &["--build", &build]].concat(), &repo, &mark);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!err.contains("failed") && !err.contains("untestable"), "{err}");
+    // In `git bisect run`, the checked-out commit's build (after the references were measured).
+    std::fs::remove_file(&mark).unwrap();
+    let reference_build = format!("test -e {} || make -s", mark.display());
+    let check = ["check", "--good", &shas[0], "--bad", &shas[3], "--run", "./bench", "--metric", "command.user_time"];
+    let references = culprit(&db, &[&check[..], &["--build", &reference_build]].concat(), &repo);
+    assert!(references.status.code().is_some(), "{references:?}");
+    let stored = ["--stored-references", "--build", &build];
+    let (code, err) = interrupted_while_building(&db, &[&check[..], &stored].concat(), &repo, &mark);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(err.contains("interrupted while building") && !err.contains("untestable"), "{err}");
+}

@@ -193,7 +193,13 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         let mut inv = Invocation::shell(build).in_dir(&repo);
         inv.env = vec![("CULPRIT_COMMIT".into(), head.key().to_string())];
         inv.merge_stderr = true;
-        let f = process::run(&inv, None, &crate::cmd::run::interrupt_flag())?;
+        let interrupt = crate::cmd::run::interrupt_flag();
+        let f = process::run(&inv, None, &interrupt)?;
+        // A build stopped by Ctrl-C says nothing of the commit: 125 would have `git bisect run` skip it.
+        if !f.exit.success() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            crate::note!("culprit: interrupted while building {}", head.short());
+            return Ok(ExitCode::from(130));
+        }
         if !f.exit.success() {
             crate::note!(
                 "culprit: build '{build}' {} at {}: untestable\n{}",
