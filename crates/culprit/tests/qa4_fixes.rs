@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, stdout};
+use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
 use std::path::Path;
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with make, on command.user_time, with `extra`.
@@ -142,4 +142,16 @@ fn qa_32_a_build_stopped_by_ctrl_c_is_not_called_a_failed_build() {
     let (code, err) = interrupted_while_building(&db, &[&check[..], &stored].concat(), &repo, &mark);
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted while building") && !err.contains("untestable"), "{err}");
+}
+
+#[test]
+fn qa_32_resume_refuses_warmup_as_it_refuses_the_other_options_of_the_session() {
+    // `--resume ID --warmup 3` was accepted and the warm-up silently ignored (the session runs the job it was
+    // started with), where --run, --metric, --build and the limits are refused as the README says.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("b.db");
+    let out = culprit(&db, &["bisect", "--resume", "1", "--warmup", "3"], dir.path());
+    let err = refused(&out);
+    assert!(err.contains("'--resume <ID>' cannot be used with '--warmup <N>'"), "{err}");
+    assert!(!db.exists());
 }
