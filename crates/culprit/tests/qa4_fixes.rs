@@ -155,3 +155,19 @@ fn qa_32_resume_refuses_warmup_as_it_refuses_the_other_options_of_the_session() 
     assert!(err.contains("'--resume <ID>' cannot be used with '--warmup <N>'"), "{err}");
     assert!(!db.exists());
 }
+
+#[test]
+fn qa_32_check_outside_a_repository_does_not_suggest_an_option_it_lacks() {
+    // Outside a repository `culprit check` said "give the repository with --repo DIR ... (culprit run can store
+    // results under --label NAME instead)": check has no --repo, and --label is no way to answer `git bisect run`.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("b.db");
+    for args in [&["check", "--good", "a", "--bad", "b", "--run", "true"][..], &["check", "--clean"]] {
+        let out = culprit(&db, args, dir.path());
+        assert_eq!(out.status.code(), Some(128), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not inside a git repository"), "{err}");
+        assert!(err.contains("run it from inside the repository being bisected"), "{err}");
+        assert!(!err.contains("--repo") && !err.contains("--label"), "{err}");
+    }
+}
