@@ -171,3 +171,37 @@ fn qa_32_check_outside_a_repository_does_not_suggest_an_option_it_lacks() {
         assert!(!err.contains("--repo") && !err.contains("--label"), "{err}");
     }
 }
+
+#[test]
+fn qa_32_worktrees_of_a_bisect_killed_while_probing_are_removed_by_the_next_one() {
+    // A bisect killed with kill -9 while probing good and bad left .git/culprit/probe-<pid> and its worktrees (each
+    // a build) for good: the next bisect made its own next to them and no command ever removed them.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 4, 3, 9, 30);
+    let db = dir.path().join("b.db");
+    let mark = dir.path().join("building");
+    let build = format!("touch {}; sleep 30; make -s", mark.display());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(&repo)
+        .arg("--db")
+        .arg(&db)
+        .args(["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", &build])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let begun = std::time::Instant::now();
+    while !mark.exists() {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let culprit_dir = repo.join(".git").join("culprit");
+    let orphan = culprit_dir.join(format!("probe-{}", child.id()));
+    assert!(orphan.is_dir(), "kill -9 left no probe worktree to test with");
+    stdout(&bisect(&db, &repo, &shas[0], &["--json"]));
+    assert!(!orphan.exists(), "{} is still there", orphan.display());
+    let list = std::process::Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1, "{list:?}");
+}

@@ -340,6 +340,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         },
     };
     let interrupt = interrupt_flag();
+    // Probe worktrees of a bisect killed while probing (kill -9 runs no cleanup) would stay for good.
+    Worktrees::discard_orphans(&repo, &worktree_root(&repo, ""), "probe");
     let tag = format!("probe-{}", std::process::id());
     let bar = progress_bar();
     let mut observe = observer(&bar);

@@ -429,7 +429,11 @@ impl References<'_> {
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
         let worktrees = match &self.keep {
             Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
-            None => Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?,
+            None => {
+                // Those of a check killed with kill -9 (no cleanup ran) would stay for good.
+                Worktrees::discard_orphans(self.repo, &worktree_root(self.repo, ""), "check");
+                Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?
+            }
         };
         Ok(Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt)))
     }
