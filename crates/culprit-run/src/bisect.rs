@@ -55,7 +55,7 @@ pub enum DriverError {
 /// Why a commit could not be made ready to run.
 enum PrepareFailure {
     /// The build or deploy of this commit failed: the commit is untestable (a failed run is recorded).
-    Commit { reason: String, log: String },
+    Commit { reason: String, log: String, step: &'static str },
     /// The checkout failed: the repository changed (moved, deleted, rewritten), which no commit explains.
     Environment { reason: String },
     /// The user interrupted the build or deploy: nothing is known of the commit, and nothing is recorded.
@@ -184,7 +184,8 @@ impl<'a> Driver<'a> {
         ]
     }
 
-    fn failed_record(&self, index: usize, reason: String, log: String, started: f64) -> RunRecord {
+    /// A failed run of the commit at `index`: its build or deploy (`step`) failed, with `log` as its output.
+    fn failed_record(&self, index: usize, step: &str, reason: String, log: String, started: f64) -> RunRecord {
         let commit = &self.range[index];
         RunRecord {
             job_id: self.job.job_id.clone(),
@@ -200,7 +201,7 @@ impl<'a> Driver<'a> {
             exit_code: None,
             metrics: Default::default(),
             monitors: Vec::new(),
-            raw_outputs: vec![RawOutput { name: "build.log".into(), content: log.clone().into_bytes() }],
+            raw_outputs: vec![RawOutput { name: format!("{step}.log"), content: log.clone().into_bytes() }],
             stderr: log,
         }
     }
@@ -221,7 +222,7 @@ impl<'a> Driver<'a> {
     /// Makes sure `index` is checked out, built and deployed; returns its worktree or the failure to record.
     fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, PrepareFailure> {
         if let Some(reason) = &self.build_failed[index] {
-            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new() });
+            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new(), step: "build" });
         }
         let sha = self.range[index].sha.clone();
         let checkout = self
@@ -246,7 +247,7 @@ impl<'a> Driver<'a> {
                     Ok(s) => self.build_seconds.push(s),
                     Err((reason, log)) => {
                         self.build_failed[index] = Some(reason.clone());
-                        return Err(PrepareFailure::Commit { reason, log });
+                        return Err(PrepareFailure::Commit { reason, log, step: "build" });
                     }
                 }
             }
@@ -259,7 +260,7 @@ impl<'a> Driver<'a> {
                     if self.interrupt.load(Ordering::SeqCst) {
                         PrepareFailure::Interrupted
                     } else {
-                        PrepareFailure::Commit { reason, log }
+                        PrepareFailure::Commit { reason, log, step: "deploy" }
                     }
                 })?;
             }
@@ -286,7 +287,7 @@ impl<'a> Driver<'a> {
                     why: "every commit of the range is in the repository",
                 });
             }
-            Err(PrepareFailure::Commit { reason, log }) => self.failed_record(index, reason, log, started),
+            Err(PrepareFailure::Commit { reason, log, step }) => self.failed_record(index, step, reason, log, started),
             Ok(dir) => {
                 let commit = &self.range[index];
                 let mut job = self.job.clone();

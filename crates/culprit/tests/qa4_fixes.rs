@@ -205,3 +205,17 @@ fn qa_32_worktrees_of_a_bisect_killed_while_probing_are_removed_by_the_next_one(
     let list = std::process::Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1, "{list:?}");
 }
+
+#[test]
+fn qa_32_a_failed_deploy_is_stored_with_its_output_named_deploy_log() {
+    // A deploy that failed was stored with its output as "build.log", so `results --run ID` sent the reader to a
+    // build that had worked.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 3, 3, 9, 30);
+    let db = dir.path().join("b.db");
+    let err = refused(&bisect(&db, &repo, &shas[0], &["--deploy", "echo cannot reach the lab box; false"]));
+    assert!(err.contains("deploy 'echo cannot reach the lab box; false' exit status 1"), "{err}");
+    let run = stdout(&culprit(&db, &["results", "--run", "1"], dir.path()));
+    assert!(run.contains("raw output deploy.log") && run.contains("cannot reach the lab box"), "{run}");
+    assert!(!run.contains("build.log"), "{run}");
+}
