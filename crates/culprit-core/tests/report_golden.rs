@@ -406,6 +406,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         reason: "every segment is settled".into(),
         caveat: None,
         improved: false,
+        below_min_change: None,
     }
 }
 

@@ -55,9 +55,11 @@ pub enum DriverError {
 /// Why a commit could not be made ready to run.
 enum PrepareFailure {
     /// The build or deploy of this commit failed: the commit is untestable (a failed run is recorded).
-    Commit { reason: String, log: String },
+    Commit { reason: String, log: String, step: &'static str },
     /// The checkout failed: the repository changed (moved, deleted, rewritten), which no commit explains.
     Environment { reason: String },
+    /// The user interrupted the build or deploy: nothing is known of the commit, and nothing is recorded.
+    Interrupted,
 }
 
 /// What the driver reports as it goes, for progress bars and logs.
@@ -182,7 +184,8 @@ impl<'a> Driver<'a> {
         ]
     }
 
-    fn failed_record(&self, index: usize, reason: String, log: String, started: f64) -> RunRecord {
+    /// A failed run of the commit at `index`: its build or deploy (`step`) failed, with `log` as its output.
+    fn failed_record(&self, index: usize, step: &str, reason: String, log: String, started: f64) -> RunRecord {
         let commit = &self.range[index];
         RunRecord {
             job_id: self.job.job_id.clone(),
@@ -198,7 +201,7 @@ impl<'a> Driver<'a> {
             exit_code: None,
             metrics: Default::default(),
             monitors: Vec::new(),
-            raw_outputs: vec![RawOutput { name: "build.log".into(), content: log.clone().into_bytes() }],
+            raw_outputs: vec![RawOutput { name: format!("{step}.log"), content: log.clone().into_bytes() }],
             stderr: log,
         }
     }
@@ -219,7 +222,7 @@ impl<'a> Driver<'a> {
     /// Makes sure `index` is checked out, built and deployed; returns its worktree or the failure to record.
     fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, PrepareFailure> {
         if let Some(reason) = &self.build_failed[index] {
-            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new() });
+            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new(), step: "build" });
         }
         let sha = self.range[index].sha.clone();
         let checkout = self
@@ -230,6 +233,11 @@ impl<'a> Driver<'a> {
             if let Some(build) = self.config.build.clone() {
                 observe(Event::Building { commit: &self.range[index] });
                 let result = self.step("build", &build, index, &checkout.dir);
+                // A build stopped by Ctrl-C failed because it was stopped: saying the commit does not build (and
+                // keeping it as failed) would be wrong, and the interrupted bisect resumes from its stored runs.
+                if result.is_err() && self.interrupt.load(Ordering::SeqCst) {
+                    return Err(PrepareFailure::Interrupted);
+                }
                 let seconds = match &result {
                     Ok(s) => *s,
                     Err(_) => 0.0,
@@ -239,7 +247,7 @@ impl<'a> Driver<'a> {
                     Ok(s) => self.build_seconds.push(s),
                     Err((reason, log)) => {
                         self.build_failed[index] = Some(reason.clone());
-                        return Err(PrepareFailure::Commit { reason, log });
+                        return Err(PrepareFailure::Commit { reason, log, step: "build" });
                     }
                 }
             }
@@ -248,8 +256,13 @@ impl<'a> Driver<'a> {
         }
         if self.deployed != Some(index) {
             if let Some(deploy) = self.config.deploy.clone() {
-                self.step("deploy", &deploy, index, &checkout.dir)
-                    .map_err(|(reason, log)| PrepareFailure::Commit { reason, log })?;
+                self.step("deploy", &deploy, index, &checkout.dir).map_err(|(reason, log)| {
+                    if self.interrupt.load(Ordering::SeqCst) {
+                        PrepareFailure::Interrupted
+                    } else {
+                        PrepareFailure::Commit { reason, log, step: "deploy" }
+                    }
+                })?;
             }
             self.deployed = Some(index);
         }
@@ -265,6 +278,7 @@ impl<'a> Driver<'a> {
     ) -> Result<Option<(culprit_store::RunId, RunRecord)>, DriverError> {
         let started = now();
         let record = match self.prepare(index, observe) {
+            Err(PrepareFailure::Interrupted) => return Ok(None),
             Err(_) if self.interrupt.load(Ordering::SeqCst) => return Ok(None),
             Err(PrepareFailure::Environment { reason }) => {
                 return Err(DriverError::Environment {
@@ -273,7 +287,7 @@ impl<'a> Driver<'a> {
                     why: "every commit of the range is in the repository",
                 });
             }
-            Err(PrepareFailure::Commit { reason, log }) => self.failed_record(index, reason, log, started),
+            Err(PrepareFailure::Commit { reason, log, step }) => self.failed_record(index, step, reason, log, started),
             Ok(dir) => {
                 let commit = &self.range[index];
                 let mut job = self.job.clone();

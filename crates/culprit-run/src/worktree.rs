@@ -107,6 +107,21 @@ impl Worktrees {
         let _ = std::fs::remove_dir_all(root);
     }
 
+    /// Removes the per-process worktree roots `<prefix>-<pid>` under `dir` whose process is gone. A process removes
+    /// its own when it ends, but one killed with `kill -9` (or the machine going down) never does, and its
+    /// worktrees (a kernel build each) stayed under `.git/culprit/` for good, each new process making its own.
+    pub fn discard_orphans(repo: &Path, dir: &Path, prefix: &str) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('-')).and_then(|p| p.parse().ok());
+            let Some(pid) = pid else { continue };
+            if pid != std::process::id() && !process_alive(pid) && entry.path().is_dir() {
+                Self::discard(repo, &entry.path());
+            }
+        }
+    }
+
     fn dir_for(&self, sha: &str) -> PathBuf {
         self.root.join(&sha[..sha.len().min(12)])
     }
@@ -167,6 +182,17 @@ impl Drop for Worktrees {
     }
 }
 
+/// Whether a process with this id exists (one of another user's counts: it cannot be signalled, but it is there).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 sends nothing; it only checks that the process exists and may be signalled.
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +247,32 @@ mod tests {
         assert!(!refs.exists());
         let list = git(repo.path(), &["worktree", "list"]).unwrap();
         assert_eq!(list.lines().count(), 1, "only the main worktree is left: {list}");
+    }
+
+    #[test]
+    fn qa_32_roots_of_processes_that_are_gone_are_removed_and_live_ones_kept() {
+        let (repo, shas) = repo_with_commits(1);
+        let dir = tempfile::tempdir().unwrap();
+        // A process that has ended: its id is not reused this soon.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let orphan = dir.path().join(format!("probe-{gone}"));
+        let mut trees = Worktrees::new(repo.path(), &orphan, 2).unwrap();
+        let left = trees.checkout(&shas[0]).unwrap().dir;
+        // As `kill -9` leaves it: the worktree registered with git and its directory in place.
+        std::mem::forget(trees);
+        let live = dir.path().join(format!("probe-{}", std::process::id()));
+        let other_prefix = dir.path().join(format!("check-{gone}"));
+        let not_a_pid = dir.path().join("probe-refs");
+        for kept in [&live, &other_prefix, &not_a_pid] {
+            std::fs::create_dir_all(kept).unwrap();
+        }
+        Worktrees::discard_orphans(repo.path(), dir.path(), "probe");
+        assert!(!left.exists() && !orphan.exists());
+        assert!(live.exists() && other_prefix.exists() && not_a_pid.exists());
+        let list = git(repo.path(), &["worktree", "list"]).unwrap();
+        assert_eq!(list.lines().count(), 1, "the orphan's worktree is unregistered: {list}");
     }
 
     #[test]

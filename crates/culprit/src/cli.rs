@@ -222,11 +222,13 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
-    /// change it (the repository, metric, build, deploy, --max-runs, --min-change) are refused.
+    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change) are refused.
     #[arg(
         long,
         value_name = "ID",
-        conflicts_with_all = ["good", "bad", "job", "run", "repo", "metric", "build", "deploy", "max_runs", "min_change"]
+        conflicts_with_all = [
+            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change"
+        ]
     )]
     pub resume: Option<i64>,
     /// Print the result as one JSON object.
@@ -240,7 +242,8 @@ pub enum BisectAction {
     Log {
         /// The session id, as printed by `culprit bisect`.
         id: i64,
-        /// Print JSON.
+        /// Print JSON: the steps, the commits they name by position (with their SHAs), every sample, and the
+        /// outcome as `culprit bisect --json` prints it.
         #[arg(long)]
         json: bool,
     },

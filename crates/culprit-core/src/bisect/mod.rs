@@ -282,6 +282,10 @@ pub struct Outcome {
     /// a bisect for a regression does not search.
     #[serde(default)]
     pub improved: bool,
+    /// Set on a `NotReproduced` outcome whose good and bad surely differ by less than `--min-change` (the user's
+    /// bar, [`BisectConfig::min_effect_relative`]): the change may well be real, only smaller than asked for.
+    #[serde(default)]
+    pub below_min_change: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -343,6 +347,9 @@ pub struct Bisect {
     reproduced: Option<bool>,
     /// Whether good and bad differ the other way: bad is better (see [`Outcome::improved`]).
     improved: bool,
+    /// Whether the bisect ended because good and bad differ by less than `--min-change` (see
+    /// [`Outcome::below_min_change`]).
+    below_min_change: bool,
     /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
     replicating: Option<usize>,
     /// The candidate whose step held across the builds beside it.
@@ -397,6 +404,7 @@ impl Bisect {
             total: None,
             reproduced: None,
             improved: false,
+            below_min_change: false,
             replicating: None,
             replicated: None,
             log: Vec::new(),

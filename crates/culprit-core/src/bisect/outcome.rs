@@ -134,6 +134,7 @@ impl Bisect {
             reason,
             build_spread,
             improved: self.improved,
+            below_min_change: self.below_min_change,
         });
     }
 }

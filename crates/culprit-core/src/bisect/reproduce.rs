@@ -145,6 +145,7 @@ impl Bisect {
                 self.config.min_effect_relative * 100.0
             );
             self.reproduced = Some(false);
+            self.below_min_change = true;
             self.note("reproduce", "not reproduced".into(), why.clone());
             self.finish(format!("good and bad do not differ by the change asked for: {why}"));
             return false;

@@ -45,11 +45,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     let class = if unconfirmed { " class=\"warn\"" } else { "" };
     let _ = writeln!(out, "<p{class}>{}</p>", escape(&opening(input, &h)));
     out.push_str("<ul>\n");
-    let blamed = match &input.bisect {
-        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
-        Some(b) if b.status == crate::bisect::Status::NotReproduced => Vec::new(),
-        _ => vec![input.commit.clone()],
-    };
+    let blamed = super::blamed_commits(input);
     for c in &blamed {
         let _ = writeln!(out, "<li>commit: <code>{}</code></li>", escape(&c.with_subject(false)));
     }

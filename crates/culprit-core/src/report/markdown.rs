@@ -57,11 +57,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", escape(&subject_line(input)?));
     let _ = writeln!(out, "{}\n", escape(&opening(input, &h)));
-    let blamed = match &input.bisect {
-        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
-        Some(b) if b.status == crate::bisect::Status::NotReproduced => Vec::new(),
-        _ => vec![input.commit.clone()],
-    };
+    let blamed = super::blamed_commits(input);
     for c in &blamed {
         let subject = c.subject.as_deref().map(|s| format!(" (\"{}\")", escape(s))).unwrap_or_default();
         let _ = writeln!(out, "- commit: {}{subject}", code(&c.sha, false));

@@ -124,6 +124,11 @@ pub struct BisectSummary {
     /// change did reproduce, the other way, and the mail says so instead of "did not reproduce".
     #[serde(default)]
     pub improved: bool,
+    /// Set when the bisect ended because good and bad surely differ by less than `--min-change`
+    /// ([`crate::bisect::Outcome::below_min_change`]): the user's bar, as a fraction of good's level. The change may
+    /// be real, so the mail must not say that it did not reproduce.
+    #[serde(default)]
+    pub below_min_change: Option<f64>,
 }
 
 fn built_by_default() -> bool {
@@ -459,8 +464,24 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
             b.bad.short(),
             h.metric
         ),
-        Some(b) if b.status == Status::NotReproduced => {
-            format!("[culprit] {}..{}: {} did not reproduce, no commit blamed", b.good.short(), b.bad.short(), h.metric)
+        Some(b) if b.status == Status::NotReproduced => match b.below_min_change {
+            Some(bar) => format!(
+                "[culprit] {}..{}: {} changed less than --min-change {}, no commit blamed",
+                b.good.short(),
+                b.bad.short(),
+                h.metric,
+                percent_text(bar)
+            ),
+            None => format!(
+                "[culprit] {}..{}: {} did not reproduce, no commit blamed",
+                b.good.short(),
+                b.bad.short(),
+                h.metric
+            ),
+        },
+        // No commit was narrowed to: the subject names the range, not bad as if it were the likely culprit.
+        Some(b) if b.contributors.is_empty() => {
+            format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", b.good.short(), b.bad.short())
         }
         Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
         _ => format!("[culprit] {commit}: {what}"),
@@ -528,9 +549,24 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.bad.short(),
             b.good.short()
         ),
+        // The change may be real: it is only smaller than the bar the bisect was given.
+        Some(b) if b.status == Status::NotReproduced && b.below_min_change.is_some() => format!(
+            "FYI, {} differs between {} and {} by less than the {} asked for (--min-change), so the bisect blames \
+             no commit.",
+            h.metric,
+            b.good.short(),
+            b.bad.short(),
+            percent_text(b.below_min_change.unwrap_or_default())
+        ),
         Some(b) if b.status == Status::NotReproduced => format!(
             "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is blamed.",
             h.metric,
+            b.good.short(),
+            b.bad.short()
+        ),
+        Some(b) if b.contributors.is_empty() => format!(
+            "FYI, we noticed {noticed} between {} and {}, but the bisect ended before it narrowed the change down to \
+             a commit or a range of commits, so no commit is blamed.",
             b.good.short(),
             b.bad.short()
         ),
@@ -576,7 +612,11 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         Status::Found => "found a likely culprit, not confirmed",
         Status::Multiple => "several commits share the change",
         Status::NotReproduced if b.improved => "bad is better than good, an improvement; no commit is blamed",
+        Status::NotReproduced if b.below_min_change.is_some() => {
+            "good and bad differ by less than --min-change; no commit is blamed"
+        }
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
+        Status::Inconclusive if b.contributors.is_empty() => "inconclusive; the change was not narrowed down",
         Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
     };
     let mut lines = vec![
@@ -638,6 +678,21 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
     } else {
         String::new()
     }
+}
+
+/// The commits the mail's commit block names: every contributor of a series, none when the bisect blamed nothing
+/// (the change did not reproduce, or was not narrowed down at all), else the reported commit.
+pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<CommitRef> {
+    match &input.bisect {
+        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
+        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() => Vec::new(),
+        _ => vec![input.commit.clone()],
+    }
+}
+
+/// A fraction as the percentage a user types (`--min-change 7`, not 7.000000000000001).
+fn percent_text(fraction: f64) -> String {
+    format!("{}%", (fraction * 10_000.0).round() / 100.0)
 }
 
 fn ordinal(n: usize) -> String {

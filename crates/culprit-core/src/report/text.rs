@@ -19,11 +19,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     out.push_str("Greeting,\n\n");
     out.push_str(&wrap(&opening(input, &h), ""));
     out.push_str("\n\n");
-    let blamed = match &input.bisect {
-        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
-        Some(b) if b.status == crate::bisect::Status::NotReproduced => Vec::new(),
-        _ => vec![input.commit.clone()],
-    };
+    let blamed = super::blamed_commits(input);
     for c in &blamed {
         let noun = if c.is_commit() { "commit" } else { "label" };
         let _ = writeln!(out, "{noun}: {}", c.with_subject(false));

@@ -340,6 +340,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         },
     };
     let interrupt = interrupt_flag();
+    // Probe worktrees of a bisect killed while probing (kill -9 runs no cleanup) would stay for good.
+    Worktrees::discard_orphans(&repo, &worktree_root(&repo, ""), "probe");
     let tag = format!("probe-{}", std::process::id());
     let bar = progress_bar();
     let mut observe = observer(&bar);
@@ -623,6 +625,7 @@ pub fn result_json(
         "builds": outcome.builds,
         "total_change": outcome.total_change,
         "improved": outcome.improved,
+        "below_min_change": outcome.below_min_change,
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
@@ -685,6 +688,9 @@ pub fn render_outcome(
         Status::Found => "found the culprit",
         Status::Multiple => "several commits share the change",
         Status::NotReproduced if outcome.improved => "bad is better than good, an improvement: no commit is blamed",
+        Status::NotReproduced if outcome.below_min_change => {
+            "good and bad differ by less than --min-change: no commit is blamed"
+        }
         Status::NotReproduced => "the change does not reproduce: no commit is blamed",
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };
@@ -821,16 +827,24 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Replayed { stored, range, samples, machine, .. } = replay(store, session)?;
+    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    // The steps name commits by their position in the range, as the text log does; `commits` gives each position
+    // its SHA, and the outcome names its commits by SHA, as `culprit bisect --json` prints it (the machine's own
+    // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
         "status": stored.status,
         "log": machine.log(),
+        "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
+            "position": position,
+            "sha": range[position].sha,
+            "subject": range[position].subject,
+        })).collect::<Vec<_>>(),
         "samples": samples.iter().map(|(i, s)| serde_json::json!({
             "sha": range[*i].sha,
             "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
         })).collect::<Vec<_>>(),
-        "outcome": machine.outcome(),
+        "outcome": machine.outcome().map(|outcome| result_json(session, &config, &range, outcome)),
     });
     output::println(&serde_json::to_string_pretty(&value)?)?;
     Ok(ExitCode::SUCCESS)
@@ -874,10 +888,9 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     // The steps name commits by their position in the range (the machine is pure and knows no SHAs), so the
     // commits they can name, the two ends and every commit that has a stored run, are listed with their SHAs.
     let last = range.len().saturating_sub(1);
-    let named: BTreeSet<usize> = samples.iter().map(|(commit, _)| *commit).chain([0, last]).collect();
     out.push_str("\ncommits in the steps (position in the range, oldest first):\n");
     let width = last.to_string().len();
-    for position in named.into_iter().filter(|&p| p < range.len()) {
+    for position in named_positions(range, samples) {
         let commit = &range[position];
         let end = match position {
             0 => " (good)",
@@ -891,6 +904,12 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
         out.push_str(&render_outcome(session, config, range, outcome, None));
     }
     out
+}
+
+/// The positions in the range the steps of a log can name: the two ends and every commit with a stored run.
+fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeSet<usize> {
+    let last = range.len().saturating_sub(1);
+    samples.iter().map(|(commit, _)| *commit).chain([0, last]).filter(|&p| p < range.len()).collect()
 }
 
 #[cfg(test)]

@@ -58,6 +58,19 @@ fn reference_problem(side: &str, records: &[RunRecord], metric: &str) -> Option<
     None
 }
 
+/// The repository whose checkout a check judges: the one containing the current directory. git's own error
+/// suggests --repo, which `check` does not have: `git bisect run` runs it inside the checkout it bisects.
+fn checkout() -> Result<std::path::PathBuf> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    git::toplevel(&cwd).map_err(|error| match error {
+        git::GitError::NotARepo { dir } => anyhow::anyhow!(
+            "{dir} is not inside a git repository: culprit check judges the commit checked out where it runs, so \
+             run it from inside the repository being bisected (as `git bisect run` does)"
+        ),
+        other => other.into(),
+    })
+}
+
 pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // Fewer reference runs than the test needs would decide from nothing: every commit would come out "good".
     if args.reference_runs < MIN_REFERENCE_RUNS {
@@ -69,8 +82,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     if args.max_runs == 0 {
         bail!("--max-runs 0 leaves nothing to measure: give at least 1");
     }
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let repo = git::toplevel(&cwd)?;
+    let repo = checkout()?;
     let (Some(good_rev), Some(bad_rev)) = (args.good.as_deref(), args.bad.as_deref()) else {
         bail!("culprit check needs --good and --bad (or --clean alone)");
     };
@@ -193,7 +205,13 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         let mut inv = Invocation::shell(build).in_dir(&repo);
         inv.env = vec![("CULPRIT_COMMIT".into(), head.key().to_string())];
         inv.merge_stderr = true;
-        let f = process::run(&inv, None, &crate::cmd::run::interrupt_flag())?;
+        let interrupt = crate::cmd::run::interrupt_flag();
+        let f = process::run(&inv, None, &interrupt)?;
+        // A build stopped by Ctrl-C says nothing of the commit: 125 would have `git bisect run` skip it.
+        if !f.exit.success() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            crate::note!("culprit: interrupted while building {}", head.short());
+            return Ok(ExitCode::from(130));
+        }
         if !f.exit.success() {
             crate::note!(
                 "culprit: build '{build}' {} at {}: untestable\n{}",
@@ -270,8 +288,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
 /// same pair reuses its stored reference runs and builds the worktrees again, and none is opened: `check --clean`
 /// in a checkout used to leave an empty `culprit.db` there.
 pub fn clean() -> Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let repo = &git::toplevel(&cwd)?;
+    let repo = &checkout()?;
     let dir = worktree_root(repo, "");
     let kept = reference_worktrees(&dir);
     for path in &kept {
@@ -412,7 +429,11 @@ impl References<'_> {
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
         let worktrees = match &self.keep {
             Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
-            None => Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?,
+            None => {
+                // Those of a check killed with kill -9 (no cleanup ran) would stay for good.
+                Worktrees::discard_orphans(self.repo, &worktree_root(self.repo, ""), "check");
+                Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?
+            }
         };
         Ok(Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt)))
     }

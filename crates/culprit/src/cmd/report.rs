@@ -328,6 +328,7 @@ pub fn from_bisect(
             reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
             improved: outcome.improved,
+            below_min_change: outcome.below_min_change.then_some(config.bisect.min_effect_relative),
         }),
         trend,
         failure: None,

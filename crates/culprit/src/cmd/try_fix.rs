@@ -310,6 +310,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
 
     // Validate the patch before anything is measured.
+    // Those of a try-fix killed with kill -9 (no cleanup ran) would stay for good.
+    Worktrees::discard_orphans(&repo, &worktree_root(&repo, ""), "try-fix");
     let root = worktree_root(&repo, &format!("try-fix-{}", std::process::id()));
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
