@@ -20,11 +20,11 @@
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
-use crate::cmd::track::{bisect_change, history, History, HistoryFilter, Order};
+use crate::cmd::track::{bisect_change, bisect_range, history, BisectRange, History, HistoryFilter, Order};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
-use culprit_core::changepoint::TrackOptions;
+use culprit_core::changepoint::{ChangePoint, TrackOptions};
 use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
@@ -202,46 +202,44 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         tracked = analyse(store, &plan, args, &mut pass)?;
     }
 
-    // (4) One bisect per gap holding a regression: the regression of smallest q speaks for it.
-    let mut gaps: Vec<(String, String, usize, usize, f64)> = Vec::new();
+    // (4) One bisect per gap holding a regression: the regression of smallest q speaks for it. The gap is the
+    // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
+    // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
+    let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !wanted(&s.metric, args) {
             continue;
         }
-        for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict == Verdict::Regression) {
-            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
-            else {
-                continue;
-            };
-            if *after <= before + 1 {
+        for c in a.change_points.iter().filter(|c| c.verdict == Verdict::Regression) {
+            let Some(BisectRange { change: c, before, after }) = bisect_range(s, c) else { continue };
+            if after <= before + 1 {
                 continue;
             }
             // REF may have moved since the pass listed it; a position past that list is left for the next pass.
-            let (Some(good), Some(bad)) = (plan.range.get(*before), plan.range.get(*after)) else { continue };
+            let (Some(good), Some(bad)) = (plan.range.get(before), plan.range.get(after)) else { continue };
             let (good, bad) = (good.sha.clone(), bad.sha.clone());
             let q = c.q.unwrap_or(1.0);
             match gaps.iter_mut().find(|g| g.0 == good && g.1 == bad) {
-                Some(g) if q < g.4 => *g = (good, bad, k, j, q),
+                Some(g) if q < g.4 => *g = (good, bad, k, c, q),
                 Some(_) => {}
-                None => gaps.push((good, bad, k, j, q)),
+                None => gaps.push((good, bad, k, c, q)),
             }
         }
     }
-    for (good, bad, k, j, _) in gaps {
+    for (good, bad, k, change, _) in gaps {
         let existing = store
             .bisect_sessions()?
             .into_iter()
             .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
             .max_by_key(|b| b.id.0);
-        let (Some(series), Some((_, analysis))) = (tracked.series.get(k), tracked.analyses.get(k)) else { continue };
-        let Some(change) = analysis.change_points.get(j) else { continue };
+        let Some(series) = tracked.series.get(k) else { continue };
         let result = match existing {
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
                 eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
                 to_stderr(|| crate::cmd::bisect::run(store, &resume_args(session.id.0))).map(|_| Some(session.id.0))
             }
-            None => to_stderr(|| bisect_change(store, &plan.repo, series, change, args)),
+            None => to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
         match result {
             Ok(Some(id)) => pass.bisects.push(id),

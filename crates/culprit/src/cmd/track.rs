@@ -412,19 +412,14 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                 if c.verdict != Verdict::Regression {
                     continue;
                 }
-                // The bisect covers the change's location interval, not only its most likely place: a good end
-                // that is in fact after the change would send the bisect after the wrong commit.
-                let c = &ChangePoint { before_index: c.before_index_low, index: c.index_high, ..c.clone() };
-                let (Some(Some(before)), Some(Some(after))) =
-                    (s.positions.get(c.before_index), s.positions.get(c.index))
-                else {
+                let Some(range) = bisect_range(s, c) else {
                     notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
                     continue;
                 };
-                if *after <= before + 1 {
+                if range.after <= range.before + 1 {
                     continue;
                 }
-                match bisect_change(store, &repo, s, c, args) {
+                match bisect_change(store, &repo, s, &range.change, args) {
                     Ok(Some(id)) => {
                         sessions.insert((k, j), id);
                     }
@@ -651,6 +646,27 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
     Ok(History { series, analyses, notes })
 }
 
+/// Where a change point's bisect runs: the change with its location interval as its ends, and their positions on
+/// the branch.
+pub(crate) struct BisectRange {
+    pub change: ChangePoint,
+    pub before: usize,
+    pub after: usize,
+}
+
+/// The range a change point's bisect covers: its whole location interval (`before_index_low..index_high`), not only
+/// its most likely place, since a good end that is in fact after the change would end the bisect "not reproduced"
+/// (or send it after the wrong commit). `None` when an end is a label, which has no place on the branch.
+/// `track --bisect` and `track --follow` both bisect what this says.
+pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
+    let change = ChangePoint { before_index: c.before_index_low, index: c.index_high, ..c.clone() };
+    let (Some(Some(before)), Some(Some(after))) = (s.positions.get(change.before_index), s.positions.get(change.index))
+    else {
+        return None;
+    };
+    Some(BisectRange { before: *before, after: *after, change })
+}
+
 /// Starts (or continues) a bisect between the tested commits around a regression with the job of its runs,
 /// through `culprit bisect`'s own entry point, and returns the session id.
 pub(crate) fn bisect_change(
@@ -708,6 +724,34 @@ pub(crate) fn bisect_change(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regressions_bisect_covers_its_whole_location_interval() {
+        // Follow bisected only between the tested commits around a change's most likely place; when its location
+        // interval reaches further back, the true step can lie before that good end, the bisect then ends "not
+        // reproduced", and the stored session is never tried again. `track --bisect` covered the interval.
+        let levels = [100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 80.0, 80.0, 80.0, 80.0, 80.0, 80.0];
+        let points: Vec<Vec<f64>> = levels.iter().map(|&l| vec![l - 1.0, l, l + 1.0, l + 0.5]).collect();
+        let analysis = analyze(&points, &TrackOptions::default()).unwrap();
+        let found = analysis.change_points.first().expect("the step").clone();
+        let wide = ChangePoint { before_index_low: found.before_index - 2, index_high: found.index + 1, ..found };
+        let series = Series {
+            job_id: "j".into(),
+            job_name: "j".into(),
+            machine: "m".into(),
+            metric: "ops".into(),
+            labels: (0..levels.len()).map(|i| format!("c{i}")).collect(),
+            // Every third commit of the branch was tested.
+            positions: (0..levels.len()).map(|i| Some(3 * i)).collect(),
+            points,
+        };
+        let range = bisect_range(&series, &wide).expect("commits on the branch");
+        assert_eq!((range.change.before_index, range.change.index), (wide.before_index_low, wide.index_high));
+        assert_eq!((range.before, range.after), (3 * wide.before_index_low, 3 * wide.index_high));
+        // A label has no place on the branch to bisect from.
+        let labels = Series { positions: vec![None; levels.len()], ..series };
+        assert!(bisect_range(&labels, &wide).is_none());
+    }
 
     fn error_of(text: &str) -> String {
         format!("{:#}", parse_series(text, "s.csv").unwrap_err())
