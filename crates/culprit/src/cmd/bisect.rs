@@ -770,7 +770,7 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
     for s in store.bisect_sessions()? {
         rows.push([
             s.id.to_string(),
-            s.status.clone(),
+            shown_status(&s),
             s.metric.clone().unwrap_or_default(),
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
@@ -778,6 +778,25 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
         ]);
     }
     Ok(rows)
+}
+
+/// A session's status as `bisect list` shows it. A session is stored as running until it ends, whether a process
+/// drives it or it was stopped (Ctrl-C, kill -9, a failure that is not the commit's) and waits for `--resume`; the
+/// driving process holds the session's lock in its repository, so a lock file that no process holds says it was
+/// stopped. Without the file (a session driven on another machine of the farm, or a repository moved away) there is
+/// nothing to tell, and it stays "running".
+fn shown_status(session: &culprit_store::BisectSession) -> String {
+    if session.status != NEW_SESSION_STATUS {
+        return session.status.clone();
+    }
+    let lock = worktree_root(Path::new(&session.repo), &format!("session-{}", session.id)).with_extension("lock");
+    if !lock.is_file() {
+        return session.status.clone();
+    }
+    match crate::lock::try_lock(&lock) {
+        Ok(crate::lock::Lock::Held(_)) => "stopped".to_string(),
+        _ => session.status.clone(),
+    }
 }
 
 /// A stored session replayed: its configuration, range, runs, samples, and the machine they lead to.

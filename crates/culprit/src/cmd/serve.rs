@@ -393,7 +393,8 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
     let rendered = compare::render(store, &args)?;
     let title = format!("culprit compare {}", revisions.join(" "));
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
-    body.push_str(&pre(&rendered.text));
+    // The table's footnotes say how the command line shows every row; on this page that is `all=1`.
+    body.push_str(&pre(&rendered.text.replace("--all shows every row", "all=1 shows every row")));
     for warning in &rendered.warnings {
         body.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&query_wording(warning))));
     }
