@@ -5,13 +5,22 @@
 mod common;
 
 use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with make, on command.user_time, with `extra`.
 fn bisect(db: &Path, repo: &Path, good: &str, extra: &[&str]) -> std::process::Output {
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", "HEAD"];
     let how = ["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"];
     culprit(db, &[&args[..], &how, extra].concat(), repo)
+}
+
+/// A temporary directory holding a 6-commit slowdown repository (30% from commit 4, commit 2 not building), its
+/// commits, and the path of a store beside it.
+fn six_commit_slowdown() -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let db = dir.path().join("b.db");
+    (dir, repo, shas, db)
 }
 
 #[test]
@@ -48,9 +57,7 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     // and its summary and mail said that the change "did not reproduce when measured again", which tells the
     // maintainer the regression was noise.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = six_commit_slowdown();
     let out = bisect(&db, &repo, &shas[2], &["--min-change", "60"]);
     let text = stdout(&out);
     assert!(text.contains("good and bad differ by less than --min-change: no commit is blamed"), "{text}");
@@ -76,9 +83,7 @@ fn qa_32_bisect_log_json_names_its_commits_by_sha() {
     // `bisect log ID --json` gave the machine's outcome, whose culprit, parent and evidence are positions in the
     // range ("commit": 3), and nothing that maps a position to a commit: a script could not tell what was blamed.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = six_commit_slowdown();
     let result: serde_json::Value = serde_json::from_str(&stdout(&bisect(&db, &repo, &shas[2], &["--json"]))).unwrap();
     assert_eq!(result["status"], "found", "{result:#}");
     let log: serde_json::Value =
