@@ -14,11 +14,11 @@ fn bisect(db: &Path, repo: &Path, good: &str, extra: &[&str]) -> std::process::O
     culprit(db, &[&args[..], &how, extra].concat(), repo)
 }
 
-/// A temporary directory holding a 6-commit slowdown repository (30% from commit 4, commit 2 not building), its
-/// commits, and the path of a store beside it.
-fn six_commit_slowdown() -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
+/// A temporary directory holding a slowdown repository of `commits` commits (30% from commit `slow_at`, commit
+/// `broken_at` not building), its commits, and the path of a store beside it.
+fn slowdown(commits: usize, slow_at: usize, broken_at: usize) -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let (repo, shas) = make_slowdown_repo(dir.path(), commits, slow_at, broken_at, 30);
     let db = dir.path().join("b.db");
     (dir, repo, shas, db)
 }
@@ -28,9 +28,7 @@ fn qa_32_a_bisect_that_located_nothing_names_no_commit_in_its_report() {
     // A bisect whose budget ran out in the whole range names no contributor; its mail called bad itself "the most
     // likely commit, NOT confirmed", which sends the maintainer to the one commit nothing pointed at.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 24, 15, 12, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(24, 15, 12);
     let out = bisect(&db, &repo, &shas[0], &["--max-runs", "10", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -57,7 +55,7 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     // and its summary and mail said that the change "did not reproduce when measured again", which tells the
     // maintainer the regression was noise.
     let _machine = quiet_machine();
-    let (dir, repo, shas, db) = six_commit_slowdown();
+    let (dir, repo, shas, db) = slowdown(6, 4, 2);
     let out = bisect(&db, &repo, &shas[2], &["--min-change", "60"]);
     let text = stdout(&out);
     assert!(text.contains("good and bad differ by less than --min-change: no commit is blamed"), "{text}");
@@ -83,7 +81,7 @@ fn qa_32_bisect_log_json_names_its_commits_by_sha() {
     // `bisect log ID --json` gave the machine's outcome, whose culprit, parent and evidence are positions in the
     // range ("commit": 3), and nothing that maps a position to a commit: a script could not tell what was blamed.
     let _machine = quiet_machine();
-    let (dir, repo, shas, db) = six_commit_slowdown();
+    let (dir, repo, shas, db) = slowdown(6, 4, 2);
     let result: serde_json::Value = serde_json::from_str(&stdout(&bisect(&db, &repo, &shas[2], &["--json"]))).unwrap();
     assert_eq!(result["status"], "found", "{result:#}");
     let log: serde_json::Value =
@@ -128,9 +126,7 @@ fn qa_32_a_build_stopped_by_ctrl_c_is_not_called_a_failed_build() {
     // Ctrl-C during a build stopped the bisect as it should (exit 130), but first printed "build of ... failed: the
     // commit is untestable", and `culprit check` answered 125, which has `git bisect run` skip a commit that was
     // never tested.
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 4, 3, 9, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(4, 3, 9);
     let mark = dir.path().join("building");
     let build = format!("touch {}; sleep 30; make -s", mark.display());
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"];
@@ -182,9 +178,7 @@ fn qa_32_worktrees_of_a_bisect_killed_while_probing_are_removed_by_the_next_one(
     // A bisect killed with kill -9 while probing good and bad left .git/culprit/probe-<pid> and its worktrees (each
     // a build) for good: the next bisect made its own next to them and no command ever removed them.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 4, 3, 9, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(4, 3, 9);
     let mark = dir.path().join("building");
     let build = format!("touch {}; sleep 30; make -s", mark.display());
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
@@ -215,9 +209,7 @@ fn qa_32_worktrees_of_a_bisect_killed_while_probing_are_removed_by_the_next_one(
 fn qa_32_a_failed_deploy_is_stored_with_its_output_named_deploy_log() {
     // A deploy that failed was stored with its output as "build.log", so `results --run ID` sent the reader to a
     // build that had worked.
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 3, 3, 9, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(3, 3, 9);
     let err = refused(&bisect(&db, &repo, &shas[0], &["--deploy", "echo cannot reach the lab box; false"]));
     assert!(err.contains("deploy 'echo cannot reach the lab box; false' exit status 1"), "{err}");
     let run = stdout(&culprit(&db, &["results", "--run", "1"], dir.path()));

@@ -982,6 +982,34 @@ fn the_caveat_on_builds_that_differ_is_set_by_per_commit_offsets_only() {
 }
 
 #[test]
+fn the_caution_is_left_out_beside_a_step_that_dwarfs_the_spread() {
+    // The demo's bisect printed "a step a few times that size can be a build's own" beside a step 68.5 times the
+    // spread. The caution stays for steps within CAVEAT_STEP_RATIO times it, and for an outcome with no located step.
+    let spread = BuildSpread { commits: 9, spread: 0.2, noise: 0.3, p_value: 0.006 };
+    let culprit = |step: f64| Culprit { step, ..Culprit::unmeasured(5, 4) };
+    let outcome = |steps: &[f64], located: bool| Outcome {
+        status: if located { Status::Found } else { Status::Inconclusive },
+        culprits: steps.iter().map(|&s| Culprit { located, ..culprit(s) }).collect(),
+        runs: 40,
+        builds: 10,
+        total_change: Some(15.0),
+        evidence: Vec::new(),
+        log: Vec::new(),
+        reason: String::new(),
+        build_spread: Some(spread),
+        improved: false,
+        below_min_change: false,
+    };
+    assert!(outcome(&[13.7], true).caveat().is_none());
+    assert!(outcome(&[-13.7], true).caveat().is_none(), "a step's size, whichever its sign");
+    let near = outcome(&[1.5], true).caveat().expect("a step 7.5 times the spread keeps it");
+    assert!(near.contains("the smallest step named is 7.5 times the spread"), "{near}");
+    assert!(outcome(&[13.7, 1.5], true).caveat().is_some(), "the smallest step decides");
+    assert!(outcome(&[13.7], false).caveat().is_some(), "no located step");
+    assert!(Outcome { build_spread: None, ..outcome(&[1.5], true) }.caveat().is_none());
+}
+
+#[test]
 fn a_change_below_the_users_bar_ends_not_reproduced_and_one_above_it_is_bisected() {
     // The simulator's metric sits at 100 with a run-to-run noise of 1, so a 1.5 sigma step is a 1.5% change. The
     // bar stops a bisect only when the change is surely below it: at 3%, twice the change, a first test that read
