@@ -98,9 +98,8 @@ fn qa_32_bisect_log_json_names_its_commits_by_sha() {
     assert_eq!(sha_at(1), Some(shas[3].as_str().into()), "{log:#}");
 }
 
-/// Starts culprit with `args` in `cwd`, sends it Ctrl-C (SIGINT) once `started` exists (the build's mark), and
-/// returns how it exited and its standard error.
-fn interrupted_while_building(db: &Path, args: &[&str], cwd: &Path, started: &Path) -> (Option<i32>, String) {
+/// Starts culprit with `args` in `cwd` (its output piped) and returns it once `started` exists (the build's mark).
+fn started_building(db: &Path, args: &[&str], cwd: &Path, started: &Path) -> std::process::Child {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(cwd)
         .arg("--db")
@@ -115,6 +114,13 @@ fn interrupted_while_building(db: &Path, args: &[&str], cwd: &Path, started: &Pa
         assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    child
+}
+
+/// Starts culprit with `args` in `cwd`, sends it Ctrl-C (SIGINT) once `started` exists (the build's mark), and
+/// returns how it exited and its standard error.
+fn interrupted_while_building(db: &Path, args: &[&str], cwd: &Path, started: &Path) -> (Option<i32>, String) {
+    let child = started_building(db, args, cwd, started);
     let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
@@ -181,19 +187,8 @@ fn qa_32_worktrees_of_a_bisect_killed_while_probing_are_removed_by_the_next_one(
     let (dir, repo, shas, db) = slowdown(4, 3, 9);
     let mark = dir.path().join("building");
     let build = format!("touch {}; sleep 30; make -s", mark.display());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(&repo)
-        .arg("--db")
-        .arg(&db)
-        .args(["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", &build])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let begun = std::time::Instant::now();
-    while !mark.exists() {
-        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", &build];
+    let mut child = started_building(&db, &args, &repo, &mark);
     child.kill().unwrap();
     child.wait().unwrap();
     let culprit_dir = repo.join(".git").join("culprit");
