@@ -109,6 +109,14 @@ pub(crate) fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
     repo.join(".git").join("culprit").join(tag)
 }
 
+/// This process's worktree root `<prefix>-<pid>` in `repo`, after removing the roots of gone processes with the same
+/// prefix: a process removes its own when it ends, but one killed with kill -9 runs no cleanup, and its worktrees (a
+/// build each) would stay for good.
+pub(crate) fn process_worktree_root(repo: &Path, prefix: &str) -> PathBuf {
+    Worktrees::discard_orphans(repo, &worktree_root(repo, ""), prefix);
+    worktree_root(repo, &format!("{prefix}-{}", std::process::id()))
+}
+
 pub(crate) fn run_context() -> RunContext {
     RunContext {
         revision: culprit_core::model::Revision::Label { name: String::new() },
@@ -340,12 +348,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         },
     };
     let interrupt = interrupt_flag();
-    // Probe worktrees of a bisect killed while probing (kill -9 runs no cleanup) would stay for good.
-    Worktrees::discard_orphans(&repo, &worktree_root(&repo, ""), "probe");
-    let tag = format!("probe-{}", std::process::id());
     let bar = progress_bar();
     let mut observe = observer(&bar);
-    let worktrees = Worktrees::new(&repo, &worktree_root(&repo, &tag), LIVE_WORKTREES)?;
+    let worktrees = Worktrees::new(&repo, &process_worktree_root(&repo, "probe"), LIVE_WORKTREES)?;
     let mut driver = Driver::new(
         store,
         None,

@@ -9,7 +9,9 @@
 //! likelihood-ratio test). `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
 
 use crate::cli::CheckArgs;
-use crate::cmd::bisect::{available_metrics, benchmark_job, choose_metric, plan_job, run_context, worktree_root};
+use crate::cmd::bisect::{
+    available_metrics, benchmark_job, choose_metric, plan_job, process_worktree_root, run_context, worktree_root,
+};
 use anyhow::{bail, Context, Result};
 use culprit_core::check::{
     classify_among, classify_interleaved, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS,
@@ -429,11 +431,7 @@ impl References<'_> {
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
         let worktrees = match &self.keep {
             Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
-            None => {
-                // Those of a check killed with kill -9 (no cleanup ran) would stay for good.
-                Worktrees::discard_orphans(self.repo, &worktree_root(self.repo, ""), "check");
-                Worktrees::new(self.repo, &worktree_root(self.repo, &format!("check-{}", std::process::id())), 2)?
-            }
+            None => Worktrees::new(self.repo, &process_worktree_root(self.repo, "check"), 2)?,
         };
         Ok(Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt)))
     }

@@ -9,7 +9,7 @@
 //! engine's verdicts (rule in `docs/report.md`).
 
 use crate::cli::TryFixArgs;
-use crate::cmd::bisect::{benchmark_job, observer, plan_job, progress_bar, run_context, worktree_root};
+use crate::cmd::bisect::{benchmark_job, observer, plan_job, process_worktree_root, progress_bar, run_context};
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
@@ -310,9 +310,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
 
     // Validate the patch before anything is measured.
-    // Those of a try-fix killed with kill -9 (no cleanup ran) would stay for good.
-    Worktrees::discard_orphans(&repo, &worktree_root(&repo, ""), "try-fix");
-    let root = worktree_root(&repo, &format!("try-fix-{}", std::process::id()));
+    let root = process_worktree_root(&repo, "try-fix");
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
