@@ -62,11 +62,9 @@ pub fn open_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
 /// first build.
 pub fn open_existing_writable_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     let path = store_location(db)?;
-    if !path.to_str().is_some_and(culprit_store::is_postgres_url) {
-        require_sqlite_file(&path)?;
-    }
+    // A missing file is not read-only: open_existing_store then says it is missing.
     refuse_read_only(&path)?;
-    open_store(Some(path))
+    open_existing_store(Some(path))
 }
 
 /// An error when `path` is a SQLite file this process cannot write (nothing to check for a PostgreSQL URL).
