@@ -549,21 +549,24 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.bad.short(),
             b.good.short()
         ),
-        // The change may be real: it is only smaller than the bar the bisect was given.
-        Some(b) if b.status == Status::NotReproduced && b.below_min_change.is_some() => format!(
-            "FYI, {} differs between {} and {} by less than the {} asked for (--min-change), so the bisect blames \
-             no commit.",
-            h.metric,
-            b.good.short(),
-            b.bad.short(),
-            percent_text(b.below_min_change.unwrap_or_default())
-        ),
-        Some(b) if b.status == Status::NotReproduced => format!(
-            "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is blamed.",
-            h.metric,
-            b.good.short(),
-            b.bad.short()
-        ),
+        Some(b) if b.status == Status::NotReproduced => match b.below_min_change {
+            // The change may be real: it is only smaller than the bar the bisect was given.
+            Some(bar) => format!(
+                "FYI, {} differs between {} and {} by less than the {} asked for (--min-change), so the bisect \
+                 blames no commit.",
+                h.metric,
+                b.good.short(),
+                b.bad.short(),
+                percent_text(bar)
+            ),
+            None => format!(
+                "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is \
+                 blamed.",
+                h.metric,
+                b.good.short(),
+                b.bad.short()
+            ),
+        },
         Some(b) if b.contributors.is_empty() => format!(
             "FYI, we noticed {noticed} between {} and {}, but the bisect ended before it narrowed the change down to \
              a commit or a range of commits, so no commit is blamed.",
