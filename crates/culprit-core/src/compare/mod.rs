@@ -130,6 +130,18 @@ impl Default for CompareOptions {
     }
 }
 
+impl CompareOptions {
+    /// The practical floor a change must reach to count: `min_abs_change` for a metric whose change is absolute,
+    /// else `min_change_pct`.
+    pub fn floor(&self, absolute: bool) -> f64 {
+        if absolute {
+            self.min_abs_change
+        } else {
+            self.min_change_pct
+        }
+    }
+}
+
 /// Errors that stop a comparison as a whole (row-level problems become inconclusive verdicts instead).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CompareError {
@@ -364,8 +376,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
             // which a reader takes as "no regression". The practical floor below still applies, so a constant that
             // moved by less than it (or by rounding only, which never makes the sides apart) stays unchanged.
             let deterministic = matches!(e.ratio_ci, Some(ci) if ci.low == ci.high && !ci.contains(1.0));
-            let floor = if e.absolute { options.min_abs_change } else { options.min_change_pct };
-            let large_enough = e.change.abs() >= floor;
+            let large_enough = e.change.abs() >= options.floor(e.absolute);
             let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
             (significant || deterministic) && large_enough && interval_agrees
         }
@@ -455,7 +466,7 @@ pub struct RunsToTell {
 /// report's headline read it; nothing decides by it.
 pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) -> Option<RunsToTell> {
     let options = &result.options;
-    let floor = if change.absolute { options.min_abs_change } else { options.min_change_pct };
+    let floor = options.floor(change.absolute);
     if options.rule != DecisionRule::Culprit || change.verdict != Verdict::Unchanged || !(change.change.abs() >= floor)
     {
         return None;
@@ -736,8 +747,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
         } else if let Some((b, o)) = &item.samples {
             // The bootstrap is the expensive part, and only decides between "changed" and "unchanged" for
             // pairs that already passed the cheap tests: run it for those candidates only.
-            let floor = if item.absolute { options.min_abs_change } else { options.min_change_pct };
-            let candidate = q.is_some_and(|q| q <= options.fdr) && item.change.abs() >= floor;
+            let candidate = q.is_some_and(|q| q <= options.fdr) && item.change.abs() >= options.floor(item.absolute);
             if candidate && options.bootstrap_resamples > 0 {
                 let mut rng = Rng::new(options.seed ^ fnv1a(&row.metric) ^ (item.column as u64).rotate_left(32));
                 ratio_ci = stats::bootstrap_ratio_ci(b, o, &mut rng, options.bootstrap_resamples, options.confidence);
