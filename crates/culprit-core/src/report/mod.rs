@@ -337,13 +337,19 @@ pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
     })
 }
 
+/// The rows a headline may name: the program's own metrics, not monitors, profiles or Culprit's bookkeeping rows
+/// (`culprit.failed_runs`).
+fn headline_candidates(result: &CompareResult) -> impl Iterator<Item = &MetricRow> {
+    result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+}
+
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
 /// column 1 is a regression or an improvement, a KPI first (`compare::direction::is_kpi`: `fio.write_iops`, not
 /// `fio.workload`, which moves with it), then a regression, then the largest change; else the first program metric
 /// with any change; else `None`.
 pub fn headline_metric(result: &CompareResult) -> Option<String> {
     let mut best: Option<((bool, bool, f64), &str)> = None;
-    for row in result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit.")) {
+    for row in headline_candidates(result) {
         let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
         if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
             continue;
@@ -356,10 +362,7 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
     if let Some((_, m)) = best {
         return Some(m.to_string());
     }
-    result
-        .rows
-        .iter()
-        .filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+    headline_candidates(result)
         .find(|r| r.changes.iter().any(|c| c.column == 1 && c.verdict.is_change()))
         .map(|r| r.metric.clone())
 }
@@ -369,11 +372,9 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
 /// measures (`fio.read_iops`, not `fio.latency_1000ms%`, a latency bucket that is 0 on both sides); else the first
 /// program metric; else `None`.
 pub fn quiet_headline_metric(result: &CompareResult) -> Option<String> {
-    let programs =
-        || result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."));
-    programs()
+    headline_candidates(result)
         .find(|r| crate::compare::direction::is_kpi(&r.metric))
-        .or_else(|| programs().next())
+        .or_else(|| headline_candidates(result).next())
         .map(|r| r.metric.clone())
 }
 
