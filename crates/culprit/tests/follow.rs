@@ -62,11 +62,25 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     // The commit that does not build was tried once, stored as failed, and not run again.
     let broken = first["measured"].as_array().unwrap().iter().find(|m| m[0] == shas[BROKEN_AT - 1]).unwrap();
     assert_eq!(broken[1], 1, "{first:#}");
-    // The change point after narrowing, and its bisect. Only the step's size counts: follow measures each grid
-    // commit in one visit of its runs, and commits that build the same binary have read a few percent apart in
-    // user time from one visit to the next (CI runs: commit 15 6.8% above commit 16, an "improvement" beside the
-    // step; commit 12 7.1% above commit 8, a "regression" of q 0.002 that was bisected too). A change point under
-    // 15% is that, not the 30% step; each regression gets its bisect and its report.
+    // The grid's first runs take one commit after another (0, 4, 8, 12, then 0 again), not one commit's runs in a
+    // row: a moment's machine state falls on every commit of a block alike.
+    let run_commit = |id: usize| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(dir.path())
+            .args(["--db", "f.db", "results", "--run", &id.to_string(), "--json"])
+            .output()
+            .unwrap();
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        run["revision"]["sha"].as_str().map(str::to_string).unwrap_or_else(|| panic!("run {id}: {run:#}"))
+    };
+    let first_runs: Vec<String> = (1..=5).map(run_commit).collect();
+    assert_eq!(first_runs, [0, 4, 8, 12, 0].map(|i| shas[i].clone()), "{first:#}");
+    // The change point after narrowing, and its bisect. Only the step's size counts: commits that build the same
+    // binary have read a few percent apart in user time from one visit to the next when each was measured in one
+    // visit (CI runs: commit 15 6.8% above commit 16, an "improvement" beside the step; commit 12 7.1% above
+    // commit 8, a "regression" of q 0.002 that was bisected too), and blocks of four commits measured in turn
+    // still differ so. A change point under 15% is that, not the 30% step; each regression gets its bisect and its
+    // report.
     let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change_pct"].as_f64().unwrap_or(0.0) > 15.0;
     let cps: Vec<&serde_json::Value> = first["change_points"].as_array().unwrap().iter().filter(big).collect();
     assert_eq!(cps.len(), 1, "{first:#}");

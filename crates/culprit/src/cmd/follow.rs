@@ -2,7 +2,8 @@
 //!
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
 //! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
-//! a segment of the analysis needs; (2)
+//! a segment of the analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's
+//! level; (2)
 //! analyse the change points of the measured history; (3) where a change point lies between two of those grid
 //! commits, measure both inner ends of the gap (the first and the last commit not yet tested) and analyse again;
 //! (4) bisect each regression whose tested commits around it are still more than one commit apart, unless a
@@ -331,6 +332,13 @@ fn resume_args(id: i64) -> BisectArgs {
 
 /// Runs the job at each of `targets` until it has `runs` successful runs (or any failed one). Returns false when
 /// the user interrupted.
+///
+/// The commits are measured in blocks of [`LIVE_WORKTREES`] (the builds the driver keeps), one run of each in turn
+/// per round, so that the machine's state during a visit (a busy hyperthread sibling, a cold page cache, thermal
+/// throttling) falls on every commit of a block alike instead of reading as one commit's level: measured one
+/// commit at a time, two grid commits that built the same binary read 7.1% apart and made a false change point.
+/// Blocks keep every build of a round alive, so interleaving costs no rebuilds. A job with `--deploy` is measured
+/// one commit at a time, since each switch of commit would be a deploy (a reboot for a kernel).
 fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, pass: &mut Pass) -> Result<bool> {
     let counts = run_counts(store, &plan.job.job_id, &plan.hostname)?;
     let todo: Vec<(usize, usize)> = targets
@@ -357,25 +365,63 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
         worktrees,
         interrupt_flag(),
     );
-    for (index, missing) in todo {
-        let Some(sha) = plan.range.get(index).map(|c| c.sha.clone()) else { continue };
-        bar.set_message(format!("measuring {} ({missing} runs)", short(&sha)));
-        let mut stored = 0;
-        for _ in 0..missing {
-            let Some((_, record)) = driver.run_at(index, &mut observe)? else {
-                bar.finish_and_clear();
-                pass.measured.push((sha, stored));
-                return Ok(false);
-            };
-            stored += 1;
-            if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
-                bar.suspend(|| eprintln!("culprit: {} failed, not measured again: {reason}", short(&sha)));
-                break;
-            }
+    let block_size = if plan.config.deploy.is_some() { 1 } else { LIVE_WORKTREES };
+    for block in todo.chunks(block_size) {
+        let mut block = measuring_block(plan, block);
+        let finished = interleave_rounds(&mut block, |index| {
+            bar.set_message(format!("measuring {}", short(&plan.range[index].sha)));
+            let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(None) };
+            Ok(Some(match record.outcome {
+                culprit_core::model::RunOutcome::Failed { reason } => {
+                    let sha = short(&plan.range[index].sha);
+                    bar.suspend(|| eprintln!("culprit: {sha} failed, not measured again: {reason}"));
+                    false
+                }
+                culprit_core::model::RunOutcome::Ok => true,
+            }))
+        })?;
+        pass.measured.extend(
+            block.iter().filter(|b| b.stored > 0).map(|b| (plan.range[b.index].sha.clone(), b.stored)),
+        );
+        if !finished {
+            bar.finish_and_clear();
+            return Ok(false);
         }
-        pass.measured.push((sha, stored));
     }
     bar.finish_and_clear();
+    Ok(true)
+}
+
+/// A commit being measured: how many runs it still needs, and how many this pass stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Measuring {
+    index: usize,
+    missing: usize,
+    stored: usize,
+}
+
+fn measuring_block(plan: &Plan, block: &[(usize, usize)]) -> Vec<Measuring> {
+    block
+        .iter()
+        .filter(|(index, _)| *index < plan.range.len())
+        .map(|&(index, missing)| Measuring { index, missing, stored: 0 })
+        .collect()
+}
+
+/// Runs the commits of `block` in rounds (one run of each commit still missing runs per round) until none is
+/// missing any. `run_once` runs a commit once and says whether the run succeeded (a failed commit is not run
+/// again) or `None` when the user interrupted, which ends the rounds: returns false then.
+fn interleave_rounds(
+    block: &mut [Measuring],
+    mut run_once: impl FnMut(usize) -> Result<Option<bool>>,
+) -> Result<bool> {
+    while block.iter().any(|b| b.missing > 0) {
+        for commit in block.iter_mut().filter(|b| b.missing > 0) {
+            let Some(succeeded) = run_once(commit.index)? else { return Ok(false) };
+            commit.stored += 1;
+            commit.missing = if succeeded { commit.missing - 1 } else { 0 };
+        }
+    }
     Ok(true)
 }
 
@@ -519,6 +565,41 @@ fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_take_one_run_of_each_commit_in_turn_and_drop_a_failed_commit() {
+        let mut block = vec![
+            Measuring { index: 3, missing: 2, stored: 0 },
+            Measuring { index: 7, missing: 3, stored: 0 },
+            Measuring { index: 9, missing: 2, stored: 0 },
+        ];
+        let mut order = Vec::new();
+        // Commit 9 fails its first run: it is not run again, and the others go on in turn.
+        let finished = interleave_rounds(&mut block, |index| {
+            order.push(index);
+            Ok(Some(index != 9))
+        })
+        .unwrap();
+        assert!(finished);
+        assert_eq!(order, [3, 7, 9, 3, 7, 7]);
+        let stored: Vec<usize> = block.iter().map(|b| b.stored).collect();
+        assert_eq!(stored, [2, 3, 1]);
+        assert!(block.iter().all(|b| b.missing == 0));
+    }
+
+    #[test]
+    fn an_interrupt_ends_the_rounds_and_keeps_what_was_stored() {
+        let mut block = vec![Measuring { index: 1, missing: 3, stored: 0 }, Measuring { index: 2, missing: 3, stored: 0 }];
+        let mut calls = 0;
+        let finished = interleave_rounds(&mut block, |_| {
+            calls += 1;
+            Ok((calls < 4).then_some(true))
+        })
+        .unwrap();
+        assert!(!finished);
+        let stored: Vec<usize> = block.iter().map(|b| b.stored).collect();
+        assert_eq!(stored, [2, 1]);
+    }
 
     #[test]
     fn lock_files_sit_next_to_the_store_or_in_tmp_for_a_server() {
