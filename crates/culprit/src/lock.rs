@@ -18,6 +18,15 @@ pub(crate) enum Lock {
     Busy { holder: String },
 }
 
+/// A hash of `parts` for naming a lock file after what it stands for: FNV-1a over each part and a zero separator,
+/// stable across builds and platforms (unlike std's hasher), so every culprit names the same lock the same way.
+pub(crate) fn stable_hash(parts: &[&str]) -> u64 {
+    parts
+        .iter()
+        .flat_map(|part| part.bytes().chain([0u8]))
+        .fold(0xcbf29ce484222325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x100000001b3))
+}
+
 /// Takes the lock on `path` without waiting, creating the file (and its directory) when needed.
 pub(crate) fn try_lock(path: &Path) -> Result<Lock> {
     if let Some(parent) = path.parent() {

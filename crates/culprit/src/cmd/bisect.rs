@@ -272,6 +272,17 @@ fn first_failure<'r>(runs: impl IntoIterator<Item = &'r RunRecord>) -> String {
         .unwrap_or_default()
 }
 
+/// The lock a new bisect holds from its start to its end, named by a hash of what makes two bisects the same (the
+/// range, the job and the commands), in the repository's culprit directory.
+fn start_lock_path(repo: &Path, identity: &[&str]) -> PathBuf {
+    let hash = crate::lock::stable_hash(identity);
+    worktree_root(repo, &format!("start-{hash:016x}")).with_extension("lock")
+}
+
+fn opt(command: &Option<String>) -> String {
+    command.as_ref().map_or_else(String::new, |c| format!("={c}"))
+}
+
 fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let started = Instant::now();
     if args.max_runs < MIN_BISECT_RUNS {
@@ -292,6 +303,19 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let job = plan_job(&job_yaml, &job_source, &repo)?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
     let bad_sha = range.last().map(|c| c.sha.clone()).context("empty range")?;
+
+    // Two identical commands started together (twice from a script, or in two terminals) would each probe, each
+    // create a session and bisect the same range side by side, competing for the machine: the session lock exists
+    // only once a session does. This lock stands for the command until its session ends; the second is refused.
+    let start_lock = start_lock_path(&repo, &[&good_sha, &bad_sha, &job.job_id, &opt(&args.build), &opt(&args.deploy)]);
+    let _start_lock = match crate::lock::try_lock(&start_lock)? {
+        crate::lock::Lock::Held(file) => file,
+        crate::lock::Lock::Busy { holder } => bail!(
+            "the same bisect (repository, range, job and commands) is being started or driven by another culprit \
+             ({holder}, lock {}); let it finish (`culprit bisect list` shows its session)",
+            start_lock.display()
+        ),
+    };
 
     // The same bisect asked again continues where it stopped.
     for session in store.bisect_sessions()? {

@@ -59,8 +59,8 @@ fn lock_path(db: Option<&Path>) -> PathBuf {
     let store = db.map(Path::to_path_buf).unwrap_or_else(culprit_store::default_path);
     match store.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         Some(url) => {
-            // FNV-1a: stable across builds, unlike std's hasher, and the password stays out of the file name.
-            let hash = url.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+            // A hash keeps the password out of the file name.
+            let hash = crate::lock::stable_hash(&[url]);
             std::env::temp_dir().join(format!("culprit-{hash:016x}.follow.lock"))
         }
         None => PathBuf::from(format!("{}.follow.lock", store.display())),
