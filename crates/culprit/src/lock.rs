@@ -27,6 +27,33 @@ pub(crate) fn stable_hash(parts: &[&str]) -> u64 {
         .fold(0xcbf29ce484222325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x100000001b3))
 }
 
+/// How long [`try_lock_briefly`] keeps trying: far longer than anyone holds a lock only to look at it.
+const LOOK_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// [`try_lock`], tried again for a moment while busy: `bisect list` and the dashboard hold a session's lock for an
+/// instant to tell a stopped session from a driven one (flock has no way to look without taking, see [`is_free`]),
+/// and a `--resume` started in that instant must not be refused for it. A lock that a process holds while it
+/// drives the work stays busy.
+pub(crate) fn try_lock_briefly(path: &Path) -> Result<Lock> {
+    let begun = std::time::Instant::now();
+    loop {
+        match try_lock(path)? {
+            Lock::Busy { .. } if begun.elapsed() < LOOK_WINDOW => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            outcome => return Ok(outcome),
+        }
+    }
+}
+
+/// Whether no process holds the lock on the existing file `path`: a shared lock taken and dropped at once, and the
+/// file left as it is (the holder's name in it stays for whoever is refused next).
+pub(crate) fn is_free(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return false };
+    // SAFETY: flock on a file descriptor we own; it only sets an advisory lock, released when `file` is dropped.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) == 0 }
+}
+
 /// Takes the lock on `path` without waiting, creating the file (and its directory) when needed.
 pub(crate) fn try_lock(path: &Path) -> Result<Lock> {
     if let Some(parent) = path.parent() {
@@ -80,5 +107,40 @@ mod tests {
         }
         drop(first);
         assert!(matches!(try_lock(&path).unwrap(), Lock::Held(_)));
+    }
+
+    #[test]
+    fn a_look_at_a_lock_neither_takes_it_for_long_nor_rewrites_its_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        assert!(!is_free(&path), "a missing file is no stopped session");
+        let held = match try_lock(&path).unwrap() {
+            Lock::Held(file) => file,
+            Lock::Busy { holder } => panic!("a fresh lock is busy: {holder}"),
+        };
+        assert!(!is_free(&path));
+        drop(held);
+        std::fs::write(&path, "process 4242").unwrap();
+        assert!(is_free(&path));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "process 4242");
+    }
+
+    #[test]
+    fn a_lock_held_for_a_moment_is_taken_once_it_is_let_go_and_one_held_on_stays_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        // Held for 100 ms, as `bisect list` looking at it would (for far less): taken once let go.
+        let Lock::Held(look) = try_lock(&path).unwrap() else { panic!("a fresh lock is busy") };
+        let letting_go = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(look);
+        });
+        assert!(matches!(try_lock_briefly(&path).unwrap(), Lock::Held(_)));
+        letting_go.join().unwrap();
+        // Held on, as by a process driving the session: still busy after the window.
+        let Lock::Held(_driving) = try_lock(&path).unwrap() else { panic!("a free lock is busy") };
+        let begun = std::time::Instant::now();
+        assert!(matches!(try_lock_briefly(&path).unwrap(), Lock::Busy { .. }));
+        assert!(begun.elapsed() >= LOOK_WINDOW);
     }
 }

@@ -548,7 +548,7 @@ fn drive(
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
-    let _lock = match crate::lock::try_lock(&lock_path)? {
+    let _lock = match crate::lock::try_lock_briefly(&lock_path)? {
         crate::lock::Lock::Held(file) => file,
         crate::lock::Lock::Busy { holder } => bail!(
             "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
@@ -822,9 +822,10 @@ fn shown_status(session: &culprit_store::BisectSession) -> String {
     if !lock.is_file() {
         return session.status.clone();
     }
-    match crate::lock::try_lock(&lock) {
-        Ok(crate::lock::Lock::Held(_)) => "stopped".to_string(),
-        _ => session.status.clone(),
+    if crate::lock::is_free(&lock) {
+        "stopped".to_string()
+    } else {
+        session.status.clone()
     }
 }
 
