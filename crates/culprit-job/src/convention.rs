@@ -101,6 +101,18 @@ pub fn duration_secs(value: &str) -> Result<u64, ConventionError> {
         .ok_or_else(|| fail(value, DURATION_FORMS))
 }
 
+/// A number of seconds as [`duration_secs`] reads it back, in the largest unit that divides it: `7200` is `2h`,
+/// `2700` is `45m`, `90` is `90s`. A message that names a limit then shows what to type to change it.
+pub fn duration_text(secs: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [(7 * 24 * 3600, "w"), (24 * 3600, "d"), (3600, "h"), (60, "m")];
+    for (size, unit) in UNITS {
+        if secs > 0 && secs.is_multiple_of(size) {
+            return format!("{}{unit}", secs / size);
+        }
+    }
+    format!("{secs}s")
+}
+
 /// Iteration counts: `8x` or `8`.
 pub fn iterations(value: &str) -> Result<u64, ConventionError> {
     let text = value.trim();
@@ -197,6 +209,25 @@ mod tests {
         ];
         for (value, want) in cases {
             assert_eq!(duration_secs(value).ok(), *want, "{value}");
+        }
+    }
+
+    #[test]
+    fn duration_texts_read_back() {
+        let cases: &[(u64, &str)] = &[
+            (0, "0s"),
+            (2, "2s"),
+            (90, "90s"),
+            (2700, "45m"),
+            (5400, "90m"),
+            (7200, "2h"),
+            (172_800, "2d"),
+            (1_209_600, "2w"),
+            (3601, "3601s"),
+        ];
+        for &(secs, text) in cases {
+            assert_eq!(duration_text(secs), text);
+            assert_eq!(duration_secs(text), Ok(secs), "{text}");
         }
     }
 

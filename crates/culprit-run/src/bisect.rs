@@ -33,8 +33,29 @@ pub struct SessionConfig {
     pub metric: String,
     pub build: Option<String>,
     pub deploy: Option<String>,
+    /// How long the build and the deploy may take; a session stored before they had limits reads the defaults.
+    #[serde(default)]
+    pub timeouts: StepTimeouts,
     /// The state machine's configuration, with the build and run costs as measured when the session started.
     pub bisect: BisectConfig,
+}
+
+/// How long the build and the deploy of one commit may take before their process group is killed, in seconds
+/// (`None`: no limit). A step killed at its limit fails like one that exits non-zero: its commit is untestable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepTimeouts {
+    pub build_secs: Option<u64>,
+    pub deploy_secs: Option<u64>,
+}
+
+impl Default for StepTimeouts {
+    fn default() -> Self {
+        StepTimeouts {
+            build_secs: Some(DEFAULT_BUILD_TIMEOUT.as_secs()),
+            deploy_secs: Some(DEFAULT_DEPLOY_TIMEOUT.as_secs()),
+        }
+    }
 }
 
 #[derive(Debug, Error)]
@@ -52,6 +73,25 @@ pub enum DriverError {
     Environment { sha: String, reason: String, why: &'static str },
 }
 
+/// How a build or deploy step failed: the reason stored with the commit's failed run, the step's output, and
+/// whether it was killed at its limit.
+struct StepFailure {
+    reason: String,
+    log: String,
+    timed_out: bool,
+}
+
+/// The reason stored for a `step` of commit `sha` killed after `limit` seconds: the commit, the step, its command
+/// and the limit, with the option that sets it, so that a build that is only slow can be given longer.
+pub fn timed_out_reason(step: &str, sha: &str, command_line: &str, limit: u64) -> String {
+    format!(
+        "{step} of {} ('{}') killed after {} (--{step}-timeout)",
+        &sha[..sha.len().min(10)],
+        process::shortened(command_line, process::QUOTED_CHARS),
+        culprit_job::convention::duration_text(limit)
+    )
+}
+
 /// Why a commit could not be made ready to run.
 enum PrepareFailure {
     /// The build or deploy of this commit failed: the commit is untestable (a failed run is recorded).
@@ -66,7 +106,10 @@ enum PrepareFailure {
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
     Building { commit: &'a RangeCommit },
-    Built { commit: &'a RangeCommit, seconds: f64, ok: bool },
+    Built { commit: &'a RangeCommit, seconds: f64 },
+    /// The build or deploy (`step`) of a commit failed, or was killed at its limit (`timed_out`): the commit is
+    /// untestable. `reason` is the one stored with its failed run.
+    StepFailed { commit: &'a RangeCommit, step: &'static str, reason: &'a str, timed_out: bool },
     Running { commit: &'a RangeCommit, batch_left: usize },
     Ran { commit: &'a RangeCommit, sample: Sample, runs: usize, builds: usize },
 }
@@ -104,6 +147,9 @@ pub struct Driver<'a> {
     worktrees: Worktrees,
     /// Commits whose build failed in this process: they are untestable without building again.
     build_failed: Vec<Option<String>>,
+    /// Commits whose deploy was killed at its limit in this process: another attempt would wait the whole limit
+    /// again for each run the batch still holds of a commit that is untestable already.
+    deploy_timed_out: Vec<Option<String>>,
     /// The commit whose build was deployed last, so a deploy runs only when the commit under test changes.
     deployed: Option<usize>,
     /// Successful runs per commit, stored ones included: a commit that ran before and now fails every attempt points
@@ -145,6 +191,7 @@ impl<'a> Driver<'a> {
             context,
             worktrees,
             build_failed: vec![None; n],
+            deploy_timed_out: vec![None; n],
             deployed: None,
             succeeded: vec![0; n],
             interrupt,
@@ -206,16 +253,29 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Runs one shell step (build or deploy) in the worktree; returns the failure with its log.
-    fn step(&self, what: &str, command_line: &str, index: usize, dir: &Path) -> Result<f64, (String, String)> {
+    /// Runs one shell step (build or deploy) in the worktree, killed with its process group after `limit` seconds;
+    /// returns its seconds, or the failure with its log.
+    fn step(
+        &self,
+        what: &'static str,
+        command_line: &str,
+        limit: Option<u64>,
+        index: usize,
+        dir: &Path,
+    ) -> Result<f64, StepFailure> {
         let mut inv = Invocation::shell(command_line).in_dir(dir);
         inv.env = self.env(index, dir);
         inv.merge_stderr = true;
         let started = Instant::now();
-        match process::run(&inv, None, &self.interrupt) {
+        let failure = |reason: String, log: String, timed_out: bool| StepFailure { reason, log, timed_out };
+        match process::run(&inv, limit.map(Duration::from_secs), &self.interrupt) {
             Ok(f) if f.exit.success() => Ok(started.elapsed().as_secs_f64()),
-            Ok(f) => Err((format!("{what} '{command_line}' {}", f.exit.describe()), f.stdout)),
-            Err(e) => Err((format!("{what} '{command_line}': {e}"), String::new())),
+            Ok(f) if f.exit == process::Exit::TimedOut => {
+                let reason = timed_out_reason(what, &self.range[index].sha, command_line, limit.unwrap_or_default());
+                Err(failure(reason, f.stdout, true))
+            }
+            Ok(f) => Err(failure(format!("{what} '{command_line}' {}", f.exit.describe()), f.stdout, false)),
+            Err(e) => Err(failure(format!("{what} '{command_line}': {e}"), String::new(), false)),
         }
     }
 
@@ -223,6 +283,9 @@ impl<'a> Driver<'a> {
     fn prepare<F: FnMut(Event<'_>)>(&mut self, index: usize, observe: &mut F) -> Result<PathBuf, PrepareFailure> {
         if let Some(reason) = &self.build_failed[index] {
             return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new(), step: "build" });
+        }
+        if let Some(reason) = &self.deploy_timed_out[index] {
+            return Err(PrepareFailure::Commit { reason: reason.clone(), log: String::new(), step: "deploy" });
         }
         let sha = self.range[index].sha.clone();
         let checkout = self
@@ -232,20 +295,20 @@ impl<'a> Driver<'a> {
         if checkout.fresh {
             if let Some(build) = self.config.build.clone() {
                 observe(Event::Building { commit: &self.range[index] });
-                let result = self.step("build", &build, index, &checkout.dir);
+                let result = self.step("build", &build, self.config.timeouts.build_secs, index, &checkout.dir);
                 // A build stopped by Ctrl-C failed because it was stopped: saying the commit does not build (and
                 // keeping it as failed) would be wrong, and the interrupted bisect resumes from its stored runs.
                 if result.is_err() && self.interrupt.load(Ordering::SeqCst) {
                     return Err(PrepareFailure::Interrupted);
                 }
-                let seconds = match &result {
-                    Ok(s) => *s,
-                    Err(_) => 0.0,
-                };
-                observe(Event::Built { commit: &self.range[index], seconds, ok: result.is_ok() });
                 match result {
-                    Ok(s) => self.build_seconds.push(s),
-                    Err((reason, log)) => {
+                    Ok(seconds) => {
+                        observe(Event::Built { commit: &self.range[index], seconds });
+                        self.build_seconds.push(seconds);
+                    }
+                    Err(StepFailure { reason, log, timed_out }) => {
+                        let commit = &self.range[index];
+                        observe(Event::StepFailed { commit, step: "build", reason: &reason, timed_out });
                         self.build_failed[index] = Some(reason.clone());
                         return Err(PrepareFailure::Commit { reason, log, step: "build" });
                     }
@@ -256,13 +319,21 @@ impl<'a> Driver<'a> {
         }
         if self.deployed != Some(index) {
             if let Some(deploy) = self.config.deploy.clone() {
-                self.step("deploy", &deploy, index, &checkout.dir).map_err(|(reason, log)| {
+                let result = self.step("deploy", &deploy, self.config.timeouts.deploy_secs, index, &checkout.dir);
+                if let Err(StepFailure { reason, log, timed_out }) = result {
                     if self.interrupt.load(Ordering::SeqCst) {
-                        PrepareFailure::Interrupted
-                    } else {
-                        PrepareFailure::Commit { reason, log, step: "deploy" }
+                        return Err(PrepareFailure::Interrupted);
                     }
-                })?;
+                    // The deploy ran on the machine under test, which may now run nothing or another kernel: the
+                    // next commit deploys again whatever this one left.
+                    self.deployed = None;
+                    let commit = &self.range[index];
+                    observe(Event::StepFailed { commit, step: "deploy", reason: &reason, timed_out });
+                    if timed_out {
+                        self.deploy_timed_out[index] = Some(reason.clone());
+                    }
+                    return Err(PrepareFailure::Commit { reason, log, step: "deploy" });
+                }
             }
             self.deployed = Some(index);
         }
@@ -416,3 +487,58 @@ pub const RUN_ATTEMPTS: u32 = 3;
 
 /// A default per-run duration guard so a hung benchmark cannot stall a bisect forever when the job sets none.
 pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The default `--build-timeout`: 4 hours. A cold build of a distro-config kernel on a small machine takes one to two
+/// hours (the tinyconfig-based fixture of `docs/kernel.md` took 26 minutes on 2 loaded CPUs), so a build still
+/// running after twice that is hung, and a hung build costs at most this once per commit.
+pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(4 * 3600);
+
+/// The default `--deploy-timeout`: 1 hour. Installing a kernel and rebooting or kexec-ing a lab box takes minutes,
+/// firmware included; a box not back after an hour is hung (a kexec that never returns, a boot waiting at a prompt).
+pub const DEFAULT_DEPLOY_TIMEOUT: Duration = Duration::from_secs(3600);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(timeouts: StepTimeouts) -> SessionConfig {
+        SessionConfig {
+            repo: PathBuf::from("/src/linux"),
+            good: "a".repeat(40),
+            bad: "b".repeat(40),
+            job_yaml: "suite: command\n".into(),
+            job_source: "--run ./bench".into(),
+            metric: "command.elapsed_time".into(),
+            build: Some("make -j2".into()),
+            deploy: Some("./deploy.sh".into()),
+            timeouts,
+            bisect: BisectConfig::default(),
+        }
+    }
+
+    #[test]
+    fn timeouts_are_stored_with_the_session_and_old_sessions_read_the_defaults() {
+        let limited = config(StepTimeouts { build_secs: Some(2), deploy_secs: None });
+        let json = serde_json::to_string(&limited).unwrap();
+        assert!(json.contains(r#""timeouts":{"build_secs":2,"deploy_secs":null}"#), "{json}");
+        assert_eq!(serde_json::from_str::<SessionConfig>(&json).unwrap(), limited);
+        // A session stored before the timeouts existed resumes with the defaults, as a new one would start.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("timeouts");
+        let read: SessionConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(read.timeouts, StepTimeouts::default());
+        assert_eq!(read.timeouts.build_secs, Some(DEFAULT_BUILD_TIMEOUT.as_secs()));
+        // One limit missing takes its default; `null` is no limit.
+        let partial: StepTimeouts = serde_json::from_str(r#"{"deploy_secs":null}"#).unwrap();
+        assert_eq!(partial, StepTimeouts { build_secs: Some(4 * 3600), deploy_secs: None });
+    }
+
+    #[test]
+    fn a_timed_out_step_names_the_commit_the_step_the_command_and_the_limit() {
+        let reason = timed_out_reason("build", &"0123456789abcdef".repeat(2), "sleep 600; make -s", 7200);
+        assert_eq!(reason, "build of 0123456789 ('sleep 600; make -s') killed after 2h (--build-timeout)");
+        let reason = timed_out_reason("deploy", "abc", &"x".repeat(300), 90);
+        assert!(reason.starts_with("deploy of abc ('xxx") && reason.ends_with("killed after 90s (--deploy-timeout)"));
+        assert!(reason.contains("(100 more characters)"), "{reason}");
+    }
+}

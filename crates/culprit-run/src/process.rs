@@ -10,7 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -176,22 +176,8 @@ pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBo
     let pid = child.id() as libc::pid_t;
 
     // Pipes are drained on their own threads so a chatty benchmark never blocks on a full pipe.
-    let mut out_pipe = child.stdout.take();
-    let mut err_pipe = child.stderr.take();
-    let out_thread = thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = out_pipe.as_mut() {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    });
-    let err_thread = thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = err_pipe.as_mut() {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    });
+    let out_pipe = Drain::start(child.stdout.take());
+    let err_pipe = Drain::start(child.stderr.take());
 
     // The wall time ends when the blocking `wait4` returns, microseconds after the child exits. (Polling with
     // `WNOHANG` every 5 ms, as this did before, measured wall time in steps of about 5 ms: a 75 ms benchmark read
@@ -229,8 +215,9 @@ pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBo
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
     }
-    let stdout = String::from_utf8_lossy(&out_thread.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err_thread.join().unwrap_or_default()).into_owned();
+    let drained_by = Instant::now() + DRAIN_GRACE;
+    let stdout = String::from_utf8_lossy(&out_pipe.finish(drained_by)).into_owned();
+    let stderr = String::from_utf8_lossy(&err_pipe.finish(drained_by)).into_owned();
     let exit = match killed_for {
         Some(k) => k,
         None if libc::WIFEXITED(status) => Exit::Code(libc::WEXITSTATUS(status)),
@@ -251,6 +238,48 @@ pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBo
     let (stdout, stderr) = if inv.merge_stderr { (format!("{stdout}{stderr}"), stderr) } else { (stdout, stderr) };
     Ok(Finished { exit, stdout, stderr, usage })
 }
+
+/// One of a child's output pipes, read to its end on a thread of its own.
+struct Drain {
+    read: Arc<Mutex<Vec<u8>>>,
+    ended: mpsc::Receiver<()>,
+}
+
+impl Drain {
+    fn start<P: Read + Send + 'static>(pipe: Option<P>) -> Drain {
+        let read = Arc::new(Mutex::new(Vec::new()));
+        let (done, ended) = mpsc::channel();
+        let buffer = read.clone();
+        thread::spawn(move || {
+            if let Some(mut pipe) = pipe {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match pipe.read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => buffer.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&chunk[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => break,
+                    }
+                }
+            }
+            let _ = done.send(());
+        });
+        Drain { read, ended }
+    }
+
+    /// What was read, once the pipe ended or at `deadline`, whichever comes first. Every process of the child's
+    /// group is dead by then, and what they wrote is in the pipe, read in microseconds; a pipe still open past that
+    /// is held by a process that left the group (a daemon a build started, `setsid`), which could hold it for
+    /// good: waiting for its end would hang the bisect after the timeout that was meant to end the hang.
+    fn finish(self, deadline: Instant) -> Vec<u8> {
+        let _ = self.ended.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        std::mem::take(&mut *self.read.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// How long the output pipes are read after the child's group was killed, when something outside the group still
+/// holds them open.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Finds a program in `PATH` (or checks an explicit path), as the shell would.
 pub fn find_in_path(program: &str) -> Option<PathBuf> {
@@ -354,6 +383,27 @@ mod tests {
         assert_eq!(f.exit, Exit::TimedOut);
         assert!(f.usage.wall_secs < 10.0);
         assert!(!f.stdout.contains("never"));
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_does_not_hold_the_result_back() {
+        // A daemon started by a build (its own session, out of reach of the group's kill) inherits the output pipe;
+        // reading to the pipe's end waited as long as it lived, so a build killed for its timeout still hung.
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("daemon.pid");
+        let line = format!("setsid sh -c 'echo $$ > {}; exec sleep 60' & echo started; sleep 30", pid_file.display());
+        let begun = Instant::now();
+        let f = run(&Invocation::shell(&line), Some(Duration::from_millis(500)), &no_interrupt()).unwrap();
+        let daemon = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Ok(pid) = daemon.trim().parse::<libc::pid_t>() {
+            // SAFETY: the daemon this test started, by its own id.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        assert_eq!(f.exit, Exit::TimedOut);
+        assert_eq!(f.stdout, "started\n");
+        assert!(begun.elapsed() < Duration::from_secs(20), "waited {:?}", begun.elapsed());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The command-line interface, declared with clap derive. Nothing here runs anything.
 
 use clap::{Args, Parser, Subcommand};
+use culprit_run::bisect::StepTimeouts;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -209,6 +210,22 @@ pub struct BisectArgs {
     /// Shell command that deploys the built commit before its runs (install, kexec, boot).
     #[arg(long)]
     pub deploy: Option<String>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = BUILD_TIMEOUT_HELP,
+        long_help = BUILD_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--build-timeout")
+    )]
+    pub build_timeout: Option<Timeout>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = DEPLOY_TIMEOUT_HELP,
+        long_help = DEPLOY_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--deploy-timeout")
+    )]
+    pub deploy_timeout: Option<Timeout>,
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -222,12 +239,14 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
-    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change) are refused.
+    /// change it (the repository, benchmark, --warmup, metric, build, deploy, their timeouts, --max-runs,
+    /// --min-change) are refused.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
-            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change"
+            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "build_timeout",
+            "deploy_timeout", "max_runs", "min_change"
         ]
     )]
     pub resume: Option<i64>,
@@ -311,6 +330,14 @@ pub struct CheckArgs {
     /// Shell command that builds a commit; run in the current checkout and in the good and bad worktrees.
     #[arg(long)]
     pub build: Option<String>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = BUILD_TIMEOUT_HELP,
+        long_help = BUILD_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--build-timeout")
+    )]
+    pub build_timeout: Option<Timeout>,
     /// Reference runs at good and at bad; when they do not separate, twice and then four times as many are
     /// measured before the check gives up.
     #[arg(long, default_value_t = 5)]
@@ -327,7 +354,8 @@ pub struct CheckArgs {
     /// good and bad) and exit; for after `git bisect reset`. Nothing stored is touched (no store is opened, so
     /// `--db` is accepted and unused).
     #[arg(long, conflicts_with_all = [
-        "good", "bad", "job", "run", "metric", "build", "reference_runs", "max_runs", "stored_references"
+        "good", "bad", "job", "run", "metric", "build", "build_timeout", "reference_runs", "max_runs",
+        "stored_references"
     ])]
     pub clean: bool,
 }
@@ -392,6 +420,14 @@ pub struct TryFixArgs {
     /// Shell command that builds each of base, bad and patched in its worktree.
     #[arg(long)]
     pub build: Option<String>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = BUILD_TIMEOUT_HELP,
+        long_help = BUILD_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--build-timeout")
+    )]
+    pub build_timeout: Option<Timeout>,
     /// The git repository (default: the one containing the current directory).
     #[arg(long)]
     pub repo: Option<PathBuf>,
@@ -414,7 +450,10 @@ pub struct TrackArgs {
     #[arg(
         long,
         value_name = "FILE.csv",
-        conflicts_with_all = ["branch", "repo", "job", "testcase", "machine", "metric", "bisect", "build", "deploy"]
+        conflicts_with_all = [
+            "branch", "repo", "job", "testcase", "machine", "metric", "bisect", "build", "deploy", "build_timeout",
+            "deploy_timeout"
+        ]
     )]
     pub series: Option<PathBuf>,
     /// The branch whose first-parent history orders the tested commits (default: HEAD).
@@ -444,6 +483,22 @@ pub struct TrackArgs {
     /// With --bisect or --follow: shell command that deploys a built commit.
     #[arg(long)]
     pub deploy: Option<String>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = BUILD_TIMEOUT_HELP,
+        long_help = BUILD_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--build-timeout")
+    )]
+    pub build_timeout: Option<Timeout>,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = DEPLOY_TIMEOUT_HELP,
+        long_help = DEPLOY_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--deploy-timeout")
+    )]
+    pub deploy_timeout: Option<Timeout>,
     /// With --bisect: most runs each bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -498,6 +553,53 @@ pub const MAX_INTERVAL_SECS: f64 = 3600.0;
 /// Largest `sim --step` in noise standard deviations: far beyond any step a bisect finds hard, and small enough that
 /// simulated levels stay ordinary numbers.
 pub const MAX_STEP_SIGMA: f64 = 100.0;
+
+/// The help of `--build-timeout`, which bisect, check, try-fix and track take alike, short and long.
+const BUILD_TIMEOUT_HELP: &str = "Longest a build may take: 5400, 90m, 3h, or none (default 4h)";
+const BUILD_TIMEOUT_LONG_HELP: &str = "Longest a build may take: seconds, or a number with s, m, h, d or w (5400, \
+    90m, 3h), or none for no limit (default 4h). A build still running then is killed with every process it \
+    started and fails as a build that does not compile: its commit is untestable (skipped by a bisect, 125 for \
+    `git bisect run`), with its log stored. 4h is about twice a cold distro-config kernel build on a small machine, so \
+    only a hung build reaches it";
+
+/// The help of `--deploy-timeout`, which bisect and track take, short and long.
+const DEPLOY_TIMEOUT_HELP: &str = "Longest a deploy may take, as --build-timeout (default 1h)";
+const DEPLOY_TIMEOUT_LONG_HELP: &str = "Longest a deploy may take, as --build-timeout (default 1h). A deploy still \
+    running then (a kexec or reboot that never comes back, a boot waiting forever) is killed, and its commit is \
+    untestable, skipped. Installing a kernel and rebooting a lab box takes minutes; one not back in an hour is hung";
+
+/// A `--build-timeout` or `--deploy-timeout` as given: a limit in seconds, or `None` for `none` (no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeout(pub Option<u64>);
+
+/// The build and deploy limits of a command: the ones given, the defaults for the others.
+pub fn step_timeouts(build: Option<Timeout>, deploy: Option<Timeout>) -> StepTimeouts {
+    let defaults = StepTimeouts::default();
+    StepTimeouts {
+        build_secs: build.map_or(defaults.build_secs, |t| t.0),
+        deploy_secs: deploy.map_or(defaults.deploy_secs, |t| t.0),
+    }
+}
+
+/// The parser of `flag` (`--build-timeout` or `--deploy-timeout`): a duration as job files write one (`5400`,
+/// `90s`, `45m`, `2h`; `culprit_job::convention::duration_secs`), or `none` for no limit. Zero is refused: it would
+/// kill every step the moment it starts, surely not what was meant.
+fn step_timeout(flag: &'static str) -> impl Fn(&str) -> Result<Timeout, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        if text.trim().eq_ignore_ascii_case("none") {
+            return Ok(Timeout(None));
+        }
+        let step = flag.trim_start_matches("--").trim_end_matches("-timeout");
+        match culprit_job::convention::duration_secs(text) {
+            Ok(0) => Err(format!(
+                "a zero {flag} would kill every {step} the moment it starts; give a duration such as 2h, or none for \
+                 no limit"
+            )),
+            Ok(secs) => Ok(Timeout(Some(secs))),
+            Err(e) => Err(format!("{e}, or none for no limit")),
+        }
+    }
+}
 
 /// `--interval`: seconds between monitor samples, within [MIN_INTERVAL_SECS, MAX_INTERVAL_SECS].
 fn interval_secs(text: &str) -> Result<f64, String> {
@@ -581,6 +683,49 @@ mod tests {
         for bad in ["1e308", "100.5", "-0.5", "nan", "inf", "-inf", "big"] {
             assert!(step_sigma(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn step_timeouts_read_durations_and_refuse_anything_else_naming_the_flag() {
+        let build = step_timeout("--build-timeout");
+        for (text, secs) in [("90", 90), ("90s", 90), ("45m", 2700), ("2h", 7200), (" 1d ", 86_400)] {
+            assert_eq!(build(text), Ok(Timeout(Some(secs))), "{text}");
+        }
+        assert_eq!(build("none"), Ok(Timeout(None)));
+        assert_eq!(build("NONE"), Ok(Timeout(None)));
+        let zero = build("0").unwrap_err();
+        assert!(zero.contains("a zero --build-timeout would kill every build") && zero.contains("none"), "{zero}");
+        assert!(step_timeout("--deploy-timeout")("0s").unwrap_err().contains("every deploy"));
+        for bad in ["", "2 h", "1.5h", "2hours", "-5m", "h", "90x", "99999999999999999999w", "forever"] {
+            let message = build(bad).unwrap_err();
+            assert!(message.contains(&format!("'{bad}' is not a duration")), "{bad}: {message}");
+            assert!(message.contains("(300s, 5m, 1h), or none for no limit"), "{bad}: {message}");
+        }
+        // On the command line, clap names the flag that was given the value.
+        for (command, flag) in [
+            (&["culprit", "bisect", "--good", "a", "--bad", "b", "--run", "x"][..], "--build-timeout"),
+            (&["culprit", "bisect", "--good", "a", "--bad", "b", "--run", "x"][..], "--deploy-timeout"),
+            (&["culprit", "check", "--good", "a", "--bad", "b", "--run", "x"][..], "--build-timeout"),
+            (&["culprit", "try-fix", "--base", "a", "--bad", "b", "--patch", "p", "--run", "x"][..], "--build-timeout"),
+            (&["culprit", "track", "--bisect"][..], "--deploy-timeout"),
+        ] {
+            let args = [command, &[flag, "45min"][..]].concat();
+            let usage = Cli::try_parse_from(args).unwrap_err().to_string();
+            assert!(usage.contains(&format!("invalid value '45min' for '{flag} <DURATION>'")), "{usage}");
+            assert!(usage.contains("'45min' is not a duration"), "{usage}");
+            let args = [command, &[flag, "0"][..]].concat();
+            let usage = Cli::try_parse_from(args).unwrap_err().to_string();
+            assert!(usage.contains(&format!("a zero {flag} would kill")), "{usage}");
+        }
+        // What the command runs with: the limits given, the defaults for the others.
+        let given = step_timeouts(Some(Timeout(Some(2))), Some(Timeout(None)));
+        assert_eq!((given.build_secs, given.deploy_secs), (Some(2), None));
+        assert_eq!(step_timeouts(None, None), StepTimeouts::default());
+        assert_eq!(StepTimeouts::default().build_secs, Some(4 * 3600));
+        assert_eq!(StepTimeouts::default().deploy_secs, Some(3600));
+        // They are part of a session, which --resume takes as it was started.
+        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build-timeout", "1h"]).unwrap_err();
+        assert!(usage.to_string().contains("cannot be used with '--build-timeout <DURATION>'"), "{usage}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
 //! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
-use crate::cli::{BisectAction, BisectArgs, TimedCommandArgs};
+use crate::cli::{step_timeouts, BisectAction, BisectArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -16,7 +16,8 @@ use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, RunRecord};
 use culprit_core::report::confidence_words;
 use culprit_run::bisect::{
-    commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
+    commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, StepTimeouts, DEFAULT_RUN_TIMEOUT,
+    LIVE_WORKTREES,
 };
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
@@ -223,15 +224,14 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
     let (mut last_runs, mut ran_here) = (0usize, 0usize);
     move |event| match event {
         Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
-        Event::Built { commit, seconds, ok } => {
-            if !ok {
-                bar.suspend(|| {
-                    crate::note!("culprit: build of {} failed: the commit is untestable", &commit.sha[..10])
-                });
+        Event::Built { commit, seconds } => bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10])),
+        Event::StepFailed { commit, step, reason, timed_out } => bar.suspend(|| {
+            if timed_out {
+                crate::note!("culprit: {reason}; the commit is untestable, skipped")
             } else {
-                bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10]));
+                crate::note!("culprit: {step} of {} failed: the commit is untestable", &commit.sha[..10])
             }
-        }
+        }),
         Event::Running { commit, batch_left } => {
             let per_run = if ran_here > 0 { started.elapsed().as_secs_f64() / ran_here as f64 } else { 0.0 };
             bar.set_message(format!(
@@ -344,6 +344,16 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                     limits(asked)
                 );
             }
+            // So are the build and deploy timeouts: a resume runs with the stored ones.
+            let stored = config.timeouts;
+            let given = (args.build_timeout.map(|t| t.0), args.deploy_timeout.map(|t| t.0));
+            if given.0.is_some_and(|t| t != stored.build_secs) || given.1.is_some_and(|t| t != stored.deploy_secs) {
+                crate::note!(
+                    "culprit: session {} keeps the timeouts it started with ({})",
+                    session.id,
+                    timeouts_text(stored)
+                );
+            }
             return resume(store, session.id, args.json, args.profile);
         }
     }
@@ -365,6 +375,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         metric: given_metric.clone().unwrap_or_default(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
+        timeouts: step_timeouts(args.build_timeout, args.deploy_timeout),
         bisect: BisectConfig {
             max_runs: args.max_runs,
             min_effect_relative: args.min_change.unwrap_or(0.0),
@@ -413,7 +424,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             "; the command was not found in the commit's worktree: if it is built from the sources, give the build \
              command with --build"
         } else {
-            ""
+            timeout_hint(&reason)
         };
         bail!(
             "neither good nor bad could be built and run, so nothing can be bisected: {reason}{hint} (every failed \
@@ -427,10 +438,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             bar.finish_and_clear();
             let reason = first_failure(runs.iter());
             bail!(
-                "{end} ({}) could not be built and run, so there is nothing to compare {} with: {reason} (the failed \
-                 runs' output: `culprit results --failures`); give a {end} commit that builds and runs",
+                "{end} ({}) could not be built and run, so there is nothing to compare {} with: {reason}{} (the \
+                 failed runs' output: `culprit results --failures`); give a {end} commit that builds and runs",
                 &range[index].sha[..12],
-                if index == 0 { "bad" } else { "good" }
+                if index == 0 { "bad" } else { "good" },
+                timeout_hint(&reason)
             );
         }
     }
@@ -662,6 +674,23 @@ pub fn result_json(
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// For a failure that was a build or deploy killed at its limit (its reason, as `timed_out_reason` words it, ends
+/// with the option in parentheses), the advice to give a longer one if it was only slow: a limit far below the
+/// build's time stops the bisect at good or bad, before any session.
+fn timeout_hint(reason: &str) -> &'static str {
+    if reason.ends_with("-timeout)") {
+        "; if it was only slow, give it longer with that option"
+    } else {
+        ""
+    }
+}
+
+/// A session's build and deploy timeouts as the command line gives them.
+fn timeouts_text(timeouts: StepTimeouts) -> String {
+    let text = |secs: Option<u64>| secs.map_or("none".to_string(), culprit_job::convention::duration_text);
+    format!("--build-timeout {}, --deploy-timeout {}", text(timeouts.build_secs), text(timeouts.deploy_secs))
 }
 
 /// A session's limits (`--max-runs`, and `--min-change` as a fraction) as the command line gives them, for the
@@ -907,7 +936,7 @@ pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
 
 /// [`session_log`] of a session already replayed.
 pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
-    let Replayed { stored, config, range, samples, machine, .. } = replayed;
+    let Replayed { stored, config, range, records, samples, machine } = replayed;
     // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
     // measurements only, so the two are told apart here.
     let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
@@ -947,6 +976,27 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
             _ => "",
         };
         out.push_str(&format!("  {position:>width$}  {}  {}{end}\n", abbreviate(&commit.sha, 12), commit.subject));
+    }
+    // Why the untestable commits are: the first failure of each (a build that does not compile, a deploy killed at
+    // its timeout), which the steps and the evidence only mark as untestable.
+    let mut failures: Vec<(usize, &str)> = Vec::new();
+    for record in records {
+        let (culprit_core::model::RunOutcome::Failed { reason }, Some(position)) =
+            (&record.outcome, range.iter().position(|c| c.sha == record.revision.key()))
+        else {
+            continue;
+        };
+        if !failures.iter().any(|&(p, _)| p == position) {
+            failures.push((position, reason));
+        }
+    }
+    if !failures.is_empty() {
+        failures.sort_by_key(|&(position, _)| position);
+        out.push_str("\nfailed builds, deploys and runs (the first of each commit; `culprit results --failures`):\n");
+        for (position, reason) in failures {
+            let reason = culprit_run::process::shortened(reason, 2 * culprit_run::process::QUOTED_CHARS);
+            out.push_str(&format!("  {position:>width$}  {}  {reason}\n", abbreviate(&range[position].sha, 12)));
+        }
     }
     if let Some(outcome) = machine.outcome() {
         out.push('\n');

@@ -8,7 +8,7 @@
 //! moved since the stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential
 //! likelihood-ratio test). `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
 
-use crate::cli::CheckArgs;
+use crate::cli::{step_timeouts, CheckArgs};
 use crate::cmd::bisect::{
     available_metrics, benchmark_job, choose_metric, plan_job, process_worktree_root, run_context, worktree_root,
 };
@@ -17,7 +17,7 @@ use culprit_core::check::{
     classify_among, classify_interleaved, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS,
 };
 use culprit_core::model::{Revision, RunRecord};
-use culprit_run::bisect::{Driver, SessionConfig};
+use culprit_run::bisect::{timed_out_reason, Driver, SessionConfig, StepTimeouts};
 use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
@@ -135,6 +135,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         job_yaml: &job_yaml,
         source: &source,
         build: args.build.as_deref(),
+        timeouts: step_timeouts(args.build_timeout, None),
         range: &range,
         job: &job,
     };
@@ -208,11 +209,18 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         inv.env = vec![("CULPRIT_COMMIT".into(), head.key().to_string())];
         inv.merge_stderr = true;
         let interrupt = crate::cmd::run::interrupt_flag();
-        let f = process::run(&inv, None, &interrupt)?;
+        let limit = references.timeouts.build_secs;
+        let f = process::run(&inv, limit.map(std::time::Duration::from_secs), &interrupt)?;
         // A build stopped by Ctrl-C says nothing of the commit: 125 would have `git bisect run` skip it.
         if !f.exit.success() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
             crate::note!("culprit: interrupted while building {}", head.short());
             return Ok(ExitCode::from(130));
+        }
+        // A build killed at its limit is as untestable as one that fails: `git bisect run` skips the commit.
+        if f.exit == process::Exit::TimedOut {
+            let reason = timed_out_reason("build", head.key(), build, limit.unwrap_or_default());
+            crate::note!("culprit: {reason}: untestable\n{}", f.stdout);
+            return Ok(ExitCode::from(UNTESTABLE));
         }
         if !f.exit.success() {
             crate::note!(
@@ -342,6 +350,8 @@ struct References<'a> {
     job_yaml: &'a str,
     source: &'a str,
     build: Option<&'a str>,
+    /// How long a build of good or bad (or of the checked-out commit) may take.
+    timeouts: StepTimeouts,
     /// Good and bad as a two-commit range, the driver's positions 0 and 1.
     range: &'a [RangeCommit],
     job: &'a JobRun,
@@ -425,6 +435,7 @@ impl References<'_> {
             metric: String::new(),
             build: self.build.map(str::to_string),
             deploy: None,
+            timeouts: self.timeouts,
             bisect: Default::default(),
         };
         let interrupt = crate::cmd::run::interrupt_flag();

@@ -151,6 +151,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         metric: String::new(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
+        timeouts: crate::cli::step_timeouts(args.build_timeout, args.deploy_timeout),
         bisect: BisectConfig::default(),
     };
     let plan =
@@ -322,6 +323,8 @@ fn resume_args(id: i64) -> BisectArgs {
         metric: None,
         build: None,
         deploy: None,
+        build_timeout: None,
+        deploy_timeout: None,
         max_runs: 600,
         min_change: None,
         profile: 0,

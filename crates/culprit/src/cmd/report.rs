@@ -296,6 +296,17 @@ pub fn from_bisect(
             bisect_line.push(shell_quote(v));
         }
     }
+    // The session's timeouts, where they are not the defaults the command would take anyway.
+    let defaults = culprit_run::bisect::StepTimeouts::default();
+    for (flag, step, limit, default) in [
+        ("--build-timeout", &config.build, config.timeouts.build_secs, defaults.build_secs),
+        ("--deploy-timeout", &config.deploy, config.timeouts.deploy_secs, defaults.deploy_secs),
+    ] {
+        if step.is_some() && limit != default {
+            bisect_line.push(flag.into());
+            bisect_line.push(limit.map_or("none".to_string(), culprit_job::convention::duration_text));
+        }
+    }
     let reproduce = vec![
         format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
         bisect_line.join(" "),

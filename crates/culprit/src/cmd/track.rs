@@ -376,6 +376,12 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
+    if (args.build_timeout.is_some() || args.deploy_timeout.is_some()) && !args.bisect {
+        bail!(
+            "--build-timeout and --deploy-timeout are for the commits a bisect or a follow builds: add --bisect (or \
+             use --follow)"
+        );
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd));
     let branch = args.branch.as_deref().unwrap_or("HEAD");
@@ -705,6 +711,8 @@ pub(crate) fn bisect_change(
         metric: Some(s.metric.clone()),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
+        build_timeout: args.build_timeout,
+        deploy_timeout: args.deploy_timeout,
         max_runs: args.max_runs,
         min_change: None,
         resume: None,

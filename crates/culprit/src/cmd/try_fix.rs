@@ -8,7 +8,7 @@
 //! share a label. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
 //! engine's verdicts (rule in `docs/report.md`).
 
-use crate::cli::TryFixArgs;
+use crate::cli::{step_timeouts, TryFixArgs};
 use crate::cmd::bisect::{benchmark_job, observer, plan_job, process_worktree_root, progress_bar, run_context};
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
@@ -140,38 +140,67 @@ fn output_tail(output: &str) -> String {
     format!("{which}:\n{}", shown.join("\n"))
 }
 
-/// Runs the build in `tree` as the bisect runs it (the same variables); returns how it failed and its output, or
-/// `None` when it worked.
-fn build_in(tree: &PatchedTree, build: &str, sha: &str) -> Result<Option<(String, String)>> {
+/// How a build of a tree of its own ended.
+enum TreeBuild {
+    Built,
+    /// It failed (or was killed at `--build-timeout`): how it ended, and its output.
+    Failed(String, String),
+    /// The user interrupted it: nothing is known of the tree.
+    Interrupted,
+}
+
+/// Runs the build in `tree` as the bisect runs it (the same variables and limit, `limit` seconds).
+fn build_in(tree: &PatchedTree, build: &str, sha: &str, limit: Option<u64>) -> Result<TreeBuild> {
     let mut inv = Invocation::shell(build).in_dir(&tree.dir);
     inv.env = vec![
         ("CULPRIT_COMMIT".to_string(), sha.to_string()),
         ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
     ];
     inv.merge_stderr = true;
-    let finished = process::run(&inv, None, &interrupt_flag())
+    let finished = process::run(&inv, limit.map(std::time::Duration::from_secs), &interrupt_flag())
         .with_context(|| format!("cannot run the build '{}'", process::shortened(build, process::QUOTED_CHARS)))?;
-    Ok((!finished.exit.success()).then(|| (finished.exit.describe(), finished.stdout)))
+    Ok(match finished.exit {
+        process::Exit::Code(0) => TreeBuild::Built,
+        process::Exit::Interrupted => TreeBuild::Interrupted,
+        process::Exit::TimedOut => TreeBuild::Failed(
+            format!(
+                "killed after {} (--build-timeout)",
+                culprit_job::convention::duration_text(limit.unwrap_or_default())
+            ),
+            finished.stdout,
+        ),
+        exit => TreeBuild::Failed(exit.describe(), finished.stdout),
+    })
 }
 
-/// Builds the patched tree. When that fails, BAD is built without the patch too, so the message can say which side
-/// fails: a build that fails at BAD alone is the build command's or BAD's problem, and blaming the patch would send
-/// the user to the wrong place.
-fn build_patched(tree: &PatchedTree, root: &Path, build: &str, bad: &str, patch: &Path) -> Result<()> {
-    let Some((exit, output)) = build_in(tree, build, bad)? else {
-        return Ok(());
+/// Builds the patched tree; false when the user interrupted. When the build fails, BAD is built without the patch
+/// too, so the message can say which side fails: a build that fails at BAD alone is the build command's or BAD's
+/// problem, and blaming the patch would send the user to the wrong place.
+fn build_patched(
+    tree: &PatchedTree,
+    root: &Path,
+    build: &str,
+    limit: Option<u64>,
+    bad: &str,
+    patch: &Path,
+) -> Result<bool> {
+    let (exit, output) = match build_in(tree, build, bad, limit)? {
+        TreeBuild::Built => return Ok(true),
+        TreeBuild::Interrupted => return Ok(false),
+        TreeBuild::Failed(exit, output) => (exit, output),
     };
     let shown = process::shortened(build, process::QUOTED_CHARS);
     let unpatched = add_worktree(&tree.repo, root, "unpatched", bad)?;
-    match build_in(&unpatched, build, bad)? {
-        Some((bad_exit, bad_output)) => bail!(
+    match build_in(&unpatched, build, bad, limit)? {
+        TreeBuild::Interrupted => Ok(false),
+        TreeBuild::Failed(bad_exit, bad_output) => bail!(
             "the build '{shown}' fails at patched and at bad ({}) without the patch too, so the patch is not what \
              breaks it; fix the --build command (it runs in each side's worktree, with CULPRIT_COMMIT and \
              CULPRIT_WORKTREE set) or choose a --bad that builds. At bad it ended with {bad_exit}; {}",
             short(bad),
             output_tail(&bad_output)
         ),
-        None => bail!(
+        TreeBuild::Built => bail!(
             "the build '{shown}' fails at patched ({} with the patch {} applied) and works at bad without it, so the \
              patch breaks the build: {exit}; {}",
             short(bad),
@@ -314,8 +343,13 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
+    let timeouts = step_timeouts(args.build_timeout, None);
     if let Some(build) = &args.build {
-        build_patched(&tree, &root, build, &bad.sha, &patch)?;
+        // Ctrl-C during the build says nothing of the patch: it was called a build that fails at patched and at bad.
+        if !build_patched(&tree, &root, build, timeouts.build_secs, &bad.sha, &patch)? {
+            eprintln!("culprit: interrupted while building the patched tree; nothing was measured");
+            return Ok(ExitCode::from(130));
+        }
     }
 
     let config = SessionConfig {
@@ -327,6 +361,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         metric: args.metric.clone().or(default_metric.clone()).unwrap_or_default(),
         build: args.build.clone(),
         deploy: None,
+        timeouts,
         bisect: Default::default(),
     };
     let interrupt = interrupt_flag();

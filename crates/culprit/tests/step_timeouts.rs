@@ -1,0 +1,254 @@
+//! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects and a check
+//! of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one commit.
+
+mod common;
+
+use common::{make_slowdown_repo, quiet_machine, write_script};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const COMMITS: usize = 16;
+/// The commit (1-based, as the fixture counts) that makes the program slower: the culprit is `shas[SLOW_AT - 1]`.
+const SLOW_AT: usize = 12;
+/// Longest a command of these tests may take: their hung steps sleep for most of an hour, so a limit that does not
+/// work fails the test here instead of hanging it.
+const DEADLINE: Duration = Duration::from_secs(300);
+
+/// A slowdown repository without a broken commit, its commits, and a store beside it.
+fn slowdown() -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), COMMITS, SLOW_AT, 0, 30);
+    let db = dir.path().join("b.db");
+    (dir, repo, shas, db)
+}
+
+/// Writes `dir/NAME.sh`, a build or deploy hook that hangs, every time, at the first commit it meets between good
+/// and bad (whose SHA it writes to `dir/NAME.hung`), by running `hang` after printing a line of output; at any
+/// other commit it runs `otherwise`. Returns the hook and the file naming the hung commit.
+fn hanging_hook(dir: &Path, name: &str, shas: &[String], hang: &str, otherwise: &str) -> (PathBuf, PathBuf) {
+    let (good, bad) = (&shas[0], &shas[shas.len() - 1]);
+    let hung = dir.join(format!("{name}.hung"));
+    let hook = dir.join(format!("{name}.sh"));
+    let body = format!(
+        "#!/bin/sh\n\
+         hung={hung}\n\
+         if [ ! -s \"$hung\" ] && [ \"$CULPRIT_COMMIT\" != {good} ] && [ \"$CULPRIT_COMMIT\" != {bad} ]; then\n\
+         \x20   echo \"$CULPRIT_COMMIT\" > \"$hung\"\n\
+         fi\n\
+         if [ \"$CULPRIT_COMMIT\" = \"$(cat \"$hung\" 2>/dev/null)\" ]; then\n\
+         \x20   echo \"{name} of $CULPRIT_COMMIT: waiting for something that never comes\"\n\
+         \x20   {hang}\n\
+         fi\n\
+         {otherwise}\n",
+        hung = hung.display()
+    );
+    write_script(&hook, &body);
+    (hook, hung)
+}
+
+/// A hang the way a build hangs: make runs a recipe whose shell starts a child in the background and waits on
+/// another, so the limit must kill the whole process group, not the build command alone.
+fn make_hang(seconds: u32) -> String {
+    format!("printf 'hang:\\n\\tsleep {seconds} & sleep {seconds}\\n' | make -s -f - hang")
+}
+
+/// Starts culprit with `--db db` and `args` in `cwd`, its output going to files in `dir`.
+fn spawn(db: &Path, args: &[&str], cwd: &Path, dir: &Path) -> (std::process::Child, PathBuf, PathBuf) {
+    let (out, err) = (dir.join(format!("out-{}", args[0])), dir.join(format!("err-{}", args[0])));
+    let child = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(cwd)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    (child, out, err)
+}
+
+/// Waits for a child of [`spawn`] until [`DEADLINE`]; past it the child is killed and the test fails.
+fn finish((mut child, out, err): (std::process::Child, PathBuf, PathBuf)) -> Output {
+    let begun = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if begun.elapsed() > DEADLINE {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("culprit still running after {DEADLINE:?}:\n{}", std::fs::read_to_string(&err).unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output { status, stdout: std::fs::read(out).unwrap(), stderr: std::fs::read(err).unwrap() }
+}
+
+/// Runs culprit to its end (at most [`DEADLINE`]).
+fn culprit(db: &Path, args: &[&str], cwd: &Path, dir: &Path) -> Output {
+    finish(spawn(db, args, cwd, dir))
+}
+
+/// Whether a process whose command line is `sleep SECONDS` runs: what a hang left behind when its group was not
+/// killed whole.
+fn sleeping(seconds: u32) -> bool {
+    let wanted = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline")).is_ok_and(|line| line == wanted.as_bytes())
+    })
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "exit {:?}\n{}\n{}", out.status.code(), text(&out.stdout), text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The bisect's result names the culprit and shows `hung` as tested and untestable.
+fn assert_found_around(result: &serde_json::Value, shas: &[String], hung: &str) {
+    assert_eq!(result["status"], "found", "{result:#}");
+    let culprits = result["culprits"].as_array().unwrap();
+    assert_eq!(culprits.len(), 1, "{result:#}");
+    assert_eq!(culprits[0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    let untestable: Vec<&str> = result["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["untestable"] == true)
+        .map(|e| e["sha"].as_str().unwrap())
+        .collect();
+    assert_eq!(untestable, [hung], "{result:#}");
+}
+
+/// The SHA a hook wrote as the commit it hung at; it must not be the culprit or its parent, which an untestable
+/// commit beside the step would leave undecided.
+fn hung_commit(file: &Path, shas: &[String]) -> String {
+    let sha = std::fs::read_to_string(file).expect("the hook never hung").trim().to_string();
+    let position = shas.iter().position(|s| *s == sha).unwrap();
+    assert!(position + 2 < SLOW_AT || position > SLOW_AT, "the hook hung beside the step, at {position}");
+    sha
+}
+
+#[test]
+fn a_build_past_its_timeout_is_killed_whole_and_its_commit_skipped_while_the_culprit_is_found() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &make_hang(3171), "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let how = ["--metric", "command.user_time", "--build-timeout", "2s", "--json"];
+    let begun = Instant::now();
+    let out = culprit(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let result = json(&out);
+    let hung = hung_commit(&hung_file, &shas);
+    assert_found_around(&result, &shas, &hung);
+    // Killed at the limit with every process make started: nothing of the hang is left, and the bisect went on.
+    assert!(!sleeping(3171), "the hung build's children outlived it");
+    assert!(begun.elapsed() < Duration::from_secs(120), "took {:?}", begun.elapsed());
+    // The progress output says which commit, which step and command, and which limit, and that it was skipped.
+    let err = text(&out.stderr);
+    let said = format!(
+        "culprit: build of {} ('{build}') killed after 2s (--build-timeout); the commit is untestable, skipped\n",
+        &hung[..10]
+    );
+    assert!(err.contains(&said), "{err}");
+
+    // The failed build is stored with its reason and its log, as a failed build is.
+    let results = |args: &[&str]| common::stdout(&common::culprit(&db, args, dir.path()));
+    let failures = results(&["results", "--failures"]);
+    assert!(failures.contains(&format!("build of {} ('{build}') killed after 2s", &hung[..10])), "{failures}");
+    let id = failures.split_whitespace().nth(1).expect("a failed run's id").to_string();
+    let shown = results(&["results", "--run", &id]);
+    assert!(shown.contains("raw output build.log"), "{shown}");
+    assert!(shown.contains(&format!("build of {hung}: waiting for something that never comes")), "{shown}");
+
+    // The log replays the session, and says why the untestable commit is.
+    let log = results(&["bisect", "log", &result["session"].to_string()]);
+    let position = shas.iter().position(|s| *s == hung).unwrap();
+    let reason = format!("build of {} ('{build}') killed after 2s (--build-timeout)", &hung[..10]);
+    let line = format!("  {position:>2}  {}  {reason}\n", &hung[..12]);
+    assert!(log.contains(&line), "{log}");
+    assert!(log.contains("1 failed builds or runs"), "{log}");
+}
+
+#[test]
+fn a_deploy_that_never_comes_back_is_killed_and_its_commit_skipped() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let (deploy, hung_file) = hanging_hook(dir.path(), "deploy", &shas, "sleep 3174", "echo deployed");
+    let deploy = deploy.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", "make -s"];
+    let how = ["--deploy", deploy, "--metric", "command.user_time", "--deploy-timeout", "2", "--json"];
+    let out = culprit(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let result = json(&out);
+    let hung = hung_commit(&hung_file, &shas);
+    assert_found_around(&result, &shas, &hung);
+    assert!(!sleeping(3174), "the hung deploy outlived its limit");
+    let err = text(&out.stderr);
+    let said = format!(
+        "culprit: deploy of {} ('{deploy}') killed after 2s (--deploy-timeout); the commit is untestable, skipped\n",
+        &hung[..10]
+    );
+    assert!(err.contains(&said), "{err}");
+    // Tried once: the rest of its batch does not wait the whole limit again at a commit already untestable.
+    assert_eq!(err.matches("killed after").count(), 1, "{err}");
+}
+
+#[test]
+fn a_resumed_bisect_keeps_the_timeouts_it_started_with_and_ctrl_c_is_still_an_interruption() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &make_hang(3172), "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let how = ["--metric", "command.user_time", "--build-timeout", "10"];
+    // Ctrl-C while the build hangs, before its limit: the bisect is interrupted, and nothing is called untestable.
+    let started = spawn(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let begun = Instant::now();
+    while !hung_file.exists() {
+        assert!(begun.elapsed() < DEADLINE, "the build never hung");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kill = Command::new("kill").args(["-INT", &started.0.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = finish(started);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted") && !err.contains("killed after") && !err.contains("untestable"), "{err}");
+    assert!(!sleeping(3172), "the interrupted build's children outlived it");
+
+    // The resume builds that commit again, under the session's 10 s (not the default hours).
+    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
+    let result = json(&out);
+    let hung = hung_commit(&hung_file, &shas);
+    assert_found_around(&result, &shas, &hung);
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("build of {} ('{build}') killed after 10s (--build-timeout)", &hung[..10])), "{err}");
+    assert!(!sleeping(3172));
+}
+
+#[test]
+fn check_answers_untestable_when_the_checked_out_commits_build_passes_its_timeout() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The references build in worktrees (a .git file); the checked-out commit builds in the checkout (a .git
+    // directory), where it hangs.
+    let build = format!("if [ -d .git ]; then echo waiting forever; {}; fi; make -s", make_hang(3173));
+    let checked_out = &shas[5];
+    let status = Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", checked_out]).status().unwrap();
+    assert!(status.success());
+    let args = ["check", "--good", &shas[0], "--bad", &shas[COMMITS - 1], "--run", "./bench"];
+    let how = ["--metric", "command.user_time", "--build", &build, "--build-timeout", "2s"];
+    let out = culprit(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    let said =
+        format!("culprit: build of {} ('{build}') killed after 2s (--build-timeout): untestable\n", &checked_out[..10]);
+    assert!(err.contains(&said) && err.contains("waiting forever"), "{err}");
+    assert!(!sleeping(3173), "the hung build's children outlived it");
+}
