@@ -114,6 +114,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
+            ..SampleQuery::default()
         };
         let samples = store.samples(&query)?;
         if let Some(names) = unmatched_metric(store, &query, &samples)? {
@@ -449,6 +450,7 @@ fn sweep(
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
+            ..SampleQuery::default()
         };
         measured.push(SweptJob { params: params.clone(), value, samples: store.samples(&query)? });
     }
@@ -616,6 +618,7 @@ fn sweep_metrics(
                     testcase: args.testcase.clone(),
                     hostname: args.machine.clone(),
                     metric_regex: None,
+                    ..SampleQuery::default()
                 };
                 every.extend(store.samples(&query)?.into_iter().flat_map(|s| s.metrics.into_keys()));
             }
