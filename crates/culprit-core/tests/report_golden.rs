@@ -12,8 +12,8 @@ use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison};
 use culprit_core::model::Machine;
 use culprit_core::report::{
-    self, render, subject_line, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint, LINE_WIDTH,
-    MAX_PROFILE_MOVES,
+    self, render, subject_line, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint,
+    LINE_WIDTH, MAX_PROFILE_MOVES,
 };
 use std::path::PathBuf;
 
@@ -113,6 +113,7 @@ fn real_input() -> ReportInput {
         comparison,
         bisect: None,
         failure: None,
+        sources: None,
     }
 }
 
@@ -247,6 +248,7 @@ fn seed001_input() -> ReportInput {
         bisect: None,
         trend: Vec::new(),
         failure: None,
+        sources: None,
     }
 }
 
@@ -356,6 +358,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         bisect: None,
         trend: Vec::new(),
         failure: None,
+        sources: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
@@ -656,6 +659,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         comparison,
         bisect: None,
         failure: None,
+        sources: None,
     };
     let md = render(&input, Format::Markdown).unwrap();
     // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
@@ -718,6 +722,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         bisect: None,
         trend: Vec::new(),
         failure: Some("run 4: no metrics in the output".into()),
+        sources: None,
     };
     assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
@@ -770,4 +775,45 @@ fn a_bisect_that_found_an_improvement_says_so_instead_of_did_not_reproduce() {
     json.as_object_mut().unwrap().remove("improved");
     let read: BisectSummary = serde_json::from_value(json).unwrap();
     assert!(!read.improved);
+}
+
+/// A table whose revisions have profiling runs (perf attached, `culprit bisect --profile`) says under it which runs
+/// its perf rows and its other rows come from, in every format; the JSON carries the counts. Without profiling runs
+/// nothing is said (the golden files above).
+#[test]
+fn the_mail_says_which_runs_the_perf_rows_and_the_other_rows_come_from() {
+    let sources = |plain: Vec<usize>, profiled_monitors: Vec<&str>| RunSources {
+        plain_runs: plain,
+        profiling_runs: vec![3, 3, 3],
+        profiled_monitors: profiled_monitors.into_iter().map(str::to_string).collect(),
+    };
+    let both = sources(vec![8, 9, 5], vec!["perf-profile", "perf-stat"]);
+    let input = ReportInput { sources: Some(both), ..real_input() };
+    let said = "The perf-profile and perf-stat rows are from 3 runs a side with perf attached (`culprit bisect \
+                --profile`); every other row is from 8 runs of 3dab4c1c6c, 9 of a9ecb5c3d0 and 5 of a9ecb5c3d0+revert \
+                without it.";
+    let text = render(&input, Format::Text).unwrap();
+    assert!(flat(&text).contains(said), "{text}");
+    // Under the table, before the fix's sentence.
+    let (at, fix) = (text.find("The perf-profile and").unwrap(), text.find("With a9ecb5c3d0+revert").unwrap());
+    assert!(text.find("command.user_time\n").unwrap() < at && at < fix, "{text}");
+    let markdown = flat(&render(&input, Format::Markdown).unwrap());
+    let escaped = "perf-profile and perf-stat rows are from 3 runs a side with perf attached (\\`culprit bisect";
+    assert!(markdown.contains(escaped), "{markdown}");
+    let html = render(&input, Format::Html).unwrap();
+    assert!(flat(&html).contains("<p>The perf-profile and perf-stat rows are from 3 runs a side"), "{html}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["sources"]["plain_runs"], serde_json::json!([8, 9, 5]));
+    assert_eq!(json["report"]["sources"]["profiled_monitors"], serde_json::json!(["perf-profile", "perf-stat"]));
+
+    // Profiling runs that gave no row the plain runs lack are said to be left out, and why.
+    let none = ReportInput { sources: Some(sources(vec![8, 8, 8], Vec::new())), ..real_input() };
+    let text = flat(&render(&none, Format::Text).unwrap());
+    assert!(
+        text.contains(
+            "The 3 runs a side with perf attached (`culprit bisect --profile`) are left out of this table: perf's \
+             overhead skews their benchmark numbers, and they add no perf row the 8 runs a side without it lack."
+        ),
+        "{text}"
+    );
 }

@@ -12,7 +12,7 @@ use crate::process::{self, Invocation};
 use crate::worktree::Worktrees;
 use culprit_core::bisect::{Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
 use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
-use culprit_store::{SaveOptions, SessionId, Store, StoreError};
+use culprit_store::{RunFilter, RunId, RunKind, SaveOptions, SessionId, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,6 +144,9 @@ pub struct Driver<'a> {
     pub range: Vec<RangeCommit>,
     pub job: JobRun,
     pub context: RunContext,
+    /// How the runs [`Driver::run_at`] takes are stored: plain, or profiling once the bisect is over and perf is
+    /// attached to explain its culprits.
+    pub kind: RunKind,
     worktrees: Worktrees,
     /// Commits whose build failed in this process: they are untestable without building again.
     build_failed: Vec<Option<String>>,
@@ -189,6 +192,7 @@ impl<'a> Driver<'a> {
             range,
             job,
             context,
+            kind: RunKind::Plain,
             worktrees,
             build_failed: vec![None; n],
             deploy_timed_out: vec![None; n],
@@ -201,10 +205,11 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// The samples already stored for this session, in the order they were taken.
+    /// The samples already stored for this session, in the order they were taken. Profiling runs are not samples:
+    /// see [`bisect_runs`].
     pub fn stored_samples(&self) -> Result<Vec<(usize, Sample)>, DriverError> {
         let Some(session) = self.session else { return Ok(Vec::new()) };
-        let ids = self.store.bisect_session_runs(session)?;
+        let ids = bisect_runs(&*self.store, session)?;
         let records = self.store.runs(&ids)?;
         let mut samples = Vec::with_capacity(records.len());
         for (id, record) in ids.iter().zip(&records) {
@@ -379,7 +384,7 @@ impl<'a> Driver<'a> {
                     if record.outcome.is_ok() || attempt >= RUN_ATTEMPTS {
                         break record;
                     }
-                    self.store.save_run(&record)?;
+                    self.store.save_run_with(&record, &self.unlinked())?;
                     attempt += 1;
                 }
             }
@@ -387,7 +392,7 @@ impl<'a> Driver<'a> {
         if !record.outcome.is_ok() && self.succeeded[index] > 0 {
             // Kept as evidence, but not linked to the session: the bisect stops here and resumes once the cause is
             // fixed, and the replay must not read this commit as untestable.
-            self.store.save_run(&record)?;
+            self.store.save_run_with(&record, &self.unlinked())?;
             let reason = match &record.outcome {
                 RunOutcome::Failed { reason } => reason.clone(),
                 RunOutcome::Ok => String::new(),
@@ -398,12 +403,18 @@ impl<'a> Driver<'a> {
                 why: "it ran successfully before in this bisect",
             });
         }
-        let options = SaveOptions { bisect_session: self.session, import_key: None };
+        let options = SaveOptions { bisect_session: self.session, ..self.unlinked() };
         let id = self.store.save_run_with(&record, &options)?.run_id();
         if record.outcome.is_ok() {
             self.succeeded[index] += 1;
         }
         Ok(Some((id, record)))
+    }
+
+    /// How a run is saved when it is not linked to the session (a failed attempt kept as evidence): of the kind
+    /// the driver takes, so that a failed profiling attempt is not counted among the plain runs' failures.
+    fn unlinked(&self) -> SaveOptions {
+        SaveOptions { bisect_session: None, import_key: None, kind: self.kind }
     }
 
     /// The session's runs that the last [`Driver::drive`] found stored and replayed before it ran anything.
@@ -467,6 +478,16 @@ impl<'a> Driver<'a> {
             }
         }
     }
+}
+
+/// The runs of `session` that the bisect machine reads, in the order they were linked: every run but the profiling
+/// ones. Those are taken after the outcome (`culprit bisect --profile`), which the machine ignores anyway; leaving
+/// them out says so rather than relying on it, and keeps a replay's samples (and `bisect log`) the bisect's own.
+pub fn bisect_runs(store: &dyn Store, session: SessionId) -> Result<Vec<RunId>, StoreError> {
+    let linked = store.bisect_session_runs(session)?;
+    let filter = RunFilter { bisect_session: Some(session), kind: Some(RunKind::Profiling), ..RunFilter::default() };
+    let profiling: std::collections::BTreeSet<RunId> = store.list_runs(&filter)?.into_iter().map(|r| r.id).collect();
+    Ok(linked.into_iter().filter(|id| !profiling.contains(id)).collect())
 }
 
 pub fn now() -> f64 {

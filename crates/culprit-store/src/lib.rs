@@ -66,6 +66,41 @@ pub enum RunStatus {
     Failed,
 }
 
+/// How a run was taken, which decides what its numbers may be compared with.
+///
+/// A profiling run (`culprit bisect --profile`) ran the job with perf-profile and perf-stat attached, which makes
+/// the benchmark several times slower: its perf rows explain a change, but its benchmark metrics and its other
+/// monitors are not comparable with a plain run's. Samples are read from one kind at a time ([`SampleQuery::kind`])
+/// so the two never end up in one column. Runs stored before schema version 5 are plain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// The job as it is, with its own monitors.
+    #[default]
+    Plain,
+    /// The job with perf-profile and perf-stat added to its monitors, to profile a change already found.
+    Profiling,
+}
+
+impl RunKind {
+    /// The word the store keeps in `runs.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Plain => "plain",
+            RunKind::Profiling => "profiling",
+        }
+    }
+
+    /// The kind a stored word names; `None` for a word this build does not know.
+    pub fn from_stored(word: &str) -> Option<RunKind> {
+        match word {
+            "plain" => Some(RunKind::Plain),
+            "profiling" => Some(RunKind::Profiling),
+            _ => None,
+        }
+    }
+}
+
 /// Options of one save.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SaveOptions {
@@ -74,6 +109,8 @@ pub struct SaveOptions {
     /// A key that makes the save idempotent: a second save of a run with the same job id, revision key and
     /// import key stores nothing and returns the first run's id. Imports use `<host>/<run dir>`.
     pub import_key: Option<String>,
+    /// How the run was taken.
+    pub kind: RunKind,
 }
 
 /// What a save did.
@@ -106,6 +143,8 @@ pub struct RunFilter {
     pub label: Option<String>,
     pub status: Option<RunStatus>,
     pub bisect_session: Option<SessionId>,
+    /// Only runs of this kind; `None` lists both.
+    pub kind: Option<RunKind>,
 }
 
 impl RunFilter {
@@ -120,7 +159,8 @@ impl RunFilter {
             matches!(&run.revision, Revision::Label { name } if name == label)
         });
         let status_ok = self.status.is_none_or(|status| status == run.status());
-        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok
+        let kind_ok = self.kind.is_none_or(|kind| kind == run.kind);
+        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok && kind_ok
     }
 }
 
@@ -139,6 +179,9 @@ pub struct RunSummary {
     pub failure_reason: Option<String>,
     pub exit_code: Option<i32>,
     pub metric_count: u64,
+    /// How the run was taken; summaries serialized before run kinds existed read plain.
+    #[serde(default)]
+    pub kind: RunKind,
 }
 
 impl RunSummary {
@@ -162,15 +205,19 @@ pub struct SampleQuery {
     pub hostname: Option<String>,
     /// Only metrics whose name this regex matches (unanchored, Rust `regex` syntax).
     pub metric_regex: Option<String>,
+    /// The kind of runs whose samples are read: plain runs unless a caller asks for the profiling ones. The two are
+    /// never read together, since a profiling run's benchmark numbers carry perf's overhead.
+    pub kind: RunKind,
 }
 
 impl SampleQuery {
-    /// The run filter the query's job, testcase and machine narrow to (revisions are looked up one by one).
+    /// The run filter the query's job, testcase, machine and kind narrow to (revisions are looked up one by one).
     pub fn run_filter(&self) -> RunFilter {
         RunFilter {
             job: self.job.clone(),
             testcase: self.testcase.clone(),
             hostname: self.hostname.clone(),
+            kind: Some(self.kind),
             ..RunFilter::default()
         }
     }
@@ -336,7 +383,8 @@ pub trait Store {
     /// Linking the same run twice is a no-op.
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError>;
 
-    /// The runs of a session in the order they were linked.
+    /// The runs of a session in the order they were linked, of both kinds (a replay of the bisect reads the plain
+    /// ones: `RunFilter { bisect_session, kind: Some(RunKind::Profiling), .. }` lists the others).
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError>;
 }
 

@@ -160,6 +160,11 @@ CREATE TABLE bisect_range_commits (
     PRIMARY KEY (session_id, position)
 ){clustered};
 "#,
+    // Version 5: how each run was taken (`RunKind`): a profiling run had perf attached, so its benchmark numbers
+    // are not comparable with a plain run's. Every run stored before was taken as the job said: plain.
+    r#"
+ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'plain' CHECK (kind IN ('plain', 'profiling'));
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -15,7 +15,7 @@
 //! therefore stored with NUL written as U+FFFE followed by `0`, and U+FFFE itself doubled; text without either
 //! character (all normal text) is stored unchanged, so the database stays readable with `psql`.
 
-use crate::record::{convert_exit_code, now, validate_record};
+use crate::record::{convert_exit_code, convert_run_kind, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
@@ -217,12 +217,12 @@ impl PostgresStore {
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
      m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
-     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count \
+     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
 
 /// Runs of one revision, without the metric count that samples do not need.
 const REVISION_RUNS_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, \
-     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT \
+     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
      WHERE r.revision_id = $1 ORDER BY r.id";
 
@@ -503,8 +503,8 @@ fn insert_run(
     // the insert do nothing instead of failing.
     let inserted = tx.query_opt(
         "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
-         status, failure_reason, exit_code, stderr, import_key) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         status, failure_reason, exit_code, stderr, import_key, kind) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
          ON CONFLICT (job_id, revision_id, import_key) DO NOTHING RETURNING id",
         &[
             &to_db(&run.job_id),
@@ -520,6 +520,7 @@ fn insert_run(
             &exit_code,
             &to_db(&run.stderr),
             &import_key,
+            &options.kind.as_str(),
         ],
     )?;
     let run_id: i64 = match inserted {
@@ -900,6 +901,7 @@ fn summary_from_row(location: &str, row: &Row) -> Result<RunSummary, StoreError>
     let id: i64 = row.get(0);
     let status: String = row.get(11);
     let metric_count: i64 = row.get(14);
+    let kind: String = row.get(15);
     Ok(RunSummary {
         id: RunId(id),
         job_id: from_db(row.get(1)),
@@ -912,6 +914,7 @@ fn summary_from_row(location: &str, row: &Row) -> Result<RunSummary, StoreError>
         failure_reason: failure_reason_of(&status, row.get(12)),
         exit_code: convert_exit_code(location, id, row.get(13))?,
         metric_count: metric_count.max(0) as u64,
+        kind: convert_run_kind(location, id, &kind)?,
     })
 }
 

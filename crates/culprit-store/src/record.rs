@@ -1,18 +1,22 @@
 //! Checks and conversions both store back ends apply to run records, so SQLite and PostgreSQL accept and return
 //! exactly the same records, and the parts of the run listing's SQL that do not depend on the placeholder syntax.
 
-use crate::{RunFilter, RunStatus, StoreError};
+use crate::{RunFilter, RunKind, RunStatus, StoreError};
 use culprit_core::model::RunRecord;
 
 /// Completes the run listing's SQL, the same for both back ends once their placeholder conditions are in
-/// `conditions`: the status condition, the WHERE clause, and the order (a bisect session's runs in the order they
-/// were linked, otherwise by id).
+/// `conditions`: the status and kind conditions, the WHERE clause, and the order (a bisect session's runs in the
+/// order they were linked, otherwise by id).
 pub(crate) fn finish_run_listing(sql: &mut String, mut conditions: Vec<String>, filter: &RunFilter) {
     if let Some(status) = filter.status {
         conditions.push(match status {
             RunStatus::Ok => "r.status = 'ok'".to_string(),
             RunStatus::Failed => "r.status = 'failed'".to_string(),
         });
+    }
+    if let Some(kind) = filter.kind {
+        // The word is one of the enum's own, never user text.
+        conditions.push(format!("r.kind = '{}'", kind.as_str()));
     }
     if !conditions.is_empty() {
         sql.push_str(" WHERE ");
@@ -36,6 +40,15 @@ pub(crate) fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
         reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
     })?;
     Ok(())
+}
+
+/// A stored run kind back as a [`RunKind`]; a word this build does not know is a damaged (or newer) store, said so.
+pub(crate) fn convert_run_kind(location: &str, run: i64, word: &str) -> Result<RunKind, StoreError> {
+    RunKind::from_stored(word).ok_or_else(|| StoreError::BadStoredValue {
+        location: location.to_string(),
+        what: format!("the kind of run {run}"),
+        reason: format!("{word:?} is neither plain nor profiling"),
+    })
 }
 
 /// A stored exit code back as an exit status; a value that does not fit is a damaged store, said so.

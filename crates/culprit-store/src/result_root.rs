@@ -29,7 +29,7 @@
 //! read in place of its runs.
 
 use crate::error::StoreError;
-use crate::{RunId, SaveOptions, Saved, Store};
+use crate::{RunId, RunKind, SaveOptions, Saved, Store};
 use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
@@ -586,7 +586,9 @@ fn import_runs(
         let run_name = found.run_name.clone();
         let record = build_record(&place, found, options);
         let import_key = format!("lkp:{}/{}", record.machine.hostname, run_name);
-        match store.save_run_with(&record, &SaveOptions { bisect_session: None, import_key: Some(import_key) })? {
+        // An lkp result root holds no sign of runs profiled apart from the others: they are imported as lkp ran them.
+        let save = SaveOptions { bisect_session: None, import_key: Some(import_key), kind: RunKind::Plain };
+        match store.save_run_with(&record, &save)? {
             Saved::Inserted(id) => report.imported.push(id),
             Saved::AlreadyStored(id) => report.already_stored.push(id),
         }

@@ -4,7 +4,7 @@
 //! params, session link) is stored, or nothing is. SQLite's journal makes that hold across a crash or `kill -9`
 //! too. A full disk or a read-only file makes the transaction roll back and the error says so.
 
-use crate::record::{convert_exit_code, now, validate_record};
+use crate::record::{convert_exit_code, convert_run_kind, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
@@ -319,6 +319,7 @@ impl SqliteStore {
                     status: row.get(11)?,
                     failure_reason: row.get(12)?,
                     exit_code: row.get(13)?,
+                    run_kind: row.get(14)?,
                 })
             })
             .map_err(|e| self.classify(action, e))?;
@@ -337,6 +338,7 @@ impl SqliteStore {
             };
             let exit_code = convert_exit_code(&self.location(), row.id, row.exit_code)?;
             let failure_reason = failure_reason_of(&row.status, row.failure_reason);
+            let kind = convert_run_kind(&self.location(), row.id, &row.run_kind)?;
             summaries.push(RunSummary {
                 id: RunId(row.id),
                 job_id: row.job_id,
@@ -349,6 +351,7 @@ impl SqliteStore {
                 failure_reason,
                 exit_code,
                 metric_count,
+                kind,
             });
         }
         Ok(summaries)
@@ -392,10 +395,11 @@ struct SummaryRow {
     status: String,
     failure_reason: Option<String>,
     exit_code: Option<i64>,
+    run_kind: String,
 }
 
 const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
-     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code \
+     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
 
 impl Store for SqliteStore {
@@ -798,8 +802,8 @@ fn insert_run(
     };
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
-         status, failure_reason, exit_code, stderr, import_key) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+         status, failure_reason, exit_code, stderr, import_key, kind) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -815,7 +819,8 @@ fn insert_run(
             failure_reason,
             run.exit_code,
             run.stderr,
-            options.import_key
+            options.import_key,
+            options.kind.as_str()
         ])
     })
     .map_err(fail)?;

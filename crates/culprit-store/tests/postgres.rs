@@ -127,6 +127,7 @@ contract_tests!(
     bisect_sessions_keep_their_runs_in_link_order,
     invalid_records_are_refused_before_any_write,
     stored_names_are_found_by_new_handles,
+    run_kinds_keep_profiling_runs_apart,
 );
 
 #[test]
@@ -303,8 +304,8 @@ fn two_machines_saving_at_once_do_not_conflict() {
                         record.machine = machine_named(&format!("farm-{machine}"));
                         record.metrics.insert(format!("machine{machine}.only_{index}"), index as f64);
                         let options = SaveOptions {
-                            bisect_session: None,
                             import_key: (index % 10 == 0).then(|| format!("lkp:shared/{index}")),
+                            ..Default::default()
                         };
                         let result = store
                             .save_run_with(&record, &options)
@@ -424,6 +425,7 @@ fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
     let mut store = schema.open();
     assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
     assert_eq!(v1_fixture::dump(&store), expected);
+    v1_fixture::assert_every_run_plain(&store);
     let gone: bool = schema.raw().query_one("SELECT to_regclass('run_metrics') IS NULL", &[]).unwrap().get(0);
     assert!(gone, "run_metrics should be dropped");
     assert_eq!(schema.count("run_metric_packs"), v1_fixture::runs().len() as i64 - 1);

@@ -1,6 +1,7 @@
 //! Upgrading a store written by the schema-version-1 code (`tests/data/schema_v1/store.sqlite3`, with its
 //! `expected.txt` read back by that code) to the current schema: every run, listing and sample reads back exactly
-//! as before, and the upgraded store keeps working.
+//! as before, every run is a plain one, and the upgraded store keeps working; and a store of schema version 4 gaining
+//! run kinds.
 
 mod common;
 // Only its record comparison is used here.
@@ -11,7 +12,7 @@ mod contract;
 mod v1_fixture;
 
 use common::*;
-use culprit_store::{migrations, RunId, SqliteStore, Store};
+use culprit_store::{migrations, RunFilter, RunId, RunKind, SaveOptions, SqliteStore, Store};
 use std::path::{Path, PathBuf};
 
 fn fixture_dir() -> PathBuf {
@@ -47,6 +48,7 @@ fn a_version_1_store_upgrades_in_place_and_reads_back_identically() {
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
     assert_eq!(v1_fixture::dump(&store), expected);
+    v1_fixture::assert_every_run_plain(&store);
     drop(store);
 
     let connection = rusqlite::Connection::open(&path).unwrap();
@@ -78,4 +80,47 @@ fn new_runs_keep_negative_zero_and_nan_exactly() {
     assert!(metrics["zero"] == 0.0 && metrics["zero"].is_sign_negative());
     assert!(metrics["nan"].is_nan());
     assert_eq!(metrics["inf"], f64::INFINITY);
+}
+
+/// A store at schema version 4, the last before run kinds, as that code left it (its tables made by the first four
+/// migrations, a bisect session with a linked run): opening it adds the kind, with the stored run plain, and the
+/// upgraded store keeps profiling runs apart. The column refuses a kind no build knows.
+#[test]
+fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("culprit.db");
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        let render = |sql: &str| migrations::render(sql, migrations::Dialect::Sqlite);
+        connection.execute_batch(&render(migrations::SCHEMA_VERSION_TABLE)).unwrap();
+        for (index, sql) in migrations::MIGRATIONS[..4].iter().enumerate() {
+            connection.execute_batch(&render(sql)).unwrap();
+            connection.execute("INSERT INTO schema_version VALUES (?1, 0)", [index as i64 + 1]).unwrap();
+        }
+        connection
+            .execute_batch(&format!(
+                "INSERT INTO machines VALUES (1, 'h', 'cpu', 2, 1024, 'k');
+                 INSERT INTO revisions VALUES (1, '{}', 'commit', NULL, 'subject');
+                 INSERT INTO runs (id, job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at,
+                     ended_at, status, failure_reason, exit_code, stderr, import_key)
+                     VALUES (1, 'id-j', 'j', 't', '', 1, 1, 1.0, 2.0, 'ok', NULL, 0, '', NULL);
+                 INSERT INTO bisect_sessions VALUES (1, '/r', 'a', 'b', 'id-j', 'm', '{{}}', 0.0, 'found', NULL, NULL);
+                 INSERT INTO bisect_session_runs (session_id, run_id) VALUES (1, 1);",
+                v1_fixture::SHA_BASE
+            ))
+            .unwrap();
+    }
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 5);
+    let listed = store.list_runs(&Default::default()).unwrap();
+    assert_eq!(listed.iter().map(|r| (r.id, r.kind)).collect::<Vec<_>>(), vec![(RunId(1), RunKind::Plain)]);
+    let session = culprit_store::SessionId(1);
+    let options = SaveOptions { bisect_session: Some(session), kind: RunKind::Profiling, ..Default::default() };
+    let profiled = store.save_run_with(&run("j", commit(v1_fixture::SHA_BASE), "h", &[("m", 1.0)]), &options).unwrap();
+    assert_eq!(store.bisect_session_runs(session).unwrap(), vec![RunId(1), profiled.run_id()]);
+    let filter = RunFilter { bisect_session: Some(session), kind: Some(RunKind::Plain), ..Default::default() };
+    assert_eq!(store.list_runs(&filter).unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), vec![RunId(1)]);
+    drop(store);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    assert!(connection.execute("UPDATE runs SET kind = 'perf' WHERE id = 1", []).is_err());
 }

@@ -255,3 +255,63 @@ fn qa_29_check_clean_opens_no_store_and_takes_db_after_it() {
     }
     assert!(!dir.path().join("culprit.db").exists() && !dir.path().join("elsewhere.db").exists());
 }
+
+/// The references a check reads are the ones first measured for the pair, however many fresh reference runs the
+/// steps of a bisect store after them. Here the machine becomes 30% slower after the first check and stays so for
+/// a long bisect (nine more steps, as a range of 1,000 commits takes): every step measures a fresh good run at the
+/// slow speed and stores it. Read back as references, those runs would pile up at good's slow speed, which is bad's
+/// stored speed, until good and bad no longer separated and the check stopped `git bisect run`; read as what they
+/// are (fresh runs of their own step, which correct that step for the move), every step judges good against the
+/// same references and answers good.
+#[test]
+fn every_step_of_a_long_bisect_reads_the_references_first_measured_for_its_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    init_repo(&repo);
+    for (value, subject) in [("100", "good"), ("130", "bad: 30% more work")] {
+        std::fs::write(repo.join("file"), format!("{value}\n")).unwrap();
+        git(&repo, &["add", "file"]);
+        git(&repo, &["commit", "-q", "-m", subject]);
+    }
+    let (speed, count) = (dir.path().join("speed"), dir.path().join("count"));
+    std::fs::write(&speed, "100\n").unwrap();
+    let script = dir.path().join("measure.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n\
+             awk -v n=\"$n\" -v f=\"$(cat file)\" -v p=\"$(cat {speed})\" 'BEGIN {{ split(\"0.5 -0.3 0.1 -0.6 0.4 -0.2 \
+             0.6 -0.4\", z, \" \"); printf \"value: %.2f\\n\", f * p / 100 + z[n % 8 + 1] }}'\n",
+            count = count.display(),
+            speed = speed.display()
+        ),
+    )
+    .unwrap();
+    let job = dir.path().join("job.yaml");
+    let yaml = format!("suite: speed\ncommand:\n  cmd: sh {}\n  capture.value: 'value: ([0-9.]+)'\n", script.display());
+    std::fs::write(&job, yaml).unwrap();
+    let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
+    git(&repo, &["checkout", "-q", "main~1"]);
+    // The references' centres and scale, as a step's verdict line gives them.
+    let references = |stderr: &str| -> Vec<f64> {
+        let line = stderr.lines().find(|l| l.contains(" is good") || l.contains(" is bad")).unwrap_or_default();
+        let tail = line.rsplit_once("; good ").map_or("", |(_, tail)| tail);
+        tail.split(", ").filter_map(|part| part.rsplit(' ').next()?.parse().ok()).collect()
+    };
+    let first = check(&repo, &args);
+    let stderr = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert_eq!(first.status.code(), Some(0), "good: {stderr}");
+    let measured = references(&stderr);
+    let [good, bad, scale] = measured[..] else { panic!("good, bad and scale: {stderr}") };
+    assert!((99.0..101.0).contains(&good) && (129.0..131.0).contains(&bad) && scale < 1.0, "{stderr}");
+
+    std::fs::write(&speed, "130\n").unwrap();
+    for step in 2..=10 {
+        let out = check(&repo, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "step {step}: good, corrected for the move: {stderr}");
+        assert!(stderr.contains("the machine has moved since the stored references"), "step {step}: {stderr}");
+        assert_eq!(references(&stderr), measured, "step {step}: {stderr}");
+    }
+}

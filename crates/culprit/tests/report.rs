@@ -314,3 +314,143 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     let status = Command::new("git").arg("-C").arg(&repo).args(["status", "--porcelain"]).output().unwrap();
     assert!(String::from_utf8_lossy(&status.stdout).trim().is_empty());
 }
+
+/// Whether perf can record system-wide here (installed, and allowed): the profiling test needs the real thing.
+fn perf_records() -> Option<PathBuf> {
+    let found = Command::new("sh").args(["-c", "command -v perf"]).output().ok()?;
+    let perf = PathBuf::from(String::from_utf8_lossy(&found.stdout).trim());
+    let dir = tempfile::tempdir().ok()?;
+    let data = dir.path().join("probe.data");
+    let probe = Command::new(&perf).args(["record", "-q", "-a", "-o"]).arg(&data).args(["--", "true"]).output().ok()?;
+    probe.status.success().then_some(perf)
+}
+
+/// `culprit bisect --profile 3` on a history whose benchmark drops from 1300 to 1000 ops at one commit, where a run
+/// with perf attached reads 100,000 ops higher (perf's overhead, made plain to see): a perf wrapper first on PATH
+/// marks each `perf record` and the benchmark reads the mark. The profiling runs are stored as such, so the report's
+/// benchmark rows (and `culprit compare`'s) are the bisect's plain runs alone, its perf rows come from the profiling
+/// runs, the mail says which runs each part is from, and a replay (`bisect log`, `--resume`) never reads them.
+#[test]
+fn profiling_runs_feed_the_perf_rows_and_never_the_benchmarks_own() {
+    let Some(real_perf) = perf_records() else {
+        eprintln!("perf cannot record system-wide here: skipping the --profile test");
+        return;
+    };
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).current_dir(&repo).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.email", "qa@culprit.invalid"]);
+    git(&["config", "user.name", "QA"]);
+    let mut shas = Vec::new();
+    for n in 0..7 {
+        std::fs::write(repo.join("level"), if n < 4 { "1300\n" } else { "1000\n" }).unwrap();
+        git(&["add", "level"]);
+        git(&["commit", "-q", "--allow-empty", "-m", &format!("commit {n}")]);
+        shas.push(git(&["rev-parse", "HEAD"]));
+    }
+    let (mark, count) = (dir.path().join("perf-attached"), dir.path().join("count"));
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    common::write_script(
+        &bin.join("perf"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = record ]; then touch {}; fi\nexec {} \"$@\"\n",
+            mark.display(),
+            real_perf.display()
+        ),
+    );
+    // Noise of a few ops from a fixed sequence; a profiling run spins for 2.5 s, long enough for two of perf-stat's
+    // 1 s intervals and for perf-profile's samples.
+    let script = dir.path().join("measure.sh");
+    let body = r#"n=$(cat COUNT 2>/dev/null || echo 0)
+echo $((n + 1)) > COUNT
+set -- 3 -2 1 -4 2 -1 4 -3
+shift $((n % 8))
+level=$(($(cat level) + $1))
+if [ -e MARK ]; then
+    rm -f MARK
+    timeout 2.5 sh -c 'while :; do :; done'
+    level=$((level + 100000))
+fi
+echo "ops: $level"
+"#;
+    let body = body.replace("COUNT", &count.display().to_string()).replace("MARK", &mark.display().to_string());
+    std::fs::write(&script, body).unwrap();
+    let job = dir.path().join("job.yaml");
+    let yaml = format!(
+        "suite: qa\ntestcase: profiled\ncommand:\n  cmd: sh {}\n  capture:\n    ops: 'ops: ([0-9]+)'\n",
+        script.display()
+    );
+    std::fs::write(&job, yaml).unwrap();
+    let db = dir.path().join("p.db");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (repo_arg, job_arg) = (repo.to_str().unwrap(), job.to_str().unwrap());
+    let bisect = ["bisect", "--repo", repo_arg, "--good", &shas[0], "--bad", "HEAD", "--job", job_arg];
+    let bisect = [&bisect[..], &["--metric", "command.ops", "--profile", "3", "--json"]].concat();
+    let result: serde_json::Value = serde_json::from_str(&stdout(&run(&bisect))).unwrap();
+    assert_eq!(result["culprits"][0]["sha"], shas[4].as_str(), "{result:#}");
+    let session = result["session"].to_string();
+    let (base, culprit_sha) = (&shas[3], &shas[4]);
+
+    // The mail's table: the benchmark's rows from the plain runs only, its perf rows from the profiling runs.
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["report", &session, "--format", "json"]))).unwrap();
+    let rows = report["report"]["comparison"]["rows"].as_array().unwrap().clone();
+    let ops = rows.iter().find(|r| r["metric"] == "command.ops").expect("the headline row");
+    let means: Vec<f64> = ops["sides"].as_array().unwrap().iter().map(|s| s["mean"].as_f64().unwrap()).collect();
+    assert!((1290.0..1310.0).contains(&means[0]) && (990.0..1010.0).contains(&means[1]), "{ops:#}");
+    for side in ops["sides"].as_array().unwrap() {
+        assert!(side["rel_stddev_pct"].as_f64().unwrap() < 1.0, "perf's overhead would spread the runs: {ops:#}");
+    }
+    let text = stdout(&run(&["report", &session]));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("3 runs a side with perf attached"), "{text}");
+    assert!(text.lines().next().unwrap().contains(": command.ops -2"), "{text}");
+
+    // `culprit compare` of the two, the mail's own reproduce step, reads them the same way, every row shown.
+    let compared: serde_json::Value = serde_json::from_str(&stdout(&run(&[
+        "compare", base, culprit_sha, "--format", "json", "--all",
+    ])))
+    .unwrap();
+    let rows = compared[0]["result"]["rows"].as_array().unwrap();
+    let row = |metric: &str| rows.iter().find(|r| r["metric"] == metric);
+    let sides = |r: &serde_json::Value| -> Vec<(u64, f64)> {
+        r["sides"].as_array().unwrap().iter().map(|s| (s["n"].as_u64().unwrap(), s["mean"].as_f64().unwrap())).collect()
+    };
+    let plain = sides(row("command.ops").unwrap());
+    let rounded = |xs: &mut dyn Iterator<Item = f64>| xs.map(f64::round).collect::<Vec<_>>();
+    assert_eq!(rounded(&mut plain.iter().map(|s| s.1)), rounded(&mut means.iter().copied()));
+    let is_perf_stat = |r: &&serde_json::Value| r["metric"].as_str().unwrap().starts_with("perf-stat.");
+    let perf_stat = rows.iter().find(is_perf_stat).expect("perf-stat rows");
+    assert_eq!(sides(perf_stat).iter().map(|s| s.0).collect::<Vec<_>>(), vec![3, 3], "{perf_stat:#}");
+    assert!(plain.iter().all(|s| s.0 >= 5), "{plain:?}");
+    // The plain runs carry no perf-stat of their own: a monitor the job does not have is not a row of theirs.
+    assert!(rows.iter().all(|r| !r["metric"].as_str().unwrap().starts_with("perf-stat.") || sides(r)[0].0 == 3));
+
+    // A replay reads the bisect's runs alone: the log's samples are all plain, and a resume ends where it ended.
+    let log: serde_json::Value = serde_json::from_str(&stdout(&run(&["bisect", "log", &session, "--json"]))).unwrap();
+    let samples = log["samples"].as_array().unwrap();
+    assert_eq!(samples.len() as u64, result["runs"].as_u64().unwrap(), "{log:#}");
+    assert!(samples.iter().all(|s| s["value"].as_f64().is_some_and(|v| v < 2000.0)), "{log:#}");
+    let resumed: serde_json::Value =
+        serde_json::from_str(&stdout(&run(&["bisect", "--resume", &session, "--json"]))).unwrap();
+    assert_eq!(resumed["culprits"], result["culprits"]);
+    assert_eq!(resumed["runs"], result["runs"]);
+}

@@ -11,6 +11,7 @@ pub mod aa;
 pub mod direction;
 pub mod lkp_rules;
 pub mod printf;
+pub mod profiled;
 pub mod render;
 pub mod sweep;
 

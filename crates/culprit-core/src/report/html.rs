@@ -93,6 +93,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         let _ =
             writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
     }
+    if let Some(sentence) = super::sources_sentence(input) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
+    }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 /// Escapes the characters Markdown would read as formatting or HTML in running text and table cells. A line break
 /// becomes a space, since one would end the table row or start a block of its own.
-pub(crate) fn escape(text: &str) -> String {
+pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
@@ -90,6 +90,9 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "\n{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.");
     }
     out.push('\n');
+    if let Some(sentence) = super::sources_sentence(input) {
+        let _ = writeln!(out, "{}\n", escape(&sentence));
+    }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "{}\n", escape(&sentence));
     }

@@ -15,6 +15,8 @@ mod text;
 pub use fix::{fix_verdict, FixVerdict};
 /// The HTML report's escaping, for other HTML made of the same values (the dashboard of `culprit serve`).
 pub use html::escape as escape_html;
+/// The Markdown report's escaping, for prose `culprit compare --format markdown` prints beside its table.
+pub use markdown::escape as escape_markdown;
 
 use crate::bisect::Status;
 use crate::compare::{printf, Change, CompareResult, MetricRow, Verdict};
@@ -186,6 +188,26 @@ pub struct ReportInput {
     /// stored before it read none, and it is left out of the JSON when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Which runs the table's rows come from, when some of its columns' revisions also have profiling runs (perf
+    /// attached, `culprit bisect --profile`). Reports stored before it read none, and it is left out of the JSON
+    /// when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<RunSources>,
+}
+
+/// Which runs a table's rows come from when its revisions have profiling runs besides the plain ones: perf slows
+/// the benchmark, so the profiling runs give only the rows of the perf monitors the plain runs lack
+/// (`compare::profiled`), and every other row is read from the plain runs. Counts are per column, in the
+/// comparison's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSources {
+    /// Successful plain runs: every row but the profiled monitors' reads them.
+    pub plain_runs: Vec<usize>,
+    /// Successful profiling runs.
+    pub profiling_runs: Vec<usize>,
+    /// The monitors whose rows read the profiling runs (`perf-profile`, `perf-stat`); empty when the plain runs carry
+    /// them all or perf gave none.
+    pub profiled_monitors: Vec<String>,
 }
 
 /// Which of the base and the commit had no successful run: then no metric of the two can be compared, and the
@@ -777,6 +799,48 @@ pub fn break_command(line: &str, indent: &str) -> String {
     out.push_str(&current);
     out.push('\n');
     out
+}
+
+/// The sentence under the table that says which runs its rows come from, when its revisions have profiling runs
+/// ([`RunSources`]).
+pub(crate) fn sources_sentence(input: &ReportInput) -> Option<String> {
+    let columns = [Some(&input.base), Some(&input.commit), input.fix.as_ref()];
+    let labels: Vec<String> = columns.into_iter().flatten().map(CommitRef::short).collect();
+    Some(sources_text(input.sources.as_ref()?, &labels))
+}
+
+/// Which runs a table's rows come from, in words, with `labels` naming its columns: "The perf-profile and perf-stat
+/// rows are from 3 runs a side with perf attached (`culprit bisect --profile`); every other row is from 8 runs of
+/// 3dab4c1c6c and 9 of a9ecb5c3d0 without it." `culprit compare` says the same under its table.
+pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
+    let noun = |n: usize| if n == 1 { "run" } else { "runs" };
+    // "3 runs a side", or "8 runs of A, 9 of B and 5 of C" when the columns differ.
+    let runs = |counts: &[usize]| match counts {
+        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} a side", noun(*n)),
+        _ => {
+            let mut each: Vec<String> = counts.iter().zip(labels).map(|(n, label)| format!("{n} of {label}")).collect();
+            if let (Some(first), Some(n), Some(label)) = (each.first_mut(), counts.first(), labels.first()) {
+                *first = format!("{n} {} of {label}", noun(*n));
+            }
+            match each.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+                _ => each.concat(),
+            }
+        }
+    };
+    let (plain, profiling) = (runs(&sources.plain_runs), runs(&sources.profiling_runs));
+    if sources.profiled_monitors.is_empty() {
+        format!(
+            "The {profiling} with perf attached (`culprit bisect --profile`) are left out of this table: perf's \
+             overhead skews their benchmark numbers, and they add no perf row the {plain} without it lack."
+        )
+    } else {
+        format!(
+            "The {} rows are from {profiling} with perf attached (`culprit bisect --profile`); every other row is from \
+             {plain} without it.",
+            sources.profiled_monitors.join(" and ")
+        )
+    }
 }
 
 /// The verdict sentence under a table that has a fix column, e.g. `with the fix, fio.write_iops is -2.9% from

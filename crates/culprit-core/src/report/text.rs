@@ -1,6 +1,9 @@
 //! The plain-text report: the kernel test robot's mail, line for line in its wording, ready to send.
 
-use super::{bisect_lines, fix_sentence, headline, opening, report_table, subject_line, value_text, wrap, ReportError, ReportInput};
+use super::{
+    bisect_lines, fix_sentence, headline, opening, report_table, sources_sentence, subject_line, value_text, wrap,
+    ReportError, ReportInput,
+};
 use crate::compare::render::{render_table, RenderOptions};
 use std::fmt::Write as _;
 
@@ -57,6 +60,10 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "# {left_out} more changed monitor or perf-profile metric(s); the json format has them all");
     }
     out.push('\n');
+    if let Some(sentence) = sources_sentence(input) {
+        out.push_str(&wrap(&sentence, ""));
+        out.push('\n');
+    }
     if let Some(sentence) = fix_sentence(input, &h) {
         out.push_str(&wrap(&sentence, ""));
         out.push('\n');

@@ -4,7 +4,10 @@
 
 use super::common::*;
 use culprit_core::model::{Revision, RunRecord};
-use culprit_store::{BisectCommit, NewBisectSession, RunFilter, RunId, RunStatus, SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError};
+use culprit_store::{
+    BisectCommit, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery, SaveOptions, Saved, SessionId,
+    Store, StoreError,
+};
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
 pub const SHA_B: &str = "8cc6ffffffffffffffffffffffffffffffffffff";
@@ -249,7 +252,7 @@ pub fn revisions_resolve_from_what_users_type(open: Opener<'_>) {
 
 pub fn linking_to_a_missing_session_rolls_the_run_back(open: Opener<'_>) {
     let mut store = open();
-    let options = SaveOptions { bisect_session: Some(SessionId(77)), import_key: None };
+    let options = SaveOptions { bisect_session: Some(SessionId(77)), ..Default::default() };
     let error = store.save_run_with(&everything_run(), &options).unwrap_err();
     assert!(matches!(error, StoreError::NotFound { .. }) && error.to_string().contains("bisect session 77"), "{error}");
     assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
@@ -259,7 +262,7 @@ pub fn linking_to_a_missing_session_rolls_the_run_back(open: Opener<'_>) {
 pub fn import_keys_make_saves_idempotent(open: Opener<'_>) {
     let mut store = open();
     let record = run("j", commit(SHA_A), "h", &[("m", 1.0)]);
-    let options = SaveOptions { bisect_session: None, import_key: Some("lkp:h/0".into()) };
+    let options = SaveOptions { import_key: Some("lkp:h/0".into()), ..Default::default() };
     let first = store.save_run_with(&record, &options).unwrap();
     let second = store.save_run_with(&record, &options).unwrap();
     assert!(matches!(first, Saved::Inserted(_)));
@@ -297,14 +300,13 @@ pub fn bisect_sessions_keep_their_runs_in_link_order(open: Opener<'_>) {
     // The range comes back as given, subjects byte for byte, so a session replays without its repository.
     assert_eq!(store.bisect_session_range(session).unwrap(), new.range);
     assert_eq!(store.bisect_session_range(other).unwrap(), vec![]);
-    let in_session = SaveOptions { bisect_session: Some(session), import_key: None };
+    let in_session = SaveOptions { bisect_session: Some(session), ..Default::default() };
     let first = store.save_run_with(&run("j", commit(SHA_A), "h", &[("m", 1.0)]), &in_session).unwrap().run_id();
     let second = store.save_run_with(&run("j", commit(SHA_B), "h", &[("m", 2.0)]), &in_session).unwrap().run_id();
     store.link_run_to_session(session, earlier).unwrap();
     store.link_run_to_session(session, first).unwrap();
-    store
-        .save_run_with(&run("j", commit(SHA_B), "h", &[("m", 9.0)]), &SaveOptions { bisect_session: Some(other), import_key: None })
-        .unwrap();
+    let in_other = SaveOptions { bisect_session: Some(other), ..Default::default() };
+    store.save_run_with(&run("j", commit(SHA_B), "h", &[("m", 9.0)]), &in_other).unwrap();
 
     assert_eq!(store.bisect_session_runs(session).unwrap(), vec![first, second, earlier]);
     let listed = store.list_runs(&RunFilter { bisect_session: Some(session), ..Default::default() }).unwrap();
@@ -372,4 +374,58 @@ pub fn stored_names_are_found_by_new_handles(open: Opener<'_>) {
     assert_eq!(samples[1].metrics["fio.write_iops"], vec![1001.5, 3.0]);
     assert_eq!(samples[1].metrics["many.new_149"], vec![-149.0]);
     assert_eq!(samples[1].metrics.len(), many.metrics.len() + 1);
+}
+
+/// A profiling run (perf attached, `culprit bisect --profile`) keeps its kind: listings say it and filter by it,
+/// samples read one kind at a time (plain unless asked), a failed profiling run counts among the profiling runs'
+/// failures only, and the kind survives a new handle. A session lists its runs of both kinds in link order.
+pub fn run_kinds_keep_profiling_runs_apart(open: Opener<'_>) {
+    let mut store = open();
+    let session = store
+        .create_bisect_session(&NewBisectSession {
+            repo: "/src/linux".into(),
+            good: SHA_A.into(),
+            bad: SHA_B.into(),
+            job_id: Some("id-j".into()),
+            metric: Some("m".into()),
+            config_json: "{}".into(),
+            created_at: 1_700_000_000.0,
+            range: Vec::new(),
+        })
+        .unwrap();
+    let plain = SaveOptions { bisect_session: Some(session), ..Default::default() };
+    let profiling = SaveOptions { kind: RunKind::Profiling, ..plain.clone() };
+    let mut ids = Vec::new();
+    for value in [10.0, 11.0] {
+        ids.push(store.save_run_with(&run("j", commit(SHA_A), "h", &[("m", value)]), &plain).unwrap().run_id());
+    }
+    let profiled = run("j", commit(SHA_A), "h", &[("m", 500.0), ("perf-profile.self.cycles-pp.memcpy", 12.5)]);
+    ids.push(store.save_run_with(&profiled, &profiling).unwrap().run_id());
+    let crashed = failed(run("j", commit(SHA_A), "h", &[]), "perf record crashed");
+    let unlinked = SaveOptions { bisect_session: None, ..profiling.clone() };
+    ids.push(store.save_run_with(&crashed, &unlinked).unwrap().run_id());
+
+    let store = open();
+    let kinds: Vec<RunKind> = store.list_runs(&RunFilter::default()).unwrap().iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, vec![RunKind::Plain, RunKind::Plain, RunKind::Profiling, RunKind::Profiling]);
+    let only = |kind| {
+        let filter = RunFilter { kind: Some(kind), ..Default::default() };
+        store.list_runs(&filter).unwrap().iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    assert_eq!(only(RunKind::Plain), ids[..2].to_vec());
+    assert_eq!(only(RunKind::Profiling), ids[2..].to_vec());
+    let in_session = RunFilter { bisect_session: Some(session), kind: Some(RunKind::Profiling), ..Default::default() };
+    assert_eq!(store.list_runs(&in_session).unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), vec![ids[2]]);
+    assert_eq!(store.bisect_session_runs(session).unwrap(), ids[..3].to_vec());
+
+    let query = SampleQuery { revision_keys: vec![SHA_A.into()], ..Default::default() };
+    let plain_side = &store.samples(&query).unwrap()[0];
+    assert_eq!(plain_side.metrics["m"], vec![10.0, 11.0]);
+    assert!(!plain_side.metrics.contains_key("perf-profile.self.cycles-pp.memcpy"));
+    assert_eq!((plain_side.ok_runs.clone(), plain_side.failed_runs), (ids[..2].to_vec(), 0));
+    let profiling_side = &store.samples(&SampleQuery { kind: RunKind::Profiling, ..query }).unwrap()[0];
+    assert_eq!(profiling_side.metrics["m"], vec![500.0]);
+    assert_eq!(profiling_side.metrics["perf-profile.self.cycles-pp.memcpy"], vec![12.5]);
+    assert_eq!((profiling_side.ok_runs.clone(), profiling_side.failed_runs), (vec![ids[2]], 1));
+    assert_eq!(profiling_side.failure_reasons, vec!["perf record crashed".to_string()]);
 }

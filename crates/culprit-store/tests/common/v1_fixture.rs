@@ -70,7 +70,7 @@ pub fn populate(store: &mut dyn Store) {
         })
         .unwrap();
     for (record, import_key) in runs() {
-        store.save_run_with(&record, &SaveOptions { bisect_session: None, import_key }).unwrap();
+        store.save_run_with(&record, &SaveOptions { import_key, ..Default::default() }).unwrap();
     }
     store.link_run_to_session(session, culprit_store::RunId(5)).unwrap();
     store.link_run_to_session(session, culprit_store::RunId(2)).unwrap();
@@ -140,7 +140,13 @@ pub fn dump(store: &dyn Store) -> String {
         let _ = writeln!(text, "revision {:?} runs={}", stored.revision, stored.runs);
     }
     for query in sample_queries() {
-        let _ = writeln!(text, "samples {query:?}");
+        // The query's fields by name, as everything else here, so a field the query gains does not change the text.
+        let _ = writeln!(
+            text,
+            "samples SampleQuery {{ revision_keys: {:?}, job: {:?}, testcase: {:?}, hostname: {:?}, \
+             metric_regex: {:?} }}",
+            query.revision_keys, query.job, query.testcase, query.hostname, query.metric_regex
+        );
         for side in store.samples(&query).unwrap() {
             let _ = writeln!(
                 text,
@@ -156,4 +162,20 @@ pub fn dump(store: &dyn Store) -> String {
     // A session stored before schema version 4 has no range: it replays from its repository.
     let _ = writeln!(text, "session range {:?}", store.bisect_session_range(SessionId(1)).unwrap());
     text
+}
+
+/// What an upgrade must make of the runs stored before run kinds (schema version 5): every one a plain run, so
+/// samples of plain runs read them all and samples of profiling runs none.
+pub fn assert_every_run_plain(store: &dyn Store) {
+    use culprit_store::RunKind;
+    let listed = store.list_runs(&RunFilter::default()).unwrap();
+    assert!(!listed.is_empty());
+    assert!(listed.iter().all(|run| run.kind == RunKind::Plain), "{listed:?}");
+    let profiling = RunFilter { kind: Some(RunKind::Profiling), ..Default::default() };
+    assert!(store.list_runs(&profiling).unwrap().is_empty());
+    for query in sample_queries() {
+        let sides = store.samples(&SampleQuery { kind: RunKind::Profiling, ..query }).unwrap();
+        assert!(sides.iter().all(|side| side.ok_runs.is_empty() && side.failed_runs == 0 && side.metrics.is_empty()));
+    }
+    assert_eq!(store.bisect_session_runs(SessionId(1)).unwrap().len(), 2);
 }

@@ -23,7 +23,7 @@ use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{BisectCommit, NewBisectSession, SessionId, Store, NEW_SESSION_STATUS};
+use culprit_store::{BisectCommit, NewBisectSession, RunKind, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -608,8 +608,9 @@ fn drive(
 }
 
 /// Extra interleaved runs of each located culprit and the commit it was compared against, with perf-profile and
-/// perf-stat added to the job's monitors. They are linked to the session after its outcome, which the state machine
-/// ignores, so they feed the report's profile rows without changing the bisect.
+/// perf-stat added to the job's monitors. They are stored as profiling runs (perf makes the benchmark several times
+/// slower) linked to the session after its outcome: a replay leaves them out, and the report reads only their perf
+/// rows, the benchmark's own rows coming from the bisect's plain runs.
 fn profile_culprits(
     driver: &mut Driver<'_>,
     outcome: &Outcome,
@@ -617,6 +618,7 @@ fn profile_culprits(
     bar: &ProgressBar,
     observe: &mut impl FnMut(Event<'_>),
 ) -> Result<()> {
+    driver.kind = RunKind::Profiling;
     for monitor in ["perf-profile", "perf-stat"] {
         if !driver.job.monitors.iter().any(|(name, _)| name == monitor) {
             driver.job.monitors.push((monitor.to_string(), Default::default()));
@@ -874,7 +876,7 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
     let range = session_range(store, session, &config)?;
-    let ids = store.bisect_session_runs(session)?;
+    let ids = culprit_run::bisect::bisect_runs(store, session)?;
     let records = store.runs(&ids)?;
     let mut samples = Vec::new();
     for r in &records {

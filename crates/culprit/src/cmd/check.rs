@@ -7,6 +7,10 @@
 //! `--clean`), and every run of the checked-out commit follows a fresh run of good or bad, so a machine that has
 //! moved since the stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential
 //! likelihood-ratio test). `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
+//!
+//! The references are the same at every step: the first runs stored of the job at good and at bad on this machine
+//! (see [`references`]). The fresh runs a step measures are stored too, but they are that step's: another step
+//! reads them as references no more than it reads its own runs of the commit.
 
 use crate::cli::{step_timeouts, CheckArgs};
 use crate::cmd::bisect::{
@@ -22,8 +26,32 @@ use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
 use culprit_run::worktree::Worktrees;
-use culprit_store::{RunFilter, Store};
+use culprit_store::{RunFilter, RunKind, Store};
 use std::process::ExitCode;
+
+/// The reference runs of one side at a look of `target` successful runs: the side's stored runs in the order they
+/// were stored, up to its `target`-th successful one (fewer when the store holds fewer).
+///
+/// Why the first ones and not all: every step stores its fresh reference runs beside them, measured at the time of
+/// that step. Read as references by the next steps, they made the references grow with every step of a bisect and
+/// mixed the machine of every hour the bisect ran: after a move of the machine, the steps' fresh good runs sat where
+/// bad's references were, the references' scale grew with the spread of the moves (twentyfold in the test of a
+/// 30% move), and within a few steps good and bad no longer separated and the check stopped `git bisect run`. The
+/// references are a picture of good and bad taken at one time, interleaved; each step's fresh runs measure how far
+/// the machine has moved from it since, which is what they are for. Taking the first ones keeps every step's
+/// references, and the looks at them, exactly those of the first check of the pair.
+fn references(runs: &[RunRecord], target: usize) -> &[RunRecord] {
+    let mut ok = 0;
+    for (at, run) in runs.iter().enumerate() {
+        if run.outcome.is_ok() {
+            ok += 1;
+            if ok == target {
+                return &runs[..=at];
+            }
+        }
+    }
+    runs
+}
 
 /// The exit code `git bisect run` reads as "skip this commit".
 const UNTESTABLE: u8 = 125;
@@ -105,15 +133,20 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         RangeCommit { sha: bad.key().to_string(), subject: subject(&bad), parents: vec![0] },
     ];
 
-    // Reference runs: what the store has of this job at good and bad, topped up in worktrees.
+    // Reference runs: what the store has of this job at good and bad on this machine, topped up in worktrees. Runs
+    // of another machine of a shared store, or profiling runs (perf attached, the benchmark slowed), would be
+    // references of another machine than the one the commit runs on.
+    let hostname = run_context().machine.hostname;
     let stored = |store: &dyn Store, key: &str| -> Result<Vec<RunRecord>> {
         let ids: Vec<_> = store
             .list_runs(&RunFilter {
                 job: Some(job.job_id.clone()),
                 revision_keys: vec![key.to_string()],
+                kind: Some(RunKind::Plain),
                 ..RunFilter::default()
             })?
             .into_iter()
+            .filter(|r| r.hostname == hostname)
             .map(|r| r.id)
             .collect();
         Ok(store.runs(&ids)?)
@@ -127,7 +160,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         discard_other_references(&repo, &root);
         root
     });
-    let references = References {
+    let sides = References {
         keep,
         repo: &repo,
         good: &good,
@@ -146,39 +179,36 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let mut measurer = Measurer::Idle(store);
     let (metric, candidates, g, b) = loop {
         let target = reference_runs_at_look(args.reference_runs, look);
-        let (next, finished) = references.top_up(measurer, target, &mut good_runs, &mut bad_runs)?;
+        let (next, finished) = sides.top_up(measurer, target, &mut good_runs, &mut bad_runs)?;
         measurer = next;
         if !finished {
             return Ok(ExitCode::from(130));
         }
+        let (good_refs, bad_refs) = (references(&good_runs, target), references(&bad_runs, target));
         // A metric chosen by the reference runs is tested on them too: the test that good and bad differ allows for
         // the choice among the job's metrics (`check::classify_among`).
         let (metric, candidates) = match args.metric.clone().or(default_metric.clone()) {
             Some(m) => (m, 1),
             None => {
-                let chosen = choose_metric(&good_runs, &bad_runs)?;
+                let chosen = choose_metric(good_refs, bad_refs)?;
                 (chosen.name, chosen.candidates)
             }
         };
         // A problem at good or bad is not the checked-out commit's: answering 125 would make `git bisect run` skip
         // every commit, so it is an error (exit 128, which stops `git bisect run`) naming the cause.
         for (side, records) in
-            [(format!("good {}", good.short()), &good_runs), (format!("bad {}", bad.short()), &bad_runs)]
+            [(format!("good {}", good.short()), good_refs), (format!("bad {}", bad.short()), bad_refs)]
         {
             if let Some(problem) = reference_problem(&side, records, &metric) {
                 bail!("{problem}; fix the job, the build or the --metric, then run the check again");
             }
         }
-        let (g, b) = (values(&good_runs, &metric), values(&bad_runs, &metric));
+        let (g, b) = (values(good_refs, &metric), values(bad_refs, &metric));
         let decision = classify_among(&g, &b, &[], ERROR, candidates);
         if decision.verdict != CheckVerdict::NoDifference {
             break (metric, candidates, g, b);
         }
-        // Looks that would add no runs (the store already holds that many) are passed over.
         look += 1;
-        while look < REFERENCE_LOOKS && reference_runs_at_look(args.reference_runs, look) <= g.len().min(b.len()) {
-            look += 1;
-        }
         if look == REFERENCE_LOOKS {
             bail!(
                 "{metric}: {} ({} good and {} bad); nothing to decide (more --reference-runs, or another --metric)",
@@ -187,19 +217,23 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 b.len()
             );
         }
-        crate::note!(
-            "culprit: {metric}: good and bad do not separate over {} and {} reference runs yet; measuring up to {} a \
-             side",
-            g.len(),
-            b.len(),
-            reference_runs_at_look(args.reference_runs, look)
-        );
+        // A later step reads the looks the first check of the pair measured: the stored runs hold them already.
+        let next = reference_runs_at_look(args.reference_runs, look);
+        let successful = |runs: &[RunRecord]| runs.iter().filter(|r| r.outcome.is_ok()).count();
+        if successful(&good_runs).min(successful(&bad_runs)) < next {
+            crate::note!(
+                "culprit: {metric}: good and bad do not separate over {} and {} reference runs yet; measuring up to \
+                 {next} a side",
+                g.len(),
+                b.len()
+            );
+        }
     };
     // The references are settled. Without fresh reference runs their worktrees go (with the driver) and the store
     // serves the checked-out commit; with them, the driver (over kept worktrees) measures the fresh runs.
     let mut measurer = match (args.stored_references, measurer) {
         (true, measurer) => Measurer::Idle(measurer.into_store()),
-        (false, Measurer::Idle(store)) => Measurer::Measuring(references.driver(store)?),
+        (false, Measurer::Idle(store)) => Measurer::Measuring(sides.driver(store)?),
         (false, measuring) => measuring,
     };
 

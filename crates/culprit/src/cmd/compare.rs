@@ -9,14 +9,16 @@ use culprit_core::compare::render::{self, RenderOptions};
 use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweeps_rows, Sweep, SweepPoint,
 };
+use culprit_core::compare::profiled::compare_profiled;
 use culprit_core::compare::{
-    compare, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
+    Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
     Verdict,
 };
+use culprit_core::report::RunSources;
 use culprit_core::model::{abbreviate, MetricClass, Revision};
 use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
-use culprit_store::{RevisionSamples, RunFilter, RunSummary, SampleQuery, Store};
+use culprit_store::{RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
@@ -30,6 +32,51 @@ pub fn column_of(samples: &RevisionSamples) -> Column {
         Revision::Label { name } => (name.clone(), None),
     };
     Column { label, subject, metrics: samples.metrics.clone(), failed_runs: samples.failed_runs }
+}
+
+/// One job's stored runs at some revisions, as a table reads them: the plain runs, and the profiling runs
+/// (`culprit bisect --profile`: perf attached, the benchmark several times slower) kept apart, for the perf rows the
+/// plain runs lack (`culprit_core::compare::profiled`).
+pub struct StoredRuns {
+    pub plain: Vec<RevisionSamples>,
+    /// `None` when no revision has a profiling run.
+    pub profiling: Option<Vec<RevisionSamples>>,
+}
+
+impl StoredRuns {
+    /// Reads the samples `query` asks for, of both kinds of runs (its own kind is ignored).
+    pub fn read(store: &dyn Store, query: &SampleQuery) -> Result<StoredRuns> {
+        let plain = store.samples(&SampleQuery { kind: RunKind::Plain, ..query.clone() })?;
+        let profiling = store.samples(&SampleQuery { kind: RunKind::Profiling, ..query.clone() })?;
+        let any = profiling.iter().any(|s| !s.ok_runs.is_empty() || s.failed_runs > 0);
+        Ok(StoredRuns { plain, profiling: any.then_some(profiling) })
+    }
+
+    /// Whether any run of either kind has a metric (of those the query kept).
+    pub fn has_metrics(&self) -> bool {
+        self.plain.iter().chain(self.profiling.iter().flatten()).any(|s| !s.metrics.is_empty())
+    }
+
+    /// The comparisons of the plain runs and of the profiling runs, with the `axes` header.
+    pub fn comparisons(&self, axes: Vec<(String, String)>) -> (Comparison, Option<Comparison>) {
+        let of = |samples: &[RevisionSamples]| Comparison {
+            axes: axes.clone(),
+            compare_axis: "commit".into(),
+            columns: samples.iter().map(column_of).collect(),
+        };
+        (of(&self.plain), self.profiling.as_deref().map(of))
+    }
+
+    /// Which runs the rows of a table compared from these come from, `None` without profiling runs.
+    pub fn sources(&self, plain: &Comparison, profiled: Option<&Comparison>) -> Option<RunSources> {
+        let (profiling, profiled) = (self.profiling.as_ref()?, profiled?);
+        let supplied = culprit_core::compare::profiled::supplied_monitors(plain, profiled);
+        Some(RunSources {
+            plain_runs: self.plain.iter().map(|s| s.ok_runs.len()).collect(),
+            profiling_runs: profiling.iter().map(|s| s.ok_runs.len()).collect(),
+            profiled_monitors: supplied.into_iter().map(str::to_string).collect(),
+        })
+    }
 }
 
 /// The jobs (id, name) that every revision has runs of, in order of first appearance.
@@ -81,11 +128,14 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
+    // A job's table is of its plain runs (profiling runs only add perf rows), so a job is compared where it has plain
+    // runs at every revision.
     let runs = store.list_runs(&RunFilter {
         job: args.job.clone(),
         testcase: args.testcase.clone(),
         hostname: args.machine.clone(),
         revision_keys: keys.clone(),
+        kind: Some(RunKind::Plain),
         ..RunFilter::default()
     })?;
     let jobs = common_jobs(&runs, &keys);
@@ -114,19 +164,26 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
+            ..SampleQuery::default()
         };
-        let samples = store.samples(&query)?;
-        if let Some(names) = unmatched_metric(store, &query, &samples)? {
+        let stored = StoredRuns::read(store, &query)?;
+        if let Some(names) = unmatched_metric(store, &query, stored.has_metrics())? {
             unmatched.push((job_name, names));
             continue;
         }
-        let axes = axes_of(store, &runs, job_id)?;
-        let comparison =
-            Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
-        let result = compare(&comparison, &options).with_context(|| format!("comparing job {job_name}"))?;
+        let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
+        let result = compare_profiled(&plain, profiled.as_ref(), &options)
+            .with_context(|| format!("comparing job {job_name}"))?;
+        let labels: Vec<String> = stored.plain.iter().map(|s| s.revision.short().to_string()).collect();
+        let sources = stored.sources(&plain, profiled.as_ref());
+        let said = sources.as_ref().map(|sources| culprit_core::report::sources_text(sources, &labels));
+        let samples = &stored.plain;
         match args.format {
             CompareFormat::Table => {
                 out.push_str(&render::render_table(&result, render_options));
+                if let Some(said) = &said {
+                    out.push_str(&culprit_core::report::wrap(said, "# "));
+                }
                 let lines = render::headlines(&result);
                 if !lines.is_empty() {
                     out.push('\n');
@@ -140,6 +197,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             CompareFormat::Markdown => {
                 out.push_str(&format!("### {job_name}\n\n"));
                 out.push_str(&render::render_markdown(&result, render_options));
+                if let Some(said) = &said {
+                    out.push_str(&format!("\n{}\n", culprit_core::report::escape_markdown(said)));
+                }
                 out.push('\n');
             }
             CompareFormat::Csv => csv_tables.push((job_name.as_str(), result.clone())),
@@ -148,12 +208,15 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 // perf-profile rows are megabytes nobody reads.
                 let mut shown = result.clone();
                 shown.rows.retain(|r| args.all || r.any_change());
-                json.push(
-                    serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? }),
-                );
+                let mut value =
+                    serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? });
+                if let Some(sources) = &sources {
+                    value["sources"] = serde_json::to_value(sources)?;
+                }
+                json.push(value);
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name, &samples, args.all, &db_option(store)));
+        warnings.extend(empty_table_warning(&result, job_name, samples, args.all, &db_option(store)));
     }
     if let Some(pattern) = &args.metric {
         if unmatched.len() == jobs.len() {
@@ -354,19 +417,16 @@ pub fn no_common_job(store: &dyn Store, keys: &[String], filters: &Filters<'_>) 
     })
 }
 
-/// When `query` narrows metrics by a regex and `samples` (its answer) hold none although the runs have metrics: the
-/// names the runs do have. `None` when the regex matched, none was given, or the runs have no metric at all (every
-/// run failed), which the table shows as it is.
-fn unmatched_metric(
-    store: &dyn Store,
-    query: &SampleQuery,
-    samples: &[RevisionSamples],
-) -> Result<Option<BTreeSet<String>>> {
-    if query.metric_regex.is_none() || samples.iter().any(|s| !s.metrics.is_empty()) {
+/// When `query` narrows metrics by a regex and its answer (`matched`: whether it holds any metric, of either kind of
+/// run) holds none although the runs have metrics: the names the runs do have. `None` when the regex matched, none
+/// was given, or the runs have no metric at all (every run failed), which the table shows as it is.
+fn unmatched_metric(store: &dyn Store, query: &SampleQuery, matched: bool) -> Result<Option<BTreeSet<String>>> {
+    if query.metric_regex.is_none() || matched {
         return Ok(None);
     }
-    let every = store.samples(&SampleQuery { metric_regex: None, ..query.clone() })?;
-    let names: BTreeSet<String> = every.iter().flat_map(|s| s.metrics.keys().cloned()).collect();
+    let every = StoredRuns::read(store, &SampleQuery { metric_regex: None, ..query.clone() })?;
+    let sides = every.plain.iter().chain(every.profiling.iter().flatten());
+    let names: BTreeSet<String> = sides.flat_map(|s| s.metrics.keys().cloned()).collect();
     Ok(Some(names).filter(|n| !n.is_empty()))
 }
 
@@ -449,6 +509,7 @@ fn sweep(
             testcase: args.testcase.clone(),
             hostname: args.machine.clone(),
             metric_regex: args.metric.clone(),
+            ..SampleQuery::default()
         };
         measured.push(SweptJob { params: params.clone(), value, samples: store.samples(&query)? });
     }
@@ -616,6 +677,7 @@ fn sweep_metrics(
                     testcase: args.testcase.clone(),
                     hostname: args.machine.clone(),
                     metric_regex: None,
+                    ..SampleQuery::default()
                 };
                 every.extend(store.samples(&query)?.into_iter().flat_map(|s| s.metrics.into_keys()));
             }

@@ -32,7 +32,7 @@ use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{RunFilter, RunStatus, Store, NEW_SESSION_STATUS};
+use culprit_store::{RunFilter, RunKind, RunStatus, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -96,11 +96,13 @@ fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>
         .collect())
 }
 
-/// Successful and failed stored runs per commit of this job on this machine.
+/// Successful and failed stored runs per commit of this job on this machine: the plain ones, which the history reads
+/// (a bisect's profiling runs of a culprit are not runs of the history).
 fn run_counts(store: &dyn Store, job_id: &str, hostname: &str) -> Result<HashMap<String, (usize, usize)>> {
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         hostname: Some(hostname.to_string()),
+        kind: Some(RunKind::Plain),
         ..RunFilter::default()
     })?;
     let mut counts: HashMap<String, (usize, usize)> = HashMap::new();

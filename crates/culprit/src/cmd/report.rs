@@ -5,7 +5,7 @@
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
-    axes_of, check_globs, column_of, common_jobs, distinct_revisions, no_common_job, resolve, Filters,
+    axes_of, check_globs, common_jobs, distinct_revisions, no_common_job, resolve, Filters, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -15,9 +15,10 @@ use culprit_core::compare::{
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_job::table::lkp_param_names;
-use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, TrendPoint};
+use culprit_core::compare::profiled::{add_rows, profiling_rows};
+use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint};
 use culprit_run::process::shell_quote;
-use culprit_store::{RunFilter, RunSummary, SampleQuery, SessionId, Store};
+use culprit_store::{RunFilter, RunKind, RunSummary, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -129,18 +130,20 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
 }
 
 /// The stored runs of `job_id` at `keys` (in column order), compared by the one compare engine (see
-/// [`compare_columns`] for `prespecified`).
+/// [`compare_columns`] for `prespecified`), with where the rows came from when the revisions have profiling runs:
+/// every row from the plain runs but the perf rows they lack, which come from the profiling runs
+/// (`culprit_core::compare::profiled`), each set decided as a family of its own.
 pub fn compare_stored(
     store: &dyn Store,
     keys: &[String],
     job_id: &str,
     prespecified: Option<&str>,
-) -> Result<CompareResult> {
-    let samples = store.samples(&SampleQuery {
-        revision_keys: keys.to_vec(),
-        job: Some(job_id.to_string()),
-        ..SampleQuery::default()
-    })?;
+) -> Result<(CompareResult, Option<RunSources>)> {
+    let stored = StoredRuns::read(
+        store,
+        &SampleQuery { revision_keys: keys.to_vec(), job: Some(job_id.to_string()), ..SampleQuery::default() },
+    )?;
+    let samples = &stored.plain;
     if samples.len() != keys.len() {
         let have: Vec<&str> = samples.iter().map(|s| s.revision.short()).collect();
         bail!(
@@ -155,10 +158,12 @@ pub fn compare_stored(
         revision_keys: keys.to_vec(),
         ..RunFilter::default()
     })?;
-    let axes = axes_of(store, &runs, job_id)?;
-    let comparison =
-        Comparison { axes, compare_axis: "commit".into(), columns: samples.iter().map(column_of).collect() };
-    compare_columns(&comparison, prespecified)
+    let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
+    let mut result = compare_columns(&plain, prespecified)?;
+    if let Some(rows) = profiled.as_ref().and_then(|profiled| profiling_rows(&plain, profiled)) {
+        add_rows(&mut result, compare(&rows, &CompareOptions::default())?);
+    }
+    Ok((result, stored.sources(&plain, profiled.as_ref())))
 }
 
 /// Refuses a headline metric the comparison has no row of, naming `--metric` (the only way to name one that is not
@@ -243,7 +248,7 @@ pub fn from_bisect(
     let (base, commit) = (at(base_index), at(commit_index));
     let metric = given.map(str::to_string).unwrap_or_else(|| config.metric.clone());
     let prespecified = (metric == config.metric).then_some(metric.as_str());
-    let comparison = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id, prespecified)
+    let (comparison, sources) = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id, prespecified)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
     if let Some(given) = given {
         require_metric(&comparison, given)?;
@@ -343,6 +348,7 @@ pub fn from_bisect(
         }),
         trend,
         failure: None,
+        sources,
     };
     Ok((input, config.job_yaml))
 }
@@ -404,15 +410,15 @@ fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Stre
 }
 
 /// The job of `jobs` whose bad column changed most strongly against the base (see [`Strength`]): its index, its
-/// comparison, and why it was chosen, in words. A job that cannot be compared is passed over; when none can be,
-/// the first job's error is the answer.
+/// comparison with where its rows came from, and why it was chosen, in words. A job that cannot be compared is
+/// passed over; when none can be, the first job's error is the answer.
 fn strongest_job(
     store: &dyn Store,
     keys: &[String],
     jobs: &[(String, String)],
     metric: Option<&str>,
-) -> Result<(usize, CompareResult, String)> {
-    let mut compared: Vec<(usize, CompareResult)> = Vec::new();
+) -> Result<(usize, (CompareResult, Option<RunSources>), String)> {
+    let mut compared: Vec<(usize, (CompareResult, Option<RunSources>))> = Vec::new();
     let mut first_error = None;
     for (i, (job_id, _)) in jobs.iter().enumerate() {
         match compare_stored(store, keys, job_id, metric) {
@@ -422,7 +428,8 @@ fn strongest_job(
             }
         }
     }
-    let strengths: Vec<Option<Strength>> = compared.iter().map(|(_, r)| strength(r, metric).map(|s| s.0)).collect();
+    let strengths: Vec<Option<Strength>> =
+        compared.iter().map(|(_, (r, _))| strength(r, metric).map(|s| s.0)).collect();
     // Only a change counts: among jobs where nothing changed, the largest move is noise, and the first job is as
     // good a report as any.
     let mut chosen: Option<(usize, Strength)> = None;
@@ -439,7 +446,7 @@ fn strongest_job(
     let (index, result) = compared.swap_remove(at);
     let changed_jobs = strengths.iter().filter(|s| s.is_some_and(|s| s.changed)).count();
     let regressed_jobs = strengths.iter().filter(|s| s.is_some_and(|s| s.regression)).count();
-    let why = match strength(&result, metric) {
+    let why = match strength(&result.0, metric) {
         Some((s, row, change)) if s.changed => {
             let amount = culprit_core::compare::render::change_amount(change);
             let verdict = change.verdict.word();
@@ -468,11 +475,16 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
-    let runs =
-        store.list_runs(&RunFilter { job: args.job.clone(), revision_keys: keys.clone(), ..RunFilter::default() })?;
+    // The plain runs make the table (and its failures), so a job is reported where it has plain runs at every revision.
+    let runs = store.list_runs(&RunFilter {
+        job: args.job.clone(),
+        revision_keys: keys.clone(),
+        kind: Some(RunKind::Plain),
+        ..RunFilter::default()
+    })?;
     let jobs = common_jobs(&runs, &keys);
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
-    let (job_id, comparison, chosen) = match jobs.as_slice() {
+    let (job_id, (comparison, sources), chosen) = match jobs.as_slice() {
         [] => bail!(no_common_job(store, &keys, &Filters { job: args.job.as_deref(), ..Filters::default() })?),
         [(job_id, _)] => (job_id, compare_stored(store, &keys, job_id, args.metric.as_deref())?, None),
         several => {
@@ -558,6 +570,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         bisect: None,
         trend,
         failure,
+        sources,
     };
     Ok((input, bad_record.job_yaml))
 }

@@ -15,7 +15,7 @@ use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOpt
 use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::Revision;
 use culprit_run::git;
-use culprit_store::{RunFilter, RunStatus, RunSummary, SampleQuery, Store};
+use culprit_store::{RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -522,6 +522,8 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
         testcase: filter.testcase.clone(),
         hostname: filter.machine.clone(),
         status: Some(RunStatus::Ok),
+        // A history is of the runs as the job ran them; perf-attached profiling runs are read by no series.
+        kind: Some(RunKind::Plain),
         ..RunFilter::default()
     })?;
     if runs.is_empty() {
@@ -602,6 +604,7 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
             testcase: filter.testcase.clone(),
             hostname: Some(machine.clone()),
             metric_regex: filter.metric.clone(),
+            ..SampleQuery::default()
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
         let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
@@ -642,6 +645,7 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
             testcase: filter.testcase.clone(),
             hostname: filter.machine.clone(),
             metric_regex: None,
+            ..SampleQuery::default()
         })?;
         let names: std::collections::BTreeSet<String> = every.iter().flat_map(|s| s.metrics.keys().cloned()).collect();
         if !names.is_empty() {
