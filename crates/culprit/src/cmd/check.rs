@@ -243,7 +243,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         inv.env = vec![("CULPRIT_COMMIT".into(), head.key().to_string())];
         inv.merge_stderr = true;
         let interrupt = crate::cmd::run::interrupt_flag();
-        let limit = references.timeouts.build_secs;
+        let limit = sides.timeouts.build_secs;
         let f = process::run(&inv, limit.map(std::time::Duration::from_secs), &interrupt)?;
         // A build stopped by Ctrl-C says nothing of the commit: 125 would have `git bisect run` skip it.
         if !f.exit.success() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
