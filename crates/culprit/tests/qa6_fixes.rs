@@ -1,0 +1,64 @@
+//! End-to-end regressions of the sixth QA pass: where an inconclusive bisect places the change.
+
+mod common;
+
+use common::{culprit, make_slowdown_repo, quiet_machine, stdout};
+use std::path::Path;
+
+/// `culprit bisect` of the slowdown repository's `./bench`, built with `build`, on command.user_time, with `extra`.
+fn bisect_args<'a>(repo: &'a Path, good: &'a str, build: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", "HEAD"];
+    let how = ["--run", "./bench", "--build", build, "--metric", "command.user_time"];
+    [&args[..], &how, extra].concat()
+}
+
+#[test]
+fn qa_33_an_inconclusive_bisect_says_where_its_runs_place_the_change() {
+    // A 24-commit history (30% slower from commit 15, commit 12 not building) with --max-runs 10 measured a commit
+    // before the slowdown at good's level and one after it at bad's, one run each, and the outcome said only
+    // "inconclusive". It still blames no commit, but reports the range between the two everywhere it is read.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 24, 15, 12, 30);
+    let db = dir.path().join("b.db");
+    let out = culprit(&db, &bisect_args(&repo, &shas[0], "make -s", &["--max-runs", "10"]), dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stdout).into_owned();
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(summary.starts_with("bisect 1: inconclusive: no commit is blamed with confidence"), "{summary}");
+
+    // --json: the range is an unlocated culprit, around the slow commit (shas[14]), between two tested commits.
+    let result: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "log", "1", "--json"], dir.path()))).unwrap();
+    let outcome = &result["outcome"];
+    assert_eq!(outcome["status"], "inconclusive", "{outcome:#}");
+    let culprits = outcome["culprits"].as_array().unwrap();
+    assert_eq!(culprits.len(), 1, "{outcome:#}");
+    let range = &culprits[0];
+    assert_eq!(range["located"], false, "{range:#}");
+    let position = |key: &str| shas.iter().position(|s| range[key] == s.as_str()).unwrap();
+    let (after, commit) = (position("after"), position("sha"));
+    assert!(after < 14 && 14 <= commit && commit - after < 23, "({after}, {commit}] in {range:#}");
+    let tested: Vec<&str> = outcome["evidence"].as_array().unwrap().iter().filter_map(|e| e["sha"].as_str()).collect();
+    assert!(tested.contains(&shas[after].as_str()) && tested.contains(&shas[commit].as_str()), "{outcome:#}");
+    let placed = format!("the change lies in (commit {}, commit {}]:", &shas[after][..12], &shas[commit][..12]);
+    assert!(outcome["reason"].as_str().unwrap().contains(&placed), "{outcome:#}");
+
+    // The summary, and the log with it, name the range and the commits in it.
+    let line = format!("culprit range: after {} up to {}", &shas[after][..12], shas[commit]);
+    let count = format!("{} commits, not narrowed within the budget", commit - after);
+    assert!(summary.contains(&line) && flat(&summary).contains(&count), "{summary}");
+    let log = stdout(&culprit(&db, &["bisect", "log", "1"], dir.path()));
+    assert!(log.contains(&format!("done: the change lies in ({after}, {commit}]")), "{log}");
+    assert!(log.contains(&line), "{log}");
+
+    // The mail names the range in its subject and blames no commit.
+    let mail = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    let subject = mail.lines().next().unwrap_or_default();
+    let ends = format!("{}..{}", &shas[after][..10], &shas[commit][..10]);
+    assert!(subject.starts_with(&format!("[culprit] NOT LOCATED {ends}: ")), "{mail}");
+    let words = flat(&mail);
+    assert!(words.contains("inconclusive; the change was placed in a range, not in a commit"), "{mail}");
+    assert!(words.contains(&format!("a commit after {} up to {}", &shas[after][..10], &shas[commit][..10])));
+    assert!(!mail.contains("most likely") && !mail.contains(&format!("commit: {}", shas[commit])), "{mail}");
+}
