@@ -1,8 +1,9 @@
-//! End-to-end regressions of the sixth QA pass: where an inconclusive bisect places the change.
+//! End-to-end regressions of the sixth QA pass: where an inconclusive bisect places the change, and the check of a
+//! sweep's chart name before the comparison.
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, stdout};
+use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
 use std::path::Path;
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with `build`, on command.user_time, with `extra`.
@@ -61,4 +62,26 @@ fn qa_33_an_inconclusive_bisect_says_where_its_runs_place_the_change() {
     assert!(words.contains("inconclusive; the change was placed in a range, not in a commit"), "{mail}");
     assert!(words.contains(&format!("a commit after {} up to {}", &shas[after][..10], &shas[commit][..10])));
     assert!(!mail.contains("most likely") && !mail.contains(&format!("commit: {}", shas[commit])), "{mail}");
+}
+
+#[test]
+fn qa_33_a_sweeps_chart_name_is_checked_before_the_comparison_as_track_checks_it() {
+    // `compare --by PARAM --plot PATH` compared first and refused a wrong name only when it came to draw. It is now
+    // refused first (here before the revisions, which this store does not even have), in track's words.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ncommand:\n  cmd: 'true'\n");
+    stdout(&culprit("s.db", &["run", "job.yaml", "-n", "1", "--label", "x", "--monitors", "none"], dir.path()));
+    common::write(dir.path(), "s.csv", "1\n2\n3\n");
+    let missing = dir.path().join("no-such-dir").join("chart.svg");
+    for plot in [missing.to_str().unwrap(), "chart.jpg"] {
+        let compared = refused(&culprit(
+            "s.db",
+            &["compare", "nosuch1", "nosuch2", "--by", "nr_threads", "--plot", plot],
+            dir.path(),
+        ));
+        let tracked = refused(&culprit("s.db", &["track", "--series", "s.csv", "--plot", plot], dir.path()));
+        assert_eq!(compared, tracked, "{plot}");
+        assert!(compared.contains(plot), "{compared}");
+        assert!(!compared.contains("nosuch"), "refused before the revisions were looked up: {compared}");
+    }
 }
