@@ -459,7 +459,9 @@ pub(crate) fn history_text(
         if changes.is_empty() {
             continue;
         }
-        let header = format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points);
+        // A series without a place on a branch is of labels (ordered by their first run), not of commits.
+        let noun = if s.positions.iter().any(Option::is_some) { "tested commits" } else { "labels" };
+        let header = format!("{} on {} ({} {noun}):\n", s.job_name, s.machine, a.points);
         if header != last_header {
             out.push_str(&header);
             last_header = header;
