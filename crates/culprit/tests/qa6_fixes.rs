@@ -1,16 +1,21 @@
-//! End-to-end regressions of the sixth QA pass: where an inconclusive bisect places the change, and the check of a
-//! sweep's chart name before the comparison.
+//! End-to-end regressions of the sixth QA pass: where an inconclusive bisect places the change, the check of a
+//! sweep's chart name before the comparison, and the lock files of finished bisect sessions.
 
 mod common;
 
 use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with `build`, on command.user_time, with `extra`.
 fn bisect_args<'a>(repo: &'a Path, good: &'a str, build: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", "HEAD"];
     let how = ["--run", "./bench", "--build", build, "--metric", "command.user_time"];
     [&args[..], &how, extra].concat()
+}
+
+/// The session lock a bisect of `repo` keeps while it drives `session`.
+fn session_lock(repo: &Path, session: u32) -> PathBuf {
+    repo.join(".git").join("culprit").join(format!("session-{session}.lock"))
 }
 
 #[test]
@@ -84,4 +89,49 @@ fn qa_33_a_sweeps_chart_name_is_checked_before_the_comparison_as_track_checks_it
         assert!(compared.contains(plot), "{compared}");
         assert!(!compared.contains("nosuch"), "refused before the revisions were looked up: {compared}");
     }
+}
+
+#[test]
+fn qa_33_a_finished_bisect_leaves_no_lock_file_and_the_lock_still_keeps_a_second_driver_out() {
+    // Every finished session left `.git/culprit/session-N.lock` behind in the repository.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let db = dir.path().join("b.db");
+    // The session's first build (after the probe's, in worktrees of their own) waits until the test has tried a
+    // second driver of the session.
+    let started = dir.path().join("started");
+    let go = dir.path().join("go");
+    let (s, g) = (started.display(), go.display());
+    let wait = format!("[ -e {s} ] || {{ touch {s}; while [ ! -e {g} ]; do sleep 0.1; done; }}");
+    let build = format!("case \"$PWD\" in */session-*) {wait};; esac; make -s");
+    let first = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(bisect_args(&repo, &shas[0], &build, &["--json"]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let begun = std::time::Instant::now();
+    while !started.exists() {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(session_lock(&repo, 1).is_file());
+    let second = refused(&culprit(&db, &["bisect", "--resume", "1"], dir.path()));
+    assert!(second.contains(&format!("is being driven by another culprit (process {}", first.id())), "{second}");
+    std::fs::write(&go, "").unwrap();
+    let out = first.wait_with_output().unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["status"], "found", "{result:#}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!session_lock(&repo, 1).exists(), "the finished session's lock file is left behind");
+    let list = stdout(&culprit(&db, &["bisect", "list"], dir.path()));
+    assert!(list.lines().nth(1).is_some_and(|l| l.contains(" found ")), "{list}");
+    // Continuing the finished session only prints it again, and leaves no lock file either.
+    let again: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()))).unwrap();
+    assert_eq!(again["culprits"], result["culprits"]);
+    assert!(!session_lock(&repo, 1).exists());
 }

@@ -524,8 +524,8 @@ fn drive(
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
-    let _lock = match crate::lock::try_lock(&lock_path)? {
-        crate::lock::Lock::Held(file) => file,
+    let lock = match crate::lock::try_lock(&lock_path)? {
+        crate::lock::Lock::Held(lock) => lock,
         crate::lock::Lock::Busy { holder } => bail!(
             "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
              it and run `culprit bisect --resume {session}`",
@@ -547,6 +547,15 @@ fn drive(
         (ended, if resumed { driver.replayed() } else { 0 })
     };
     bar.finish_and_clear();
+    // A finished session needs its lock no more, and a lock file left in the repository says that a session stopped
+    // before it was done (`bisect list`): it is removed, while still held. An interrupted session keeps it, as one
+    // that failed (the return above) or a process killed does. The outcome is stored already, so a file that cannot
+    // be removed is only a warning.
+    if matches!(ended, Ended::Done(_)) {
+        if let Err(e) = lock.remove() {
+            crate::note!("culprit: {e:#}");
+        }
+    }
     match ended {
         Ended::Interrupted => {
             crate::note!(
@@ -795,12 +804,10 @@ fn shown_status(session: &culprit_store::BisectSession) -> String {
         return session.status.clone();
     }
     let lock = worktree_root(Path::new(&session.repo), &format!("session-{}", session.id)).with_extension("lock");
-    if !lock.is_file() {
-        return session.status.clone();
-    }
-    match crate::lock::try_lock(&lock) {
-        Ok(crate::lock::Lock::Held(_)) => "stopped".to_string(),
-        _ => session.status.clone(),
+    if crate::lock::is_unheld(&lock) {
+        "stopped".to_string()
+    } else {
+        session.status.clone()
     }
 }
 
