@@ -418,13 +418,15 @@ fn the_headline_says_what_the_bisect_could_and_could_not_confirm() {
     // (status, confirmed, contributors, subject must contain, text must contain, text must not contain)
     let cases: Vec<(Status, bool, usize, &str, &str, &str)> = vec![
         (Status::Found, true, 1, "[culprit] 8cc621d2f4 mm:", "due to commit:", "NOT confirmed"),
+        // An inconclusive bisect's one contributor is a range its runs placed the change in (not narrowed within
+        // the budget): the subject names the range, and no commit is called the most likely.
         (
             Status::Inconclusive,
             false,
             1,
-            "[culprit] NOT CONFIRMED 8cc621d2f4",
-            "could not confirm the commit",
-            "due to commit:",
+            "[culprit] NOT LOCATED 361a2a229f..8cc621d2f4",
+            "placed a -21.8% regression of fio.write_iops after 361a2a229f up to 8cc621d2f4, but ended before it",
+            "most likely",
         ),
         (Status::Found, false, 1, "NOT CONFIRMED", "The most likely commit, NOT confirmed, is:", "due to commit:"),
         (

@@ -26,10 +26,12 @@ fn slowdown(commits: usize, slow_at: usize, broken_at: usize) -> (tempfile::Temp
 #[test]
 fn qa_32_a_bisect_that_located_nothing_names_no_commit_in_its_report() {
     // A bisect whose budget ran out in the whole range names no contributor; its mail called bad itself "the most
-    // likely commit, NOT confirmed", which sends the maintainer to the one commit nothing pointed at.
+    // likely commit, NOT confirmed", which sends the maintainer to the one commit nothing pointed at. (8 runs are
+    // good's and bad's first 4 each: no commit between them is measured, so the runs place the change nowhere
+    // narrower; with a few more, see qa6_fixes.rs.)
     let _machine = quiet_machine();
     let (dir, repo, shas, db) = slowdown(24, 15, 12);
-    let out = bisect(&db, &repo, &shas[0], &["--max-runs", "10", "--json"]);
+    let out = bisect(&db, &repo, &shas[0], &["--max-runs", "8", "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(result["status"], "inconclusive", "{result:#}");

@@ -205,6 +205,30 @@ fn bad_requests_get_the_commands_messages() {
 }
 
 #[test]
+fn a_culprit_a_session_did_not_name_is_a_missing_report() {
+    // QA: `/bisect/1/report?culprit=2` on a session that named one culprit answered 400, as if the address were
+    // malformed; the report does not exist (404), and the page says which culprits there are.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 6, 4, 2, 30);
+    let db = dir.path().join("b.db");
+    let db_arg = db.to_str().unwrap();
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
+    let how = ["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"];
+    let result: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(db_arg, &[&args[..], &how].concat(), dir.path()))).unwrap();
+    assert_eq!(result["culprits"].as_array().map(Vec::len), Some(1), "{result:#}");
+    let server = serve(db_arg, dir.path());
+    expect_page(&server, "/bisect/1/report?culprit=2", 404, "bisect session 1 has no culprit 2: it named one culprit");
+    expect_page(&server, "/bisect/1/report?culprit=2", 404, "culprit= takes only 1");
+    assert_eq!(server.get("/bisect/1/report?culprit=1").status, 200);
+    // The command says it in its own words.
+    let out = culprit(db_arg, &["report", "1", "--culprit", "2"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bisect session 1 has no culprit 2: it named one culprit; --culprit takes only 1"), "{err}");
+}
+
+#[test]
 fn ctrl_c_stops_the_server_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let db = make_store(dir.path());

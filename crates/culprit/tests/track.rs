@@ -204,4 +204,6 @@ fn labels_are_tracked_outside_a_repository() {
     let text = ok(&culprit(dir.path(), &["--db", "l.db", "track", "--metric", "ops"]));
     assert!(text.contains("between base (last before) and bad (first after)"), "{text}");
     assert!(text.contains("between bad (last before) and fix (first after)"), "{text}");
+    // QA: the header counted the three labels as "3 tested commits"; they are labels, and no commit was tested.
+    assert!(text.contains(" (3 labels):\n") && !text.contains("commit"), "{text}");
 }

@@ -120,7 +120,7 @@ impl Bisect {
             }
             None => {
                 self.note("locate", "give up".into(), "no testable commit left to measure".into());
-                self.segment_unresolved(segment, "no testable commit left to measure");
+                self.segment_unresolved(segment, "no testable commit left to measure", None);
                 false
             }
         }

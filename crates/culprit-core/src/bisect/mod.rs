@@ -30,7 +30,9 @@
 //!    that show no step send the search back to locating. When it explains only part, or a residual step between
 //!    an end and the culprit or its parent stands out, the segments before and after it are searched the same
 //!    way, and every contributor is reported with its share; parts still unsearched when the budget is spent are
-//!    reported as ranges when their ends differ.
+//!    reported as ranges when their ends differ. A whole range still being located when the budget is spent (or
+//!    whose search gave up) names no commit, but reports the narrowest range its tested commits already place the
+//!    change in, when there is one (`outcome`).
 //!
 //! Code map: this file holds the machine's state, its public types and the decision loop; `reproduce`,
 //! `locate` and `verify` are the three phases; `posterior` the location model they share; `staircase` the test
@@ -514,8 +516,9 @@ impl Bisect {
                 return;
             }
             if self.runs >= self.config.max_runs {
-                self.report_unsettled_parts();
-                let reason = format!("the budget of {} runs is spent", self.config.max_runs);
+                let placed = self.report_unsettled_parts();
+                let placed = placed.unwrap_or_default();
+                let reason = format!("the budget of {} runs is spent{placed}", self.config.max_runs);
                 self.finish(reason);
                 return;
             }

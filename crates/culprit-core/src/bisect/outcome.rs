@@ -7,10 +7,35 @@ use super::*;
 /// its ends differ by this many standard errors.
 pub(super) const UNSETTLED_MIN_Z: f64 = 3.0;
 
+/// The narrowest range of the whole range, between two tested commits, that the runs already place the change in
+/// (see [`Bisect::bracket`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Bracket {
+    /// The tested commit the change lies after, at the good level.
+    pub(super) after: usize,
+    /// The tested commit the change lies up to, at the bad level.
+    pub(super) commit: usize,
+    /// The commits of (after, commit], as `git log after..commit` lists them.
+    pub(super) commits: usize,
+    /// The posterior probability that the change lies in the range.
+    pub(super) mass: f64,
+    /// The change (oriented) from `after` to `commit` in standard errors, on the noise of every tested commit.
+    pub(super) z: f64,
+    /// The change (oriented) from `after` to `commit`.
+    pub(super) change: f64,
+    /// Its share of good-to-bad, with a 90% interval.
+    pub(super) share: (f64, f64, f64),
+}
+
 impl Bisect {
-    pub(super) fn segment_unresolved(&mut self, segment: Segment, why: &str) {
+    /// A segment whose search gave up. `refused` is the candidate verification would not blame, when that is why:
+    /// the whole range's bracket leaves it out (see [`Bisect::bracket`]).
+    pub(super) fn segment_unresolved(&mut self, segment: Segment, why: &str, refused: Option<usize>) {
         if segment.top {
-            self.finish(format!("the change could not be located: {why}"));
+            // The search gave up on a commit, but the runs may well have placed the change between two tested commits
+            // already: that range is what the maintainer can act on.
+            let placed = self.report_bracket(segment, refused, "not narrowed further");
+            self.finish(format!("the change could not be located: {why}{}", placed.unwrap_or_default()));
         } else {
             // A staircase range being narrowed is reported only when its ends differ (see `narrowing_ended`).
             if !self.narrowing_ended(segment) {
@@ -24,12 +49,22 @@ impl Bisect {
     /// queued ones, after a culprit that explains only part) are reported as unlocated ranges when the runs at their
     /// ends show a change ([`UNSETTLED_MIN_Z`] standard errors or more in the regression's direction): the maintainer
     /// learns where the rest of the change lies even though it was not narrowed.
-    pub(super) fn report_unsettled_parts(&mut self) {
+    ///
+    /// The whole range, still being located, is reported by the narrowest range its tested commits already place the
+    /// change in ([`Bisect::report_bracket`]); the sentence that says so, for the outcome's reason, is returned.
+    pub(super) fn report_unsettled_parts(&mut self) -> Option<String> {
         let current = match self.phase {
             Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } => {
                 Some(segment)
             }
             Phase::Finished => None,
+        };
+        // Only while locating: a whole range back in its reproduce test no longer shows a difference to place.
+        let placed = match self.phase {
+            Phase::Locate { segment } | Phase::Verify { segment, .. } if segment.top => {
+                self.report_bracket(segment, None, "not narrowed within the budget")
+            }
+            _ => None,
         };
         let slope = self.drift();
         let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
@@ -45,6 +80,124 @@ impl Bisect {
             }
             self.merged_branch_ended(segment, None);
         }
+        placed
+    }
+
+    /// Reports the whole range's [`Bisect::bracket`], when there is one, as an unlocated range: the runs place the
+    /// change between two tested commits, though no commit was named. It is the only contributor (the whole range
+    /// is searched first), so the outcome stays inconclusive and names no commit. Returns the sentence the outcome's
+    /// reason adds, `how` saying why the range was not narrowed.
+    pub(super) fn report_bracket(&mut self, segment: Segment, refused: Option<usize>, how: &str) -> Option<String> {
+        if !segment.top || !self.culprits.is_empty() || self.reproduced != Some(true) {
+            return None;
+        }
+        let Bracket { after, commit, commits, mass, z, change, share: (share, share_low, share_high) } =
+            self.bracket(segment, self.drift(), refused)?;
+        let noun = if commits == 1 { "commit" } else { "commits" };
+        self.note(
+            "done",
+            format!("the runs place the change in ({after}, {commit}]"),
+            format!(
+                "{commits} {noun}, {how}: posterior {mass:.4} on the range, its ends differ by {z:.1} standard errors"
+            ),
+        );
+        self.culprits.push(Culprit {
+            commit,
+            after,
+            located: false,
+            untestable_suspects: Vec::new(),
+            share,
+            share_low,
+            share_high,
+            confidence: mass,
+            step: change,
+        });
+        Some(format!(
+            "; the runs so far place the change in (commit {after}, commit {commit}]: {commits} {noun}, {how}; no \
+             fresh runs confirmed it"
+        ))
+    }
+
+    /// The narrowest range (a, b] of `segment` between two of its tested commits (its start among them, a contained
+    /// in b) that the runs already place the change in:
+    /// - the posterior puts on it what blaming a commit takes (1 - `alpha_culprit`): at the 90% of a staircase's
+    ///   ranges, 7 of the 180 ranges reported by 300 simulated jobs of one 1 sigma step in 300 commits with a budget
+    ///   of 100 runs held no step, and 5 of 396 of a 1.5 sigma step's in 100 commits (40 and 60 runs): a job that
+    ///   ends this early has seen few runs a commit, and reads a few unlucky ones as a level. At 99%, 1 of 154 and
+    ///   none of 331 (docs/statistics.md, "When the budget ends");
+    /// - its ends sit at the two levels: their runs differ by [`UNSETTLED_MIN_Z`] standard errors or more in the
+    ///   regression's direction, and neither differs that much from the end of the segment on its side. The noise is
+    ///   that of every tested commit, as a commit visited once has none of its own, and a budget that ends while
+    ///   locating leaves many such;
+    /// - the share of good-to-bad its ends' change explains has a 90% interval that holds the whole change: a range
+    ///   whose change is surely part of the whole, or far more than it, does not hold "the" change (a commit between
+    ///   the levels, a series of steps, or runs the model does not describe, such as a burst of load).
+    ///
+    /// `None` when only the whole segment qualifies. No range holds `refused`, the candidate verification would not
+    /// blame: its tested commits sit at the levels the posterior read from the runs that chose it, so a range around
+    /// it would name it after all. Ties go to the more probable range, then to the earlier one.
+    pub(super) fn bracket(&self, segment: Segment, slope: f64, refused: Option<usize>) -> Option<Bracket> {
+        let (total, total_se) = self.top_change(slope)?;
+        let posterior = self.posterior(segment.lo, segment.hi, slope)?;
+        let mut members = vec![segment.lo];
+        members.extend(
+            posterior.hypotheses.iter().copied().filter(|&c| !self.untestable[c] && !self.values[c].is_empty()),
+        );
+        let last = members.iter().position(|&c| c == segment.hi)?;
+        let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
+        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+        let fit = fit_t(&refs)?;
+        let dof = fit.counts.iter().sum::<usize>().saturating_sub(members.len()).max(1) as f64;
+        let share_z = {
+            use statrs::distribution::{ContinuousCDF, StudentsT};
+            StudentsT::new(0.0, 1.0, dof).map_or(SHARE_Z, |t| t.inverse_cdf(0.5 + SHARE_LEVEL / 2.0))
+        };
+        let z = |i: usize, j: usize| {
+            let (change, se) = fit.difference(i, j);
+            if se > 0.0 {
+                change / se
+            } else {
+                0.0
+            }
+        };
+        // Per member, the posterior mass and the hypotheses it contains: with a contained in b, (a, b] holds b's less
+        // a's.
+        let n = self.topology.len();
+        let mut weights = [vec![0.0; n], vec![0.0; n]];
+        for (&k, &p) in posterior.hypotheses.iter().zip(&posterior.probability) {
+            (weights[0][k], weights[1][k]) = (p, 1.0);
+        }
+        let sums: Vec<[f64; 2]> =
+            members.iter().map(|&c| [0, 1].map(|w| self.topology.sum_contained(c, &weights[w]))).collect();
+        let all = posterior.hypotheses.len() as f64;
+        let mut best: Option<(f64, Bracket)> = None;
+        for (i, &a) in members.iter().enumerate() {
+            for (j, &b) in members.iter().enumerate() {
+                if a == b || !self.topology.contains(a, b) {
+                    continue;
+                }
+                let [mass, held] = [0, 1].map(|w| sums[j][w] - sums[i][w]);
+                let holds_refused = refused.is_some_and(|r| self.topology.in_segment(r, a, b));
+                let narrower = best.is_none_or(|(h, chosen)| held < h - 0.5 || (held < h + 0.5 && mass > chosen.mass));
+                if held >= all - 0.5 || mass < 1.0 - self.config.alpha_culprit || holds_refused || !narrower {
+                    continue;
+                }
+                let at_levels = z(0, i).abs() < UNSETTLED_MIN_Z && z(j, last).abs() < UNSETTLED_MIN_Z;
+                if !(z(i, j) >= UNSETTLED_MIN_Z && at_levels) {
+                    continue;
+                }
+                let (change, se) = fit.difference(i, j);
+                let covariance = self.covariance_with_ends(a, b, slope);
+                let share = model::ratio_interval_correlated(change, se, total, total_se, covariance, share_z);
+                if !(share.1 <= 1.0 && share.2 >= 1.0) {
+                    continue;
+                }
+                let commits = self.topology.segment(a, b).len();
+                let bracket = Bracket { after: a, commit: b, commits, mass: mass.min(1.0), z: z(i, j), change, share };
+                best = Some((held, bracket));
+            }
+        }
+        best.map(|(_, bracket)| bracket)
     }
 
     /// Whether the runs at the ends of `segment` show a change of [`UNSETTLED_MIN_Z`] standard errors or more in the

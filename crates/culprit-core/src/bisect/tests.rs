@@ -1733,3 +1733,140 @@ fn qa_29_an_improvement_ends_at_once_and_says_so() {
     assert_eq!(result.status, Status::NotReproduced);
     assert!(result.runs <= 40, "{} runs", result.runs);
 }
+
+/// Drives a machine of `count` commits with `config` to its outcome, every run of commit c reading `level(c)` plus a
+/// small fixed spread (deterministic, so that the test states exactly what it checks).
+fn drive(count: usize, config: BisectConfig, level: impl Fn(usize) -> f64) -> Outcome {
+    let mut m = match Bisect::new(config, &CommitNode::linear(count)) {
+        Ok(m) => m,
+        Err(e) => panic!("setup: {e}"),
+    };
+    for i in 0..10_000 {
+        match m.next_action() {
+            Action::Done(outcome) => return outcome,
+            Action::RunBatch(batch) => {
+                let commit = batch[i % batch.len()].0;
+                let spread = 0.02 * ((i % 5) as f64 - 2.0);
+                if m.record(commit, Sample::Value(level(commit) + spread)).is_err() {
+                    panic!("record");
+                }
+            }
+        }
+    }
+    panic!("no outcome: {:?}", m.log());
+}
+
+#[test]
+fn a_budget_spent_while_locating_reports_where_the_runs_place_the_change() {
+    // QA: a 24-commit history with --max-runs 10 measured commit 12 at good's level and commit 18 at bad's, one run
+    // each, and ended "inconclusive" without a word on where the change lies. It still names no commit (the status
+    // stays inconclusive), but reports (12, 18] as a range that holds the change, where the reason says so too.
+    let config = BisectConfig { max_runs: 10, ..BisectConfig::default() };
+    let outcome = drive(24, config, |c| if c >= 14 { 1.3 } else { 1.0 });
+    assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+    let [range] = outcome.culprits.as_slice() else { panic!("one range: {:?}", outcome.culprits) };
+    assert!(!range.located && range.after < 14 && range.commit >= 14, "{range:?}");
+    assert!(range.commit - range.after < 23, "narrower than the whole range: {range:?}");
+    let tested: Vec<usize> = outcome.evidence.iter().map(|e| e.commit).collect();
+    assert!(tested.contains(&range.after) && tested.contains(&range.commit), "{tested:?} {range:?}");
+    assert!(range.confidence >= 0.99 && range.share_low <= 1.0 && range.share_high >= 1.0, "{range:?}");
+    let (after, commit, commits) = (range.after, range.commit, range.commit - range.after);
+    let placed = format!(
+        "the runs so far place the change in (commit {after}, commit {commit}]: {commits} commits, not narrowed within"
+    );
+    assert!(outcome.reason.contains(&placed), "{}", outcome.reason);
+    assert!(
+        outcome.log.iter().any(|e| e.decision == format!("the runs place the change in ({after}, {commit}]")),
+        "{:?}",
+        outcome.log
+    );
+}
+
+/// A machine of ten commits locating in the whole range, with good at 0 and bad at 1 (20 runs each) and the given
+/// commits' runs seeded.
+fn bracketing(values: &[(usize, Vec<f64>)]) -> Bisect {
+    let mut m = machine(10);
+    m.phase = Phase::Locate { segment: Segment { lo: 0, hi: 9, top: true } };
+    m.reproduced = Some(true);
+    m.total = Some((1.0, 0.05));
+    seed_values(&mut m, &[(0, &around(0.0, 20)), (9, &around(1.0, 20))]);
+    for (c, runs) in values {
+        seed_values(&mut m, &[(*c, runs)]);
+    }
+    m
+}
+
+#[test]
+fn the_bracket_is_the_narrowest_range_whose_ends_sit_at_the_two_levels() {
+    let top = Segment { lo: 0, hi: 9, top: true };
+    let bracket = |m: &Bisect, refused| m.bracket(top, 0.0, refused).map(|b| (b.after, b.commit));
+    // (seeded commits, refused candidate, the range expected)
+    type Case = (Vec<(usize, Vec<f64>)>, Option<usize>, Option<(usize, usize)>);
+    let cases: Vec<Case> = vec![
+        // Commit 3 at good's level, 6 and 7 at bad's: the change lies in (3, 6].
+        (vec![(3, around(0.0, 4)), (6, around(1.0, 4)), (7, around(1.0, 4))], None, Some((3, 6))),
+        // A single run at each is enough when the levels are far apart in its noise.
+        (vec![(3, vec![0.02]), (6, vec![0.98])], None, Some((3, 6))),
+        // Commit 5 between the levels, beyond doubt: no range ends at it (each side would hold part of the change),
+        // and the one around it holds both parts.
+        (vec![(3, around(0.0, 8)), (5, around(0.5, 16)), (7, around(1.0, 8))], None, Some((3, 7))),
+        // Commit 5 three times the change above its parent: no level of the model, so no range ends at it.
+        (vec![(4, around(0.0, 8)), (5, around(3.0, 8))], None, Some((4, 9))),
+        // Only good and bad tested: nothing narrower than the whole range.
+        (vec![], None, None),
+        // Verification refused commit 5: a range that holds it would name it after all, (4, 5] as much as (0, 5].
+        (vec![(4, around(0.0, 8)), (5, around(1.0, 8))], None, Some((4, 5))),
+        (vec![(4, around(0.0, 8)), (5, around(1.0, 8))], Some(5), None),
+        // One that does not hold it is still reported.
+        (vec![(2, around(0.0, 8)), (3, around(1.0, 8)), (5, around(1.0, 8))], Some(5), Some((2, 3))),
+    ];
+    for (values, refused, want) in cases {
+        let m = bracketing(&values);
+        assert_eq!(bracket(&m, refused), want, "{values:?}, refused {refused:?}");
+    }
+}
+
+#[test]
+fn a_search_that_gives_up_on_the_whole_range_reports_its_bracket() {
+    // Locating gives up with commits 2 and 6 tested: (2, 6] is reported, and the outcome stays inconclusive.
+    let mut m = bracketing(&[(2, around(0.0, 4)), (6, around(1.0, 4))]);
+    m.segment_unresolved(Segment { lo: 0, hi: 9, top: true }, "no testable commit left to measure", None);
+    let outcome = m.outcome.clone().expect("finished");
+    assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+    let ranges: Vec<(usize, usize, bool)> = outcome.culprits.iter().map(|c| (c.after, c.commit, c.located)).collect();
+    assert_eq!(ranges, vec![(2, 6, false)]);
+    assert!(
+        outcome
+            .reason
+            .contains("; the runs so far place the change in (commit 2, commit 6]: 4 commits, not narrowed further"),
+        "{}",
+        outcome.reason
+    );
+}
+
+#[test]
+fn ranges_reported_at_a_budget_spent_while_locating_hold_the_step() {
+    // Simulated jobs of one 1.5 sigma step in 100 commits whose budget (40 runs) ends most of them inconclusive,
+    // while locating: a third of those or more report a range, and every range holds the step (docs/statistics.md).
+    let config = BisectConfig { max_runs: 40, ..BisectConfig::default() };
+    let (mut inconclusive, mut ranges) = (0, 0);
+    for trial in 0..60u64 {
+        let mut rng = crate::rng::Rng::new(trial * 7 + 1);
+        let history = sim::History::generate(100, &[1.5], 0.0, &mut rng);
+        let mut oracle = sim::Oracle::new(&history, sim::Noise::Gaussian, trial + 99);
+        let result = sim::run_culprit(&history, &mut oracle, &config);
+        if result.status != Status::Inconclusive {
+            continue;
+        }
+        inconclusive += 1;
+        assert!(result.contributors <= 1, "a range is the only contributor: {:?}", result.culprits);
+        for c in &result.culprits {
+            ranges += 1;
+            assert!(
+                !c.located && history.steps.iter().all(|&(s, _)| c.after < s && s <= c.commit),
+                "{c:?} {history:?}"
+            );
+        }
+    }
+    assert!(ranges * 3 >= inconclusive, "{ranges} ranges of {inconclusive} inconclusive jobs");
+}

@@ -319,6 +319,7 @@ impl Bisect {
             self.segment_unresolved(
                 segment,
                 &format!("commit {commit} did not differ from commit {parent}: {evidence}"),
+                Some(commit),
             );
             return false;
         }
@@ -453,6 +454,7 @@ impl Bisect {
                     share * 100.0,
                     share_low * 100.0
                 ),
+                Some(commit),
             );
             return false;
         }
@@ -476,6 +478,7 @@ impl Bisect {
         self.segment_unresolved(
             segment,
             &format!("the step at commit {commit} does not stand out from how much builds differ: {why}"),
+            Some(commit),
         );
         false
     }

@@ -506,6 +506,11 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         Some(b) if b.contributors.is_empty() => {
             format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", b.good.short(), b.bad.short())
         }
+        // The runs placed the change in a range, no commit of it: the subject names that range, not its last commit.
+        Some(b) if is_lone_range(b) => {
+            let range = &b.contributors[0];
+            format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", range.after.short(), range.commit.short())
+        }
         Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
         _ => format!("[culprit] {commit}: {what}"),
     })
@@ -596,6 +601,15 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             b.good.short(),
             b.bad.short()
         ),
+        // The table is of the range's two ends, which is where the amount comes from.
+        Some(b) if is_lone_range(b) => format!(
+            "FYI, the bisect of {}..{} placed {noticed} after {} up to {}, but ended before it narrowed the change \
+             down to a commit, so no commit is blamed.",
+            b.good.short(),
+            b.bad.short(),
+            b.contributors[0].after.short(),
+            b.contributors[0].commit.short()
+        ),
         Some(b) if !b.confirmed => format!(
             "FYI, we noticed {noticed} between {} and {}, but the bisect could not confirm the commit that caused \
              it. The most likely commit, NOT confirmed, is:",
@@ -643,6 +657,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         }
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
         Status::Inconclusive if b.contributors.is_empty() => "inconclusive; the change was not narrowed down",
+        Status::Inconclusive if is_lone_range(b) => "inconclusive; the change was placed in a range, not in a commit",
         Status::Inconclusive => "inconclusive; no commit is blamed with confidence",
     };
     let mut lines = vec![
@@ -706,12 +721,18 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
     }
 }
 
+/// Whether an inconclusive bisect's one contributor is a range it did not narrow (the runs placed the change there
+/// when the budget ended): it names no commit, and the last commit of the range is no likelier than the others.
+fn is_lone_range(b: &BisectSummary) -> bool {
+    b.status == Status::Inconclusive && matches!(b.contributors.as_slice(), [only] if !only.located)
+}
+
 /// The commits the mail's commit block names: every contributor of a series, none when the bisect blamed nothing
-/// (the change did not reproduce, or was not narrowed down at all), else the reported commit.
+/// (the change did not reproduce, was not narrowed down at all, or only to a range), else the reported commit.
 pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<CommitRef> {
     match &input.bisect {
         Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
-        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() => Vec::new(),
+        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() || is_lone_range(b) => Vec::new(),
         _ => vec![input.commit.clone()],
     }
 }

@@ -309,7 +309,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // only once a session does. This lock stands for the command until its session ends; the second is refused.
     let start_lock = start_lock_path(&repo, &[&good_sha, &bad_sha, &job.job_id, &opt(&args.build), &opt(&args.deploy)]);
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
-        crate::lock::Lock::Held(file) => file,
+        crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
         crate::lock::Lock::Busy { holder } => bail!(
             "the same bisect (repository, range, job and commands) is being started or driven by another culprit \
              ({holder}, lock {}); let it finish (`culprit bisect list` shows its session)",
@@ -560,8 +560,8 @@ fn drive(
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
-    let _lock = match crate::lock::try_lock_briefly(&lock_path)? {
-        crate::lock::Lock::Held(file) => file,
+    let lock = match crate::lock::try_lock_briefly(&lock_path)? {
+        crate::lock::Lock::Held(lock) => lock,
         crate::lock::Lock::Busy { holder } => bail!(
             "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
              it and run `culprit bisect --resume {session}`",
@@ -583,6 +583,15 @@ fn drive(
         (ended, if resumed { driver.replayed() } else { 0 })
     };
     bar.finish_and_clear();
+    // A finished session needs its lock no more, and a lock file left in the repository says that a session stopped
+    // before it was done (`bisect list`): it is removed, while still held. An interrupted session keeps it, as one
+    // that failed (the return above) or a process killed does. The outcome is stored already, so a file that cannot
+    // be removed is only a warning.
+    if matches!(ended, Ended::Done(_)) {
+        if let Err(e) = lock.remove() {
+            crate::note!("culprit: {e:#}");
+        }
+    }
     match ended {
         Ended::Interrupted => {
             crate::note!(
@@ -850,10 +859,7 @@ fn shown_status(session: &culprit_store::BisectSession) -> String {
         return session.status.clone();
     }
     let lock = worktree_root(Path::new(&session.repo), &format!("session-{}", session.id)).with_extension("lock");
-    if !lock.is_file() {
-        return session.status.clone();
-    }
-    if crate::lock::is_free(&lock) {
+    if crate::lock::is_unheld(&lock) {
         "stopped".to_string()
     } else {
         session.status.clone()

@@ -118,6 +118,11 @@ pub struct Rendered {
 /// The comparison in the format `args` asks for, as `culprit compare` prints it. With `--by PARAM --plot FILE` the
 /// chart is written to FILE as well.
 pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
+    // The chart's name is checked before the comparison, as `track --plot` checks it, so that a bad name does not
+    // lose the work (and says so in the same words).
+    if let Some(path) = &args.plot {
+        crate::cmd::plot::check_path(path)?;
+    }
     // The command line checks the globs when it parses them; the dashboard builds these arguments itself.
     check_globs(&[
         ("--job", args.job.as_deref()),

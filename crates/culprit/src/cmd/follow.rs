@@ -68,9 +68,9 @@ fn lock_path(db: Option<&Path>) -> PathBuf {
 }
 
 /// Takes the follow lock without waiting; the file stays locked until it is dropped (or the process ends).
-fn take_lock(path: &Path) -> Result<std::fs::File> {
+fn take_lock(path: &Path) -> Result<crate::lock::LockFile> {
     match crate::lock::try_lock(path)? {
-        crate::lock::Lock::Held(file) => Ok(file),
+        crate::lock::Lock::Held(lock) => Ok(lock),
         crate::lock::Lock::Busy { holder } => bail!(
             "another `culprit track --follow` ({holder}) holds {} on this store; this pass does nothing",
             path.display()

@@ -86,7 +86,7 @@ fn refuse_read_only(path: &std::path::Path) -> Result<()> {
 }
 
 /// Whether this process's user may write `path` (access(2) with W_OK); true when that cannot be asked.
-fn writable_by_this_user(path: &std::path::Path) -> bool {
+pub(crate) fn writable_by_this_user(path: &std::path::Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
     // SAFETY: a NUL-terminated path that lives across the call; access(2) only reads it.

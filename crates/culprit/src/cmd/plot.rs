@@ -5,12 +5,31 @@
 //! series goes to FILE itself.
 
 use crate::cmd::track::Series;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::Analysis;
 use culprit_core::compare::sweep::{Sweep, SweepRow};
 use culprit_core::compare::Verdict;
 use culprit_plot::{ChangeKind, ChangeMark, Chart, MeanStd, Segment, SweepCurve, SweepPlot, TrackPlot};
 use std::path::{Path, PathBuf};
+
+/// Checks that `--plot` can write `path`: an .svg or .png name in a directory that exists and this user may write.
+/// `track` and `compare --by` check it before their work (a long history's analysis, a pass's builds and runs, a
+/// sweep's comparisons), whose results a bad name would otherwise lose after the fact; both say it in these words.
+pub fn check_path(path: &Path) -> Result<()> {
+    culprit_plot::ImageFormat::of_path(path)?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        bail!(
+            "--plot {}: the directory {} does not exist; create it or name another",
+            path.display(),
+            parent.display()
+        );
+    }
+    if !crate::cmd::writable_by_this_user(parent) {
+        bail!("--plot {}: the directory {} is not writable; name another", path.display(), parent.display());
+    }
+    Ok(())
+}
 
 /// The sweep as curves: one per column, one point per row where the column has runs.
 pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
@@ -230,6 +249,28 @@ mod tests {
                 (0..3).map(|_| level + 2.0 * rng.normal()).collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_plot_name_is_checked_before_the_work() {
+        let err = format!("{:#}", check_path(Path::new("x.jpg")).unwrap_err());
+        assert!(err.contains("x.jpg") && err.contains(".svg or .png"), "{err}");
+        let err = format!("{:#}", check_path(Path::new("/nonexistent-culprit-dir/x.svg")).unwrap_err());
+        assert!(err.contains("/nonexistent-culprit-dir does not exist"), "{err}");
+        assert!(check_path(Path::new("x.svg")).is_ok());
+        assert!(check_path(&std::env::temp_dir().join("x.png")).is_ok());
+        // A directory without write permission, which root may write all the same (access(2) says so).
+        let dir = std::env::temp_dir().join(format!("culprit-plot-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+        let result = check_path(&dir.join("x.svg"));
+        if crate::cmd::writable_by_this_user(&dir) {
+            assert!(result.is_ok(), "{result:?}");
+        } else {
+            let err = format!("{:#}", result.unwrap_err());
+            assert!(err.ends_with(&format!("{} is not writable; name another", dir.display())), "{err}");
+        }
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

@@ -204,6 +204,19 @@ pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
     Ok(finished(&replay(store, session)?, session)?.culprits.len())
 }
 
+/// A culprit number (`--culprit N`, `culprit=N` on the dashboard) beyond the commits a finished session named: a
+/// report that does not exist, which the dashboard answers as a missing page (404) rather than a bad request.
+#[derive(Debug)]
+pub struct NoSuchCulprit(pub(crate) String);
+
+impl std::fmt::Display for NoSuchCulprit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoSuchCulprit {}
+
 /// The outcome of a finished session; an unfinished one is an error saying how to continue it.
 fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
     match replayed.machine.outcome() {
@@ -230,11 +243,13 @@ pub fn from_bisect(
     };
     let last = range.len().saturating_sub(1);
     if nth > 0 && nth >= outcome.culprits.len() {
-        bail!(match outcome.culprits.len() {
-            0 => format!("bisect session {session} named no culprit; leave out --culprit"),
-            1 => format!("bisect session {session} named one culprit; --culprit takes only 1"),
-            n => format!("bisect session {session} named {n} culprits; --culprit takes 1 to {n}"),
-        });
+        let missing = format!("bisect session {session} has no culprit {}", nth + 1);
+        return Err(NoSuchCulprit(match outcome.culprits.len() {
+            0 => format!("{missing}: it named none; leave out --culprit"),
+            1 => format!("{missing}: it named one culprit; --culprit takes only 1"),
+            n => format!("{missing}: it named {n} culprits; --culprit takes 1 to {n}"),
+        })
+        .into());
     }
     let (base_index, commit_index) = match outcome.culprits.get(nth) {
         Some(c) => (c.after, c.commit),

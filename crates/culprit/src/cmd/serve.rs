@@ -231,9 +231,12 @@ where
 }
 
 /// The status of a failed page: the store's own errors tell a missing or mistyped thing (4xx) from a failing store
-/// (500); any other error comes from the request asking for what cannot be answered, such as two revisions no job
-/// ran at both.
+/// (500), and a culprit number past a session's culprits names a report that does not exist (404); any other error
+/// comes from the request asking for what cannot be answered, such as two revisions no job ran at both.
 fn status_of(err: &anyhow::Error) -> StatusCode {
+    if err.chain().any(|cause| cause.is::<report::NoSuchCulprit>()) {
+        return StatusCode::NOT_FOUND;
+    }
     match err.chain().find_map(|cause| cause.downcast_ref::<StoreError>()) {
         Some(StoreError::NotFound { .. } | StoreError::UnknownRevision { .. }) => StatusCode::NOT_FOUND,
         Some(StoreError::AmbiguousRevision { .. } | StoreError::BadRegex { .. } | StoreError::InvalidInput { .. }) => {
@@ -547,6 +550,9 @@ mod tests {
         let broken = anyhow::Error::new(StoreError::Busy { location: "x.db".into(), action: "list runs".into() });
         assert_eq!(status_of(&broken), StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(status_of(&anyhow!("no job has runs at every one of a, b")), StatusCode::BAD_REQUEST);
+        // A culprit number past a session's culprits names a report that does not exist.
+        let culprit = anyhow::Error::new(report::NoSuchCulprit("bisect session 1 has no culprit 2".into()));
+        assert_eq!(status_of(&culprit.context("the report")), StatusCode::NOT_FOUND);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     // The chart's name is checked before the analysis, which takes seconds on a long history (and, with --follow,
     // a pass's builds and runs) and whose results a bad name would otherwise lose after the fact.
     if let Some(path) = &args.plot {
-        check_plot_path(path)?;
+        crate::cmd::plot::check_path(path)?;
     }
     if let Some(reference) = &args.follow {
         return crate::cmd::follow::run(db, args, reference);
@@ -76,20 +76,6 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
     let mut store =
         if args.bisect { crate::cmd::open_existing_writable_store(db)? } else { crate::cmd::open_existing_store(db)? };
     stored(&mut store, args)
-}
-
-/// A chart path the plot can write: an .svg or .png name in a directory that exists.
-fn check_plot_path(path: &Path) -> Result<()> {
-    culprit_plot::ImageFormat::of_path(path)?;
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        bail!(
-            "--plot {}: the directory {} does not exist; create it or name another",
-            path.display(),
-            parent.display()
-        );
-    }
-    Ok(())
 }
 
 /// A parsed series CSV.
@@ -479,7 +465,9 @@ pub(crate) fn history_text(
         if changes.is_empty() {
             continue;
         }
-        let header = format!("{} on {} ({} tested commits):\n", s.job_name, s.machine, a.points);
+        // A series without a place on a branch is of labels (ordered by their first run), not of commits.
+        let noun = if s.positions.iter().any(Option::is_some) { "tested commits" } else { "labels" };
+        let header = format!("{} on {} ({} {noun}):\n", s.job_name, s.machine, a.points);
         if header != last_header {
             out.push_str(&header);
             last_header = header;
@@ -795,16 +783,6 @@ mod tests {
         assert_eq!(csv.points, vec![vec![1.5], vec![2.0]]);
         let plain = parse_series("\"1\"\n\"2\"\n", "s.csv").unwrap();
         assert_eq!(plain.points, vec![vec![1.0], vec![2.0]]);
-    }
-
-    #[test]
-    fn a_plot_name_is_checked_before_the_analysis() {
-        let err = format!("{:#}", check_plot_path(Path::new("x.jpg")).unwrap_err());
-        assert!(err.contains("x.jpg") && err.contains(".svg or .png"), "{err}");
-        let err = format!("{:#}", check_plot_path(Path::new("/nonexistent-culprit-dir/x.svg")).unwrap_err());
-        assert!(err.contains("/nonexistent-culprit-dir does not exist"), "{err}");
-        assert!(check_plot_path(Path::new("x.svg")).is_ok());
-        assert!(check_plot_path(&std::env::temp_dir().join("x.png")).is_ok());
     }
 
     #[test]
