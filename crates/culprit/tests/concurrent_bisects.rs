@@ -3,9 +3,19 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused};
-use std::process::{Command, Stdio};
+use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit};
+use std::process::Child;
 use std::time::{Duration, Instant};
+
+/// Whether `child` is still running two seconds on (past its start lock); it is stopped then, to keep the test
+/// short. Its standard error, for the failure message.
+fn still_running_after_its_start(mut child: Child) -> (bool, String) {
+    std::thread::sleep(Duration::from_secs(2));
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().ok();
+    let output = child.wait_with_output().unwrap();
+    (running, String::from_utf8_lossy(&output.stderr).into_owned())
+}
 
 #[test]
 fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different_one_is_not() {
@@ -15,23 +25,20 @@ fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different
     let db = dir.path().join("b.db");
     // Each run sleeps, so the first command is still probing good and bad (no session stored yet) when the second
     // one starts.
-    let bisect = |good: &str| {
-        let repo = repo.to_str().unwrap().to_string();
+    let repo_arg = repo.to_str().unwrap();
+    let bisect = |good: &str| -> Vec<String> {
         [
-            "bisect", "--repo", &repo, "--good", good, "--bad", "HEAD", "--run", "sleep 0.5; ./bench", "--build",
+            "bisect", "--repo", repo_arg, "--good", good, "--bad", "HEAD", "--run", "sleep 0.5; ./bench", "--build",
             "make -s", "--metric", "command.elapsed_time",
         ]
         .map(str::to_string)
+        .to_vec()
     };
-    let mut first = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(dir.path())
-        .arg("--db")
-        .arg(&db)
-        .args(bisect(&shas[0]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let start = |good: &str| {
+        let args = bisect(good);
+        spawn_culprit(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), dir.path())
+    };
+    let mut first = start(&shas[0]);
     // The first command holds its start lock from before its first build.
     let culprit_dir = repo.join(".git/culprit");
     let begun = Instant::now();
@@ -53,40 +60,14 @@ fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different
     assert!(message.contains("the same bisect"), "{message}");
     assert!(message.contains("culprit bisect list"), "{message}");
 
-    // A bisect of another range is not the same bisect: it gets past the start lock (and is stopped here, while
-    // probing, to keep the test short).
-    let other = bisect(&shas[2]);
-    let mut different = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(dir.path())
-        .arg("--db")
-        .arg(&db)
-        .args(&other)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let still_running = different.try_wait().unwrap().is_none();
-    different.kill().ok();
-    let output = different.wait_with_output().unwrap();
-    assert!(still_running, "a bisect of another range stopped: {}", String::from_utf8_lossy(&output.stderr));
+    // A bisect of another range is not the same bisect: it gets past the start lock.
+    let (running, stderr) = still_running_after_its_start(start(&shas[2]));
+    assert!(running, "a bisect of another range stopped: {stderr}");
 
     // Once the first command is gone (killed here, as kill -9 would), its lock goes with it and the same bisect
     // starts.
     first.kill().unwrap();
     first.wait().unwrap();
-    let mut again = Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(dir.path())
-        .arg("--db")
-        .arg(&db)
-        .args(bisect(&shas[0]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let running = again.try_wait().unwrap().is_none();
-    again.kill().ok();
-    let output = again.wait_with_output().unwrap();
-    assert!(running, "the same bisect was refused after the first ended: {}", String::from_utf8_lossy(&output.stderr));
+    let (running, stderr) = still_running_after_its_start(start(&shas[0]));
+    assert!(running, "the same bisect was refused after the first ended: {stderr}");
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
+use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit, stdout, wait_for_file};
 use std::path::{Path, PathBuf};
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with make, on command.user_time, with `extra`.
@@ -102,20 +102,8 @@ fn qa_32_bisect_log_json_names_its_commits_by_sha() {
 
 /// Starts culprit with `args` in `cwd` (its output piped) and returns it once `started` exists (the build's mark).
 fn started_building(db: &Path, args: &[&str], cwd: &Path, started: &Path) -> std::process::Child {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(cwd)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let begun = std::time::Instant::now();
-    while !started.exists() {
-        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let child = spawn_culprit(db, args, cwd);
+    wait_for_file(started, "the build never started");
     child
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused, stdout};
+use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit, stdout, wait_for_file};
 use std::path::{Path, PathBuf};
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with `build`, on command.user_time, with `extra`.
@@ -106,20 +106,9 @@ fn qa_33_a_finished_bisect_leaves_no_lock_file_and_the_lock_still_keeps_a_second
     let (s, g) = (started.display(), go.display());
     let wait = format!("[ -e {s} ] || {{ touch {s}; while [ ! -e {g} ]; do sleep 0.1; done; }}");
     let build = format!("case \"$PWD\" in */session-*) {wait};; esac; make -s");
-    let first = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
-        .current_dir(dir.path())
-        .arg("--db")
-        .arg(&db)
-        .args(bisect_args(&repo, &shas[0], &build, &["--json"]))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let begun = std::time::Instant::now();
-    while !started.exists() {
-        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the build never started");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let args = bisect_args(&repo, &shas[0], &build, &["--json"]);
+    let first = spawn_culprit(&db, &args, dir.path());
+    wait_for_file(&started, "the build never started");
     assert!(session_lock(&repo, 1).is_file());
     let second = refused(&culprit(&db, &["bisect", "--resume", "1"], dir.path()));
     assert!(second.contains(&format!("is being driven by another culprit (process {}", first.id())), "{second}");
@@ -135,4 +124,12 @@ fn qa_33_a_finished_bisect_leaves_no_lock_file_and_the_lock_still_keeps_a_second
         serde_json::from_str(&stdout(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()))).unwrap();
     assert_eq!(again["culprits"], result["culprits"]);
     assert!(!session_lock(&repo, 1).exists());
+    // Nor does the lock the command held from its start, which keeps an identical command out while it probes.
+    let locks: Vec<String> = std::fs::read_dir(repo.join(".git/culprit"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".lock"))
+        .collect();
+    assert!(locks.is_empty(), "{locks:?}");
 }

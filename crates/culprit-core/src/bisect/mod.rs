@@ -239,6 +239,29 @@ impl Culprit {
             step: f64::NAN,
         }
     }
+
+    /// A range (after, commit] holding part of the change (`step`, with its `share` of the whole as (estimate, low,
+    /// high)) that was not narrowed to a commit; `confidence` the probability that it holds the change, or 0 where
+    /// none was measured.
+    pub(crate) fn unlocated_range(
+        after: usize,
+        commit: usize,
+        (share, share_low, share_high): (f64, f64, f64),
+        confidence: f64,
+        step: f64,
+    ) -> Culprit {
+        Culprit {
+            commit,
+            after,
+            located: false,
+            untestable_suspects: Vec::new(),
+            share,
+            share_low,
+            share_high,
+            confidence,
+            step,
+        }
+    }
 }
 
 /// What was measured at one commit.

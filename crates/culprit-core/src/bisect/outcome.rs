@@ -101,17 +101,7 @@ impl Bisect {
                 "{commits} {noun}, {how}: posterior {mass:.4} on the range, its ends differ by {z:.1} standard errors"
             ),
         );
-        self.culprits.push(Culprit {
-            commit,
-            after,
-            located: false,
-            untestable_suspects: Vec::new(),
-            share,
-            share_low,
-            share_high,
-            confidence: mass,
-            step: change,
-        });
+        self.culprits.push(Culprit::unlocated_range(after, commit, (share, share_low, share_high), mass, change));
         Some(format!(
             "; the runs so far place the change in (commit {after}, commit {commit}]: {commits} {noun}, {how}; no \
              fresh runs confirmed it"
@@ -216,18 +206,8 @@ impl Bisect {
         // The range and good-to-bad share the runs of an end the range reaches (see `covariance_with_ends`).
         let covariance = self.covariance_with_ends(segment.lo, segment.hi, slope);
         let z = self.share_z(segment.lo, segment.hi);
-        let (share, low, high) = model::ratio_interval_correlated(diff, se, total, total_se, covariance, z);
-        self.culprits.push(Culprit {
-            commit: segment.hi,
-            after: segment.lo,
-            located: false,
-            untestable_suspects: Vec::new(),
-            share,
-            share_low: low,
-            share_high: high,
-            confidence: 0.0,
-            step: diff,
-        });
+        let share = model::ratio_interval_correlated(diff, se, total, total_se, covariance, z);
+        self.culprits.push(Culprit::unlocated_range(segment.lo, segment.hi, share, 0.0, diff));
         true
     }
 

@@ -739,18 +739,8 @@ impl Bisect {
         let (total, total_se) = self.top_change(slope).unwrap_or((stair.high.0 - stair.low.0, stair.high.1));
         let step = b.0 - a.0;
         let se = (a.1 * a.1 + b.1 * b.1).sqrt();
-        let (share, share_low, share_high) = model::ratio_interval(step, se, total, total_se, SHARE_Z);
-        self.culprits.push(Culprit {
-            commit,
-            after,
-            located: false,
-            untestable_suspects: Vec::new(),
-            share,
-            share_low,
-            share_high,
-            confidence: mass,
-            step,
-        });
+        let share = model::ratio_interval(step, se, total, total_se, SHARE_Z);
+        self.culprits.push(Culprit::unlocated_range(after, commit, share, mass, step));
     }
 }
 

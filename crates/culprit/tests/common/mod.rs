@@ -12,6 +12,29 @@ pub fn culprit(db: impl AsRef<OsStr>, args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
 }
 
+/// Starts the culprit binary with `--db db` and `args` in `cwd`, its standard output and error piped, for a test
+/// that acts while it runs.
+pub fn spawn_culprit(db: impl AsRef<OsStr>, args: &[&str], cwd: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(cwd)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `path` exists; fails the test after a minute, saying that `what` never happened.
+pub fn wait_for_file(path: &Path, what: &str) {
+    let begun = std::time::Instant::now();
+    while !path.exists() {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "{what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// The standard output of a run that must have succeeded; otherwise the test fails with its exit code and output.
 pub fn stdout(out: &Output) -> String {
     assert!(
