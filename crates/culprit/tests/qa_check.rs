@@ -1,7 +1,7 @@
 //! `culprit check` under `git bisect run`: culprit's own errors must abort the bisect (exit 128 or more), never be
 //! read as "bad" (1 to 127 except 125), or git would blame a commit for a mistyped revision or a usage error.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn git(dir: &Path, args: &[&str]) {
@@ -156,13 +156,11 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
     assert!(!again_stderr.contains("measuring"), "{again_stderr}");
 }
 
-/// A machine that became 30% slower between the reference runs and a later check (load that came), on numbers that
-/// do not depend on this machine: each run prints the commit's `file` times the speed in `speed` (percent), plus
-/// noise of about 0.5 from a fixed sequence. Judged on the stored references alone, good then reads as bad; the
-/// fresh reference runs taken between the commit's own correct for the move. Their worktrees are kept between
-/// checks, so good and bad are built once for all of them.
-#[test]
-fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_reference_runs() {
+/// A repository of two commits, good and bad ("30% more work"), and a job whose runs print the commit's `file`
+/// times the machine's speed (the percentage in the `speed` file, 100 at first; raise it to slow the machine down),
+/// plus noise of about 0.5 from a fixed sequence, on numbers that do not depend on this machine. Returns the
+/// directory holding them, the repository, the speed file and the job file.
+fn speed_repo() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
@@ -189,6 +187,17 @@ fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_ref
     let job = dir.path().join("job.yaml");
     let yaml = format!("suite: speed\ncommand:\n  cmd: sh {}\n  capture.value: 'value: ([0-9.]+)'\n", script.display());
     std::fs::write(&job, yaml).unwrap();
+    (dir, repo, speed, job)
+}
+
+/// A machine that became 30% slower between the reference runs and a later check (load that came), on numbers that
+/// do not depend on this machine: each run prints the commit's `file` times the speed in `speed` (percent), plus
+/// noise of about 0.5 from a fixed sequence. Judged on the stored references alone, good then reads as bad; the
+/// fresh reference runs taken between the commit's own correct for the move. Their worktrees are kept between
+/// checks, so good and bad are built once for all of them.
+#[test]
+fn a_check_corrects_for_a_machine_that_moved_since_the_references_with_fresh_reference_runs() {
+    let (dir, repo, speed, job) = speed_repo();
     let builds = dir.path().join("builds");
     let build = format!("echo built >> {}", builds.display());
     let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
@@ -265,32 +274,7 @@ fn qa_29_check_clean_opens_no_store_and_takes_db_after_it() {
 /// same references and answers good.
 #[test]
 fn every_step_of_a_long_bisect_reads_the_references_first_measured_for_its_pair() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    init_repo(&repo);
-    for (value, subject) in [("100", "good"), ("130", "bad: 30% more work")] {
-        std::fs::write(repo.join("file"), format!("{value}\n")).unwrap();
-        git(&repo, &["add", "file"]);
-        git(&repo, &["commit", "-q", "-m", subject]);
-    }
-    let (speed, count) = (dir.path().join("speed"), dir.path().join("count"));
-    std::fs::write(&speed, "100\n").unwrap();
-    let script = dir.path().join("measure.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n\
-             awk -v n=\"$n\" -v f=\"$(cat file)\" -v p=\"$(cat {speed})\" 'BEGIN {{ split(\"0.5 -0.3 0.1 -0.6 0.4 -0.2 \
-             0.6 -0.4\", z, \" \"); printf \"value: %.2f\\n\", f * p / 100 + z[n % 8 + 1] }}'\n",
-            count = count.display(),
-            speed = speed.display()
-        ),
-    )
-    .unwrap();
-    let job = dir.path().join("job.yaml");
-    let yaml = format!("suite: speed\ncommand:\n  cmd: sh {}\n  capture.value: 'value: ([0-9.]+)'\n", script.display());
-    std::fs::write(&job, yaml).unwrap();
+    let (_dir, repo, speed, job) = speed_repo();
     let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
     git(&repo, &["checkout", "-q", "main~1"]);
     // The references' centres and scale, as a step's verdict line gives them.
