@@ -530,6 +530,19 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     }
     let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
+    // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
+    // would stay in the repository after the resumed session is done; and the same command started meanwhile would
+    // take up this session beside this process.
+    let identity = [&config.good, &config.bad, &job.job_id, &opt(&config.build), &opt(&config.deploy)];
+    let start_lock = start_lock_path(&config.repo, &identity.map(String::as_str));
+    let _start_lock = match crate::lock::try_lock(&start_lock)? {
+        crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
+        crate::lock::Lock::Busy { holder } => bail!(
+            "bisect session {session} is being started or driven by another culprit ({holder}, lock {}); let it \
+             finish (`culprit bisect list` shows its session)",
+            start_lock.display()
+        ),
+    };
     drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
 }
 

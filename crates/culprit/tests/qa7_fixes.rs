@@ -1,0 +1,65 @@
+//! End-to-end regressions of the seventh QA pass: build and deploy timeouts, profiling runs, the place of an
+//! inconclusive change, and the locks of bisect sessions, used as a kernel developer would.
+
+mod common;
+
+use common::{culprit, make_slowdown_repo, quiet_machine, write_script};
+use std::path::Path;
+use std::process::Command;
+
+/// The lock files left in the repository's culprit directory.
+fn lock_files(repo: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.join(".git").join("culprit")) else { return Vec::new() };
+    let names = entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+    names.filter(|name| name.ends_with(".lock")).collect()
+}
+
+#[test]
+fn qa_33_a_session_resumed_after_kill_9_leaves_no_lock_file_when_done() {
+    // A bisect killed with `kill -9` while a build hung left its start lock's file (start-HASH.lock) beside the
+    // session's; `bisect --resume ID` finished the session and removed the session's lock file but not the start
+    // lock's, which stayed in the repository for good, as if a bisect had stopped before it was done.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 12, 8, 3, 30);
+    let (hang, pid) = (dir.path().join("HANG"), dir.path().join("build.pid"));
+    std::fs::write(&hang, "").unwrap();
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\nif [ -e {hang} ] && [ \"$CULPRIT_COMMIT\" != {good} ] && [ \"$CULPRIT_COMMIT\" != {bad} ]; then\n  \
+         echo $$ > {pid}.tmp && mv {pid}.tmp {pid}\n  exec sleep 1000\nfi\nexec make -s\n",
+        hang = hang.display(),
+        good = shas[0],
+        bad = shas[11],
+        pid = pid.display()
+    );
+    write_script(&build, &body);
+    let db = dir.path().join("b.db");
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"];
+    let args = [&args[..], &["--build", build.to_str().unwrap(), "--metric", "command.user_time"]].concat();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let begun = std::time::Instant::now();
+    while !pid.exists() {
+        assert!(begun.elapsed().as_secs() < 300, "no build of a commit between good and bad started");
+        assert!(first.try_wait().unwrap().is_none(), "the bisect ended before it built a commit between");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let hung = std::fs::read_to_string(&pid).unwrap();
+    Command::new("kill").arg(hung.trim()).status().unwrap();
+    assert_eq!(lock_files(&repo).len(), 2, "the killed bisect's start and session locks: {:?}", lock_files(&repo));
+
+    std::fs::remove_file(&hang).unwrap();
+    let out = culprit(&db, &["bisect", "--resume", "1"], dir.path());
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lock_files(&repo), Vec::<String>::new(), "a finished session leaves no lock file");
+}
