@@ -63,3 +63,37 @@ fn qa_33_a_session_resumed_after_kill_9_leaves_no_lock_file_when_done() {
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(lock_files(&repo), Vec::<String>::new(), "a finished session leaves no lock file");
 }
+
+#[test]
+fn qa_33_track_follow_measures_no_commit_alone_in_its_block() {
+    // `track --follow main --every 4` of 16 commits measured the grid (commits 1, 5, 9 and 13) in a block of four,
+    // one run of each in turn, and then REF alone: its four runs in a row, one moment's machine state as its level,
+    // what the blocks are there to prevent. Five commits are now measured as blocks of three and two.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 16, 10, 4, 30);
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "suite: bench\ntestcase: bench\ncommand:\n  cmd: ./bench\nvmstat:\n").unwrap();
+    let db = dir.path().join("t.db");
+    let args = ["track", "--follow", "main", "--repo", repo.to_str().unwrap(), "--job", job.to_str().unwrap()];
+    let args = [&args[..], &["--every", "4", "--build", "make -s", "--reports", dir.path().to_str().unwrap()]].concat();
+    let out = culprit(&db, &args, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut order = Vec::new();
+    for id in 1.. {
+        let out = culprit(&db, &["results", "--run", &id.to_string(), "--json"], dir.path());
+        if !out.status.success() {
+            break;
+        }
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        order.push(run["revision"]["sha"].as_str().unwrap().to_string());
+    }
+    let grid = [&shas[0], &shas[4], &shas[8], &shas[12], &shas[15]];
+    let first: Vec<&String> = order.iter().take(20).collect();
+    for sha in grid {
+        assert_eq!(first.iter().filter(|s| **s == sha).count(), 4, "4 runs of each grid commit first: {order:?}");
+    }
+    for (at, window) in first.windows(2).enumerate() {
+        assert_ne!(window[0], window[1], "run {} and the next measure the same commit: {first:?}", at + 1);
+    }
+}
