@@ -97,3 +97,39 @@ fn qa_33_track_follow_measures_no_commit_alone_in_its_block() {
         assert_ne!(window[0], window[1], "run {} and the next measure the same commit: {first:?}", at + 1);
     }
 }
+
+#[test]
+fn qa_33_results_tell_profiling_runs_from_plain_ones() {
+    // After `bisect --profile 3`, `culprit results` listed the culprit and its parent with 8 ok runs while compare
+    // and the report's table read 5 a side (the plain ones), and `results --run ID` showed a profiling run, its
+    // elapsed time doubled by perf, as any other. The listing now counts the profiling runs and a run says its kind.
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 8, 5, 3, 30);
+    let db = dir.path().join("p.db");
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"];
+    let args = [&args[..], &["--build", "make -s", "--metric", "command.user_time", "--profile", "2"]].concat();
+    let out = culprit(&db, &args, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let listing = common::stdout(&culprit(&db, &["results"], dir.path()));
+    let header: Vec<&str> = listing.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["job", "revision", "machine", "ok", "failed", "profiling", "last", "run"], "{listing}");
+    let profiled = |sha: &str| {
+        let line = listing.lines().find(|line| line.contains(&sha[..12])).unwrap_or_else(|| panic!("{listing}"));
+        line.split_whitespace().nth(5).unwrap().to_string()
+    };
+    assert_eq!(profiled(&shas[4]), "2", "the culprit's profiling runs: {listing}");
+    assert_eq!(profiled(&shas[3]), "2", "its parent's: {listing}");
+    assert_eq!(profiled(&shas[0]), "0", "good has none: {listing}");
+
+    let summary = common::stdout(&culprit(&db, &["results", "--json"], dir.path()));
+    let groups: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let runs: u64 = groups.as_array().unwrap().iter().map(|g| g["ok_runs"].as_u64().unwrap()).sum();
+    let last_run = common::stdout(&culprit(&db, &["results", "--run", &runs.to_string(), "--json"], dir.path()));
+    let run: serde_json::Value = serde_json::from_str(&last_run).unwrap();
+    assert_eq!(run["kind"], "profiling", "the last run stored is a profiling run");
+    let text = common::stdout(&culprit(&db, &["results", "--run", &runs.to_string()], dir.path()));
+    assert!(text.contains("kind: profiling run (`culprit bisect --profile`)"), "{text}");
+    let first = common::stdout(&culprit(&db, &["results", "--run", "1"], dir.path()));
+    assert!(!first.contains("kind:"), "a plain run says nothing of its kind: {first}");
+}
