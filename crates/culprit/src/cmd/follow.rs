@@ -402,7 +402,7 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
 /// one moment's machine state for its level (QA of session 33: REF after a grid of four).
 fn balanced_blocks<T>(items: &[T], size: usize) -> impl Iterator<Item = &[T]> {
     let blocks = items.len().div_ceil(size.max(1));
-    let (base, longer) = if blocks == 0 { (0, 0) } else { (items.len() / blocks, items.len() % blocks) };
+    let (base, longer) = items.len().checked_div(blocks).map_or((0, 0), |base| (base, items.len() % blocks));
     let mut rest = items;
     (0..blocks).map(move |block| {
         let (head, tail) = rest.split_at(base + usize::from(block < longer));
