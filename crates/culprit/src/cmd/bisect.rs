@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(id) = args.resume {
-        return resume(store, SessionId(id), args.json, args.profile);
+        return resume(store, SessionId(id), args.json, args.profile, false);
     }
     start(store, args)
 }
@@ -354,7 +354,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                     timeouts_text(stored)
                 );
             }
-            return resume(store, session.id, args.json, args.profile);
+            return resume(store, session.id, args.json, args.profile, true);
         }
     }
 
@@ -515,7 +515,15 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown)
 }
 
-fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize) -> Result<ExitCode> {
+/// Drives stored `session` on. `start_locked`: this process holds the start lock of the session's command already
+/// (the same command again took it before it found the session).
+fn resume(
+    store: &mut dyn Store,
+    session: SessionId,
+    json: bool,
+    profile: usize,
+    start_locked: bool,
+) -> Result<ExitCode> {
     let started = Instant::now();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
@@ -535,9 +543,11 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     // take up this session beside this process.
     let identity = [&config.good, &config.bad, &job.job_id, &opt(&config.build), &opt(&config.deploy)];
     let start_lock = start_lock_path(&config.repo, &identity.map(String::as_str));
-    let _start_lock = match crate::lock::try_lock(&start_lock)? {
-        crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
-        crate::lock::Lock::Busy { holder } => bail!(
+    let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
+    let _start_lock = match taken {
+        None => None,
+        Some(crate::lock::Lock::Held(lock)) => Some(crate::lock::RemovedWhenDropped::new(lock)),
+        Some(crate::lock::Lock::Busy { holder }) => bail!(
             "bisect session {session} is being started or driven by another culprit ({holder}, lock {}); let it \
              finish (`culprit bisect list` shows its session)",
             start_lock.display()
