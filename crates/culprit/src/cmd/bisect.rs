@@ -548,8 +548,8 @@ fn resume(
         None => None,
         Some(crate::lock::Lock::Held(lock)) => Some(crate::lock::RemovedWhenDropped::new(lock)),
         Some(crate::lock::Lock::Busy { holder }) => bail!(
-            "bisect session {session} is being started or driven by another culprit ({holder}, lock {}); let it \
-             finish (`culprit bisect list` shows its session)",
+            "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
+             it and run `culprit bisect --resume {session}`",
             start_lock.display()
         ),
     };
