@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(id) = args.resume {
-        return resume(store, SessionId(id), args.json, args.profile);
+        return resume(store, SessionId(id), args.json, args.profile, false);
     }
     start(store, args)
 }
@@ -354,7 +354,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                     timeouts_text(stored)
                 );
             }
-            return resume(store, session.id, args.json, args.profile);
+            return resume(store, session.id, args.json, args.profile, true);
         }
     }
 
@@ -515,7 +515,15 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown)
 }
 
-fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize) -> Result<ExitCode> {
+/// Drives stored `session` on. `start_locked`: this process holds the start lock of the session's command already
+/// (the same command again took it before it found the session).
+fn resume(
+    store: &mut dyn Store,
+    session: SessionId,
+    json: bool,
+    profile: usize,
+    start_locked: bool,
+) -> Result<ExitCode> {
     let started = Instant::now();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
@@ -530,6 +538,21 @@ fn resume(store: &mut dyn Store, session: SessionId, json: bool, profile: usize)
     }
     let range = session_range(store, session, &config)?;
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
+    // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
+    // would stay in the repository after the resumed session is done; and the same command started meanwhile would
+    // take up this session beside this process.
+    let identity = [&config.good, &config.bad, &job.job_id, &opt(&config.build), &opt(&config.deploy)];
+    let start_lock = start_lock_path(&config.repo, &identity.map(String::as_str));
+    let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
+    let _start_lock = match taken {
+        None => None,
+        Some(crate::lock::Lock::Held(lock)) => Some(crate::lock::RemovedWhenDropped::new(lock)),
+        Some(crate::lock::Lock::Busy { holder }) => bail!(
+            "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
+             it and run `culprit bisect --resume {session}`",
+            start_lock.display()
+        ),
+    };
     drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
 }
 

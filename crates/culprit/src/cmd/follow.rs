@@ -371,7 +371,7 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
         interrupt_flag(),
     );
     let block_size = if plan.config.deploy.is_some() { 1 } else { LIVE_WORKTREES };
-    for block in todo.chunks(block_size) {
+    for block in balanced_blocks(&todo, block_size) {
         let mut block = measuring_block(plan, block);
         let finished = interleave_rounds(&mut block, |index| {
             bar.set_message(format!("measuring {}", short(&plan.range[index].sha)));
@@ -395,6 +395,20 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
     }
     bar.finish_and_clear();
     Ok(true)
+}
+
+/// `items` in blocks of at most `size`, as few blocks as that allows and as even as they can be: five commits in
+/// blocks of four are three and two, not four and one, since a commit alone in a block has all its runs in a row,
+/// one moment's machine state for its level (QA of session 33: REF after a grid of four).
+fn balanced_blocks<T>(items: &[T], size: usize) -> impl Iterator<Item = &[T]> {
+    let blocks = items.len().div_ceil(size.max(1));
+    let (base, longer) = items.len().checked_div(blocks).map_or((0, 0), |base| (base, items.len() % blocks));
+    let mut rest = items;
+    (0..blocks).map(move |block| {
+        let (head, tail) = rest.split_at(base + usize::from(block < longer));
+        rest = tail;
+        head
+    })
 }
 
 /// A commit being measured: how many runs it still needs, and how many this pass stored.
@@ -570,6 +584,23 @@ fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_are_as_even_as_their_number_allows() {
+        let sizes = |n: usize, size: usize| -> Vec<usize> {
+            let items: Vec<usize> = (0..n).collect();
+            let blocks: Vec<&[usize]> = balanced_blocks(&items, size).collect();
+            assert_eq!(blocks.concat(), items, "every item once, in order");
+            blocks.iter().map(|b| b.len()).collect()
+        };
+        assert_eq!(sizes(0, 4), Vec::<usize>::new());
+        assert_eq!(sizes(1, 4), [1]);
+        assert_eq!(sizes(4, 4), [4]);
+        assert_eq!(sizes(5, 4), [3, 2]);
+        assert_eq!(sizes(9, 4), [3, 3, 3]);
+        assert_eq!(sizes(10, 4), [4, 3, 3]);
+        assert_eq!(sizes(3, 1), [1, 1, 1]);
+    }
 
     #[test]
     fn rounds_take_one_run_of_each_commit_in_turn_and_drop_a_failed_commit() {

@@ -39,8 +39,19 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
             flags => format!("no results in {} match{flags}\n", store.location()),
         });
     }
+    // Profiling runs (`bisect --profile`) are counted in ok and failed, as stored runs, but compare and the report
+    // read them apart from the plain ones: a column says how many there are, so that "8 ok" is not read as the runs
+    // a table of that revision stands on.
+    let profiling_filter = RunFilter { kind: Some(culprit_store::RunKind::Profiling), ..filter.clone() };
+    let mut profiling: std::collections::HashMap<(String, String, String), u64> = std::collections::HashMap::new();
+    for run in store.list_runs(&profiling_filter)?.iter().filter(|run| profiling_filter.matches(run)) {
+        *profiling.entry((run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone())).or_default() += 1;
+    }
     let mut rows =
         vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
+    if !profiling.is_empty() {
+        rows[0][4] = "failed  profiling".into();
+    }
     for g in &groups {
         let revision = match &g.revision {
             Revision::Commit { sha, describe, .. } => match describe {
@@ -54,7 +65,10 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
             revision,
             g.hostname.clone(),
             g.ok_runs.to_string(),
-            g.failed_runs.to_string(),
+            match profiling.get(&(g.job_id.clone(), g.revision.key().to_string(), g.hostname.clone())) {
+                _ if profiling.is_empty() => g.failed_runs.to_string(),
+                count => format!("{:<6}  {}", g.failed_runs, count.copied().unwrap_or(0)),
+            },
             format_time(g.last_ended_at),
         ]);
     }
@@ -96,6 +110,14 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
 /// shown with the invalid bytes replaced.
 fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()> {
     let record = store.run(id)?;
+    // A profiling run's benchmark numbers carry perf's overhead: the run says what it was.
+    let of_its_revision = RunFilter {
+        job: Some(record.job_id.clone()),
+        revision_keys: vec![record.revision.key().to_string()],
+        ..RunFilter::default()
+    };
+    let kind = store.list_runs(&of_its_revision)?.into_iter().find(|run| run.id == id).map(|run| run.kind);
+    let kind = kind.unwrap_or_default();
     if json {
         let raw: Vec<serde_json::Value> = record
             .raw_outputs
@@ -106,6 +128,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         if let Some(object) = value.as_object_mut() {
             object.insert("raw_outputs".to_string(), serde_json::Value::Array(raw));
             object.insert("id".to_string(), serde_json::Value::from(id.0));
+            object.insert("kind".to_string(), serde_json::Value::from(kind.as_str()));
         }
         return output::println(&serde_json::to_string_pretty(&value)?);
     }
@@ -124,6 +147,12 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s\n", record.ended_at - record.started_at),
         culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {reason}\n"),
     });
+    if kind == culprit_store::RunKind::Profiling {
+        out.push_str(
+            "kind: profiling run (`culprit bisect --profile`): perf attached, so its benchmark numbers are not \
+             comparable with a plain run's (compare and the report read its perf rows only)\n",
+        );
+    }
     out.push_str(&format!("metrics ({}):\n", record.metrics.len()));
     for (name, value) in &record.metrics {
         out.push_str(&format!("  {name}: {value}\n"));
