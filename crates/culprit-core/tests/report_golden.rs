@@ -790,23 +790,41 @@ fn the_mail_says_which_runs_the_perf_rows_and_the_other_rows_come_from() {
         profiled_monitors: profiled_monitors.into_iter().map(str::to_string).collect(),
     };
     let both = sources(vec![8, 9, 5], vec!["perf-profile", "perf-stat"]);
-    let input = ReportInput { sources: Some(both), ..real_input() };
-    let said = "The perf-profile and perf-stat rows are from 3 runs a side with perf attached (`culprit bisect \
-                --profile`); every other row is from 8 runs of 3dab4c1c6c, 9 of a9ecb5c3d0 and 5 of a9ecb5c3d0+revert \
-                without it.";
+    // The table shows a perf-profile move and no perf-stat row: the sentence names the rows the reader can see.
+    let (mut columns, _, _) = real_columns();
+    for (column, level) in columns.iter_mut().zip([2.0, 6.0, 2.5]) {
+        column.metrics.insert("perf-profile.self.cycles-pp.hash_round".into(), samples(level, 0.1));
+    }
+    let comparison = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+    let input = ReportInput { sources: Some(both.clone()), comparison, ..real_input() };
+    let said = "The perf-profile rows are from 3 runs a side with perf attached (`culprit bisect --profile`); every \
+                other row is from 8 runs of 3dab4c1c6c, 9 of a9ecb5c3d0 and 5 of a9ecb5c3d0+revert without it.";
     let text = render(&input, Format::Text).unwrap();
     assert!(flat(&text).contains(said), "{text}");
+    assert!(!text.contains("perf-stat"), "{text}");
     // Under the table, before the fix's sentence.
-    let (at, fix) = (text.find("The perf-profile and").unwrap(), text.find("With a9ecb5c3d0+revert").unwrap());
-    assert!(text.find("command.user_time\n").unwrap() < at && at < fix, "{text}");
+    let (at, fix) = (text.find("The perf-profile rows").unwrap(), text.find("With a9ecb5c3d0+revert").unwrap());
+    assert!(text.find("perf-profile.self.cycles-pp.hash_round\n").unwrap() < at && at < fix, "{text}");
     let markdown = flat(&render(&input, Format::Markdown).unwrap());
-    let escaped = "perf-profile and perf-stat rows are from 3 runs a side with perf attached (\\`culprit bisect";
+    let escaped = "perf-profile rows are from 3 runs a side with perf attached (\\`culprit bisect";
     assert!(markdown.contains(escaped), "{markdown}");
     let html = render(&input, Format::Html).unwrap();
-    assert!(flat(&html).contains("<p>The perf-profile and perf-stat rows are from 3 runs a side"), "{html}");
+    assert!(flat(&html).contains("<p>The perf-profile rows are from 3 runs a side"), "{html}");
     let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
     assert_eq!(json["report"]["sources"]["plain_runs"], serde_json::json!([8, 9, 5]));
     assert_eq!(json["report"]["sources"]["profiled_monitors"], serde_json::json!(["perf-profile", "perf-stat"]));
+
+    // A table that shows none of the profiled rows (none changed) says so rather than point at rows not there.
+    let unchanged = ReportInput { sources: Some(both), ..real_input() };
+    let text = flat(&render(&unchanged, Format::Text).unwrap());
+    assert!(
+        text.contains(
+            "The 3 runs a side with perf attached (`culprit bisect --profile`) gave the perf-profile and perf-stat \
+             rows, none of which changed (the json format has them); every row here is from 8 runs of 3dab4c1c6c, 9 \
+             of a9ecb5c3d0 and 5 of a9ecb5c3d0+revert without it."
+        ),
+        "{text}"
+    );
 
     // Profiling runs that gave no row the plain runs lack are said to be left out, and why.
     let none = ReportInput { sources: Some(sources(vec![8, 8, 8], Vec::new())), ..real_input() };

@@ -93,7 +93,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         let _ =
             writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
     }
-    if let Some(sentence) = super::sources_sentence(input) {
+    if let Some(sentence) = super::sources_sentence(input, &table) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }
     if let Some(sentence) = fix_sentence(input, &h) {

@@ -90,7 +90,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "\n{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.");
     }
     out.push('\n');
-    if let Some(sentence) = super::sources_sentence(input) {
+    if let Some(sentence) = super::sources_sentence(input, &table) {
         let _ = writeln!(out, "{}\n", escape(&sentence));
     }
     if let Some(sentence) = fix_sentence(input, &h) {

@@ -823,20 +823,33 @@ pub fn break_command(line: &str, indent: &str) -> String {
 }
 
 /// The sentence under the table that says which runs its rows come from, when its revisions have profiling runs
-/// ([`RunSources`]).
-pub(crate) fn sources_sentence(input: &ReportInput) -> Option<String> {
+/// ([`RunSources`]). It names only the profiled monitors with a row in the table `shown`: a mail whose table shows
+/// no perf-stat row would send the reader looking for one.
+pub(crate) fn sources_sentence(input: &ReportInput, shown: &CompareResult) -> Option<String> {
     let columns = [Some(&input.base), Some(&input.commit), input.fix.as_ref()];
     let labels: Vec<String> = columns.into_iter().flatten().map(CommitRef::short).collect();
-    Some(sources_text(input.sources.as_ref()?, &labels))
+    let sources = input.sources.as_ref()?;
+    let has_rows = |monitor: &String| {
+        shown.rows.iter().any(|row| crate::compare::profiled::profiling_monitor(&row.metric) == Some(monitor.as_str()))
+    };
+    let (in_table, unchanged): (Vec<String>, Vec<String>) =
+        sources.profiled_monitors.iter().cloned().partition(|monitor| has_rows(monitor));
+    if in_table.is_empty() && !unchanged.is_empty() {
+        let (plain, profiling) = (runs_text(&sources.plain_runs, &labels), runs_text(&sources.profiling_runs, &labels));
+        return Some(format!(
+            "The {profiling} with perf attached (`culprit bisect --profile`) gave the {} rows, none of which changed \
+             (the json format has them); every row here is from {plain} without it.",
+            unchanged.join(" and ")
+        ));
+    }
+    Some(sources_text(&RunSources { profiled_monitors: in_table, ..sources.clone() }, &labels))
 }
 
-/// Which runs a table's rows come from, in words, with `labels` naming its columns: "The perf-profile and perf-stat
-/// rows are from 3 runs a side with perf attached (`culprit bisect --profile`); every other row is from 8 runs of
-/// 3dab4c1c6c and 9 of a9ecb5c3d0 without it." `culprit compare` says the same under its table.
-pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
+/// A count of runs per column in words, with `labels` naming the columns: "3 runs a side", or "8 runs of A, 9 of B
+/// and 5 of C" when the columns differ.
+fn runs_text(counts: &[usize], labels: &[String]) -> String {
     let noun = |n: usize| if n == 1 { "run" } else { "runs" };
-    // "3 runs a side", or "8 runs of A, 9 of B and 5 of C" when the columns differ.
-    let runs = |counts: &[usize]| match counts {
+    match counts {
         [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} a side", noun(*n)),
         _ => {
             let mut each: Vec<String> = counts.iter().zip(labels).map(|(n, label)| format!("{n} of {label}")).collect();
@@ -848,8 +861,14 @@ pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
                 _ => each.concat(),
             }
         }
-    };
-    let (plain, profiling) = (runs(&sources.plain_runs), runs(&sources.profiling_runs));
+    }
+}
+
+/// Which runs a table's rows come from, in words, with `labels` naming its columns: "The perf-profile and perf-stat
+/// rows are from 3 runs a side with perf attached (`culprit bisect --profile`); every other row is from 8 runs of
+/// 3dab4c1c6c and 9 of a9ecb5c3d0 without it." `culprit compare` says the same under its table.
+pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
+    let (plain, profiling) = (runs_text(&sources.plain_runs, labels), runs_text(&sources.profiling_runs, labels));
     if sources.profiled_monitors.is_empty() {
         format!(
             "The {profiling} with perf attached (`culprit bisect --profile`) are left out of this table: perf's \

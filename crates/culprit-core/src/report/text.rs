@@ -60,7 +60,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "# {left_out} more changed monitor or perf-profile metric(s); the json format has them all");
     }
     out.push('\n');
-    if let Some(sentence) = sources_sentence(input) {
+    if let Some(sentence) = sources_sentence(input, &table) {
         out.push_str(&wrap(&sentence, ""));
         out.push('\n');
     }
