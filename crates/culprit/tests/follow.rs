@@ -127,6 +127,9 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     let worktrees = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&worktrees.stdout).lines().count(), 1);
 
+    // A pass leaves no lock file beside the store.
+    assert!(!dir.path().join("f.db.follow.lock").exists());
+
     // While another pass holds the lock, a pass does nothing and says why.
     let lock = std::fs::File::create(dir.path().join("f.db.follow.lock")).unwrap();
     assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);

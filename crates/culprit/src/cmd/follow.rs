@@ -160,7 +160,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
 
     let lock = lock_path(db.as_deref());
-    let _held = take_lock(&lock)?;
+    // The file goes with the pass: beside the user's store it says nothing once no pass holds it.
+    let _held = crate::lock::RemovedWhenDropped::new(take_lock(&lock)?);
     // A pass adds runs: a read-only store is refused here, before the first build, not when the first run is saved.
     let mut store = crate::cmd::open_writable_store(db)?;
     let store: &mut dyn Store = &mut store;
