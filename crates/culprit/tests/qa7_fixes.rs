@@ -124,7 +124,9 @@ fn qa_33_results_tell_profiling_runs_from_plain_ones() {
 
     let summary = common::stdout(&culprit(&db, &["results", "--json"], dir.path()));
     let groups: serde_json::Value = serde_json::from_str(&summary).unwrap();
-    let runs: u64 = groups.as_array().unwrap().iter().map(|g| g["ok_runs"].as_u64().unwrap()).sum();
+    // Run ids count every stored run, the failed ones too (the commit that does not build, when the bisect tried it).
+    let count = |g: &serde_json::Value| g["ok_runs"].as_u64().unwrap() + g["failed_runs"].as_u64().unwrap();
+    let runs: u64 = groups.as_array().unwrap().iter().map(count).sum();
     let last_run = common::stdout(&culprit(&db, &["results", "--run", &runs.to_string(), "--json"], dir.path()));
     let run: serde_json::Value = serde_json::from_str(&last_run).unwrap();
     assert_eq!(run["kind"], "profiling", "the last run stored is a profiling run");
