@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit};
+use common::{culprit, quiet_machine, refused, slowdown, spawn_culprit};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -20,9 +20,7 @@ fn still_running_after_its_start(mut child: Child) -> (bool, String) {
 #[test]
 fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different_one_is_not() {
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(6, 4, 2);
     // Each run sleeps, so the first command is still probing good and bad (no session stored yet) when the second
     // one starts.
     let repo_arg = repo.to_str().unwrap();

@@ -4,23 +4,14 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit, stdout, wait_for_file};
-use std::path::{Path, PathBuf};
+use common::{culprit, quiet_machine, refused, slowdown, spawn_culprit, stdout, wait_for_file};
+use std::path::Path;
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with make, on command.user_time, with `extra`.
 fn bisect(db: &Path, repo: &Path, good: &str, extra: &[&str]) -> std::process::Output {
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", "HEAD"];
     let how = ["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"];
     culprit(db, &[&args[..], &how, extra].concat(), repo)
-}
-
-/// A temporary directory holding a slowdown repository of `commits` commits (30% from commit `slow_at`, commit
-/// `broken_at` not building), its commits, and the path of a store beside it.
-fn slowdown(commits: usize, slow_at: usize, broken_at: usize) -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), commits, slow_at, broken_at, 30);
-    let db = dir.path().join("b.db");
-    (dir, repo, shas, db)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, refused, spawn_culprit, stdout, wait_for_file};
+use common::{culprit, lock_files, quiet_machine, refused, slowdown, spawn_culprit, stdout, wait_for_file};
 use std::path::{Path, PathBuf};
 
 /// `culprit bisect` of the slowdown repository's `./bench`, built with `build`, on command.user_time, with `extra`.
@@ -24,9 +24,7 @@ fn qa_33_an_inconclusive_bisect_says_where_its_runs_place_the_change() {
     // before the slowdown at good's level and one after it at bad's, one run each, and the outcome said only
     // "inconclusive". It still blames no commit, but reports the range between the two everywhere it is read.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 24, 15, 12, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(24, 15, 12);
     let out = culprit(&db, &bisect_args(&repo, &shas[0], "make -s", &["--max-runs", "10"]), dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let summary = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -96,9 +94,7 @@ fn qa_33_a_sweeps_chart_name_is_checked_before_the_comparison_as_track_checks_it
 fn qa_33_a_finished_bisect_leaves_no_lock_file_and_the_lock_still_keeps_a_second_driver_out() {
     // Every finished session left `.git/culprit/session-N.lock` behind in the repository.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 2, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = slowdown(6, 4, 2);
     // The session's first build (after the probe's, in worktrees of their own) waits until the test has tried a
     // second driver of the session.
     let started = dir.path().join("started");
@@ -125,11 +121,5 @@ fn qa_33_a_finished_bisect_leaves_no_lock_file_and_the_lock_still_keeps_a_second
     assert_eq!(again["culprits"], result["culprits"]);
     assert!(!session_lock(&repo, 1).exists());
     // Nor does the lock the command held from its start, which keeps an identical command out while it probes.
-    let locks: Vec<String> = std::fs::read_dir(repo.join(".git/culprit"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".lock"))
-        .collect();
-    assert!(locks.is_empty(), "{locks:?}");
+    assert_eq!(lock_files(&repo), Vec::<String>::new());
 }

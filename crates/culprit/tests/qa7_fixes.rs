@@ -3,16 +3,8 @@
 
 mod common;
 
-use common::{culprit, make_slowdown_repo, quiet_machine, write_script};
-use std::path::Path;
+use common::{culprit, lock_files, make_slowdown_repo, quiet_machine, slowdown, write_script};
 use std::process::Command;
-
-/// The lock files left in the repository's culprit directory.
-fn lock_files(repo: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(repo.join(".git").join("culprit")) else { return Vec::new() };
-    let names = entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
-    names.filter(|name| name.ends_with(".lock")).collect()
-}
 
 #[test]
 fn qa_33_a_session_resumed_after_kill_9_leaves_no_lock_file_when_done() {
@@ -104,9 +96,7 @@ fn qa_33_results_tell_profiling_runs_from_plain_ones() {
     // and the report's table read 5 a side (the plain ones), and `results --run ID` showed a profiling run, its
     // elapsed time doubled by perf, as any other. The listing now counts the profiling runs and a run says its kind.
     let _machine = quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = make_slowdown_repo(dir.path(), 8, 5, 3, 30);
-    let db = dir.path().join("p.db");
+    let (dir, repo, shas, db) = slowdown(8, 5, 3);
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--run", "./bench"];
     let args = [&args[..], &["--build", "make -s", "--metric", "command.user_time", "--profile", "2"]].concat();
     let out = culprit(&db, &args, dir.path());

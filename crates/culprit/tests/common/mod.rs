@@ -70,6 +70,22 @@ pub fn make_slowdown_repo(
     (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
 }
 
+/// A temporary directory holding a slowdown repository of `commits` commits (30% from commit `slow_at`, commit
+/// `broken_at` not building), its commits, and the path of a store beside it.
+pub fn slowdown(commits: usize, slow_at: usize, broken_at: usize) -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), commits, slow_at, broken_at, 30);
+    let db = dir.path().join("b.db");
+    (dir, repo, shas, db)
+}
+
+/// The lock files culprit keeps in `repo` (`.git/culprit/*.lock`), by name.
+pub fn lock_files(repo: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.join(".git").join("culprit")) else { return Vec::new() };
+    let names = entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+    names.filter(|name| name.ends_with(".lock")).collect()
+}
+
 /// Writes an executable shell script: the stand-in programs (qemu, ssh, perf, ...) a test puts first on `PATH`.
 pub fn write_script(path: &Path, body: &str) {
     std::fs::write(path, body).unwrap();
