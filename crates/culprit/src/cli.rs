@@ -236,7 +236,8 @@ pub struct BisectArgs {
     pub min_change: Option<f64>,
     /// After the culprit is found, this many extra interleaved runs of it and its parent with perf-profile and
     /// perf-stat added, so the report can show the profile that explains it without profiling slowing the search.
-    /// They are stored as profiling runs: the report's perf rows read them, its benchmark rows never do.
+    /// They are stored as profiling runs: the report's perf rows read them, its benchmark rows never do. N counts
+    /// the runs the session has already: `--resume ID --profile N` takes only the missing ones.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would

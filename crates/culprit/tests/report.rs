@@ -453,4 +453,19 @@ echo "ops: $level"
         serde_json::from_str(&stdout(&run(&["bisect", "--resume", &session, "--json"]))).unwrap();
     assert_eq!(resumed["culprits"], result["culprits"]);
     assert_eq!(resumed["runs"], result["runs"]);
+
+    // --profile N is how many profiling runs each side ends with: given again, it takes none (it took three more a
+    // side on every resume before); a larger N takes the difference.
+    let perf_stat_runs = || -> Vec<u64> {
+        let compared: serde_json::Value = serde_json::from_str(&stdout(&run(&[
+            "compare", base, culprit_sha, "--format", "json", "--all",
+        ])))
+        .unwrap();
+        let rows = compared[0]["result"]["rows"].as_array().unwrap().clone();
+        sides(rows.iter().find(is_perf_stat).expect("perf-stat rows")).iter().map(|s| s.0).collect()
+    };
+    stdout(&run(&["bisect", "--resume", &session, "--profile", "3", "--json"]));
+    assert_eq!(perf_stat_runs(), vec![3, 3]);
+    stdout(&run(&["bisect", "--resume", &session, "--profile", "4", "--json"]));
+    assert_eq!(perf_stat_runs(), vec![4, 4]);
 }

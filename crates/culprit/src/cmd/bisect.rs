@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
-use culprit_core::model::{abbreviate, MetricClass, RunRecord};
+use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_core::report::confidence_words;
 use culprit_run::bisect::{
     commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, StepTimeouts, DEFAULT_RUN_TIMEOUT,
@@ -23,7 +23,7 @@ use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{BisectCommit, NewBisectSession, RunKind, SessionId, Store, NEW_SESSION_STATUS};
+use culprit_store::{BisectCommit, NewBisectSession, RunFilter, RunKind, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -643,6 +643,10 @@ fn drive(
 /// perf-stat added to the job's monitors. They are stored as profiling runs (perf makes the benchmark several times
 /// slower) linked to the session after its outcome: a replay leaves them out, and the report reads only their perf
 /// rows, the benchmark's own rows coming from the bisect's plain runs.
+///
+/// `runs` is how many profiling runs each of those commits ends with, not how many more to take: the session's
+/// stored profiling runs count, so a `--resume` after a kill during profiling takes only the missing ones, and the
+/// same `--profile N` given again to a finished session takes none (a larger N takes the difference).
 fn profile_culprits(
     driver: &mut Driver<'_>,
     outcome: &Outcome,
@@ -656,10 +660,18 @@ fn profile_culprits(
             driver.job.monitors.push((monitor.to_string(), Default::default()));
         }
     }
+    let mut done = stored_profiling_runs(&*driver.store, driver.session, &driver.range)?;
     for culprit in outcome.culprits.iter().filter(|c| c.located) {
-        for round in 0..runs {
+        // Rounds keep the two commits interleaved, so slow drift of the machine falls on both alike; a commit that
+        // has its runs already (a shared parent of two culprits, or an earlier pass) sits its turn out.
+        for _ in 0..runs {
             for index in [culprit.after, culprit.commit] {
-                bar.set_message(format!("profiling {} (run {} of {runs})", &driver.range[index].sha[..10], round + 1));
+                let taken = done.entry(index).or_default();
+                if *taken >= runs {
+                    continue;
+                }
+                *taken += 1;
+                bar.set_message(format!("profiling {} (run {} of {runs})", &driver.range[index].sha[..10], *taken));
                 if driver.run_at(index, observe)?.is_none() {
                     return Ok(());
                 }
@@ -667,6 +679,25 @@ fn profile_culprits(
         }
     }
     Ok(())
+}
+
+/// How many profiling runs of `session` each commit of the range has already, successful or not (a commit whose
+/// profiling runs fail is not tried again and again on every resume), by the commit's index in the range.
+fn stored_profiling_runs(
+    store: &dyn Store,
+    session: Option<SessionId>,
+    range: &[RangeCommit],
+) -> Result<std::collections::HashMap<usize, usize>> {
+    let mut taken = std::collections::HashMap::new();
+    let Some(session) = session else { return Ok(taken) };
+    let filter = RunFilter { bisect_session: Some(session), kind: Some(RunKind::Profiling), ..RunFilter::default() };
+    for run in store.list_runs(&filter)? {
+        let Revision::Commit { sha, .. } = &run.revision else { continue };
+        if let Some(index) = range.iter().position(|commit| &commit.sha == sha) {
+            *taken.entry(index).or_insert(0) += 1;
+        }
+    }
+    Ok(taken)
 }
 
 /// The `--json` object: status, culprits (full SHA, subject, share), runs, builds, and the evidence.
