@@ -1,0 +1,39 @@
+//! End-to-end regressions of the eighth QA pass: the seed threads' jobs written as lkp-tests users write them (fs_mark
+//! with lkp's units, a bisect with perf attached), run, compared, bisected and reported as their engineers would.
+
+mod common;
+
+use common::{stdout, write, write_script};
+use std::path::Path;
+use std::process::Command;
+
+/// Runs culprit with `--db db` and `args` in `dir`, with `dir/bin` first on `PATH` (a test's stand-in programs).
+fn culprit_with_bin(dir: &Path, db: &str, args: &[&str]) -> std::process::Output {
+    let path = format!("{}:{}", dir.join("bin").display(), std::env::var("PATH").unwrap_or_default());
+    let mut culprit = Command::new(env!("CARGO_BIN_EXE_culprit"));
+    culprit.current_dir(dir).env("PATH", path).arg("--db").arg(db).args(args).output().unwrap()
+}
+
+#[test]
+fn qa_34_an_lkp_fsmark_job_runs_with_lkps_units_and_file_count() {
+    // Seed 000 is a 16-way fs_mark file-create test. lkp's own fsmark jobs write `nr_directories: 16d` and
+    // `nr_files_per_directory: 256fpd`, which culprit refused ("expected a whole number"); with the units removed,
+    // lkp's jobs/fsmark/fsmark.yaml (9-byte files, 256M, 4 loops) asked fs_mark for 14,913,080 files a thread where
+    // lkp asks for 8192 (it counts files of at least one 4k block and splits them over the loops).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp/fsmark/1");
+    let args = dir.path().join("fs_mark.args");
+    let body = format!("#!/bin/sh\necho \"$@\" > {}\ncat {}\n", args.display(), fixture.display());
+    write_script(&dir.path().join("bin/fs_mark"), &body);
+    let job = "suite: fsmark\ntestcase: fsmark\ncategory: benchmark\n\ndisk: 1HDD\niterations: 4\nnr_threads: 2\n\n\
+               fsmark:\n  filesize: 9B\n  test_size: 256M\n  sync_method: NoSync\n  nr_directories: 16d\n  \
+               nr_files_per_directory: 256fpd\n";
+    write(dir.path(), "fsmark.yaml", job);
+    let run = ["run", "fsmark.yaml", "-n", "1", "--label", "v3.11", "--monitors", "none"];
+    let out = culprit_with_bin(dir.path(), "f.db", &run);
+    let text = stdout(&out);
+    assert!(text.contains("fsmark.files_per_sec"), "{text}");
+    let argv = std::fs::read_to_string(&args).unwrap();
+    assert!(argv.trim_end().ends_with("-n 8192 -s 9 -S 0 -D 16 -N 256 -L 4"), "fs_mark ran with {argv}");
+}
