@@ -37,3 +37,31 @@ fn qa_34_an_lkp_fsmark_job_runs_with_lkps_units_and_file_count() {
     let argv = std::fs::read_to_string(&args).unwrap();
     assert!(argv.trim_end().ends_with("-n 8192 -s 9 -S 0 -D 16 -N 256 -L 4"), "fs_mark ran with {argv}");
 }
+
+#[test]
+fn qa_34_a_profile_perf_could_not_record_is_said_by_the_bisect_and_the_mail() {
+    // `bisect --profile 3` of a short benchmark: perf failed in every profiling run (here perf is not permitted, as
+    // in a container; on a real machine a run too short for perf's interval does the same). The bisect said nothing,
+    // the failures were only in the stored stderr, and the mail said the profiling runs "add no perf row the runs
+    // without it lack", which reads as a profile that found nothing.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 6, 4, 99, 30);
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    let perf = "#!/bin/sh\necho 'Error: perf_event_open: Permission denied (perf_event_paranoid is 4)' >&2\nexit 1\n";
+    write_script(&dir.path().join("bin/perf"), perf);
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[5], "--run", "./bench"];
+    let args = [&args[..], &["--build", "make -s", "--metric", "command.user_time", "--profile", "2"]].concat();
+    let out = culprit_with_bin(dir.path(), "b.db", &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for monitor in ["perf-profile", "perf-stat"] {
+        let said = err.lines().filter(|l| l.contains(&format!("monitor {monitor}:"))).count();
+        assert_eq!(said, 1, "the bisect says once that {monitor} recorded nothing:\n{err}");
+    }
+    assert!(err.contains("the run is kept without that monitor's data (`culprit results --run "), "{err}");
+    let mail = stdout(&culprit_with_bin(dir.path(), "b.db", &["report", "1"]));
+    let mail = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(mail.contains("perf recorded no perf-profile or perf-stat data in them"), "{mail}");
+    assert!(!mail.contains("they add no perf row"), "{mail}");
+}

@@ -71,10 +71,12 @@ impl StoredRuns {
     pub fn sources(&self, plain: &Comparison, profiled: Option<&Comparison>) -> Option<RunSources> {
         let (profiling, profiled) = (self.profiling.as_ref()?, profiled?);
         let supplied = culprit_core::compare::profiled::supplied_monitors(plain, profiled);
+        let silent = culprit_core::compare::profiled::silent_monitors(plain, profiled);
         Some(RunSources {
             plain_runs: self.plain.iter().map(|s| s.ok_runs.len()).collect(),
             profiling_runs: profiling.iter().map(|s| s.ok_runs.len()).collect(),
             profiled_monitors: supplied.into_iter().map(str::to_string).collect(),
+            silent_monitors: silent.into_iter().map(str::to_string).collect(),
         })
     }
 }
