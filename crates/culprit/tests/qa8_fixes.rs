@@ -65,3 +65,22 @@ fn qa_34_a_profile_perf_could_not_record_is_said_by_the_bisect_and_the_mail() {
     assert!(mail.contains("perf recorded no perf-profile or perf-stat data in them"), "{mail}");
     assert!(!mail.contains("they add no perf row"), "{mail}");
 }
+
+#[test]
+fn qa_34_a_quiet_randwrite_mail_leads_with_the_write_iops_not_a_read_metric_at_zero() {
+    // Seed 001's job (fio randwrite 4k, libaio) at two trees with nothing changed: the mail's subject and opening
+    // were "fio.read_iops 0.0% non-significant change", a read metric fio reports as 0 in a job that only writes.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: fio-basic\ntestcase: fio-basic\ncategory: benchmark\n\nruntime: 1s\nnr_task: 1\n\
+               time_based: tb\n\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\n  ioengine: libaio\n  \
+               test_size: 8M\n\nfio:\n";
+    write(dir.path(), "fio.yaml", job);
+    for label in ["v5.12", "v5.13-rc1"] {
+        let run = ["run", "fio.yaml", "-n", "2", "--label", label, "--monitors", "none"];
+        stdout(&common::culprit("f.db", &run, dir.path()));
+    }
+    let mail = stdout(&common::culprit("f.db", &["report", "--compare", "v5.12", "v5.13-rc1"], dir.path()));
+    let subject = mail.lines().next().unwrap();
+    assert!(subject.starts_with("[culprit] v5.13-rc1: fio.write_iops "), "{mail}");
+    assert!(!mail.contains("fio.read_iops"), "{mail}");
+}

@@ -397,10 +397,15 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
 /// The metric a report leads with when [`headline_metric`] finds none (nothing changed, or only rows of no known
 /// direction): the test's KPI, first in table order, so a "no significant change" mail speaks of what the test
 /// measures (`fio.read_iops`, not `fio.latency_1000ms%`, a latency bucket that is 0 on both sides); else the first
-/// program metric; else `None`.
+/// program metric; else `None`. A metric that is 0 on every side comes after those that are not: fio reports
+/// `read_iops` of 0 for a write-only job, and a randwrite mail led with "no significant change of fio.read_iops".
 pub fn quiet_headline_metric(result: &CompareResult) -> Option<String> {
+    let measured = |r: &&MetricRow| r.sides.iter().any(|side| side.mean != 0.0);
+    let kpi = |r: &&MetricRow| crate::compare::direction::is_kpi(&r.metric);
     headline_candidates(result)
-        .find(|r| crate::compare::direction::is_kpi(&r.metric))
+        .find(|r| kpi(r) && measured(r))
+        .or_else(|| headline_candidates(result).find(measured))
+        .or_else(|| headline_candidates(result).find(kpi))
         .or_else(|| headline_candidates(result).next())
         .map(|r| r.metric.clone())
 }
