@@ -84,3 +84,27 @@ fn qa_34_a_quiet_randwrite_mail_leads_with_the_write_iops_not_a_read_metric_at_z
     assert!(subject.starts_with("[culprit] v5.13-rc1: fio.write_iops "), "{mail}");
     assert!(!mail.contains("fio.read_iops"), "{mail}");
 }
+
+#[test]
+fn qa_34_try_fix_does_not_promise_its_table_in_a_mail_that_reads_more_runs() {
+    // Seed 000's fix (Joonsoo's one-line patch, tested by Dave) with try-fix: it compares only its own interleaved
+    // runs and ended "culprit report --compare BASE BAD --fix LABEL writes the mail with this table", but that mail
+    // reads every stored run of the three: after a bisect, or a second try of the patch, its numbers were not these.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 4, 3, 99, 30);
+    let bench = std::fs::read_to_string(repo.join("bench.c")).unwrap();
+    std::fs::write(repo.join("bench.c"), bench.replace("(100 + 30)", "(100 + 0)")).unwrap();
+    let diff = Command::new("git").arg("-C").arg(&repo).arg("diff").output().unwrap();
+    std::fs::write(dir.path().join("fix.patch"), &diff.stdout).unwrap();
+    assert!(Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", "bench.c"]).status().unwrap().success());
+    let args = ["try-fix", "--repo", repo.to_str().unwrap(), "--base", &shas[1], "--bad", &shas[3], "--patch"];
+    let args = [&args[..], &["fix.patch", "--run", "./bench", "--build", "make -s", "--runs", "3"]].concat();
+    let args = [&args[..], &["--metric", "command.user_time"]].concat();
+    let first = String::from_utf8_lossy(&common::culprit("t.db", &args, dir.path()).stdout).into_owned();
+    assert!(first.trim_end().ends_with("writes the mail with this table"), "{first}");
+    let second = String::from_utf8_lossy(&common::culprit("t.db", &args, dir.path()).stdout).into_owned();
+    let said = "writes the mail of the three; its table also reads the runs stored before this one (3 of base, 3 of \
+                bad, 3 of patched), so its numbers and verdicts can differ from these";
+    assert!(second.trim_end().ends_with(said), "{second}");
+}
