@@ -108,3 +108,28 @@ fn qa_34_try_fix_does_not_promise_its_table_in_a_mail_that_reads_more_runs() {
                 bad, 3 of patched), so its numbers and verdicts can differ from these";
     assert!(second.trim_end().ends_with(said), "{second}");
 }
+
+#[test]
+fn qa_34_the_axes_line_is_ordered_by_lkps_names_as_the_jobs_name_is() {
+    // Seed 001's table heads its columns with the job's axes. The store orders params by their full keys, so the
+    // options of a program's hash (`hackbench.mode`) sat among the top-level params by the hash's name: the line read
+    // `ipc/loops/mode/iterations/nr_threads`, and its values were not the job name's path_params, which lkp and
+    // culprit order by the options' own names.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: hackbench\ntestcase: hackbench\ncategory: benchmark\n\nnr_threads: 1\niterations: 1\n\n\
+               hackbench:\n  mode: process\n  ipc: pipe\n  loops: 20\n";
+    write(dir.path(), "hb.yaml", job);
+    for label in ["a", "b"] {
+        let run = ["run", "hb.yaml", "-n", "1", "--label", label, "--monitors", "none"];
+        stdout(&common::culprit("h.db", &run, dir.path()));
+    }
+    let table = stdout(&common::culprit("h.db", &["compare", "a", "b", "--all"], dir.path()));
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("tbox_group/")).expect(&table);
+    assert_eq!(lines[at], "tbox_group/testcase/ipc/iterations/loops/mode/nr_threads:", "{table}");
+    let job_name = format!("hb-{}", lines[at + 1].trim().split('/').skip(2).collect::<Vec<_>>().join("-"));
+    let results = stdout(&common::culprit("h.db", &["results"], dir.path()));
+    assert!(results.contains(&job_name), "the axes' values {job_name} are the job's name:\n{results}");
+    let mail = stdout(&common::culprit("h.db", &["report", "--compare", "a", "b"], dir.path()));
+    assert!(mail.contains("\tipc: pipe\n\titerations: 1\n\tloops: 20\n\tmode: process\n\tnr_threads: 1\n"), "{mail}");
+}
