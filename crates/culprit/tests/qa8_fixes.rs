@@ -133,3 +133,27 @@ fn qa_34_the_axes_line_is_ordered_by_lkps_names_as_the_jobs_name_is() {
     let mail = stdout(&common::culprit("h.db", &["report", "--compare", "a", "b"], dir.path()));
     assert!(mail.contains("\tipc: pipe\n\titerations: 1\n\tloops: 20\n\tmode: process\n\tnr_threads: 1\n"), "{mail}");
 }
+
+#[test]
+fn qa_34_a_run_of_a_patched_checkout_warns_that_it_is_stored_under_the_unpatched_commit() {
+    // Seed 000 measures "3.12-git-revert" and "3.12-git-fix": the bad tree with a patch applied. `culprit run` in such
+    // a checkout stored the runs under HEAD's commit without a word, mixed into the bad commit's own runs.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 2, 2, 99, 30);
+    write(&repo, "job.yaml", "suite: bench\ntestcase: bench\ncommand:\n  cmd: echo ok\n");
+    let db = dir.path().join("r.db");
+    let run = ["run", "job.yaml", "-n", "1", "--monitors", "none"];
+    let clean = common::culprit(&db, &run, &repo);
+    stdout(&clean);
+    assert!(!String::from_utf8_lossy(&clean.stderr).contains("uncommitted"), "{clean:?}");
+    let bench = std::fs::read_to_string(repo.join("bench.c")).unwrap();
+    std::fs::write(repo.join("bench.c"), bench.replace("(100 + 30)", "(100 + 0)")).unwrap();
+    let patched = common::culprit(&db, &run, &repo);
+    stdout(&patched);
+    let err = String::from_utf8_lossy(&patched.stderr);
+    let said = format!("has uncommitted changes (bench.c); the runs are stored under commit {}", &shas[1][..12]);
+    assert!(err.contains(&said) && err.contains("--label NAME"), "{err}");
+    // Naming the commit says which one the runs are of: nothing to warn about.
+    let named = common::culprit(&db, &[&run[..], &["--commit", &shas[1]]].concat(), &repo);
+    assert!(!String::from_utf8_lossy(&named.stderr).contains("uncommitted"), "{named:?}");
+}
