@@ -157,3 +157,16 @@ fn qa_34_a_run_of_a_patched_checkout_warns_that_it_is_stored_under_the_unpatched
     let named = common::culprit(&db, &[&run[..], &["--commit", &shas[1]]].concat(), &repo);
     assert!(!String::from_utf8_lossy(&named.stderr).contains("uncommitted"), "{named:?}");
 }
+
+#[test]
+fn qa_34_a_command_with_a_colon_is_refused_with_the_quoting_it_needs() {
+    // A command job whose command prints a rate, written as it reads: `cmd: echo 'ops/s: 1'`. YAML takes the second
+    // ': ' for a key, and the refusal was the parser's "mapping values are not allowed in this context" with advice on
+    // indentation and a ':' after each key, not on the quotes the value needs.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "job.yaml", "suite: bench\ntestcase: bench\ncommand:\n  cmd: echo 'ops/s: 1'\n");
+    let err = common::refused(&common::culprit("j.db", &["run", "job.yaml", "--label", "a"], dir.path()));
+    let said = "job.yaml:4: the value of 'cmd' holds ': ', which YAML reads as the start of another key; quote the \
+                whole value (cmd: \"...\", or '...' with each ' inside written '')";
+    assert!(err.contains(said), "{err}");
+}
