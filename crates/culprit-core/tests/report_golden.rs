@@ -788,6 +788,7 @@ fn the_mail_says_which_runs_the_perf_rows_and_the_other_rows_come_from() {
         plain_runs: plain,
         profiling_runs: vec![3, 3, 3],
         profiled_monitors: profiled_monitors.into_iter().map(str::to_string).collect(),
+        silent_monitors: Vec::new(),
     };
     let both = sources(vec![8, 9, 5], vec!["perf-profile", "perf-stat"]);
     // The table shows a perf-profile move and no perf-stat row: the sentence names the rows the reader can see.

@@ -73,6 +73,14 @@ pub enum JobError {
     /// start any token`) do not say that a tab is the character, nor that YAML indents with spaces only.
     #[error("{file}:{line}:{column}: a tab indents this line, but YAML indents with spaces only; replace the tab with spaces")]
     TabIndent { file: String, line: usize, column: usize },
+    /// An unquoted value holds `: ` (a command job's `cmd: echo 'ops/s: 1'`), which YAML reads as a second key on the
+    /// line. The parser's words (`mapping values are not allowed in this context`) do not say that quoting the value
+    /// is the fix.
+    #[error(
+        "{file}:{line}: the value of '{key}' holds ': ', which YAML reads as the start of another key; quote the \
+         whole value ({key}: \"...\", or '...' with each ' inside written '')"
+    )]
+    ColonInValue { file: String, line: usize, key: String },
     /// The text is not valid YAML, and the parser gave no position.
     #[error("{file}: malformed YAML: {reason}; fix the YAML syntax")]
     YamlNoPosition { file: String, reason: String },

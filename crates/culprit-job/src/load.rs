@@ -146,10 +146,26 @@ fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobErro
             if let Some(tab) = indent.find('\t') {
                 return JobError::TabIndent { file: file_name.to_string(), line: location.line(), column: tab + 1 };
             }
+            if let Some(key) = colon_in_plain_value(line, &reason) {
+                return JobError::ColonInValue { file: file_name.to_string(), line: location.line(), key };
+            }
             JobError::Yaml { file: file_name.to_string(), line: location.line(), column: location.column(), reason }
         }
         None => JobError::YamlNoPosition { file: file_name.to_string(), reason },
     }
+}
+
+/// The key of a `key: value` line (or `- key: value` list item) whose unquoted value holds `: `, when the parser
+/// refused the line with `mapping values are not allowed`: the colon in the value is what it tripped on.
+fn colon_in_plain_value(line: &str, reason: &str) -> Option<String> {
+    if !reason.contains("mapping values are not allowed") {
+        return None;
+    }
+    let entry = line.trim_start().trim_start_matches("- ");
+    let (key, value) = entry.split_once(": ")?;
+    let value = value.trim_start();
+    let plain = !value.starts_with(['"', '\'', '[', '{', '|', '>']);
+    (plain && value.contains(": ") && !key.is_empty() && !key.contains(' ')).then(|| key.to_string())
 }
 
 /// The lines (1-based) of the first and second occurrence of `key` in one hash: two `key:` lines at the same
@@ -503,6 +519,12 @@ mod tests {
         // A number that fits stays a number, and real syntax errors stay syntax errors.
         assert!(JobFile::parse("suite: x\nn: 18446744073709551615\n", "max.yaml").is_ok());
         assert!(matches!(JobFile::parse("suite: [x\n", "bad.yaml"), Err(JobError::Yaml { .. })));
+        // A command with `: ` in it, unquoted: the message says to quote the value, on its line.
+        let error = JobFile::parse("suite: x\ncommand:\n  cmd: echo 'ops/s: 1'\n", "c.yaml").unwrap_err();
+        assert_eq!(error, JobError::ColonInValue { file: "c.yaml".into(), line: 3, key: "cmd".into() });
+        assert!(error.to_string().contains("quote the whole value (cmd: \"...\""), "{error}");
+        // An indentation mistake is still the parser's own words.
+        assert!(matches!(JobFile::parse("suite: x\n  bad indent: 1\n", "i.yaml"), Err(JobError::Yaml { .. })));
     }
 
     #[test]

@@ -112,6 +112,10 @@ pub enum Event<'a> {
     StepFailed { commit: &'a RangeCommit, step: &'static str, reason: &'a str, timed_out: bool },
     Running { commit: &'a RangeCommit, batch_left: usize },
     Ran { commit: &'a RangeCommit, sample: Sample, runs: usize, builds: usize },
+    /// A run of `commit` (stored as `run`) succeeded without a monitor's data: `failure` is the monitor's error as
+    /// its stderr keeps it (`monitor perf-stat: ...`). The bisect reads the benchmark's metric, which is fine, but
+    /// the data asked for (a profile under `--profile`) is missing, and only the stored stderr said so.
+    MonitorFailed { commit: &'a RangeCommit, run: culprit_store::RunId, failure: &'a str },
 }
 
 /// How a drive ended.
@@ -407,6 +411,9 @@ impl<'a> Driver<'a> {
         let id = self.store.save_run_with(&record, &options)?.run_id();
         if record.outcome.is_ok() {
             self.succeeded[index] += 1;
+        }
+        for failure in executor::monitor_failures(&record) {
+            observe(Event::MonitorFailed { commit: &self.range[index], run: id, failure });
         }
         Ok(Some((id, record)))
     }

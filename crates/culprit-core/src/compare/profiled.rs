@@ -39,6 +39,21 @@ pub fn supplied_monitors(plain: &Comparison, profiled: &Comparison) -> Vec<&'sta
         .collect()
 }
 
+/// The profiling monitors of which neither `profiled` nor `plain` has a metric in any column: perf recorded nothing
+/// for them in the profiling runs (a run shorter than perf's interval, perf not permitted; each run's stderr says
+/// which), so a table of the two has none of their rows. In [`PROFILING_MONITORS`] order.
+pub fn silent_monitors(plain: &Comparison, profiled: &Comparison) -> Vec<&'static str> {
+    let carried_by = |comparison: &Comparison, monitor: &str| {
+        let columns = comparison.columns.iter();
+        columns.flat_map(|c| c.metrics.keys()).any(|metric| profiling_monitor(metric) == Some(monitor))
+    };
+    PROFILING_MONITORS
+        .iter()
+        .copied()
+        .filter(|monitor| !carried_by(profiled, monitor) && !carried_by(plain, monitor))
+        .collect()
+}
+
 /// `profiled` narrowed to the rows it gives a table of `plain` (see [`supplied_monitors`]), or `None` when it gives
 /// none. Its failed runs are left out: they are profiling runs that failed, not failures of the benchmark the
 /// table's `culprit.failed_runs` row counts, and a column's runs are those that recorded perf's rows.

@@ -208,6 +208,11 @@ pub struct RunSources {
     /// The monitors whose rows read the profiling runs (`perf-profile`, `perf-stat`); empty when the plain runs carry
     /// them all or perf gave none.
     pub profiled_monitors: Vec<String>,
+    /// The perf monitors that gave no data in any run, profiling or plain (`compare::profiled::silent_monitors`):
+    /// the table has none of their rows because perf recorded nothing, which the mail says rather than let the
+    /// reader think the profiling runs found nothing new.
+    #[serde(default)]
+    pub silent_monitors: Vec<String>,
 }
 
 /// Which of the base and the commit had no successful run: then no metric of the two can be compared, and the
@@ -392,10 +397,15 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
 /// The metric a report leads with when [`headline_metric`] finds none (nothing changed, or only rows of no known
 /// direction): the test's KPI, first in table order, so a "no significant change" mail speaks of what the test
 /// measures (`fio.read_iops`, not `fio.latency_1000ms%`, a latency bucket that is 0 on both sides); else the first
-/// program metric; else `None`.
+/// program metric; else `None`. A metric that is 0 on every side comes after those that are not: fio reports
+/// `read_iops` of 0 for a write-only job, and a randwrite mail led with "no significant change of fio.read_iops".
 pub fn quiet_headline_metric(result: &CompareResult) -> Option<String> {
+    let measured = |r: &&MetricRow| r.sides.iter().any(|side| side.mean != 0.0);
+    let kpi = |r: &&MetricRow| crate::compare::direction::is_kpi(&r.metric);
     headline_candidates(result)
-        .find(|r| crate::compare::direction::is_kpi(&r.metric))
+        .find(|r| kpi(r) && measured(r))
+        .or_else(|| headline_candidates(result).find(measured))
+        .or_else(|| headline_candidates(result).find(kpi))
         .or_else(|| headline_candidates(result).next())
         .map(|r| r.metric.clone())
 }
@@ -836,11 +846,16 @@ pub(crate) fn sources_sentence(input: &ReportInput, shown: &CompareResult) -> Op
         sources.profiled_monitors.iter().cloned().partition(|monitor| has_rows(monitor));
     if in_table.is_empty() && !unchanged.is_empty() {
         let (plain, profiling) = (runs_text(&sources.plain_runs, &labels), runs_text(&sources.profiling_runs, &labels));
-        return Some(format!(
+        let mut text = format!(
             "The {profiling} with perf attached (`culprit bisect --profile`) gave the {} rows, none of which changed \
              (the json format has them); every row here is from {plain} without it.",
             unchanged.join(" and ")
-        ));
+        );
+        if !sources.silent_monitors.is_empty() {
+            let silent = sources.silent_monitors.join(" or ");
+            text.push_str(&format!(" Perf recorded no {silent} data in those runs ({SILENT_WHY})."));
+        }
+        return Some(text);
     }
     Some(sources_text(&RunSources { profiled_monitors: in_table, ..sources.clone() }, &labels))
 }
@@ -869,19 +884,34 @@ fn runs_text(counts: &[usize], labels: &[String]) -> String {
 /// 3dab4c1c6c and 9 of a9ecb5c3d0 without it." `culprit compare` says the same under its table.
 pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
     let (plain, profiling) = (runs_text(&sources.plain_runs, labels), runs_text(&sources.profiling_runs, labels));
-    if sources.profiled_monitors.is_empty() {
-        format!(
+    let silent = sources.silent_monitors.join(" or ");
+    match (sources.profiled_monitors.is_empty(), silent.is_empty()) {
+        (true, true) => format!(
             "The {profiling} with perf attached (`culprit bisect --profile`) are left out of this table: perf's \
              overhead skews their benchmark numbers, and they add no perf row the {plain} without it lack."
-        )
-    } else {
-        format!(
-            "The {} rows are from {profiling} with perf attached (`culprit bisect --profile`); every other row is from \
-             {plain} without it.",
-            sources.profiled_monitors.join(" and ")
-        )
+        ),
+        // Perf failed in every run: saying they add nothing new would read as a profile without a change.
+        (true, false) => format!(
+            "The {profiling} with perf attached (`culprit bisect --profile`) are left out of this table: perf \
+             recorded no {silent} data in them ({SILENT_WHY}), and its overhead skews their benchmark numbers; every \
+             row here is from {plain} without it."
+        ),
+        (false, _) => {
+            let mut text = format!(
+                "The {} rows are from {profiling} with perf attached (`culprit bisect --profile`); every other row is \
+                 from {plain} without it.",
+                sources.profiled_monitors.join(" and ")
+            );
+            if !silent.is_empty() {
+                text.push_str(&format!(" Perf recorded no {silent} data in those runs ({SILENT_WHY})."));
+            }
+            text
+        }
     }
 }
+
+/// Where the reader of a table without a perf monitor's rows finds why perf recorded nothing.
+const SILENT_WHY: &str = "each run's stderr says why: `culprit results --run ID`";
 
 /// The verdict sentence under a table that has a fix column, e.g. `with the fix, fio.write_iops is -2.9% from
 /// base (was -21.8%)`.

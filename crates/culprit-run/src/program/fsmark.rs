@@ -6,12 +6,17 @@
 //! | param | fs_mark option | default |
 //! |---|---|---|
 //! | `nr_threads` | one `-d <scratch>/<i>` per thread (at most 64, as lkp) | nr_cpu |
-//! | `filesize` | `-s` bytes | `4k` |
-//! | `test_size` | `-n` files per thread = test_size / filesize / nr_threads | `filesize` × 1000 × nr_threads |
-//! | `nr_directories` | `-D` | `16` |
-//! | `nr_files_per_directory` | `-N` | `256` |
+//! | `filesize` | `-s` bytes (`0` creates empty files) | `4k` |
+//! | `test_size` | `-n` files per thread, as lkp counts them (below) | `filesize` × 1000 × nr_threads |
+//! | `nr_directories` | `-D` (`16` or lkp's `16d`) | `16` |
+//! | `nr_files_per_directory` | `-N` (`256` or lkp's `256fpd`) | `256` |
 //! | `sync_method` | `-S` (NoSync 0, fsyncBeforeClose 1, syncFsync 2, PostReverseFsync 3, syncPostReverseFsync 4, PostFsync 5, syncPostFsync 6) | `fsyncBeforeClose` |
 //! | `iterations` | `-L` loops | `1` |
+//!
+//! The file count is lkp's: a file smaller than 4k still takes a 4k block on a file system without inline data, so
+//! lkp counts files of at least 4k against `test_size`, splits the count over the `-L` loops, and keeps it within
+//! fs_mark's own limit of a million files per thread. lkp's jobs write `nr_directories: 16d` and
+//! `nr_files_per_directory: 256fpd`; its script drops the unit, and so does this mapping.
 //!
 //! `culprit_parse::fsmark` turns the table into `fsmark.files_per_sec` and `fsmark.app_overhead`.
 
@@ -20,6 +25,22 @@ use crate::process::Invocation;
 
 pub struct Fsmark;
 
+/// The size lkp counts a smaller file as when it divides `test_size` into files: one 4k block.
+const MIN_FILE_BYTES: u64 = 4096;
+
+/// fs_mark's limit on the files per thread (`-n`), which lkp keeps to as well.
+const MAX_FILES: u64 = 1_000_000;
+
+/// A whole number written bare or with lkp's `unit` after it (`16d`, `256fpd`), as lkp's fsmark script reads it.
+fn count_in(p: &Params, key: &str, unit: &str) -> Result<Option<u64>, ProgramError> {
+    p.get(key)
+        .map(|v| {
+            let digits = v.trim().strip_suffix(unit).unwrap_or(v.trim());
+            digits.parse::<u64>().map_err(|_| p.bad(key, v, format!("expected a whole number such as 16 or 16{unit}")))
+        })
+        .transpose()
+}
+
 const SYNC_METHODS: &[&str] =
     &["NoSync", "fsyncBeforeClose", "syncFsync", "PostReverseFsync", "syncPostReverseFsync", "PostFsync", "syncPostFsync"];
 
@@ -27,8 +48,13 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "nr_threads", kind: ParamKind::CountOrShare, doc: "writer threads, or a share of the CPUs" },
     ParamSpec { name: "filesize", kind: ParamKind::Size, doc: "bytes per file" },
     ParamSpec { name: "test_size", kind: ParamKind::Size, doc: "bytes written in total" },
-    ParamSpec { name: "nr_directories", kind: ParamKind::Count, doc: "subdirectories" },
-    ParamSpec { name: "nr_files_per_directory", kind: ParamKind::Count, doc: "files per subdirectory before moving on" },
+    // Text, not Count: lkp's jobs give these with a unit (`16d`, `256fpd`), which `count_in` drops when planning.
+    ParamSpec { name: "nr_directories", kind: ParamKind::Text, doc: "subdirectories (16 or 16d)" },
+    ParamSpec {
+        name: "nr_files_per_directory",
+        kind: ParamKind::Text,
+        doc: "files per subdirectory before moving on (256 or 256fpd)",
+    },
     ParamSpec { name: "sync_method", kind: ParamKind::OneOf(SYNC_METHODS), doc: "how files are synced" },
     ParamSpec { name: "iterations", kind: ParamKind::Text, doc: "loops" },
 ];
@@ -49,9 +75,11 @@ impl Program for Fsmark {
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let threads = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).clamp(1, 64);
-        let filesize = p.size_bytes("filesize")?.unwrap_or(4096).max(1);
-        let test_size = p.size_bytes("test_size")?.unwrap_or(filesize * 1000 * threads);
-        let files_per_thread = (test_size / filesize / threads).max(1);
+        // A filesize of 0 is fs_mark's `-s 0`, a test of file creation alone (lkp passes it on too).
+        let filesize = p.size_bytes("filesize")?.unwrap_or(4096);
+        let loops = p.iterations("iterations")?.unwrap_or(1);
+        let test_size = p.size_bytes("test_size")?.unwrap_or(filesize.max(1) * 1000 * threads);
+        let files_per_thread = (test_size / filesize.max(MIN_FILE_BYTES) / threads / loops).clamp(1, MAX_FILES);
         let sync = p.one_of("sync_method", SYNC_METHODS)?.unwrap_or_else(|| "fsyncBeforeClose".into());
         let sync_number = SYNC_METHODS.iter().position(|m| *m == sync).unwrap_or(1);
         let mut setup = Vec::new();
@@ -69,11 +97,11 @@ impl Program for Fsmark {
             "-S".into(),
             sync_number.to_string(),
             "-D".into(),
-            p.count("nr_directories")?.unwrap_or(16).to_string(),
+            count_in(p, "nr_directories", "d")?.unwrap_or(16).to_string(),
             "-N".into(),
-            p.count("nr_files_per_directory")?.unwrap_or(256).to_string(),
+            count_in(p, "nr_files_per_directory", "fpd")?.unwrap_or(256).to_string(),
             "-L".into(),
-            p.iterations("iterations")?.unwrap_or(1).to_string(),
+            loops.to_string(),
         ]);
         Ok(ProgramPlan { setup, main: Invocation::new(argv), executions: 1, warmups: 0, cleanup: Vec::new() })
     }
@@ -95,5 +123,23 @@ mod tests {
         );
         let p = params("fsmark", &[("sync_method", "sometimes")]);
         assert!(Fsmark.plan(&p, &ctx()).unwrap_err().to_string().contains("fsyncBeforeClose"));
+    }
+
+    #[test]
+    fn lkp_fsmark_job_counts_small_files_as_lkp_does() {
+        // lkp's jobs/fsmark/fsmark.yaml: 9-byte files, 256M over 4 loops, directories given with their units. lkp
+        // asks for 256M / 4k / 2 threads / 4 loops = 8192 files a thread; 256M / 9 bytes / 2 was 14,913,080, more
+        // than fs_mark takes.
+        let lkp = [("nr_threads", "2"), ("filesize", "9B"), ("test_size", "256M"), ("iterations", "4")];
+        let units = [("nr_directories", "16d"), ("nr_files_per_directory", "256fpd"), ("sync_method", "NoSync")];
+        let p = params("fsmark", &[&lkp[..], &units[..]].concat());
+        let plan = Fsmark.plan(&p, &ctx()).unwrap();
+        assert!(plan.main.display().ends_with("-n 8192 -s 9 -S 0 -D 16 -N 256 -L 4"), "{}", plan.main.display());
+        // Dave Chinner's `-s 0`, files created empty, and a test size past fs_mark's limit of a million a thread.
+        let p = params("fsmark", &[("nr_threads", "1"), ("filesize", "0"), ("test_size", "100G")]);
+        assert!(Fsmark.plan(&p, &ctx()).unwrap().main.display().ends_with("-n 1000000 -s 0 -S 1 -D 16 -N 256 -L 1"));
+        let p = params("fsmark", &[("nr_directories", "16dirs")]);
+        let error = Fsmark.plan(&p, &ctx()).unwrap_err().to_string();
+        assert!(error.contains("'16dirs'") && error.contains("16 or 16d"), "{error}");
     }
 }

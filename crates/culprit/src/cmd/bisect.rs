@@ -217,6 +217,11 @@ pub(crate) fn progress_bar() -> ProgressBar {
     bar
 }
 
+/// The monitors whose failure a bisect's output said: a perf that fails every run is said once, at its first run,
+/// though the probing of good and bad and the session that follows watch their runs with observers of their own.
+static MONITORS_TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
 pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
     let started = Instant::now();
     // Runs of the session so far (a continued session's stored ones included), and runs this command made: the
@@ -246,6 +251,20 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
         Event::Ran { runs, .. } => {
             last_runs = runs;
             ran_here += 1;
+        }
+        Event::MonitorFailed { commit, run, failure } => {
+            let monitor = failure.split(':').next().unwrap_or(failure);
+            if MONITORS_TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(monitor.to_string()) {
+                bar.suspend(|| {
+                    crate::note!(
+                        "culprit: run {} at {}: {failure}; the run is kept without that monitor's data (`culprit \
+                         results --run {}`; said once per monitor)",
+                        run.0,
+                        &commit.sha[..10],
+                        run.0
+                    )
+                });
+            }
         }
     }
 }

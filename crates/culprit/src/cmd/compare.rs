@@ -71,10 +71,12 @@ impl StoredRuns {
     pub fn sources(&self, plain: &Comparison, profiled: Option<&Comparison>) -> Option<RunSources> {
         let (profiling, profiled) = (self.profiling.as_ref()?, profiled?);
         let supplied = culprit_core::compare::profiled::supplied_monitors(plain, profiled);
+        let silent = culprit_core::compare::profiled::silent_monitors(plain, profiled);
         Some(RunSources {
             plain_runs: self.plain.iter().map(|s| s.ok_runs.len()).collect(),
             profiling_runs: profiling.iter().map(|s| s.ok_runs.len()).collect(),
             profiled_monitors: supplied.into_iter().map(str::to_string).collect(),
+            silent_monitors: silent.into_iter().map(str::to_string).collect(),
         })
     }
 }
@@ -458,7 +460,7 @@ pub fn some_metric_names(names: &BTreeSet<String>) -> String {
 }
 
 /// The `axes` header of a job: the machine, the testcase, then the job's params as stored, under lkp's names (`bs`,
-/// not `fio-setup-basic.bs`).
+/// not `fio-setup-basic.bs`), ordered by those names ([`params_by_lkp_name`]).
 pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
@@ -466,8 +468,18 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     let params: Vec<(String, String)> =
         record.params.into_iter().filter(|(k, v)| !NOT_AXES.contains(&k.as_str()) && !v.is_empty()).collect();
-    axes.extend(lkp_param_names(&params));
+    axes.extend(params_by_lkp_name(&params));
     Ok(axes)
+}
+
+/// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a
+/// program's options (`fio-setup-basic.bs`) sat among the top-level params by their hash's name: the robot's axes
+/// line read `cpufreq_governor/disk/bs/ioengine/rw/test_size/fs/...`, neither the job's order nor lkp's sorted one,
+/// and its values were not in the order of the job's name (its path_params, which sort by these names).
+pub fn params_by_lkp_name(params: &[(String, String)]) -> Vec<(String, String)> {
+    let mut named = lkp_param_names(params);
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named
 }
 
 /// A job's params as the store holds them, in job order.

@@ -14,7 +14,6 @@ use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
-use culprit_job::table::lkp_param_names;
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint};
 use culprit_run::process::shell_quote;
@@ -191,11 +190,12 @@ fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
     Ok(store.run(chosen.id)?)
 }
 
-/// A run's params for the mail's "with following parameters", under lkp's names (`bs`, not `fio-setup-basic.bs`).
+/// A run's params for the mail's "with following parameters", under lkp's names (`bs`, not `fio-setup-basic.bs`), in
+/// the order of the table's axes line.
 fn params_of(record: &RunRecord) -> Vec<(String, String)> {
     let params: Vec<(String, String)> =
         record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect();
-    lkp_param_names(&params)
+    crate::cmd::compare::params_by_lkp_name(&params)
 }
 
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session

@@ -292,7 +292,32 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         ),
         other => other.into(),
     })?;
-    Ok(git::resolve(&top, commit.unwrap_or("HEAD"))?)
+    let revision = git::resolve(&top, commit.unwrap_or("HEAD"))?;
+    if commit.is_none() {
+        warn_of_local_changes(&top, &revision);
+    }
+    Ok(revision)
+}
+
+/// Says when the checkout whose HEAD names the runs has changes to tracked files: a patch applied to test it (seed
+/// 000's "3.12-git-revert" and "3.12-git-fix" trees) was stored under the commit it sits on, mixed with that commit's
+/// own runs, with nothing to tell them apart. Untracked files (build output) are not changes of the commit. A
+/// warning, not a refusal: the tree may hold changes that do not touch what is measured.
+fn warn_of_local_changes(top: &Path, revision: &Revision) {
+    let Revision::Commit { sha, .. } = revision else { return };
+    let Ok(status) = git::git(top, &["status", "--porcelain", "--untracked-files=no"]) else { return };
+    let changed: Vec<&str> = status.lines().filter_map(|line| line.get(3..)).collect();
+    if changed.is_empty() {
+        return;
+    }
+    let shown = changed.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+    let more = if changed.len() > 3 { format!(" and {} more", changed.len() - 3) } else { String::new() };
+    crate::note!(
+        "culprit: {} has uncommitted changes ({shown}{more}); the runs are stored under commit {} all the same, \
+         beside that commit's own runs: commit the changes, or store the runs under a name with --label NAME",
+        top.display(),
+        &sha[..12.min(sha.len())]
+    );
 }
 
 /// Installs a SIGINT handler that only raises a flag: the executor stops the benchmark's process group, keeps every

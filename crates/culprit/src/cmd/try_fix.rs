@@ -479,8 +479,35 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         let mut out = render_table(&table, RenderOptions::default());
         out.push('\n');
         out.push_str(&format!("{}\n", verdict.describe(&metric)));
+        // The report reads every stored plain run of the three; when base or bad has runs from before this
+        // invocation (the bisect that found it), its table is not this one, and saying so keeps a reader from
+        // taking its numbers for these.
+        let stored_ok = |key: &str| {
+            let plain = |r: &&culprit_store::RunSummary| r.kind == culprit_store::RunKind::Plain;
+            stored_runs.iter().filter(plain).filter(|r| r.revision.key() == key && r.failure_reason.is_none()).count()
+        };
+        let ok = |records: &[RunRecord]| records.iter().filter(|r| r.outcome.is_ok()).count();
+        let earlier = [
+            (stored_ok(&base.sha), ok(base_runs), "base"),
+            (stored_ok(&bad.sha), ok(bad_runs), "bad"),
+            (stored_ok(&label), ok(patched_runs), "patched"),
+        ];
+        let earlier: Vec<String> = earlier
+            .iter()
+            .filter(|(stored, here, _)| stored > here)
+            .map(|(stored, here, side)| format!("{} of {side}", stored - here))
+            .collect();
+        let which = if earlier.is_empty() {
+            "with this table".to_string()
+        } else {
+            format!(
+                "of the three; its table also reads the runs stored before this one ({}), so its numbers and \
+                 verdicts can differ from these",
+                earlier.join(", ")
+            )
+        };
         out.push_str(&format!(
-            "\nculprit report{} --compare {} {} --fix {} writes the mail with this table\n",
+            "\nculprit report{} --compare {} {} --fix {} writes the mail {which}\n",
             crate::cmd::report::db_option(store),
             base.sha,
             bad.sha,
