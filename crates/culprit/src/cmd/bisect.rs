@@ -6,7 +6,7 @@
 //! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
 //! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
-use crate::cli::{step_timeouts, BisectAction, BisectArgs, TimedCommandArgs};
+use crate::cli::{BisectAction, BisectArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -346,7 +346,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             }
             // So are the build and deploy timeouts: a resume runs with the stored ones.
             let stored = config.timeouts;
-            let given = (args.build_timeout.map(|t| t.0), args.deploy_timeout.map(|t| t.0));
+            let given = (args.timeouts.build_timeout().map(|t| t.0), args.timeouts.deploy_timeout.map(|t| t.0));
             if given.0.is_some_and(|t| t != stored.build_secs) || given.1.is_some_and(|t| t != stored.deploy_secs) {
                 crate::note!(
                     "culprit: session {} keeps the timeouts it started with ({})",
@@ -375,7 +375,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         metric: given_metric.clone().unwrap_or_default(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        timeouts: step_timeouts(args.build_timeout, args.deploy_timeout),
+        timeouts: args.timeouts.step_timeouts(),
         bisect: BisectConfig {
             max_runs: args.max_runs,
             min_effect_relative: args.min_change.unwrap_or(0.0),

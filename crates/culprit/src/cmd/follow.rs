@@ -18,7 +18,7 @@
 //! pass with nothing new to do runs nothing. Two passes never overlap: each holds an flock on
 //! `<store>.follow.lock`.
 
-use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
+use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{bisect_change, bisect_range, history, BisectRange, History, HistoryFilter, Order};
@@ -153,7 +153,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         metric: String::new(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        timeouts: crate::cli::step_timeouts(args.build_timeout, args.deploy_timeout),
+        timeouts: args.timeouts.step_timeouts(),
         bisect: BisectConfig::default(),
     };
     let plan =
@@ -326,8 +326,7 @@ fn resume_args(id: i64) -> BisectArgs {
         metric: None,
         build: None,
         deploy: None,
-        build_timeout: None,
-        deploy_timeout: None,
+        timeouts: StepTimeoutArgs::default(),
         max_runs: 600,
         min_change: None,
         profile: 0,

@@ -8,7 +8,7 @@
 //! share a label. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
 //! engine's verdicts (rule in `docs/report.md`).
 
-use crate::cli::{step_timeouts, TryFixArgs};
+use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{benchmark_job, observer, plan_job, process_worktree_root, progress_bar, run_context};
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
@@ -343,7 +343,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
-    let timeouts = step_timeouts(args.build_timeout, None);
+    let timeouts = args.timeouts.step_timeouts();
     if let Some(build) = &args.build {
         // Ctrl-C during the build says nothing of the patch: it was called a build that fails at patched and at bad.
         if !build_patched(&tree, &root, build, timeouts.build_secs, &bad.sha, &patch)? {
