@@ -1,5 +1,6 @@
-//! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects and a check
-//! of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one commit.
+//! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects, a check and
+//! a try-fix of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one
+//! commit.
 
 mod common;
 
@@ -251,4 +252,47 @@ fn check_answers_untestable_when_the_checked_out_commits_build_passes_its_timeou
         format!("culprit: build of {} ('{build}') killed after 2s (--build-timeout): untestable\n", &checked_out[..10]);
     assert!(err.contains(&said) && err.contains("waiting forever"), "{err}");
     assert!(!sleeping(3173), "the hung build's children outlived it");
+}
+
+/// A try-fix of the slowdown's commit (bad) against its parent (base), with a patch that reverts it, written to
+/// `dir/revert.patch`: the arguments up to the build, which the test adds.
+fn try_fix_args(dir: &Path, repo: &Path, shas: &[String]) -> Vec<String> {
+    let (base, bad) = (&shas[SLOW_AT - 2], &shas[SLOW_AT - 1]);
+    let diff = Command::new("git").arg("-C").arg(repo).args(["diff", bad, base]).output().unwrap();
+    assert!(diff.status.success() && !diff.stdout.is_empty());
+    let patch = dir.join("revert.patch");
+    std::fs::write(&patch, &diff.stdout).unwrap();
+    let args = ["try-fix", "--base", base, "--bad", bad, "--patch", patch.to_str().unwrap(), "--run", "./bench"];
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+#[test]
+fn a_try_fix_whose_base_build_passes_its_timeout_says_so_and_how_to_give_it_longer_and_skips_nothing() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let base = &shas[SLOW_AT - 2];
+    // The build hangs at base only: the patched tree (bad with the patch) and bad build as usual.
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\nif [ \"$CULPRIT_COMMIT\" = {base} ]; then echo 'waiting at base'; {}; fi\nexec make -s\n",
+        make_hang(3175)
+    );
+    write_script(&build, &body);
+    let args = try_fix_args(dir.path(), &repo, &shas);
+    let how = ["--build", build.to_str().unwrap(), "--build-timeout", "2s", "--runs", "3"];
+    let args: Vec<&str> = args.iter().map(String::as_str).chain(how).collect();
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // What happened, to which side, and what to do: not a bisect's "untestable, skipped", since try-fix skips nothing.
+    let said = format!(
+        "culprit: the build of base ({}) was killed after 2s (--build-timeout), so base cannot be measured and \
+         nothing was compared; if the build is only slow, give it longer (e.g. --build-timeout 4s, or none for no \
+         limit), and if it hangs at base, find out why there; its output:\nwaiting at base\n",
+        &base[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!err.contains("untestable") && !err.contains("skipped"), "{err}");
+    assert_eq!(err.matches("killed after").count(), 1, "{err}");
+    assert!(!sleeping(3175), "the hung build's children outlived it");
 }
