@@ -1,6 +1,7 @@
 //! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects, a check and
 //! a try-fix of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one
-//! commit.
+//! commit; and a hung build that a culprit killed with `kill -9` left behind, killed by the resumed bisect or the next
+//! follow pass.
 
 mod common;
 
@@ -295,4 +296,124 @@ fn a_try_fix_whose_base_build_passes_its_timeout_says_so_and_how_to_give_it_long
     assert!(!err.contains("untestable") && !err.contains("skipped"), "{err}");
     assert_eq!(err.matches("killed after").count(), 1, "{err}");
     assert!(!sleeping(3175), "the hung build's children outlived it");
+}
+
+/// The fields of `/proc/<pid>/stat` from the state on (after the command name), when the process exists.
+fn stat(pid: &str) -> Option<Vec<String>> {
+    let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(line.rsplit_once(')')?.1.split_whitespace().map(str::to_string).collect())
+}
+
+/// Whether process `pid` runs: it exists and has not exited (a zombie whose parent died may never be reaped here).
+fn running(pid: &str) -> bool {
+    stat(pid).is_some_and(|fields| !matches!(fields[0].as_str(), "Z" | "X"))
+}
+
+/// Kills the process group of a hung build when dropped, if its shell `pid` still runs in it: a failing test must not
+/// leave the build it orphaned sleeping for most of an hour.
+struct KillGroupOnDrop {
+    pid: String,
+    group: String,
+}
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if running(&self.pid) && stat(&self.pid).is_some_and(|fields| fields[2] == self.group) {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.group)]).status();
+        }
+    }
+}
+
+#[test]
+fn a_build_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_session_is_resumed() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The build hangs once, at the first commit it meets between good and bad (after the session exists), and
+    // writes the hanging shell's pid first; every other build, that commit's next one included, is make's.
+    let pid_file = dir.path().join("build.pid");
+    let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3176; }}", pid_file.display());
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &hang, "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let mut first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    // The running build is recorded beside the session's lock while it runs.
+    let record = repo.join(".git/culprit/session-1.step");
+    assert!(record.exists(), "no record of the running build");
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    let killed = first.wait_with_output().unwrap();
+    assert_eq!(killed.status.code(), None, "culprit was not killed: {}", text(&killed.stderr));
+    // Nothing stopped the build: it runs on with nobody waiting for it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {} left running when it died\n",
+        &hung[..12],
+        culprit_pid
+    );
+    assert!(err.contains(&said), "{err}");
+    assert_eq!(err.matches("killed process group").count(), 1, "{err}");
+    assert!(!running(&pid) && !sleeping(3176), "the orphaned build outlived the resume");
+    // The resumed session built that commit again and finished; its last step's record went with the step.
+    let result = json(&out);
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    assert!(!record.exists());
+}
+
+#[test]
+fn a_build_left_running_by_a_follow_pass_killed_with_kill_9_is_killed_by_the_next_pass() {
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 5, 99, 0, 0);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-hang\ncommand:\n  cmd: ./bench\n").unwrap();
+    // The first build of the first pass hangs, after writing its shell's pid; every later one is make's.
+    let pid_file = dir.path().join("build.pid");
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\n[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; echo \"$CULPRIT_COMMIT\" > {0}.commit; \
+         sleep 3177; }}\nexec make -s\n",
+        pid_file.display()
+    );
+    write_script(&build, &body);
+    let args = ["track", "--follow", "main", "--job", "job.yaml", "--every", "4", "--runs", "4"];
+    let how = ["--repo", repo.to_str().unwrap(), "--build", build.to_str().unwrap(), "--json"];
+    let db = dir.path().join("f.db");
+    let mut first = common::spawn_culprit(&db, &[&args[..], &how].concat(), dir.path());
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    assert!(repo.join(".git/culprit/follow.step").exists(), "no record of the running build");
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &[&args[..], &how].concat(), dir.path(), dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(dir.path().join("build.pid.commit")).unwrap().trim().to_string();
+    assert!(shas.contains(&hung), "{hung}");
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &hung[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3177), "the orphaned build outlived the next pass");
+    // The pass measured the history as usual, the hung commit included.
+    let pass = json(&out);
+    let measured: Vec<&str> = pass["measured"].as_array().unwrap().iter().filter_map(|m| m[0].as_str()).collect();
+    assert!(measured.contains(&hung.as_str()), "{pass:#}");
+    assert!(!repo.join(".git/culprit/follow.step").exists());
 }

@@ -279,6 +279,33 @@ fn start_lock_path(repo: &Path, identity: &[&str]) -> PathBuf {
     worktree_root(repo, &format!("start-{hash:016x}")).with_extension("lock")
 }
 
+/// Kills the build or deploy that a culprit killed with `kill -9` left running, recorded at `record` (see
+/// `culprit_run::step_record`), and says so in one line. Called by the process that takes up the work the record
+/// belongs to, holding its lock, before it builds anything: the leftover would otherwise run on beside the new
+/// builds and runs for good (a hung build) or until it ends, loading the machine the runs measure.
+pub(crate) fn reap_leftover_step(record: &Path) {
+    use culprit_run::step_record::Reaped;
+    match culprit_run::step_record::reap(record) {
+        Ok(None) => {}
+        Ok(Some(Reaped { recorded: r, gone })) => {
+            let what = format!(
+                "process group {}, the {} of {} that culprit process {} left running when it died",
+                r.pgid,
+                r.step,
+                &r.commit[..r.commit.len().min(12)],
+                r.culprit_pid
+            );
+            if gone {
+                crate::note!("culprit: killed {what}");
+            } else {
+                crate::note!("culprit: could not kill {what}; it still runs after SIGKILL (kill -KILL -{})", r.pgid);
+            }
+        }
+        // A record that cannot be read or removed stops nothing: at worst a leftover step runs on, as before.
+        Err(e) => crate::note!("culprit: cannot check {} for a step left running: {e}", record.display()),
+    }
+}
+
 fn opt(command: &Option<String>) -> String {
     command.as_ref().map_or_else(String::new, |c| format!("={c}"))
 }
@@ -316,6 +343,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             start_lock.display()
         ),
     };
+    // A culprit killed while it probed good and bad left its build running: the same command again stops it.
+    let probe_steps = start_lock.with_extension("step");
+    reap_leftover_step(&probe_steps);
 
     // The same bisect asked again continues where it stopped.
     for session in store.bisect_sessions()? {
@@ -396,6 +426,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         worktrees,
         interrupt.clone(),
     );
+    driver.record_steps_in(probe_steps);
     let probe_runs = if given_metric.is_some() { PROBE_RUNS_WITH_METRIC } else { PROBE_RUNS_CHOOSING_METRIC };
     let last = range.len() - 1;
     let mut probe_ids = Vec::new();
@@ -591,12 +622,17 @@ fn drive(
             lock_path.display()
         ),
     };
+    // Beside the session's lock and worktrees: the build or deploy running now, and what a culprit killed with
+    // `kill -9` left running there, killed before this one builds.
+    let steps = root.with_extension("step");
+    reap_leftover_step(&steps);
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
         let worktrees = Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?;
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
+        driver.record_steps_in(steps);
         let ended = driver.drive(&mut observe).with_context(|| {
             format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")
         })?;
