@@ -417,3 +417,39 @@ fn a_build_left_running_by_a_follow_pass_killed_with_kill_9_is_killed_by_the_nex
     assert!(measured.contains(&hung.as_str()), "{pass:#}");
     assert!(!repo.join(".git/culprit/follow.step").exists());
 }
+
+#[test]
+fn ctrl_c_during_a_try_fix_s_patched_build_is_an_interruption_not_a_failed_build() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The patched tree's build (in the worktree named `patched`) hangs, after saying so; the others build.
+    let (started, builds) = (dir.path().join("patched.building"), dir.path().join("builds.log"));
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\necho \"$CULPRIT_WORKTREE\" >> {}\n\
+         case \"$CULPRIT_WORKTREE\" in */patched) touch {}; echo 'building the patch'; sleep 3178;; esac\n\
+         exec make -s\n",
+        builds.display(),
+        started.display()
+    );
+    write_script(&build, &body);
+    let args = try_fix_args(dir.path(), &repo, &shas);
+    let how = ["--build", build.to_str().unwrap(), "--runs", "3"];
+    let args: Vec<&str> = args.iter().map(String::as_str).chain(how).collect();
+    let running = spawn(&db, &args, &repo, dir.path());
+    common::wait_for_file(&started, "the patched build never started");
+    let kill = Command::new("kill").args(["-INT", &running.0.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = finish(running);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("culprit: interrupted while building the patched tree; nothing was measured\n"), "{err}");
+    // Not a build that fails (at patched, or at bad too), and bad was not built to find out which side fails.
+    assert!(!err.contains("fail") && !err.contains("killed after"), "{err}");
+    let built = std::fs::read_to_string(&builds).unwrap();
+    assert!(built.lines().count() == 1 && built.trim_end().ends_with("/patched"), "{built}");
+    assert!(!sleeping(3178), "the interrupted build's children outlived it");
+    // Nothing was stored: no run of base, bad or the patched tree.
+    let results = common::stdout(&common::culprit(&db, &["results"], dir.path()));
+    assert!(!results.contains(&shas[SLOW_AT - 2][..10]) && !results.contains("+revert-"), "{results}");
+}
