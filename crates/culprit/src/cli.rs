@@ -226,14 +226,13 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
-    /// change it (the repository, benchmark, --warmup, metric, build, deploy, their timeouts, --max-runs,
-    /// --min-change) are refused.
+    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change) are refused.
+    /// --build-timeout and --deploy-timeout are taken: they replace the session's limits, for this and later resumes.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
-            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "build_timeout",
-            "deploy_timeout", "max_runs", "min_change"
+            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change"
         ]
     )]
     pub resume: Option<i64>,
@@ -739,9 +738,13 @@ mod tests {
         assert_eq!(step_timeouts(None, None), StepTimeouts::default());
         assert_eq!(StepTimeouts::default().build_secs, Some(4 * 3600));
         assert_eq!(StepTimeouts::default().deploy_secs, Some(3600));
-        // They are part of a session, which --resume takes as it was started.
-        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build-timeout", "1h"]).unwrap_err();
-        assert!(usage.to_string().contains("cannot be used with '--build-timeout <DURATION>'"), "{usage}");
+        // They are part of a session, but --resume takes new ones (a build that was only slow gets longer), unlike
+        // what the session is of.
+        let cli = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build-timeout", "1h"]).unwrap();
+        let Command::Bisect(bisect) = cli.command else { panic!("not bisect: {cli:?}") };
+        assert_eq!((bisect.resume, bisect.timeouts.build_timeout()), (Some(1), Some(Timeout(Some(3600)))));
+        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build", "make"]).unwrap_err();
+        assert!(usage.to_string().contains("cannot be used with '--build <BUILD>'"), "{usage}");
     }
 
     #[test]
@@ -771,7 +774,6 @@ mod tests {
         }
         // The options that exclude them still do, whichever limit is given.
         for (command, flag) in [
-            (&["culprit", "bisect", "--resume", "1"][..], "--deploy-timeout"),
             (&["culprit", "check", "--clean"][..], "--build-timeout"),
             (&["culprit", "track", "--series", "s.csv"][..], "--build-timeout"),
             (&["culprit", "track", "--series", "s.csv"][..], "--deploy-timeout"),

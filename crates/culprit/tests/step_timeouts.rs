@@ -453,3 +453,45 @@ fn ctrl_c_during_a_try_fix_s_patched_build_is_an_interruption_not_a_failed_build
     let results = common::stdout(&common::culprit(&db, &["results"], dir.path()));
     assert!(!results.contains(&shas[SLOW_AT - 2][..10]) && !results.contains("+revert-"), "{results}");
 }
+
+#[test]
+fn a_resume_given_a_shorter_build_timeout_kills_the_hang_at_it_and_stores_it_for_later_resumes() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &make_hang(3179), "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let how = ["--metric", "command.user_time", "--build-timeout", "1h"];
+    // Started with an hour for a build, and stopped while one hangs: the hour would be waited again on resume.
+    let started = spawn(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let begun = Instant::now();
+    while !hung_file.exists() {
+        assert!(begun.elapsed() < DEADLINE, "the build never hung");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kill = Command::new("kill").args(["-INT", &started.0.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert_eq!(finish(started).status.code(), Some(130));
+
+    // Resumed with 2 s instead: the hang is killed at 2 s, and the session goes on to its culprit.
+    let out = culprit(&db, &["bisect", "--resume", "1", "--build-timeout", "2s", "--json"], &repo, dir.path());
+    let result = json(&out);
+    let hung = hung_commit(&hung_file, &shas);
+    assert_found_around(&result, &shas, &hung);
+    let err = text(&out.stderr);
+    let said = "culprit: session 1 now runs with --build-timeout 2s, --deploy-timeout 1h, here and when resumed later \
+                (it had --build-timeout 1h, --deploy-timeout 1h)\n";
+    assert!(err.contains(said), "{err}");
+    assert!(err.contains(&format!("build of {} ('{build}') killed after 2s (--build-timeout)", &hung[..10])), "{err}");
+    assert!(!sleeping(3179));
+    // Stored with the session: its report's command to measure again carries it, and a later resume reads it.
+    let report = common::stdout(&common::culprit(&db, &["report", "1"], dir.path()));
+    assert!(report.contains(" --build-timeout 2s"), "{report}");
+    // A finished session has no step left to limit: it keeps what it has.
+    let out = culprit(&db, &["bisect", "--resume", "1", "--build-timeout", "3h", "--json"], &repo, dir.path());
+    assert_eq!(json(&out)["status"], "found");
+    let err = text(&out.stderr);
+    let kept = "culprit: session 1 is finished (found), so it keeps its timeouts (--build-timeout 2s, --deploy-timeout \
+                1h)\n";
+    assert!(err.contains(kept), "{err}");
+}

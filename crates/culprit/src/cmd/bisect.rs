@@ -6,7 +6,7 @@
 //! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
 //! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
-use crate::cli::{BisectAction, BisectArgs, TimedCommandArgs};
+use crate::cli::{BisectAction, BisectArgs, StepTimeoutArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -23,7 +23,7 @@ use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{BisectCommit, NewBisectSession, RunKind, SessionId, Store, NEW_SESSION_STATUS};
+use culprit_store::{BisectCommit, BisectSession, NewBisectSession, RunKind, SessionId, Store, NEW_SESSION_STATUS};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(id) = args.resume {
-        return resume(store, SessionId(id), args.json, args.profile, false);
+        return resume(store, SessionId(id), args, false);
     }
     start(store, args)
 }
@@ -374,17 +374,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                     limits(asked)
                 );
             }
-            // So are the build and deploy timeouts: a resume runs with the stored ones.
-            let stored = config.timeouts;
-            let given = (args.timeouts.build_timeout().map(|t| t.0), args.timeouts.deploy_timeout.map(|t| t.0));
-            if given.0.is_some_and(|t| t != stored.build_secs) || given.1.is_some_and(|t| t != stored.deploy_secs) {
-                crate::note!(
-                    "culprit: session {} keeps the timeouts it started with ({})",
-                    session.id,
-                    timeouts_text(stored)
-                );
-            }
-            return resume(store, session.id, args.json, args.profile, true);
+            // The build and deploy timeouts given replace the session's, as with --resume (see `retimed`).
+            return resume(store, session.id, args, true);
         }
     }
 
@@ -546,15 +537,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown)
 }
 
-/// Drives stored `session` on. `start_locked`: this process holds the start lock of the session's command already
-/// (the same command again took it before it found the session).
-fn resume(
-    store: &mut dyn Store,
-    session: SessionId,
-    json: bool,
-    profile: usize,
-    start_locked: bool,
-) -> Result<ExitCode> {
+/// Drives stored `session` on, with `args`' output options and step limits. `start_locked`: this process holds the
+/// start lock of the session's command already (the same command again took it before it found the session).
+fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_locked: bool) -> Result<ExitCode> {
+    let (json, profile) = (args.json, args.profile);
     let started = Instant::now();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
@@ -584,7 +570,45 @@ fn resume(
             start_lock.display()
         ),
     };
+    // Only now, with the start lock held: no other culprit takes the session up while its limits change.
+    let config = retimed(store, &stored, config, args.timeouts)?;
     drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
+}
+
+/// `config` of the stored `session` with the step limits given on the command line in place of its own, stored so
+/// that later resumes keep them (a build that was only slow for its limit gets longer without starting over). The
+/// limits decide nothing the replay of the stored runs re-derives: they only end steps still to come. A finished
+/// session is left as it is, since no step of it is still to come.
+fn retimed(
+    store: &mut dyn Store,
+    session: &BisectSession,
+    mut config: SessionConfig,
+    given: StepTimeoutArgs,
+) -> Result<SessionConfig> {
+    let old = config.timeouts;
+    let new = StepTimeouts {
+        build_secs: given.build_timeout().map_or(old.build_secs, |t| t.0),
+        deploy_secs: given.deploy_timeout.map_or(old.deploy_secs, |t| t.0),
+    };
+    if new == old {
+        return Ok(config);
+    }
+    let id = session.id;
+    if session.status != NEW_SESSION_STATUS {
+        let status = &session.status;
+        crate::note!("culprit: session {id} is finished ({status}), so it keeps its timeouts ({})", timeouts_text(old));
+        return Ok(config);
+    }
+    config.timeouts = new;
+    store
+        .update_bisect_session_config(id, &serde_json::to_string(&config)?)
+        .with_context(|| format!("cannot store the new timeouts of bisect session {id}"))?;
+    crate::note!(
+        "culprit: session {id} now runs with {}, here and when resumed later (it had {})",
+        timeouts_text(new),
+        timeouts_text(old)
+    );
+    Ok(config)
 }
 
 /// How this command shows a session it drives, and what its summary's time covers.

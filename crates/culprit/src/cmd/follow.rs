@@ -250,7 +250,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
                 eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
-                to_stderr(|| crate::cmd::bisect::run(store, &resume_args(session.id.0))).map(|_| Some(session.id.0))
+                let resumed = resume_args(session.id.0, args.timeouts);
+                to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
             None => to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
@@ -323,7 +324,9 @@ fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
     result
 }
 
-fn resume_args(id: i64) -> BisectArgs {
+/// `bisect --resume ID`, with the pass's `--build-timeout` and `--deploy-timeout` where given: they replace the
+/// session's, as the same bisect command run again with them does.
+fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
     BisectArgs {
         action: None,
         repo: None,
@@ -334,7 +337,7 @@ fn resume_args(id: i64) -> BisectArgs {
         metric: None,
         build: None,
         deploy: None,
-        timeouts: StepTimeoutArgs::default(),
+        timeouts,
         max_runs: 600,
         min_change: None,
         profile: 0,
