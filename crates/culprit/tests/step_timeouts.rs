@@ -495,3 +495,47 @@ fn a_resume_given_a_shorter_build_timeout_kills_the_hang_at_it_and_stores_it_for
                 1h)\n";
     assert!(err.contains(kept), "{err}");
 }
+
+#[test]
+fn a_build_left_running_while_probing_good_and_bad_is_killed_by_the_same_command_run_again() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The first build of good hangs once, before any session exists: only the same command can take the work up.
+    let pid_file = dir.path().join("build.pid");
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\nif [ \"$CULPRIT_COMMIT\" = {} ] && [ ! -e {1} ]; then echo $$ > {1}.new && mv {1}.new {1}; \
+         sleep 3180; fi\nexec make -s\n",
+        shas[0],
+        pid_file.display()
+    );
+    write_script(&build, &body);
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build.to_str().unwrap()];
+    let args = [&args[..], &["--metric", "command.user_time", "--json"]].concat();
+    let mut first = common::spawn_culprit(&db, &args, &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &shas[0][..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3180), "the orphaned build outlived the command run again");
+    assert_eq!(json(&out)["culprits"][0]["sha"], shas[SLOW_AT - 1]);
+    let locks = common::lock_files(&repo);
+    assert!(locks.iter().all(|name| !name.starts_with("start-")), "{locks:?}");
+    let culprit_dir = repo.join(".git/culprit").read_dir().unwrap().flatten().map(|e| e.file_name());
+    let steps: Vec<_> = culprit_dir.filter(|name| name.to_string_lossy().ends_with(".step")).collect();
+    assert!(steps.is_empty(), "{steps:?}");
+}
