@@ -9,6 +9,7 @@
 use crate::executor::{self, JobRun, RunContext};
 use crate::git::{GitError, RangeCommit};
 use crate::process::{self, Invocation};
+use crate::step_record::{self, StepRecord};
 use crate::worktree::Worktrees;
 use culprit_core::bisect::{Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
 use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
@@ -168,6 +169,9 @@ pub struct Driver<'a> {
     pub run_seconds: Vec<f64>,
     /// The session's runs that were stored when [`Driver::drive`] began and replayed into the machine.
     replayed: usize,
+    /// Where a running build or deploy is recorded ([`crate::step_record`]), so that one left running by this
+    /// process's death can be killed by the next process that takes up the work; `None`: not recorded.
+    step_record: Option<PathBuf>,
 }
 
 /// Worktrees a bisect's driver keeps checked out at once; beyond that the least recently used is removed. The
@@ -206,7 +210,14 @@ impl<'a> Driver<'a> {
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
             replayed: 0,
+            step_record: None,
         }
+    }
+
+    /// Records each build and deploy at `path` while it runs (see [`crate::step_record`]); the caller holds the lock
+    /// of the work, and reaps what an earlier process recorded there before it drives on.
+    pub fn record_steps_in(&mut self, path: PathBuf) {
+        self.step_record = Some(path);
     }
 
     /// The samples already stored for this session, in the order they were taken. Profiling runs are not samples:
@@ -275,9 +286,24 @@ impl<'a> Driver<'a> {
         let mut inv = Invocation::shell(command_line).in_dir(dir);
         inv.env = self.env(index, dir);
         inv.merge_stderr = true;
+        // Each recorded step's processes carry a token of its own, by which a later process tells the step's group
+        // from another that got its id since.
+        let recorded = self.step_record.as_deref().map(|path| (path, step_record::new_token()));
+        if let Some((_, token)) = &recorded {
+            inv.env.push((step_record::STEP_ENV.to_string(), token.clone()));
+        }
         let started = Instant::now();
         let failure = |reason: String, log: String, timed_out: bool| StepFailure { reason, log, timed_out };
-        match process::run(&inv, limit.map(Duration::from_secs), &self.interrupt) {
+        let mut record = None;
+        let finished = process::run_noting_start(&inv, limit.map(Duration::from_secs), &self.interrupt, |pgid| {
+            // Best effort: a step that cannot be recorded still runs; only a kill -9 of this process during it would
+            // then leave it to be killed by hand.
+            let sha = &self.range[index].sha;
+            record = recorded.and_then(|(path, token)| StepRecord::write(path, pgid, &token, what, sha).ok());
+        });
+        // The step has ended and its group was killed: the record goes.
+        drop(record);
+        match finished {
             Ok(f) if f.exit.success() => Ok(started.elapsed().as_secs_f64()),
             Ok(f) if f.exit == process::Exit::TimedOut => {
                 let reason = timed_out_reason(what, &self.range[index].sha, command_line, limit.unwrap_or_default());

@@ -8,4 +8,5 @@ pub mod machine;
 pub mod monitor;
 pub mod process;
 pub mod program;
+pub mod step_record;
 pub mod worktree;

@@ -159,6 +159,18 @@ pub enum ProcessError {
 /// Runs an invocation to completion, killing its whole process group after `timeout` or when `interrupt` is set.
 /// Output is captured in full; the child gets no stdin.
 pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBool>) -> Result<Finished, ProcessError> {
+    run_noting_start(inv, timeout, interrupt, |_| ())
+}
+
+/// [`run`], calling `started` with the child's process group id (its pid) as soon as it is spawned, before waiting
+/// for it: for a caller that records the group so that it can be killed even if this process dies first (see
+/// [`crate::step_record`]).
+pub fn run_noting_start(
+    inv: &Invocation,
+    timeout: Option<Duration>,
+    interrupt: &Arc<AtomicBool>,
+    started: impl FnOnce(libc::pid_t),
+) -> Result<Finished, ProcessError> {
     let program = inv.argv.first().ok_or(ProcessError::Empty)?;
     let mut cmd = Command::new(program);
     cmd.args(&inv.argv[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -174,6 +186,7 @@ pub fn run(inv: &Invocation, timeout: Option<Duration>, interrupt: &Arc<AtomicBo
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn { program: program.clone(), source })?;
     let pid = child.id() as libc::pid_t;
+    started(pid);
 
     // Pipes are drained on their own threads so a chatty benchmark never blocks on a full pipe.
     let out_pipe = Drain::start(child.stdout.take());

@@ -379,6 +379,10 @@ pub trait Store {
         updated_at: f64,
     ) -> Result<(), StoreError>;
 
+    /// Replaces a session's configuration (`culprit bisect --resume ID --build-timeout D` gives a session new step
+    /// limits for this and later resumes). The store keeps it as opaque text, as it was given at creation.
+    fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError>;
+
     /// Links an already stored run to a session (a run stored before the session can serve as evidence).
     /// Linking the same run twice is a no-op.
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError>;
@@ -442,6 +446,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
         updated_at: f64,
     ) -> Result<(), StoreError> {
         (**self).update_bisect_session(id, status, result_json, updated_at)
+    }
+    fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError> {
+        (**self).update_bisect_session_config(id, config_json)
     }
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
         (**self).link_run_to_session(session, run)

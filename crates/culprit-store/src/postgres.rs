@@ -446,6 +446,18 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError> {
+        let changed = self
+            .client
+            .get_mut()
+            .execute("UPDATE bisect_sessions SET config_json = $1 WHERE id = $2", &[&to_db(config_json), &id.0])
+            .map_err(|e| classify(&self.location, "update a bisect session's configuration", e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        Ok(())
+    }
+
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
         let action = "link a run to a bisect session";
         let location = self.location.clone();

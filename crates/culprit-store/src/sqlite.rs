@@ -620,6 +620,19 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError> {
+        let action = "update a bisect session's configuration";
+        self.ensure_writable(action)?;
+        let changed = self
+            .connection
+            .execute("UPDATE bisect_sessions SET config_json = ?1 WHERE id = ?2", params![config_json, id.0])
+            .map_err(|e| self.classify(action, e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
+        }
+        Ok(())
+    }
+
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
         self.ensure_writable("link a run to a bisect session")?;
         let location = self.location();

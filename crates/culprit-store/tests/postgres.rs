@@ -125,6 +125,7 @@ contract_tests!(
     linking_to_a_missing_session_rolls_the_run_back,
     import_keys_make_saves_idempotent,
     bisect_sessions_keep_their_runs_in_link_order,
+    a_sessions_config_is_replaced_and_nothing_else_of_it,
     invalid_records_are_refused_before_any_write,
     stored_names_are_found_by_new_handles,
     run_kinds_keep_profiling_runs_apart,

@@ -210,22 +210,8 @@ pub struct BisectArgs {
     /// Shell command that deploys the built commit before its runs (install, kexec, boot).
     #[arg(long)]
     pub deploy: Option<String>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = BUILD_TIMEOUT_HELP,
-        long_help = BUILD_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--build-timeout")
-    )]
-    pub build_timeout: Option<Timeout>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = DEPLOY_TIMEOUT_HELP,
-        long_help = DEPLOY_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--deploy-timeout")
-    )]
-    pub deploy_timeout: Option<Timeout>,
+    #[command(flatten)]
+    pub timeouts: StepTimeoutArgs,
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -241,14 +227,13 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
-    /// change it (the repository, benchmark, --warmup, metric, build, deploy, their timeouts, --max-runs,
-    /// --min-change) are refused.
+    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change) are refused.
+    /// --build-timeout and --deploy-timeout are taken: they replace the session's limits, for this and later resumes.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
-            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "build_timeout",
-            "deploy_timeout", "max_runs", "min_change"
+            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change"
         ]
     )]
     pub resume: Option<i64>,
@@ -332,14 +317,8 @@ pub struct CheckArgs {
     /// Shell command that builds a commit; run in the current checkout and in the good and bad worktrees.
     #[arg(long)]
     pub build: Option<String>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = BUILD_TIMEOUT_HELP,
-        long_help = BUILD_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--build-timeout")
-    )]
-    pub build_timeout: Option<Timeout>,
+    #[command(flatten)]
+    pub timeouts: BuildTimeoutArg,
     /// Reference runs at good and at bad; when they do not separate, twice and then four times as many are
     /// measured before the check gives up.
     #[arg(long, default_value_t = 5)]
@@ -422,14 +401,8 @@ pub struct TryFixArgs {
     /// Shell command that builds each of base, bad and patched in its worktree.
     #[arg(long)]
     pub build: Option<String>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = BUILD_TIMEOUT_HELP,
-        long_help = BUILD_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--build-timeout")
-    )]
-    pub build_timeout: Option<Timeout>,
+    #[command(flatten)]
+    pub timeouts: BuildTimeoutArg,
     /// The git repository (default: the one containing the current directory).
     #[arg(long)]
     pub repo: Option<PathBuf>,
@@ -485,22 +458,8 @@ pub struct TrackArgs {
     /// With --bisect or --follow: shell command that deploys a built commit.
     #[arg(long)]
     pub deploy: Option<String>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = BUILD_TIMEOUT_HELP,
-        long_help = BUILD_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--build-timeout")
-    )]
-    pub build_timeout: Option<Timeout>,
-    #[arg(
-        long,
-        value_name = "DURATION",
-        help = DEPLOY_TIMEOUT_HELP,
-        long_help = DEPLOY_TIMEOUT_LONG_HELP,
-        value_parser = step_timeout("--deploy-timeout")
-    )]
-    pub deploy_timeout: Option<Timeout>,
+    #[command(flatten)]
+    pub timeouts: StepTimeoutArgs,
     /// With --bisect: most runs each bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -570,12 +529,67 @@ const DEPLOY_TIMEOUT_LONG_HELP: &str = "Longest a deploy may take, as --build-ti
     running then (a kexec or reboot that never comes back, a boot waiting forever) is killed, and its commit is \
     untestable, skipped. Installing a kernel and rebooting a lab box takes minutes; one not back in an hour is hung";
 
+/// `--build-timeout`, for the commands that build but do not deploy (check and try-fix). Declared once here so that
+/// the four commands taking it cannot drift apart in its name, help or parser.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct BuildTimeoutArg {
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = BUILD_TIMEOUT_HELP,
+        long_help = BUILD_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--build-timeout")
+    )]
+    pub build_timeout: Option<Timeout>,
+}
+
+impl BuildTimeoutArg {
+    /// The limits the command runs with: the build limit given or its default, and the default deploy limit (which
+    /// such a command never uses, as it deploys nothing).
+    pub fn step_timeouts(self) -> StepTimeouts {
+        step_timeouts(self.build_timeout, None)
+    }
+}
+
+/// `--build-timeout` and `--deploy-timeout`, for the commands that build and deploy (bisect and track). Their ids
+/// stay `build_timeout` and `deploy_timeout`, which the commands' `conflicts_with` lists name.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct StepTimeoutArgs {
+    #[command(flatten)]
+    pub build: BuildTimeoutArg,
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help = DEPLOY_TIMEOUT_HELP,
+        long_help = DEPLOY_TIMEOUT_LONG_HELP,
+        value_parser = step_timeout("--deploy-timeout")
+    )]
+    pub deploy_timeout: Option<Timeout>,
+}
+
+impl StepTimeoutArgs {
+    /// The build limit as given (`None` when the flag was not given).
+    pub fn build_timeout(self) -> Option<Timeout> {
+        self.build.build_timeout
+    }
+
+    /// Whether either limit was given on the command line.
+    pub fn any_given(self) -> bool {
+        self.build.build_timeout.is_some() || self.deploy_timeout.is_some()
+    }
+
+    /// The limits the command runs with: the ones given, the defaults for the others.
+    pub fn step_timeouts(self) -> StepTimeouts {
+        step_timeouts(self.build.build_timeout, self.deploy_timeout)
+    }
+}
+
 /// A `--build-timeout` or `--deploy-timeout` as given: a limit in seconds, or `None` for `none` (no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeout(pub Option<u64>);
 
 /// The build and deploy limits of a command: the ones given, the defaults for the others.
-pub fn step_timeouts(build: Option<Timeout>, deploy: Option<Timeout>) -> StepTimeouts {
+fn step_timeouts(build: Option<Timeout>, deploy: Option<Timeout>) -> StepTimeouts {
     let defaults = StepTimeouts::default();
     StepTimeouts {
         build_secs: build.map_or(defaults.build_secs, |t| t.0),
@@ -725,9 +739,55 @@ mod tests {
         assert_eq!(step_timeouts(None, None), StepTimeouts::default());
         assert_eq!(StepTimeouts::default().build_secs, Some(4 * 3600));
         assert_eq!(StepTimeouts::default().deploy_secs, Some(3600));
-        // They are part of a session, which --resume takes as it was started.
-        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build-timeout", "1h"]).unwrap_err();
-        assert!(usage.to_string().contains("cannot be used with '--build-timeout <DURATION>'"), "{usage}");
+        // They are part of a session, but --resume takes new ones (a build that was only slow gets longer), unlike
+        // what the session is of.
+        let cli = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build-timeout", "1h"]).unwrap();
+        let Command::Bisect(bisect) = cli.command else { panic!("not bisect: {cli:?}") };
+        assert_eq!((bisect.resume, bisect.timeouts.build_timeout()), (Some(1), Some(Timeout(Some(3600)))));
+        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build", "make"]).unwrap_err();
+        assert!(usage.to_string().contains("cannot be used with '--build <BUILD>'"), "{usage}");
+    }
+
+    #[test]
+    fn the_shared_timeout_flags_keep_their_help_and_conflicts_on_every_command() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        for (name, flags) in [
+            ("bisect", &["build-timeout", "deploy-timeout"][..]),
+            ("check", &["build-timeout"][..]),
+            ("try-fix", &["build-timeout"][..]),
+            ("track", &["build-timeout", "deploy-timeout"][..]),
+        ] {
+            let command = cli.find_subcommand(name).unwrap();
+            let longs: Vec<&str> = command.get_arguments().filter_map(|a| a.get_long()).collect();
+            // Only the commands that deploy take a deploy limit.
+            assert_eq!(longs.contains(&"deploy-timeout"), flags.len() == 2, "{name}: {longs:?}");
+            for flag in flags {
+                let arg = command.get_arguments().find(|a| a.get_long() == Some(flag)).unwrap();
+                let (help, long_help) = match *flag {
+                    "build-timeout" => (BUILD_TIMEOUT_HELP, BUILD_TIMEOUT_LONG_HELP),
+                    _ => (DEPLOY_TIMEOUT_HELP, DEPLOY_TIMEOUT_LONG_HELP),
+                };
+                assert_eq!(arg.get_help().map(|h| h.to_string()), Some(help.to_string()), "{name} --{flag}");
+                assert_eq!(arg.get_long_help().map(|h| h.to_string()), Some(long_help.to_string()), "{name} --{flag}");
+                assert_eq!(arg.get_value_names().unwrap(), ["DURATION"], "{name} --{flag}");
+            }
+        }
+        // The options that exclude them still do, whichever limit is given.
+        for (command, flag) in [
+            (&["culprit", "check", "--clean"][..], "--build-timeout"),
+            (&["culprit", "track", "--series", "s.csv"][..], "--build-timeout"),
+            (&["culprit", "track", "--series", "s.csv"][..], "--deploy-timeout"),
+        ] {
+            let usage = Cli::try_parse_from([command, &[flag, "1h"][..]].concat()).unwrap_err().to_string();
+            assert!(usage.contains(&format!("cannot be used with '{flag} <DURATION>'")), "{usage}");
+        }
+        // And a value given reaches the command's limits.
+        let cli = Cli::try_parse_from(["culprit", "track", "--bisect", "--deploy-timeout", "5m"]).unwrap();
+        let Command::Track(track) = cli.command else { panic!("not track: {cli:?}") };
+        assert!(track.timeouts.any_given());
+        assert_eq!(track.timeouts.step_timeouts().deploy_secs, Some(300));
+        assert_eq!(track.timeouts.step_timeouts().build_secs, StepTimeouts::default().build_secs);
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects and a check
-//! of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one commit.
+//! Builds and deploys that never end, killed at `--build-timeout` and `--deploy-timeout`: real bisects, a check and
+//! a try-fix of a throwaway repository (`tests/fixtures/make-slowdown-repo.sh`) whose build or deploy hangs at one
+//! commit; and a hung build that a culprit killed with `kill -9` left behind, killed by the resumed bisect or the next
+//! follow pass.
 
 mod common;
 
@@ -251,4 +253,289 @@ fn check_answers_untestable_when_the_checked_out_commits_build_passes_its_timeou
         format!("culprit: build of {} ('{build}') killed after 2s (--build-timeout): untestable\n", &checked_out[..10]);
     assert!(err.contains(&said) && err.contains("waiting forever"), "{err}");
     assert!(!sleeping(3173), "the hung build's children outlived it");
+}
+
+/// A try-fix of the slowdown's commit (bad) against its parent (base), with a patch that reverts it, written to
+/// `dir/revert.patch`: the arguments up to the build, which the test adds.
+fn try_fix_args(dir: &Path, repo: &Path, shas: &[String]) -> Vec<String> {
+    let (base, bad) = (&shas[SLOW_AT - 2], &shas[SLOW_AT - 1]);
+    let diff = Command::new("git").arg("-C").arg(repo).args(["diff", bad, base]).output().unwrap();
+    assert!(diff.status.success() && !diff.stdout.is_empty());
+    let patch = dir.join("revert.patch");
+    std::fs::write(&patch, &diff.stdout).unwrap();
+    let args = ["try-fix", "--base", base, "--bad", bad, "--patch", patch.to_str().unwrap(), "--run", "./bench"];
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+#[test]
+fn a_try_fix_whose_base_build_passes_its_timeout_says_so_and_how_to_give_it_longer_and_skips_nothing() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let base = &shas[SLOW_AT - 2];
+    // The build hangs at base only: the patched tree (bad with the patch) and bad build as usual.
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\nif [ \"$CULPRIT_COMMIT\" = {base} ]; then echo 'waiting at base'; {}; fi\nexec make -s\n",
+        make_hang(3175)
+    );
+    write_script(&build, &body);
+    let args = try_fix_args(dir.path(), &repo, &shas);
+    let how = ["--build", build.to_str().unwrap(), "--build-timeout", "2s", "--runs", "3"];
+    let args: Vec<&str> = args.iter().map(String::as_str).chain(how).collect();
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // What happened, to which side, and what to do: not a bisect's "untestable, skipped", since try-fix skips nothing.
+    let said = format!(
+        "culprit: the build of base ({}) was killed after 2s (--build-timeout), so base cannot be measured and \
+         nothing was compared; if the build is only slow, give it longer (e.g. --build-timeout 4s, or none for no \
+         limit), and if it hangs at base, find out why there; its output:\nwaiting at base\n",
+        &base[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!err.contains("untestable") && !err.contains("skipped"), "{err}");
+    assert_eq!(err.matches("killed after").count(), 1, "{err}");
+    assert!(!sleeping(3175), "the hung build's children outlived it");
+}
+
+/// The fields of `/proc/<pid>/stat` from the state on (after the command name), when the process exists.
+fn stat(pid: &str) -> Option<Vec<String>> {
+    let line = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(line.rsplit_once(')')?.1.split_whitespace().map(str::to_string).collect())
+}
+
+/// Whether process `pid` runs: it exists and has not exited (a zombie whose parent died may never be reaped here).
+fn running(pid: &str) -> bool {
+    stat(pid).is_some_and(|fields| !matches!(fields[0].as_str(), "Z" | "X"))
+}
+
+/// Kills the process group of a hung build when dropped, if its shell `pid` still runs in it: a failing test must not
+/// leave the build it orphaned sleeping for most of an hour.
+struct KillGroupOnDrop {
+    pid: String,
+    group: String,
+}
+
+impl Drop for KillGroupOnDrop {
+    fn drop(&mut self) {
+        if running(&self.pid) && stat(&self.pid).is_some_and(|fields| fields[2] == self.group) {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", self.group)]).status();
+        }
+    }
+}
+
+#[test]
+fn a_build_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_session_is_resumed() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The build hangs once, at the first commit it meets between good and bad (after the session exists), and
+    // writes the hanging shell's pid first; every other build, that commit's next one included, is make's.
+    let pid_file = dir.path().join("build.pid");
+    let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3176; }}", pid_file.display());
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &hang, "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let mut first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    // The running build is recorded beside the session's lock while it runs.
+    let record = repo.join(".git/culprit/session-1.step");
+    assert!(record.exists(), "no record of the running build");
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    let killed = first.wait_with_output().unwrap();
+    assert_eq!(killed.status.code(), None, "culprit was not killed: {}", text(&killed.stderr));
+    // Nothing stopped the build: it runs on with nobody waiting for it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {} left running when it died\n",
+        &hung[..12],
+        culprit_pid
+    );
+    assert!(err.contains(&said), "{err}");
+    assert_eq!(err.matches("killed process group").count(), 1, "{err}");
+    assert!(!running(&pid) && !sleeping(3176), "the orphaned build outlived the resume");
+    // The resumed session built that commit again and finished; its last step's record went with the step.
+    let result = json(&out);
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    assert!(!record.exists());
+}
+
+#[test]
+fn a_build_left_running_by_a_follow_pass_killed_with_kill_9_is_killed_by_the_next_pass() {
+    let _machine = quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 5, 99, 0, 0);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-hang\ncommand:\n  cmd: ./bench\n").unwrap();
+    // The first build of the first pass hangs, after writing its shell's pid; every later one is make's.
+    let pid_file = dir.path().join("build.pid");
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\n[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; echo \"$CULPRIT_COMMIT\" > {0}.commit; \
+         sleep 3177; }}\nexec make -s\n",
+        pid_file.display()
+    );
+    write_script(&build, &body);
+    let args = ["track", "--follow", "main", "--job", "job.yaml", "--every", "4", "--runs", "4"];
+    let how = ["--repo", repo.to_str().unwrap(), "--build", build.to_str().unwrap(), "--json"];
+    let db = dir.path().join("f.db");
+    let mut first = common::spawn_culprit(&db, &[&args[..], &how].concat(), dir.path());
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    assert!(repo.join(".git/culprit/follow.step").exists(), "no record of the running build");
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &[&args[..], &how].concat(), dir.path(), dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(dir.path().join("build.pid.commit")).unwrap().trim().to_string();
+    assert!(shas.contains(&hung), "{hung}");
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &hung[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3177), "the orphaned build outlived the next pass");
+    // The pass measured the history as usual, the hung commit included.
+    let pass = json(&out);
+    let measured: Vec<&str> = pass["measured"].as_array().unwrap().iter().filter_map(|m| m[0].as_str()).collect();
+    assert!(measured.contains(&hung.as_str()), "{pass:#}");
+    assert!(!repo.join(".git/culprit/follow.step").exists());
+}
+
+#[test]
+fn ctrl_c_during_a_try_fix_s_patched_build_is_an_interruption_not_a_failed_build() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The patched tree's build (in the worktree named `patched`) hangs, after saying so; the others build.
+    let (started, builds) = (dir.path().join("patched.building"), dir.path().join("builds.log"));
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\necho \"$CULPRIT_WORKTREE\" >> {}\n\
+         case \"$CULPRIT_WORKTREE\" in */patched) touch {}; echo 'building the patch'; sleep 3178;; esac\n\
+         exec make -s\n",
+        builds.display(),
+        started.display()
+    );
+    write_script(&build, &body);
+    let args = try_fix_args(dir.path(), &repo, &shas);
+    let how = ["--build", build.to_str().unwrap(), "--runs", "3"];
+    let args: Vec<&str> = args.iter().map(String::as_str).chain(how).collect();
+    let running = spawn(&db, &args, &repo, dir.path());
+    common::wait_for_file(&started, "the patched build never started");
+    let kill = Command::new("kill").args(["-INT", &running.0.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = finish(running);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("culprit: interrupted while building the patched tree; nothing was measured\n"), "{err}");
+    // Not a build that fails (at patched, or at bad too), and bad was not built to find out which side fails.
+    assert!(!err.contains("fail") && !err.contains("killed after"), "{err}");
+    let built = std::fs::read_to_string(&builds).unwrap();
+    assert!(built.lines().count() == 1 && built.trim_end().ends_with("/patched"), "{built}");
+    assert!(!sleeping(3178), "the interrupted build's children outlived it");
+    // Nothing was stored: no run of base, bad or the patched tree.
+    let results = common::stdout(&common::culprit(&db, &["results"], dir.path()));
+    assert!(!results.contains(&shas[SLOW_AT - 2][..10]) && !results.contains("+revert-"), "{results}");
+}
+
+#[test]
+fn a_resume_given_a_shorter_build_timeout_kills_the_hang_at_it_and_stores_it_for_later_resumes() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &make_hang(3179), "exec make -s");
+    let build = build.to_str().unwrap();
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
+    let how = ["--metric", "command.user_time", "--build-timeout", "1h"];
+    // Started with an hour for a build, and stopped while one hangs: the hour would be waited again on resume.
+    let started = spawn(&db, &[&args[..], &how].concat(), &repo, dir.path());
+    let begun = Instant::now();
+    while !hung_file.exists() {
+        assert!(begun.elapsed() < DEADLINE, "the build never hung");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kill = Command::new("kill").args(["-INT", &started.0.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    assert_eq!(finish(started).status.code(), Some(130));
+
+    // Resumed with 2 s instead: the hang is killed at 2 s, and the session goes on to its culprit.
+    let out = culprit(&db, &["bisect", "--resume", "1", "--build-timeout", "2s", "--json"], &repo, dir.path());
+    let result = json(&out);
+    let hung = hung_commit(&hung_file, &shas);
+    assert_found_around(&result, &shas, &hung);
+    let err = text(&out.stderr);
+    let said = "culprit: session 1 now runs with --build-timeout 2s, --deploy-timeout 1h, here and when resumed later \
+                (it had --build-timeout 1h, --deploy-timeout 1h)\n";
+    assert!(err.contains(said), "{err}");
+    assert!(err.contains(&format!("build of {} ('{build}') killed after 2s (--build-timeout)", &hung[..10])), "{err}");
+    assert!(!sleeping(3179));
+    // Stored with the session: its report's command to measure again carries it, and a later resume reads it.
+    let report = common::stdout(&common::culprit(&db, &["report", "1"], dir.path()));
+    assert!(report.contains(" --build-timeout 2s"), "{report}");
+    // A finished session has no step left to limit: it keeps what it has.
+    let out = culprit(&db, &["bisect", "--resume", "1", "--build-timeout", "3h", "--json"], &repo, dir.path());
+    assert_eq!(json(&out)["status"], "found");
+    let err = text(&out.stderr);
+    let kept = "culprit: session 1 is finished (found), so it keeps its timeouts (--build-timeout 2s, --deploy-timeout \
+                1h)\n";
+    assert!(err.contains(kept), "{err}");
+}
+
+#[test]
+fn a_build_left_running_while_probing_good_and_bad_is_killed_by_the_same_command_run_again() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The first build of good hangs once, before any session exists: only the same command can take the work up.
+    let pid_file = dir.path().join("build.pid");
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\nif [ \"$CULPRIT_COMMIT\" = {} ] && [ ! -e {1} ]; then echo $$ > {1}.new && mv {1}.new {1}; \
+         sleep 3180; fi\nexec make -s\n",
+        shas[0],
+        pid_file.display()
+    );
+    write_script(&build, &body);
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build.to_str().unwrap()];
+    let args = [&args[..], &["--metric", "command.user_time", "--json"]].concat();
+    let mut first = common::spawn_culprit(&db, &args, &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &shas[0][..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3180), "the orphaned build outlived the command run again");
+    assert_eq!(json(&out)["culprits"][0]["sha"], shas[SLOW_AT - 1]);
+    let locks = common::lock_files(&repo);
+    assert!(locks.iter().all(|name| !name.starts_with("start-")), "{locks:?}");
+    let culprit_dir = repo.join(".git/culprit").read_dir().unwrap().flatten().map(|e| e.file_name());
+    let steps: Vec<_> = culprit_dir.filter(|name| name.to_string_lossy().ends_with(".step")).collect();
+    assert!(steps.is_empty(), "{steps:?}");
 }

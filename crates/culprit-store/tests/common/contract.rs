@@ -5,8 +5,8 @@
 use super::common::*;
 use culprit_core::model::{Revision, RunRecord};
 use culprit_store::{
-    BisectCommit, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery, SaveOptions, Saved, SessionId,
-    Store, StoreError,
+    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery, SaveOptions,
+    Saved, SessionId, Store, StoreError,
 };
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
@@ -275,6 +275,42 @@ pub fn import_keys_make_saves_idempotent(open: Opener<'_>) {
     store.save_run(&record).unwrap();
     store.save_run(&record).unwrap();
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 4);
+}
+
+pub fn a_sessions_config_is_replaced_and_nothing_else_of_it(open: Opener<'_>) {
+    let mut store = open();
+    let new = NewBisectSession {
+        repo: "/src/linux".into(),
+        good: "v6.7".into(),
+        bad: "v6.8-rc1".into(),
+        job_id: Some("id-j".into()),
+        metric: Some("fio.write_iops".into()),
+        config_json: "{\"timeouts\":{\"build_secs\":14400}}".into(),
+        created_at: 1_700_000_000.0,
+        range: vec![BisectCommit { sha: SHA_A.into(), subject: "v6.7".into(), parents: vec![] }],
+    };
+    let session = store.create_bisect_session(&new).unwrap();
+    let other = store.create_bisect_session(&new).unwrap();
+    let run = store.save_run_with(
+        &run("j", commit(SHA_A), "h", &[("m", 1.0)]),
+        &SaveOptions { bisect_session: Some(session), ..Default::default() },
+    );
+    let run = run.unwrap().run_id();
+    let before = store.bisect_session(session).unwrap();
+    // Text as a session's JSON may hold it: quotes, a NUL escaped by serde, and characters beyond ASCII.
+    let replaced = "{\"timeouts\":{\"build_secs\":7200},\"job_source\":\"ß \\u0000 'x'\"}";
+    store.update_bisect_session_config(session, replaced).unwrap();
+    // Read back by a new handle (another process resuming it): the new text, and the rest as it was.
+    let store = open();
+    let after = store.bisect_session(session).unwrap();
+    assert_eq!(after.config_json, replaced);
+    assert_eq!(BisectSession { config_json: before.config_json.clone(), ..after }, before);
+    assert_eq!(store.bisect_session(other).unwrap().config_json, new.config_json);
+    assert_eq!(store.bisect_session_runs(session).unwrap(), vec![run]);
+    assert_eq!(store.bisect_session_range(session).unwrap(), new.range);
+    let mut store = store;
+    let missing = store.update_bisect_session_config(SessionId(999), "{}");
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })), "{missing:?}");
 }
 
 pub fn bisect_sessions_keep_their_runs_in_link_order(open: Opener<'_>) {

@@ -6,7 +6,7 @@
 //! probe runs become its first samples; runs that chose the metric would bias its test, so they do not. From there
 //! the state machine in `culprit_core::bisect` decides and the driver in `culprit_run::bisect` does the work.
 
-use crate::cli::{step_timeouts, BisectAction, BisectArgs, TimedCommandArgs};
+use crate::cli::{BisectAction, BisectArgs, StepTimeoutArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -23,7 +23,9 @@ use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{BisectCommit, NewBisectSession, RunFilter, RunKind, SessionId, Store, NEW_SESSION_STATUS};
+use culprit_store::{
+    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunKind, SessionId, Store, NEW_SESSION_STATUS,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -41,7 +43,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(id) = args.resume {
-        return resume(store, SessionId(id), args.json, args.profile, false);
+        return resume(store, SessionId(id), args, false);
     }
     start(store, args)
 }
@@ -298,6 +300,33 @@ fn start_lock_path(repo: &Path, identity: &[&str]) -> PathBuf {
     worktree_root(repo, &format!("start-{hash:016x}")).with_extension("lock")
 }
 
+/// Kills the build or deploy that a culprit killed with `kill -9` left running, recorded at `record` (see
+/// `culprit_run::step_record`), and says so in one line. Called by the process that takes up the work the record
+/// belongs to, holding its lock, before it builds anything: the leftover would otherwise run on beside the new
+/// builds and runs for good (a hung build) or until it ends, loading the machine the runs measure.
+pub(crate) fn reap_leftover_step(record: &Path) {
+    use culprit_run::step_record::Reaped;
+    match culprit_run::step_record::reap(record) {
+        Ok(None) => {}
+        Ok(Some(Reaped { recorded: r, gone })) => {
+            let what = format!(
+                "process group {}, the {} of {} that culprit process {} left running when it died",
+                r.pgid,
+                r.step,
+                &r.commit[..r.commit.len().min(12)],
+                r.culprit_pid
+            );
+            if gone {
+                crate::note!("culprit: killed {what}");
+            } else {
+                crate::note!("culprit: could not kill {what}; it still runs after SIGKILL (kill -KILL -{})", r.pgid);
+            }
+        }
+        // A record that cannot be read or removed stops nothing: at worst a leftover step runs on, as before.
+        Err(e) => crate::note!("culprit: cannot check {} for a step left running: {e}", record.display()),
+    }
+}
+
 fn opt(command: &Option<String>) -> String {
     command.as_ref().map_or_else(String::new, |c| format!("={c}"))
 }
@@ -335,6 +364,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             start_lock.display()
         ),
     };
+    // A culprit killed while it probed good and bad left its build running: the same command again stops it.
+    let probe_steps = start_lock.with_extension("step");
+    reap_leftover_step(&probe_steps);
 
     // The same bisect asked again continues where it stopped.
     for session in store.bisect_sessions()? {
@@ -363,17 +395,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                     limits(asked)
                 );
             }
-            // So are the build and deploy timeouts: a resume runs with the stored ones.
-            let stored = config.timeouts;
-            let given = (args.build_timeout.map(|t| t.0), args.deploy_timeout.map(|t| t.0));
-            if given.0.is_some_and(|t| t != stored.build_secs) || given.1.is_some_and(|t| t != stored.deploy_secs) {
-                crate::note!(
-                    "culprit: session {} keeps the timeouts it started with ({})",
-                    session.id,
-                    timeouts_text(stored)
-                );
-            }
-            return resume(store, session.id, args.json, args.profile, true);
+            // The build and deploy timeouts given replace the session's, as with --resume (see `retimed`).
+            return resume(store, session.id, args, true);
         }
     }
 
@@ -394,7 +417,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         metric: given_metric.clone().unwrap_or_default(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        timeouts: step_timeouts(args.build_timeout, args.deploy_timeout),
+        timeouts: args.timeouts.step_timeouts(),
         bisect: BisectConfig {
             max_runs: args.max_runs,
             min_effect_relative: args.min_change.unwrap_or(0.0),
@@ -415,6 +438,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         worktrees,
         interrupt.clone(),
     );
+    driver.record_steps_in(probe_steps);
     let probe_runs = if given_metric.is_some() { PROBE_RUNS_WITH_METRIC } else { PROBE_RUNS_CHOOSING_METRIC };
     let last = range.len() - 1;
     let mut probe_ids = Vec::new();
@@ -534,15 +558,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown)
 }
 
-/// Drives stored `session` on. `start_locked`: this process holds the start lock of the session's command already
-/// (the same command again took it before it found the session).
-fn resume(
-    store: &mut dyn Store,
-    session: SessionId,
-    json: bool,
-    profile: usize,
-    start_locked: bool,
-) -> Result<ExitCode> {
+/// Drives stored `session` on, with `args`' output options and step limits. `start_locked`: this process holds the
+/// start lock of the session's command already (the same command again took it before it found the session).
+fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_locked: bool) -> Result<ExitCode> {
+    let (json, profile) = (args.json, args.profile);
     let started = Instant::now();
     let stored = store.bisect_session(session)?;
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
@@ -572,7 +591,45 @@ fn resume(
             start_lock.display()
         ),
     };
+    // Only now, with the start lock held: no other culprit takes the session up while its limits change.
+    let config = retimed(store, &stored, config, args.timeouts)?;
     drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
+}
+
+/// `config` of the stored `session` with the step limits given on the command line in place of its own, stored so
+/// that later resumes keep them (a build that was only slow for its limit gets longer without starting over). The
+/// limits decide nothing the replay of the stored runs re-derives: they only end steps still to come. A finished
+/// session is left as it is, since no step of it is still to come.
+fn retimed(
+    store: &mut dyn Store,
+    session: &BisectSession,
+    mut config: SessionConfig,
+    given: StepTimeoutArgs,
+) -> Result<SessionConfig> {
+    let old = config.timeouts;
+    let new = StepTimeouts {
+        build_secs: given.build_timeout().map_or(old.build_secs, |t| t.0),
+        deploy_secs: given.deploy_timeout.map_or(old.deploy_secs, |t| t.0),
+    };
+    if new == old {
+        return Ok(config);
+    }
+    let id = session.id;
+    if session.status != NEW_SESSION_STATUS {
+        let status = &session.status;
+        crate::note!("culprit: session {id} is finished ({status}), so it keeps its timeouts ({})", timeouts_text(old));
+        return Ok(config);
+    }
+    config.timeouts = new;
+    store
+        .update_bisect_session_config(id, &serde_json::to_string(&config)?)
+        .with_context(|| format!("cannot store the new timeouts of bisect session {id}"))?;
+    crate::note!(
+        "culprit: session {id} now runs with {}, here and when resumed later (it had {})",
+        timeouts_text(new),
+        timeouts_text(old)
+    );
+    Ok(config)
 }
 
 /// How this command shows a session it drives, and what its summary's time covers.
@@ -610,12 +667,17 @@ fn drive(
             lock_path.display()
         ),
     };
+    // Beside the session's lock and worktrees: the build or deploy running now, and what a culprit killed with
+    // `kill -9` left running there, killed before this one builds.
+    let steps = root.with_extension("step");
+    reap_leftover_step(&steps);
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
         let worktrees = Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?;
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
+        driver.record_steps_in(steps);
         let ended = driver.drive(&mut observe).with_context(|| {
             format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")
         })?;

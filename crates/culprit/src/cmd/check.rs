@@ -12,7 +12,7 @@
 //! (see [`references`]). The fresh runs a step measures are stored too, but they are that step's: another step
 //! reads them as references no more than it reads its own runs of the commit.
 
-use crate::cli::{step_timeouts, CheckArgs};
+use crate::cli::CheckArgs;
 use crate::cmd::bisect::{
     available_metrics, benchmark_job, choose_metric, plan_job, process_worktree_root, run_context, worktree_root,
 };
@@ -168,7 +168,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         job_yaml: &job_yaml,
         source: &source,
         build: args.build.as_deref(),
-        timeouts: step_timeouts(args.build_timeout, None),
+        timeouts: args.timeouts.step_timeouts(),
         range: &range,
         job: &job,
     };

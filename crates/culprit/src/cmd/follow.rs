@@ -18,8 +18,8 @@
 //! pass with nothing new to do runs nothing. Two passes never overlap: each holds an flock on
 //! `<store>.follow.lock`.
 
-use crate::cli::{BisectArgs, ReportArgs, ReportFormat, TimedCommandArgs, TrackArgs};
-use crate::cmd::bisect::{observer, plan_job, progress_bar, run_context, worktree_root};
+use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCommandArgs, TrackArgs};
+use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{bisect_change, bisect_range, history, BisectRange, History, HistoryFilter, Order};
 use crate::output;
@@ -65,6 +65,12 @@ fn lock_path(db: Option<&Path>) -> PathBuf {
         }
         None => PathBuf::from(format!("{}.follow.lock", store.display())),
     }
+}
+
+/// Where a pass records the build or deploy it runs (`culprit_run::step_record`): beside the worktrees it builds
+/// in, which are the repository's, as the builds are.
+fn follow_steps(repo: &Path) -> PathBuf {
+    worktree_root(repo, "follow").with_extension("step")
 }
 
 /// Takes the follow lock without waiting; the file stays locked until it is dropped (or the process ends).
@@ -153,7 +159,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         metric: String::new(),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        timeouts: crate::cli::step_timeouts(args.build_timeout, args.deploy_timeout),
+        timeouts: args.timeouts.step_timeouts(),
         bisect: BisectConfig::default(),
     };
     let plan =
@@ -162,6 +168,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let lock = lock_path(db.as_deref());
     // The file goes with the pass: beside the user's store it says nothing once no pass holds it.
     let _held = crate::lock::RemovedWhenDropped::new(take_lock(&lock)?);
+    // A pass killed with `kill -9` while it built a commit left that build running: this pass stops it first.
+    reap_leftover_step(&follow_steps(&plan.repo));
     // A pass adds runs: a read-only store is refused here, before the first build, not when the first run is saved.
     let mut store = crate::cmd::open_writable_store(db)?;
     let store: &mut dyn Store = &mut store;
@@ -242,7 +250,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
                 eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
-                to_stderr(|| crate::cmd::bisect::run(store, &resume_args(session.id.0))).map(|_| Some(session.id.0))
+                let resumed = resume_args(session.id.0, args.timeouts);
+                to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
             None => to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
@@ -315,7 +324,9 @@ fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
     result
 }
 
-fn resume_args(id: i64) -> BisectArgs {
+/// `bisect --resume ID`, with the pass's `--build-timeout` and `--deploy-timeout` where given: they replace the
+/// session's, as the same bisect command run again with them does.
+fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
     BisectArgs {
         action: None,
         repo: None,
@@ -326,8 +337,7 @@ fn resume_args(id: i64) -> BisectArgs {
         metric: None,
         build: None,
         deploy: None,
-        build_timeout: None,
-        deploy_timeout: None,
+        timeouts,
         max_runs: 600,
         min_change: None,
         profile: 0,
@@ -371,6 +381,7 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
         worktrees,
         interrupt_flag(),
     );
+    driver.record_steps_in(follow_steps(&plan.repo));
     let block_size = if plan.config.deploy.is_some() { 1 } else { LIVE_WORKTREES };
     for block in balanced_blocks(&todo, block_size) {
         let mut block = measuring_block(plan, block);

@@ -362,7 +362,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
-    if (args.build_timeout.is_some() || args.deploy_timeout.is_some()) && !args.bisect {
+    if args.timeouts.any_given() && !args.bisect {
         bail!(
             "--build-timeout and --deploy-timeout are for the commits a bisect or a follow builds: add --bisect (or \
              use --follow)"
@@ -703,8 +703,7 @@ pub(crate) fn bisect_change(
         metric: Some(s.metric.clone()),
         build: args.build.clone(),
         deploy: args.deploy.clone(),
-        build_timeout: args.build_timeout,
-        deploy_timeout: args.deploy_timeout,
+        timeouts: args.timeouts,
         max_runs: args.max_runs,
         min_change: None,
         resume: None,

@@ -8,7 +8,7 @@
 //! share a label. The verdict is `culprit_core::report::fix_verdict`, which reads the compare
 //! engine's verdicts (rule in `docs/report.md`).
 
-use crate::cli::{step_timeouts, TryFixArgs};
+use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{benchmark_job, observer, plan_job, process_worktree_root, progress_bar, run_context};
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
@@ -19,7 +19,7 @@ use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{Column, Comparison};
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
-use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
+use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
@@ -212,18 +212,31 @@ fn build_patched(
 
 /// When a run of base or bad failed because its build failed, the message saying so: the bisect driver then marks
 /// the side as not buildable, so every later run of it would fail the same way and measuring on is pointless.
-fn build_failure(record: &RunRecord, side: &str, sha: &str) -> Option<String> {
+/// `killed_after` is the `--build-timeout` in seconds when the driver said the build was killed at that limit: the
+/// message then says so and how to give it longer, since a build that is only slow is not broken.
+fn build_failure(record: &RunRecord, side: &str, sha: &str, killed_after: Option<u64>) -> Option<String> {
     let RunOutcome::Failed { reason } = &record.outcome else { return None };
     // The driver stores a failed build as a run whose reason starts with `build '` and whose output is build.log.
     let log = record.raw_outputs.iter().find(|raw| raw.name == "build.log")?;
     if !reason.starts_with("build ") {
         return None;
     }
+    let tail = output_tail(&String::from_utf8_lossy(&log.content));
+    if let Some(limit) = killed_after {
+        let text = culprit_job::convention::duration_text;
+        return Some(format!(
+            "the build of {side} ({}) was killed after {} (--build-timeout), so {side} cannot be measured and nothing \
+             was compared; if the build is only slow, give it longer (e.g. --build-timeout {}, or none for no \
+             limit), and if it hangs at {side}, find out why there; {tail}",
+            short(sha),
+            text(limit),
+            text(limit.saturating_mul(2)),
+        ));
+    }
     Some(format!(
-        "the build failed at {side} ({}): {}; {}",
+        "the build failed at {side} ({}): {}; {tail}",
         short(sha),
         process::shortened(reason, process::QUOTED_CHARS),
-        output_tail(&String::from_utf8_lossy(&log.content))
     ))
 }
 
@@ -343,7 +356,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
-    let timeouts = step_timeouts(args.build_timeout, None);
+    let timeouts = args.timeouts.step_timeouts();
     if let Some(build) = &args.build {
         // Ctrl-C during the build says nothing of the patch: it was called a build that fails at patched and at bad.
         if !build_patched(&tree, &root, build, timeouts.build_secs, &bad.sha, &patch)? {
@@ -383,7 +396,15 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let bar = progress_bar();
     let mut measured: [Vec<RunRecord>; 3] = Default::default();
     {
-        let mut observe = observer(&bar);
+        // The bisect's progress observer, but for a failed build of base or bad: a bisect skips such a commit as
+        // untestable and says so, while try-fix skips nothing and stops with `build_failure`'s message instead, so
+        // the driver's word is only kept (whether the build was killed at its limit) for that message.
+        let killed = std::cell::Cell::new(false);
+        let mut progress = observer(&bar);
+        let mut observe = |event: Event<'_>| match event {
+            Event::StepFailed { timed_out, .. } => killed.set(timed_out),
+            other => progress(other),
+        };
         let range = vec![base.clone(), RangeCommit { parents: vec![0], ..bad.clone() }];
         let worktrees = Worktrees::new(&config.repo, &root.join("commits"), LIVE_WORKTREES)?;
         let mut driver = Driver::new(store, None, config, range, job.clone(), context, worktrees, interrupt.clone());
@@ -399,7 +420,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                     match driver.run_at(side, &mut observe)? {
                         Some((_, record)) => {
                             let sha = if side == 0 { &base.sha } else { &bad.sha };
-                            if let Some(message) = build_failure(&record, ["base", "bad"][side], sha) {
+                            let killed_after = killed.get().then_some(timeouts.build_secs.unwrap_or_default());
+                            if let Some(message) = build_failure(&record, ["base", "bad"][side], sha, killed_after) {
                                 bar.finish_and_clear();
                                 bail!("{message}");
                             }
@@ -569,13 +591,21 @@ mod tests {
             stderr: String::new(),
         };
         let sha = "0123456789abcdef0123";
-        let message = build_failure(&record("build 'make' exit status 2", Some("make: *** no rule\n")), "base", sha);
+        let message =
+            build_failure(&record("build 'make' exit status 2", Some("make: *** no rule\n")), "base", sha, None);
         assert_eq!(
             message.as_deref(),
             Some("the build failed at base (0123456789ab): build 'make' exit status 2; its output:\nmake: *** no rule")
         );
-        let silent = build_failure(&record("build 'false' exit status 1", Some("")), "bad", sha).unwrap_or_default();
+        let silent =
+            build_failure(&record("build 'false' exit status 1", Some("")), "bad", sha, None).unwrap_or_default();
         assert!(silent.ends_with("exit status 1; it printed nothing"), "{silent}");
-        assert_eq!(build_failure(&record("'./bench' exit status 1", None), "base", sha), None);
+        assert_eq!(build_failure(&record("'./bench' exit status 1", None), "base", sha, None), None);
+        // A build killed at its limit is said to be so, with the way to give it longer, and never called untestable.
+        let killed = record("build of 0123456789 ('make') killed after 90s (--build-timeout)", Some("cc a.c\n"));
+        let message = build_failure(&killed, "base", sha, Some(90)).unwrap_or_default();
+        assert!(message.starts_with("the build of base (0123456789ab) was killed after 90s (--build-timeout)"));
+        assert!(message.contains("give it longer (e.g. --build-timeout 3m, or none"), "{message}");
+        assert!(message.ends_with("its output:\ncc a.c") && !message.contains("untestable"), "{message}");
     }
 }
