@@ -24,9 +24,15 @@ pub(super) const REPLICATE_MAX_RUNS: usize = 12;
 pub(super) const REPLICATE_ALPHA: f64 = 0.05;
 /// The candidate must sit among the builds after it, and its parent among the builds before it, at this two-sided
 /// level: a build far from its side (a visit in a burst of load, or a commit on the other side of the step that
-/// the neighbours straddle) is not the step the neighbours show. One exception, [`BuildComparison::beyond_its_side`]:
-/// a build that sits away from the other side by less than the step is its own offset, and still on its side.
+/// the neighbours straddle) is not the step the neighbours show. Two exceptions: a build that sits away from the
+/// other side by less than the step is its own offset, and still on its side ([`BuildComparison::beyond_its_side`]);
+/// one that sits towards the other side by less than [`BETWEEN_MAX_SHARE`] of the step is a level between the two,
+/// one step of a series ([`BuildComparison::between_the_sides`]).
 pub(super) const REPLICATE_OUTSIDE_P: f64 = 0.01;
+/// How far, as a share of the step between the sides, the candidate or its parent may sit towards the other side
+/// and still count as on its own: below half it is nearer its own side than the other, so the step the neighbours
+/// show is still mostly the candidate's (its fresh pairs measure how much).
+pub(super) const BETWEEN_MAX_SHARE: f64 = 0.5;
 /// Below this p-value (the builds after sit above the builds before, if not significantly) the neighbours get more
 /// runs, up to [`REPLICATE_MAX_RUNS`]; above it the candidate fails at once.
 pub(super) const REPLICATE_LEANING_P: f64 = 0.5;
@@ -121,6 +127,20 @@ impl BuildComparison {
         let (side_mean, outward) = if after { (self.after_mean, 1.0) } else { (self.before_mean, -1.0) };
         let offset = (mean - side_mean) * outward;
         self.step > 0.0 && offset > 0.0 && offset < self.step
+    }
+
+    /// Whether a build's `mean`, off the builds of its side, sits towards the other side by less than
+    /// [`BETWEEN_MAX_SHARE`] of the step: a level between the two sides, nearer its own. That is how a series of
+    /// steps looks when the candidate's parent is an earlier step of it (or the candidate is followed by a later
+    /// one): a real bisect of a 3% step just before a 33% one found the 33% commit, then read its parent 8.3
+    /// standard errors above the builds before it, by 14% of the step, and ended inconclusive in one of six jobs.
+    /// The candidate is still a contributor, its share measured by its fresh pairs against its parent, and the rest
+    /// of the change is searched as after any culprit that explains only part. A build nearer the other side is not
+    /// placed by this: the step the neighbours show may then be mostly its own.
+    pub(super) fn between_the_sides(&self, mean: f64, after: bool) -> bool {
+        let (side_mean, inward) = if after { (self.after_mean, -1.0) } else { (self.before_mean, 1.0) };
+        let offset = (mean - side_mean) * inward;
+        self.step > 0.0 && offset > 0.0 && offset < BETWEEN_MAX_SHARE * self.step
     }
 
     /// The two-sided [`REPLICATE_OUTSIDE_P`] bound on [`BuildComparison::distance`] for a build of that side.
@@ -262,8 +282,8 @@ impl Bisect {
             return Replication::NotNeeded;
         };
         let evidence = format!(
-            "the builds after it ({}) sit {:.4} ± {:.4} above the builds before its parent ({}), p = {:.4}; builds \
-             differ by {:.4}, runs by {noise:.4}",
+            "the builds after it ({}) read {:.4} ± {:.4} worse than the builds before its parent ({}), p = {:.4}; \
+             builds differ by {:.4}, runs by {noise:.4}",
             names(&after),
             comparison.step,
             comparison.step_se,
@@ -281,7 +301,10 @@ impl Bisect {
             comparison.distance(parent_mean, false, visit_variance),
         );
         let bound = comparison.outside_bound();
-        let outside = |off: f64, mean: f64, after: bool| off.abs() > bound && !comparison.beyond_its_side(mean, after);
+        let placed = |mean: f64, after: bool| {
+            comparison.beyond_its_side(mean, after) || comparison.between_the_sides(mean, after)
+        };
+        let outside = |off: f64, mean: f64, after: bool| off.abs() > bound && !placed(mean, after);
         if outside(candidate_off, candidate_mean, true) || outside(parent_off, parent_mean, false) {
             return Replication::Fails(format!(
                 "commit {commit} sits {candidate_off:.1} and commit {parent} {parent_off:.1} standard errors from the \
@@ -290,19 +313,25 @@ impl Bisect {
         }
         if comparison.p_value < REPLICATE_ALPHA {
             self.replicated = Some(commit);
-            // Said, when a build sat beyond its side, so that the log shows why it did not stop the blame.
-            let beyond: Vec<String> = [(commit, candidate_off), (parent, parent_off)]
+            // Said, when a build sat off its side, so that the log shows why it did not stop the blame.
+            let ends = [(commit, candidate_off, candidate_mean, true), (parent, parent_off, parent_mean, false)];
+            let off_side: Vec<String> = ends
                 .iter()
-                .filter(|(_, off)| off.abs() > bound)
-                .map(|(c, off)| format!("commit {c} sits {off:.1} standard errors from its side's builds"))
+                .filter(|(_, off, ..)| off.abs() > bound)
+                .map(|&(c, off, mean, after)| {
+                    let why = if comparison.between_the_sides(mean, after) {
+                        "towards the other side by less than half the step: a level between the two, as a series of \
+                         steps gives"
+                    } else {
+                        "away from the other side by less than the step: its build's own offset"
+                    };
+                    format!("commit {c} sits {off:.1} standard errors from its side's builds, {why}")
+                })
                 .collect();
-            if beyond.is_empty() {
+            if off_side.is_empty() {
                 return Replication::Holds(evidence);
             }
-            return Replication::Holds(format!(
-                "{evidence}; {}, away from the other side by less than the step: its build's own offset",
-                beyond.join(" and ")
-            ));
+            return Replication::Holds(format!("{evidence}; {}", off_side.join("; ")));
         }
         // Leaning towards the step but not showing it: more runs, while they can still help.
         let fewest = neighbours.iter().map(|&c| self.values[c].len()).min().unwrap_or(0);
