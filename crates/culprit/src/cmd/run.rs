@@ -104,6 +104,64 @@ fn accepts(owner: &str, key: &str) -> bool {
     candidates.iter().any(|p| p.params().iter().any(|s| s.matches(key)))
 }
 
+/// The param names `owner` (a program by its Culprit name, `sysbench` for any of its tests) accepts, families
+/// (`capture.*`) by their hash's name, for suggesting the one a misspelt key meant.
+fn accepted_names(owner: &str) -> Vec<&'static str> {
+    let programs: Vec<&'static dyn Program> = if owner == "sysbench" {
+        program::registry().iter().copied().filter(|p| p.name().starts_with("sysbench-")).collect()
+    } else {
+        program::lookup(owner).into_iter().collect()
+    };
+    let names = programs.iter().flat_map(|p| p.params().iter().map(|spec| spec.name.trim_end_matches(".*")));
+    names.chain(COMMON_KEYS.iter().copied()).collect()
+}
+
+/// The accepted name nearest to a misspelt `key`, when one is near enough to be what was meant: at most two edits
+/// away (one for keys of three letters or fewer), and nearer than every other.
+fn nearest_name(key: &str, names: &[&'static str]) -> Option<&'static str> {
+    let limit = if key.chars().count() <= 3 { 1 } else { 2 };
+    let mut scored: Vec<(usize, &'static str)> = names.iter().map(|&n| (edit_distance(key, n), n)).collect();
+    scored.sort();
+    scored.dedup();
+    match scored.as_slice() {
+        [(d, name), rest @ ..] if *d <= limit && rest.first().is_none_or(|(next, _)| next > d) => Some(name),
+        _ => None,
+    }
+}
+
+/// Levenshtein distance over chars: insertions, deletions and substitutions each count one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// A key problem's message, with the accepted name it most likely meant when a param is misspelt (`captur`, or a
+/// top-level `runtme` that no selected program takes).
+fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]) -> String {
+    let suggestion = match problem {
+        culprit_job::KeyProblem::UnknownParam { owner, key, .. } => nearest_name(key, &accepted_names(owner)),
+        culprit_job::KeyProblem::UnusedParam { key, .. } => {
+            let names: Vec<&'static str> = selected.iter().flat_map(|p| accepted_names(p)).collect();
+            nearest_name(key, &names)
+        }
+        _ => None,
+    };
+    match suggestion {
+        Some(name) => format!("{problem}; did you mean '{name}'?"),
+        None => problem.to_string(),
+    }
+}
+
 /// Reads, expands and validates a job file into atomic jobs ready to run.
 pub fn plan_jobs(
     path: &Path,
@@ -170,7 +228,9 @@ fn plan_one(
     // A misspelt program is the likelier story than "no program", so its message goes first.
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
     // Every problem is said, one a line: fixing one only to be told of the next wastes a round trip each.
-    match problems.as_slice() {
+    let selected: Vec<&'static str> = job.programs().iter().map(|p| p.name).collect();
+    let texts: Vec<String> = problems.iter().map(|p| key_problem_text(p, &selected)).collect();
+    match texts.as_slice() {
         [] => {}
         [only] => bail!("{only}"),
         [first, rest @ ..] => {
@@ -591,6 +651,25 @@ fn format_mean(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_param_is_told_the_name_it_most_likely_meant() {
+        assert_eq!(edit_distance("runtme", "runtime"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        // (key, owner, suggestion): near misses, a transposition (two edits), and keys too far from any name.
+        let cases = [
+            ("captur", "command", Some("capture")),
+            ("runtme", "fio", Some("runtime")),
+            ("nr_thread", "stress-ng", Some("nr_threads")),
+            ("rw", "fio", Some("rw")),
+            ("xyzzy", "fio", None),
+            ("completely_unrelated", "command", None),
+        ];
+        for (key, owner, expected) in cases {
+            assert_eq!(nearest_name(key, &accepted_names(owner)), expected, "{key} for {owner}");
+        }
+    }
 
     #[test]
     fn flattens_nested_params() {
