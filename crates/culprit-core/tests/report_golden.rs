@@ -409,6 +409,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         reason: "every segment is settled".into(),
         caveat: None,
         improved: false,
+        improvement: false,
         below_min_change: None,
     }
 }
@@ -768,15 +769,44 @@ fn a_bisect_that_found_an_improvement_says_so_instead_of_did_not_reproduce() {
     for format in [Format::Text, Format::Markdown, Format::Html] {
         let text = flat(&render(&input, format).unwrap());
         assert!(text.contains("an improvement, not a regression"), "{format:?}: {text}");
-        assert!(text.contains("bad is better than good"), "{format:?}: {text}");
+        // The status line and the opening advise the bisect that would find the commit that made it better.
+        assert!(
+            text.contains("bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"),
+            "{format:?}: {text}"
+        );
+        assert!(text.contains("bisect it with --improvement to find the commit"), "{format:?}: {text}");
         assert!(!text.contains("did not reproduce"), "{format:?}: {text}");
         assert!(!text.contains(&format!("commit: {BAD}")), "nobody is blamed: {format:?}: {text}");
     }
-    // A report stored before the field existed reads as not improved.
+    // A report stored before the fields existed reads as not improved, from a regression's bisect.
     let mut json: serde_json::Value = serde_json::to_value(bisect(Status::NotReproduced, false, 0)).unwrap();
     json.as_object_mut().unwrap().remove("improved");
+    json.as_object_mut().unwrap().remove("improvement");
     let read: BisectSummary = serde_json::from_value(json).unwrap();
-    assert!(!read.improved);
+    assert!(!read.improved && !read.improvement);
+}
+
+#[test]
+fn a_bisect_of_an_improvement_that_met_a_regression_says_so_and_advises_a_regression_bisect() {
+    // The engine's `improved` is the change the other way than searched: for `--improvement`, bad is worse.
+    let mut summary = bisect(Status::NotReproduced, false, 0);
+    summary.improved = true;
+    summary.improvement = true;
+    let mut input = seed001_input();
+    input.bisect = Some(summary);
+    let line = subject_line(&input).unwrap();
+    assert!(line.contains("regressed, not improved; no commit blamed"), "{line}");
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let text = flat(&render(&input, format).unwrap());
+        assert!(text.contains("a regression, not an improvement"), "{format:?}: {text}");
+        assert!(
+            text.contains("bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"),
+            "{format:?}: {text}"
+        );
+        assert!(!text.contains("an improvement, not a regression"), "{format:?}: {text}");
+        assert!(!text.contains("bad is better than good"), "{format:?}: {text}");
+        assert!(!text.contains(&format!("commit: {BAD}")), "nobody is blamed: {format:?}: {text}");
+    }
 }
 
 /// A table whose revisions have profiling runs (perf attached, `culprit bisect --profile`) says under it which runs

@@ -37,6 +37,11 @@ pub struct SessionConfig {
     /// How long the build and the deploy may take; a session stored before they had limits reads the defaults.
     #[serde(default)]
     pub timeouts: StepTimeouts,
+    /// Whether the session bisects an improvement (`--improvement`): the change searched for is bad measuring better
+    /// than good, and `bisect.direction` is the metric's worse direction flipped. The views word their verdicts from
+    /// it; a session stored before the flag existed bisected a regression, so it reads false.
+    #[serde(default)]
+    pub improvement: bool,
     /// The state machine's configuration, with the build and run costs as measured when the session started.
     pub bisect: BisectConfig,
 }
@@ -566,6 +571,7 @@ mod tests {
             build: Some("make -j2".into()),
             deploy: Some("./deploy.sh".into()),
             timeouts,
+            improvement: false,
             bisect: BisectConfig::default(),
         }
     }
@@ -585,6 +591,18 @@ mod tests {
         // One limit missing takes its default; `null` is no limit.
         let partial: StepTimeouts = serde_json::from_str(r#"{"deploy_secs":null}"#).unwrap();
         assert_eq!(partial, StepTimeouts { build_secs: Some(4 * 3600), deploy_secs: None });
+    }
+
+    #[test]
+    fn the_improvement_flag_is_stored_with_the_session_and_old_sessions_read_a_regression() {
+        let improvement = SessionConfig { improvement: true, ..config(StepTimeouts::default()) };
+        let json = serde_json::to_string(&improvement).unwrap();
+        assert!(json.contains(r#""improvement":true"#), "{json}");
+        assert_eq!(serde_json::from_str::<SessionConfig>(&json).unwrap(), improvement);
+        // A session stored before the flag existed bisected a regression, and resumes as one.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("improvement");
+        assert!(!serde_json::from_value::<SessionConfig>(old).unwrap().improvement);
     }
 
     #[test]

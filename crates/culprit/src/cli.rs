@@ -220,6 +220,10 @@ pub struct BisectArgs {
     /// the difference; a change that may reach it is bisected.
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub min_change: Option<f64>,
+    /// Bisect an improvement: the commit after which bad measures better than good. Good is still the older commit
+    /// and bad the newer.
+    #[arg(long)]
+    pub improvement: bool,
     /// After the culprit is found, this many extra interleaved runs of it and its parent with perf-profile and
     /// perf-stat added, so the report can show the profile that explains it without profiling slowing the search.
     /// They are stored as profiling runs: the report's perf rows read them, its benchmark rows never do. N counts
@@ -227,13 +231,15 @@ pub struct BisectArgs {
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
-    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change) are refused.
-    /// --build-timeout and --deploy-timeout are taken: they replace the session's limits, for this and later resumes.
+    /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change,
+    /// --improvement) are refused. --build-timeout and --deploy-timeout are taken: they replace the session's limits,
+    /// for this and later resumes.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
-            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change"
+            "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change",
+            "improvement"
         ]
     )]
     pub resume: Option<i64>,
@@ -746,6 +752,17 @@ mod tests {
         assert_eq!((bisect.resume, bisect.timeouts.build_timeout()), (Some(1), Some(Timeout(Some(3600)))));
         let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--build", "make"]).unwrap_err();
         assert!(usage.to_string().contains("cannot be used with '--build <BUILD>'"), "{usage}");
+    }
+
+    #[test]
+    fn improvement_defines_a_bisect_so_resume_refuses_it() {
+        let cli = Cli::try_parse_from(["culprit", "bisect", "--good", "a", "--bad", "b", "--improvement"]).unwrap();
+        let Command::Bisect(bisect) = cli.command else { panic!("not bisect: {cli:?}") };
+        assert!(bisect.improvement);
+        // A stored session keeps the direction it was started with: a resume cannot turn a regression's bisect into
+        // an improvement's halfway.
+        let usage = Cli::try_parse_from(["culprit", "bisect", "--resume", "1", "--improvement"]).unwrap_err();
+        assert!(usage.to_string().contains("cannot be used with '--improvement'"), "{usage}");
     }
 
     #[test]

@@ -686,11 +686,45 @@ fn qa_29_an_improvement_ends_after_the_first_runs_and_says_so() {
     assert_eq!(result["status"], "not-reproduced", "{result:#}");
     assert_eq!(result["improved"], true, "{result:#}");
     assert!(result["runs"].as_u64().unwrap() <= 16, "{result:#}");
-    assert!(result["reason"].as_str().unwrap().contains("bad is better than good"), "{result:#}");
+    assert!(result["reason"].as_str().unwrap().contains("bad differs from good the other way"), "{result:#}");
+    // The summary (as the log ends with it) says it is an improvement and how to find the commit that made it.
+    let summary = common::stdout(&culprit_in(&db, &["bisect", "log", &result["session"].to_string()]));
+    let advice = "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement";
+    assert!(summary.contains(advice), "{summary}");
     // Session 30: the mail of that session said the change "did not reproduce when measured again".
     let mail = common::stdout(&culprit_in(&db, &["report", &result["session"].to_string()]));
     assert!(mail.contains("improved, not regressed") && mail.contains("an improvement"), "{mail}");
+    assert!(mail.contains("bisect it with --improvement"), "{mail}");
     assert!(!mail.contains("did not reproduce"), "{mail}");
+}
+
+#[test]
+fn an_improvement_bisected_with_improvement_names_the_commit_that_sped_it_up() {
+    // The repository above, where bad is 25% faster than good: with --improvement the speed-up is the change
+    // searched for, and the commit that made it is named like a slowdown's culprit.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_repo(dir.path(), SLOW_AT, -25);
+    let db = dir.path().join("i.db");
+    let result = json(&bisect(&db, &repo, &shas[0], &shas[COMMITS - 1], &["--improvement"]));
+    let session = result["session"].to_string();
+    let steps = || common::stdout(&culprit_in(&db, &["bisect", "log", &session]));
+    assert_eq!(result["status"], "found", "{result:#}\n{}", steps());
+    let culprits = result["culprits"].as_array().unwrap();
+    assert_eq!(culprits.len(), 1, "{result:#}");
+    assert_eq!(culprits[0]["sha"], shas[SLOW_AT - 1], "{result:#}\n{}", steps());
+    assert_eq!((&result["improvement"], &result["improved"]), (&true.into(), &false.into()), "{result:#}");
+    // The log says which change the session searched, since its steps speak only of "the change".
+    assert!(steps().lines().next().unwrap().contains("(an improvement, --improvement)"), "{}", steps());
+    assert!(steps().contains("bisect 1: found the commit of the improvement\n"), "{}", steps());
+    // The mail opens with an improvement, in the subject and the sentence that names the commit, and never calls it
+    // a regression; its reproduce command bisects it the same way.
+    let mail = common::stdout(&culprit_in(&db, &["report", &session]));
+    let opening: String = mail.lines().take(6).collect::<Vec<_>>().join("\n");
+    assert!(opening.contains("improvement") && !opening.to_lowercase().contains("regression"), "{mail}");
+    assert!(mail.lines().next().unwrap().contains(&shas[SLOW_AT - 1][..10]), "{mail}");
+    assert!(mail.contains("--improvement"), "{mail}");
+    assert!(mail.contains("bisect session 1: found the commit of the improvement, confirmed"), "{mail}");
 }
 
 #[test]

@@ -303,8 +303,9 @@ pub struct Outcome {
     /// probable step.
     #[serde(default)]
     pub build_spread: Option<BuildSpread>,
-    /// Set on a `NotReproduced` outcome whose bad end measured better than good beyond doubt: an improvement, which
-    /// a bisect for a regression does not search.
+    /// Set on a `NotReproduced` outcome whose bad end differed from good the other way than [`BisectConfig::direction`]
+    /// searches, beyond doubt: better than good when a regression is searched for (the name's case), worse when the
+    /// caller flipped the direction to search an improvement. The caller, which knows which it asked for, words it.
     #[serde(default)]
     pub improved: bool,
     /// Set on a `NotReproduced` outcome whose good and bad surely differ by less than `--min-change` (the user's
@@ -370,7 +371,7 @@ pub struct Bisect {
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
     total: Option<(f64, f64)>,
     reproduced: Option<bool>,
-    /// Whether good and bad differ the other way: bad is better (see [`Outcome::improved`]).
+    /// Whether good and bad differ the other way than searched (see [`Outcome::improved`]).
     improved: bool,
     /// Whether the bisect ended because good and bad differ by less than `--min-change` (see
     /// [`Outcome::below_min_change`]).

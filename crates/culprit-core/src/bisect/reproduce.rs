@@ -172,10 +172,12 @@ impl Bisect {
             self.phase = Phase::Locate { segment };
             return false;
         }
-        // Bad better than good, beyond doubt: the change is an improvement, not the regression a bisect looks for.
-        // The one-sided test above cannot pass and no floor rules a change out, so such a job used to spend its
-        // whole reproduce budget (120 runs on a real 25% speed-up) and then say that good and bad do not differ.
-        // The same test, the other way round, ends it as soon as a regression would have been confirmed.
+        // Bad differs from good the other way than searched, beyond doubt: better, when a regression is searched for,
+        // or worse, when an improvement is (the caller flips the direction). The one-sided test above cannot pass
+        // and no floor rules a change out, so such a job used to spend its whole reproduce budget (120 runs on a real
+        // 25% speed-up) and then say that good and bad do not differ. The same test, the other way round, ends it as
+        // soon as the change searched for would have been confirmed. The words stay neutral: which way is better is
+        // the caller's to say, from the direction it asked for.
         if segment.top && !two_sided && diff < 0.0 {
             let improvement = model::one_sided_mixture_log_ratio(-diff, se, sigma);
             let bar = (1.0 / IMPROVEMENT_ALPHA).ln();
@@ -183,11 +185,12 @@ impl Bisect {
                 self.improved = true;
                 self.reproduced = Some(false);
                 let why = format!(
-                    "bad is better than good: difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {improvement:.2} \
-                     of {bar:.2} for an improvement; not a regression, so nothing is blamed",
+                    "bad differs from good the other way: difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio \
+                     {improvement:.2} of {bar:.2} for the opposite change; not the change searched for, so nothing \
+                     is blamed",
                     diff / sigma
                 );
-                self.note("reproduce", "improved, not regressed".into(), why.clone());
+                self.note("reproduce", "differs the other way, not as searched".into(), why.clone());
                 self.finish(why);
                 return false;
             }

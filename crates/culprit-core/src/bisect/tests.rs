@@ -1748,13 +1748,34 @@ fn qa_29_an_improvement_ends_at_once_and_says_so() {
         assert_eq!(outcome.status, Status::NotReproduced, "{:#?}", outcome.log);
         assert!(outcome.improved && outcome.culprits.is_empty(), "{outcome:#?}");
         assert!(outcome.runs <= 16, "{} runs", outcome.runs);
-        assert!(outcome.reason.contains("bad is better than good"), "{}", outcome.reason);
+        // The engine knows only the direction it searched, so its words say the change went the other way; the views
+        // say "improvement" from the session's direction.
+        assert!(outcome.reason.contains("bad differs from good the other way"), "{}", outcome.reason);
+        assert!(!outcome.reason.contains("better") && !outcome.reason.contains("regression"), "{}", outcome.reason);
     }
     // Noisy too: a 3 sigma improvement.
     let history = sim::History { commits: 200, steps: vec![(50, -3.0)], untestable: vec![false; 201], dag: None };
     let result = simulate(&history, sim::Noise::Gaussian, 3);
     assert_eq!(result.status, Status::NotReproduced);
     assert!(result.runs <= 40, "{} runs", result.runs);
+}
+
+#[test]
+fn an_improvement_is_bisected_when_the_direction_searched_is_flipped() {
+    // `culprit bisect --improvement` flips the metric's direction: for a time, lower is then the change searched
+    // for, and the speed-up that a regression's bisect ends on at once is located like a slowdown.
+    let speed_up = |c: usize| if c >= 37 { 4.0 } else { 5.0 };
+    let flipped = BisectConfig { direction: Direction::LowerIsWorse, ..BisectConfig::default() };
+    let outcome = drive(60, flipped.clone(), speed_up);
+    let named: Vec<usize> = outcome.culprits.iter().filter(|c| c.located).map(|c| c.commit).collect();
+    assert_eq!((outcome.status, named.as_slice()), (Status::Found, [37].as_slice()), "{:#?}", outcome.log);
+    assert!(!outcome.improved, "{outcome:#?}");
+    // The same history searched as a regression ends on the opposite change, blaming nothing.
+    let outcome = drive(60, BisectConfig::default(), speed_up);
+    assert!(outcome.status == Status::NotReproduced && outcome.improved, "{outcome:#?}");
+    // And a slowdown searched as an improvement is the opposite change too.
+    let outcome = drive(60, flipped, |c| if c >= 37 { 5.0 } else { 4.0 });
+    assert!(outcome.status == Status::NotReproduced && outcome.improved, "{outcome:#?}");
 }
 
 /// Drives a machine of `count` commits with `config` to its outcome, every run of commit c reading `level(c)` plus a

@@ -122,10 +122,15 @@ pub struct BisectSummary {
     /// ([`crate::bisect::Outcome::caveat`]); reports stored before it read none.
     #[serde(default)]
     pub caveat: Option<String>,
-    /// Whether the bisect ended because bad measured better than good ([`crate::bisect::Outcome::improved`]): the
-    /// change did reproduce, the other way, and the mail says so instead of "did not reproduce".
+    /// Whether the bisect ended because bad differed from good the other way than it searched
+    /// ([`crate::bisect::Outcome::improved`]): better than good for a regression's bisect, worse for an improvement's.
+    /// The change did reproduce, the other way, and the mail says so instead of "did not reproduce".
     #[serde(default)]
     pub improved: bool,
+    /// Whether the bisect searched an improvement (`culprit bisect --improvement`) rather than a regression: the
+    /// mail words a change the other way from it. Reports stored before it read false, a regression's bisect.
+    #[serde(default)]
+    pub improvement: bool,
     /// Set when the bisect ended because good and bad surely differ by less than `--min-change`
     /// ([`crate::bisect::Outcome::below_min_change`]): the user's bar, as a fraction of good's level. The change may
     /// be real, so the mail must not say that it did not reproduce.
@@ -492,10 +497,11 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
     }
     Ok(match &input.bisect {
         Some(b) if b.status == Status::NotReproduced && b.improved => format!(
-            "[culprit] {}..{}: {} improved, not regressed; no commit blamed",
+            "[culprit] {}..{}: {} {}; no commit blamed",
             b.good.short(),
             b.bad.short(),
-            h.metric
+            h.metric,
+            if b.improvement { "regressed, not improved" } else { "improved, not regressed" }
         ),
         Some(b) if b.status == Status::NotReproduced => match b.below_min_change {
             Some(bar) => format!(
@@ -580,9 +586,17 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
     }
     let noticed = format!("a {} {} of {}", h.amount(), h.noun(), h.metric);
     match &input.bisect {
+        Some(b) if b.status == Status::NotReproduced && b.improved && b.improvement => format!(
+            "FYI, {} measured worse at {} than at {}: a regression, not an improvement, so the bisect of an \
+             improvement (--improvement) blames no commit; bisect it without --improvement to find the commit that \
+             caused it.",
+            h.metric,
+            b.bad.short(),
+            b.good.short()
+        ),
         Some(b) if b.status == Status::NotReproduced && b.improved => format!(
             "FYI, {} measured better at {} than at {}: an improvement, not a regression, so the bisect blames no \
-             commit.",
+             commit; bisect it with --improvement to find the commit that made it better.",
             h.metric,
             b.bad.short(),
             b.good.short()
@@ -658,10 +672,21 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
 /// The bisect section's lines (without indentation): status, spend, and each contributor's share.
 pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     let status = match b.status {
+        // A commit that made the metric better is no culprit: a bisect of an improvement names what it found.
+        Status::Found if b.confirmed && b.improvement => {
+            "found the commit of the improvement, confirmed against its parent"
+        }
+        Status::Found if b.improvement => "found the likely commit of the improvement, not confirmed",
         Status::Found if b.confirmed => "found the culprit, confirmed against its parent",
         Status::Found => "found a likely culprit, not confirmed",
+        Status::Multiple if b.improvement => "several commits share the improvement",
         Status::Multiple => "several commits share the change",
-        Status::NotReproduced if b.improved => "bad is better than good, an improvement; no commit is blamed",
+        Status::NotReproduced if b.improved && b.improvement => {
+            "bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"
+        }
+        Status::NotReproduced if b.improved => {
+            "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"
+        }
         Status::NotReproduced if b.below_min_change.is_some() => {
             "good and bad differ by less than --min-change; no commit is blamed"
         }

@@ -138,6 +138,17 @@ pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     }
 }
 
+/// The direction of the change a bisect searches for: the metric's worse direction for a regression, the other one
+/// for an improvement (`--improvement`), since the engine looks for the commit after which bad differs from good
+/// that way. A metric of unknown direction is searched both ways either way.
+pub(crate) fn searched_direction(metric: &str, improvement: bool) -> BisectDirection {
+    match (bisect_direction(metric), improvement) {
+        (BisectDirection::HigherIsWorse, true) => BisectDirection::LowerIsWorse,
+        (BisectDirection::LowerIsWorse, true) => BisectDirection::HigherIsWorse,
+        (direction, _) => direction,
+    }
+}
+
 /// The metric a bisect or check measures when none is named: chosen from the good and bad probe runs.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChosenMetric {
@@ -300,6 +311,24 @@ fn start_lock_path(repo: &Path, identity: &[&str]) -> PathBuf {
     worktree_root(repo, &format!("start-{hash:016x}")).with_extension("lock")
 }
 
+/// What makes two bisects the same, hashed into the start lock's name: the range, the job, the commands, and whether
+/// an improvement is searched for. The improvement's mark is added only when set, so a regression's bisect keeps the
+/// lock name it had before the flag existed (a stopped session's leftover lock file is still found on resume).
+fn start_identity(
+    good: &str,
+    bad: &str,
+    job_id: &str,
+    build: &Option<String>,
+    deploy: &Option<String>,
+    improvement: bool,
+) -> Vec<String> {
+    let mut identity = vec![good.to_string(), bad.to_string(), job_id.to_string(), opt(build), opt(deploy)];
+    if improvement {
+        identity.push("improvement".to_string());
+    }
+    identity
+}
+
 /// Kills the build or deploy that a culprit killed with `kill -9` left running, recorded at `record` (see
 /// `culprit_run::step_record`), and says so in one line. Called by the process that takes up the work the record
 /// belongs to, holding its lock, before it builds anything: the leftover would otherwise run on beside the new
@@ -355,7 +384,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // Two identical commands started together (twice from a script, or in two terminals) would each probe, each
     // create a session and bisect the same range side by side, competing for the machine: the session lock exists
     // only once a session does. This lock stands for the command until its session ends; the second is refused.
-    let start_lock = start_lock_path(&repo, &[&good_sha, &bad_sha, &job.job_id, &opt(&args.build), &opt(&args.deploy)]);
+    let identity = start_identity(&good_sha, &bad_sha, &job.job_id, &args.build, &args.deploy, args.improvement);
+    let start_lock = start_lock_path(&repo, &identity.iter().map(String::as_str).collect::<Vec<_>>());
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
         crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
         crate::lock::Lock::Busy { holder } => bail!(
@@ -377,6 +407,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && session.job_id.as_deref() == Some(job.job_id.as_str())
             && config.build == args.build
             && config.deploy == args.deploy
+            && config.improvement == args.improvement
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             crate::note!(
@@ -418,6 +449,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         build: args.build.clone(),
         deploy: args.deploy.clone(),
         timeouts: args.timeouts.step_timeouts(),
+        improvement: args.improvement,
         bisect: BisectConfig {
             max_runs: args.max_runs,
             min_effect_relative: args.min_change.unwrap_or(0.0),
@@ -521,7 +553,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     };
     config.metric = metric.clone();
-    config.bisect.direction = bisect_direction(&metric);
+    config.bisect.direction = searched_direction(&metric, args.improvement);
     // Costs as measured: a build is the build command plus a worktree checkout; a run is one job run.
     let run_cost = mean_or(&driver.run_seconds, 1.0).max(0.01);
     let build_cost = mean_or(&driver.build_seconds, 0.0) + 0.05;
@@ -579,8 +611,9 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
     // would stay in the repository after the resumed session is done; and the same command started meanwhile would
     // take up this session beside this process.
-    let identity = [&config.good, &config.bad, &job.job_id, &opt(&config.build), &opt(&config.deploy)];
-    let start_lock = start_lock_path(&config.repo, &identity.map(String::as_str));
+    let identity =
+        start_identity(&config.good, &config.bad, &job.job_id, &config.build, &config.deploy, config.improvement);
+    let start_lock = start_lock_path(&config.repo, &identity.iter().map(String::as_str).collect::<Vec<_>>());
     let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
     let _start_lock = match taken {
         None => None,
@@ -811,7 +844,12 @@ pub fn result_json(
         "runs": outcome.runs,
         "builds": outcome.builds,
         "total_change": outcome.total_change,
-        "improved": outcome.improved,
+        // The engine's `improved` says bad differs from good the other way than searched for; read with the
+        // session's direction it is, in plain words, an improvement of a regression's bisect or a regression of an
+        // improvement's.
+        "improvement": config.improvement,
+        "improved": outcome.improved && !config.improvement,
+        "regressed": outcome.improved && config.improvement,
         "below_min_change": outcome.below_min_change,
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
@@ -878,6 +916,16 @@ pub struct ThisInvocation {
     pub continued_after: usize,
 }
 
+/// Why a bisect that found bad differing from good the other way than searched blames nothing, and what to do
+/// instead: the engine only knows the direction it searched, so the words come from the session's `--improvement`.
+pub fn opposite_change(improvement: bool) -> &'static str {
+    if improvement {
+        "bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"
+    } else {
+        "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"
+    }
+}
+
 /// The human summary of an outcome.
 pub fn render_outcome(
     session: SessionId,
@@ -889,9 +937,11 @@ pub fn render_outcome(
     let short = |i: usize| range.get(i).map(|c| c.sha[..c.sha.len().min(12)].to_string()).unwrap_or_default();
     let mut out = String::new();
     let headline = match outcome.status {
+        Status::Found if config.improvement => "found the commit of the improvement",
         Status::Found => "found the culprit",
+        Status::Multiple if config.improvement => "several commits share the improvement",
         Status::Multiple => "several commits share the change",
-        Status::NotReproduced if outcome.improved => "bad is better than good, an improvement: no commit is blamed",
+        Status::NotReproduced if outcome.improved => opposite_change(config.improvement),
         Status::NotReproduced if outcome.below_min_change => {
             "good and bad differ by less than --min-change: no commit is blamed"
         }
@@ -1088,12 +1138,14 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
         n => format!("{} runs stored ({} measured, {n} failed builds or runs)", samples.len(), samples.len() - n),
     };
     let mut out = format!(
-        "bisect {session}: {} in {} ({}..{}), metric {}, job {}\n{stored_runs}\n\nsteps:\n",
+        "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
         stored.status,
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),
         config.metric,
+        // The steps' words are the engine's, which knows only "the change searched for": the header says which.
+        if config.improvement { " (an improvement, --improvement)" } else { "" },
         config.job_source,
     );
     for (i, entry) in machine.log().iter().enumerate() {
@@ -1286,5 +1338,10 @@ mod tests {
         assert_eq!(bisect_direction("command.elapsed_time"), BisectDirection::HigherIsWorse);
         assert_eq!(bisect_direction("fio.write_iops"), BisectDirection::LowerIsWorse);
         assert_eq!(bisect_direction("something.unknown"), BisectDirection::Any);
+        // --improvement searches the metric's better direction; a metric of unknown direction is searched both ways.
+        assert_eq!(searched_direction("command.elapsed_time", true), BisectDirection::LowerIsWorse);
+        assert_eq!(searched_direction("fio.write_iops", true), BisectDirection::HigherIsWorse);
+        assert_eq!(searched_direction("something.unknown", true), BisectDirection::Any);
+        assert_eq!(searched_direction("command.elapsed_time", false), BisectDirection::HigherIsWorse);
     }
 }

@@ -470,6 +470,7 @@ impl References<'_> {
             build: self.build.map(str::to_string),
             deploy: None,
             timeouts: self.timeouts,
+            improvement: false,
             bisect: Default::default(),
         };
         let interrupt = crate::cmd::run::interrupt_flag();

@@ -160,6 +160,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         build: args.build.clone(),
         deploy: args.deploy.clone(),
         timeouts: args.timeouts.step_timeouts(),
+        improvement: false,
         bisect: BisectConfig::default(),
     };
     let plan =
@@ -340,6 +341,7 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
         timeouts,
         max_runs: 600,
         min_change: None,
+        improvement: false,
         profile: 0,
         resume: Some(id),
         json: false,

@@ -316,6 +316,10 @@ pub fn from_bisect(
             bisect_line.push(shell_quote(v));
         }
     }
+    // The session searched an improvement: the same command without the flag would end on it, blaming nothing.
+    if config.improvement {
+        bisect_line.push("--improvement".into());
+    }
     // The session's timeouts, where they are not the defaults the command would take anyway.
     let defaults = culprit_run::bisect::StepTimeouts::default();
     for (flag, step, limit, default) in [
@@ -359,6 +363,7 @@ pub fn from_bisect(
             reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
             improved: outcome.improved,
+            improvement: config.improvement,
             below_min_change: outcome.below_min_change.then_some(config.bisect.min_effect_relative),
         }),
         trend,

@@ -706,6 +706,7 @@ pub(crate) fn bisect_change(
         timeouts: args.timeouts,
         max_runs: args.max_runs,
         min_change: None,
+        improvement: false,
         resume: None,
         json: false,
         profile: 0,

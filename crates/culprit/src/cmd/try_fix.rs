@@ -375,6 +375,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         build: args.build.clone(),
         deploy: None,
         timeouts,
+        improvement: false,
         bisect: Default::default(),
     };
     let interrupt = interrupt_flag();
