@@ -40,20 +40,20 @@ fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different
     // The first command holds its start lock from before its first build.
     let culprit_dir = repo.join(".git/culprit");
     let begun = Instant::now();
-    let start_lock = loop {
-        let found = std::fs::read_dir(&culprit_dir).ok().and_then(|entries| {
+    loop {
+        let found = std::fs::read_dir(&culprit_dir).is_ok_and(|entries| {
             entries
                 .flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 // Beside it, while a build runs, lies the build's step record (`start-<hash>.step`).
-                .find(|n| n.starts_with("start-") && n.ends_with(".lock"))
+                .any(|n| n.starts_with("start-") && n.ends_with(".lock"))
         });
-        if let Some(name) = found {
-            break name;
+        if found {
+            break;
         }
         assert!(begun.elapsed() < Duration::from_secs(60), "the first bisect took no start lock");
         std::thread::sleep(Duration::from_millis(50));
-    };
+    }
 
     let args = bisect(&shas[0]);
     let second = culprit(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), dir.path());
