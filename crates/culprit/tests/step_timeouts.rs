@@ -136,6 +136,13 @@ fn hung_commit(file: &Path, shas: &[String]) -> String {
     sha
 }
 
+
+/// Sends culprit (`pid`) a Ctrl-C (SIGINT) once its build hangs, which the build says by writing `hung_file`.
+fn ctrl_c_once_hung(pid: u32, hung_file: &Path) {
+    common::wait_for_file(hung_file, "the build never hung");
+    let kill = Command::new("kill").args(["-INT", &pid.to_string()]).status().unwrap();
+    assert!(kill.success());
+}
 #[test]
 fn a_build_past_its_timeout_is_killed_whole_and_its_commit_skipped_while_the_culprit_is_found() {
     let _machine = quiet_machine();
@@ -211,13 +218,7 @@ fn a_resumed_bisect_keeps_the_timeouts_it_started_with_and_ctrl_c_is_still_an_in
     let how = ["--metric", "command.user_time", "--build-timeout", "10"];
     // Ctrl-C while the build hangs, before its limit: the bisect is interrupted, and nothing is called untestable.
     let started = spawn(&db, &[&args[..], &how].concat(), &repo, dir.path());
-    let begun = Instant::now();
-    while !hung_file.exists() {
-        assert!(begun.elapsed() < DEADLINE, "the build never hung");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let kill = Command::new("kill").args(["-INT", &started.0.id().to_string()]).status().unwrap();
-    assert!(kill.success());
+    ctrl_c_once_hung(started.0.id(), &hung_file);
     let out = finish(started);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
@@ -464,13 +465,7 @@ fn a_resume_given_a_shorter_build_timeout_kills_the_hang_at_it_and_stores_it_for
     let how = ["--metric", "command.user_time", "--build-timeout", "1h"];
     // Started with an hour for a build, and stopped while one hangs: the hour would be waited again on resume.
     let started = spawn(&db, &[&args[..], &how].concat(), &repo, dir.path());
-    let begun = Instant::now();
-    while !hung_file.exists() {
-        assert!(begun.elapsed() < DEADLINE, "the build never hung");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let kill = Command::new("kill").args(["-INT", &started.0.id().to_string()]).status().unwrap();
-    assert!(kill.success());
+    ctrl_c_once_hung(started.0.id(), &hung_file);
     assert_eq!(finish(started).status.code(), Some(130));
 
     // Resumed with 2 s instead: the hang is killed at 2 s, and the session goes on to its culprit.

@@ -25,13 +25,15 @@ pub fn profiling_monitor(metric: &str) -> Option<&'static str> {
         .find(|monitor| metric.strip_prefix(monitor).is_some_and(|rest| rest.starts_with('.')))
 }
 
+/// Whether some column of `comparison` has a metric of the profiling `monitor`.
+fn carried_by(comparison: &Comparison, monitor: &str) -> bool {
+    let columns = comparison.columns.iter();
+    columns.flat_map(|c| c.metrics.keys()).any(|metric| profiling_monitor(metric) == Some(monitor))
+}
+
 /// The profiling monitors whose rows `profiled` gives a table of `plain`: those with a metric in some column of
 /// `profiled` and in no column of `plain`, in [`PROFILING_MONITORS`] order.
 pub fn supplied_monitors(plain: &Comparison, profiled: &Comparison) -> Vec<&'static str> {
-    let carried_by = |comparison: &Comparison, monitor: &str| {
-        let columns = comparison.columns.iter();
-        columns.flat_map(|c| c.metrics.keys()).any(|metric| profiling_monitor(metric) == Some(monitor))
-    };
     PROFILING_MONITORS
         .iter()
         .copied()
@@ -43,10 +45,6 @@ pub fn supplied_monitors(plain: &Comparison, profiled: &Comparison) -> Vec<&'sta
 /// for them in the profiling runs (a run shorter than perf's interval, perf not permitted; each run's stderr says
 /// which), so a table of the two has none of their rows. In [`PROFILING_MONITORS`] order.
 pub fn silent_monitors(plain: &Comparison, profiled: &Comparison) -> Vec<&'static str> {
-    let carried_by = |comparison: &Comparison, monitor: &str| {
-        let columns = comparison.columns.iter();
-        columns.flat_map(|c| c.metrics.keys()).any(|metric| profiling_monitor(metric) == Some(monitor))
-    };
     PROFILING_MONITORS
         .iter()
         .copied()

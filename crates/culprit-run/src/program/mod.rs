@@ -293,6 +293,23 @@ pub fn lookup(name: &str) -> Result<&'static dyn Program, ProgramError> {
     })
 }
 
+/// The number of single-character edits (insertions, deletions, substitutions) between two words, for suggesting
+/// the name a typo meant: a stress-ng stressor here, a job file's param in `culprit run`.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 pub(crate) fn params(program: &'static str, pairs: &[(&str, &str)]) -> Params {
     Params::new(program, pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())

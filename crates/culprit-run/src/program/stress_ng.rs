@@ -17,7 +17,7 @@
 //! (`stress-ng --stressors`, and the classes it lists for `--class '?'`), asked once per process: stress-ng only
 //! refuses an unknown stressor when it starts, which would store every run as failed.
 
-use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use super::{edit_distance, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{self, Invocation};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
@@ -67,22 +67,6 @@ fn installed_classes() -> Option<&'static [String]> {
 
 fn words(text: &str) -> Vec<String> {
     text.split_whitespace().map(str::to_string).collect()
-}
-
-/// The number of single-character edits between two words, for suggesting the name a typo meant.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// Refuses a `test` or `class` value the installed stress-ng does not offer, naming the closest names it has and

@@ -120,29 +120,13 @@ fn accepted_names(owner: &str) -> Vec<&'static str> {
 /// away (one for keys of three letters or fewer), and nearer than every other.
 fn nearest_name(key: &str, names: &[&'static str]) -> Option<&'static str> {
     let limit = if key.chars().count() <= 3 { 1 } else { 2 };
-    let mut scored: Vec<(usize, &'static str)> = names.iter().map(|&n| (edit_distance(key, n), n)).collect();
+    let mut scored: Vec<(usize, &'static str)> = names.iter().map(|&n| (program::edit_distance(key, n), n)).collect();
     scored.sort();
     scored.dedup();
     match scored.as_slice() {
         [(d, name), rest @ ..] if *d <= limit && rest.first().is_none_or(|(next, _)| next > d) => Some(name),
         _ => None,
     }
-}
-
-/// Levenshtein distance over chars: insertions, deletions and substitutions each count one.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substituted = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// A key problem's message, with the accepted name it most likely meant when a param is misspelt (`captur`, or a
@@ -654,10 +638,7 @@ mod tests {
 
     #[test]
     fn a_misspelt_param_is_told_the_name_it_most_likely_meant() {
-        assert_eq!(edit_distance("runtme", "runtime"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        // (key, owner, suggestion): near misses, a transposition (two edits), and keys too far from any name.
+            // (key, owner, suggestion): near misses, a transposition (two edits), and keys too far from any name.
         let cases = [
             ("captur", "command", Some("capture")),
             ("runtme", "fio", Some("runtime")),
