@@ -955,15 +955,18 @@ pub fn render_outcome(
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12)
     ));
+    // A commit that made the metric better is no culprit: an improvement's summary names it as the commit, as its
+    // mail does, and a script reading the line finds the same SHA after the label.
+    let label = if config.improvement { "commit" } else { "culprit" };
     for c in &outcome.culprits {
         let commit = &range[c.commit.min(range.len() - 1)];
         if c.located {
-            out.push_str(&format!("culprit: {} (\"{}\")\n", commit.sha, commit.subject));
+            out.push_str(&format!("{label}: {} (\"{}\")\n", commit.sha, commit.subject));
         } else {
             // The range is the commits the second contains and the first does not, which is what git's A..B
             // notation lists, merged branches included.
             out.push_str(&format!(
-                "culprit range: after {} up to {} (\"{}\"), not narrowed further: `git log {}..{}`\n",
+                "{label} range: after {} up to {} (\"{}\"), not narrowed further: `git log {}..{}`\n",
                 short(c.after),
                 commit.sha,
                 commit.subject,
