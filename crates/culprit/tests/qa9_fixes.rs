@@ -27,3 +27,26 @@ fn qa9_an_improvements_summary_names_its_commit_without_calling_it_a_culprit() {
         }
     }
 }
+
+#[test]
+fn qa9_a_param_put_under_the_wrong_program_names_the_program_that_takes_it() {
+    // fio's `bs` under a command job was answered "did you mean 'fs'?", a filesystem param that has nothing to do
+    // with a block size; the user had put a real param under the wrong program, and is now told which one takes it.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "suite: x\ncommand:\n  cmd: echo 1\n  bs: 4k\n").unwrap();
+    let out = culprit(dir.path().join("r.db"), &["run", job.to_str().unwrap(), "-n", "1"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("'bs' is a param of fio, not of command"), "{stderr}");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    // A param several programs take is named once per program, the sysbench tests as one.
+    std::fs::write(&job, "suite: x\nhackbench:\n  runtime: 10\n").unwrap();
+    let out = culprit(dir.path().join("r.db"), &["run", job.to_str().unwrap(), "-n", "1"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'runtime' is a param of dbench, fio, pgbench and sysbench, not of hackbench"), "{stderr}");
+    // A misspelt name is still told the name it most likely meant.
+    std::fs::write(&job, "suite: x\ncommand:\n  cmd: echo 1\n  captur:\n    a: '([0-9]+)'\n").unwrap();
+    let out = culprit(dir.path().join("r.db"), &["run", job.to_str().unwrap(), "-n", "1"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean 'capture'?"));
+}

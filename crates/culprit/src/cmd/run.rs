@@ -129,9 +129,40 @@ fn nearest_name(key: &str, names: &[&'static str]) -> Option<&'static str> {
     }
 }
 
+/// The programs other than `owner` (the sysbench tests count as one, `sysbench`) that accept `key` as it is, by
+/// their job-file names.
+fn programs_taking(key: &str, owner: &str) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = program::registry()
+        .iter()
+        .filter(|p| p.params().iter().any(|spec| spec.matches(key)))
+        .map(|p| if p.name().starts_with("sysbench-") { "sysbench" } else { p.name() })
+        .filter(|name| *name != owner)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// `a`, `a and b`, `a, b and c`: a list of names as a sentence reads it.
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// A key problem's message, with the accepted name it most likely meant when a param is misspelt (`captur`, or a
 /// top-level `runtme` that no selected program takes).
 fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]) -> String {
+    // A key that another program takes as it is (fio's `bs` under hackbench) was put under the wrong program, not
+    // misspelt: the accepted name nearest to it (hackbench's `fs`) would send the user to fix the wrong thing.
+    if let culprit_job::KeyProblem::UnknownParam { owner, key, .. } = problem {
+        let takers = programs_taking(key, owner);
+        if !takers.is_empty() {
+            return format!("{problem}; '{key}' is a param of {}, not of {owner}", and_list(&takers));
+        }
+    }
     let suggestion = match problem {
         culprit_job::KeyProblem::UnknownParam { owner, key, .. } => nearest_name(key, &accepted_names(owner)),
         culprit_job::KeyProblem::UnusedParam { key, .. } => {
