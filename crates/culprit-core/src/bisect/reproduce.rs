@@ -184,11 +184,14 @@ impl Bisect {
             if improvement >= bar {
                 self.improved = true;
                 self.reproduced = Some(false);
+                // Said in the metric's own units and sign (bad minus good), as the evidence table prints the two
+                // means: the oriented difference is negative here by construction, whichever way the metric goes.
                 let why = format!(
-                    "bad differs from good the other way: difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio \
+                    "bad differs from good the other way: bad minus good {:.4} ± {se:.4} ({:.2} sigma), log ratio \
                      {improvement:.2} of {bar:.2} for the opposite change; not the change searched for, so nothing \
                      is blamed",
-                    diff / sigma
+                    diff * self.orientation,
+                    diff.abs() / sigma
                 );
                 self.note("reproduce", "differs the other way, not as searched".into(), why.clone());
                 self.finish(why);

@@ -1698,7 +1698,16 @@ fn a_series_reported_as_ranges_has_its_steps_inside_them() {
 /// Drives a machine over a linear history of `count` commits whose metric is exactly `before` up to `step - 1` and
 /// exactly `after` from `step` on, with no noise at all (a captured count, a size, an instruction count).
 fn bisect_noiseless(count: usize, step: usize, before: f64, after: f64) -> Outcome {
-    let mut m = machine(count);
+    bisect_noiseless_towards(Direction::HigherIsWorse, count, step, before, after)
+}
+
+/// As [`bisect_noiseless`], searching for a change in `direction`.
+fn bisect_noiseless_towards(direction: Direction, count: usize, step: usize, before: f64, after: f64) -> Outcome {
+    let config = BisectConfig { direction, ..BisectConfig::default() };
+    let mut m = match Bisect::new(config, &CommitNode::linear(count)) {
+        Ok(m) => m,
+        Err(e) => panic!("setup: {e}"),
+    };
     for _ in 0..2_000 {
         match m.next_action() {
             Action::Done(outcome) => return outcome,
@@ -1752,6 +1761,15 @@ fn qa_29_an_improvement_ends_at_once_and_says_so() {
         // say "improvement" from the session's direction.
         assert!(outcome.reason.contains("bad differs from good the other way"), "{}", outcome.reason);
         assert!(!outcome.reason.contains("better") && !outcome.reason.contains("regression"), "{}", outcome.reason);
+        // In the metric's units and sign, as the evidence table's means read (QA pass 9: the oriented difference).
+        let said = format!("bad minus good {:.4} ± ", after - before);
+        assert!(outcome.reason.contains(&said), "{said}: {}", outcome.reason);
+        // A metric where lower is worse (ops/s) that rose: bad minus good is positive, though the engine's oriented
+        // difference is negative.
+        let rose = bisect_noiseless_towards(Direction::LowerIsWorse, 1000, 371, after, before);
+        assert!(rose.improved, "{rose:#?}");
+        let said = format!("bad minus good {:.4} ± ", before - after);
+        assert!(rose.reason.contains(&said), "{said}: {}", rose.reason);
     }
     // Noisy too: a 3 sigma improvement.
     let history = sim::History { commits: 200, steps: vec![(50, -3.0)], untestable: vec![false; 201], dag: None };

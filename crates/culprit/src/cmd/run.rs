@@ -117,9 +117,14 @@ fn accepted_names(owner: &str) -> Vec<&'static str> {
 }
 
 /// The accepted name nearest to a misspelt `key`, when one is near enough to be what was meant: at most two edits
-/// away (one for keys of three letters or fewer), and nearer than every other.
+/// away (one for keys of three letters, none for shorter ones, where one edit reaches half the names: `rt` is as
+/// near `rw` as `bs`), and nearer than every other.
 fn nearest_name(key: &str, names: &[&'static str]) -> Option<&'static str> {
-    let limit = if key.chars().count() <= 3 { 1 } else { 2 };
+    let limit = match key.chars().count() {
+        0..=2 => 0,
+        3 => 1,
+        _ => 2,
+    };
     let mut scored: Vec<(usize, &'static str)> = names.iter().map(|&n| (program::edit_distance(key, n), n)).collect();
     scored.sort();
     scored.dedup();
@@ -675,6 +680,8 @@ mod tests {
             ("runtme", "fio", Some("runtime")),
             ("nr_thread", "stress-ng", Some("nr_threads")),
             ("rw", "fio", Some("rw")),
+            ("rt", "fio", None),
+            ("bss", "fio", Some("bs")),
             ("xyzzy", "fio", None),
             ("completely_unrelated", "command", None),
         ];
