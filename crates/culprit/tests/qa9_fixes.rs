@@ -26,6 +26,10 @@ fn qa9_an_improvements_summary_names_its_commit_without_calling_it_a_culprit() {
             assert!(!lower.contains(word), "'{word}' in an improvement's output:\n{text}");
         }
     }
+    // `bisect list` (and the dashboard's table, the same rows) says which sessions bisect an improvement.
+    let list = stdout(&culprit(&db, &["bisect", "list"], &repo));
+    let row = list.lines().find(|l| l.trim_start().starts_with('1')).unwrap_or_default();
+    assert!(row.contains("(improvement)") && row.contains("found"), "{list}");
 }
 
 #[test]

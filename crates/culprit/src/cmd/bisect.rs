@@ -1020,15 +1020,20 @@ fn list(store: &dyn Store) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, repo, oldest session first.
+/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, repo, oldest session first. The
+/// metric of a session that bisects an improvement says so, as its "found" names no regression.
 pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
     let mut rows =
         vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
     for s in store.bisect_sessions()? {
+        // Read from the stored JSON alone, so that a session this culprit cannot replay is still listed.
+        let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
+        let improvement = config.and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
+        let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
             shown_status(&s),
-            s.metric.clone().unwrap_or_default(),
+            if improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
             s.repo.clone(),
