@@ -681,12 +681,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         Status::Found => "found a likely culprit, not confirmed",
         Status::Multiple if b.improvement => "several commits share the improvement",
         Status::Multiple => "several commits share the change",
-        Status::NotReproduced if b.improved && b.improvement => {
-            "bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"
-        }
-        Status::NotReproduced if b.improved => {
-            "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"
-        }
+        Status::NotReproduced if b.improved => opposite_change(b.improvement),
         Status::NotReproduced if b.below_min_change.is_some() => {
             "good and bad differ by less than --min-change; no commit is blamed"
         }
@@ -753,6 +748,17 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
         format!(", in this range with probability {confidence:.2}")
     } else {
         String::new()
+    }
+}
+
+/// Why a bisect that found bad differing from good the other way than searched blames nothing, and what to do
+/// instead: the engine only knows the direction it searched, so the words come from the session's `--improvement`.
+/// The bisect's summary and the mail's bisect section say it alike.
+pub fn opposite_change(improvement: bool) -> &'static str {
+    if improvement {
+        "bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"
+    } else {
+        "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"
     }
 }
 
@@ -877,8 +883,7 @@ pub(crate) fn sources_sentence(input: &ReportInput, shown: &CompareResult) -> Op
             unchanged.join(" and ")
         );
         if !sources.silent_monitors.is_empty() {
-            let silent = sources.silent_monitors.join(" or ");
-            text.push_str(&format!(" Perf recorded no {silent} data in those runs ({SILENT_WHY})."));
+            text.push_str(&silent_sentence(&sources.silent_monitors.join(" or ")));
         }
         return Some(text);
     }
@@ -896,12 +901,26 @@ fn runs_text(counts: &[usize], labels: &[String]) -> String {
             if let (Some(first), Some(n), Some(label)) = (each.first_mut(), counts.first(), labels.first()) {
                 *first = format!("{n} {} of {label}", noun(*n));
             }
-            match each.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-                _ => each.concat(),
-            }
+            and_list(&each)
         }
     }
+}
+
+/// `a`, `a and b`, `a, b and c`: a list of names or counts as a sentence reads it.
+pub fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [init @ .., last] => {
+            let init: Vec<&str> = init.iter().map(AsRef::as_ref).collect();
+            format!("{} and {}", init.join(", "), last.as_ref())
+        }
+    }
+}
+
+/// The sentence that says perf recorded nothing for the `silent` monitors ("perf-profile or perf-stat").
+fn silent_sentence(silent: &str) -> String {
+    format!(" Perf recorded no {silent} data in those runs ({SILENT_WHY}).")
 }
 
 /// Which runs a table's rows come from, in words, with `labels` naming its columns: "The perf-profile and perf-stat
@@ -928,7 +947,7 @@ pub fn sources_text(sources: &RunSources, labels: &[String]) -> String {
                 sources.profiled_monitors.join(" and ")
             );
             if !silent.is_empty() {
-                text.push_str(&format!(" Perf recorded no {silent} data in those runs ({SILENT_WHY})."));
+                text.push_str(&silent_sentence(&silent));
             }
             text
         }

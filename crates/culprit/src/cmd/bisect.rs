@@ -306,8 +306,8 @@ fn first_failure<'r>(runs: impl IntoIterator<Item = &'r RunRecord>) -> String {
 
 /// The lock a new bisect holds from its start to its end, named by a hash of what makes two bisects the same (the
 /// range, the job and the commands), in the repository's culprit directory.
-fn start_lock_path(repo: &Path, identity: &[&str]) -> PathBuf {
-    let hash = crate::lock::stable_hash(identity);
+fn start_lock_path(repo: &Path, identity: &[String]) -> PathBuf {
+    let hash = crate::lock::stable_hash(&identity.iter().map(String::as_str).collect::<Vec<_>>());
     worktree_root(repo, &format!("start-{hash:016x}")).with_extension("lock")
 }
 
@@ -385,7 +385,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // create a session and bisect the same range side by side, competing for the machine: the session lock exists
     // only once a session does. This lock stands for the command until its session ends; the second is refused.
     let identity = start_identity(&good_sha, &bad_sha, &job.job_id, &args.build, &args.deploy, args.improvement);
-    let start_lock = start_lock_path(&repo, &identity.iter().map(String::as_str).collect::<Vec<_>>());
+    let start_lock = start_lock_path(&repo, &identity);
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
         crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
         crate::lock::Lock::Busy { holder } => bail!(
@@ -613,7 +613,7 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     // take up this session beside this process.
     let identity =
         start_identity(&config.good, &config.bad, &job.job_id, &config.build, &config.deploy, config.improvement);
-    let start_lock = start_lock_path(&config.repo, &identity.iter().map(String::as_str).collect::<Vec<_>>());
+    let start_lock = start_lock_path(&config.repo, &identity);
     let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
     let _start_lock = match taken {
         None => None,
@@ -916,16 +916,6 @@ pub struct ThisInvocation {
     pub continued_after: usize,
 }
 
-/// Why a bisect that found bad differing from good the other way than searched blames nothing, and what to do
-/// instead: the engine only knows the direction it searched, so the words come from the session's `--improvement`.
-pub fn opposite_change(improvement: bool) -> &'static str {
-    if improvement {
-        "bad is worse than good, a regression: no commit is blamed; bisect it without --improvement"
-    } else {
-        "bad is better than good, an improvement: no commit is blamed; bisect it with --improvement"
-    }
-}
-
 /// The human summary of an outcome.
 pub fn render_outcome(
     session: SessionId,
@@ -941,7 +931,7 @@ pub fn render_outcome(
         Status::Found => "found the culprit",
         Status::Multiple if config.improvement => "several commits share the improvement",
         Status::Multiple => "several commits share the change",
-        Status::NotReproduced if outcome.improved => opposite_change(config.improvement),
+        Status::NotReproduced if outcome.improved => culprit_core::report::opposite_change(config.improvement),
         Status::NotReproduced if outcome.below_min_change => {
             "good and bad differ by less than --min-change: no commit is blamed"
         }

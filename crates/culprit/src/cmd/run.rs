@@ -93,25 +93,26 @@ fn accepts(owner: &str, key: &str) -> bool {
         // Monitor options are checked by the monitor itself when it is created.
         return true;
     }
-    let candidates: Vec<&'static dyn Program> = if owner == "sysbench" {
-        if key == "test" {
-            return true;
-        }
+    if owner == "sysbench" && key == "test" {
+        return true;
+    }
+    programs_of(owner).iter().any(|p| p.params().iter().any(|s| s.matches(key)))
+}
+
+/// The programs whose params a job's `owner` key takes: the program of that name, or for `sysbench` every one of
+/// its tests (the `test:` param picks one later).
+fn programs_of(owner: &str) -> Vec<&'static dyn Program> {
+    if owner == "sysbench" {
         program::registry().iter().copied().filter(|p| p.name().starts_with("sysbench-")).collect()
     } else {
         program::lookup(owner).into_iter().collect()
-    };
-    candidates.iter().any(|p| p.params().iter().any(|s| s.matches(key)))
+    }
 }
 
 /// The param names `owner` (a program by its Culprit name, `sysbench` for any of its tests) accepts, families
 /// (`capture.*`) by their hash's name, for suggesting the one a misspelt key meant.
 fn accepted_names(owner: &str) -> Vec<&'static str> {
-    let programs: Vec<&'static dyn Program> = if owner == "sysbench" {
-        program::registry().iter().copied().filter(|p| p.name().starts_with("sysbench-")).collect()
-    } else {
-        program::lookup(owner).into_iter().collect()
-    };
+    let programs = programs_of(owner);
     let names = programs.iter().flat_map(|p| p.params().iter().map(|spec| spec.name.trim_end_matches(".*")));
     names.chain(COMMON_KEYS.iter().copied()).collect()
 }
@@ -148,15 +149,6 @@ fn programs_taking(key: &str, owner: &str) -> Vec<&'static str> {
     names
 }
 
-/// `a`, `a and b`, `a, b and c`: a list of names as a sentence reads it.
-fn and_list(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
 /// A key problem's message, with the accepted name it most likely meant when a param is misspelt (`captur`, or a
 /// top-level `runtme` that no selected program takes).
 fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]) -> String {
@@ -165,7 +157,7 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
     if let culprit_job::KeyProblem::UnknownParam { owner, key, .. } = problem {
         let takers = programs_taking(key, owner);
         if !takers.is_empty() {
-            return format!("{problem}; '{key}' is a param of {}, not of {owner}", and_list(&takers));
+            return format!("{problem}; '{key}' is a param of {}, not of {owner}", culprit_core::report::and_list(&takers));
         }
     }
     let suggestion = match problem {
@@ -674,7 +666,7 @@ mod tests {
 
     #[test]
     fn a_misspelt_param_is_told_the_name_it_most_likely_meant() {
-            // (key, owner, suggestion): near misses, a transposition (two edits), and keys too far from any name.
+        // (key, owner, suggestion): near misses, a transposition (two edits), and keys too far from any name.
         let cases = [
             ("captur", "command", Some("capture")),
             ("runtme", "fio", Some("runtime")),
