@@ -469,6 +469,12 @@ pub struct TrackArgs {
     /// With --bisect: most runs each bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
+    /// Smallest change that counts, in percent of the level before it (`5` or `5%`; default 1): a smaller change
+    /// point is unchanged however significant, so it is neither narrowed, bisected nor reported, and each bisect
+    /// that --bisect or --follow starts gets it as its --min-change. Metrics compared in absolute terms
+    /// (perf-profile, `%` metrics) keep their floor of 0.1 points.
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub min_change: Option<f64>,
     /// Draw each metric's series, fitted segments and change points into this file (.svg or .png); with several
     /// metrics, one file each, named FILE-<metric>.svg.
     #[arg(long, value_name = "FILE.svg|png")]

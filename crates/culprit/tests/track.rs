@@ -207,3 +207,28 @@ fn labels_are_tracked_outside_a_repository() {
     // QA: the header counted the three labels as "3 tested commits"; they are labels, and no commit was tested.
     assert!(text.contains(" (3 labels):\n") && !text.contains("commit"), "{text}");
 }
+
+/// A 3% step that is significant is a change point by default and none under `--min-change 5`, which says what it
+/// left out (the follow loop's test gives it to a stored history).
+#[test]
+fn min_change_leaves_out_a_smaller_change_point_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // Alternating offsets of 0.3% give the series a noise scale without randomness; the step is 3% at point 30.
+    let values: Vec<String> =
+        (0..60).map(|i| format!("{}", (if i < 30 { 100.0 } else { 103.0 }) * (1.0 + 0.003 * f64::from(i % 2)))).collect();
+    std::fs::write(dir.path().join("ops.csv"), format!("ops_per_s\n{}\n", values.join("\n"))).unwrap();
+    let default = ok(&culprit(dir.path(), &["track", "--series", "ops.csv"]));
+    assert!(default.contains("+3.0%") && default.contains("between 29 (last before) and 30"), "{default}");
+    assert!(!default.contains("--min-change"), "{default}");
+    let floored = ok(&culprit(dir.path(), &["track", "--series", "ops.csv", "--min-change", "5%"]));
+    assert!(floored.contains("no change point"), "{floored}");
+    assert!(floored.contains("note: a change under 5% is not counted (--min-change)"), "{floored}");
+    let below: serde_json::Value = serde_json::from_str(&ok(&culprit(
+        dir.path(),
+        &["track", "--series", "ops.csv", "--min-change", "2", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(below["change_points"].as_array().unwrap().len(), 1, "{below:#}");
+    let out = culprit(dir.path(), &["track", "--series", "ops.csv", "--min-change", "0"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a percentage above 0"), "{out:?}");
+}

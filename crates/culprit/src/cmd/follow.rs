@@ -21,7 +21,9 @@
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
-use crate::cmd::track::{bisect_change, bisect_range, history, BisectRange, History, HistoryFilter, Order};
+use crate::cmd::track::{
+    bisect_change, bisect_range, history, track_options, BisectRange, History, HistoryFilter, Order,
+};
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
@@ -478,7 +480,7 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
         pass.notes.push(format!("no history to analyse: no successful run of {} yet", plan.job.job_name));
         return Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new() });
     }
-    history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter)
+    history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter, &track_options(args))
 }
 
 fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {

@@ -32,6 +32,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use culprit_core::changepoint::TrackOptions;
 use culprit_core::model::Revision;
 use culprit_core::report::{escape_html as escape, Format};
 use culprit_store::{RunFilter, SessionId, Store, StoreError};
@@ -429,11 +430,12 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         machine: param(params, "machine"),
         metric: param(params, "metric"),
     };
+    let options = TrackOptions::default();
     let (history, along, order_note) = match &repo {
         Some(dir) => {
             let top = culprit_run::git::toplevel(Path::new(dir))?;
             let branch = branch.as_deref().unwrap_or("HEAD");
-            let history = track::history(store, &Order::Branch { repo: &top, branch }, &filter)?;
+            let history = track::history(store, &Order::Branch { repo: &top, branch }, &filter, &options)?;
             let note = format!(
                 "Points are the tested commits along the first-parent history of {branch} in {}.",
                 top.display()
@@ -445,7 +447,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         }
         None => {
             let history =
-                track::history(store, &Order::Labels, &filter).map_err(|err| commits_need_repo(store, err))?;
+                track::history(store, &Order::Labels, &filter, &options).map_err(|err| commits_need_repo(store, err))?;
             let note = "Points are labels in the order of their first run, which is what the store alone can order. \
                         Tested commits are ordered along a branch of their repository: add repo=DIR (a git \
                         repository on this server) and branch=REF (default HEAD) to the address."

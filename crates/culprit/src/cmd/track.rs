@@ -69,13 +69,27 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
         return crate::cmd::follow::run(db, args, reference);
     }
     if let Some(file) = &args.series {
-        return series_file(file, args.json, args.plot.as_deref());
+        return series_file(file, args.json, args.plot.as_deref(), &track_options(args));
     }
     // Tracking only reads the history, so a mistyped --db is an error, not a new store; a bisect adds runs to it,
     // so with --bisect a read-only store is refused before the first build rather than when a run is saved.
     let mut store =
         if args.bisect { crate::cmd::open_existing_writable_store(db)? } else { crate::cmd::open_existing_store(db)? };
     stored(&mut store, args)
+}
+
+/// What a `--min-change` above the default leaves out, for the notes under the change points: a reader of "no change
+/// point" must know that a smaller one would not have been shown.
+fn floor_note(options: &TrackOptions) -> Option<String> {
+    let floor = options.min_change_pct;
+    (floor > TrackOptions::default().min_change_pct)
+        .then(|| format!("a change under {}% is not counted (--min-change)", printf::general(floor, 4, false)))
+}
+
+/// The change-point analysis as the command line asks for it: `--min-change` (a fraction) is its floor in percent.
+pub(crate) fn track_options(args: &TrackArgs) -> TrackOptions {
+    let defaults = TrackOptions::default();
+    TrackOptions { min_change_pct: args.min_change.map_or(defaults.min_change_pct, |f| f * 100.0), ..defaults }
 }
 
 /// A parsed series CSV.
@@ -212,7 +226,7 @@ fn non_finite_warning(source: &str, lines: &[usize]) -> Option<String> {
     ))
 }
 
-fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode> {
+fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOptions) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the series {}", file.display()))?;
     let source = file.display().to_string();
     let SeriesCsv { name, labels, points, non_finite_lines } = parse_series(&text, &source)?;
@@ -222,11 +236,10 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode>
     if points.is_empty() {
         bail!("{source} holds no values; give one value a line, or `commit,value` rows");
     }
-    let options = TrackOptions::default();
     let metric = name.unwrap_or_default();
-    let analysis = analyze(&points, &options).with_context(|| format!("cannot analyse {}", file.display()))?;
+    let analysis = analyze(&points, options).with_context(|| format!("cannot analyse {}", file.display()))?;
     let mut all = vec![(metric.clone(), analysis)];
-    decide(&mut all, &options);
+    decide(&mut all, options);
     if let Some(path) = plot {
         let series = Series {
             job_id: String::new(),
@@ -272,6 +285,9 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>) -> Result<ExitCode>
     }
     for c in changes {
         out.push_str(&change_line(c, &labels, if metric.is_empty() { "value" } else { &metric }));
+    }
+    if let Some(note) = floor_note(options) {
+        out.push_str(&format!("note: {note}\n"));
     }
     output::print(&out)?;
     Ok(ExitCode::SUCCESS)
@@ -377,15 +393,16 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         machine: args.machine.clone(),
         metric: args.metric.clone(),
     };
+    let options = track_options(args);
     // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
     // store's labels are tracked, and the repository is asked for only when the store holds no label series.
     let (repo, History { series, analyses, mut notes }) = match repo {
         Ok(repo) => {
-            let history = history(store, &Order::Branch { repo: &repo, branch }, &filter)?;
+            let history = history(store, &Order::Branch { repo: &repo, branch }, &filter, &options)?;
             (repo, history)
         }
         Err(e) if args.repo.is_none() && !args.bisect => {
-            let history = history(store, &Order::Labels, &filter)?;
+            let history = history(store, &Order::Labels, &filter, &options)?;
             if history.series.is_empty() {
                 return Err(e.into());
             }
@@ -393,6 +410,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    notes.extend(floor_note(&options));
     let labels_only = !series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none));
     let along = if labels_only { "the labels' run order" } else { branch };
 
@@ -491,8 +509,13 @@ pub(crate) fn history_text(
 }
 
 /// The stored history in `order` (along a branch: each (job, machine, metric) as a series of tested commits in
-/// first-parent order), analysed, with the verdicts decided over all series together.
-pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilter) -> Result<History> {
+/// first-parent order), analysed with `options`, with the verdicts decided over all series together.
+pub(crate) fn history(
+    store: &dyn Store,
+    order: &Order<'_>,
+    filter: &HistoryFilter,
+    options: &TrackOptions,
+) -> Result<History> {
     // --job is a glob only here (with --follow it names a job file), so it is checked here rather than when parsed;
     // the dashboard's job= and machine= come here unparsed too, and must get the command's answer, not "no run
     // matches".
@@ -536,7 +559,6 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
     let mut notes = Vec::new();
     let mut series: Vec<Series> = Vec::new();
     let mut analyses: Vec<(String, Analysis)> = Vec::new();
-    let options = TrackOptions::default();
     // Whether --metric matched a metric of any group's runs; when it never does, the history says so.
     let mut metric_matched = false;
     for ((job_id, machine), group) in &groups {
@@ -602,7 +624,7 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
                 .iter()
                 .map(|k| by_key.get(k.as_str()).and_then(|s| s.metrics.get(metric)).cloned().unwrap_or_default())
                 .collect();
-            match analyze(&points, &options) {
+            match analyze(&points, options) {
                 Ok(a) => {
                     analyses.push((metric.clone(), a));
                     series.push(Series {
@@ -640,7 +662,7 @@ pub(crate) fn history(store: &dyn Store, order: &Order<'_>, filter: &HistoryFilt
             bail!(crate::cmd::compare::no_metric_matches(pattern, &names));
         }
     }
-    decide(&mut analyses, &options);
+    decide(&mut analyses, options);
     Ok(History { series, analyses, notes })
 }
 
@@ -705,7 +727,7 @@ pub(crate) fn bisect_change(
         deploy: args.deploy.clone(),
         timeouts: args.timeouts,
         max_runs: args.max_runs,
-        min_change: None,
+        min_change: args.min_change,
         improvement: false,
         resume: None,
         json: false,
