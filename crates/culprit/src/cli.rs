@@ -432,8 +432,8 @@ pub struct TrackArgs {
         long,
         value_name = "FILE.csv",
         conflicts_with_all = [
-            "branch", "repo", "job", "testcase", "machine", "metric", "bisect", "build", "deploy", "build_timeout",
-            "deploy_timeout"
+            "branch", "repo", "job", "testcase", "machine", "metric", "bisect", "improvements", "build", "deploy",
+            "build_timeout", "deploy_timeout"
         ]
     )]
     pub series: Option<PathBuf>,
@@ -458,6 +458,10 @@ pub struct TrackArgs {
     /// Start a bisect for each regression whose tested commits around it are more than one commit apart.
     #[arg(long)]
     pub bisect: bool,
+    /// With --bisect or --follow: bisect improvements too (each as `culprit bisect --improvement`), as the kernel
+    /// test robot reports both; without it only regressions are bisected.
+    #[arg(long)]
+    pub improvements: bool,
     /// With --bisect or --follow: shell command that builds a commit in its worktree.
     #[arg(long)]
     pub build: Option<String>,

@@ -230,3 +230,36 @@ fn a_history_no_longer_than_every_gets_its_middle_commit_and_shows_its_step() {
     assert_eq!(measured[..3], [shas[0].clone(), shas[5].clone(), shas[10].clone()], "{pass:#}");
     assert_narrowed_to(&pass, &shas, 1, 4);
 }
+
+#[test]
+fn with_improvements_a_pass_bisects_a_speed_up_and_reports_its_commit() {
+    // 17 commits, the program 30% faster from the 13th (position 12) on: the grid (0, 8, 16) and the gap's inner
+    // ends (9, 15) leave it between 9 and 15. Without --improvements the pass stops there (the tests above narrow
+    // such a gap and start no bisect); with it, the speed-up is bisected as `bisect --improvement` would, and its
+    // report names the commit and calls the change an improvement.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 17, 13, 0, -30);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "8", "--improvements"])
+        .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
+        .args(["--min-change", "10"])
+        .output()
+        .unwrap();
+    let pass = json(&out);
+    assert_eq!(pass["bisects"].as_array().unwrap().len(), 1, "{pass:#}");
+    let reports = pass["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "{pass:#}");
+    let report = std::fs::read_to_string(dir.path().join(reports[0].as_str().unwrap())).unwrap();
+    assert!(report.contains(&format!("commit: {}", shas[12])), "{report}");
+    assert!(report.contains("improvement") && !report.contains("regression"), "{report}");
+    let log = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "f.db", "bisect", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&log.stdout);
+    assert!(list.contains("command.user_time (improvement)"), "{list}");
+}

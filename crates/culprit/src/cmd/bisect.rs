@@ -389,8 +389,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
         crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
         crate::lock::Lock::Busy { holder } => bail!(
-            "the same bisect (repository, range, job and commands) is being started or driven by another culprit \
-             ({holder}, lock {}); let it finish (`culprit bisect list` shows its session)",
+            "the same bisect (repository, range, job, commands, and {} as the direction) is being started or driven \
+             by another culprit ({holder}, lock {}); let it finish (`culprit bisect list` shows its session)",
+            if args.improvement { "an improvement" } else { "a regression" },
             start_lock.display()
         ),
     };
@@ -411,7 +412,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             crate::note!(
-                "culprit: continuing bisect session {} (same repository, range, job and commands)",
+                "culprit: continuing bisect session {} (same repository, range, job, commands and direction)",
                 session.id
             );
             // The limits are part of the session: its decisions so far were taken under them, and resuming re-derives

@@ -3,13 +3,12 @@
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
 //! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
 //! a segment of the analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's
-//! level; (2)
-//! analyse the change points of the measured history; (3) where a change point lies between two of those grid
-//! commits, measure both inner ends of the gap (the first and the last commit not yet tested) and analyse again;
-//! (4) bisect each regression whose tested commits around it are still more than one commit apart, unless a
-//! session for that good/bad pair exists (an unfinished one is resumed); (5) write the report of every finished
-//! bisect of this job into its own directory under `--reports` (one per blamed commit when several share the
-//! change).
+//! level; (2) analyse the change points of the measured history; (3) where a change point lies between two of
+//! those grid commits, measure both inner ends of the gap (the first and the last commit not yet tested) and
+//! analyse again; (4) bisect each regression (and improvement, with `--improvements`) whose tested commits around
+//! it are still more than one commit apart, unless a session for that good/bad pair exists (an unfinished one is
+//! resumed); (5) write the report of every finished bisect of this job into its own directory under `--reports`
+//! (one per blamed commit when several share the change).
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
@@ -22,13 +21,12 @@ use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCom
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
-    bisect_change, bisect_range, history, track_options, BisectRange, History, HistoryFilter, Order,
+    bisect_change, bisect_range, bisected, history, track_options, BisectRange, History, HistoryFilter, Order,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
 use culprit_core::changepoint::{ChangePoint, TrackOptions};
-use culprit_core::compare::Verdict;
 use culprit_core::model::MetricClass;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
 use culprit_run::git::{self, RangeCommit};
@@ -218,7 +216,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         tracked = analyse(store, &plan, args, &mut pass)?;
     }
 
-    // (4) One bisect per gap holding a regression: the regression of smallest q speaks for it. The gap is the
+    // (4) One bisect per gap holding a change it bisects: the one of smallest q speaks for it. The gap is the
     // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
     // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
     let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
@@ -226,7 +224,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         if !wanted(&s.metric, args) {
             continue;
         }
-        for c in a.change_points.iter().filter(|c| c.verdict == Verdict::Regression) {
+        for c in a.change_points.iter().filter(|c| bisected(c.verdict, args)) {
             let Some(BisectRange { change: c, before, after }) = bisect_range(s, c) else { continue };
             if after <= before + 1 {
                 continue;

@@ -378,6 +378,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
+    if args.improvements && !args.bisect {
+        bail!("--improvements says which changes a bisect or a follow bisects: add --bisect (or use --follow)");
+    }
     if args.timeouts.any_given() && !args.bisect {
         bail!(
             "--build-timeout and --deploy-timeout are for the commits a bisect or a follow builds: add --bisect (or \
@@ -419,7 +422,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if args.bisect {
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
             for (j, c) in a.change_points.iter().enumerate() {
-                if c.verdict != Verdict::Regression {
+                if !bisected(c.verdict, args) {
                     continue;
                 }
                 let Some(range) = bisect_range(s, c) else {
@@ -687,8 +690,14 @@ pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
     Some(BisectRange { before: *before, after: *after, change })
 }
 
-/// Starts (or continues) a bisect between the tested commits around a regression with the job of its runs,
-/// through `culprit bisect`'s own entry point, and returns the session id.
+/// Whether `track --bisect` and `track --follow` bisect a change point of this verdict: a regression, and an
+/// improvement with `--improvements`.
+pub(crate) fn bisected(verdict: Verdict, args: &TrackArgs) -> bool {
+    verdict == Verdict::Regression || (args.improvements && verdict == Verdict::Improvement)
+}
+
+/// Starts (or continues) a bisect between the tested commits around a regression (or an improvement, bisected as
+/// one) with the job of its runs, through `culprit bisect`'s own entry point, and returns the session id.
 pub(crate) fn bisect_change(
     store: &mut dyn Store,
     repo: &Path,
@@ -728,7 +737,7 @@ pub(crate) fn bisect_change(
         timeouts: args.timeouts,
         max_runs: args.max_runs,
         min_change: args.min_change,
-        improvement: false,
+        improvement: c.verdict == Verdict::Improvement,
         resume: None,
         json: false,
         profile: 0,
