@@ -26,7 +26,7 @@ fn fail(value: &str, expected: &'static str) -> ConventionError {
     }
 }
 
-const SHARE_FORMS: &str = "a whole number (8) or a share of the CPUs (50%, 12.5%, 200%)";
+const SHARE_FORMS: &str = "a whole number (8, or 8t for threads) or a share of the CPUs (50%, 12.5%, 200%)";
 const DURATION_FORMS: &str =
     "a duration: seconds (300), or a number with s, m, h, d or w (300s, 5m, 1h)";
 const ITERATION_FORMS: &str =
@@ -42,8 +42,9 @@ fn split_digits(text: &str) -> (&str, &str) {
     text.split_at(end)
 }
 
-/// `nr_threads`-style counts: a whole number as is, or `P%` of `nr_cpu` (truncated as lkp does, then at least 1).
-/// Shares above 100% are allowed (lkp's hackbench runs `1600%`).
+/// `nr_threads`-style counts: a whole number as is (with a `t` for threads, as the robot's fsmark jobs write
+/// `nr_threads: 32t`), or `P%` of `nr_cpu` (truncated as lkp does, then at least 1). Shares above 100% are allowed
+/// (lkp's hackbench runs `1600%`).
 pub fn share_or_count(value: &str, nr_cpu: u32) -> Result<u64, ConventionError> {
     let text = value.trim();
     if let Some(percent) = text.strip_suffix('%') {
@@ -52,7 +53,12 @@ pub fn share_or_count(value: &str, nr_cpu: u32) -> Result<u64, ConventionError> 
         let threads = share.saturating_mul(u64::from(nr_cpu)) / 100_000;
         return Ok(threads.max(1));
     }
-    text.parse::<u64>().map_err(|_| fail(value, SHARE_FORMS))
+    let count = text.strip_suffix('t').unwrap_or(text);
+    // `parse` alone would take a sign (`+4`); a count is digits only.
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(fail(value, SHARE_FORMS));
+    }
+    count.parse::<u64>().map_err(|_| fail(value, SHARE_FORMS))
 }
 
 /// Parses `12`, `12.5`, `0.125` into thousandths (12000, 12500, 125); at most three decimals.
@@ -178,7 +184,12 @@ mod tests {
             ("-1", 2, None),
             ("1.5", 2, None),
             ("12.3456%", 8, None),
-            ("4t", 2, None),
+            ("4t", 2, Some(4)),
+            ("32t", 64, Some(32)),
+            ("t", 2, None),
+            ("4tt", 2, None),
+            ("+4", 2, None),
+            ("50%t", 2, None),
         ];
         for (value, nr_cpu, want) in cases {
             assert_eq!(
