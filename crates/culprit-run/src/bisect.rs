@@ -219,8 +219,8 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Records each build and deploy at `path` while it runs (see [`crate::step_record`]); the caller holds the lock
-    /// of the work, and reaps what an earlier process recorded there before it drives on.
+    /// Records each build, deploy and benchmark process at `path` while it runs (see [`crate::step_record`]); the
+    /// caller holds the lock of the work, and reaps what an earlier process recorded there before it drives on.
     pub fn record_steps_in(&mut self, path: PathBuf) {
         self.step_record = Some(path);
     }
@@ -405,6 +405,7 @@ impl<'a> Driver<'a> {
                 job.cwd = Some(dir.clone());
                 job.env.extend(self.env(index, &dir));
                 let mut context = self.context.clone();
+                context.step_record = self.step_record.clone();
                 context.revision =
                     Revision::Commit { sha: commit.sha.clone(), describe: None, subject: Some(commit.subject.clone()) };
                 // A run that fails where the build worked may be a flaky boot or a transient error rather than the

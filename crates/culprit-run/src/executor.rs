@@ -8,6 +8,7 @@
 use crate::monitor::{self, MonitorSet};
 use crate::process::{self, Exit, Finished, Invocation};
 use crate::program::{command, Params, Program, ProgramContext};
+use crate::step_record::{self, StepRecord};
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -45,6 +46,10 @@ pub struct RunContext {
     pub interval: Duration,
     /// Where per-run scratch directories are made (and removed afterwards).
     pub scratch_root: PathBuf,
+    /// Where each process of the run (setup, executions, cleanup) is recorded while it runs, so that a benchmark
+    /// left running when culprit is killed with `kill -9` is killed by the next culprit to take up the work (see
+    /// [`crate::step_record`]); `None`: not recorded.
+    pub step_record: Option<PathBuf>,
 }
 
 /// A run's stderr keeps each monitor failure as a line `culprit: <the MonitorError>`, whose text always begins with
@@ -158,6 +163,32 @@ fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathB
     Err(std::io::Error::other("no free scratch directory name"))
 }
 
+/// Runs one process of a run (`what`: setup, run or cleanup) as [`process::run`] does, recorded at the context's
+/// step record while it runs. A benchmark outlives a culprit killed with `kill -9` (it has a process group of its
+/// own, so that a timeout kills its workers too), and would load the machine under every later run: the record
+/// lets the resumed bisect or the next follow pass kill it. Writing the record happens while the benchmark already
+/// runs, so it delays only this process, never the benchmark's own start.
+fn run_process(
+    inv: &Invocation,
+    timeout: Option<Duration>,
+    interrupt: &Arc<AtomicBool>,
+    ctx: &RunContext,
+    what: &str,
+) -> Result<Finished, process::ProcessError> {
+    let Some(path) = &ctx.step_record else { return process::run(inv, timeout, interrupt) };
+    let token = step_record::new_token();
+    let mut inv = inv.clone();
+    inv.env.push((step_record::STEP_ENV.to_string(), token.clone()));
+    let mut record = None;
+    let finished = process::run_noting_start(&inv, timeout, interrupt, |pgid| {
+        // Best effort, as for builds: a process that cannot be recorded still runs.
+        record = StepRecord::write(path, pgid, &token, what, ctx.revision.key()).ok();
+    });
+    // The process has ended and its group was killed: the record goes.
+    drop(record);
+    finished
+}
+
 fn with_env(mut inv: Invocation, job: &JobRun) -> Invocation {
     inv.env.extend(job.env.iter().cloned());
     inv
@@ -176,10 +207,12 @@ fn run_in(
     for step in &plan.cleanup {
         // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
         // good run into a failed one.
-        let _ = process::run(
+        let _ = run_process(
             &with_env(step.clone(), job),
             Some(Duration::from_secs(600)),
             &Arc::new(AtomicBool::new(false)),
+            ctx,
+            "cleanup",
         );
     }
     result
@@ -195,7 +228,8 @@ fn set_up_and_measure(
 ) -> Result<(), Stop> {
     for step in &plan.setup {
         let inv = with_env(step.clone(), job);
-        let f = process::run(&inv, job.timeout, interrupt).map_err(|e| Stop::Failed(format!("setup: {e}")))?;
+        let f = run_process(&inv, job.timeout, interrupt, ctx, "setup")
+            .map_err(|e| Stop::Failed(format!("setup: {e}")))?;
         if f.exit == Exit::Interrupted {
             return Err(Stop::Interrupted);
         }
@@ -220,7 +254,7 @@ fn set_up_and_measure(
     // include them; they share the run's timeout with the measured executions.
     for warmup in 1..=plan.warmups {
         let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
-        let f = process::run(&main, remaining, interrupt)
+        let f = run_process(&main, remaining, interrupt, ctx, "run")
             .map_err(|e| Stop::Failed(format!("warm-up execution {warmup}: {e}")))?;
         if f.exit == Exit::Interrupted {
             return Err(Stop::Interrupted);
@@ -251,7 +285,7 @@ fn set_up_and_measure(
     let mut failure = None;
     for _ in 0..plan.executions {
         let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
-        match process::run(&main, remaining, interrupt) {
+        match run_process(&main, remaining, interrupt, ctx, "run") {
             Ok(f) => {
                 let ok = f.exit.success();
                 if !ok {
@@ -416,6 +450,7 @@ mod tests {
             machine: crate::machine::this_machine(),
             interval: Duration::from_secs(1),
             scratch_root: dir.join("scratch"),
+            step_record: None,
         }
     }
     use crate::program::{ParamSpec, ProgramError, ProgramPlan};

@@ -1,4 +1,5 @@
-//! Build and deploy steps left running by a culprit that died: recorded while they run, killed by the next culprit.
+//! Build, deploy and benchmark processes left running by a culprit that died: recorded while they run, killed by
+//! the next culprit.
 //!
 //! A step runs in a process group of its own, and culprit kills that group at the step's limit or on Ctrl-C. A
 //! culprit killed with `kill -9` kills nothing: a hung build it was waiting for runs on forever, holding the machine
@@ -54,7 +55,7 @@ pub fn new_token() -> String {
 pub struct Recorded {
     pub pgid: i32,
     pub token: String,
-    /// `build` or `deploy`.
+    /// `build` or `deploy`, or `setup`, `run` or `cleanup` for a benchmark's processes.
     pub step: String,
     pub commit: String,
     /// The culprit that ran the step, with its start time in clock ticks since boot (`/proc/<pid>/stat`'s 22nd

@@ -534,3 +534,44 @@ fn a_build_left_running_while_probing_good_and_bad_is_killed_by_the_same_command
     let steps: Vec<_> = culprit_dir.filter(|name| name.to_string_lossy().ends_with(".step")).collect();
     assert!(steps.is_empty(), "{steps:?}");
 }
+
+#[test]
+fn a_benchmark_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_session_is_resumed() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The benchmark hangs once, at the first commit it meets between good and bad, as a benchmark stuck on a lost
+    // wake-up would; it writes the hanging shell's pid first.
+    let pid_file = dir.path().join("run.pid");
+    let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3181; }}", pid_file.display());
+    let (bench, hung_file) = hanging_hook(dir.path(), "run", &shas, &hang, "exec ./bench");
+    let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", bench.to_str().unwrap(), "--build", "make -s"];
+    let mut first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
+    common::wait_for_file(&pid_file, "the benchmark never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging benchmark runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    // The running benchmark is recorded beside the session's lock, as a build is.
+    let record = repo.join(".git/culprit/session-1.step");
+    assert!(record.exists(), "no record of the running benchmark");
+
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned benchmark ended by itself");
+
+    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
+    let said = format!(
+        "culprit: killed process group {group}, the run of {} that culprit process {culprit_pid} left running when it \
+         died\n",
+        &hung[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3181), "the orphaned benchmark outlived the resume");
+    let result = json(&out);
+    assert_eq!(result["status"], "found", "{result:#}");
+    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    assert!(!record.exists());
+}

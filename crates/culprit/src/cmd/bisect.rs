@@ -126,6 +126,7 @@ pub(crate) fn run_context() -> RunContext {
         machine: machine::this_machine(),
         interval: Duration::from_secs(1),
         scratch_root: std::env::temp_dir().join("culprit-scratch"),
+        step_record: None,
     }
 }
 

@@ -460,7 +460,13 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     let plan = RunPlan {
         jobs,
         repeat: args.repeat,
-        context: RunContext { revision, machine, interval: Duration::from_secs_f64(args.interval), scratch_root },
+        context: RunContext {
+            revision,
+            machine,
+            interval: Duration::from_secs_f64(args.interval),
+            scratch_root,
+            step_record: None,
+        },
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
