@@ -9,7 +9,7 @@
 use crate::executor::{self, JobRun, RunContext};
 use crate::git::{GitError, RangeCommit};
 use crate::process::{self, Invocation};
-use crate::step_record::{self, StepRecord};
+use crate::step_record;
 use crate::worktree::Worktrees;
 use culprit_core::bisect::{Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
 use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
@@ -291,23 +291,11 @@ impl<'a> Driver<'a> {
         let mut inv = Invocation::shell(command_line).in_dir(dir);
         inv.env = self.env(index, dir);
         inv.merge_stderr = true;
-        // Each recorded step's processes carry a token of its own, by which a later process tells the step's group
-        // from another that got its id since.
-        let recorded = self.step_record.as_deref().map(|path| (path, step_record::new_token()));
-        if let Some((_, token)) = &recorded {
-            inv.env.push((step_record::STEP_ENV.to_string(), token.clone()));
-        }
         let started = Instant::now();
         let failure = |reason: String, log: String, timed_out: bool| StepFailure { reason, log, timed_out };
-        let mut record = None;
-        let finished = process::run_noting_start(&inv, limit.map(Duration::from_secs), &self.interrupt, |pgid| {
-            // Best effort: a step that cannot be recorded still runs; only a kill -9 of this process during it would
-            // then leave it to be killed by hand.
-            let sha = &self.range[index].sha;
-            record = recorded.and_then(|(path, token)| StepRecord::write(path, pgid, &token, what, sha).ok());
-        });
-        // The step has ended and its group was killed: the record goes.
-        drop(record);
+        let limit_duration = limit.map(Duration::from_secs);
+        let (record, sha) = (self.step_record.as_deref(), &self.range[index].sha);
+        let finished = step_record::run_recorded(&inv, limit_duration, &self.interrupt, record, what, sha);
         match finished {
             Ok(f) if f.exit.success() => Ok(started.elapsed().as_secs_f64()),
             Ok(f) if f.exit == process::Exit::TimedOut => {

@@ -8,7 +8,7 @@
 use crate::monitor::{self, MonitorSet};
 use crate::process::{self, Exit, Finished, Invocation};
 use crate::program::{command, Params, Program, ProgramContext};
-use crate::step_record::{self, StepRecord};
+use crate::step_record;
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -163,11 +163,10 @@ fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathB
     Err(std::io::Error::other("no free scratch directory name"))
 }
 
-/// Runs one process of a run (`what`: setup, run or cleanup) as [`process::run`] does, recorded at the context's
-/// step record while it runs. A benchmark outlives a culprit killed with `kill -9` (it has a process group of its
-/// own, so that a timeout kills its workers too), and would load the machine under every later run: the record
-/// lets the resumed bisect or the next follow pass kill it. Writing the record happens while the benchmark already
-/// runs, so it delays only this process, never the benchmark's own start.
+/// Runs one process of a run (`what`: setup, run or cleanup), recorded at the context's step record while it runs.
+/// A benchmark outlives a culprit killed with `kill -9` (it has a process group of its own, so that a timeout kills
+/// its workers too), and would load the machine under every later run: the record lets the resumed bisect or the
+/// next follow pass kill it.
 fn run_process(
     inv: &Invocation,
     timeout: Option<Duration>,
@@ -175,18 +174,7 @@ fn run_process(
     ctx: &RunContext,
     what: &str,
 ) -> Result<Finished, process::ProcessError> {
-    let Some(path) = &ctx.step_record else { return process::run(inv, timeout, interrupt) };
-    let token = step_record::new_token();
-    let mut inv = inv.clone();
-    inv.env.push((step_record::STEP_ENV.to_string(), token.clone()));
-    let mut record = None;
-    let finished = process::run_noting_start(&inv, timeout, interrupt, |pgid| {
-        // Best effort, as for builds: a process that cannot be recorded still runs.
-        record = StepRecord::write(path, pgid, &token, what, ctx.revision.key()).ok();
-    });
-    // The process has ended and its group was killed: the record goes.
-    drop(record);
-    finished
+    step_record::run_recorded(inv, timeout, interrupt, ctx.step_record.as_deref(), what, ctx.revision.key())
 }
 
 fn with_env(mut inv: Invocation, job: &JobRun) -> Invocation {

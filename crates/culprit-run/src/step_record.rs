@@ -13,8 +13,11 @@
 //! a group is killed only when one of its live processes still carries that token in `/proc/<pid>/environ`. Only
 //! Linux's `/proc` is read; where it is missing nothing is ever found alive and nothing is killed.
 
+use crate::process::{self, Finished, Invocation, ProcessError};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The environment variable each recorded step gets, holding its token.
@@ -137,6 +140,32 @@ impl Drop for StepRecord {
         // next reap only removes.
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Runs `inv` as [`process::run`] does; with a `record` path, the process carries a new token in its environment
+/// and the record there names its group, as `what` (build, deploy, setup, run, cleanup) of `commit`, until it ends.
+/// The record is written once the process runs, so writing it delays only this process, never the step's start.
+pub fn run_recorded(
+    inv: &Invocation,
+    timeout: Option<Duration>,
+    interrupt: &Arc<AtomicBool>,
+    record: Option<&Path>,
+    what: &str,
+    commit: &str,
+) -> Result<Finished, ProcessError> {
+    let Some(path) = record else { return process::run(inv, timeout, interrupt) };
+    let token = new_token();
+    let mut inv = inv.clone();
+    inv.env.push((STEP_ENV.to_string(), token.clone()));
+    let mut written = None;
+    let finished = process::run_noting_start(&inv, timeout, interrupt, |pgid| {
+        // Best effort: a step that cannot be recorded still runs; only a kill -9 of this process during it would
+        // then leave it to be killed by hand.
+        written = StepRecord::write(path, pgid, &token, what, commit).ok();
+    });
+    // The step has ended and its group was killed: the record goes.
+    drop(written);
+    finished
 }
 
 /// What [`reap`] did with a leftover step.

@@ -575,3 +575,88 @@ fn a_benchmark_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_s
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
     assert!(!record.exists());
 }
+
+#[test]
+fn a_build_left_running_by_a_check_killed_with_kill_9_is_killed_by_the_next_check() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // `git bisect run` has the repository at a commit between good and bad; its build hangs once there (the hook
+    // lets good's and bad's reference builds through), after writing the hanging shell's pid.
+    let middle = &shas[COMMITS / 2];
+    let status = Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", middle]).status().unwrap();
+    assert!(status.success());
+    let pid_file = dir.path().join("check.pid");
+    let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3182; }}", pid_file.display());
+    let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &hang, "exec make -s");
+    let last = shas.last().unwrap();
+    let args = ["check", "--good", &shas[0], "--bad", last, "--run", "./bench", "--build", build.to_str().unwrap()];
+    let args = [&args[..], &["--metric", "command.user_time"]].concat();
+    let mut first = common::spawn_culprit(&db, &args, &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    assert!(repo.join(".git/culprit/check.step").exists(), "no record of the running build");
+    let culprit_pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    // The next check (here the same one again, as `git bisect run` would run it at its next commit) kills it first.
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
+    assert_eq!(&hung, middle);
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &hung[..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3182), "the orphaned build outlived the next check");
+    // The middle commit is before the slowdown: good.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!repo.join(".git/culprit/check.step").exists());
+}
+
+#[test]
+fn a_build_left_running_by_a_try_fix_killed_with_kill_9_is_killed_by_the_next_try_fix() {
+    let _machine = quiet_machine();
+    let (dir, repo, shas, db) = slowdown();
+    // The first build (the patched tree's) hangs once, after writing the hanging shell's pid.
+    let pid_file = dir.path().join("try-fix.pid");
+    let build = dir.path().join("build.sh");
+    let body = format!(
+        "#!/bin/sh\n[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3183; }}\nexec make -s\n",
+        pid_file.display()
+    );
+    write_script(&build, &body);
+    let args = try_fix_args(dir.path(), &repo, &shas);
+    let args: Vec<&str> = args.iter().map(String::as_str).chain(["--build", build.to_str().unwrap()]).collect();
+    let mut first = common::spawn_culprit(&db, &args, &repo);
+    common::wait_for_file(&pid_file, "the build never hung");
+    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging build runs")[2].clone();
+    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    let culprit_pid = first.id();
+    let record = repo.join(format!(".git/culprit/try-fix-{culprit_pid}.step"));
+    assert!(record.exists(), "no record of the running build");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned build ended by itself");
+
+    let out = culprit(&db, &args, &repo, dir.path());
+    let err = text(&out.stderr);
+    let said = format!(
+        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
+         it died\n",
+        &shas[SLOW_AT - 1][..12]
+    );
+    assert!(err.contains(&said), "{err}");
+    assert!(!running(&pid) && !sleeping(3183), "the orphaned build outlived the next try-fix");
+    // It measured and gave a verdict (0 fixed, 1 otherwise; an error would be 2).
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
+    assert!(!record.exists());
+}

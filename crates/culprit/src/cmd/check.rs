@@ -14,7 +14,8 @@
 
 use crate::cli::CheckArgs;
 use crate::cmd::bisect::{
-    available_metrics, benchmark_job, choose_metric, plan_job, process_worktree_root, run_context, worktree_root,
+    available_metrics, benchmark_job, choose_metric, plan_job, process_worktree_root, reap_leftover_step, run_context,
+    worktree_root,
 };
 use anyhow::{bail, Context, Result};
 use culprit_core::check::{
@@ -25,6 +26,7 @@ use culprit_run::bisect::{timed_out_reason, Driver, SessionConfig, StepTimeouts}
 use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
+use culprit_run::step_record;
 use culprit_run::worktree::Worktrees;
 use culprit_store::{RunFilter, RunKind, Store};
 use std::process::ExitCode;
@@ -116,6 +118,11 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let (Some(good_rev), Some(bad_rev)) = (args.good.as_deref(), args.bad.as_deref()) else {
         bail!("culprit check needs --good and --bad (or --clean alone)");
     };
+    // A check killed with `kill -9` (a `git bisect run` stopped hard) left the build or benchmark it waited for
+    // running; the next check stops it before it builds or measures anything. The steps of `git bisect run` come
+    // one after another, so one record serves every check of the repository.
+    let steps = check_steps(&repo);
+    reap_leftover_step(&steps);
     let head = git::resolve(&repo, "HEAD")?;
     let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
@@ -171,6 +178,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         timeouts: args.timeouts.step_timeouts(),
         range: &range,
         job: &job,
+        steps: &steps,
     };
     // Good and bad must differ before any commit can be classified. References that do not separate at the first
     // count of runs a side get more (doubled, up to `REFERENCE_LOOKS` looks; the test is corrected for the looks),
@@ -244,7 +252,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         inv.merge_stderr = true;
         let interrupt = crate::cmd::run::interrupt_flag();
         let limit = sides.timeouts.build_secs;
-        let f = process::run(&inv, limit.map(std::time::Duration::from_secs), &interrupt)?;
+        let limit_duration = limit.map(std::time::Duration::from_secs);
+        let f = step_record::run_recorded(&inv, limit_duration, &interrupt, Some(&steps), "build", head.key())?;
         // A build stopped by Ctrl-C says nothing of the commit: 125 would have `git bisect run` skip it.
         if !f.exit.success() && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
             crate::note!("culprit: interrupted while building {}", head.short());
@@ -268,6 +277,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     }
     let mut context = run_context();
     context.revision = head.clone();
+    context.step_record = Some(steps.clone());
     let mut job_here = job.clone();
     job_here.cwd = Some(repo.clone());
     job_here.env.push(("CULPRIT_COMMIT".into(), head.key().to_string()));
@@ -389,6 +399,14 @@ struct References<'a> {
     /// Good and bad as a two-commit range, the driver's positions 0 and 1.
     range: &'a [RangeCommit],
     job: &'a JobRun,
+    /// Where the driver records each build and run while it runs ([`check_steps`]).
+    steps: &'a std::path::Path,
+}
+
+/// Where a check records the build or benchmark process it runs (`culprit_run::step_record`), for the next check to
+/// kill what a check killed with `kill -9` left running.
+fn check_steps(repo: &std::path::Path) -> std::path::PathBuf {
+    worktree_root(repo, "check").with_extension("step")
 }
 
 /// The store, until reference runs must be measured; from then on the driver that measures them holds it. One
@@ -479,6 +497,8 @@ impl References<'_> {
             Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
             None => Worktrees::new(self.repo, &process_worktree_root(self.repo, "check"), 2)?,
         };
-        Ok(Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt)))
+        let mut driver = Box::new(Driver::new(store, None, config, range, job, context, worktrees, interrupt));
+        driver.record_steps_in(self.steps.to_path_buf());
+        Ok(driver)
     }
 }

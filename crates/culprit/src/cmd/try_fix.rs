@@ -9,7 +9,9 @@
 //! engine's verdicts (rule in `docs/report.md`).
 
 use crate::cli::TryFixArgs;
-use crate::cmd::bisect::{benchmark_job, observer, plan_job, process_worktree_root, progress_bar, run_context};
+use crate::cmd::bisect::{
+    benchmark_job, observer, plan_job, process_worktree_root, progress_bar, reap_leftover_step, run_context,
+};
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
@@ -23,6 +25,7 @@ use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
+use culprit_run::step_record;
 use culprit_run::worktree::Worktrees;
 use culprit_store::RunFilter;
 use std::collections::BTreeSet;
@@ -140,6 +143,27 @@ fn output_tail(output: &str) -> String {
     format!("{which}:\n{}", shown.join("\n"))
 }
 
+/// Where a try-fix whose worktrees are under `root` (its process's own) records each build and benchmark process
+/// while it runs (`culprit_run::step_record`): `try-fix-<pid>.step`, one per process, since two try-fix commands may
+/// run at once in one repository.
+fn steps_of(root: &Path) -> PathBuf {
+    root.with_extension("step")
+}
+
+/// Kills what try-fix commands killed with `kill -9` left running (a hung build, a benchmark): every
+/// `try-fix-<pid>.step` record beside `root` whose culprit is dead (`reap` leaves a live one's alone).
+fn reap_leftover_steps(root: &Path) {
+    let Some(dir) = root.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name.strip_prefix("try-fix-").and_then(|rest| rest.strip_suffix(".step"));
+        if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
+            reap_leftover_step(&entry.path());
+        }
+    }
+}
+
 /// How a build of a tree of its own ended.
 enum TreeBuild {
     Built,
@@ -149,15 +173,17 @@ enum TreeBuild {
     Interrupted,
 }
 
-/// Runs the build in `tree` as the bisect runs it (the same variables and limit, `limit` seconds).
-fn build_in(tree: &PatchedTree, build: &str, sha: &str, limit: Option<u64>) -> Result<TreeBuild> {
+/// Runs the build in `tree` as the bisect runs it (the same variables and limit, `limit` seconds), recorded at
+/// `record` while it runs ([`steps_of`]).
+fn build_in(tree: &PatchedTree, build: &str, sha: &str, limit: Option<u64>, record: &Path) -> Result<TreeBuild> {
     let mut inv = Invocation::shell(build).in_dir(&tree.dir);
     inv.env = vec![
         ("CULPRIT_COMMIT".to_string(), sha.to_string()),
         ("CULPRIT_WORKTREE".to_string(), tree.dir.display().to_string()),
     ];
     inv.merge_stderr = true;
-    let finished = process::run(&inv, limit.map(std::time::Duration::from_secs), &interrupt_flag())
+    let limit_duration = limit.map(std::time::Duration::from_secs);
+    let finished = step_record::run_recorded(&inv, limit_duration, &interrupt_flag(), Some(record), "build", sha)
         .with_context(|| format!("cannot run the build '{}'", process::shortened(build, process::QUOTED_CHARS)))?;
     Ok(match finished.exit {
         process::Exit::Code(0) => TreeBuild::Built,
@@ -184,14 +210,14 @@ fn build_patched(
     bad: &str,
     patch: &Path,
 ) -> Result<bool> {
-    let (exit, output) = match build_in(tree, build, bad, limit)? {
+    let (exit, output) = match build_in(tree, build, bad, limit, &steps_of(root))? {
         TreeBuild::Built => return Ok(true),
         TreeBuild::Interrupted => return Ok(false),
         TreeBuild::Failed(exit, output) => (exit, output),
     };
     let shown = process::shortened(build, process::QUOTED_CHARS);
     let unpatched = add_worktree(&tree.repo, root, "unpatched", bad)?;
-    match build_in(&unpatched, build, bad, limit)? {
+    match build_in(&unpatched, build, bad, limit, &steps_of(root))? {
         TreeBuild::Interrupted => Ok(false),
         TreeBuild::Failed(bad_exit, bad_output) => bail!(
             "the build '{shown}' fails at patched and at bad ({}) without the patch too, so the patch is not what \
@@ -353,6 +379,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
 
     // Validate the patch before anything is measured.
     let root = process_worktree_root(&repo, "try-fix");
+    reap_leftover_steps(&root);
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
@@ -388,6 +415,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     ]);
     let mut patched_context = context.clone();
     patched_context.revision = Revision::Label { name: label.clone() };
+    patched_context.step_record = Some(steps_of(&root));
     eprintln!(
         "culprit: measuring {} (base), {} (bad) and {label} (patched), {} runs each, interleaved",
         &base.sha[..10],
@@ -409,6 +437,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         let range = vec![base.clone(), RangeCommit { parents: vec![0], ..bad.clone() }];
         let worktrees = Worktrees::new(&config.repo, &root.join("commits"), LIVE_WORKTREES)?;
         let mut driver = Driver::new(store, None, config, range, job.clone(), context, worktrees, interrupt.clone());
+        driver.record_steps_in(steps_of(&root));
         for round in 0..args.runs {
             // Each round starts one side later (base, bad, patched; then bad, patched, base; ...), so that whatever
             // the position in a round does to a run (the one after the slowest, the first after the harness's own
