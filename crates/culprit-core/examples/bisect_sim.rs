@@ -160,8 +160,9 @@ fn trace(args: &[String]) {
 /// Where the runs go, averaged over trials: `--breakdown TRIALS [flags]` prints the mean runs spent before the
 /// first locate decision, before the first verify decision and in total, the statuses, the runs each kind of
 /// decision asked for, the jobs that probed for a staircase against the others, how often the reported 90% share
-/// intervals hold the true share (of located culprits at a true step, and of unlocated ranges), and the trials with
-/// a wrong answer (the trial numbers `--trace` takes, same `--seed`).
+/// intervals hold the true share (of located culprits at a true step, and of unlocated ranges), what the shares of a
+/// job with several contributors add to, how the steps measured at located culprits compare with the true ones, and
+/// the trials with a wrong answer (the trial numbers `--trace` takes, same `--seed`).
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
 /// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST, REPLICATE_BELOW_P) for experiments.
 fn breakdown(args: &[String]) {
@@ -202,6 +203,15 @@ fn breakdown(args: &[String]) {
     // The reported 90% share intervals of culprits named at a true step, and of the unlocated ranges of a linear
     // history, whose true share is that of the steps inside them.
     let (mut shares, mut range_shares) = (Coverage::default(), Coverage::default());
+    // The shares of jobs with several contributors: how many such jobs, the sum of each job's point estimates, and
+    // the jobs whose shares add to more than 110% (the whole change and a tenth, which a maintainer reads as a
+    // contradiction).
+    let (mut several_jobs, mut share_sums, mut sums_above) = (0usize, 0.0, 0usize);
+    // The same for the jobs whose contributors are all located commits (no range), whose shares the QA run read.
+    let (mut located_jobs, mut located_sums, mut located_above) = (0usize, 0.0, 0usize);
+    // Located culprits at a true step: the sum of their measured steps and of the steps' true sizes (both in noise
+    // sigmas, as the simulator's runs are), so that a numerator read high shows apart from a denominator read low.
+    let (mut measured_steps, mut true_steps) = (0.0, 0.0);
     // Unlocated ranges that hold no step at all, the jobs that reported one, and the ranges' commits.
     let (mut empty_ranges, mut jobs_with_empty_range, mut range_commits) = (0usize, 0usize, 0usize);
     for seed in 0..trials {
@@ -254,6 +264,20 @@ fn breakdown(args: &[String]) {
         for culprit in result.culprits.iter().filter(|c| c.located && c.share_low.is_finite()) {
             if let Some(&(_, size)) = history.steps.iter().find(|s| s.0 == culprit.commit) {
                 shares.add(culprit, size / whole);
+            }
+        }
+        for culprit in result.culprits.iter().filter(|c| c.located && c.step.is_finite()) {
+            if let Some(&(_, size)) = history.steps.iter().find(|s| s.0 == culprit.commit) {
+                (measured_steps, true_steps) = (measured_steps + culprit.step, true_steps + size);
+            }
+        }
+        if result.culprits.len() >= 2 && result.culprits.iter().all(|c| c.share.is_finite()) {
+            let sum: f64 = result.culprits.iter().map(|c| c.share).sum();
+            (several_jobs, share_sums) = (several_jobs + 1, share_sums + sum);
+            sums_above += usize::from(sum > 1.1);
+            if result.culprits.iter().all(|c| c.located) {
+                (located_jobs, located_sums) = (located_jobs + 1, located_sums + sum);
+                located_above += usize::from(sum > 1.1);
             }
         }
         let mut job_has_empty_range = false;
@@ -317,6 +341,18 @@ fn breakdown(args: &[String]) {
     say!("  share intervals (90%) of culprits at a true step: {}", shares.describe());
     say!("  share intervals (90%) of unlocated ranges: {}", range_shares.describe());
     say!(
+        "  shares of several contributors: {several_jobs} jobs, mean sum {:.3}, {sums_above} add to more than 1.1",
+        if several_jobs > 0 { share_sums / several_jobs as f64 } else { f64::NAN }
+    );
+    say!(
+        "    of which every one located: {located_jobs} jobs, mean sum {:.3}, {located_above} add to more than 1.1",
+        if located_jobs > 0 { located_sums / located_jobs as f64 } else { f64::NAN }
+    );
+    say!(
+        "  steps of located culprits at a true step: measured over true {:.3}",
+        if true_steps > 0.0 { measured_steps / true_steps } else { f64::NAN }
+    );
+    say!(
         "  unlocated ranges holding no step: {empty_ranges} of {}, in {jobs_with_empty_range} of {trials} jobs; {:.1} commits a range",
         range_shares.intervals,
         per(range_commits, range_shares.intervals)
@@ -337,6 +373,10 @@ struct Coverage {
     widths: f64,
     below: usize,
     above: usize,
+    /// The sum of the squared errors and of the squared errors in units of the reported standard errors (a 90%
+    /// interval's half width over 1.645): their mean is near one when the intervals are as wide as the scatter.
+    squares: f64,
+    z_squares: f64,
 }
 
 impl Coverage {
@@ -346,13 +386,22 @@ impl Coverage {
         self.widths += culprit.share_high - culprit.share_low;
         self.below += usize::from(culprit.share_high < true_share);
         self.above += usize::from(culprit.share_low > true_share);
+        let se = (culprit.share_high - culprit.share_low) / 2.0 / 1.645;
+        self.squares += (culprit.share - true_share).powi(2);
+        self.z_squares += ((culprit.share - true_share) / se).powi(2);
     }
 
     fn describe(&self) -> String {
-        let width = if self.intervals > 0 { self.widths / self.intervals as f64 } else { 0.0 };
+        let n = self.intervals.max(1) as f64;
         format!(
-            "{} of {} hold the true share, {} below it, {} above, mean width {width:.3}",
-            self.held, self.intervals, self.below, self.above
+            "{} of {} hold the true share, {} below it, {} above, mean width {:.3}, rms error {:.3}, rms z {:.2}",
+            self.held,
+            self.intervals,
+            self.below,
+            self.above,
+            self.widths / n,
+            (self.squares / n).sqrt(),
+            (self.z_squares / n).sqrt()
         )
     }
 }

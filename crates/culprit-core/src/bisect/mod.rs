@@ -29,8 +29,9 @@
 //!    segment's ends; a share far above the whole change is re-examined and, if it persists, never blamed. Pairs
 //!    that show no step send the search back to locating. When it explains only part, or a residual step between
 //!    an end and the culprit or its parent stands out, the segments before and after it are searched the same
-//!    way, and every contributor is reported with its share; parts still unsearched when the budget is spent are
-//!    reported as ranges when their ends differ. A whole range still being located when the budget is spent (or
+//!    way, and every contributor is reported with its share (where a commit is named among several, the shares of
+//!    the outcome are read on one set of levels, so that they add up to the change); parts still unsearched when the
+//!    budget is spent are reported as ranges when their ends differ. A whole range still being located when the budget is spent (or
 //!    whose search gave up) names no commit, but reports the narrowest range its tested commits already place the
 //!    change in, when there is one (`outcome`).
 //!
