@@ -322,13 +322,36 @@ impl Drop for ScratchDir {
 }
 
 /// perf running in the background, in a process group of its own so a Ctrl-C at the terminal reaches culprit
-/// (which then stops perf itself and keeps its output) rather than killing perf mid-write.
+/// (which then stops perf itself and keeps its output) rather than killing perf mid-write. It is sent SIGTERM
+/// when the thread that started it ends, which is when culprit dies: a `perf record -a` left behind by a culprit
+/// killed with `kill -9` would record the whole machine into the temp dir until the disk is full. (The thread that
+/// runs a job starts its monitors and stops them before it goes on, so it never ends while perf should run.)
 pub(crate) struct PerfProcess {
     monitor: &'static str,
     child: Child,
     command: String,
     stderr_path: PathBuf,
     exited: Option<ExitStatus>,
+}
+
+/// Has a spawned process sent SIGTERM when the thread that spawned it ends (Linux's `PR_SET_PDEATHSIG`).
+trait ParentDeathSignal {
+    fn parent_death_signal(&mut self) -> &mut Self;
+}
+
+impl ParentDeathSignal for Command {
+    fn parent_death_signal(&mut self) -> &mut Self {
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it runs in the child between fork
+        // and exec.
+        unsafe {
+            self.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        }
+    }
 }
 
 impl PerfProcess {
@@ -349,6 +372,7 @@ impl PerfProcess {
             .stdout(stdout)
             .stderr(Stdio::from(stderr))
             .process_group(0)
+            .parent_death_signal()
             .spawn()
             .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot start `{command}`: {e}") })?;
         Ok(PerfProcess { monitor, child, command, stderr_path, exited: None })
@@ -427,6 +451,31 @@ impl Drop for PerfProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// perf is sent SIGTERM when the thread that started it ends, as every thread does when culprit is killed with
+    /// `kill -9`: here a thread starts a `sleep` in perf's place and ends. Without the signal the sleep runs on.
+    #[test]
+    fn a_perf_process_is_terminated_when_the_thread_that_started_it_ends() {
+        use std::os::unix::process::ExitStatusExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().to_path_buf();
+        let sleep = Path::new("/bin/sleep");
+        let mut process = std::thread::spawn(move || {
+            PerfProcess::spawn("perf-stat", sleep, &["3185".to_string()], Stdio::null(), &path).unwrap()
+        })
+        .join()
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = process.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the process outlived the thread that started it");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        process.exited = Some(status);
+        assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    }
 
     /// What perf 6.1 prints to an unprivileged user when `kernel.perf_event_paranoid` is 4 (recorded on this
     /// machine as user nobody).
