@@ -325,6 +325,51 @@ impl Drop for KillGroupOnDrop {
     }
 }
 
+/// A step that a culprit killed with `kill -9` left hanging: its shell's pid and process group (killed when this is
+/// dropped, should the test fail first), and the dead culprit's pid.
+struct Orphaned {
+    pid: String,
+    group: String,
+    culprit_pid: u32,
+    _guard: KillGroupOnDrop,
+}
+
+impl Orphaned {
+    /// The line the next culprit says when it kills the group, the `step` of `commit`.
+    fn reaped_line(&self, step: &str, commit: &str) -> String {
+        format!(
+            "culprit: killed process group {}, the {step} of {} that culprit process {} left running when it died\n",
+            self.group,
+            &commit[..12],
+            self.culprit_pid
+        )
+    }
+
+    /// Whether the hanging step still runs.
+    fn runs(&self) -> bool {
+        running(&self.pid)
+    }
+}
+
+/// Waits until a step of `culprit` hangs (its shell writes its pid to `pid_file`), checks that `record` (when given)
+/// names it while it runs, kills culprit with SIGKILL, and checks that nothing stopped the step.
+fn kill_9_while_hung(mut culprit: std::process::Child, pid_file: &Path, record: Option<&Path>) -> Orphaned {
+    common::wait_for_file(pid_file, "the step never hung");
+    let pid = std::fs::read_to_string(pid_file).unwrap().trim().to_string();
+    let group = stat(&pid).expect("the hanging step runs")[2].clone();
+    let guard = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    if let Some(record) = record {
+        assert!(record.exists(), "no record of the running step at {}", record.display());
+    }
+    let culprit_pid = culprit.id();
+    culprit.kill().unwrap();
+    let killed = culprit.wait_with_output().unwrap();
+    assert_eq!(killed.status.code(), None, "culprit was not killed: {}", text(&killed.stderr));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(&pid), "the orphaned step ended by itself");
+    Orphaned { pid, group, culprit_pid, _guard: guard }
+}
+
 #[test]
 fn a_build_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_session_is_resumed() {
     let _machine = quiet_machine();
@@ -336,34 +381,17 @@ fn a_build_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_sessi
     let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &hang, "exec make -s");
     let build = build.to_str().unwrap();
     let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
-    let mut first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
-    common::wait_for_file(&pid_file, "the build never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    // The running build is recorded beside the session's lock while it runs.
+    let first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
+    // The running build is recorded beside the session's lock while it runs; nothing stops it after a kill -9.
     let record = repo.join(".git/culprit/session-1.step");
-    assert!(record.exists(), "no record of the running build");
-    let group = stat(&pid).expect("the hanging build runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
-
-    let culprit_pid = first.id();
-    first.kill().unwrap();
-    let killed = first.wait_with_output().unwrap();
-    assert_eq!(killed.status.code(), None, "culprit was not killed: {}", text(&killed.stderr));
-    // Nothing stopped the build: it runs on with nobody waiting for it.
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned build ended by itself");
+    let orphan = kill_9_while_hung(first, &pid_file, Some(&record));
 
     let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
     let err = text(&out.stderr);
     let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
-    let said = format!(
-        "culprit: killed process group {group}, the build of {} that culprit process {} left running when it died\n",
-        &hung[..12],
-        culprit_pid
-    );
-    assert!(err.contains(&said), "{err}");
+    assert!(err.contains(&orphan.reaped_line("build", &hung)), "{err}");
     assert_eq!(err.matches("killed process group").count(), 1, "{err}");
-    assert!(!running(&pid) && !sleeping(3176), "the orphaned build outlived the resume");
+    assert!(!orphan.runs() && !sleeping(3176), "the orphaned build outlived the resume");
     // The resumed session built that commit again and finished; its last step's record went with the step.
     let result = json(&out);
     assert_eq!(result["status"], "found", "{result:#}");
@@ -389,29 +417,15 @@ fn a_build_left_running_by_a_follow_pass_killed_with_kill_9_is_killed_by_the_nex
     let args = ["track", "--follow", "main", "--job", "job.yaml", "--every", "4", "--runs", "4"];
     let how = ["--repo", repo.to_str().unwrap(), "--build", build.to_str().unwrap(), "--json"];
     let db = dir.path().join("f.db");
-    let mut first = common::spawn_culprit(&db, &[&args[..], &how].concat(), dir.path());
-    common::wait_for_file(&pid_file, "the build never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let group = stat(&pid).expect("the hanging build runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
-    assert!(repo.join(".git/culprit/follow.step").exists(), "no record of the running build");
-    let culprit_pid = first.id();
-    first.kill().unwrap();
-    first.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned build ended by itself");
+    let first = common::spawn_culprit(&db, &[&args[..], &how].concat(), dir.path());
+    let orphan = kill_9_while_hung(first, &pid_file, Some(&repo.join(".git/culprit/follow.step")));
 
     let out = culprit(&db, &[&args[..], &how].concat(), dir.path(), dir.path());
     let err = text(&out.stderr);
     let hung = std::fs::read_to_string(dir.path().join("build.pid.commit")).unwrap().trim().to_string();
     assert!(shas.contains(&hung), "{hung}");
-    let said = format!(
-        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
-         it died\n",
-        &hung[..12]
-    );
-    assert!(err.contains(&said), "{err}");
-    assert!(!running(&pid) && !sleeping(3177), "the orphaned build outlived the next pass");
+    assert!(err.contains(&orphan.reaped_line("build", &hung)), "{err}");
+    assert!(!orphan.runs() && !sleeping(3177), "the orphaned build outlived the next pass");
     // The pass measured the history as usual, the hung commit included.
     let pass = json(&out);
     let measured: Vec<&str> = pass["measured"].as_array().unwrap().iter().filter_map(|m| m[0].as_str()).collect();
@@ -507,26 +521,13 @@ fn a_build_left_running_while_probing_good_and_bad_is_killed_by_the_same_command
     write_script(&build, &body);
     let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build.to_str().unwrap()];
     let args = [&args[..], &["--metric", "command.user_time", "--json"]].concat();
-    let mut first = common::spawn_culprit(&db, &args, &repo);
-    common::wait_for_file(&pid_file, "the build never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let group = stat(&pid).expect("the hanging build runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
-    let culprit_pid = first.id();
-    first.kill().unwrap();
-    first.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned build ended by itself");
+    let first = common::spawn_culprit(&db, &args, &repo);
+    let orphan = kill_9_while_hung(first, &pid_file, None);
 
     let out = culprit(&db, &args, &repo, dir.path());
     let err = text(&out.stderr);
-    let said = format!(
-        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
-         it died\n",
-        &shas[0][..12]
-    );
-    assert!(err.contains(&said), "{err}");
-    assert!(!running(&pid) && !sleeping(3180), "the orphaned build outlived the command run again");
+    assert!(err.contains(&orphan.reaped_line("build", &shas[0])), "{err}");
+    assert!(!orphan.runs() && !sleeping(3180), "the orphaned build outlived the command run again");
     assert_eq!(json(&out)["culprits"][0]["sha"], shas[SLOW_AT - 1]);
     let locks = common::lock_files(&repo);
     assert!(locks.iter().all(|name| !name.starts_with("start-")), "{locks:?}");
@@ -545,31 +546,16 @@ fn a_benchmark_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_s
     let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3181; }}", pid_file.display());
     let (bench, hung_file) = hanging_hook(dir.path(), "run", &shas, &hang, "exec ./bench");
     let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", bench.to_str().unwrap(), "--build", "make -s"];
-    let mut first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
-    common::wait_for_file(&pid_file, "the benchmark never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let group = stat(&pid).expect("the hanging benchmark runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
+    let first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
     // The running benchmark is recorded beside the session's lock, as a build is.
     let record = repo.join(".git/culprit/session-1.step");
-    assert!(record.exists(), "no record of the running benchmark");
-
-    let culprit_pid = first.id();
-    first.kill().unwrap();
-    first.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned benchmark ended by itself");
+    let orphan = kill_9_while_hung(first, &pid_file, Some(&record));
 
     let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
     let err = text(&out.stderr);
     let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
-    let said = format!(
-        "culprit: killed process group {group}, the run of {} that culprit process {culprit_pid} left running when it \
-         died\n",
-        &hung[..12]
-    );
-    assert!(err.contains(&said), "{err}");
-    assert!(!running(&pid) && !sleeping(3181), "the orphaned benchmark outlived the resume");
+    assert!(err.contains(&orphan.reaped_line("run", &hung)), "{err}");
+    assert!(!orphan.runs() && !sleeping(3181), "the orphaned benchmark outlived the resume");
     let result = json(&out);
     assert_eq!(result["status"], "found", "{result:#}");
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
@@ -591,30 +577,16 @@ fn a_build_left_running_by_a_check_killed_with_kill_9_is_killed_by_the_next_chec
     let last = shas.last().unwrap();
     let args = ["check", "--good", &shas[0], "--bad", last, "--run", "./bench", "--build", build.to_str().unwrap()];
     let args = [&args[..], &["--metric", "command.user_time"]].concat();
-    let mut first = common::spawn_culprit(&db, &args, &repo);
-    common::wait_for_file(&pid_file, "the build never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let group = stat(&pid).expect("the hanging build runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
-    assert!(repo.join(".git/culprit/check.step").exists(), "no record of the running build");
-    let culprit_pid = first.id();
-    first.kill().unwrap();
-    first.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned build ended by itself");
+    let first = common::spawn_culprit(&db, &args, &repo);
+    let orphan = kill_9_while_hung(first, &pid_file, Some(&repo.join(".git/culprit/check.step")));
 
     // The next check (here the same one again, as `git bisect run` would run it at its next commit) kills it first.
     let out = culprit(&db, &args, &repo, dir.path());
     let err = text(&out.stderr);
     let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
     assert_eq!(&hung, middle);
-    let said = format!(
-        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
-         it died\n",
-        &hung[..12]
-    );
-    assert!(err.contains(&said), "{err}");
-    assert!(!running(&pid) && !sleeping(3182), "the orphaned build outlived the next check");
+    assert!(err.contains(&orphan.reaped_line("build", &hung)), "{err}");
+    assert!(!orphan.runs() && !sleeping(3182), "the orphaned build outlived the next check");
     // The middle commit is before the slowdown: good.
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(!repo.join(".git/culprit/check.step").exists());
@@ -634,28 +606,14 @@ fn a_build_left_running_by_a_try_fix_killed_with_kill_9_is_killed_by_the_next_tr
     write_script(&build, &body);
     let args = try_fix_args(dir.path(), &repo, &shas);
     let args: Vec<&str> = args.iter().map(String::as_str).chain(["--build", build.to_str().unwrap()]).collect();
-    let mut first = common::spawn_culprit(&db, &args, &repo);
-    common::wait_for_file(&pid_file, "the build never hung");
-    let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
-    let group = stat(&pid).expect("the hanging build runs")[2].clone();
-    let _orphan = KillGroupOnDrop { pid: pid.clone(), group: group.clone() };
-    let culprit_pid = first.id();
-    let record = repo.join(format!(".git/culprit/try-fix-{culprit_pid}.step"));
-    assert!(record.exists(), "no record of the running build");
-    first.kill().unwrap();
-    first.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(running(&pid), "the orphaned build ended by itself");
+    let first = common::spawn_culprit(&db, &args, &repo);
+    let record = repo.join(format!(".git/culprit/try-fix-{}.step", first.id()));
+    let orphan = kill_9_while_hung(first, &pid_file, Some(&record));
 
     let out = culprit(&db, &args, &repo, dir.path());
     let err = text(&out.stderr);
-    let said = format!(
-        "culprit: killed process group {group}, the build of {} that culprit process {culprit_pid} left running when \
-         it died\n",
-        &shas[SLOW_AT - 1][..12]
-    );
-    assert!(err.contains(&said), "{err}");
-    assert!(!running(&pid) && !sleeping(3183), "the orphaned build outlived the next try-fix");
+    assert!(err.contains(&orphan.reaped_line("build", &shas[SLOW_AT - 1])), "{err}");
+    assert!(!orphan.runs() && !sleeping(3183), "the orphaned build outlived the next try-fix");
     // It measured and gave a verdict (0 fixed, 1 otherwise; an error would be 2).
     assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
     assert!(!record.exists());
