@@ -159,6 +159,10 @@ pub struct CompareArgs {
     /// Decide with lkp-tests' own change rules instead of Culprit's statistics.
     #[arg(long)]
     pub lkp_rules: bool,
+    /// Smallest change that counts, in percent (`5` or `5%`; default 1): a smaller one is unchanged however
+    /// significant. Metrics compared in absolute terms (perf-profile, `%` metrics) keep their floor of 0.1 points.
+    #[arg(long, value_name = "PCT", value_parser = percent, conflicts_with = "lkp_rules")]
+    pub min_change: Option<f64>,
     /// Scaling view: one row per value of this param (threads, clients, block size), one column per revision.
     #[arg(long, value_name = "PARAM")]
     pub by: Option<String>,

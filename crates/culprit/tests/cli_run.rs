@@ -273,3 +273,36 @@ fn qa_31_parse_of_a_directory_without_the_programs_file_says_so() {
     let out = culprit(dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
     assert!(text(&out).0.starts_with("throughput: "), "{:?}", text(&out));
 }
+
+/// A 3% change in every run (a captured number, so each side is constant) is a change by default and none under
+/// `compare --min-change 5`; lkp's rules have their own floors, so the two flags are refused together.
+#[test]
+fn compare_min_change_leaves_out_a_smaller_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let yaml = "suite: command\ncommand:\n  cmd: cat ops.txt\n  capture.ops: 'ops: (\\d+)'\n";
+    let job = write(dir.path(), "c.yaml", yaml);
+    for (label, ops) in [("before", "1000"), ("after", "970")] {
+        std::fs::write(dir.path().join("ops.txt"), format!("ops: {ops}\n")).unwrap();
+        let args = ["run", job.to_str().unwrap(), "-n", "5", "--label", label, "--monitors", "none"];
+        let out = culprit(&db, &args, dir.path());
+        assert!(out.status.success(), "{:?}", text(&out));
+    }
+    let base = ["compare", "before", "after", "--metric", "command.ops"];
+    let compare = |extra: &[&str]| {
+        let out = culprit(&db, &[&base[..], extra].concat(), dir.path());
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        stdout
+    };
+    let default = compare(&[]);
+    assert!(default.contains("-3.0%") && default.contains("command.ops"), "{default}");
+    let floored = culprit(&db, &[&base[..], &["--min-change", "5"]].concat(), dir.path());
+    let (stdout, stderr) = text(&floored);
+    assert!(floored.status.success() && !stdout.contains("-3.0%"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("no metric changed significantly by 5% or more (--min-change)"), "{stderr}");
+    let listed = compare(&["--min-change", "5", "--all"]);
+    assert!(listed.contains("command.ops"), "{listed}");
+    let both = culprit(&db, &["compare", "before", "after", "--min-change", "5", "--lkp-rules"], dir.path());
+    assert!(!both.status.success() && text(&both).1.contains("cannot be used with"), "{:?}", text(&both));
+}

@@ -11,7 +11,7 @@ use culprit_core::compare::sweep::{
 };
 use culprit_core::compare::profiled::compare_profiled;
 use culprit_core::compare::{
-    Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
+    printf, Column, CompareOptions, CompareResult, Comparison, DecisionRule, InconclusiveReason, LkpOptions, RowKind,
     Verdict,
 };
 use culprit_core::report::RunSources;
@@ -97,6 +97,9 @@ fn options(args: &CompareArgs) -> CompareOptions {
     let mut o = CompareOptions::default();
     if args.lkp_rules {
         o.rule = DecisionRule::Lkp(LkpOptions::default());
+    }
+    if let Some(fraction) = args.min_change {
+        o.min_change_pct = fraction * 100.0;
     }
     o
 }
@@ -223,7 +226,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 json.push(value);
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name, samples, args.all, &db_option(store)));
+        warnings.extend(empty_table_warning(&result, job_name, samples, args, &db_option(store)));
     }
     if let Some(pattern) = &args.metric {
         if unmatched.len() == jobs.len() {
@@ -291,9 +294,10 @@ fn empty_table_warning(
     result: &CompareResult,
     job: &str,
     samples: &[RevisionSamples],
-    all: bool,
+    args: &CompareArgs,
     db: &str,
 ) -> Option<String> {
+    let all = args.all;
     if result.rows.iter().any(|r| r.any_change()) {
         return None;
     }
@@ -336,7 +340,12 @@ fn empty_table_warning(
             runs.join(" vs ")
         ));
     }
-    Some(format!("{job}: no metric changed significantly ({}){hint}", runs.join(" vs ")))
+    // With a floor above the default, a smaller change may well be significant: the sentence says which it is.
+    let by = match args.min_change {
+        Some(fraction) => format!(" by {}% or more (--min-change)", printf::general(fraction * 100.0, 4, false)),
+        None => String::new(),
+    };
+    Some(format!("{job}: no metric changed significantly{by} ({}){hint}", runs.join(" vs ")))
 }
 
 /// The job, testcase and machine filters of a command, each as given on its command line.

@@ -391,6 +391,7 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
         all: flag(params, "all"),
         format: CompareFormat::Table,
         lkp_rules: false,
+        min_change: None,
         by: None,
         plot: None,
     };
