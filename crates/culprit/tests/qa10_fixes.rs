@@ -29,3 +29,49 @@ fn qa10_a_culprit_after_an_untestable_commit_is_not_said_to_be_confirmed_against
         assert!(mail.contains(&format!("untestable commit(s) {}", &shas[3][..10])), "{format}:\n{mail}");
     }
 }
+
+#[test]
+fn qa10_an_interrupted_check_says_what_it_kept() {
+    // `culprit check` stopped by Ctrl-C (under `git bisect run`, which then stops too) exited 130 without a word,
+    // while its reference runs or the commit's own were being measured: the user could not tell whether the
+    // reference runs the next check needs were lost. Every other command says what it kept.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 6, 4, 0, 30);
+    let checkout = std::process::Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", &shas[2]]).status();
+    assert!(checkout.unwrap().success());
+    let db = dir.path().join("c.db");
+    let (started, fast) = (dir.path().join("started"), dir.path().join("fast"));
+    // Each run adds a line to `started`, then lasts a second unless the test asks for fast runs.
+    let run = format!("./bench; echo >> {}; [ -e {} ] || sleep 1", started.display(), fast.display());
+    let args = ["check", "--good", &shas[0], "--bad", &shas[5], "--run", &run, "--build", "make"];
+    let args = [&args[..], &["--metric", "command.user_time"]].concat();
+    let interrupted = || {
+        let _ = std::fs::remove_file(&started);
+        let child = common::spawn_culprit(&db, &args, &repo);
+        // The second run has started, so the first one is stored.
+        let begun = std::time::Instant::now();
+        while std::fs::read_to_string(&started).unwrap_or_default().lines().count() < 2 {
+            assert!(begun.elapsed() < std::time::Duration::from_secs(60), "no second run started");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // While measuring the references: the finished ones are kept for the next check.
+    let stderr = interrupted();
+    assert!(stderr.contains("interrupted while measuring the reference runs of good and bad"), "{stderr}");
+    assert!(stderr.contains("the finished ones are stored"), "{stderr}");
+    let results = stdout(&culprit(&db, &["results"], &repo));
+    assert!(results.contains(&shas[0][..12]), "{results}");
+    // The references complete, then a check is interrupted while it runs the checked-out commit.
+    std::fs::write(&fast, "").unwrap();
+    let done = culprit(&db, &args, &repo);
+    assert!(matches!(done.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&done.stderr));
+    std::fs::remove_file(&fast).unwrap();
+    let stderr = interrupted();
+    let said = format!("interrupted while checking {}; every finished run is stored", &shas[2][..10]);
+    assert!(stderr.contains(&said), "{stderr}");
+}
