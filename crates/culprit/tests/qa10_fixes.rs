@@ -75,3 +75,31 @@ fn qa10_an_interrupted_check_says_what_it_kept() {
     let said = format!("interrupted while checking {}; every finished run is stored", &shas[2][..10]);
     assert!(stderr.contains(&said), "{stderr}");
 }
+
+#[test]
+fn qa10_follow_reports_a_regression_its_narrowing_placed_between_two_adjacent_commits() {
+    // Commit 6 of 11 makes the program 30% slower. `--every 5` measures commits 1, 6 and 11, the step lies in the
+    // first gap, and narrowing it measures commits 2 and 5: the change point is then between commits 5 and 6, one
+    // commit apart. The loop bisected only changes whose tested commits were more than one commit apart, so this
+    // regression, located to its commit, never got a bisect nor a report: the robot's pass said "0 report(s)".
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 11, 6, 0, 30);
+    std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let pass = || {
+        let args = ["track", "--follow", "main", "--job", "job.yaml", "--every", "5", "--runs", "5", "--repo"];
+        let args = [&args[..], &[repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time"]];
+        let out = culprit(dir.path().join("f.db"), &[&args.concat()[..], &["--json"]].concat(), dir.path());
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()
+    };
+    let first = pass();
+    let step = first["change_points"].as_array().unwrap().iter().find(|c| c["after"] == shas[5].as_str());
+    assert!(step.is_some_and(|c| c["verdict"] == "regression"), "{first:#}");
+    let reports = first["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "{first:#}");
+    let report = std::fs::read_to_string(dir.path().join(reports[0].as_str().unwrap())).unwrap();
+    assert!(report.contains(&format!("commit: {} (\"bench: hash more rounds per element\")", shas[5])), "{report}");
+    // The session that confirmed it covers the pair: a second pass does nothing.
+    let second = pass();
+    assert!(second["bisects"].as_array().unwrap().is_empty(), "{second:#}");
+    assert!(second["reports"].as_array().unwrap().is_empty(), "{second:#}");
+}
