@@ -103,3 +103,24 @@ fn qa10_follow_reports_a_regression_its_narrowing_placed_between_two_adjacent_co
     assert!(second["bisects"].as_array().unwrap().is_empty(), "{second:#}");
     assert!(second["reports"].as_array().unwrap().is_empty(), "{second:#}");
 }
+
+#[test]
+fn qa10_a_matrix_job_refused_by_check_or_try_fix_does_not_speak_of_a_bisect() {
+    // `culprit check` (under `git bisect run`) and `culprit try-fix` given a job file with a parameter matrix were
+    // told "a bisect runs one", a command they had not run.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 3, 2, 0, 30);
+    let job = common::write(dir.path(), "job.yaml", "suite: x\ncommand:\n  cmd:\n  - ./bench\n  - ./bench; ./bench\n");
+    let patch = common::write(dir.path(), "fix.patch", "diff --git a/x b/x\n");
+    let job = job.to_str().unwrap();
+    let check = ["check", "--good", &shas[0], "--bad", &shas[2], "--job", job, "--build", "make"];
+    let try_fix = ["try-fix", "--base", &shas[0], "--bad", &shas[2], "--patch", patch.to_str().unwrap(), "--job", job];
+    for args in [&check[..], &try_fix[..]] {
+        let out = culprit(dir.path().join("c.db"), args, &repo);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains("the job expands to 2 atomic jobs, and one is measured at each commit"), "{stderr}");
+        assert!(stderr.contains("culprit split"), "{stderr}");
+        assert!(!stderr.contains("bisect"), "{stderr}");
+    }
+}
