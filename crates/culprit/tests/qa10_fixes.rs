@@ -124,3 +124,28 @@ fn qa10_a_matrix_job_refused_by_check_or_try_fix_does_not_speak_of_a_bisect() {
         assert!(!stderr.contains("bisect"), "{stderr}");
     }
 }
+
+#[test]
+fn qa10_track_of_too_few_label_runs_says_why_instead_of_asking_for_a_repository() {
+    // Two kernels measured under labels, 3 runs each, outside any git repository (as seed 002 compares 2.6.32 with
+    // 2.6.33-rc1): `culprit track` answered that the directory is not a git repository and that runs can be stored
+    // under --label, which they were. The labels were tracked, but their series were too short to analyse.
+    let dir = tempfile::tempdir().unwrap();
+    let job = common::write(dir.path(), "job.yaml", "suite: x\ncommand:\n  cmd: echo ops=42\n");
+    let db = dir.path().join("t.db");
+    for label in ["v2.6.32", "v2.6.33-rc1"] {
+        stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "3", "--label", label], dir.path()));
+    }
+    let text = stdout(&culprit(&db, &["track"], dir.path()));
+    assert!(text.contains("no change point in 0 series along the labels' run order"), "{text}");
+    assert!(text.contains("the series is too short to split: 6 usable run(s) in 2 point(s)"), "{text}");
+    // Said once for the job's metrics, not once per metric.
+    assert_eq!(text.lines().filter(|l| l.starts_with("note: ")).count(), 1, "{text}");
+    assert!(text.contains("metrics (command.elapsed_time, command.max_resident_set_size, ...)"), "{text}");
+    // A store without labels still asks for the repository its commits need.
+    let commits = dir.path().join("c.db");
+    let repo = make_slowdown_repo(dir.path(), 2, 9, 0, 30).0;
+    stdout(&culprit(&commits, &["run", job.to_str().unwrap(), "-n", "1"], &repo));
+    let out = culprit(&commits, &["track"], dir.path());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not inside a git repository"), "{out:?}");
+}
