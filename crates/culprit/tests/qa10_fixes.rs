@@ -149,3 +149,31 @@ fn qa10_track_of_too_few_label_runs_says_why_instead_of_asking_for_a_repository(
     let out = culprit(&commits, &["track"], dir.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not inside a git repository"), "{out:?}");
 }
+
+#[test]
+fn qa10_the_log_of_a_bisect_killed_with_kill_9_says_stopped_as_the_list_does() {
+    // A bisect killed with kill -9 waits for `--resume`; `bisect list` (and the dashboard's table) showed it as
+    // stopped, while `bisect log` (and the dashboard's session page, the same text) said "running", as if a process
+    // still drove it.
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = make_slowdown_repo(dir.path(), 8, 5, 0, 30);
+    let db = dir.path().join("b.db");
+    let marks = dir.path().join("runs");
+    let run = format!("./bench; echo >> {}; sleep 0.2", marks.display());
+    let args = ["bisect", "--good", &shas[0], "--bad", &shas[7], "--run", &run, "--build", "make"];
+    let mut child = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
+    let begun = std::time::Instant::now();
+    while std::fs::read_to_string(&marks).unwrap_or_default().lines().count() < 8 {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the bisect never ran 8 runs");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let list = stdout(&culprit(&db, &["bisect", "list"], &repo));
+    assert!(list.lines().any(|l| l.starts_with("1 ") && l.contains("stopped")), "{list}");
+    let log = stdout(&culprit(&db, &["bisect", "log", "1"], &repo));
+    assert!(log.starts_with("bisect 1: stopped in "), "{log}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "log", "1", "--json"], &repo))).unwrap();
+    assert_eq!(json["status"], "stopped", "{json:#}");
+}

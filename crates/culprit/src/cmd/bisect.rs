@@ -1104,7 +1104,8 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
     // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
-        "status": stored.status,
+        // As `bisect list` shows it: a session no process drives any more is stopped, not running.
+        "status": shown_status(&stored),
         "log": machine.log(),
         "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
             "position": position,
@@ -1139,7 +1140,7 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     };
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
-        stored.status,
+        shown_status(stored),
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),
