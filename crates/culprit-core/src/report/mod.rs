@@ -671,13 +671,21 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
 
 /// The bisect section's lines (without indentation): status, spend, and each contributor's share.
 pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
+    // A culprit whose parent is untestable was confirmed against the last testable commit before it, which is not
+    // its parent: "against its parent" would say that the untestable commits were ruled out, which they were not.
+    let against = match b.contributors.first() {
+        Some(c) if !c.untestable_suspects.is_empty() => {
+            format!("confirmed against {}, the last testable commit before it", c.after.short())
+        }
+        _ => "confirmed against its parent".to_string(),
+    };
+    let found_commit_of_improvement = format!("found the commit of the improvement, {against}");
+    let found_culprit = format!("found the culprit, {against}");
     let status = match b.status {
         // A commit that made the metric better is no culprit: a bisect of an improvement names what it found.
-        Status::Found if b.confirmed && b.improvement => {
-            "found the commit of the improvement, confirmed against its parent"
-        }
+        Status::Found if b.confirmed && b.improvement => found_commit_of_improvement.as_str(),
         Status::Found if b.improvement => "found the likely commit of the improvement, not confirmed",
-        Status::Found if b.confirmed => "found the culprit, confirmed against its parent",
+        Status::Found if b.confirmed => found_culprit.as_str(),
         Status::Found => "found a likely culprit, not confirmed",
         Status::Multiple if b.improvement => "several commits share the improvement",
         Status::Multiple => "several commits share the change",

@@ -91,14 +91,16 @@ pub(crate) fn benchmark_job(
     }
 }
 
-/// The one atomic job a bisect runs at every commit.
+/// The one atomic job a bisect (and `check`, `try-fix`, `track --follow`, which share this) runs at every commit.
 pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
     let jobs = plan_text(yaml, source, machine::nr_cpu(), None, repo)?;
     let mut job = match jobs.len() {
         1 => jobs.into_iter().next().map(|j| j.run).context("no job")?,
         0 => bail!("{source}: the job expands to no atomic job"),
+        // Said of every command that measures one job per commit, not only of a bisect.
         n => bail!(
-            "{source}: the job expands to {n} atomic jobs; a bisect runs one: write them out with `culprit split {source}` and pass one"
+            "{source}: the job expands to {n} atomic jobs, and one is measured at each commit: write them out with \
+             `culprit split {source}` and pass one"
         ),
     };
     if job.timeout.is_none() {
@@ -1104,7 +1106,8 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
     // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
-        "status": stored.status,
+        // As `bisect list` shows it: a session no process drives any more is stopped, not running.
+        "status": shown_status(&stored),
         "log": machine.log(),
         "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
             "position": position,
@@ -1139,7 +1142,7 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     };
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
-        stored.status,
+        shown_status(stored),
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),

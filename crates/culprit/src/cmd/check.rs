@@ -57,6 +57,17 @@ fn references(runs: &[RunRecord], target: usize) -> &[RunRecord] {
 
 /// The exit code `git bisect run` reads as "skip this commit".
 const UNTESTABLE: u8 = 125;
+
+/// Says that a check was interrupted while it ran `head` and returns 130, which stops `git bisect run`: as every
+/// other command does, it says what is kept, so that an interrupted step is not read as one that lost its runs.
+fn interrupted_at(head: &Revision) -> ExitCode {
+    crate::note!(
+        "culprit: interrupted while checking {}; every finished run is stored, the run in flight was discarded, \
+         and the commit is not judged",
+        head.short()
+    );
+    ExitCode::from(130)
+}
 /// Accepted chance of a wrong verdict either way.
 const ERROR: f64 = 0.01;
 
@@ -190,6 +201,10 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         let (next, finished) = sides.top_up(measurer, target, &mut good_runs, &mut bad_runs)?;
         measurer = next;
         if !finished {
+            crate::note!(
+                "culprit: interrupted while measuring the reference runs of good and bad; the finished ones are \
+                 stored, and the next check measures only the missing ones"
+            );
             return Ok(ExitCode::from(130));
         }
         let (good_refs, bad_refs) = (references(&good_runs, target), references(&bad_runs, target));
@@ -294,7 +309,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 (1, &bad, &mut fresh_bad)
             };
             let Some((_, record)) = driver.run_at(index, &mut |_| {})? else {
-                return Ok(ExitCode::from(130));
+                return Ok(interrupted_at(&head));
             };
             match (&record.outcome, record.metrics.get(&metric)) {
                 (culprit_core::model::RunOutcome::Ok, Some(v)) if v.is_finite() => fresh.push(*v),
@@ -307,7 +322,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             }
         }
         let Some(record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
-            return Ok(ExitCode::from(130));
+            return Ok(interrupted_at(&head));
         };
         measurer.store().save_run(&record)?;
         match (&record.outcome, record.metrics.get(&metric)) {

@@ -6,9 +6,10 @@
 //! level; (2) analyse the change points of the measured history; (3) where a change point lies between two of
 //! those grid commits, measure both inner ends of the gap (the first and the last commit not yet tested) and
 //! analyse again; (4) bisect each regression (and improvement, with `--improvements`) whose tested commits around
-//! it are still more than one commit apart, unless a session for that good/bad pair exists (an unfinished one is
-//! resumed); (5) write the report of every finished bisect of this job into its own directory under `--reports`
-//! (one per blamed commit when several share the change).
+//! it are still more than one commit apart, and each between two adjacent commits that no session covers (the
+//! bisect then confirms the commit against its parent, for the report), unless a session for that good/bad pair
+//! exists (an unfinished one is resumed); (5) write the report of every finished bisect of this job into its own
+//! directory under `--reports` (one per blamed commit when several share the change).
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
@@ -219,6 +220,17 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     // (4) One bisect per gap holding a change it bisects: the one of smallest q speaks for it. The gap is the
     // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
     // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
+    // A regression between two adjacent tested commits needs no search, but only a bisect confirms its commit
+    // against the parent and gives it a report: it gets one (of that pair) unless a session of this job already
+    // covers the pair, such as the bisect whose runs pinned the change there.
+    let repo_text = plan.repo.display().to_string();
+    let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
+    let covering: Vec<(usize, usize)> = store
+        .bisect_sessions()?
+        .into_iter()
+        .filter(|b| b.job_id.as_deref() == Some(plan.job.job_id.as_str()) && b.repo == repo_text)
+        .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
+        .collect();
     let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !wanted(&s.metric, args) {
@@ -226,7 +238,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         }
         for c in a.change_points.iter().filter(|c| bisected(c.verdict, args)) {
             let Some(BisectRange { change: c, before, after }) = bisect_range(s, c) else { continue };
-            if after <= before + 1 {
+            if after <= before || (after == before + 1 && covering.iter().any(|&(g, b)| g <= before && after <= b)) {
                 continue;
             }
             // REF may have moved since the pass listed it; a position past that list is left for the next pass.

@@ -368,6 +368,19 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
 }
 
 /// The branch's first-parent history, oldest first, as SHA to position.
+/// Whether the store holds successful plain runs under a label among the runs `filter` selects.
+fn holds_labels(store: &dyn Store, filter: &HistoryFilter) -> Result<bool> {
+    let runs = store.list_runs(&RunFilter {
+        job: filter.job.clone(),
+        testcase: filter.testcase.clone(),
+        hostname: filter.machine.clone(),
+        status: Some(RunStatus::Ok),
+        kind: Some(RunKind::Plain),
+        ..RunFilter::default()
+    })?;
+    Ok(runs.iter().any(|r| matches!(r.revision, Revision::Label { .. })))
+}
+
 fn branch_positions(repo: &Path, branch: &str) -> Result<HashMap<String, usize>> {
     let list = git::git(repo, &["rev-list", "--first-parent", "--reverse", branch])
         .with_context(|| format!("cannot list the first-parent history of {branch} in {}", repo.display()))?;
@@ -399,6 +412,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     let options = track_options(args);
     // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
     // store's labels are tracked, and the repository is asked for only when the store holds no label series.
+    let by_labels = repo.is_err();
     let (repo, History { series, analyses, mut notes }) = match repo {
         Ok(repo) => {
             let history = history(store, &Order::Branch { repo: &repo, branch }, &filter, &options)?;
@@ -406,7 +420,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         }
         Err(e) if args.repo.is_none() && !args.bisect => {
             let history = history(store, &Order::Labels, &filter, &options)?;
-            if history.series.is_empty() {
+            // Label runs too few to analyse are tracked all the same, so that the notes say why no series came of
+            // them: asking for a repository (or to store runs under --label) would send the user the wrong way.
+            if history.series.is_empty() && !holds_labels(store, &filter)? {
                 return Err(e.into());
             }
             (cwd.clone(), history)
@@ -414,7 +430,8 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     notes.extend(floor_note(&options));
-    let labels_only = !series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none));
+    let labels_only =
+        by_labels || (!series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none)));
     let along = if labels_only { "the labels' run order" } else { branch };
 
     // Bisect each regression whose tested commits around it are more than one commit apart.
@@ -622,6 +639,9 @@ pub(crate) fn history(
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
         let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
         metric_matched |= !metrics.is_empty();
+        // One note per reason a job's series cannot be analysed, not one per metric: a short history would
+        // otherwise repeat the same sentence for each of a job's 140 monitor metrics.
+        let mut unanalysed: BTreeMap<String, Vec<&String>> = BTreeMap::new();
         for metric in metrics {
             let points: Vec<Vec<f64>> = keys
                 .iter()
@@ -640,8 +660,17 @@ pub(crate) fn history(
                         points,
                     });
                 }
-                Err(e) => notes.push(format!("{job_name} on {machine}, {metric}: {e}")),
+                Err(e) => unanalysed.entry(e.to_string()).or_default().push(metric),
             }
+        }
+        for (e, names) in unanalysed {
+            let which = match names.as_slice() {
+                [one] => one.to_string(),
+                [first, second, ..] if names.len() == 2 => format!("{first} and {second}"),
+                [first, second, ..] => format!("{} metrics ({first}, {second}, ...)", names.len()),
+                [] => continue,
+            };
+            notes.push(format!("{job_name} on {machine}, {which}: {e}"));
         }
     }
     if let (Some(pattern), false) = (&filter.metric, metric_matched) {
