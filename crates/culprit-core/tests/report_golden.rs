@@ -114,6 +114,7 @@ fn real_input() -> ReportInput {
         bisect: None,
         failure: None,
         sources: None,
+        fix_verdict: None,
     }
 }
 
@@ -146,6 +147,11 @@ fn the_real_report_says_what_the_robot_says() {
     assert!(text.contains("with following parameters:\n\n\tcommand.cmd: ./bench\n"));
     // The fix column is read from its verdict: the revert brings user time back within the noise of the base.
     assert!(flat(&text).contains("(within the noise of the base)"), "{text}");
+    // Given try-fix's verdict on the same runs, the sentence ends with it, word for word.
+    let judged = ReportInput { fix_verdict: Some(culprit_core::report::FixVerdict::MadeWorse), ..input.clone() };
+    let judged_text = flat(&render(&judged, Format::Text).unwrap());
+    assert!(judged_text.contains("had 29.4%. Verdict: made worse."), "{judged_text}");
+    assert!(!flat(&text).contains("Verdict:"), "{text}");
     let html = render(&input, Format::Html).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg") && html.trim_end().ends_with("</html>"));
     assert!(
@@ -249,6 +255,7 @@ fn seed001_input() -> ReportInput {
         trend: Vec::new(),
         failure: None,
         sources: None,
+        fix_verdict: None,
     }
 }
 
@@ -359,6 +366,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         trend: Vec::new(),
         failure: None,
         sources: None,
+        fix_verdict: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
@@ -663,6 +671,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         bisect: None,
         failure: None,
         sources: None,
+        fix_verdict: None,
     };
     let md = render(&input, Format::Markdown).unwrap();
     // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
@@ -726,6 +735,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         trend: Vec::new(),
         failure: Some("run 4: no metrics in the output".into()),
         sources: None,
+        fix_verdict: None,
     };
     assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {

@@ -47,7 +47,10 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(steps.contains(&format!("culprit compare {db_option} {REAL_BASE}")), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
-    assert!(text.split_whitespace().collect::<Vec<_>>().join(" ").contains("(within the noise of the base)"), "{text}");
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("(within the noise of the base)"), "{text}");
+    // And the fix's verdict, as `culprit try-fix` gives it on the same runs.
+    assert!(flat.contains("a9ecb5c3d0 had 29.4%. Verdict: fixed."), "{text}");
     // Printed on its own, the report ends with the job its steps run; written with -o, the job is a file beside it.
     assert!(text.contains("job.yaml, the job the steps above run:\n\n") && text.contains("  cmd: ./bench\n"), "{text}");
 

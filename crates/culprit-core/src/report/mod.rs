@@ -198,6 +198,12 @@ pub struct ReportInput {
     /// when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<RunSources>,
+    /// The fix's verdict ([`fix_verdict`], as `culprit try-fix` gives it) when the table has a fix column: the
+    /// sentence under the table ends with it, so the mail and try-fix never answer the same runs in two ways (the
+    /// column's own word said "still a regression" where try-fix said "made worse"). Left out of the JSON when
+    /// there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_verdict: Option<FixVerdict>,
 }
 
 /// Which runs a table's rows come from when its revisions have profiling runs besides the plain ones: perf slows
@@ -989,8 +995,9 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
         Verdict::Unchanged => "within the noise of the base",
         Verdict::Inconclusive { .. } => "undecided",
     };
+    let verdict = input.fix_verdict.as_ref().map(|v| format!(" Verdict: {}.", v.word())).unwrap_or_default();
     Some(format!(
-        "With {}, {} is {} from the base ({word}); {} had {}.",
+        "With {}, {} is {} from the base ({word}); {} had {}.{verdict}",
         fix.short(),
         h.metric,
         amount(c.change, c.absolute),

@@ -369,6 +369,7 @@ pub fn from_bisect(
         trend,
         failure: None,
         sources,
+        fix_verdict: None,
     };
     Ok((input, config.job_yaml))
 }
@@ -542,6 +543,15 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             .context("the job has no program metric to report; name one with --metric")?,
     };
     let bad_record = sample_run(store, job_id, &keys[1])?;
+    // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
+    // A metric without runs to decide on at some side has none; the sentence under the table then reads the
+    // column's own verdict alone.
+    let fix_verdict = match keys.get(1..3) {
+        Some(bad_and_fix) if metric != FAILED_RUNS_METRIC => compare_stored(store, bad_and_fix, job_id, Some(&metric))
+            .ok()
+            .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok()),
+        _ => None,
+    };
     let trend = revisions
         .iter()
         .enumerate()
@@ -591,6 +601,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         trend,
         failure,
         sources,
+        fix_verdict,
     };
     Ok((input, bad_record.job_yaml))
 }
