@@ -459,7 +459,9 @@ pub struct TrackArgs {
     /// Only metrics matching this regex; one that matches no stored metric is an error.
     #[arg(long, value_name = "REGEX")]
     pub metric: Option<String>,
-    /// Start a bisect for each regression whose tested commits around it are more than one commit apart.
+    /// Start a bisect for each regression whose tested commits around it are more than one commit apart, and for
+    /// each between two adjacent commits that no bisect covers yet (it confirms the commit against its parent, for
+    /// the report).
     #[arg(long)]
     pub bisect: bool,
     /// With --bisect or --follow: bisect improvements too (each as `culprit bisect --improvement`), as the kernel

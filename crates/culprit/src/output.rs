@@ -87,3 +87,25 @@ pub fn error_text(err: &anyhow::Error) -> String {
     }
     text
 }
+
+/// Runs `f` with standard output sent to standard error: a bisect that `track --bisect` or a follow pass starts
+/// prints its outcome, which there is progress and must not mix with their own output on standard output (JSON
+/// with `--json`).
+pub fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: dup/dup2/close on the process's own standard descriptors; on failure output simply stays where it was.
+    let saved = unsafe { libc::dup(1) };
+    if saved >= 0 {
+        unsafe { libc::dup2(2, 1) };
+    }
+    let result = f();
+    let _ = std::io::stdout().flush();
+    if saved >= 0 {
+        unsafe {
+            libc::dup2(saved, 1);
+            libc::close(saved);
+        }
+    }
+    result
+}

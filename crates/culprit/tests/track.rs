@@ -1,6 +1,8 @@
 //! End-to-end tests of `culprit track`: golden outputs on checked-in series, bad series files, and a stored
 //! history of real `culprit run`s over the commits of a throwaway git repository whose metric steps at one commit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -231,4 +233,41 @@ fn min_change_leaves_out_a_smaller_change_point_and_says_so() {
     assert_eq!(below["change_points"].as_array().unwrap().len(), 1, "{below:#}");
     let out = culprit(dir.path(), &["track", "--series", "ops.csv", "--min-change", "0"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a percentage above 0"), "{out:?}");
+}
+
+/// `track --bisect` over a history measured at every commit: the step lies between two adjacent commits, which
+/// needs no search, but only a bisect confirms the commit against its parent (and gives it a report), so one is
+/// started for that pair; a second `track --bisect` finds it covered and starts none. It skipped such a change.
+#[test]
+fn track_bisect_confirms_a_step_between_two_adjacent_measured_commits_once() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 8, 5, 0, 30);
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "suite: track-adjacent\ncommand:\n  cmd: ./bench\n").unwrap();
+    let db = dir.path().join("t.db");
+    let db_arg = db.to_str().unwrap();
+    for sha in &shas {
+        git(&repo, &["checkout", "-q", sha]);
+        let built = Command::new("make").arg("-s").current_dir(&repo).output().unwrap();
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let run = ["--db", db_arg, "run", job.to_str().unwrap(), "-n", "4", "--commit", sha, "--monitors", "none"];
+        ok(&culprit(&repo, &run));
+    }
+    git(&repo, &["checkout", "-q", "main"]);
+    let _ = std::fs::remove_file(repo.join("bench"));
+    let track = ["--db", db_arg, "track", "--bisect", "--build", "make -s", "--metric", "command.user_time", "--json"];
+    let first: serde_json::Value = serde_json::from_str(&ok(&culprit(&repo, &track))).unwrap();
+    let steps = first["series"][0]["change_points"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{first:#}");
+    assert_eq!((steps[0]["before"].as_str(), steps[0]["after"].as_str()), (Some(&*shas[3]), Some(&*shas[4])));
+    assert_eq!(steps[0]["bisect_session"], 1, "{first:#}");
+    let log: serde_json::Value =
+        serde_json::from_str(&ok(&culprit(&repo, &["--db", db_arg, "bisect", "log", "1", "--json"]))).unwrap();
+    assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[4].as_str(), "{log:#}");
+    let second: serde_json::Value = serde_json::from_str(&ok(&culprit(&repo, &track))).unwrap();
+    let steps = second["series"][0]["change_points"].as_array().unwrap();
+    assert!(steps.iter().all(|c| c["bisect_session"].is_null()), "{second:#}");
+    let list = ok(&culprit(&repo, &["--db", db_arg, "bisect", "list"]));
+    assert_eq!(list.lines().filter(|l| l.contains("command.user_time")).count(), 1, "{list}");
 }

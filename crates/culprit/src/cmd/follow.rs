@@ -22,7 +22,7 @@ use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCom
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
-    bisect_change, bisect_range, bisected, history, track_options, BisectRange, History, HistoryFilter, Order,
+    bisect_change, bisect_range, bisected, history, needs_bisect, session_spans, track_options, BisectRange, History, HistoryFilter, Order,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -220,17 +220,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     // (4) One bisect per gap holding a change it bisects: the one of smallest q speaks for it. The gap is the
     // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
     // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
-    // A regression between two adjacent tested commits needs no search, but only a bisect confirms its commit
-    // against the parent and gives it a report: it gets one (of that pair) unless a session of this job already
-    // covers the pair, such as the bisect whose runs pinned the change there.
-    let repo_text = plan.repo.display().to_string();
+    // A regression between two adjacent tested commits gets a bisect of that pair unless a session covers it
+    // (`needs_bisect`).
     let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
-    let covering: Vec<(usize, usize)> = store
-        .bisect_sessions()?
-        .into_iter()
-        .filter(|b| b.job_id.as_deref() == Some(plan.job.job_id.as_str()) && b.repo == repo_text)
-        .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
-        .collect();
+    let spans = session_spans(&store.bisect_sessions()?, &plan.repo, &plan.job.job_id, position);
     let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !wanted(&s.metric, args) {
@@ -238,7 +231,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         }
         for c in a.change_points.iter().filter(|c| bisected(c.verdict, args)) {
             let Some(BisectRange { change: c, before, after }) = bisect_range(s, c) else { continue };
-            if after <= before || (after == before + 1 && covering.iter().any(|&(g, b)| g <= before && after <= b)) {
+            if !needs_bisect(before, after, &spans) {
                 continue;
             }
             // REF may have moved since the pass listed it; a position past that list is left for the next pass.
@@ -264,9 +257,9 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             Some(session) => {
                 eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
                 let resumed = resume_args(session.id.0, args.timeouts);
-                to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
+                output::to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
-            None => to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
+            None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
         match result {
             Ok(Some(id)) => pass.bisects.push(id),
@@ -314,27 +307,6 @@ fn runs_per_commit(args: &TrackArgs) -> usize {
 /// move with them and would multiply the work).
 fn wanted(metric: &str, args: &TrackArgs) -> bool {
     args.metric.is_some() || MetricClass::of(metric) == MetricClass::Program
-}
-
-/// Runs `f` with standard output sent to standard error: a bisect prints its outcome, which here is progress of
-/// the pass and must not mix with the pass's summary on standard output (JSON with `--json`).
-fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    // SAFETY: dup/dup2/close on the process's own standard descriptors; on failure output simply stays where it was.
-    let saved = unsafe { libc::dup(1) };
-    if saved >= 0 {
-        unsafe { libc::dup2(2, 1) };
-    }
-    let result = f();
-    let _ = std::io::stdout().flush();
-    if saved >= 0 {
-        unsafe {
-            libc::dup2(saved, 1);
-            libc::close(saved);
-        }
-    }
-    result
 }
 
 /// `bisect --resume ID`, with the pass's `--build-timeout` and `--deploy-timeout` where given: they replace the

@@ -15,7 +15,7 @@ use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOpt
 use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::Revision;
 use culprit_run::git;
-use culprit_store::{RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store};
+use culprit_store::{BisectSession, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -434,10 +434,14 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         by_labels || (!series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none)));
     let along = if labels_only { "the labels' run order" } else { branch };
 
-    // Bisect each regression whose tested commits around it are more than one commit apart.
+    // Bisect each regression whose tested commits around it are more than one commit apart, and each between two
+    // adjacent commits that no session of its job covers yet (see `needs_bisect`).
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
     if args.bisect {
+        let stored_sessions = store.bisect_sessions()?;
+        let positions = branch_positions(&repo, branch)?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
+            let spans = session_spans(&stored_sessions, &repo, &s.job_id, |sha| positions.get(sha).copied());
             for (j, c) in a.change_points.iter().enumerate() {
                 if !bisected(c.verdict, args) {
                     continue;
@@ -446,10 +450,10 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                     notes.push(format!("{}: a change between labels cannot be bisected", s.metric));
                     continue;
                 };
-                if range.after <= range.before + 1 {
+                if !needs_bisect(range.before, range.after, &spans) {
                     continue;
                 }
-                match bisect_change(store, &repo, s, &range.change, args) {
+                match output::to_stderr(|| bisect_change(store, &repo, s, &range.change, args)) {
                     Ok(Some(id)) => {
                         sessions.insert((k, j), id);
                     }
@@ -719,6 +723,31 @@ pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
     Some(BisectRange { before: *before, after: *after, change })
 }
 
+/// The branch positions of good and bad of every bisect session of job `job_id` in `repo` (`position` places a
+/// commit on the branch), for [`needs_bisect`].
+pub(crate) fn session_spans(
+    sessions: &[BisectSession],
+    repo: &Path,
+    job_id: &str,
+    position: impl Fn(&str) -> Option<usize>,
+) -> Vec<(usize, usize)> {
+    let repo = repo.display().to_string();
+    sessions
+        .iter()
+        .filter(|b| b.job_id.as_deref() == Some(job_id) && b.repo == repo)
+        .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
+        .collect()
+}
+
+/// Whether `track --bisect` and `track --follow` bisect a change between the tested commits at branch positions
+/// `before` and `after`: always when they are more than one commit apart (the search narrows the gap); between two
+/// adjacent commits only when no session in `spans` covers them. Such a change needs no search, but only a bisect
+/// confirms the commit against its parent and gives it a report; a covering session (the bisect whose runs pinned
+/// the change there) has done both.
+pub(crate) fn needs_bisect(before: usize, after: usize, spans: &[(usize, usize)]) -> bool {
+    after > before + 1 || (after == before + 1 && !spans.iter().any(|&(good, bad)| good <= before && after <= bad))
+}
+
 /// Whether `track --bisect` and `track --follow` bisect a change point of this verdict: a regression, and an
 /// improvement with `--improvements`.
 pub(crate) fn bisected(verdict: Verdict, args: &TrackArgs) -> bool {
@@ -784,6 +813,24 @@ pub(crate) fn bisect_change(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_between_adjacent_commits_is_bisected_until_a_session_covers_them() {
+        // (before, after, sessions' good and bad positions, bisected)
+        let cases: &[(usize, usize, &[(usize, usize)], bool)] = &[
+            (3, 7, &[], true),
+            (3, 7, &[(3, 7)], true), // a gap is bisected again: the bisect of the pair is found and continued
+            (3, 4, &[], true),
+            (3, 4, &[(3, 4)], false),
+            (3, 4, &[(0, 9)], false),
+            (3, 4, &[(4, 9)], true),
+            (3, 4, &[(0, 3), (5, 9)], true),
+            (4, 4, &[], false),
+        ];
+        for &(before, after, spans, want) in cases {
+            assert_eq!(needs_bisect(before, after, spans), want, "{before}..{after} with {spans:?}");
+        }
+    }
 
     #[test]
     fn a_regressions_bisect_covers_its_whole_location_interval() {
