@@ -816,8 +816,9 @@ mod tests {
 
     #[test]
     fn a_change_between_adjacent_commits_is_bisected_until_a_session_covers_them() {
-        // (before, after, sessions' good and bad positions, bisected)
-        let cases: &[(usize, usize, &[(usize, usize)], bool)] = &[
+        /// Before, after, the sessions' good and bad positions, and whether it is bisected.
+        type Case = (usize, usize, &'static [(usize, usize)], bool);
+        let cases: &[Case] = &[
             (3, 7, &[], true),
             (3, 7, &[(3, 7)], true), // a gap is bisected again: the bisect of the pair is found and continued
             (3, 4, &[], true),
