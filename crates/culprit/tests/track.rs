@@ -216,8 +216,8 @@ fn labels_are_tracked_outside_a_repository() {
 fn min_change_leaves_out_a_smaller_change_point_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     // Alternating offsets of 0.3% give the series a noise scale without randomness; the step is 3% at point 30.
-    let values: Vec<String> =
-        (0..60).map(|i| format!("{}", (if i < 30 { 100.0 } else { 103.0 }) * (1.0 + 0.003 * f64::from(i % 2)))).collect();
+    let level = |i: i32| if i < 30 { 100.0 } else { 103.0 };
+    let values: Vec<String> = (0..60).map(|i| format!("{}", level(i) * (1.0 + 0.003 * f64::from(i % 2)))).collect();
     std::fs::write(dir.path().join("ops.csv"), format!("ops_per_s\n{}\n", values.join("\n"))).unwrap();
     let default = ok(&culprit(dir.path(), &["track", "--series", "ops.csv"]));
     assert!(default.contains("+3.0%") && default.contains("between 29 (last before) and 30"), "{default}");

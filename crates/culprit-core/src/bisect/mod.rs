@@ -31,9 +31,9 @@
 //!    an end and the culprit or its parent stands out, the segments before and after it are searched the same
 //!    way, and every contributor is reported with its share (where a commit is named among several, the shares of
 //!    the outcome are read on one set of levels, so that they add up to the change); parts still unsearched when the
-//!    budget is spent are reported as ranges when their ends differ. A whole range still being located when the budget is spent (or
-//!    whose search gave up) names no commit, but reports the narrowest range its tested commits already place the
-//!    change in, when there is one (`outcome`).
+//!    budget is spent are reported as ranges when their ends differ. A whole range still being located when the
+//!    budget is spent (or whose search gave up) names no commit, but reports the narrowest range its tested commits
+//!    already place the change in, when there is one (`outcome`).
 //!
 //! Code map: this file holds the machine's state, its public types and the decision loop; `reproduce`,
 //! `locate` and `verify` are the three phases; `posterior` the location model they share; `staircase` the test

@@ -68,6 +68,7 @@ fn interrupted_at(head: &Revision) -> ExitCode {
     );
     ExitCode::from(130)
 }
+
 /// Accepted chance of a wrong verdict either way.
 const ERROR: f64 = 0.01;
 

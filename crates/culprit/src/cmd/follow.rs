@@ -22,7 +22,8 @@ use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCom
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
-    bisect_change, bisect_range, bisected, history, needs_bisect, session_spans, track_options, BisectRange, History, HistoryFilter, Order,
+    bisect_change, bisect_range, bisected, history, needs_bisect, session_spans, track_options, BisectRange, History,
+    HistoryFilter, Order,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -220,7 +221,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     // (4) One bisect per gap holding a change it bisects: the one of smallest q speaks for it. The gap is the
     // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
     // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
-    // A regression between two adjacent tested commits gets a bisect of that pair unless a session covers it
+    // A change between two adjacent tested commits gets a bisect of that pair unless a session covers it
     // (`needs_bisect`).
     let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
     let spans = session_spans(&store.bisect_sessions()?, &plan.repo, &plan.job.job_id, position);
