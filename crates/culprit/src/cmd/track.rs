@@ -367,20 +367,26 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
     })
 }
 
-/// The branch's first-parent history, oldest first, as SHA to position.
 /// Whether the store holds successful plain runs under a label among the runs `filter` selects.
 fn holds_labels(store: &dyn Store, filter: &HistoryFilter) -> Result<bool> {
-    let runs = store.list_runs(&RunFilter {
+    let runs = history_runs(store, filter)?;
+    Ok(runs.iter().any(|r| matches!(r.revision, Revision::Label { .. })))
+}
+
+/// The runs a history is made of: the successful ones `filter` selects, as the job ran them (perf-attached
+/// profiling runs are read by no series).
+fn history_runs(store: &dyn Store, filter: &HistoryFilter) -> Result<Vec<RunSummary>> {
+    Ok(store.list_runs(&RunFilter {
         job: filter.job.clone(),
         testcase: filter.testcase.clone(),
         hostname: filter.machine.clone(),
         status: Some(RunStatus::Ok),
         kind: Some(RunKind::Plain),
         ..RunFilter::default()
-    })?;
-    Ok(runs.iter().any(|r| matches!(r.revision, Revision::Label { .. })))
+    })?)
 }
 
+/// The branch's first-parent history, oldest first, as SHA to position.
 fn branch_positions(repo: &Path, branch: &str) -> Result<HashMap<String, usize>> {
     let list = git::git(repo, &["rev-list", "--first-parent", "--reverse", branch])
         .with_context(|| format!("cannot list the first-parent history of {branch} in {}", repo.display()))?;
@@ -552,15 +558,7 @@ pub(crate) fn history(
         Order::Branch { repo, branch } => branch_positions(repo, branch)?,
         Order::Labels => HashMap::new(),
     };
-    let runs = store.list_runs(&RunFilter {
-        job: filter.job.clone(),
-        testcase: filter.testcase.clone(),
-        hostname: filter.machine.clone(),
-        status: Some(RunStatus::Ok),
-        // A history is of the runs as the job ran them; perf-attached profiling runs are read by no series.
-        kind: Some(RunKind::Plain),
-        ..RunFilter::default()
-    })?;
+    let runs = history_runs(store, filter)?;
     if runs.is_empty() {
         let flags = Filters {
             job: filter.job.as_deref(),
