@@ -41,3 +41,56 @@ fn qa11_the_report_try_fix_names_gives_its_verdict_on_the_same_runs() {
     let mail = mail.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(mail.contains(&format!("Verdict: {verdict}.")), "try-fix said {verdict:?}:\n{text}\n{mail}");
 }
+
+/// The live processes whose command line holds `marker`.
+fn processes_holding(marker: &str) -> Vec<i32> {
+    let entries = std::fs::read_dir("/proc").unwrap();
+    let pids = entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok());
+    pids.filter(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+        !zombie && String::from_utf8_lossy(&cmdline).contains(marker)
+    })
+    .collect()
+}
+
+#[test]
+fn qa11_a_benchmark_left_by_a_run_killed_with_kill_9_is_killed_by_the_next_run() {
+    // `culprit run` of a job with the perf-stat and perf-profile monitors, killed with kill -9: perf went with it
+    // (PR_SET_PDEATHSIG), but the benchmark ran on (a stress-ng of minutes loads the machine under every later
+    // run), and the next `culprit run` said nothing. Bisect, check and try-fix kill what such a death left running.
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let marker = format!("qa11-leftover-{}", std::process::id());
+    let job = format!("suite: qa11\ncommand:\n  cmd: \"echo >> {}; sleep 120; echo {marker}\"\n", started.display());
+    let job = common::write(dir.path(), "long.yaml", &job);
+    let scratch = dir.path().join("scratch");
+    let db = dir.path().join("r.db");
+    let run = |job: &std::path::Path, label: &str| {
+        let args = ["run", job.to_str().unwrap(), "-n", "1", "--label", label, "--monitors", "none", "--scratch"];
+        [&args[..], &[scratch.to_str().unwrap()]].concat().iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let long = run(&job, "long");
+    let long: Vec<&str> = long.iter().map(String::as_str).collect();
+    let mut child = common::spawn_culprit(&db, &long, dir.path());
+    common::wait_for_file(&started, "the benchmark never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left = processes_holding(&marker);
+    assert!(!left.is_empty(), "the benchmark was expected to outlive its culprit");
+    let quick = common::write(dir.path(), "quick.yaml", "suite: qa11\ncommand:\n  cmd: echo ops=1\n");
+    let next = run(&quick, "quick");
+    let next: Vec<&str> = next.iter().map(String::as_str).collect();
+    let out = culprit(&db, &next, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let still = processes_holding(&marker);
+    for pid in &still {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(still.is_empty(), "still running: {still:?}\n{stderr}");
+    assert!(stderr.contains("culprit: killed process group"), "{stderr}");
+    assert!(stderr.contains("the run of long that culprit process"), "{stderr}");
+}
