@@ -94,3 +94,47 @@ fn qa11_a_benchmark_left_by_a_run_killed_with_kill_9_is_killed_by_the_next_run()
     assert!(stderr.contains("culprit: killed process group"), "{stderr}");
     assert!(stderr.contains("the run of long that culprit process"), "{stderr}");
 }
+
+#[test]
+fn qa11_track_bisect_resumes_a_stopped_bisect_of_two_adjacent_commits() {
+    // `track --bisect` over a history measured at every commit starts one bisect of the two adjacent commits around
+    // a step, "until a session covers them". A session stopped by kill -9 (or Ctrl-C) covered them too: the next
+    // `track --bisect` (and `track --follow` pass) started nothing, so the commit was never confirmed nor reported
+    // and `bisect list` showed the session stopped for good.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 6, 4, 0, 40);
+    // The sleep gives the bisect's runs time to be killed in; user time does not count it.
+    let job = common::write(dir.path(), "job.yaml", "suite: qa11-adjacent\ncommand:\n  cmd: ./bench; sleep 0.4\n");
+    let db = dir.path().join("t.db");
+    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+    for sha in &shas {
+        git(&["checkout", "-q", sha]);
+        assert!(Command::new("make").arg("-s").current_dir(&repo).status().unwrap().success());
+        let run = ["run", job.to_str().unwrap(), "-n", "4", "--commit", sha, "--monitors", "none"];
+        stdout(&culprit(&db, &run, &repo));
+    }
+    git(&["checkout", "-q", "main"]);
+    let _ = std::fs::remove_file(repo.join("bench"));
+    let track = ["track", "--bisect", "--build", "make -s", "--metric", "command.user_time", "--min-change", "10"];
+    let mut child = common::spawn_culprit(&db, &track, &repo);
+    let begun = std::time::Instant::now();
+    while !stdout(&culprit(&db, &["bisect", "list"], &repo)).lines().any(|l| l.starts_with("1 ")) {
+        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "track --bisect started no bisect");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let list = stdout(&culprit(&db, &["bisect", "list"], &repo));
+    assert!(list.lines().any(|l| l.starts_with("1 ") && l.contains("stopped")), "{list}");
+    let again: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &[&track[..], &["--json"]].concat(), &repo))).unwrap();
+    let steps = again["series"][0]["change_points"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{again:#}");
+    assert_eq!((steps[0]["before"].as_str(), steps[0]["after"].as_str()), (Some(&*shas[2]), Some(&*shas[3])));
+    assert_eq!(steps[0]["bisect_session"], 1, "{again:#}");
+    let log: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "log", "1", "--json"], &repo))).unwrap();
+    assert_eq!(log["status"], "found", "{log:#}");
+    assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[3].as_str(), "{log:#}");
+}
