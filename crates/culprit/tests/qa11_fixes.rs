@@ -138,3 +138,21 @@ fn qa11_track_bisect_resumes_a_stopped_bisect_of_two_adjacent_commits() {
     assert_eq!(log["status"], "found", "{log:#}");
     assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[3].as_str(), "{log:#}");
 }
+
+#[test]
+fn qa11_track_series_json_says_what_min_change_left_out() {
+    // A 20% step in a plain series, tracked with --min-change 25: the text ends "note: a change under 25% is not
+    // counted (--min-change)", and the JSON of stored results carries that note in `notes`; the JSON of `--series`
+    // said only that there was no change point, so a script could not tell "nothing changed" from "under the bar".
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<String> = (0..20).map(|i| if i < 10 { "100" } else { "80" }.to_string()).collect();
+    common::write(dir.path(), "ops.csv", &format!("ops\n{}\n", values.join("\n")));
+    let args = ["track", "--series", "ops.csv", "--min-change", "25", "--json"];
+    let json: serde_json::Value = serde_json::from_str(&stdout(&culprit("unused.db", &args, dir.path()))).unwrap();
+    assert_eq!(json["change_points"].as_array().map(Vec::len), Some(0), "{json:#}");
+    assert_eq!(json["notes"], serde_json::json!(["a change under 25% is not counted (--min-change)"]), "{json:#}");
+    let args = ["track", "--series", "ops.csv", "--json"];
+    let json: serde_json::Value = serde_json::from_str(&stdout(&culprit("unused.db", &args, dir.path()))).unwrap();
+    assert_eq!(json["change_points"].as_array().map(Vec::len), Some(1), "{json:#}");
+    assert_eq!(json["notes"], serde_json::json!([]), "{json:#}");
+}

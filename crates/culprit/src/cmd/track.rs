@@ -266,6 +266,8 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOpti
             "dropped_values": analysis.dropped_values,
             "scale": analysis.scale,
             "note": analysis.note,
+            // As in the JSON of stored results and the text: a reader of no change point must know about the floor.
+            "notes": floor_note(options).into_iter().collect::<Vec<_>>(),
             "change_points": changes.iter().map(|c| change_json(c, &labels, None)).collect::<Vec<_>>(),
         });
         output::println(&serde_json::to_string_pretty(&value)?)?;
