@@ -15,7 +15,9 @@ use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOpt
 use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::Revision;
 use culprit_run::git;
-use culprit_store::{BisectSession, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store};
+use culprit_store::{
+    BisectSession, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -264,6 +266,8 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOpti
             "dropped_values": analysis.dropped_values,
             "scale": analysis.scale,
             "note": analysis.note,
+            // As in the JSON of stored results and the text: a reader of no change point must know about the floor.
+            "notes": floor_note(options).into_iter().collect::<Vec<_>>(),
             "change_points": changes.iter().map(|c| change_json(c, &labels, None)).collect::<Vec<_>>(),
         });
         output::println(&serde_json::to_string_pretty(&value)?)?;
@@ -721,8 +725,9 @@ pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
     Some(BisectRange { before: *before, after: *after, change })
 }
 
-/// The branch positions of good and bad of every bisect session of job `job_id` in `repo` (`position` places a
-/// commit on the branch), for [`needs_bisect`].
+/// The branch positions of good and bad of every finished bisect session of job `job_id` in `repo` (`position`
+/// places a commit on the branch), for [`needs_bisect`]. An unfinished one (stopped by Ctrl-C or `kill -9`) covers
+/// nothing: it has neither confirmed the commit nor given it a report, and the next bisect of the pair resumes it.
 pub(crate) fn session_spans(
     sessions: &[BisectSession],
     repo: &Path,
@@ -732,7 +737,7 @@ pub(crate) fn session_spans(
     let repo = repo.display().to_string();
     sessions
         .iter()
-        .filter(|b| b.job_id.as_deref() == Some(job_id) && b.repo == repo)
+        .filter(|b| b.job_id.as_deref() == Some(job_id) && b.repo == repo && b.status != NEW_SESSION_STATUS)
         .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
         .collect()
 }

@@ -512,6 +512,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let three = Comparison { axes: axes.clone(), compare_axis: "commit".into(), columns: columns.to_vec() };
     let two = Comparison { axes, compare_axis: "commit".into(), columns: columns[1..].to_vec() };
     let table = compare_columns(&three, given.as_deref())?;
+    let fixed_metric = given.is_some();
     let metric = match given {
         Some(m) => m,
         None => report::headline_metric(&table).context(
@@ -558,8 +559,12 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                 earlier.join(", ")
             )
         };
+        // A metric fixed before measuring is decided on its own there too (`report --metric`); without it the
+        // report picks its headline among all metrics and decides it among them, and could give another verdict.
+        let metric_option =
+            if fixed_metric { format!(" --metric {}", process::shell_quote(&metric)) } else { String::new() };
         out.push_str(&format!(
-            "\nculprit report{} --compare {} {} --fix {} writes the mail {which}\n",
+            "\nculprit report{} --compare {} {} --fix {}{metric_option} writes the mail {which}\n",
             crate::cmd::report::db_option(store),
             base.sha,
             bad.sha,
