@@ -94,8 +94,10 @@ pub fn error_text(err: &anyhow::Error) -> String {
 pub fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    // SAFETY: dup/dup2/close on the process's own standard descriptors; on failure output simply stays where it was.
-    let saved = unsafe { libc::dup(1) };
+    // SAFETY: fcntl/dup2/close on the process's own standard descriptors; on failure output simply stays where it
+    // was. The saved copy of standard output is close-on-exec: the builds and benchmarks started meanwhile must not
+    // inherit it, or a daemon one of them leaves behind would keep the reader of culprit's output (`| jq`) waiting.
+    let saved = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
     if saved >= 0 {
         unsafe { libc::dup2(2, 1) };
     }

@@ -258,13 +258,29 @@ fn track_bisect_confirms_a_step_between_two_adjacent_measured_commits_once() {
     let _ = std::fs::remove_file(repo.join("bench"));
     // Commits measured one after another also differ by the machine's state between visits (a CI run once showed
     // a 4.9% change point between two commits that build the same binary): only changes of 10% and more count.
-    let track = ["--db", db_arg, "track", "--bisect", "--build", "make -s", "--metric", "command.user_time"];
+    // Each build lists what its descriptors point to. The bisect's outcome goes to standard error while a saved
+    // copy of standard output waits, and no build may inherit that copy: a daemon a build left would hold the
+    // reader's pipe (`| jq`) open. So standard output is a file here, whose name no build may see.
+    let fds = dir.path().join("fds.txt");
+    let build = format!("for fd in /proc/$$/fd/*; do readlink \"$fd\"; done >> {}; make -s", fds.display());
+    let track = ["--db", db_arg, "track", "--bisect", "--build", &build, "--metric", "command.user_time"];
     let track = [&track[..], &["--json", "--min-change", "10"]].concat();
-    let first: serde_json::Value = serde_json::from_str(&ok(&culprit(&repo, &track))).unwrap();
+    let stdout_file = dir.path().join("track-out.json");
+    let status = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(&repo)
+        .args(&track)
+        .stdout(std::fs::File::create(&stdout_file).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let first: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stdout_file).unwrap()).unwrap();
     let steps = first["series"][0]["change_points"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{first:#}");
     assert_eq!((steps[0]["before"].as_str(), steps[0]["after"].as_str()), (Some(&*shas[3]), Some(&*shas[4])));
     assert_eq!(steps[0]["bisect_session"], 1, "{first:#}");
+    let inherited = std::fs::read_to_string(&fds).unwrap();
+    assert!(inherited.contains("fds.txt"), "{inherited}");
+    assert!(!inherited.contains("track-out.json"), "a build inherited culprit's standard output: {inherited}");
     let log: serde_json::Value =
         serde_json::from_str(&ok(&culprit(&repo, &["--db", db_arg, "bisect", "log", "1", "--json"]))).unwrap();
     assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[4].as_str(), "{log:#}");
