@@ -523,6 +523,11 @@ fn a_build_left_running_while_probing_good_and_bad_is_killed_by_the_same_command
     let args = [&args[..], &["--metric", "command.user_time", "--json"]].concat();
     let first = common::spawn_culprit(&db, &args, &repo);
     let orphan = kill_9_while_hung(first, &pid_file, None);
+    // No session was stored yet: `--resume` has no ID to take, and says what does continue the work.
+    let resumed = culprit(&db, &["bisect", "--resume", "1"], &repo, dir.path());
+    let said = text(&resumed.stderr);
+    assert_eq!(resumed.status.code(), Some(2), "{said}");
+    assert!(said.contains("bisect session 1 does not exist") && said.contains("run the same bisect command"), "{said}");
 
     let out = culprit(&db, &args, &repo, dir.path());
     let err = text(&out.stderr);

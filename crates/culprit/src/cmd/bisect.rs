@@ -599,7 +599,16 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
 fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_locked: bool) -> Result<ExitCode> {
     let (json, profile) = (args.json, args.profile);
     let started = Instant::now();
-    let stored = store.bisect_session(session)?;
+    let stored = match store.bisect_session(session) {
+        Ok(stored) => stored,
+        // A bisect killed while it probed good and bad had stored no session yet, so there is no ID to resume;
+        // its runs are stored all the same, and the same command continues from them.
+        Err(e @ culprit_store::StoreError::NotFound { .. }) => bail!(
+            "{e}; `culprit bisect list` shows the sessions there are (a bisect stopped while it probed good and bad \
+             had stored none yet: run the same bisect command again, which continues from its stored runs)"
+        ),
+        Err(e) => return Err(e.into()),
+    };
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
     // The runs happen in worktrees of the session's repository: without it every commit would fail to check out and
