@@ -381,18 +381,29 @@ fn a_build_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_sessi
     let (build, hung_file) = hanging_hook(dir.path(), "build", &shas, &hang, "exec make -s");
     let build = build.to_str().unwrap();
     let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", build];
-    let first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
-    // The running build is recorded beside the session's lock while it runs; nothing stops it after a kill -9.
-    let record = repo.join(".git/culprit/session-1.step");
-    let orphan = kill_9_while_hung(first, &pid_file, Some(&record));
+    resume_after_kill_9_while_hung(("build", 3176), &args, (&pid_file, &hung_file), (dir.path(), &repo, &shas, &db));
+}
 
-    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
+/// Starts the bisect `args`, whose `step` (build or run) hangs once in `sleep SECONDS` after writing its shell's pid
+/// and the hung commit to `files`; kills culprit with `kill -9` while it hangs; and checks that the running step was
+/// recorded beside the session's lock, that nothing stopped it, and that `bisect --resume 1` kills it, says so once,
+/// measures that commit again and finds the slowdown, its last step's record gone with the step.
+fn resume_after_kill_9_while_hung(
+    (step, seconds): (&str, u32),
+    args: &[&str],
+    (pid_file, hung_file): (&Path, &Path),
+    (dir, repo, shas, db): (&Path, &Path, &[String], &Path),
+) {
+    let first = common::spawn_culprit(db, &[args, &["--metric", "command.user_time"]].concat(), repo);
+    let record = repo.join(".git/culprit/session-1.step");
+    let orphan = kill_9_while_hung(first, pid_file, Some(&record));
+
+    let out = culprit(db, &["bisect", "--resume", "1", "--json"], repo, dir);
     let err = text(&out.stderr);
-    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
-    assert!(err.contains(&orphan.reaped_line("build", &hung)), "{err}");
+    let hung = std::fs::read_to_string(hung_file).unwrap().trim().to_string();
+    assert!(err.contains(&orphan.reaped_line(step, &hung)), "{err}");
     assert_eq!(err.matches("killed process group").count(), 1, "{err}");
-    assert!(!orphan.runs() && !sleeping(3176), "the orphaned build outlived the resume");
-    // The resumed session built that commit again and finished; its last step's record went with the step.
+    assert!(!orphan.runs() && !sleeping(seconds), "the orphaned {step} outlived the resume");
     let result = json(&out);
     assert_eq!(result["status"], "found", "{result:#}");
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
@@ -551,20 +562,8 @@ fn a_benchmark_left_running_by_a_culprit_killed_with_kill_9_is_killed_when_the_s
     let hang = format!("[ -e {0} ] || {{ echo $$ > {0}.new && mv {0}.new {0}; sleep 3181; }}", pid_file.display());
     let (bench, hung_file) = hanging_hook(dir.path(), "run", &shas, &hang, "exec ./bench");
     let args = ["bisect", "--good", &shas[0], "--bad", "HEAD", "--run", bench.to_str().unwrap(), "--build", "make -s"];
-    let first = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
     // The running benchmark is recorded beside the session's lock, as a build is.
-    let record = repo.join(".git/culprit/session-1.step");
-    let orphan = kill_9_while_hung(first, &pid_file, Some(&record));
-
-    let out = culprit(&db, &["bisect", "--resume", "1", "--json"], &repo, dir.path());
-    let err = text(&out.stderr);
-    let hung = std::fs::read_to_string(&hung_file).unwrap().trim().to_string();
-    assert!(err.contains(&orphan.reaped_line("run", &hung)), "{err}");
-    assert!(!orphan.runs() && !sleeping(3181), "the orphaned benchmark outlived the resume");
-    let result = json(&out);
-    assert_eq!(result["status"], "found", "{result:#}");
-    assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
-    assert!(!record.exists());
+    resume_after_kill_9_while_hung(("run", 3181), &args, (&pid_file, &hung_file), (dir.path(), &repo, &shas, &db));
 }
 
 #[test]
