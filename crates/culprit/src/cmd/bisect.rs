@@ -359,6 +359,19 @@ pub(crate) fn reap_leftover_step(record: &Path) {
     }
 }
 
+/// [`reap_leftover_step`] for every `<prefix>-<pid>.step` record in `dir`: the records of a command that keeps one
+/// per process (`try-fix`, `culprit run`), since several may run at once. A live process's record is left alone.
+pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('-')?.strip_suffix(".step"));
+        if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
+            reap_leftover_step(&entry.path());
+        }
+    }
+}
+
 fn opt(command: &Option<String>) -> String {
     command.as_ref().map_or_else(String::new, |c| format!("={c}"))
 }

@@ -460,7 +460,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // A `culprit run` killed with `kill -9` left its benchmark running (a `stress-ng` of minutes, loading the machine
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
-    reap_leftover_runs(&scratch_root);
+    crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -475,19 +475,6 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
-}
-
-/// Kills what `culprit run` commands killed with `kill -9` left running: every `run-<pid>.step` record in the
-/// scratch directory whose culprit is dead (`reap` leaves a live one's alone), each said in one line.
-fn reap_leftover_runs(scratch_root: &Path) {
-    let Ok(entries) = std::fs::read_dir(scratch_root) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name.strip_prefix("run-").and_then(|rest| rest.strip_suffix(".step"));
-        if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
-            crate::cmd::bisect::reap_leftover_step(&entry.path());
-        }
-    }
 }
 
 /// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or

@@ -10,7 +10,8 @@
 
 use crate::cli::TryFixArgs;
 use crate::cmd::bisect::{
-    benchmark_job, observer, plan_job, process_worktree_root, progress_bar, reap_leftover_step, run_context,
+    benchmark_job, observer, plan_job, process_worktree_root, progress_bar, reap_leftover_steps_of_processes,
+    run_context,
 };
 use crate::cmd::compare::{axes_of, some_metric_names};
 use crate::cmd::report::compare_columns;
@@ -148,20 +149,6 @@ fn output_tail(output: &str) -> String {
 /// run at once in one repository.
 fn steps_of(root: &Path) -> PathBuf {
     root.with_extension("step")
-}
-
-/// Kills what try-fix commands killed with `kill -9` left running (a hung build, a benchmark): every
-/// `try-fix-<pid>.step` record beside `root` whose culprit is dead (`reap` leaves a live one's alone).
-fn reap_leftover_steps(root: &Path) {
-    let Some(dir) = root.parent() else { return };
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name.strip_prefix("try-fix-").and_then(|rest| rest.strip_suffix(".step"));
-        if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
-            reap_leftover_step(&entry.path());
-        }
-    }
 }
 
 /// How a build of a tree of its own ended.
@@ -379,7 +366,10 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
 
     // Validate the patch before anything is measured.
     let root = process_worktree_root(&repo, "try-fix");
-    reap_leftover_steps(&root);
+    // What try-fix commands killed with `kill -9` left running (a hung build, a benchmark) is killed first.
+    if let Some(dir) = root.parent() {
+        reap_leftover_steps_of_processes(dir, "try-fix");
+    }
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
     let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
