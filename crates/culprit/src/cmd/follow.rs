@@ -461,7 +461,8 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
     })?;
     if successful.is_empty() {
         pass.notes.push(format!("no history to analyse: no successful run of {} yet", plan.job.job_name));
-        return Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new() });
+        let branch_positions = HashMap::new();
+        return Ok(History { series: Vec::new(), analyses: Vec::new(), notes: Vec::new(), branch_positions });
     }
     history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter, &track_options(args))
 }

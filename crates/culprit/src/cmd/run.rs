@@ -157,7 +157,8 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
     if let culprit_job::KeyProblem::UnknownParam { owner, key, .. } = problem {
         let takers = programs_taking(key, owner);
         if !takers.is_empty() {
-            return format!("{problem}; '{key}' is a param of {}, not of {owner}", culprit_core::report::and_list(&takers));
+            let takers = culprit_core::report::and_list(&takers);
+            return format!("{problem}; '{key}' is a param of {takers}, not of {owner}");
         }
     }
     let suggestion = match problem {

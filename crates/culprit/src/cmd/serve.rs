@@ -456,7 +456,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
             (history, "the labels' first runs".to_string(), note)
         }
     };
-    let History { series, analyses, notes } = history;
+    let History { series, analyses, notes, .. } = history;
     let text = track::history_text(&series, &analyses, &HashMap::new(), &notes, &along);
     let title = match param(params, "metric") {
         Some(metric) => format!("culprit track --metric {metric}"),

@@ -59,6 +59,9 @@ pub(crate) struct History {
     pub series: Vec<Series>,
     pub analyses: Vec<(String, Analysis)>,
     pub notes: Vec<String>,
+    /// The branch's first-parent history as SHA to position (empty for labels), read once for the analysis and
+    /// kept for what places other commits on the branch (the ends of stored bisect sessions).
+    pub branch_positions: HashMap<String, usize>,
 }
 
 pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
@@ -423,7 +426,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
     // store's labels are tracked, and the repository is asked for only when the store holds no label series.
     let by_labels = repo.is_err();
-    let (repo, History { series, analyses, mut notes }) = match repo {
+    let (repo, History { series, analyses, mut notes, branch_positions: positions }) = match repo {
         Ok(repo) => {
             let history = history(store, &Order::Branch { repo: &repo, branch }, &filter, &options)?;
             (repo, history)
@@ -449,7 +452,6 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
     if args.bisect {
         let stored_sessions = store.bisect_sessions()?;
-        let positions = branch_positions(&repo, branch)?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
             let spans = session_spans(&stored_sessions, &repo, &s.job_id, |sha| positions.get(sha).copied());
             for (j, c) in a.change_points.iter().enumerate() {
@@ -671,10 +673,9 @@ pub(crate) fn history(
         }
         for (e, names) in unanalysed {
             let which = match names.as_slice() {
-                [one] => one.to_string(),
-                [first, second, ..] if names.len() == 2 => format!("{first} and {second}"),
-                [first, second, ..] => format!("{} metrics ({first}, {second}, ...)", names.len()),
                 [] => continue,
+                [first, second, _, ..] => format!("{} metrics ({first}, {second}, ...)", names.len()),
+                _ => culprit_core::report::and_list(&names),
             };
             notes.push(format!("{job_name} on {machine}, {which}: {e}"));
         }
@@ -701,7 +702,7 @@ pub(crate) fn history(
         }
     }
     decide(&mut analyses, options);
-    Ok(History { series, analyses, notes })
+    Ok(History { series, analyses, notes, branch_positions: positions })
 }
 
 /// Where a change point's bisect runs: the change with its location interval as its ends, and their positions on
