@@ -391,6 +391,13 @@ const INITIAL_RUNS_PER_SIDE: usize = 4;
 const SHARE_Z: f64 = 1.645;
 /// The coverage of the share intervals reported with every culprit.
 const SHARE_LEVEL: f64 = 0.9;
+
+/// The two-sided z of a [`SHARE_LEVEL`] share interval whose standard error is estimated with `dof` degrees of
+/// freedom: Student's t, or [`SHARE_Z`] where `dof` is no valid count.
+fn share_z_with(dof: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, dof).map_or(SHARE_Z, |t| t.inverse_cdf(0.5 + SHARE_LEVEL / 2.0))
+}
 /// The smallest contributor worth a search, as a share of the whole change: a staircase whose middle level sits
 /// closer than this to an end is not probed for, and a residual segment is closed by Wald's test of a change this
 /// large against none. A series of three equal steps (the target) has shares of one third. Measured with the

@@ -151,10 +151,7 @@ impl Bisect {
         let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
         let fit = fit_t(&refs)?;
         let dof = fit.counts.iter().sum::<usize>().saturating_sub(members.len()).max(1) as f64;
-        let share_z = {
-            use statrs::distribution::{ContinuousCDF, StudentsT};
-            StudentsT::new(0.0, 1.0, dof).map_or(SHARE_Z, |t| t.inverse_cdf(0.5 + SHARE_LEVEL / 2.0))
-        };
+        let share_z = share_z_with(dof);
         let z = |i: usize, j: usize| {
             let (change, se) = fit.difference(i, j);
             if se > 0.0 {
@@ -326,11 +323,7 @@ impl Bisect {
         };
         // Student's t over the runs within commits, or, where the commits' own variance counts, over the commits
         // (their scatter is what it is estimated from): 88.8% held the true share then.
-        let z = {
-            use statrs::distribution::{ContinuousCDF, StudentsT};
-            let dof = if build_variance > 0.0 { dof.max(1.0) } else { within_dof };
-            StudentsT::new(0.0, 1.0, dof).map_or(SHARE_Z, |t| t.inverse_cdf(0.5 + SHARE_LEVEL / 2.0))
-        };
+        let z = share_z_with(if build_variance > 0.0 { dof.max(1.0) } else { within_dof });
         let shares: Vec<(f64, f64, f64)> = enters
             .iter()
             .map(|&i| {

@@ -555,9 +555,8 @@ impl Bisect {
     /// their runs, since the standard error is estimated from them (with [`SHARE_Z`], the normal's, a step's share
     /// read on 4 runs a side held the true share in 84% of simulated jobs rather than 90%).
     pub(super) fn share_z(&self, lo: usize, hi: usize) -> f64 {
-        use statrs::distribution::{ContinuousCDF, StudentsT};
         let dof = (self.values[lo].len() + self.values[hi].len()) as f64 - 2.0;
-        StudentsT::new(0.0, 1.0, dof.max(1.0)).map_or(SHARE_Z, |t| t.inverse_cdf(0.5 + SHARE_LEVEL / 2.0))
+        share_z_with(dof.max(1.0))
     }
 
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.
