@@ -34,6 +34,8 @@ pub(super) struct Bracket {
 pub(super) struct JointShares {
     /// Per contributor, in the order given: its share of the change with a 90% interval, (estimate, low, high).
     pub(super) shares: Vec<(f64, f64, f64)>,
+    /// Per contributor, its step: the difference of the levels on either side of it (oriented, metric units).
+    pub(super) steps: Vec<f64>,
     /// Set when the change between good and bad, read on their own runs, disagrees with the levels' (at
     /// [`LONE_SHARE_MODEL_P`]): the shares are then of the ends' change, and this is their sum, which the runs say
     /// is not one.
@@ -346,7 +348,8 @@ impl Bisect {
             return None;
         }
         let ends_disagree = (!agrees).then(|| shares.iter().map(|s| s.0).sum());
-        Some(JointShares { shares, ends_disagree })
+        let steps = enters.iter().map(|&i| levels[i].0 - levels[i - 1].0).collect();
+        Some(JointShares { shares, steps, ends_disagree })
     }
 
     pub(super) fn finish(&mut self, reason: String) {
@@ -379,8 +382,8 @@ impl Bisect {
             .collect();
         let mut culprits = self.culprits.clone();
         if let (Status::Found, [culprit]) = (status, culprits.as_mut_slice()) {
-            if let Some((share, low, high)) = self.lone_culprit_share(culprit) {
-                (culprit.share, culprit.share_low, culprit.share_high) = (share, low, high);
+            if let Some(((share, low, high), step)) = self.lone_culprit_share(culprit) {
+                (culprit.share, culprit.share_low, culprit.share_high, culprit.step) = (share, low, high, step);
             }
         }
         culprits.sort_by_key(|a| a.commit);
@@ -394,8 +397,8 @@ impl Bisect {
         let mut reason = reason;
         if status == Status::Multiple && culprits.iter().any(|c| c.located) {
             if let Some(joint) = self.joint_shares(&culprits) {
-                for (culprit, &(share, low, high)) in culprits.iter_mut().zip(&joint.shares) {
-                    (culprit.share, culprit.share_low, culprit.share_high) = (share, low, high);
+                for ((culprit, &(share, low, high)), &step) in culprits.iter_mut().zip(&joint.shares).zip(&joint.steps) {
+                    (culprit.share, culprit.share_low, culprit.share_high, culprit.step) = (share, low, high, step);
                 }
                 if let Some(sum) = joint.ends_disagree {
                     reason.push_str(&format!(

@@ -574,7 +574,11 @@ impl Bisect {
     /// when the posterior of the whole range puts its step elsewhere, or when the culprit was found to explain only
     /// part of its segment (the search for the rest found nothing it could name, but the pooled levels would hide
     /// it).
-    pub(super) fn lone_culprit_share(&self, culprit: &Culprit) -> Option<(f64, f64, f64)> {
+    ///
+    /// Returns the share with its 90% interval and the step it divides: the culprit's runs less its parent's, all of
+    /// them, which the outcome reports instead of the fresh pairs' step (those stop as soon as the step shows, so
+    /// they read it high: 1.17 times the true step of one 1.5 sigma step in 1,000 simulated commits).
+    pub(super) fn lone_culprit_share(&self, culprit: &Culprit) -> Option<((f64, f64, f64), f64)> {
         if !culprit.located || self.part_explained {
             return None;
         }
@@ -609,7 +613,7 @@ impl Bisect {
             covariance,
             z,
         );
-        share.0.is_finite().then_some(share)
+        share.0.is_finite().then_some((share, if agrees { change } else { levels.size }))
     }
 
     /// A lone culprit's step and the two changes its share may be read against, from every run of the commits on
