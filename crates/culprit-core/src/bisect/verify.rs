@@ -575,9 +575,10 @@ impl Bisect {
     /// part of its segment (the search for the rest found nothing it could name, but the pooled levels would hide
     /// it).
     ///
-    /// Returns the share with its 90% interval and the step it divides: the culprit's runs less its parent's, all of
-    /// them, which the outcome reports instead of the fresh pairs' step (those stop as soon as the step shows, so
-    /// they read it high: 1.17 times the true step of one 1.5 sigma step in 1,000 simulated commits).
+    /// Returns the share with its 90% interval and the step the outcome reports: the pooled levels' difference while
+    /// the ends agree with them, else the culprit's runs less its parent's. The fresh pairs' step stops as soon as
+    /// the step shows, so it reads high: 1.17 times the true step of one 1.5 sigma step in 1,000 simulated commits,
+    /// 1.11 for the culprit's and parent's runs alone, 1.06 for the pooled levels (docs/statistics.md).
     pub(super) fn lone_culprit_share(&self, culprit: &Culprit) -> Option<((f64, f64, f64), f64)> {
         if !culprit.located || self.part_explained {
             return None;
