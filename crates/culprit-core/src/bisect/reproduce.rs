@@ -141,8 +141,8 @@ impl Bisect {
         let below_user_floor = if segment.top { self.below_min_change(&fit) } else { None };
         if let Some(user_floor) = below_user_floor.filter(|_| enough || log_ratio >= threshold) {
             let why = format!(
-                "{evidence}; any change is below {user_floor:.4}, {:.1}% of good's level (--min-change)",
-                self.config.min_effect_relative * 100.0
+                "{evidence}; any change is below {user_floor:.4}, {} of good's level (--min-change)",
+                crate::compare::printf::percent_of_fraction(self.config.min_effect_relative)
             );
             self.reproduced = Some(false);
             self.below_min_change = true;

@@ -71,6 +71,13 @@ pub fn general(x: f64, prec: usize, plus: bool) -> String {
     }
 }
 
+/// A fraction as the percentage a user types for `--min-change` (`7%`, not `7.000000000000001%`; `0.25%`, not
+/// `0.2%`): rounded to the hundredth of a percent, trailing zeros removed. Every message that names the user's bar
+/// spells it so, whichever command prints it.
+pub fn percent_of_fraction(fraction: f64) -> String {
+    format!("{}%", (fraction * 10_000.0).round() / 100.0)
+}
+
 /// Removes trailing zeros after a decimal point, and the point itself if nothing follows it.
 fn strip_zeros(s: &str) -> String {
     if s.contains('.') {
@@ -104,6 +111,14 @@ mod tests {
         }
         assert_eq!(general(1.0e104, 2, true), "+1e+104");
         assert_eq!(general(f64::NAN, 4, false), "NaN");
+    }
+
+    #[test]
+    fn a_fraction_reads_as_the_percentage_typed() {
+        assert_eq!(percent_of_fraction(0.07), "7%");
+        assert_eq!(percent_of_fraction(0.0025), "0.25%");
+        assert_eq!(percent_of_fraction(0.125), "12.5%");
+        assert_eq!(percent_of_fraction(0.01), "1%");
     }
 
     #[test]

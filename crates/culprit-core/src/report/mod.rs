@@ -515,7 +515,7 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
                 b.good.short(),
                 b.bad.short(),
                 h.metric,
-                percent_text(bar)
+                printf::percent_of_fraction(bar)
             ),
             None => format!(
                 "[culprit] {}..{}: {} did not reproduce, no commit blamed",
@@ -615,7 +615,7 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
                 h.metric,
                 b.good.short(),
                 b.bad.short(),
-                percent_text(bar)
+                printf::percent_of_fraction(bar)
             ),
             None => format!(
                 "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is \
@@ -790,11 +790,6 @@ pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<CommitRef> {
         Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() || is_lone_range(b) => Vec::new(),
         _ => vec![input.commit.clone()],
     }
-}
-
-/// A fraction as the percentage a user types (`--min-change 7`, not 7.000000000000001).
-fn percent_text(fraction: f64) -> String {
-    format!("{}%", (fraction * 10_000.0).round() / 100.0)
 }
 
 fn ordinal(n: usize) -> String {

@@ -12,7 +12,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
 use culprit_core::compare::direction::{direction_of, Direction};
-use culprit_core::compare::{compare, Column, CompareOptions, Comparison};
+use culprit_core::compare::{compare, printf, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_core::report::confidence_words;
 use culprit_run::bisect::{
@@ -907,8 +907,7 @@ fn timeouts_text(timeouts: StepTimeouts) -> String {
 /// message of a command that continues it.
 fn limits((max_runs, min_change): (usize, f64)) -> String {
     if min_change > 0.0 {
-        // Rounded to the hundredth of a percent a user types: 0.07 * 100 is 7.000000000000001.
-        format!("--max-runs {max_runs}, --min-change {}%", (min_change * 10_000.0).round() / 100.0)
+        format!("--max-runs {max_runs}, --min-change {}", printf::percent_of_fraction(min_change))
     } else {
         format!("--max-runs {max_runs}, no --min-change")
     }

@@ -342,7 +342,7 @@ fn empty_table_warning(
     }
     // With a floor above the default, a smaller change may well be significant: the sentence says which it is.
     let by = match args.min_change {
-        Some(fraction) => format!(" by {}% or more (--min-change)", printf::general(fraction * 100.0, 4, false)),
+        Some(fraction) => format!(" by {} or more (--min-change)", printf::percent_of_fraction(fraction)),
         None => String::new(),
     };
     Some(format!("{job}: no metric changed significantly{by} ({}){hint}", runs.join(" vs ")))

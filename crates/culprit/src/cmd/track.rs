@@ -88,7 +88,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs) -> Result<ExitCode> {
 fn floor_note(options: &TrackOptions) -> Option<String> {
     let floor = options.min_change_pct;
     (floor > TrackOptions::default().min_change_pct)
-        .then(|| format!("a change under {}% is not counted (--min-change)", printf::general(floor, 4, false)))
+        .then(|| format!("a change under {} is not counted (--min-change)", printf::percent_of_fraction(floor / 100.0)))
 }
 
 /// The change-point analysis as the command line asks for it: `--min-change` (a fraction) is its floor in percent.
