@@ -3,7 +3,7 @@
 
 use culprit_core::compare::direction::Direction;
 use culprit_core::compare::render::{render_csv, render_json, render_markdown, render_table, RenderOptions};
-use culprit_core::compare::sweep::{render_sweep, sweep_rows, Sweep, SweepPoint};
+use culprit_core::compare::sweep::{render_sweep, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint};
 use culprit_core::compare::{
     compare, verdict, Column, CompareError, CompareOptions, Comparison, DecisionRule, Evidence, InconclusiveReason,
     LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
@@ -575,4 +575,36 @@ fn session_30_markdown_escapes_labels_and_metric_names_as_the_report_does() {
     assert!(md.match_indices('<').all(|(i, _)| md[..i].ends_with('\\')), "an unescaped tag: {md}");
     assert!(md.contains("\\*new\\*\\_run"), "{md}");
     assert!(md.contains("| `command.a'b` |"), "{md}");
+}
+
+#[test]
+fn review_12_a_revision_without_runs_at_a_sweep_point_shows_no_mean_and_no_change() {
+    // `compare --by` gives a revision that has no run at a point an empty sample vector. Its runs are unknown, not
+    // 0: the point read 0.00 and -100.0% against the base's 200, in the sweep and in a table given such a column.
+    let sweep = Sweep {
+        param: "nr_threads".into(),
+        metric: "hackbench.throughput".into(),
+        group: Vec::new(),
+        columns: vec!["A".into(), "B".into()],
+        points: vec![
+            SweepPoint { value: "1".into(), samples: vec![vec![100.0, 101.0, 99.0], vec![100.0, 102.0, 98.0]] },
+            SweepPoint { value: "2".into(), samples: vec![vec![200.0, 201.0, 199.0], vec![]] },
+        ],
+    };
+    let rows = sweep_rows(&sweep, &CompareOptions::default()).expect("sweep compares");
+    let (side, change) = (&rows[1].sides[1], &rows[1].changes[0]);
+    assert!(!side.present && change.change == 0.0, "{side:?} {change:?}");
+    assert_eq!(change.verdict, Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } });
+    let text = render_sweep(&sweep, &rows);
+    let line = text.lines().find(|l| l.trim_start().starts_with("2 ")).expect("the point's line");
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["2", "200.00", "-", "inconclusive"], "{text}");
+    let md = render_sweeps_markdown(std::slice::from_ref(&sweep), std::slice::from_ref(&rows));
+    assert!(md.contains("| 2 | 200.00 | - |  | inconclusive"), "{md}");
+    // The same empty vector in a table's column: the metric is missing there, as a column without it is.
+    let base = Column::new("base").with_metric("bench.a", vec![1.0, 2.0, 3.0]).with_metric("bench.b", vec![4.0; 3]);
+    let other = Column::new("new").with_metric("bench.a", vec![]).with_metric("bench.b", vec![4.0; 3]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let table = render_table(&result, RenderOptions { all: true });
+    let line = table.lines().find(|l| l.ends_with("bench.a")).expect("row");
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["2.00", "±", "40%", "-", "bench.a"], "{table}");
 }

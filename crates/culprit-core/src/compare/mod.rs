@@ -538,7 +538,9 @@ fn resolve<'a>(
     side: Side,
 ) -> Samples<'a> {
     let zero_filled = absent_means_zero(metric_of_key(metric), kind, class);
-    if let Some(xs) = column.metrics.get(metric) {
+    // An empty sample vector (what `compare --by` holds for a revision without runs at a point) is a metric no run
+    // reported, not runs that measured nothing: read as present, it printed a mean of 0 and a change of -100%.
+    if let Some(xs) = column.metrics.get(metric).filter(|xs| !xs.is_empty()) {
         if zero_filled && xs.len() < runs {
             let mut filled = xs.clone();
             filled.resize(runs, 0.0);

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 /// lkp's column widths: the mean, the ` ±NN%` field, and the change field.
 const ABS_WIDTH: usize = 10;
 const ERR_WIDTH: usize = 6;
-const REL_WIDTH: usize = 10;
+pub(crate) const REL_WIDTH: usize = 10;
 /// The first column is mean + stddev wide; every other column adds a change field and a space.
 const FIRST_WIDTH: usize = ABS_WIDTH + ERR_WIDTH;
 const OTHER_WIDTH: usize = FIRST_WIDTH + REL_WIDTH + 1;
@@ -44,7 +44,7 @@ pub fn format_mean(avg: f64) -> String {
 
 /// [`format_mean`] of a side, or `-` for a side without the metric (missing, or every run failed): its mean is
 /// unknown, not 0.
-fn format_side_mean(side: &SideStats) -> String {
+pub(crate) fn format_side_mean(side: &SideStats) -> String {
     if side.present {
         format_mean(side.mean)
     } else {

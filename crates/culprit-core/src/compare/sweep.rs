@@ -8,7 +8,9 @@
 //! pooling different configurations into one point) are compared together by [`sweeps_rows`] for the same reason.
 
 use super::printf::int_trunc;
-use super::render::{csv_field, format_change, format_mean, format_stddev, infinite_change, md_escape};
+use super::render::{
+    csv_field, format_change, format_mean, format_side_mean, format_stddev, infinite_change, md_escape, REL_WIDTH,
+};
 use super::{compare, Change, Column, CompareError, CompareOptions, Comparison, SideStats, Verdict, KEY_SEPARATOR};
 use std::fmt::Write as _;
 
@@ -126,13 +128,17 @@ pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
     for row in rows {
         let _ = write!(out, "{:>value_width$} ", row.value);
         let base_mean = row.sides.first().map(|s| s.mean).unwrap_or(0.0);
+        let base_present = row.sides.first().is_some_and(|s| s.present);
         for (i, side) in row.sides.iter().enumerate() {
             if i > 0 {
-                if let Some(c) = row.changes.get(i - 1) {
-                    out.push_str(&format_change(c, base_mean, side.mean));
+                // As in the table: a side without runs at this point has no mean, and no change against the base.
+                match row.changes.get(i - 1) {
+                    Some(c) if base_present && side.present => out.push_str(&format_change(c, base_mean, side.mean)),
+                    Some(_) => out.push_str(&" ".repeat(REL_WIDTH + 2)),
+                    None => {}
                 }
             }
-            out.push_str(&format_mean(side.mean));
+            out.push_str(&format_side_mean(side));
             out.push_str(&format_stddev(side));
         }
         let verdicts: Vec<&str> = row.changes.iter().map(|c| c.verdict.word()).filter(|w| *w != "unchanged").collect();
@@ -176,7 +182,7 @@ pub fn render_sweeps_markdown(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> Strin
             for (i, side) in row.sides.iter().enumerate() {
                 cells.push(match side.rel_stddev_pct {
                     Some(rel) if rel > 2.0 => format!("{} ±{}%", format_mean(side.mean).trim(), int_trunc(rel)),
-                    _ => format_mean(side.mean).trim().to_string(),
+                    _ => format_side_mean(side).trim().to_string(),
                 });
                 if i > 0 {
                     let change = row.changes.get(i - 1);
