@@ -608,3 +608,36 @@ fn review_12_a_revision_without_runs_at_a_sweep_point_shows_no_mean_and_no_chang
     let line = table.lines().find(|l| l.ends_with("bench.a")).expect("row");
     assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["2.00", "±", "40%", "-", "bench.a"], "{table}");
 }
+
+#[test]
+fn review_12_a_failure_in_every_run_of_one_side_and_none_of_the_other_is_a_change() {
+    // A dmesg BUG in each of the new kernel's 3 runs and in none of the base's: Fisher's exact test cannot go below
+    // 2 / C(6, 3) = 0.1 at 3 runs a side (0.0079 at 5, which Benjamini-Hochberg over a table of 20 metrics lifts to
+    // 0.16), so the row was "unchanged" and hidden, where two constant measurements apart are a change.
+    let mut rng = Rng::new(12);
+    for runs in [3, 5] {
+        let mut base = Column::new("base");
+        let mut other = Column::new("new").with_metric("dmesg.BUG:kernel_NULL_pointer_dereference", vec![1.0; runs]);
+        for k in 0..20 {
+            let name = format!("vmstat.noise{k}");
+            base = base.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+            other = other.with_metric(&name, noisy(&mut rng, 100.0, 0.05, runs));
+        }
+        let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+        let row = result.rows.iter().find(|r| r.metric.starts_with("dmesg.")).expect("dmesg row");
+        let want = 2.0 / if runs == 3 { 20.0 } else { 252.0 };
+        assert!(row.changes[0].p.is_some_and(|p| (p - want).abs() < 1e-12), "{runs}: {:?}", row.changes[0]);
+        assert_eq!(row.changes[0].verdict, Verdict::Regression, "{runs} runs a side");
+    }
+    // A failure in some runs of a side is a matter for the test: 2 of 3 against none stays unchanged (p = 0.4).
+    let base = Column::new("base").with_metric("bench.score", vec![5.0; 3]);
+    let other = Column::new("new").with_metric("bench.score", vec![5.0; 3]).with_metric("dmesg.WARNING", vec![
+        1.0, 0.0, 1.0,
+    ]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == "dmesg.WARNING").expect("dmesg row");
+    assert_eq!((row.changes[0].ratio_ci, row.changes[0].verdict), (None, Verdict::Unchanged));
+    // Below the minimum of runs every row is all or none by chance: 2 of 2 against none stays unchanged (p = 0.33).
+    let input = pair("dmesg.WARNING", vec![0.0; 2], vec![1.0; 2]);
+    assert_eq!(only_verdict(&input, &CompareOptions::default(), "dmesg.WARNING"), Verdict::Unchanged);
+}

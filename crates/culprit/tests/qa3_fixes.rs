@@ -100,8 +100,9 @@ fn qa_31_compare_footnote_names_the_side_whose_every_run_failed() {
     let table = stdout(&culprit(&db, &["compare", "OK", "X"], dir.path()));
     assert!(table.contains("metric(s) inconclusive on X: every run at X failed\n"), "{table}");
     assert!(!table.contains("other side"), "{table}");
-    // Nor does the table end as if nothing had changed: its rows were not decided.
-    assert!(table.contains(" of them inconclusive (--all shows every row)\n"), "{table}");
+    // Nor does the table end as if nothing had changed: its rows were not decided, and the failed-runs row (every
+    // run of X against none of OK) is a change since review 12.
+    assert!(table.contains("culprit.failed_runs +100.0 regression") && !table.contains("no metric changed"), "{table}");
     let table = stdout(&culprit(&db, &["compare", "X", "OK"], dir.path()));
     assert!(table.contains("metric(s) inconclusive on OK: every run at X (the base) failed\n"), "{table}");
     let markdown = stdout(&culprit(&db, &["compare", "OK", "X", "--all", "--format", "markdown"], dir.path()));

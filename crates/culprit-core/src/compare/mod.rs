@@ -358,7 +358,8 @@ pub struct Evidence {
 ///    three must hold: q <= `fdr` (statistically detectable after controlling false discoveries over all
 ///    metrics), |change| >= the practical floor (`min_change_pct`, or `min_abs_change` for absolute metrics),
 ///    and the bootstrap interval of the ratio, when there is one, excludes 1. A ratio interval of zero width
-///    (each side constant in every run, to rounding, and the sides apart) stands in for the q-value: see below.
+///    (each side constant in every run, to rounding, and the sides apart; or a pass/fail row that happened in every
+///    run of one side and in none of the other) stands in for the q-value: see below.
 /// 3. Not changed → `Unchanged`. Changed → the sign of the change times the direction: better → `Improvement`,
 ///    worse → `Regression`, unknown direction → `Changed`.
 pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
@@ -598,8 +599,9 @@ type SamplePair<'a> = (Cow<'a, [f64]>, Cow<'a, [f64]>);
 /// The cheap per-pair statistics computed in the first pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct PairTests {
-    /// mean(other) / mean(base) when each side is constant (to rounding) and the sides are apart: the ratio every
-    /// bootstrap resample would give, which [`verdict`] reads as a deterministic difference.
+    /// mean(other) / mean(base) when each side is constant (to rounding) and the sides are apart, or a pass/fail
+    /// row happened in every run of one side and in none of the other: the ratio every bootstrap resample would
+    /// give, which [`verdict`] reads as a deterministic difference.
     constant_ratio: Option<f64>,
     p: Option<f64>,
     p_mann_whitney: Option<f64>,
@@ -701,6 +703,16 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                     item.problem = Some(InconclusiveReason::NoSuccessfulRuns { side });
                 } else {
                     item.tests.p = Some(stats::fisher_exact(fo, no, fb, nb));
+                    // Failed in every run of one side and in none of the other: as with two constant measurements
+                    // apart, every resample of the runs gives this ratio of shares, and no run of one side looked
+                    // like the other, while Fisher's test cannot go below 2 / C(m + n, n) (0.1 at 3 runs a side).
+                    // Pass/fail rows are tested at any run count, so the minimum that keeps a measurement's chance
+                    // constancy rare applies here too: one run a side is all or none whatever happened.
+                    let all_or_none =
+                        |fails: usize, runs: usize| (fails == 0 || fails == runs) && runs >= options.min_runs;
+                    if all_or_none(fb, nb) && all_or_none(fo, no) && (fb == 0) != (fo == 0) {
+                        item.tests.constant_ratio = Some(other_stats.mean / base_stats.mean);
+                    }
                 }
                 pending.push(item);
                 continue;
