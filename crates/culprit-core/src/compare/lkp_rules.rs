@@ -183,13 +183,25 @@ const PERF_METRIC_PREFIXES: &[&str] = &[
     "vmstat.system.",
 ];
 
-/// Whether lkp treats the stat as a performance metric: a benchmark program's metric, or one of the monitor
-/// prefixes above. (lkp derives the program list from its test suites; Culprit's metric classes say the same.)
+/// Whether lkp treats the stat as a performance metric: a benchmark program's metric, one of the monitor
+/// prefixes above, or a match of lkp's `etc/perf-metrics-patterns`. (lkp derives the program list from its test
+/// suites; Culprit's metric classes say the same.)
 fn perf_metric(stat: &str) -> bool {
-    if PERF_METRIC_PREFIXES.iter().any(|p| stat.starts_with(p)) {
+    if PERF_METRIC_PREFIXES.iter().any(|p| stat.starts_with(p)) || perf_metrics_pattern(stat) {
         return true;
     }
     MetricClass::of(stat) == MetricClass::Program && !is_pass_fail_metric(stat)
+}
+
+/// lkp's `etc/perf-metrics-patterns`, `^(.*\.)?time..*` and `^lock_stat..*..contentions`: a `time` stat at the
+/// start of the name or after a dot with at least one character after it (the time monitor's `time.elapsed_time`
+/// and a suite's `<suite>.time.elapsed_time` alike), and lock_stat's contention counts.
+fn perf_metrics_pattern(stat: &str) -> bool {
+    let time_stat = |s: &str| s.strip_prefix("time").is_some_and(|rest| !rest.is_empty());
+    let time = time_stat(stat) || stat.match_indices('.').any(|(i, _)| time_stat(&stat[i + 1..]));
+    let contentions =
+        stat.strip_prefix("lock_stat").and_then(|rest| rest.get(2..)).is_some_and(|rest| rest.contains("contentions"));
+    time || contentions
 }
 
 /// lkp's `etc/perf-metrics-threshold.yaml` as globs, in the file's order, since lkp takes the first entry whose
@@ -599,6 +611,23 @@ mod tests {
         assert!(!reasonable_perf_change("iostat.sda.r/s", 20.0, 40.0));
         assert!(!reasonable_perf_change("iostat.sda.wkB/s", 60.0, 90.0));
         assert!(reasonable_perf_change("proc-vmstat.kswapd_low_wmark_hit_quickly", 60.0, 500.0));
+    }
+
+    #[test]
+    fn review_12_time_stats_are_performance_metrics_as_lkps_patterns_say() {
+        // lkp's perf-metrics-patterns make every `time.*` stat a performance metric, whose change needs a ratio above
+        // 1.01 only: a 20 s job that took 20.6 s in each of 3 runs is reported, where the port wanted 1.05.
+        let opts = LkpOptions { more: true, ..LkpOptions::default() };
+        let a = vec![("time.elapsed_time".to_string(), vec![20.6, 20.61, 20.59])];
+        let b = vec![("time.elapsed_time".to_string(), vec![20.0, 20.01, 19.99])];
+        assert_eq!(changed_stats(&a, &b, false, &opts).len(), 1);
+        for stat in ["time.user_time", "hackbench.time.elapsed_time", "lock_stat.x.contentions"] {
+            assert!(perf_metrics_pattern(stat) && perf_metric(stat), "{stat}");
+        }
+        for stat in ["time", "meminfo.runtime_x", "interrupts.time", "lock_stat.contentions", "meminfo.Active"] {
+            assert!(!perf_metrics_pattern(stat), "{stat}");
+        }
+        assert!(!perf_metric("meminfo.runtime_x"));
     }
 
     #[test]
