@@ -735,6 +735,41 @@ mod tests {
     }
 
     #[test]
+    fn review_12_p_values_match_independent_computations() {
+        // Exact Mann-Whitney: two-sided p from counting every arrangement of the ranks with Python's integers.
+        for (m, n, u, want) in [
+            (20, 20, 120.0, 0.030411256038764864),
+            (20, 20, 127.0, 0.04909032518937244),
+            (7, 12, 15.0, 0.022108438517107247),
+            (10, 10, 23.0, 0.04325705254497824),
+        ] {
+            let p = UDistribution::new(m, n).two_sided_p(u);
+            assert!(close(p, want, 1e-13), "{m} v {n}, U = {u}: {p}");
+        }
+        let r = mann_whitney_u(&[1.0, 2.0, 3.0, 4.0, 6.0], &[5.0, 7.0, 8.0, 9.0, 10.0]).map(|r| (r.u, r.p));
+        assert!(r.is_some_and(|(u, p)| u == 1.0 && close(p, 4.0 / 252.0, 1e-15)), "{r:?}");
+        // Student's t in closed form: df 1 is 1 - 2 atan(t) / pi, df 2 is 1 - t / sqrt(2 + t^2), and even df sum
+        // a finite series in cos(atan(t / sqrt(df))).
+        assert!(close(student_t_two_sided_p(10.0, 1.0), 1.0 - 2.0 * 10f64.atan() / std::f64::consts::PI, 1e-12));
+        assert!(close(student_t_two_sided_p(2.0, 2.0), 1.0 - 2.0 / 6f64.sqrt(), 1e-12));
+        // Welch, 3 v 3 (df 4) and 5 v 5 (df 8), against the even-df series with the t and df worked out by hand.
+        let w = welch_t_test(&[1.0, 2.0, 4.0], &[3.0, 5.0, 6.0]).map(|w| (w.t, w.df, w.p));
+        assert!(w.is_some_and(|(t, df, p)| close(t, 1.8708286933869707, 1e-12) && close(df, 4.0, 1e-12)
+            && close(p, 0.13470193531896724, 1e-10)), "{w:?}");
+        let w = welch_t_test(&[1.0, 2.0, 3.0, 4.0, 6.0], &[5.0, 7.0, 8.0, 9.0, 10.0]).map(|w| (w.df, w.p));
+        assert!(w.is_some_and(|(df, p)| close(df, 8.0, 1e-12) && close(p, 0.005379107766972813, 1e-10)), "{w:?}");
+        // Fisher's exact test: hypergeometric sums over Python's integers, R's 1e-7 tolerance for ties.
+        for (fa, ra, fb, rb, want) in [
+            (2, 5, 4, 6, 0.5670995670995671),
+            (1, 7, 5, 6, 0.02913752913752914),
+            (3, 10, 9, 10, 0.01976661109788045),
+            (4, 9, 1, 12, 0.11941618752764264),
+        ] {
+            assert!(close(fisher_exact(fa, ra, fb, rb), want, 1e-12), "{fa}/{ra} v {fb}/{rb}");
+        }
+    }
+
+    #[test]
     fn effect_sizes() {
         assert_eq!(cohens_d(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0]), Some(1.0));
         let r = mann_whitney_u(&[5.0, 6.0], &[1.0, 2.0]).unwrap_or(MannWhitney { u: 0.0, p: 0.0, exact: false });

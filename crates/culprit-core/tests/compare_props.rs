@@ -137,6 +137,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn fisher_exact_is_symmetric_and_a_probability(
+        ra in 1usize..15, rb in 1usize..15, fa in 0usize..15, fb in 0usize..15
+    ) {
+        // The module's invariant for every two-sided test: swapping the sides (or counting passes instead of
+        // failures) leaves p unchanged.
+        let (fa, fb) = (fa.min(ra), fb.min(rb));
+        let p = stats::fisher_exact(fa, ra, fb, rb);
+        prop_assert!((0.0..=1.0).contains(&p));
+        prop_assert!((p - stats::fisher_exact(fb, rb, fa, ra)).abs() < 1e-12);
+        prop_assert!((p - stats::fisher_exact(ra - fa, ra, rb - fb, rb)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_change_meets_the_documented_rule(
+        a in prop::collection::vec(1.0f64..2.0, 3..9), b in prop::collection::vec(1.0f64..2.0, 3..9),
+        shift in 0.5f64..2.0, constant in any::<bool>()
+    ) {
+        // docs/statistics.md: p = min(1, 2 min(p_MW, p_Welch)) unless both sides are constant; q is Benjamini-
+        // Hochberg over the column's p-values; a change needs q <= fdr (or a zero-width ratio interval excluding 1),
+        // |change| at the floor or above, and no ratio interval containing 1.
+        let b: Vec<f64> = if constant { vec![b[0] * shift; b.len()] } else { b.iter().map(|x| x * shift).collect() };
+        let input = Comparison::new(vec![
+            Column::new("a").with_metric("bench.score", a.clone()).with_metric("bench.other", a.clone()),
+            Column::new("b").with_metric("bench.score", b.clone()).with_metric("bench.other", a.clone()),
+        ]);
+        let options = CompareOptions::default();
+        let result = compare(&input, &options).expect("valid");
+        let ps: Vec<f64> = result.rows.iter().map(|r| r.changes[0].p.unwrap_or(-1.0)).collect();
+        let qs = stats::benjamini_hochberg(&ps);
+        for (row, q) in result.rows.iter().zip(qs) {
+            let c = &row.changes[0];
+            prop_assert_eq!(c.q, Some(q));
+            if let (Some(mw), Some(welch)) = (c.p_mann_whitney, c.p_welch) {
+                prop_assert_eq!(c.p, Some((2.0 * mw.min(welch)).min(1.0)));
+            }
+            if c.verdict.is_change() {
+                let point = c.ratio_ci.is_some_and(|ci| ci.low == ci.high && !ci.contains(1.0));
+                prop_assert!(q <= options.fdr || point, "{:?}", c);
+                prop_assert!(c.change.abs() >= options.min_change_pct, "{:?}", c);
+                prop_assert!(!c.ratio_ci.is_some_and(|ci| ci.contains(1.0)), "{:?}", c);
+            }
+        }
+    }
+}
+
 fn two(metric: &str, a: &[f64], b: &[f64]) -> Comparison {
     Comparison::new(vec![Column::new("a").with_metric(metric, a.to_vec()), Column::new("b").with_metric(metric, b.to_vec())])
 }
