@@ -641,3 +641,12 @@ fn review_12_a_failure_in_every_run_of_one_side_and_none_of_the_other_is_a_chang
     let input = pair("dmesg.WARNING", vec![0.0; 2], vec![1.0; 2]);
     assert_eq!(only_verdict(&input, &CompareOptions::default(), "dmesg.WARNING"), Verdict::Unchanged);
 }
+
+#[test]
+fn review_12_percent_stddev_of_a_negative_mean_is_relative_to_its_magnitude() {
+    // lkp divides by the signed mean and prints no ± for [-90, -110]; Culprit shows its 10%, as for [90, 110].
+    let input = pair("bench.delta", vec![-90.0, -110.0], vec![-90.0, -110.0]);
+    let result = compare(&input, &CompareOptions::default()).expect("comparison runs");
+    assert_eq!(result.rows[0].sides[0].rel_stddev_pct.map(f64::round), Some(10.0));
+    assert!(render_table(&result, RenderOptions { all: true }).contains("-100.00 ± 10%"));
+}

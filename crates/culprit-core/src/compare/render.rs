@@ -52,7 +52,8 @@ pub(crate) fn format_side_mean(side: &SideStats) -> String {
     }
 }
 
-/// lkp's `%stddev` field: ` ±%3d%%` (truncated) when the relative stddev is above 2%, blanks otherwise.
+/// lkp's `%stddev` field: ` ±%3d%%` (truncated) when the relative stddev is above 2%, blanks otherwise. Relative to
+/// the mean's magnitude, where lkp divides by the signed mean and so prints nothing for a negative one.
 pub fn format_stddev(side: &SideStats) -> String {
     match side.rel_stddev_pct {
         Some(rel) if rel > 2.0 => format!(" ±{:>3}%", printf::int_trunc(rel)),
