@@ -539,15 +539,19 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 interrupted = true;
                 break 'rounds;
             };
-            store.save_run(&record).with_context(|| {
+            // A run also written into a result root is stored under the key written beside it, so that importing
+            // the root into this store finds the run rather than storing it twice.
+            let import_key = plan.result_root.as_ref().map(|_| culprit_store::result_root::own_import_key(&record));
+            let save = culprit_store::SaveOptions { import_key: import_key.clone(), ..Default::default() };
+            store.save_run_with(&record, &save).with_context(|| {
                 format!(
                     "cannot save the run of {} in {}; runs saved before it are kept",
                     job.run.job_name,
                     store.location()
                 )
             })?;
-            if let Some(root) = &plan.result_root {
-                culprit_store::result_root::write_run(root, &job.path_params, &record)
+            if let (Some(root), Some(key)) = (&plan.result_root, &import_key) {
+                culprit_store::result_root::write_stored_run(root, &job.path_params, &record, key)
                     .with_context(|| format!("cannot write the lkp result root under {}", root.display()))?;
             }
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {

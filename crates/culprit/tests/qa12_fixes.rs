@@ -1,0 +1,32 @@
+//! End-to-end regressions of the twelfth QA pass: run, compare, report, the store and bad input, used as a kernel
+//! performance engineer would use them.
+
+mod common;
+
+use common::{culprit, stdout};
+
+/// The ok runs `culprit results --json` counts in the store `db`, over every job and revision.
+fn ok_runs(db: &str, dir: &std::path::Path) -> u64 {
+    let listing: serde_json::Value = serde_json::from_str(&stdout(&culprit(db, &["results", "--json"], dir))).unwrap();
+    listing.as_array().unwrap().iter().map(|row| row["ok_runs"].as_u64().unwrap()).sum()
+}
+
+#[test]
+fn qa12_importing_the_result_root_a_run_wrote_does_not_store_its_runs_twice() {
+    // `culprit run --result-root DIR` stores each run and writes it into DIR. Importing DIR into the same store
+    // (to be sure it is all there, or from a script that imports every root it finds) stored every run a second
+    // time, although a second import of a root stores nothing: the label then held 4 runs of 2, and compare read
+    // the copies as independent runs, with a %stddev and a p-value of runs that were never taken.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    let run = ["run", "job.yaml", "-n", "2", "--label", "a", "--monitors", "none", "--result-root", "root"];
+    stdout(&culprit("t.db", &run, dir.path()));
+    assert_eq!(ok_runs("t.db", dir.path()), 2);
+    let text = stdout(&culprit("t.db", &["import", "root"], dir.path()));
+    assert!(text.contains("imported 0 run(s)") && text.contains("2 already stored"), "{text}");
+    assert_eq!(ok_runs("t.db", dir.path()), 2);
+    // Another store has none of them, so they are imported there, once.
+    stdout(&culprit("other.db", &["import", "root"], dir.path()));
+    stdout(&culprit("other.db", &["import", "root"], dir.path()));
+    assert_eq!(ok_runs("other.db", dir.path()), 2);
+}
