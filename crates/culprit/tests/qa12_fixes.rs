@@ -30,3 +30,21 @@ fn qa12_importing_the_result_root_a_run_wrote_does_not_store_its_runs_twice() {
     stdout(&culprit("other.db", &["import", "root"], dir.path()));
     assert_eq!(ok_runs("other.db", dir.path()), 2);
 }
+
+#[test]
+fn qa12_results_json_gives_the_ids_of_runs_that_succeeded() {
+    // `results --run ID` says its ids are "the ones `--failures` lists and `--json` gives", and compare's and the
+    // report's notes on perf send the reader to `culprit results --run ID` for profiling runs that succeeded; but
+    // `results --json` gave no run id at all, so a successful run's id could only be guessed.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'echo hello-from-the-run'\n");
+    stdout(&culprit("t.db", &["run", "job.yaml", "-n", "2", "--label", "a", "--monitors", "none"], dir.path()));
+    let listing: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit("t.db", &["results", "--json"], dir.path()))).unwrap();
+    let ids = listing[0]["run_ids"].as_array().unwrap_or_else(|| panic!("{listing}"));
+    assert_eq!(ids.len(), 2, "{listing}");
+    for id in ids {
+        let shown = stdout(&culprit("t.db", &["results", "--run", &id.to_string()], dir.path()));
+        assert!(shown.contains("hello-from-the-run") && shown.contains("label:a"), "{shown}");
+    }
+}
