@@ -48,3 +48,24 @@ fn qa12_results_json_gives_the_ids_of_runs_that_succeeded() {
         assert!(shown.contains("hello-from-the-run") && shown.contains("label:a"), "{shown}");
     }
 }
+
+#[test]
+fn qa12_a_param_no_program_takes_is_answered_with_the_names_the_program_takes() {
+    // lkp's sysbench-memory job names its params `mem_blk_size` and `mem_opt`; sysbench's own options are
+    // `--memory-block-size` and `--memory-oper`. A job written from sysbench's names was refused with "sysbench has
+    // no param 'memory_block_size'; remove it or fix its name", which named neither the right names nor where to
+    // find them (the program's module in the source).
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "mem.yaml", "suite: x\nsysbench-memory:\n  memory_block_size: 1k\n");
+    let err = common::refused(&culprit("t.db", &["run", "mem.yaml"], dir.path()));
+    assert!(err.contains("mem.yaml:3: sysbench has no param 'memory_block_size'"), "{err}");
+    assert!(err.contains("sysbench-memory takes: nr_threads, runtime, nr_processes, mem_blk_size,"), "{err}");
+    assert!(!err.contains("cpu_max_prime"), "another sysbench test's params: {err}");
+    common::write(dir.path(), "fio.yaml", "suite: x\nfio-setup-basic:\n  blocksize: 4k\nfio:\n");
+    let err = common::refused(&culprit("t.db", &["run", "fio.yaml"], dir.path()));
+    assert!(err.contains("fio has no param 'blocksize'") && err.contains("fio takes: rw, bs, ioengine,"), "{err}");
+    // A name near enough to one it takes is still answered with that one alone.
+    common::write(dir.path(), "hb.yaml", "suite: x\nhackbench:\n  loop: 4\n");
+    let err = common::refused(&culprit("t.db", &["run", "hb.yaml"], dir.path()));
+    assert!(err.contains("did you mean 'loops'?") && !err.contains("takes:"), "{err}");
+}

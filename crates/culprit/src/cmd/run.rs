@@ -169,9 +169,26 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
         }
         _ => None,
     };
-    match suggestion {
-        Some(name) => format!("{problem}; did you mean '{name}'?"),
-        None => problem.to_string(),
+    match (suggestion, problem) {
+        (Some(name), _) => format!("{problem}; did you mean '{name}'?"),
+        // With no name near enough to suggest, "fix its name" alone sends the user to the source for the names a
+        // program takes: list them, for the program the hash names (`sysbench-memory`, not every sysbench test).
+        (None, culprit_job::KeyProblem::UnknownParam { owner, hash, .. })
+            if !monitor::known_monitors().contains(&owner.as_str()) =>
+        {
+            let (program, names) = match program::lookup(hash) {
+                Ok(found) => (hash.as_str(), found.params().iter().map(|s| s.name.trim_end_matches(".*")).collect()),
+                Err(_) => (owner.as_str(), accepted_names(owner)),
+            };
+            let mut listed: Vec<&str> = Vec::new();
+            for name in names.into_iter().filter(|name| !COMMON_KEYS.contains(name)) {
+                if !listed.contains(&name) {
+                    listed.push(name);
+                }
+            }
+            format!("{problem}; {program} takes: {}", listed.join(", "))
+        }
+        (None, _) => problem.to_string(),
     }
 }
 
