@@ -69,3 +69,26 @@ fn qa12_a_param_no_program_takes_is_answered_with_the_names_the_program_takes() 
     let err = common::refused(&culprit("t.db", &["run", "hb.yaml"], dir.path()));
     assert!(err.contains("did you mean 'loops'?") && !err.contains("takes:"), "{err}");
 }
+
+#[test]
+fn qa12_track_outside_the_repository_of_a_store_of_commits_asks_for_the_repository_with_metric_too() {
+    // Outside a repository `culprit track` tracks labels; a store whose runs are all at commits has none, and
+    // `culprit track` asked for the repository. With --metric it said instead "--metric command.elapsed_time
+    // matches no metric of the runs; they have command.elapsed_time, ...", contradicting itself.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").current_dir(&repo).args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=qa", "-c", "user.email=qa@example.invalid", "commit", "-q", "--allow-empty", "-m", "one"]);
+    common::write(&repo, "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    let db = dir.path().join("t.db");
+    let db = db.to_str().unwrap();
+    stdout(&culprit(db, &["run", "job.yaml", "-n", "3", "--monitors", "none"], &repo));
+    let err = common::refused(&culprit(db, &["track", "--metric", "command.elapsed_time"], dir.path()));
+    assert!(err.contains("is not inside a git repository: give the repository with --repo DIR"), "{err}");
+    assert!(!err.contains("matches no metric"), "{err}");
+}
