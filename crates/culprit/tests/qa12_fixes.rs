@@ -92,3 +92,50 @@ fn qa12_track_outside_the_repository_of_a_store_of_commits_asks_for_the_reposito
     assert!(err.contains("is not inside a git repository: give the repository with --repo DIR"), "{err}");
     assert!(!err.contains("matches no metric"), "{err}");
 }
+
+/// Copies the result-root tree `from` to `to` as another machine's runs: without the keys that name the runs
+/// stored from it, which would make the copies the same runs.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else if entry.file_name() != "culprit-import-key" {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn qa12_compare_draws_one_table_per_machine_rather_than_pooling_a_farms_machines() {
+    // A farm's store (one PostgreSQL store for several test machines) holds a job's runs at each revision from every
+    // machine that ran it. compare pooled them into one table under the first machine's name: "3 vs 3 runs" of this
+    // machine became 6 vs 6 of two machines, whose difference read as noise (or as the change). lkp's tables are each
+    // of one tbox_group.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    for label in ["a", "b"] {
+        let run = ["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none", "--result-root", "root"];
+        stdout(&culprit("t.db", &run, dir.path()));
+    }
+    // The same runs as another machine's, imported: the root's machine level renamed.
+    let params = dir.path().join("root/qa/true");
+    let here = std::fs::read_dir(&params).unwrap().flatten().next().unwrap().file_name();
+    copy_tree(&params.join(&here), &dir.path().join("other/qa/true/box2"));
+    stdout(&culprit("t.db", &["import", "other"], dir.path()));
+    let text = stdout(&culprit("t.db", &["compare", "a", "b", "--format", "json"], dir.path()));
+    let tables: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let tables = tables.as_array().unwrap();
+    let mut machines: Vec<&str> = tables.iter().map(|t| t["machine"].as_str().unwrap_or("-")).collect();
+    machines.sort_unstable();
+    let mut expected = vec!["box2", here.to_str().unwrap()];
+    expected.sort_unstable();
+    assert_eq!(machines, expected, "{text}");
+    for table in tables {
+        let columns = table["result"]["columns"].as_array().unwrap();
+        let runs: Vec<u64> = columns.iter().map(|c| c["ok_runs"].as_u64().unwrap()).collect();
+        assert_eq!(runs, [3, 3], "{table}");
+        assert_eq!(table["result"]["axes"][0][1], table["machine"], "{table}");
+    }
+}
