@@ -138,10 +138,24 @@ pub fn compare_stored(
     job_id: &str,
     prespecified: Option<&str>,
 ) -> Result<(CompareResult, Option<RunSources>)> {
-    let stored = StoredRuns::read(
-        store,
-        &SampleQuery { revision_keys: keys.to_vec(), job: Some(job_id.to_string()), ..SampleQuery::default() },
-    )?;
+    compare_stored_on(store, keys, job_id, None, prespecified)
+}
+
+/// [`compare_stored`] of the runs one `machine` took (all machines' runs when `None`).
+pub fn compare_stored_on(
+    store: &dyn Store,
+    keys: &[String],
+    job_id: &str,
+    machine: Option<&str>,
+    prespecified: Option<&str>,
+) -> Result<(CompareResult, Option<RunSources>)> {
+    let query = SampleQuery {
+        revision_keys: keys.to_vec(),
+        job: Some(job_id.to_string()),
+        hostname: machine.map(str::to_string),
+        ..SampleQuery::default()
+    };
+    let stored = StoredRuns::read(store, &query)?;
     let samples = &stored.plain;
     if samples.len() != keys.len() {
         let have: Vec<&str> = samples.iter().map(|s| s.revision.short()).collect();
@@ -155,8 +169,10 @@ pub fn compare_stored(
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: keys.to_vec(),
+        hostname: machine.map(str::to_string),
         ..RunFilter::default()
     })?;
+    let runs: Vec<RunSummary> = runs.into_iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
     let mut result = compare_columns(&plain, prespecified)?;
     if let Some(rows) = profiled.as_ref().and_then(|profiled| profiling_rows(&plain, profiled)) {
@@ -180,12 +196,13 @@ fn require_metric(comparison: &CompareResult, metric: &str) -> Result<()> {
 }
 
 /// A stored run of `job_id` at `key`, preferring a successful one: the source of testcase, machine and params.
-fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
+fn sample_run(store: &dyn Store, job_id: &str, key: &str, machine: Option<&str>) -> Result<RunRecord> {
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: vec![key.to_string()],
         ..RunFilter::default()
     })?;
+    let runs: Vec<&RunSummary> = runs.iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
     Ok(store.run(chosen.id)?)
 }
@@ -263,12 +280,16 @@ pub fn from_bisect(
     let (base, commit) = (at(base_index), at(commit_index));
     let metric = given.map(str::to_string).unwrap_or_else(|| config.metric.clone());
     let prespecified = (metric == config.metric).then_some(metric.as_str());
-    let (comparison, sources) = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id, prespecified)
+    // The session's machine: on a farm's store other machines may have measured the same commits (each following
+    // the branch), and their runs pooled with the session's would read the machines' difference as noise or change.
+    let machine = records.first().map(|r| r.machine.hostname.clone());
+    let keys = [base.sha.clone(), commit.sha.clone()];
+    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, machine.as_deref(), prespecified)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
     if let Some(given) = given {
         require_metric(&comparison, given)?;
     }
-    let record = sample_run(store, &job_id, &commit.sha)?;
+    let record = sample_run(store, &job_id, &commit.sha, machine.as_deref())?;
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
         && outcome.culprits.iter().all(|c| c.located);
@@ -542,7 +563,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
     };
-    let bad_record = sample_run(store, job_id, &keys[1])?;
+    let bad_record = sample_run(store, job_id, &keys[1], None)?;
     // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
     // A metric without runs to decide on at some side has none; the sentence under the table then reads the
     // column's own verdict alone.
