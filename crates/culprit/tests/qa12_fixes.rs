@@ -168,3 +168,43 @@ fn qa12_a_bisects_report_reads_the_runs_of_its_own_machine() {
     let after = stdout(&culprit(&db, &["report", "1"], dir.path()));
     assert_eq!(before, after);
 }
+
+#[test]
+fn qa12_report_compare_reads_one_machines_runs_and_takes_machine() {
+    // The mail of `report --compare` pooled the machines as compare did: its table had 6 runs a side of two
+    // machines, and a change on one machine was averaged with the other's runs.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    for label in ["a", "b"] {
+        let run = ["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none", "--result-root", "root"];
+        stdout(&culprit("t.db", &run, dir.path()));
+    }
+    let params = dir.path().join("root/qa/true");
+    let here = std::fs::read_dir(&params).unwrap().flatten().next().unwrap().file_name();
+    let here = here.to_str().unwrap().to_string();
+    let box2 = dir.path().join("other/qa/true/box2");
+    copy_tree(&params.join(&here), &box2);
+    // On box2, b takes ten times as long as a.
+    for run in std::fs::read_dir(box2.join("b")).unwrap().flatten().filter(|e| e.path().is_dir()) {
+        let stats = run.path().join("stats.json");
+        let mut values: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        values["command.elapsed_time"] = serde_json::json!(values["command.elapsed_time"].as_f64().unwrap() * 10.0);
+        std::fs::write(&stats, values.to_string()).unwrap();
+    }
+    stdout(&culprit("t.db", &["import", "other"], dir.path()));
+    let report = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["report", "--compare", "a", "b", "--format", "json"][..], extra].concat();
+        serde_json::from_str(&stdout(&culprit("t.db", &args, dir.path()))).unwrap()
+    };
+    let columns = |mail: &serde_json::Value| -> Vec<u64> {
+        let columns = mail["report"]["comparison"]["columns"].as_array().unwrap();
+        columns.iter().map(|c| c["ok_runs"].as_u64().unwrap()).collect()
+    };
+    let strongest = report(&[]);
+    assert_eq!(strongest["report"]["machine"]["hostname"], "box2", "{strongest}");
+    assert_eq!(columns(&strongest), [3, 3], "{strongest}");
+    assert!(strongest["subject"].as_str().unwrap().contains("command.elapsed_time"), "{strongest}");
+    let chosen = report(&["--machine", &here]);
+    assert_eq!(chosen["report"]["machine"]["hostname"], here.as_str(), "{chosen}");
+    assert_eq!(columns(&chosen), [3, 3], "{chosen}");
+}

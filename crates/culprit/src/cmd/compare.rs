@@ -267,7 +267,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
 /// tbox_group. Pooled, the runs of a farm's machines read as one side's noise, under the first machine's name. A
 /// job that no one machine ran at every revision keeps one table of all its runs (`None`), with a warning naming
 /// where each revision ran. A job that ran on one machine only is that machine's table, also `None`.
-fn machine_tables(
+pub(crate) fn machine_tables(
     jobs: &[(String, String)],
     runs: &[RunSummary],
     keys: &[String],
