@@ -156,6 +156,9 @@ pub struct CompareArgs {
     pub all: bool,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
+    /// The same as --format json, as `results`, `bisect` and `track` take it.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Decide with lkp-tests' own change rules instead of Culprit's statistics.
     #[arg(long)]
     pub lkp_rules: bool,

@@ -208,3 +208,18 @@ fn qa12_report_compare_reads_one_machines_runs_and_takes_machine() {
     assert_eq!(chosen["report"]["machine"]["hostname"], here.as_str(), "{chosen}");
     assert_eq!(columns(&chosen), [3, 3], "{chosen}");
 }
+
+#[test]
+fn qa12_compare_takes_json_as_results_bisect_and_track_do() {
+    // `culprit results --json`, `bisect --json` and `track --json` print JSON; `compare --json` was refused with
+    // clap's "unexpected argument '--json' found; tip: a similar argument exists: '--job'", a tip that misleads.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    for label in ["a", "b"] {
+        stdout(&culprit("t.db", &["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none"], dir.path()));
+    }
+    let json = stdout(&culprit("t.db", &["compare", "a", "b", "--json", "--all"], dir.path()));
+    let format = stdout(&culprit("t.db", &["compare", "a", "b", "--format", "json", "--all"], dir.path()));
+    assert_eq!(json, format);
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
+}
