@@ -878,3 +878,32 @@ fn the_mail_says_which_runs_the_perf_rows_and_the_other_rows_come_from() {
         "{text}"
     );
 }
+
+/// Profiling runs fewer than a verdict needs (`bisect --profile 2`) decide none of the perf rows; the mail said
+/// "none of which changed" all the same, which a maintainer reads as a flat profile (QA pass 12).
+#[test]
+fn profiling_runs_too_few_for_a_verdict_are_not_said_to_show_no_change() {
+    let (mut columns, _, _) = real_columns();
+    for (column, level) in columns.iter_mut().zip([2.0, 6.0, 2.5]) {
+        column.metrics.insert("perf-stat.ps.cpu-clock".into(), vec![level, level + 0.1]);
+    }
+    let comparison = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+    let sources = RunSources {
+        plain_runs: vec![8, 9, 5],
+        profiling_runs: vec![2, 2, 2],
+        profiled_monitors: vec!["perf-stat".to_string()],
+        silent_monitors: Vec::new(),
+    };
+    let bisected = Some(bisect(Status::Found, true, 1));
+    let input = ReportInput { sources: Some(sources), comparison, bisect: bisected, ..real_input() };
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(
+        text.contains(
+            "The 2 runs a side with perf attached (`culprit bisect --profile`) gave the perf-stat rows, too few to \
+             decide any of them (a verdict needs 3 runs a side: `culprit bisect --resume 7 --profile 3` takes the \
+             missing ones); every row here is from"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("none of which changed"), "{text}");
+}

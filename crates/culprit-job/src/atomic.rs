@@ -87,10 +87,12 @@ pub enum KeyProblem {
     NoProgram { place: Place },
     /// A key holds a hash or nothing, which selects a program or monitor in lkp, but no such one is known.
     UnknownProgram { place: Place, key: String },
-    /// A key in a program's or monitor's hash that it does not accept.
+    /// A key in a program's or monitor's hash that it does not accept. `hash` is the key of the hash as written
+    /// (`sysbench-memory`, `fio-setup-basic`), which can name the program more closely than `owner` (`sysbench`).
     UnknownParam {
         place: Place,
         owner: String,
+        hash: String,
         key: String,
     },
     /// A top-level param that none of the selected programs accepts.
@@ -121,7 +123,7 @@ impl std::fmt::Display for KeyProblem {
                 table::program_names(),
                 table::monitor_names()
             ),
-            KeyProblem::UnknownParam { place, owner, key } => {
+            KeyProblem::UnknownParam { place, owner, key, .. } => {
                 write!(f, "{place}: {owner} has no param '{key}'; remove it or fix its name")
             }
             KeyProblem::UnusedParam { place, key, programs } => write!(
@@ -636,6 +638,7 @@ impl AtomicJob {
                             problems.push(KeyProblem::UnknownParam {
                                 place: self.at.place(&[key_text, &inner_text]),
                                 owner: owner.to_string(),
+                                hash: key_text.to_string(),
                                 key: inner_text,
                             });
                         }

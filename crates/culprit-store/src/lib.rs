@@ -107,7 +107,8 @@ pub struct SaveOptions {
     /// Link the run to this bisect session in the same transaction.
     pub bisect_session: Option<SessionId>,
     /// A key that makes the save idempotent: a second save of a run with the same job id, revision key and
-    /// import key stores nothing and returns the first run's id. Imports use `<host>/<run dir>`.
+    /// import key stores nothing and returns the first run's id. Imports use `lkp:<host>/<run dir>`, or the key that
+    /// `culprit run --result-root` stored the run under and wrote beside it (`result_root::write_stored_run`).
     pub import_key: Option<String>,
     /// How the run was taken.
     pub kind: RunKind,

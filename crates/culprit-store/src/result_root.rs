@@ -7,6 +7,7 @@
 //!                                                                     /matrix.json  monitor samples (`<monitor>.<key>`: [...])
 //!                                                                     /job.yaml     the atomic job
 //!                                                                     /<raw output> e.g. fio.output
+//!                                                                     /culprit-import-key  the key it is stored under
 //! <root>/<testcase>/<path_params>/<hostname>/<revision key>/matrix.json   metric: per-run values, plus `stats_source`
 //!                                                          /avg.json      metric: mean over runs
 //!                                                          /stddev.json   metric: standard deviation over runs
@@ -72,6 +73,16 @@ pub const EXIT_FAIL_KEY: &str = "last_state.exit_fail";
 /// of its job: both come back with `culprit import`, so `culprit results --run ID` says why as it did before.
 pub const FAILURE_FILE: &str = "culprit-failure";
 pub const STDERR_FILE: &str = "stderr";
+/// The import key under which `culprit run --result-root` stored a run it wrote ([`write_stored_run`]): importing
+/// the root into the store that already holds the run then finds it instead of storing it a second time.
+pub const IMPORT_KEY_FILE: &str = "culprit-import-key";
+
+/// The import key of a run that Culprit measured itself: its machine, job and start time, which no other run of
+/// the job on that machine shares. Saving the run under this key and writing it beside the run's `stats.json`
+/// ([`write_stored_run`]) makes a later import of the root into the same store idempotent, as a re-import is.
+pub fn own_import_key(run: &RunRecord) -> String {
+    format!("culprit:{}/{}/{:.9}", run.machine.hostname, run.job_id, run.started_at)
+}
 
 /// Makes a string safe as one path component: no separators, no NUL, not `.` or `..`, not empty.
 pub fn safe_component(text: &str) -> String {
@@ -95,6 +106,26 @@ pub fn revision_dir(root: &Path, testcase: &str, path_params: &str, hostname: &s
 /// `matrix.json`, `avg.json` and `stddev.json`. Returns the run directory. Every file is written to a temporary
 /// name and renamed, so a crash never leaves a half-written `stats.json`.
 pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<PathBuf, ResultRootError> {
+    write_run_directory(root, path_params, run, None)
+}
+
+/// [`write_run`] for a run already saved in a store under `import_key`, which is written beside its `stats.json`
+/// ([`IMPORT_KEY_FILE`]) so that importing the root into that store finds the run instead of storing it again.
+pub fn write_stored_run(
+    root: &Path,
+    path_params: &str,
+    run: &RunRecord,
+    import_key: &str,
+) -> Result<PathBuf, ResultRootError> {
+    write_run_directory(root, path_params, run, Some(import_key))
+}
+
+fn write_run_directory(
+    root: &Path,
+    path_params: &str,
+    run: &RunRecord,
+    import_key: Option<&str>,
+) -> Result<PathBuf, ResultRootError> {
     let revision_directory = revision_dir(root, &run.testcase, path_params, &run.machine.hostname, run.revision.key());
     create_dir(&revision_directory)?;
     let index = run_indices(&revision_directory)?.last().map_or(0, |last| last + 1);
@@ -127,10 +158,13 @@ pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<Path
     if !run.job_yaml.is_empty() {
         write_atomically(&run_directory.join(JOB_FILE), run.job_yaml.as_bytes())?;
     }
+    if let Some(key) = import_key {
+        write_atomically(&run_directory.join(IMPORT_KEY_FILE), key.as_bytes())?;
+    }
     for raw in &run.raw_outputs {
         let name = safe_component(&raw.name);
         // The lkp files this module owns must not be overwritten by a raw output that happens to share a name.
-        if [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE].contains(&name.as_str()) {
+        if [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE, IMPORT_KEY_FILE].contains(&name.as_str()) {
             continue;
         }
         write_atomically(&run_directory.join(name), &raw.content)?;
@@ -509,6 +543,8 @@ struct FoundRun {
     /// The run's [`FAILURE_FILE`] and [`STDERR_FILE`], where it has them.
     failure: Option<String>,
     stderr: Option<String>,
+    /// The key Culprit stored the run under when it wrote the run itself ([`IMPORT_KEY_FILE`]).
+    import_key: Option<String>,
 }
 
 fn import_revision_dir(
@@ -584,8 +620,11 @@ fn import_runs(
     });
     for found in runs {
         let run_name = found.run_name.clone();
+        let own_key = found.import_key.clone();
         let record = build_record(&place, found, options);
-        let import_key = format!("lkp:{}/{}", record.machine.hostname, run_name);
+        // A run `culprit run --result-root` wrote is found under the key it was stored with, so importing the root
+        // into that store does not count it twice; an lkp run is known by its machine and run directory.
+        let import_key = own_key.unwrap_or_else(|| format!("lkp:{}/{}", record.machine.hostname, run_name));
         // An lkp result root holds no sign of runs profiled apart from the others: they are imported as lkp ran them.
         let save = SaveOptions { bisect_session: None, import_key: Some(import_key), kind: RunKind::Plain };
         match store.save_run_with(&record, &save)? {
@@ -658,9 +697,10 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
     let (job_yaml, failure, stderr) = (text_of(JOB_FILE)?, text_of(FAILURE_FILE)?, text_of(STDERR_FILE)?);
+    let import_key = text_of(IMPORT_KEY_FILE)?.map(|key| key.trim().to_string()).filter(|key| !key.is_empty());
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stats_path = Some(stats_path);
-    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path, failure, stderr }, warnings))
+    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path, failure, stderr, import_key }, warnings))
 }
 
 /// Splits a per-run `matrix.json` back into monitors: every `<monitor>.time` key names a monitor, and each other
@@ -749,6 +789,7 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
                 stats_path: None,
                 failure: None,
                 stderr: None,
+                import_key: None,
             }
         })
         .collect();

@@ -156,6 +156,9 @@ pub struct CompareArgs {
     pub all: bool,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
     pub format: CompareFormat,
+    /// The same as --format json, as `results`, `bisect` and `track` take it.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
     /// Decide with lkp-tests' own change rules instead of Culprit's statistics.
     #[arg(long)]
     pub lkp_rules: bool,
@@ -383,6 +386,10 @@ pub struct ReportArgs {
     /// changed most strongly, a regression first; the first when none changed).
     #[arg(long, value_parser = glob_pattern)]
     pub job: Option<String>,
+    /// With --compare: only the runs of the machine whose hostname matches this glob (default: of the machines
+    /// that ran the job at every revision, the one whose table changed most strongly). A table is one machine's.
+    #[arg(long, value_parser = glob_pattern)]
+    pub machine: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
     /// Write the report (report.txt/.md/.html/.json) and the job file (job.yaml) into this directory (made if missing;

@@ -19,7 +19,7 @@ pub use html::escape as escape_html;
 pub use markdown::escape as escape_markdown;
 
 use crate::bisect::Status;
-use crate::compare::{printf, Change, CompareResult, MetricRow, Verdict};
+use crate::compare::{printf, Change, CompareResult, InconclusiveReason, MetricRow, Verdict};
 use crate::model::{Machine, MetricClass};
 use serde::{Deserialize, Serialize};
 
@@ -886,9 +886,21 @@ pub(crate) fn sources_sentence(input: &ReportInput, shown: &CompareResult) -> Op
         sources.profiled_monitors.iter().cloned().partition(|monitor| has_rows(monitor));
     if in_table.is_empty() && !unchanged.is_empty() {
         let (plain, profiling) = (runs_text(&sources.plain_runs, &labels), runs_text(&sources.profiling_runs, &labels));
+        // Fewer profiling runs than a verdict needs (`--profile 2`) decide none of the perf rows: "none of which
+        // changed" would tell the maintainer that the profile is flat when it was never read.
+        let needed = too_few_to_decide(&input.comparison, &unchanged);
+        let outcome = match (needed, &input.bisect) {
+            (Some(needed), Some(bisect)) => format!(
+                "too few to decide any of them (a verdict needs {needed} runs a side: `culprit bisect --resume {} \
+                 --profile {needed}` takes the missing ones)",
+                bisect.session
+            ),
+            (Some(needed), None) => format!("too few to decide any of them (a verdict needs {needed} runs a side)"),
+            (None, _) => "none of which changed (the json format has them)".to_string(),
+        };
         let mut text = format!(
-            "The {profiling} with perf attached (`culprit bisect --profile`) gave the {} rows, none of which changed \
-             (the json format has them); every row here is from {plain} without it.",
+            "The {profiling} with perf attached (`culprit bisect --profile`) gave the {} rows, {outcome}; every row \
+             here is from {plain} without it.",
             unchanged.join(" and ")
         );
         if !sources.silent_monitors.is_empty() {
@@ -897,6 +909,22 @@ pub(crate) fn sources_sentence(input: &ReportInput, shown: &CompareResult) -> Op
         return Some(text);
     }
     Some(sources_text(&RunSources { profiled_monitors: in_table, ..sources.clone() }, &labels))
+}
+
+/// The runs a side a verdict needs, when every row of the profiled `monitors` in `comparison` is inconclusive for
+/// too few runs (so nothing about them was decided); `None` when some row was decided.
+fn too_few_to_decide(comparison: &CompareResult, monitors: &[String]) -> Option<usize> {
+    let mut needed = None;
+    let rows = comparison.rows.iter().filter(|row| {
+        crate::compare::profiled::profiling_monitor(&row.metric).is_some_and(|m| monitors.iter().any(|n| n == m))
+    });
+    for change in rows.flat_map(|row| &row.changes) {
+        match change.verdict {
+            Verdict::Inconclusive { reason: InconclusiveReason::TooFewRuns { needed: n, .. } } => needed = Some(n),
+            _ => return None,
+        }
+    }
+    needed
 }
 
 /// A count of runs per column in words, with `labels` naming the columns: "3 runs a side", or "8 runs of A, 9 of B

@@ -167,12 +167,14 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut warnings = Vec::new();
     // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
-    for (job_id, job_name) in &jobs {
+    let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
+    let table_count = tables.len();
+    for (job_id, job_name, machine) in &tables {
         let query = SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
             testcase: args.testcase.clone(),
-            hostname: args.machine.clone(),
+            hostname: machine.clone().or_else(|| args.machine.clone()),
             metric_regex: args.metric.clone(),
             ..SampleQuery::default()
         };
@@ -181,7 +183,14 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             unmatched.push((job_name, names));
             continue;
         }
-        let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
+        // Several machines' tables of one job are told apart by their machine wherever the job is named.
+        let title = &match machine {
+            Some(machine) => format!("{job_name} on {machine}"),
+            None => job_name.clone(),
+        };
+        let on_machine: Vec<RunSummary> =
+            runs.iter().filter(|r| machine.as_ref().is_none_or(|m| &r.hostname == m)).cloned().collect();
+        let (plain, profiled) = stored.comparisons(axes_of(store, &on_machine, job_id)?);
         let result = compare_profiled(&plain, profiled.as_ref(), &options)
             .with_context(|| format!("comparing job {job_name}"))?;
         let labels: Vec<String> = stored.plain.iter().map(|s| s.revision.short().to_string()).collect();
@@ -205,14 +214,14 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 out.push('\n');
             }
             CompareFormat::Markdown => {
-                out.push_str(&format!("### {job_name}\n\n"));
+                out.push_str(&format!("### {title}\n\n"));
                 out.push_str(&render::render_markdown(&result, render_options));
                 if let Some(said) = &said {
                     out.push_str(&format!("\n{}\n", culprit_core::report::escape_markdown(said)));
                 }
                 out.push('\n');
             }
-            CompareFormat::Csv => csv_tables.push((job_name.as_str(), result.clone())),
+            CompareFormat::Csv => csv_tables.push((title.clone(), result.clone())),
             CompareFormat::Json => {
                 // Like the table, JSON carries the changed rows unless --all asks for every one: 20,000 unchanged
                 // perf-profile rows are megabytes nobody reads.
@@ -220,16 +229,19 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 shown.rows.retain(|r| args.all || r.any_change());
                 let mut value =
                     serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? });
+                if let Some(machine) = machine {
+                    value["machine"] = serde_json::json!(machine);
+                }
                 if let Some(sources) = &sources {
                     value["sources"] = serde_json::to_value(sources)?;
                 }
                 json.push(value);
             }
         }
-        warnings.extend(empty_table_warning(&result, job_name, samples, args, &db_option(store)));
+        warnings.extend(empty_table_warning(&result, title, samples, args, &db_option(store)));
     }
     if let Some(pattern) = &args.metric {
-        if unmatched.len() == jobs.len() {
+        if unmatched.len() == table_count {
             let names: BTreeSet<String> = unmatched.into_iter().flat_map(|(_, names)| names).collect();
             bail!(no_metric_matches(pattern, &names));
         }
@@ -244,10 +256,63 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         out.push('\n');
     }
     if args.format == CompareFormat::Csv {
-        let tables: Vec<(&str, &CompareResult)> = csv_tables.iter().map(|(job, result)| (*job, result)).collect();
+        let tables: Vec<(&str, &CompareResult)> =
+            csv_tables.iter().map(|(job, result)| (job.as_str(), result)).collect();
         out = render::render_jobs_csv(&tables, render_options);
     }
     Ok(Rendered { text: out, warnings })
+}
+
+/// The tables to draw: one per job and machine that ran the job at every revision, as lkp's tables are each of one
+/// tbox_group. Pooled, the runs of a farm's machines read as one side's noise, under the first machine's name. A
+/// job that no one machine ran at every revision keeps one table of all its runs (`None`), with a warning naming
+/// where each revision ran. A job that ran on one machine only is that machine's table, also `None`.
+pub(crate) fn machine_tables(
+    jobs: &[(String, String)],
+    runs: &[RunSummary],
+    keys: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<(String, String, Option<String>)> {
+    let mut tables = Vec::new();
+    for (job_id, job_name) in jobs {
+        let of_job: Vec<&RunSummary> = runs.iter().filter(|r| &r.job_id == job_id).collect();
+        let machines: BTreeSet<&str> = of_job.iter().map(|r| r.hostname.as_str()).collect();
+        if machines.len() < 2 {
+            tables.push((job_id.clone(), job_name.clone(), None));
+            continue;
+        }
+        let ran_all = |machine: &str| {
+            keys.iter().all(|k| of_job.iter().any(|r| r.hostname == machine && r.revision.key() == k))
+        };
+        let whole: Vec<&str> = machines.iter().copied().filter(|m| ran_all(m)).collect();
+        if whole.is_empty() {
+            let places: Vec<String> = keys
+                .iter()
+                .map(|k| {
+                    let at: BTreeSet<&str> =
+                        of_job.iter().filter(|r| r.revision.key() == k).map(|r| r.hostname.as_str()).collect();
+                    format!("{} on {}", abbreviate(k, 10), at.into_iter().collect::<Vec<_>>().join(", "))
+                })
+                .collect();
+            warnings.push(format!(
+                "{job_name}: no one machine ran it at every revision ({}), so its table compares different machines \
+                 (its tbox_group names the first); run every revision on one machine to tell a change from theirs",
+                places.join("; ")
+            ));
+            tables.push((job_id.clone(), job_name.clone(), None));
+            continue;
+        }
+        let partial: Vec<&str> = machines.iter().copied().filter(|m| !whole.contains(m)).collect();
+        if !partial.is_empty() {
+            warnings.push(format!(
+                "{job_name}: the runs on {} are left out: no table of that machine, which did not run it at every \
+                 revision",
+                partial.join(", ")
+            ));
+        }
+        tables.extend(whole.into_iter().map(|m| (job_id.clone(), job_name.clone(), Some(m.to_string()))));
+    }
+    tables
 }
 
 /// A stored revision for what the user typed; when the store does not know it and the current directory is a git

@@ -505,6 +505,7 @@ fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) ->
                 metric: None,
                 culprit: (nth > 1).then_some(nth as u32),
                 job: None,
+                machine: None,
                 format: ReportFormat::Text,
                 output: Some(out.clone()),
             };

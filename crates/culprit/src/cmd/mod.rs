@@ -259,7 +259,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let store = open_existing_store(cli.db)?;
             results::run(&store as &dyn Store, &args).map(|_| ExitCode::SUCCESS)
         }
-        Command::Compare(args) => {
+        Command::Compare(mut args) => {
+            if args.json {
+                args.format = crate::cli::CompareFormat::Json;
+            }
             let store = open_existing_store(cli.db)?;
             compare::run(&store as &dyn Store, &args)
         }

@@ -46,7 +46,9 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         (Some(id), _) => {
             // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
             // applies to --compare only, and would otherwise be ignored without a word.
-            for (flag, given) in [("--fix", args.fix.is_some()), ("--job", args.job.is_some())] {
+            let flags =
+                [("--fix", args.fix.is_some()), ("--job", args.job.is_some()), ("--machine", args.machine.is_some())];
+            for (flag, given) in flags {
                 if given {
                     bail!(
                         "{flag} goes with --compare BASE BAD, not with a bisect session ({id}): a session's report is \
@@ -131,17 +133,22 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
 /// The stored runs of `job_id` at `keys` (in column order), compared by the one compare engine (see
 /// [`compare_columns`] for `prespecified`), with where the rows came from when the revisions have profiling runs:
 /// every row from the plain runs but the perf rows they lack, which come from the profiling runs
-/// (`culprit_core::compare::profiled`), each set decided as a family of its own.
-pub fn compare_stored(
+/// (`culprit_core::compare::profiled`), each set decided as a family of its own. Only the runs one `machine` took
+/// are read when it is given (all machines' runs when `None`).
+pub fn compare_stored_on(
     store: &dyn Store,
     keys: &[String],
     job_id: &str,
+    machine: Option<&str>,
     prespecified: Option<&str>,
 ) -> Result<(CompareResult, Option<RunSources>)> {
-    let stored = StoredRuns::read(
-        store,
-        &SampleQuery { revision_keys: keys.to_vec(), job: Some(job_id.to_string()), ..SampleQuery::default() },
-    )?;
+    let query = SampleQuery {
+        revision_keys: keys.to_vec(),
+        job: Some(job_id.to_string()),
+        hostname: machine.map(str::to_string),
+        ..SampleQuery::default()
+    };
+    let stored = StoredRuns::read(store, &query)?;
     let samples = &stored.plain;
     if samples.len() != keys.len() {
         let have: Vec<&str> = samples.iter().map(|s| s.revision.short()).collect();
@@ -155,8 +162,10 @@ pub fn compare_stored(
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: keys.to_vec(),
+        hostname: machine.map(str::to_string),
         ..RunFilter::default()
     })?;
+    let runs: Vec<RunSummary> = runs.into_iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
     let mut result = compare_columns(&plain, prespecified)?;
     if let Some(rows) = profiled.as_ref().and_then(|profiled| profiling_rows(&plain, profiled)) {
@@ -180,12 +189,13 @@ fn require_metric(comparison: &CompareResult, metric: &str) -> Result<()> {
 }
 
 /// A stored run of `job_id` at `key`, preferring a successful one: the source of testcase, machine and params.
-fn sample_run(store: &dyn Store, job_id: &str, key: &str) -> Result<RunRecord> {
+fn sample_run(store: &dyn Store, job_id: &str, key: &str, machine: Option<&str>) -> Result<RunRecord> {
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: vec![key.to_string()],
         ..RunFilter::default()
     })?;
+    let runs: Vec<&RunSummary> = runs.iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
     Ok(store.run(chosen.id)?)
 }
@@ -263,12 +273,16 @@ pub fn from_bisect(
     let (base, commit) = (at(base_index), at(commit_index));
     let metric = given.map(str::to_string).unwrap_or_else(|| config.metric.clone());
     let prespecified = (metric == config.metric).then_some(metric.as_str());
-    let (comparison, sources) = compare_stored(store, &[base.sha.clone(), commit.sha.clone()], &job_id, prespecified)
+    // The session's machine: on a farm's store other machines may have measured the same commits (each following
+    // the branch), and their runs pooled with the session's would read the machines' difference as noise or change.
+    let machine = records.first().map(|r| r.machine.hostname.clone());
+    let keys = [base.sha.clone(), commit.sha.clone()];
+    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, machine.as_deref(), prespecified)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
     if let Some(given) = given {
         require_metric(&comparison, given)?;
     }
-    let record = sample_run(store, &job_id, &commit.sha)?;
+    let record = sample_run(store, &job_id, &commit.sha, machine.as_deref())?;
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
         && outcome.culprits.iter().all(|c| c.located);
@@ -436,13 +450,13 @@ fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Stre
 fn strongest_job(
     store: &dyn Store,
     keys: &[String],
-    jobs: &[(String, String)],
+    jobs: &[(String, String, Option<String>)],
     metric: Option<&str>,
 ) -> Result<(usize, (CompareResult, Option<RunSources>), String)> {
     let mut compared: Vec<(usize, (CompareResult, Option<RunSources>))> = Vec::new();
     let mut first_error = None;
-    for (i, (job_id, _)) in jobs.iter().enumerate() {
-        match compare_stored(store, keys, job_id, metric) {
+    for (i, (job_id, _, machine)) in jobs.iter().enumerate() {
+        match compare_stored_on(store, keys, job_id, machine.as_deref(), metric) {
             Ok(result) => compared.push((i, result)),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -491,33 +505,64 @@ fn strongest_job(
 fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result<(ReportInput, String)> {
     let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
     // The command line checks the glob when it parses it; a follow's reports build these arguments themselves.
-    check_globs(&[("--job", args.job.as_deref())])?;
+    check_globs(&[("--job", args.job.as_deref()), ("--machine", args.machine.as_deref())])?;
     let given: Vec<&str> = [base_given, bad_given].into_iter().chain(&args.fix).map(String::as_str).collect();
     let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     // The plain runs make the table (and its failures), so a job is reported where it has plain runs at every revision.
-    let runs = store.list_runs(&RunFilter {
+    let filter = RunFilter {
         job: args.job.clone(),
+        hostname: args.machine.clone(),
         revision_keys: keys.clone(),
         kind: Some(RunKind::Plain),
         ..RunFilter::default()
-    })?;
+    };
+    let runs: Vec<RunSummary> = store.list_runs(&filter)?.into_iter().filter(|r| filter.matches(r)).collect();
     let jobs = common_jobs(&runs, &keys);
+    // As compare's tables, a report is of one machine's runs: pooled, a farm's machines read as noise or change.
+    let mut notes = Vec::new();
+    let mut tables = crate::cmd::compare::machine_tables(&jobs, &runs, &keys, &mut notes);
+    for note in notes {
+        eprintln!("culprit: {note}");
+    }
+    // A job whose runs here are all one machine's (`--machine` chose it) is read on that machine alone, since the
+    // store may hold other machines' runs of it.
+    for (job_id, _, machine) in tables.iter_mut().filter(|(_, _, machine)| machine.is_none()) {
+        let hosts: std::collections::BTreeSet<&str> =
+            runs.iter().filter(|r| &r.job_id == job_id).map(|r| r.hostname.as_str()).collect();
+        if let [host] = hosts.into_iter().collect::<Vec<_>>().as_slice() {
+            *machine = Some(host.to_string());
+        }
+    }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
-    let (job_id, (comparison, sources), chosen) = match jobs.as_slice() {
-        [] => bail!(no_common_job(store, &keys, &Filters { job: args.job.as_deref(), ..Filters::default() })?),
-        [(job_id, _)] => (job_id, compare_stored(store, &keys, job_id, args.metric.as_deref())?, None),
+    let metric_given = args.metric.as_deref();
+    let (job_id, machine, (comparison, sources), chosen) = match tables.as_slice() {
+        [] => {
+            let filters = Filters { job: args.job.as_deref(), machine: args.machine.as_deref(), ..Filters::default() };
+            bail!(no_common_job(store, &keys, &filters)?)
+        }
+        [(job_id, _, machine)] => {
+            (job_id, machine.clone(), compare_stored_on(store, &keys, job_id, machine.as_deref(), metric_given)?, None)
+        }
         several => {
-            let (index, comparison, why) = strongest_job(store, &keys, several, args.metric.as_deref())?;
-            let said = format!(
-                "{} jobs ran at every revision; reporting {}, {why} (choose another with --job)",
-                several.len(),
-                several[index].1
-            );
-            (&several[index].0, comparison, Some(said))
+            let (index, comparison, why) = strongest_job(store, &keys, several, metric_given)?;
+            let (job_id, job_name, machine) = &several[index];
+            let machines: std::collections::BTreeSet<&Option<String>> = several.iter().map(|t| &t.2).collect();
+            let (count, name, choose) = match machine {
+                Some(machine) if machines.len() > 1 => (
+                    format!("{} jobs and machines", several.len()),
+                    format!("{job_name} on {machine}"),
+                    "--job and --machine",
+                ),
+                _ => (format!("{} jobs", several.len()), job_name.clone(), "--job"),
+            };
+            let said = format!("{count} ran at every revision; reporting {name}, {why} (choose another with {choose})");
+            (job_id, machine.clone(), comparison, Some(said))
         }
     };
+    let runs: Vec<RunSummary> =
+        runs.into_iter().filter(|r| machine.as_ref().is_none_or(|m| &r.hostname == m)).collect();
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
     }
@@ -542,14 +587,16 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
     };
-    let bad_record = sample_run(store, job_id, &keys[1])?;
+    let bad_record = sample_run(store, job_id, &keys[1], machine.as_deref())?;
     // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
     // A metric without runs to decide on at some side has none; the sentence under the table then reads the
     // column's own verdict alone.
     let fix_verdict = match keys.get(1..3) {
-        Some(bad_and_fix) if metric != FAILED_RUNS_METRIC => compare_stored(store, bad_and_fix, job_id, Some(&metric))
-            .ok()
-            .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok()),
+        Some(bad_and_fix) if metric != FAILED_RUNS_METRIC => {
+            compare_stored_on(store, bad_and_fix, job_id, machine.as_deref(), Some(&metric))
+                .ok()
+                .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok())
+        }
         _ => None,
     };
     let trend = revisions

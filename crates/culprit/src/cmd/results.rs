@@ -21,9 +21,30 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
         return failures(store, filter, args.json);
     }
     if args.json {
-        return output::println(&serde_json::to_string_pretty(&store.results_summary(&filter)?)?);
+        return output::println(&serde_json::to_string_pretty(&summary_json(store, &filter)?)?);
     }
     output::print(&summary_text(store, &filter)?)
+}
+
+/// The summary as JSON: each job, revision and machine with the ids of its runs (`run_ids`, in the order they were
+/// stored), which `culprit results --run ID` shows in full. Without them only a failed run's id could be found
+/// (`--failures`), while the notes of compare and report send the reader to `--run ID` for runs that succeeded.
+fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Value> {
+    let mut ids: std::collections::HashMap<(String, String, String), Vec<i64>> = std::collections::HashMap::new();
+    for run in store.list_runs(filter)?.iter().filter(|run| filter.matches(run)) {
+        let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
+        ids.entry(key).or_default().push(run.id.0);
+    }
+    let mut groups = Vec::new();
+    for group in store.results_summary(filter)? {
+        let key = (group.job_id.clone(), group.revision.key().to_string(), group.hostname.clone());
+        let mut value = serde_json::to_value(&group)?;
+        if let Some(object) = value.as_object_mut() {
+            object.insert("run_ids".into(), ids.remove(&key).unwrap_or_default().into());
+        }
+        groups.push(value);
+    }
+    Ok(serde_json::Value::Array(groups))
 }
 
 /// The summary `culprit results` prints (and the dashboard shows): one line per job, revision and machine, or a

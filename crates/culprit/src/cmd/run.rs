@@ -169,9 +169,26 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
         }
         _ => None,
     };
-    match suggestion {
-        Some(name) => format!("{problem}; did you mean '{name}'?"),
-        None => problem.to_string(),
+    match (suggestion, problem) {
+        (Some(name), _) => format!("{problem}; did you mean '{name}'?"),
+        // With no name near enough to suggest, "fix its name" alone sends the user to the source for the names a
+        // program takes: list them, for the program the hash names (`sysbench-memory`, not every sysbench test).
+        (None, culprit_job::KeyProblem::UnknownParam { owner, hash, .. })
+            if !monitor::known_monitors().contains(&owner.as_str()) =>
+        {
+            let (program, names) = match program::lookup(hash) {
+                Ok(found) => (hash.as_str(), found.params().iter().map(|s| s.name.trim_end_matches(".*")).collect()),
+                Err(_) => (owner.as_str(), accepted_names(owner)),
+            };
+            let mut listed: Vec<&str> = Vec::new();
+            for name in names.into_iter().filter(|name| !COMMON_KEYS.contains(name)) {
+                if !listed.contains(&name) {
+                    listed.push(name);
+                }
+            }
+            format!("{problem}; {program} takes: {}", listed.join(", "))
+        }
+        (None, _) => problem.to_string(),
     }
 }
 
@@ -539,15 +556,19 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 interrupted = true;
                 break 'rounds;
             };
-            store.save_run(&record).with_context(|| {
+            // A run also written into a result root is stored under the key written beside it, so that importing
+            // the root into this store finds the run rather than storing it twice.
+            let import_key = plan.result_root.as_ref().map(|_| culprit_store::result_root::own_import_key(&record));
+            let save = culprit_store::SaveOptions { import_key: import_key.clone(), ..Default::default() };
+            store.save_run_with(&record, &save).with_context(|| {
                 format!(
                     "cannot save the run of {} in {}; runs saved before it are kept",
                     job.run.job_name,
                     store.location()
                 )
             })?;
-            if let Some(root) = &plan.result_root {
-                culprit_store::result_root::write_run(root, &job.path_params, &record)
+            if let (Some(root), Some(key)) = (&plan.result_root, &import_key) {
+                culprit_store::result_root::write_stored_run(root, &job.path_params, &record, key)
                     .with_context(|| format!("cannot write the lkp result root under {}", root.display()))?;
             }
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {

@@ -390,6 +390,7 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
         metric: param(params, "metric"),
         all: flag(params, "all"),
         format: CompareFormat::Table,
+        json: false,
         lkp_rules: false,
         min_change: None,
         by: None,

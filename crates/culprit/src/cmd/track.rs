@@ -432,6 +432,12 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
             (repo, history)
         }
         Err(e) if args.repo.is_none() && !args.bisect => {
+            // A store whose runs are all at commits has no label to track: the repository is what is missing. Asked
+            // of the labels, `--metric command.elapsed_time` was answered "matches no metric of the runs; they have
+            // command.elapsed_time, ...", since the runs it had looked at were none.
+            if !holds_labels(store, &filter)? && !history_runs(store, &filter)?.is_empty() {
+                return Err(e.into());
+            }
             let history = history(store, &Order::Labels, &filter, &options)?;
             // Label runs too few to analyse are tracked all the same, so that the notes say why no series came of
             // them: asking for a repository (or to store runs under --label) would send the user the wrong way.
