@@ -223,3 +223,27 @@ fn qa12_compare_takes_json_as_results_bisect_and_track_do() {
     assert_eq!(json, format);
     assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
 }
+
+#[test]
+fn qa12_compare_by_on_a_farms_runs_asks_for_one_machine() {
+    // The scaling view pooled a farm's machines as the table did: each point of the curve was the mean of every
+    // machine's runs at it. It now names the machines and asks for one with --machine, as a curve is one machine's.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: ['true', ':']\n");
+    for label in ["a", "b"] {
+        let run = ["run", "job.yaml", "-n", "2", "--label", label, "--monitors", "none", "--result-root", "root"];
+        stdout(&culprit("t.db", &run, dir.path()));
+    }
+    let here = stdout(&culprit("t.db", &["compare", "a", "b", "--by", "cmd", "--format", "csv"], dir.path()));
+    assert!(!here.is_empty());
+    // The same runs as another machine's, imported: each params directory's machine level renamed.
+    for params in std::fs::read_dir(dir.path().join("root/qa")).unwrap().flatten() {
+        let host = std::fs::read_dir(params.path()).unwrap().flatten().next().unwrap();
+        copy_tree(&host.path(), &dir.path().join("other/qa").join(params.file_name()).join("box2"));
+    }
+    stdout(&culprit("t.db", &["import", "other"], dir.path()));
+    let err = common::refused(&culprit("t.db", &["compare", "a", "b", "--by", "cmd"], dir.path()));
+    assert!(err.contains("ran on 2 machines (") && err.contains("box2") && err.contains("--machine"), "{err}");
+    let one = ["compare", "a", "b", "--by", "cmd", "--format", "csv", "--machine", "box2"];
+    assert_eq!(stdout(&culprit("t.db", &one, dir.path())), here, "box2's runs are copies of this machine's");
+}

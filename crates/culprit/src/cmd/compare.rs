@@ -577,6 +577,21 @@ fn sweep(
     runs: &[RunSummary],
     keys: &[String],
 ) -> Result<String> {
+    // A scaling curve is of one machine: pooled, a farm's machines at one point would read as that point's noise,
+    // and machines that ran different points would draw their difference as the curve. The table draws one per
+    // machine; a sweep asks for the one to draw.
+    let machines: BTreeSet<&str> =
+        runs.iter().filter(|r| jobs.iter().any(|(id, _)| id == &r.job_id)).map(|r| r.hostname.as_str()).collect();
+    if machines.len() > 1 {
+        let names: Vec<&str> = machines.into_iter().collect();
+        bail!(
+            "the jobs swept by {param} ran on {} machines ({}); a scaling view draws one machine's runs: name it with \
+             --machine {}",
+            names.len(),
+            names.join(", "),
+            names[0]
+        );
+    }
     let mut measured: Vec<SweptJob> = Vec::new();
     let mut swept_keys: BTreeSet<String> = BTreeSet::new();
     // Every job's params are read first, so that a param no job has can be answered with the ones they do have.
