@@ -107,6 +107,24 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// Runs the command job `job` (testcase qa) `runs` times at labels a and b on this machine into the result root
+/// `root` of `dir`, and copies each of its params' runs to `other` as machine box2's (not imported, so that a test
+/// can change them first). Returns this machine's name.
+fn runs_of_two_machines(dir: &std::path::Path, job: &str, runs: &str) -> String {
+    common::write(dir, "job.yaml", job);
+    for label in ["a", "b"] {
+        let run = ["run", "job.yaml", "-n", runs, "--label", label, "--monitors", "none", "--result-root", "root"];
+        stdout(&culprit("t.db", &run, dir));
+    }
+    let mut here = String::new();
+    for params in std::fs::read_dir(dir.join("root/qa")).unwrap().flatten() {
+        let host = std::fs::read_dir(params.path()).unwrap().flatten().next().unwrap();
+        here = host.file_name().to_str().unwrap().to_string();
+        copy_tree(&host.path(), &dir.join("other/qa").join(params.file_name()).join("box2"));
+    }
+    here
+}
+
 #[test]
 fn qa12_compare_draws_one_table_per_machine_rather_than_pooling_a_farms_machines() {
     // A farm's store (one PostgreSQL store for several test machines) holds a job's runs at each revision from every
@@ -114,22 +132,15 @@ fn qa12_compare_draws_one_table_per_machine_rather_than_pooling_a_farms_machines
     // machine became 6 vs 6 of two machines, whose difference read as noise (or as the change). lkp's tables are each
     // of one tbox_group.
     let dir = tempfile::tempdir().unwrap();
-    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
-    for label in ["a", "b"] {
-        let run = ["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none", "--result-root", "root"];
-        stdout(&culprit("t.db", &run, dir.path()));
-    }
     // The same runs as another machine's, imported: the root's machine level renamed.
-    let params = dir.path().join("root/qa/true");
-    let here = std::fs::read_dir(&params).unwrap().flatten().next().unwrap().file_name();
-    copy_tree(&params.join(&here), &dir.path().join("other/qa/true/box2"));
+    let here = runs_of_two_machines(dir.path(), "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n", "3");
     stdout(&culprit("t.db", &["import", "other"], dir.path()));
     let text = stdout(&culprit("t.db", &["compare", "a", "b", "--format", "json"], dir.path()));
     let tables: serde_json::Value = serde_json::from_str(&text).unwrap();
     let tables = tables.as_array().unwrap();
     let mut machines: Vec<&str> = tables.iter().map(|t| t["machine"].as_str().unwrap_or("-")).collect();
     machines.sort_unstable();
-    let mut expected = vec!["box2", here.to_str().unwrap()];
+    let mut expected = vec!["box2", here.as_str()];
     expected.sort_unstable();
     assert_eq!(machines, expected, "{text}");
     for table in tables {
@@ -174,16 +185,8 @@ fn qa12_report_compare_reads_one_machines_runs_and_takes_machine() {
     // The mail of `report --compare` pooled the machines as compare did: its table had 6 runs a side of two
     // machines, and a change on one machine was averaged with the other's runs.
     let dir = tempfile::tempdir().unwrap();
-    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
-    for label in ["a", "b"] {
-        let run = ["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none", "--result-root", "root"];
-        stdout(&culprit("t.db", &run, dir.path()));
-    }
-    let params = dir.path().join("root/qa/true");
-    let here = std::fs::read_dir(&params).unwrap().flatten().next().unwrap().file_name();
-    let here = here.to_str().unwrap().to_string();
+    let here = runs_of_two_machines(dir.path(), "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n", "3");
     let box2 = dir.path().join("other/qa/true/box2");
-    copy_tree(&params.join(&here), &box2);
     // On box2, b takes ten times as long as a.
     for run in std::fs::read_dir(box2.join("b")).unwrap().flatten().filter(|e| e.path().is_dir()) {
         let stats = run.path().join("stats.json");
@@ -229,21 +232,13 @@ fn qa12_compare_by_on_a_farms_runs_asks_for_one_machine() {
     // The scaling view pooled a farm's machines as the table did: each point of the curve was the mean of every
     // machine's runs at it. It now names the machines and asks for one with --machine, as a curve is one machine's.
     let dir = tempfile::tempdir().unwrap();
-    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: ['true', ':']\n");
-    for label in ["a", "b"] {
-        let run = ["run", "job.yaml", "-n", "2", "--label", label, "--monitors", "none", "--result-root", "root"];
-        stdout(&culprit("t.db", &run, dir.path()));
-    }
-    let here = stdout(&culprit("t.db", &["compare", "a", "b", "--by", "cmd", "--format", "csv"], dir.path()));
-    assert!(!here.is_empty());
-    // The same runs as another machine's, imported: each params directory's machine level renamed.
-    for params in std::fs::read_dir(dir.path().join("root/qa")).unwrap().flatten() {
-        let host = std::fs::read_dir(params.path()).unwrap().flatten().next().unwrap();
-        copy_tree(&host.path(), &dir.path().join("other/qa").join(params.file_name()).join("box2"));
-    }
+    runs_of_two_machines(dir.path(), "suite: qa\ntestcase: qa\ncommand:\n  cmd: ['true', ':']\n", "2");
+    let csv = stdout(&culprit("t.db", &["compare", "a", "b", "--by", "cmd", "--format", "csv"], dir.path()));
+    assert!(!csv.is_empty());
+    // The same runs as another machine's, imported.
     stdout(&culprit("t.db", &["import", "other"], dir.path()));
     let err = common::refused(&culprit("t.db", &["compare", "a", "b", "--by", "cmd"], dir.path()));
     assert!(err.contains("ran on 2 machines (") && err.contains("box2") && err.contains("--machine"), "{err}");
     let one = ["compare", "a", "b", "--by", "cmd", "--format", "csv", "--machine", "box2"];
-    assert_eq!(stdout(&culprit("t.db", &one, dir.path())), here, "box2's runs are copies of this machine's");
+    assert_eq!(stdout(&culprit("t.db", &one, dir.path())), csv, "box2's runs are copies of this machine's");
 }
