@@ -374,12 +374,6 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
     })
 }
 
-/// Whether the store holds successful plain runs under a label among the runs `filter` selects.
-fn holds_labels(store: &dyn Store, filter: &HistoryFilter) -> Result<bool> {
-    let runs = history_runs(store, filter)?;
-    Ok(runs.iter().any(|r| matches!(r.revision, Revision::Label { .. })))
-}
-
 /// The runs a history is made of: the successful ones `filter` selects, as the job ran them (perf-attached
 /// profiling runs are read by no series).
 fn history_runs(store: &dyn Store, filter: &HistoryFilter) -> Result<Vec<RunSummary>> {
@@ -435,13 +429,15 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
             // A store whose runs are all at commits has no label to track: the repository is what is missing. Asked
             // of the labels, `--metric command.elapsed_time` was answered "matches no metric of the runs; they have
             // command.elapsed_time, ...", since the runs it had looked at were none.
-            if !holds_labels(store, &filter)? && !history_runs(store, &filter)?.is_empty() {
+            let runs = history_runs(store, &filter)?;
+            let holds_labels = runs.iter().any(|r| matches!(r.revision, Revision::Label { .. }));
+            if !holds_labels && !runs.is_empty() {
                 return Err(e.into());
             }
             let history = history(store, &Order::Labels, &filter, &options)?;
             // Label runs too few to analyse are tracked all the same, so that the notes say why no series came of
             // them: asking for a repository (or to store runs under --label) would send the user the wrong way.
-            if history.series.is_empty() && !holds_labels(store, &filter)? {
+            if history.series.is_empty() && !holds_labels {
                 return Err(e.into());
             }
             (cwd.clone(), history)
