@@ -169,7 +169,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
     let table_count = tables.len();
-    for (job_id, job_name, machine) in &tables {
+    for MachineTable { job_id, job_name, machine, split } in &tables {
         let query = SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
@@ -185,8 +185,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         }
         // Several machines' tables of one job are told apart by their machine wherever the job is named.
         let title = &match machine {
-            Some(machine) => format!("{job_name} on {machine}"),
-            None => job_name.clone(),
+            Some(machine) if *split => format!("{job_name} on {machine}"),
+            _ => job_name.clone(),
         };
         let on_machine: Vec<RunSummary> =
             runs.iter().filter(|r| machine.as_ref().is_none_or(|m| &r.hostname == m)).cloned().collect();
@@ -229,7 +229,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 shown.rows.retain(|r| args.all || r.any_change());
                 let mut value =
                     serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? });
-                if let Some(machine) = machine {
+                if let (Some(machine), true) = (machine, split) {
                     value["machine"] = serde_json::json!(machine);
                 }
                 if let Some(sources) = &sources {
@@ -263,22 +263,40 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     Ok(Rendered { text: out, warnings })
 }
 
+/// One table [`machine_tables`] draws: a job, and the machine whose runs it reads.
+pub(crate) struct MachineTable {
+    pub(crate) job_id: String,
+    pub(crate) job_name: String,
+    /// The one machine whose runs the table reads; `None` when no one machine ran the job at every revision and
+    /// the table pools them (under a warning).
+    pub(crate) machine: Option<String>,
+    /// Whether the job has a table per machine, so that its name needs the machine to tell them apart.
+    pub(crate) split: bool,
+}
+
 /// The tables to draw: one per job and machine that ran the job at every revision, as lkp's tables are each of one
 /// tbox_group. Pooled, the runs of a farm's machines read as one side's noise, under the first machine's name. A
-/// job that no one machine ran at every revision keeps one table of all its runs (`None`), with a warning naming
-/// where each revision ran. A job that ran on one machine only is that machine's table, also `None`.
+/// job that no one machine ran at every revision keeps one table of all its runs, with a warning naming where each
+/// revision ran.
 pub(crate) fn machine_tables(
     jobs: &[(String, String)],
     runs: &[RunSummary],
     keys: &[String],
     warnings: &mut Vec<String>,
-) -> Vec<(String, String, Option<String>)> {
+) -> Vec<MachineTable> {
     let mut tables = Vec::new();
     for (job_id, job_name) in jobs {
+        let table = |machine: Option<&str>, split: bool| MachineTable {
+            job_id: job_id.clone(),
+            job_name: job_name.clone(),
+            machine: machine.map(str::to_string),
+            split,
+        };
         let of_job: Vec<&RunSummary> = runs.iter().filter(|r| &r.job_id == job_id).collect();
         let machines: BTreeSet<&str> = of_job.iter().map(|r| r.hostname.as_str()).collect();
-        if machines.len() < 2 {
-            tables.push((job_id.clone(), job_name.clone(), None));
+        if let [machine] = machines.iter().copied().collect::<Vec<_>>().as_slice() {
+            // The store may hold other machines' runs of the job (that `--machine` left out): still one machine's.
+            tables.push(table(Some(machine), false));
             continue;
         }
         let ran_all = |machine: &str| {
@@ -299,7 +317,7 @@ pub(crate) fn machine_tables(
                  (its tbox_group names the first); run every revision on one machine to tell a change from theirs",
                 places.join("; ")
             ));
-            tables.push((job_id.clone(), job_name.clone(), None));
+            tables.push(table(None, false));
             continue;
         }
         let partial: Vec<&str> = machines.iter().copied().filter(|m| !whole.contains(m)).collect();
@@ -310,7 +328,7 @@ pub(crate) fn machine_tables(
                 partial.join(", ")
             ));
         }
-        tables.extend(whole.into_iter().map(|m| (job_id.clone(), job_name.clone(), Some(m.to_string()))));
+        tables.extend(whole.into_iter().map(|m| table(Some(m), true)));
     }
     tables
 }

@@ -5,7 +5,7 @@
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
-    axes_of, check_globs, common_jobs, distinct_revisions, no_common_job, resolve, Filters, StoredRuns,
+    axes_of, check_globs, common_jobs, distinct_revisions, no_common_job, resolve, Filters, MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -165,7 +165,6 @@ pub fn compare_stored_on(
         hostname: machine.map(str::to_string),
         ..RunFilter::default()
     })?;
-    let runs: Vec<RunSummary> = runs.into_iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
     let mut result = compare_columns(&plain, prespecified)?;
     if let Some(rows) = profiled.as_ref().and_then(|profiled| profiling_rows(&plain, profiled)) {
@@ -193,9 +192,9 @@ fn sample_run(store: &dyn Store, job_id: &str, key: &str, machine: Option<&str>)
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: vec![key.to_string()],
+        hostname: machine.map(str::to_string),
         ..RunFilter::default()
     })?;
-    let runs: Vec<&RunSummary> = runs.iter().filter(|r| machine.is_none_or(|m| r.hostname == m)).collect();
     let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
     Ok(store.run(chosen.id)?)
 }
@@ -450,12 +449,12 @@ fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Stre
 fn strongest_job(
     store: &dyn Store,
     keys: &[String],
-    jobs: &[(String, String, Option<String>)],
+    jobs: &[MachineTable],
     metric: Option<&str>,
 ) -> Result<(usize, (CompareResult, Option<RunSources>), String)> {
     let mut compared: Vec<(usize, (CompareResult, Option<RunSources>))> = Vec::new();
     let mut first_error = None;
-    for (i, (job_id, _, machine)) in jobs.iter().enumerate() {
+    for (i, MachineTable { job_id, machine, .. }) in jobs.iter().enumerate() {
         match compare_stored_on(store, keys, job_id, machine.as_deref(), metric) {
             Ok(result) => compared.push((i, result)),
             Err(e) => {
@@ -518,22 +517,13 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         kind: Some(RunKind::Plain),
         ..RunFilter::default()
     };
-    let runs: Vec<RunSummary> = store.list_runs(&filter)?.into_iter().filter(|r| filter.matches(r)).collect();
+    let runs = store.list_runs(&filter)?;
     let jobs = common_jobs(&runs, &keys);
     // As compare's tables, a report is of one machine's runs: pooled, a farm's machines read as noise or change.
     let mut notes = Vec::new();
-    let mut tables = crate::cmd::compare::machine_tables(&jobs, &runs, &keys, &mut notes);
+    let tables = crate::cmd::compare::machine_tables(&jobs, &runs, &keys, &mut notes);
     for note in notes {
         eprintln!("culprit: {note}");
-    }
-    // A job whose runs here are all one machine's (`--machine` chose it) is read on that machine alone, since the
-    // store may hold other machines' runs of it.
-    for (job_id, _, machine) in tables.iter_mut().filter(|(_, _, machine)| machine.is_none()) {
-        let hosts: std::collections::BTreeSet<&str> =
-            runs.iter().filter(|r| &r.job_id == job_id).map(|r| r.hostname.as_str()).collect();
-        if let [host] = hosts.into_iter().collect::<Vec<_>>().as_slice() {
-            *machine = Some(host.to_string());
-        }
     }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
     let metric_given = args.metric.as_deref();
@@ -542,13 +532,13 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             let filters = Filters { job: args.job.as_deref(), machine: args.machine.as_deref(), ..Filters::default() };
             bail!(no_common_job(store, &keys, &filters)?)
         }
-        [(job_id, _, machine)] => {
+        [MachineTable { job_id, machine, .. }] => {
             (job_id, machine.clone(), compare_stored_on(store, &keys, job_id, machine.as_deref(), metric_given)?, None)
         }
         several => {
             let (index, comparison, why) = strongest_job(store, &keys, several, metric_given)?;
-            let (job_id, job_name, machine) = &several[index];
-            let machines: std::collections::BTreeSet<&Option<String>> = several.iter().map(|t| &t.2).collect();
+            let MachineTable { job_id, job_name, machine, .. } = &several[index];
+            let machines: std::collections::BTreeSet<&Option<String>> = several.iter().map(|t| &t.machine).collect();
             let (count, name, choose) = match machine {
                 Some(machine) if machines.len() > 1 => (
                     format!("{} jobs and machines", several.len()),

@@ -31,7 +31,7 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
 /// (`--failures`), while the notes of compare and report send the reader to `--run ID` for runs that succeeded.
 fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Value> {
     let mut ids: std::collections::HashMap<(String, String, String), Vec<i64>> = std::collections::HashMap::new();
-    for run in store.list_runs(filter)?.iter().filter(|run| filter.matches(run)) {
+    for run in store.list_runs(filter)? {
         let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
         ids.entry(key).or_default().push(run.id.0);
     }
@@ -65,7 +65,7 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     // a table of that revision stands on.
     let profiling_filter = RunFilter { kind: Some(culprit_store::RunKind::Profiling), ..filter.clone() };
     let mut profiling: std::collections::HashMap<(String, String, String), u64> = std::collections::HashMap::new();
-    for run in store.list_runs(&profiling_filter)?.iter().filter(|run| profiling_filter.matches(run)) {
+    for run in store.list_runs(&profiling_filter)? {
         *profiling.entry((run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone())).or_default() += 1;
     }
     let mut rows =
