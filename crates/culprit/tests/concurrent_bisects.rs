@@ -5,7 +5,7 @@ mod common;
 
 use common::{culprit, quiet_machine, refused, slowdown, spawn_culprit};
 use std::process::Child;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether `child` is still running two seconds on (past its start lock); it is stopped then, to keep the test
 /// short. Its standard error, for the failure message.
@@ -39,21 +39,15 @@ fn an_identical_bisect_started_while_the_first_probes_is_refused_and_a_different
     let mut first = start(&shas[0]);
     // The first command holds its start lock from before its first build.
     let culprit_dir = repo.join(".git/culprit");
-    let begun = Instant::now();
-    loop {
-        let found = std::fs::read_dir(&culprit_dir).is_ok_and(|entries| {
+    common::wait_until("the first bisect took no start lock", || {
+        std::fs::read_dir(&culprit_dir).is_ok_and(|entries| {
             entries
                 .flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 // Beside it, while a build runs, lies the build's step record (`start-<hash>.step`).
                 .any(|n| n.starts_with("start-") && n.ends_with(".lock"))
-        });
-        if found {
-            break;
-        }
-        assert!(begun.elapsed() < Duration::from_secs(60), "the first bisect took no start lock");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        })
+    });
 
     let args = bisect(&shas[0]);
     let second = culprit(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), dir.path());

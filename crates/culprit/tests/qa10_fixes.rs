@@ -49,11 +49,9 @@ fn qa10_an_interrupted_check_says_what_it_kept() {
         let _ = std::fs::remove_file(&started);
         let child = common::spawn_culprit(&db, &args, &repo);
         // The second run has started, so the first one is stored.
-        let begun = std::time::Instant::now();
-        while std::fs::read_to_string(&started).unwrap_or_default().lines().count() < 2 {
-            assert!(begun.elapsed() < std::time::Duration::from_secs(60), "no second run started");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        common::wait_until("no second run started", || {
+            std::fs::read_to_string(&started).unwrap_or_default().lines().count() >= 2
+        });
         let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
         assert!(kill.success());
         let out = child.wait_with_output().unwrap();
@@ -162,11 +160,9 @@ fn qa10_the_log_of_a_bisect_killed_with_kill_9_says_stopped_as_the_list_does() {
     let run = format!("./bench; echo >> {}; sleep 0.2", marks.display());
     let args = ["bisect", "--good", &shas[0], "--bad", &shas[7], "--run", &run, "--build", "make"];
     let mut child = common::spawn_culprit(&db, &[&args[..], &["--metric", "command.user_time"]].concat(), &repo);
-    let begun = std::time::Instant::now();
-    while std::fs::read_to_string(&marks).unwrap_or_default().lines().count() < 8 {
-        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "the bisect never ran 8 runs");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    common::wait_until("the bisect never ran 8 runs", || {
+        std::fs::read_to_string(&marks).unwrap_or_default().lines().count() >= 8
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let list = stdout(&culprit(&db, &["bisect", "list"], &repo));

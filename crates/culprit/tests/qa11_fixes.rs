@@ -118,11 +118,9 @@ fn qa11_track_bisect_resumes_a_stopped_bisect_of_two_adjacent_commits() {
     let _ = std::fs::remove_file(repo.join("bench"));
     let track = ["track", "--bisect", "--build", "make -s", "--metric", "command.user_time", "--min-change", "10"];
     let mut child = common::spawn_culprit(&db, &track, &repo);
-    let begun = std::time::Instant::now();
-    while !stdout(&culprit(&db, &["bisect", "list"], &repo)).lines().any(|l| l.starts_with("1 ")) {
-        assert!(begun.elapsed() < std::time::Duration::from_secs(60), "track --bisect started no bisect");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    common::wait_until("track --bisect started no bisect", || {
+        stdout(&culprit(&db, &["bisect", "list"], &repo)).lines().any(|l| l.starts_with("1 "))
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let list = stdout(&culprit(&db, &["bisect", "list"], &repo));

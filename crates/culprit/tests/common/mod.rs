@@ -28,8 +28,14 @@ pub fn spawn_culprit(db: impl AsRef<OsStr>, args: &[&str], cwd: &Path) -> std::p
 
 /// Waits until `path` exists; fails the test after a minute, saying that `what` never happened.
 pub fn wait_for_file(path: &Path, what: &str) {
+    wait_until(what, || path.exists());
+}
+
+/// Waits until `happened` says so, asking every 50 ms; fails the test after a minute, saying that `what` never
+/// happened.
+pub fn wait_until(what: &str, mut happened: impl FnMut() -> bool) {
     let begun = std::time::Instant::now();
-    while !path.exists() {
+    while !happened() {
         assert!(begun.elapsed() < std::time::Duration::from_secs(60), "{what}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
