@@ -16,11 +16,7 @@ fn qa11_the_report_try_fix_names_gives_its_verdict_on_the_same_runs() {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = common::make_slowdown_repo(dir.path(), 4, 3, 99, 40);
-    let bench = std::fs::read_to_string(repo.join("bench.c")).unwrap();
-    std::fs::write(repo.join("bench.c"), bench.replace("(100 + 40)", "(100 + 20)")).unwrap();
-    let diff = Command::new("git").arg("-C").arg(&repo).arg("diff").output().unwrap();
-    std::fs::write(dir.path().join("half.patch"), &diff.stdout).unwrap();
-    assert!(Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", "bench.c"]).status().unwrap().success());
+    common::work_patch(dir.path(), &repo, "half.patch", 40, 20);
     let args = ["try-fix", "--repo", repo.to_str().unwrap(), "--base", &shas[1], "--bad", &shas[3], "--patch"];
     let args = [&args[..], &["half.patch", "--run", "./bench", "--build", "make -s", "--runs", "4"]].concat();
     let args = [&args[..], &["--metric", "command.user_time"]].concat();

@@ -93,11 +93,7 @@ fn qa_34_try_fix_does_not_promise_its_table_in_a_mail_that_reads_more_runs() {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = common::make_slowdown_repo(dir.path(), 4, 3, 99, 30);
-    let bench = std::fs::read_to_string(repo.join("bench.c")).unwrap();
-    std::fs::write(repo.join("bench.c"), bench.replace("(100 + 30)", "(100 + 0)")).unwrap();
-    let diff = Command::new("git").arg("-C").arg(&repo).arg("diff").output().unwrap();
-    std::fs::write(dir.path().join("fix.patch"), &diff.stdout).unwrap();
-    assert!(Command::new("git").arg("-C").arg(&repo).args(["checkout", "-q", "bench.c"]).status().unwrap().success());
+    common::work_patch(dir.path(), &repo, "fix.patch", 30, 0);
     let args = ["try-fix", "--repo", repo.to_str().unwrap(), "--base", &shas[1], "--bad", &shas[3], "--patch"];
     let args = [&args[..], &["fix.patch", "--run", "./bench", "--build", "make -s", "--runs", "3"]].concat();
     let args = [&args[..], &["--metric", "command.user_time"]].concat();

@@ -76,6 +76,20 @@ pub fn make_slowdown_repo(
     (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
 }
 
+/// Writes `dir/name`, a patch of a slowdown repository's `bench.c` that makes its `slowdown` percent more work
+/// `patched` percent instead (0 undoes it), as `git diff` writes it, and leaves the checkout as it was: the patch a
+/// `culprit try-fix` test applies. Returns the patch's path.
+pub fn work_patch(dir: &Path, repo: &Path, name: &str, slowdown: i32, patched: i32) -> PathBuf {
+    let source = repo.join("bench.c");
+    let bench = std::fs::read_to_string(&source).unwrap();
+    std::fs::write(&source, bench.replace(&format!("(100 + {slowdown})"), &format!("(100 + {patched})"))).unwrap();
+    let diff = Command::new("git").arg("-C").arg(repo).arg("diff").output().unwrap();
+    let patch = dir.join(name);
+    std::fs::write(&patch, &diff.stdout).unwrap();
+    assert!(Command::new("git").arg("-C").arg(repo).args(["checkout", "-q", "bench.c"]).status().unwrap().success());
+    patch
+}
+
 /// A temporary directory holding a slowdown repository of `commits` commits (30% from commit `slow_at`, commit
 /// `broken_at` not building), its commits, and the path of a store beside it.
 pub fn slowdown(commits: usize, slow_at: usize, broken_at: usize) -> (tempfile::TempDir, PathBuf, Vec<String>, PathBuf) {
