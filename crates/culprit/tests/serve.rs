@@ -209,9 +209,7 @@ fn a_culprit_a_session_did_not_name_is_a_missing_report() {
     // QA: `/bisect/1/report?culprit=2` on a session that named one culprit answered 400, as if the address were
     // malformed; the report does not exist (404), and the page says which culprits there are.
     let _machine = common::quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 6, 4, 2, 30);
-    let db = dir.path().join("b.db");
+    let (dir, repo, shas, db) = common::slowdown(6, 4, 2);
     let db_arg = db.to_str().unwrap();
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
     let how = ["--run", "./bench", "--build", "make -s", "--metric", "command.user_time"];

@@ -241,11 +241,9 @@ fn min_change_leaves_out_a_smaller_change_point_and_says_so() {
 #[test]
 fn track_bisect_confirms_a_step_between_two_adjacent_measured_commits_once() {
     let _machine = common::quiet_machine();
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 8, 5, 0, 30);
+    let (dir, repo, shas, db) = common::slowdown(8, 5, 0);
     let job = dir.path().join("job.yaml");
     std::fs::write(&job, "suite: track-adjacent\ncommand:\n  cmd: ./bench\n").unwrap();
-    let db = dir.path().join("t.db");
     let db_arg = db.to_str().unwrap();
     for sha in &shas {
         git(&repo, &["checkout", "-q", sha]);
