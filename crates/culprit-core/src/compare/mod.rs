@@ -17,11 +17,11 @@ pub mod sweep;
 
 use crate::model::MetricClass;
 use crate::rng::Rng;
-use crate::stats::{self, ConfidenceInterval, SampleProblem, UDistribution};
+use crate::stats::{self, ConfidenceInterval, RankTables, SampleProblem};
 use direction::{direction_of, Direction};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use lkp_rules::LkpOptions;
 
@@ -641,7 +641,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
     let ok_runs: Vec<usize> = columns.iter().map(Column::ok_runs).collect();
     let mut rows = Vec::with_capacity(ordered.len());
     let mut pending: Vec<Pending> = Vec::new();
-    let mut u_tables: HashMap<(usize, usize), UDistribution> = HashMap::new();
+    let mut rank_tables = RankTables::default();
 
     for (class, name) in ordered {
         let metric = metric_of_key(name);
@@ -724,7 +724,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 percent_change(base_stats.mean, other_stats.mean)
             };
             if item.problem.is_none() {
-                item.tests = pair_tests(b, o, &mut u_tables);
+                item.tests = pair_tests(b, o, &mut rank_tables);
                 item.samples = Some((b.clone(), o.clone()));
             }
             pending.push(item);
@@ -866,7 +866,7 @@ const CONSTANT_RELATIVE_SPREAD: f64 = 1e-12;
 /// thousand times the spread that still counts as constant, far above rounding and far below any change floor.
 const CONSTANT_APART_RELATIVE: f64 = 1e-9;
 
-fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDistribution>) -> PairTests {
+fn pair_tests(b: &[f64], o: &[f64], rank_tables: &mut RankTables) -> PairTests {
     let first = b.first().copied().unwrap_or(0.0);
     if b.iter().chain(o.iter()).all(|&x| x == first) {
         return PairTests {
@@ -879,11 +879,8 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
         };
     }
     let (m, n) = (o.len(), b.len());
-    if m <= stats::MANN_WHITNEY_EXACT_MAX && n <= stats::MANN_WHITNEY_EXACT_MAX {
-        u_tables.entry((m, n)).or_insert_with(|| UDistribution::new(m, n));
-    }
     // U of the other side: the Cliff's delta is then positive when the other side is larger.
-    let mw = stats::mann_whitney_u_with(o, b, u_tables.get(&(m, n)));
+    let mw = rank_tables.mann_whitney_u(o, b);
     let p_mw = mw.map(|r| r.p);
     let cliffs_delta = mw.map(|r| r.cliffs_delta(m, n));
     // Two sides that are each constant (to rounding) leave Welch's t without a noise to divide by: it would say
@@ -892,8 +889,9 @@ fn pair_tests(b: &[f64], o: &[f64], u_tables: &mut HashMap<(usize, usize), UDist
     let scale = stats::mean(b).unwrap_or(0.0).abs().max(stats::mean(o).unwrap_or(0.0).abs());
     let constant = |xs: &[f64]| stats::sample_variance(xs).is_none_or(|v| v.sqrt() <= CONSTANT_RELATIVE_SPREAD * scale);
     if constant(b) && constant(o) {
-        // With ties this many, the rank test runs on its normal approximation, which goes below what any
-        // permutation of the runs can show: the two sides apart is one arrangement in C(m + n, n), each way.
+        // Beyond 10 runs a side the rank test runs on its normal approximation, which with ties this many goes
+        // below what any permutation of the runs can show: the two sides apart is one arrangement in C(m + n, n),
+        // each way.
         let arrangements = (1..=n).fold(1.0, |acc, k| acc * (m + k) as f64 / k as f64);
         let p = p_mw.map(|p| p.max((2.0 / arrangements).min(1.0)));
         // The sides are apart when their means differ by more than rounding could make them: sides equal but for
