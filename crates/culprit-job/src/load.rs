@@ -70,10 +70,11 @@ impl JobFile {
                 file: file_name.to_string(),
                 line: source.locate(index, path).or_else(|| source.document_line(index)),
             };
+            let typed = |path: &[&str]| source.plain_value(index, path).map(str::to_string);
             let mapping = match value {
                 Value::Null => Mapping::new(),
                 Value::Mapping(mapping) => {
-                    let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place)?;
+                    let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)?;
                     apply_merge_keys(&mut normalized, &place(&[]))?;
                     normalized
                 }
@@ -214,10 +215,17 @@ fn out_of_range_integer(reason: &str) -> Option<(String, String)> {
 
 /// Makes every key text (numbers and booleans become their text) and rejects what Culprit cannot read: lists or
 /// hashes as keys (which is how lkp's `{{ }}` templates parse), YAML tags, and lkp's `<< : FILE` includes.
+///
+/// A number whose text YAML would not write back as typed (`ucode: 0x5003006` reads as 83898374, `kernel: 5.10` as
+/// 5.1) keeps its text, as a string: it is a job's param, passed to a program and shown in job names as the user
+/// wrote it, and its text is what the user searches for. An exponent (`loops: 1e2`) is the exception: it is written
+/// for its value, which programs parsing whole numbers read from `100` and not from `1e2`. `typed` gives the text
+/// of a key path's value when it is a plain one-line scalar; lists and flow values keep YAML's reading.
 fn normalize_mapping(
     mapping: Mapping,
     path: &mut Vec<String>,
     place: &dyn Fn(&[&str]) -> Place,
+    typed: &dyn Fn(&[&str]) -> Option<String>,
 ) -> Result<Mapping, JobError> {
     let mut out = Mapping::with_capacity(mapping.len());
     for (key, value) in mapping {
@@ -243,7 +251,13 @@ fn normalize_mapping(
             });
         }
         path.push(key_text.clone());
-        let value = normalize_value(value, path, place)?;
+        let value = match value {
+            Value::Number(number) => {
+                let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
+                number_as_typed(number, typed(&path_refs))
+            }
+            other => normalize_value(other, path, place, typed)?,
+        };
         path.pop();
         if key_text == "<<" && !matches!(value, Value::Mapping(_) | Value::Sequence(_)) {
             let mut with_key = path_refs.clone();
@@ -259,12 +273,33 @@ fn normalize_mapping(
     Ok(out)
 }
 
-fn normalize_value(value: Value, path: &mut Vec<String>, place: &dyn Fn(&[&str]) -> Place) -> Result<Value, JobError> {
-    Ok(match value {
-        Value::Mapping(mapping) => Value::Mapping(normalize_mapping(mapping, path, place)?),
-        Value::Sequence(items) => {
-            Value::Sequence(items.into_iter().map(|item| normalize_value(item, path, place)).collect::<Result<_, _>>()?)
+/// A number as its typed text, when that text reads as this very number but YAML would write it otherwise.
+fn number_as_typed(number: serde_yaml::Number, typed: Option<String>) -> Value {
+    match typed {
+        Some(text)
+            if text != number.to_string()
+                && !text.contains(['e', 'E'])
+                && serde_yaml::from_str::<Value>(&text).is_ok_and(|read| read == Value::Number(number.clone())) =>
+        {
+            Value::String(text)
         }
+        _ => Value::Number(number),
+    }
+}
+
+fn normalize_value(
+    value: Value,
+    path: &mut Vec<String>,
+    place: &dyn Fn(&[&str]) -> Place,
+    typed: &dyn Fn(&[&str]) -> Option<String>,
+) -> Result<Value, JobError> {
+    // Items of a list have no key of their own to find their text by, so they keep YAML's reading of numbers.
+    let in_list = |_: &[&str]| None;
+    Ok(match value {
+        Value::Mapping(mapping) => Value::Mapping(normalize_mapping(mapping, path, place, typed)?),
+        Value::Sequence(items) => Value::Sequence(
+            items.into_iter().map(|item| normalize_value(item, path, place, &in_list)).collect::<Result<_, _>>()?,
+        ),
         Value::Tagged(tagged) => {
             let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
             return Err(JobError::Unsupported {
@@ -485,6 +520,19 @@ mod tests {
     fn keys_become_text() {
         let file = JobFile::parse("1: one\ntrue: yes\nfio:\n  4: k\n", "t.yaml").unwrap();
         assert_eq!(file.documents()[0], yaml("'1': one\n'true': yes\nfio:\n  '4': k\n"));
+    }
+
+    #[test]
+    fn numbers_keep_the_text_they_were_typed_in() {
+        let text = "ucode: 0x5003006  # microcode\nkernel: 5.10\nn: 8\nf: 1.5\nx: 1e3\nl: [0x10]\nfio:\n  mask: 0xff\n";
+        let file = JobFile::parse(text, "t.yaml").unwrap();
+        let want = yaml(
+            "ucode: '0x5003006'\nkernel: '5.10'\nn: 8\nf: 1.5\nx: 1000.0\nl: [16]\nfio:\n  mask: '0xff'\n",
+        );
+        assert_eq!(file.documents()[0], want);
+        // A later document's value keeps its text too, and replaces the first's.
+        let file = JobFile::parse("ucode: 0x1\nhackbench:\n---\nucode: 0x0a\n", "t.yaml").unwrap();
+        assert_eq!(file.merged_jobs()[1].params.get("ucode"), Some(&Value::String("0x0a".into())));
     }
 
     #[test]

@@ -26,15 +26,16 @@ fn indent_of(line: &str) -> usize {
 
 /// Whether `line` (already without indentation) starts with the mapping key `key`.
 fn starts_with_key(line: &str, key: &str) -> bool {
+    after_key(line, key).is_some()
+}
+
+/// What follows `key:` on a `key: value` line (already without indentation), when the line starts with that key.
+fn after_key<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let line = line.strip_prefix("- ").unwrap_or(line).trim_start();
-    let rest = [("", ""), ("'", "'"), ("\"", "\"")]
-        .iter()
-        .find_map(|(open, close)| {
-            line.strip_prefix(open)
-                .and_then(|l| l.strip_prefix(key))
-                .and_then(|l| l.strip_prefix(close))
-        });
-    matches!(rest.map(str::trim_start), Some(r) if r.starts_with(':'))
+    let rest = [("", ""), ("'", "'"), ("\"", "\"")].iter().find_map(|(open, close)| {
+        line.strip_prefix(open).and_then(|l| l.strip_prefix(key)).and_then(|l| l.strip_prefix(close))
+    })?;
+    rest.trim_start().strip_prefix(':')
 }
 
 impl SourceMap {
@@ -122,6 +123,17 @@ impl SourceMap {
         found.map(|(index, _)| (index + 1, depth))
     }
 
+    /// The text of the value written on the line of the whole key path `path` in document `document`, as typed:
+    /// without a trailing comment, and only when it is a plain one-line scalar (not quoted, not a flow list or
+    /// hash, not a block scalar, anchor, alias or tag). Callers check that it reads as the value they hold.
+    pub(crate) fn plain_value(&self, document: usize, path: &[&str]) -> Option<&str> {
+        let line = self.lines.get(self.locate_exact(document, path)? - 1)?;
+        let value = after_key(line.trim_start(), path.last()?)?;
+        let value = value.find(" #").map_or(value, |comment| &value[..comment]).trim();
+        let plain = !value.is_empty() && !value.starts_with(['\'', '"', '[', '{', '|', '>', '&', '*', '!', '#']);
+        plain.then_some(value)
+    }
+
     /// The first of `paths` found whole in any of `documents` (tried in order).
     pub(crate) fn locate_first_exact(
         &self,
@@ -171,6 +183,17 @@ mod tests {
             map.locate_first_exact(&[0], &[vec!["fio", "bs"], vec!["fio-setup-basic", "bs"]]),
             Some(6)
         );
+    }
+
+    #[test]
+    fn plain_values_are_read_as_typed() {
+        let map = SourceMap::new("ucode: 0x5003006  # microcode\nkernel: '5.10'\nfio:\n  size: 1e3\n  rw: [a, b]\n");
+        assert_eq!(map.plain_value(0, &["ucode"]), Some("0x5003006"));
+        assert_eq!(map.plain_value(0, &["kernel"]), None);
+        assert_eq!(map.plain_value(0, &["fio", "size"]), Some("1e3"));
+        assert_eq!(map.plain_value(0, &["fio", "rw"]), None);
+        assert_eq!(map.plain_value(0, &["fio"]), None);
+        assert_eq!(map.plain_value(0, &["fio", "bs"]), None);
     }
 
     #[test]
