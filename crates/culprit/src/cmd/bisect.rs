@@ -91,9 +91,30 @@ pub(crate) fn benchmark_job(
     }
 }
 
+/// The name a `--run CMD` job's file gets, whose stem starts the job's name: the command's program, without its
+/// directories (`--run './bench --size 4/8'` is `bench`, `--run 'make -C src test'` is `make`), past any leading
+/// `VAR=value` words. The source text itself named the job after whatever followed its last `/` (`8`), or after the
+/// whole `--run make -C src test` when it had none.
+fn run_job_file_name(command_line: &str) -> String {
+    let program = command_line.split_whitespace().find(|word| !word.contains('=')).unwrap_or_default();
+    let base = program.rsplit('/').next().unwrap_or_default();
+    let safe: String = base.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
+    let stem = safe.trim_start_matches(['.', '-']);
+    if stem.is_empty() {
+        "command".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
 /// The one atomic job a bisect (and `check`, `try-fix`, `track --follow`, which share this) runs at every commit.
 pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> {
-    let jobs = plan_text(yaml, source, machine::nr_cpu(), None, repo)?;
+    let nr_cpu = machine::nr_cpu();
+    let jobs = match source.strip_prefix("--run ") {
+        Some(command_line) => plan_text(yaml, &run_job_file_name(command_line), nr_cpu, None, repo)
+            .with_context(|| source.to_string())?,
+        None => plan_text(yaml, source, nr_cpu, None, repo)?,
+    };
     let mut job = match jobs.len() {
         1 => jobs.into_iter().next().map(|j| j.run).context("no job")?,
         0 => bail!("{source}: the job expands to no atomic job"),
@@ -1256,6 +1277,24 @@ mod tests {
         for (text, printed) in cases {
             assert_eq!(name_commits(text, &range), printed);
         }
+    }
+
+    #[test]
+    fn a_run_job_is_named_after_its_program() {
+        for (command_line, want) in [
+            ("./bench --size 4/8", "bench"),
+            ("make -C src test", "make"),
+            ("CC=gcc OPT=-O2 /usr/bin/time -v ./x", "time"),
+            ("'quoted'", "quoted"),
+            ("../", "command"),
+        ] {
+            assert_eq!(run_job_file_name(command_line), want, "{command_line}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let command = TimedCommandArgs { run: Some("./bench --size 4/8".into()), warmup: None };
+        let (yaml, source, _) = benchmark_job(None, &command).unwrap();
+        let job = plan_job(&yaml, &source, dir.path()).unwrap();
+        assert!(job.job_name.starts_with("bench-"), "{}", job.job_name);
     }
 
     #[test]
