@@ -69,6 +69,8 @@ pub const STATS_SOURCE_KEY: &str = "stats_source";
 /// lkp's stats of a run that did not finish, and of one whose job exited with an error.
 pub const INCOMPLETE_RUN_KEY: &str = "last_state.is_incomplete_run";
 pub const EXIT_FAIL_KEY: &str = "last_state.exit_fail";
+/// The time monitor's wall time of a run, in seconds: what an imported run's length is read from.
+pub const ELAPSED_TIME_KEY: &str = "time.elapsed_time";
 /// A failed run's reason, in words, beside its stats (lkp's marks say only that it failed), and the standard error
 /// of its job: both come back with `culprit import`, so `culprit results --run ID` says why as it did before.
 pub const FAILURE_FILE: &str = "culprit-failure";
@@ -891,6 +893,10 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
         .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0.0, |d| d.as_secs_f64());
+    // The stats are written when the run ends, so their time is its end; the run's length is the time monitor's
+    // elapsed time, which lkp's and Culprit's runs both record. Without it the run has no known length.
+    let elapsed = found.metrics.get(ELAPSED_TIME_KEY).copied().filter(|e| e.is_finite() && *e > 0.0 && *e <= time);
+    let started_at = time - elapsed.unwrap_or(0.0);
     // lkp marks runs that did not finish in the stats themselves; keep them as failed runs, as Culprit does.
     let incomplete = found.metrics.get(INCOMPLETE_RUN_KEY).is_some_and(|v| *v != 0.0);
     let exit_failed = found.metrics.get(EXIT_FAIL_KEY).is_some_and(|v| *v != 0.0);
@@ -919,7 +925,7 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
             nr_cpu: param("nr_cpu").and_then(|v| v.parse().ok()).unwrap_or(0),
             ..Machine::default()
         },
-        started_at: time,
+        started_at,
         ended_at: time,
         outcome,
         exit_code: None,

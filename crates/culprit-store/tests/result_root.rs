@@ -308,3 +308,29 @@ fn qa_31_failed_runs_stay_failed_through_a_written_root() {
         assert!(record.stderr.contains("fork() failed: Cannot allocate memory"), "{:?}", record.stderr);
     }
 }
+
+#[test]
+fn an_imported_run_lasts_its_elapsed_time() {
+    // An imported run started and ended at its stats file's time, so `results` showed every one as 0.00 s long.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let mut timed = run_with_monitor(SHA_A, 100.0, None);
+    timed.metrics.insert("time.elapsed_time".to_string(), 12.5);
+    for record in [timed, run_with_monitor(SHA_A, 101.0, None)] {
+        write_run(&root, PATH_PARAMS, &record).unwrap();
+    }
+    let mut store = store_in(dir.path());
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    assert_eq!(import(&mut store, &root, &options).unwrap().imported.len(), 2);
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    let lengths: Vec<f64> = runs
+        .iter()
+        .map(|summary| store.run(summary.id).unwrap())
+        .map(|run| {
+            assert!(run.ended_at > 1.6e9, "the stats file's time ends the run: {}", run.ended_at);
+            run.ended_at - run.started_at
+        })
+        .collect();
+    // Without the time monitor's elapsed time the length stays unknown (zero), as before.
+    assert_eq!(lengths, [12.5, 0.0]);
+}
