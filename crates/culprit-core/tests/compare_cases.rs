@@ -3,7 +3,9 @@
 
 use culprit_core::compare::direction::Direction;
 use culprit_core::compare::render::{render_csv, render_json, render_markdown, render_table, RenderOptions};
-use culprit_core::compare::sweep::{render_sweep, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint};
+use culprit_core::compare::sweep::{
+    render_sweep, render_sweeps_csv, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint,
+};
 use culprit_core::compare::{
     compare, verdict, Column, CompareError, CompareOptions, Comparison, DecisionRule, Evidence, InconclusiveReason,
     LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
@@ -461,6 +463,10 @@ fn qa_31_a_sweep_point_is_judged_by_its_metrics_direction_kind_and_unit() {
     };
     let rows = sweep_rows(&fails, &CompareOptions::default()).expect("pass/fail sweep");
     assert_eq!((rows[0].sides[1].fails, rows[0].changes[0].verdict), (Some(6), Verdict::Regression), "{rows:?}");
+    // Its CSV line says its change is in points of reproduction, as the table's CSV does (it said "absolute").
+    let csv = render_sweeps_csv(std::slice::from_ref(&fails), std::slice::from_ref(&rows));
+    let line = csv.lines().nth(1).unwrap_or_default();
+    assert!(line.contains(",reproduction_points,") && !line.contains(",absolute,"), "{csv}");
     // lkp's rules name the sweep's point as its stat, and judge it as the metric.
     let lkp = CompareOptions { rule: DecisionRule::Lkp(LkpOptions::default()), ..CompareOptions::default() };
     let rows = sweep_rows(&sweep("hackbench.throughput", 9000.0, 10000.0, &mut rng), &lkp).expect("lkp sweep");

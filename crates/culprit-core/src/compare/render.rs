@@ -449,6 +449,18 @@ pub fn render_jobs_csv(tables: &[(&str, &CompareResult)], options: RenderOptions
     out
 }
 
+/// The CSV's `change_unit` of a change: percentage points of reproduction for pass/fail rows, else an absolute
+/// difference or a percent change.
+pub(crate) fn change_unit(kind: RowKind, change: &Change) -> &'static str {
+    if kind == RowKind::PassFail {
+        "reproduction_points"
+    } else if change.absolute {
+        "absolute"
+    } else {
+        "percent"
+    }
+}
+
 /// Appends one line per shown metric and non-base column, with `job` after the metric when given.
 fn csv_rows(out: &mut String, result: &CompareResult, options: RenderOptions, job: Option<&str>) {
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
@@ -458,13 +470,7 @@ fn csv_rows(out: &mut String, result: &CompareResult, options: RenderOptions, jo
         for c in &row.changes {
             let other = row.sides.get(c.column);
             let label = result.columns.get(c.column).map(|c| c.label.as_str()).unwrap_or("");
-            let unit = if row.kind == RowKind::PassFail {
-                "reproduction_points"
-            } else if c.absolute {
-                "absolute"
-            } else {
-                "percent"
-            };
+            let unit = change_unit(row.kind, c);
             let reason = match c.verdict {
                 Verdict::Inconclusive { reason } => reason.to_string(),
                 _ => String::new(),

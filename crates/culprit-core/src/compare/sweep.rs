@@ -225,6 +225,11 @@ pub fn render_sweeps_csv(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> String {
     let num = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
     for (sweep, rows) in sweeps.iter().zip(rows) {
         let base_label = sweep.columns.first().map(String::as_str).unwrap_or("");
+        let kind = if super::is_pass_fail_metric(super::metric_of_key(&sweep.metric)) {
+            super::RowKind::PassFail
+        } else {
+            super::RowKind::Measurement
+        };
         for row in rows {
             let base = row.sides.first();
             for c in &row.changes {
@@ -251,7 +256,7 @@ pub fn render_sweeps_csv(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> String {
                     num(other.filter(|s| s.present).map(|s| s.mean)),
                     num(other.and_then(|s| s.stddev)),
                     num(Some(c.change).filter(|_| both)),
-                    if c.absolute { "absolute" } else { "percent" }.to_string(),
+                    super::render::change_unit(kind, c).to_string(),
                     num(c.p),
                     num(c.q),
                     c.verdict.word().to_string(),
