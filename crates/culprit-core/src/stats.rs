@@ -303,16 +303,7 @@ impl UDistribution {
                 coef[d] += coef[d - i];
             }
         }
-        let total: f64 = coef.iter().sum();
-        let mut acc = 0.0;
-        let cdf = coef
-            .iter()
-            .map(|c| {
-                acc += c;
-                (acc / total).min(1.0)
-            })
-            .collect();
-        UDistribution { m, n, cdf }
+        UDistribution { m, n, cdf: cumulative(&coef).unwrap_or_default() }
     }
 
     /// P(U <= u), with u rounded down to an integer; 0 below 0 and 1 above m*n.
@@ -391,20 +382,7 @@ impl TiedUDistribution {
             std::mem::swap(&mut ways, &mut next);
             placed += t;
         }
-        let last = &ways[m * width..];
-        let total: f64 = last.iter().sum();
-        if total <= 0.0 {
-            return None;
-        }
-        let mut acc = 0.0;
-        let cdf = last
-            .iter()
-            .map(|w| {
-                acc += w;
-                (acc / total).min(1.0)
-            })
-            .collect();
-        Some(TiedUDistribution { m, n, cdf })
+        Some(TiedUDistribution { m, n, cdf: cumulative(&ways[m * width..])? })
     }
 
     /// Two-sided exact p-value of an observed U: twice the smaller of P(U <= u) and P(U >= u), capped at 1. With
@@ -421,6 +399,24 @@ impl TiedUDistribution {
         };
         clamp_p(2.0 * lower.min(upper))
     }
+}
+
+/// The cumulative probabilities of counts of arrangements; `None` when there are none.
+fn cumulative(counts: &[f64]) -> Option<Vec<f64>> {
+    let total: f64 = counts.iter().sum();
+    if total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    let mut acc = 0.0;
+    Some(
+        counts
+            .iter()
+            .map(|count| {
+                acc += count;
+                (acc / total).min(1.0)
+            })
+            .collect(),
+    )
 }
 
 /// C(t, 0..=t) as f64.
