@@ -7,7 +7,8 @@ use super::{Monitor, MonitorError, MonitorOutput, ProcFile, ProcRoot};
 
 /// The sample of one reading: `<field>.<device>` for every device that has done any I/O since boot. Devices
 /// whose every statistic is zero (unused loop and zram devices) are left out until they see I/O, so they do not
-/// flood the results with zeros.
+/// flood the results with zeros; the monitor's recorder then takes them to have been zero before (they were), so
+/// the I/O of their first interval counts.
 pub fn diskstats_row(disks: &[DiskStats]) -> Vec<(String, f64)> {
     disks
         .iter()
@@ -39,7 +40,7 @@ pub struct Diskstats {
 
 impl Diskstats {
     pub fn new(root: &ProcRoot) -> Diskstats {
-        Diskstats { file: root.file("diskstats", "diskstats"), recorder: SeriesRecorder::new() }
+        Diskstats { file: root.file("diskstats", "diskstats"), recorder: SeriesRecorder::of_counters() }
     }
 }
 
@@ -50,7 +51,7 @@ impl Monitor for Diskstats {
 
     /// Takes the baseline sample, at time 0.
     fn start(&mut self) -> Result<(), MonitorError> {
-        self.recorder = SeriesRecorder::new();
+        self.recorder = SeriesRecorder::of_counters();
         self.sample(0.0)
     }
 
@@ -95,5 +96,21 @@ mod tests {
         assert_eq!(metrics.get("diskstats.in_flight.vda"), Some(&0.5));
         assert_eq!(metrics.get("diskstats.time_in_queue.vda"), Some(&(70_884.0 - 68_105.0)));
         assert_eq!(metrics.len(), 11);
+    }
+
+    /// loop0 is all zeros at proc-1s, so it is left out of that sample, and has read 250 requests (2000 sectors)
+    /// by proc-late: those are the run's reads of loop0, not I/O from before it.
+    #[test]
+    fn a_device_idle_at_the_start_counts_its_first_interval() {
+        let mut monitor = Diskstats::new(&root("proc-1s"));
+        monitor.start().expect("recorded diskstats read");
+        monitor.file = root("proc-late").file("diskstats", "diskstats");
+        monitor.sample(1.0).expect("second snapshot reads");
+        let output = monitor.finish().expect("finish");
+        assert_eq!(output.metrics.get("diskstats.read_ios.loop0"), Some(&250.0));
+        assert_eq!(output.metrics.get("diskstats.read_sectors.loop0"), Some(&2000.0));
+        assert_eq!(output.metrics.get("diskstats.io_ticks.loop0"), Some(&40.0));
+        assert_eq!(output.series.series.get("read_ios.loop0"), Some(&vec![0.0, 250.0]));
+        assert_eq!(output.metrics.get("diskstats.read_ios.vda"), Some(&0.0));
     }
 }

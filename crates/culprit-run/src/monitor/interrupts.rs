@@ -33,7 +33,7 @@ impl Monitor for CounterFileMonitor {
 
     /// Takes the baseline sample, at time 0.
     fn start(&mut self) -> Result<(), MonitorError> {
-        self.recorder = SeriesRecorder::new();
+        self.recorder = SeriesRecorder::of_counters();
         self.sample_now(0.0)
     }
 
@@ -59,7 +59,7 @@ impl Interrupts {
             name: "interrupts",
             file: root.file("interrupts", "interrupts"),
             parse: parse_interrupts,
-            recorder: SeriesRecorder::new(),
+            recorder: SeriesRecorder::of_counters(),
         }
     }
 }
@@ -74,7 +74,7 @@ impl Softirqs {
             name: "softirqs",
             file: root.file("softirqs", "softirqs"),
             parse: parse_softirqs,
-            recorder: SeriesRecorder::new(),
+            recorder: SeriesRecorder::of_counters(),
         }
     }
 }
@@ -110,5 +110,20 @@ mod tests {
         let output = softirqs.finish().expect("finish");
         // TIMER went from 10042 + 8192 to 10074 + 8241.
         assert_eq!(output.metrics.get("softirqs.TIMER"), Some(&((10_074.0 + 8_241.0) - (10_042.0 + 8_192.0))));
+    }
+
+    /// Interrupt 44 is not in proc-1s and has fired 120 + 80 times by proc-late: it was registered during the
+    /// run, so all 200 are the run's.
+    #[test]
+    fn an_interrupt_registered_during_the_run_counts_from_zero() {
+        let mut monitor = Interrupts::new(&root("proc-1s"));
+        monitor.start().expect("recorded interrupts read");
+        monitor.file = root("proc-late").file("interrupts", "interrupts");
+        monitor.sample(1.0).expect("second snapshot reads");
+        let output = monitor.finish().expect("finish");
+        let key = "44:PCI-MSIX-0000:00:06.0.0-edge.nvme0q1";
+        assert_eq!(output.metrics.get(&format!("interrupts.{key}")), Some(&200.0));
+        assert_eq!(output.series.series.get(key), Some(&vec![0.0, 200.0]));
+        assert_eq!(output.metrics.get("interrupts.LOC:Local_timer_interrupts"), Some(&0.0));
     }
 }

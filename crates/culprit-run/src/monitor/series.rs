@@ -28,19 +28,38 @@ pub fn reduce(values: &[f64], how: Reduction) -> Option<f64> {
     }
 }
 
+/// What a key that first appears mid-run held before it appeared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Backfill {
+    /// Its first value: right for a level (a meminfo key a module adds), which is not dragged toward zero.
+    #[default]
+    FirstValue,
+    /// Zero: right for the event counters of a file that lists a counter only once it exists or once it is not
+    /// zero (an interrupt line registered during the run, a hot-plugged disk, a disk whose statistics were all
+    /// zero at the start). Such a counter was 0 before it appeared, so everything it holds at its first sample
+    /// happened during the run; backfilled with its first value, the events of its first interval would be lost.
+    Zero,
+}
+
 /// Collects samples of named values at times since the run started, keeping every series as long as `times`.
-/// A key that first appears mid-run (a newly registered interrupt, a hot-plugged disk) is backfilled with its
-/// first value, so a counter counts only from its appearance and a gauge is not dragged toward zero; a key that
-/// disappears repeats its last value.
+/// A key that first appears mid-run is backfilled as the recorder's [`Backfill`] says; a key that disappears
+/// repeats its last value.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SeriesRecorder {
     times: Vec<f64>,
     series: BTreeMap<String, Vec<f64>>,
+    backfill: Backfill,
 }
 
 impl SeriesRecorder {
+    /// A recorder whose late keys start at their first value.
     pub fn new() -> SeriesRecorder {
         SeriesRecorder::default()
+    }
+
+    /// A recorder whose late keys start at zero, for files of event counters.
+    pub fn of_counters() -> SeriesRecorder {
+        SeriesRecorder { backfill: Backfill::Zero, ..SeriesRecorder::default() }
     }
 
     /// The number of samples taken.
@@ -60,7 +79,13 @@ impl SeriesRecorder {
             let key = key.as_ref();
             let column = match self.series.get_mut(key) {
                 Some(column) => column,
-                None => self.series.entry(key.to_string()).or_insert_with(|| vec![value; index]),
+                None => {
+                    let before = match self.backfill {
+                        Backfill::FirstValue => value,
+                        Backfill::Zero => 0.0,
+                    };
+                    self.series.entry(key.to_string()).or_insert_with(|| vec![before; index])
+                }
             };
             if column.len() == index {
                 column.push(value);
@@ -133,5 +158,17 @@ mod tests {
         assert_eq!(metrics.get("m.a"), Some(&a_mean));
         assert_eq!(metrics.get("m.late"), Some(&3.0));
         assert_eq!(metrics.get("m.gone"), Some(&0.0));
+    }
+
+    #[test]
+    fn counter_recorder_backfills_late_keys_with_zero() {
+        let mut recorder = SeriesRecorder::of_counters();
+        recorder.push(0.0, [("a", 100.0)]);
+        recorder.push(1.0, [("a", 130.0), ("late", 40.0)]);
+        recorder.push(2.0, [("a", 175.0), ("late", 45.0)]);
+        assert_eq!(recorder.to_series("m").series.get("late"), Some(&vec![0.0, 40.0, 45.0]));
+        let metrics = recorder.reduce("m", |_| Reduction::Delta);
+        assert_eq!(metrics.get("m.late"), Some(&45.0));
+        assert_eq!(metrics.get("m.a"), Some(&75.0));
     }
 }
