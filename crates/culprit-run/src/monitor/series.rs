@@ -122,6 +122,84 @@ impl SeriesRecorder {
     }
 }
 
+/// How many bits a kernel counter has: the per-CPU counts of /proc/interrupts and /proc/softirqs and the
+/// millisecond fields of /proc/diskstats are printed from `unsigned int`s, which wrap at 2^32 (a busy device's
+/// interrupt on one CPU at 100,000 a second wraps every 12 hours, a disk's read_ticks at queue depth 32 every day
+/// and a half); the other diskstats fields are 64-bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterWidth {
+    Bits32,
+    Bits64,
+}
+
+/// The events a counter counted between two readings. A counter only falls by wrapping (a 32-bit counter past
+/// 2^32) or by starting again from zero (an interrupt freed and requested again, a disk removed and added).
+/// A 32-bit fall is read as a wrap when the wrapped difference is below 2^31 (no counter of one CPU counts two
+/// billion events in an interval), else as a restart, which counted `current` events since.
+pub fn increment(previous: u64, current: u64, width: CounterWidth) -> u64 {
+    if current >= previous {
+        return current - previous;
+    }
+    const WRAP: u64 = 1 << 32;
+    match width {
+        CounterWidth::Bits32 if previous < WRAP && current + WRAP - previous < WRAP / 2 => current + WRAP - previous,
+        _ => current,
+    }
+}
+
+/// Turns readings of kernel counters, each a key with its per-CPU (or per-part) counts, into one cumulative count
+/// per key that only moves by the events counted: the count at the first reading, plus each part's increment
+/// since its previous reading. Last minus first of such a series is the events of the run even when a 32-bit
+/// count wraps or a counter restarts (read as the total, a wrap made the run's count about -4.3 billion), and when
+/// a CPU goes offline and its column leaves the file (read as the total, its counts vanished from the run's count,
+/// which could fall below zero). An offline CPU's last count is kept, so the events it counted between that
+/// reading and going offline are counted when it comes back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CounterAccumulator {
+    keys: BTreeMap<String, CounterState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct CounterState {
+    cumulative: f64,
+    last: BTreeMap<String, u64>,
+}
+
+impl CounterAccumulator {
+    pub fn new() -> CounterAccumulator {
+        CounterAccumulator::default()
+    }
+
+    /// Takes one reading of `key`'s parts and returns its cumulative count. A key read for the first time counts
+    /// all it holds (at the start, the count since boot; later, a counter that did not exist before); a part new
+    /// to a known key (a CPU that was offline since before the start) counts from this reading on, since its
+    /// count since boot is not the run's.
+    pub fn observe(&mut self, key: &str, parts: &[(String, u64)], width: CounterWidth) -> f64 {
+        match self.keys.get_mut(key) {
+            Some(state) => {
+                for (part, count) in parts {
+                    match state.last.get_mut(part) {
+                        Some(previous) => {
+                            state.cumulative += increment(*previous, *count, width) as f64;
+                            *previous = *count;
+                        }
+                        None => {
+                            state.last.insert(part.clone(), *count);
+                        }
+                    }
+                }
+                state.cumulative
+            }
+            None => {
+                let cumulative = parts.iter().map(|(_, count)| *count as f64).sum();
+                let last = parts.iter().cloned().collect();
+                self.keys.insert(key.to_string(), CounterState { cumulative, last });
+                cumulative
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +236,38 @@ mod tests {
         assert_eq!(metrics.get("m.a"), Some(&a_mean));
         assert_eq!(metrics.get("m.late"), Some(&3.0));
         assert_eq!(metrics.get("m.gone"), Some(&0.0));
+    }
+
+    #[test]
+    fn increments_through_wraps_and_restarts() {
+        let top = u64::from(u32::MAX);
+        let cases = [
+            (100, 175, CounterWidth::Bits32, 75),
+            // A 32-bit count past 2^32: from 2^32 - 100 up to 2^32 (read as 0) is 100 events, then 50 more.
+            (top - 99, 50, CounterWidth::Bits32, 150),
+            // A fall that no wrap explains (the wrapped difference would be above 2^31) is a restart from zero.
+            (5_000, 10, CounterWidth::Bits32, 10),
+            // A 64-bit counter never wraps in practice; it falls only by restarting.
+            (top - 99, 50, CounterWidth::Bits64, 50),
+            (7, 7, CounterWidth::Bits64, 0),
+        ];
+        for (previous, current, width, want) in cases {
+            assert_eq!(increment(previous, current, width), want, "{previous} -> {current} ({width:?})");
+        }
+    }
+
+    #[test]
+    fn accumulator_follows_each_part() {
+        let part = |name: &str, count: u64| (name.to_string(), count);
+        let mut counters = CounterAccumulator::new();
+        assert_eq!(counters.observe("k", &[part("CPU0", 10), part("CPU1", 20)], CounterWidth::Bits32), 30.0);
+        // CPU1 offline: only CPU0's 5 more count.
+        assert_eq!(counters.observe("k", &[part("CPU0", 15)], CounterWidth::Bits32), 35.0);
+        // CPU1 back with 26 (6 more than its last reading) and CPU2, never seen before, counts from here on.
+        let parts = [part("CPU0", 15), part("CPU1", 26), part("CPU2", 1_000)];
+        assert_eq!(counters.observe("k", &parts, CounterWidth::Bits32), 41.0);
+        // A key first read later counts all it holds: it was zero before it existed.
+        assert_eq!(counters.observe("new", &[part("CPU0", 4)], CounterWidth::Bits32), 4.0);
     }
 
     #[test]
