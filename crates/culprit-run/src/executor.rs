@@ -401,7 +401,7 @@ fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BT
         metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
         metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
         metrics.insert(
-            "time.max_resident_set_size".into(),
+            "time.maximum_resident_set_size".into(),
             executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
         );
     }
@@ -581,11 +581,55 @@ mod tests {
         assert!(record.outcome.is_ok(), "{:?}", record.outcome);
         // command.elapsed_time and time.elapsed_time were the same number: one change counted twice in every
         // comparison. The time.* metrics without a twin stay.
-        for twin in ["elapsed_time", "user_time", "system_time", "max_resident_set_size"] {
-            assert!(record.metrics.contains_key(&format!("command.{twin}")), "{:?}", record.metrics.keys());
+        for (own, twin) in [
+            ("elapsed_time", "elapsed_time"),
+            ("user_time", "user_time"),
+            ("system_time", "system_time"),
+            ("max_resident_set_size", "maximum_resident_set_size"),
+        ] {
+            assert!(record.metrics.contains_key(&format!("command.{own}")), "{:?}", record.metrics.keys());
             assert!(!record.metrics.contains_key(&format!("time.{twin}")), "{:?}", record.metrics.keys());
         }
         assert!(record.metrics.contains_key("time.minor_page_faults"), "{:?}", record.metrics.keys());
+    }
+
+    /// lkp runs each benchmark under GNU `time -v` and its `programs/time/parse` names each line of that report:
+    /// the label without its parenthesised notes, blanks as `_`, lower case (`Maximum resident set size (kbytes)`
+    /// is `maximum_resident_set_size`). `tests/data/gnu-time-v.txt` is that report, recorded on this machine; every
+    /// `time.*` metric of a run must be one of its names. `time.max_resident_set_size` was not.
+    #[test]
+    fn time_metrics_have_lkp_names() {
+        let report = include_str!("../tests/data/gnu-time-v.txt");
+        let lkp_names: Vec<String> = report
+            .lines()
+            .filter(|line| !line.contains("Command being timed: "))
+            .filter_map(|line| line.split_once(": ").map(|(label, _)| label))
+            .map(|label| {
+                let mut name = String::new();
+                let mut depth = 0;
+                for c in label.trim_start().chars() {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ if depth == 0 => name.push(c),
+                        _ => {}
+                    }
+                }
+                name.split_whitespace().collect::<Vec<_>>().join("_").to_lowercase()
+            })
+            .collect();
+        assert!(lkp_names.iter().any(|name| name == "elapsed_time"), "{lkp_names:?}");
+        let usage =
+            process::Usage { wall_secs: 2.0, user_secs: 1.5, sys_secs: 0.25, max_rss_kib: 1000, ..Default::default() };
+        let finished = Finished { exit: Exit::Code(0), stdout: String::new(), stderr: String::new(), usage };
+        let mut metrics = BTreeMap::new();
+        add_time_metrics(&[finished], false, &mut metrics);
+        assert!(metrics.len() >= 8, "{metrics:?}");
+        for name in metrics.keys() {
+            let key = name.strip_prefix("time.").unwrap_or(name);
+            assert!(lkp_names.iter().any(|lkp| lkp == key), "{name} is not a name of lkp's: {lkp_names:?}");
+        }
+        assert_eq!(metrics.get("time.maximum_resident_set_size"), Some(&1000.0));
     }
 
     #[test]
