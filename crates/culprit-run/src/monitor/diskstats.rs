@@ -80,7 +80,7 @@ impl Diskstats {
                 .and_then(|at| FIELD_WIDTHS.get(at))
                 .copied()
                 .unwrap_or(CounterWidth::Bits64);
-            *value = self.counters.observe(key, &[(String::new(), *value as u64)], width);
+            *value = self.counters.observe(key, &[(0, *value as u64)], width);
         }
         row
     }

@@ -166,9 +166,22 @@ pub fn parse_vmstat(text: &str) -> Result<BTreeMap<String, u64>, ProcParseError>
 }
 
 /// The counts of one line of /proc/interrupts or /proc/softirqs: the line's lkp name and its count on each CPU,
-/// by the CPU's column name (`CPU0`, `CPU3`). A line with a single system-wide count (`ERR:`, `MIS:`) has one
-/// count under the empty name.
-pub type PerCpuCounts = Vec<(String, Vec<(String, u64)>)>;
+/// by the CPU's number in its column's header (`CPU3` is 3). A line with a single system-wide count (`ERR:`,
+/// `MIS:`) has one count, under [`SYSTEM_WIDE`].
+pub type PerCpuCounts = Vec<(String, Vec<(u32, u64)>)>;
+
+/// The part name of a line's single system-wide count.
+pub const SYSTEM_WIDE: u32 = u32::MAX;
+
+/// The CPU numbers of a header line (`CPU0 CPU2 CPU3`); a column whose name is not `CPU<n>` is named by its
+/// position.
+fn cpu_numbers(header: &str) -> Vec<u32> {
+    header
+        .split_ascii_whitespace()
+        .enumerate()
+        .map(|(position, name)| name.strip_prefix("CPU").and_then(|n| n.parse().ok()).unwrap_or(position as u32))
+        .collect()
+}
 
 /// Parses /proc/interrupts into per-CPU counts, each line named as lkp's interrupts parser names it: a numbered
 /// line becomes `<irq>:<chip>.<hwirq>.<device>` (description words joined by `.`, with `,.` collapsed to `,`), a
@@ -178,7 +191,7 @@ pub type PerCpuCounts = Vec<(String, Vec<(String, u64)>)>;
 pub fn parse_interrupts_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseError> {
     const FILE: &str = "interrupts";
     let mut lines = text.lines().enumerate();
-    let cpus: Vec<&str> = loop {
+    let cpus: Vec<u32> = loop {
         let Some((_, line)) = lines.next() else {
             return Err(ProcParseError::Missing { file: FILE, field: "CPU0" });
         };
@@ -187,7 +200,7 @@ pub fn parse_interrupts_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseErr
             continue;
         }
         if columns.iter().all(|column| column.starts_with("CPU")) {
-            break columns;
+            break cpu_numbers(line);
         }
         return Err(ProcParseError::Missing { file: FILE, field: "CPU0" });
     };
@@ -209,8 +222,8 @@ pub fn parse_interrupts_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseErr
         let single = counts == 1 && description.is_empty();
         let mut per_cpu = Vec::with_capacity(counts);
         for (cpu, token) in cpus.iter().zip(rest.iter().take(counts)) {
-            let name = if single { String::new() } else { (*cpu).to_string() };
-            per_cpu.push((name, parse_u64(FILE, index + 1, token)?));
+            let part = if single { SYSTEM_WIDE } else { *cpu };
+            per_cpu.push((part, parse_u64(FILE, index + 1, token)?));
         }
         let key = if description.is_empty() {
             label.trim_end_matches(':').to_string()
@@ -235,13 +248,13 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError
 pub fn parse_softirqs_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseError> {
     const FILE: &str = "softirqs";
     let mut lines_out = Vec::new();
-    let mut cpus: Option<Vec<String>> = None;
+    let mut cpus: Option<Vec<u32>> = None;
     for (index, line) in text.lines().enumerate() {
         let mut tokens = line.split_ascii_whitespace();
         let Some(label) = tokens.next() else { continue };
         let Some(name) = label.strip_suffix(':') else {
             if label.starts_with("CPU") {
-                cpus = Some(line.split_ascii_whitespace().map(str::to_string).collect());
+                cpus = Some(cpu_numbers(line));
                 continue;
             }
             return Err(ProcParseError::Malformed {
@@ -253,8 +266,8 @@ pub fn parse_softirqs_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseError
         let mut per_cpu = Vec::new();
         for (position, token) in tokens.enumerate() {
             // A count beyond the header's columns still counts; it is named by its position.
-            let cpu = cpus.as_ref().and_then(|cpus| cpus.get(position)).cloned();
-            per_cpu.push((cpu.unwrap_or_else(|| format!("CPU#{position}")), parse_u64(FILE, index + 1, token)?));
+            let cpu = cpus.as_ref().and_then(|cpus| cpus.get(position)).copied().unwrap_or(position as u32);
+            per_cpu.push((cpu, parse_u64(FILE, index + 1, token)?));
         }
         lines_out.push((name.to_string(), per_cpu));
     }
@@ -437,16 +450,15 @@ mod tests {
     fn interrupt_counts_are_named_by_their_cpu_column() {
         let text = "           CPU0       CPU2\n LOC:        10          5   Local timer interrupts\nERR:          7\n";
         let lines = parse_interrupts_per_cpu(text).expect("parses");
-        let counts = |cpus: &[(&str, u64)]| cpus.iter().map(|(c, n)| (c.to_string(), *n)).collect::<Vec<_>>();
         assert_eq!(
             lines,
             vec![
-                ("LOC:Local_timer_interrupts".to_string(), counts(&[("CPU0", 10), ("CPU2", 5)])),
-                ("ERR".to_string(), counts(&[("", 7)])),
+                ("LOC:Local_timer_interrupts".to_string(), vec![(0, 10), (2, 5)]),
+                ("ERR".to_string(), vec![(SYSTEM_WIDE, 7)]),
             ]
         );
         let softirqs = parse_softirqs_per_cpu("  CPU0 CPU1\nTIMER: 3 4\n").expect("parses");
-        assert_eq!(softirqs, vec![("TIMER".to_string(), counts(&[("CPU0", 3), ("CPU1", 4)]))]);
+        assert_eq!(softirqs, vec![("TIMER".to_string(), vec![(0, 3), (1, 4)])]);
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub struct CounterAccumulator {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct CounterState {
     cumulative: f64,
-    last: BTreeMap<String, u64>,
+    last: BTreeMap<u32, u64>,
 }
 
 impl CounterAccumulator {
@@ -198,7 +198,7 @@ impl CounterAccumulator {
     /// all it holds (at the start, the count since boot; later, a counter that did not exist before); a part new
     /// to a known key (a CPU that was offline since before the start) counts from this reading on, since its
     /// count since boot is not the run's.
-    pub fn observe(&mut self, key: &str, parts: &[(String, u64)], width: CounterWidth) -> f64 {
+    pub fn observe(&mut self, key: &str, parts: &[(u32, u64)], width: CounterWidth) -> f64 {
         match self.keys.get_mut(key) {
             Some(state) => {
                 for (part, count) in parts {
@@ -208,7 +208,7 @@ impl CounterAccumulator {
                             *previous = *count;
                         }
                         None => {
-                            state.last.insert(part.clone(), *count);
+                            state.last.insert(*part, *count);
                         }
                     }
                 }
@@ -216,7 +216,7 @@ impl CounterAccumulator {
             }
             None => {
                 let cumulative = parts.iter().map(|(_, count)| *count as f64).sum();
-                let last = parts.iter().cloned().collect();
+                let last = parts.iter().copied().collect();
                 self.keys.insert(key.to_string(), CounterState { cumulative, last });
                 cumulative
             }
@@ -288,16 +288,14 @@ mod tests {
 
     #[test]
     fn accumulator_follows_each_part() {
-        let part = |name: &str, count: u64| (name.to_string(), count);
         let mut counters = CounterAccumulator::new();
-        assert_eq!(counters.observe("k", &[part("CPU0", 10), part("CPU1", 20)], CounterWidth::Bits32), 30.0);
+        assert_eq!(counters.observe("k", &[(0, 10), (1, 20)], CounterWidth::Bits32), 30.0);
         // CPU1 offline: only CPU0's 5 more count.
-        assert_eq!(counters.observe("k", &[part("CPU0", 15)], CounterWidth::Bits32), 35.0);
+        assert_eq!(counters.observe("k", &[(0, 15)], CounterWidth::Bits32), 35.0);
         // CPU1 back with 26 (6 more than its last reading) and CPU2, never seen before, counts from here on.
-        let parts = [part("CPU0", 15), part("CPU1", 26), part("CPU2", 1_000)];
-        assert_eq!(counters.observe("k", &parts, CounterWidth::Bits32), 41.0);
+        assert_eq!(counters.observe("k", &[(0, 15), (1, 26), (2, 1_000)], CounterWidth::Bits32), 41.0);
         // A key first read later counts all it holds: it was zero before it existed.
-        assert_eq!(counters.observe("new", &[part("CPU0", 4)], CounterWidth::Bits32), 4.0);
+        assert_eq!(counters.observe("new", &[(0, 4)], CounterWidth::Bits32), 4.0);
     }
 
     #[test]
