@@ -17,7 +17,12 @@
 //! Metrics (lkp names, prefix `fio.`), printed with Ruby's number formatting (JSON integers stay integers):
 //! - per direction `read` and `write`: `<op>_bw_MBps` (fio's KiB/s `bw` / 1024), `<op>_iops`,
 //!   `<op>_clat_mean_ns`, `<op>_clat_stddev`, `<op>_clat_90%_ns`, `<op>_clat_95%_ns`, `<op>_clat_99%_ns`
-//!   (those present in fio's percentile list), `<op>_slat_mean_us`, `<op>_slat_stddev`;
+//!   (those present in fio's percentile list), `<op>_slat_mean_us`, `<op>_slat_stddev`.
+//!   Units: bandwidth in MiB/s; `clat_*` and `slat_*` (means, stddevs and percentiles) in nanoseconds, as fio 3
+//!   reports them (`clat_ns`, `slat_ns`), whatever the key's suffix says: `<op>_slat_mean_us` is lkp's name for
+//!   fio's `slat_ns.mean`, kept so results compare with lkp's, and holds nanoseconds (lkp's parser does the same).
+//!   Only JSON from fio before 3.0, which has `clat` and `slat` in microseconds, gives microseconds under the
+//!   same names; runs of the two fio generations do not compare.
 //! - `latency_<N>us%` and `latency_<N>ms%` for each bucket of fio's `latency_us` / `latency_ms` maps;
 //! - `workload`: total I/Os (read + write `total_ios`).
 //! - With several instances: first the combined view under the same names (iops, bandwidth and workload summed,

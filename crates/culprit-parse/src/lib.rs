@@ -160,6 +160,14 @@ impl ParseOutput {
     /// The per-run scalar metrics, named `<program>.<key>`: a key printed once keeps its value; a key printed
     /// several times (a monitor's samples, or a multi-instance benchmark) is reduced to its mean, as lkp's
     /// `stats.json` does for a run.
+    ///
+    /// lkp's `dump-stat` also pads a key that first appears in a later record with zeros for the records before,
+    /// and its mean divides by the number of records; this does neither. That matters for mpstat, whose parser
+    /// prints `max_utilization_pct` and `max_utilization.seconds` once, after the last record, multiplied by the
+    /// number of records so that lkp's padded mean gives the plain figure: here they come out that many times too
+    /// large. Culprit reduces no mpstat output with this (mpstat is an import format, and `culprit parse` prints the
+    /// text), and perf-stat's once-printed `ps.*`, `total.*` and `overall.*` are summed by lkp, which gives the
+    /// value printed, as here.
     pub fn metrics(&self, program: &str) -> BTreeMap<String, f64> {
         self.samples()
             .into_iter()

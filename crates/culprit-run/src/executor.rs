@@ -387,7 +387,8 @@ fn finite_metrics(program: &str, metrics: BTreeMap<String, f64>) -> Result<BTree
     }
 }
 
-/// lkp's `time.*` metrics for the measured command, summed over its executions. A `command` job measures its own
+/// lkp's `time.*` metrics for the measured command (the lines of GNU `time -v` that lkp runs every benchmark under,
+/// named as lkp's `programs/time/parse` names them), summed over its executions. A `command` job measures its own
 /// wall, user and system time and maximum RSS per execution (`command.*`); the same four `time.*` metrics would be
 /// those times the number of executions, the same change counted twice in every comparison (twice in the
 /// false-discovery family, two headlines), so a command job gets only the `time.*` metrics it has no twin of.
@@ -401,7 +402,7 @@ fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BT
         metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
         metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
         metrics.insert(
-            "time.max_resident_set_size".into(),
+            "time.maximum_resident_set_size".into(),
             executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
         );
     }
@@ -409,6 +410,15 @@ fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BT
     metrics.insert("time.major_page_faults".into(), sum(&|e| e.usage.major_faults as f64));
     metrics.insert("time.voluntary_context_switches".into(), sum(&|e| e.usage.voluntary_switches as f64));
     metrics.insert("time.involuntary_context_switches".into(), sum(&|e| e.usage.involuntary_switches as f64));
+    metrics.insert("time.file_system_inputs".into(), sum(&|e| e.usage.fs_inputs as f64));
+    metrics.insert("time.file_system_outputs".into(), sum(&|e| e.usage.fs_outputs as f64));
+    // GNU time prints a whole percent, CPU milliseconds * 100 / wall milliseconds, and `?` (which lkp reads as 0)
+    // for no wall time at all.
+    let (cpu, wall) = (sum(&|e| e.usage.user_secs + e.usage.sys_secs), sum(&|e| e.usage.wall_secs));
+    let cpu_ms = (cpu * 1000.0).floor();
+    let wall_ms = (wall * 1000.0).floor();
+    let percent = if wall_ms > 0.0 { (cpu_ms * 100.0 / wall_ms).floor() } else { 0.0 };
+    metrics.insert("time.percent_of_cpu_this_job_got".into(), percent);
 }
 
 #[cfg(test)]
@@ -581,11 +591,66 @@ mod tests {
         assert!(record.outcome.is_ok(), "{:?}", record.outcome);
         // command.elapsed_time and time.elapsed_time were the same number: one change counted twice in every
         // comparison. The time.* metrics without a twin stay.
-        for twin in ["elapsed_time", "user_time", "system_time", "max_resident_set_size"] {
-            assert!(record.metrics.contains_key(&format!("command.{twin}")), "{:?}", record.metrics.keys());
+        for (own, twin) in [
+            ("elapsed_time", "elapsed_time"),
+            ("user_time", "user_time"),
+            ("system_time", "system_time"),
+            ("max_resident_set_size", "maximum_resident_set_size"),
+        ] {
+            assert!(record.metrics.contains_key(&format!("command.{own}")), "{:?}", record.metrics.keys());
             assert!(!record.metrics.contains_key(&format!("time.{twin}")), "{:?}", record.metrics.keys());
         }
         assert!(record.metrics.contains_key("time.minor_page_faults"), "{:?}", record.metrics.keys());
+    }
+
+    /// lkp runs each benchmark under GNU `time -v` and its `programs/time/parse` names each line of that report:
+    /// the label without its parenthesised notes, blanks as `_`, lower case (`Maximum resident set size (kbytes)`
+    /// is `maximum_resident_set_size`). `tests/data/gnu-time-v.txt` is that report, recorded on this machine; every
+    /// `time.*` metric of a run must be one of its names. `time.max_resident_set_size` was not.
+    #[test]
+    fn time_metrics_have_lkp_names() {
+        let report = include_str!("../tests/data/gnu-time-v.txt");
+        let lkp_names: Vec<String> = report
+            .lines()
+            .filter(|line| !line.contains("Command being timed: "))
+            .filter_map(|line| line.split_once(": ").map(|(label, _)| label))
+            .map(|label| {
+                let mut name = String::new();
+                let mut depth = 0;
+                for c in label.trim_start().chars() {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ if depth == 0 => name.push(c),
+                        _ => {}
+                    }
+                }
+                name.split_whitespace().collect::<Vec<_>>().join("_").to_lowercase()
+            })
+            .collect();
+        assert!(lkp_names.iter().any(|name| name == "elapsed_time"), "{lkp_names:?}");
+        let usage = process::Usage {
+            wall_secs: 2.0,
+            user_secs: 1.5,
+            sys_secs: 0.25,
+            max_rss_kib: 1000,
+            fs_inputs: 8,
+            fs_outputs: 2048,
+            ..Default::default()
+        };
+        let finished = Finished { exit: Exit::Code(0), stdout: String::new(), stderr: String::new(), usage };
+        let mut metrics = BTreeMap::new();
+        add_time_metrics(&[finished], false, &mut metrics);
+        assert!(metrics.len() >= 8, "{metrics:?}");
+        for name in metrics.keys() {
+            let key = name.strip_prefix("time.").unwrap_or(name);
+            assert!(lkp_names.iter().any(|lkp| lkp == key), "{name} is not a name of lkp's: {lkp_names:?}");
+        }
+        assert_eq!(metrics.get("time.maximum_resident_set_size"), Some(&1000.0));
+        // GNU time's whole percent of (user + system) over wall time: 1.75 s of CPU in 2 s is 87%.
+        assert_eq!(metrics.get("time.percent_of_cpu_this_job_got"), Some(&87.0));
+        assert_eq!(metrics.get("time.file_system_inputs"), Some(&8.0));
+        assert_eq!(metrics.get("time.file_system_outputs"), Some(&2048.0));
     }
 
     #[test]

@@ -102,6 +102,10 @@ pub struct Usage {
     pub major_faults: u64,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Blocks read and written through the file system (`ru_inblock`, `ru_oublock`), GNU time's "File system
+    /// inputs" and "File system outputs".
+    pub fs_inputs: u64,
+    pub fs_outputs: u64,
 }
 
 /// How a child ended.
@@ -247,6 +251,8 @@ pub fn run_noting_start(
         major_faults: rusage.ru_majflt.max(0) as u64,
         voluntary_switches: rusage.ru_nvcsw.max(0) as u64,
         involuntary_switches: rusage.ru_nivcsw.max(0) as u64,
+        fs_inputs: rusage.ru_inblock.max(0) as u64,
+        fs_outputs: rusage.ru_oublock.max(0) as u64,
     };
     let (stdout, stderr) = if inv.merge_stderr { (format!("{stdout}{stderr}"), stderr) } else { (stdout, stderr) };
     Ok(Finished { exit, stdout, stderr, usage })

@@ -156,6 +156,70 @@ fn a_panicking_monitor_does_not_stop_the_others() {
     assert!(softirqs.series.times.len() >= 2, "softirqs kept sampling: {:?}", softirqs.series.times);
 }
 
+/// A monitor whose start takes as long as perf's probe and launch on a loaded machine.
+struct SlowStart;
+
+impl Monitor for SlowStart {
+    fn name(&self) -> &'static str {
+        "slow-start"
+    }
+    fn start(&mut self) -> Result<(), MonitorError> {
+        std::thread::sleep(Duration::from_millis(400));
+        Ok(())
+    }
+    fn sample(&mut self, _elapsed: f64) -> Result<(), MonitorError> {
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
+        Ok(MonitorOutput::default())
+    }
+}
+
+/// A monitor that notes, at each sample, the `elapsed` it was given and the time since its own start.
+struct Clock {
+    started: Option<std::time::Instant>,
+    readings: std::sync::Arc<std::sync::Mutex<Vec<(f64, f64)>>>,
+}
+
+impl Monitor for Clock {
+    fn name(&self) -> &'static str {
+        "clock"
+    }
+    fn start(&mut self) -> Result<(), MonitorError> {
+        self.started = Some(std::time::Instant::now());
+        Ok(())
+    }
+    fn sample(&mut self, elapsed: f64) -> Result<(), MonitorError> {
+        let since_start = self.started.map_or(f64::NAN, |started| started.elapsed().as_secs_f64());
+        self.readings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((elapsed, since_start));
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
+        Ok(MonitorOutput::default())
+    }
+}
+
+/// `elapsed` is the time since the monitor's own start, which is what a /proc monitor divides its first interval's
+/// counts by (its baseline is read in `start`), even when a monitor before it (perf-stat probing and launching
+/// perf) takes a while to start. Measured from the set's start instead, vmstat's first interval after a 0.4 s start
+/// of perf was 0.6 s of counts divided by 1 s: its rates read 40% low.
+#[test]
+fn elapsed_is_measured_from_each_monitors_own_start() {
+    let readings = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let clock = Clock { started: None, readings: std::sync::Arc::clone(&readings) };
+    let monitors: Vec<Box<dyn Monitor>> = vec![Box::new(SlowStart), Box::new(clock)];
+    let set = MonitorSet::start(monitors, Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(700));
+    let results = set.stop();
+    assert!(results.iter().all(|(_, result)| result.is_ok()), "{results:?}");
+    let readings = readings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+    assert!(readings.len() >= 2, "{readings:?}");
+    for (elapsed, since_start) in readings {
+        // The two clocks are read a few microseconds apart; a loaded machine may stretch that a little.
+        assert!((elapsed - since_start).abs() < 0.05, "elapsed {elapsed} s, {since_start} s since the start");
+    }
+}
+
 #[test]
 fn unknown_monitor_name_is_refused_with_the_list() {
     let error = monitor::create("perf-stats", &no_options(), 1.0).err().expect("refused");

@@ -278,6 +278,11 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 struct Slot {
     monitor: Box<dyn Monitor>,
     error: Option<MonitorError>,
+    /// When the monitor's `start` was called: its samples' `elapsed` is measured from here, not from the set's
+    /// start, because a /proc monitor reads its baseline in `start` and divides its first interval's counts by
+    /// that `elapsed`, and the monitors before it (perf probing for events and launching perf) may have taken a
+    /// good part of a second to start.
+    started: Instant,
 }
 
 /// Runs a call into a monitor, turning a panic into a [`MonitorError`] so one broken monitor cannot take the
@@ -302,9 +307,10 @@ fn lock(slots: &Mutex<Vec<Slot>>) -> MutexGuard<'_, Vec<Slot>> {
     slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn sample_all(slots: &Mutex<Vec<Slot>>, elapsed: f64) {
+fn sample_all(slots: &Mutex<Vec<Slot>>) {
     for slot in lock(slots).iter_mut().filter(|slot| slot.error.is_none()) {
         let name = slot.monitor.name();
+        let elapsed = slot.started.elapsed().as_secs_f64();
         if let Err(error) = guarded(name, || slot.monitor.sample(elapsed)) {
             slot.error = Some(error);
         }
@@ -330,8 +336,9 @@ impl MonitorSet {
             .into_iter()
             .map(|mut monitor| {
                 let name = monitor.name();
+                let started = Instant::now();
                 let error = guarded(name, || monitor.start()).err();
-                Slot { monitor, error }
+                Slot { monitor, error, started }
             })
             .collect();
         let slots = Arc::new(Mutex::new(slots));
@@ -344,13 +351,13 @@ impl MonitorSet {
                 let wait = deadline.saturating_duration_since(Instant::now());
                 match stopped.recv_timeout(wait) {
                     Err(RecvTimeoutError::Timeout) => {
-                        sample_all(&shared, origin.elapsed().as_secs_f64());
+                        sample_all(&shared);
                         let behind = origin.elapsed().as_secs_f64() / interval.as_secs_f64();
                         tick = tick.saturating_add(1).max(behind.floor() as u32 + 1);
                     }
                     // Asked to stop, or the set was dropped: take the final sample and end.
                     Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                        sample_all(&shared, origin.elapsed().as_secs_f64());
+                        sample_all(&shared);
                         return;
                     }
                 }

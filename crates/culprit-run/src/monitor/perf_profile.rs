@@ -7,6 +7,10 @@
 //!   `perf report --children --header -U -g folded,0.5,callee --sort=dso,symbol -i <tmp>/perf.data`, lkp's
 //!   report command; the temporary directory, perf.data included, is removed afterwards.
 //!
+//! # Span
+//! The whole run is recorded. lkp records a `duration` (10 s) window starting `delay` (half the runtime) into the
+//! run, so its percentages leave out start-up and wind-down; docs/monitors.md says what that changes.
+//!
 //! # Event and frequency
 //! The default frequency is 99 samples per second per CPU: light enough to leave the benchmark alone (about 1%
 //! of one CPU for recording at this rate on this machine, plus the report at the end), and off the 100 Hz

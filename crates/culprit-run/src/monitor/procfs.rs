@@ -165,14 +165,33 @@ pub fn parse_vmstat(text: &str) -> Result<BTreeMap<String, u64>, ProcParseError>
     Ok(counters)
 }
 
-/// Parses /proc/interrupts into per-line totals summed over the CPUs, named as lkp's interrupts parser names
-/// them: a numbered line becomes `<irq>:<chip>.<hwirq>.<device>` (description words joined by `.`, with `,.`
-/// collapsed to `,`), a named line `<NAME>:<Description_with_underscores>`, and a line with one count and no
-/// description (`ERR:`, `MIS:`) just `<NAME>`.
-pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> {
+/// The counts of one line of /proc/interrupts or /proc/softirqs: the line's lkp name and its count on each CPU,
+/// by the CPU's number in its column's header (`CPU3` is 3). A line with a single system-wide count (`ERR:`,
+/// `MIS:`) has one count, under [`SYSTEM_WIDE`].
+pub type PerCpuCounts = Vec<(String, Vec<(u32, u64)>)>;
+
+/// The part name of a line's single system-wide count.
+pub const SYSTEM_WIDE: u32 = u32::MAX;
+
+/// The CPU numbers of a header line (`CPU0 CPU2 CPU3`); a column whose name is not `CPU<n>` is named by its
+/// position.
+fn cpu_numbers(header: &str) -> Vec<u32> {
+    header
+        .split_ascii_whitespace()
+        .enumerate()
+        .map(|(position, name)| name.strip_prefix("CPU").and_then(|n| n.parse().ok()).unwrap_or(position as u32))
+        .collect()
+}
+
+/// Parses /proc/interrupts into per-CPU counts, each line named as lkp's interrupts parser names it: a numbered
+/// line becomes `<irq>:<chip>.<hwirq>.<device>` (description words joined by `.`, with `,.` collapsed to `,`), a
+/// named line `<NAME>:<Description_with_underscores>`, and a line with one count and no description (`ERR:`,
+/// `MIS:`) just `<NAME>`. The kernel prints a column for each online CPU only, so the CPUs are named by the header:
+/// a CPU that goes offline takes its column with it, and its counts must not be read as another CPU's.
+pub fn parse_interrupts_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseError> {
     const FILE: &str = "interrupts";
     let mut lines = text.lines().enumerate();
-    let cpu_count = loop {
+    let cpus: Vec<u32> = loop {
         let Some((_, line)) = lines.next() else {
             return Err(ProcParseError::Missing { file: FILE, field: "CPU0" });
         };
@@ -181,11 +200,11 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError
             continue;
         }
         if columns.iter().all(|column| column.starts_with("CPU")) {
-            break columns.len();
+            break cpu_numbers(line);
         }
         return Err(ProcParseError::Missing { file: FILE, field: "CPU0" });
     };
-    let mut totals = Vec::new();
+    let mut lines_out = Vec::new();
     for (index, line) in lines {
         let tokens: Vec<&str> = line.split_ascii_whitespace().collect();
         let Some((label, rest)) = tokens.split_first() else { continue };
@@ -198,12 +217,14 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError
         }
         // The per-CPU counts come first; the description starts at the first word that is not a count (or after
         // one count per CPU, in case a description word happens to be a number).
-        let counts = rest.iter().take(cpu_count).take_while(|token| token.parse::<u64>().is_ok()).count();
-        let mut total = 0u64;
-        for token in rest.iter().take(counts) {
-            total = total.saturating_add(parse_u64(FILE, index + 1, token)?);
-        }
+        let counts = rest.iter().take(cpus.len()).take_while(|token| token.parse::<u64>().is_ok()).count();
         let description = rest.get(counts..).unwrap_or_default();
+        let single = counts == 1 && description.is_empty();
+        let mut per_cpu = Vec::with_capacity(counts);
+        for (cpu, token) in cpus.iter().zip(rest.iter().take(counts)) {
+            let part = if single { SYSTEM_WIDE } else { *cpu };
+            per_cpu.push((part, parse_u64(FILE, index + 1, token)?));
+        }
         let key = if description.is_empty() {
             label.trim_end_matches(':').to_string()
         } else if label.trim_end_matches(':').bytes().all(|b| b.is_ascii_digit()) {
@@ -211,23 +232,29 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError
         } else {
             format!("{label}{}", description.join("_"))
         };
-        totals.push((key, total));
+        lines_out.push((key, per_cpu));
     }
-    Ok(totals)
+    Ok(lines_out)
 }
 
-/// Parses /proc/softirqs into per-kind totals summed over the CPUs (`TIMER`, `NET_RX`, `RCU`, ...), as lkp's
-/// softirqs parser names them.
-pub fn parse_softirqs(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> {
+/// Parses /proc/interrupts into per-line totals summed over the CPUs, named as [`parse_interrupts_per_cpu`]
+/// names them.
+pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> {
+    parse_interrupts_per_cpu(text).map(sum_over_cpus)
+}
+
+/// Parses /proc/softirqs into per-CPU counts per kind (`TIMER`, `NET_RX`, `RCU`, ...), as lkp's softirqs parser
+/// names them, with the CPUs named by the header.
+pub fn parse_softirqs_per_cpu(text: &str) -> Result<PerCpuCounts, ProcParseError> {
     const FILE: &str = "softirqs";
-    let mut totals = Vec::new();
-    let mut saw_header = false;
+    let mut lines_out = Vec::new();
+    let mut cpus: Option<Vec<u32>> = None;
     for (index, line) in text.lines().enumerate() {
         let mut tokens = line.split_ascii_whitespace();
         let Some(label) = tokens.next() else { continue };
         let Some(name) = label.strip_suffix(':') else {
             if label.starts_with("CPU") {
-                saw_header = true;
+                cpus = Some(cpu_numbers(line));
                 continue;
             }
             return Err(ProcParseError::Malformed {
@@ -236,16 +263,31 @@ pub fn parse_softirqs(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> 
                 detail: format!("expected '<KIND>:' at the start of '{}'", line.trim()),
             });
         };
-        let mut total = 0u64;
-        for token in tokens {
-            total = total.saturating_add(parse_u64(FILE, index + 1, token)?);
+        let mut per_cpu = Vec::new();
+        for (position, token) in tokens.enumerate() {
+            // A count beyond the header's columns still counts; it is named by its position.
+            let cpu = cpus.as_ref().and_then(|cpus| cpus.get(position)).copied().unwrap_or(position as u32);
+            per_cpu.push((cpu, parse_u64(FILE, index + 1, token)?));
         }
-        totals.push((name.to_string(), total));
+        lines_out.push((name.to_string(), per_cpu));
     }
-    if !saw_header {
+    if cpus.is_none() {
         return Err(ProcParseError::Missing { file: FILE, field: "CPU0" });
     }
-    Ok(totals)
+    Ok(lines_out)
+}
+
+/// Parses /proc/softirqs into per-kind totals summed over the CPUs (`TIMER`, `NET_RX`, `RCU`, ...), as lkp's
+/// softirqs parser names them.
+pub fn parse_softirqs(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> {
+    parse_softirqs_per_cpu(text).map(sum_over_cpus)
+}
+
+fn sum_over_cpus(lines: PerCpuCounts) -> Vec<(String, u64)> {
+    lines
+        .into_iter()
+        .map(|(key, per_cpu)| (key, per_cpu.iter().fold(0u64, |total, (_, count)| total.saturating_add(*count))))
+        .collect()
 }
 
 /// The names lkp's diskstats parser gives the first eleven statistics of a /proc/diskstats line, in order.
@@ -402,6 +444,21 @@ mod tests {
         );
         assert!(matches!(parse_interrupts("garbage\n"), Err(ProcParseError::Missing { .. })));
         assert!(matches!(parse_interrupts("  CPU0\nno colon 1\n"), Err(ProcParseError::Malformed { line: 2, .. })));
+    }
+
+    #[test]
+    fn interrupt_counts_are_named_by_their_cpu_column() {
+        let text = "           CPU0       CPU2\n LOC:        10          5   Local timer interrupts\nERR:          7\n";
+        let lines = parse_interrupts_per_cpu(text).expect("parses");
+        assert_eq!(
+            lines,
+            vec![
+                ("LOC:Local_timer_interrupts".to_string(), vec![(0, 10), (2, 5)]),
+                ("ERR".to_string(), vec![(SYSTEM_WIDE, 7)]),
+            ]
+        );
+        let softirqs = parse_softirqs_per_cpu("  CPU0 CPU1\nTIMER: 3 4\n").expect("parses");
+        assert_eq!(softirqs, vec![("TIMER".to_string(), vec![(0, 3), (1, 4)])]);
     }
 
     #[test]

@@ -109,6 +109,27 @@ pub fn vmstat_row(
     row
 }
 
+/// How each vmstat key reduces: the levels read at each sample (`procs.*`, `memory.*`) by their mean, the rates and
+/// CPU shares, which are over the interval that ends at each sample, by their mean weighted by the intervals'
+/// lengths (see [`Reduction::IntervalMean`]).
+pub fn vmstat_reduction(key: &str) -> Reduction {
+    if key.starts_with("procs.") || key.starts_with("memory.") {
+        Reduction::Mean
+    } else {
+        Reduction::IntervalMean
+    }
+}
+
+/// How each proc-stat key reduces: `procs_running` and `procs_blocked`, read at each sample, by their mean; the
+/// shares and rates over each interval by their mean weighted by the intervals' lengths.
+pub fn proc_stat_reduction(key: &str) -> Reduction {
+    if key.starts_with("procs_") {
+        Reduction::Mean
+    } else {
+        Reduction::IntervalMean
+    }
+}
+
 /// The page size in KiB, for converting swapped pages to KiB.
 fn kib_per_page() -> f64 {
     // SAFETY: sysconf only reads a configuration value; it has no memory-safety preconditions.
@@ -121,7 +142,8 @@ fn kib_per_page() -> f64 {
 }
 
 /// The `vmstat` monitor: a line per interval, like `vmstat 1`, without the since-boot first line that vmstat
-/// prints (and lkp averages in). Every key is a gauge, reduced by its mean, as lkp reduces vmstat.
+/// prints (and lkp averages in). Every key is a gauge, reduced by its mean as lkp reduces vmstat, the rates and
+/// shares weighted by their intervals' lengths ([`vmstat_reduction`]).
 pub struct Vmstat {
     stat: ProcFile,
     meminfo: ProcFile,
@@ -179,7 +201,7 @@ impl Monitor for Vmstat {
     }
 
     fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
-        Ok(self.recorder.output("vmstat", |_| Reduction::Mean))
+        Ok(self.recorder.output("vmstat", vmstat_reduction))
     }
 }
 
@@ -216,7 +238,8 @@ pub fn proc_stat_row(previous: &ProcStat, current: &ProcStat, seconds: f64) -> V
 }
 
 /// The `proc-stat` monitor. lkp has a proc-stat monitor that saves /proc/stat every 10 s but no parser for it,
-/// so these names are Culprit's own (see [`proc_stat_row`]); every key is a gauge, reduced by its mean.
+/// so these names are Culprit's own (see [`proc_stat_row`]); every key is a gauge, reduced by its mean (the shares
+/// and rates weighted by their intervals' lengths, [`proc_stat_reduction`]).
 pub struct ProcStatMonitor {
     stat: ProcFile,
     previous: Option<(f64, ProcStat)>,
@@ -254,7 +277,7 @@ impl Monitor for ProcStatMonitor {
     }
 
     fn finish(&mut self) -> Result<MonitorOutput, MonitorError> {
-        Ok(self.recorder.output("proc-stat", |_| Reduction::Mean))
+        Ok(self.recorder.output("proc-stat", proc_stat_reduction))
     }
 }
 
@@ -329,6 +352,47 @@ mod tests {
         // Idle running backwards is taken as zero, not as a huge wrapped number.
         let shares = vmstat_cpu_shares(&ticks(0, 0, 0, 10, 0), &ticks(10, 0, 0, 5, 0));
         assert_eq!(shares.map(|(_, v)| v), [100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    }
+
+    fn proc_root(dir: &str) -> ProcRoot {
+        ProcRoot(format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR")).into())
+    }
+
+    /// The set takes a last sample when the benchmark ends, whenever that is: here 2 ms after the one at 1 s, an
+    /// interval without a tick (all idle, as vmstat counts it) and without I/O. It is 2 ms of a 1.002 s run and
+    /// weighs as much; counted as one sample of two, it made the run 73.5% idle (46.97% in the full second) and
+    /// halved io.bi (20130 KiB/s, where 40260 KiB were read in 1.002 s).
+    #[test]
+    fn a_short_last_interval_weighs_by_its_length() {
+        let mut monitor = Vmstat::new(&proc_root("proc"));
+        monitor.start().expect("recorded files read");
+        let later = proc_root("proc-1s");
+        (monitor.stat, monitor.meminfo, monitor.vmstat) =
+            (later.file("vmstat", "stat"), later.file("vmstat", "meminfo"), later.file("vmstat", "vmstat"));
+        monitor.sample(1.0).expect("a full interval");
+        monitor.sample(1.002).expect("the last, short interval");
+        let metrics = monitor.finish().expect("finish").metrics;
+        let close = |metrics: &std::collections::BTreeMap<String, f64>, key: &str, want: f64| {
+            let got = metrics.get(key).copied().unwrap_or(f64::NAN);
+            assert!((got - want).abs() < 1e-9 * want.abs().max(1.0), "{key}: {got}, want {want}");
+        };
+        close(&metrics, "vmstat.cpu.id", (100.0 * 93.0 / 198.0 * 1.0 + 100.0 * 0.002) / 1.002);
+        close(&metrics, "vmstat.io.bi", (2_109_833.0 - 2_069_573.0) / 1.002);
+        // Levels read at each sample are not rates over an interval: their mean is the plain mean.
+        close(&metrics, "vmstat.procs.r", after_procs_running());
+
+        let mut monitor = ProcStatMonitor::new(&proc_root("proc"));
+        monitor.start().expect("recorded stat reads");
+        monitor.stat = later.file("proc-stat", "stat");
+        monitor.sample(1.0).expect("a full interval");
+        monitor.sample(1.002).expect("the last, short interval");
+        let metrics = monitor.finish().expect("finish").metrics;
+        // proc-stat counts an interval without a tick as no share of anything.
+        close(&metrics, "proc-stat.cpu.idle", 100.0 * 93.0 / 198.0 / 1.002);
+    }
+
+    fn after_procs_running() -> f64 {
+        counters("proc-1s").0.stat.procs_running as f64
     }
 
     #[test]

@@ -10,9 +10,10 @@
 //! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>` | |
 //!
 //! Metrics per run: `command.elapsed_time` (s, wall), `command.user_time`, `command.system_time` (s), and
-//! `command.max_resident_set_size` (KiB), named after lkp's `time.*` metrics, plus the captures. A non-zero exit
-//! fails the run. A command job has no `time.elapsed_time`, `time.user_time`, `time.system_time` or
-//! `time.max_resident_set_size`: they would be these times the executions, one change counted twice.
+//! `command.max_resident_set_size` (KiB), named after lkp's `time.*` metrics (lkp's memory one is
+//! `time.maximum_resident_set_size`), plus the captures. A non-zero exit fails the run. A command job has no
+//! `time.elapsed_time`, `time.user_time`, `time.system_time` or `time.maximum_resident_set_size`: they would be
+//! these times the executions, one change counted twice.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{Finished, Invocation};

@@ -2,7 +2,7 @@
 //!
 //! Param mapping: `nr_threads` → the client count (count or share of CPUs, default nr_cpu); `runtime` → `-t`
 //! seconds (default 60). The load file is Debian's `/usr/share/dbench/client.txt`, and the clients work in the scratch
-//! directory (`-D`). `culprit_parse::dbench` turns the summary into `dbench.throughput-MB/sec`.
+//! directory (`-D`). `culprit_parse::dbench` turns the summary into `dbench.throughput_MB/s`.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;

@@ -15,7 +15,7 @@
 //! | `time_based` | `--time_based` when set (`tb`, `true`, `1`) | off |
 //!
 //! Always: `--output-format=json --group_reporting --directory=<scratch dir> --name=culprit-fio`. The JSON goes to
-//! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_us`, ...
+//! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ...
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;
