@@ -242,3 +242,30 @@ fn qa12_compare_by_on_a_farms_runs_asks_for_one_machine() {
     let one = ["compare", "a", "b", "--by", "cmd", "--format", "csv", "--machine", "box2"];
     assert_eq!(stdout(&culprit("t.db", &one, dir.path())), csv, "box2's runs are copies of this machine's");
 }
+
+#[test]
+fn qa12_a_name_that_is_both_a_label_and_a_tag_with_runs_is_said_to_read_the_label() {
+    // `compare v1 other` in a repository whose tag v1 has runs, in a store that also holds runs labelled v1, read
+    // the label's runs without a word: the user who meant the tagged commit got another set of runs' table.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(dir.path()).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=qa", "-c", "user.email=qa@example.com", "commit", "-q", "--allow-empty", "-m", "one"]);
+    git(&["tag", "v1"]);
+    common::write(dir.path(), "job.yaml", "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n");
+    for revision in [["--commit", "v1"], ["--label", "v1"], ["--label", "other"]] {
+        let run = ["run", "job.yaml", "-n", "2", revision[0], revision[1], "--monitors", "none"];
+        stdout(&culprit("t.db", &run, dir.path()));
+    }
+    let out = culprit("t.db", &["compare", "v1", "other"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("'v1' is a stored label and, in this repository, commit"), "{stderr}");
+    // A label that names no commit here is read without a note.
+    let out = culprit("t.db", &["compare", "other", "v1"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("is a stored label").count(), 1, "{stderr}");
+}

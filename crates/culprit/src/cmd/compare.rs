@@ -337,6 +337,22 @@ pub(crate) fn machine_tables(
 /// repository, git's own reading of it (`HEAD~3`, a branch, a tag) is tried.
 pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
     match store.resolve_revision(given) {
+        Ok(label @ Revision::Label { .. }) => {
+            // A label that is also a git name here (a tag `v6.1` stored as a label too) reads as the label, which
+            // the user may not have meant: say so when the commit it names has runs of its own.
+            let commit = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| culprit_run::git::toplevel(&cwd).ok())
+                .and_then(|top| culprit_run::git::resolve(&top, given).ok())
+                .and_then(|rev| store.resolve_revision(rev.key()).ok());
+            if let Some(commit @ Revision::Commit { .. }) = commit {
+                crate::note!(
+                    "culprit: '{given}' is a stored label and, in this repository, commit {} with runs of its own;                      this reads the label's runs (give the commit's SHA for the commit's)",
+                    commit.key()
+                );
+            }
+            Ok(label)
+        }
         Ok(r) => Ok(r),
         // An ambiguous name stays an error: git would pick one of its readings without a word.
         Err(first @ culprit_store::StoreError::AmbiguousRevision { .. }) => Err(first.into()),
