@@ -29,13 +29,20 @@ pub(super) struct Bracket {
     pub(super) share: (f64, f64, f64),
 }
 
+/// One contributor's part of the change, read on the levels of [`JointShares`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Contribution {
+    /// Its share of the change with a 90% interval, (estimate, low, high).
+    pub(super) share: (f64, f64, f64),
+    /// Its step: the difference of the levels on either side of it (oriented, metric units).
+    pub(super) step: f64,
+}
+
 /// The shares of several contributors read on one set of levels (see [`Bisect::joint_shares`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct JointShares {
-    /// Per contributor, in the order given: its share of the change with a 90% interval, (estimate, low, high).
-    pub(super) shares: Vec<(f64, f64, f64)>,
-    /// Per contributor, its step: the difference of the levels on either side of it (oriented, metric units).
-    pub(super) steps: Vec<f64>,
+    /// Per contributor, in the order given.
+    pub(super) contributions: Vec<Contribution>,
     /// Set when the change between good and bad, read on their own runs, disagrees with the levels' (at
     /// [`LONE_SHARE_MODEL_P`]): the shares are then of the ends' change, and this is their sum, which the runs say
     /// is not one.
@@ -326,7 +333,7 @@ impl Bisect {
         // Student's t over the runs within commits, or, where the commits' own variance counts, over the commits
         // (their scatter is what it is estimated from): 88.8% held the true share then.
         let z = share_z_with(if build_variance > 0.0 { dof.max(1.0) } else { within_dof });
-        let shares: Vec<(f64, f64, f64)> = enters
+        let contributions: Vec<Contribution> = enters
             .iter()
             .map(|&i| {
                 let step = levels[i].0 - levels[i - 1].0;
@@ -341,15 +348,16 @@ impl Bisect {
                 } else {
                     (ends, var_ends, shared(i == 1, i == count, shared_good, shared_bad))
                 };
-                model::ratio_interval_correlated(step, var_step.sqrt(), change, var_change.sqrt(), covariance, z)
+                let share =
+                    model::ratio_interval_correlated(step, var_step.sqrt(), change, var_change.sqrt(), covariance, z);
+                Contribution { share, step }
             })
             .collect();
-        if shares.iter().any(|s| !s.0.is_finite()) {
+        if contributions.iter().any(|c| !c.share.0.is_finite()) {
             return None;
         }
-        let ends_disagree = (!agrees).then(|| shares.iter().map(|s| s.0).sum());
-        let steps = enters.iter().map(|&i| levels[i].0 - levels[i - 1].0).collect();
-        Some(JointShares { shares, steps, ends_disagree })
+        let ends_disagree = (!agrees).then(|| contributions.iter().map(|c| c.share.0).sum());
+        Some(JointShares { contributions, ends_disagree })
     }
 
     pub(super) fn finish(&mut self, reason: String) {
@@ -397,7 +405,8 @@ impl Bisect {
         let mut reason = reason;
         if status == Status::Multiple && culprits.iter().any(|c| c.located) {
             if let Some(joint) = self.joint_shares(&culprits) {
-                for ((culprit, &(share, low, high)), &step) in culprits.iter_mut().zip(&joint.shares).zip(&joint.steps) {
+                for (culprit, part) in culprits.iter_mut().zip(&joint.contributions) {
+                    let Contribution { share: (share, low, high), step } = *part;
                     (culprit.share, culprit.share_low, culprit.share_high, culprit.step) = (share, low, high, step);
                 }
                 if let Some(sum) = joint.ends_disagree {
