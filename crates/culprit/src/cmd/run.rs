@@ -271,7 +271,14 @@ fn plan_one(
     let uses = job.programs();
     let [use_] = uses.as_slice() else {
         let names: Vec<&str> = uses.iter().map(|u| u.key.as_str()).collect();
-        bail!("{}: the job selects {} programs ({}); culprit runs one benchmark program per job, so split them into separate documents or files", job.file_name(), names.len(), names.join(", "));
+        bail!(
+            "{}: the job selects {} programs ({}); culprit runs one benchmark program per job, so give each a \
+             document of its own after a first document of the params they share (separated by '---' lines), or a \
+             file of its own",
+            job.file_name(),
+            names.len(),
+            names.join(", ")
+        );
     };
     let mut values = BTreeMap::new();
     flatten("", &use_.params, &mut values);

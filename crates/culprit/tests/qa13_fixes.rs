@@ -1,0 +1,32 @@
+//! End-to-end regressions of the thirteenth QA pass: `culprit run` of lkp-tests job files with real benchmarks and
+//! monitors, used as a kernel developer with lkp's job files would use it.
+
+mod common;
+
+use common::{culprit, stdout};
+
+#[test]
+fn qa13_documents_after_a_first_of_shared_params_are_each_a_job() {
+    // A job of two programs is refused with the advice to give each a document of its own. Written the way that
+    // reads (the shared params first, one program a document), the file was refused too: lkp makes the first
+    // document alone a job, which here selects no program ("the job selects no benchmark program"), and with a
+    // second program of no params the two were "both named 'sb-2s' (documents 1 and 3)".
+    let dir = tempfile::tempdir().unwrap();
+    let two = "suite: x\nruntime: 2s\nsysbench-threads:\n  thread_locks: 4\nsysbench-mutex:\n";
+    common::write(dir.path(), "two.yaml", two);
+    let err = common::refused(&culprit("t.db", &["run", "two.yaml", "-n", "1"], dir.path()));
+    assert!(err.contains("after a first document of the params they share"), "{err}");
+    let split = "suite: x\nexecutions: 2\n---\ncommand:\n  cmd: 'echo one'\n---\ncommand:\n  cmd: 'echo two'\n";
+    common::write(dir.path(), "sb.yaml", split);
+    let run = ["run", "sb.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let out = stdout(&culprit("t.db", &run, dir.path()));
+    let jobs: Vec<String> = out
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["job"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(jobs, ["sb-echo_one-2", "sb-echo_two-2"], "{out}");
+    // A first document that selects a program stays a job of its own, as in lkp.
+    common::write(dir.path(), "own.yaml", "suite: x\ncommand:\n  cmd: 'echo one'\n---\ncommand:\n  cmd: 'echo two'\n");
+    let out = stdout(&culprit("t.db", &["split", "own.yaml", "-o", "own"], dir.path()));
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
