@@ -30,3 +30,27 @@ fn qa13_documents_after_a_first_of_shared_params_are_each_a_job() {
     let out = stdout(&culprit("t.db", &["split", "own.yaml", "-o", "own"], dir.path()));
     assert_eq!(out.lines().count(), 2, "{out}");
 }
+
+#[test]
+fn qa13_box_settings_a_run_does_not_apply_are_said() {
+    // lkp's job files set the test box up with `disk`, `fs` (and `fs2`, `mount_option`) and `cpufreq_governor`,
+    // which lkp applies and Culprit only records. A job of `fs: [ext4, xfs]` ran both atomic jobs on the scratch
+    // directory's filesystem without a word, stored as an ext4 and an xfs job, so their difference read as the
+    // filesystems'.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\ndisk: 1HDD\nfs:\n  - ext4\n  - xfs\ncpufreq_governor: performance\ncommand:\n  cmd: 'true'\n";
+    common::write(dir.path(), "fs.yaml", job);
+    let scratch = dir.path().join("scratch");
+    let scratch_arg = scratch.to_str().unwrap();
+    let run = ["run", "fs.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--scratch", scratch_arg];
+    let out = culprit("t.db", &run, dir.path());
+    stdout(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = "cpufreq_governor: performance; disk: 1HDD; fs: ext4, xfs are recorded with the runs but not applied";
+    assert!(err.contains(said) && err.contains(&scratch.display().to_string()), "{err}");
+    // A job that sets none of them is told nothing of them.
+    common::write(dir.path(), "plain.yaml", "suite: x\ncommand:\n  cmd: 'true'\n");
+    let out = culprit("t.db", &["run", "plain.yaml", "-n", "1", "--label", "b", "--monitors", "none"], dir.path());
+    stdout(&out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("not applied"), "{out:?}");
+}

@@ -486,6 +486,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    note_settings_not_applied(&jobs, &scratch_root);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -500,6 +501,41 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
+}
+
+/// lkp's params that set the test box up (the disk, the filesystem made and mounted on it, the cpufreq governor):
+/// programs accept them, so lkp's job files run, but nothing applies them.
+const SETTINGS_NOT_APPLIED: [&str; 5] = ["disk", "fs", "fs2", "mount_option", "cpufreq_governor"];
+
+/// Says which of lkp's box settings the jobs give, with their values, are recorded but not applied. Without it a job
+/// of `fs: [ext4, xfs]` ran twice on the scratch directory's filesystem, stored as an ext4 and an xfs job, and their
+/// difference read as the filesystems' when it was noise.
+fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
+    let mut given: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
+        let last = key.rsplit('.').next().unwrap_or(key);
+        let Some(setting) = SETTINGS_NOT_APPLIED.iter().find(|s| **s == last) else { continue };
+        if value.is_empty() {
+            continue;
+        }
+        match given.iter_mut().find(|(k, _)| k == setting) {
+            Some((_, values)) if values.contains(&value.as_str()) => {}
+            Some((_, values)) => values.push(value),
+            None => given.push((setting, vec![value])),
+        }
+    }
+    if given.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = given.iter().map(|(key, values)| format!("{key}: {}", values.join(", "))).collect();
+    crate::note!(
+        "culprit: {} are recorded with the runs but not applied: Culprit prepares no disk, makes and mounts no \
+         filesystem and sets no cpufreq governor, and the benchmark's files go to {} on whatever filesystem holds \
+         it; jobs that differ only in these measure the same setup (set the machine up yourself, and give --scratch \
+         a directory on the filesystem to test)",
+        listed.join("; "),
+        scratch_root.display()
+    );
 }
 
 /// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or
