@@ -54,3 +54,23 @@ fn qa13_box_settings_a_run_does_not_apply_are_said() {
     stdout(&out);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("not applied"), "{out:?}");
 }
+
+#[test]
+fn qa13_a_param_given_a_hash_or_no_value_is_told_so() {
+    // `nr_threads` written as a hash (its value indented under it) or with no value was refused as "'nr_threads' is
+    // not a program or monitor Culprit knows ... remove it or fix its name": the name was right, its value was not.
+    let dir = tempfile::tempdir().unwrap();
+    for (file, job, found) in [
+        ("hash.yaml", "suite: x\nnr_threads:\n  a: 1\nhackbench:\n  loops: 10\n", "it holds a hash"),
+        ("none.yaml", "suite: x\nnr_threads:\nhackbench:\n  loops: 10\n", "it has none"),
+    ] {
+        common::write(dir.path(), file, job);
+        let err = common::refused(&culprit("t.db", &["run", file], dir.path()));
+        assert!(err.contains(&format!("{file}:2: 'nr_threads' is a param of hackbench")), "{err}");
+        assert!(err.contains(found) && !err.contains("fix its name"), "{err}");
+    }
+    // A key no selected program takes, holding a hash, is still an unknown program or monitor.
+    common::write(dir.path(), "foo.yaml", "suite: x\nfoo:\n  a: 1\nhackbench:\n  loops: 10\n");
+    let err = common::refused(&culprit("t.db", &["run", "foo.yaml"], dir.path()));
+    assert!(err.contains("'foo' is not a program or monitor Culprit knows"), "{err}");
+}
