@@ -74,3 +74,16 @@ fn qa13_a_param_given_a_hash_or_no_value_is_told_so() {
     let err = common::refused(&culprit("t.db", &["run", "foo.yaml"], dir.path()));
     assert!(err.contains("'foo' is not a program or monitor Culprit knows"), "{err}");
 }
+
+#[test]
+fn qa13_a_misspelt_monitor_or_program_is_told_the_name_it_most_likely_meant() {
+    // A misspelt param is told the name it most likely meant (QA pass 8); a misspelt monitor or program was not:
+    // `perf-stats:` got the list of every program and monitor, and "remove it or fix its name".
+    let dir = tempfile::tempdir().unwrap();
+    for (key, meant) in [("perf-stats", "perf-stat"), ("sysbench-cpus", "sysbench-cpu"), ("vmstats", "vmstat")] {
+        common::write(dir.path(), "typo.yaml", &format!("suite: x\nhackbench:\n  loops: 10\n{key}:\n"));
+        let err = common::refused(&culprit("t.db", &["run", "typo.yaml"], dir.path()));
+        assert!(err.contains(&format!("'{key}' is not a program or monitor")), "{err}");
+        assert!(err.contains(&format!("did you mean '{meant}'?")), "{err}");
+    }
+}

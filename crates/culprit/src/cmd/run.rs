@@ -167,6 +167,14 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
             let names: Vec<&'static str> = selected.iter().flat_map(|p| accepted_names(p)).collect();
             nearest_name(key, &names)
         }
+        // A misspelt monitor (`perf-stats`) or program (`sysbench-cpus`) is as likely as a misspelt param.
+        culprit_job::KeyProblem::UnknownProgram { key, .. } => {
+            let programs = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.selectors.iter().map(|s| s.key));
+            let setups = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.setup_keys.iter().copied());
+            let names: Vec<&'static str> =
+                programs.chain(setups).chain(culprit_job::table::MONITORS.iter().copied()).collect();
+            nearest_name(key, &names)
+        }
         _ => None,
     };
     match (suggestion, problem) {
