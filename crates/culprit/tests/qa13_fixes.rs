@@ -87,3 +87,27 @@ fn qa13_a_misspelt_monitor_or_program_is_told_the_name_it_most_likely_meant() {
         assert!(err.contains(&format!("did you mean '{meant}'?")), "{err}");
     }
 }
+
+#[test]
+fn qa13_run_json_says_why_a_run_failed_and_its_stored_id() {
+    // `culprit run --json` printed a failed run as `"ok": false` and its few time metrics, with neither the reason
+    // (only on stderr, among other lines) nor the stored id that `culprit results --run ID` takes.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "job.yaml", "suite: x\ncommand:\n  cmd: 'echo about to fail; exit 3'\n");
+    let run = ["run", "job.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let out = culprit("t.db", &run, dir.path());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["ok"], false, "{line}");
+    let failure = line["failure"].as_str().unwrap_or_else(|| panic!("{line}"));
+    assert!(failure.contains("exit status 3"), "{line}");
+    let id = line["id"].as_i64().unwrap_or_else(|| panic!("{line}")).to_string();
+    let shown = stdout(&culprit("t.db", &["results", "--run", &id], dir.path()));
+    assert!(shown.contains("about to fail") && shown.contains("exit status 3"), "{shown}");
+    // A run that succeeded has its id and no failure.
+    common::write(dir.path(), "ok.yaml", "suite: x\ncommand:\n  cmd: 'true'\n");
+    let run = ["run", "ok.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let ok = stdout(&culprit("t.db", &run, dir.path()));
+    let line: serde_json::Value = serde_json::from_str(&ok).unwrap();
+    assert!(line["ok"] == true && line["failure"].is_null() && line["id"].as_i64().is_some(), "{line}");
+}

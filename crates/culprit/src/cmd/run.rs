@@ -611,7 +611,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
             // the root into this store finds the run rather than storing it twice.
             let import_key = plan.result_root.as_ref().map(|_| culprit_store::result_root::own_import_key(&record));
             let save = culprit_store::SaveOptions { import_key: import_key.clone(), ..Default::default() };
-            store.save_run_with(&record, &save).with_context(|| {
+            let saved = store.save_run_with(&record, &save).with_context(|| {
                 format!(
                     "cannot save the run of {} in {}; runs saved before it are kept",
                     job.run.job_name,
@@ -640,9 +640,15 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 }
             }
             if json {
+                // A failed run's line says why and gives its stored id, which `culprit results --run ID` shows in
+                // full; `"ok": false` alone left a script to guess both.
+                let failure = match &record.outcome {
+                    culprit_core::model::RunOutcome::Failed { reason } => Some(reason.as_str()),
+                    _ => None,
+                };
                 let line = serde_json::json!({
-                    "job": record.job_name, "job_id": record.job_id, "run": round + 1,
-                    "ok": record.outcome.is_ok(), "metrics": record.metrics,
+                    "job": record.job_name, "job_id": record.job_id, "run": round + 1, "id": saved.run_id().0,
+                    "ok": record.outcome.is_ok(), "failure": failure, "metrics": record.metrics,
                 });
                 bar.suspend(|| out.println(&line.to_string()))?;
             }
