@@ -111,3 +111,17 @@ fn qa13_run_json_says_why_a_run_failed_and_its_stored_id() {
     let line: serde_json::Value = serde_json::from_str(&ok).unwrap();
     assert!(line["ok"] == true && line["failure"].is_null() && line["id"].as_i64().is_some(), "{line}");
 }
+
+#[test]
+fn qa13_a_run_killed_at_the_jobs_timeout_names_the_timeout() {
+    // A job of `testtime: 10s` and `timeout: 2s` failed every run with "killed after the job's timeout", which named
+    // neither the limit nor where it is set.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "slow.yaml", "suite: x\ntimeout: 1s\ncommand:\n  cmd: 'sleep 5'\n");
+    let run = ["run", "slow.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let out = culprit("t.db", &run, dir.path());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failure = line["failure"].as_str().unwrap_or_else(|| panic!("{line}"));
+    assert!(failure.contains("killed after the job's timeout of 1s (raise `timeout:` in the job file"), "{failure}");
+}
