@@ -125,3 +125,27 @@ fn qa13_a_run_killed_at_the_jobs_timeout_names_the_timeout() {
     let failure = line["failure"].as_str().unwrap_or_else(|| panic!("{line}"));
     assert!(failure.contains("killed after the job's timeout of 1s (raise `timeout:` in the job file"), "{failure}");
 }
+
+#[test]
+fn qa13_a_monitors_interval_in_the_job_is_applied_or_said_not_to_be() {
+    // `perf-stat: {interval: 0.5}` ran perf stat at the run's 1 s (`-I 1000`), so a run of a second or two kept no
+    // perf counters however the job asked; `vmstat: {interval: 10}` sampled every second; neither said a word.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let args = dir.path().join("perf.args");
+    common::write_script(&bin.join("perf"), &format!("#!/bin/sh\necho \"$@\" >> {}\n", args.display()));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let job = "suite: x\ncommand:\n  cmd: 'sleep 0.2'\nperf-stat:\n  interval: 0.3\nvmstat:\n  interval: 10\n";
+    common::write(dir.path(), "job.yaml", job);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .args(["--db", "t.db", "run", "job.yaml", "-n", "1", "--label", "a"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let calls = std::fs::read_to_string(&args).unwrap_or_default();
+    assert!(calls.lines().any(|call| call.starts_with("stat ") && call.contains("-I 300 ")), "{calls}\n{err}");
+    assert!(err.contains("the job's vmstat interval 10 is not applied") && err.contains("--interval (1 s)"), "{err}");
+}

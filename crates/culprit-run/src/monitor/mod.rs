@@ -188,7 +188,11 @@ pub fn create_in(
     match known {
         "perf-stat" => {
             reject_options(known, options, &["interval"])?;
-            return Ok(Box::new(perf_stat::PerfStat::new(interval)));
+            // perf stat keeps its own clock, so the job's `interval` for it is applied (the checked number); at the
+            // run's interval instead, a job asking for 0.5 s intervals to get perf counters from a run of a second
+            // or two got 1 s ones, and none, without a word.
+            let own = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok());
+            return Ok(Box::new(perf_stat::PerfStat::new(own.unwrap_or(interval))));
         }
         "perf-profile" => {
             reject_options(known, options, &["interval", "event", "freq"])?;
@@ -232,9 +236,10 @@ pub fn create_in(
 /// [`MIN_INTERVAL`].
 const INTERVAL_OPTION_SECS: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 
-/// Checks a monitor's `interval` option, which every monitor accepts. The value is not what the monitor samples at
-/// (the run's `--interval` paces every monitor), but a value that is not a number is a mistake in the job file all
-/// the same, and accepting it silently would hide that the file does not say what its author meant.
+/// Checks a monitor's `interval` option, which every monitor accepts. The value is not what a /proc monitor samples
+/// at (the run's `--interval` paces them all; `culprit run` says so) but is perf-stat's, and a value that is not a
+/// number is a mistake in the job file all the same, and accepting it silently would hide that the file does not
+/// say what its author meant.
 fn check_interval_option(monitor: &'static str, options: &BTreeMap<String, String>) -> Result<(), MonitorError> {
     let Some(text) = options.get("interval").filter(|text| !text.trim().is_empty()) else {
         return Ok(());

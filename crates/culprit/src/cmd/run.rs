@@ -495,6 +495,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
     note_settings_not_applied(&jobs, &scratch_root);
+    note_monitor_intervals_not_applied(&jobs, args.interval);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -544,6 +545,28 @@ fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
         listed.join("; "),
         scratch_root.display()
     );
+}
+
+/// Says which /proc monitors the job gives an `interval` other than the run's: one thread samples them all at
+/// `--interval`, so a job's `vmstat: {interval: 10}` (lkp's jobs give their monitors intervals) sampled every second
+/// without a word. perf-stat applies its own.
+fn note_monitor_intervals_not_applied(jobs: &[PlannedJob], run_interval: f64) {
+    let mut given: Vec<String> = Vec::new();
+    for (name, options) in jobs.iter().flat_map(|job| &job.run.monitors) {
+        let Some(secs) = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok()) else { continue };
+        let said = format!("{name} interval {secs}");
+        if name.starts_with("perf-") || secs == run_interval || given.contains(&said) {
+            continue;
+        }
+        given.push(said);
+    }
+    if !given.is_empty() {
+        crate::note!(
+            "culprit: the job's {} not applied: the /proc monitors are sampled together at the run's --interval \
+             ({run_interval} s); give --interval for another",
+            if given.len() == 1 { format!("{} is", given[0]) } else { format!("{} are", given.join(", ")) }
+        );
+    }
 }
 
 /// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or
