@@ -149,3 +149,28 @@ fn qa13_a_monitors_interval_in_the_job_is_applied_or_said_not_to_be() {
     assert!(calls.lines().any(|call| call.starts_with("stat ") && call.contains("-I 300 ")), "{calls}\n{err}");
     assert!(err.contains("the job's vmstat interval 10 is not applied") && err.contains("--interval (1 s)"), "{err}");
 }
+
+#[test]
+fn qa13_a_test_size_the_scratch_file_system_cannot_hold_is_refused_before_any_run() {
+    // Seed 001's fio-basic job (a 2pmem box with 256G of memory) asks for `test_size: 200G`. Run as it is on a
+    // machine with 37G free, fio laid its file out in the scratch directory until the disk was full, under every
+    // other program on the machine. 1P is more than any test machine's scratch file system has free.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let ran = dir.path().join("fio.ran");
+    common::write_script(&bin.join("fio"), &format!("#!/bin/sh\ntouch {}\n", ran.display()));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let job = "suite: fio-basic\nruntime: 200s\nnr_task: 50%\ntime_based: tb\nfio-setup-basic:\n  rw: randwrite\n  \
+               bs: 4k\n  ioengine: libaio\n  test_size: 1P\nfio:\n";
+    common::write(dir.path(), "fio.yaml", job);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .args(["--db", "t.db", "run", "fio.yaml", "-n", "1", "--label", "a", "--monitors", "none"])
+        .output()
+        .unwrap();
+    let err = common::refused(&out);
+    assert!(err.contains("its test_size of 1.0P does not fit in the") && err.contains("--scratch"), "{err}");
+    assert!(!ran.exists(), "fio ran: {err}");
+}

@@ -494,6 +494,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    refuse_what_cannot_fit(&jobs, &scratch_root)?;
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
@@ -510,6 +511,51 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
+}
+
+/// Refuses a job whose runs write more than the scratch directory's file system has free. lkp's job files size
+/// `test_size` for their test box's disk (the fio-basic job of seed 001 writes 200G on a 2pmem box): run as it is on
+/// a development machine, fio laid out the file in the scratch directory until the disk was full.
+fn refuse_what_cannot_fit(jobs: &[PlannedJob], scratch_root: &Path) -> Result<()> {
+    let Some(free) = free_bytes(scratch_root) else { return Ok(()) };
+    for job in jobs {
+        let Some(need) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
+        if need > free {
+            bail!(
+                "{}: its test_size of {} does not fit in the {} free on the file system of {}, which the runs would \
+                 fill; give a smaller test_size, or --scratch a directory on a file system with room",
+                job.run.job_name,
+                bytes_text(need),
+                bytes_text(free),
+                scratch_root.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The bytes an unprivileged writer may still use on the file system holding `dir`; `None` when it cannot be asked.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: `path` is a NUL-terminated string that outlives the call, and `stats` is a plain C struct that
+    // statvfs fills in; it is read only when the call succeeds.
+    let stats = unsafe {
+        let mut stats: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut stats) != 0 {
+            return None;
+        }
+        stats
+    };
+    Some((stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64))
+}
+
+/// A byte count as sizes are written in job files, to one decimal: `200.0G`, `38.2G`, `512.0M`.
+fn bytes_text(bytes: u64) -> String {
+    let units = [("P", 1u64 << 50), ("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)];
+    match units.iter().find(|(_, size)| bytes >= *size) {
+        Some((unit, size)) => format!("{:.1}{unit}", bytes as f64 / *size as f64),
+        None => format!("{bytes} bytes"),
+    }
 }
 
 /// lkp's params that set the test box up (the disk, the filesystem made and mounted on it, the cpufreq governor):
