@@ -174,3 +174,38 @@ fn qa13_a_test_size_the_scratch_file_system_cannot_hold_is_refused_before_any_ru
     assert!(err.contains("its test_size of 1.0P does not fit in the") && err.contains("--scratch"), "{err}");
     assert!(!ran.exists(), "fio ran: {err}");
 }
+
+#[test]
+fn qa13_the_job_yaml_an_lkp_report_attaches_runs_without_lkps_own_monitors() {
+    // A kernel test robot report says "bin/lkp install job.yaml # job file is attached in this email". That file
+    // lists its category's monitors and daemons (kmsg, iostat, proc-vmstat, perf-sched, sanity-check, ...), its
+    // scheduler's keys (enqueue_time, _id, _rt, LKP_SERVER) and perf-profile's `debug-setup` (a unit test of the
+    // monitors has that). `culprit run` refused it with 25 lines, one a key, each repeating every program and monitor
+    // name.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\ntestcase: x\ncategory: benchmark\ncommand:\n  cmd: 'true'\n\
+               #! include/category/benchmark\nkmsg:\nboot-time:\nuptime:\niostat:\nheartbeat:\nvmstat:\n\
+               numa-numastat:\nproc-vmstat:\nproc-stat:\nmeminfo:\nslabinfo:\ninterrupts:\nlock_stat:\nperf-sched:\n  \
+               lite_mode: 1\nsoftirqs:\nbdi_dev_mapping:\ndiskstats:\ncpuidle:\ncpufreq-stats:\nsched_debug:\n\
+               mpstat:\n#! include/category/ALL\nsanity-check:\n\
+               enqueue_time: 2022-07-21 09:09:03.887302163 +08:00\n_id: 62d8a5cf0b9a9308e4f5a7e9\n\
+               _rt: /result/x\nLKP_SERVER: internal-lkp-server\n";
+    common::write(dir.path(), "job.yaml", job);
+    let out = culprit("t.db", &["run", "job.yaml", "-n", "1", "--label", "a", "--json"], dir.path());
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(line["ok"] == true && line["job"] == "job-true", "{line}\n{err}");
+    let said = err.lines().find(|l| l.contains("the job's lkp monitors")).unwrap_or_else(|| panic!("{err}"));
+    for monitor in ["kmsg", "boot-time", "iostat", "proc-vmstat", "perf-sched", "sanity-check"] {
+        assert!(said.contains(&format!("{monitor}, ")) || said.contains(&format!("{monitor} are")), "{said}");
+    }
+    // Culprit's own monitors of the list (vmstat, meminfo, ...) ran and are not among those named.
+    let named = said.split(" are none of").next().unwrap_or_default();
+    assert!(said.contains("the runs go without them") && !named.contains(" vmstat"), "{said}");
+    assert!(line["metrics"]["vmstat.cpu.us"].is_number(), "{line}");
+    // An unknown key of the same shape is still refused.
+    common::write(dir.path(), "typo.yaml", "suite: x\ncommand:\n  cmd: 'true'\nkmsgs:\n");
+    let err = common::refused(&culprit("t.db", &["run", "typo.yaml"], dir.path()));
+    assert!(err.contains("'kmsgs' is not a program or monitor"), "{err}");
+}

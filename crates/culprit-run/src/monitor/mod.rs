@@ -195,7 +195,9 @@ pub fn create_in(
             return Ok(Box::new(perf_stat::PerfStat::new(own.unwrap_or(interval))));
         }
         "perf-profile" => {
-            reject_options(known, options, &["interval", "event", "freq"])?;
+            // lkp's `debug-setup` installs debug symbols on its test box before it records; there is nothing to do
+            // for it here, and the job.yaml of an lkp report gives it.
+            reject_options(known, options, &["interval", "event", "freq", "debug-setup"])?;
             let freq = match options.get("freq").filter(|f| !f.is_empty()) {
                 None => None,
                 Some(text) => Some(text.trim().parse::<u32>().map_err(|_| MonitorError::BadOption {
@@ -440,6 +442,13 @@ mod tests {
         options.insert("evnt".to_string(), "x".to_string());
         let error = create("meminfo", &options, 1.0).err().expect("a misspelt option is refused");
         assert!(matches!(error, MonitorError::BadOption { ref option, .. } if option == "evnt"));
+    }
+
+    #[test]
+    fn perf_profile_takes_lkps_debug_setup() {
+        // The job.yaml an lkp report attaches gives perf-profile `debug-setup:`, which was refused as an option.
+        let options = BTreeMap::from([("debug-setup".to_string(), String::new())]);
+        assert!(create("perf-profile", &options, 1.0).is_ok());
     }
 
     #[test]

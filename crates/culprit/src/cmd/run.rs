@@ -497,6 +497,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     refuse_what_cannot_fit(&jobs, &scratch_root)?;
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
+    note_lkp_monitors_not_run(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -591,6 +592,24 @@ fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
         listed.join("; "),
         scratch_root.display()
     );
+}
+
+/// Says which of lkp's monitors and daemons the job names that Culprit has none of, and so runs without.
+fn note_lkp_monitors_not_run(jobs: &[PlannedJob]) {
+    let mut named: Vec<&str> = Vec::new();
+    for (key, _) in jobs.iter().flat_map(|job| &job.run.params) {
+        let top = key.split('.').next().unwrap_or(key);
+        if culprit_job::table::LKP_MONITORS_NOT_RUN.contains(&top) && !named.contains(&top) {
+            named.push(top);
+        }
+    }
+    if !named.is_empty() {
+        crate::note!(
+            "culprit: the job's lkp monitors {} are none of Culprit's ({}); the runs go without them",
+            named.join(", "),
+            culprit_job::table::monitor_names()
+        );
+    }
 }
 
 /// Says which /proc monitors the job gives an `interval` other than the run's: one thread samples them all at
