@@ -209,3 +209,38 @@ fn qa13_the_job_yaml_an_lkp_report_attaches_runs_without_lkps_own_monitors() {
     let err = common::refused(&culprit("t.db", &["run", "typo.yaml"], dir.path()));
     assert!(err.contains("'kmsgs' is not a program or monitor"), "{err}");
 }
+
+#[test]
+fn qa13_a_perf_profile_event_the_machine_cannot_count_stops_the_job_before_its_first_run() {
+    // lkp's job files record `cycles:pp`; on a machine without hardware counters (most VMs) perf says
+    // `<not supported>`. That was found as each run started, so `-n 10` stored ten runs without their profile,
+    // told once, where the monitors a job asks for are otherwise checked before its first run.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // A perf whose machine has no hardware counters: `perf stat -e cycles:pp` counts nothing, as perf 6 says it.
+    let perf = "#!/bin/sh\nfor a in \"$@\"; do\n  [ \"$a\" = cycles:pp ] && \
+                echo '<not supported>,,cycles:pp,0,100.00,,' >&2\ndone\nexit 0\n";
+    common::write_script(&bin.join("perf"), perf);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let ran = dir.path().join("ran");
+    let job = format!("suite: x\ncommand:\n  cmd: 'touch {}'\nperf-profile:\n  event: cycles:pp\n", ran.display());
+    common::write(dir.path(), "job.yaml", &job);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .args(["--db", "t.db", "run", "job.yaml", "-n", "3", "--label", "a"])
+        .output()
+        .unwrap();
+    let err = common::refused(&out);
+    assert!(err.contains("job.yaml:4: monitor 'perf-profile'") && err.contains("cannot count 'cycles:pp'"), "{err}");
+    assert!(err.contains("leave `event:` out") && !ran.exists(), "{err}");
+    // `culprit split` writes the job all the same: what this machine lacks is no fault of the file.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .args(["split", "job.yaml", "-o", "split"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}

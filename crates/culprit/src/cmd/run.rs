@@ -343,7 +343,11 @@ fn plan_one(
         // would silently leave every run without the data asked for.
         monitor::create(name, options, 1.0)
             .and_then(|created| match (created.check(), installed) {
-                (Err(monitor::MonitorError::MissingProgram { .. }), Installed::Skip) => Ok(()),
+                // What the machine lacks (perf, an event it cannot count) is the run's concern, not a split's.
+                (
+                    Err(monitor::MonitorError::MissingProgram { .. } | monitor::MonitorError::Failed { .. }),
+                    Installed::Skip,
+                ) => Ok(()),
                 (checked, _) => checked,
             })
             .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
