@@ -65,6 +65,9 @@ pub(crate) fn file_stem(file_name: &str) -> String {
 impl JobFile {
     /// Parses a job file's text. `file_name` is used in messages and for the job's name (its stem).
     pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
+        // A byte order mark, which editors on Windows write, may open a YAML stream; the parser took it for content
+        // and refused the file with "did not find expected <document start> at line 2 column 1".
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let source = Arc::new(SourceMap::new(text));
         let mut documents = Vec::new();
         for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
@@ -500,6 +503,12 @@ mod tests {
             vec![(vec![0, 1], yaml("a: 1\nfio:\n")), (vec![0, 2], yaml("a: 1\ndbench:\n"))]
         );
         assert_eq!(shapes("a: 1\n---\n"), vec![(vec![0], yaml("a: 1\n"))]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_opens_the_file_unseen() {
+        let file = JobFile::parse("\u{feff}suite: x\r\ncommand:\r\n  cmd: true\r\n", "bom.yaml").unwrap();
+        assert_eq!(file.documents()[0], yaml("suite: x\ncommand:\n  cmd: true\n"));
     }
 
     #[test]
