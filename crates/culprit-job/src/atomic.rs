@@ -95,6 +95,13 @@ pub enum KeyProblem {
         hash: String,
         key: String,
     },
+    /// A top-level param that a selected program accepts, holding a hash or nothing: a param takes a value.
+    ParamWithoutValue {
+        place: Place,
+        key: String,
+        programs: String,
+        found: &'static str,
+    },
     /// A top-level param that none of the selected programs accepts.
     UnusedParam {
         place: Place,
@@ -126,6 +133,11 @@ impl std::fmt::Display for KeyProblem {
             KeyProblem::UnknownParam { place, owner, key, .. } => {
                 write!(f, "{place}: {owner} has no param '{key}'; remove it or fix its name")
             }
+            KeyProblem::ParamWithoutValue { place, key, programs, found } => write!(
+                f,
+                "{place}: '{key}' is a param of {programs}, so it takes a value (a scalar, or a list of them for \
+                 several jobs), but {found}; write e.g. '{key}: 2'"
+            ),
             KeyProblem::UnusedParam { place, key, programs } => write!(
                 f,
                 "{place}: top-level param '{key}' is not used by any selected program ({programs}); remove it or fix its name"
@@ -661,7 +673,18 @@ impl AtomicJob {
                     }
                 }
                 KeyRole::Param => {
-                    if matches!(value, Value::Null | Value::Mapping(_)) {
+                    let takers: Vec<&str> =
+                        selected.iter().copied().filter(|program| accepts(program, key_text)).collect();
+                    // A param the selected program takes, given a hash or no value, is a mistake in its value; told
+                    // it is no program or monitor known, the user was sent to fix a name that was right.
+                    if matches!(value, Value::Null | Value::Mapping(_)) && !takers.is_empty() {
+                        problems.push(KeyProblem::ParamWithoutValue {
+                            place: self.at.place(&[key_text]),
+                            key: key_text.to_string(),
+                            programs: takers.join(", "),
+                            found: if value.is_null() { "it has none" } else { "it holds a hash" },
+                        });
+                    } else if matches!(value, Value::Null | Value::Mapping(_)) {
                         problems.push(KeyProblem::UnknownProgram {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),

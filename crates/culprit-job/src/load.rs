@@ -5,9 +5,12 @@
 //! follows lkp's `revise_hash`: a later document's top-level key replaces the same key of `hash0`, keeping its
 //! position; a key `a.b.c` sets a nested key; `key+` adds to a list, `key-` removes a key (or, given values, some of
 //! its entries); and the accumulative keys (`mail_to`, `mail_cc`, `constraints`, `need_*`) add up instead of being
-//! replaced. Empty documents after the first (a trailing `---`) add nothing and are skipped.
+//! replaced. Empty documents after the first (a trailing `---`) add nothing and are skipped. A first document that
+//! selects no program, followed by others, holds what they share and is no job of its own (lkp runs it as one that
+//! runs no benchmark).
 
 use crate::locate::SourceMap;
+use crate::table::{key_role, KeyRole};
 use crate::{JobError, Place};
 use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
@@ -62,6 +65,9 @@ pub(crate) fn file_stem(file_name: &str) -> String {
 impl JobFile {
     /// Parses a job file's text. `file_name` is used in messages and for the job's name (its stem).
     pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
+        // A byte order mark, which editors on Windows write, may open a YAML stream; the parser took it for content
+        // and refused the file with "did not find expected <document start> at line 2 column 1".
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let source = Arc::new(SourceMap::new(text));
         let mut documents = Vec::new();
         for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
@@ -105,12 +111,23 @@ impl JobFile {
         &self.documents
     }
 
-    /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document.
+    /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document. A `hash0` that
+    /// selects no program, followed by documents, is only what they share and no job of its own.
     pub fn merged_jobs(&self) -> Vec<MergedJob> {
         let Some((first, rest)) = self.documents.split_first() else {
             return Vec::new();
         };
-        let mut jobs = vec![MergedJob { documents: vec![0], params: first.clone() }];
+        // lkp makes `hash0` alone a job too, which with no program runs nothing there; here it would be refused as
+        // a job that selects no program (or clash by name with a later document's job of no params), although the
+        // file is the layout of shared params first and one program a document that the refusal of a job of two
+        // programs advises.
+        let selects_program =
+            first.keys().any(|k| matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Program(..)));
+        let shared_only = !selects_program && rest.iter().any(|document| !document.is_empty());
+        let mut jobs = Vec::new();
+        if !shared_only {
+            jobs.push(MergedJob { documents: vec![0], params: first.clone() });
+        }
         for (offset, document) in rest.iter().enumerate() {
             if document.is_empty() {
                 continue;
@@ -503,17 +520,30 @@ mod tests {
 
     #[test]
     fn multi_document_rule() {
-        let file = JobFile::parse("a: 1\nx: 0\n---\nb: 2\n---\n---\nb: 3\nx: 9\n", "t.yaml").unwrap();
-        let jobs = file.merged_jobs();
-        let shapes: Vec<(Vec<usize>, Mapping)> = jobs.into_iter().map(|j| (j.documents, j.params)).collect();
+        let shapes = |text: &str| -> Vec<(Vec<usize>, Mapping)> {
+            let file = JobFile::parse(text, "t.yaml").unwrap();
+            file.merged_jobs().into_iter().map(|j| (j.documents, j.params)).collect()
+        };
         assert_eq!(
-            shapes,
+            shapes("a: 1\nx: 0\nfio:\n---\nb: 2\n---\n---\nb: 3\nx: 9\n"),
             vec![
-                (vec![0], yaml("a: 1\nx: 0\n")),
-                (vec![0, 1], yaml("a: 1\nx: 0\nb: 2\n")),
-                (vec![0, 3], yaml("a: 1\nx: 9\nb: 3\n")),
+                (vec![0], yaml("a: 1\nx: 0\nfio:\n")),
+                (vec![0, 1], yaml("a: 1\nx: 0\nfio:\nb: 2\n")),
+                (vec![0, 3], yaml("a: 1\nx: 9\nfio:\nb: 3\n")),
             ]
         );
+        // A first document of no program is what the later ones share, not a job of its own; alone, it stays one.
+        assert_eq!(
+            shapes("a: 1\n---\nfio:\n---\ndbench:\n"),
+            vec![(vec![0, 1], yaml("a: 1\nfio:\n")), (vec![0, 2], yaml("a: 1\ndbench:\n"))]
+        );
+        assert_eq!(shapes("a: 1\n---\n"), vec![(vec![0], yaml("a: 1\n"))]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_opens_the_file_unseen() {
+        let file = JobFile::parse("\u{feff}suite: x\r\ncommand:\r\n  cmd: true\r\n", "bom.yaml").unwrap();
+        assert_eq!(file.documents()[0], yaml("suite: x\ncommand:\n  cmd: true\n"));
     }
 
     #[test]

@@ -22,8 +22,11 @@
 /// | result path axes | `commit`, `branch`, `kconfig`, `compiler`, `rootfs`, `head_commit`, `base_commit`, `result_root` |
 /// | run control | `timeout`, `monitor_delay`, `kernel_cmdline`, `save_on_exit` |
 ///
-/// Besides these, every key starting with `need_` (lkp's requirements such as `need_memory`, `need_kconfig`) and
-/// every key ending in `_commit` or `_branch` (other projects' revisions) is metadata, see [`is_metadata_key`].
+/// | lkp's scheduler (in the job.yaml its reports attach) | `enqueue_time`, `dequeue_time`, `LKP_SERVER`, `LKP_CGI_PORT`, `LKP_CIFS_PORT`, `result_service`, `kernel`, `initrd`, `modules_initrd`, `bm_initrd`, `lkp_initrd`, `site`, `max_uptime`, `last_kernel`, `repeat_to`, `schedule_notify_address`, `job_state`, `loadavg`, `stop_repeat_if_found`, `ssh_pub_key` |
+///
+/// Besides these, every key starting with `need_` (lkp's requirements such as `need_memory`, `need_kconfig`) or `_`
+/// (its scheduler's `_id`, `_rt`), every key ending in `_commit` or `_branch` (other projects' revisions), and lkp's
+/// monitors and daemons Culprit has none of ([`LKP_MONITORS_NOT_RUN`]) are metadata, see [`is_metadata_key`].
 pub const METADATA_KEYS: &[&str] = &[
     // naming
     "suite",
@@ -76,12 +79,77 @@ pub const METADATA_KEYS: &[&str] = &[
     "monitor_delay",
     "kernel_cmdline",
     "save_on_exit",
+    // lkp's scheduler
+    "enqueue_time",
+    "dequeue_time",
+    "LKP_SERVER",
+    "LKP_CGI_PORT",
+    "LKP_CIFS_PORT",
+    "result_service",
+    "kernel",
+    "initrd",
+    "modules_initrd",
+    "bm_initrd",
+    "lkp_initrd",
+    "site",
+    "max_uptime",
+    "last_kernel",
+    "repeat_to",
+    "schedule_notify_address",
+    "job_state",
+    "loadavg",
+    "stop_repeat_if_found",
+    "ssh_pub_key",
+];
+
+/// lkp's monitors and daemons that Culprit has no monitor for: the job.yaml an lkp report attaches lists its
+/// category's whole set (`include/category/benchmark`). A job naming them runs without them, and `culprit run` says
+/// so, where refusing each made that file unusable without deleting some twenty lines.
+pub const LKP_MONITORS_NOT_RUN: &[&str] = &[
+    "kmsg",
+    "boot-time",
+    "uptime",
+    "iostat",
+    "heartbeat",
+    "numa-numastat",
+    "numa-vmstat",
+    "numa-meminfo",
+    "proc-vmstat",
+    "slabinfo",
+    "lock_stat",
+    "perf-sched",
+    "bdi_dev_mapping",
+    "nfsstat",
+    "cpuidle",
+    "cpufreq-stats",
+    "turbostat",
+    "sched_debug",
+    "mpstat",
+    "ftrace",
+    "latency_stats",
+    "buddyinfo",
+    "zoneinfo",
+    "pagetypeinfo",
+    "energy",
+    "thermal",
+    "kvm",
+    "ethtool",
+    "mdstat",
+    "oom-killer",
+    "watchdog",
+    "pmeter",
+    "top",
+    "memory--numa_stat",
+    "nfs-hang",
+    "sanity-check",
 ];
 
 /// Whether a top-level key is metadata (see [`METADATA_KEYS`]).
 pub fn is_metadata_key(key: &str) -> bool {
     METADATA_KEYS.contains(&key)
+        || LKP_MONITORS_NOT_RUN.contains(&key)
         || key.starts_with("need_")
+        || key.starts_with('_')
         || key.ends_with("_commit")
         || key.ends_with("_branch")
 }

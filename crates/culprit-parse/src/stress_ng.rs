@@ -87,11 +87,30 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut saw_table = false;
     let mut finished = false;
     let mut not_run_reason = None;
+    // What stress-ng said before it ran nothing: why it skipped a stressor ("rdrand stressor will be skipped, not a
+    // recognised Intel CPU") is on an info line of its own, and "No stress workers invoked" alone does not say it.
+    let mut said_before: Vec<&str> = Vec::new();
     for (index, line) in ruby_num::lines(text).enumerate() {
         if let Some(c) = p.not_run.captures(line) {
-            not_run_reason = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string());
+            let matched = c.get(1).or_else(|| c.get(2));
+            not_run_reason = matched.map(|m| {
+                // The rest of the line says which way ("(one or more were unsupported)").
+                let reason = format!("{}{}", m.as_str(), line[m.end()..].trim_end());
+                if said_before.is_empty() {
+                    reason
+                } else {
+                    format!("{reason}: {}", said_before.join("; "))
+                }
+            });
             finished = true;
             break;
+        }
+        if let Some(said) = line.strip_prefix("stress-ng: info:").and_then(|rest| rest.split_once("] ")) {
+            let said = said.1.trim();
+            let boilerplate = ["setting to a", "dispatching hogs", "defaulting to"];
+            if !said.is_empty() && !boilerplate.iter().any(|b| said.starts_with(b)) {
+                said_before.push(said);
+            }
         }
         if line.contains("all bogo-op counters are zero, data may be incorrect") {
             // The zero counters show up in the table itself as `<s>.fail`.
@@ -269,6 +288,17 @@ mod tests {
         let text = "stress-ng: info:  [1]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
                     stress-ng: info:  [1] flock         470916710     60.00    128.04   1291.13   7848529.59      331824.84\n";
         assert!(matches!(parse_text(text), Err(ParseError::Truncated { .. })));
+    }
+
+    #[test]
+    fn a_stressor_skipped_says_why() {
+        let text = "stress-ng: info:  [19288] rdrand stressor will be skipped, not a recognised Intel CPU\n\
+                    stress-ng: info:  [19288] setting to a 1 second run per stressor\n\
+                    stress-ng: error: [19288] No stress workers invoked (one or more were unsupported)\n";
+        let err = parse_text(text).err().map(|e| e.to_string()).unwrap_or_default();
+        let said = "No stress workers invoked (one or more were unsupported): rdrand stressor will be skipped, not a \
+                    recognised Intel CPU";
+        assert!(err.contains(said) && !err.contains("setting to"), "{err}");
     }
 
     #[test]

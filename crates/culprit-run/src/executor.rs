@@ -226,7 +226,7 @@ fn set_up_and_measure(
             return Err(Stop::Failed(format!(
                 "setup '{}' failed: {}{}",
                 inv.summary(),
-                f.exit.describe(),
+                exit_text(&f.exit, job.timeout),
                 stderr_tail(&f.stderr, &inv.command_text())
             )));
         }
@@ -253,7 +253,7 @@ fn set_up_and_measure(
             return Err(Stop::Failed(format!(
                 "warm-up execution {warmup} of '{}' {}{}",
                 main.summary(),
-                f.exit.describe(),
+                exit_text(&f.exit, job.timeout),
                 stderr_tail(&f.stderr, &main.command_text())
             )));
         }
@@ -280,7 +280,7 @@ fn set_up_and_measure(
                     failure = Some(format!(
                         "'{}' {}{}",
                         main.summary(),
-                        f.exit.describe(),
+                        exit_text(&f.exit, job.timeout),
                         stderr_tail(&f.stderr, &main.command_text())
                     ));
                 }
@@ -419,6 +419,18 @@ fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BT
     let wall_ms = (wall * 1000.0).floor();
     let percent = if wall_ms > 0.0 { (cpu_ms * 100.0 / wall_ms).floor() } else { 0.0 };
     metrics.insert("time.percent_of_cpu_this_job_got".into(), percent);
+}
+
+/// How an execution ended, for a failed run's reason; a timeout names its length and where it is set, since "killed
+/// after the job's timeout" left the user to find both (a `timeout: 2s` under a `testtime: 10s` ended every run).
+fn exit_text(exit: &Exit, timeout: Option<Duration>) -> String {
+    match (exit, timeout) {
+        (Exit::TimedOut, Some(limit)) => format!(
+            "killed after the job's timeout of {}s (raise `timeout:` in the job file if the benchmark needs longer)",
+            limit.as_secs_f64()
+        ),
+        _ => exit.describe(),
+    }
 }
 
 #[cfg(test)]

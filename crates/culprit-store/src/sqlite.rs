@@ -153,10 +153,7 @@ impl SqliteStore {
             .map_err(|e| self.classify("enable foreign keys", e))?;
         if !self.read_only {
             // WAL lets `culprit results` read while a run is being saved, and makes commits cheap.
-            let mode: String = self
-                .connection
-                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-                .map_err(|e| self.classify("open it (switching to the WAL journal)", e))?;
+            let mode = self.switch_to_wal()?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(StoreError::Database {
                     location: self.location(),
@@ -184,17 +181,53 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// Puts the database in WAL mode and returns the mode SQLite reports. The switch takes the database's exclusive
+    /// lock, for which SQLite does not wait as the busy timeout waits for others: of three `culprit run`s started
+    /// together on a new store, one failed at once with "another culprit holds the database lock" while the first
+    /// created the schema. A database already in WAL needs no switch; a busy one is tried again until the timeout.
+    fn switch_to_wal(&self) -> Result<String, StoreError> {
+        let action = "open it (switching to the WAL journal)";
+        let current: String = self
+            .connection
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .map_err(|e| self.classify(action, e))?;
+        if current.eq_ignore_ascii_case("wal") {
+            return Ok(current);
+        }
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.connection.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)) {
+                Ok(mode) => return Ok(mode),
+                Err(error) => match self.classify(action, error) {
+                    StoreError::Busy { .. } if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    other => return Err(other),
+                },
+            }
+        }
+    }
+
     fn migrate(&mut self) -> Result<(), StoreError> {
         let latest = migrations::latest_version();
-        let current = self.current_version_if_any()?;
+        // The version and the look for another application's tables read one snapshot: another culprit creating
+        // the store between the two reads made its new schema look like a foreign database ("13 table(s) ... and
+        // no culprit schema") to a third started at the same moment.
+        let current = {
+            let snapshot =
+                self.connection.unchecked_transaction().map_err(|e| self.classify("read the schema", e))?;
+            let current = self.current_version_if_any()?;
+            if current.is_none() {
+                self.refuse_foreign_database()?;
+            }
+            drop(snapshot);
+            current
+        };
         if current == Some(latest) {
             return Ok(());
         }
         if let Some(found) = current.filter(|v| *v > latest) {
             return Err(StoreError::SchemaTooNew { location: self.location(), found, supported: latest });
-        }
-        if current.is_none() {
-            self.refuse_foreign_database()?;
         }
         if self.read_only {
             return Err(StoreError::ReadOnly {

@@ -239,3 +239,28 @@ fn default_path_follows_the_environment() {
     std::env::remove_var(culprit_store::DB_ENV_VAR);
     assert_eq!(culprit_store::default_path(), Path::new("culprit.db"));
 }
+
+#[test]
+fn stores_opened_together_on_a_new_file_all_open() {
+    // Three `culprit run`s started together on a new store: one failed at once with "another culprit holds the
+    // database lock" while switching the file to the WAL journal, which the busy timeout does not cover.
+    for round in 0..40 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("culprit.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, barrier) = (path.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SqliteStore::open(&path).map(drop)
+                })
+            })
+            .collect();
+        for opener in openers {
+            if let Err(error) = opener.join().unwrap() {
+                panic!("round {round}: {error}");
+            }
+        }
+    }
+}

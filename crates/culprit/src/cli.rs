@@ -72,7 +72,8 @@ pub struct RunArgs {
     /// Where benchmarks put their files (default: a directory under the system temp dir).
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
-    /// Print each run's metrics as JSON lines instead of the summary table.
+    /// Print each run as a JSON line (its stored id, ok, a failed run's reason, its metrics) instead of the summary
+    /// table.
     #[arg(long)]
     pub json: bool,
 }

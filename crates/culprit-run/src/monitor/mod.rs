@@ -188,10 +188,16 @@ pub fn create_in(
     match known {
         "perf-stat" => {
             reject_options(known, options, &["interval"])?;
-            return Ok(Box::new(perf_stat::PerfStat::new(interval)));
+            // perf stat keeps its own clock, so the job's `interval` for it is applied (the checked number); at the
+            // run's interval instead, a job asking for 0.5 s intervals to get perf counters from a run of a second
+            // or two got 1 s ones, and none, without a word.
+            let own = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok());
+            return Ok(Box::new(perf_stat::PerfStat::new(own.unwrap_or(interval))));
         }
         "perf-profile" => {
-            reject_options(known, options, &["interval", "event", "freq"])?;
+            // lkp's `debug-setup` installs debug symbols on its test box before it records; there is nothing to do
+            // for it here, and the job.yaml of an lkp report gives it.
+            reject_options(known, options, &["interval", "event", "freq", "debug-setup"])?;
             let freq = match options.get("freq").filter(|f| !f.is_empty()) {
                 None => None,
                 Some(text) => Some(text.trim().parse::<u32>().map_err(|_| MonitorError::BadOption {
@@ -232,9 +238,10 @@ pub fn create_in(
 /// [`MIN_INTERVAL`].
 const INTERVAL_OPTION_SECS: std::ops::RangeInclusive<f64> = 0.01..=3600.0;
 
-/// Checks a monitor's `interval` option, which every monitor accepts. The value is not what the monitor samples at
-/// (the run's `--interval` paces every monitor), but a value that is not a number is a mistake in the job file all
-/// the same, and accepting it silently would hide that the file does not say what its author meant.
+/// Checks a monitor's `interval` option, which every monitor accepts. The value is not what a /proc monitor samples
+/// at (the run's `--interval` paces them all; `culprit run` says so) but is perf-stat's, and a value that is not a
+/// number is a mistake in the job file all the same, and accepting it silently would hide that the file does not
+/// say what its author meant.
 fn check_interval_option(monitor: &'static str, options: &BTreeMap<String, String>) -> Result<(), MonitorError> {
     let Some(text) = options.get("interval").filter(|text| !text.trim().is_empty()) else {
         return Ok(());
@@ -442,6 +449,13 @@ mod tests {
         options.insert("evnt".to_string(), "x".to_string());
         let error = create("meminfo", &options, 1.0).err().expect("a misspelt option is refused");
         assert!(matches!(error, MonitorError::BadOption { ref option, .. } if option == "evnt"));
+    }
+
+    #[test]
+    fn perf_profile_takes_lkps_debug_setup() {
+        // The job.yaml an lkp report attaches gives perf-profile `debug-setup:`, which was refused as an option.
+        let options = BTreeMap::from([("debug-setup".to_string(), String::new())]);
+        assert!(create("perf-profile", &options, 1.0).is_ok());
     }
 
     #[test]

@@ -130,7 +130,20 @@ impl Monitor for PerfProfile {
 
     fn check(&self) -> Result<(), MonitorError> {
         self.check_options()?;
-        locate_perf(&self.perf, NAME).map(|_| ())
+        let perf = locate_perf(&self.perf, NAME)?;
+        // An event this machine cannot count (lkp's `cycles:pp` in a VM without hardware counters) was found only
+        // when each run started, so every run was stored without its profile; one probe finds it before any run.
+        let Some(event) = &self.event else { return Ok(()) };
+        probe_event(&perf, event).map_err(|error| match error {
+            MonitorError::Failed { monitor, detail } => MonitorError::Failed {
+                monitor,
+                detail: format!(
+                    "{detail}; or leave `event:` out, and perf-profile records cycles:pp where the machine has \
+                     hardware counters, else cpu-clock"
+                ),
+            },
+            other => other,
+        })
     }
 
     fn start(&mut self) -> Result<(), MonitorError> {

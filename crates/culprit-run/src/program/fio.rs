@@ -15,7 +15,8 @@
 //! | `time_based` | `--time_based` when set (`tb`, `true`, `1`) | off |
 //!
 //! Always: `--output-format=json --group_reporting --directory=<scratch dir> --name=culprit-fio`. The JSON goes to
-//! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ...
+//! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ... A `test_size`
+//! larger than the scratch directory's file system has free is refused before the first run (`culprit run`).
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;
@@ -39,6 +40,9 @@ fn truthy(v: &str) -> bool {
 }
 
 impl Program for Fio {
+    fn scratch_bytes(&self, params: &Params) -> Option<u64> {
+        params.size_bytes("test_size").ok().flatten()
+    }
     fn name(&self) -> &'static str {
         "fio"
     }

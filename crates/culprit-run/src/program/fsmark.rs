@@ -60,6 +60,9 @@ const SPECS: &[ParamSpec] = &[
 ];
 
 impl Program for Fsmark {
+    fn scratch_bytes(&self, params: &Params) -> Option<u64> {
+        params.size_bytes("test_size").ok().flatten()
+    }
     fn name(&self) -> &'static str {
         "fsmark"
     }

@@ -244,6 +244,12 @@ pub trait Program: Sync {
         self.name()
     }
 
+    /// The bytes of files one run writes in its scratch directory, when its params say (fio's and fs_mark's
+    /// `test_size`), so that a run that cannot fit there is refused before it fills the file system.
+    fn scratch_bytes(&self, _params: &Params) -> Option<u64> {
+        None
+    }
+
     /// Fails when the binary is not installed, naming what to install.
     fn check_installed(&self) -> Result<(), ProgramError> {
         match find_in_path(self.binary()) {

@@ -167,6 +167,14 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
             let names: Vec<&'static str> = selected.iter().flat_map(|p| accepted_names(p)).collect();
             nearest_name(key, &names)
         }
+        // A misspelt monitor (`perf-stats`) or program (`sysbench-cpus`) is as likely as a misspelt param.
+        culprit_job::KeyProblem::UnknownProgram { key, .. } => {
+            let programs = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.selectors.iter().map(|s| s.key));
+            let setups = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.setup_keys.iter().copied());
+            let names: Vec<&'static str> =
+                programs.chain(setups).chain(culprit_job::table::MONITORS.iter().copied()).collect();
+            nearest_name(key, &names)
+        }
         _ => None,
     };
     match (suggestion, problem) {
@@ -271,7 +279,14 @@ fn plan_one(
     let uses = job.programs();
     let [use_] = uses.as_slice() else {
         let names: Vec<&str> = uses.iter().map(|u| u.key.as_str()).collect();
-        bail!("{}: the job selects {} programs ({}); culprit runs one benchmark program per job, so split them into separate documents or files", job.file_name(), names.len(), names.join(", "));
+        bail!(
+            "{}: the job selects {} programs ({}); culprit runs one benchmark program per job, so give each a \
+             document of its own after a first document of the params they share (separated by '---' lines), or a \
+             file of its own",
+            job.file_name(),
+            names.len(),
+            names.join(", ")
+        );
     };
     let mut values = BTreeMap::new();
     flatten("", &use_.params, &mut values);
@@ -328,7 +343,11 @@ fn plan_one(
         // would silently leave every run without the data asked for.
         monitor::create(name, options, 1.0)
             .and_then(|created| match (created.check(), installed) {
-                (Err(monitor::MonitorError::MissingProgram { .. }), Installed::Skip) => Ok(()),
+                // What the machine lacks (perf, an event it cannot count) is the run's concern, not a split's.
+                (
+                    Err(monitor::MonitorError::MissingProgram { .. } | monitor::MonitorError::Failed { .. }),
+                    Installed::Skip,
+                ) => Ok(()),
                 (checked, _) => checked,
             })
             .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
@@ -479,6 +498,10 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    refuse_what_cannot_fit(&jobs, &scratch_root)?;
+    note_settings_not_applied(&jobs, &scratch_root);
+    note_monitor_intervals_not_applied(&jobs, args.interval);
+    note_lkp_monitors_not_run(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -493,6 +516,126 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
+}
+
+/// Refuses a job whose runs write more than the scratch directory's file system has free. lkp's job files size
+/// `test_size` for their test box's disk (the fio-basic job of seed 001 writes 200G on a 2pmem box): run as it is on
+/// a development machine, fio laid out the file in the scratch directory until the disk was full.
+fn refuse_what_cannot_fit(jobs: &[PlannedJob], scratch_root: &Path) -> Result<()> {
+    let Some(free) = free_bytes(scratch_root) else { return Ok(()) };
+    for job in jobs {
+        let Some(need) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
+        if need > free {
+            bail!(
+                "{}: its test_size of {} does not fit in the {} free on the file system of {}, which the runs would \
+                 fill; give a smaller test_size, or --scratch a directory on a file system with room",
+                job.run.job_name,
+                bytes_text(need),
+                bytes_text(free),
+                scratch_root.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The bytes an unprivileged writer may still use on the file system holding `dir`; `None` when it cannot be asked.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: `path` is a NUL-terminated string that outlives the call, and `stats` is a plain C struct that
+    // statvfs fills in; it is read only when the call succeeds.
+    let stats = unsafe {
+        let mut stats: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(path.as_ptr(), &mut stats) != 0 {
+            return None;
+        }
+        stats
+    };
+    Some((stats.f_bavail as u64).saturating_mul(stats.f_frsize as u64))
+}
+
+/// A byte count as sizes are written in job files, to one decimal: `200.0G`, `38.2G`, `512.0M`.
+fn bytes_text(bytes: u64) -> String {
+    let units = [("P", 1u64 << 50), ("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)];
+    match units.iter().find(|(_, size)| bytes >= *size) {
+        Some((unit, size)) => format!("{:.1}{unit}", bytes as f64 / *size as f64),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// lkp's params that set the test box up (the disk, the filesystem made and mounted on it, the cpufreq governor):
+/// programs accept them, so lkp's job files run, but nothing applies them.
+const SETTINGS_NOT_APPLIED: [&str; 5] = ["disk", "fs", "fs2", "mount_option", "cpufreq_governor"];
+
+/// Says which of lkp's box settings the jobs give, with their values, are recorded but not applied. Without it a job
+/// of `fs: [ext4, xfs]` ran twice on the scratch directory's filesystem, stored as an ext4 and an xfs job, and their
+/// difference read as the filesystems' when it was noise.
+fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
+    let mut given: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
+        let last = key.rsplit('.').next().unwrap_or(key);
+        let Some(setting) = SETTINGS_NOT_APPLIED.iter().find(|s| **s == last) else { continue };
+        if value.is_empty() {
+            continue;
+        }
+        match given.iter_mut().find(|(k, _)| k == setting) {
+            Some((_, values)) if values.contains(&value.as_str()) => {}
+            Some((_, values)) => values.push(value),
+            None => given.push((setting, vec![value])),
+        }
+    }
+    if given.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = given.iter().map(|(key, values)| format!("{key}: {}", values.join(", "))).collect();
+    crate::note!(
+        "culprit: {} are recorded with the runs but not applied: Culprit prepares no disk, makes and mounts no \
+         filesystem and sets no cpufreq governor, and the benchmark's files go to {} on whatever filesystem holds \
+         it; jobs that differ only in these measure the same setup (set the machine up yourself, and give --scratch \
+         a directory on the filesystem to test)",
+        listed.join("; "),
+        scratch_root.display()
+    );
+}
+
+/// Says which of lkp's monitors and daemons the job names that Culprit has none of, and so runs without.
+fn note_lkp_monitors_not_run(jobs: &[PlannedJob]) {
+    let mut named: Vec<&str> = Vec::new();
+    for (key, _) in jobs.iter().flat_map(|job| &job.run.params) {
+        let top = key.split('.').next().unwrap_or(key);
+        if culprit_job::table::LKP_MONITORS_NOT_RUN.contains(&top) && !named.contains(&top) {
+            named.push(top);
+        }
+    }
+    if !named.is_empty() {
+        crate::note!(
+            "culprit: the job's lkp monitors {} are none of Culprit's ({}); the runs go without them",
+            named.join(", "),
+            culprit_job::table::monitor_names()
+        );
+    }
+}
+
+/// Says which /proc monitors the job gives an `interval` other than the run's: one thread samples them all at
+/// `--interval`, so a job's `vmstat: {interval: 10}` (lkp's jobs give their monitors intervals) sampled every second
+/// without a word. perf-stat applies its own.
+fn note_monitor_intervals_not_applied(jobs: &[PlannedJob], run_interval: f64) {
+    let mut given: Vec<String> = Vec::new();
+    for (name, options) in jobs.iter().flat_map(|job| &job.run.monitors) {
+        let Some(secs) = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok()) else { continue };
+        let said = format!("{name} interval {secs}");
+        if name.starts_with("perf-") || secs == run_interval || given.contains(&said) {
+            continue;
+        }
+        given.push(said);
+    }
+    if !given.is_empty() {
+        crate::note!(
+            "culprit: the job's {} not applied: the /proc monitors are sampled together at the run's --interval \
+             ({run_interval} s); give --interval for another",
+            if given.len() == 1 { format!("{} is", given[0]) } else { format!("{} are", given.join(", ")) }
+        );
+    }
 }
 
 /// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or
@@ -560,7 +703,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
             // the root into this store finds the run rather than storing it twice.
             let import_key = plan.result_root.as_ref().map(|_| culprit_store::result_root::own_import_key(&record));
             let save = culprit_store::SaveOptions { import_key: import_key.clone(), ..Default::default() };
-            store.save_run_with(&record, &save).with_context(|| {
+            let saved = store.save_run_with(&record, &save).with_context(|| {
                 format!(
                     "cannot save the run of {} in {}; runs saved before it are kept",
                     job.run.job_name,
@@ -589,9 +732,15 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 }
             }
             if json {
+                // A failed run's line says why and gives its stored id, which `culprit results --run ID` shows in
+                // full; `"ok": false` alone left a script to guess both.
+                let failure = match &record.outcome {
+                    culprit_core::model::RunOutcome::Failed { reason } => Some(reason.as_str()),
+                    _ => None,
+                };
                 let line = serde_json::json!({
-                    "job": record.job_name, "job_id": record.job_id, "run": round + 1,
-                    "ok": record.outcome.is_ok(), "metrics": record.metrics,
+                    "job": record.job_name, "job_id": record.job_id, "run": round + 1, "id": saved.run_id().0,
+                    "ok": record.outcome.is_ok(), "failure": failure, "metrics": record.metrics,
                 });
                 bar.suspend(|| out.println(&line.to_string()))?;
             }
