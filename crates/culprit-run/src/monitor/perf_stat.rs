@@ -334,23 +334,18 @@ pub(crate) struct PerfProcess {
     exited: Option<ExitStatus>,
 }
 
-/// Has a spawned process sent SIGTERM when the thread that spawned it ends (Linux's `PR_SET_PDEATHSIG`).
-trait ParentDeathSignal {
-    fn parent_death_signal(&mut self) -> &mut Self;
-}
-
-impl ParentDeathSignal for Command {
-    fn parent_death_signal(&mut self) -> &mut Self {
-        // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it runs in the child between fork
-        // and exec.
-        unsafe {
-            self.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        }
+/// Has the spawned process sent SIGTERM when the thread that spawned it ends (Linux's `PR_SET_PDEATHSIG`), so a
+/// perf that culprit's death leaves behind stops instead of counting on.
+fn with_parent_death_signal(command: &mut Command) -> &mut Command {
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent; it runs in the child between fork and
+    // exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
     }
 }
 
@@ -365,14 +360,15 @@ impl PerfProcess {
         let stderr_path = dir.join("perf.stderr");
         let stderr = File::create(&stderr_path).map_err(|e| io_failure(monitor, "create", &stderr_path, e))?;
         let command = format!("{} {}", perf.display(), args.join(" "));
-        let child = Command::new(perf)
+        let mut command_to_spawn = Command::new(perf);
+        command_to_spawn
             .args(args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(Stdio::from(stderr))
-            .process_group(0)
-            .parent_death_signal()
+            .process_group(0);
+        let child = with_parent_death_signal(&mut command_to_spawn)
             .spawn()
             .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot start `{command}`: {e}") })?;
         Ok(PerfProcess { monitor, child, command, stderr_path, exited: None })
