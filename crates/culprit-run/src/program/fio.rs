@@ -75,7 +75,8 @@ impl Program for Fio {
                 reason: format!("is smaller than one byte per task for nr_task {nr_task}"),
             });
         }
-        let runtime = p.duration_secs("runtime")?.unwrap_or(300);
+        let zero = "reads a zero runtime as no limit, running until test_size is done";
+        let runtime = p.run_time_secs("runtime", zero)?.unwrap_or(300);
         let mut argv = vec![
             "fio".to_string(),
             "--output-format=json".into(),

@@ -126,6 +126,19 @@ impl Params {
             .transpose()
     }
 
+    /// A run time in seconds, at least 1: `reads_zero_as` says what the program would make of a zero, which no
+    /// job means (a `runtime: 0` left from editing, or a value that rounds to nothing).
+    pub fn run_time_secs(&self, key: &str, reads_zero_as: &str) -> Result<Option<u64>, ProgramError> {
+        match self.duration_secs(key)? {
+            Some(0) => {
+                let program = self.program;
+                let reason = format!("{program} {reads_zero_as}; give at least 1s, or leave the key out for the default");
+                Err(self.bad(key, self.get(key).unwrap_or("0"), reason))
+            }
+            other => Ok(other),
+        }
+    }
+
     /// A size in bytes.
     pub fn size_bytes(&self, key: &str) -> Result<Option<u64>, ProgramError> {
         self.get(key)
@@ -324,4 +337,30 @@ pub(crate) fn params(program: &'static str, pairs: &[(&str, &str)]) -> Params {
 #[cfg(test)]
 pub(crate) fn ctx() -> ProgramContext {
     ProgramContext { nr_cpu: 4, scratch_dir: PathBuf::from("/tmp/culprit-scratch") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_run_time_is_refused_by_every_program_that_takes_one() {
+        // fio read `runtime: 0` as no limit and ran until test_size was written, stress-ng ran for ever, and
+        // pgbench's -T was raised to 1 without a word; sysbench refused it already.
+        for (program, key, extra) in [
+            ("fio", "runtime", vec![("test_size", "64M")]),
+            ("stress-ng", "testtime", vec![("test", "cpu")]),
+            ("pgbench", "runtime", vec![]),
+            ("sysbench-cpu", "runtime", vec![]),
+        ] {
+            let Ok(found) = lookup(program) else { panic!("{program} is in the registry") };
+            let mut pairs = extra.clone();
+            pairs.push((key, "0"));
+            let refused = found.plan(&params(program, &pairs), &ctx()).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(refused.contains(key) && refused.contains("give at least 1s"), "{program}: {refused:?}");
+            pairs.pop();
+            pairs.push((key, "2s"));
+            assert!(found.plan(&params(program, &pairs), &ctx()).is_ok(), "{program} with {key} 2s");
+        }
+    }
 }

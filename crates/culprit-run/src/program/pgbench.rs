@@ -218,8 +218,8 @@ fn run_options(p: &Params, ctx: &ProgramContext) -> Result<Vec<String>, ProgramE
         Some(t) => Some(t),
         None => p.count("transactions")?,
     };
-    match (p.duration_secs("runtime")?, transactions) {
-        (Some(secs), _) => args.extend(["-T".to_string(), secs.max(1).to_string()]),
+    match (p.run_time_secs("runtime", "refuses -T 0 (its run time must be 1 s or more)")?, transactions) {
+        (Some(secs), _) => args.extend(["-T".to_string(), secs.to_string()]),
         (None, Some(t)) => args.extend(["-t".to_string(), t.max(1).to_string()]),
         (None, None) => args.extend(["-T".to_string(), "300".to_string()]),
     }

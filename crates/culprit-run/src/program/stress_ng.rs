@@ -115,7 +115,8 @@ impl Program for StressNg {
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let instances = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64);
-        let testtime = p.duration_secs("testtime")?.unwrap_or(60).max(1);
+        let zero = "reads a zero --timeout as no limit and would never stop";
+        let testtime = p.run_time_secs("testtime", zero)?.unwrap_or(60);
         let mut argv = vec![
             "stress-ng".to_string(),
             "--timeout".into(),

@@ -163,16 +163,7 @@ impl Program for Sysbench {
 /// sysbench's `--time` from the job's `key` (60 s when absent). sysbench reads `--time=0` as "no time limit", and
 /// the cpu, threads and fileio tests then never end, so a zero is refused while the job is planned.
 fn time_limit(p: &Params, key: &str) -> Result<u64, ProgramError> {
-    match p.duration_secs(key)? {
-        Some(0) => Err(ProgramError::BadParam {
-            program: p.program,
-            key: key.into(),
-            value: p.get(key).unwrap_or("0").into(),
-            reason: "sysbench takes a zero run time as no time limit and would never stop; give at least 1s".into(),
-        }),
-        Some(secs) => Ok(secs),
-        None => Ok(60),
-    }
+    Ok(p.run_time_secs(key, "takes a zero run time as no time limit and would never stop")?.unwrap_or(60))
 }
 
 #[cfg(test)]
