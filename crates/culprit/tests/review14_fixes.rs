@@ -4,6 +4,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Command;
 
 /// The commits of the stored samples of bisect session `session` in `db`, in the order they were stored.
 fn sample_shas(db: &Path, dir: &Path, session: &str) -> Vec<String> {
@@ -57,4 +58,31 @@ fn a_bisect_killed_inside_a_batch_resumes_it_in_the_order_it_was_taking() {
     };
     let ends: Vec<String> = order.iter().take(8).map(name).collect();
     assert_eq!(ends, ["good", "bad", "good", "bad", "good", "bad", "good", "bad"]);
+}
+
+#[test]
+fn a_bisect_runs_from_a_linked_worktree_of_the_repository() {
+    // Culprit kept its worktrees and locks in `<checkout>/.git/culprit`, but a linked worktree's `.git` (a checkout
+    // made with `git worktree add`, as many kernel developers keep one per branch) is a file naming the git directory,
+    // and the bisect stopped at once: "cannot create .../linked/.git/culprit: Not a directory". git bisect works
+    // there; so must culprit, without leaving anything in that checkout.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
+    let linked = dir.path().join("linked");
+    let mut add = Command::new("git");
+    add.arg("-C").arg(&repo).args(["worktree", "add", "-q", "--detach"]).arg(&linked).arg(&shas[3]);
+    assert!(add.status().unwrap().success());
+    let args = [
+        "bisect", "--repo", linked.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", "./bench",
+        "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8", "--json",
+    ];
+    let out = common::culprit(&db, &args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bisect session 1"), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert!(result["runs"].as_u64().unwrap_or_default() >= 8, "{result}\n{stderr}");
+    // The linked checkout is as it was: no build, no culprit directory, nothing untracked.
+    let status = Command::new("git").arg("-C").arg(&linked).args(["status", "--porcelain", "--ignored"]).output();
+    assert_eq!(String::from_utf8_lossy(&status.unwrap().stdout), "");
+    assert!(repo.join(".git").join("culprit").is_dir());
 }

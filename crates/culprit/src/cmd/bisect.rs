@@ -131,8 +131,23 @@ pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> 
 }
 
 pub(crate) fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
-    // Inside .git so worktrees never show up as untracked files of the user's checkout.
-    repo.join(".git").join("culprit").join(tag)
+    culprit_dir(repo).join(tag)
+}
+
+/// Where culprit keeps a repository's worktrees, locks and step records: `culprit` in its git directory, so that
+/// worktrees never show up as untracked files of the user's checkout. A linked worktree's `.git` (and a submodule's)
+/// is a file naming a git directory elsewhere, and creating `.git/culprit` under it failed ("Not a directory"), so a
+/// bisect or check of a linked worktree could not start: there, git names the directory the repository's worktrees
+/// share. A repository git cannot read (moved away since a session started) keeps the plain `.git/culprit` path.
+pub(crate) fn culprit_dir(repo: &Path) -> PathBuf {
+    let dot_git = repo.join(".git");
+    if dot_git.is_dir() {
+        return dot_git.join("culprit");
+    }
+    match git::git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir).join("culprit"),
+        _ => dot_git.join("culprit"),
+    }
 }
 
 /// This process's worktree root `<prefix>-<pid>` in `repo`, after removing the roots of gone processes with the same
