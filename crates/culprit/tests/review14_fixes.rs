@@ -86,3 +86,47 @@ fn a_bisect_runs_from_a_linked_worktree_of_the_repository() {
     assert_eq!(String::from_utf8_lossy(&status.unwrap().stdout), "");
     assert!(repo.join(".git").join("culprit").is_dir());
 }
+
+#[test]
+fn a_bisect_killed_while_it_probes_continues_from_the_probe_runs_it_stored() {
+    // Before its session is stored, a bisect probes good and bad (a build and a run each, three runs a side without
+    // --metric). Each probe run was stored as it finished, but nothing said whose it was, so the same command after
+    // a kill -9 probed again from the start: here good's finished run was taken twice and the first one stayed in
+    // the store, read by nothing; the messages said the same command "continues from its stored runs".
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
+    let d = dir.path();
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             echo $CULPRIT_COMMIT >> {d}/trace\n\
+             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
+             exec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let run = format!("sh {}", wrapper.display());
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", &run, "--build",
+        "make -s", "--metric", "command.elapsed_time", "--max-runs", "8",
+    ];
+    // The first run is good's probe; the second, bad's, is in flight when culprit is killed.
+    std::fs::write(d.join("kill-at"), "2").unwrap();
+    let mut child = common::spawn_culprit(&db, &args, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "culprit was not killed: {status:?}");
+    std::fs::remove_file(d.join("kill-at")).unwrap();
+    let again = common::culprit(&db, &args, d);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("bisect session 1"), "{stderr}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let good_runs = trace.lines().filter(|sha| *sha == shas[0]).count();
+    let good_samples = sample_shas(&db, d, "1").iter().filter(|sha| **sha == shas[0]).count();
+    assert_eq!(good_runs, good_samples, "every run of good is one of the session's\n{stderr}");
+    // Nothing is left for a later bisect of the same range to take up.
+    let left: Vec<_> = std::fs::read_dir(repo.join(".git/culprit")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|name| name.to_string_lossy().contains("probes")), "{left:?}");
+}

@@ -24,7 +24,7 @@ use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
 use culprit_store::{
-    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunKind, SessionId, Store, NEW_SESSION_STATUS,
+    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunId, RunKind, SessionId, Store, NEW_SESSION_STATUS,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
@@ -408,6 +408,63 @@ pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
     }
 }
 
+/// The probe runs of good and bad a new bisect has taken so far, listed beside its start lock until its session is
+/// stored: the runs are stored as they finish, but before the session exists nothing else says they were this
+/// command's, and a culprit killed while probing (a build and a boot per run, for a kernel) lost every one of them,
+/// though the same command again is said to continue from its stored runs. The list is removed when this value is
+/// dropped (the session stored, or the probe ended in an error), and kept by a process that dies or is interrupted.
+struct ProbeLog {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl ProbeLog {
+    /// The probe runs an earlier process of this command listed that `store` holds as runs of job `job_id`, in the
+    /// order it took them, and the seconds of the builds it measured. Anything unreadable reads as no run.
+    fn read(&self, store: &dyn Store, job_id: &str) -> (std::collections::VecDeque<(RunId, RunRecord)>, Vec<f64>) {
+        let (mut runs, mut builds) = (std::collections::VecDeque::new(), Vec::new());
+        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("run", id)) => {
+                    let Ok(id) = id.parse().map(RunId) else { break };
+                    match store.run(id) {
+                        Ok(record) if record.job_id == job_id => runs.push_back((id, record)),
+                        _ => break,
+                    }
+                }
+                Some(("build", seconds)) => builds.extend(seconds.parse::<f64>().ok().filter(|s| s.is_finite())),
+                _ => break,
+            }
+        }
+        (runs, builds)
+    }
+
+    /// Lists `ids` and the `builds`' seconds, replacing the list at once (a process killed while writing leaves the
+    /// old one). A list that cannot be written costs only the continuation after a kill, so it is not an error.
+    fn write(&self, ids: &[RunId], builds: &[f64]) {
+        let mut text: String = ids.iter().map(|id| format!("run {}\n", id.0)).collect();
+        text.extend(builds.iter().map(|seconds| format!("build {seconds}\n")));
+        let partial = self.path.with_extension("probes-new");
+        if std::fs::write(&partial, text).is_ok() {
+            let _ = std::fs::rename(&partial, &self.path);
+        }
+    }
+
+    /// Leaves the list for the same command to continue from (an interrupted probe).
+    fn keep_for_the_same_command(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for ProbeLog {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 fn opt(command: &Option<String>) -> String {
     command.as_ref().map_or_else(String::new, |c| format!("={c}"))
 }
@@ -450,6 +507,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // A culprit killed while it probed good and bad left its build running: the same command again stops it.
     let probe_steps = start_lock.with_extension("step");
     reap_leftover_step(&probe_steps);
+    let probes = ProbeLog { path: start_lock.with_extension("probes"), keep: false };
 
     // The same bisect asked again continues where it stopped.
     for session in store.bisect_sessions()? {
@@ -463,6 +521,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.improvement == args.improvement
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
+            // Its probe runs are the session's already (a culprit killed after it stored the session left the list).
+            drop(probes);
             crate::note!(
                 "culprit: continuing bisect session {} (same repository, range, job, commands and direction)",
                 session.id
@@ -528,15 +588,39 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let last = range.len() - 1;
     let mut probe_ids = Vec::new();
     let (mut good_runs, mut bad_runs) = (Vec::new(), Vec::new());
+    let (mut earlier, earlier_builds) = probes.read(&*driver.store, &job.job_id);
+    if !earlier.is_empty() {
+        let n = earlier.len();
+        crate::note!("culprit: continuing from {n} probe run(s) of good and bad stored by an earlier culprit");
+    }
+    driver.build_seconds.extend(earlier_builds);
     for _ in 0..probe_runs {
         for index in [0, last] {
-            bar.set_message(format!("probing {} {}", if index == 0 { "good" } else { "bad" }, &range[index].sha[..10]));
-            let Some((id, record)) = driver.run_at(index, &mut observe)? else {
-                bar.finish_and_clear();
-                crate::note!("culprit: interrupted while probing; nothing to resume yet");
-                return Ok(ExitCode::from(130));
+            // The runs an earlier process of this command took, in the order it took them, stand for its first ones.
+            let reused = earlier.front().is_some_and(|(_, r)| r.revision.key() == range[index].sha);
+            let (id, record) = match earlier.pop_front().filter(|_| reused) {
+                Some((id, record)) => {
+                    driver.run_seconds.push((record.ended_at - record.started_at).max(0.0));
+                    (id, record)
+                }
+                None => {
+                    earlier.clear();
+                    let what = if index == 0 { "good" } else { "bad" };
+                    bar.set_message(format!("probing {what} {}", &range[index].sha[..10]));
+                    let Some(taken) = driver.run_at(index, &mut observe)? else {
+                        bar.finish_and_clear();
+                        probes.keep_for_the_same_command();
+                        crate::note!(
+                            "culprit: interrupted while probing; the finished probe runs are stored, and the same \
+                             command continues from them"
+                        );
+                        return Ok(ExitCode::from(130));
+                    };
+                    taken
+                }
             };
             probe_ids.push(id);
+            probes.write(&probe_ids, &driver.build_seconds);
             if index == 0 {
                 good_runs.push(record)
             } else {
@@ -636,6 +720,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             store.link_run_to_session(session, id)?;
         }
     }
+    // The session holds what the same command continues from now.
+    drop(probes);
     bar.suspend(|| crate::note!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
