@@ -130,3 +130,51 @@ fn a_bisect_killed_while_it_probes_continues_from_the_probe_runs_it_stored() {
     let left: Vec<_> = std::fs::read_dir(repo.join(".git/culprit")).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(!left.iter().any(|name| name.to_string_lossy().contains("probes")), "{left:?}");
 }
+
+#[test]
+fn two_stores_bisect_one_repository_at_once() {
+    // Each store numbers its sessions from 1, and a session's lock and worktrees were named by its id alone: with a
+    // bisect of store A's session 1 running, a bisect of the same repository into store B (`./culprit.db` of another
+    // directory, another job) probed good and bad, stored its session 1, and was then refused as "being driven by
+    // another culprit"; `bisect list` of B read A's lock for its own session.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, _) = common::slowdown(4, 3, 99);
+    let d = dir.path();
+    let (a, b) = (d.join("a"), d.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    // A's third run (its session's first, after the probe's two) waits until the test lets it go, or 30 seconds
+    // when a failed test never does.
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             if [ $n = 3 ]; then touch {d}/holding; i=0; while [ ! -e {d}/go ] && [ $i -lt 600 ]; do sleep 0.05; \
+             i=$((i + 1)); done; fi\nexec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let bisect = |run: &str| -> Vec<String> {
+        let range = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3]];
+        let rest = ["--run", run, "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8"];
+        range.iter().chain(&rest).map(|s| s.to_string()).collect()
+    };
+    let first = bisect(&format!("sh {}", wrapper.display()));
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let mut held = common::spawn_culprit("culprit.db", &first, &a);
+    common::wait_for_file(&d.join("holding"), "store A's session never started its first run");
+    let second = bisect("./bench");
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let out = common::culprit("culprit.db", &second, &b);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(!stderr.contains("driven by another culprit"), "{stderr}");
+    // A's session is running, and B's finished one is not said to be.
+    let list = |store: &Path| common::stdout(&common::culprit("culprit.db", &["bisect", "list"], store));
+    assert!(list(&a).contains("running"), "{}", list(&a));
+    assert!(!list(&b).contains("running"), "{}", list(&b));
+    std::fs::write(d.join("go"), "").unwrap();
+    let status = held.wait().unwrap();
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
+}

@@ -158,6 +158,17 @@ pub(crate) fn process_worktree_root(repo: &Path, prefix: &str) -> PathBuf {
     worktree_root(repo, &format!("{prefix}-{}", std::process::id()))
 }
 
+/// Where `session` of `store` keeps its worktrees in `repo`, and beside them its lock and step record. The name
+/// carries a tag of the store as well as the session's id: every store numbers its sessions from 1, and two stores'
+/// sessions 1 of one repository (`./culprit.db` in two directories) shared a lock, so the second one was refused
+/// after its probe as "being driven by another culprit", and `bisect list` of either read the other's lock.
+fn session_root(store: &dyn Store, repo: &Path, session: SessionId) -> PathBuf {
+    let location = store.location();
+    let canonical = std::fs::canonicalize(&location).map_or(location, |path| path.display().to_string());
+    let tag = crate::lock::stable_hash(&[&canonical]) as u32;
+    worktree_root(repo, &format!("session-{tag:08x}-{session}"))
+}
+
 pub(crate) fn run_context() -> RunContext {
     RunContext {
         revision: culprit_core::model::Revision::Label { name: String::new() },
@@ -835,7 +846,7 @@ fn drive(
 ) -> Result<ExitCode> {
     let Presentation { json, profile, started, resumed } = shown;
     let interrupt = interrupt_flag();
-    let root = worktree_root(&config.repo, &format!("session-{session}"));
+    let root = session_root(&*store, &config.repo, session);
     // One process drives a session at a time: two (the same command in a second terminal, or two `--resume`) checked
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
@@ -1169,7 +1180,7 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
-            shown_status(&s),
+            shown_status(store, &s),
             if improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
@@ -1184,11 +1195,16 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
 /// driving process holds the session's lock in its repository, so a lock file that no process holds says it was
 /// stopped. Without the file (a session driven on another machine of the farm, or a repository moved away) there is
 /// nothing to tell, and it stays "running".
-fn shown_status(session: &culprit_store::BisectSession) -> String {
+fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
     if session.status != NEW_SESSION_STATUS {
         return session.status.clone();
     }
-    let lock = worktree_root(Path::new(&session.repo), &format!("session-{}", session.id)).with_extension("lock");
+    let repo = Path::new(&session.repo);
+    let mut lock = session_root(store, repo, session.id).with_extension("lock");
+    // A session a culprit before the store's tag stopped has its lock under the id alone.
+    if !lock.exists() {
+        lock = worktree_root(repo, &format!("session-{}", session.id)).with_extension("lock");
+    }
     if crate::lock::is_unheld(&lock) {
         "stopped".to_string()
     } else {
@@ -1204,6 +1220,8 @@ pub struct Replayed {
     pub records: Vec<RunRecord>,
     pub samples: Vec<(usize, Sample)>,
     pub machine: Bisect,
+    /// Its status as `bisect list` shows it (stopped, when no process holds its lock).
+    pub status: String,
 }
 
 /// Replays a stored session's runs into a fresh machine (bisect state is derived, never stored).
@@ -1221,7 +1239,8 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
         }
     }
     let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
-    Ok(Replayed { stored, config, range, records, samples, machine })
+    let status = shown_status(store, &stored);
+    Ok(Replayed { stored, config, range, records, samples, machine, status })
 }
 
 /// The candidate commits of a session: the ones stored with it, so that its log and report need no repository
@@ -1243,14 +1262,14 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    let Replayed { config, range, samples, machine, status, .. } = replay(store, session)?;
     // The steps name commits by their position in the range, as the text log does; `commits` gives each position
     // its SHA, and the outcome names its commits by SHA, as `culprit bisect --json` prints it (the machine's own
     // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
         // As `bisect list` shows it: a session no process drives any more is stopped, not running.
-        "status": shown_status(&stored),
+        "status": status,
         "log": machine.log(),
         "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
             "position": position,
@@ -1275,7 +1294,7 @@ pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
 
 /// [`session_log`] of a session already replayed.
 pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
-    let Replayed { stored, config, range, records, samples, machine } = replayed;
+    let Replayed { config, range, records, samples, machine, status, .. } = replayed;
     // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
     // measurements only, so the two are told apart here.
     let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
@@ -1285,7 +1304,7 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     };
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
-        shown_status(stored),
+        status,
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),
