@@ -219,6 +219,11 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// The driver's worktrees, for a driver that takes up its work ([`Worktrees::move_built_to`]).
+    pub fn into_worktrees(self) -> Worktrees {
+        self.worktrees
+    }
+
     /// Records each build, deploy and benchmark process at `path` while it runs (see [`crate::step_record`]); the
     /// caller holds the lock of the work, and reaps what an earlier process recorded there before it drives on.
     pub fn record_steps_in(&mut self, path: PathBuf) {

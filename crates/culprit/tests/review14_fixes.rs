@@ -178,3 +178,29 @@ fn two_stores_bisect_one_repository_at_once() {
     let status = held.wait().unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
 }
+
+#[test]
+fn good_and_bad_are_built_once_for_the_probe_and_the_session() {
+    // The probe of good and bad built them in worktrees of its own, removed when the session was stored; the
+    // session's first runs, at good and bad again, built both a second time: two builds of every bisect (a kernel
+    // build each) that nothing counted.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
+    let d = dir.path();
+    let builds = d.join("builds");
+    let build = format!("echo $CULPRIT_COMMIT >> {}; make -s", builds.display());
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", "./bench",
+        "--build", &build, "--metric", "command.elapsed_time", "--max-runs", "8", "--json",
+    ];
+    let out = common::culprit(&db, &args, d);
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(result["runs"], 8, "{result}\n{}", String::from_utf8_lossy(&out.stderr));
+    let built = std::fs::read_to_string(&builds).unwrap();
+    for end in [&shas[0], &shas[3]] {
+        assert_eq!(built.lines().filter(|sha| sha == end).count(), 1, "{built}");
+    }
+    // Nothing is left of the probe's worktrees or the session's.
+    let list = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
+}

@@ -707,7 +707,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let build_cost = mean_or(&driver.build_seconds, 0.0) + 0.05;
     config.bisect.run_cost = run_cost;
     config.bisect.build_cost = build_cost.max(0.01);
-    drop(driver);
+    // Good and bad are built: the session takes their worktrees over rather than build them again.
+    let probed = driver.into_worktrees();
 
     let session = store.create_bisect_session(&NewBisectSession {
         repo: repo.display().to_string(),
@@ -737,7 +738,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drop(observe);
     bar.finish_and_clear();
     let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
-    drive(store, session, config, range, job, shown)
+    drive(store, session, config, range, job, shown, Some(probed))
 }
 
 /// Drives stored `session` on, with `args`' output options and step limits. `start_locked`: this process holds the
@@ -785,7 +786,7 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     };
     // Only now, with the start lock held: no other culprit takes the session up while its limits change.
     let config = retimed(store, &stored, config, args.timeouts)?;
-    drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
+    drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true }, None)
 }
 
 /// `config` of the stored `session` with the step limits given on the command line in place of its own, stored so
@@ -843,6 +844,7 @@ fn drive(
     range: Vec<RangeCommit>,
     job: JobRun,
     shown: Presentation,
+    probed: Option<Worktrees>,
 ) -> Result<ExitCode> {
     let Presentation { json, profile, started, resumed } = shown;
     let interrupt = interrupt_flag();
@@ -866,7 +868,11 @@ fn drive(
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
-        let worktrees = Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?;
+        // A session just started takes over the probe's built worktrees of good and bad.
+        let worktrees = match probed {
+            Some(probed) => probed.move_built_to(&root)?,
+            None => Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?,
+        };
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
         driver.record_steps_in(steps);
