@@ -204,3 +204,56 @@ fn good_and_bad_are_built_once_for_the_probe_and_the_session() {
     let list = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
 }
+
+#[test]
+fn the_worktrees_a_killed_session_left_go_with_the_next_bisect_of_the_repository() {
+    // A session killed with kill -9 left its worktrees (a build each) and the benchmark it ran; only a resume of that
+    // very session removed them, so a session never resumed kept them registered with git for good, and its
+    // benchmark ran on beside the next bisect's runs. The next bisect removes them; the stopped session still
+    // resumes.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(5, 4, 99);
+    let d = dir.path();
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then echo $$ > {d}/orphan; kill -9 $(cat {d}/pid); \
+             sleep 30; fi\nexec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let run = format!("sh {}", wrapper.display());
+    let args = |good: &str| -> Vec<String> {
+        let range = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", &shas[4], "--run", &run];
+        let rest = ["--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8"];
+        range.iter().chain(&rest).map(|s| s.to_string()).collect()
+    };
+    let first = args(&shas[0]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    std::fs::write(d.join("kill-at"), "4").unwrap();
+    let mut child = common::spawn_culprit(&db, &first, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(d.join("kill-at")).unwrap();
+    let worktrees = || {
+        let list = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+        String::from_utf8_lossy(&list.stdout).lines().count()
+    };
+    assert_eq!(worktrees(), 3, "the killed session left its worktrees of good and bad");
+    let orphan = std::fs::read_to_string(d.join("orphan")).unwrap().trim().to_string();
+    let second = args(&shas[1]);
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let out = common::culprit(&db, &second, d);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(worktrees(), 1, "only the main worktree is left");
+    // Gone, or a zombie that nothing here reaps.
+    let state = std::fs::read_to_string(format!("/proc/{orphan}/stat")).unwrap_or_default();
+    let state = state.rsplit_once(')').map(|(_, rest)| rest.trim_start().chars().next()).unwrap_or_default();
+    assert!(matches!(state, None | Some('Z' | 'X')), "the killed session's benchmark still runs: {state:?}");
+    let list = common::stdout(&common::culprit(&db, &["bisect", "list"], d));
+    assert!(list.lines().nth(1).is_some_and(|line| line.contains("stopped")), "{list}");
+    let resumed = common::culprit(&db, &["bisect", "--resume", "1"], d);
+    assert!(matches!(resumed.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&resumed.stderr));
+}

@@ -825,6 +825,28 @@ fn retimed(
     Ok(config)
 }
 
+/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees
+/// (a build each), which stayed for good unless that very session was resumed, though a resumed session builds afresh
+/// and never reads them; and a build or benchmark still running there, which would load the machine under this
+/// session's runs. A session whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect
+/// list` reads, and resumes as before.
+fn discard_stopped_sessions(repo: &Path, root: &Path) {
+    let Some(dir) = root.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let lock_path = path.with_extension("lock");
+        let session = entry.file_name().to_string_lossy().starts_with("session-");
+        if path == root || !session || !path.is_dir() || !lock_path.is_file() {
+            continue;
+        }
+        // Held while the leftovers go, so that a resume of that session cannot start among them.
+        let Ok(crate::lock::Lock::Held(_held)) = crate::lock::try_lock(&lock_path) else { continue };
+        reap_leftover_step(&path.with_extension("step"));
+        Worktrees::discard(repo, &path);
+    }
+}
+
 /// How this command shows a session it drives, and what its summary's time covers.
 struct Presentation {
     json: bool,
@@ -865,6 +887,7 @@ fn drive(
     // `kill -9` left running there, killed before this one builds.
     let steps = root.with_extension("step");
     reap_leftover_step(&steps);
+    discard_stopped_sessions(&config.repo, &root);
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
