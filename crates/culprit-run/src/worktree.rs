@@ -63,7 +63,7 @@ impl Worktrees {
             kept,
             built: Vec::new(),
         };
-        let _ = git(&trees.repo, &["worktree", "prune"]);
+        forget_missing_under(&trees.repo, root);
         let mut reused = Vec::new();
         if let Ok(entries) = std::fs::read_dir(root) {
             for entry in entries.flatten() {
@@ -137,8 +137,9 @@ impl Worktrees {
         let _ = std::fs::remove_file(Self::marker_of(dir));
         let dir_text = dir.display().to_string();
         if git(&self.repo, &["worktree", "remove", "--force", &dir_text]).is_err() {
+            // Removed by hand, git forgets the worktree whose directory is gone.
             let _ = std::fs::remove_dir_all(dir);
-            let _ = git(&self.repo, &["worktree", "prune"]);
+            let _ = git(&self.repo, &["worktree", "remove", "--force", &dir_text]);
         }
     }
 
@@ -209,6 +210,21 @@ impl Drop for Worktrees {
         // The root is per process for probes, checks and try-fix (`probe-<pid>`), so leaving it would add an empty
         // directory under the user's .git/culprit with every command. `remove_dir` only removes it when empty.
         let _ = std::fs::remove_dir(&self.root);
+    }
+}
+
+/// Makes git forget the worktrees under `root` whose directories are gone (removed by hand, or with their root).
+/// `git worktree prune` did that for every worktree of the repository: one of the user's own whose directory was
+/// missing for a while (on a disk not mounted) lost its registration, and with it its checkout's link to the
+/// repository. `git worktree remove --force` of a missing directory forgets that one alone.
+pub fn forget_missing_under(repo: &Path, root: &Path) {
+    let Ok(list) = git(repo, &["worktree", "list", "--porcelain"]) else { return };
+    for entry in list.split("\n\n") {
+        let path = entry.lines().find_map(|line| line.strip_prefix("worktree "));
+        let prunable = entry.lines().any(|line| line.starts_with("prunable"));
+        if let Some(path) = path.filter(|path| prunable && Path::new(path).starts_with(root)) {
+            let _ = git(repo, &["worktree", "remove", "--force", path]);
+        }
     }
 }
 
@@ -323,6 +339,28 @@ mod tests {
         drop(session);
         let list = git(repo.path(), &["worktree", "list"]).unwrap();
         assert_eq!(list.lines().count(), 1, "only the main worktree is left: {list}");
+    }
+
+    #[test]
+    fn a_worktree_of_the_user_whose_directory_is_missing_stays_registered() {
+        let (repo, shas) = repo_with_commits(2);
+        let dir = tempfile::tempdir().unwrap();
+        // The user's own worktree, on a disk that is not mounted now: its directory is missing.
+        let own = dir.path().join("on-another-disk");
+        git(repo.path(), &["worktree", "add", "-q", "--detach", &own.display().to_string(), &shas[0]]).unwrap();
+        std::fs::remove_dir_all(&own).unwrap();
+        // One of culprit's, left registered when its directory went with its root.
+        let root = dir.path().join("culprit").join("session-1");
+        let mut left = Worktrees::new(repo.path(), &root, 2).unwrap();
+        left.checkout(&shas[1]).unwrap();
+        std::mem::forget(left);
+        std::fs::remove_dir_all(&root).unwrap();
+        let mut trees = Worktrees::new(repo.path(), &root, 2).unwrap();
+        trees.checkout(&shas[1]).unwrap();
+        drop(trees);
+        let list = git(repo.path(), &["worktree", "list", "--porcelain"]).unwrap();
+        assert!(list.contains(&format!("worktree {}", own.display())), "the user's worktree was pruned: {list}");
+        assert!(!list.contains(&root.display().to_string()), "culprit's missing worktree is still registered: {list}");
     }
 
     #[test]
