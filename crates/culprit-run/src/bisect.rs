@@ -11,7 +11,7 @@ use crate::git::{GitError, RangeCommit};
 use crate::process::{self, Invocation};
 use crate::step_record;
 use crate::worktree::Worktrees;
-use culprit_core::bisect::{Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
+use culprit_core::bisect::{next_in_batch, Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
 use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
 use culprit_store::{RunFilter, RunId, RunKind, SaveOptions, SessionId, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -217,6 +217,11 @@ impl<'a> Driver<'a> {
             replayed: 0,
             step_record: None,
         }
+    }
+
+    /// The driver's worktrees, for a driver that takes up its work ([`Worktrees::move_built_to`]).
+    pub fn into_worktrees(self) -> Worktrees {
+        self.worktrees
     }
 
     /// Records each build, deploy and benchmark process at `path` while it runs (see [`crate::step_record`]); the
@@ -470,37 +475,29 @@ impl<'a> Driver<'a> {
                     return Ok(Ended::Done(outcome));
                 }
                 Action::RunBatch(batch) => {
-                    // Round-robin over the batch: a, b, a, b, ... so slow drift hits every commit alike.
-                    let mut order = Vec::new();
-                    let rounds = batch.iter().map(|&(_, n)| n).max().unwrap_or(0);
-                    for round in 0..rounds {
-                        for &(commit, n) in &batch {
-                            if round < n {
-                                order.push(commit);
-                            }
-                        }
-                    }
-                    if order.is_empty() {
+                    // One run at a time, each picked from the runs the machine still wants: laid out once per batch,
+                    // the order was not the one a resumed driver takes (it lays out the counts left from their first
+                    // commit again), and runs went on at commits the batch no longer wanted (found untestable) or
+                    // into the next batch when this one ended early.
+                    let Some(commit) = next_in_batch(&batch) else {
                         // A machine that asks for nothing and is not done would loop forever; treat it as done.
                         let outcome = machine.outcome().cloned();
                         if let Some(outcome) = outcome {
                             return Ok(Ended::Done(outcome));
                         }
                         return Err(DriverError::Machine(BisectError::TooFewCommits { count: 0 }));
-                    }
-                    let total = order.len();
-                    for (done, commit) in order.into_iter().enumerate() {
-                        observe(Event::Running { commit: &self.range[commit], batch_left: total - done });
-                        let Some((_, record)) = self.run_at(commit, observe)? else { return Ok(Ended::Interrupted) };
-                        let sample = sample_of(&record, &self.config.metric);
-                        machine.record(commit, sample)?;
-                        observe(Event::Ran {
-                            commit: &self.range[commit],
-                            sample,
-                            runs: machine.runs(),
-                            builds: machine.builds(),
-                        });
-                    }
+                    };
+                    let batch_left = batch.iter().map(|&(_, n)| n).sum();
+                    observe(Event::Running { commit: &self.range[commit], batch_left });
+                    let Some((_, record)) = self.run_at(commit, observe)? else { return Ok(Ended::Interrupted) };
+                    let sample = sample_of(&record, &self.config.metric);
+                    machine.record(commit, sample)?;
+                    observe(Event::Ran {
+                        commit: &self.range[commit],
+                        sample,
+                        runs: machine.runs(),
+                        builds: machine.builds(),
+                    });
                 }
             }
         }

@@ -18,8 +18,14 @@ pub enum GitError {
 }
 
 /// Runs `git -C dir args...` and returns its trimmed stdout.
+///
+/// The user's `log.showSignature` is turned off: with it, `git log` prints gpg's verification of every signed commit
+/// (and merge tag) into its output, whatever `--format` says, and those lines were read as commits of the bisect's
+/// range and as commit subjects.
 pub fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().map_err(GitError::Spawn)?;
+    let mut command = Command::new("git");
+    command.arg("-C").arg(dir).args(["-c", "log.showSignature=false"]).args(args);
+    let out = command.output().map_err(GitError::Spawn)?;
     if !out.status.success() {
         return Err(GitError::Failed {
             args: args.join(" "),
@@ -194,6 +200,35 @@ pub(crate) mod tests {
         let err = resolve(dir.path(), "no-such-branch").unwrap_err();
         assert!(err.to_string().contains("no-such-branch"), "{err}");
         assert!(toplevel(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn signed_commits_under_log_show_signature_are_read_as_commits_only() {
+        // A user with `log.showSignature = true` and signed commits (a kernel's merges carry signed tags): git log
+        // printed gpg's verification lines beside the formatted ones, and the range read "gpg: Signature made ..."
+        // as a commit of its own. A stand-in gpg prints such a line, so no key is needed.
+        let (dir, shas) = repo_with_commits(2);
+        let p = dir.path();
+        let gpg = p.join("fake-gpg");
+        std::fs::write(&gpg, "#!/bin/sh\necho 'gpg: Signature made by a stand-in' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&gpg, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let tree = git(p, &["rev-parse", "HEAD^{tree}"]).unwrap();
+        let object = format!(
+            "tree {tree}\nparent {}\nauthor T <t@example.com> 1700000000 +0000\ncommitter T <t@example.com> \
+             1700000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEz\n -----END PGP SIGNATURE-----\n\nsigned\n",
+            shas[1]
+        );
+        std::fs::write(p.join("object"), object).unwrap();
+        let signed = git(p, &["hash-object", "-t", "commit", "-w", "object"]).unwrap();
+        git(p, &["update-ref", "HEAD", &signed]).unwrap();
+        git(p, &["config", "gpg.program", &gpg.display().to_string()]).unwrap();
+        git(p, &["config", "log.showSignature", "true"]).unwrap();
+        let range = bisect_range(p, &shas[0], "HEAD").unwrap();
+        let read: Vec<&str> = range.iter().map(|c| c.sha.as_str()).collect();
+        assert_eq!(read, [shas[0].as_str(), shas[1].as_str(), signed.as_str()]);
+        assert_eq!(range[2].subject, "signed");
+        let Revision::Commit { subject, .. } = resolve(p, "HEAD").unwrap() else { panic!("not a commit") };
+        assert_eq!(subject.as_deref(), Some("signed"));
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub struct Worktrees {
     /// For kept worktrees, what a finished build is marked with (the build command): the worktrees stay when the
     /// process ends, and one marked with the same text is reused as built.
     kept: Option<String>,
+    /// Commits whose build finished in their worktree here ([`Worktrees::mark_built`]).
+    built: Vec<String>,
 }
 
 /// A worktree ready for a commit: whether it was just created (and so needs building).
@@ -59,8 +61,9 @@ impl Worktrees {
             limit: limit.max(2),
             live: VecDeque::new(),
             kept,
+            built: Vec::new(),
         };
-        let _ = git(&trees.repo, &["worktree", "prune"]);
+        forget_missing_under(&trees.repo, root);
         let mut reused = Vec::new();
         if let Ok(entries) = std::fs::read_dir(root) {
             for entry in entries.flatten() {
@@ -75,6 +78,7 @@ impl Worktrees {
             }
         }
         reused.sort();
+        trees.built.extend(reused.iter().cloned());
         trees.live.extend(reused);
         Ok(trees)
     }
@@ -93,8 +97,11 @@ impl Worktrees {
         dir.with_extension("built")
     }
 
-    /// Marks `sha`'s kept worktree as built, for later processes; does nothing for worktrees that are not kept.
-    pub fn mark_built(&self, sha: &str) {
+    /// Marks `sha`'s worktree as built: for [`Worktrees::move_built_to`], and for later processes when kept.
+    pub fn mark_built(&mut self, sha: &str) {
+        if !self.built.iter().any(|b| b == sha) {
+            self.built.push(sha.to_string());
+        }
         if let Some(mark) = &self.kept {
             let _ = std::fs::write(Self::marker_of(&self.dir_for(sha)), format!("{sha}\n{mark}"));
         }
@@ -130,8 +137,9 @@ impl Worktrees {
         let _ = std::fs::remove_file(Self::marker_of(dir));
         let dir_text = dir.display().to_string();
         if git(&self.repo, &["worktree", "remove", "--force", &dir_text]).is_err() {
+            // Removed by hand, git forgets the worktree whose directory is gone.
             let _ = std::fs::remove_dir_all(dir);
-            let _ = git(&self.repo, &["worktree", "prune"]);
+            let _ = git(&self.repo, &["worktree", "remove", "--force", &dir_text]);
         }
     }
 
@@ -155,10 +163,33 @@ impl Worktrees {
         if dir.exists() {
             self.remove_dir(&dir);
         }
+        // A fresh worktree holds no build, whatever an evicted one of the same commit held.
+        self.built.retain(|b| b != sha);
         let dir_text = dir.display().to_string();
         git(&self.repo, &["worktree", "add", "--detach", "--force", &dir_text, sha])?;
         self.live.push_back(sha.to_string());
         Ok(Checkout { dir, fresh: true })
+    }
+
+    /// Worktrees under `root` (as [`Worktrees::new`] opens them) that take over this set's built worktrees, moved
+    /// there with `git worktree move`; the rest of this set is removed with it. A bisect probes good and bad in
+    /// worktrees of its own before its session exists, and the session's first runs are at good and bad again:
+    /// without this, both were built twice (a kernel build each). A worktree that cannot be moved is built again.
+    pub fn move_built_to(mut self, root: &Path) -> Result<Worktrees, GitError> {
+        let mut moved = Self::open(&self.repo, root, self.limit, None)?;
+        for sha in self.live.clone() {
+            if !self.built.contains(&sha) || moved.live.len() >= moved.limit {
+                continue;
+            }
+            let (from, to) = (self.dir_for(&sha), moved.dir_for(&sha));
+            let (from_text, to_text) = (from.display().to_string(), to.display().to_string());
+            if git(&self.repo, &["worktree", "move", &from_text, &to_text]).is_ok() {
+                self.live.retain(|s| s != &sha);
+                moved.live.push_back(sha.clone());
+                moved.built.push(sha);
+            }
+        }
+        Ok(moved)
     }
 
     /// Removes every worktree this bisect made.
@@ -179,6 +210,21 @@ impl Drop for Worktrees {
         // The root is per process for probes, checks and try-fix (`probe-<pid>`), so leaving it would add an empty
         // directory under the user's .git/culprit with every command. `remove_dir` only removes it when empty.
         let _ = std::fs::remove_dir(&self.root);
+    }
+}
+
+/// Makes git forget the worktrees under `root` whose directories are gone (removed by hand, or with their root).
+/// `git worktree prune` did that for every worktree of the repository: one of the user's own whose directory was
+/// missing for a while (on a disk not mounted) lost its registration, and with it its checkout's link to the
+/// repository. `git worktree remove --force` of a missing directory forgets that one alone.
+pub fn forget_missing_under(repo: &Path, root: &Path) {
+    let Ok(list) = git(repo, &["worktree", "list", "--porcelain"]) else { return };
+    for entry in list.split("\n\n") {
+        let path = entry.lines().find_map(|line| line.strip_prefix("worktree "));
+        let prunable = entry.lines().any(|line| line.starts_with("prunable"));
+        if let Some(path) = path.filter(|path| prunable && Path::new(path).starts_with(root)) {
+            let _ = git(repo, &["worktree", "remove", "--force", path]);
+        }
     }
 }
 
@@ -273,6 +319,48 @@ mod tests {
         assert!(live.exists() && other_prefix.exists() && not_a_pid.exists());
         let list = git(repo.path(), &["worktree", "list"]).unwrap();
         assert_eq!(list.lines().count(), 1, "the orphan's worktree is unregistered: {list}");
+    }
+
+    #[test]
+    fn built_worktrees_move_to_another_root_and_unbuilt_ones_are_removed() {
+        let (repo, shas) = repo_with_commits(3);
+        let dir = tempfile::tempdir().unwrap();
+        let mut probe = Worktrees::new(repo.path(), &dir.path().join("probe"), 4).unwrap();
+        let built = probe.checkout(&shas[0]).unwrap().dir;
+        std::fs::write(built.join("built-output"), "from make").unwrap();
+        probe.mark_built(&shas[0]);
+        let unbuilt = probe.checkout(&shas[1]).unwrap().dir;
+        let mut session = probe.move_built_to(&dir.path().join("session")).unwrap();
+        assert!(!built.exists() && !unbuilt.exists() && !dir.path().join("probe").exists());
+        let moved = session.checkout(&shas[0]).unwrap();
+        assert!(!moved.fresh, "the built worktree is reused");
+        assert!(moved.dir.starts_with(dir.path().join("session")) && moved.dir.join("built-output").exists());
+        assert!(session.checkout(&shas[1]).unwrap().fresh);
+        drop(session);
+        let list = git(repo.path(), &["worktree", "list"]).unwrap();
+        assert_eq!(list.lines().count(), 1, "only the main worktree is left: {list}");
+    }
+
+    #[test]
+    fn a_worktree_of_the_user_whose_directory_is_missing_stays_registered() {
+        let (repo, shas) = repo_with_commits(2);
+        let dir = tempfile::tempdir().unwrap();
+        // The user's own worktree, on a disk that is not mounted now: its directory is missing.
+        let own = dir.path().join("on-another-disk");
+        git(repo.path(), &["worktree", "add", "-q", "--detach", &own.display().to_string(), &shas[0]]).unwrap();
+        std::fs::remove_dir_all(&own).unwrap();
+        // One of culprit's, left registered when its directory went with its root.
+        let root = dir.path().join("culprit").join("session-1");
+        let mut left = Worktrees::new(repo.path(), &root, 2).unwrap();
+        left.checkout(&shas[1]).unwrap();
+        std::mem::forget(left);
+        std::fs::remove_dir_all(&root).unwrap();
+        let mut trees = Worktrees::new(repo.path(), &root, 2).unwrap();
+        trees.checkout(&shas[1]).unwrap();
+        drop(trees);
+        let list = git(repo.path(), &["worktree", "list", "--porcelain"]).unwrap();
+        assert!(list.contains(&format!("worktree {}", own.display())), "the user's worktree was pruned: {list}");
+        assert!(!list.contains(&root.display().to_string()), "culprit's missing worktree is still registered: {list}");
     }
 
     #[test]

@@ -13,9 +13,16 @@ fn bisect_args<'a>(repo: &'a Path, good: &'a str, build: &'a str, extra: &[&'a s
     [&args[..], &how, extra].concat()
 }
 
-/// The session lock a bisect of `repo` keeps while it drives `session`.
+/// The session lock a bisect of `repo` keeps while it drives `session` (`session-<store's tag>-<id>.lock`), or where
+/// it would be without the tag when there is none.
 fn session_lock(repo: &Path, session: u32) -> PathBuf {
-    repo.join(".git").join("culprit").join(format!("session-{session}.lock"))
+    let dir = repo.join(".git").join("culprit");
+    let suffix = format!("-{session}.lock");
+    let names = std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|entry| entry.file_name());
+    let found = names.map(|name| name.to_string_lossy().into_owned()).find(|name| {
+        name.starts_with("session-") && name.ends_with(&suffix) && name.len() > "session-".len() + suffix.len()
+    });
+    dir.join(found.unwrap_or_else(|| format!("session-{session}.lock")))
 }
 
 #[test]

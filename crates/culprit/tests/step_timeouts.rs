@@ -395,8 +395,14 @@ fn resume_after_kill_9_while_hung(
     (dir, repo, shas, db): (&Path, &Path, &[String], &Path),
 ) {
     let first = common::spawn_culprit(db, &[args, &["--metric", "command.user_time"]].concat(), repo);
-    let record = repo.join(".git/culprit/session-1.step");
-    let orphan = kill_9_while_hung(first, pid_file, Some(&record));
+    let orphan = kill_9_while_hung(first, pid_file, None);
+    // The session's files are named by the store's tag and the session's id (`session-<tag>-1.step`).
+    let culprit_dir = repo.join(".git/culprit");
+    let names = std::fs::read_dir(&culprit_dir).unwrap().flatten().map(|entry| entry.path());
+    let record = names.filter(|p| p.to_string_lossy().ends_with("-1.step")).find(|p| {
+        p.file_name().is_some_and(|name| name.to_string_lossy().starts_with("session-"))
+    });
+    let record = record.unwrap_or_else(|| panic!("no record of the running step in {}", culprit_dir.display()));
 
     let out = culprit(db, &["bisect", "--resume", "1", "--json"], repo, dir);
     let err = text(&out.stderr);

@@ -172,10 +172,22 @@ pub enum Sample {
 /// What the outer layer should do next.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Action {
-    /// Run each listed commit the given number of times, interleaved round-robin in the listed order (a, b, a, b,
-    /// ...), recording every result as it finishes. Interleaving makes slow drift hit all commits alike.
+    /// Run each listed commit the given number of times, interleaved (a, b, a, b, ...: [`next_in_batch`] picks each
+    /// run), recording every result as it finishes. Interleaving makes slow drift hit all commits alike.
     RunBatch(Vec<(usize, usize)>),
     Done(Outcome),
+}
+
+/// The commit the next run of a batch goes to: the entry with the most runs left, the first on ties (a, b, a, b for
+/// equal counts). It reads only the runs left, which the machine re-derives from the stored samples, so a driver
+/// resumed inside a batch takes the runs in the order the interrupted one would have; and a commit the batch no
+/// longer wants (found untestable) is not run again. `None` for an empty batch.
+pub fn next_in_batch(batch: &[(usize, usize)]) -> Option<usize> {
+    let best = batch.iter().filter(|e| e.1 > 0).fold(None, |best: Option<&(usize, usize)>, e| match best {
+        Some(b) if b.1 >= e.1 => Some(b),
+        _ => Some(e),
+    });
+    best.map(|&(commit, _)| commit)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -483,7 +483,7 @@ pub struct TrialResult {
     pub build_spread: Option<super::BuildSpread>,
 }
 
-/// Runs Culprit's machine against an oracle, interleaving each batch round-robin.
+/// Runs Culprit's machine against an oracle, interleaving each batch as the driver does ([`super::next_in_batch`]).
 pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig) -> TrialResult {
     let commits = history.nodes();
     let mut machine = match Bisect::new(config.clone(), &commits) {
@@ -520,11 +520,8 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                 };
             }
             Action::RunBatch(batch) => {
-                // The entry with the most runs left goes next (first on ties): a, b, a, b for equal counts.
-                let Some(&(commit, _)) = batch.iter().fold(None, |best: Option<&(usize, usize)>, e| match best {
-                    Some(b) if b.1 >= e.1 => Some(b),
-                    _ => Some(e),
-                }) else {
+                // The entry with the most runs left goes next, as the driver picks it.
+                let Some(commit) = super::next_in_batch(&batch) else {
                     // An empty batch cannot happen while not done; treat it as a stop rather than spin.
                     return TrialResult {
                         status: Status::Inconclusive,

@@ -24,7 +24,7 @@ use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
 use culprit_store::{
-    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunKind, SessionId, Store, NEW_SESSION_STATUS,
+    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunId, RunKind, SessionId, Store, NEW_SESSION_STATUS,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
@@ -131,8 +131,23 @@ pub(crate) fn plan_job(yaml: &str, source: &str, repo: &Path) -> Result<JobRun> 
 }
 
 pub(crate) fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
-    // Inside .git so worktrees never show up as untracked files of the user's checkout.
-    repo.join(".git").join("culprit").join(tag)
+    culprit_dir(repo).join(tag)
+}
+
+/// Where culprit keeps a repository's worktrees, locks and step records: `culprit` in its git directory, so that
+/// worktrees never show up as untracked files of the user's checkout. A linked worktree's `.git` (and a submodule's)
+/// is a file naming a git directory elsewhere, and creating `.git/culprit` under it failed ("Not a directory"), so a
+/// bisect or check of a linked worktree could not start: there, git names the directory the repository's worktrees
+/// share. A repository git cannot read (moved away since a session started) keeps the plain `.git/culprit` path.
+pub(crate) fn culprit_dir(repo: &Path) -> PathBuf {
+    let dot_git = repo.join(".git");
+    if dot_git.is_dir() {
+        return dot_git.join("culprit");
+    }
+    match git::git(repo, &["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
+        Ok(dir) if !dir.is_empty() => PathBuf::from(dir).join("culprit"),
+        _ => dot_git.join("culprit"),
+    }
 }
 
 /// This process's worktree root `<prefix>-<pid>` in `repo`, after removing the roots of gone processes with the same
@@ -141,6 +156,17 @@ pub(crate) fn worktree_root(repo: &Path, tag: &str) -> PathBuf {
 pub(crate) fn process_worktree_root(repo: &Path, prefix: &str) -> PathBuf {
     Worktrees::discard_orphans(repo, &worktree_root(repo, ""), prefix);
     worktree_root(repo, &format!("{prefix}-{}", std::process::id()))
+}
+
+/// Where `session` of `store` keeps its worktrees in `repo`, and beside them its lock and step record. The name
+/// carries a tag of the store as well as the session's id: every store numbers its sessions from 1, and two stores'
+/// sessions 1 of one repository (`./culprit.db` in two directories) shared a lock, so the second one was refused
+/// after its probe as "being driven by another culprit", and `bisect list` of either read the other's lock.
+fn session_root(store: &dyn Store, repo: &Path, session: SessionId) -> PathBuf {
+    let location = store.location();
+    let canonical = std::fs::canonicalize(&location).map_or(location, |path| path.display().to_string());
+    let tag = crate::lock::stable_hash(&[&canonical]) as u32;
+    worktree_root(repo, &format!("session-{tag:08x}-{session}"))
 }
 
 pub(crate) fn run_context() -> RunContext {
@@ -393,6 +419,63 @@ pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
     }
 }
 
+/// The probe runs of good and bad a new bisect has taken so far, listed beside its start lock until its session is
+/// stored: the runs are stored as they finish, but before the session exists nothing else says they were this
+/// command's, and a culprit killed while probing (a build and a boot per run, for a kernel) lost every one of them,
+/// though the same command again is said to continue from its stored runs. The list is removed when this value is
+/// dropped (the session stored, or the probe ended in an error), and kept by a process that dies or is interrupted.
+struct ProbeLog {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl ProbeLog {
+    /// The probe runs an earlier process of this command listed that `store` holds as runs of job `job_id`, in the
+    /// order it took them, and the seconds of the builds it measured. Anything unreadable reads as no run.
+    fn read(&self, store: &dyn Store, job_id: &str) -> (std::collections::VecDeque<(RunId, RunRecord)>, Vec<f64>) {
+        let (mut runs, mut builds) = (std::collections::VecDeque::new(), Vec::new());
+        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("run", id)) => {
+                    let Ok(id) = id.parse().map(RunId) else { break };
+                    match store.run(id) {
+                        Ok(record) if record.job_id == job_id => runs.push_back((id, record)),
+                        _ => break,
+                    }
+                }
+                Some(("build", seconds)) => builds.extend(seconds.parse::<f64>().ok().filter(|s| s.is_finite())),
+                _ => break,
+            }
+        }
+        (runs, builds)
+    }
+
+    /// Lists `ids` and the `builds`' seconds, replacing the list at once (a process killed while writing leaves the
+    /// old one). A list that cannot be written costs only the continuation after a kill, so it is not an error.
+    fn write(&self, ids: &[RunId], builds: &[f64]) {
+        let mut text: String = ids.iter().map(|id| format!("run {}\n", id.0)).collect();
+        text.extend(builds.iter().map(|seconds| format!("build {seconds}\n")));
+        let partial = self.path.with_extension("probes-new");
+        if std::fs::write(&partial, text).is_ok() {
+            let _ = std::fs::rename(&partial, &self.path);
+        }
+    }
+
+    /// Leaves the list for the same command to continue from (an interrupted probe).
+    fn keep_for_the_same_command(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for ProbeLog {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
 fn opt(command: &Option<String>) -> String {
     command.as_ref().map_or_else(String::new, |c| format!("={c}"))
 }
@@ -435,6 +518,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // A culprit killed while it probed good and bad left its build running: the same command again stops it.
     let probe_steps = start_lock.with_extension("step");
     reap_leftover_step(&probe_steps);
+    let probes = ProbeLog { path: start_lock.with_extension("probes"), keep: false };
 
     // The same bisect asked again continues where it stopped.
     for session in store.bisect_sessions()? {
@@ -448,6 +532,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.improvement == args.improvement
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
+            // Its probe runs are the session's already (a culprit killed after it stored the session left the list).
+            drop(probes);
             crate::note!(
                 "culprit: continuing bisect session {} (same repository, range, job, commands and direction)",
                 session.id
@@ -513,15 +599,39 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let last = range.len() - 1;
     let mut probe_ids = Vec::new();
     let (mut good_runs, mut bad_runs) = (Vec::new(), Vec::new());
+    let (mut earlier, earlier_builds) = probes.read(&*driver.store, &job.job_id);
+    if !earlier.is_empty() {
+        let n = earlier.len();
+        crate::note!("culprit: continuing from {n} probe run(s) of good and bad stored by an earlier culprit");
+    }
+    driver.build_seconds.extend(earlier_builds);
     for _ in 0..probe_runs {
         for index in [0, last] {
-            bar.set_message(format!("probing {} {}", if index == 0 { "good" } else { "bad" }, &range[index].sha[..10]));
-            let Some((id, record)) = driver.run_at(index, &mut observe)? else {
-                bar.finish_and_clear();
-                crate::note!("culprit: interrupted while probing; nothing to resume yet");
-                return Ok(ExitCode::from(130));
+            // The runs an earlier process of this command took, in the order it took them, stand for its first ones.
+            let reused = earlier.front().is_some_and(|(_, r)| r.revision.key() == range[index].sha);
+            let (id, record) = match earlier.pop_front().filter(|_| reused) {
+                Some((id, record)) => {
+                    driver.run_seconds.push((record.ended_at - record.started_at).max(0.0));
+                    (id, record)
+                }
+                None => {
+                    earlier.clear();
+                    let what = if index == 0 { "good" } else { "bad" };
+                    bar.set_message(format!("probing {what} {}", &range[index].sha[..10]));
+                    let Some(taken) = driver.run_at(index, &mut observe)? else {
+                        bar.finish_and_clear();
+                        probes.keep_for_the_same_command();
+                        crate::note!(
+                            "culprit: interrupted while probing; the finished probe runs are stored, and the same \
+                             command continues from them"
+                        );
+                        return Ok(ExitCode::from(130));
+                    };
+                    taken
+                }
             };
             probe_ids.push(id);
+            probes.write(&probe_ids, &driver.build_seconds);
             if index == 0 {
                 good_runs.push(record)
             } else {
@@ -597,7 +707,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let build_cost = mean_or(&driver.build_seconds, 0.0) + 0.05;
     config.bisect.run_cost = run_cost;
     config.bisect.build_cost = build_cost.max(0.01);
-    drop(driver);
+    // Good and bad are built: the session takes their worktrees over rather than build them again.
+    let probed = driver.into_worktrees();
 
     let session = store.create_bisect_session(&NewBisectSession {
         repo: repo.display().to_string(),
@@ -621,11 +732,13 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             store.link_run_to_session(session, id)?;
         }
     }
+    // The session holds what the same command continues from now.
+    drop(probes);
     bar.suspend(|| crate::note!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
     drop(observe);
     bar.finish_and_clear();
     let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
-    drive(store, session, config, range, job, shown)
+    drive(store, session, config, range, job, shown, Some(probed))
 }
 
 /// Drives stored `session` on, with `args`' output options and step limits. `start_locked`: this process holds the
@@ -673,7 +786,7 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     };
     // Only now, with the start lock held: no other culprit takes the session up while its limits change.
     let config = retimed(store, &stored, config, args.timeouts)?;
-    drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true })
+    drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true }, None)
 }
 
 /// `config` of the stored `session` with the step limits given on the command line in place of its own, stored so
@@ -712,6 +825,28 @@ fn retimed(
     Ok(config)
 }
 
+/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees
+/// (a build each), which stayed for good unless that very session was resumed, though a resumed session builds afresh
+/// and never reads them; and a build or benchmark still running there, which would load the machine under this
+/// session's runs. A session whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect
+/// list` reads, and resumes as before.
+fn discard_stopped_sessions(repo: &Path, root: &Path) {
+    let Some(dir) = root.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let lock_path = path.with_extension("lock");
+        let session = entry.file_name().to_string_lossy().starts_with("session-");
+        if path == root || !session || !path.is_dir() || !lock_path.is_file() {
+            continue;
+        }
+        // Held while the leftovers go, so that a resume of that session cannot start among them.
+        let Ok(crate::lock::Lock::Held(_held)) = crate::lock::try_lock(&lock_path) else { continue };
+        reap_leftover_step(&path.with_extension("step"));
+        Worktrees::discard(repo, &path);
+    }
+}
+
 /// How this command shows a session it drives, and what its summary's time covers.
 struct Presentation {
     json: bool,
@@ -731,10 +866,11 @@ fn drive(
     range: Vec<RangeCommit>,
     job: JobRun,
     shown: Presentation,
+    probed: Option<Worktrees>,
 ) -> Result<ExitCode> {
     let Presentation { json, profile, started, resumed } = shown;
     let interrupt = interrupt_flag();
-    let root = worktree_root(&config.repo, &format!("session-{session}"));
+    let root = session_root(&*store, &config.repo, session);
     // One process drives a session at a time: two (the same command in a second terminal, or two `--resume`) checked
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
@@ -751,10 +887,15 @@ fn drive(
     // `kill -9` left running there, killed before this one builds.
     let steps = root.with_extension("step");
     reap_leftover_step(&steps);
+    discard_stopped_sessions(&config.repo, &root);
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
-        let worktrees = Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?;
+        // A session just started takes over the probe's built worktrees of good and bad.
+        let worktrees = match probed {
+            Some(probed) => probed.move_built_to(&root)?,
+            None => Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?,
+        };
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
         driver.record_steps_in(steps);
@@ -1068,7 +1209,7 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
-            shown_status(&s),
+            shown_status(store, &s),
             if improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
@@ -1083,11 +1224,16 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
 /// driving process holds the session's lock in its repository, so a lock file that no process holds says it was
 /// stopped. Without the file (a session driven on another machine of the farm, or a repository moved away) there is
 /// nothing to tell, and it stays "running".
-fn shown_status(session: &culprit_store::BisectSession) -> String {
+fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
     if session.status != NEW_SESSION_STATUS {
         return session.status.clone();
     }
-    let lock = worktree_root(Path::new(&session.repo), &format!("session-{}", session.id)).with_extension("lock");
+    let repo = Path::new(&session.repo);
+    let mut lock = session_root(store, repo, session.id).with_extension("lock");
+    // A session a culprit before the store's tag stopped has its lock under the id alone.
+    if !lock.exists() {
+        lock = worktree_root(repo, &format!("session-{}", session.id)).with_extension("lock");
+    }
     if crate::lock::is_unheld(&lock) {
         "stopped".to_string()
     } else {
@@ -1103,6 +1249,8 @@ pub struct Replayed {
     pub records: Vec<RunRecord>,
     pub samples: Vec<(usize, Sample)>,
     pub machine: Bisect,
+    /// Its status as `bisect list` shows it (stopped, when no process holds its lock).
+    pub status: String,
 }
 
 /// Replays a stored session's runs into a fresh machine (bisect state is derived, never stored).
@@ -1120,7 +1268,8 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
         }
     }
     let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
-    Ok(Replayed { stored, config, range, records, samples, machine })
+    let status = shown_status(store, &stored);
+    Ok(Replayed { stored, config, range, records, samples, machine, status })
 }
 
 /// The candidate commits of a session: the ones stored with it, so that its log and report need no repository
@@ -1142,14 +1291,14 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
+    let Replayed { config, range, samples, machine, status, .. } = replay(store, session)?;
     // The steps name commits by their position in the range, as the text log does; `commits` gives each position
     // its SHA, and the outcome names its commits by SHA, as `culprit bisect --json` prints it (the machine's own
     // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
         // As `bisect list` shows it: a session no process drives any more is stopped, not running.
-        "status": shown_status(&stored),
+        "status": status,
         "log": machine.log(),
         "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
             "position": position,
@@ -1174,7 +1323,7 @@ pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
 
 /// [`session_log`] of a session already replayed.
 pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
-    let Replayed { stored, config, range, records, samples, machine } = replayed;
+    let Replayed { config, range, records, samples, machine, status, .. } = replayed;
     // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
     // measurements only, so the two are told apart here.
     let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
@@ -1184,7 +1333,7 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     };
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
-        shown_status(stored),
+        status,
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),

@@ -779,7 +779,7 @@ pub(crate) fn bisect_change(
     })?;
     let run = runs.first().context("no stored run of the job at the first commit after the change")?;
     let record = store.run(run.id)?;
-    let dir = repo.join(".git").join("culprit").join("track-jobs");
+    let dir = crate::cmd::bisect::worktree_root(repo, "track-jobs");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Named as `split` names an atomic job (`<job>-<path_params>.yaml`), so the bisect's runs keep the job's name
     // (`AtomicJob::name` reads it back from the file name and job_origin) instead of being named after the id.

@@ -47,8 +47,9 @@ impl Drop for PatchedTree {
     fn drop(&mut self) {
         let dir = self.dir.display().to_string();
         if git::git(&self.repo, &["worktree", "remove", "--force", &dir]).is_err() {
+            // Removed by hand, git forgets this worktree alone (a prune forgot the user's missing ones too).
             let _ = std::fs::remove_dir_all(&self.dir);
-            let _ = git::git(&self.repo, &["worktree", "prune"]);
+            let _ = git::git(&self.repo, &["worktree", "remove", "--force", &dir]);
         }
     }
 }
