@@ -14,6 +14,48 @@ fn sample_shas(db: &Path, dir: &Path, session: &str) -> Vec<String> {
     samples.iter().map(|s| s["sha"].as_str().unwrap().to_string()).collect()
 }
 
+/// A bisect of a `commits`-commit slowdown repository (the step at `slow_at`; good its first commit, bad its last),
+/// killed with kill -9 while its `kill_at`th run is in flight, then run again with the same command. Every run
+/// appends its commit to `trace` in the returned directory.
+struct KilledBisect {
+    dir: tempfile::TempDir,
+    repo: std::path::PathBuf,
+    shas: Vec<String>,
+    db: std::path::PathBuf,
+    /// The second command's output.
+    again: std::process::Output,
+}
+
+fn bisect_killed_at_run(commits: usize, slow_at: usize, kill_at: u32, max_runs: &str) -> KilledBisect {
+    let (dir, repo, shas, db) = common::slowdown(commits, slow_at, 99);
+    let d = dir.path();
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             echo $CULPRIT_COMMIT >> {d}/trace\n\
+             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
+             exec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let run = format!("sh {}", wrapper.display());
+    let (good, bad) = (&shas[0], &shas[commits - 1]);
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", bad, "--run", &run, "--build", "make -s",
+        "--metric", "command.elapsed_time", "--max-runs", max_runs,
+    ];
+    std::fs::write(d.join("kill-at"), kill_at.to_string()).unwrap();
+    let mut child = common::spawn_culprit(&db, &args, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "culprit was not killed: {status:?}");
+    std::fs::remove_file(d.join("kill-at")).unwrap();
+    let again = common::culprit(&db, &args, d);
+    KilledBisect { dir, repo, shas, db, again }
+}
+
 #[test]
 fn a_bisect_killed_inside_a_batch_resumes_it_in_the_order_it_was_taking() {
     // The driver laid each batch out round-robin when it got it (good, bad, good, bad, ...). A session killed inside
@@ -22,32 +64,10 @@ fn a_bisect_killed_inside_a_batch_resumes_it_in_the_order_it_was_taking() {
     // would have run bad, good, bad; two runs of good then two of bad, which the engine reads in that order as
     // another bisect. The next run must follow from the stored runs alone, as the engine's simulator picks it.
     let _machine = common::quiet_machine();
-    let (dir, repo, shas, db) = common::slowdown(6, 4, 99);
-    let d = dir.path();
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
-             exec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let run = format!("sh {}", wrapper.display());
-    let args = [
-        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[5], "--run", &run, "--build",
-        "make -s", "--metric", "command.elapsed_time", "--max-runs", "16",
-    ];
     // The probe's runs at good and bad are the session's first two; the sixth run is bad's third, in flight when
     // culprit is killed, after good's third.
-    std::fs::write(d.join("kill-at"), "6").unwrap();
-    let mut child = common::spawn_culprit(&db, &args, d);
-    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "culprit was not killed: {status:?}");
-    std::fs::remove_file(d.join("kill-at")).unwrap();
-    let again = common::culprit(&db, &args, d);
+    let KilledBisect { dir, shas, db, again, .. } = bisect_killed_at_run(6, 4, 6, "16");
+    let d = dir.path();
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(stderr.contains("continuing bisect session 1"), "{stderr}");
     let order = sample_shas(&db, d, "1");
@@ -94,32 +114,9 @@ fn a_bisect_killed_while_it_probes_continues_from_the_probe_runs_it_stored() {
     // a kill -9 probed again from the start: here good's finished run was taken twice and the first one stayed in
     // the store, read by nothing; the messages said the same command "continues from its stored runs".
     let _machine = common::quiet_machine();
-    let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
-    let d = dir.path();
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             echo $CULPRIT_COMMIT >> {d}/trace\n\
-             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
-             exec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let run = format!("sh {}", wrapper.display());
-    let args = [
-        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", &run, "--build",
-        "make -s", "--metric", "command.elapsed_time", "--max-runs", "8",
-    ];
     // The first run is good's probe; the second, bad's, is in flight when culprit is killed.
-    std::fs::write(d.join("kill-at"), "2").unwrap();
-    let mut child = common::spawn_culprit(&db, &args, d);
-    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "culprit was not killed: {status:?}");
-    std::fs::remove_file(d.join("kill-at")).unwrap();
-    let again = common::culprit(&db, &args, d);
+    let KilledBisect { dir, repo, shas, db, again } = bisect_killed_at_run(4, 3, 2, "8");
+    let d = dir.path();
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(stderr.contains("bisect session 1"), "{stderr}");
     let trace = std::fs::read_to_string(d.join("trace")).unwrap();
