@@ -254,3 +254,56 @@ fn the_worktrees_a_killed_session_left_go_with_the_next_bisect_of_the_repository
     let resumed = common::culprit(&db, &["bisect", "--resume", "1"], d);
     assert!(matches!(resumed.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&resumed.stderr));
 }
+
+/// Whether process `pid` still exists.
+fn alive(pid: &str) -> bool {
+    Command::new("kill").args(["-0", pid.trim()]).stderr(std::process::Stdio::null()).status().unwrap().success()
+}
+
+#[test]
+fn a_hang_up_stops_culprit_as_ctrl_c_does_unless_nohup_asked_to_run_on() {
+    // review 14 left SIGHUP unhandled: a dropped ssh session ended culprit as kill -9 does, and the benchmark of the
+    // step in flight ran on unwatched. A hang-up now stops the benchmark and keeps every finished run, as Ctrl-C
+    // does; under nohup, which ignores SIGHUP to ask for running on, culprit runs on.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::write(d, "job.yaml", "suite: hup\ncommand:\n  cmd: 'echo $$ > bench.pid; touch started; sleep 120'\n");
+    let args = ["--db", "t.db", "run", "job.yaml", "-n", "2", "--label", "a", "--monitors", "none"];
+    let start = |ignore_hang_up: bool| {
+        let trap = if ignore_hang_up { "trap '' HUP; " } else { "" };
+        let script = format!("{trap}exec \"$0\" \"$@\"");
+        let child = Command::new("sh")
+            .current_dir(d)
+            .args(["-c", &script, env!("CARGO_BIN_EXE_culprit")])
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        common::wait_for_file(&d.join("started"), "the benchmark never started");
+        std::fs::remove_file(d.join("started")).unwrap();
+        let kill = Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
+        assert!(kill.success());
+        child
+    };
+    let mut hung_up = start(false);
+    let begun = std::time::Instant::now();
+    common::wait_until("culprit did not stop at the hang-up", || hung_up.try_wait().unwrap().is_some());
+    assert!(begun.elapsed() < std::time::Duration::from_secs(20), "it waited for the benchmark");
+    // The benchmark's process group is stopped with culprit, not left for its two minutes.
+    let bench = std::fs::read_to_string(d.join("bench.pid")).unwrap();
+    let stopped = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        !alive(&bench)
+    });
+    assert!(stopped, "the benchmark ran on after the hang-up");
+    // Under nohup the hang-up is ignored: the run goes on, and Ctrl-C still stops it.
+    let mut nohup = start(true);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(nohup.try_wait().unwrap().is_none(), "culprit stopped at a hang-up it was told to ignore");
+    let bench = std::fs::read_to_string(d.join("bench.pid")).unwrap();
+    assert!(alive(&bench), "the benchmark stopped at a hang-up culprit was told to ignore");
+    assert!(Command::new("kill").args(["-INT", &nohup.id().to_string()]).status().unwrap().success());
+    let status = nohup.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}

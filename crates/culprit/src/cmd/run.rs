@@ -430,7 +430,9 @@ fn warn_of_local_changes(top: &Path, revision: &Revision) {
 }
 
 /// Installs a SIGINT handler that only raises a flag: the executor stops the benchmark's process group, keeps every
-/// finished run, and the command exits cleanly.
+/// finished run, and the command exits cleanly. SIGTERM is taken the same way, and so is SIGHUP (the ssh session or
+/// terminal that started culprit went away), unless SIGHUP is ignored, as `nohup` leaves it to ask for running on:
+/// by default a hang-up ended culprit as kill -9 does, and the benchmark of the step in flight ran on unwatched.
 pub fn interrupt_flag() -> Arc<AtomicBool> {
     static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
     let flag = FLAG.get_or_init(|| Arc::new(AtomicBool::new(false))).clone();
@@ -446,6 +448,11 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
         libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+        let mut hang_up: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut hang_up) == 0 && hang_up.sa_sigaction != libc::SIG_IGN
+        {
+            libc::sigaction(libc::SIGHUP, &action, std::ptr::null_mut());
+        }
     }
     flag
 }
