@@ -264,6 +264,7 @@ fn qa12_a_name_that_is_both_a_label_and_a_tag_with_runs_is_said_to_read_the_labe
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("'v1' is a stored label and, in this repository, commit"), "{stderr}");
+    assert!(stderr.contains("with runs of its own; this reads the label's runs (give the commit's SHA"), "{stderr}");
     // A label that names no commit here is read without a note.
     let out = culprit("t.db", &["compare", "other", "v1"], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);

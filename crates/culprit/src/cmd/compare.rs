@@ -340,14 +340,11 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
         Ok(label @ Revision::Label { .. }) => {
             // A label that is also a git name here (a tag `v6.1` stored as a label too) reads as the label, which
             // the user may not have meant: say so when the commit it names has runs of its own.
-            let commit = std::env::current_dir()
-                .ok()
-                .and_then(|cwd| culprit_run::git::toplevel(&cwd).ok())
-                .and_then(|top| culprit_run::git::resolve(&top, given).ok())
-                .and_then(|rev| store.resolve_revision(rev.key()).ok());
+            let commit = git_reading(given).and_then(|rev| store.resolve_revision(rev.key()).ok());
             if let Some(commit @ Revision::Commit { .. }) = commit {
                 crate::note!(
-                    "culprit: '{given}' is a stored label and, in this repository, commit {} with runs of its own;                      this reads the label's runs (give the commit's SHA for the commit's)",
+                    "culprit: '{given}' is a stored label and, in this repository, commit {} with runs of its own; \
+                     this reads the label's runs (give the commit's SHA for the commit's)",
                     commit.key()
                 );
             }
@@ -357,11 +354,7 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
         // An ambiguous name stays an error: git would pick one of its readings without a word.
         Err(first @ culprit_store::StoreError::AmbiguousRevision { .. }) => Err(first.into()),
         Err(first) => {
-            let from_git = std::env::current_dir()
-                .ok()
-                .and_then(|cwd| culprit_run::git::toplevel(&cwd).ok())
-                .and_then(|top| culprit_run::git::resolve(&top, given).ok());
-            match from_git {
+            match git_reading(given) {
                 Some(rev) => store
                     .resolve_revision(rev.key())
                     .with_context(|| format!("'{given}' is commit {} in this repository", rev.key())),
@@ -369,6 +362,12 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
             }
         }
     }
+}
+
+/// Git's reading of `given` in the repository of the current directory, when there is one.
+fn git_reading(given: &str) -> Option<Revision> {
+    let top = culprit_run::git::toplevel(&std::env::current_dir().ok()?).ok()?;
+    culprit_run::git::resolve(&top, given).ok()
 }
 
 /// Refuses two arguments that name one stored revision (`HEAD` and its SHA, a prefix and the full SHA): its
