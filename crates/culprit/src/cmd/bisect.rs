@@ -1249,8 +1249,6 @@ pub struct Replayed {
     pub records: Vec<RunRecord>,
     pub samples: Vec<(usize, Sample)>,
     pub machine: Bisect,
-    /// Its status as `bisect list` shows it (stopped, when no process holds its lock).
-    pub status: String,
 }
 
 /// Replays a stored session's runs into a fresh machine (bisect state is derived, never stored).
@@ -1268,8 +1266,7 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
         }
     }
     let machine = Bisect::replay(config.bisect.clone(), &commit_nodes(&range), &samples)?;
-    let status = shown_status(store, &stored);
-    Ok(Replayed { stored, config, range, records, samples, machine, status })
+    Ok(Replayed { stored, config, range, records, samples, machine })
 }
 
 /// The candidate commits of a session: the ones stored with it, so that its log and report need no repository
@@ -1291,14 +1288,14 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         output::print(&session_log(store, session)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Replayed { config, range, samples, machine, status, .. } = replay(store, session)?;
+    let Replayed { stored, config, range, samples, machine, .. } = replay(store, session)?;
     // The steps name commits by their position in the range, as the text log does; `commits` gives each position
     // its SHA, and the outcome names its commits by SHA, as `culprit bisect --json` prints it (the machine's own
     // outcome, by position alone, named no commit a reader could find).
     let value = serde_json::json!({
         "session": session.0,
         // As `bisect list` shows it: a session no process drives any more is stopped, not running.
-        "status": status,
+        "status": shown_status(store, &stored),
         "log": machine.log(),
         "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
             "position": position,
@@ -1318,12 +1315,12 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
 /// The text of `culprit bisect log ID`, which the dashboard's session page shows too: every step with its reason,
 /// then the outcome when the session has one.
 pub fn session_log(store: &dyn Store, session: SessionId) -> Result<String> {
-    Ok(log_text(&replay(store, session)?, session))
+    Ok(log_text(store, &replay(store, session)?, session))
 }
 
 /// [`session_log`] of a session already replayed.
-pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
-    let Replayed { config, range, records, samples, machine, status, .. } = replayed;
+pub fn log_text(store: &dyn Store, replayed: &Replayed, session: SessionId) -> String {
+    let Replayed { stored, config, range, records, samples, machine } = replayed;
     // A failed build or run is stored too (it makes its commit untestable), but the outcome's run count is of
     // measurements only, so the two are told apart here.
     let failed = samples.iter().filter(|(_, s)| matches!(s, Sample::Untestable)).count();
@@ -1333,7 +1330,7 @@ pub fn log_text(replayed: &Replayed, session: SessionId) -> String {
     };
     let mut out = format!(
         "bisect {session}: {} in {} ({}..{}), metric {}{}, job {}\n{stored_runs}\n\nsteps:\n",
-        status,
+        shown_status(store, stored),
         config.repo.display(),
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12),

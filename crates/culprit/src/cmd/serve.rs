@@ -510,7 +510,7 @@ fn commits_need_repo(store: &dyn Store, err: anyhow::Error) -> anyhow::Error {
 
 fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<String> {
     let replayed = bisect::replay(store, session)?;
-    let log = bisect::log_text(&replayed, session);
+    let log = bisect::log_text(store, &replayed, session);
     let title = format!("culprit bisect log {session}");
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     body.push_str(&format!(
