@@ -434,7 +434,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
             if !holds_labels && !runs.is_empty() {
                 return Err(e.into());
             }
-            let history = history(store, &Order::Labels, &filter, &options)?;
+            let history = history_with(store, &Order::Labels, &filter, &options, Some(runs))?;
             // Label runs too few to analyse are tracked all the same, so that the notes say why no series came of
             // them: asking for a repository (or to store runs under --label) would send the user the wrong way.
             if history.series.is_empty() && !holds_labels {
@@ -554,6 +554,17 @@ pub(crate) fn history(
     filter: &HistoryFilter,
     options: &TrackOptions,
 ) -> Result<History> {
+    history_with(store, order, filter, options, None)
+}
+
+/// [`history`] of the runs `filter` selects, given when the caller has listed them already.
+fn history_with(
+    store: &dyn Store,
+    order: &Order<'_>,
+    filter: &HistoryFilter,
+    options: &TrackOptions,
+    listed: Option<Vec<RunSummary>>,
+) -> Result<History> {
     // --job is a glob only here (with --follow it names a job file), so it is checked here rather than when parsed;
     // the dashboard's job= and machine= come here unparsed too, and must get the command's answer, not "no run
     // matches".
@@ -566,7 +577,10 @@ pub(crate) fn history(
         Order::Branch { repo, branch } => branch_positions(repo, branch)?,
         Order::Labels => HashMap::new(),
     };
-    let runs = history_runs(store, filter)?;
+    let runs = match listed {
+        Some(runs) => runs,
+        None => history_runs(store, filter)?,
+    };
     if runs.is_empty() {
         let flags = Filters {
             job: filter.job.as_deref(),
