@@ -22,23 +22,17 @@ pub fn diskstats_row(disks: &[DiskStats]) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// The width of each of [`DISKSTATS_FIELDS`] as the kernel prints it: the request, merge and sector counts are
+/// The width of a field of [`DISKSTATS_FIELDS`] as the kernel prints it: the request, merge and sector counts are
 /// unsigned longs, the millisecond fields (`*_ticks`, `io_ticks`, `time_in_queue`) unsigned ints, which wrap at
 /// 2^32 ms (49.7 days; a disk's read_ticks, which add up the time of requests in parallel, at queue depth 32 in a
 /// day and a half). `in_flight` is a level, never a counter.
-const FIELD_WIDTHS: [CounterWidth; 11] = [
-    CounterWidth::Bits64,
-    CounterWidth::Bits64,
-    CounterWidth::Bits64,
-    CounterWidth::Bits32,
-    CounterWidth::Bits64,
-    CounterWidth::Bits64,
-    CounterWidth::Bits64,
-    CounterWidth::Bits32,
-    CounterWidth::Bits32,
-    CounterWidth::Bits32,
-    CounterWidth::Bits32,
-];
+fn field_width(field: &str) -> CounterWidth {
+    if field.ends_with("_ticks") || field == "time_in_queue" {
+        CounterWidth::Bits32
+    } else {
+        CounterWidth::Bits64
+    }
+}
 
 /// `in_flight.<dev>` is a level (requests in flight now), reduced by its mean; every other field is a cumulative
 /// counter, reduced to last minus first. lkp counts the same fields as events except `time_in_queue`, which it
@@ -73,13 +67,7 @@ impl Diskstats {
             if diskstats_reduction(key) != Reduction::Delta {
                 continue;
             }
-            let field = key.split('.').next().unwrap_or_default();
-            let width = DISKSTATS_FIELDS
-                .iter()
-                .position(|name| *name == field)
-                .and_then(|at| FIELD_WIDTHS.get(at))
-                .copied()
-                .unwrap_or(CounterWidth::Bits64);
+            let width = field_width(key.split('.').next().unwrap_or_default());
             *value = self.counters.observe(key, &[(0, *value as u64)], width);
         }
         row
