@@ -677,21 +677,20 @@ impl AtomicJob {
                         selected.iter().copied().filter(|program| accepts(program, key_text)).collect();
                     // A param the selected program takes, given a hash or no value, is a mistake in its value; told
                     // it is no program or monitor known, the user was sent to fix a name that was right.
-                    if matches!(value, Value::Null | Value::Mapping(_)) && !takers.is_empty() {
+                    let holds_no_value = matches!(value, Value::Null | Value::Mapping(_));
+                    if holds_no_value && !takers.is_empty() {
                         problems.push(KeyProblem::ParamWithoutValue {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),
                             programs: takers.join(", "),
                             found: if value.is_null() { "it has none" } else { "it holds a hash" },
                         });
-                    } else if matches!(value, Value::Null | Value::Mapping(_)) {
+                    } else if holds_no_value {
                         problems.push(KeyProblem::UnknownProgram {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),
                         });
-                    } else if !selected.is_empty()
-                        && !selected.iter().any(|program| accepts(program, key_text))
-                    {
+                    } else if !selected.is_empty() && takers.is_empty() {
                         problems.push(KeyProblem::UnusedParam {
                             place: self.at.place(&[key_text]),
                             key: key_text.to_string(),
