@@ -523,7 +523,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let mut notes = Vec::new();
     let tables = crate::cmd::compare::machine_tables(&jobs, &runs, &keys, &mut notes);
     for note in notes {
-        eprintln!("culprit: {note}");
+        crate::note!("culprit: {note}");
     }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
     let metric_given = args.metric.as_deref();
