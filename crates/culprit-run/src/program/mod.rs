@@ -132,7 +132,8 @@ impl Params {
         match self.duration_secs(key)? {
             Some(0) => {
                 let program = self.program;
-                let reason = format!("{program} {reads_zero_as}; give at least 1s, or leave the key out for the default");
+                let reason =
+                    format!("{program} {reads_zero_as}; give at least 1s, or leave the key out for the default");
                 Err(self.bad(key, self.get(key).unwrap_or("0"), reason))
             }
             other => Ok(other),
@@ -356,7 +357,8 @@ mod tests {
             let Ok(found) = lookup(program) else { panic!("{program} is in the registry") };
             let mut pairs = extra.clone();
             pairs.push((key, "0"));
-            let refused = found.plan(&params(program, &pairs), &ctx()).err().map(|e| e.to_string()).unwrap_or_default();
+            let planned = found.plan(&params(program, &pairs), &ctx());
+            let refused = planned.err().map(|e| e.to_string()).unwrap_or_default();
             assert!(refused.contains(key) && refused.contains("give at least 1s"), "{program}: {refused:?}");
             pairs.pop();
             pairs.push((key, "2s"));
