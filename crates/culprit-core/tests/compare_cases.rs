@@ -599,7 +599,8 @@ fn review_12_a_revision_without_runs_at_a_sweep_point_shows_no_mean_and_no_chang
     };
     let rows = sweep_rows(&sweep, &CompareOptions::default()).expect("sweep compares");
     let (side, change) = (&rows[1].sides[1], &rows[1].changes[0]);
-    assert!(!side.present && change.change == 0.0, "{side:?} {change:?}");
+    // No change to state on an absent side: NaN, written as null in JSON, not a 0.0 read as "unchanged".
+    assert!(!side.present && change.change.is_nan(), "{side:?} {change:?}");
     assert_eq!(change.verdict, Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } });
     let text = render_sweep(&sweep, &rows);
     let line = text.lines().find(|l| l.trim_start().starts_with("2 ")).expect("the point's line");
@@ -613,6 +614,12 @@ fn review_12_a_revision_without_runs_at_a_sweep_point_shows_no_mean_and_no_chang
     let table = render_table(&result, RenderOptions { all: true });
     let line = table.lines().find(|l| l.ends_with("bench.a")).expect("row");
     assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["2.00", "±", "40%", "-", "bench.a"], "{table}");
+    let json: serde_json::Value = serde_json::from_str(&render_json(&result)).expect("JSON");
+    let rows = json["rows"].as_array().expect("rows");
+    let row = rows.iter().find(|r| r["metric"] == "bench.a").expect("bench.a's row");
+    assert!(row["changes"][0]["change"].is_null(), "{row}");
+    let row = rows.iter().find(|r| r["metric"] == "bench.b").expect("bench.b's row");
+    assert_eq!(row["changes"][0]["change"], 0.0, "{row}");
 }
 
 #[test]

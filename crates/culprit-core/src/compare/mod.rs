@@ -402,7 +402,8 @@ pub struct Change {
     /// Index of the column (1 = first non-base column).
     pub column: usize,
     /// %change (relative metrics), absolute difference (perf-profile and `%` metrics) or percentage points of
-    /// reproduction (pass/fail rows). ±inf (JSON: null) when the base mean is 0 and the other is not.
+    /// reproduction (pass/fail rows). ±inf (JSON: null) when the base mean is 0 and the other is not; NaN (JSON:
+    /// null) when a side has no samples of the metric (the verdict is then inconclusive and says which side).
     pub change: f64,
     pub absolute: bool,
     /// Two-sided Mann-Whitney U p-value.
@@ -683,12 +684,16 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             };
             let (b, o) = match (base_samples, other_samples) {
                 (Some(Samples::Present(b)), Samples::Present(o)) => (b, o),
+                // A side without samples has no change to state: NaN, which JSON writes as null (a 0.0 there read
+                // as "measured and unchanged"). Every table view leaves the cell blank for an absent side.
                 (Some(Samples::Unavailable(r)), _) | (_, Samples::Unavailable(r)) => {
+                    item.change = f64::NAN;
                     item.problem = Some(*r);
                     pending.push(item);
                     continue;
                 }
                 (None, _) => {
+                    item.change = f64::NAN;
                     item.problem = Some(InconclusiveReason::Missing { side: Side::Base });
                     pending.push(item);
                     continue;
@@ -699,6 +704,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 let (fo, no) = (other_stats.fails.unwrap_or(0), other_stats.n);
                 item.change = 100.0 * (other_stats.mean - base_stats.mean);
                 if nb == 0 || no == 0 {
+                    item.change = f64::NAN;
                     let side = if nb == 0 { Side::Base } else { Side::Other };
                     item.problem = Some(InconclusiveReason::NoSuccessfulRuns { side });
                 } else {

@@ -162,8 +162,13 @@ fn render_measurement_row(row: &MetricRow, out: &mut String) {
 fn render_pass_fail_row(row: &MetricRow, out: &mut String) {
     for (i, side) in row.sides.iter().enumerate() {
         if i > 0 {
-            let change = row.changes.get(i - 1).map(|c| c.change).unwrap_or(0.0);
-            let _ = write!(out, "{:>REL_WIDTH$}% ", printf::fixed(change, 0, false));
+            match row.changes.get(i - 1).map(|c| c.change) {
+                Some(change) if !change.is_nan() => {
+                    let _ = write!(out, "{:>REL_WIDTH$}% ", printf::fixed(change, 0, false));
+                }
+                // A side with no successful run has no share of failures to compare: blank, as lkp leaves it.
+                _ => out.push_str(&" ".repeat(REL_WIDTH + 2)),
+            }
         }
         let fails = side.fails.unwrap_or(0);
         if fails == 0 {

@@ -426,9 +426,9 @@ fn changed(row: &MetricRow) -> bool {
     row.any_change()
 }
 
-/// Size of a row's change in the commit's column, for ordering (infinite sorts first).
+/// Size of a row's change in the commit's column, for ordering (infinite sorts first, a side without samples last).
 fn size(row: &MetricRow) -> f64 {
-    row.changes.iter().find(|c| c.column == 1).map(|c| c.change.abs()).unwrap_or(0.0)
+    row.changes.iter().find(|c| c.column == 1).map(|c| c.change.abs()).filter(|s| !s.is_nan()).unwrap_or(0.0)
 }
 
 /// The rows of the report's table: program metrics that changed (and the headline metric always), the monitor
@@ -1011,6 +1011,14 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
         return None;
     }
     let (_, c) = change_of(&input.comparison, &input.metric, 2)?;
+    if c.change.is_nan() {
+        // A side has no samples of the metric (the verdict says which): there is no amount to state.
+        let why = match c.verdict {
+            Verdict::Inconclusive { reason } => format!(" ({reason})"),
+            _ => String::new(),
+        };
+        return Some(format!("With {}, {} has no change to state{why}.", fix.short(), h.metric));
+    }
     let word = match c.verdict {
         Verdict::Regression => "still a regression",
         Verdict::Improvement => "an improvement",

@@ -257,7 +257,9 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
         // smallest q decides, or a KPI that did not move at all (a constant capture) would beat a 30% slowdown.
         let kpi = significant && culprit_core::compare::direction::is_kpi(&row.metric);
         // The size of the change breaks ties last (two runs a side have no q and no effect size yet).
-        let key = (significant, kpi, -q, effect, change.change.abs(), row.metric.clone());
+        // A side without samples has a NaN change, which must not win or block a comparison of tuples.
+        let size = if change.change.is_nan() { 0.0 } else { change.change.abs() };
+        let key = (significant, kpi, -q, effect, size, row.metric.clone());
         let better = match &best {
             None => true,
             Some(b) => (key.0, key.1, key.2, key.3, key.4) > (b.0, b.1, b.2, b.3, b.4),
