@@ -9,7 +9,9 @@
 //!
 //! The echoed command line lists the events lkp asked for, and lkp stops at the first sample line that names none
 //! of them. A bare CSV from `perf stat` with no command line before it (what a user gets by running perf by hand)
-//! is accepted too: every event in it is then taken. This is Culprit's only departure from lkp here.
+//! is accepted too: every event in it is then taken. This is Culprit's only departure from lkp here, with one
+//! more: a raw PMU event with a `name=` term is known by that name (lkp's split of the list at commas keeps
+//! `name=X/`, so it stops at the first such sample).
 //!
 //! # Output
 //! Per complete interval (a new interval starts when the time moves by more than 10 ms; the last interval is
@@ -169,7 +171,15 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         let line_number = number + 1;
         if let Some(caps) = patterns().command_line.captures(line) {
             let list = caps.get(1).map_or("", |m| m.as_str());
-            events = Some(list.replace(['{', '}'], "").split(',').map(str::to_string).collect());
+            let mut listed: Vec<String> = list.replace(['{', '}'], "").split(',').map(str::to_string).collect();
+            // A raw PMU event (`uncore_imc_0/event=0xe3,umask=0,name=UNC_M_PMM_RPQ_INSERTS_IMC0/`, as lkp's jobs
+            // pass in `revents`) is printed under its `name=` term, which the split above leaves as `name=X/`.
+            let names: Vec<String> = listed
+                .iter()
+                .filter_map(|item| item.strip_prefix("name=").map(|name| name.trim_end_matches('/').to_string()))
+                .collect();
+            listed.extend(names);
+            events = Some(listed);
         }
         if !is_sample_line(line) {
             continue;
@@ -573,6 +583,29 @@ pub(crate) fn ruby_to_f(text: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_raw_event_is_known_by_its_name_term() {
+        // Recorded on this machine: `perf stat -a --scale -I 100 -x , -e 'software/config=3,name=cs3/,
+        // sched:sched_switch' --log-fd 1 -- sleep 0.35`, behind the command line the monitor writes first.
+        let log = "/usr/bin/perf stat -a --scale -I 100 -x , -e software/config=3,name=cs3/,sched:sched_switch \
+                   --log-fd 1
+     0.100153708,50,,cs3,206631252,100.00,,
+     0.100153708,50,,sched:sched_switch,206631703,100.00,,
+     0.203547967,29,,cs3,200809420,100.00,,
+     0.203547967,26,,sched:sched_switch,200808759,100.00,,
+     0.303908992,20,,cs3,200717925,100.00,,
+     0.303908992,20,,sched:sched_switch,200718584,100.00,,
+     0.351444721,12,,cs3,94947306,100.00,,
+     0.351444721,12,,sched:sched_switch,94946596,100.00,,
+";
+        let metrics = parse_text(log).expect("parses").metrics("perf-stat");
+        // Three intervals are kept (the last is dropped as perf was stopped in it), 50 + 29 + 20 switches, over the
+        // run time, the time of the last sample.
+        let switches = metrics.get("perf-stat.ps.cs3").copied().expect("cs3 counted");
+        assert!((switches - 99.0 / 0.351444721).abs() < 1e-6, "{metrics:?}");
+        assert!(metrics.contains_key("perf-stat.ps.sched:sched_switch"), "{metrics:?}");
+    }
 
     #[test]
     fn ruby_to_f_cases() {

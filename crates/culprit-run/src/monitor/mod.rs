@@ -187,12 +187,13 @@ pub fn create_in(
     // The perf monitors wrap perf itself, paced by perf's own interval, and take perf's options.
     match known {
         "perf-stat" => {
-            reject_options(known, options, &["interval"])?;
+            reject_options(known, options, &["interval", "events", "revents"])?;
             // perf stat keeps its own clock, so the job's `interval` for it is applied (the checked number); at the
             // run's interval instead, a job asking for 0.5 s intervals to get perf counters from a run of a second
             // or two got 1 s ones, and none, without a word.
             let own = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok());
-            return Ok(Box::new(perf_stat::PerfStat::new(own.unwrap_or(interval))));
+            let monitor = perf_stat::PerfStat::new(own.unwrap_or(interval));
+            return Ok(Box::new(monitor.with_events(perf_stat_events(options)?)));
         }
         "perf-profile" => {
             // lkp's `debug-setup` installs debug symbols on its test box before it records; there is nothing to do
@@ -232,6 +233,28 @@ pub fn create_in(
         }
     };
     Ok(monitor)
+}
+
+/// perf-stat's `events:` (names or `perf list` filters, separated by commas or blanks; a YAML list arrives joined
+/// by commas) or `revents:` (perf's raw `-e` text), or lkp's default set when the job gives neither.
+fn perf_stat_events(options: &BTreeMap<String, String>) -> Result<perf_stat::EventChoice, MonitorError> {
+    let given = |key: &str| options.get(key).map(|text| text.trim()).filter(|text| !text.is_empty());
+    match (given("events"), given("revents")) {
+        (Some(_), Some(_)) => Err(MonitorError::BadOption {
+            monitor: "perf-stat",
+            option: "events and revents".to_string(),
+            accepted: "perf-stat takes either events (names or perf list filters) or revents (perf's raw -e text), \
+                       as lkp does"
+                .to_string(),
+        }),
+        (Some(text), None) => {
+            let separator = |c: char| c == ',' || c.is_whitespace();
+            let items: Vec<String> = text.split(separator).filter(|s| !s.is_empty()).map(String::from).collect();
+            Ok(perf_stat::EventChoice::Named(items))
+        }
+        (None, Some(text)) => Ok(perf_stat::EventChoice::Raw(text.to_string())),
+        (None, None) => Ok(perf_stat::EventChoice::Lkp),
+    }
 }
 
 /// The range of a monitor's `interval` option, in seconds: the same as `culprit run --interval`, whose lower end is
@@ -427,6 +450,28 @@ impl Drop for MonitorSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_stat_takes_events_or_revents_not_both() {
+        let options = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let both = options(&[("events", "cs"), ("revents", "cs")]);
+        let error = create("perf-stat", &both, 1.0).err().expect("refused").to_string();
+        assert!(error.contains("either events") && error.contains("or revents"), "{error}");
+        let listed = options(&[("events", "cs, sched:sched_switch  xfs:*")]);
+        assert_eq!(
+            perf_stat_events(&listed).expect("events"),
+            perf_stat::EventChoice::Named(vec!["cs".into(), "sched:sched_switch".into(), "xfs:*".into()])
+        );
+        let raw = options(&[("revents", "{cycles,instructions}")]);
+        let raw_choice = perf_stat::EventChoice::Raw("{cycles,instructions}".into());
+        assert_eq!(perf_stat_events(&raw).expect("revents"), raw_choice);
+        assert_eq!(perf_stat_events(&options(&[("events", " ")])).expect("blank"), perf_stat::EventChoice::Lkp);
+        let other = options(&[("metrics", "TopdownL1")]);
+        let error = create("perf-stat", &other, 1.0).err().expect("refused").to_string();
+        assert!(error.contains("interval, events, revents"), "{error}");
+    }
 
     #[test]
     fn unknown_monitor_lists_the_known_ones() {

@@ -15,6 +15,13 @@
 //! when all its events are supported (lkp's rule). A machine without hardware counters (most VMs, this one
 //! included) is left with the software events, which are always there.
 //!
+//! A job picks its own events as lkp's job files do: `events:` names events or `perf list` filters (`cs`,
+//! `sched:sched_switch`, `'xfs:*'`, `sw`, `tracepoint`), comma- or blank-separated; a name or alias `perf list`
+//! shows is counted under its first name (`cs` as `context-switches`), a filter adds every event it lists. An
+//! event named on its own that the machine cannot count stops the job before its first run; those a filter brought
+//! in are left out when uncountable, and a filter that leaves nothing stops the job too. `revents:` is perf's raw
+//! `-e` text (groups, PMU terms with `name=`), checked once with perf itself.
+//!
 //! # Metrics
 //! Event counts are deltas per interval, so they are reduced to rates, as lkp does (see
 //! [`culprit_parse::perf_stat`]): `perf-stat.ps.<event>` is the count per second over the run,
@@ -61,10 +68,29 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long perf gets to write its last output after SIGINT before it is killed.
 const STAT_STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// More events than this from one `events:` list are refused: perf opens a counter per event and CPU, and a filter
+/// such as `tracepoint` lists thousands, which exhausts file descriptors and makes perf's output the run's cost.
+pub const MAX_NAMED_EVENTS: usize = 256;
+
+/// Which events perf-stat counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventChoice {
+    /// lkp's default set: its hardware groups the machine has, then the software events.
+    Lkp,
+    /// The job's `events:`: event names, aliases or `perf list` filters, expanded on the machine.
+    Named(Vec<String>),
+    /// The job's `revents:`: perf's `-e` text, as given.
+    Raw(String),
+}
+
 /// The perf-stat monitor. Build it with [`PerfStat::new`]; the run calls `start` and `finish`.
 pub struct PerfStat {
     interval_secs: f64,
     perf: PathBuf,
+    choice: EventChoice,
+    /// The `-e` text, worked out once (in `check`, else at the first `start`): listing and probing events takes
+    /// a few perf runs, the same for every run of the job.
+    events: std::sync::OnceLock<String>,
     running: Option<PerfProcess>,
     log_path: Option<PathBuf>,
     scratch: Option<ScratchDir>,
@@ -74,13 +100,43 @@ impl PerfStat {
     /// A perf-stat monitor printing every `interval_secs` seconds (perf's `-I`, at least 10 ms), using the `perf`
     /// found in `PATH`.
     pub fn new(interval_secs: f64) -> PerfStat {
-        PerfStat { interval_secs, perf: PathBuf::from("perf"), running: None, log_path: None, scratch: None }
+        PerfStat {
+            interval_secs,
+            perf: PathBuf::from("perf"),
+            choice: EventChoice::Lkp,
+            events: std::sync::OnceLock::new(),
+            running: None,
+            log_path: None,
+            scratch: None,
+        }
     }
 
     /// Uses the perf binary at `perf` (a path, or a name looked up in `PATH`) instead of `perf`.
     pub fn with_perf(mut self, perf: impl Into<PathBuf>) -> PerfStat {
         self.perf = perf.into();
         self
+    }
+
+    /// Counts `choice` instead of lkp's default set.
+    pub fn with_events(mut self, choice: EventChoice) -> PerfStat {
+        self.choice = choice;
+        self
+    }
+
+    /// The `-e` text for this machine, worked out on first use and kept.
+    fn events(&self, perf: &Path) -> Result<String, MonitorError> {
+        if let Some(events) = self.events.get() {
+            return Ok(events.clone());
+        }
+        let events = match &self.choice {
+            EventChoice::Lkp => PerfStat::choose_events(perf)?,
+            EventChoice::Named(items) => named_events(perf, items)?,
+            EventChoice::Raw(text) => {
+                raw_events(perf, text)?;
+                text.clone()
+            }
+        };
+        Ok(self.events.get_or_init(|| events).clone())
     }
 
     /// The events lkp would count that this machine supports, in lkp's `-e` syntax.
@@ -103,12 +159,18 @@ impl Monitor for PerfStat {
     }
 
     fn check(&self) -> Result<(), MonitorError> {
-        locate_perf(&self.perf, NAME).map(|_| ())
+        let perf = locate_perf(&self.perf, NAME)?;
+        // A job's own events are checked before its first run: one it cannot count would otherwise fail every run's
+        // monitor and leave the runs without the counters asked for.
+        if self.choice != EventChoice::Lkp {
+            self.events(&perf)?;
+        }
+        Ok(())
     }
 
     fn start(&mut self) -> Result<(), MonitorError> {
         let perf = locate_perf(&self.perf, NAME)?;
-        let events = PerfStat::choose_events(&perf)?;
+        let events = self.events(&perf)?;
         let interval_ms = interval_ms(self.interval_secs);
         let scratch = ScratchDir::create(NAME)?;
         let log_path = scratch.path().join("perf-stat");
@@ -229,6 +291,139 @@ pub(crate) fn supported_events(perf: &Path, monitor: &'static str, events: &[&st
         });
     }
     Ok(counted_events(&finished.stderr, events))
+}
+
+/// The events of a job's `events:` list on this machine, joined for `-e`: each item is a name or alias that `perf
+/// list` shows (counted under the first name of its line) or a filter (every event it lists, as lkp's perf-events
+/// expands it). Named events must all be countable; a filter's uncountable events are left out.
+fn named_events(perf: &Path, items: &[String]) -> Result<String, MonitorError> {
+    let mut named: Vec<String> = Vec::new();
+    let mut filtered: Vec<String> = Vec::new();
+    for item in items {
+        let listing = perf_list(perf, item)?;
+        let lines = listed_events(&listing);
+        if let Some(names) = lines.iter().find(|names| names.iter().any(|n| n == item)) {
+            named.push(names[0].clone());
+        } else if lines.is_empty() {
+            return Err(MonitorError::Failed {
+                monitor: NAME,
+                detail: format!(
+                    "events: '{item}' is no event or filter `perf list` knows on this machine; `perf list` shows the \
+                     events it has (machines without hardware counters, such as most VMs, have software events and \
+                     tracepoints only)"
+                ),
+            });
+        } else {
+            filtered.extend(lines.into_iter().map(|names| names[0].clone()));
+        }
+    }
+    let mut wanted: Vec<String> = Vec::new();
+    for event in named.iter().chain(&filtered) {
+        if !wanted.contains(event) {
+            wanted.push(event.clone());
+        }
+    }
+    if wanted.len() > MAX_NAMED_EVENTS {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: format!(
+                "events: '{}' lists {} events, more than the {MAX_NAMED_EVENTS} perf-stat counts at once (perf \
+                 opens a counter per event and CPU); name the events, or a narrower filter such as 'sched:*'",
+                items.join(" "),
+                wanted.len()
+            ),
+        });
+    }
+    let wanted_refs: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    let counted = supported_events(perf, NAME, &wanted_refs)?;
+    let uncountable: Vec<&String> = named.iter().filter(|e| !counted.contains(e)).collect();
+    if !uncountable.is_empty() {
+        let list: Vec<&str> = uncountable.iter().map(|e| e.as_str()).collect();
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: format!(
+                "events: this machine cannot count {}; leave it out of events, or drop `events:` for lkp's default \
+                 set (most VMs have no hardware counters)",
+                list.join(", ")
+            ),
+        });
+    }
+    let kept: Vec<&str> = wanted_refs.into_iter().filter(|e| counted.iter().any(|c| c == e)).collect();
+    if kept.is_empty() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: format!("events: none of the events '{}' lists can be counted on this machine", items.join(" ")),
+        });
+    }
+    Ok(kept.join(","))
+}
+
+/// `perf list --no-desc FILTER`'s output.
+fn perf_list(perf: &Path, filter: &str) -> Result<String, MonitorError> {
+    let perf_str = perf.to_string_lossy().into_owned();
+    let list = Invocation::new([perf_str.as_str(), "list", "--no-desc", filter]);
+    let finished = run(&list, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", list.display()) })?;
+    if !finished.exit.success() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: perf_failure(
+                &format!("`{}` failed ({})", list.display(), finished.exit.describe()),
+                &finished.stderr,
+            ),
+        });
+    }
+    Ok(finished.stdout)
+}
+
+/// The events of a `perf list` listing, one entry per line that ends with its kind (`[Software event]`,
+/// `[Tracepoint event]`, as lkp's perf-events reads them), holding the line's names: `context-switches OR cs` is
+/// `["context-switches", "cs"]`.
+pub(crate) fn listed_events(listing: &str) -> Vec<Vec<String>> {
+    listing
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let open = line.rfind('[')?;
+            if !line.ends_with("event]") {
+                return None;
+            }
+            let names: Vec<String> =
+                line[..open].split(" OR ").map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect();
+            (!names.is_empty() && names.iter().all(|n| !n.contains(char::is_whitespace))).then_some(names)
+        })
+        .collect()
+}
+
+/// Checks a job's `revents:` text with one `perf stat -a -e TEXT -- true`: perf must take it, and count every
+/// event in it.
+fn raw_events(perf: &Path, text: &str) -> Result<(), MonitorError> {
+    let perf_str = perf.to_string_lossy().into_owned();
+    let probe = Invocation::new([perf_str.as_str(), "stat", "-a", "-x", ",", "-e", text, "--", "true"]);
+    let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
+        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
+    if !finished.exit.success() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: perf_failure(
+                &format!("revents: `{}` failed ({})", probe.display(), finished.exit.describe()),
+                &finished.stderr,
+            ),
+        });
+    }
+    let unsupported: Vec<&str> = finished
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("<not supported>") || line.starts_with("<not counted>"))
+        .filter_map(|line| line.split(',').nth(2))
+        .collect();
+    if !unsupported.is_empty() {
+        return Err(MonitorError::Failed {
+            monitor: NAME,
+            detail: format!("revents: this machine cannot count {}; leave it out of revents", unsupported.join(", ")),
+        });
+    }
+    Ok(())
 }
 
 /// The events a `perf stat -x ,` summary counted: every event with a line whose value is not `<not supported>`.
@@ -570,5 +765,64 @@ mod tests {
         let log = String::from_utf8_lossy(&raw.content);
         assert!(log.lines().next().is_some_and(|l| l.contains(" stat -a --scale -I 500 -x , -e ")), "{log}");
         assert!(monitor.finish().is_err(), "a second finish is an error, not a panic");
+    }
+
+    #[test]
+    fn listed_events_read_names_and_aliases() {
+        // Lines of `perf list --no-desc cs` and `perf list --no-desc hw` (perf 6.1), and a heading perf prints.
+        let listing = "\n  context-switches OR cs                             [Software event]\n\
+                       \x20 csd:csd_function_entry                             [Tracepoint event]\n\
+                       \x20 cpu-cycles OR cycles                               [Hardware event]\n\
+                       List of pre-defined events (to be used in -e or -M):\n";
+        let names = listed_events(listing);
+        assert_eq!(
+            names,
+            vec![
+                vec!["context-switches".to_string(), "cs".to_string()],
+                vec!["csd:csd_function_entry".to_string()],
+                vec!["cpu-cycles".to_string(), "cycles".to_string()],
+            ]
+        );
+    }
+
+    #[test]
+    fn a_jobs_own_events_are_counted_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        // `cs` is an alias, counted under its first name; `sched:sched_switch` a tracepoint, which VMs have too.
+        let named = EventChoice::Named(vec!["cs".to_string(), "sched:sched_switch".to_string()]);
+        let mut monitor = PerfStat::new(0.2).with_events(named);
+        monitor.check().expect("both events are countable here");
+        monitor.start().expect("perf stat starts");
+        // Sleeping switches context; the span leaves room for perf's start on a loaded machine.
+        let until = Instant::now() + Duration::from_millis(2000);
+        while Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let out = monitor.finish().expect("perf stat output parses");
+        for key in ["perf-stat.ps.context-switches", "perf-stat.ps.sched:sched_switch"] {
+            assert!(out.metrics.get(key).is_some_and(|rate| *rate > 0.0), "{key} in {:?}", out.metrics);
+        }
+        assert!(!out.metrics.contains_key("perf-stat.ps.cpu-clock"), "only the job's events: {:?}", out.metrics);
+        let log = String::from_utf8_lossy(&out.raw[0].content).into_owned();
+        assert!(log.lines().next().is_some_and(|l| l.contains(" -e context-switches,sched:sched_switch ")), "{log}");
+    }
+
+    #[test]
+    fn events_the_machine_does_not_have_stop_the_job_before_its_first_run() {
+        if !perf_installed() {
+            return;
+        }
+        let named = PerfStat::new(1.0).with_events(EventChoice::Named(vec!["no_such_event_anywhere".to_string()]));
+        let error = named.check().expect_err("no such event").to_string();
+        assert!(error.contains("events: 'no_such_event_anywhere' is no event or filter"), "{error}");
+        let raw = PerfStat::new(1.0).with_events(EventChoice::Raw("no_such_event_anywhere".to_string()));
+        let error = raw.check().expect_err("perf refuses it").to_string();
+        assert!(error.contains("revents: `") && error.contains("no_such_event_anywhere"), "{error}");
+        // A filter that lists thousands of events would open a counter for each on every CPU.
+        let wide = PerfStat::new(1.0).with_events(EventChoice::Named(vec!["tracepoint".to_string()]));
+        let error = wide.check().expect_err("too many events").to_string();
+        assert!(error.contains("more than the 256"), "{error}");
     }
 }
