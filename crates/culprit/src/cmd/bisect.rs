@@ -825,11 +825,13 @@ fn retimed(
     Ok(config)
 }
 
-/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees
-/// (a build each), which stayed for good unless that very session was resumed, though a resumed session builds afresh
-/// and never reads them; and a build or benchmark still running there, which would load the machine under this
-/// session's runs. A session whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect
-/// list` reads, and resumes as before.
+/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees (a
+/// build each), which stayed for good unless that very session was resumed; and a build or benchmark still running
+/// there, which would load the machine under this session's runs. A stopped session's resume reuses its builds, but
+/// only the session a process drives keeps them: a stopped one resumed after another session of the repository ran
+/// builds again what it had built, which bounds the disk a repository's abandoned sessions hold to none. A session
+/// whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect list` reads, and resumes
+/// as before.
 fn discard_stopped_sessions(repo: &Path, root: &Path) {
     let Some(dir) = root.parent() else { return };
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -891,10 +893,14 @@ fn drive(
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
-        // A session just started takes over the probe's built worktrees of good and bad.
+        // A session just started takes over the probe's built worktrees of good and bad. A session's worktrees are
+        // kept until it is done, each marked once its build finished (keyed by commit and build command): a resume
+        // after Ctrl-C, an error or a `kill -9` reuses those builds (a kernel build each) and builds only what is
+        // gone, where it built every commit again.
+        let build = config.build.as_deref();
         let worktrees = match probed {
-            Some(probed) => probed.move_built_to(&root)?,
-            None => Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?,
+            Some(probed) => probed.move_built_to(&root, build)?,
+            None => Worktrees::kept(&config.repo, &root, LIVE_WORKTREES, build)?,
         };
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
@@ -905,7 +911,12 @@ fn drive(
         if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
             profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
         }
-        (ended, if resumed { driver.replayed() } else { 0 })
+        let continued_after = if resumed { driver.replayed() } else { 0 };
+        // A session that is done needs its builds no more (a later `--profile` builds the two commits it profiles).
+        if matches!(ended, Ended::Done(_)) {
+            driver.into_worktrees().remove();
+        }
+        (ended, continued_after)
     };
     bar.finish_and_clear();
     // A finished session needs its lock no more, and a lock file left in the repository says that a session stopped

@@ -1,0 +1,73 @@
+//! End-to-end regressions of review 16: the bisect driver and `culprit check` around the pure bisect engine, on real
+//! git repositories of a small C program with a real slowdown (builds, resumes, the good commits a bisect accepts,
+//! and the build command of check's references).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// The commits `builds` in `dir` lists, one line per finished build (the build commands of these tests append the
+/// commit built to it).
+fn builds(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("builds")).unwrap_or_default().lines().map(str::to_string).collect()
+}
+
+/// The build command of these tests: the fixture's build, then the commit built appended to `dir/builds`.
+fn counted_build(dir: &Path) -> String {
+    format!("make -s && echo $CULPRIT_COMMIT >> {}", dir.join("builds").display())
+}
+
+/// The session worktree roots culprit keeps in `repo` (`.git/culprit/session-*` directories).
+fn session_roots(repo: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.join(".git").join("culprit")) else { return Vec::new() };
+    let dirs = entries.flatten().filter(|e| e.path().is_dir());
+    dirs.map(|e| e.file_name().to_string_lossy().into_owned()).filter(|name| name.starts_with("session-")).collect()
+}
+
+#[test]
+fn a_bisect_resumed_after_kill_9_reuses_the_builds_that_finished() {
+    // A resumed session (the same command again, or --resume) opened its worktrees as new ones, which removes
+    // whatever an earlier process left: every commit was built again, good and bad first, though their builds had
+    // finished (a kernel build is minutes to hours). A build that finished is marked beside its worktree, keyed by
+    // commit and build command, and a resume reuses it.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(6, 4, 99);
+    let d = dir.path();
+    // The sixth run (the session's fourth, inside the batch that tests good against bad) kills culprit.
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
+             exec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let (run, build) = (format!("sh {}", wrapper.display()), counted_build(d));
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[5], "--run", &run, "--build",
+        &build, "--metric", "command.elapsed_time", "--max-runs", "16",
+    ];
+    std::fs::write(d.join("kill-at"), "6").unwrap();
+    let mut child = common::spawn_culprit(&db, &args, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9), "culprit was not killed: {status:?}");
+    std::fs::remove_file(d.join("kill-at")).unwrap();
+    let before = builds(d);
+    assert_eq!(before, [shas[0].clone(), shas[5].clone()], "the killed bisect built good and bad once each");
+    let again = common::culprit(&db, &args, d);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("continuing bisect session 1"), "{stderr}");
+    assert!(matches!(again.status.code(), Some(0 | 1)), "{stderr}");
+    let after = builds(d);
+    let ends = |sha: &&String| **sha == shas[0] || **sha == shas[5];
+    let rebuilt: Vec<&String> = after[before.len()..].iter().filter(ends).collect();
+    assert!(rebuilt.is_empty(), "good or bad was built again after the resume: {after:?}\n{stderr}");
+    // The session is done: its worktrees and their marks are gone with it.
+    assert!(session_roots(&repo).is_empty(), "{:?}", session_roots(&repo));
+    let list = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1, "{}", String::from_utf8_lossy(&list.stdout));
+}
