@@ -25,8 +25,14 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionConfig {
     pub repo: PathBuf,
+    /// The good end the bisect measures (index 0 of the range): the first `--good`, or its merge base with bad.
     pub good: String,
     pub bad: String,
+    /// The other good ends of a bisect given several `--good` (each an ancestor of bad, merge bases standing for the
+    /// goods that are not): they only bound the candidates and are never measured, as git bisect takes its good
+    /// commits. A session stored before several were taken has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_goods: Vec<String>,
     /// The atomic job run at each commit, as YAML (for `--run CMD`, a `command` job).
     pub job_yaml: String,
     /// Where the job came from, for humans.
@@ -551,6 +557,7 @@ mod tests {
             repo: PathBuf::from("/src/linux"),
             good: "a".repeat(40),
             bad: "b".repeat(40),
+            other_goods: Vec::new(),
             job_yaml: "suite: command\n".into(),
             job_source: "--run ./bench".into(),
             metric: "command.elapsed_time".into(),

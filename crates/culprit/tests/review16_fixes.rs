@@ -71,3 +71,75 @@ fn a_bisect_resumed_after_kill_9_reuses_the_builds_that_finished() {
     let list = Command::new("git").arg("-C").arg(&repo).args(["worktree", "list"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1, "{}", String::from_utf8_lossy(&list.stdout));
 }
+
+/// Runs git with `args` in `repo`; the test fails when git does.
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Commits a file `name` on a new branch `branch` forked at `at` of `repo` (the benchmark untouched), returns that
+/// commit and leaves `main` checked out.
+fn side_commit(repo: &Path, branch: &str, at: &str, name: &str) -> String {
+    git(repo, &["checkout", "-q", "-b", branch, at]);
+    std::fs::write(repo.join(name), "notes\n").unwrap();
+    git(repo, &["add", name]);
+    git(repo, &["commit", "-q", "-m", &format!("{branch}: notes")]);
+    let sha = git(repo, &["rev-parse", "HEAD"]);
+    git(repo, &["checkout", "-q", "main"]);
+    sha
+}
+
+/// A bisect of `repo` with the `goods` given, from them to `bad`, as JSON, with its standard error.
+fn bisect_goods(db: &Path, repo: &Path, goods: &[&str], bad: &str) -> (serde_json::Value, String, Option<i32>) {
+    let mut args = vec!["bisect", "--repo", repo.to_str().unwrap(), "--bad", bad];
+    for good in goods {
+        args.extend(["--good", good]);
+    }
+    args.extend(["--run", "./bench", "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "150"]);
+    args.push("--json");
+    let out = common::culprit(db, &args, repo.parent().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (serde_json::from_slice(&out.stdout).unwrap_or_default(), stderr, out.status.code())
+}
+
+#[test]
+fn a_good_that_is_not_an_ancestor_of_bad_bisects_from_their_merge_base_as_git_bisect_does() {
+    // `git bisect start BAD GOOD` takes a good on a branch of its own: the candidates are `git rev-list BAD ^GOOD`,
+    // and it tests the merge base first. Culprit refused it ("good is not an ancestor of bad"). The merge base is now
+    // the good end it measures, and the good branch's commits are no candidates.
+    let _machine = common::quiet_machine();
+    let (_dir, repo, shas, db) = common::slowdown(6, 4, 99);
+    let side = side_commit(&repo, "side", &shas[1], "notes.txt");
+    let (result, stderr, code) = bisect_goods(&db, &repo, &[&side], &shas[5]);
+    assert_eq!(code, Some(0), "{result}\n{stderr}");
+    assert!(stderr.contains(&format!("good {side} ({}) is not an ancestor of bad", &side[..12])), "{stderr}");
+    assert!(stderr.contains(&format!("their merge base {} as good", &shas[1][..12])), "{stderr}");
+    let candidates = git(&repo, &["rev-list", "--count", &shas[5], &format!("^{side}")]);
+    assert!(stderr.contains(&format!("bisecting {candidates} candidate commits after good")), "{stderr}");
+    assert_eq!(result["good"], shas[1].as_str(), "{result}");
+    assert_eq!(result["culprits"][0]["sha"], shas[3].as_str(), "{result}\n{stderr}");
+}
+
+#[test]
+fn several_good_commits_leave_their_branches_out_of_the_candidates() {
+    // `git bisect start BAD GOOD1 GOOD2`: commits reachable from any good are no candidates. Culprit took one --good
+    // ("the argument '--good' cannot be used multiple times"), so a branch merged into bad that is known to be good
+    // was searched too. The first good is measured; the others only bound the candidates.
+    let _machine = common::quiet_machine();
+    let (_dir, repo, shas, db) = common::slowdown(6, 4, 99);
+    let side = side_commit(&repo, "side", &shas[0], "notes.txt");
+    git(&repo, &["merge", "-q", "--no-edit", "side"]);
+    let merge = git(&repo, &["rev-parse", "HEAD"]);
+    let (result, stderr, code) = bisect_goods(&db, &repo, &[&shas[0], &side], &merge);
+    assert_eq!(code, Some(0), "{result}\n{stderr}");
+    let candidates = git(&repo, &["rev-list", "--count", &merge, &format!("^{}", shas[0]), &format!("^{side}")]);
+    assert_eq!(candidates, "6");
+    let (first, other) = (&shas[0][..10], &side[..10]);
+    let said = format!("bisecting 6 candidate commits after good {first} (and good {other}, not measured)");
+    assert!(stderr.contains(&said), "{stderr}");
+    assert_eq!(result["good"], shas[0].as_str(), "{result}");
+    assert_eq!(result["other_goods"], serde_json::json!([side]), "{result}");
+    assert_eq!(result["culprits"][0]["sha"], shas[3].as_str(), "{result}\n{stderr}");
+}

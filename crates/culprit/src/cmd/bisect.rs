@@ -367,6 +367,7 @@ fn start_lock_path(repo: &Path, identity: &[String]) -> PathBuf {
 fn start_identity(
     good: &str,
     bad: &str,
+    other_goods: &[String],
     job_id: &str,
     build: &Option<String>,
     deploy: &Option<String>,
@@ -376,7 +377,30 @@ fn start_identity(
     if improvement {
         identity.push("improvement".to_string());
     }
+    // Added only when there are any, for the same reason: a bisect of one good keeps its lock's name.
+    identity.extend(other_goods.iter().map(|sha| format!("good={sha}")));
     identity
+}
+
+/// Says that good `given` (`sha`) is not an ancestor of `bad`, so that its merge base(s) with bad stand for it, as
+/// `git bisect` takes them; `measured`: the bisect measures a merge base as its good end (the first good's), and a
+/// bisect that then ends not reproduced means what git bisect's "the merge base is bad" means.
+fn say_merge_bases(given: &str, sha: &str, bases: &[String], bad: &str, measured: bool) {
+    let list: Vec<&str> = bases.iter().map(|b| &b[..b.len().min(12)]).collect();
+    let (base, is) = if bases.len() == 1 { ("merge base", "is") } else { ("merge bases", "are") };
+    let mut text = format!(
+        "culprit: good {given} ({}) is not an ancestor of bad {bad}: as git bisect does, the bisect takes their {base} \
+         {} as good, and the commits of good's own branch are no candidates (`git rev-list {bad} ^{given}`)",
+        &sha[..sha.len().min(12)],
+        list.join(", ")
+    );
+    if measured {
+        text += &format!(
+            "; the {base} {is} measured as good: if the bisect ends not reproduced, the change is older than the \
+             {base} and good's branch fixed it since (give a good commit of bad's history to bisect the change itself)"
+        );
+    }
+    crate::note!("{text}");
 }
 
 /// Kills the build or deploy that a culprit killed with `kill -9` left running, recorded at `record` (see
@@ -490,11 +514,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
-    let (good, bad) = match (&args.good, &args.bad) {
-        (Some(g), Some(b)) => (g.as_str(), b.as_str()),
+    let (goods, bad) = match (args.good.as_slice(), &args.bad) {
+        (goods @ [_, ..], Some(b)) => (goods.iter().map(String::as_str).collect::<Vec<_>>(), b.as_str()),
         _ => bail!("--good and --bad are required"),
     };
-    let range = git::bisect_range(&repo, good, bad)?;
+    let (range, ends) = git::bisect_range_of(&repo, &goods, bad)?;
+    for (given, sha, bases) in &ends.merge_bases {
+        say_merge_bases(given, sha, bases, bad, bases.contains(&ends.first));
+    }
     let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
@@ -504,7 +531,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // Two identical commands started together (twice from a script, or in two terminals) would each probe, each
     // create a session and bisect the same range side by side, competing for the machine: the session lock exists
     // only once a session does. This lock stands for the command until its session ends; the second is refused.
-    let identity = start_identity(&good_sha, &bad_sha, &job.job_id, &args.build, &args.deploy, args.improvement);
+    let (build, deploy) = (&args.build, &args.deploy);
+    let identity = start_identity(&good_sha, &bad_sha, &ends.others, &job.job_id, build, deploy, args.improvement);
     let start_lock = start_lock_path(&repo, &identity);
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
         crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
@@ -526,6 +554,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         let same = config.repo == repo
             && config.good == good_sha
             && config.bad == bad_sha
+            && config.other_goods == ends.others
             && session.job_id.as_deref() == Some(job.job_id.as_str())
             && config.build == args.build
             && config.deploy == args.deploy
@@ -555,8 +584,13 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
+    let others = match ends.others.len() {
+        0 => String::new(),
+        1 => format!(" (and good {}, not measured)", &ends.others[0][..10]),
+        n => format!(" (and {n} other good commits, not measured)"),
+    };
     crate::note!(
-        "culprit: bisecting {} candidate commits after good {} up to bad {} with {} ({} runs at most)",
+        "culprit: bisecting {} candidate commits after good {}{others} up to bad {} with {} ({} runs at most)",
         range.len() - 1,
         &good_sha[..10],
         &bad_sha[..10],
@@ -567,6 +601,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         repo: repo.clone(),
         good: good_sha.clone(),
         bad: bad_sha.clone(),
+        other_goods: ends.others.clone(),
         job_yaml: job_yaml.clone(),
         job_source: job_source.clone(),
         metric: given_metric.clone().unwrap_or_default(),
@@ -771,8 +806,8 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
     // would stay in the repository after the resumed session is done; and the same command started meanwhile would
     // take up this session beside this process.
-    let identity =
-        start_identity(&config.good, &config.bad, &job.job_id, &config.build, &config.deploy, config.improvement);
+    let (good, bad, others) = (&config.good, &config.bad, &config.other_goods);
+    let identity = start_identity(good, bad, others, &job.job_id, &config.build, &config.deploy, config.improvement);
     let start_lock = start_lock_path(&config.repo, &identity);
     let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
     let _start_lock = match taken {
@@ -1027,6 +1062,7 @@ pub fn result_json(
         "status": outcome.status.word(),
         "metric": config.metric,
         "good": config.good,
+        "other_goods": config.other_goods,
         "bad": config.bad,
         "culprits": outcome.culprits.iter().map(|c| serde_json::json!({
             "sha": sha(c.commit),
@@ -1137,8 +1173,9 @@ pub fn render_outcome(
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };
     out.push_str(&format!("bisect {session}: {headline}\n"));
+    let others: String = config.other_goods.iter().map(|sha| format!(" (and {})", abbreviate(sha, 12))).collect();
     out.push_str(&format!(
-        "metric: {}   good {}   bad {}\n",
+        "metric: {}   good {}{others}   bad {}\n",
         config.metric,
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12)
@@ -1286,7 +1323,8 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
 fn session_range(store: &dyn Store, session: SessionId, config: &SessionConfig) -> Result<Vec<RangeCommit>> {
     let stored = store.bisect_session_range(session)?;
     if stored.is_empty() {
-        return git::bisect_range(&config.repo, &config.good, &config.bad).with_context(|| {
+        let goods: Vec<&str> = std::iter::once(&config.good).chain(&config.other_goods).map(String::as_str).collect();
+        return git::bisect_range_of(&config.repo, &goods, &config.bad).map(|(range, _)| range).with_context(|| {
             format!("bisect session {session} was stored without its range, so it is read from the repository")
         });
     }

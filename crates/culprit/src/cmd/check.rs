@@ -498,6 +498,7 @@ impl References<'_> {
             repo: self.repo.to_path_buf(),
             good: self.good.key().to_string(),
             bad: self.bad.key().to_string(),
+            other_goods: Vec::new(),
             job_yaml: self.job_yaml.to_string(),
             job_source: self.source.to_string(),
             metric: String::new(),
