@@ -143,3 +143,30 @@ fn several_good_commits_leave_their_branches_out_of_the_candidates() {
     assert_eq!(result["other_goods"], serde_json::json!([side]), "{result}");
     assert_eq!(result["culprits"][0]["sha"], shas[3].as_str(), "{result}\n{stderr}");
 }
+
+#[test]
+fn check_reads_as_references_only_runs_built_with_its_own_build_command() {
+    // `culprit check` took the stored runs of the job at good and bad on this machine as its references, however they
+    // were built: after a `git bisect run` with one --build, a check with another one (other flags, another compiler)
+    // judged the checked-out commit, built its way, against references of other programs.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(5, 3, 99);
+    git(&repo, &["checkout", "-q", &shas[1]]);
+    let check = |build: &str| {
+        let args = ["check", "--good", &shas[0], "--bad", &shas[4], "--run", "./bench", "--build", build];
+        let out = common::culprit(&db, &args, &repo);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{build}: {stderr}");
+        stderr
+    };
+    let measuring = "measuring reference runs of good and bad";
+    let first = check("make -s");
+    assert!(first.contains(measuring), "{first}");
+    let other = check("make -s CC=cc");
+    assert!(other.contains(measuring), "references built with another command were reused:\n{other}");
+    assert!(other.contains("built otherwise (--build 'make -s')"), "{other}");
+    // Each command's references stay its own: the first command's check reads its runs again.
+    let again = check("make -s");
+    assert!(!again.contains(measuring), "{again}");
+    drop(dir);
+}
