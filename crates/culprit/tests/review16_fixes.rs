@@ -170,3 +170,47 @@ fn check_reads_as_references_only_runs_built_with_its_own_build_command() {
     assert!(!again.contains(measuring), "{again}");
     drop(dir);
 }
+
+#[test]
+fn a_resume_waits_while_another_culprit_removes_the_stopped_sessions_leftovers() {
+    // A bisect started in a repository removes what stopped sessions there left (their worktrees, a step left
+    // running), holding each one's lock meanwhile. A `--resume` of such a session in that moment was refused as
+    // "being driven by another culprit", though nothing drives it and the lock is free again in moments. It waits.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
+    let d = dir.path();
+    let wrapper = d.join("wrap.sh");
+    common::write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             if [ \"$n\" = 4 ]; then kill -9 $(cat {d}/pid); sleep 30; fi\nexec ./bench\n",
+            d = d.display()
+        ),
+    );
+    let run = format!("sh {}", wrapper.display());
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", &run, "--build",
+        "make -s", "--metric", "command.elapsed_time", "--max-runs", "8",
+    ];
+    let mut child = common::spawn_culprit(&db, &args, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    child.wait().unwrap();
+    let locks = common::lock_files(&repo);
+    let session_lock = locks.iter().find(|name| name.starts_with("session-")).expect("the stopped session's lock");
+    let lock = repo.join(".git").join("culprit").join(session_lock);
+    // Another culprit removing the stopped session's leftovers, as it says in the lock while it holds it.
+    let held = d.join("held");
+    let script = format!(
+        "printf 'process 1, removing the leftovers of this stopped session' > {}; touch {}; sleep 3",
+        lock.display(),
+        held.display()
+    );
+    let mut cleaner = Command::new("flock").arg(&lock).args(["sh", "-c", &script]).spawn().unwrap();
+    common::wait_for_file(&held, "the stand-in cleaner never took the lock");
+    let resumed = common::culprit(&db, &["bisect", "--resume", "1"], d);
+    cleaner.wait().unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(matches!(resumed.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(stderr.contains("waiting for another culprit (process 1, removing the leftovers"), "{stderr}");
+}

@@ -877,10 +877,52 @@ fn discard_stopped_sessions(repo: &Path, root: &Path) {
         if path == root || !session || !path.is_dir() || !lock_path.is_file() {
             continue;
         }
-        // Held while the leftovers go, so that a resume of that session cannot start among them.
-        let Ok(crate::lock::Lock::Held(_held)) = crate::lock::try_lock(&lock_path) else { continue };
+        // Held while the leftovers go, so that a resume of that session cannot start among them; it says so, and
+        // such a resume waits for it (see `session_lock`).
+        let Ok(crate::lock::Lock::Held(mut held)) = crate::lock::try_lock(&lock_path) else { continue };
+        held.say(crate::lock::CLEANING_UP);
         reap_leftover_step(&path.with_extension("step"));
         Worktrees::discard(repo, &path);
+    }
+}
+
+/// How long a session waits for another culprit to remove its leftovers before it says to try again: removing a
+/// stopped session's worktrees (a kernel build each) and killing a step it left running take seconds, a minute on a
+/// slow disk.
+const CLEANUP_WAIT: Duration = Duration::from_secs(180);
+
+/// The lock of `session` at `lock_path`, for this process to drive it. A session another culprit drives is refused,
+/// naming it. A stopped session whose leftovers another culprit is removing (it started a session of the same
+/// repository, see [`discard_stopped_sessions`]) was refused the same way, as if it were driven, though the lock is
+/// free again in moments: this waits for it, up to [`CLEANUP_WAIT`], and then says to try again.
+fn session_lock(session: SessionId, lock_path: &Path) -> Result<crate::lock::LockFile> {
+    let begun = Instant::now();
+    let mut told = false;
+    loop {
+        let holder = match crate::lock::try_lock_briefly(lock_path)? {
+            crate::lock::Lock::Held(lock) => return Ok(lock),
+            crate::lock::Lock::Busy { holder } => holder,
+        };
+        if !holder.ends_with(crate::lock::CLEANING_UP) {
+            bail!(
+                "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or \
+                 stop it and run `culprit bisect --resume {session}`",
+                lock_path.display()
+            );
+        }
+        if begun.elapsed() >= CLEANUP_WAIT {
+            bail!(
+                "bisect session {session}: another culprit ({holder}) is still removing the leftovers of this stopped \
+                 session after {}s (lock {}); run `culprit bisect --resume {session}` again once it is done",
+                CLEANUP_WAIT.as_secs(),
+                lock_path.display()
+            );
+        }
+        if !told {
+            crate::note!("culprit: waiting for another culprit ({holder}); session {session} resumes when it is done");
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -912,14 +954,7 @@ fn drive(
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
-    let lock = match crate::lock::try_lock_briefly(&lock_path)? {
-        crate::lock::Lock::Held(lock) => lock,
-        crate::lock::Lock::Busy { holder } => bail!(
-            "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
-             it and run `culprit bisect --resume {session}`",
-            lock_path.display()
-        ),
-    };
+    let lock = session_lock(session, &lock_path)?;
     // Beside the session's lock and worktrees: the build or deploy running now, and what a culprit killed with
     // `kill -9` left running there, killed before this one builds.
     let steps = root.with_extension("step");
