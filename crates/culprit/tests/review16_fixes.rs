@@ -91,17 +91,24 @@ fn side_commit(repo: &Path, branch: &str, at: &str, name: &str) -> String {
     sha
 }
 
-/// A bisect of `repo` with the `goods` given, from them to `bad`, as JSON, with its standard error.
+/// A bisect of `repo` with the `goods` given, from them to `bad`, as JSON, with its standard error and exit code.
 fn bisect_goods(db: &Path, repo: &Path, goods: &[&str], bad: &str) -> (serde_json::Value, String, Option<i32>) {
     let mut args = vec!["bisect", "--repo", repo.to_str().unwrap(), "--bad", bad];
     for good in goods {
         args.extend(["--good", good]);
     }
-    args.extend(["--run", "./bench", "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "150"]);
+    // CPU time: the machine may be shared with other tests, and wall time then moves under a bisect.
+    args.extend(["--run", "./bench", "--build", "make -s", "--metric", "command.user_time", "--max-runs", "300"]);
     args.push("--json");
     let out = common::culprit(db, &args, repo.parent().unwrap());
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     (serde_json::from_slice(&out.stdout).unwrap_or_default(), stderr, out.status.code())
+}
+
+/// Whether a bisect's JSON result names `sha` as a located culprit.
+fn blames(result: &serde_json::Value, sha: &str) -> bool {
+    let culprits = result["culprits"].as_array().cloned().unwrap_or_default();
+    culprits.iter().any(|c| c["sha"] == sha && c["located"] == true)
 }
 
 #[test]
@@ -119,7 +126,7 @@ fn a_good_that_is_not_an_ancestor_of_bad_bisects_from_their_merge_base_as_git_bi
     let candidates = git(&repo, &["rev-list", "--count", &shas[5], &format!("^{side}")]);
     assert!(stderr.contains(&format!("bisecting {candidates} candidate commits after good")), "{stderr}");
     assert_eq!(result["good"], shas[1].as_str(), "{result}");
-    assert_eq!(result["culprits"][0]["sha"], shas[3].as_str(), "{result}\n{stderr}");
+    assert!(blames(&result, &shas[3]), "{result}\n{stderr}");
 }
 
 #[test]
@@ -141,7 +148,7 @@ fn several_good_commits_leave_their_branches_out_of_the_candidates() {
     assert!(stderr.contains(&said), "{stderr}");
     assert_eq!(result["good"], shas[0].as_str(), "{result}");
     assert_eq!(result["other_goods"], serde_json::json!([side]), "{result}");
-    assert_eq!(result["culprits"][0]["sha"], shas[3].as_str(), "{result}\n{stderr}");
+    assert!(blames(&result, &shas[3]), "{result}\n{stderr}");
 }
 
 #[test]
