@@ -25,8 +25,14 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionConfig {
     pub repo: PathBuf,
+    /// The good end the bisect measures (index 0 of the range): the first `--good`, or its merge base with bad.
     pub good: String,
     pub bad: String,
+    /// The other good ends of a bisect given several `--good` (each an ancestor of bad, merge bases standing for the
+    /// goods that are not): they only bound the candidates and are never measured, as git bisect takes its good
+    /// commits. A session stored before several were taken has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_goods: Vec<String>,
     /// The atomic job run at each commit, as YAML (for `--run CMD`, a `command` job).
     pub job_yaml: String,
     /// Where the job came from, for humans.
@@ -138,6 +144,25 @@ pub fn sample_of(record: &RunRecord, metric: &str) -> Sample {
         (RunOutcome::Ok, Some(v)) if v.is_finite() => Sample::Value(*v),
         _ => Sample::Untestable,
     }
+}
+
+/// The name of the raw output that holds the build command a run's commit was built with, so that runs built one
+/// way are not read as references of a check built another way (`culprit check` keys its references by it).
+pub const BUILD_COMMAND_OUTPUT: &str = "build-command";
+
+/// Records in `record` that its commit was built with `build` (nothing for a commit only checked out).
+pub fn record_build(record: &mut RunRecord, build: Option<&str>) {
+    if let Some(build) = build {
+        let content = build.as_bytes().to_vec();
+        record.raw_outputs.push(RawOutput { name: BUILD_COMMAND_OUTPUT.to_string(), content });
+    }
+}
+
+/// The build command `record`'s commit was built with, as [`record_build`] recorded it; `None` for a commit only
+/// checked out, and for a run stored before runs recorded it.
+pub fn build_of(record: &RunRecord) -> Option<String> {
+    let raw = record.raw_outputs.iter().find(|raw| raw.name == BUILD_COMMAND_OUTPUT)?;
+    Some(String::from_utf8_lossy(&raw.content).into_owned())
 }
 
 /// The machine's commit list for a range.
@@ -264,7 +289,7 @@ impl<'a> Driver<'a> {
     /// A failed run of the commit at `index`: its build or deploy (`step`) failed, with `log` as its output.
     fn failed_record(&self, index: usize, step: &str, reason: String, log: String, started: f64) -> RunRecord {
         let commit = &self.range[index];
-        RunRecord {
+        let mut record = RunRecord {
             job_id: self.job.job_id.clone(),
             job_name: self.job.job_name.clone(),
             testcase: self.job.testcase.clone(),
@@ -280,7 +305,9 @@ impl<'a> Driver<'a> {
             monitors: Vec::new(),
             raw_outputs: vec![RawOutput { name: format!("{step}.log"), content: log.clone().into_bytes() }],
             stderr: log,
-        }
+        };
+        record_build(&mut record, self.config.build.as_deref());
+        record
     }
 
     /// Runs one shell step (build or deploy) in the worktree, killed with its process group after `limit` seconds;
@@ -408,7 +435,10 @@ impl<'a> Driver<'a> {
                 let mut attempt = 1;
                 loop {
                     let begun = Instant::now();
-                    let Some(record) = executor::run_once(&job, &context, &self.interrupt) else { return Ok(None) };
+                    let Some(mut record) = executor::run_once(&job, &context, &self.interrupt) else {
+                        return Ok(None);
+                    };
+                    record_build(&mut record, self.config.build.as_deref());
                     self.run_seconds.push(begun.elapsed().as_secs_f64());
                     if record.outcome.is_ok() || attempt >= RUN_ATTEMPTS {
                         break record;
@@ -551,6 +581,7 @@ mod tests {
             repo: PathBuf::from("/src/linux"),
             good: "a".repeat(40),
             bad: "b".repeat(40),
+            other_goods: Vec::new(),
             job_yaml: "suite: command\n".into(),
             job_source: "--run ./bench".into(),
             metric: "command.elapsed_time".into(),

@@ -73,61 +73,121 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<Revision, GitError> {
 pub struct RangeCommit {
     pub sha: String,
     pub subject: String,
-    /// Parents inside the range, first parent first. A parent outside the range (a side branch forked before good)
-    /// maps to good, index 0, since everything before good is taken to be good.
+    /// Parents inside the range, first parent first. A parent outside the range (a side branch forked before good,
+    /// or a commit reachable from another good end) maps to good, index 0, since everything a good end reaches is
+    /// taken to be good.
     pub parents: Vec<usize>,
 }
 
+/// The good ends of a bisect as its range reads them ([`bisect_range_of`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoodEnds {
+    /// The commit measured as good, index 0 of the range: the first good given, or its merge base with bad when it
+    /// is not an ancestor of bad.
+    pub first: String,
+    /// The other good ends, each an ancestor of bad: they only bound the candidates, and are taken to be good without
+    /// being measured, as git bisect takes every good commit it is given.
+    pub others: Vec<String>,
+    /// Each good given (as given, with its SHA) that is not an ancestor of bad, with the merge bases that stand for
+    /// it.
+    pub merge_bases: Vec<(String, String, Vec<String>)>,
+}
+
 /// The candidate commits between `good` and `bad` as git bisect sees them: good first (index 0), then every commit
-/// reachable from bad and not from good, in topological order, bad last. `good` must be an ancestor of `bad`.
+/// reachable from bad and not from good, in topological order, bad last. See [`bisect_range_of`].
 pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit>, GitError> {
+    bisect_range_of(dir, &[good], bad).map(|(range, _)| range)
+}
+
+/// The candidate commits of a bisect from `goods` to `bad` as `git bisect start BAD GOOD...` sees them: the first
+/// good end first (index 0), then every commit reachable from bad and from no good (`git rev-list BAD ^GOOD...`), in
+/// topological order, bad last.
+///
+/// A good that is not an ancestor of bad (on a branch of its own since they forked) stands for the merge base(s) of
+/// the two, as in git bisect: the commits of good's own branch are no candidates, and the merge base is where bad's
+/// history was last good, if anything was; git bisect tests it first, and this range makes it the good end that the
+/// bisect measures first (for the first good given). Bad an ancestor of good (the two swapped) and a good that shares
+/// no history with bad are errors naming both.
+pub fn bisect_range_of(dir: &Path, goods: &[&str], bad: &str) -> Result<(Vec<RangeCommit>, GoodEnds), GitError> {
     // Without this, a repository that was moved or deleted reads as "good is not a commit of this repository".
     if !dir.is_dir() {
         return Err(GitError::NoSuchDir { dir: dir.display().to_string() });
     }
+    let failed = |args: &str, stderr: String| {
+        let dir = dir.display().to_string();
+        GitError::Failed { args: args.into(), dir, stderr }
+    };
     let commit_of = |name: &str, role: &str| {
-        git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| GitError::Failed {
-            args: "rev-parse".into(),
-            dir: dir.display().to_string(),
-            stderr: format!("{role} '{name}' is not a commit of this repository (a branch, tag or SHA is expected)"),
+        git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| {
+            let what = "is not a commit of this repository (a branch, tag or SHA is expected)";
+            failed("rev-parse", format!("{role} '{name}' {what}"))
         })
     };
-    let good_sha = commit_of(good, "good")?;
     let bad_sha = commit_of(bad, "bad")?;
-    if good_sha == bad_sha {
-        return Err(GitError::Failed {
-            args: "bisect".into(),
-            dir: dir.display().to_string(),
-            stderr: format!("good and bad are the same commit {good_sha}"),
-        });
+    let short = |sha: &str| sha[..sha.len().min(12)].to_string();
+    let mut ends = GoodEnds::default();
+    let mut all_goods: Vec<String> = Vec::new();
+    for &good in goods {
+        let good_sha = commit_of(good, "good")?;
+        if good_sha == bad_sha {
+            return Err(failed("bisect", format!("good and bad are the same commit {good_sha}")));
+        }
+        let mut stand_ins = vec![good_sha.clone()];
+        if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {
+            // Bad before good is the common slip (the newer commit given as good); say so rather than start from a
+            // merge base that is bad itself.
+            if git(dir, &["merge-base", "--is-ancestor", &bad_sha, &good_sha]).is_ok() {
+                return Err(failed(
+                    "merge-base --is-ancestor",
+                    format!(
+                        "good {good} is not an ancestor of bad {bad}; they look swapped: bad is an ancestor of good, \
+                         so give the older commit as --good"
+                    ),
+                ));
+            }
+            let bases = git(dir, &["merge-base", "--all", &good_sha, &bad_sha]).unwrap_or_default();
+            stand_ins = bases.lines().map(str::to_string).collect();
+            if stand_ins.is_empty() {
+                return Err(failed(
+                    "merge-base --all",
+                    format!(
+                        "good {good} ({}) and bad {bad} ({}) share no history (git merge-base finds no common \
+                         commit): give a good commit of bad's history as --good",
+                        short(&good_sha),
+                        short(&bad_sha)
+                    ),
+                ));
+            }
+            ends.merge_bases.push((good.to_string(), good_sha, stand_ins.clone()));
+        }
+        for sha in stand_ins {
+            if !all_goods.contains(&sha) {
+                all_goods.push(sha);
+            }
+        }
     }
-    if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {
-        // Bad before good is the common slip (the newer commit given as good); say so rather than leave the reader
-        // to work it out from "not an ancestor".
-        let swapped = git(dir, &["merge-base", "--is-ancestor", &bad_sha, &good_sha]).is_ok();
-        let hint = if swapped {
-            "; they look swapped: bad is an ancestor of good, so give the older commit as --good".to_string()
-        } else {
-            "; give a good commit on bad's history".to_string()
-        };
-        return Err(GitError::Failed {
-            args: "merge-base --is-ancestor".into(),
-            dir: dir.display().to_string(),
-            stderr: format!("good {good} is not an ancestor of bad {bad}{hint}"),
-        });
-    }
-    let good_subject = git(dir, &["log", "-1", "--format=%s", &good_sha])?;
-    let mut commits = vec![RangeCommit { sha: good_sha.clone(), subject: good_subject, parents: Vec::new() }];
-    let range = format!("{good_sha}..{bad_sha}");
-    let log = git(dir, &["log", "--topo-order", "--reverse", "--format=%H%x09%P%x09%s", &range])?;
+    let Some(first) = all_goods.first().cloned() else {
+        return Err(failed("bisect", "no good commit was given: give one with --good".to_string()));
+    };
+    ends.first = first.clone();
+    ends.others = all_goods[1..].to_vec();
+    let first_subject = git(dir, &["log", "-1", "--format=%s", &first])?;
+    let mut commits = vec![RangeCommit { sha: first.clone(), subject: first_subject, parents: Vec::new() }];
+    let mut args = vec!["log".to_string(), "--topo-order".into(), "--reverse".into(), "--format=%H%x09%P%x09%s".into()];
+    args.push(bad_sha.clone());
+    args.extend(all_goods.iter().map(|sha| format!("^{sha}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let log = git(dir, &args)?;
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    index.insert(good_sha, 0);
+    index.insert(first, 0);
     for line in log.lines() {
         let mut fields = line.splitn(3, '\t');
         let sha = fields.next().unwrap_or_default().to_string();
         let parents_text = fields.next().unwrap_or_default();
         let subject = fields.next().unwrap_or_default().to_string();
         let mut parents: Vec<usize> = Vec::new();
+        // A parent outside the candidates is reachable from a good end, so it is good: it maps to the good end the
+        // bisect measures.
         for p in parents_text.split_whitespace() {
             let i = index.get(p).copied().unwrap_or(0);
             if !parents.contains(&i) {
@@ -141,13 +201,9 @@ pub fn bisect_range(dir: &Path, good: &str, bad: &str) -> Result<Vec<RangeCommit
         commits.push(RangeCommit { sha, subject, parents });
     }
     if commits.last().map(|c| c.sha.as_str()) != Some(bad_sha.as_str()) {
-        return Err(GitError::Failed {
-            args: "log".into(),
-            dir: dir.display().to_string(),
-            stderr: "git did not list bad last in topological order".into(),
-        });
+        return Err(failed("log", "git did not list bad last in topological order".into()));
     }
-    Ok(commits)
+    Ok((commits, ends))
 }
 
 #[cfg(test)]
@@ -254,6 +310,27 @@ pub(crate) mod tests {
         }
         assert_eq!(range.last().unwrap().parents.len(), 2);
         assert_eq!(range.last().unwrap().subject, "Merge branch 'side'");
+        // Good on a branch of its own since it forked from bad's history: the range starts from their merge base,
+        // and the branch's commits are no candidates, as `git rev-list bad ^good` lists them.
+        let side = git(p, &["rev-parse", "side"]).unwrap();
+        let (from_side, ends) = bisect_range_of(p, &[&side], &shas[2]).unwrap();
+        let shas_of = |range: &[RangeCommit]| range.iter().map(|c| c.sha.clone()).collect::<Vec<_>>();
+        assert_eq!(shas_of(&from_side), [shas[1].clone(), shas[2].clone()]);
+        assert_eq!(ends.first, shas[1]);
+        assert_eq!(ends.merge_bases, [(side.clone(), side.clone(), vec![shas[1].clone()])]);
+        // Two good ends: the second one's commits are no candidates, and the first one is measured.
+        let (two, ends) = bisect_range_of(p, &[&shas[0], &side], "main").unwrap();
+        assert_eq!(two.len(), 3, "{two:?}");
+        assert_eq!((ends.first.as_str(), ends.others.as_slice()), (shas[0].as_str(), [side.clone()].as_slice()));
+        assert!(ends.merge_bases.is_empty());
+        assert!(!shas_of(&two).contains(&side) && two[2].parents == [1, 0], "{two:?}");
+        let unrelated = {
+            run(&["checkout", "-q", "--orphan", "unrelated"]);
+            run(&["commit", "-q", "-m", "unrelated root"]);
+            git(p, &["rev-parse", "HEAD"]).unwrap()
+        };
+        let apart = bisect_range_of(p, &[&unrelated], "main").unwrap_err().to_string();
+        assert!(apart.contains("share no history") && apart.contains(&unrelated[..12]), "{apart}");
         let swapped = bisect_range(p, "main", &shas[0]).unwrap_err().to_string();
         assert!(swapped.contains("not an ancestor") && swapped.contains("they look swapped"), "{swapped}");
         let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();

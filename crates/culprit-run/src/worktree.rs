@@ -3,8 +3,8 @@
 //! Each tested commit gets a detached worktree of its own under the bisect's work directory, built once and kept
 //! while it is among the most recently used, so runs interleaved between commits (a, b, a, b) need no rebuild. The
 //! oldest worktrees are removed past a limit to bound disk use; a commit whose worktree was removed is built again.
-//! Kept worktrees ([`Worktrees::kept`], for `culprit check`'s references) outlive the process: each one whose build
-//! finished is marked, and the next process reuses it instead of building again.
+//! Kept worktrees ([`Worktrees::kept`], for `culprit check`'s references and a bisect session's commits) outlive the
+//! process: each one whose build finished is marked, and the next process reuses it instead of building again.
 
 use crate::git::{git, GitError};
 use std::collections::VecDeque;
@@ -171,12 +171,13 @@ impl Worktrees {
         Ok(Checkout { dir, fresh: true })
     }
 
-    /// Worktrees under `root` (as [`Worktrees::new`] opens them) that take over this set's built worktrees, moved
-    /// there with `git worktree move`; the rest of this set is removed with it. A bisect probes good and bad in
-    /// worktrees of its own before its session exists, and the session's first runs are at good and bad again:
-    /// without this, both were built twice (a kernel build each). A worktree that cannot be moved is built again.
-    pub fn move_built_to(mut self, root: &Path) -> Result<Worktrees, GitError> {
-        let mut moved = Self::open(&self.repo, root, self.limit, None)?;
+    /// Worktrees under `root`, kept and marked with `build` (as [`Worktrees::kept`] opens them), that take over this
+    /// set's built worktrees, moved there with `git worktree move`; the rest of this set is removed with it. A bisect
+    /// probes good and bad in worktrees of its own before its session exists, and the session's first runs are at
+    /// good and bad again: without this, both were built twice (a kernel build each). A worktree that cannot be
+    /// moved is built again. The moved ones are marked at once, so that a resume after a `kill -9` reuses them too.
+    pub fn move_built_to(mut self, root: &Path, build: Option<&str>) -> Result<Worktrees, GitError> {
+        let mut moved = Self::kept(&self.repo, root, self.limit, build)?;
         for sha in self.live.clone() {
             if !self.built.contains(&sha) || moved.live.len() >= moved.limit {
                 continue;
@@ -185,11 +186,21 @@ impl Worktrees {
             let (from_text, to_text) = (from.display().to_string(), to.display().to_string());
             if git(&self.repo, &["worktree", "move", &from_text, &to_text]).is_ok() {
                 self.live.retain(|s| s != &sha);
+                moved.live.retain(|s| s != &sha);
                 moved.live.push_back(sha.clone());
-                moved.built.push(sha);
+                moved.mark_built(&sha);
             }
         }
         Ok(moved)
+    }
+
+    /// Removes every worktree of this set, kept or not, with their marks and the root once it is empty: a bisect
+    /// session's when it is done, since no resume will read them.
+    pub fn remove(mut self) {
+        self.remove_all();
+        let _ = std::fs::remove_dir(&self.root);
+        // Nothing is left for the drop to do; kept or not, it would only find the set empty.
+        self.kept = None;
     }
 
     /// Removes every worktree this bisect made.
@@ -330,13 +341,20 @@ mod tests {
         std::fs::write(built.join("built-output"), "from make").unwrap();
         probe.mark_built(&shas[0]);
         let unbuilt = probe.checkout(&shas[1]).unwrap().dir;
-        let mut session = probe.move_built_to(&dir.path().join("session")).unwrap();
+        let mut session = probe.move_built_to(&dir.path().join("session"), Some("make")).unwrap();
         assert!(!built.exists() && !unbuilt.exists() && !dir.path().join("probe").exists());
         let moved = session.checkout(&shas[0]).unwrap();
         assert!(!moved.fresh, "the built worktree is reused");
         assert!(moved.dir.starts_with(dir.path().join("session")) && moved.dir.join("built-output").exists());
         assert!(session.checkout(&shas[1]).unwrap().fresh);
+        // The session's worktrees stay for a resume, the moved build marked as one: a process killed with kill -9
+        // here leaves them, and the next one reuses the built one and builds the other again.
         drop(session);
+        let mut resumed = Worktrees::kept(repo.path(), &dir.path().join("session"), 4, Some("make")).unwrap();
+        assert!(!resumed.checkout(&shas[0]).unwrap().fresh, "the moved build is reused after the process ended");
+        assert!(resumed.checkout(&shas[1]).unwrap().fresh, "a worktree whose build never finished is made again");
+        resumed.remove();
+        assert!(!dir.path().join("session").exists());
         let list = git(repo.path(), &["worktree", "list"]).unwrap();
         assert_eq!(list.lines().count(), 1, "only the main worktree is left: {list}");
     }

@@ -198,9 +198,11 @@ pub struct BisectArgs {
     /// and runs happen in worktrees of their own.
     #[arg(long)]
     pub repo: Option<PathBuf>,
-    /// A commit without the change.
-    #[arg(long, required_unless_present = "resume")]
-    pub good: Option<String>,
+    /// A commit without the change. Give it again for more good commits, as `git bisect start BAD GOOD1 GOOD2`
+    /// takes them: the first is measured as good, the others only leave their commits out of the candidates. A good
+    /// that is not an ancestor of bad stands for their merge base, as in git bisect.
+    #[arg(long, required_unless_present = "resume", value_name = "REV")]
+    pub good: Vec<String>,
     /// A commit with the change.
     #[arg(long, required_unless_present = "resume")]
     pub bad: Option<String>,

@@ -32,6 +32,14 @@ pub(crate) struct LockFile {
 }
 
 impl LockFile {
+    /// Says what the holder does with the lock, after its process id, for the message of a process refused it (and
+    /// for one that may wait, see [`CLEANING_UP`]). Best effort, as the process id is: the lock is what counts.
+    pub(crate) fn say(&mut self, doing: &str) {
+        let text = format!("process {}, {doing}", std::process::id());
+        let file = &mut self.file;
+        let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| file.write_all(text.as_bytes()));
+    }
+
     /// Releases the lock and removes its file, for work that is finished. The file is unlinked while the lock is
     /// still held, and only when the path still names the file locked. A process that opened the file before the
     /// unlink locks it after the release, but finds that its path no longer names it and takes the lock again on a
@@ -108,6 +116,11 @@ pub(crate) fn stable_hash(parts: &[&str]) -> u64 {
         .flat_map(|part| part.bytes().chain([0u8]))
         .fold(0xcbf29ce484222325u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x100000001b3))
 }
+
+/// What a process says in a stopped bisect session's lock while it removes the session's leftovers (its worktrees,
+/// a step left running) for another session of the repository: a resume of that session refused the lock then only
+/// has to wait until they are gone, which is soon.
+pub(crate) const CLEANING_UP: &str = "removing the leftovers of this stopped session";
 
 /// How long [`try_lock_briefly`] keeps trying: far longer than anyone holds a lock only to look at it.
 const LOOK_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);

@@ -120,12 +120,20 @@ fn qa_32_a_build_stopped_by_ctrl_c_is_not_called_a_failed_build() {
     let (code, err) = interrupted_while_building(&db, &[&args[..], &["--build", &build]].concat(), &repo, &mark);
     assert_eq!(code, Some(130), "{err}");
     assert!(!err.contains("failed") && !err.contains("untestable"), "{err}");
-    // In `git bisect run`, the checked-out commit's build (after the references were measured).
+    // In `git bisect run`, the checked-out commit's build (after the references were measured). A check reads only
+    // references built with its own command, so one command serves both checks: it builds the references' worktrees
+    // (under .git/culprit) at once, and the checkout slowly once the gate is there.
     std::fs::remove_file(&mark).unwrap();
-    let reference_build = format!("test -e {} || make -s", mark.display());
+    let gate = dir.path().join("gate");
+    let build = format!(
+        "case \"$PWD\" in */.git/culprit/*) ;; *) if [ -e {} ]; then touch {}; sleep 30; fi;; esac; make -s",
+        gate.display(),
+        mark.display()
+    );
     let check = ["check", "--good", &shas[0], "--bad", &shas[3], "--run", "./bench", "--metric", "command.user_time"];
-    let references = culprit(&db, &[&check[..], &["--build", &reference_build]].concat(), &repo);
+    let references = culprit(&db, &[&check[..], &["--build", &build]].concat(), &repo);
     assert!(references.status.code().is_some(), "{references:?}");
+    std::fs::write(&gate, "").unwrap();
     let stored = ["--stored-references", "--build", &build];
     let (code, err) = interrupted_while_building(&db, &[&check[..], &stored].concat(), &repo, &mark);
     assert_eq!(code, Some(130), "{err}");

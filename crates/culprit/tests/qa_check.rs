@@ -149,8 +149,9 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
     assert!(stderr.contains("measuring up to 12 a side"), "{stderr}");
     assert!(stderr.contains("(12 good and 12 bad)"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&builds).unwrap().lines().count(), 2, "{stderr}");
-    // The runs are stored: the same check again measures nothing more and gives the same answer.
-    let again = check(&repo, &[&args[..], &["--reference-runs", "3"]].concat());
+    // The runs are stored: the same check again (the same --build: references built otherwise are not its own)
+    // measures nothing more and gives the same answer.
+    let again = check(&repo, &[&args[..], &["--reference-runs", "3", "--build", &build]].concat());
     let again_stderr = String::from_utf8_lossy(&again.stderr);
     assert!(aborts_git_bisect(&again), "{again_stderr}");
     assert!(!again_stderr.contains("measuring"), "{again_stderr}");

@@ -369,6 +369,7 @@ fn start_lock_path(repo: &Path, identity: &[String]) -> PathBuf {
 fn start_identity(
     good: &str,
     bad: &str,
+    other_goods: &[String],
     job_id: &str,
     build: &Option<String>,
     deploy: &Option<String>,
@@ -378,7 +379,30 @@ fn start_identity(
     if improvement {
         identity.push("improvement".to_string());
     }
+    // Added only when there are any, for the same reason: a bisect of one good keeps its lock's name.
+    identity.extend(other_goods.iter().map(|sha| format!("good={sha}")));
     identity
+}
+
+/// Says that good `given` (`sha`) is not an ancestor of `bad`, so that its merge base(s) with bad stand for it, as
+/// `git bisect` takes them; `measured`: the bisect measures a merge base as its good end (the first good's), and a
+/// bisect that then ends not reproduced means what git bisect's "the merge base is bad" means.
+fn say_merge_bases(given: &str, sha: &str, bases: &[String], bad: &str, measured: bool) {
+    let list: Vec<&str> = bases.iter().map(|b| &b[..b.len().min(12)]).collect();
+    let (base, is) = if bases.len() == 1 { ("merge base", "is") } else { ("merge bases", "are") };
+    let mut text = format!(
+        "culprit: good {given} ({}) is not an ancestor of bad {bad}: as git bisect does, the bisect takes their {base} \
+         {} as good, and the commits of good's own branch are no candidates (`git rev-list {bad} ^{given}`)",
+        &sha[..sha.len().min(12)],
+        list.join(", ")
+    );
+    if measured {
+        text += &format!(
+            "; the {base} {is} measured as good: if the bisect ends not reproduced, the change is older than the \
+             {base} and good's branch fixed it since (give a good commit of bad's history to bisect the change itself)"
+        );
+    }
+    crate::note!("{text}");
 }
 
 /// Kills the build or deploy that a culprit killed with `kill -9` left running, recorded at `record` (see
@@ -492,11 +516,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
-    let (good, bad) = match (&args.good, &args.bad) {
-        (Some(g), Some(b)) => (g.as_str(), b.as_str()),
+    let (goods, bad) = match (args.good.as_slice(), &args.bad) {
+        (goods @ [_, ..], Some(b)) => (goods.iter().map(String::as_str).collect::<Vec<_>>(), b.as_str()),
         _ => bail!("--good and --bad are required"),
     };
-    let range = git::bisect_range(&repo, good, bad)?;
+    let (range, ends) = git::bisect_range_of(&repo, &goods, bad)?;
+    for (given, sha, bases) in &ends.merge_bases {
+        say_merge_bases(given, sha, bases, bad, bases.contains(&ends.first));
+    }
     let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
@@ -506,7 +533,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // Two identical commands started together (twice from a script, or in two terminals) would each probe, each
     // create a session and bisect the same range side by side, competing for the machine: the session lock exists
     // only once a session does. This lock stands for the command until its session ends; the second is refused.
-    let identity = start_identity(&good_sha, &bad_sha, &job.job_id, &args.build, &args.deploy, args.improvement);
+    let (build, deploy) = (&args.build, &args.deploy);
+    let identity = start_identity(&good_sha, &bad_sha, &ends.others, &job.job_id, build, deploy, args.improvement);
     let start_lock = start_lock_path(&repo, &identity);
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
         crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
@@ -528,6 +556,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         let same = config.repo == repo
             && config.good == good_sha
             && config.bad == bad_sha
+            && config.other_goods == ends.others
             && session.job_id.as_deref() == Some(job.job_id.as_str())
             && config.build == args.build
             && config.deploy == args.deploy
@@ -557,8 +586,13 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
+    let others = match ends.others.len() {
+        0 => String::new(),
+        1 => format!(" (and good {}, not measured)", &ends.others[0][..10]),
+        n => format!(" (and {n} other good commits, not measured)"),
+    };
     crate::note!(
-        "culprit: bisecting {} candidate commits after good {} up to bad {} with {} ({} runs at most)",
+        "culprit: bisecting {} candidate commits after good {}{others} up to bad {} with {} ({} runs at most)",
         range.len() - 1,
         &good_sha[..10],
         &bad_sha[..10],
@@ -569,6 +603,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         repo: repo.clone(),
         good: good_sha.clone(),
         bad: bad_sha.clone(),
+        other_goods: ends.others.clone(),
         job_yaml: job_yaml.clone(),
         job_source: job_source.clone(),
         metric: given_metric.clone().unwrap_or_default(),
@@ -773,8 +808,8 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
     // would stay in the repository after the resumed session is done; and the same command started meanwhile would
     // take up this session beside this process.
-    let identity =
-        start_identity(&config.good, &config.bad, &job.job_id, &config.build, &config.deploy, config.improvement);
+    let (good, bad, others) = (&config.good, &config.bad, &config.other_goods);
+    let identity = start_identity(good, bad, others, &job.job_id, &config.build, &config.deploy, config.improvement);
     let start_lock = start_lock_path(&config.repo, &identity);
     let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
     let _start_lock = match taken {
@@ -827,11 +862,13 @@ fn retimed(
     Ok(config)
 }
 
-/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees
-/// (a build each), which stayed for good unless that very session was resumed, though a resumed session builds afresh
-/// and never reads them; and a build or benchmark still running there, which would load the machine under this
-/// session's runs. A session whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect
-/// list` reads, and resumes as before.
+/// Removes what the sessions that a `kill -9` stopped left in `repo` beside `root` (this session's): their worktrees (a
+/// build each), which stayed for good unless that very session was resumed; and a build or benchmark still running
+/// there, which would load the machine under this session's runs. A stopped session's resume reuses its builds, but
+/// only the session a process drives keeps them: a stopped one resumed after another session of the repository ran
+/// builds again what it had built, which bounds the disk a repository's abandoned sessions hold to none. A session
+/// whose lock a process holds is left alone; a stopped one keeps its lock file, which `bisect list` reads, and resumes
+/// as before.
 fn discard_stopped_sessions(repo: &Path, root: &Path) {
     let Some(dir) = root.parent() else { return };
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -842,10 +879,52 @@ fn discard_stopped_sessions(repo: &Path, root: &Path) {
         if path == root || !session || !path.is_dir() || !lock_path.is_file() {
             continue;
         }
-        // Held while the leftovers go, so that a resume of that session cannot start among them.
-        let Ok(crate::lock::Lock::Held(_held)) = crate::lock::try_lock(&lock_path) else { continue };
+        // Held while the leftovers go, so that a resume of that session cannot start among them; it says so, and
+        // such a resume waits for it (see `session_lock`).
+        let Ok(crate::lock::Lock::Held(mut held)) = crate::lock::try_lock(&lock_path) else { continue };
+        held.say(crate::lock::CLEANING_UP);
         reap_leftover_step(&path.with_extension("step"));
         Worktrees::discard(repo, &path);
+    }
+}
+
+/// How long a session waits for another culprit to remove its leftovers before it says to try again: removing a
+/// stopped session's worktrees (a kernel build each) and killing a step it left running take seconds, a minute on a
+/// slow disk.
+const CLEANUP_WAIT: Duration = Duration::from_secs(180);
+
+/// The lock of `session` at `lock_path`, for this process to drive it. A session another culprit drives is refused,
+/// naming it. A stopped session whose leftovers another culprit is removing (it started a session of the same
+/// repository, see [`discard_stopped_sessions`]) was refused the same way, as if it were driven, though the lock is
+/// free again in moments: this waits for it, up to [`CLEANUP_WAIT`], and then says to try again.
+fn session_lock(session: SessionId, lock_path: &Path) -> Result<crate::lock::LockFile> {
+    let begun = Instant::now();
+    let mut told = false;
+    loop {
+        let holder = match crate::lock::try_lock_briefly(lock_path)? {
+            crate::lock::Lock::Held(lock) => return Ok(lock),
+            crate::lock::Lock::Busy { holder } => holder,
+        };
+        if !holder.ends_with(crate::lock::CLEANING_UP) {
+            bail!(
+                "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or \
+                 stop it and run `culprit bisect --resume {session}`",
+                lock_path.display()
+            );
+        }
+        if begun.elapsed() >= CLEANUP_WAIT {
+            bail!(
+                "bisect session {session}: another culprit ({holder}) is still removing the leftovers of this stopped \
+                 session after {}s (lock {}); run `culprit bisect --resume {session}` again once it is done",
+                CLEANUP_WAIT.as_secs(),
+                lock_path.display()
+            );
+        }
+        if !told {
+            crate::note!("culprit: waiting for another culprit ({holder}); session {session} resumes when it is done");
+            told = true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -877,14 +956,7 @@ fn drive(
     // out into each other's worktrees, failed with errors that blamed the machine, and stored a failed run of
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
-    let lock = match crate::lock::try_lock_briefly(&lock_path)? {
-        crate::lock::Lock::Held(lock) => lock,
-        crate::lock::Lock::Busy { holder } => bail!(
-            "bisect session {session} is being driven by another culprit ({holder}, lock {}); let it finish, or stop \
-             it and run `culprit bisect --resume {session}`",
-            lock_path.display()
-        ),
-    };
+    let lock = session_lock(session, &lock_path)?;
     // Beside the session's lock and worktrees: the build or deploy running now, and what a culprit killed with
     // `kill -9` left running there, killed before this one builds.
     let steps = root.with_extension("step");
@@ -893,10 +965,14 @@ fn drive(
     let bar = progress_bar();
     let (ended, continued_after) = {
         let mut observe = observer(&bar);
-        // A session just started takes over the probe's built worktrees of good and bad.
+        // A session just started takes over the probe's built worktrees of good and bad. A session's worktrees are
+        // kept until it is done, each marked once its build finished (keyed by commit and build command): a resume
+        // after Ctrl-C, an error or a `kill -9` reuses those builds (a kernel build each) and builds only what is
+        // gone, where it built every commit again.
+        let build = config.build.as_deref();
         let worktrees = match probed {
-            Some(probed) => probed.move_built_to(&root)?,
-            None => Worktrees::new(&config.repo, &root, LIVE_WORKTREES)?,
+            Some(probed) => probed.move_built_to(&root, build)?,
+            None => Worktrees::kept(&config.repo, &root, LIVE_WORKTREES, build)?,
         };
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
@@ -907,7 +983,12 @@ fn drive(
         if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
             profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
         }
-        (ended, if resumed { driver.replayed() } else { 0 })
+        let continued_after = if resumed { driver.replayed() } else { 0 };
+        // A session that is done needs its builds no more (a later `--profile` builds the two commits it profiles).
+        if matches!(ended, Ended::Done(_)) {
+            driver.into_worktrees().remove();
+        }
+        (ended, continued_after)
     };
     bar.finish_and_clear();
     // A finished session needs its lock no more, and a lock file left in the repository says that a session stopped
@@ -1018,6 +1099,7 @@ pub fn result_json(
         "status": outcome.status.word(),
         "metric": config.metric,
         "good": config.good,
+        "other_goods": config.other_goods,
         "bad": config.bad,
         "culprits": outcome.culprits.iter().map(|c| serde_json::json!({
             "sha": sha(c.commit),
@@ -1128,8 +1210,9 @@ pub fn render_outcome(
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };
     out.push_str(&format!("bisect {session}: {headline}\n"));
+    let others: String = config.other_goods.iter().map(|sha| format!(" (and {})", abbreviate(sha, 12))).collect();
     out.push_str(&format!(
-        "metric: {}   good {}   bad {}\n",
+        "metric: {}   good {}{others}   bad {}\n",
         config.metric,
         abbreviate(&config.good, 12),
         abbreviate(&config.bad, 12)
@@ -1277,7 +1360,8 @@ pub fn replay(store: &dyn Store, session: SessionId) -> Result<Replayed> {
 fn session_range(store: &dyn Store, session: SessionId, config: &SessionConfig) -> Result<Vec<RangeCommit>> {
     let stored = store.bisect_session_range(session)?;
     if stored.is_empty() {
-        return git::bisect_range(&config.repo, &config.good, &config.bad).with_context(|| {
+        let goods: Vec<&str> = std::iter::once(&config.good).chain(&config.other_goods).map(String::as_str).collect();
+        return git::bisect_range_of(&config.repo, &goods, &config.bad).map(|(range, _)| range).with_context(|| {
             format!("bisect session {session} was stored without its range, so it is read from the repository")
         });
     }

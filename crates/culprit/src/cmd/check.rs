@@ -8,8 +8,8 @@
 //! moved since the stored runs is corrected for (`culprit_core::check::classify_interleaved`, a sequential
 //! likelihood-ratio test). `--stored-references` skips the fresh runs (`classify_among` on the stored ones alone).
 //!
-//! The references are the same at every step: the first runs stored of the job at good and at bad on this machine
-//! (see [`references`]). The fresh runs a step measures are stored too, but they are that step's: another step
+//! The references are the same at every step: the first runs stored of the job at good and at bad on this machine,
+//! built with the check's `--build` (see [`references`]; every run recorded its build command). The fresh runs a step measures are stored too, but they are that step's: another step
 //! reads them as references no more than it reads its own runs of the commit.
 
 use crate::cli::CheckArgs;
@@ -22,7 +22,7 @@ use culprit_core::check::{
     classify_among, classify_interleaved, reference_runs_at_look, CheckVerdict, MIN_REFERENCE_RUNS, REFERENCE_LOOKS,
 };
 use culprit_core::model::{Revision, RunRecord};
-use culprit_run::bisect::{timed_out_reason, Driver, SessionConfig, StepTimeouts};
+use culprit_run::bisect::{build_of, record_build, timed_out_reason, Driver, SessionConfig, StepTimeouts};
 use culprit_run::executor::{self, JobRun};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
@@ -152,11 +152,15 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         RangeCommit { sha: bad.key().to_string(), subject: subject(&bad), parents: vec![0] },
     ];
 
-    // Reference runs: what the store has of this job at good and bad on this machine, topped up in worktrees. Runs
-    // of another machine of a shared store, or profiling runs (perf attached, the benchmark slowed), would be
-    // references of another machine than the one the commit runs on.
+    // Reference runs: what the store has of this job at good and bad on this machine, built with this check's
+    // --build, topped up in worktrees. Runs of another machine of a shared store, or profiling runs (perf attached,
+    // the benchmark slowed), would be references of another machine than the one the commit runs on; runs of a
+    // commit built another way (other flags, another compiler, another config) are references of other programs,
+    // and the checked-out commit, built with this --build, would be judged against them.
     let hostname = run_context().machine.hostname;
-    let stored = |store: &dyn Store, key: &str| -> Result<Vec<RunRecord>> {
+    let build = args.build.as_deref();
+    let mut built_otherwise = std::collections::BTreeSet::new();
+    let mut stored = |store: &dyn Store, key: &str| -> Result<Vec<RunRecord>> {
         let ids: Vec<_> = store
             .list_runs(&RunFilter {
                 job: Some(job.job_id.clone()),
@@ -168,10 +172,25 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             .filter(|r| r.hostname == hostname)
             .map(|r| r.id)
             .collect();
-        Ok(store.runs(&ids)?)
+        let (same, other): (Vec<RunRecord>, Vec<RunRecord>) =
+            store.runs(&ids)?.into_iter().partition(|r| build_of(r).as_deref() == build);
+        built_otherwise.extend(other.iter().map(|r| build_of(r).unwrap_or_default()));
+        Ok(same)
     };
     let mut good_runs = stored(store, good.key())?;
     let mut bad_runs = stored(store, bad.key())?;
+    // Said, since the check then measures references of its own where the reader may expect the stored ones.
+    if !built_otherwise.is_empty() {
+        let words =
+            |b: &String| if b.is_empty() { "no build recorded".to_string() } else { format!("--build '{b}'") };
+        let list: Vec<String> = built_otherwise.iter().map(words).collect();
+        crate::note!(
+            "culprit: stored runs of good or bad were built otherwise ({}) than this check ({}): they are not its \
+             references",
+            list.join(", "),
+            build.map_or("no build".to_string(), |b| format!("--build '{b}'"))
+        );
+    }
     // Fresh reference runs need the references' builds at every check: their worktrees are kept per pair of good
     // and bad, and those of another pair (an earlier bisect) are removed.
     let keep = (!args.stored_references).then(|| {
@@ -322,9 +341,10 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 _ => bail!("a fresh reference run at {} has no metric {metric}", side.short()),
             }
         }
-        let Some(record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
+        let Some(mut record) = executor::run_once(&job_here, &context, &crate::cmd::run::interrupt_flag()) else {
             return Ok(interrupted_at(&head));
         };
+        record_build(&mut record, args.build.as_deref());
         measurer.store().save_run(&record)?;
         match (&record.outcome, record.metrics.get(&metric)) {
             (culprit_core::model::RunOutcome::Ok, Some(v)) if v.is_finite() => current.push(*v),
@@ -498,6 +518,7 @@ impl References<'_> {
             repo: self.repo.to_path_buf(),
             good: self.good.key().to_string(),
             bad: self.bad.key().to_string(),
+            other_goods: Vec::new(),
             job_yaml: self.job_yaml.to_string(),
             job_source: self.source.to_string(),
             metric: String::new(),

@@ -156,6 +156,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         repo: repo.clone(),
         good: first.sha.clone(),
         bad: last.sha.clone(),
+        other_goods: Vec::new(),
         job_yaml: job.job_yaml.clone(),
         job_source: job_file.to_string(),
         metric: String::new(),
@@ -316,7 +317,7 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
     BisectArgs {
         action: None,
         repo: None,
-        good: None,
+        good: Vec::new(),
         bad: None,
         job: None,
         command: TimedCommandArgs { run: None, warmup: None },

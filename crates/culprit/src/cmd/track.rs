@@ -805,7 +805,7 @@ pub(crate) fn bisect_change(
     let bisect_args = BisectArgs {
         action: None,
         repo: Some(repo.to_path_buf()),
-        good: Some(good.clone()),
+        good: vec![good.clone()],
         bad: Some(bad.clone()),
         job: Some(job_file),
         command: TimedCommandArgs { run: None, warmup: None },

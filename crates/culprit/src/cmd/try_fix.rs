@@ -387,6 +387,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         repo: repo.clone(),
         good: base.sha.clone(),
         bad: bad.sha.clone(),
+        other_goods: Vec::new(),
         job_yaml: job_yaml.clone(),
         job_source: job_source.clone(),
         metric: args.metric.clone().or(default_metric.clone()).unwrap_or_default(),
