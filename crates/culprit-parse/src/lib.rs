@@ -96,9 +96,17 @@ pub enum Line {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParseOutput {
     pub lines: Vec<Line>,
+    /// What the parser left out of an input it still read, in sentences for the user (vmstat's incomplete last
+    /// record). They are not part of the `key: value` text, which stays what lkp's parser would print, so callers
+    /// show them apart: `culprit parse` on standard error.
+    pub notes: Vec<String>,
 }
 
 impl ParseOutput {
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+
     pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
         self.lines.push(Line::Pair { key: key.into(), value: value.into() });
     }
