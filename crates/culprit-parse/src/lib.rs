@@ -174,8 +174,8 @@ impl ParseOutput {
     /// prints `max_utilization_pct` and `max_utilization.seconds` once, after the last record, multiplied by the
     /// number of records so that lkp's padded mean gives the plain figure: here they come out that many times too
     /// large. Culprit reduces no mpstat output with this (mpstat is an import format, and `culprit parse` prints the
-    /// text), and perf-stat's once-printed `ps.*`, `total.*` and `overall.*` are summed by lkp, which gives the
-    /// value printed, as here.
+    /// text), and perf-stat, whose per-interval ratios some intervals lack, has lkp's reduction in
+    /// [`perf_stat::run_metrics`].
     pub fn metrics(&self, program: &str) -> BTreeMap<String, f64> {
         self.samples()
             .into_iter()

@@ -26,12 +26,20 @@
 //!
 //! Event counters (perf prints deltas per interval) are thus reduced to per-second rates, as lkp does, so runs of
 //! different lengths compare; a per-run metric is `perf-stat.ps.<event>` (and `perf-stat.i.<event>`, the mean of
-//! the per-interval rates, through [`crate::ParseOutput::metrics`]).
+//! the per-interval rates, through [`run_metrics`]).
+//!
+//! # Per-run metrics
+//! [`run_metrics`] reduces the output as lkp's `dump-stat` and `create_stats_matrix` reduce it: `ps.*`, `total.*`
+//! and `overall.*` keep their value, and every per-interval key is summed over the intervals that print it and
+//! divided by the number of intervals. An interval that lacks a derived ratio (its inputs counted zero, or its event
+//! group was not scheduled and perf printed `<not counted>`) thus counts as zero, because lkp pads such gaps with
+//! zeros; the mean over only the intervals that have the ratio would be another number than lkp's for the same log.
+//! The ratio of the run is `overall.*`, from the run's totals, which no zero enters.
 
 use crate::rubyfmt::float;
-use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
+use crate::{Kind, Line, ParseError, ParseInput, ParseOutput, Parser};
 use regex::Regex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 const PROGRAM: &str = "perf-stat";
@@ -306,6 +314,43 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     }
     // The monitor calls this function directly rather than through `Parser::parse`, so the check is made here too.
     state.out.check_finite(PROGRAM)
+}
+
+/// The keys lkp sums over a run's records instead of averaging them (its `etc/independent-counter-prefixes` for
+/// perf-stat): they are printed once, after the last interval.
+const ONCE_PRINTED_PREFIXES: [&str; 3] = ["ps.", "total.", "overall."];
+
+/// The per-run metrics of a parsed perf-stat log, named `perf-stat.<key>`, as lkp's `stats.json` holds them (see the
+/// module docs): once-printed keys keep their value; a per-interval key is the sum of its values over the number of
+/// intervals (`time` records), an interval without it counting as zero. lkp pads a key's series with zeros only up
+/// to its last value and takes a series of one value as that value, so a key printed by the first interval alone
+/// keeps that value; this follows it there too.
+pub fn run_metrics(parsed: &ParseOutput) -> BTreeMap<String, f64> {
+    let mut records = 0usize;
+    // Per key: the sum of its values, how many there were, and the record of the last one.
+    let mut interval_keys: BTreeMap<&str, (f64, usize, usize)> = BTreeMap::new();
+    let mut once: BTreeMap<&str, f64> = BTreeMap::new();
+    for line in &parsed.lines {
+        let Line::Pair { key, value } = line else { continue };
+        if key == "time" {
+            records += 1;
+            continue;
+        }
+        let Ok(value) = value.trim().parse::<f64>() else { continue };
+        if ONCE_PRINTED_PREFIXES.iter().any(|prefix| key.starts_with(prefix)) {
+            *once.entry(key).or_default() += value;
+        } else {
+            let entry = interval_keys.entry(key).or_default();
+            *entry = (entry.0 + value, entry.1 + 1, records);
+        }
+    }
+    let mut metrics: BTreeMap<String, f64> =
+        once.into_iter().map(|(key, value)| (format!("{PROGRAM}.{key}"), value)).collect();
+    for (key, (sum, count, last_record)) in interval_keys {
+        let value = if count == 1 && last_record <= 1 { sum } else { sum / records.max(1) as f64 };
+        metrics.insert(format!("{PROGRAM}.{key}"), value);
+    }
+    metrics
 }
 
 fn output_interval(state: &mut State, prev_time: f64, time: f64) {

@@ -18,8 +18,8 @@
 //! # Metrics
 //! Event counts are deltas per interval, so they are reduced to rates, as lkp does (see
 //! [`culprit_parse::perf_stat`]): `perf-stat.ps.<event>` is the count per second over the run,
-//! `perf-stat.i.<event>` the mean of the per-interval rates, plus derived ratios (`perf-stat.overall.ipc`, miss
-//! rates) when hardware counters exist. `cpu-clock` and `task-clock` count milliseconds, so their rates are CPU
+//! `perf-stat.i.<event>` the mean of the per-interval rates (an interval without a value counting as zero, as in
+//! lkp), plus derived ratios (`perf-stat.overall.ipc`, miss rates) when hardware counters exist. `cpu-clock` and `task-clock` count milliseconds, so their rates are CPU
 //! milliseconds per second (2000 = two busy CPUs). The series hold the `i.*` values per interval.
 
 use super::{Monitor, MonitorError, MonitorOutput};
@@ -153,7 +153,7 @@ impl Monitor for PerfStat {
         })?;
         Ok(MonitorOutput {
             series: interval_series(NAME, &parsed, "i."),
-            metrics: parsed.metrics(NAME),
+            metrics: culprit_parse::perf_stat::run_metrics(&parsed),
             raw: vec![RawOutput { name: NAME.to_string(), content: log }],
         })
     }
