@@ -13,7 +13,7 @@
 //!
 //! # Output
 //! Per complete interval (a new interval starts when the time moves by more than 10 ms; the last interval is
-//! dropped because perf was stopped before it ran out):
+//! dropped because perf was stopped before it ran out, unless it is the only one; see below):
 //! - `time: <end of the interval, seconds since perf started>`
 //! - `i.<event>: <count / interval length>`: a per-second rate within the interval (for `cpu-clock` and
 //!   `task-clock`, whose unit is msec, that is CPU milliseconds per second);
@@ -23,6 +23,11 @@
 //!
 //! Then once for the run: `ps.<event>: <total count of the kept intervals / run time>` (run time = the time of the
 //! last sample), `total.instructions` when counted, and the same derived ratios over the run with `overall.`.
+//!
+//! A log whose only interval is the last one (a run shorter than perf's interval: perf prints the counts of the
+//! partial interval when it is stopped, with the time it ran) is read as one interval of that length, rather than
+//! as nothing, which is what lkp prints for it. Its rates are exact, since perf's time column is the interval's
+//! true end; they are only noisier than those of a full interval.
 //!
 //! Event counters (perf prints deltas per interval) are thus reduced to per-second rates, as lkp does, so runs of
 //! different lengths compare; a per-run metric is `perf-stat.ps.<event>` (and `perf-stat.i.<event>`, the mean of
@@ -276,6 +281,13 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         return Err(ParseError::NoResults { program: PROGRAM, hint });
     }
 
+    if stopped_at_unknown_event.is_none() && state.out.lines.is_empty() {
+        // The only interval is the last, partial one: the run was shorter than perf's interval. Dropped as lkp drops
+        // a last interval, it would leave the run without counts, and its counts are the whole run's.
+        output_interval(&mut state, prev_prev_time, time);
+        prev_time = time;
+    }
+
     if stopped_at_unknown_event.is_none() {
         // The last interval is left out: perf was stopped before it ran out.
         let end_time = if state.stats_end == 0.0 { prev_time } else { state.stats_end };
@@ -305,11 +317,13 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     }
 
     if state.out.lines.is_empty() {
+        // Only a stop at an unlisted event leaves nothing: a log's single interval is read as the run.
+        let stop = stopped_at_unknown_event.map_or_else(String::new, |line| {
+            format!(", and line {line} counts an event that the `perf stat ... -e` command line does not list")
+        });
         return Err(ParseError::Truncated {
             program: PROGRAM,
-            detail: format!(
-                "{samples} sample line(s) but no complete interval; perf must run for at least two intervals"
-            ),
+            detail: format!("{samples} sample line(s) of one interval that never ended{stop}"),
         });
     }
     // The monitor calls this function directly rather than through `Parser::parse`, so the check is made here too.

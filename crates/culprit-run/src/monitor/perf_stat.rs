@@ -60,6 +60,8 @@ pub const SOFTWARE_EVENTS: &[&str] =
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long perf gets to write its last output after SIGINT before it is killed.
 const STAT_STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long `start` waits for perf to open its counters before it lets the benchmark start anyway.
+pub(crate) const PERF_READY_LIMIT: Duration = Duration::from_secs(10);
 
 /// The perf-stat monitor. Build it with [`PerfStat::new`]; the run calls `start` and `finish`.
 pub struct PerfStat {
@@ -122,7 +124,8 @@ impl Monitor for PerfStat {
         let mut log = File::create(&log_path).map_err(|e| io_failure(NAME, "create the perf-stat log", &log_path, e))?;
         writeln!(log, "{} {}", perf.display(), args.join(" "))
             .map_err(|e| io_failure(NAME, "write the perf-stat log", &log_path, e))?;
-        let process = PerfProcess::spawn(NAME, &perf, &args, Stdio::from(log), scratch.path())?;
+        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::from(log), scratch.path())?;
+        process.wait_until_counting(PERF_READY_LIMIT);
         self.running = Some(process);
         self.log_path = Some(log_path);
         self.scratch = Some(scratch);
@@ -374,6 +377,28 @@ impl PerfProcess {
         Ok(PerfProcess { monitor, child, command, stderr_path, exited: None })
     }
 
+    /// Waits, at most `limit`, until perf has opened a counter (a `perf_event` file descriptor shows in
+    /// /proc/<pid>/fd), or has exited. perf installs its SIGINT handler before it opens counters, so from then on a
+    /// stop makes it print what it counted; a SIGINT that came earlier, in a run shorter than perf's start-up, would
+    /// kill it with nothing printed. Past the limit the run goes on, and a perf that never counts is reported by
+    /// `finish` with perf's own message.
+    pub(crate) fn wait_until_counting(&mut self, limit: Duration) {
+        let fd_dir = PathBuf::from(format!("/proc/{}/fd", self.child.id()));
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            let counting = fs::read_dir(&fd_dir).into_iter().flatten().flatten().any(|entry| {
+                fs::read_link(entry.path()).is_ok_and(|target| target.to_string_lossy().contains("perf_event"))
+            });
+            if counting {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Fails with perf's message if perf has already exited: it only stops when told to.
     pub(crate) fn check_alive(&mut self) -> Result<(), MonitorError> {
         if self.exited.is_none() {
@@ -536,6 +561,32 @@ mod tests {
     fn check_finds_missing_perf_without_starting() {
         let monitor = PerfStat::new(1.0).with_perf("/nonexistent/perf");
         assert!(matches!(monitor.check(), Err(MonitorError::MissingProgram { package: "linux-perf", .. })));
+    }
+
+    /// A run shorter than perf's interval: perf at 1 s, stopped after 0.3 s, prints only its final, partial
+    /// interval. The run keeps its counts (it had none: the parser refused a log without a complete interval).
+    #[test]
+    fn a_run_shorter_than_one_interval_keeps_its_counts_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfStat::new(1.0);
+        monitor.start().expect("perf stat starts");
+        let until = Instant::now() + Duration::from_millis(300);
+        let mut spins: u64 = 0;
+        while Instant::now() < until {
+            spins = spins.wrapping_add(1);
+        }
+        let out = monitor.finish().expect("perf stat output parses");
+        assert_eq!(out.series.times.len(), 1, "the one partial interval: {:?}", out.series.times);
+        let length = out.series.times.first().copied().unwrap_or(0.0);
+        assert!(length > 0.0 && length < 1.0, "the interval ends when perf was stopped: {length}");
+        let ps = out.metrics.get("perf-stat.ps.cpu-clock").copied().expect("ps.cpu-clock");
+        assert_eq!(out.metrics.get("perf-stat.i.cpu-clock"), Some(&ps), "one interval: its rate is the run's");
+        // This thread spun through the interval: at least one CPU's worth, less than this machine's CPUs.
+        assert!(ps > 500.0, "{ps} CPU ms per second");
+        assert!(out.metrics.contains_key("perf-stat.ps.context-switches"), "{:?}", out.metrics.keys());
+        assert!(spins > 0);
     }
 
     #[test]
