@@ -74,7 +74,10 @@ fn real_vmstat_output_cut_short_drops_the_incomplete_last_record() {
 /// Which cuts of a record's last line read as incomplete, and which lines stay errors or whole records.
 #[test]
 fn vmstat_last_line_cuts() {
-    let head = " 2  0      0 224636  33636 6760228    0    0    54   141  129   23  1  1 98  0  0 2015-01-11 20:18:35\n";
+    let head = concat!(
+        " 2  0      0 224636  33636 6760228    0    0    54   141  129   23  1  1 98  0  0 2015-01-11 20:18:35",
+        "\n"
+    );
     let full = " 0  0      0 224752  33636 6760180    0    0     0     4  753 2187  2  1 98  0  0 2015-01-11 20:18:36";
     // Every cut inside the last line, from its first column to one character short of its end, drops it.
     let first_digit = full.find('0').unwrap() + 1;

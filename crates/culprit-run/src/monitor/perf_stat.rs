@@ -19,8 +19,9 @@
 //! Event counts are deltas per interval, so they are reduced to rates, as lkp does (see
 //! [`culprit_parse::perf_stat`]): `perf-stat.ps.<event>` is the count per second over the run,
 //! `perf-stat.i.<event>` the mean of the per-interval rates (an interval without a value counting as zero, as in
-//! lkp), plus derived ratios (`perf-stat.overall.ipc`, miss rates) when hardware counters exist. `cpu-clock` and `task-clock` count milliseconds, so their rates are CPU
-//! milliseconds per second (2000 = two busy CPUs). The series hold the `i.*` values per interval.
+//! lkp), plus derived ratios (`perf-stat.overall.ipc`, miss rates) when hardware counters exist. `cpu-clock` and
+//! `task-clock` count milliseconds, so their rates are CPU milliseconds per second (2000 = two busy CPUs). The series
+//! hold the `i.*` values per interval.
 
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{find_in_path, run, Invocation};

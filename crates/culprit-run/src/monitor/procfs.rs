@@ -381,8 +381,8 @@ mod tests {
                 guest_nice: 0
             }
         );
-        let cpu1 =
-            CpuTicks { user: 16290, system: 2639, idle: 27836, iowait: 461, softirq: 42, steal: 15, ..Default::default() };
+        let (user, system, idle, iowait, softirq, steal) = (16290, 2639, 27836, 461, 42, 15);
+        let cpu1 = CpuTicks { user, system, idle, iowait, softirq, steal, ..CpuTicks::default() };
         assert_eq!(stat.cpus.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(stat.cpus.get(1), Some(&(1, cpu1)));
         assert_eq!(stat.intr, 283_529);
