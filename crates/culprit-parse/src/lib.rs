@@ -96,9 +96,17 @@ pub enum Line {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ParseOutput {
     pub lines: Vec<Line>,
+    /// What the parser left out of an input it still read, in sentences for the user (vmstat's incomplete last
+    /// record). They are not part of the `key: value` text, which stays what lkp's parser would print, so callers
+    /// show them apart: `culprit parse` on standard error.
+    pub notes: Vec<String>,
 }
 
 impl ParseOutput {
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+
     pub fn push(&mut self, key: impl Into<String>, value: impl Into<String>) {
         self.lines.push(Line::Pair { key: key.into(), value: value.into() });
     }
@@ -166,8 +174,8 @@ impl ParseOutput {
     /// prints `max_utilization_pct` and `max_utilization.seconds` once, after the last record, multiplied by the
     /// number of records so that lkp's padded mean gives the plain figure: here they come out that many times too
     /// large. Culprit reduces no mpstat output with this (mpstat is an import format, and `culprit parse` prints the
-    /// text), and perf-stat's once-printed `ps.*`, `total.*` and `overall.*` are summed by lkp, which gives the
-    /// value printed, as here.
+    /// text), and perf-stat, whose per-interval ratios some intervals lack, has lkp's reduction in
+    /// [`perf_stat::run_metrics`].
     pub fn metrics(&self, program: &str) -> BTreeMap<String, f64> {
         self.samples()
             .into_iter()

@@ -15,7 +15,7 @@
 //!
 //! # Output
 //! Per complete interval (a new interval starts when the time moves by more than 10 ms; the last interval is
-//! dropped because perf was stopped before it ran out):
+//! dropped because perf was stopped before it ran out, unless it is the only one; see below):
 //! - `time: <end of the interval, seconds since perf started>`
 //! - `i.<event>: <count / interval length>`: a per-second rate within the interval (for `cpu-clock` and
 //!   `task-clock`, whose unit is msec, that is CPU milliseconds per second);
@@ -26,14 +26,27 @@
 //! Then once for the run: `ps.<event>: <total count of the kept intervals / run time>` (run time = the time of the
 //! last sample), `total.instructions` when counted, and the same derived ratios over the run with `overall.`.
 //!
+//! A log whose only interval is the last one (a run shorter than perf's interval: perf prints the counts of the
+//! partial interval when it is stopped, with the time it ran) is read as one interval of that length, rather than
+//! as nothing, which is what lkp prints for it. Its rates are exact, since perf's time column is the interval's
+//! true end; they are only noisier than those of a full interval.
+//!
 //! Event counters (perf prints deltas per interval) are thus reduced to per-second rates, as lkp does, so runs of
 //! different lengths compare; a per-run metric is `perf-stat.ps.<event>` (and `perf-stat.i.<event>`, the mean of
-//! the per-interval rates, through [`crate::ParseOutput::metrics`]).
+//! the per-interval rates, through [`run_metrics`]).
+//!
+//! # Per-run metrics
+//! [`run_metrics`] reduces the output as lkp's `dump-stat` and `create_stats_matrix` reduce it: `ps.*`, `total.*`
+//! and `overall.*` keep their value, and every per-interval key is summed over the intervals that print it and
+//! divided by the number of intervals. An interval that lacks a derived ratio (its inputs counted zero, or its event
+//! group was not scheduled and perf printed `<not counted>`) thus counts as zero, because lkp pads such gaps with
+//! zeros; the mean over only the intervals that have the ratio would be another number than lkp's for the same log.
+//! The ratio of the run is `overall.*`, from the run's totals, which no zero enters.
 
 use crate::rubyfmt::float;
-use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
+use crate::{Kind, Line, ParseError, ParseInput, ParseOutput, Parser};
 use regex::Regex;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 const PROGRAM: &str = "perf-stat";
@@ -278,6 +291,13 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         return Err(ParseError::NoResults { program: PROGRAM, hint });
     }
 
+    if stopped_at_unknown_event.is_none() && state.out.lines.is_empty() {
+        // The only interval is the last, partial one: the run was shorter than perf's interval. Dropped as lkp drops
+        // a last interval, it would leave the run without counts, and its counts are the whole run's.
+        output_interval(&mut state, prev_prev_time, time);
+        prev_time = time;
+    }
+
     if stopped_at_unknown_event.is_none() {
         // The last interval is left out: perf was stopped before it ran out.
         let end_time = if state.stats_end == 0.0 { prev_time } else { state.stats_end };
@@ -307,15 +327,54 @@ pub fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     }
 
     if state.out.lines.is_empty() {
+        // Only a stop at an unlisted event leaves nothing: a log's single interval is read as the run.
+        let stop = stopped_at_unknown_event.map_or_else(String::new, |line| {
+            format!(", and line {line} counts an event that the `perf stat ... -e` command line does not list")
+        });
         return Err(ParseError::Truncated {
             program: PROGRAM,
-            detail: format!(
-                "{samples} sample line(s) but no complete interval; perf must run for at least two intervals"
-            ),
+            detail: format!("{samples} sample line(s) of one interval that never ended{stop}"),
         });
     }
     // The monitor calls this function directly rather than through `Parser::parse`, so the check is made here too.
     state.out.check_finite(PROGRAM)
+}
+
+/// The keys lkp sums over a run's records instead of averaging them (its `etc/independent-counter-prefixes` for
+/// perf-stat): they are printed once, after the last interval.
+const ONCE_PRINTED_PREFIXES: [&str; 3] = ["ps.", "total.", "overall."];
+
+/// The per-run metrics of a parsed perf-stat log, named `perf-stat.<key>`, as lkp's `stats.json` holds them (see the
+/// module docs): once-printed keys keep their value; a per-interval key is the sum of its values over the number of
+/// intervals (`time` records), an interval without it counting as zero. lkp pads a key's series with zeros only up
+/// to its last value and takes a series of one value as that value, so a key printed by the first interval alone
+/// keeps that value; this follows it there too.
+pub fn run_metrics(parsed: &ParseOutput) -> BTreeMap<String, f64> {
+    let mut records = 0usize;
+    // Per key: the sum of its values, how many there were, and the record of the last one.
+    let mut interval_keys: BTreeMap<&str, (f64, usize, usize)> = BTreeMap::new();
+    let mut once: BTreeMap<&str, f64> = BTreeMap::new();
+    for line in &parsed.lines {
+        let Line::Pair { key, value } = line else { continue };
+        if key == "time" {
+            records += 1;
+            continue;
+        }
+        let Ok(value) = value.trim().parse::<f64>() else { continue };
+        if ONCE_PRINTED_PREFIXES.iter().any(|prefix| key.starts_with(prefix)) {
+            *once.entry(key).or_default() += value;
+        } else {
+            let entry = interval_keys.entry(key).or_default();
+            *entry = (entry.0 + value, entry.1 + 1, records);
+        }
+    }
+    let mut metrics: BTreeMap<String, f64> =
+        once.into_iter().map(|(key, value)| (format!("{PROGRAM}.{key}"), value)).collect();
+    for (key, (sum, count, last_record)) in interval_keys {
+        let value = if count == 1 && last_record <= 1 { sum } else { sum / records.max(1) as f64 };
+        metrics.insert(format!("{PROGRAM}.{key}"), value);
+    }
+    metrics
 }
 
 fn output_interval(state: &mut State, prev_time: f64, time: f64) {

@@ -17,6 +17,13 @@
 //! Stricter than lkp on purpose: lkp prints any line with a digit in it, so garbage becomes nonsense metrics. Here a
 //! sample line must hold only unsigned integers (plus the timestamp), at most 18 of them and as many as the first
 //! sample; header lines are skipped even when a timezone name such as `+03` holds a digit.
+//!
+//! An incomplete last record is dropped, as lkp's `dump-stat` drops it ("Last record seems incomplete"): a vmstat
+//! killed while it wrote, or a file copied short, ends in the start of a line. The last sample line is taken for
+//! such a start when it is a prefix of a record (its integer columns, then possibly the start of the timestamp) that
+//! stops short of the first record's columns, or inside or before the timestamp the records carry. The output's
+//! [`ParseOutput::notes`] say which line was dropped. Anything else that does not read, on any line, is an error
+//! naming the line.
 
 use crate::vm_scalability::ruby;
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
@@ -73,10 +80,57 @@ fn is_clock(token: &str) -> bool {
     })
 }
 
+/// Whether `token` is the start of `pattern`, where `d` stands for a digit and any other character for itself.
+fn starts_like(token: &str, pattern: &str) -> bool {
+    token.len() <= pattern.len()
+        && token.bytes().zip(pattern.bytes()).all(|(t, p)| if p == b'd' { t.is_ascii_digit() } else { t == p })
+}
+
+/// Whether the fields of the last sample line are the start of a record that was cut off: integer columns, then
+/// at most the start of vmstat's `YYYY-MM-DD HH:MM:SS` timestamp, and short of a whole record. A whole record has
+/// `columns` integers (those of the first sample; unknown when the line is the only one) and a timestamp when
+/// `timestamped` (the records before carry one). A cut right after the columns or inside the last one cannot be
+/// told from a whole record without a timestamp, and such a line is read as whole, as lkp reads it.
+fn is_cut_record(fields: &[&str], columns: Option<usize>, timestamped: bool) -> bool {
+    const DATE: &str = "dddd-dd-dd";
+    const CLOCK: &str = "dd:dd:dd";
+    let numeric = fields.iter().take_while(|f| f.bytes().all(|b| b.is_ascii_digit())).count();
+    let rest = fields.get(numeric..).unwrap_or_default();
+    if let (Some(columns), []) = (columns, rest) {
+        // A cut inside the year leaves one short integer after the columns: the start of the date.
+        if timestamped && numeric == columns + 1 {
+            return fields.get(columns).is_some_and(|year| starts_like(year, DATE));
+        }
+    }
+    // Whatever follows the integers must follow all of them, and a record has at most KEYS.len() of them.
+    let whole_columns = columns.map_or(numeric <= KEYS.len(), |c| numeric == c);
+    if numeric == 0 || columns.is_some_and(|c| numeric > c) {
+        return false;
+    }
+    match rest {
+        [] => columns.is_some_and(|c| numeric < c || timestamped),
+        [date] => whole_columns && starts_like(date, DATE),
+        [date, clock] => {
+            whole_columns
+                && date.len() == DATE.len()
+                && starts_like(date, DATE)
+                && clock.len() < CLOCK.len()
+                && starts_like(clock, CLOCK)
+        }
+        _ => false,
+    }
+}
+
 fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut out = ParseOutput::default();
     let mut columns: Option<usize> = None;
-    for (index, raw_line) in ruby::gets_lines(text).enumerate() {
+    let mut timestamped = false;
+    let lines: Vec<&str> = ruby::gets_lines(text).collect();
+    // The last line that could hold a sample: only it may be the incomplete end of a record.
+    let last_sample_line = lines.iter().rposition(|line| {
+        line.bytes().any(|b| b.is_ascii_digit()) && !matches!(ruby::split_ws(line).first(), Some(&"r" | &"procs"))
+    });
+    for (index, raw_line) in lines.iter().enumerate() {
         let line_no = index + 1;
         if !raw_line.bytes().any(|b| b.is_ascii_digit()) {
             continue;
@@ -84,6 +138,24 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         let mut fields = ruby::split_ws(raw_line);
         if matches!(fields.first(), Some(&"r") | Some(&"procs")) {
             continue;
+        }
+        if Some(index) == last_sample_line && is_cut_record(&fields, columns, timestamped) {
+            out.note(format!(
+                "line {line_no}, the last, is an incomplete record ({} of a sample line) and was dropped, as lkp \
+                 drops an incomplete last record; the output was cut short, e.g. vmstat was killed while it wrote",
+                crate::excerpt(raw_line.trim_end())
+            ));
+            if out.lines.is_empty() {
+                return Err(ParseError::Truncated {
+                    program: PROGRAM,
+                    detail: format!(
+                        "the only sample line, line {line_no}, is incomplete ({}); expected whole lines of \
+                         `vmstat -n -t 1`",
+                        crate::excerpt(raw_line.trim_end())
+                    ),
+                });
+            }
+            break;
         }
         let mut time = None;
         if fields.last().is_some_and(|t| is_clock(t)) {
@@ -112,13 +184,14 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         }
         let expected = *columns.get_or_insert(fields.len());
         if fields.len() != expected {
-            let detail = format!("line {line_no} has {} columns where the first sample had {expected}", fields.len());
-            return Err(if fields.len() < expected {
-                ParseError::Truncated { program: PROGRAM, detail }
-            } else {
-                ParseError::Malformed { program: PROGRAM, line: line_no, detail }
+            // A short line before the last is no cut-off end of the output: the file is damaged there.
+            return Err(ParseError::Malformed {
+                program: PROGRAM,
+                line: line_no,
+                detail: format!("{} columns where the first sample had {expected}", fields.len()),
             });
         }
+        timestamped |= time.is_some();
         if let Some(epoch) = time {
             out.push("time", epoch.to_string());
         }

@@ -49,13 +49,68 @@ fn real_vmstat_output_of_this_machine_parses_to_the_checked_records() {
     assert!(cases > 0, "no recorded vmstat output under {}", dir.display());
 }
 
+/// Real vmstat output cut inside its last line (in the columns, and in the timestamp): the incomplete record is
+/// dropped with a note naming its line, as lkp's dump-stat drops it, and the complete records before it are read.
+/// Before, a cut in the columns was a `Truncated` error and a cut in the timestamp a `Malformed` one (the date read
+/// as a column), so a run's whole vmstat output was lost for the part of one line.
+#[test]
+fn real_vmstat_output_cut_short_drops_the_incomplete_last_record() {
+    let dir = data_dir().join("real2/vmstat-cut");
+    for name in ["cut-in-columns", "cut-in-timestamp"] {
+        let raw = fs::read_to_string(dir.join(name)).unwrap();
+        let expected = fs::read_to_string(dir.join(format!("{name}.yaml"))).expect("expected output");
+        let out = parse("vmstat", &raw).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(out.render(), expected.trim_end_matches('\n'), "{name}");
+        assert_eq!(out.samples().get("cpu.us").map(Vec::len), Some(3), "{name}: three whole records of four");
+        assert_eq!(out.notes.len(), 1, "{name}: {:?}", out.notes);
+        let note = &out.notes[0];
+        assert!(note.contains("line 6, the last, is an incomplete record") && note.contains("dropped"), "{note}");
+    }
+    // The same records whole say nothing.
+    let whole = fs::read_to_string(data_dir().join("real2/vmstat/vmstat-n-t-1-3")).unwrap();
+    assert!(parse("vmstat", &whole).unwrap().notes.is_empty());
+}
+
+/// Which cuts of a record's last line read as incomplete, and which lines stay errors or whole records.
+#[test]
+fn vmstat_last_line_cuts() {
+    let head = concat!(
+        " 2  0      0 224636  33636 6760228    0    0    54   141  129   23  1  1 98  0  0 2015-01-11 20:18:35",
+        "\n"
+    );
+    let full = " 0  0      0 224752  33636 6760180    0    0     0     4  753 2187  2  1 98  0  0 2015-01-11 20:18:36";
+    // Every cut inside the last line, from its first column to one character short of its end, drops it.
+    let first_digit = full.find('0').unwrap() + 1;
+    for end in first_digit..full.len() {
+        let cut = &full[..end];
+        let out = parse("vmstat", &format!("{head}{cut}")).unwrap_or_else(|e| panic!("{cut:?}: {e}"));
+        assert_eq!(out.samples().get("cpu.us").map(Vec::len), Some(1), "{cut:?}");
+        assert_eq!(out.notes.len(), 1, "{cut:?}");
+    }
+    // The whole line, with or without its newline, is a record.
+    for last in [full.to_string(), format!("{full}\n")] {
+        let out = parse("vmstat", &format!("{head}{last}")).unwrap();
+        assert_eq!((out.samples().get("cpu.us").map(Vec::len), out.notes.len()), (Some(2), 0), "{last:?}");
+    }
+    // Garbage or a wrong shape on the last line is no cut record: an error naming the line.
+    // (A line without a digit is no sample line at all and is skipped, as lkp skips it.)
+    for last in ["Killed 9", " 0  0 2015-01-11", " 0  0 abc", &format!("{full} 7"), " 0  0      0 224752  33636 x"] {
+        match parse("vmstat", &format!("{head}{last}\n")) {
+            Err(ParseError::Malformed { line: 2, .. }) => {}
+            other => panic!("{last:?}: expected a Malformed error on line 2, got {other:?}"),
+        }
+    }
+}
+
 /// What each bad input must give: the error variant and a phrase of the message saying what was expected.
 fn expected_error(program: &str, case: &str) -> (&'static str, &'static str) {
     match (program, case) {
         (_, "empty") | (_, "garbage") if program != "vmstat" && program != "mpstat" => ("NoResults", "expected"),
         ("vmstat", "empty") | ("vmstat", "header-only") => ("NoResults", "vmstat -n -t 1"),
         ("vmstat", "garbage") => ("Malformed", "expected"),
-        ("vmstat", "truncated") => ("Truncated", "columns where the first sample had"),
+        ("vmstat", "truncated") => ("Truncated", "the only sample line, line 3, is incomplete"),
+        ("vmstat", "short-mid") => ("Malformed", "line 4: 5 columns where the first sample had 17"),
+        ("vmstat", "garbage-mid") => ("Malformed", "line 4: expected unsigned integer vmstat columns"),
         ("mpstat", "empty") => ("NoResults", "mpstat -o JSON"),
         ("mpstat", "garbage") | ("mpstat", "truncated") => ("Json", "expected mpstat's `-o JSON` report"),
         ("mpstat", "text-format") => ("NoResults", "text report"),

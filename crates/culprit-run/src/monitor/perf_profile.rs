@@ -28,7 +28,9 @@
 //! two metrics, so compare runs that used the same event. Values are percentages of all samples; see
 //! [`culprit_parse::perf_profile`] for the kinds.
 
-use super::perf_stat::{io_failure, locate_perf, perf_failure, supported_events, PerfProcess, ScratchDir};
+use super::perf_stat::{
+    io_failure, locate_perf, perf_failure, supported_events, PerfProcess, ScratchDir, PERF_READY_LIMIT,
+};
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{run, Invocation};
 use culprit_core::model::{MonitorSeries, RawOutput};
@@ -164,7 +166,8 @@ impl Monitor for PerfProfile {
             .map(|s| s.to_string())
             .chain(std::iter::once(data.to_string_lossy().into_owned()))
             .collect();
-        let process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
+        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
+        process.wait_until_counting(PERF_READY_LIMIT);
         self.running = Some(Recording { perf, process, data, event, _scratch: scratch });
         Ok(())
     }

@@ -15,8 +15,8 @@ pub enum ProcParseError {
     Missing { file: &'static str, field: &'static str },
 }
 
-/// The aggregate `cpu` line of /proc/stat, in clock ticks since boot. The kernel counts guest time inside user
-/// time (and guest_nice inside nice), which matters when computing shares.
+/// A `cpu` line of /proc/stat, in clock ticks since boot. The kernel counts guest time inside user time (and
+/// guest_nice inside nice), which matters when computing shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CpuTicks {
     pub user: u64,
@@ -32,9 +32,12 @@ pub struct CpuTicks {
 }
 
 /// The system-wide counters of /proc/stat that the vmstat and proc-stat monitors use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ProcStat {
+    /// The aggregate `cpu` line: the sum over every possible CPU, offline ones included.
     pub cpu: CpuTicks,
+    /// The `cpu<N>` lines, by CPU number, in file order. The kernel prints them for online CPUs only.
+    pub cpus: Vec<(u32, CpuTicks)>,
     /// Interrupts serviced since boot (first number of the `intr` line).
     pub intr: u64,
     /// Context switches since boot.
@@ -53,7 +56,18 @@ fn parse_u64(file: &'static str, line: usize, token: &str) -> Result<u64, ProcPa
     })
 }
 
-/// Parses /proc/stat. Older kernels print fewer columns on the `cpu` line; the missing ones count as zero.
+/// The ticks of a `cpu` or `cpu<N>` line of /proc/stat (line `number`); columns an older kernel does not print
+/// count as zero.
+fn parse_cpu_ticks<'a>(number: usize, tokens: impl Iterator<Item = &'a str>) -> Result<CpuTicks, ProcParseError> {
+    let mut ticks = [0u64; 10];
+    for (slot, token) in ticks.iter_mut().zip(tokens) {
+        *slot = parse_u64("stat", number, token)?;
+    }
+    let [user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice] = ticks;
+    Ok(CpuTicks { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice })
+}
+
+/// Parses /proc/stat. Older kernels print fewer columns on the `cpu` lines; the missing ones count as zero.
 pub fn parse_stat(text: &str) -> Result<ProcStat, ProcParseError> {
     const FILE: &str = "stat";
     let mut stat = ProcStat::default();
@@ -62,15 +76,14 @@ pub fn parse_stat(text: &str) -> Result<ProcStat, ProcParseError> {
         let number = index + 1;
         let mut tokens = line.split_ascii_whitespace();
         let Some(label) = tokens.next() else { continue };
+        let cpu_number = label.strip_prefix("cpu").filter(|n| !n.is_empty()).and_then(|n| n.parse::<u32>().ok());
         match label {
             "cpu" => {
-                let mut ticks = [0u64; 10];
-                for (slot, token) in ticks.iter_mut().zip(tokens) {
-                    *slot = parse_u64(FILE, number, token)?;
-                }
-                let [user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice] = ticks;
-                stat.cpu = CpuTicks { user, nice, system, idle, iowait, irq, softirq, steal, guest, guest_nice };
+                stat.cpu = parse_cpu_ticks(number, tokens)?;
                 saw_cpu = true;
+            }
+            _ if cpu_number.is_some() => {
+                stat.cpus.push((cpu_number.unwrap_or_default(), parse_cpu_ticks(number, tokens)?));
             }
             "intr" | "ctxt" | "processes" | "procs_running" | "procs_blocked" => {
                 let token = tokens.next().ok_or_else(|| ProcParseError::Malformed {
@@ -368,6 +381,10 @@ mod tests {
                 guest_nice: 0
             }
         );
+        let (user, system, idle, iowait, softirq, steal) = (16290, 2639, 27836, 461, 42, 15);
+        let cpu1 = CpuTicks { user, system, idle, iowait, softirq, steal, ..CpuTicks::default() };
+        assert_eq!(stat.cpus.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(stat.cpus.get(1), Some(&(1, cpu1)));
         assert_eq!(stat.intr, 283_529);
         assert_eq!(stat.ctxt, 491_444);
         assert_eq!(stat.processes, 13_141);

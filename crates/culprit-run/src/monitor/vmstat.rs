@@ -7,7 +7,7 @@ use super::series::{Reduction, SeriesRecorder};
 use super::{Monitor, MonitorError, MonitorOutput, ProcFile, ProcRoot};
 
 /// The counters of /proc/stat and /proc/vmstat that vmstat turns into per-interval figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VmstatCounters {
     pub stat: ProcStat,
     /// KiB read from block devices since boot (the kernel counts `pgpgin` in KiB, not pages).
@@ -34,25 +34,76 @@ impl VmstatCounters {
 }
 
 fn delta(previous: u64, current: u64) -> f64 {
-    // Counters never run backwards on a healthy kernel, but /proc/stat's idle can dip for a moment; a negative
-    // difference is taken as zero rather than wrapped.
+    // These 64-bit counters never run backwards on a healthy kernel; a negative difference is taken as zero rather
+    // than wrapped.
     current.saturating_sub(previous) as f64
 }
 
-/// vmstat's CPU columns for one interval, in percent: `us` (user + nice, minus guest time, which the kernel
-/// also counts as user), `sy` (system + irq + softirq), `id`, `wa` (iowait), `st` (steal) and `gu` (guest +
-/// guest_nice). The divisor is the interval's total ticks excluding guest, as procps-ng 4 computes it. vmstat
-/// rounds each share to an integer; these stay floats, so `us + sy + id + wa + st` is 100 up to float error.
-/// An interval without any tick (shorter than one jiffy) counts as all idle, as vmstat does.
-pub fn vmstat_cpu_shares(previous: &CpuTicks, current: &CpuTicks) -> [(&'static str, f64); 6] {
-    let user = delta(previous.user, current.user) + delta(previous.nice, current.nice);
-    let guest = delta(previous.guest, current.guest) + delta(previous.guest_nice, current.guest_nice);
-    let system = delta(previous.system, current.system)
-        + delta(previous.irq, current.irq)
-        + delta(previous.softirq, current.softirq);
-    let mut idle = delta(previous.idle, current.idle);
-    let iowait = delta(previous.iowait, current.iowait);
-    let steal = delta(previous.steal, current.steal);
+/// Each field's ticks from `previous` to `current`, a field that ran backwards giving zero.
+fn ticks_between(previous: &CpuTicks, current: &CpuTicks) -> CpuTicks {
+    let d = |a: u64, b: u64| b.saturating_sub(a);
+    CpuTicks {
+        user: d(previous.user, current.user),
+        nice: d(previous.nice, current.nice),
+        system: d(previous.system, current.system),
+        idle: d(previous.idle, current.idle),
+        iowait: d(previous.iowait, current.iowait),
+        irq: d(previous.irq, current.irq),
+        softirq: d(previous.softirq, current.softirq),
+        steal: d(previous.steal, current.steal),
+        guest: d(previous.guest, current.guest),
+        guest_nice: d(previous.guest_nice, current.guest_nice),
+    }
+}
+
+/// The CPU ticks of the interval between two readings of /proc/stat, per field.
+///
+/// While the same CPUs are online at both readings, they are the differences of the aggregate `cpu` line, as vmstat
+/// takes them. When a CPU went offline or came back between the readings, the aggregate is no measure of the
+/// interval: it sums every possible CPU, and the kernel reads an online CPU's idle and iowait from its no-tick idle
+/// clock but an offline CPU's from the tick counts, which are far apart, so the aggregate idle jumps and iowait runs
+/// backwards (recorded here when CPU1 went offline: idle +22792 ticks in an instant, iowait -4428, and the reverse
+/// when it came back). Such an interval's ticks are summed over the CPUs whose `cpu<N>` line both readings have; a
+/// CPU that changed state takes no part in it, which loses at most its ticks of that one interval.
+pub fn cpu_ticks_during(previous: &ProcStat, current: &ProcStat) -> CpuTicks {
+    let same_cpus = previous.cpus.len() == current.cpus.len()
+        && previous.cpus.iter().zip(&current.cpus).all(|((a, _), (b, _))| a == b);
+    if same_cpus || previous.cpus.is_empty() || current.cpus.is_empty() {
+        return ticks_between(&previous.cpu, &current.cpu);
+    }
+    let mut sum = CpuTicks::default();
+    for (number, now) in &current.cpus {
+        let Some((_, then)) = previous.cpus.iter().find(|(n, _)| n == number) else { continue };
+        let t = ticks_between(then, now);
+        sum = CpuTicks {
+            user: sum.user + t.user,
+            nice: sum.nice + t.nice,
+            system: sum.system + t.system,
+            idle: sum.idle + t.idle,
+            iowait: sum.iowait + t.iowait,
+            irq: sum.irq + t.irq,
+            softirq: sum.softirq + t.softirq,
+            steal: sum.steal + t.steal,
+            guest: sum.guest + t.guest,
+            guest_nice: sum.guest_nice + t.guest_nice,
+        };
+    }
+    sum
+}
+
+/// vmstat's CPU columns for one interval whose ticks are `ticks` ([`cpu_ticks_during`]), in percent: `us` (user +
+/// nice, minus guest time, which the kernel also counts as user), `sy` (system + irq + softirq), `id`, `wa`
+/// (iowait), `st` (steal) and `gu` (guest + guest_nice). The divisor is the interval's total ticks excluding guest,
+/// as procps-ng 4 computes it. vmstat rounds each share to an integer; these stay floats, so
+/// `us + sy + id + wa + st` is 100 up to float error. An interval without any tick (shorter than one jiffy) counts
+/// as all idle, as vmstat does.
+pub fn vmstat_cpu_shares(ticks: &CpuTicks) -> [(&'static str, f64); 6] {
+    let user = (ticks.user + ticks.nice) as f64;
+    let guest = (ticks.guest + ticks.guest_nice) as f64;
+    let system = (ticks.system + ticks.irq + ticks.softirq) as f64;
+    let mut idle = ticks.idle as f64;
+    let iowait = ticks.iowait as f64;
+    let steal = ticks.steal as f64;
     let mut total = user + system + idle + iowait + steal;
     if total == 0.0 {
         total = 1.0;
@@ -105,7 +156,7 @@ pub fn vmstat_row(
         ("system.in", rate(previous.stat.intr, current.stat.intr)),
         ("system.cs", rate(previous.stat.ctxt, current.stat.ctxt)),
     ]);
-    row.extend(vmstat_cpu_shares(&previous.stat.cpu, &current.stat.cpu));
+    row.extend(vmstat_cpu_shares(&cpu_ticks_during(&previous.stat, &current.stat)));
     row
 }
 
@@ -189,12 +240,12 @@ impl Monitor for Vmstat {
     fn sample(&mut self, elapsed: f64) -> Result<(), MonitorError> {
         let current = self.read_counters()?;
         let meminfo = self.meminfo.parse(parse_meminfo)?;
-        if let Some((then, previous)) = self.previous {
+        if let Some((then, previous)) = &self.previous {
             let seconds = elapsed - then;
             if seconds <= 0.0 {
                 return Ok(());
             }
-            self.recorder.push(elapsed, vmstat_row(&previous, &current, &meminfo, seconds, self.kib_per_page));
+            self.recorder.push(elapsed, vmstat_row(previous, &current, &meminfo, seconds, self.kib_per_page));
         }
         self.previous = Some((elapsed, current));
         Ok(())
@@ -209,18 +260,18 @@ impl Monitor for Vmstat {
 /// (`cpu.user` ... `cpu.steal` sum to 100; `cpu.guest` and `cpu.guest_nice` are already inside user and nice),
 /// `intr`, `ctxt` and `processes` (forks) per second, and the current `procs_running` and `procs_blocked`.
 pub fn proc_stat_row(previous: &ProcStat, current: &ProcStat, seconds: f64) -> Vec<(&'static str, f64)> {
-    let (a, b) = (&previous.cpu, &current.cpu);
+    let t = cpu_ticks_during(previous, current);
     let fields = [
-        ("cpu.user", delta(a.user, b.user)),
-        ("cpu.nice", delta(a.nice, b.nice)),
-        ("cpu.system", delta(a.system, b.system)),
-        ("cpu.idle", delta(a.idle, b.idle)),
-        ("cpu.iowait", delta(a.iowait, b.iowait)),
-        ("cpu.irq", delta(a.irq, b.irq)),
-        ("cpu.softirq", delta(a.softirq, b.softirq)),
-        ("cpu.steal", delta(a.steal, b.steal)),
-        ("cpu.guest", delta(a.guest, b.guest)),
-        ("cpu.guest_nice", delta(a.guest_nice, b.guest_nice)),
+        ("cpu.user", t.user as f64),
+        ("cpu.nice", t.nice as f64),
+        ("cpu.system", t.system as f64),
+        ("cpu.idle", t.idle as f64),
+        ("cpu.iowait", t.iowait as f64),
+        ("cpu.irq", t.irq as f64),
+        ("cpu.softirq", t.softirq as f64),
+        ("cpu.steal", t.steal as f64),
+        ("cpu.guest", t.guest as f64),
+        ("cpu.guest_nice", t.guest_nice as f64),
     ];
     let total: f64 = fields.iter().take(8).map(|(_, ticks)| ticks).sum();
     let mut row: Vec<(&'static str, f64)> = fields
@@ -265,12 +316,12 @@ impl Monitor for ProcStatMonitor {
 
     fn sample(&mut self, elapsed: f64) -> Result<(), MonitorError> {
         let current = self.stat.parse(parse_stat)?;
-        if let Some((then, previous)) = self.previous {
+        if let Some((then, previous)) = &self.previous {
             let seconds = elapsed - then;
             if seconds <= 0.0 {
                 return Ok(());
             }
-            self.recorder.push(elapsed, proc_stat_row(&previous, &current, seconds));
+            self.recorder.push(elapsed, proc_stat_row(previous, &current, seconds));
         }
         self.previous = Some((elapsed, current));
         Ok(())
@@ -339,19 +390,19 @@ mod tests {
     #[test]
     fn cpu_share_cases() {
         let ticks = |user, nice, system, idle, guest| CpuTicks { user, nice, system, idle, guest, ..CpuTicks::default() };
-        let zero = CpuTicks::default();
         // Guest time is inside user time: 60 user ticks of which 20 guest give us = 40, gu = 20 of 100.
-        let shares = vmstat_cpu_shares(&zero, &ticks(60, 0, 10, 30, 20));
+        let shares = vmstat_cpu_shares(&ticks(60, 0, 10, 30, 20));
         assert_eq!(shares.map(|(_, v)| v), [40.0, 10.0, 30.0, 0.0, 0.0, 20.0]);
         // Nice counts as user.
-        let shares = vmstat_cpu_shares(&zero, &ticks(25, 25, 0, 50, 0));
+        let shares = vmstat_cpu_shares(&ticks(25, 25, 0, 50, 0));
         assert_eq!(shares.first().map(|s| s.1), Some(50.0));
         // No tick at all: all idle, as vmstat shows it.
-        let shares = vmstat_cpu_shares(&zero, &zero);
+        let shares = vmstat_cpu_shares(&CpuTicks::default());
         assert_eq!(shares.get(2).map(|s| s.1), Some(100.0));
         // Idle running backwards is taken as zero, not as a huge wrapped number.
-        let shares = vmstat_cpu_shares(&ticks(0, 0, 0, 10, 0), &ticks(10, 0, 0, 5, 0));
-        assert_eq!(shares.map(|(_, v)| v), [100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let stat = |cpu| ProcStat { cpu, ..ProcStat::default() };
+        let during = cpu_ticks_during(&stat(ticks(0, 0, 0, 10, 0)), &stat(ticks(10, 0, 0, 5, 0)));
+        assert_eq!(vmstat_cpu_shares(&during).map(|(_, v)| v), [100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     }
 
     fn proc_root(dir: &str) -> ProcRoot {
@@ -389,6 +440,44 @@ mod tests {
         let metrics = monitor.finish().expect("finish").metrics;
         // proc-stat counts an interval without a tick as no share of anything.
         close(&metrics, "proc-stat.cpu.idle", 100.0 * 93.0 / 198.0 / 1.002);
+    }
+
+    fn hotplug_stat(name: &str) -> ProcStat {
+        let path = format!("{}/tests/data/proc-hotplug/{name}/stat", env!("CARGO_MANIFEST_DIR"));
+        parse_stat(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).expect("stat parses")
+    }
+
+    /// Real /proc/stat around CPU1 going offline and coming back (tests/data/proc-hotplug/README). From the aggregate
+    /// line, the interval in which CPU1 went offline read 99.97% idle (idle +22792 ticks against 6 of user) on a
+    /// machine busy on both CPUs, and the one in which it came back 99.9% iowait (iowait +4428, idle -22788 taken
+    /// as 0). Read from the CPUs online at both readings (CPU0 alone), both are CPU0's few user ticks.
+    #[test]
+    fn cpu_hotplug_intervals_read_the_cpus_online_at_both_readings() {
+        let names = ["0-online", "1-cpu1-offline", "2-offline-1s", "3-cpu1-online", "4-online-1s"];
+        let stats: Vec<ProcStat> = names.iter().map(|name| hotplug_stat(name)).collect();
+        let during: Vec<CpuTicks> = stats.windows(2).map(|w| cpu_ticks_during(&w[0], &w[1])).collect();
+        // CPU0 alone where CPU1 changed state: 5 and 3 user ticks (2928401 to 2928406, 2928502 to 2928505).
+        assert_eq!(during[0], CpuTicks { user: 5, ..CpuTicks::default() });
+        assert_eq!(during[2], CpuTicks { user: 3, ..CpuTicks::default() });
+        // The aggregate where the same CPUs were online at both readings.
+        assert_eq!(during[1], CpuTicks { user: 96, system: 5, ..CpuTicks::default() });
+        assert_eq!(during[3], CpuTicks { user: 194, system: 7, ..CpuTicks::default() });
+        for ticks in [&during[0], &during[2]] {
+            assert_eq!(vmstat_cpu_shares(ticks).map(|(_, v)| v), [100.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        }
+
+        let mut monitor = ProcStatMonitor::new(&proc_root("proc-hotplug/0-online"));
+        monitor.start().expect("recorded stat reads");
+        for (name, elapsed) in names.iter().skip(1).zip([0.05, 1.05, 1.1, 2.1]) {
+            monitor.stat = proc_root(&format!("proc-hotplug/{name}")).file("proc-stat", "stat");
+            monitor.sample(elapsed).expect("sample");
+        }
+        let metrics = monitor.finish().expect("finish").metrics;
+        assert_eq!(metrics.get("proc-stat.cpu.idle"), Some(&0.0), "{metrics:?}");
+        assert_eq!(metrics.get("proc-stat.cpu.iowait"), Some(&0.0), "{metrics:?}");
+        let user = metrics.get("proc-stat.cpu.user").copied().unwrap_or(f64::NAN);
+        let want = (100.0 * 0.05 + 100.0 * 96.0 / 101.0 + 100.0 * 0.05 + 100.0 * 194.0 / 201.0) / 2.1;
+        assert!((user - want).abs() < 1e-9, "cpu.user {user}, want {want}");
     }
 
     fn after_procs_running() -> f64 {

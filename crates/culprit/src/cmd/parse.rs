@@ -76,6 +76,9 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
     let input = ParseInput { main: &main, files };
     let parsed =
         parser.parse(&input).with_context(|| format!("{}: cannot parse as {program} output", file.display()))?;
+    for note in &parsed.notes {
+        crate::note!("culprit: {}: {note}", file.display());
+    }
     let text = parsed.render();
     if text.is_empty() {
         return Ok(());

@@ -505,6 +505,9 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    // Such a run also left its perf monitors' directories in the temp dir (a perf-profile's perf.data can be
+    // gigabytes); a run that starts perf removes them too, this one whether or not it does.
+    culprit_run::monitor::perf_stat::remove_stale_scratch_dirs(&std::env::temp_dir());
     refuse_what_cannot_fit(&jobs, &scratch_root)?;
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
