@@ -29,18 +29,7 @@ struct KilledBisect {
 fn bisect_killed_at_run(commits: usize, slow_at: usize, kill_at: u32, max_runs: &str) -> KilledBisect {
     let (dir, repo, shas, db) = common::slowdown(commits, slow_at, 99);
     let d = dir.path();
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             echo $CULPRIT_COMMIT >> {d}/trace\n\
-             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
-             exec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let run = format!("sh {}", wrapper.display());
+    let run = common::kill_at_run_wrapper(d, "");
     let (good, bad) = (&shas[0], &shas[commits - 1]);
     let args = [
         "bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", bad, "--run", &run, "--build", "make -s",
@@ -211,17 +200,8 @@ fn the_worktrees_a_killed_session_left_go_with_the_next_bisect_of_the_repository
     let _machine = common::quiet_machine();
     let (dir, repo, shas, db) = common::slowdown(5, 4, 99);
     let d = dir.path();
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then echo $$ > {d}/orphan; kill -9 $(cat {d}/pid); \
-             sleep 30; fi\nexec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let run = format!("sh {}", wrapper.display());
+    // The benchmark's shell records its pid before it kills culprit: it is what a kill -9 leaves running.
+    let run = common::kill_at_run_wrapper(d, &format!("echo $$ > {}/orphan;", d.display()));
     let args = |good: &str| -> Vec<String> {
         let range = ["bisect", "--repo", repo.to_str().unwrap(), "--good", good, "--bad", &shas[4], "--run", &run];
         let rest = ["--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8"];

@@ -35,17 +35,7 @@ fn a_bisect_resumed_after_kill_9_reuses_the_builds_that_finished() {
     let (dir, repo, shas, db) = common::slowdown(6, 4, 99);
     let d = dir.path();
     // The sixth run (the session's fourth, inside the batch that tests good against bad) kills culprit.
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then kill -9 $(cat {d}/pid); sleep 30; fi\n\
-             exec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let (run, build) = (format!("sh {}", wrapper.display()), counted_build(d));
+    let (run, build) = (common::kill_at_run_wrapper(d, ""), counted_build(d));
     let args = [
         "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[5], "--run", &run, "--build",
         &build, "--metric", "command.elapsed_time", "--max-runs", "16",
@@ -186,16 +176,9 @@ fn a_resume_waits_while_another_culprit_removes_the_stopped_sessions_leftovers()
     let _machine = common::quiet_machine();
     let (dir, repo, shas, db) = common::slowdown(4, 3, 99);
     let d = dir.path();
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             if [ \"$n\" = 4 ]; then kill -9 $(cat {d}/pid); sleep 30; fi\nexec ./bench\n",
-            d = d.display()
-        ),
-    );
-    let run = format!("sh {}", wrapper.display());
+    // The fourth run kills culprit.
+    std::fs::write(d.join("kill-at"), "4").unwrap();
+    let run = common::kill_at_run_wrapper(d, "");
     let args = [
         "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", &run, "--build",
         "make -s", "--metric", "command.elapsed_time", "--max-runs", "8",

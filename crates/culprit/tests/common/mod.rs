@@ -112,6 +112,25 @@ pub fn write_script(path: &Path, body: &str) {
     std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 }
 
+/// Writes `DIR/wrap.sh`, a `--run` command standing in for a crash mid-bisect, and returns the command line (`sh
+/// DIR/wrap.sh`). It counts its runs in `DIR/total` and appends each run's commit to `DIR/trace`; the run whose number
+/// is in `DIR/kill-at` (none while that file is missing) runs the shell text `on_kill`, then kills the culprit whose
+/// pid is in `DIR/pid` with kill -9 and sleeps, as a benchmark left running would. Every run then runs `./bench`.
+pub fn kill_at_run_wrapper(dir: &Path, on_kill: &str) -> String {
+    let wrapper = dir.join("wrap.sh");
+    write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             echo $CULPRIT_COMMIT >> {d}/trace\n\
+             if [ \"$n\" = \"$(cat {d}/kill-at 2>/dev/null)\" ]; then {on_kill} kill -9 $(cat {d}/pid); sleep 30; fi\n\
+             exec ./bench\n",
+            d = dir.display()
+        ),
+    );
+    format!("sh {}", wrapper.display())
+}
+
 /// A running `culprit serve`, killed when dropped, so that a failing test leaves no server behind.
 pub struct Server {
     child: std::process::Child,
