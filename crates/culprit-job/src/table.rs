@@ -205,6 +205,7 @@ const fn plain(key: &'static str) -> Selector {
 /// | `stress-ng` | `stress-ng` | |
 /// | `sysbench` | `sysbench`, and lkp's `sysbench-cpu`, `sysbench-threads`, `sysbench-memory`, `sysbench-mutex`, `sysbench-fileio` (each implies `test: <kind>`) | |
 /// | `hackbench` | `hackbench` | |
+/// | `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall` | the same | |
 /// | `dbench` | `dbench` | |
 /// | `pgbench` | `pgbench` | `pgbench-setup` |
 /// | `command` | `command` | |
@@ -254,6 +255,21 @@ pub const PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec {
         name: "hackbench",
         selectors: &[plain("hackbench")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "perf-bench-sched-pipe",
+        selectors: &[plain("perf-bench-sched-pipe")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "perf-bench-sched-messaging",
+        selectors: &[plain("perf-bench-sched-messaging")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "perf-bench-syscall",
+        selectors: &[plain("perf-bench-syscall")],
         setup_keys: &[],
     },
     ProgramSpec {

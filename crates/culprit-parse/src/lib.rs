@@ -17,6 +17,7 @@ pub mod hackbench;
 pub mod iperf;
 pub mod mpstat;
 pub mod netperf;
+pub mod perf_bench;
 pub mod perf_profile;
 pub mod perf_stat;
 pub mod pgbench;
@@ -219,7 +220,12 @@ static SYSBENCH_THREADS: sysbench::SysbenchProgram = sysbench::SysbenchProgram(s
 static SYSBENCH_MUTEX: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Mutex);
 static SYSBENCH_FILEIO: sysbench::SysbenchProgram = sysbench::SysbenchProgram(sysbench::SysbenchTest::Fileio);
 
-static REGISTRY: [&dyn Parser; 21] = [
+static PERF_BENCH_SCHED_PIPE: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::SchedPipe);
+static PERF_BENCH_SCHED_MESSAGING: perf_bench::PerfBench =
+    perf_bench::PerfBench(perf_bench::PerfBenchKind::SchedMessaging);
+static PERF_BENCH_SYSCALL: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Syscall);
+
+static REGISTRY: [&dyn Parser; 24] = [
     &dbench::Dbench,
     &fio::Fio,
     &fsmark::Fsmark,
@@ -227,6 +233,9 @@ static REGISTRY: [&dyn Parser; 21] = [
     &iperf::Iperf,
     &mpstat::Mpstat,
     &netperf::Netperf,
+    &PERF_BENCH_SCHED_MESSAGING,
+    &PERF_BENCH_SCHED_PIPE,
+    &PERF_BENCH_SYSCALL,
     &perf_profile::PerfProfile,
     &perf_stat::PerfStat,
     &pgbench::Pgbench,

@@ -59,6 +59,11 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("stress-ng.*.ops", 1),
     // `throughput` and its `_avg`, `_best`, `_worst` and per-instance forms (see the hackbench parser) are rates.
     ("hackbench.throughput*", 1),
+    // perf bench: the pipe and syscall benchmarks print rates and times per operation; messaging the time its
+    // fixed number of messages took.
+    ("perf-bench-*.ops_per_sec", 1),
+    ("perf-bench-*.usecs_per_op", -1),
+    ("perf-bench-*total_time_sec", -1),
     ("sysbench*latency*", -1),
     ("sysbench*.time*", -1),
     ("sysbench*throughput*", 1),
@@ -127,6 +132,9 @@ pub const KPI_PATTERNS: &[&str] = &[
     "fsmark.files_per_sec",
     "stress-ng.*.ops_per_sec",
     "hackbench.throughput",
+    "perf-bench-sched-pipe.ops_per_sec",
+    "perf-bench-sched-messaging.total_time_sec",
+    "perf-bench-syscall.*.ops_per_sec",
     "dbench.throughput_MB/s",
     "pgbench.tps",
     "sysbench-*.throughput_ops/s",
@@ -216,9 +224,21 @@ mod tests {
             "pgbench.tps",
             "sysbench-memory.throughput_ops/s",
             "sysbench-fileio.write_operations/s",
+            "perf-bench-sched-pipe.ops_per_sec",
+            "perf-bench-sched-messaging.total_time_sec",
+            "perf-bench-syscall.getppid.ops_per_sec",
             "command.ops",
         ] {
             assert!(is_kpi(kpi), "{kpi}");
+        }
+        // perf bench's messaging benchmark reports the time its fixed work took: its KPI is better lower.
+        for (metric, direction) in [
+            ("perf-bench-sched-messaging.total_time_sec", Direction::LowerIsBetter),
+            ("perf-bench-syscall.getppid.total_time_sec", Direction::LowerIsBetter),
+            ("perf-bench-syscall.getppid.usecs_per_op", Direction::LowerIsBetter),
+            ("perf-bench-sched-pipe.ops_per_sec", Direction::HigherIsBetter),
+        ] {
+            assert_eq!(direction_of(metric), direction, "{metric}");
         }
         for other in [
             "fio.workload",

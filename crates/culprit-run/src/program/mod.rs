@@ -14,6 +14,7 @@ pub mod dbench;
 pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
+pub mod perf_bench;
 pub mod pgbench;
 pub mod stress_ng;
 pub mod sysbench;
@@ -289,12 +290,15 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 12] = [
+static REGISTRY: [&dyn Program; 15] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
         &hackbench::Hackbench,
+        &perf_bench::SCHED_MESSAGING,
+        &perf_bench::SCHED_PIPE,
+        &perf_bench::SYSCALL,
         &pgbench::Pgbench,
         &stress_ng::StressNg,
         &sysbench::CPU,

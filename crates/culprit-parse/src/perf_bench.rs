@@ -1,0 +1,212 @@
+//! Parsers for `perf bench` (Debian package `linux-perf`): the scheduler and system-call benchmarks lkp-tests runs
+//! as `perf-bench-sched-pipe`, `perf-bench-sched-messaging` and `perf-bench-syscall`, printing what lkp's
+//! `programs/perf-bench-*/parse` scripts print.
+//!
+//! Format read: perf bench's default output, e.g. for `perf bench sched pipe -l 20000`:
+//!
+//! ```text
+//! # Running 'sched/pipe' benchmark:
+//! # Executed 20000 pipe operations between two processes
+//!
+//!      Total time: 0.147 [sec]
+//!
+//!        7.390300 usecs/op
+//!          135312 ops/sec
+//! ```
+//!
+//! Metrics (lkp's names; the values are the printed text, as lkp's parsers print their captures):
+//! - `perf-bench-sched-pipe.ops_per_sec`;
+//! - `perf-bench-sched-messaging.total_time_sec` (lower is better: every group sends its messages, and the time
+//!   they take is the result);
+//! - `perf-bench-syscall.<call>.total_time_sec`, `.usecs_per_op`, `.ops_per_sec` (thousands separators dropped),
+//!   where `<call>` is the system call the `# Executed N <call>() calls` line names (`getppid` for `basic`).
+//!
+//! Where lkp prints nothing (the benchmark was killed before its result, or the file is not perf bench's), this is an
+//! error: [`ParseError::Truncated`] when perf bench's `# Running` header is there, [`ParseError::NoResults`]
+//! otherwise, so that a run without a result is a failed run rather than an ok run with no metric.
+
+use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// One of the `perf bench` benchmarks lkp runs under its own program name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerfBenchKind {
+    SchedPipe,
+    SchedMessaging,
+    Syscall,
+}
+
+impl PerfBenchKind {
+    /// lkp's program name, the metric prefix.
+    pub fn program(self) -> &'static str {
+        match self {
+            PerfBenchKind::SchedPipe => "perf-bench-sched-pipe",
+            PerfBenchKind::SchedMessaging => "perf-bench-sched-messaging",
+            PerfBenchKind::Syscall => "perf-bench-syscall",
+        }
+    }
+
+    /// The `collection/benchmark` perf bench names in its `# Running '...' benchmark:` header.
+    fn header(self) -> &'static str {
+        match self {
+            PerfBenchKind::SchedPipe => "sched/pipe",
+            PerfBenchKind::SchedMessaging => "sched/messaging",
+            PerfBenchKind::Syscall => "syscall/",
+        }
+    }
+}
+
+/// The parser of one [`PerfBenchKind`]'s output.
+pub struct PerfBench(pub PerfBenchKind);
+
+impl Parser for PerfBench {
+    fn name(&self) -> &'static str {
+        self.0.program()
+    }
+    fn kind(&self) -> Kind {
+        Kind::Benchmark
+    }
+    fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+        parse_text(self.0, input.main)
+    }
+}
+
+struct Patterns {
+    ops_per_sec: Regex,
+    total_time: Regex,
+    usecs_per_op: Regex,
+    grouped_ops_per_sec: Regex,
+    executed_call: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static PATTERNS: OnceLock<Patterns> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let compile = |pattern: &str| Regex::new(pattern).expect("the perf bench patterns are valid");
+        Patterns {
+            ops_per_sec: compile(r"(\d+) ops/sec"),
+            total_time: compile(r"Total time:\s*([\d.]+)\s*\[sec\]"),
+            usecs_per_op: compile(r"([\d.]+)\s*usecs/op"),
+            grouped_ops_per_sec: compile(r"([\d,]+)\s*ops/sec"),
+            executed_call: compile(r"^# Executed [\d,]+ (\w+)\(\) calls"),
+        }
+    })
+}
+
+fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError> {
+    let p = patterns();
+    let mut out = ParseOutput::default();
+    let mut header_seen = false;
+    // perf bench syscall names its call in a line before the figures; lkp keys the figures by it.
+    let mut call = String::new();
+    for line in text.lines() {
+        if line.starts_with("# Running '") && line.contains(kind.header()) {
+            header_seen = true;
+        }
+        let capture = |re: &Regex| re.captures(line).and_then(|c| c.get(1)).map(|m| m.as_str().to_string());
+        match kind {
+            PerfBenchKind::SchedPipe => {
+                if let Some(ops) = capture(&p.ops_per_sec) {
+                    out.push("ops_per_sec", ops);
+                }
+            }
+            PerfBenchKind::SchedMessaging => {
+                if let Some(secs) = capture(&p.total_time) {
+                    out.push("total_time_sec", secs);
+                }
+            }
+            PerfBenchKind::Syscall => {
+                // lkp's case statement: the first pattern that matches a line decides it.
+                if let Some(name) = capture(&p.executed_call) {
+                    call = name;
+                } else if let Some(secs) = capture(&p.total_time) {
+                    out.push(format!("{call}.total_time_sec"), secs);
+                } else if let Some(usecs) = capture(&p.usecs_per_op) {
+                    out.push(format!("{call}.usecs_per_op"), usecs);
+                } else if let Some(ops) = capture(&p.grouped_ops_per_sec) {
+                    out.push(format!("{call}.ops_per_sec"), ops.replace(',', ""));
+                }
+            }
+        }
+    }
+    if !out.samples().is_empty() {
+        return Ok(out);
+    }
+    let program = kind.program();
+    if header_seen {
+        Err(ParseError::Truncated {
+            program,
+            detail: format!("perf bench started '{}' but printed no result (killed or stopped early?)", kind.header()),
+        })
+    } else {
+        Err(ParseError::NoResults {
+            program,
+            hint: format!("expected perf bench's `# Running '{}...' benchmark:` output", kind.header()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(kind: PerfBenchKind, text: &str) -> Result<Vec<(String, String)>, ParseError> {
+        let out = PerfBench(kind).parse(&ParseInput::text(text))?;
+        Ok(out
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                crate::Line::Pair { key, value } => Some((key.clone(), value.clone())),
+                _ => None,
+            })
+            .collect())
+    }
+
+    #[test]
+    fn each_benchmark_prints_lkps_keys() {
+        // (kind, output recorded with perf 6.1 on this machine, expected pairs)
+        let pipe = "# Running 'sched/pipe' benchmark:\n# Executed 20000 pipe operations between two processes\n\n     \
+                    Total time: 0.147 [sec]\n\n       7.390300 usecs/op\n         135312 ops/sec\n";
+        let messaging = "# Running 'sched/messaging' benchmark:\n# 20 sender and receiver processes per group\n\
+                         # 2 groups == 80 processes run\n\n     Total time: 0.080 [sec]\n";
+        let syscall = "# Running 'syscall/basic' benchmark:\n# Executed 100,000 getppid() calls\n     Total time: \
+                       0.024 [sec]\n\n       0.244770 usecs/op\n        4,085,467 ops/sec\n";
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let cases = [
+            (PerfBenchKind::SchedPipe, pipe, pairs(&[("ops_per_sec", "135312")])),
+            (PerfBenchKind::SchedMessaging, messaging, pairs(&[("total_time_sec", "0.080")])),
+            (
+                PerfBenchKind::Syscall,
+                syscall,
+                pairs(&[
+                    ("getppid.total_time_sec", "0.024"),
+                    ("getppid.usecs_per_op", "0.244770"),
+                    ("getppid.ops_per_sec", "4085467"),
+                ]),
+            ),
+        ];
+        for (kind, text, want) in cases {
+            assert_eq!(parse(kind, text).expect("parses"), want, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_killed_before_its_result_is_truncated_and_other_text_has_no_results() {
+        let started = "# Running 'sched/pipe' benchmark:\n# Executed 20000 pipe operations between two processes\n";
+        assert!(matches!(parse(PerfBenchKind::SchedPipe, started), Err(ParseError::Truncated { .. })));
+        let started = "# Running 'sched/messaging' benchmark:\n# 20 sender and receiver processes per group\n";
+        assert!(matches!(parse(PerfBenchKind::SchedMessaging, started), Err(ParseError::Truncated { .. })));
+        for kind in [PerfBenchKind::SchedPipe, PerfBenchKind::SchedMessaging, PerfBenchKind::Syscall] {
+            for text in ["", "garbage\n", "Time: 0.5\n"] {
+                let error = parse(kind, text).expect_err("no result");
+                assert!(matches!(error, ParseError::NoResults { .. }), "{kind:?} {text:?}: {error}");
+            }
+        }
+        // Another benchmark's output is not this one's result, though it has the same kind of lines.
+        let messaging = "# Running 'sched/messaging' benchmark:\n     Total time: 0.080 [sec]\n";
+        assert!(parse(PerfBenchKind::SchedPipe, messaging).is_err());
+    }
+}

@@ -1,0 +1,63 @@
+//! End-to-end tests of the `perf bench` programs through the real binary: lkp's perf-bench job files (with fewer
+//! loops, so that a run takes a fraction of a second) run for real, store lkp's metric names, and a syscall
+//! benchmark the installed perf lacks is refused before anything runs.
+
+mod common;
+
+use common::{culprit, refused, stdout, write};
+
+#[test]
+fn lkps_perf_bench_jobs_run_for_real_and_store_lkps_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("r.db");
+    // lkp's jobs/perf-bench-sched-pipe.yaml and jobs/perf-bench-sched-messaging.yaml, with fewer loops and groups.
+    let pipe = "suite: perf-bench-sched-pipe\ntestcase: perf-bench-sched-pipe\ncategory: benchmark\n\n\
+                perf-bench-sched-pipe:\n  loops: 20000ops\n  mode:\n    - process\n    - threads\n";
+    let messaging = "suite: perf-bench-sched-messaging\ntestcase: perf-bench-sched-messaging\ncategory: benchmark\n\n\
+                     perf-bench-sched-messaging:\n  loops: 20\n  groups: 2\n  ipc:\n    - pipe\n    - socket\n  mode: \
+                     thread\n";
+    let syscall = "suite: perf-bench-syscall\nperf-bench-syscall:\n  op: basic\n  loop: 100000\n";
+    for (name, text) in [("pipe.yaml", pipe), ("messaging.yaml", messaging), ("syscall.yaml", syscall)] {
+        let job = write(d, name, text);
+        let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "2", "--label", "x", "--monitors", "none"], d);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = culprit(&db, &["results", "--json"], d);
+    let groups: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let groups = groups.as_array().unwrap();
+    // Two modes of the pipe, two ipc kinds of messaging, one syscall benchmark: five atomic jobs of two ok runs.
+    assert_eq!(groups.len(), 5, "{groups:#?}");
+    assert!(groups.iter().all(|g| g["ok_runs"] == 2 && g["failed_runs"] == 0), "{groups:#?}");
+    let metric_of = |testcase: &str, metric: &str| -> Vec<f64> {
+        let ids = groups.iter().filter(|g| g["testcase"] == testcase).flat_map(|g| g["run_ids"].as_array().unwrap());
+        ids.map(|id| {
+            let out = culprit(&db, &["results", "--run", &id.to_string(), "--json"], d);
+            let run: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+            run["metrics"][metric].as_f64().unwrap_or_else(|| panic!("{metric} missing in {run:#}"))
+        })
+        .collect()
+    };
+    // 20,000 round trips take a fraction of a second: tens of thousands to millions of them a second.
+    let pipe_rates = metric_of("perf-bench-sched-pipe", "perf-bench-sched-pipe.ops_per_sec");
+    assert!(pipe_rates.len() == 4 && pipe_rates.iter().all(|r| (1e3..1e8).contains(r)), "{pipe_rates:?}");
+    let times = metric_of("perf-bench-sched-messaging", "perf-bench-sched-messaging.total_time_sec");
+    assert!(times.len() == 4 && times.iter().all(|t| *t > 0.0 && *t < 60.0), "{times:?}");
+    let calls = metric_of("perf-bench-syscall", "perf-bench-syscall.getppid.ops_per_sec");
+    assert!(calls.len() == 2 && calls.iter().all(|r| *r > 1e4), "{calls:?}");
+}
+
+#[test]
+fn a_syscall_benchmark_the_installed_perf_lacks_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("r.db");
+    // lkp's jobs/perf-bench-syscall.yaml asks for benchmarks that perf 6.1 does not have.
+    let job = write(d, "syscall.yaml", "suite: perf-bench-syscall\nperf-bench-syscall:\n  op:\n    - no_such_bench\n");
+    let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "x", "--monitors", "none"], d);
+    let message = refused(&out);
+    assert!(message.contains("syscall.yaml:3"), "{message}");
+    assert!(message.contains("no syscall benchmark 'no_such_bench'; it has: basic"), "{message}");
+    // Refused before any run: not even the store was made.
+    assert!(!db.exists(), "a store was made for a job refused up front");
+}
