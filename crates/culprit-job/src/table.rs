@@ -176,6 +176,8 @@ pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
     setting("fs2", "exports and mounts no NFS or CIFS"),
     setting("cpufreq_governor", "sets no cpufreq governor"),
     script("boot_params", "boots with no kernel parameters of the job"),
+    // Metadata (it is no workload param, see [`METADATA_KEYS`]), listed here only so that the note names it.
+    setting("kernel_cmdline", "boots with no kernel parameters of the job"),
     script("ndctl", "configures no persistent memory (ndctl, nvdimm, device-dax)"),
     script("nvdimm", "configures no persistent memory (ndctl, nvdimm, device-dax)"),
     script("device-dax", "configures no persistent memory (ndctl, nvdimm, device-dax)"),

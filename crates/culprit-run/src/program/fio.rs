@@ -45,7 +45,10 @@
 //! larger than the scratch directory's file system has free is refused before the first run (`culprit run`).
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::Invocation;
+use crate::process::{self, Invocation};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 pub struct Fio;
 
@@ -88,6 +91,44 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "iodepth_by_instance", kind: ParamKind::Text, doc: "iodepth per lkp instance; the first is used" },
     ParamSpec { name: "raw_disk", kind: ParamKind::Text, doc: "fio on the raw disk: refused when yes" },
 ];
+
+/// The I/O engines the installed fio offers (`fio --enghelp`, one a line after a heading), asked once per process;
+/// `None` when fio cannot be asked (the runs then say what fails).
+fn installed_engines() -> Option<&'static [String]> {
+    static ENGINES: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    ENGINES
+        .get_or_init(|| {
+            let ask = Invocation::new(["fio", "--enghelp"]);
+            // Listing is instant; the limit only keeps a wedged binary from hanging the check.
+            let finished = process::run(&ask, Some(Duration::from_secs(10)), &Arc::new(AtomicBool::new(false))).ok()?;
+            Some(engines_listed(&finished.stdout)).filter(|engines| !engines.is_empty())
+        })
+        .as_deref()
+}
+
+/// The engine names of `fio --enghelp`'s output: its indented lines.
+fn engines_listed(text: &str) -> Vec<String> {
+    text.lines().filter(|line| line.starts_with(char::is_whitespace)).map(|line| line.trim().to_string()).collect()
+}
+
+/// Refuses an `ioengine` the installed fio lacks (lkp's fio-basic-1hdd-write.yaml lists `dircreate`, which fio 3.33
+/// has not): every run of it failed with fio's "failed to load engine". An external engine (`external:PATH`) is
+/// fio's to load.
+fn check_engine(engine: &str, offered: &[String]) -> Result<(), ProgramError> {
+    if engine.contains([':', '/']) || offered.iter().any(|o| o == engine) {
+        return Ok(());
+    }
+    Err(ProgramError::BadParam {
+        program: "fio",
+        key: "ioengine".into(),
+        value: engine.into(),
+        reason: format!(
+            "the installed fio has no I/O engine '{engine}' (`fio --enghelp` lists the {} it has); install a fio that \
+             has it, or remove it from the job",
+            offered.len()
+        ),
+    })
+}
 
 /// lkp's `parse_bool`: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else is yes.
 fn lkp_bool(v: &str) -> bool {
@@ -216,11 +257,20 @@ impl Program for Fio {
         SPECS
     }
 
+    fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
+        match (p.get("ioengine"), installed_engines()) {
+            (Some(engine), Some(offered)) => check_engine(engine, offered),
+            _ => Ok(()),
+        }
+    }
+
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let test_size = p.size_bytes("test_size")?.ok_or_else(|| ProgramError::MissingParam {
             program: "fio",
             key: "test_size".into(),
-            reason: "fio needs the total size of its test files, e.g. test_size: 64M".into(),
+            reason: "fio needs the total size of its test files (lkp's fio-setup-basic refuses a job without it \
+                     too), e.g. test_size: 64M"
+                .into(),
         })?;
         let nr_task = p.count_or_share("nr_task", ctx.nr_cpu)?.unwrap_or(1).max(1);
         let per_task = test_size / nr_task;
@@ -361,6 +411,17 @@ mod tests {
         let text = p.validate(Fio.params(), 4).unwrap_err().to_string();
         assert!(text.contains("'nr_instances' = '2'") && text.contains("Culprit runs one"), "{text}");
         assert!(params("fio", &[("test_size", "1G"), ("nr_instances", "1")]).validate(Fio.params(), 4).is_ok());
+    }
+
+    #[test]
+    fn an_engine_the_installed_fio_lacks_is_refused_before_the_runs() {
+        let listed = engines_listed("Available IO engines:\n\tcpuio\n\tsync\n\tio_uring\n");
+        assert_eq!(listed, ["cpuio", "sync", "io_uring"]);
+        assert_eq!(check_engine("io_uring", &listed), Ok(()));
+        assert_eq!(check_engine("external:/usr/lib/fio/x.so", &listed), Ok(()));
+        let text = check_engine("dircreate", &listed).unwrap_err().to_string();
+        assert!(text.contains("'ioengine' = 'dircreate': the installed fio has no I/O engine 'dircreate'"), "{text}");
+        assert!(text.contains("`fio --enghelp` lists the 3 it has"), "{text}");
     }
 
     #[test]

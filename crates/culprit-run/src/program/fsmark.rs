@@ -87,11 +87,12 @@ impl Program for Fsmark {
         let sync_number = SYNC_METHODS.iter().position(|m| *m == sync).unwrap_or(1);
         // lkp's stress-journal jobs give `nr_files_per_directory: 1fpd` alone, and lkp's script then spreads each
         // thread's files over as many directories as that leaves (one file each); 16 directories of many files
-        // each stressed the journal far less.
+        // each stressed the journal far less. fs_mark refuses fewer than 2 directories, which lkp's division can
+        // give for a small test_size.
         let per_directory = count_in(p, "nr_files_per_directory", "fpd")?;
         let directories = match (count_in(p, "nr_directories", "d")?, per_directory) {
             (Some(directories), _) => directories,
-            (None, Some(per_directory)) => (files_per_thread / per_directory.max(1)).max(1),
+            (None, Some(per_directory)) => (files_per_thread / per_directory.max(1)).max(2),
             (None, None) => 16,
         };
         let mut setup = Vec::new();
