@@ -18,23 +18,29 @@
 //! it into its fio task file. A yes/no option is read as lkp's `parse_bool` reads it: empty, or starting with `0`,
 //! `no`, `false` or `n`, is no; anything else is yes.
 //!
-//! | param | fio option |
-//! |---|---|
-//! | `buffered` | `--buffered=0`/`1`, after `--direct` so that it wins, as in lkp's task file (`buffered: 0` is O_DIRECT) |
-//! | `invalidate`, `pre_read`, `allrandrepeat` | `--invalidate=`, `--pre_read=`, `--allrandrepeat=` `0`/`1` |
-//! | `norandommap`, `refill_buffers`, `exitall`, `stonewall` | the bare option when yes |
-//! | `group_reporting` | nothing more: `--group_reporting` is always given |
-//! | `fallocate`, `file_service_type`, `random_distribution`, `random_generator` | the option with the text as is |
-//! | `nr_files` | `--nrfiles` |
-//! | `filesize`, `io_size`, `offset_increment` | `--filesize`, `--io_size`, `--offset_increment` in bytes; with `offset_increment`, lkp drops `nr_files`, `filesize`, `invalidate`, `fallocate` and `io_size`, and so does this mapping |
-//! | `rwmixread` | `--rwmixread` |
-//! | `ramp_time` | `--ramp_time` in seconds |
-//! | `cpuload`, `donorname` | `--cpuload`, `--donorname` when yes (for the `cpuio` and `e4defrag` engines) |
-//! | `cpus_allowed_policy`, `cpus_allowed` | `--cpus_allowed_policy` (`split`, `shared`), `--cpus_allowed`; as lkp, `split` needs `cpus_allowed` and no other policy takes it |
-//! | `numa_mem_policy`, `numa_cpu_nodes` | `--numa_mem_policy`, `--numa_cpu_nodes`; lkp's `MODE:even` and `even` spread its tasks (one a storage) over the nodes, and Culprit's one task is lkp's first, on node 0 |
-//! | `testfile` | `--filename=fio_testfile` when `y`: every task shares one file, as in lkp |
-//! | `iodepth_by_instance` | the first of its values replaces `iodepth`: Culprit runs lkp's instance 1 (and refuses `nr_instances` above 1) |
-//! | `raw_disk` | refused when yes: lkp then runs fio on the disk's partitions themselves, where Culprit runs it on files in the scratch directory |
+//! - `buffered`: `--buffered=0`/`1`, after `--direct` so that it wins, as in lkp's task file (`buffered: 0` is
+//!   O_DIRECT).
+//! - `invalidate`, `pre_read`, `allrandrepeat`: `--invalidate=`, `--pre_read=`, `--allrandrepeat=` `0`/`1`.
+//! - `norandommap`, `refill_buffers`, `exitall`, `stonewall`: the bare option when yes.
+//! - `group_reporting`: nothing more, `--group_reporting` is always given.
+//! - `fallocate`, `file_service_type`, `random_distribution`, `random_generator`: the option with the text as is.
+//! - `nr_files`: `--nrfiles`.
+//! - `filesize`, `io_size`, `offset_increment`: `--filesize`, `--io_size`, `--offset_increment` in bytes; with
+//!   `offset_increment`, lkp drops `nr_files`, `filesize`, `invalidate`, `fallocate` and `io_size`, and so does this
+//!   mapping.
+//! - `rwmixread`: `--rwmixread`; `ramp_time`: `--ramp_time` in seconds.
+//! - `cpuload`, `donorname`: `--cpuload`, `--donorname` when yes (for the `cpuio` and `e4defrag` engines).
+//! - `cpus_allowed_policy`, `cpus_allowed`: `--cpus_allowed_policy` (`split`, `shared`), `--cpus_allowed`; as in
+//!   lkp, `split` needs `cpus_allowed` and no other policy takes it.
+//! - `numa_mem_policy`, `numa_cpu_nodes`: `--numa_mem_policy`, `--numa_cpu_nodes`; lkp's `MODE:even` and `even`
+//!   spread its tasks (one a storage) over the nodes, and Culprit's one task is lkp's first, on node 0.
+//! - `testfile`: `--filename=fio_testfile` when `y`: every task shares one file, as in lkp.
+//! - `iodepth_by_instance`: the first of its values replaces `iodepth`: Culprit runs lkp's instance 1 (and refuses
+//!   `nr_instances` above 1).
+//! - `raw_disk`: refused when yes: lkp then runs fio on the disk's partitions themselves, where Culprit runs it on
+//!   files in the scratch directory.
+//!
+//! An `ioengine` the installed fio lacks (`fio --enghelp`) is refused before the first run.
 //!
 //! lkp's script always writes `buffered=$buffered`, which is `buffered=0` when the job does not give it, and fio
 //! then opens its files O_DIRECT whatever `direct` says; Culprit passes `buffered` only when the job gives it, so a
@@ -71,8 +77,8 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "exitall", kind: ParamKind::Text, doc: "stop every task when one finishes" },
     ParamSpec { name: "stonewall", kind: ParamKind::Text, doc: "wait for the jobs before" },
     ParamSpec { name: "group_reporting", kind: ParamKind::Text, doc: "always on" },
-    ParamSpec { name: "fallocate", kind: ParamKind::Text, doc: "how files are laid out: none, native, posix, keep, ..." },
-    ParamSpec { name: "file_service_type", kind: ParamKind::Text, doc: "how files are picked: roundrobin, sequential, ..." },
+    ParamSpec { name: "fallocate", kind: ParamKind::Text, doc: "file layout: none, native, posix, keep, ..." },
+    ParamSpec { name: "file_service_type", kind: ParamKind::Text, doc: "file choice: roundrobin, sequential, ..." },
     ParamSpec { name: "random_distribution", kind: ParamKind::Text, doc: "random, zipf:1.2, normal:20, ..." },
     ParamSpec { name: "random_generator", kind: ParamKind::Text, doc: "tausworthe, lfsr, tausworthe64" },
     ParamSpec { name: "nr_files", kind: ParamKind::Positive, doc: "files per task" },
@@ -88,7 +94,7 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "numa_mem_policy", kind: ParamKind::Text, doc: "NUMA memory policy, or MODE:even" },
     ParamSpec { name: "numa_cpu_nodes", kind: ParamKind::Text, doc: "NUMA nodes to run on, or even" },
     ParamSpec { name: "testfile", kind: ParamKind::Text, doc: "y: all tasks share one file, fio_testfile" },
-    ParamSpec { name: "iodepth_by_instance", kind: ParamKind::Text, doc: "iodepth per lkp instance; the first is used" },
+    ParamSpec { name: "iodepth_by_instance", kind: ParamKind::Text, doc: "iodepth per lkp instance; first used" },
     ParamSpec { name: "raw_disk", kind: ParamKind::Text, doc: "fio on the raw disk: refused when yes" },
 ];
 

@@ -8,7 +8,7 @@
 //! | `nr_threads` | one `-d <scratch>/<i>` per thread (at most 64, as lkp) | nr_cpu |
 //! | `filesize` | `-s` bytes (`0` creates empty files) | `4k` |
 //! | `test_size` | `-n` files per thread, as lkp counts them (below) | `filesize` × 1000 × nr_threads |
-//! | `nr_directories` | `-D` (`16` or lkp's `16d`) | `16`; with `nr_files_per_directory` alone, lkp's files per thread / files per directory |
+//! | `nr_directories` | `-D` (`16` or lkp's `16d`) | `16`; see below |
 //! | `nr_files_per_directory` | `-N` (`256` or lkp's `256fpd`) | `256` |
 //! | `sync_method` | `-S` (NoSync 0, fsyncBeforeClose 1, syncFsync 2, PostReverseFsync 3, syncPostReverseFsync 4, PostFsync 5, syncPostFsync 6) | `fsyncBeforeClose` |
 //! | `iterations` | `-L` loops | `1` |
@@ -16,7 +16,9 @@
 //! The file count is lkp's: a file smaller than 4k still takes a 4k block on a file system without inline data, so
 //! lkp counts files of at least 4k against `test_size`, splits the count over the `-L` loops, and keeps it within
 //! fs_mark's own limit of a million files per thread. lkp's jobs write `nr_directories: 16d` and
-//! `nr_files_per_directory: 256fpd`; its script drops the unit, and so does this mapping.
+//! `nr_files_per_directory: 256fpd`; its script drops the unit, and so does this mapping. A job that gives
+//! `nr_files_per_directory` without `nr_directories` gets lkp's directories: the files per thread divided by the
+//! files per directory (at least 2, which fs_mark requires).
 //!
 //! `culprit_parse::fsmark` turns the table into `fsmark.files_per_sec` and `fsmark.app_overhead`.
 
