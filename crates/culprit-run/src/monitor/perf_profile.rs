@@ -215,12 +215,14 @@ impl Monitor for PerfProfile {
         // it parses to.
         let report: String =
             report(&recording.perf, &recording.data)?.lines().map(|line| format!("{}\n", line.trim_end())).collect();
+        // With lkp's `delay`, a run that ends before it leaves perf nothing to record; the user is told which.
+        let short = match self.delay_secs.filter(|secs| *secs > 0) {
+            Some(secs) => format!("recording starts {secs} s into the run (the job's delay), so a run shorter than that"),
+            None => "a run shorter than a second".to_string(),
+        };
         let parsed = culprit_parse::perf_profile::parse_text(&report).map_err(|e| MonitorError::Failed {
             monitor: NAME,
-            detail: format!(
-                "{e} (event {}; a run shorter than a second may give perf too few samples)",
-                recording.event
-            ),
+            detail: format!("{e} (event {}; {short} may give perf too few samples)", recording.event),
         })?;
         drop(recording);
         Ok(MonitorOutput {
