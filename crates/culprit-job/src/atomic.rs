@@ -520,7 +520,11 @@ impl AtomicJob {
             .params
             .iter()
             .filter(|(k, v)| {
-                matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Param)
+                let key = k.as_str().unwrap_or_default();
+                // lkp's settings of the test box (`md: RAID0`, `debug-setup: tune`) are read by its setup scripts,
+                // not by the benchmark, so no program is given them.
+                matches!(key_role(key), KeyRole::Param)
+                    && table::box_setting(key).is_none()
                     && !matches!(v, Value::Null | Value::Mapping(_))
             })
             .collect();
@@ -672,6 +676,10 @@ impl AtomicJob {
                         });
                     }
                 }
+                // A setting of the test box is recorded, not applied, whatever its value: lkp's `fs: {fs: ext4,
+                // mount_option: dax}` is a hash for its setup script, `fs2: [nfsv4, ~]` gives an empty one, and
+                // `drop_caches:` has none.
+                KeyRole::Param if table::box_setting(key_text).is_some() => {}
                 KeyRole::Param => {
                     let takers: Vec<&str> =
                         selected.iter().copied().filter(|program| accepts(program, key_text)).collect();

@@ -144,6 +144,58 @@ pub const LKP_MONITORS_NOT_RUN: &[&str] = &[
     "sanity-check",
 ];
 
+/// One of lkp's settings of the test box: a param its setup scripts read (`disk`, `fs`, `md`) or a setup script of
+/// its own (`drop_caches:`, `numactl: {...}`), which Culprit records with the runs (they count in the job's name and
+/// id, as in lkp's result paths) but does not apply. `not_done` says what Culprit therefore does not do, for the note
+/// `culprit run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoxSetting {
+    pub key: &'static str,
+    /// Whether the key is a setup script that lkp runs whenever the key is present, even empty (`drop_caches:`);
+    /// otherwise it is a param, and an empty value (fs2's `~` of `fs2: [nfsv4, ~]`) sets nothing.
+    pub script: bool,
+    pub not_done: &'static str,
+}
+
+const fn setting(key: &'static str, not_done: &'static str) -> BoxSetting {
+    BoxSetting { key, script: false, not_done }
+}
+
+const fn script(key: &'static str, not_done: &'static str) -> BoxSetting {
+    BoxSetting { key, script: true, not_done }
+}
+
+/// lkp's settings of the test box that Culprit records but does not apply, in the order `culprit run` names what it
+/// does not do. A job of lkp's that gives them runs on the machine as it is; one that cannot run without them (fio's
+/// `raw_disk` on a device-dax namespace) is refused by its program, which names the line.
+pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
+    setting("disk", "prepares no disk"),
+    setting("md", "builds no RAID array"),
+    setting("fs", "makes and mounts no filesystem"),
+    setting("mount_option", "mounts nothing with the job's options"),
+    setting("fs2", "exports and mounts no NFS or CIFS"),
+    setting("cpufreq_governor", "sets no cpufreq governor"),
+    script("boot_params", "boots with no kernel parameters of the job"),
+    // Metadata (it is no workload param, see [`METADATA_KEYS`]), listed here only so that the note names it.
+    setting("kernel_cmdline", "boots with no kernel parameters of the job"),
+    script("ndctl", "configures no persistent memory (ndctl, nvdimm, device-dax)"),
+    script("nvdimm", "configures no persistent memory (ndctl, nvdimm, device-dax)"),
+    script("device-dax", "configures no persistent memory (ndctl, nvdimm, device-dax)"),
+    script("memory-hotplug", "offlines or onlines no memory"),
+    script("migration_path", "sets no memory tiering"),
+    script("transparent_hugepage", "leaves transparent hugepages as they are"),
+    script("sysctl", "sets no sysctl"),
+    script("cgroup2", "puts the benchmark in no cgroup"),
+    script("numactl", "binds the benchmark to no NUMA policy (numactl)"),
+    script("drop_caches", "drops no caches before the runs"),
+    setting("debug-setup", "runs none of lkp's debug setup"),
+];
+
+/// The box setting a top-level key is, if any (see [`BOX_SETTINGS_NOT_APPLIED`]).
+pub fn box_setting(key: &str) -> Option<&'static BoxSetting> {
+    BOX_SETTINGS_NOT_APPLIED.iter().find(|s| s.key == key)
+}
+
 /// Whether a top-level key is metadata (see [`METADATA_KEYS`]).
 pub fn is_metadata_key(key: &str) -> bool {
     METADATA_KEYS.contains(&key)

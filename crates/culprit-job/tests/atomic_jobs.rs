@@ -136,7 +136,9 @@ fn unknown_keys_for_the_run_layer() {
         "perf-profile" => key == "freq",
         _ => false,
     };
-    let text = "suite: fio\nruntime: 5s\nwobble: 3\nfio-setup-basic:\n  rw: randwrite\n  bz: 4k\nfio:\nperf-profile:\n  frq: 800\nnetperf:\nsysctl:\n  a: 1\n";
+    let text = "suite: fio\nruntime: 5s\nwobble: 3\nfio-setup-basic:\n  rw: randwrite\n  bz: 4k\nfio:\n\
+                perf-profile:\n  frq: 800\nnetperf:\ntuned:\n  a: 1\nsysctl:\n  a: 1\n";
+    // lkp's `sysctl:` setup is a setting of the test box, recorded and not applied, so it is no problem here.
     let job = JobFile::parse(text, "jobs/x.yaml")
         .unwrap()
         .expand()
@@ -171,7 +173,7 @@ fn unknown_keys_for_the_run_layer() {
         problems[3]
     );
     assert!(
-        problems[4].starts_with("jobs/x.yaml:11: 'sysctl' is not a program"),
+        problems[4].starts_with("jobs/x.yaml:11: 'tuned' is not a program"),
         "{}",
         problems[4]
     );
@@ -281,4 +283,21 @@ fn a_programs_param_is_placed_on_its_own_line() {
     assert_eq!(command.place_of("runtime").to_string(), "jobs/t.yaml:2");
     // A key written nowhere is placed at the program's key.
     assert_eq!(command.place_of("nothing").to_string(), "jobs/t.yaml:3");
+}
+
+#[test]
+fn settings_of_the_test_box_are_recorded_not_given_to_programs() {
+    // lkp's fsmark-3hdd-raid-nfs.yaml and fio-basic-2pmem-dax-256g.yaml set the box up with `md: RAID0`, a hash for
+    // `fs`, an empty `fs2` and setup scripts of no value; each was refused as an unused param, a param holding a
+    // hash, or an unknown program.
+    let job = one("md: RAID0\nfs:\n  fs: ext4\n  mount_option: dax\nfs2:\ndrop_caches:\nnr_threads: 1\nfsmark:\n");
+    assert_eq!(job.unknown_keys(&|_, key| key == "nr_threads"), Vec::new());
+    let params = &job.programs()[0].params;
+    assert!(params.contains_key("nr_threads") && !params.contains_key("md"), "{params:?}");
+    // They name the job as lkp's result paths do, ordered by key (fs, md, mount_option, nr_threads).
+    assert_eq!(job.path_params(), "ext4-RAID0-dax-1");
+    // A key that is no setting, holding a hash, is still an unknown program.
+    let problems = one("sysctll:\n  a: 1\nfsmark:\n").unknown_keys(&|_, key| key == "nr_threads");
+    let unknown = matches!(problems.as_slice(), [KeyProblem::UnknownProgram { key, .. }] if key == "sysctll");
+    assert!(unknown, "{problems:?}");
 }

@@ -198,7 +198,15 @@ pub fn create_in(
         "perf-profile" => {
             // lkp's `debug-setup` installs debug symbols on its test box before it records; there is nothing to do
             // for it here, and the job.yaml of an lkp report gives it.
-            reject_options(known, options, &["interval", "event", "freq", "debug-setup"])?;
+            reject_options(known, options, &["interval", "event", "freq", "debug-setup", "delay"])?;
+            let delay = match options.get("delay").map(|d| d.trim()).filter(|d| !d.is_empty()) {
+                None => None,
+                Some(text) => Some(text.parse::<u64>().map_err(|_| MonitorError::BadOption {
+                    monitor: known,
+                    option: format!("delay: {text}"),
+                    accepted: "delay is whole seconds into the run before recording starts, e.g. 10".to_string(),
+                })?),
+            };
             let freq = match options.get("freq").filter(|f| !f.is_empty()) {
                 None => None,
                 Some(text) => Some(text.trim().parse::<u32>().map_err(|_| MonitorError::BadOption {
@@ -208,7 +216,7 @@ pub fn create_in(
                 })?),
             };
             let event = options.get("event").filter(|e| !e.is_empty()).cloned();
-            return Ok(Box::new(perf_profile::PerfProfile::new(interval, event, freq)));
+            return Ok(Box::new(perf_profile::PerfProfile::new(interval, event, freq).with_delay(delay)));
         }
         _ => {}
     }

@@ -9,7 +9,9 @@
 //!
 //! # Span
 //! The whole run is recorded. lkp records a `duration` (10 s) window starting `delay` (half the runtime) into the
-//! run, so its percentages leave out start-up and wind-down; docs/monitors.md says what that changes.
+//! run, so its percentages leave out start-up and wind-down; docs/monitors.md says what that changes. A job that
+//! gives `delay` (lkp's fsmark jobs give `perf-profile: {delay: 10}`) has it honoured as lkp does, with perf record's
+//! `-D <delay in ms>`: recording starts that many seconds into the run and lasts until the run ends.
 //!
 //! # Event and frequency
 //! The default frequency is 99 samples per second per CPU: light enough to leave the benchmark alone (about 1%
@@ -57,6 +59,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct PerfProfile {
     event: Option<String>,
     frequency: Option<u32>,
+    /// Seconds into the run before recording starts (lkp's `delay`); none or 0 records from the start.
+    delay_secs: Option<u64>,
     perf: PathBuf,
     running: Option<Recording>,
 }
@@ -76,7 +80,26 @@ impl PerfProfile {
     /// `cycles:pp` or `cpu-clock` (see the module docs), `frequency` to [`DEFAULT_FREQUENCY`].
     pub fn new(interval_secs: f64, event: Option<String>, frequency: Option<u32>) -> PerfProfile {
         let _ = interval_secs;
-        PerfProfile { event, frequency, perf: PathBuf::from("perf"), running: None }
+        PerfProfile { event, frequency, delay_secs: None, perf: PathBuf::from("perf"), running: None }
+    }
+
+    /// Starts recording `secs` seconds into the run, as lkp's `delay` does (perf record's `-D`).
+    pub fn with_delay(mut self, secs: Option<u64>) -> PerfProfile {
+        self.delay_secs = secs;
+        self
+    }
+
+    /// perf record's arguments: lkp's `-D` in milliseconds when there is a delay.
+    fn record_args(&self, frequency: u32, event: &str, data: &Path) -> Vec<String> {
+        let mut args: Vec<String> = ["record", "-q", "-g", "-a", "-F", &frequency.to_string(), "-e", event]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(secs) = self.delay_secs.filter(|secs| *secs > 0) {
+            args.extend(["-D".to_string(), (secs * 1000).to_string()]);
+        }
+        args.extend(["-o".to_string(), data.to_string_lossy().into_owned()]);
+        args
     }
 
     /// Uses the perf binary at `perf` (a path, or a name looked up in `PATH`) instead of `perf`.
@@ -161,11 +184,7 @@ impl Monitor for PerfProfile {
         };
         let frequency = self.frequency.unwrap_or(DEFAULT_FREQUENCY);
         let data = scratch.path().join("perf.data");
-        let args: Vec<String> = ["record", "-q", "-g", "-a", "-F", &frequency.to_string(), "-e", &event, "-o"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(std::iter::once(data.to_string_lossy().into_owned()))
-            .collect();
+        let args = self.record_args(frequency, &event, &data);
         let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
         process.wait_until_counting(PERF_READY_LIMIT);
         self.running = Some(Recording { perf, process, data, event, _scratch: scratch });
@@ -196,12 +215,14 @@ impl Monitor for PerfProfile {
         // it parses to.
         let report: String =
             report(&recording.perf, &recording.data)?.lines().map(|line| format!("{}\n", line.trim_end())).collect();
+        // With lkp's `delay`, a run that ends before it leaves perf nothing to record; the user is told which.
+        let short = match self.delay_secs.filter(|secs| *secs > 0) {
+            Some(secs) => format!("recording starts {secs} s into the run (the job's delay), so a run shorter than that"),
+            None => "a run shorter than a second".to_string(),
+        };
         let parsed = culprit_parse::perf_profile::parse_text(&report).map_err(|e| MonitorError::Failed {
             monitor: NAME,
-            detail: format!(
-                "{e} (event {}; a run shorter than a second may give perf too few samples)",
-                recording.event
-            ),
+            detail: format!("{e} (event {}; {short} may give perf too few samples)", recording.event),
         })?;
         drop(recording);
         Ok(MonitorOutput {
@@ -265,6 +286,22 @@ fn report(perf: &Path, data: &Path) -> Result<String, MonitorError> {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn lkps_delay_is_perf_records_delay_in_milliseconds() {
+        // lkp's fsmark jobs give `perf-profile: {delay: 10}`, which was refused as an option perf-profile does not
+        // take; lkp passes it to perf record as `-D 10000`.
+        let options = std::collections::BTreeMap::from([("delay".to_string(), "10".to_string())]);
+        assert!(super::super::create("perf-profile", &options, 1.0).is_ok());
+        let data = Path::new("/tmp/p.data");
+        let args = PerfProfile::new(1.0, None, None).with_delay(Some(10)).record_args(99, "cpu-clock", data);
+        assert_eq!(args.join(" "), "record -q -g -a -F 99 -e cpu-clock -D 10000 -o /tmp/p.data");
+        let args = PerfProfile::new(1.0, None, None).with_delay(Some(0)).record_args(99, "cpu-clock", data);
+        assert_eq!(args.join(" "), "record -q -g -a -F 99 -e cpu-clock -o /tmp/p.data");
+        let bad = std::collections::BTreeMap::from([("delay".to_string(), "soon".to_string())]);
+        let refused = super::super::create("perf-profile", &bad, 1.0).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.contains("delay: soon") && refused.contains("whole seconds"), "{refused}");
+    }
 
     fn perf_installed() -> bool {
         if Path::new("/usr/bin/perf").exists() {

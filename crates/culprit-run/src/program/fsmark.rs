@@ -8,7 +8,7 @@
 //! | `nr_threads` | one `-d <scratch>/<i>` per thread (at most 64, as lkp) | nr_cpu |
 //! | `filesize` | `-s` bytes (`0` creates empty files) | `4k` |
 //! | `test_size` | `-n` files per thread, as lkp counts them (below) | `filesize` × 1000 × nr_threads |
-//! | `nr_directories` | `-D` (`16` or lkp's `16d`) | `16` |
+//! | `nr_directories` | `-D` (`16` or lkp's `16d`) | `16`; see below |
 //! | `nr_files_per_directory` | `-N` (`256` or lkp's `256fpd`) | `256` |
 //! | `sync_method` | `-S` (NoSync 0, fsyncBeforeClose 1, syncFsync 2, PostReverseFsync 3, syncPostReverseFsync 4, PostFsync 5, syncPostFsync 6) | `fsyncBeforeClose` |
 //! | `iterations` | `-L` loops | `1` |
@@ -16,7 +16,9 @@
 //! The file count is lkp's: a file smaller than 4k still takes a 4k block on a file system without inline data, so
 //! lkp counts files of at least 4k against `test_size`, splits the count over the `-L` loops, and keeps it within
 //! fs_mark's own limit of a million files per thread. lkp's jobs write `nr_directories: 16d` and
-//! `nr_files_per_directory: 256fpd`; its script drops the unit, and so does this mapping.
+//! `nr_files_per_directory: 256fpd`; its script drops the unit, and so does this mapping. A job that gives
+//! `nr_files_per_directory` without `nr_directories` gets lkp's directories: the files per thread divided by the
+//! files per directory (at least 2, which fs_mark requires).
 //!
 //! `culprit_parse::fsmark` turns the table into `fsmark.files_per_sec` and `fsmark.app_overhead`.
 
@@ -85,6 +87,16 @@ impl Program for Fsmark {
         let files_per_thread = (test_size / filesize.max(MIN_FILE_BYTES) / threads / loops).clamp(1, MAX_FILES);
         let sync = p.one_of("sync_method", SYNC_METHODS)?.unwrap_or_else(|| "fsyncBeforeClose".into());
         let sync_number = SYNC_METHODS.iter().position(|m| *m == sync).unwrap_or(1);
+        // lkp's stress-journal jobs give `nr_files_per_directory: 1fpd` alone, and lkp's script then spreads each
+        // thread's files over as many directories as that leaves (one file each); 16 directories of many files
+        // each stressed the journal far less. fs_mark refuses fewer than 2 directories, which lkp's division can
+        // give for a small test_size.
+        let per_directory = count_in(p, "nr_files_per_directory", "fpd")?;
+        let directories = match (count_in(p, "nr_directories", "d")?, per_directory) {
+            (Some(directories), _) => directories,
+            (None, Some(per_directory)) => (files_per_thread / per_directory.max(1)).max(2),
+            (None, None) => 16,
+        };
         let mut setup = Vec::new();
         let mut argv = vec!["fs_mark".to_string()];
         for i in 1..=threads {
@@ -100,9 +112,9 @@ impl Program for Fsmark {
             "-S".into(),
             sync_number.to_string(),
             "-D".into(),
-            count_in(p, "nr_directories", "d")?.unwrap_or(16).to_string(),
+            directories.to_string(),
             "-N".into(),
-            count_in(p, "nr_files_per_directory", "fpd")?.unwrap_or(256).to_string(),
+            per_directory.unwrap_or(256).to_string(),
             "-L".into(),
             loops.to_string(),
         ]);
@@ -141,6 +153,11 @@ mod tests {
         // Dave Chinner's `-s 0`, files created empty, and a test size past fs_mark's limit of a million a thread.
         let p = params("fsmark", &[("nr_threads", "1"), ("filesize", "0"), ("test_size", "100G")]);
         assert!(Fsmark.plan(&p, &ctx()).unwrap().main.display().ends_with("-n 1000000 -s 0 -S 1 -D 16 -N 256 -L 1"));
+        // lkp's fsmark-stress-journal-1hdd.yaml: one 4K file a directory, the directories as many as the files.
+        let journal = [("nr_threads", "1t"), ("filesize", "4K"), ("test_size", "100M"), ("iterations", "1x")];
+        let p = params("fsmark", &[&journal[..], &[("nr_files_per_directory", "1fpd")][..]].concat());
+        let line = Fsmark.plan(&p, &ctx()).unwrap().main.display();
+        assert!(line.ends_with("-n 25600 -s 4096 -S 1 -D 25600 -N 1 -L 1"), "{line}");
         let p = params("fsmark", &[("nr_directories", "16dirs")]);
         let error = Fsmark.plan(&p, &ctx()).unwrap_err().to_string();
         assert!(error.contains("'16dirs'") && error.contains("16 or 16d"), "{error}");

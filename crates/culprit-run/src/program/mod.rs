@@ -177,6 +177,10 @@ impl Params {
     /// malformed param is reported before anything runs.
     pub fn validate(&self, specs: &[ParamSpec], nr_cpu: u32) -> Result<(), ProgramError> {
         for (key, value) in &self.values {
+            if key == "nr_instances" {
+                self.one_instance(value)?;
+                continue;
+            }
             let Some(spec) = specs.iter().find(|s| s.matches(key)) else {
                 if COMMON_KEYS.contains(&key.as_str()) {
                     continue;
@@ -204,9 +208,27 @@ impl Params {
     }
 }
 
+impl Params {
+    /// lkp's `nr_instances` (its bin/run-test starts that many copies of the benchmark at once, each with its own
+    /// `instance_id`): Culprit runs one, so 1 is taken and more are refused rather than measured as one copy.
+    fn one_instance(&self, value: &str) -> Result<(), ProgramError> {
+        match value.trim() {
+            "" | "1" => Ok(()),
+            other => Err(self.bad(
+                "nr_instances",
+                other,
+                "lkp starts that many copies of the benchmark at once, but Culprit runs one per run; remove \
+                 nr_instances (or give 1), or start the copies yourself in a 'command' job",
+            )),
+        }
+    }
+}
+
 /// Keys every program may see without using them: lkp's top-level keys that describe the test box or its setup
-/// (which Culprit records but does not act on), and the run layer's own keys.
-pub const COMMON_KEYS: &[&str] = &["timeout", "cpufreq_governor", "ucode", "disk", "fs", "fs2", "mount_option"];
+/// (which Culprit records but does not act on), the run layer's own keys, and lkp's `nr_instances`, which
+/// [`Params::validate`] takes only as 1.
+pub const COMMON_KEYS: &[&str] =
+    &["timeout", "cpufreq_governor", "ucode", "disk", "fs", "fs2", "mount_option", "nr_instances"];
 
 /// Where and on what a program runs.
 #[derive(Debug, Clone)]

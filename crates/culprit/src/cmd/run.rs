@@ -171,8 +171,10 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
         culprit_job::KeyProblem::UnknownProgram { key, .. } => {
             let programs = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.selectors.iter().map(|s| s.key));
             let setups = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.setup_keys.iter().copied());
+            // A misspelt setting of the test box (`drop_cache:`) holds a hash or nothing too.
+            let settings = culprit_job::table::BOX_SETTINGS_NOT_APPLIED.iter().map(|s| s.key);
             let names: Vec<&'static str> =
-                programs.chain(setups).chain(culprit_job::table::MONITORS.iter().copied()).collect();
+                programs.chain(setups).chain(culprit_job::table::MONITORS.iter().copied()).chain(settings).collect();
             nearest_name(key, &names)
         }
         _ => None,
@@ -573,37 +575,66 @@ fn bytes_text(bytes: u64) -> String {
     }
 }
 
-/// lkp's params that set the test box up (the disk, the filesystem made and mounted on it, the cpufreq governor):
-/// programs accept them, so lkp's job files run, but nothing applies them.
-const SETTINGS_NOT_APPLIED: [&str; 5] = ["disk", "fs", "fs2", "mount_option", "cpufreq_governor"];
+/// The box setting a flattened job key gives, with the value to show: `fs: xfs` and the `fs.fs`/`fs.mount_option`
+/// of lkp's `fs: {fs: ext4, mount_option: dax}` under their own names, any other key of a setting's hash as
+/// `key=value` (`boot_params: bp1_memmap=104G!8G`).
+fn box_setting_of(key: &str, value: &str) -> Option<(&'static culprit_job::table::BoxSetting, String)> {
+    let (top, rest) = key.split_once('.').unwrap_or((key, ""));
+    let setting = culprit_job::table::box_setting(top)?;
+    match culprit_job::table::box_setting(rest) {
+        Some(inner) if top == "fs" => Some((inner, value.to_string())),
+        _ if rest.is_empty() => Some((setting, value.to_string())),
+        _ => Some((setting, format!("{rest}={value}"))),
+    }
+}
 
 /// Says which of lkp's box settings the jobs give, with their values, are recorded but not applied. Without it a job
 /// of `fs: [ext4, xfs]` ran twice on the scratch directory's filesystem, stored as an ext4 and an xfs job, and their
-/// difference read as the filesystems' when it was noise.
+/// difference read as the filesystems' when it was noise; and a job's `drop_caches:` or `numactl:` setup, which
+/// changes what the benchmark measures, would be passed over in silence.
 fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
-    let mut given: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut given: Vec<(&culprit_job::table::BoxSetting, Vec<String>)> = Vec::new();
     for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
-        let last = key.rsplit('.').next().unwrap_or(key);
-        let Some(setting) = SETTINGS_NOT_APPLIED.iter().find(|s| **s == last) else { continue };
-        if value.is_empty() {
+        let Some((setting, shown)) = box_setting_of(key, value) else { continue };
+        // An empty param sets nothing (`fs2: [nfsv4, ~]`), but an empty setup script (`drop_caches:`) still runs in
+        // lkp, so it is named.
+        if value.is_empty() && !setting.script {
             continue;
         }
-        match given.iter_mut().find(|(k, _)| k == setting) {
-            Some((_, values)) if values.contains(&value.as_str()) => {}
-            Some((_, values)) => values.push(value),
-            None => given.push((setting, vec![value])),
+        let slot = match given.iter().position(|(s, _)| s.key == setting.key) {
+            Some(at) => at,
+            None => {
+                given.push((setting, Vec::new()));
+                given.len() - 1
+            }
+        };
+        let values = &mut given[slot].1;
+        if !value.is_empty() && !values.contains(&shown) {
+            values.push(shown);
         }
     }
     if given.is_empty() {
         return;
     }
-    let listed: Vec<String> = given.iter().map(|(key, values)| format!("{key}: {}", values.join(", "))).collect();
+    let listed: Vec<String> = given
+        .iter()
+        .map(|(setting, values)| match values.is_empty() {
+            true => setting.key.to_string(),
+            false => format!("{}: {}", setting.key, values.join(", ")),
+        })
+        .collect();
+    let mut not_done: Vec<&str> = Vec::new();
+    for setting in culprit_job::table::BOX_SETTINGS_NOT_APPLIED {
+        if given.iter().any(|(s, _)| s.key == setting.key) && !not_done.contains(&setting.not_done) {
+            not_done.push(setting.not_done);
+        }
+    }
     crate::note!(
-        "culprit: {} are recorded with the runs but not applied: Culprit prepares no disk, makes and mounts no \
-         filesystem and sets no cpufreq governor, and the benchmark's files go to {} on whatever filesystem holds \
-         it; jobs that differ only in these measure the same setup (set the machine up yourself, and give --scratch \
-         a directory on the filesystem to test)",
+        "culprit: {} are recorded with the runs but not applied: Culprit {}, and the benchmark's files go to {} on \
+         whatever filesystem holds it; jobs that differ only in these measure the same setup (set the machine up \
+         yourself, and give --scratch a directory on the filesystem to test)",
         listed.join("; "),
+        culprit_core::report::and_list(&not_done),
         scratch_root.display()
     );
 }
