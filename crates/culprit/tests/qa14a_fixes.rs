@@ -135,3 +135,25 @@ fn qa14a_lkps_includes_and_templates_are_refused_as_such() {
         assert!(!err.contains("malformed") && !err.contains("is not a size"), "{err}");
     }
 }
+
+#[test]
+fn an_lkp_fio_job_without_buffered_is_said_to_run_unlike_lkps_o_direct() {
+    // lkp's fio-setup-basic writes `buffered=0` when a job gives no `buffered`, and fio then opens its files O_DIRECT
+    // whatever `direct` says; Culprit runs the job as written (buffered), which measured another I/O path than the
+    // robot's without a word. A job that gives `buffered` is run as it says, with nothing to note.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let lkp_form = "suite: fio-basic\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\n  test_size: 4M\n  runtime: 1s\nfio:\n";
+    let note = "lkp ran this job with O_DIRECT whatever its direct says";
+    for (name, text, noted) in [
+        ("lkp.yaml", lkp_form.to_string(), true),
+        ("given.yaml", lkp_form.replace("  runtime: 1s\n", "  runtime: 1s\n  buffered: 0\n"), false),
+        ("plain.yaml", "suite: fio-basic\nfio:\n  rw: randwrite\n  test_size: 4M\n  runtime: 1s\n".to_string(), false),
+    ] {
+        std::fs::write(d.join(name), text).unwrap();
+        let out = culprit(d.join("r.db"), &["run", name, "-n", "1", "--label", name, "--monitors", "none"], d);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{name}: {stderr}");
+        assert_eq!(stderr.contains(note), noted, "{name}: {stderr}");
+    }
+}

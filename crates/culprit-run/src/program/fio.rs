@@ -44,7 +44,8 @@
 //!
 //! lkp's script always writes `buffered=$buffered`, which is `buffered=0` when the job does not give it, and fio
 //! then opens its files O_DIRECT whatever `direct` says; Culprit passes `buffered` only when the job gives it, so a
-//! job without it runs buffered unless it says `direct`. Give `buffered: 0` to measure as lkp's script does.
+//! job without it runs buffered unless it says `direct`. Give `buffered: 0` to measure as lkp's script does;
+//! `culprit run` says so for a job in lkp's form (with a `fio-setup-basic` hash) that gives no `buffered`.
 //!
 //! Always: `--output-format=json --group_reporting --directory=<scratch dir> --name=culprit-fio`. The JSON goes to
 //! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ... A `test_size`

@@ -514,6 +514,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
+    note_fio_buffered_unlike_lkp(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -637,6 +638,27 @@ fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
         culprit_core::report::and_list(&not_done),
         scratch_root.display()
     );
+}
+
+/// Says, for an lkp fio job (one with lkp's `fio-setup-basic` hash) that gives no `buffered`, that lkp's robot ran
+/// it with O_DIRECT and Culprit does not: lkp's setup script writes `buffered=0` into fio's task file whatever the
+/// job says, and fio then opens its files O_DIRECT even under `direct: 0`. Culprit runs fio as the job gives it, so
+/// that a job's `direct: 0` means buffered I/O, but a robot's regression in the direct I/O path would then go
+/// unseen without a word.
+fn note_fio_buffered_unlike_lkp(jobs: &[PlannedJob]) {
+    let lkp_fio_without_buffered = jobs.iter().any(|job| {
+        let params = &job.run.params;
+        let lkp_form = params.iter().any(|(key, _)| key.split('.').next() == Some("fio-setup-basic"));
+        let buffered = params.iter().any(|(key, _)| key.rsplit('.').next() == Some("buffered"));
+        lkp_form && !buffered
+    });
+    if lkp_fio_without_buffered {
+        crate::note!(
+            "culprit: lkp's fio-setup-basic writes buffered=0 into fio's task file when a job gives no buffered, so \
+             lkp ran this job with O_DIRECT whatever its direct says; Culprit runs fio as the job gives it (buffered \
+             I/O unless direct): add 'buffered: 0' to measure the I/O path lkp's robot measured"
+        );
+    }
 }
 
 /// Says which of lkp's monitors and daemons the job names that Culprit has none of, and so runs without.
