@@ -76,6 +76,8 @@ fixture_tests! {
     iperf => "iperf",
     mpstat => "mpstat",
     netperf => "netperf",
+    perf_bench_sched_messaging => "perf-bench-sched-messaging",
+    perf_bench_syscall => "perf-bench-syscall",
     perf_profile => "perf-profile",
     perf_stat => "perf-stat",
     stress_ng => "stress-ng",
