@@ -224,8 +224,10 @@ static PERF_BENCH_SCHED_PIPE: perf_bench::PerfBench = perf_bench::PerfBench(perf
 static PERF_BENCH_SCHED_MESSAGING: perf_bench::PerfBench =
     perf_bench::PerfBench(perf_bench::PerfBenchKind::SchedMessaging);
 static PERF_BENCH_SYSCALL: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Syscall);
+static PERF_BENCH_FUTEX: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Futex);
+static PERF_BENCH_MEM: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Mem);
 
-static REGISTRY: [&dyn Parser; 24] = [
+static REGISTRY: [&dyn Parser; 26] = [
     &dbench::Dbench,
     &fio::Fio,
     &fsmark::Fsmark,
@@ -233,6 +235,8 @@ static REGISTRY: [&dyn Parser; 24] = [
     &iperf::Iperf,
     &mpstat::Mpstat,
     &netperf::Netperf,
+    &PERF_BENCH_FUTEX,
+    &PERF_BENCH_MEM,
     &PERF_BENCH_SCHED_MESSAGING,
     &PERF_BENCH_SCHED_PIPE,
     &PERF_BENCH_SYSCALL,

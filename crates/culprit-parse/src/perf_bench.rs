@@ -1,6 +1,6 @@
-//! Parsers for `perf bench` (Debian package `linux-perf`): the scheduler and system-call benchmarks lkp-tests runs
-//! as `perf-bench-sched-pipe`, `perf-bench-sched-messaging` and `perf-bench-syscall`, printing what lkp's
-//! `programs/perf-bench-*/parse` scripts print.
+//! Parsers for `perf bench` (Debian package `linux-perf`): the scheduler, system-call, futex and memory benchmarks
+//! lkp-tests runs as `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`,
+//! `perf-bench-futex` and `perf-bench-mem`, printing what lkp's `programs/perf-bench-*/parse` scripts print.
 //!
 //! Format read: perf bench's default output, e.g. for `perf bench sched pipe -l 20000`:
 //!
@@ -19,7 +19,11 @@
 //! - `perf-bench-sched-messaging.total_time_sec` (lower is better: every group sends its messages, and the time
 //!   they take is the result);
 //! - `perf-bench-syscall.<call>.total_time_sec`, `.usecs_per_op`, `.ops_per_sec` (thousands separators dropped),
-//!   where `<call>` is the system call the `# Executed N <call>() calls` line names (`getppid` for `basic`).
+//!   where `<call>` is the system call the `# Executed N <call>() calls` line names (`getppid` for `basic`);
+//! - `perf-bench-futex.ops/s` (hash, lock-pi), `.wokeup_time_ms` (wake), `.requeued_time_ms` (requeue),
+//!   `.avg_per_thread_latency_ms` (wake-parallel), each with `.stddev%`, from the summary line of the benchmark's
+//!   runs (lkp reads a wake-parallel summary only for a single-digit thread count, `waking 1/8`; here any count);
+//! - `perf-bench-mem.<op>.<function>.<unit>_per_sec` (`memcpy.default.GB_per_sec`), one per function run.
 //!
 //! Where lkp prints nothing (the benchmark was killed before its result, or the file is not perf bench's), this is an
 //! error: [`ParseError::Truncated`] when perf bench's `# Running` header is there, [`ParseError::NoResults`]
@@ -35,6 +39,8 @@ pub enum PerfBenchKind {
     SchedPipe,
     SchedMessaging,
     Syscall,
+    Futex,
+    Mem,
 }
 
 impl PerfBenchKind {
@@ -44,6 +50,8 @@ impl PerfBenchKind {
             PerfBenchKind::SchedPipe => "perf-bench-sched-pipe",
             PerfBenchKind::SchedMessaging => "perf-bench-sched-messaging",
             PerfBenchKind::Syscall => "perf-bench-syscall",
+            PerfBenchKind::Futex => "perf-bench-futex",
+            PerfBenchKind::Mem => "perf-bench-mem",
         }
     }
 
@@ -53,6 +61,8 @@ impl PerfBenchKind {
             PerfBenchKind::SchedPipe => "sched/pipe",
             PerfBenchKind::SchedMessaging => "sched/messaging",
             PerfBenchKind::Syscall => "syscall/",
+            PerfBenchKind::Futex => "futex/",
+            PerfBenchKind::Mem => "mem/",
         }
     }
 }
@@ -78,6 +88,10 @@ struct Patterns {
     usecs_per_op: Regex,
     grouped_ops_per_sec: Regex,
     executed_call: Regex,
+    futex_summaries: [(Regex, &'static str); 4],
+    mem_op: Regex,
+    mem_function: Regex,
+    mem_rate: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -90,6 +104,18 @@ fn patterns() -> &'static Patterns {
             usecs_per_op: compile(r"([\d.]+)\s*usecs/op"),
             grouped_ops_per_sec: compile(r"([\d,]+)\s*ops/sec"),
             executed_call: compile(r"^# Executed [\d,]+ (\w+)\(\) calls"),
+            futex_summaries: [
+                (compile(r"Averaged ([\d.]+) operations/sec \(\+- ([\d.]+)%\)"), "ops/s"),
+                (compile(r"^Wokeup \d+ of \d+ threads in ([\d.]+) ms \(\+-([\d.]+)%\)"), "wokeup_time_ms"),
+                (compile(r"^Requeued \d+ of \d+ threads in ([\d.]+) ms \(\+-([\d.]+)%\)"), "requeued_time_ms"),
+                (
+                    compile(r"^Avg per-thread latency \(waking \d+/\d+ threads\) in ([\d.]+) ms \(\+-([\d.]+)%\)"),
+                    "avg_per_thread_latency_ms",
+                ),
+            ],
+            mem_op: compile(r"^# Running 'mem/(\w+)' benchmark:"),
+            mem_function: compile(r"^# function '([^']+)'"),
+            mem_rate: compile(r"^\s*([\d.]+)d?\s+(bytes|KB|MB|GB)/sec"),
         }
     })
 }
@@ -98,8 +124,10 @@ fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError
     let p = patterns();
     let mut out = ParseOutput::default();
     let mut header_seen = false;
-    // perf bench syscall names its call in a line before the figures; lkp keys the figures by it.
+    // perf bench syscall names its call in a line before the figures, and mem its operation and function; lkp
+    // keys the figures by them.
     let mut call = String::new();
+    let (mut op, mut function) = (String::new(), "default".to_string());
     for line in text.lines() {
         if line.starts_with("# Running '") && line.contains(kind.header()) {
             header_seen = true;
@@ -126,6 +154,24 @@ fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError
                     out.push(format!("{call}.usecs_per_op"), usecs);
                 } else if let Some(ops) = capture(&p.grouped_ops_per_sec) {
                     out.push(format!("{call}.ops_per_sec"), ops.replace(',', ""));
+                }
+            }
+            PerfBenchKind::Futex => {
+                let summary = p.futex_summaries.iter().find_map(|(re, key)| re.captures(line).map(|c| (c, *key)));
+                if let Some((c, key)) = summary {
+                    let text = |i: usize| c.get(i).map_or("", |m| m.as_str()).to_string();
+                    out.push(key, text(1));
+                    out.push("stddev%", text(2));
+                }
+            }
+            PerfBenchKind::Mem => {
+                if let Some(name) = capture(&p.mem_op) {
+                    op = name;
+                } else if let Some(name) = capture(&p.mem_function) {
+                    function = name;
+                } else if let Some(c) = p.mem_rate.captures(line) {
+                    let text = |i: usize| c.get(i).map_or("", |m| m.as_str());
+                    out.push(format!("{op}.{function}.{}_per_sec", text(2)), text(1).to_string());
                 }
             }
         }

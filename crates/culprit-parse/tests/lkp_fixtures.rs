@@ -76,6 +76,8 @@ fixture_tests! {
     iperf => "iperf",
     mpstat => "mpstat",
     netperf => "netperf",
+    perf_bench_futex => "perf-bench-futex",
+    perf_bench_mem => "perf-bench-mem",
     perf_bench_sched_messaging => "perf-bench-sched-messaging",
     perf_bench_syscall => "perf-bench-syscall",
     perf_profile => "perf-profile",

@@ -61,3 +61,44 @@ fn a_syscall_benchmark_the_installed_perf_lacks_is_refused_before_any_run() {
     // Refused before any run: not even the store was made.
     assert!(!db.exists(), "a store was made for a job refused up front");
 }
+
+#[test]
+fn lkps_futex_and_mem_jobs_run_for_real_with_their_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("r.db");
+    // lkp's jobs/perf-bench-futex.yaml (two of its tests, a 1 s runtime) and jobs/perf-bench-mem.yaml (1MB buffers).
+    let futex = "suite: perf-bench-futex\nruntime: 1s\nnr_task: 2\nperf-bench-futex:\n  test:\n    - hash\n    - \
+                 wake\n  shared:\n    - shared\n    -\n";
+    let mem =
+        "suite: perf-bench-mem\nperf-bench-mem:\n  op:\n    - memcpy\n    - memset\n  function: all\n  size: 1MB\n";
+    let mut stdout_of = Vec::new();
+    for (name, text) in [("futex.yaml", futex), ("mem.yaml", mem)] {
+        let job = write(d, name, text);
+        let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "x", "--monitors", "none"], d);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        stdout_of.push(stdout(&out));
+    }
+    let out = culprit(&db, &["results", "--json"], d);
+    let groups: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Four futex jobs (hash and wake, shared and private) and two mem jobs, each with its one run stored ok.
+    assert_eq!(groups.as_array().unwrap().len(), 6, "{groups:#}");
+    let metrics = |id: &serde_json::Value| -> serde_json::Value {
+        let out = culprit(&db, &["results", "--run", &id.to_string(), "--json"], d);
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["metrics"].clone()
+    };
+    for group in groups.as_array().unwrap() {
+        let m = metrics(&group["run_ids"][0]);
+        let name = group["job_name"].as_str().unwrap();
+        let key = if name.contains("hash") {
+            "perf-bench-futex.ops/s"
+        } else if name.contains("wake") {
+            "perf-bench-futex.wokeup_time_ms"
+        } else if name.contains("memcpy") {
+            "perf-bench-mem.memcpy.default.GB_per_sec"
+        } else {
+            "perf-bench-mem.memset.default.GB_per_sec"
+        };
+        assert!(m[key].as_f64().is_some_and(|v| v > 0.0), "{name}: {key} in {m:#}");
+    }
+}

@@ -64,6 +64,11 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("perf-bench-*.ops_per_sec", 1),
     ("perf-bench-*.usecs_per_op", -1),
     ("perf-bench-*total_time_sec", -1),
+    ("perf-bench-futex.ops/s", 1),
+    ("perf-bench-futex.*_ms", -1),
+    // The futex benchmarks' spread over their own repetitions, in percent: not a performance either way.
+    ("perf-bench-futex.stddev%", 0),
+    ("perf-bench-mem.*_per_sec", 1),
     ("sysbench*latency*", -1),
     ("sysbench*.time*", -1),
     ("sysbench*throughput*", 1),
@@ -135,6 +140,8 @@ pub const KPI_PATTERNS: &[&str] = &[
     "perf-bench-sched-pipe.ops_per_sec",
     "perf-bench-sched-messaging.total_time_sec",
     "perf-bench-syscall.*.ops_per_sec",
+    "perf-bench-futex.ops/s",
+    "perf-bench-mem.*_per_sec",
     "dbench.throughput_MB/s",
     "pgbench.tps",
     "sysbench-*.throughput_ops/s",
@@ -237,6 +244,10 @@ mod tests {
             ("perf-bench-syscall.getppid.total_time_sec", Direction::LowerIsBetter),
             ("perf-bench-syscall.getppid.usecs_per_op", Direction::LowerIsBetter),
             ("perf-bench-sched-pipe.ops_per_sec", Direction::HigherIsBetter),
+            ("perf-bench-futex.ops/s", Direction::HigherIsBetter),
+            ("perf-bench-futex.wokeup_time_ms", Direction::LowerIsBetter),
+            ("perf-bench-futex.stddev%", Direction::Unknown),
+            ("perf-bench-mem.memcpy.default.GB_per_sec", Direction::HigherIsBetter),
         ] {
             assert_eq!(direction_of(metric), direction, "{metric}");
         }

@@ -312,12 +312,14 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 15] = [
+static REGISTRY: [&dyn Program; 17] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
         &hackbench::Hackbench,
+        &perf_bench::FUTEX,
+        &perf_bench::MEM,
         &perf_bench::SCHED_MESSAGING,
         &perf_bench::SCHED_PIPE,
         &perf_bench::SYSCALL,

@@ -1,5 +1,6 @@
-//! `perf bench` (Debian package `linux-perf`), the kernel's own scheduler and system-call benchmarks, run as lkp's
-//! `perf-bench-sched-pipe`, `perf-bench-sched-messaging` and `perf-bench-syscall` programs run them.
+//! `perf bench` (Debian package `linux-perf`), the kernel's own scheduler, system-call, futex and memory
+//! benchmarks, run as lkp's `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`,
+//! `perf-bench-futex` and `perf-bench-mem` programs run them.
 //!
 //! Param mapping (lkp's names):
 //!
@@ -13,10 +14,22 @@
 //! | | `mode` | `--thread` when `thread` | `process` |
 //! | `perf-bench-syscall` | `op` | the benchmark: `basic` (getppid), or what the installed perf offers | required |
 //! | | `loop` | `--loop` | perf's 10,000,000 |
+//! | `perf-bench-futex` | `test` | the benchmark: `hash`, `wake`, `wake-parallel`, `requeue`, `lock-pi` | required |
+//! | | `nr_task` | `--threads` (count or share of CPUs) | perf's: one per CPU |
+//! | | `runtime` | `--runtime` in seconds, for `hash` and `lock-pi` only (as lkp) | perf's 10 s |
+//! | | `shared` | `--shared` when yes (lkp's jobs write `shared` or nothing) | private futexes |
+//! | | `futexes` (hash), `nwakes` (wake), `nwakers` (wake-parallel), `nrequeue` (requeue) | the same option, for its benchmark only | perf's |
+//! | | `multi` (lock-pi) | `--multi` when yes | off |
+//! | `perf-bench-mem` | `op` | the benchmark: `memcpy`, `memset` | required |
+//! | | `function` | `--function` (`all` runs every implementation) | perf's `default` |
+//! | | `size` | `--size` (`1MB`, as perf takes it) | perf's 1MB |
+//! | | `nr_loops` | `--nr_loops` | perf's 1 |
 //!
 //! The modes are spelt as lkp spells them: `threads` for the pipe benchmark, `thread` for messaging. A syscall
 //! benchmark the installed perf lacks (lkp's job asks for `fork`, `execve` and `getpgid`, which perf 6.1 does not
-//! have) is refused before any run, naming those it has. `culprit_parse::perf_bench` reads the output.
+//! have) is refused before any run, naming those it has; so is a futex or mem benchmark it lacks. A yes/no param is
+//! read as lkp's `parse_bool` reads it: empty, or starting with `0`, `no`, `false` or `n`, is no.
+//! `culprit_parse::perf_bench` reads the output.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{run, Invocation};
@@ -34,11 +47,15 @@ enum Kind {
     SchedPipe,
     SchedMessaging,
     Syscall,
+    Futex,
+    Mem,
 }
 
 pub static SCHED_PIPE: PerfBench = PerfBench { kind: Kind::SchedPipe };
 pub static SCHED_MESSAGING: PerfBench = PerfBench { kind: Kind::SchedMessaging };
 pub static SYSCALL: PerfBench = PerfBench { kind: Kind::Syscall };
+pub static FUTEX: PerfBench = PerfBench { kind: Kind::Futex };
+pub static MEM: PerfBench = PerfBench { kind: Kind::Mem };
 
 const PIPE_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "loops", kind: ParamKind::Text, doc: "pipe round trips, e.g. 1000000 or lkp's 10000000ops" },
@@ -57,12 +74,53 @@ const SYSCALL_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "loop", kind: ParamKind::Positive, doc: "system calls made" },
 ];
 
+const FUTEX_SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "test", kind: ParamKind::Text, doc: "the futex benchmark: hash, wake, requeue, ..." },
+    ParamSpec { name: "nr_task", kind: ParamKind::CountOrShare, doc: "threads, or a share of the CPUs" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "seconds the hash and lock-pi benchmarks run" },
+    ParamSpec { name: "shared", kind: ParamKind::Text, doc: "shared futexes when yes" },
+    ParamSpec { name: "futexes", kind: ParamKind::Positive, doc: "futexes per thread (hash)" },
+    ParamSpec { name: "nwakes", kind: ParamKind::Positive, doc: "threads woken per call (wake)" },
+    ParamSpec { name: "nwakers", kind: ParamKind::Positive, doc: "waking threads (wake-parallel)" },
+    ParamSpec { name: "nrequeue", kind: ParamKind::Positive, doc: "threads requeued per call (requeue)" },
+    ParamSpec { name: "multi", kind: ParamKind::Text, doc: "one futex per thread when yes (lock-pi)" },
+];
+
+const MEM_SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "op", kind: ParamKind::Text, doc: "the memory benchmark: memcpy or memset" },
+    ParamSpec { name: "function", kind: ParamKind::Text, doc: "the implementation, or all" },
+    ParamSpec { name: "size", kind: ParamKind::Text, doc: "buffer size as perf takes it, e.g. 1MB" },
+    ParamSpec { name: "nr_loops", kind: ParamKind::Positive, doc: "copies or sets of the buffer" },
+];
+
+/// lkp's `parse_bool`: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else is yes.
+fn yes(value: Option<&str>) -> bool {
+    let text = value.unwrap_or("").trim();
+    !(text.is_empty() || ["0", "no", "false", "n"].iter().any(|no| text.starts_with(no)))
+}
+
+/// A benchmark or function name as perf bench takes it: letters, digits, `-`, `_` (it goes on a command line).
+fn checked_name(program: &'static str, key: &str, value: &str, example: &str) -> Result<String, ProgramError> {
+    let value = value.trim();
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        return Err(ProgramError::BadParam {
+            program,
+            key: key.into(),
+            value: value.into(),
+            reason: format!("a perf bench name such as {example}"),
+        });
+    }
+    Ok(value.to_string())
+}
+
 impl Program for PerfBench {
     fn name(&self) -> &'static str {
         match self.kind {
             Kind::SchedPipe => "perf-bench-sched-pipe",
             Kind::SchedMessaging => "perf-bench-sched-messaging",
             Kind::Syscall => "perf-bench-syscall",
+            Kind::Futex => "perf-bench-futex",
+            Kind::Mem => "perf-bench-mem",
         }
     }
     fn binary(&self) -> &'static str {
@@ -76,10 +134,12 @@ impl Program for PerfBench {
             Kind::SchedPipe => PIPE_SPECS,
             Kind::SchedMessaging => MESSAGING_SPECS,
             Kind::Syscall => SYSCALL_SPECS,
+            Kind::Futex => FUTEX_SPECS,
+            Kind::Mem => MEM_SPECS,
         }
     }
 
-    fn plan(&self, p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+    fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let mut argv: Vec<String> = vec!["perf".into(), "bench".into()];
         match self.kind {
             Kind::SchedPipe => {
@@ -115,22 +175,62 @@ impl Program for PerfBench {
                 }
             }
             Kind::Syscall => {
-                let op = p.get("op").map(str::trim).ok_or_else(|| ProgramError::MissingParam {
+                let op = p.get("op").ok_or_else(|| ProgramError::MissingParam {
                     program: self.name(),
                     key: "op".into(),
                     reason: "name the syscall benchmark, e.g. op: basic (`perf bench syscall` lists them)".into(),
                 })?;
-                if op.is_empty() || !op.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-                    return Err(ProgramError::BadParam {
-                        program: self.name(),
-                        key: "op".into(),
-                        value: op.into(),
-                        reason: "a syscall benchmark's name, such as basic".into(),
-                    });
-                }
-                argv.extend(["syscall".into(), op.to_string()]);
+                argv.extend(["syscall".into(), checked_name(self.name(), "op", op, "basic")?]);
                 if let Some(calls) = p.positive_count("loop")? {
                     argv.extend(["--loop".into(), calls.to_string()]);
+                }
+            }
+            Kind::Futex => {
+                let test = p.get("test").ok_or_else(|| ProgramError::MissingParam {
+                    program: self.name(),
+                    key: "test".into(),
+                    reason: "name the futex benchmark, e.g. test: hash (`perf bench futex` lists them)".into(),
+                })?;
+                let test = checked_name(self.name(), "test", test, "hash")?;
+                argv.extend(["futex".into(), test.clone()]);
+                // lkp passes each option only to the benchmark that reads it; the others would refuse it.
+                if matches!(test.as_str(), "hash" | "lock-pi") {
+                    if let Some(secs) = p.run_time_secs("runtime", "runs for its default 10 s on 0")? {
+                        argv.extend(["--runtime".into(), secs.to_string()]);
+                    }
+                }
+                if let Some(threads) = p.count_or_share("nr_task", ctx.nr_cpu)? {
+                    argv.extend(["--threads".into(), threads.to_string()]);
+                }
+                if yes(p.get("shared")) {
+                    argv.push("--shared".into());
+                }
+                let per_benchmark =
+                    [("futexes", "hash"), ("nwakes", "wake"), ("nwakers", "wake-parallel"), ("nrequeue", "requeue")];
+                for (key, only_for) in per_benchmark {
+                    if let (Some(n), true) = (p.positive_count(key)?, test == only_for) {
+                        argv.extend([format!("--{key}"), n.to_string()]);
+                    }
+                }
+                if test == "lock-pi" && yes(p.get("multi")) {
+                    argv.push("--multi".into());
+                }
+            }
+            Kind::Mem => {
+                let op = p.get("op").ok_or_else(|| ProgramError::MissingParam {
+                    program: self.name(),
+                    key: "op".into(),
+                    reason: "name the memory benchmark, e.g. op: memcpy (`perf bench mem` lists them)".into(),
+                })?;
+                argv.extend(["mem".into(), checked_name(self.name(), "op", op, "memcpy")?]);
+                if let Some(function) = p.get("function") {
+                    argv.extend(["--function".into(), checked_name(self.name(), "function", function, "all")?]);
+                }
+                if let Some(size) = p.get("size") {
+                    argv.extend(["--size".into(), checked_name(self.name(), "size", size, "1MB")?]);
+                }
+                if let Some(loops) = p.positive_count("nr_loops")? {
+                    argv.extend(["--nr_loops".into(), loops.to_string()]);
                 }
             }
         }
@@ -142,36 +242,48 @@ impl Program for PerfBench {
     }
 
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
-        let (Kind::Syscall, Some(op)) = (self.kind, p.get("op").map(str::trim)) else { return Ok(()) };
-        let Some(offered) = syscall_benchmarks() else { return Ok(()) };
-        if offered.iter().any(|o| o == op) {
+        let (collection, key, newer) = match self.kind {
+            Kind::Syscall => ("syscall", "op", "; newer perf versions add fork, execve and getpgid"),
+            Kind::Futex => ("futex", "test", ""),
+            Kind::Mem => ("mem", "op", ""),
+            Kind::SchedPipe | Kind::SchedMessaging => return Ok(()),
+        };
+        let Some(name) = p.get(key).map(str::trim) else { return Ok(()) };
+        let Some(offered) = collection_benchmarks(collection) else { return Ok(()) };
+        if offered.iter().any(|o| o == name) {
             return Ok(());
         }
         Err(ProgramError::BadParam {
             program: self.name(),
-            key: "op".into(),
-            value: op.into(),
+            key: key.into(),
+            value: name.into(),
             reason: format!(
-                "this perf has no syscall benchmark '{op}'; it has: {} (`perf bench syscall` lists them; newer perf \
-                 versions add fork, execve and getpgid)",
+                "this perf has no {collection} benchmark '{name}'; it has: {} (`perf bench {collection}` lists \
+                 them{newer})",
                 offered.join(", ")
             ),
         })
     }
 }
 
-/// The syscall benchmarks the installed perf lists (`perf bench syscall` with no benchmark), asked once; `None`
-/// when perf cannot be asked, and the run then says what went wrong.
-fn syscall_benchmarks() -> Option<&'static Vec<String>> {
-    static OFFERED: OnceLock<Option<Vec<String>>> = OnceLock::new();
-    OFFERED
-        .get_or_init(|| {
-            let list = Invocation::new(["perf", "bench", "syscall"]);
-            let finished = run(&list, Some(Duration::from_secs(30)), &Arc::new(AtomicBool::new(false))).ok()?;
-            let names = listed_benchmarks(&format!("{}{}", finished.stdout, finished.stderr));
-            (!names.is_empty()).then_some(names)
-        })
-        .as_ref()
+/// The benchmarks of a collection the installed perf lists (`perf bench <collection>` with no benchmark), asked
+/// once per collection; `None` when perf cannot be asked, and the run then says what went wrong.
+fn collection_benchmarks(collection: &'static str) -> Option<&'static Vec<String>> {
+    static SYSCALL: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    static FUTEX: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    static MEM: OnceLock<Option<Vec<String>>> = OnceLock::new();
+    let cell = match collection {
+        "syscall" => &SYSCALL,
+        "futex" => &FUTEX,
+        _ => &MEM,
+    };
+    cell.get_or_init(|| {
+        let list = Invocation::new(["perf", "bench", collection]);
+        let finished = run(&list, Some(Duration::from_secs(30)), &Arc::new(AtomicBool::new(false))).ok()?;
+        let names = listed_benchmarks(&format!("{}{}", finished.stdout, finished.stderr));
+        (!names.is_empty()).then_some(names)
+    })
+    .as_ref()
 }
 
 /// The benchmark names of a `perf bench <collection>` listing: lines `   name: description`.
@@ -197,7 +309,7 @@ mod tests {
     #[test]
     fn maps_lkps_params_to_perf_bench_options() {
         // (program, params, command line)
-        let cases: [Case<&str>; 6] = [
+        let cases: [Case<&str>; 11] = [
             (&SCHED_PIPE, &[("loops", "10000000ops"), ("mode", "threads")], "perf bench sched pipe -l 10000000 -T"),
             (&SCHED_PIPE, &[("mode", "process")], "perf bench sched pipe"),
             (
@@ -208,6 +320,29 @@ mod tests {
             (&SCHED_MESSAGING, &[("ipc", "socket"), ("mode", "process")], "perf bench sched messaging"),
             (&SYSCALL, &[("op", "basic"), ("loop", "100000")], "perf bench syscall basic --loop 100000"),
             (&SYSCALL, &[("op", "basic")], "perf bench syscall basic"),
+            (
+                &FUTEX,
+                &[("test", "hash"), ("runtime", "5m"), ("nr_task", "100%"), ("shared", "shared"), ("futexes", "64")],
+                "perf bench futex hash --runtime 300 --threads 4 --shared --futexes 64",
+            ),
+            // lkp's job gives `shared:` empty for private futexes, and its runtime to every test: only hash and
+            // lock-pi take one, and `futexes` is hash's alone.
+            (
+                &FUTEX,
+                &[("test", "wake"), ("runtime", "300s"), ("shared", ""), ("futexes", "8")],
+                "perf bench futex wake",
+            ),
+            (&FUTEX, &[("test", "lock-pi"), ("multi", "yes")], "perf bench futex lock-pi --multi"),
+            (
+                &FUTEX,
+                &[("test", "requeue"), ("nrequeue", "2"), ("shared", "no")],
+                "perf bench futex requeue --nrequeue 2",
+            ),
+            (
+                &MEM,
+                &[("op", "memcpy"), ("function", "all"), ("size", "1MB"), ("nr_loops", "2")],
+                "perf bench mem memcpy --function all --size 1MB --nr_loops 2",
+            ),
         ];
         for (program, pairs, want) in cases {
             let plan = program.plan(&params(program.name(), pairs), &ctx()).expect("plans");
@@ -218,12 +353,15 @@ mod tests {
 
     #[test]
     fn bad_params_are_refused_before_anything_runs() {
-        let cases: [Case<()>; 5] = [
+        let cases: [Case<()>; 8] = [
             (&SCHED_PIPE, &[("loops", "0ops")], ()),
             (&SCHED_PIPE, &[("loops", "many")], ()),
             (&SCHED_MESSAGING, &[("groups", "0")], ()),
             (&SYSCALL, &[], ()),
             (&SYSCALL, &[("op", "basic; rm -rf /")], ()),
+            (&FUTEX, &[], ()),
+            (&FUTEX, &[("test", "hash"), ("runtime", "0")], ()),
+            (&MEM, &[("op", "memcpy"), ("size", "1MB $(reboot)")], ()),
         ];
         for (program, pairs, ()) in cases {
             let p = params(program.name(), pairs);
