@@ -8,10 +8,15 @@
 //! | all but fileio | `nr_threads` | `--threads` (count or share of CPUs) | 1 |
 //! | all but fileio | `runtime` | `--time` | 60 |
 //! | cpu | `cpu_max_prime` | `--cpu-max-prime` | 10000 |
-//! | memory | `mem_blk_size`, `mem_total_size`, `mem_scope`, `mem_hugetlb`, `mem_opt`, `mem_access_mode` | `--memory-block-size`, `--memory-total-size`, `--memory-scope`, `--memory-hugetlb`, `--memory-oper`, `--memory-access-mode` | 1K, 100G, global, off, write, seq |
+//! | memory | `mem_blk_size`, `mem_total_size`, `mem_scope`, `mem_hugetlb`, `mem_operation`, `mem_access_mode` | `--memory-block-size`, `--memory-total-size`, `--memory-scope`, `--memory-hugetlb`, `--memory-oper`, `--memory-access-mode` | 1K, 100G, global, off, write, seq |
+//! | memory | `rand_type`, `rand_pareto_h` | `--rand-type`, `--rand-pareto-h` | sysbench's |
 //! | threads | `thread_yields`, `thread_locks` | `--thread-yields`, `--thread-locks` | 1000, 8 |
 //! | mutex | `mutex_num`, `mutex_locks`, `mutex_loops` | `--mutex-num`, `--mutex-locks`, `--mutex-loops` | 4096, 50000, 10000 |
 //! | fileio | `nr_threads`, `period`, `rwmode`, `iomode`, `size`, `filenum` | `--threads`, `--time`, `--file-test-mode`, `--file-io-mode`, `--file-total-size`, `--file-num` | 1, 60, rndrw, sync, 128M, 128 |
+//!
+//! lkp's job files and its `programs/sysbench-memory/run` name the operation `mem_operation`; the run script's default
+//! is set under the name `mem_opt`, which Culprit takes too (its jobs written before used it), and a job giving both
+//! with different values is refused.
 //!
 //! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
 //! the job key (`sysbench-cpu.workload`, `sysbench-cpu.latency_ms.avg`, ...), parsed by `culprit_parse::sysbench`,
@@ -46,9 +51,17 @@ const MEMORY_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "mem_total_size", kind: ParamKind::Size, doc: "total bytes to transfer" },
     ParamSpec { name: "mem_scope", kind: ParamKind::OneOf(&["global", "local"]), doc: "memory scope" },
     ParamSpec { name: "mem_hugetlb", kind: ParamKind::OneOf(&["on", "off"]), doc: "huge pages" },
-    ParamSpec { name: "mem_opt", kind: ParamKind::OneOf(&["read", "write", "none"]), doc: "operation" },
+    ParamSpec { name: "mem_operation", kind: ParamKind::OneOf(MEM_OPERATIONS), doc: "operation" },
+    ParamSpec { name: "mem_opt", kind: ParamKind::OneOf(MEM_OPERATIONS), doc: "operation, as mem_operation" },
     ParamSpec { name: "mem_access_mode", kind: ParamKind::OneOf(&["seq", "rnd"]), doc: "access pattern" },
+    ParamSpec {
+        name: "rand_type",
+        kind: ParamKind::OneOf(&["uniform", "gaussian", "special", "pareto"]),
+        doc: "random numbers' distribution",
+    },
+    ParamSpec { name: "rand_pareto_h", kind: ParamKind::Text, doc: "h of the pareto distribution" },
 ];
+const MEM_OPERATIONS: &[&str] = &["read", "write", "none"];
 const THREADS_SPECS: &[ParamSpec] = &[
     COMMON[0],
     COMMON[1],
@@ -115,8 +128,23 @@ impl Program for Sysbench {
                 opt("memory-total-size", p.size_bytes("mem_total_size")?.unwrap_or(100 << 30).to_string());
                 opt("memory-scope", p.get("mem_scope").unwrap_or("global").to_string());
                 opt("memory-hugetlb", p.get("mem_hugetlb").unwrap_or("off").to_string());
-                opt("memory-oper", p.get("mem_opt").unwrap_or("write").to_string());
+                opt("memory-oper", memory_operation(p)?.to_string());
                 opt("memory-access-mode", p.get("mem_access_mode").unwrap_or("seq").to_string());
+                if let Some(kind) = p.get("rand_type") {
+                    opt("rand-type", kind.to_string());
+                }
+                if let Some(h) = p.get("rand_pareto_h") {
+                    let valid = h.parse::<f64>().is_ok_and(|h| h > 0.0 && h < 1.0);
+                    if !valid {
+                        return Err(ProgramError::BadParam {
+                            program: "sysbench-memory",
+                            key: "rand_pareto_h".into(),
+                            value: h.into(),
+                            reason: "expected a number between 0 and 1 such as 0.2".into(),
+                        });
+                    }
+                    opt("rand-pareto-h", h.to_string());
+                }
             }
             "threads" => {
                 opt("time", time_limit(p, "runtime")?.to_string());
@@ -160,6 +188,20 @@ impl Program for Sysbench {
     }
 }
 
+/// sysbench's `--memory-oper`: lkp's `mem_operation`, or `mem_opt` under which its run script sets the default.
+fn memory_operation(p: &Params) -> Result<&str, ProgramError> {
+    match (p.get("mem_operation"), p.get("mem_opt")) {
+        (Some(operation), Some(opt)) if operation != opt => Err(ProgramError::BadParam {
+            program: "sysbench-memory",
+            key: "mem_opt".into(),
+            value: opt.into(),
+            reason: format!("mem_operation is '{operation}' and both are --memory-oper; give only one"),
+        }),
+        (Some(operation), _) => Ok(operation),
+        (None, opt) => Ok(opt.unwrap_or("write")),
+    }
+}
+
 /// sysbench's `--time` from the job's `key` (60 s when absent). sysbench reads `--time=0` as "no time limit", and
 /// the cpu, threads and fileio tests then never end, so a zero is refused while the job is planned.
 fn time_limit(p: &Params, key: &str) -> Result<u64, ProgramError> {
@@ -181,6 +223,29 @@ mod tests {
         assert_eq!(plan.setup.len(), 1);
         assert!(plan.cleanup[0].display().ends_with(" cleanup"));
         assert_eq!(FILEIO.name(), "sysbench-fileio");
+    }
+
+    #[test]
+    fn qa14b_lkps_mem_operation_is_the_memory_operation() {
+        let line =
+            |pairs: &[(&str, &str)]| MEMORY.plan(&params("sysbench-memory", pairs), &ctx()).map(|p| p.main.display());
+        let shown = line(&[("mem_operation", "read"), ("runtime", "2s")]).unwrap();
+        assert!(shown.contains(" --memory-oper=read ") && !shown.contains("rand"), "{shown}");
+        assert!(line(&[("mem_opt", "none")]).unwrap().contains(" --memory-oper=none "));
+        assert!(line(&[]).unwrap().contains(" --memory-oper=write "));
+        assert!(line(&[("mem_operation", "read"), ("mem_opt", "read")]).is_ok());
+        match line(&[("mem_operation", "read"), ("mem_opt", "write")]) {
+            Err(ProgramError::BadParam { key, reason, .. }) => {
+                assert_eq!(key, "mem_opt");
+                assert!(reason.contains("give only one"), "{reason}");
+            }
+            other => panic!("mem_operation read and mem_opt write: {other:?}"),
+        }
+        let shown = line(&[("mem_access_mode", "rnd"), ("rand_type", "pareto"), ("rand_pareto_h", "0.3")]).unwrap();
+        assert!(shown.contains(" --memory-access-mode=rnd --rand-type=pareto --rand-pareto-h=0.3 run"), "{shown}");
+        assert!(line(&[("rand_pareto_h", "3")]).is_err());
+        let accepted: Vec<&str> = MEMORY.params().iter().map(|s| s.name).collect();
+        assert!(accepted.contains(&"mem_operation"), "{accepted:?}");
     }
 
     #[test]

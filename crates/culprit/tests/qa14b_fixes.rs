@@ -1,0 +1,110 @@
+//! End-to-end regressions of QA pass 14b: lkp-tests' own stress-ng and sysbench job files (checked in under
+//! `crates/culprit-job/tests/data/lkp-jobs/`, as lkp has them) split, and their atomic jobs run with the real
+//! benchmarks.
+
+mod common;
+
+use common::{culprit, stdout};
+use std::path::{Path, PathBuf};
+
+/// One of lkp's job files checked in with the job crate's tests.
+fn lkp_job(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-job/tests/data/lkp-jobs").join(name)
+}
+
+/// Splits lkp's job file `name` into `dir/out` and returns the text of its atomic job `atomic` (a file name).
+fn split_atomic(dir: &Path, name: &str, atomic: &str) -> String {
+    let job = lkp_job(name);
+    let out = stdout(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", "out"], dir));
+    let path = dir.join("out").join(atomic);
+    assert!(out.contains(atomic), "{atomic} is not among:\n{out}");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The JSON line `culprit run --json` printed for its one run.
+fn one_run(out: &str) -> serde_json::Value {
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+#[test]
+fn qa14b_lkps_stress_ng_job_files_with_stressor_options_split() {
+    // lkp's stress-ng job files shape stressors with `method`, `type`, `mode`, `sched` and `hdd_opts`, which its run
+    // script passes as `--<test>-method` and the like. `culprit split` refused every one of those files with
+    // "stress-ng has no param 'method'" (or 'type'), and wrote nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let switch = split_atomic(dir.path(), "stress-ng-part4.yaml", "stress-ng-part4-mq-100%-switch-60s.yaml");
+    assert!(switch.contains("stress-ng:\n  test: switch\n  method: mq\n"), "{switch}");
+    let sock = std::fs::read_to_string(dir.path().join("out/stress-ng-part4-100%-sock-60s-dgram.yaml")).unwrap();
+    assert!(sock.contains("  test: sock\n  type: dgram\n"), "{sock}");
+    let part6 = "stress-ng-part6-1hdd.yaml";
+    for (file, atomic, option) in [
+        (part6, "stress-ng-part6-1hdd-1HDD-xfs-keep-size_punch-hole-100%-fallocate-60s.yaml", "mode"),
+        (part6, "stress-ng-part6-1hdd-1HDD-ext4-direct-100%-hdd-60s.yaml", "hdd_opts"),
+        ("stress-ng-scheduler.yaml", "stress-ng-scheduler-100%-rr-pthread-60s.yaml", "sched"),
+    ] {
+        let sub = tempfile::tempdir().unwrap();
+        let text = split_atomic(sub.path(), file, atomic);
+        assert!(text.contains(&format!("\n  {option}: ")), "{atomic}: {text}");
+    }
+}
+
+#[test]
+fn qa14b_a_stress_ng_method_from_lkps_job_file_runs_that_method() {
+    // The switch stressor's `method: pipe` from lkp's stress-ng-part4 runs `--switch-method pipe`, which stress-ng
+    // names in its metric; the job file was refused before.
+    let dir = tempfile::tempdir().unwrap();
+    let text = split_atomic(dir.path(), "stress-ng-part4.yaml", "stress-ng-part4-pipe-100%-switch-60s.yaml");
+    let short = text.replace("testtime: 60s", "testtime: 1s").replace("nr_threads: 100%", "nr_threads: 1");
+    assert_ne!(short, text);
+    common::write(dir.path(), "switch.yaml", &short);
+    let run = ["run", "switch.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let run = one_run(&stdout(&culprit("t.db", &run, dir.path())));
+    assert_eq!(run["ok"], true, "{run}");
+    let metrics = run["metrics"].as_object().unwrap();
+    assert!(metrics.contains_key("stress-ng.switch.ops_per_sec"), "{run}");
+    // stress-ng names the method it ran in this metric; mq is its default.
+    assert!(metrics.keys().any(|k| k.contains("pipe_method")), "{run}");
+    assert!(!metrics.keys().any(|k| k.contains("mq_method")), "{run}");
+}
+
+#[test]
+fn qa14b_a_stressor_option_the_installed_stress_ng_lacks_is_refused_with_its_line() {
+    // lkp's job files follow the newest stress-ng; a method (or a whole option) the installed one lacks failed every
+    // run. It is refused before the first run, with its line, stress-ng's own words and what to do.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\ntesttime: 1s\nnr_threads: 1\nstress-ng:\n  test: cyclic\n  method: nosuchmethod\n";
+    common::write(dir.path(), "bad.yaml", job);
+    let err = common::refused(&culprit("t.db", &["run", "bad.yaml", "-n", "1", "--label", "a"], dir.path()));
+    assert!(err.contains("bad.yaml:6"), "{err}");
+    let said = "the installed stress-ng refuses '--cyclic-method nosuchmethod' (cyclic-method must be";
+    assert!(err.contains(said), "{err}");
+    assert!(err.contains("remove 'method', or install a newer stress-ng"), "{err}");
+    // An option that shapes one stressor is refused with a class, which lkp would quietly drop.
+    common::write(dir.path(), "class.yaml", "suite: x\nstress-ng:\n  class: cpu\n  method: all\n");
+    let err = common::refused(&culprit("t.db", &["split", "class.yaml", "-o", "c"], dir.path()));
+    assert!(err.contains("class.yaml:4") && err.contains("name the stressor with test:, or remove 'method'"), "{err}");
+    // A misspelt option is still a misspelt param.
+    common::write(dir.path(), "typo.yaml", "suite: x\nstress-ng:\n  test: cyclic\n  metod: usleep\n");
+    let err = common::refused(&culprit("t.db", &["split", "typo.yaml", "-o", "t"], dir.path()));
+    assert!(err.contains("typo.yaml:4") && err.contains("did you mean 'method'?"), "{err}");
+}
+
+#[test]
+fn qa14b_lkps_sysbench_memory_job_file_runs_its_mem_operation() {
+    // lkp's sysbench-memory job names the operation `mem_operation`, as its run script passes it to `--memory-oper`;
+    // `culprit split` refused the file with "sysbench has no param 'mem_operation'".
+    let dir = tempfile::tempdir().unwrap();
+    let atomic = "sysbench-memory-seq-1K-off-write-global-100G-100%-300s.yaml";
+    let text = split_atomic(dir.path(), "sysbench-memory.yaml", atomic);
+    let short = text.replace("runtime: 300s", "runtime: 1s").replace("mem_operation: write", "mem_operation: read");
+    assert!(short.contains("mem_operation: read") && short.contains("runtime: 1s"), "{short}");
+    common::write(dir.path(), "mem.yaml", &short);
+    let run = ["run", "mem.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let run = one_run(&stdout(&culprit("t.db", &run, dir.path())));
+    assert_eq!(run["ok"], true, "{run}");
+    assert!(run["metrics"]["sysbench-memory.throughput_MB/s"].as_f64().is_some(), "{run}");
+    let shown = stdout(&culprit("t.db", &["results", "--run", &run["id"].to_string()], dir.path()));
+    assert!(shown.contains("operation: read"), "{shown}");
+}
