@@ -108,3 +108,24 @@ fn qa14b_lkps_sysbench_memory_job_file_runs_its_mem_operation() {
     let shown = stdout(&culprit("t.db", &["results", "--run", &run["id"].to_string()], dir.path()));
     assert!(shown.contains("operation: read"), "{shown}");
 }
+
+#[test]
+fn qa14b_atomic_jobs_that_cannot_run_here_are_counted_and_the_others_can_still_be_run() {
+    // lkp's stress-ng-part4 lists 76 stressors, of which Debian's stress-ng lacks some; `culprit run` refused the
+    // file on the first of them alone, so the user met the others one round trip each and was not told how to run
+    // those that can.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\ntesttime: 1s\nnr_threads: 1\nstress-ng:\n  test:\n    - nosuchstressor\n    - cpu\n";
+    let job = format!("{job}    - nosuchother\n");
+    common::write(dir.path(), "mixed.yaml", &job);
+    let err = common::refused(&culprit("t.db", &["run", "mixed.yaml", "-n", "1", "--label", "a"], dir.path()));
+    let said = "2 of the 3 atomic jobs of mixed.yaml cannot run here: mixed-1-nosuchstressor-1s (the reason follows), \
+                and mixed-1-nosuchother-1s; `culprit split mixed.yaml -o DIR` writes each atomic job to a file of its \
+                own, to run the 1 that can";
+    assert!(err.contains(said), "{err}");
+    assert!(err.contains("mixed.yaml:5") && err.contains("no stressor 'nosuchstressor'"), "{err}");
+    // A job file none of whose atomic jobs can run is refused as before, with the first reason alone.
+    common::write(dir.path(), "none.yaml", "suite: x\nstress-ng:\n  test:\n    - nosuchstressor\n    - nosuchother\n");
+    let err = common::refused(&culprit("t.db", &["run", "none.yaml", "-n", "1", "--label", "a"], dir.path()));
+    assert!(!err.contains("atomic jobs of") && err.contains("no stressor 'nosuchstressor'"), "{err}");
+}

@@ -223,10 +223,33 @@ pub fn plan_text(
     let atomic = file.expand()?;
     let stem = file.stem();
     let mut planned = Vec::new();
+    let mut refused: Vec<(String, anyhow::Error)> = Vec::new();
     for job in &atomic {
-        planned.push(plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check)?);
+        match plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check) {
+            Ok(job) => planned.push(job),
+            Err(error) => refused.push((job.name(), error)),
+        }
     }
-    Ok(planned)
+    let mut refused = refused.into_iter();
+    let Some((first_name, first)) = refused.next() else { return Ok(planned) };
+    if planned.is_empty() {
+        return Err(first);
+    }
+    // Some atomic jobs can run and others cannot (lkp's stress-ng files list stressors an older stress-ng lacks):
+    // refusing on the first alone left the user to find the others one round trip each, and how to run the rest.
+    let others: Vec<String> = refused.map(|(name, _)| name).collect();
+    let listed = match others.len() {
+        0 => String::new(),
+        1..=4 => format!(", and {}", others.join(", ")),
+        n => format!(", and {}, ... ({} more)", others[..3].join(", "), n - 3),
+    };
+    Err(first.context(format!(
+        "{} of the {} atomic jobs of {file_name} cannot run here: {first_name} (the reason follows){listed}; `culprit \
+         split {file_name} -o DIR` writes each atomic job to a file of its own, to run the {} that can",
+        others.len() + 1,
+        atomic.len(),
+        planned.len()
+    )))
 }
 
 /// Whether planning checks that the programs a job needs (the benchmark's binary, perf) are installed: `culprit run`
