@@ -276,13 +276,18 @@ fn normalize_mapping(
             other => normalize_value(other, path, place, typed)?,
         };
         path.pop();
-        if key_text == "<<" && !matches!(value, Value::Mapping(_) | Value::Sequence(_)) {
+        // lkp also includes a file with keys of its own (`<<: {file: stress-ng-part6-1hdd.yaml, disk: '1SSD'}`);
+        // merged as a YAML hash it left a job of `file` and `disk` alone, refused as one that selects no program.
+        let file_include = matches!(&value, Value::Mapping(m) if m.contains_key("file"));
+        if key_text == "<<" && (file_include || !matches!(value, Value::Mapping(_) | Value::Sequence(_))) {
             let mut with_key = path_refs.clone();
             with_key.push("<<");
             return Err(JobError::Unsupported {
                 place: place(&with_key),
-                what: "lkp's '<< : FILE' include".to_string(),
-                todo: "paste the included file's keys into this job file",
+                what: if file_include { "lkp's '<<: {file: FILE, ...}' include" } else { "lkp's '<< : FILE' include" }
+                    .to_string(),
+                todo: "paste the included file's keys into this job file, and after them the keys given beside \
+                       `file:` (they override the included file's)",
             });
         }
         out.insert(Value::String(key_text), value);

@@ -129,3 +129,16 @@ fn qa14b_atomic_jobs_that_cannot_run_here_are_counted_and_the_others_can_still_b
     let err = common::refused(&culprit("t.db", &["run", "none.yaml", "-n", "1", "--label", "a"], dir.path()));
     assert!(!err.contains("atomic jobs of") && err.contains("no stressor 'nosuchstressor'"), "{err}");
 }
+
+#[test]
+fn qa14b_lkps_include_of_a_file_with_keys_of_its_own_is_said_to_be_one() {
+    // lkp's stress-ng-part6-1ssd is `<<: {file: stress-ng-part6-1hdd.yaml, disk: '1SSD'}`: the 1hdd job on an SSD.
+    // Read as a YAML merge of that hash it was a job of `file` and `disk` alone, refused with "the job selects no
+    // benchmark program", which sent the user looking for a missing key.
+    let dir = tempfile::tempdir().unwrap();
+    let job = lkp_job("stress-ng-part6-1ssd.yaml");
+    let err = common::refused(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", "out"], dir.path()));
+    let said = "stress-ng-part6-1ssd.yaml:1: lkp's '<<: {file: FILE, ...}' include is not supported";
+    assert!(err.contains(said), "{err}");
+    assert!(err.contains("paste the included file's keys") && !err.contains("selects no benchmark"), "{err}");
+}
