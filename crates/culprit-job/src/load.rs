@@ -146,6 +146,15 @@ fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobErro
     let marker = "duplicate entry with key \"";
     if let Some(key) = reason.find(marker).and_then(|at| reason[at + marker.len()..].split('"').next()) {
         if let Some((first_line, line)) = duplicate_key_lines(text, key) {
+            // Two `<<:` lines are two of lkp's includes (hackbench-cgroup2's `<<: cgroup2.yaml`, `<<: hackbench.yaml`),
+            // not a key given twice by mistake: merging them into one, as that message advised, is no job file.
+            if key == "<<" {
+                return JobError::Unsupported {
+                    place: Place { file: file_name.to_string(), line: Some(first_line) },
+                    what: "lkp's '<< : FILE' include".to_string(),
+                    todo: "paste the included files' keys into this job file, in the order of their '<<:' lines",
+                };
+            }
             let place = Place { file: file_name.to_string(), line: Some(line) };
             return JobError::DuplicateKey { place, key: key.to_string(), first_line };
         }

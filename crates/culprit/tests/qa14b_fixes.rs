@@ -142,3 +142,14 @@ fn qa14b_lkps_include_of_a_file_with_keys_of_its_own_is_said_to_be_one() {
     assert!(err.contains(said), "{err}");
     assert!(err.contains("paste the included file's keys") && !err.contains("selects no benchmark"), "{err}");
 }
+
+#[test]
+fn qa14b_two_lkp_includes_are_said_to_be_includes_not_a_key_given_twice() {
+    // lkp's hackbench-cgroup2 is `<<: cgroup2.yaml` and `<<: hackbench.yaml`: it was refused as "'<<' is given a
+    // second time in the same hash ...; merge the two into one '<<:' or remove one", advice that makes no job file.
+    let dir = tempfile::tempdir().unwrap();
+    let job = lkp_job("hackbench-cgroup2.yaml");
+    let err = common::refused(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", "out"], dir.path()));
+    assert!(err.contains("hackbench-cgroup2.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
+    assert!(err.contains("in the order of their '<<:' lines") && !err.contains("second time"), "{err}");
+}
