@@ -153,3 +153,35 @@ fn qa14b_two_lkp_includes_are_said_to_be_includes_not_a_key_given_twice() {
     assert!(err.contains("hackbench-cgroup2.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
     assert!(err.contains("in the order of their '<<:' lines") && !err.contains("second time"), "{err}");
 }
+
+#[test]
+fn qa14b_the_sysctls_lkps_stress_ng_run_sets_are_named_where_they_differ() {
+    // lkp's stress-ng run sets kernel.sched_autogroup_enabled=0 for every stressor, and fs.aio-max-nr=1048576 for
+    // aio (more for others). Culprit sets none; the runs measured the machine's own limits without a word, so their
+    // numbers could differ from lkp's for a reason nobody saw.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "aio.yaml", "suite: x\ntesttime: 1s\nnr_threads: 1\nstress-ng:\n  test: aio\n");
+    let out = culprit("t.db", &["run", "aio.yaml", "-n", "1", "--label", "a", "--monitors", "none"], dir.path());
+    stdout(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let here = |path: &str| std::fs::read_to_string(path).unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut expected = Vec::new();
+    for (name, path, value) in [
+        ("kernel.sched_autogroup_enabled", "/proc/sys/kernel/sched_autogroup_enabled", "0"),
+        ("fs.aio-max-nr", "/proc/sys/fs/aio-max-nr", "1048576"),
+    ] {
+        let current = here(path);
+        let said = format!("{name}={value} (here {current})");
+        // A sysctl already at lkp's value is not named.
+        assert_eq!(err.contains(&said), current != value, "{said}: {err}");
+        if current != value {
+            expected.push(said);
+        }
+    }
+    if !expected.is_empty() {
+        let listed = expected.join(", ");
+        let said = format!("culprit: lkp's stress-ng run sets the sysctls {listed} before it runs; Culprit sets no");
+        assert!(err.contains(&said), "{err}");
+    }
+    assert!(!err.contains("net.core.somaxconn"), "{err}");
+}

@@ -19,8 +19,8 @@
 //! drops them without a word, and Culprit refuses them instead. lkp's run also gives some stressors an option of
 //! their own, and so does Culprit: `--oom-avoid` to those that otherwise get the machine's OOM killer involved
 //! (`bigheap`, `brk`, `sockpair`, ...), `--pathological` to those stress-ng skips unless told (`cpu-online`,
-//! `sysinval`, ...). lkp's sysctls for some stressors (`fs.aio-max-nr`, `net.core.somaxconn`, ...) are settings of
-//! the test box, which Culprit does not make.
+//! `sysinval`, ...). lkp's sysctls (`kernel.sched_autogroup_enabled=0` always, `fs.aio-max-nr` for `aio`, ...) are
+//! settings of the test box, which Culprit does not make: `culprit run` names those that differ on the machine.
 //!
 //! Always: `--times --verify --metrics --no-rand-seed`, in the scratch directory (file stressors write there), with
 //! stderr folded into stdout because stress-ng logs its metrics there. `culprit_parse::stress_ng` turns the metrics
@@ -279,6 +279,31 @@ impl Program for StressNg {
         Ok(ProgramPlan::single(inv))
     }
 
+    /// lkp's `setup_sysctl` for every run, and its `setup_test`'s sysctls for the stressors that exhaust a limit
+    /// otherwise (message queues, async I/O contexts, inotify watches, the listen backlog, ping sockets).
+    fn lkp_sysctls(&self, p: &Params, nr_cpu: u32) -> Vec<(&'static str, String)> {
+        let mut set = vec![("kernel.sched_autogroup_enabled", "0".to_string())];
+        let instances = p.count_or_share("nr_threads", nr_cpu).ok().flatten().unwrap_or(u64::from(nr_cpu));
+        let mut add = |name: &'static str, value: String| set.push((name, value));
+        match p.get("test") {
+            Some("ping-sock") => add("net.ipv4.ping_group_range", format!("0 {instances}")),
+            Some("mq") => {
+                add("fs.mqueue.queues_max", "2048".into());
+                add("fs.mqueue.msg_max", "2048".into());
+            }
+            Some("aio" | "aiol") => add("fs.aio-max-nr", "1048576".into()),
+            Some("inotify" | "dnotify") => {
+                add("fs.inotify.max_user_instances", "8192".into());
+                add("fs.inotify.max_user_watches", "524288".into());
+            }
+            Some("epoll" | "sock" | "sockmany" | "sockpair" | "udp" | "udp-flood") => {
+                add("net.core.somaxconn", "4096".into())
+            }
+            _ => {}
+        }
+        set
+    }
+
     /// `test` (or `class` without one) against what the installed stress-ng offers.
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
         match (p.get("test"), p.get("class")) {
@@ -407,6 +432,21 @@ mod tests {
         let p = params("stress-ng", &[("class", "cpu"), ("method", "all")]);
         let err = StressNg.plan(&p, &ctx()).unwrap_err().to_string();
         assert!(err.contains("param 'method'") && err.contains("name the stressor with test:"), "{err}");
+    }
+
+    #[test]
+    fn qa14b_the_sysctls_lkps_run_sets() {
+        let sysctls = |pairs: &[(&str, &str)]| {
+            let set = StressNg.lkp_sysctls(&params("stress-ng", pairs), 4);
+            set.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(sysctls(&[("test", "cpu")]), "kernel.sched_autogroup_enabled=0");
+        assert_eq!(sysctls(&[("class", "os")]), "kernel.sched_autogroup_enabled=0");
+        assert_eq!(sysctls(&[("test", "aio")]), "kernel.sched_autogroup_enabled=0 fs.aio-max-nr=1048576");
+        let mq = "kernel.sched_autogroup_enabled=0 fs.mqueue.queues_max=2048 fs.mqueue.msg_max=2048";
+        assert_eq!(sysctls(&[("test", "mq")]), mq);
+        let ping = sysctls(&[("test", "ping-sock"), ("nr_threads", "50%")]);
+        assert!(ping.ends_with(" net.ipv4.ping_group_range=0 2"), "{ping}");
     }
 
     #[test]

@@ -535,6 +535,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
+    note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -645,6 +646,37 @@ fn note_lkp_monitors_not_run(jobs: &[PlannedJob]) {
             "culprit: the job's lkp monitors {} are none of Culprit's ({}); the runs go without them",
             named.join(", "),
             culprit_job::table::monitor_names()
+        );
+    }
+}
+
+/// Says which sysctls lkp's run scripts set for the jobs (stress-ng's `kernel.sched_autogroup_enabled=0`, its
+/// `fs.aio-max-nr` for aio) have another value on this machine, with both values: Culprit sets none, and a stressor
+/// that meets a lower limit than lkp's, or runs under autogroup scheduling, measures other numbers than lkp reports.
+fn note_lkp_sysctls_not_set(jobs: &[PlannedJob], nr_cpu: u32) {
+    let mut differing: Vec<(&str, String)> = Vec::new();
+    for job in jobs {
+        let program = job.run.program.name();
+        for (name, value) in job.run.program.lkp_sysctls(&job.run.program_params, nr_cpu) {
+            // A sysctl this kernel lacks (or hides) is one lkp's script could not set either.
+            let Ok(current) = std::fs::read_to_string(Path::new("/proc/sys").join(name.replace('.', "/"))) else {
+                continue;
+            };
+            let current = current.split_whitespace().collect::<Vec<_>>().join(" ");
+            let said = format!("{name}={value} (here {current})");
+            if current != value && !differing.iter().any(|(p, s)| *p == program && *s == said) {
+                differing.push((program, said));
+            }
+        }
+    }
+    let mut programs: Vec<&str> = differing.iter().map(|(p, _)| *p).collect();
+    programs.dedup();
+    for program in programs {
+        let listed: Vec<&str> = differing.iter().filter(|(p, _)| *p == program).map(|(_, s)| s.as_str()).collect();
+        crate::note!(
+            "culprit: lkp's {program} run sets the sysctls {} before it runs; Culprit sets no sysctl, so these runs \
+             measure this machine's (set them with `sysctl -w NAME=VALUE` for numbers comparable with lkp's)",
+            listed.join(", ")
         );
     }
 }
