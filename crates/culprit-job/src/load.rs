@@ -291,13 +291,16 @@ fn normalize_mapping(
         if key_text == "<<" && (file_include || !matches!(value, Value::Mapping(_) | Value::Sequence(_))) {
             let mut with_key = path_refs.clone();
             with_key.push("<<");
-            return Err(JobError::Unsupported {
-                place: place(&with_key),
-                what: if file_include { "lkp's '<<: {file: FILE, ...}' include" } else { "lkp's '<< : FILE' include" }
-                    .to_string(),
-                todo: "paste the included file's keys into this job file, and after them the keys given beside \
-                       `file:` (they override the included file's)",
-            });
+            let (what, todo) = if file_include {
+                (
+                    "lkp's '<<: {file: FILE, ...}' include",
+                    "paste the included file's keys into this job file, and after them the keys given beside `file:` \
+                     (they override the included file's)",
+                )
+            } else {
+                ("lkp's '<< : FILE' include", "paste the included file's keys into this job file")
+            };
+            return Err(JobError::Unsupported { place: place(&with_key), what: what.to_string(), todo });
         }
         out.insert(Value::String(key_text), value);
     }

@@ -141,6 +141,12 @@ fn qa14b_lkps_include_of_a_file_with_keys_of_its_own_is_said_to_be_one() {
     let said = "stress-ng-part6-1ssd.yaml:1: lkp's '<<: {file: FILE, ...}' include is not supported";
     assert!(err.contains(said), "{err}");
     assert!(err.contains("paste the included file's keys") && !err.contains("selects no benchmark"), "{err}");
+    assert!(err.contains("the keys given beside `file:`"), "{err}");
+    // The plain include names no keys of its own, and its advice none either.
+    common::write(dir.path(), "plain.yaml", "<<: hackbench.yaml\nnr_threads: 1600%\n");
+    let err = common::refused(&culprit("t.db", &["split", "plain.yaml", "-o", "p"], dir.path()));
+    assert!(err.contains("plain.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
+    assert!(!err.contains("beside `file:`"), "{err}");
 }
 
 #[test]
