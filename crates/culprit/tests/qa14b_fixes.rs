@@ -191,3 +191,22 @@ fn qa14b_the_sysctls_lkps_stress_ng_run_sets_are_named_where_they_differ() {
     }
     assert!(!err.contains("net.core.somaxconn"), "{err}");
 }
+
+#[test]
+fn qa14b_lkps_monitor_delay_is_said_not_to_be_applied() {
+    // lkp's dbench job gives `monitor_delay: 10`: lkp starts its monitors ten seconds into the benchmark. Culprit's
+    // monitors sample the whole run, and the key was recorded without a word, so their averages read as lkp's.
+    let dir = tempfile::tempdir().unwrap();
+    let text = split_atomic(dir.path(), "dbench.yaml", "dbench-100%.yaml");
+    let short = text.replace("nr_threads: 100%", "nr_threads: 1\nruntime: 2s");
+    assert!(short.contains("monitor_delay: 10") && short.contains("runtime: 2s"), "{short}");
+    common::write(dir.path(), "db.yaml", &short);
+    let out = culprit("t.db", &["run", "db.yaml", "-n", "1", "--label", "a", "--monitors", "vmstat"], dir.path());
+    stdout(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("culprit: monitor_delay: 10 is recorded with the runs but not applied"), "{err}");
+    // Without monitors there is nothing it would delay.
+    let out = culprit("t.db", &["run", "db.yaml", "-n", "1", "--label", "b", "--monitors", "none"], dir.path());
+    stdout(&out);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("monitor_delay"), "{out:?}");
+}

@@ -536,6 +536,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
     note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
+    note_monitor_delay_not_applied(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -677,6 +678,25 @@ fn note_lkp_sysctls_not_set(jobs: &[PlannedJob], nr_cpu: u32) {
             "culprit: lkp's {program} run sets the sysctls {} before it runs; Culprit sets no sysctl, so these runs \
              measure this machine's (set them with `sysctl -w NAME=VALUE` for numbers comparable with lkp's)",
             listed.join(", ")
+        );
+    }
+}
+
+/// Says that a job's `monitor_delay` (lkp's dbench job gives 10) is not applied: lkp starts its monitors that many
+/// seconds into the benchmark, past its start-up, and Culprit's sample from the start, so their averages are not
+/// lkp's; the key was recorded without a word.
+fn note_monitor_delay_not_applied(jobs: &[PlannedJob]) {
+    let mut given: Vec<&str> = Vec::new();
+    for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
+        if key == "monitor_delay" && !value.is_empty() && !given.contains(&value.as_str()) {
+            given.push(value);
+        }
+    }
+    if !given.is_empty() && jobs.iter().any(|job| !job.run.monitors.is_empty()) {
+        crate::note!(
+            "culprit: monitor_delay: {} is recorded with the runs but not applied: lkp starts its monitors that many \
+             seconds into the benchmark, and Culprit's sample the whole run, its start included",
+            given.join(", ")
         );
     }
 }
