@@ -210,3 +210,25 @@ fn qa14b_lkps_monitor_delay_is_said_not_to_be_applied() {
     stdout(&out);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("monitor_delay"), "{out:?}");
 }
+
+#[test]
+fn qa14b_sysbench_memorys_nr_processes_runs_that_many_processes() {
+    // lkp's sysbench-memory run starts `nr_processes` sysbench processes at once and its parser sums their totals;
+    // Culprit took the key "for lkp compatibility" and ran one process, so the workload was a fraction of lkp's.
+    let dir = tempfile::tempdir().unwrap();
+    let atomic = "sysbench-memory-seq-1K-off-write-global-100G-100%-300s.yaml";
+    let text = split_atomic(dir.path(), "sysbench-memory.yaml", atomic);
+    // 1M of 1K blocks is 1024 events a process, whatever the machine's speed.
+    let (blocks, processes) = (1024, 3);
+    let short = text
+        .replace("runtime: 300s", &format!("runtime: 10s\nnr_processes: {processes}"))
+        .replace("nr_threads: 100%", "nr_threads: 1")
+        .replace("mem_total_size: 100G", &format!("mem_total_size: {blocks}K"));
+    common::write(dir.path(), "mem.yaml", &short);
+    let run = ["run", "mem.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--json"];
+    let run = one_run(&stdout(&culprit("t.db", &run, dir.path())));
+    assert_eq!(run["ok"], true, "{run}");
+    assert_eq!(run["metrics"]["sysbench-memory.workload"].as_f64(), Some(f64::from(blocks * processes)), "{run}");
+    let shown = stdout(&culprit("t.db", &["results", "--run", &run["id"].to_string()], dir.path()));
+    assert_eq!(shown.matches(&format!("Total operations: {blocks} ")).count(), processes as usize, "{shown}");
+}

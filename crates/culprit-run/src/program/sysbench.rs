@@ -18,6 +18,10 @@
 //! is set under the name `mem_opt`, which Culprit takes too (its jobs written before used it), and a job giving both
 //! with different values is refused.
 //!
+//! memory's `nr_processes` (default 1) runs that many sysbench processes at once, each with `nr_threads` threads, as
+//! lkp's run does; their reports are printed one after the other and the parser sums their throughputs. A process
+//! that fails fails the run.
+//!
 //! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
 //! the job key (`sysbench-cpu.workload`, `sysbench-cpu.latency_ms.avg`, ...), parsed by `culprit_parse::sysbench`,
 //! which names them as lkp does (sysbench's own "events per second" line is not one of lkp's metrics).
@@ -46,7 +50,7 @@ const CPU_SPECS: &[ParamSpec] =
 const MEMORY_SPECS: &[ParamSpec] = &[
     COMMON[0],
     COMMON[1],
-    ParamSpec { name: "nr_processes", kind: ParamKind::Count, doc: "accepted for lkp compatibility; one process runs" },
+    ParamSpec { name: "nr_processes", kind: ParamKind::Positive, doc: "sysbench processes run at once, as in lkp" },
     ParamSpec { name: "mem_blk_size", kind: ParamKind::Size, doc: "block size" },
     ParamSpec { name: "mem_total_size", kind: ParamKind::Size, doc: "total bytes to transfer" },
     ParamSpec { name: "mem_scope", kind: ParamKind::OneOf(&["global", "local"]), doc: "memory scope" },
@@ -180,12 +184,30 @@ impl Program for Sysbench {
             Invocation::new(a).in_dir(&ctx.scratch_dir)
         };
         let mut plan = ProgramPlan::single(with_verb("run"));
+        if self.test == "memory" {
+            let processes = p.positive_count("nr_processes")?.unwrap_or(1);
+            if processes > 1 {
+                plan.main = at_once(&plan.main, processes).in_dir(&ctx.scratch_dir);
+            }
+        }
         if self.test == "fileio" {
             plan.setup.push(with_verb("prepare"));
             plan.cleanup.push(with_verb("cleanup"));
         }
         Ok(plan)
     }
+}
+
+/// `processes` copies of `one` run at once by `sh`, each writing its own file, which are printed in order once all
+/// have ended; the exit status is that of the first to fail. Every argument is a number or one of a few words
+/// checked when planned, so the displayed command line is also valid shell text.
+fn at_once(one: &Invocation, processes: u64) -> Invocation {
+    let command = one.display();
+    Invocation::shell(&format!(
+        "pids=; for i in $(seq 1 {processes}); do {command} > sysbench-memory.$i & pids=\"$pids $!\"; done; rc=0; \
+         for pid in $pids; do wait $pid || rc=$?; done; for i in $(seq 1 {processes}); do cat sysbench-memory.$i; \
+         done; exit $rc"
+    ))
 }
 
 /// sysbench's `--memory-oper`: lkp's `mem_operation`, or `mem_opt` under which its run script sets the default.
@@ -246,6 +268,29 @@ mod tests {
         assert!(line(&[("rand_pareto_h", "3")]).is_err());
         let accepted: Vec<&str> = MEMORY.params().iter().map(|s| s.name).collect();
         assert!(accepted.contains(&"mem_operation"), "{accepted:?}");
+    }
+
+    #[test]
+    fn qa14b_lkps_nr_processes_runs_that_many_sysbench_processes_at_once() {
+        let plan = |pairs: &[(&str, &str)]| MEMORY.plan(&params("sysbench-memory", pairs), &ctx());
+        let one = plan(&[("runtime", "2s")]).unwrap().main;
+        assert_eq!(one.argv[0], "sysbench");
+        assert_eq!(plan(&[("runtime", "2s"), ("nr_processes", "1")]).unwrap().main, one);
+        let three = plan(&[("runtime", "2s"), ("nr_processes", "3")]).unwrap().main;
+        let line = three.command_text();
+        assert!(line.starts_with(&format!("pids=; for i in $(seq 1 3); do {} > sysbench-memory.$i &", one.display())));
+        assert!(line.contains("wait $pid || rc=$?") && line.ends_with("exit $rc"), "{line}");
+        assert_eq!(three.cwd, one.cwd);
+        assert!(plan(&[("nr_processes", "0")]).is_err());
+        // Run by sh, three processes' reports come out one after the other, and a failing one fails the run.
+        let dir = tempfile::tempdir().unwrap();
+        let report = |status: u8| {
+            let shell = at_once(&Invocation::shell(&format!("echo report; exit {status}")), 3).in_dir(dir.path());
+            let done = crate::process::run(&shell, None, &std::sync::Arc::default()).unwrap();
+            (done.stdout, done.exit)
+        };
+        assert_eq!(report(0), ("report\nreport\nreport\n".to_string(), crate::process::Exit::Code(0)));
+        assert_eq!(report(3), ("report\nreport\nreport\n".to_string(), crate::process::Exit::Code(3)));
     }
 
     #[test]
