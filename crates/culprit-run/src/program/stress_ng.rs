@@ -5,7 +5,7 @@
 //! | param | stress-ng option | default |
 //! |---|---|---|
 //! | `test` | `--<test> <nr_threads>` | (or `class`) |
-//! | `class` | `--class <class> --sequential <nr_threads>` when no `test` | |
+//! | `class` | `--class <class> --sequential <nr_threads>` when no `test` (`--minimize` for memory and os) | |
 //! | `nr_threads` | instances (count or share of CPUs; `0` means one per CPU to stress-ng) | nr_cpu |
 //! | `testtime` | `--timeout` (seconds) | `60` |
 //! | `method` | `--<test>-method <method>` | `all` when the installed stress-ng lists `all` among the test's methods |
@@ -263,8 +263,15 @@ impl Program for StressNg {
                     });
                 }
                 argv.extend(["--class".into(), class.to_string(), "--sequential".into(), instances.to_string()]);
-                // lkp excludes stressors that cannot run as root or that take the machine down.
-                argv.extend(["--exclude".into(), "spawn,exec,swap".into()]);
+                // lkp runs the memory and os classes at their smallest sizes, which a whole class of stressors at
+                // their defaults would exhaust the memory with.
+                if class == "memory" || class == "os" {
+                    argv.push("--minimize".into());
+                }
+                // lkp excludes stressors that cannot run as root or that take the machine down, and in the memory
+                // class the stack stressor, which a class run does not survive.
+                let exclude = if class == "memory" { "spawn,exec,swap,stack" } else { "spawn,exec,swap" };
+                argv.extend(["--exclude".into(), exclude.into()]);
             }
             (None, None) => {
                 return Err(ProgramError::MissingParam {
@@ -428,6 +435,13 @@ mod tests {
         assert_eq!(options(&[("test", "list"), ("method", "slist")]).unwrap().join(" "), "--list-method slist");
         assert_eq!(options(&[("test", "brk")]).unwrap().join(" "), "--oom-avoid");
         assert_eq!(options(&[("test", "cpu-online")]).unwrap().join(" "), "--pathological");
+        let class = |name: &str| {
+            let shown = StressNg.plan(&params("stress-ng", &[("class", name)]), &ctx()).unwrap().main.display();
+            shown.split_once(" --class ").map(|(_, rest)| rest.to_string()).unwrap_or(shown)
+        };
+        assert_eq!(class("memory"), "memory --sequential 4 --minimize --exclude spawn,exec,swap,stack");
+        assert_eq!(class("os"), "os --sequential 4 --minimize --exclude spawn,exec,swap");
+        assert_eq!(class("cpu"), "cpu --sequential 4 --exclude spawn,exec,swap");
         // With a class they would be dropped, so they are refused.
         let p = params("stress-ng", &[("class", "cpu"), ("method", "all")]);
         let err = StressNg.plan(&p, &ctx()).unwrap_err().to_string();
