@@ -232,3 +232,19 @@ fn qa14b_sysbench_memorys_nr_processes_runs_that_many_processes() {
     let shown = stdout(&culprit("t.db", &["results", "--run", &run["id"].to_string()], dir.path()));
     assert_eq!(shown.matches(&format!("Total operations: {blocks} ")).count(), processes as usize, "{shown}");
 }
+
+#[test]
+fn qa14b_a_stressor_stress_ng_skips_for_root_is_refused_before_the_runs_of_root() {
+    // lkp's stress-ng-part1 lists exec, which lkp runs as its unprivileged user: stress-ng skips it for root. Run by
+    // root, every run failed with "output yields no metrics", the reason only in stress-ng's output.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "exec.yaml", "suite: x\ntesttime: 1s\nnr_threads: 1\nstress-ng:\n  test: exec\n");
+    let out = culprit("t.db", &["run", "exec.yaml", "-n", "1", "--label", "a", "--monitors", "none"], dir.path());
+    let id = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&id.stdout).trim() == "0" {
+        let err = common::refused(&out);
+        assert!(err.contains("exec.yaml:5") && err.contains("skips the exec stressor when run as root"), "{err}");
+    } else {
+        stdout(&out);
+    }
+}

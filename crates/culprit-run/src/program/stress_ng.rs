@@ -22,6 +22,9 @@
 //! `sysinval`, ...). lkp's sysctls (`kernel.sched_autogroup_enabled=0` always, `fs.aio-max-nr` for `aio`, ...) are
 //! settings of the test box, which Culprit does not make: `culprit run` names those that differ on the machine.
 //!
+//! lkp runs `exec`, `spawn` and `bad-ioctl` as an unprivileged user because stress-ng skips them for root; run by
+//! root, they are refused before the first run instead of failing every run.
+//!
 //! Always: `--times --verify --metrics --no-rand-seed`, in the scratch directory (file stressors write there), with
 //! stderr folded into stdout because stress-ng logs its metrics there. `culprit_parse::stress_ng` turns the metrics
 //! table into `stress-ng.<stressor>.ops_per_sec` and `stress-ng.<stressor>.ops`.
@@ -64,6 +67,26 @@ const OOM_AVOID: &[&str] = &[
 /// Stressors lkp runs with `--pathological`: stress-ng skips them unless told, and a run would measure nothing.
 const PATHOLOGICAL: &[&str] =
     &["bad-ioctl", "sysinval", "cpu-online", "mlockmany", "oom-pipe", "bind-mount", "watchdog", "smi"];
+
+/// Stressors stress-ng skips when run as root, which lkp runs as its unprivileged user `lkp`.
+const NOT_AS_ROOT: &[&str] = &["exec", "spawn", "bad-ioctl"];
+
+/// Refuses a stressor stress-ng would skip because the run is root's (`euid` 0): every run would fail with "no
+/// metrics", the reason only in its output.
+fn check_not_as_root(test: &str, euid: u32) -> Result<(), ProgramError> {
+    if euid != 0 || !NOT_AS_ROOT.contains(&test) {
+        return Ok(());
+    }
+    Err(ProgramError::BadParam {
+        program: "stress-ng",
+        key: "test".into(),
+        value: test.into(),
+        reason: format!(
+            "stress-ng skips the {test} stressor when run as root, which culprit is (lkp runs it as an unprivileged \
+             user); run this job with culprit as a user other than root"
+        ),
+    })
+}
 
 /// An option value as lkp's job files give them (`keep-size,punch-hole`, `clock_ns`); one starting with `-` would
 /// read as an option of its own.
@@ -318,6 +341,8 @@ impl Program for StressNg {
                 if let Some(offered) = installed_stressors() {
                     check_name("test", test, offered, "stressor", "stress-ng --stressors")?;
                 }
+                // SAFETY: geteuid has no preconditions and cannot fail.
+                check_not_as_root(test, unsafe { libc::geteuid() })?;
                 check_test_options(test, p)
             }
             (None, Some(class)) => match installed_classes() {
@@ -446,6 +471,17 @@ mod tests {
         let p = params("stress-ng", &[("class", "cpu"), ("method", "all")]);
         let err = StressNg.plan(&p, &ctx()).unwrap_err().to_string();
         assert!(err.contains("param 'method'") && err.contains("name the stressor with test:"), "{err}");
+    }
+
+    #[test]
+    fn qa14b_a_stressor_stress_ng_skips_for_root_is_refused_when_root_runs() {
+        assert_eq!(check_not_as_root("exec", 1000), Ok(()));
+        assert_eq!(check_not_as_root("cpu", 0), Ok(()));
+        for test in NOT_AS_ROOT {
+            let err = check_not_as_root(test, 0).unwrap_err().to_string();
+            assert!(err.contains(&format!("skips the {test} stressor when run as root")), "{err}");
+            assert!(err.contains("as a user other than root"), "{err}");
+        }
     }
 
     #[test]
