@@ -16,7 +16,9 @@
 //! | `hdd_opts` | `--hdd-opts <options>` | |
 //!
 //! These six shape one stressor, as in lkp's `programs/stress-ng/run`, so they need `test`: with only a `class` lkp
-//! drops them without a word, and Culprit refuses them instead. lkp's run also gives some stressors an option of
+//! drops them without a word, and Culprit refuses them instead. `sched` follows lkp to the letter, so that numbers
+//! compare with lkp's: stress-ng's `--workload-sched` shapes only its `workload` stressor, so for a stressor without
+//! a `--<test>-sched` of its own (lkp's `pipe`, `pthread`) the policy changes nothing, in lkp as here. lkp's run also gives some stressors an option of
 //! their own, and so does Culprit: `--oom-avoid` to those that otherwise get the machine's OOM killer involved
 //! (`bigheap`, `brk`, `sockpair`, ...), `--pathological` to those stress-ng skips unless told (`cpu-online`,
 //! `sysinval`, ...). lkp's sysctls (`kernel.sched_autogroup_enabled=0` always, `fs.aio-max-nr` for `aio`, ...) are
