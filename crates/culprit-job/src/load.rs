@@ -146,6 +146,15 @@ fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobErro
     let marker = "duplicate entry with key \"";
     if let Some(key) = reason.find(marker).and_then(|at| reason[at + marker.len()..].split('"').next()) {
         if let Some((first_line, line)) = duplicate_key_lines(text, key) {
+            // Two `<<:` lines are two of lkp's includes (hackbench-cgroup2's `<<: cgroup2.yaml`, `<<: hackbench.yaml`),
+            // not a key given twice by mistake: merging them into one, as that message advised, is no job file.
+            if key == "<<" {
+                return JobError::Unsupported {
+                    place: Place { file: file_name.to_string(), line: Some(first_line) },
+                    what: "lkp's '<< : FILE' include".to_string(),
+                    todo: "paste the included files' keys into this job file, in the order of their '<<:' lines",
+                };
+            }
             let place = Place { file: file_name.to_string(), line: Some(line) };
             return JobError::DuplicateKey { place, key: key.to_string(), first_line };
         }
@@ -286,19 +295,22 @@ fn normalize_mapping(
             other => normalize_value(other, path, place, typed)?,
         };
         path.pop();
-        // lkp includes a file with `<< : FILE`, or with `<<: {file: FILE, key: value}` (fsmark-1ssd.yaml), which YAML
-        // would take for a merge key adding the keys `file` and `disk`, leaving a job of no program.
-        let includes_file = |value: &Value| {
-            value.get("file").and_then(Value::as_str).is_some_and(|f| f.ends_with(".yaml") || f.ends_with(".yml"))
-        };
-        if key_text == "<<" && (!matches!(value, Value::Mapping(_) | Value::Sequence(_)) || includes_file(&value)) {
+        // lkp also includes a file with keys of its own (`<<: {file: stress-ng-part6-1hdd.yaml, disk: '1SSD'}`);
+        // merged as a YAML hash it left a job of `file` and `disk` alone, refused as one that selects no program.
+        let file_include = matches!(&value, Value::Mapping(m) if m.contains_key("file"));
+        if key_text == "<<" && (file_include || !matches!(value, Value::Mapping(_) | Value::Sequence(_))) {
             let mut with_key = path_refs.clone();
             with_key.push("<<");
-            return Err(JobError::Unsupported {
-                place: place(&with_key),
-                what: "lkp's '<< : FILE' include".to_string(),
-                todo: "paste the included file's keys into this job file",
-            });
+            let (what, todo) = if file_include {
+                (
+                    "lkp's '<<: {file: FILE, ...}' include",
+                    "paste the included file's keys into this job file, and after them the keys given beside `file:` \
+                     (they override the included file's)",
+                )
+            } else {
+                ("lkp's '<< : FILE' include", "paste the included file's keys into this job file")
+            };
+            return Err(JobError::Unsupported { place: place(&with_key), what: what.to_string(), todo });
         }
         out.insert(Value::String(key_text), value);
     }

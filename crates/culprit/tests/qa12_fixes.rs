@@ -51,7 +51,7 @@ fn qa12_results_json_gives_the_ids_of_runs_that_succeeded() {
 
 #[test]
 fn qa12_a_param_no_program_takes_is_answered_with_the_names_the_program_takes() {
-    // lkp's sysbench-memory job names its params `mem_blk_size` and `mem_opt`; sysbench's own options are
+    // lkp's sysbench-memory job names its params `mem_blk_size` and `mem_operation`; sysbench's own options are
     // `--memory-block-size` and `--memory-oper`. A job written from sysbench's names was refused with "sysbench has
     // no param 'memory_block_size'; remove it or fix its name", which named neither the right names nor where to
     // find them (the program's module in the source).

@@ -127,7 +127,7 @@ fn qa14a_lkps_includes_and_templates_are_refused_as_such() {
     // program"; an unquoted template over several lines was "malformed YAML"; a quoted one "is not a size".
     let dir = tempfile::tempdir().unwrap();
     let err = split("fsmark-1ssd.yaml", dir.path()).unwrap_err();
-    assert!(err.contains("fsmark-1ssd.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
+    assert!(err.contains("fsmark-1ssd.yaml:1: lkp's '<<: {file: FILE, ...}' include is not supported"), "{err}");
     for (name, line) in [("fsmark-1hdd-400m.yaml", 23), ("fsmark-4hdd-raid.yaml", 35)] {
         let err = split(name, dir.path()).unwrap_err();
         let said = format!("{name}:{line}: lkp's '{{{{ expression }}}}' template");

@@ -305,6 +305,13 @@ pub trait Program: Sync {
     fn check_offered(&self, _params: &Params) -> Result<(), ProgramError> {
         Ok(())
     }
+
+    /// The sysctls lkp's run script of this program sets before it runs (stress-ng's `fs.aio-max-nr` for `aio`), by
+    /// name and value. Culprit sets none, since they change the machine for everything on it; `culprit run` says
+    /// which differ here, so that numbers unlike lkp's are not blamed on the code.
+    fn lkp_sysctls(&self, _params: &Params, _nr_cpu: u32) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 }
 
 /// Every program, in one place.

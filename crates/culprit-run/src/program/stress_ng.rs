@@ -5,9 +5,27 @@
 //! | param | stress-ng option | default |
 //! |---|---|---|
 //! | `test` | `--<test> <nr_threads>` | (or `class`) |
-//! | `class` | `--class <class> --sequential <nr_threads>` when no `test` | |
+//! | `class` | `--class <class> --sequential <nr_threads>` when no `test` (`--minimize` for memory and os) | |
 //! | `nr_threads` | instances (count or share of CPUs; `0` means one per CPU to stress-ng) | nr_cpu |
 //! | `testtime` | `--timeout` (seconds) | `60` |
+//! | `method` | `--<test>-method <method>` | `all` when the installed stress-ng lists `all` among the test's methods |
+//! | `mode` | `--<test>-mode <mode>` (fallocate's `keep-size,punch-hole`) | |
+//! | `type` | `--<test>-type <type>` (sock's `stream`, `seqpacket`, `dgram`) | |
+//! | `sched` | `--<test>-sched <policy>` when the installed stress-ng has it, else `--workload-sched <policy>` | |
+//! | `advise` | `--madvise-advise <advice>` | |
+//! | `hdd_opts` | `--hdd-opts <options>` | |
+//!
+//! These six shape one stressor, as in lkp's `programs/stress-ng/run`, so they need `test`: with only a `class` lkp
+//! drops them without a word, and Culprit refuses them instead. `sched` follows lkp to the letter, so that numbers
+//! compare with lkp's: stress-ng's `--workload-sched` shapes only its `workload` stressor, so for a stressor without
+//! a `--<test>-sched` of its own (lkp's `pipe`, `pthread`) the policy changes nothing, in lkp as here. lkp's run also gives some stressors an option of
+//! their own, and so does Culprit: `--oom-avoid` to those that otherwise get the machine's OOM killer involved
+//! (`bigheap`, `brk`, `sockpair`, ...), `--pathological` to those stress-ng skips unless told (`cpu-online`,
+//! `sysinval`, ...). lkp's sysctls (`kernel.sched_autogroup_enabled=0` always, `fs.aio-max-nr` for `aio`, ...) are
+//! settings of the test box, which Culprit does not make: `culprit run` names those that differ on the machine.
+//!
+//! lkp runs `exec`, `spawn` and `bad-ioctl` as an unprivileged user because stress-ng skips them for root; run by
+//! root, they are refused before the first run instead of failing every run.
 //!
 //! Always: `--times --verify --metrics --no-rand-seed`, in the scratch directory (file stressors write there), with
 //! stderr folded into stdout because stress-ng logs its metrics there. `culprit_parse::stress_ng` turns the metrics
@@ -15,7 +33,9 @@
 //!
 //! Before anything runs, `test` and `class` are checked against what the installed stress-ng offers
 //! (`stress-ng --stressors`, and the classes it lists for `--class '?'`), asked once per process: stress-ng only
-//! refuses an unknown stressor when it starts, which would store every run as failed.
+//! refuses an unknown stressor when it starts, which would store every run as failed. For the same reason each of the
+//! six options above is tried with `stress-ng --dry-run` before the first run: lkp's job files follow the newest
+//! stress-ng, and an older one refuses methods, socket types or whole options it does not have yet.
 
 use super::{edit_distance, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{self, Invocation};
@@ -30,7 +50,115 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "class", kind: ParamKind::Text, doc: "a stressor class, run sequentially when no test is given" },
     ParamSpec { name: "nr_threads", kind: ParamKind::CountOrShare, doc: "instances, or a share of the CPUs" },
     ParamSpec { name: "testtime", kind: ParamKind::Duration, doc: "time per stressor" },
+    ParamSpec { name: "method", kind: ParamKind::Text, doc: "the stressor's method (--<test>-method)" },
+    ParamSpec { name: "mode", kind: ParamKind::Text, doc: "the stressor's mode (--<test>-mode)" },
+    ParamSpec { name: "type", kind: ParamKind::Text, doc: "the stressor's type (--<test>-type)" },
+    ParamSpec { name: "sched", kind: ParamKind::Text, doc: "a scheduling policy (--<test>-sched)" },
+    ParamSpec { name: "advise", kind: ParamKind::Text, doc: "madvise's advice (--madvise-advise)" },
+    ParamSpec { name: "hdd_opts", kind: ParamKind::Text, doc: "hdd's options (--hdd-opts)" },
 ];
+
+/// The params that shape one stressor, in the order lkp adds their options.
+const TEST_OPTIONS: [&str; 6] = ["method", "mode", "type", "advise", "hdd_opts", "sched"];
+
+/// Stressors lkp runs with `--oom-avoid`: without it they drive the machine into the OOM killer.
+const OOM_AVOID: &[&str] = &[
+    "sockpair", "bigheap", "brk", "loadavg", "memthrash", "mmaphuge", "mmapcow", "mmapmany", "pageswap", "secretmem",
+];
+
+/// Stressors lkp runs with `--pathological`: stress-ng skips them unless told, and a run would measure nothing.
+const PATHOLOGICAL: &[&str] =
+    &["bad-ioctl", "sysinval", "cpu-online", "mlockmany", "oom-pipe", "bind-mount", "watchdog", "smi"];
+
+/// Stressors stress-ng skips when run as root, which lkp runs as its unprivileged user `lkp`.
+const NOT_AS_ROOT: &[&str] = &["exec", "spawn", "bad-ioctl"];
+
+/// Refuses a stressor stress-ng would skip because the run is root's (`euid` 0): every run would fail with "no
+/// metrics", the reason only in its output.
+fn check_not_as_root(test: &str, euid: u32) -> Result<(), ProgramError> {
+    if euid != 0 || !NOT_AS_ROOT.contains(&test) {
+        return Ok(());
+    }
+    Err(ProgramError::BadParam {
+        program: "stress-ng",
+        key: "test".into(),
+        value: test.into(),
+        reason: format!(
+            "stress-ng skips the {test} stressor when run as root, which culprit is (lkp runs it as an unprivileged \
+             user); run this job with culprit as a user other than root"
+        ),
+    })
+}
+
+/// An option value as lkp's job files give them (`keep-size,punch-hole`, `clock_ns`); one starting with `-` would
+/// read as an option of its own.
+fn valid_value(v: &str) -> bool {
+    !v.starts_with('-') && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_,.+".contains(c))
+}
+
+/// The stress-ng option one of [`TEST_OPTIONS`] becomes for `test`. `help` is the installed stress-ng's `--help`:
+/// `sched` is the stressor's own option where it has one and stress-ng's workload option otherwise, as lkp does.
+fn option_flag(key: &str, test: &str, help: Option<&str>) -> String {
+    match key {
+        "advise" => "--madvise-advise".to_string(),
+        "hdd_opts" => "--hdd-opts".to_string(),
+        "sched" if help.is_some_and(|h| !has_option(h, &format!("--{test}-sched"))) => "--workload-sched".to_string(),
+        other => format!("--{test}-{other}"),
+    }
+}
+
+/// Whether `help` lists `flag` at the start of one of its option lines.
+fn has_option(help: &str, flag: &str) -> bool {
+    help.lines().any(|line| line.split_whitespace().any(|word| word == flag) && line.trim_start().starts_with('-'))
+}
+
+/// Whether `help` lists `all` among the methods of `test` (`--list-method M  select list method: all, circleq`),
+/// which lkp then runs by default so that every method is measured, not only stress-ng's default one.
+fn offers_all_methods(help: &str, test: &str) -> bool {
+    let flag = format!("--{test}-method");
+    help.lines().any(|line| {
+        let mut words = line.split_whitespace();
+        words.next() == Some(flag.as_str()) && {
+            let rest: Vec<&str> = words.collect();
+            let rest = rest.join(" ");
+            rest.contains("all,") || rest.split_once('[').is_some_and(|(_, list)| list.contains("all"))
+        }
+    })
+}
+
+/// The options one stressor's run gets besides `--<test> <instances>`, in lkp's order.
+fn test_options(test: &str, p: &Params, help: Option<&str>) -> Result<Vec<String>, ProgramError> {
+    let mut options = Vec::new();
+    if OOM_AVOID.contains(&test) {
+        options.push("--oom-avoid".to_string());
+    }
+    if PATHOLOGICAL.contains(&test) {
+        options.push("--pathological".to_string());
+    }
+    if p.get("method").is_none() && help.is_some_and(|h| offers_all_methods(h, test)) {
+        options.extend([format!("--{test}-method"), "all".to_string()]);
+    }
+    for key in TEST_OPTIONS {
+        let Some(value) = p.get(key) else { continue };
+        if !valid_value(value) {
+            return Err(ProgramError::BadParam {
+                program: "stress-ng",
+                key: key.into(),
+                value: value.into(),
+                reason: "expected a word or a comma-separated list such as keep-size,punch-hole".into(),
+            });
+        }
+        options.extend([option_flag(key, test, help), value.to_string()]);
+    }
+    Ok(options)
+}
+
+/// The installed stress-ng's `--help`, asked once per process; `None` when it cannot be asked.
+fn installed_help() -> Option<&'static str> {
+    static HELP: OnceLock<Option<String>> = OnceLock::new();
+    HELP.get_or_init(|| ask(&["--help"]).map(|(out, err)| format!("{out}{err}")).filter(|h| !h.is_empty()))
+        .as_deref()
+}
 
 fn valid_word(v: &str) -> bool {
     !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -136,9 +264,21 @@ impl Program for StressNg {
                         reason: "expected a stressor name such as xattr (see stress-ng --stressors)".into(),
                     });
                 }
+                argv.extend(test_options(test, p, installed_help())?);
                 argv.extend([format!("--{test}"), instances.to_string()]);
             }
             (None, Some(class)) => {
+                if let Some(key) = TEST_OPTIONS.iter().find(|key| p.get(key).is_some()) {
+                    return Err(ProgramError::BadParam {
+                        program: "stress-ng",
+                        key: key.to_string(),
+                        value: p.get(key).unwrap_or_default().into(),
+                        reason: format!(
+                            "'{key}' shapes one stressor, and this job runs the class '{class}' (lkp ignores it \
+                             there); name the stressor with test:, or remove '{key}'"
+                        ),
+                    });
+                }
                 if !valid_word(class) {
                     return Err(ProgramError::BadParam {
                         program: "stress-ng",
@@ -148,8 +288,15 @@ impl Program for StressNg {
                     });
                 }
                 argv.extend(["--class".into(), class.to_string(), "--sequential".into(), instances.to_string()]);
-                // lkp excludes stressors that cannot run as root or that take the machine down.
-                argv.extend(["--exclude".into(), "spawn,exec,swap".into()]);
+                // lkp runs the memory and os classes at their smallest sizes, which a whole class of stressors at
+                // their defaults would exhaust the memory with.
+                if class == "memory" || class == "os" {
+                    argv.push("--minimize".into());
+                }
+                // lkp excludes stressors that cannot run as root or that take the machine down, and in the memory
+                // class the stack stressor, which a class run does not survive.
+                let exclude = if class == "memory" { "spawn,exec,swap,stack" } else { "spawn,exec,swap" };
+                argv.extend(["--exclude".into(), exclude.into()]);
             }
             (None, None) => {
                 return Err(ProgramError::MissingParam {
@@ -164,19 +311,84 @@ impl Program for StressNg {
         Ok(ProgramPlan::single(inv))
     }
 
+    /// lkp's `setup_sysctl` for every run, and its `setup_test`'s sysctls for the stressors that exhaust a limit
+    /// otherwise (message queues, async I/O contexts, inotify watches, the listen backlog, ping sockets).
+    fn lkp_sysctls(&self, p: &Params, nr_cpu: u32) -> Vec<(&'static str, String)> {
+        let mut set = vec![("kernel.sched_autogroup_enabled", "0".to_string())];
+        let instances = p.count_or_share("nr_threads", nr_cpu).ok().flatten().unwrap_or(u64::from(nr_cpu));
+        let mut add = |name: &'static str, value: String| set.push((name, value));
+        match p.get("test") {
+            Some("ping-sock") => add("net.ipv4.ping_group_range", format!("0 {instances}")),
+            Some("mq") => {
+                add("fs.mqueue.queues_max", "2048".into());
+                add("fs.mqueue.msg_max", "2048".into());
+            }
+            Some("aio" | "aiol") => add("fs.aio-max-nr", "1048576".into()),
+            Some("inotify" | "dnotify") => {
+                add("fs.inotify.max_user_instances", "8192".into());
+                add("fs.inotify.max_user_watches", "524288".into());
+            }
+            Some("epoll" | "sock" | "sockmany" | "sockpair" | "udp" | "udp-flood") => {
+                add("net.core.somaxconn", "4096".into())
+            }
+            _ => {}
+        }
+        set
+    }
+
     /// `test` (or `class` without one) against what the installed stress-ng offers.
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
         match (p.get("test"), p.get("class")) {
-            (Some(test), _) => match installed_stressors() {
-                Some(offered) => check_name("test", test, offered, "stressor", "stress-ng --stressors"),
-                None => Ok(()),
-            },
+            (Some(test), _) => {
+                if let Some(offered) = installed_stressors() {
+                    check_name("test", test, offered, "stressor", "stress-ng --stressors")?;
+                }
+                // SAFETY: geteuid has no preconditions and cannot fail.
+                check_not_as_root(test, unsafe { libc::geteuid() })?;
+                check_test_options(test, p)
+            }
             (None, Some(class)) => match installed_classes() {
                 Some(offered) => check_name("class", class, offered, "class", "stress-ng --class '?'"),
                 None => Ok(()),
             },
             (None, None) => Ok(()),
         }
+    }
+}
+
+/// Tries each of the job's [`TEST_OPTIONS`] with the installed stress-ng (`--dry-run`, which parses the options and
+/// runs nothing), so that a method, type or option it does not have is refused with its line before the first run.
+fn check_test_options(test: &str, p: &Params) -> Result<(), ProgramError> {
+    for key in TEST_OPTIONS {
+        let Some(value) = p.get(key) else { continue };
+        let flag = option_flag(key, test, installed_help());
+        let args = ["--dry-run", "--timeout", "1", &format!("--{test}"), "1", &flag, value];
+        let Some((out, err)) = refusal(&args) else { continue };
+        let said = format!("{out}\n{err}");
+        let said = said.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("Try '")).unwrap_or("");
+        return Err(refused_option(key, value, &flag, said));
+    }
+    Ok(())
+}
+
+/// Runs the installed stress-ng with `args`: its output when it refused them, `None` when it accepted them (or
+/// cannot be asked, when a run says why).
+fn refusal(args: &[&str]) -> Option<(String, String)> {
+    let inv = Invocation::new(std::iter::once("stress-ng").chain(args.iter().copied())).in_dir(&std::env::temp_dir());
+    let finished = process::run(&inv, Some(Duration::from_secs(10)), &Arc::new(AtomicBool::new(false))).ok()?;
+    (!finished.exit.success()).then_some((finished.stdout, finished.stderr))
+}
+
+/// The refusal of a stressor option the installed stress-ng does not take, with its own words.
+fn refused_option(key: &str, value: &str, flag: &str, said: &str) -> ProgramError {
+    ProgramError::BadParam {
+        program: "stress-ng",
+        key: key.into(),
+        value: value.into(),
+        reason: format!(
+            "the installed stress-ng refuses '{flag} {value}' ({said}); give a value it takes, remove '{key}', or \
+             install a newer stress-ng (lkp's job files follow the newest)"
+        ),
     }
 }
 
@@ -196,6 +408,109 @@ mod tests {
         assert!(StressNg.plan(&params("stress-ng", &[]), &ctx()).is_err());
         let p = params("stress-ng", &[("test", "xattr; rm -rf /")]);
         assert!(StressNg.plan(&p, &ctx()).is_err());
+    }
+
+    /// Lines as `stress-ng --help` prints them, for command lines that do not depend on the installed version.
+    const HELP: &str = "      --cyclic-method M     specify cyclic method M, default is clock_ns
+      --list-method M       select list method: all, circleq, list, slist,
+      --tree-method M       select tree method [ all | avl | binary ]
+      --cpu-method M        specify stress cpu method M, default is all
+      --sock-type T         socket type (stream, seqpacket)
+      --sched type          set scheduler type
+      --pthread-sched P     scheduling policy of the threads";
+
+    fn options(pairs: &[(&str, &str)]) -> Result<Vec<String>, ProgramError> {
+        let p = params("stress-ng", pairs);
+        test_options(p.get("test").unwrap_or("cpu"), &p, Some(HELP))
+    }
+
+    #[test]
+    fn qa14b_lkps_stressor_options_become_its_command_line() {
+        let got = options(&[("test", "cyclic"), ("method", "usleep")]).unwrap();
+        assert_eq!(got.join(" "), "--cyclic-method usleep");
+        assert_eq!(options(&[("test", "sock"), ("type", "dgram")]).unwrap().join(" "), "--sock-type dgram");
+        let got = options(&[("test", "fallocate"), ("mode", "keep-size,punch-hole")]).unwrap();
+        assert_eq!(got.join(" "), "--fallocate-mode keep-size,punch-hole");
+        assert_eq!(options(&[("test", "madvise"), ("advise", "cold")]).unwrap().join(" "), "--madvise-advise cold");
+        assert_eq!(options(&[("test", "hdd"), ("hdd_opts", "direct")]).unwrap().join(" "), "--hdd-opts direct");
+        // sched is the stressor's own option where the installed stress-ng has one, its workload option otherwise.
+        assert_eq!(options(&[("test", "pthread"), ("sched", "rr")]).unwrap().join(" "), "--pthread-sched rr");
+        assert_eq!(options(&[("test", "pipe"), ("sched", "rr")]).unwrap().join(" "), "--workload-sched rr");
+        let p = params("stress-ng", &[("test", "pipe"), ("sched", "rr")]);
+        assert_eq!(test_options("pipe", &p, None).unwrap().join(" "), "--pipe-sched rr");
+        // A value that would read as an option, or as more than one word, is refused with its key.
+        for bad in ["-x", "a b", "rr;ls"] {
+            match options(&[("test", "pipe"), ("sched", bad)]) {
+                Err(ProgramError::BadParam { key, .. }) => assert_eq!(key, "sched"),
+                other => panic!("sched {bad:?}: {other:?}"),
+            }
+        }
+        // The whole command line: the options come before the stressor, as in lkp's run.
+        let p = params("stress-ng", &[("test", "sock"), ("type", "stream"), ("testtime", "2s"), ("nr_threads", "1")]);
+        let shown = StressNg.plan(&p, &ctx()).unwrap().main.display();
+        assert!(shown.ends_with("--no-rand-seed --sock-type stream --sock 1"), "{shown}");
+    }
+
+    #[test]
+    fn qa14b_lkps_defaults_and_own_options_per_stressor() {
+        // Without a method lkp runs all of them where stress-ng lists `all` among them (not where it is only the
+        // default), so that every method is measured.
+        assert_eq!(options(&[("test", "list")]).unwrap().join(" "), "--list-method all");
+        assert_eq!(options(&[("test", "tree")]).unwrap().join(" "), "--tree-method all");
+        assert!(options(&[("test", "cpu")]).unwrap().is_empty());
+        assert!(options(&[("test", "cyclic")]).unwrap().is_empty());
+        assert_eq!(options(&[("test", "list"), ("method", "slist")]).unwrap().join(" "), "--list-method slist");
+        assert_eq!(options(&[("test", "brk")]).unwrap().join(" "), "--oom-avoid");
+        assert_eq!(options(&[("test", "cpu-online")]).unwrap().join(" "), "--pathological");
+        let class = |name: &str| {
+            let shown = StressNg.plan(&params("stress-ng", &[("class", name)]), &ctx()).unwrap().main.display();
+            shown.split_once(" --class ").map(|(_, rest)| rest.to_string()).unwrap_or(shown)
+        };
+        assert_eq!(class("memory"), "memory --sequential 4 --minimize --exclude spawn,exec,swap,stack");
+        assert_eq!(class("os"), "os --sequential 4 --minimize --exclude spawn,exec,swap");
+        assert_eq!(class("cpu"), "cpu --sequential 4 --exclude spawn,exec,swap");
+        // With a class they would be dropped, so they are refused.
+        let p = params("stress-ng", &[("class", "cpu"), ("method", "all")]);
+        let err = StressNg.plan(&p, &ctx()).unwrap_err().to_string();
+        assert!(err.contains("param 'method'") && err.contains("name the stressor with test:"), "{err}");
+    }
+
+    #[test]
+    fn qa14b_a_stressor_stress_ng_skips_for_root_is_refused_when_root_runs() {
+        assert_eq!(check_not_as_root("exec", 1000), Ok(()));
+        assert_eq!(check_not_as_root("cpu", 0), Ok(()));
+        for test in NOT_AS_ROOT {
+            let err = check_not_as_root(test, 0).unwrap_err().to_string();
+            assert!(err.contains(&format!("skips the {test} stressor when run as root")), "{err}");
+            assert!(err.contains("as a user other than root"), "{err}");
+        }
+    }
+
+    #[test]
+    fn qa14b_the_sysctls_lkps_run_sets() {
+        let sysctls = |pairs: &[(&str, &str)]| {
+            let set = StressNg.lkp_sysctls(&params("stress-ng", pairs), 4);
+            set.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(sysctls(&[("test", "cpu")]), "kernel.sched_autogroup_enabled=0");
+        assert_eq!(sysctls(&[("class", "os")]), "kernel.sched_autogroup_enabled=0");
+        assert_eq!(sysctls(&[("test", "aio")]), "kernel.sched_autogroup_enabled=0 fs.aio-max-nr=1048576");
+        let mq = "kernel.sched_autogroup_enabled=0 fs.mqueue.queues_max=2048 fs.mqueue.msg_max=2048";
+        assert_eq!(sysctls(&[("test", "mq")]), mq);
+        let ping = sysctls(&[("test", "ping-sock"), ("nr_threads", "50%")]);
+        assert!(ping.ends_with(" net.ipv4.ping_group_range=0 2"), "{ping}");
+    }
+
+    #[test]
+    fn qa14b_an_option_value_the_installed_stress_ng_refuses_is_refused_with_its_words() {
+        // `usleep` is a cyclic method in every stress-ng that has the stressor; no stress-ng has the other.
+        assert_eq!(check_test_options("cyclic", &params("stress-ng", &[("method", "usleep")])), Ok(()));
+        let err = check_test_options("cyclic", &params("stress-ng", &[("method", "nosuchmethod")])).unwrap_err();
+        let err = err.to_string();
+        let head = "stress-ng: param 'method' = 'nosuchmethod': the installed stress-ng refuses";
+        assert!(err.starts_with(head), "{err}");
+        assert!(err.contains("'--cyclic-method nosuchmethod' (cyclic-method must be one of:"), "{err}");
+        assert!(err.contains("install a newer stress-ng"), "{err}");
     }
 
     #[test]

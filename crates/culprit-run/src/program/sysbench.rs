@@ -8,10 +8,19 @@
 //! | all but fileio | `nr_threads` | `--threads` (count or share of CPUs) | 1 |
 //! | all but fileio | `runtime` | `--time` | 60 |
 //! | cpu | `cpu_max_prime` | `--cpu-max-prime` | 10000 |
-//! | memory | `mem_blk_size`, `mem_total_size`, `mem_scope`, `mem_hugetlb`, `mem_opt`, `mem_access_mode` | `--memory-block-size`, `--memory-total-size`, `--memory-scope`, `--memory-hugetlb`, `--memory-oper`, `--memory-access-mode` | 1K, 100G, global, off, write, seq |
+//! | memory | `mem_blk_size`, `mem_total_size`, `mem_scope`, `mem_hugetlb`, `mem_operation`, `mem_access_mode` | `--memory-block-size`, `--memory-total-size`, `--memory-scope`, `--memory-hugetlb`, `--memory-oper`, `--memory-access-mode` | 1K, 100G, global, off, write, seq |
+//! | memory | `rand_type`, `rand_pareto_h` | `--rand-type`, `--rand-pareto-h` | sysbench's |
 //! | threads | `thread_yields`, `thread_locks` | `--thread-yields`, `--thread-locks` | 1000, 8 |
 //! | mutex | `mutex_num`, `mutex_locks`, `mutex_loops` | `--mutex-num`, `--mutex-locks`, `--mutex-loops` | 4096, 50000, 10000 |
 //! | fileio | `nr_threads`, `period`, `rwmode`, `iomode`, `size`, `filenum` | `--threads`, `--time`, `--file-test-mode`, `--file-io-mode`, `--file-total-size`, `--file-num` | 1, 60, rndrw, sync, 128M, 128 |
+//!
+//! lkp's job files and its `programs/sysbench-memory/run` name the operation `mem_operation`; the run script's default
+//! is set under the name `mem_opt`, which Culprit takes too (its jobs written before used it), and a job giving both
+//! with different values is refused.
+//!
+//! memory's `nr_processes` (default 1) runs that many sysbench processes at once, each with `nr_threads` threads, as
+//! lkp's run does; their reports are printed one after the other and the parser sums their throughputs. A process
+//! that fails fails the run.
 //!
 //! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
 //! the job key (`sysbench-cpu.workload`, `sysbench-cpu.latency_ms.avg`, ...), parsed by `culprit_parse::sysbench`,
@@ -41,14 +50,22 @@ const CPU_SPECS: &[ParamSpec] =
 const MEMORY_SPECS: &[ParamSpec] = &[
     COMMON[0],
     COMMON[1],
-    ParamSpec { name: "nr_processes", kind: ParamKind::Count, doc: "accepted for lkp compatibility; one process runs" },
+    ParamSpec { name: "nr_processes", kind: ParamKind::Positive, doc: "sysbench processes run at once, as in lkp" },
     ParamSpec { name: "mem_blk_size", kind: ParamKind::Size, doc: "block size" },
     ParamSpec { name: "mem_total_size", kind: ParamKind::Size, doc: "total bytes to transfer" },
     ParamSpec { name: "mem_scope", kind: ParamKind::OneOf(&["global", "local"]), doc: "memory scope" },
     ParamSpec { name: "mem_hugetlb", kind: ParamKind::OneOf(&["on", "off"]), doc: "huge pages" },
-    ParamSpec { name: "mem_opt", kind: ParamKind::OneOf(&["read", "write", "none"]), doc: "operation" },
+    ParamSpec { name: "mem_operation", kind: ParamKind::OneOf(MEM_OPERATIONS), doc: "operation" },
+    ParamSpec { name: "mem_opt", kind: ParamKind::OneOf(MEM_OPERATIONS), doc: "operation, as mem_operation" },
     ParamSpec { name: "mem_access_mode", kind: ParamKind::OneOf(&["seq", "rnd"]), doc: "access pattern" },
+    ParamSpec {
+        name: "rand_type",
+        kind: ParamKind::OneOf(&["uniform", "gaussian", "special", "pareto"]),
+        doc: "random numbers' distribution",
+    },
+    ParamSpec { name: "rand_pareto_h", kind: ParamKind::Text, doc: "h of the pareto distribution" },
 ];
+const MEM_OPERATIONS: &[&str] = &["read", "write", "none"];
 const THREADS_SPECS: &[ParamSpec] = &[
     COMMON[0],
     COMMON[1],
@@ -115,8 +132,23 @@ impl Program for Sysbench {
                 opt("memory-total-size", p.size_bytes("mem_total_size")?.unwrap_or(100 << 30).to_string());
                 opt("memory-scope", p.get("mem_scope").unwrap_or("global").to_string());
                 opt("memory-hugetlb", p.get("mem_hugetlb").unwrap_or("off").to_string());
-                opt("memory-oper", p.get("mem_opt").unwrap_or("write").to_string());
+                opt("memory-oper", memory_operation(p)?.to_string());
                 opt("memory-access-mode", p.get("mem_access_mode").unwrap_or("seq").to_string());
+                if let Some(kind) = p.get("rand_type") {
+                    opt("rand-type", kind.to_string());
+                }
+                if let Some(h) = p.get("rand_pareto_h") {
+                    let valid = h.parse::<f64>().is_ok_and(|h| h > 0.0 && h < 1.0);
+                    if !valid {
+                        return Err(ProgramError::BadParam {
+                            program: "sysbench-memory",
+                            key: "rand_pareto_h".into(),
+                            value: h.into(),
+                            reason: "expected a number between 0 and 1 such as 0.2".into(),
+                        });
+                    }
+                    opt("rand-pareto-h", h.to_string());
+                }
             }
             "threads" => {
                 opt("time", time_limit(p, "runtime")?.to_string());
@@ -152,11 +184,43 @@ impl Program for Sysbench {
             Invocation::new(a).in_dir(&ctx.scratch_dir)
         };
         let mut plan = ProgramPlan::single(with_verb("run"));
+        if self.test == "memory" {
+            let processes = p.positive_count("nr_processes")?.unwrap_or(1);
+            if processes > 1 {
+                plan.main = at_once(&plan.main, processes).in_dir(&ctx.scratch_dir);
+            }
+        }
         if self.test == "fileio" {
             plan.setup.push(with_verb("prepare"));
             plan.cleanup.push(with_verb("cleanup"));
         }
         Ok(plan)
+    }
+}
+
+/// `processes` copies of `one` run at once by `sh`, each writing its own file, which are printed in order once all
+/// have ended; the exit status is that of the first to fail. Every argument is a number or one of a few words
+/// checked when planned, so the displayed command line is also valid shell text.
+fn at_once(one: &Invocation, processes: u64) -> Invocation {
+    let command = one.display();
+    Invocation::shell(&format!(
+        "pids=; for i in $(seq 1 {processes}); do {command} > sysbench-memory.$i & pids=\"$pids $!\"; done; rc=0; \
+         for pid in $pids; do wait $pid || rc=$?; done; for i in $(seq 1 {processes}); do cat sysbench-memory.$i; \
+         done; exit $rc"
+    ))
+}
+
+/// sysbench's `--memory-oper`: lkp's `mem_operation`, or `mem_opt` under which its run script sets the default.
+fn memory_operation(p: &Params) -> Result<&str, ProgramError> {
+    match (p.get("mem_operation"), p.get("mem_opt")) {
+        (Some(operation), Some(opt)) if operation != opt => Err(ProgramError::BadParam {
+            program: "sysbench-memory",
+            key: "mem_opt".into(),
+            value: opt.into(),
+            reason: format!("mem_operation is '{operation}' and both are --memory-oper; give only one"),
+        }),
+        (Some(operation), _) => Ok(operation),
+        (None, opt) => Ok(opt.unwrap_or("write")),
     }
 }
 
@@ -181,6 +245,52 @@ mod tests {
         assert_eq!(plan.setup.len(), 1);
         assert!(plan.cleanup[0].display().ends_with(" cleanup"));
         assert_eq!(FILEIO.name(), "sysbench-fileio");
+    }
+
+    #[test]
+    fn qa14b_lkps_mem_operation_is_the_memory_operation() {
+        let line =
+            |pairs: &[(&str, &str)]| MEMORY.plan(&params("sysbench-memory", pairs), &ctx()).map(|p| p.main.display());
+        let shown = line(&[("mem_operation", "read"), ("runtime", "2s")]).unwrap();
+        assert!(shown.contains(" --memory-oper=read ") && !shown.contains("rand"), "{shown}");
+        assert!(line(&[("mem_opt", "none")]).unwrap().contains(" --memory-oper=none "));
+        assert!(line(&[]).unwrap().contains(" --memory-oper=write "));
+        assert!(line(&[("mem_operation", "read"), ("mem_opt", "read")]).is_ok());
+        match line(&[("mem_operation", "read"), ("mem_opt", "write")]) {
+            Err(ProgramError::BadParam { key, reason, .. }) => {
+                assert_eq!(key, "mem_opt");
+                assert!(reason.contains("give only one"), "{reason}");
+            }
+            other => panic!("mem_operation read and mem_opt write: {other:?}"),
+        }
+        let shown = line(&[("mem_access_mode", "rnd"), ("rand_type", "pareto"), ("rand_pareto_h", "0.3")]).unwrap();
+        assert!(shown.contains(" --memory-access-mode=rnd --rand-type=pareto --rand-pareto-h=0.3 run"), "{shown}");
+        assert!(line(&[("rand_pareto_h", "3")]).is_err());
+        let accepted: Vec<&str> = MEMORY.params().iter().map(|s| s.name).collect();
+        assert!(accepted.contains(&"mem_operation"), "{accepted:?}");
+    }
+
+    #[test]
+    fn qa14b_lkps_nr_processes_runs_that_many_sysbench_processes_at_once() {
+        let plan = |pairs: &[(&str, &str)]| MEMORY.plan(&params("sysbench-memory", pairs), &ctx());
+        let one = plan(&[("runtime", "2s")]).unwrap().main;
+        assert_eq!(one.argv[0], "sysbench");
+        assert_eq!(plan(&[("runtime", "2s"), ("nr_processes", "1")]).unwrap().main, one);
+        let three = plan(&[("runtime", "2s"), ("nr_processes", "3")]).unwrap().main;
+        let line = three.command_text();
+        assert!(line.starts_with(&format!("pids=; for i in $(seq 1 3); do {} > sysbench-memory.$i &", one.display())));
+        assert!(line.contains("wait $pid || rc=$?") && line.ends_with("exit $rc"), "{line}");
+        assert_eq!(three.cwd, one.cwd);
+        assert!(plan(&[("nr_processes", "0")]).is_err());
+        // Run by sh, three processes' reports come out one after the other, and a failing one fails the run.
+        let dir = tempfile::tempdir().unwrap();
+        let report = |status: u8| {
+            let shell = at_once(&Invocation::shell(&format!("echo report; exit {status}")), 3).in_dir(dir.path());
+            let done = crate::process::run(&shell, None, &std::sync::Arc::default()).unwrap();
+            (done.stdout, done.exit)
+        };
+        assert_eq!(report(0), ("report\nreport\nreport\n".to_string(), crate::process::Exit::Code(0)));
+        assert_eq!(report(3), ("report\nreport\nreport\n".to_string(), crate::process::Exit::Code(3)));
     }
 
     #[test]

@@ -225,10 +225,33 @@ pub fn plan_text(
     let atomic = file.expand()?;
     let stem = file.stem();
     let mut planned = Vec::new();
+    let mut refused: Vec<(String, anyhow::Error)> = Vec::new();
     for job in &atomic {
-        planned.push(plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check)?);
+        match plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check) {
+            Ok(job) => planned.push(job),
+            Err(error) => refused.push((job.name(), error)),
+        }
     }
-    Ok(planned)
+    let mut refused = refused.into_iter();
+    let Some((first_name, first)) = refused.next() else { return Ok(planned) };
+    if planned.is_empty() {
+        return Err(first);
+    }
+    // Some atomic jobs can run and others cannot (lkp's stress-ng files list stressors an older stress-ng lacks):
+    // refusing on the first alone left the user to find the others one round trip each, and how to run the rest.
+    let others: Vec<String> = refused.map(|(name, _)| name).collect();
+    let listed = match others.len() {
+        0 => String::new(),
+        1..=4 => format!(", and {}", others.join(", ")),
+        n => format!(", and {}, ... ({} more)", others[..3].join(", "), n - 3),
+    };
+    Err(first.context(format!(
+        "{} of the {} atomic jobs of {file_name} cannot run here: {first_name} (the reason follows){listed}; `culprit \
+         split {file_name} -o DIR` writes each atomic job to a file of its own, to run the {} that can",
+        others.len() + 1,
+        atomic.len(),
+        planned.len()
+    )))
 }
 
 /// Whether planning checks that the programs a job needs (the benchmark's binary, perf) are installed: `culprit run`
@@ -515,6 +538,8 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
     note_fio_buffered_unlike_lkp(&jobs);
+    note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
+    note_monitor_delay_not_applied(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
         jobs,
@@ -675,6 +700,56 @@ fn note_lkp_monitors_not_run(jobs: &[PlannedJob]) {
             "culprit: the job's lkp monitors {} are none of Culprit's ({}); the runs go without them",
             named.join(", "),
             culprit_job::table::monitor_names()
+        );
+    }
+}
+
+/// Says which sysctls lkp's run scripts set for the jobs (stress-ng's `kernel.sched_autogroup_enabled=0`, its
+/// `fs.aio-max-nr` for aio) have another value on this machine, with both values: Culprit sets none, and a stressor
+/// that meets a lower limit than lkp's, or runs under autogroup scheduling, measures other numbers than lkp reports.
+fn note_lkp_sysctls_not_set(jobs: &[PlannedJob], nr_cpu: u32) {
+    let mut differing: Vec<(&str, String)> = Vec::new();
+    for job in jobs {
+        let program = job.run.program.name();
+        for (name, value) in job.run.program.lkp_sysctls(&job.run.program_params, nr_cpu) {
+            // A sysctl this kernel lacks (or hides) is one lkp's script could not set either.
+            let Ok(current) = std::fs::read_to_string(Path::new("/proc/sys").join(name.replace('.', "/"))) else {
+                continue;
+            };
+            let current = current.split_whitespace().collect::<Vec<_>>().join(" ");
+            let said = format!("{name}={value} (here {current})");
+            if current != value && !differing.iter().any(|(p, s)| *p == program && *s == said) {
+                differing.push((program, said));
+            }
+        }
+    }
+    let mut programs: Vec<&str> = differing.iter().map(|(p, _)| *p).collect();
+    programs.dedup();
+    for program in programs {
+        let listed: Vec<&str> = differing.iter().filter(|(p, _)| *p == program).map(|(_, s)| s.as_str()).collect();
+        crate::note!(
+            "culprit: lkp's {program} run sets the sysctls {} before it runs; Culprit sets no sysctl, so these runs \
+             measure this machine's (set them with `sysctl -w NAME=VALUE` for numbers comparable with lkp's)",
+            listed.join(", ")
+        );
+    }
+}
+
+/// Says that a job's `monitor_delay` (lkp's dbench job gives 10) is not applied: lkp starts its monitors that many
+/// seconds into the benchmark, past its start-up, and Culprit's sample from the start, so their averages are not
+/// lkp's; the key was recorded without a word.
+fn note_monitor_delay_not_applied(jobs: &[PlannedJob]) {
+    let mut given: Vec<&str> = Vec::new();
+    for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
+        if key == "monitor_delay" && !value.is_empty() && !given.contains(&value.as_str()) {
+            given.push(value);
+        }
+    }
+    if !given.is_empty() && jobs.iter().any(|job| !job.run.monitors.is_empty()) {
+        crate::note!(
+            "culprit: monitor_delay: {} is recorded with the runs but not applied: lkp starts its monitors that many \
+             seconds into the benchmark, and Culprit's sample the whole run, its start included",
+            given.join(", ")
         );
     }
 }
