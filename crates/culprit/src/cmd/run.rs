@@ -154,11 +154,18 @@ fn programs_taking(key: &str, owner: &str) -> Vec<&'static str> {
 fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]) -> String {
     // A key that another program takes as it is (fio's `bs` under hackbench) was put under the wrong program, not
     // misspelt: the accepted name nearest to it (hackbench's `fs`) would send the user to fix the wrong thing.
+    // But a key the owner takes with a letter more or less (`loop` under hackbench, which takes `loops`; lkp's
+    // perf-bench-syscall takes `loop`) is that name misspelt: both are said, the owner's name first.
     if let culprit_job::KeyProblem::UnknownParam { owner, key, .. } = problem {
         let takers = programs_taking(key, owner);
         if !takers.is_empty() {
             let takers = culprit_core::report::and_list(&takers);
-            return format!("{problem}; '{key}' is a param of {takers}, not of {owner}");
+            let plural_or_cut = nearest_name(key, &accepted_names(owner))
+                .filter(|name| name.starts_with(key.as_str()) || key.starts_with(name));
+            return match plural_or_cut {
+                Some(name) => format!("{problem}; did you mean '{name}'? ('{key}' is a param of {takers})"),
+                None => format!("{problem}; '{key}' is a param of {takers}, not of {owner}"),
+            };
         }
     }
     let suggestion = match problem {
