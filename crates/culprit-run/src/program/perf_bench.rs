@@ -113,6 +113,20 @@ fn checked_name(program: &'static str, key: &str, value: &str, example: &str) ->
     Ok(value.to_string())
 }
 
+impl PerfBench {
+    /// The benchmark of a `collection` a job names in its `key` param, which these programs require.
+    fn benchmark(&self, p: &Params, key: &str, collection: &str, example: &str) -> Result<String, ProgramError> {
+        let name = p.get(key).ok_or_else(|| ProgramError::MissingParam {
+            program: self.name(),
+            key: key.into(),
+            reason: format!(
+                "name the {collection} benchmark, e.g. {key}: {example} (`perf bench {collection}` lists them)"
+            ),
+        })?;
+        checked_name(self.name(), key, name, example)
+    }
+}
+
 impl Program for PerfBench {
     fn name(&self) -> &'static str {
         match self.kind {
@@ -175,23 +189,13 @@ impl Program for PerfBench {
                 }
             }
             Kind::Syscall => {
-                let op = p.get("op").ok_or_else(|| ProgramError::MissingParam {
-                    program: self.name(),
-                    key: "op".into(),
-                    reason: "name the syscall benchmark, e.g. op: basic (`perf bench syscall` lists them)".into(),
-                })?;
-                argv.extend(["syscall".into(), checked_name(self.name(), "op", op, "basic")?]);
+                argv.extend(["syscall".into(), self.benchmark(p, "op", "syscall", "basic")?]);
                 if let Some(calls) = p.positive_count("loop")? {
                     argv.extend(["--loop".into(), calls.to_string()]);
                 }
             }
             Kind::Futex => {
-                let test = p.get("test").ok_or_else(|| ProgramError::MissingParam {
-                    program: self.name(),
-                    key: "test".into(),
-                    reason: "name the futex benchmark, e.g. test: hash (`perf bench futex` lists them)".into(),
-                })?;
-                let test = checked_name(self.name(), "test", test, "hash")?;
+                let test = self.benchmark(p, "test", "futex", "hash")?;
                 argv.extend(["futex".into(), test.clone()]);
                 // lkp passes each option only to the benchmark that reads it; the others would refuse it.
                 if matches!(test.as_str(), "hash" | "lock-pi") {
@@ -217,12 +221,7 @@ impl Program for PerfBench {
                 }
             }
             Kind::Mem => {
-                let op = p.get("op").ok_or_else(|| ProgramError::MissingParam {
-                    program: self.name(),
-                    key: "op".into(),
-                    reason: "name the memory benchmark, e.g. op: memcpy (`perf bench mem` lists them)".into(),
-                })?;
-                argv.extend(["mem".into(), checked_name(self.name(), "op", op, "memcpy")?]);
+                argv.extend(["mem".into(), self.benchmark(p, "op", "mem", "memcpy")?]);
                 if let Some(function) = p.get("function") {
                     argv.extend(["--function".into(), checked_name(self.name(), "function", function, "all")?]);
                 }
