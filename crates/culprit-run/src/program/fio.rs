@@ -51,10 +51,9 @@
 //! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ... A `test_size`
 //! larger than the scratch directory's file system has free is refused before the first run (`culprit run`).
 
-use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::{self, Invocation};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use super::{ask_installed, lkp_bool, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::Invocation;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 pub struct Fio;
@@ -105,9 +104,8 @@ fn installed_engines() -> Option<&'static [String]> {
     static ENGINES: OnceLock<Option<Vec<String>>> = OnceLock::new();
     ENGINES
         .get_or_init(|| {
-            let ask = Invocation::new(["fio", "--enghelp"]);
             // Listing is instant; the limit only keeps a wedged binary from hanging the check.
-            let finished = process::run(&ask, Some(Duration::from_secs(10)), &Arc::new(AtomicBool::new(false))).ok()?;
+            let finished = ask_installed(&["fio", "--enghelp"], Duration::from_secs(10))?;
             Some(engines_listed(&finished.stdout)).filter(|engines| !engines.is_empty())
         })
         .as_deref()
@@ -135,11 +133,6 @@ fn check_engine(engine: &str, offered: &[String]) -> Result<(), ProgramError> {
             offered.len()
         ),
     })
-}
-
-/// lkp's `parse_bool`: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else is yes.
-fn lkp_bool(v: &str) -> bool {
-    !(v.is_empty() || ["0", "no", "false", "n"].iter().any(|no| v.starts_with(no)))
 }
 
 /// The options for lkp's optional params that the job gives, in the order lkp's script writes them (a later option

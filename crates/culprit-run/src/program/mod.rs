@@ -314,6 +314,21 @@ pub trait Program: Sync {
     }
 }
 
+/// lkp's `parse_bool` of a yes/no param: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else
+/// is yes.
+pub(crate) fn lkp_bool(value: &str) -> bool {
+    !(value.is_empty() || ["0", "no", "false", "n"].iter().any(|no| value.starts_with(no)))
+}
+
+/// Runs an installed program to ask what it offers (its engines, stressors, benchmarks, or whether it takes an
+/// option), in the temp dir so that nothing it writes lands in the user's directory: what it printed and how it
+/// ended, or `None` when it cannot be run, which the runs then report. `limit` keeps a wedged binary from hanging the
+/// check before the first run.
+pub(crate) fn ask_installed(argv: &[&str], limit: std::time::Duration) -> Option<crate::process::Finished> {
+    let ask = Invocation::new(argv.iter().copied()).in_dir(&std::env::temp_dir());
+    crate::process::run(&ask, Some(limit), &std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).ok()
+}
+
 /// Every program, in one place.
 pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY

@@ -31,10 +31,9 @@
 //! read as lkp's `parse_bool` reads it: empty, or starting with `0`, `no`, `false` or `n`, is no.
 //! `culprit_parse::perf_bench` reads the output.
 
-use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::{run, Invocation};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use super::{ask_installed, lkp_bool, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::Invocation;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// One `perf bench` benchmark under lkp's program name.
@@ -93,29 +92,48 @@ const MEM_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "nr_loops", kind: ParamKind::Positive, doc: "copies or sets of the buffer" },
 ];
 
-/// lkp's `parse_bool`: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else is yes.
+/// A yes/no param, read as lkp reads it ([`lkp_bool`]).
 fn yes(value: Option<&str>) -> bool {
-    let text = value.unwrap_or("").trim();
-    !(text.is_empty() || ["0", "no", "false", "n"].iter().any(|no| text.starts_with(no)))
+    lkp_bool(value.unwrap_or("").trim())
 }
 
-/// A benchmark or function name as perf bench takes it: letters, digits, `-`, `_` (it goes on a command line).
-fn checked_name(program: &'static str, key: &str, value: &str, example: &str) -> Result<String, ProgramError> {
+/// Whether `text` is a name as perf bench writes them (a benchmark, an implementation, a size such as `1MB`):
+/// letters, digits, `-`, `_`, so that it goes on a command line as one word.
+fn is_bench_word(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A param's value that must be such a name.
+fn checked_name(p: &Params, key: &str, value: &str, example: &str) -> Result<String, ProgramError> {
     let value = value.trim();
-    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
-        return Err(ProgramError::BadParam {
-            program,
-            key: key.into(),
-            value: value.into(),
-            reason: format!("a perf bench name such as {example}"),
-        });
+    if !is_bench_word(value) {
+        return Err(p.bad(key, value, format!("a perf bench name such as {example}")));
     }
     Ok(value.to_string())
 }
 
+/// A perf bench collection whose benchmark a param names: the collection, the param, an example benchmark.
+type Collection = (&'static str, &'static str, &'static str);
+
+const SYSCALL_COLLECTION: Collection = ("syscall", "op", "basic");
+const FUTEX_COLLECTION: Collection = ("futex", "test", "hash");
+const MEM_COLLECTION: Collection = ("mem", "op", "memcpy");
+
+impl Kind {
+    /// The collection a benchmark of this kind is named from, for the kinds that name one.
+    fn collection(self) -> Option<Collection> {
+        match self {
+            Kind::Syscall => Some(SYSCALL_COLLECTION),
+            Kind::Futex => Some(FUTEX_COLLECTION),
+            Kind::Mem => Some(MEM_COLLECTION),
+            Kind::SchedPipe | Kind::SchedMessaging => None,
+        }
+    }
+}
+
 impl PerfBench {
-    /// The benchmark of a `collection` a job names in its `key` param, which these programs require.
-    fn benchmark(&self, p: &Params, key: &str, collection: &str, example: &str) -> Result<String, ProgramError> {
+    /// The benchmark of `collection` the job names, which these programs require.
+    fn benchmark(&self, p: &Params, (collection, key, example): Collection) -> Result<String, ProgramError> {
         let name = p.get(key).ok_or_else(|| ProgramError::MissingParam {
             program: self.name(),
             key: key.into(),
@@ -123,7 +141,7 @@ impl PerfBench {
                 "name the {collection} benchmark, e.g. {key}: {example} (`perf bench {collection}` lists them)"
             ),
         })?;
-        checked_name(self.name(), key, name, example)
+        checked_name(p, key, name, example)
     }
 }
 
@@ -160,12 +178,10 @@ impl Program for PerfBench {
                 argv.extend(["sched".into(), "pipe".into()]);
                 if let Some(text) = p.get("loops") {
                     let digits = text.trim().strip_suffix("ops").unwrap_or(text.trim());
-                    let loops = digits.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| ProgramError::BadParam {
-                        program: self.name(),
-                        key: "loops".into(),
-                        value: text.into(),
-                        reason: "expected a whole number of round trips of at least 1, such as 1000000 or 1000000ops"
-                            .into(),
+                    let loops = digits.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        let reason = "expected a whole number of round trips of at least 1, such as 1000000 or \
+                                      1000000ops";
+                        p.bad("loops", text, reason)
                     })?;
                     argv.extend(["-l".into(), loops.to_string()]);
                 }
@@ -189,13 +205,13 @@ impl Program for PerfBench {
                 }
             }
             Kind::Syscall => {
-                argv.extend(["syscall".into(), self.benchmark(p, "op", "syscall", "basic")?]);
+                argv.extend(["syscall".into(), self.benchmark(p, SYSCALL_COLLECTION)?]);
                 if let Some(calls) = p.positive_count("loop")? {
                     argv.extend(["--loop".into(), calls.to_string()]);
                 }
             }
             Kind::Futex => {
-                let test = self.benchmark(p, "test", "futex", "hash")?;
+                let test = self.benchmark(p, FUTEX_COLLECTION)?;
                 argv.extend(["futex".into(), test.clone()]);
                 // lkp passes each option only to the benchmark that reads it; the others would refuse it.
                 if matches!(test.as_str(), "hash" | "lock-pi") {
@@ -221,12 +237,12 @@ impl Program for PerfBench {
                 }
             }
             Kind::Mem => {
-                argv.extend(["mem".into(), self.benchmark(p, "op", "mem", "memcpy")?]);
+                argv.extend(["mem".into(), self.benchmark(p, MEM_COLLECTION)?]);
                 if let Some(function) = p.get("function") {
-                    argv.extend(["--function".into(), checked_name(self.name(), "function", function, "all")?]);
+                    argv.extend(["--function".into(), checked_name(p, "function", function, "all")?]);
                 }
                 if let Some(size) = p.get("size") {
-                    argv.extend(["--size".into(), checked_name(self.name(), "size", size, "1MB")?]);
+                    argv.extend(["--size".into(), checked_name(p, "size", size, "1MB")?]);
                 }
                 if let Some(loops) = p.positive_count("nr_loops")? {
                     argv.extend(["--nr_loops".into(), loops.to_string()]);
@@ -241,27 +257,18 @@ impl Program for PerfBench {
     }
 
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
-        let (collection, key, newer) = match self.kind {
-            Kind::Syscall => ("syscall", "op", "; newer perf versions add fork, execve and getpgid"),
-            Kind::Futex => ("futex", "test", ""),
-            Kind::Mem => ("mem", "op", ""),
-            Kind::SchedPipe | Kind::SchedMessaging => return Ok(()),
-        };
+        let Some((collection, key, _)) = self.kind.collection() else { return Ok(()) };
+        let newer = if self.kind == Kind::Syscall { "; newer perf versions add fork, execve and getpgid" } else { "" };
         let Some(name) = p.get(key).map(str::trim) else { return Ok(()) };
         let Some(offered) = collection_benchmarks(collection) else { return Ok(()) };
         if offered.iter().any(|o| o == name) {
             return Ok(());
         }
-        Err(ProgramError::BadParam {
-            program: self.name(),
-            key: key.into(),
-            value: name.into(),
-            reason: format!(
-                "this perf has no {collection} benchmark '{name}'; it has: {} (`perf bench {collection}` lists \
-                 them{newer})",
-                offered.join(", ")
-            ),
-        })
+        let reason = format!(
+            "this perf has no {collection} benchmark '{name}'; it has: {} (`perf bench {collection}` lists them{newer})",
+            offered.join(", ")
+        );
+        Err(p.bad(key, name, reason))
     }
 }
 
@@ -277,8 +284,7 @@ fn collection_benchmarks(collection: &'static str) -> Option<&'static Vec<String
         _ => &MEM,
     };
     cell.get_or_init(|| {
-        let list = Invocation::new(["perf", "bench", collection]);
-        let finished = run(&list, Some(Duration::from_secs(30)), &Arc::new(AtomicBool::new(false))).ok()?;
+        let finished = ask_installed(&["perf", "bench", collection], Duration::from_secs(30))?;
         let names = listed_benchmarks(&format!("{}{}", finished.stdout, finished.stderr));
         (!names.is_empty()).then_some(names)
     })
@@ -291,8 +297,7 @@ fn listed_benchmarks(listing: &str) -> Vec<String> {
         .lines()
         .filter_map(|line| {
             let (name, _) = line.trim().split_once(':')?;
-            (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
-                .then(|| name.to_string())
+            is_bench_word(name).then(|| name.to_string())
         })
         .collect()
 }

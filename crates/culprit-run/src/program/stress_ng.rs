@@ -37,10 +37,11 @@
 //! six options above is tried with `stress-ng --dry-run` before the first run: lkp's job files follow the newest
 //! stress-ng, and an older one refuses methods, socket types or whole options it does not have yet.
 
-use super::{edit_distance, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::{self, Invocation};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use super::{
+    ask_installed, edit_distance, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan,
+};
+use crate::process::Invocation;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 pub struct StressNg;
@@ -167,10 +168,14 @@ fn valid_word(v: &str) -> bool {
 /// Runs the installed stress-ng with `args` and returns its standard output and error; `None` when it cannot be
 /// asked (it then runs as it would have, and a run that fails says why).
 fn ask(args: &[&str]) -> Option<(String, String)> {
-    let inv = Invocation::new(std::iter::once("stress-ng").chain(args.iter().copied()));
-    // Listing is instant; the limit only keeps a wedged binary from hanging the check.
-    let finished = process::run(&inv, Some(Duration::from_secs(10)), &Arc::new(AtomicBool::new(false))).ok()?;
-    Some((finished.stdout, finished.stderr))
+    run_installed(args).map(|finished| (finished.stdout, finished.stderr))
+}
+
+/// The installed stress-ng run with `args` by [`ask_installed`]: listing and `--dry-run` are instant, and the limit
+/// only keeps a wedged binary from hanging the check.
+fn run_installed(args: &[&str]) -> Option<crate::process::Finished> {
+    let argv: Vec<&str> = std::iter::once("stress-ng").chain(args.iter().copied()).collect();
+    ask_installed(&argv, Duration::from_secs(10))
 }
 
 /// The stressors the installed stress-ng offers (`stress-ng --stressors`), asked once per process.
@@ -374,8 +379,7 @@ fn check_test_options(test: &str, p: &Params) -> Result<(), ProgramError> {
 /// Runs the installed stress-ng with `args`: its output when it refused them, `None` when it accepted them (or
 /// cannot be asked, when a run says why).
 fn refusal(args: &[&str]) -> Option<(String, String)> {
-    let inv = Invocation::new(std::iter::once("stress-ng").chain(args.iter().copied())).in_dir(&std::env::temp_dir());
-    let finished = process::run(&inv, Some(Duration::from_secs(10)), &Arc::new(AtomicBool::new(false))).ok()?;
+    let finished = run_installed(args)?;
     (!finished.exit.success()).then_some((finished.stdout, finished.stderr))
 }
 
