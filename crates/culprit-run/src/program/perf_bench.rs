@@ -265,7 +265,8 @@ impl Program for PerfBench {
             return Ok(());
         }
         let reason = format!(
-            "this perf has no {collection} benchmark '{name}'; it has: {} (`perf bench {collection}` lists them{newer})",
+            "this perf has no {collection} benchmark '{name}'; it has: {} (`perf bench {collection}` lists \
+             them{newer})",
             offered.join(", ")
         );
         Err(p.bad(key, name, reason))
