@@ -31,7 +31,7 @@
 //! [`culprit_parse::perf_profile`] for the kinds.
 
 use super::perf_stat::{
-    io_failure, locate_perf, perf_failure, supported_events, PerfProcess, ScratchDir, PERF_READY_LIMIT,
+    io_failure, locate_perf, perf_failure, probe_perf, supported_events, PerfProcess, ScratchDir, PERF_READY_LIMIT,
 };
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{run, Invocation};
@@ -237,16 +237,7 @@ impl Monitor for PerfProfile {
 /// Checks with one `perf stat -a -e <event> -- true` that perf may count system-wide and knows the event, so a
 /// mistake is reported with perf's own message before the benchmark starts.
 fn probe_event(perf: &Path, event: &str) -> Result<(), MonitorError> {
-    let perf_str = perf.to_string_lossy();
-    let probe = Invocation::new([&*perf_str, "stat", "-a", "-x", ",", "-e", event, "--", "true"]);
-    let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
-        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
-    if !finished.exit.success() {
-        return Err(MonitorError::Failed {
-            monitor: NAME,
-            detail: perf_failure(&format!("`{}` failed ({})", probe.display(), finished.exit.describe()), &finished.stderr),
-        });
-    }
+    let finished = probe_perf(perf, NAME, &["stat", "-a", "-x", ",", "-e", event, "--", "true"], "")?;
     if finished.stderr.contains("<not supported>") {
         return Err(MonitorError::Failed {
             monitor: NAME,

@@ -291,16 +291,7 @@ pub(crate) fn supported_events(perf: &Path, monitor: &'static str, events: &[&st
         return Ok(Vec::new());
     }
     let list = events.join(",");
-    let perf_str = perf.to_string_lossy().into_owned();
-    let probe = Invocation::new([perf_str.as_str(), "stat", "-a", "-x", ",", "-e", list.as_str(), "--", "true"]);
-    let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
-        .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
-    if !finished.exit.success() {
-        return Err(MonitorError::Failed {
-            monitor,
-            detail: perf_failure(&format!("`{}` failed ({})", probe.display(), finished.exit.describe()), &finished.stderr),
-        });
-    }
+    let finished = probe_perf(perf, monitor, &["stat", "-a", "-x", ",", "-e", &list, "--", "true"], "")?;
     Ok(counted_events(&finished.stderr, events))
 }
 
@@ -371,19 +362,24 @@ fn named_events(perf: &Path, items: &[String]) -> Result<String, MonitorError> {
 
 /// `perf list --no-desc FILTER`'s output.
 fn perf_list(perf: &Path, filter: &str) -> Result<String, MonitorError> {
-    Ok(probe_perf(perf, &["list", "--no-desc", filter], "")?.stdout)
+    Ok(probe_perf(perf, NAME, &["list", "--no-desc", filter], "")?.stdout)
 }
 
-/// Runs one short perf command for a check (bounded by [`PROBE_TIMEOUT`]); a failure is perf's message with advice,
-/// led by `label`.
-fn probe_perf(perf: &Path, args: &[&str], label: &str) -> Result<crate::process::Finished, MonitorError> {
+/// Runs one short perf command for `monitor`'s check (bounded by [`PROBE_TIMEOUT`]); a failure is perf's message
+/// with advice, led by `label`.
+pub(crate) fn probe_perf(
+    perf: &Path,
+    monitor: &'static str,
+    args: &[&str],
+    label: &str,
+) -> Result<crate::process::Finished, MonitorError> {
     let perf_str = perf.to_string_lossy().into_owned();
     let probe = Invocation::new(std::iter::once(perf_str.as_str()).chain(args.iter().copied()));
     let finished = run(&probe, Some(PROBE_TIMEOUT), &Arc::new(AtomicBool::new(false)))
-        .map_err(|e| MonitorError::Failed { monitor: NAME, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
+        .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot run `{}`: {e}", probe.display()) })?;
     if !finished.exit.success() {
         let what = format!("{label}`{}` failed ({})", probe.display(), finished.exit.describe());
-        return Err(MonitorError::Failed { monitor: NAME, detail: perf_failure(&what, &finished.stderr) });
+        return Err(MonitorError::Failed { monitor, detail: perf_failure(&what, &finished.stderr) });
     }
     Ok(finished)
 }
@@ -410,7 +406,7 @@ pub(crate) fn listed_events(listing: &str) -> Vec<Vec<String>> {
 /// Checks a job's `revents:` text with one `perf stat -a -e TEXT -- true`: perf must take it, and count every
 /// event in it.
 fn raw_events(perf: &Path, text: &str) -> Result<(), MonitorError> {
-    let finished = probe_perf(perf, &["stat", "-a", "-x", ",", "-e", text, "--", "true"], "revents: ")?;
+    let finished = probe_perf(perf, NAME, &["stat", "-a", "-x", ",", "-e", text, "--", "true"], "revents: ")?;
     let unsupported: Vec<&str> = finished
         .stderr
         .lines()
