@@ -41,18 +41,22 @@ fn delta(previous: u64, current: u64) -> f64 {
 
 /// Each field's ticks from `previous` to `current`, a field that ran backwards giving zero.
 fn ticks_between(previous: &CpuTicks, current: &CpuTicks) -> CpuTicks {
-    let d = |a: u64, b: u64| b.saturating_sub(a);
+    fieldwise(previous, current, |then, now| now.saturating_sub(then))
+}
+
+/// `combine` applied to each field of `a` and `b`.
+fn fieldwise(a: &CpuTicks, b: &CpuTicks, combine: impl Fn(u64, u64) -> u64) -> CpuTicks {
     CpuTicks {
-        user: d(previous.user, current.user),
-        nice: d(previous.nice, current.nice),
-        system: d(previous.system, current.system),
-        idle: d(previous.idle, current.idle),
-        iowait: d(previous.iowait, current.iowait),
-        irq: d(previous.irq, current.irq),
-        softirq: d(previous.softirq, current.softirq),
-        steal: d(previous.steal, current.steal),
-        guest: d(previous.guest, current.guest),
-        guest_nice: d(previous.guest_nice, current.guest_nice),
+        user: combine(a.user, b.user),
+        nice: combine(a.nice, b.nice),
+        system: combine(a.system, b.system),
+        idle: combine(a.idle, b.idle),
+        iowait: combine(a.iowait, b.iowait),
+        irq: combine(a.irq, b.irq),
+        softirq: combine(a.softirq, b.softirq),
+        steal: combine(a.steal, b.steal),
+        guest: combine(a.guest, b.guest),
+        guest_nice: combine(a.guest_nice, b.guest_nice),
     }
 }
 
@@ -74,19 +78,7 @@ pub fn cpu_ticks_during(previous: &ProcStat, current: &ProcStat) -> CpuTicks {
     let mut sum = CpuTicks::default();
     for (number, now) in &current.cpus {
         let Some((_, then)) = previous.cpus.iter().find(|(n, _)| n == number) else { continue };
-        let t = ticks_between(then, now);
-        sum = CpuTicks {
-            user: sum.user + t.user,
-            nice: sum.nice + t.nice,
-            system: sum.system + t.system,
-            idle: sum.idle + t.idle,
-            iowait: sum.iowait + t.iowait,
-            irq: sum.irq + t.irq,
-            softirq: sum.softirq + t.softirq,
-            steal: sum.steal + t.steal,
-            guest: sum.guest + t.guest,
-            guest_nice: sum.guest_nice + t.guest_nice,
-        };
+        sum = fieldwise(&sum, &ticks_between(then, now), |a, b| a + b);
     }
     sum
 }
