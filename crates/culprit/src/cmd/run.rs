@@ -730,8 +730,13 @@ fn note_lkp_sysctls_not_set(jobs: &[PlannedJob], nr_cpu: u32) {
             }
         }
     }
-    let mut programs: Vec<&str> = differing.iter().map(|(p, _)| *p).collect();
-    programs.dedup();
+    let mut programs: Vec<&str> = Vec::new();
+    for (program, _) in &differing {
+        // Jobs of two programs may alternate (a file of several documents): each program is said once.
+        if !programs.contains(program) {
+            programs.push(program);
+        }
+    }
     for program in programs {
         let listed: Vec<&str> = differing.iter().filter(|(p, _)| *p == program).map(|(_, s)| s.as_str()).collect();
         crate::note!(
