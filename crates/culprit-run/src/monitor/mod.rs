@@ -187,26 +187,22 @@ pub fn create_in(
     // The perf monitors wrap perf itself, paced by perf's own interval, and take perf's options.
     match known {
         "perf-stat" => {
-            reject_options(known, options, &["interval", "events", "revents"])?;
+            reject_options(known, options, &["interval", "interval_ms", "events", "revents", "delay", "duration"])?;
             // perf stat keeps its own clock, so the job's `interval` for it is applied (the checked number); at the
             // run's interval instead, a job asking for 0.5 s intervals to get perf counters from a run of a second
             // or two got 1 s ones, and none, without a word.
-            let own = options.get("interval").and_then(|text| text.trim().parse::<f64>().ok());
-            let monitor = perf_stat::PerfStat::new(own.unwrap_or(interval));
+            let own = match perf_stat_interval_ms(options)? {
+                Some(ms) => Some(ms as f64 / 1000.0),
+                None => options.get("interval").and_then(|text| text.trim().parse::<f64>().ok()),
+            };
+            let monitor = perf_stat::PerfStat::new(own.unwrap_or(interval)).with_window(perf_window(known, options)?);
             return Ok(Box::new(monitor.with_events(perf_stat_events(options)?)));
         }
         "perf-profile" => {
             // lkp's `debug-setup` installs debug symbols on its test box before it records; there is nothing to do
             // for it here, and the job.yaml of an lkp report gives it.
-            reject_options(known, options, &["interval", "event", "freq", "debug-setup", "delay"])?;
-            let delay = match options.get("delay").map(|d| d.trim()).filter(|d| !d.is_empty()) {
-                None => None,
-                Some(text) => Some(text.parse::<u64>().map_err(|_| MonitorError::BadOption {
-                    monitor: known,
-                    option: format!("delay: {text}"),
-                    accepted: "delay is whole seconds into the run before recording starts, e.g. 10".to_string(),
-                })?),
-            };
+            reject_options(known, options, &["interval", "event", "freq", "debug-setup", "delay", "duration"])?;
+            let window = perf_window(known, options)?;
             let freq = match options.get("freq").filter(|f| !f.is_empty()) {
                 None => None,
                 Some(text) => Some(text.trim().parse::<u32>().map_err(|_| MonitorError::BadOption {
@@ -216,7 +212,7 @@ pub fn create_in(
                 })?),
             };
             let event = options.get("event").filter(|e| !e.is_empty()).cloned();
-            return Ok(Box::new(perf_profile::PerfProfile::new(interval, event, freq).with_delay(delay)));
+            return Ok(Box::new(perf_profile::PerfProfile::new(interval, event, freq).with_window(window)));
         }
         _ => {}
     }
@@ -241,6 +237,44 @@ pub fn create_in(
         }
     };
     Ok(monitor)
+}
+
+/// A perf monitor's `delay` and `duration`, lkp's whole seconds: counting starts `delay` into the run and lasts
+/// `duration` (0 or none: to the end of the run, as lkp's perf-stat reads 0).
+fn perf_window(monitor: &'static str, options: &BTreeMap<String, String>) -> Result<perf_stat::Window, MonitorError> {
+    let seconds = |key: &str, meaning: &str| -> Result<Option<u64>, MonitorError> {
+        match options.get(key).map(|text| text.trim()).filter(|text| !text.is_empty()) {
+            None => Ok(None),
+            Some(text) => text.parse::<u64>().map(Some).map_err(|_| MonitorError::BadOption {
+                monitor,
+                option: format!("{key}: {text}"),
+                accepted: format!("{key} is whole seconds {meaning}"),
+            }),
+        }
+    };
+    let delay_secs = seconds("delay", "into the run before counting starts, e.g. 10")?.unwrap_or(0);
+    let duration_secs = seconds("duration", "of counting after the delay, e.g. 10 (0 counts to the end)")?;
+    Ok(perf_stat::Window { delay_secs, duration_secs: duration_secs.filter(|secs| *secs > 0) })
+}
+
+/// perf-stat's `interval_ms`, lkp's name for its interval (milliseconds, at least perf's 10); refused beside
+/// Culprit's `interval` in seconds, since two intervals cannot both be kept.
+fn perf_stat_interval_ms(options: &BTreeMap<String, String>) -> Result<Option<u64>, MonitorError> {
+    let Some(text) = options.get("interval_ms").map(|text| text.trim()).filter(|text| !text.is_empty()) else {
+        return Ok(None);
+    };
+    let refuse = |accepted: &str| MonitorError::BadOption {
+        monitor: "perf-stat",
+        option: format!("interval_ms: {text}"),
+        accepted: accepted.to_string(),
+    };
+    if options.get("interval").is_some_and(|given| !given.trim().is_empty()) {
+        return Err(refuse("perf-stat takes either interval (seconds) or lkp's interval_ms (milliseconds), not both"));
+    }
+    match text.parse::<u64>() {
+        Ok(ms) if (10..=3_600_000).contains(&ms) => Ok(Some(ms)),
+        _ => Err(refuse("interval_ms is whole milliseconds from 10 to 3600000, e.g. 1000")),
+    }
 }
 
 /// perf-stat's `events:` (names or `perf list` filters, separated by commas or blanks; a YAML list arrives joined
@@ -478,7 +512,40 @@ mod tests {
         assert_eq!(perf_stat_events(&options(&[("events", " ")])).expect("blank"), perf_stat::EventChoice::Lkp);
         let other = options(&[("metrics", "TopdownL1")]);
         let error = create("perf-stat", &other, 1.0).err().expect("refused").to_string();
-        assert!(error.contains("interval, events, revents"), "{error}");
+        assert!(error.contains("interval, interval_ms, events, revents, delay, duration"), "{error}");
+    }
+
+    /// lkp's perf-stat takes `interval_ms`, `delay` and `duration` (its fsmark, aim7 and pft jobs give perf
+    /// monitors a delay; its unixbench execl job gives perf-profile `duration: 2`); all were refused.
+    #[test]
+    fn perf_monitors_take_lkps_window_and_interval_in_milliseconds() {
+        let options = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let window = |pairs: &[(&str, &str)]| perf_window("perf-stat", &options(pairs));
+        assert_eq!(window(&[]).ok(), Some(perf_stat::Window::default()));
+        let both = perf_stat::Window { delay_secs: 20, duration_secs: Some(10) };
+        assert_eq!(window(&[("delay", "20"), ("duration", " 10 ")]).ok(), Some(both));
+        // lkp's perf-stat reads a duration of 0 as "to the end of the run".
+        let to_the_end = perf_stat::Window { delay_secs: 5, duration_secs: None };
+        assert_eq!(window(&[("delay", "5"), ("duration", "0")]).ok(), Some(to_the_end));
+        for (key, bad) in [("delay", "soon"), ("duration", "1.5"), ("duration", "-2"), ("delay", "10s")] {
+            let error = window(&[(key, bad)]).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(error.contains(&format!("'{key}: {bad}'")) && error.contains("whole seconds"), "{error}");
+        }
+        for monitor in ["perf-stat", "perf-profile"] {
+            let given = options(&[("delay", "1"), ("duration", "2")]);
+            assert!(create(monitor, &given, 1.0).is_ok(), "{monitor} takes delay and duration");
+        }
+        assert_eq!(perf_stat_interval_ms(&options(&[("interval_ms", "500")])).ok(), Some(Some(500)));
+        assert_eq!(perf_stat_interval_ms(&options(&[])).ok(), Some(None));
+        for bad in ["5", "0.5", "1s", "3600001"] {
+            let error = perf_stat_interval_ms(&options(&[("interval_ms", bad)])).err().map(|e| e.to_string());
+            assert!(error.as_deref().is_some_and(|e| e.contains("whole milliseconds from 10")), "{bad}: {error:?}");
+        }
+        let twice = create("perf-stat", &options(&[("interval", "1"), ("interval_ms", "500")]), 1.0);
+        let error = twice.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("either interval (seconds) or lkp's interval_ms"), "{error}");
     }
 
     #[test]

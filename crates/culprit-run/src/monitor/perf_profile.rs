@@ -11,7 +11,10 @@
 //! The whole run is recorded. lkp records a `duration` (10 s) window starting `delay` (half the runtime) into the
 //! run, so its percentages leave out start-up and wind-down; docs/monitors.md says what that changes. A job that
 //! gives `delay` (lkp's fsmark jobs give `perf-profile: {delay: 10}`) has it honoured as lkp does, with perf record's
-//! `-D <delay in ms>`: recording starts that many seconds into the run and lasts until the run ends.
+//! `-D <delay in ms>`: recording starts that many seconds into the run and lasts until the run ends, or for the
+//! job's `duration` in seconds when it gives one (lkp's unixbench execl job gives `duration: 2`), after which perf
+//! record writes its data and the benchmark runs on. A `duration` without a `delay` records from the run's start;
+//! lkp would start half the runtime in.
 //!
 //! # Event and frequency
 //! The default frequency is 99 samples per second per CPU: light enough to leave the benchmark alone (about 1%
@@ -31,7 +34,8 @@
 //! [`culprit_parse::perf_profile`] for the kinds.
 
 use super::perf_stat::{
-    io_failure, locate_perf, perf_failure, probe_perf, supported_events, PerfProcess, ScratchDir, PERF_READY_LIMIT,
+    io_failure, locate_perf, perf_failure, probe_perf, supported_events, PerfProcess, ScratchDir, Window,
+    PERF_READY_LIMIT,
 };
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{run, Invocation};
@@ -59,8 +63,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct PerfProfile {
     event: Option<String>,
     frequency: Option<u32>,
-    /// Seconds into the run before recording starts (lkp's `delay`); none or 0 records from the start.
-    delay_secs: Option<u64>,
+    /// The part of the run recorded (lkp's `delay` and `duration`); by default the whole run.
+    window: Window,
     perf: PathBuf,
     running: Option<Recording>,
 }
@@ -80,25 +84,25 @@ impl PerfProfile {
     /// `cycles:pp` or `cpu-clock` (see the module docs), `frequency` to [`DEFAULT_FREQUENCY`].
     pub fn new(interval_secs: f64, event: Option<String>, frequency: Option<u32>) -> PerfProfile {
         let _ = interval_secs;
-        PerfProfile { event, frequency, delay_secs: None, perf: PathBuf::from("perf"), running: None }
+        PerfProfile { event, frequency, window: Window::default(), perf: PathBuf::from("perf"), running: None }
     }
 
-    /// Starts recording `secs` seconds into the run, as lkp's `delay` does (perf record's `-D`).
-    pub fn with_delay(mut self, secs: Option<u64>) -> PerfProfile {
-        self.delay_secs = secs;
+    /// Records only within `window` of the run, as lkp's `delay` and `duration` do.
+    pub fn with_window(mut self, window: Window) -> PerfProfile {
+        self.window = window;
         self
     }
 
-    /// perf record's arguments: lkp's `-D` in milliseconds when there is a delay.
+    /// perf record's arguments: lkp's `-D` in milliseconds when there is a delay, and the workload that ends the
+    /// recording when there is a duration.
     fn record_args(&self, frequency: u32, event: &str, data: &Path) -> Vec<String> {
         let mut args: Vec<String> = ["record", "-q", "-g", "-a", "-F", &frequency.to_string(), "-e", event]
             .iter()
             .map(|s| s.to_string())
             .collect();
-        if let Some(secs) = self.delay_secs.filter(|secs| *secs > 0) {
-            args.extend(["-D".to_string(), (secs * 1000).to_string()]);
-        }
+        args.extend(self.window.delay_args());
         args.extend(["-o".to_string(), data.to_string_lossy().into_owned()]);
+        args.extend(self.window.workload_args());
         args
     }
 
@@ -185,7 +189,8 @@ impl Monitor for PerfProfile {
         let frequency = self.frequency.unwrap_or(DEFAULT_FREQUENCY);
         let data = scratch.path().join("perf.data");
         let args = self.record_args(frequency, &event, &data);
-        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?;
+        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::null(), scratch.path())?
+            .ending_on_its_own(self.window.duration_secs.is_some());
         process.wait_until_counting(PERF_READY_LIMIT);
         self.running = Some(Recording { perf, process, data, event, _scratch: scratch });
         Ok(())
@@ -216,10 +221,7 @@ impl Monitor for PerfProfile {
         let report: String =
             report(&recording.perf, &recording.data)?.lines().map(|line| format!("{}\n", line.trim_end())).collect();
         // With lkp's `delay`, a run that ends before it leaves perf nothing to record; the user is told which.
-        let short = match self.delay_secs.filter(|secs| *secs > 0) {
-            Some(secs) => format!("recording starts {secs} s into the run (the job's delay), so a run shorter than that"),
-            None => "a run shorter than a second".to_string(),
-        };
+        let short = self.window.short_run_hint("recording").unwrap_or_else(|| "a run shorter than a second".into());
         let parsed = culprit_parse::perf_profile::parse_text(&report).map_err(|e| MonitorError::Failed {
             monitor: NAME,
             detail: format!("{e} (event {}; {short} may give perf too few samples)", recording.event),
@@ -285,10 +287,13 @@ mod tests {
         let options = std::collections::BTreeMap::from([("delay".to_string(), "10".to_string())]);
         assert!(super::super::create("perf-profile", &options, 1.0).is_ok());
         let data = Path::new("/tmp/p.data");
-        let args = PerfProfile::new(1.0, None, None).with_delay(Some(10)).record_args(99, "cpu-clock", data);
-        assert_eq!(args.join(" "), "record -q -g -a -F 99 -e cpu-clock -D 10000 -o /tmp/p.data");
-        let args = PerfProfile::new(1.0, None, None).with_delay(Some(0)).record_args(99, "cpu-clock", data);
-        assert_eq!(args.join(" "), "record -q -g -a -F 99 -e cpu-clock -o /tmp/p.data");
+        let args = |window| PerfProfile::new(1.0, None, None).with_window(window).record_args(99, "cpu-clock", data);
+        let delayed = Window { delay_secs: 10, duration_secs: None };
+        assert_eq!(args(delayed).join(" "), "record -q -g -a -F 99 -e cpu-clock -D 10000 -o /tmp/p.data");
+        assert_eq!(args(Window::default()).join(" "), "record -q -g -a -F 99 -e cpu-clock -o /tmp/p.data");
+        // A duration ends perf record through its workload, which goes last: 10 s of delay and 2 of recording.
+        let window = Window { delay_secs: 10, duration_secs: Some(2) };
+        assert_eq!(args(window).join(" "), "record -q -g -a -F 99 -e cpu-clock -D 10000 -o /tmp/p.data -- sleep 12");
         let bad = std::collections::BTreeMap::from([("delay".to_string(), "soon".to_string())]);
         let refused = super::super::create("perf-profile", &bad, 1.0).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(refused.contains("delay: soon") && refused.contains("whole seconds"), "{refused}");
@@ -354,6 +359,37 @@ mod tests {
             }
             other => panic!("expected Failed, got {other:?}"),
         }
+    }
+
+    /// lkp's `duration`: perf record ends by itself 1 s into a 2.5 s run, and its profile is there at the end.
+    #[test]
+    fn a_duration_ends_the_recording_before_the_run_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let window = Window { delay_secs: 0, duration_secs: Some(1) };
+        let mut monitor = PerfProfile::new(1.0, None, Some(199)).with_window(window);
+        monitor.start().expect("perf record starts");
+        let started = Instant::now();
+        let mut x: u64 = 1;
+        while started.elapsed() < Duration::from_millis(2500) {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407));
+            }
+            monitor.sample(started.elapsed().as_secs_f64()).expect("perf record runs or ended with its window");
+        }
+        let out = monitor.finish().expect("perf report parses");
+        let report = String::from_utf8_lossy(&out.raw[0].content).into_owned();
+        // About 199 samples a second per CPU for one second on this machine's CPUs: far fewer than 2.5 s give.
+        let samples: f64 = report
+            .lines()
+            .find_map(|line| line.strip_prefix("# Samples: "))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|count| count.trim_end_matches('K').parse().ok())
+            .unwrap_or(0.0);
+        let cpus = std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
+        assert!(samples > 0.0 && samples < 199.0 * cpus * 1.6, "{samples} samples: {report:.600}");
+        assert!(out.metrics.keys().any(|k| k.starts_with("perf-profile.self.")));
     }
 
     #[test]

@@ -93,9 +93,51 @@ pub enum EventChoice {
     Raw(String),
 }
 
+/// lkp's `delay` and `duration` of a perf monitor: counting starts `delay_secs` into the run and, with a duration,
+/// ends `duration_secs` later while the benchmark goes on. lkp uses a window to leave out a benchmark's start-up, or
+/// to keep `perf record` from drowning in the events of a long run (its unixbench execl job records for 2 s).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Window {
+    /// Seconds into the run before perf counts (perf's `-D`); 0 counts from the start.
+    pub delay_secs: u64,
+    /// Seconds perf counts after the delay; none counts to the end of the run.
+    pub duration_secs: Option<u64>,
+}
+
+impl Window {
+    /// perf's options for the window: `-D <ms>` for a delay.
+    pub(crate) fn delay_args(&self) -> Vec<String> {
+        match self.delay_secs {
+            0 => Vec::new(),
+            secs => vec!["-D".to_string(), (secs * 1000).to_string()],
+        }
+    }
+
+    /// The workload that ends perf when the window closes, to go last on perf's command line: `-- sleep <delay +
+    /// duration>`, lkp's own way (its perf runs lkp's wait command with that timeout). perf counts system-wide
+    /// either way; the workload only says when to stop, and perf's `-D` counts from the workload's start.
+    pub(crate) fn workload_args(&self) -> Vec<String> {
+        match self.duration_secs {
+            None => Vec::new(),
+            Some(duration) => {
+                vec!["--".to_string(), "sleep".to_string(), self.delay_secs.saturating_add(duration).to_string()]
+            }
+        }
+    }
+
+    /// Says when a run that ended before perf counted anything is no surprise: a run shorter than the delay.
+    /// `starts` names what perf does, "counting" or "recording".
+    pub(crate) fn short_run_hint(&self, starts: &str) -> Option<String> {
+        (self.delay_secs > 0).then(|| {
+            format!("{starts} starts {} s into the run (the job's delay), so a run shorter than that", self.delay_secs)
+        })
+    }
+}
+
 /// The perf-stat monitor. Build it with [`PerfStat::new`]; the run calls `start` and `finish`.
 pub struct PerfStat {
     interval_secs: f64,
+    window: Window,
     perf: PathBuf,
     choice: EventChoice,
     /// The `-e` text, worked out once (in `check`, else at the first `start`): listing and probing events takes
@@ -112,6 +154,7 @@ impl PerfStat {
     pub fn new(interval_secs: f64) -> PerfStat {
         PerfStat {
             interval_secs,
+            window: Window::default(),
             perf: PathBuf::from("perf"),
             choice: EventChoice::Lkp,
             events: std::sync::OnceLock::new(),
@@ -124,6 +167,12 @@ impl PerfStat {
     /// Uses the perf binary at `perf` (a path, or a name looked up in `PATH`) instead of `perf`.
     pub fn with_perf(mut self, perf: impl Into<PathBuf>) -> PerfStat {
         self.perf = perf.into();
+        self
+    }
+
+    /// Counts only within `window` of the run (lkp's `delay` and `duration`).
+    pub fn with_window(mut self, window: Window) -> PerfStat {
+        self.window = window;
         self
     }
 
@@ -184,17 +233,20 @@ impl Monitor for PerfStat {
         let interval_ms = interval_ms(self.interval_secs);
         let scratch = ScratchDir::create(NAME)?;
         let log_path = scratch.path().join("perf-stat");
-        let args: Vec<String> = [
+        let mut args: Vec<String> = [
             "stat", "-a", "--scale", "-I", &interval_ms.to_string(), "-x", ",", "-e", &events, "--log-fd", "1",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
+        args.extend(self.window.delay_args());
+        args.extend(self.window.workload_args());
         // lkp's log begins with the echoed command line; its parser takes the event list from there.
         let mut log = File::create(&log_path).map_err(|e| io_failure(NAME, "create the perf-stat log", &log_path, e))?;
         writeln!(log, "{} {}", perf.display(), args.join(" "))
             .map_err(|e| io_failure(NAME, "write the perf-stat log", &log_path, e))?;
-        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::from(log), scratch.path())?;
+        let mut process = PerfProcess::spawn(NAME, &perf, &args, Stdio::from(log), scratch.path())?
+            .ending_on_its_own(self.window.duration_secs.is_some());
         process.wait_until_counting(PERF_READY_LIMIT);
         self.running = Some(process);
         self.log_path = Some(log_path);
@@ -220,12 +272,18 @@ impl Monitor for PerfStat {
         let log = fs::read(&log_path).map_err(|e| io_failure(NAME, "read the perf-stat log", &log_path, e))?;
         self.scratch = None;
         let text = String::from_utf8_lossy(&log);
-        let parsed = culprit_parse::perf_stat::parse_text(&text).map_err(|e| MonitorError::Failed {
-            monitor: NAME,
-            detail: with_perf_stderr(format!("{e}"), &stderr),
+        let parsed = culprit_parse::perf_stat::parse_text(&text).map_err(|e| {
+            let detail = match self.window.short_run_hint("counting") {
+                Some(hint) => format!("{e} ({hint} leaves perf nothing to count)"),
+                None => e.to_string(),
+            };
+            MonitorError::Failed { monitor: NAME, detail: with_perf_stderr(detail, &stderr) }
         })?;
+        let mut series = interval_series(NAME, &parsed, "i.");
+        // perf's interval times count from when it started counting; the other monitors' from the run's start.
+        series.times.iter_mut().for_each(|time| *time += self.window.delay_secs as f64);
         Ok(MonitorOutput {
-            series: interval_series(NAME, &parsed, "i."),
+            series,
             metrics: culprit_parse::perf_stat::run_metrics(&parsed),
             raw: vec![RawOutput { name: NAME.to_string(), content: log }],
         })
@@ -618,6 +676,9 @@ pub(crate) struct PerfProcess {
     command: String,
     stderr_path: PathBuf,
     exited: Option<ExitStatus>,
+    /// perf runs a workload that ends it when the job's window closes (see [`Window`]), so a successful exit
+    /// while the benchmark runs is expected rather than a failure.
+    ends_on_its_own: bool,
 }
 
 /// Has the spawned process sent SIGTERM when the thread that spawned it ends (Linux's `PR_SET_PDEATHSIG`), so a
@@ -657,7 +718,18 @@ impl PerfProcess {
         let child = with_parent_death_signal(&mut command_to_spawn)
             .spawn()
             .map_err(|e| MonitorError::Failed { monitor, detail: format!("cannot start `{command}`: {e}") })?;
-        Ok(PerfProcess { monitor, child, command, stderr_path, exited: None })
+        Ok(PerfProcess { monitor, child, command, stderr_path, exited: None, ends_on_its_own: false })
+    }
+
+    /// Marks perf as ending by itself when `ends` (it runs a window's workload), which is then no failure.
+    pub(crate) fn ending_on_its_own(mut self, ends: bool) -> PerfProcess {
+        self.ends_on_its_own = ends;
+        self
+    }
+
+    /// Whether perf has exited as it should: by itself, at the end of its window.
+    fn ended_on_its_own(&self) -> bool {
+        self.ends_on_its_own && self.exited.is_some_and(|status| status.success())
     }
 
     /// Waits, at most `limit`, until perf has reached its main loop, or has exited. Before that, a stop loses
@@ -684,7 +756,8 @@ impl PerfProcess {
         }
     }
 
-    /// Fails with perf's message if perf has already exited: it only stops when told to.
+    /// Fails with perf's message if perf has already exited: it only stops when told to, or at the end of its
+    /// window.
     pub(crate) fn check_alive(&mut self) -> Result<(), MonitorError> {
         if self.exited.is_none() {
             match self.child.try_wait() {
@@ -695,6 +768,9 @@ impl PerfProcess {
                 }
             }
         }
+        if self.ended_on_its_own() {
+            return Ok(());
+        }
         let status = self.exited.map_or_else(String::new, |s| s.to_string());
         Err(MonitorError::Failed {
             monitor: self.monitor,
@@ -703,7 +779,16 @@ impl PerfProcess {
     }
 
     /// Stops perf: SIGINT (perf then writes its last output), then SIGKILL if it has not exited within `grace`.
+    /// A perf whose window has closed has already written its output and is only reaped.
     pub(crate) fn stop(&mut self, grace: Duration) -> Result<ExitStatus, MonitorError> {
+        if self.exited.is_none() && self.ends_on_its_own {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.exited = Some(status);
+            }
+        }
+        if let Some(status) = self.exited.filter(|_| self.ended_on_its_own()) {
+            return Ok(status);
+        }
         if let Some(status) = self.exited {
             return Err(MonitorError::Failed {
                 monitor: self.monitor,
@@ -711,9 +796,12 @@ impl PerfProcess {
             });
         }
         let pid = self.child.id() as libc::pid_t;
-        // SAFETY: a plain kill(2) on our own child, which has not been reaped yet (so the pid is still ours).
+        // The SIGINT goes to perf's process group, as a Ctrl-C would: a window's `sleep` workload must end too, for
+        // perf stat waits for its workload before it exits. Without a workload the group is perf alone.
+        // SAFETY: a plain kill(2) on our own child's group, led by the child, which has not been reaped yet (so the
+        // group is still ours).
         unsafe {
-            libc::kill(pid, libc::SIGINT);
+            libc::kill(-pid, libc::SIGINT);
         }
         let deadline = Instant::now() + grace;
         loop {
@@ -729,8 +817,11 @@ impl PerfProcess {
                 }
             }
         }
-        // perf did not stop in time: kill it. What it wrote so far is still read by the caller.
-        let _ = self.child.kill();
+        // perf did not stop in time: kill it and its workload. What it wrote so far is still read by the caller.
+        // SAFETY: as above; the child is still not reaped.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
         let status = self
             .child
             .wait()
@@ -748,7 +839,10 @@ impl Drop for PerfProcess {
     fn drop(&mut self) {
         // A monitor dropped without finish (an aborted run) must not leave perf running.
         if self.exited.is_none() {
-            let _ = self.child.kill();
+            // SAFETY: a kill(2) on our own child's group; the child is not reaped yet, so the group is still ours.
+            unsafe {
+                libc::kill(-(self.child.id() as libc::pid_t), libc::SIGKILL);
+            }
             let _ = self.child.wait();
         }
     }
@@ -962,6 +1056,57 @@ mod tests {
             assert_eq!(out.series.times.len(), 1, "{:?}", out.series.times);
             assert!(out.metrics.contains_key("perf-stat.ps.cpu-clock"), "{:?}", out.metrics.keys());
         }
+    }
+
+    /// Spins this thread for `length`, calling the monitor's `sample` as a run does, which must not fail.
+    fn spin_with_samples(monitor: &mut dyn Monitor, length: Duration) {
+        let until = Instant::now() + length;
+        let mut spins: u64 = 0;
+        while Instant::now() < until {
+            spins = spins.wrapping_add(1);
+            if spins & 0xF_FFFF == 0 {
+                monitor.sample(0.0).expect("perf is running or has ended with its window");
+            }
+        }
+    }
+
+    /// lkp's `delay: 1` and `duration: 1` at 0.5 s intervals over a 3 s run: perf counts from 1 s to 2 s, ends
+    /// by itself (which `sample` does not take for a failure), and the series keeps the run's times.
+    #[test]
+    fn a_window_counts_only_its_part_of_the_run_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let window = Window { delay_secs: 1, duration_secs: Some(1) };
+        let mut monitor = PerfStat::new(0.5).with_window(window);
+        monitor.start().expect("perf stat starts");
+        spin_with_samples(&mut monitor, Duration::from_millis(3000));
+        let out = monitor.finish().expect("perf stat output parses");
+        let times = &out.series.times;
+        // One or two 0.5 s intervals from 1 s on (the parser drops the last interval, which perf may cut short,
+        // as lkp's does).
+        assert!((1..=2).contains(&times.len()), "{times:?}");
+        assert!(times.first().is_some_and(|t| (1.45..1.7).contains(t)), "the first ends 1.5 s in: {times:?}");
+        // perf's own clock, from when it started counting: it stopped when the window closed, 1 s later, not
+        // when the run ended 2 s later.
+        let log = String::from_utf8_lossy(&out.raw[0].content).into_owned();
+        let last = log.lines().skip(1).filter_map(|line| line.split(',').next()?.trim().parse::<f64>().ok());
+        assert!(last.fold(0.0, f64::max) < 1.3, "{log}");
+        assert!(log.lines().next().is_some_and(|l| l.ends_with(" -D 1000 -- sleep 2")), "{log}");
+        assert!(out.metrics.get("perf-stat.ps.cpu-clock").is_some_and(|ms| *ms > 500.0), "{:?}", out.metrics);
+    }
+
+    /// A run that ends inside the delay leaves perf nothing; the failure says why.
+    #[test]
+    fn a_run_shorter_than_the_delay_is_told_so_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfStat::new(0.5).with_window(Window { delay_secs: 5, duration_secs: None });
+        monitor.start().expect("perf stat starts");
+        std::thread::sleep(Duration::from_millis(300));
+        let error = monitor.finish().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains("counting starts 5 s into the run (the job's delay)"), "{error}");
     }
 
     #[test]
