@@ -187,7 +187,9 @@ pub fn create_in(
     // The perf monitors wrap perf itself, paced by perf's own interval, and take perf's options.
     match known {
         "perf-stat" => {
-            reject_options(known, options, &["interval", "interval_ms", "events", "revents", "delay", "duration"])?;
+            let accepted =
+                ["interval", "interval_ms", "events", "revents", "delay", "duration", "per_socket", "per_die"];
+            reject_options(known, options, &accepted)?;
             // perf stat keeps its own clock, so the job's `interval` for it is applied (the checked number); at the
             // run's interval instead, a job asking for 0.5 s intervals to get perf counters from a run of a second
             // or two got 1 s ones, and none, without a word.
@@ -195,7 +197,10 @@ pub fn create_in(
                 Some(ms) => Some(ms as f64 / 1000.0),
                 None => options.get("interval").and_then(|text| text.trim().parse::<f64>().ok()),
             };
-            let monitor = perf_stat::PerfStat::new(own.unwrap_or(interval)).with_window(perf_window(known, options)?);
+            let split = |key: &str| options.get(key).is_some_and(|value| crate::program::lkp_bool(value.trim()));
+            let monitor = perf_stat::PerfStat::new(own.unwrap_or(interval))
+                .with_window(perf_window(known, options)?)
+                .with_split(split("per_socket"), split("per_die"));
             return Ok(Box::new(monitor.with_events(perf_stat_events(options)?)));
         }
         "perf-profile" => {
@@ -512,7 +517,8 @@ mod tests {
         assert_eq!(perf_stat_events(&options(&[("events", " ")])).expect("blank"), perf_stat::EventChoice::Lkp);
         let other = options(&[("metrics", "TopdownL1")]);
         let error = create("perf-stat", &other, 1.0).err().expect("refused").to_string();
-        assert!(error.contains("interval, interval_ms, events, revents, delay, duration"), "{error}");
+        let accepted = "interval, interval_ms, events, revents, delay, duration, per_socket, per_die";
+        assert!(error.contains(accepted), "{error}");
     }
 
     /// lkp's perf-stat takes `interval_ms`, `delay` and `duration` (its fsmark, aim7 and pft jobs give perf

@@ -138,6 +138,10 @@ impl Window {
 pub struct PerfStat {
     interval_secs: f64,
     window: Window,
+    /// lkp's `per_socket` and `per_die`: perf's `--per-socket` and `--per-die`, which print a line per socket
+    /// (die) that the parser keys `S<n>.<event>` (`S<n>-D<m>.<event>`) beside the machine's sum.
+    per_socket: bool,
+    per_die: bool,
     perf: PathBuf,
     choice: EventChoice,
     /// The `-e` text, worked out once (in `check`, else at the first `start`): listing and probing events takes
@@ -155,6 +159,8 @@ impl PerfStat {
         PerfStat {
             interval_secs,
             window: Window::default(),
+            per_socket: false,
+            per_die: false,
             perf: PathBuf::from("perf"),
             choice: EventChoice::Lkp,
             events: std::sync::OnceLock::new(),
@@ -174,6 +180,28 @@ impl PerfStat {
     pub fn with_window(mut self, window: Window) -> PerfStat {
         self.window = window;
         self
+    }
+
+    /// Also counts per socket and per die, as lkp's `per_socket` and `per_die` ask.
+    pub fn with_split(mut self, per_socket: bool, per_die: bool) -> PerfStat {
+        self.per_socket = per_socket;
+        self.per_die = per_die;
+        self
+    }
+
+    /// perf stat's arguments for `events` every `interval_ms`, in lkp's order (its options before `-D`).
+    fn stat_args(&self, events: &str, interval_ms: u64) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "stat", "-a", "--scale", "-I", &interval_ms.to_string(), "-x", ",", "-e", events, "--log-fd", "1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let split = [(self.per_socket, "--per-socket"), (self.per_die, "--per-die")];
+        args.extend(split.iter().filter(|(asked, _)| *asked).map(|(_, option)| option.to_string()));
+        args.extend(self.window.delay_args());
+        args.extend(self.window.workload_args());
+        args
     }
 
     /// Counts `choice` instead of lkp's default set.
@@ -233,14 +261,7 @@ impl Monitor for PerfStat {
         let interval_ms = interval_ms(self.interval_secs);
         let scratch = ScratchDir::create(NAME)?;
         let log_path = scratch.path().join("perf-stat");
-        let mut args: Vec<String> = [
-            "stat", "-a", "--scale", "-I", &interval_ms.to_string(), "-x", ",", "-e", &events, "--log-fd", "1",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend(self.window.delay_args());
-        args.extend(self.window.workload_args());
+        let args = self.stat_args(&events, interval_ms);
         // lkp's log begins with the echoed command line; its parser takes the event list from there.
         let mut log = File::create(&log_path).map_err(|e| io_failure(NAME, "create the perf-stat log", &log_path, e))?;
         writeln!(log, "{} {}", perf.display(), args.join(" "))
@@ -1094,6 +1115,32 @@ mod tests {
         assert!(last.fold(0.0, f64::max) < 1.3, "{log}");
         assert!(log.lines().next().is_some_and(|l| l.ends_with(" -D 1000 -- sleep 2")), "{log}");
         assert!(out.metrics.get("perf-stat.ps.cpu-clock").is_some_and(|ms| *ms > 500.0), "{:?}", out.metrics);
+    }
+
+    /// lkp's `per_socket` and `per_die` go to perf as `--per-socket` and `--per-die`, before the window's `-D`.
+    #[test]
+    fn lkps_split_by_socket_and_die_is_perfs() {
+        let window = Window { delay_secs: 2, duration_secs: Some(3) };
+        let monitor = PerfStat::new(1.0).with_split(true, false).with_window(window);
+        let args = monitor.stat_args("cs", 1000).join(" ");
+        assert_eq!(args, "stat -a --scale -I 1000 -x , -e cs --log-fd 1 --per-socket -D 2000 -- sleep 5");
+        let both = PerfStat::new(1.0).with_split(true, true).stat_args("cs", 500).join(" ");
+        assert!(both.ends_with("--log-fd 1 --per-socket --per-die"), "{both}");
+    }
+
+    /// A socket's counts are stored beside the machine's: one socket here, so the two agree.
+    #[test]
+    fn counts_per_socket_for_real() {
+        if !perf_installed() {
+            return;
+        }
+        let mut monitor = PerfStat::new(0.5).with_split(true, false);
+        monitor.start().expect("perf stat starts");
+        spin_with_samples(&mut monitor, Duration::from_millis(1200));
+        let out = monitor.finish().expect("perf stat output parses");
+        let machine = out.metrics.get("perf-stat.ps.cpu-clock").copied();
+        let socket = out.metrics.get("perf-stat.ps.S0.cpu-clock").copied();
+        assert!(machine.is_some() && machine == socket, "{:?}", out.metrics.keys().collect::<Vec<_>>());
     }
 
     /// A run that ends inside the delay leaves perf nothing; the failure says why.
