@@ -25,10 +25,7 @@ struct Locator {
 
 impl Locator {
     fn place(&self, path: &[&str]) -> Place {
-        Place {
-            file: self.file.clone(),
-            line: self.source.locate_any(&self.documents, path),
-        }
+        self.source.place(&self.file, self.source.locate_any(&self.documents, path))
     }
 
     /// The place of `key`, looked up under each parent in turn (`[]` for top level), else of the first parent.
@@ -45,10 +42,7 @@ impl Locator {
                     .first()
                     .and_then(|parent| self.source.locate_any(&self.documents, &[parent]))
             });
-        Place {
-            file: self.file.clone(),
-            line,
-        }
+        self.source.place(&self.file, line)
     }
 }
 

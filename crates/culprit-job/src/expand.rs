@@ -13,7 +13,7 @@
 use crate::atomic::AtomicJob;
 use crate::load::{JobFile, MergedJob};
 use crate::table::{is_expanded_metadata_key, key_role, KeyRole};
-use crate::{JobError, Place};
+use crate::JobError;
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 
@@ -162,10 +162,7 @@ impl JobFile {
         let mut documents = job.documents.clone();
         documents.reverse();
         JobError::EmptyList {
-            place: Place {
-                file: self.file_name().to_string(),
-                line: self.source.locate_any(&documents, &refs),
-            },
+            place: self.source.place(self.file_name(), self.source.locate_any(&documents, &refs)),
             key: path.join("."),
         }
     }

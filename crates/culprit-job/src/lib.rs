@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! JobFile::parse(text, "jobs/fio-basic.yaml")   YAML documents hash0 --- hash1 ... --- hashN
+//!   (or JobFile::parse_with_includes, which first pastes lkp's `<<: FILE` includes the caller finds)
 //!   .expand()                                   jobs hash0, hash0+hash1, ..., hash0+hashN, each a cartesian product
 //!   -> Vec<AtomicJob>                           one matrix point each: name(), path_params(), id(), programs(), ...
 //! ```
@@ -13,6 +14,7 @@
 pub mod atomic;
 pub mod convention;
 pub mod expand;
+pub mod include;
 pub mod load;
 mod locate;
 pub mod table;
@@ -135,6 +137,9 @@ pub enum JobError {
         first: usize,
         second: usize,
     },
+    /// An lkp include (`<<: FILE`) that cannot be read: the file is not found, or the line is not one lkp reads.
+    #[error("{place}: cannot include '{file}': {reason}")]
+    Include { place: Place, file: String, reason: String },
     /// A param value that does not fit its convention, or is missing, or is not text.
     #[error("{place}: {key}: {reason}")]
     Param {

@@ -9,6 +9,7 @@
 //! selects no program, followed by others, holds what they share and is no job of its own (lkp runs it as one that
 //! runs no benchmark).
 
+use crate::include::{self, FoundInclude};
 use crate::locate::SourceMap;
 use crate::table::{key_role, KeyRole};
 use crate::{JobError, Place};
@@ -22,6 +23,7 @@ pub struct JobFile {
     file_name: String,
     pub(crate) source: Arc<SourceMap>,
     documents: Vec<Mapping>,
+    included: Vec<String>,
 }
 
 /// One job of a file before expansion: which documents made it, and its hash.
@@ -63,18 +65,41 @@ pub(crate) fn file_stem(file_name: &str) -> String {
 }
 
 impl JobFile {
-    /// Parses a job file's text. `file_name` is used in messages and for the job's name (its stem).
+    /// Parses a job file's text. `file_name` is used in messages and for the job's name (its stem). lkp's includes
+    /// (`<<: FILE`) are refused, since finding files is no business of this crate; see
+    /// [`JobFile::parse_with_includes`].
     pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
-        // A byte order mark, which editors on Windows write, may open a YAML stream; the parser took it for content
-        // and refused the file with "did not find expected <document start> at line 2 column 1".
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let source = Arc::new(SourceMap::new(text));
+        let text = without_byte_order_mark(text);
+        JobFile::from_source(text, file_name, SourceMap::new(text), Vec::new())
+    }
+
+    /// Parses a job file's text after pasting in lkp's includes (`<<: FILE`, `<<: {file: FILE, ...}`; see
+    /// [`crate::include`]), each found by `find` from the name as written. Messages name the file and line each key
+    /// came from.
+    pub fn parse_with_includes(
+        text: &str,
+        file_name: &str,
+        find: &mut dyn FnMut(&str) -> Result<FoundInclude, String>,
+    ) -> Result<JobFile, JobError> {
+        let text = without_byte_order_mark(text);
+        let merged = include::merge_includes(text, file_name, find)?;
+        let source = SourceMap::with_origins(&merged.text, merged.origins);
+        JobFile::from_source(&merged.text, file_name, source, merged.included)
+    }
+
+    fn from_source(
+        text: &str,
+        file_name: &str,
+        source: SourceMap,
+        included: Vec<String>,
+    ) -> Result<JobFile, JobError> {
+        let source = Arc::new(source);
         let mut documents = Vec::new();
         for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-            let value = Value::deserialize(document).map_err(|e| yaml_error(file_name, text, &e))?;
-            let place = |path: &[&str]| Place {
-                file: file_name.to_string(),
-                line: source.locate(index, path).or_else(|| source.document_line(index)),
+            let value = Value::deserialize(document)
+                .map_err(|e| in_origin_file(yaml_error(file_name, text, &e), &source, file_name))?;
+            let place = |path: &[&str]| {
+                source.place(file_name, source.locate(index, path).or_else(|| source.document_line(index)))
             };
             let typed = |path: &[&str]| source.plain_value(index, path).map(str::to_string);
             let mapping = match value {
@@ -93,7 +118,12 @@ impl JobFile {
         if documents.iter().all(Mapping::is_empty) {
             return Err(JobError::Empty { file: file_name.to_string() });
         }
-        Ok(JobFile { file_name: file_name.to_string(), source, documents })
+        Ok(JobFile { file_name: file_name.to_string(), source, documents, included })
+    }
+
+    /// The files lkp's includes pasted in, in order, as the finder named them (none for [`JobFile::parse`]).
+    pub fn included(&self) -> &[String] {
+        &self.included
     }
 
     /// The file name as given to [`JobFile::parse`].
@@ -137,6 +167,39 @@ impl JobFile {
             jobs.push(MergedJob { documents: vec![0, offset + 1], params });
         }
         jobs
+    }
+}
+
+/// A byte order mark, which editors on Windows write, may open a YAML stream; the parser took it for content and
+/// refused the file with "did not find expected <document start> at line 2 column 1".
+fn without_byte_order_mark(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// `error`, whose lines are those of the text read, with each line given in the file it came from (the job file,
+/// or a file lkp's include pasted in).
+fn in_origin_file(error: JobError, source: &SourceMap, file_name: &str) -> JobError {
+    let moved = |place: Place| source.place(&place.file, place.line);
+    match error {
+        JobError::Yaml { file, line, column, reason } => {
+            let (file, line) = source.origin_of(&file, line);
+            JobError::Yaml { file, line, column, reason }
+        }
+        JobError::TabIndent { file, line, column } => {
+            let (file, line) = source.origin_of(&file, line);
+            JobError::TabIndent { file, line, column }
+        }
+        JobError::ColonInValue { file, line, key } => {
+            let (file, line) = source.origin_of(&file, line);
+            JobError::ColonInValue { file, line, key }
+        }
+        JobError::DuplicateKey { place, key, first_line } => {
+            let first_line = source.origin_of(file_name, first_line).1;
+            JobError::DuplicateKey { place: moved(place), key, first_line }
+        }
+        JobError::OutOfRange { place, key, value } => JobError::OutOfRange { place: moved(place), key, value },
+        JobError::Unsupported { place, what, todo } => JobError::Unsupported { place: moved(place), what, todo },
+        other => other,
     }
 }
 

@@ -2,6 +2,10 @@
 //!
 //! serde_yaml's values carry no positions, so this scans the text itself: good enough for the block-style YAML job
 //! files are written in. When a key cannot be found (flow style, anchors), callers report the file without a line.
+//! In text with lkp's includes pasted in, a line is reported in the file it came from ([`SourceMap::place`]).
+
+use crate::include::Origin;
+use crate::Place;
 
 /// The source text of a job file, split into lines, with the line where each YAML document starts.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -9,6 +13,9 @@ pub(crate) struct SourceMap {
     lines: Vec<String>,
     /// 0-based index of each document's first line; the end of document `i` is the start of `i + 1`.
     doc_starts: Vec<usize>,
+    /// Where each line came from when the text is a job file with lkp's includes pasted in; empty when every line
+    /// is the job file's own.
+    origins: Vec<Origin>,
 }
 
 fn is_content(line: &str) -> bool {
@@ -56,7 +63,26 @@ impl SourceMap {
                 seen_content = true;
             }
         }
-        SourceMap { lines, doc_starts }
+        SourceMap { lines, doc_starts, origins: Vec::new() }
+    }
+
+    /// The map of merged job text whose lines came from `origins` (one per line).
+    pub(crate) fn with_origins(text: &str, origins: Vec<Origin>) -> Self {
+        SourceMap { origins, ..SourceMap::new(text) }
+    }
+
+    /// The place of 1-based `line` of the text, in the job file `file` unless the line came from an included file.
+    pub(crate) fn place(&self, file: &str, line: Option<usize>) -> Place {
+        match line.and_then(|line| self.origins.get(line.checked_sub(1)?)) {
+            Some(origin) => Place { file: origin.file.to_string(), line: Some(origin.line) },
+            None => Place { file: file.to_string(), line },
+        }
+    }
+
+    /// The file and 1-based line where `line` of the text was written, for messages that give both apart.
+    pub(crate) fn origin_of(&self, file: &str, line: usize) -> (String, usize) {
+        let place = self.place(file, Some(line));
+        (place.file, place.line.unwrap_or(line))
     }
 
     /// The 1-based line where document `document` (0-based) starts, if known.

@@ -5,6 +5,7 @@
 
 mod cli;
 mod cmd;
+mod job_file;
 mod lock;
 mod output;
 

@@ -130,34 +130,61 @@ fn qa14b_atomic_jobs_that_cannot_run_here_are_counted_and_the_others_can_still_b
     assert!(!err.contains("atomic jobs of") && err.contains("no stressor 'nosuchstressor'"), "{err}");
 }
 
-#[test]
-fn qa14b_lkps_include_of_a_file_with_keys_of_its_own_is_said_to_be_one() {
-    // lkp's stress-ng-part6-1ssd is `<<: {file: stress-ng-part6-1hdd.yaml, disk: '1SSD'}`: the 1hdd job on an SSD.
-    // Read as a YAML merge of that hash it was a job of `file` and `disk` alone, refused with "the job selects no
-    // benchmark program", which sent the user looking for a missing key.
-    let dir = tempfile::tempdir().unwrap();
-    let job = lkp_job("stress-ng-part6-1ssd.yaml");
-    let err = common::refused(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", "out"], dir.path()));
-    let said = "stress-ng-part6-1ssd.yaml:1: lkp's '<<: {file: FILE, ...}' include is not supported";
-    assert!(err.contains(said), "{err}");
-    assert!(err.contains("paste the included file's keys") && !err.contains("selects no benchmark"), "{err}");
-    assert!(err.contains("the keys given beside `file:`"), "{err}");
-    // The plain include names no keys of its own, and its advice none either.
-    common::write(dir.path(), "plain.yaml", "<<: hackbench.yaml\nnr_threads: 1600%\n");
-    let err = common::refused(&culprit("t.db", &["split", "plain.yaml", "-o", "p"], dir.path()));
-    assert!(err.contains("plain.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
-    assert!(!err.contains("beside `file:`"), "{err}");
+/// The atomic job files `culprit split` wrote of `job` into `dir/<out>`, by name.
+fn split_all(dir: &Path, job: &Path, out: &str) -> std::collections::BTreeMap<String, String> {
+    let listed = stdout(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", out], dir));
+    listed
+        .lines()
+        .map(|path| {
+            let name = Path::new(path).file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(dir.join(path)).unwrap())
+        })
+        .collect()
 }
 
 #[test]
-fn qa14b_two_lkp_includes_are_said_to_be_includes_not_a_key_given_twice() {
-    // lkp's hackbench-cgroup2 is `<<: cgroup2.yaml` and `<<: hackbench.yaml`: it was refused as "'<<' is given a
-    // second time in the same hash ...; merge the two into one '<<:' or remove one", advice that makes no job file.
+fn qa14b_lkps_include_of_a_file_with_keys_of_its_own_pastes_it_with_them() {
+    // lkp's stress-ng-part6-1ssd is `<<: {file: stress-ng-part6-1hdd.yaml, disk: '1SSD'}`: the 1hdd job on an SSD.
+    // Read as a YAML merge of that hash it was a job of `file` and `disk` alone ("the job selects no benchmark
+    // program"); then it was refused as an include. Now it is the 1hdd file's jobs with disk 1SSD, as in lkp.
     let dir = tempfile::tempdir().unwrap();
-    let job = lkp_job("hackbench-cgroup2.yaml");
-    let err = common::refused(&culprit("t.db", &["split", job.to_str().unwrap(), "-o", "out"], dir.path()));
-    assert!(err.contains("hackbench-cgroup2.yaml:1: lkp's '<< : FILE' include is not supported"), "{err}");
-    assert!(err.contains("in the order of their '<<:' lines") && !err.contains("second time"), "{err}");
+    let ssd = split_all(dir.path(), &lkp_job("stress-ng-part6-1ssd.yaml"), "ssd");
+    let hdd = split_all(dir.path(), &lkp_job("stress-ng-part6-1hdd.yaml"), "hdd");
+    assert!(hdd.len() > 10 && ssd.len() == hdd.len(), "{} against {}", ssd.len(), hdd.len());
+    for (name, text) in &ssd {
+        assert!(name.starts_with("stress-ng-part6-1ssd-1SSD-"), "{name}");
+        assert!(text.contains("disk: 1SSD\n") && !text.contains("1HDD"), "{name}:\n{text}");
+        let twin = hdd.get(&name.replace("-1ssd-1SSD-", "-1hdd-1HDD-")).unwrap_or_else(|| panic!("{name}"));
+        let without_disk =
+            |t: &str| t.lines().filter(|l| !l.starts_with("disk:") && !l.starts_with("job_origin:")).count();
+        assert_eq!(without_disk(text), without_disk(twin), "{name}");
+    }
+    // An include that cannot be found names its line, where it was looked for, and what to do.
+    common::write(dir.path(), "plain.yaml", "nr_threads: 1600%\n<<: nosuch.yaml\n");
+    let err = common::refused(&culprit("t.db", &["split", "plain.yaml", "-o", "p"], dir.path()));
+    assert!(err.contains("plain.yaml:2: cannot include 'nosuch.yaml': not found in or below"), "{err}");
+    assert!(err.contains("copy it next to the job file"), "{err}");
+}
+
+#[test]
+fn qa14b_two_lkp_includes_are_pasted_in_order() {
+    // lkp's hackbench-cgroup2 is `<<: cgroup2.yaml` and `<<: hackbench.yaml`: it was refused as "'<<' is given a
+    // second time in the same hash ...; merge the two into one '<<:' or remove one", advice that makes no job
+    // file, and then as an include. Now it is hackbench.yaml's jobs with cgroup2.yaml's settings.
+    let dir = tempfile::tempdir().unwrap();
+    let both = split_all(dir.path(), &lkp_job("hackbench-cgroup2.yaml"), "both");
+    let hackbench = split_all(dir.path(), &lkp_job("hackbench.yaml"), "alone");
+    assert_eq!(both.len(), 8, "{:?}", both.keys());
+    assert_eq!(both.len(), hackbench.len());
+    for text in both.values() {
+        assert!(text.contains("cgroup2:\n") && text.contains("  pids.max: 10000\n"), "{text}");
+        assert!(text.contains("hackbench:\n") && text.contains("iterations: 8\n"), "{text}");
+    }
+    // `culprit run` says which files it pasted in.
+    let out = culprit("t.db", &["run", lkp_job("hackbench-cgroup2.yaml").to_str().unwrap(), "-n", "1"], dir.path());
+    let said = String::from_utf8_lossy(&out.stderr);
+    let included = format!("includes {}, {}", lkp_job("cgroup2.yaml").display(), lkp_job("hackbench.yaml").display());
+    assert!(said.contains(&included), "{said}");
 }
 
 #[test]

@@ -217,7 +217,12 @@ pub fn plan_jobs(
     cwd: &Path,
 ) -> Result<Vec<PlannedJob>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
-    plan_text(&text, &path.display().to_string(), nr_cpu, monitors_override, cwd)
+    let file_name = path.display().to_string();
+    let file = crate::job_file::parse(&text, &file_name)?;
+    if !file.included().is_empty() {
+        crate::note!("culprit: {file_name} includes {} (lkp's '<<:')", file.included().join(", "));
+    }
+    plan_file(&file, &file_name, nr_cpu, monitors_override, cwd)
 }
 
 /// Like [`plan_jobs`], for job text already in hand (a stored bisect session's job).
@@ -228,7 +233,18 @@ pub fn plan_text(
     monitors_override: Option<&[String]>,
     cwd: &Path,
 ) -> Result<Vec<PlannedJob>> {
-    let file = JobFile::parse(text, file_name)?;
+    let file = crate::job_file::parse(text, file_name)?;
+    plan_file(&file, file_name, nr_cpu, monitors_override, cwd)
+}
+
+/// Like [`plan_jobs`], for a job file already read.
+fn plan_file(
+    file: &JobFile,
+    file_name: &str,
+    nr_cpu: u32,
+    monitors_override: Option<&[String]>,
+    cwd: &Path,
+) -> Result<Vec<PlannedJob>> {
     let atomic = file.expand()?;
     let stem = file.stem();
     let mut planned = Vec::new();

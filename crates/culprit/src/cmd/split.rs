@@ -7,12 +7,11 @@
 use crate::cli::SplitArgs;
 use crate::output;
 use anyhow::{bail, Context, Result};
-use culprit_job::JobFile;
 
 pub fn run(args: &SplitArgs) -> Result<()> {
     let path = &args.job;
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
-    let file = JobFile::parse(&text, &path.display().to_string())?;
+    let file = crate::job_file::parse(&text, &path.display().to_string())?;
     let jobs = file.expand()?;
     let nr_cpu = culprit_run::machine::this_machine().nr_cpu;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
