@@ -24,6 +24,7 @@ pub struct JobFile {
     pub(crate) source: Arc<SourceMap>,
     documents: Vec<Mapping>,
     included: Vec<String>,
+    merged_text: Option<String>,
 }
 
 /// One job of a file before expansion: which documents made it, and its hash.
@@ -84,7 +85,11 @@ impl JobFile {
         let text = without_byte_order_mark(text);
         let merged = include::merge_includes(text, file_name, find)?;
         let source = SourceMap::with_origins(&merged.text, merged.origins);
-        JobFile::from_source(&merged.text, file_name, source, merged.included)
+        let mut file = JobFile::from_source(&merged.text, file_name, source, merged.included)?;
+        if !file.included.is_empty() {
+            file.merged_text = Some(merged.text);
+        }
+        Ok(file)
     }
 
     fn from_source(
@@ -118,12 +123,18 @@ impl JobFile {
         if documents.iter().all(Mapping::is_empty) {
             return Err(JobError::Empty { file: file_name.to_string() });
         }
-        Ok(JobFile { file_name: file_name.to_string(), source, documents, included })
+        Ok(JobFile { file_name: file_name.to_string(), source, documents, included, merged_text: None })
     }
 
     /// The files lkp's includes pasted in, in order, as the finder named them (none for [`JobFile::parse`]).
     pub fn included(&self) -> &[String] {
         &self.included
+    }
+
+    /// The job file's text with its includes pasted in, when it has any: a text that reads as the same jobs without
+    /// the included files, for keeping with results (a bisect session's job, a report's reproduce steps).
+    pub fn merged_text(&self) -> Option<&str> {
+        self.merged_text.as_deref()
     }
 
     /// The file name as given to [`JobFile::parse`].

@@ -31,6 +31,16 @@ pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
     })
 }
 
+/// The text of the job file at `path` with its includes pasted in (its own text when it has none), checked to
+/// read as a job file: what a bisect session, `check` or `track --follow` keeps as its job, whole, so that a resume
+/// or a report's reproduce steps need neither the included files nor their state at that time.
+pub fn read_whole(path: &Path) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+    let file = parse(&text, &path.display().to_string())?;
+    Ok(file.merged_text().map_or(text.clone(), str::to_string))
+}
+
 /// Where lkp would find the included `name` for a job file in `directory`, or where it was looked for.
 fn find_include(name: &str, directory: &Path, lkp_src: Option<&Path>) -> Result<PathBuf, String> {
     let path = Path::new(name);
@@ -150,6 +160,12 @@ mod tests {
         // cgroup2 is a setting of the test box, which counts in the name as in lkp.
         assert_eq!(atomic[0].name(), "hackbench-cgroup2-process-10000");
         assert_eq!(job.included().len(), 2);
+        // The whole text reads as the same job without the included files.
+        std::fs::write(&file, "<<: cgroup2.yaml\n<<: hackbench.yaml\n").expect("write");
+        let whole = read_whole(&file).expect("reads");
+        assert!(!whole.contains("<<") && whole.contains("pids.max: 10000"), "{whole}");
+        let alone = JobFile::parse(&whole, "elsewhere/hackbench-cgroup2.yaml").expect("parses").expand().expect("jobs");
+        assert_eq!(alone[0].id(), atomic[0].id());
         // A key of an included file is placed in that file.
         let place = atomic[0].place(&["hackbench", "mode"]);
         assert_eq!(place.to_string(), format!("{}:3", root.path().join("jobs/hackbench/hackbench.yaml").display()));

@@ -62,8 +62,9 @@ pub(crate) fn command_job_yaml(command_line: &str, warmup: Option<u32>) -> Strin
     serde_yaml::to_string(&job).unwrap_or_default()
 }
 
-/// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD [--warmup N]`: the job's YAML, where
-/// it came from (for messages), and the metric `--run` implies (its elapsed time).
+/// The benchmark of a bisect, check or try-fix from `--job FILE` or `--run CMD [--warmup N]`: the job's YAML (with
+/// lkp's includes pasted in, so that the session keeps the whole job), where it came from (for messages), and the
+/// metric `--run` implies (its elapsed time).
 pub(crate) fn benchmark_job(
     job: Option<&Path>,
     command: &TimedCommandArgs,
@@ -82,11 +83,7 @@ pub(crate) fn benchmark_job(
             "--warmup goes with --run: a job file ({}) sets its own warm-up, as `warmup: N` under `command:`",
             path.display()
         ),
-        (Some(path), None) => Ok((
-            std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?,
-            path.display().to_string(),
-            None,
-        )),
+        (Some(path), None) => Ok((crate::job_file::read_whole(path)?, path.display().to_string(), None)),
         (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
     }
 }

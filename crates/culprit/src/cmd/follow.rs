@@ -146,7 +146,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let job_file = args.job.as_deref().context("--follow needs --job FILE: the job to run at each commit")?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
-    let job_yaml = std::fs::read_to_string(job_file).with_context(|| format!("cannot read job file {job_file}"))?;
+    let job_yaml = crate::job_file::read_whole(Path::new(job_file))?;
     let job = plan_job(&job_yaml, job_file, &repo)?;
     let range = first_parent_history(&repo, reference)?;
     let (Some(first), Some(last)) = (range.first(), range.last()) else {
