@@ -110,7 +110,8 @@ impl JobFile {
             let mapping = match value {
                 Value::Null => Mapping::new(),
                 Value::Mapping(mapping) => {
-                    let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)?;
+                    let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)
+                        .map_err(|error| nested_include(error, file_name))?;
                     apply_merge_keys(&mut normalized, &place(&[]))?;
                     normalized
                 }
@@ -178,6 +179,21 @@ impl JobFile {
             jobs.push(MergedJob { documents: vec![0, offset + 1], params });
         }
         jobs
+    }
+}
+
+/// An include refused in a file that was itself included: lkp pastes includes one level deep, so the included
+/// file's own `<<:` line is no include there either, and pasting by hand is the way.
+fn nested_include(error: JobError, file_name: &str) -> JobError {
+    match error {
+        JobError::Unsupported { place, what, .. } if place.file != file_name && what.contains("include") => {
+            JobError::Unsupported {
+                place,
+                what: format!("{what} inside an included file"),
+                todo: "lkp pastes includes one level deep, so paste that file's keys into the file that includes it",
+            }
+        }
+        other => other,
     }
 }
 

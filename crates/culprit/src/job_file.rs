@@ -27,7 +27,9 @@ pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
     JobFile::parse_with_includes(text, file_name, &mut |name: &str| {
         let path = find_include(name, &directory, lkp_src.as_deref())?;
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        Ok(FoundInclude { name: path.display().to_string(), text })
+        // `./x.yaml` for a job file named without a directory is shown as `x.yaml`, as the job file is.
+        let shown = path.strip_prefix(".").unwrap_or(&path).display().to_string();
+        Ok(FoundInclude { name: shown, text })
     })
 }
 
@@ -148,6 +150,18 @@ mod tests {
         assert_eq!(find_include("cgroup2.yaml", elsewhere.path(), Some(root.path())), Ok(jobs.join("cgroup2.yaml")));
         let missing = find_include("cgroup2.yaml", elsewhere.path(), None).err().unwrap_or_default();
         assert!(missing.contains("not found in or below") && missing.contains("set LKP_SRC"), "{missing}");
+    }
+
+    #[test]
+    fn an_include_inside_an_included_file_is_refused_at_its_line() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.yaml"), "suite: x\n<<: b.yaml\n").expect("write");
+        std::fs::write(dir.path().join("b.yaml"), "hackbench:\n").expect("write");
+        let top = dir.path().join("top.yaml");
+        let error = parse("<<: a.yaml\n", &top.display().to_string()).err().map(|e| e.to_string()).unwrap_or_default();
+        let included = dir.path().join("a.yaml");
+        let at = format!("{}:2: lkp's '<< : FILE' include inside an included file", included.display());
+        assert!(error.starts_with(&at) && error.contains("one level deep"), "{error}");
     }
 
     #[test]
