@@ -109,10 +109,16 @@ fn include_error(place: Place, line: &str, reason: String) -> JobError {
 
 /// The include a line holds: lkp's `<< *: +` followed by a file name or a flow hash with `file:` (not a YAML merge
 /// of an anchor, `<<: *a`, or of anchors, `<<: [*a, *b]`, nor a hash without `file:`, which YAML merges itself).
-/// Only whitespace may precede `<<`, so a comment or a quoted value mentioning `<<: ` is left alone.
+/// Only indentation and list dashes (`- <<: FILE`, an include as a list item, which lkp's own tests use) may precede
+/// `<<`, so a comment or a quoted value mentioning `<<: ` is left alone.
 fn include_of(line: &str) -> Result<Option<Include>, String> {
-    let body = line.trim_start();
+    let body = line.trim_start_matches([' ', '-']);
     let prefix = &line[..line.len() - body.len()];
+    // Indentation, then list dashes each followed by a space: `  - - <<:` nests lists; `-<<:` is no list item.
+    let indentation = prefix.split(' ').all(|word| word.is_empty() || word == "-");
+    if !indentation || !(prefix.is_empty() || prefix.ends_with(' ')) {
+        return Ok(None);
+    }
     let Some(rest) = body.strip_prefix("<<") else { return Ok(None) };
     let Some(rest) = rest.trim_start_matches(' ').strip_prefix(':') else { return Ok(None) };
     if !rest.starts_with(' ') {
@@ -389,6 +395,43 @@ mod tests {
         assert_eq!(out.text, "fio:\n  \n  rw: read\n  size: 1G\n  bs: 4k\n");
         for text in ["a: &a {x: 1}\nb:\n  <<: *a\n", "b:\n  <<: [*a]\n", "c:\n  <<: {x: 1}\n", "# <<: x.yaml\n"] {
             assert_eq!(merged(text, &[]).text, text);
+        }
+    }
+
+    /// lkp's own cases (spec/unit/lib/yaml_spec.rb, "yaml_merge_included_files"), with its borrow-1d.yaml: read by
+    /// Ruby, each include gives what `<<: *borrow-1d` gives there, where a merge or a later key overrides an
+    /// earlier one at the earlier one's place.
+    #[test]
+    fn lkps_own_include_cases_read_as_in_lkp() {
+        let borrow = "suite: borrow\ntestcase: borrow\n\nruntime: 1d\ntimeout: 1d\n\nsleep:\n";
+        let read = |text: &str| -> Value {
+            let out = merged(text, &[("jobs/borrow/borrow-1d.yaml", borrow)]);
+            serde_yaml::from_str(&out.text).unwrap_or_else(|e| panic!("{e}:\n{}", out.text))
+        };
+        let expected = |text: &str| -> Value { serde_yaml::from_str(text).expect("expected YAML") };
+        let whole = "{suite: borrow, testcase: borrow, runtime: 1d, timeout: 1d, sleep: null}";
+        let cases = [
+            // merge project path: a list item that is the included file.
+            ("- <<: jobs/borrow/borrow-1d.yaml\n", format!("[{whole}]")),
+            // merge into hash: the item `a:` (empty) beside the included keys.
+            ("- a:\n  <<: jobs/borrow/borrow-1d.yaml\n", "[{a: null, suite: borrow, testcase: borrow, \
+              runtime: 1d, timeout: 1d, sleep: null}]".to_string()),
+            // merge hash and update: keys after the include override it in place.
+            ("- a:\n  <<: jobs/borrow/borrow-1d.yaml\n  runtime: 1\n  b: c\n", "[{a: null, suite: borrow, \
+              testcase: borrow, runtime: 1, timeout: 1d, sleep: null, b: c}]".to_string()),
+            // merge update hash: the include after the keys overrides them, at their place.
+            ("- a:\n  b: c\n  runtime: 1\n  <<: jobs/borrow/borrow-1d.yaml\n", "[{a: null, b: c, runtime: 1d, \
+              suite: borrow, testcase: borrow, timeout: 1d, sleep: null}]".to_string()),
+        ];
+        for (text, want) in cases {
+            let got = read(text);
+            assert_eq!(got, expected(&want), "{text}");
+            // In order, as Ruby's hash keeps it.
+            let keys = |value: &Value| -> Vec<String> {
+                let item = value.as_sequence().and_then(|items| items.first()).and_then(Value::as_mapping);
+                item.map(|m| m.keys().filter_map(crate::load::scalar_text).collect()).unwrap_or_default()
+            };
+            assert_eq!(keys(&got), keys(&expected(&want)), "{text}");
         }
     }
 
