@@ -134,7 +134,7 @@ fn pgbench_installed(root: &Path, in_path: Option<PathBuf>) -> Result<(), Progra
 }
 
 /// Whether a system user exists (the `postgres` account Debian's server package creates).
-fn user_exists(name: &str) -> bool {
+pub(crate) fn user_exists(name: &str) -> bool {
     let Ok(c_name) = std::ffi::CString::new(name) else {
         return false;
     };

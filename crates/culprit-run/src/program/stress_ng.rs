@@ -24,8 +24,10 @@
 //! `sysinval`, ...). lkp's sysctls (`kernel.sched_autogroup_enabled=0` always, `fs.aio-max-nr` for `aio`, ...) are
 //! settings of the test box, which Culprit does not make: `culprit run` names those that differ on the machine.
 //!
-//! lkp runs `exec`, `spawn` and `bad-ioctl` as an unprivileged user because stress-ng skips them for root; run by
-//! root, they are refused before the first run instead of failing every run.
+//! stress-ng skips `exec`, `spawn` and `bad-ioctl` when run by root, so lkp runs them as its unprivileged user
+//! `lkp` (`su - lkp -c "stress-ng ..."`). Culprit run by root does the same as `nobody`: the scratch directory is
+//! given to `nobody` (stress-ng's temporary files go there) and stress-ng runs under `setpriv --reuid=nobody
+//! --regid=nogroup --clear-groups`, which execs it in place, so stopping the run stops it as any other.
 //!
 //! Always: `--times --verify --metrics --no-rand-seed`, in the scratch directory (file stressors write there), with
 //! stderr folded into stdout because stress-ng logs its metrics there. `culprit_parse::stress_ng` turns the metrics
@@ -73,22 +75,52 @@ const PATHOLOGICAL: &[&str] =
 
 /// Stressors stress-ng skips when run as root, which lkp runs as its unprivileged user `lkp`.
 const NOT_AS_ROOT: &[&str] = &["exec", "spawn", "bad-ioctl"];
+/// The unprivileged user and group those stressors run as when culprit is root (Debian's `nobody` and `nogroup`).
+const UNPRIVILEGED: (&str, &str) = ("nobody", "nogroup");
 
-/// Refuses a stressor stress-ng would skip because the run is root's (`euid` 0): every run would fail with "no
-/// metrics", the reason only in its output.
-fn check_not_as_root(test: &str, euid: u32) -> Result<(), ProgramError> {
-    if euid != 0 || !NOT_AS_ROOT.contains(&test) {
+/// Whether `test` must run as an unprivileged user because culprit runs as root (`euid` 0): stress-ng skips it for
+/// root, and every run would fail with "no metrics", the reason only in its output.
+fn needs_unprivileged_user(test: &str, euid: u32) -> bool {
+    euid == 0 && NOT_AS_ROOT.contains(&test)
+}
+
+/// The plan of `main` run as [`UNPRIVILEGED`], as lkp runs these stressors as its user `lkp`: the scratch directory,
+/// stress-ng's working and temporary directory, is given to that user first.
+fn as_unprivileged_user(main: Invocation, scratch: &std::path::Path) -> ProgramPlan {
+    let (user, group) = UNPRIVILEGED;
+    let owner = format!("{user}:{group}");
+    let chown = Invocation::new(["chown".to_string(), owner, scratch.display().to_string()]);
+    let (reuid, regid) = (format!("--reuid={user}"), format!("--regid={group}"));
+    let mut argv: Vec<String> = ["setpriv", &reuid, &regid, "--clear-groups", "--"].map(String::from).to_vec();
+    argv.extend(main.argv.iter().cloned());
+    let wrapped = Invocation { argv, ..main };
+    ProgramPlan { setup: vec![chown], ..ProgramPlan::single(wrapped) }
+}
+
+/// Refuses a stressor that must run unprivileged when this machine has no `nobody` or no `setpriv` to run it so.
+fn check_unprivileged_user(test: &str) -> Result<(), ProgramError> {
+    let missing = if !super::pgbench::user_exists(UNPRIVILEGED.0) {
+        format!("the user '{}'", UNPRIVILEGED.0)
+    } else if crate::process::find_in_path("setpriv").is_none() {
+        "setpriv (Debian's util-linux)".to_string()
+    } else {
         return Ok(());
-    }
+    };
     Err(ProgramError::BadParam {
         program: "stress-ng",
         key: "test".into(),
         value: test.into(),
         reason: format!(
-            "stress-ng skips the {test} stressor when run as root, which culprit is (lkp runs it as an unprivileged \
-             user); run this job with culprit as a user other than root"
+            "stress-ng skips the {test} stressor when run as root, so culprit runs it as '{}' through setpriv, and \
+             this machine lacks {missing}; run this job with culprit as a user other than root",
+            UNPRIVILEGED.0
         ),
     })
+}
+
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// An option value as lkp's job files give them (`keep-size,punch-hole`, `clock_ns`); one starting with `-` would
@@ -313,7 +345,12 @@ impl Program for StressNg {
         }
         let mut inv = Invocation::new(argv).in_dir(&ctx.scratch_dir);
         inv.merge_stderr = true;
-        Ok(ProgramPlan::single(inv))
+        match p.get("test") {
+            Some(test) if needs_unprivileged_user(test, effective_uid()) => {
+                Ok(as_unprivileged_user(inv, &ctx.scratch_dir))
+            }
+            _ => Ok(ProgramPlan::single(inv)),
+        }
     }
 
     /// lkp's `setup_sysctl` for every run, and its `setup_test`'s sysctls for the stressors that exhaust a limit
@@ -348,8 +385,9 @@ impl Program for StressNg {
                 if let Some(offered) = installed_stressors() {
                     check_name("test", test, offered, "stressor", "stress-ng --stressors")?;
                 }
-                // SAFETY: geteuid has no preconditions and cannot fail.
-                check_not_as_root(test, unsafe { libc::geteuid() })?;
+                if needs_unprivileged_user(test, effective_uid()) {
+                    check_unprivileged_user(test)?;
+                }
                 check_test_options(test, p)
             }
             (None, Some(class)) => match installed_classes() {
@@ -480,14 +518,16 @@ mod tests {
     }
 
     #[test]
-    fn qa14b_a_stressor_stress_ng_skips_for_root_is_refused_when_root_runs() {
-        assert_eq!(check_not_as_root("exec", 1000), Ok(()));
-        assert_eq!(check_not_as_root("cpu", 0), Ok(()));
-        for test in NOT_AS_ROOT {
-            let err = check_not_as_root(test, 0).unwrap_err().to_string();
-            assert!(err.contains(&format!("skips the {test} stressor when run as root")), "{err}");
-            assert!(err.contains("as a user other than root"), "{err}");
-        }
+    fn a_stressor_stress_ng_skips_for_root_runs_as_nobody_when_root_runs() {
+        assert!(!needs_unprivileged_user("exec", 1000));
+        assert!(!needs_unprivileged_user("cpu", 0));
+        assert!(NOT_AS_ROOT.iter().all(|test| needs_unprivileged_user(test, 0)));
+        let main = Invocation::new(["stress-ng", "--exec", "2"]).in_dir(std::path::Path::new("/s/run-1"));
+        let plan = as_unprivileged_user(main, std::path::Path::new("/s/run-1"));
+        assert_eq!(plan.setup.iter().map(Invocation::display).collect::<Vec<_>>(), ["chown nobody:nogroup /s/run-1"]);
+        let expected = "setpriv --reuid=nobody --regid=nogroup --clear-groups -- stress-ng --exec 2";
+        assert_eq!(plan.main.display(), expected);
+        assert_eq!(plan.main.cwd.as_deref(), Some(std::path::Path::new("/s/run-1")));
     }
 
     #[test]
