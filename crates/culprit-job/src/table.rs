@@ -114,7 +114,6 @@ pub const LKP_MONITORS_NOT_RUN: &[&str] = &[
     "numa-numastat",
     "numa-vmstat",
     "numa-meminfo",
-    "proc-vmstat",
     "slabinfo",
     "lock_stat",
     "perf-sched",
@@ -355,6 +354,7 @@ pub const PROGRAMS: &[ProgramSpec] = &[
 pub const MONITORS: &[&str] = &[
     "proc-stat",
     "vmstat",
+    "proc-vmstat",
     "meminfo",
     "interrupts",
     "softirqs",

@@ -77,6 +77,19 @@ fn scaled(samples: u32) -> Result<(), monitor::MonitorError> {
         total * 60.0,
         percent_of_one_cpu(total * 60.0)
     );
+    // The /proc monitors a job may add to the default set, measured the same way and not counted in "all".
+    for name in ["proc-stat", "proc-vmstat"] {
+        let mut one = monitor::create(name, &BTreeMap::new(), 1.0)?;
+        one.start()?;
+        let before = thread_cpu_seconds();
+        for index in 1..=samples {
+            one.sample(f64::from(index))?;
+        }
+        let per_sample = (thread_cpu_seconds() - before) / f64::from(samples);
+        one.finish()?;
+        let (micros, per_minute) = (per_sample * 1e6, per_sample * 60.0);
+        println!("   {name:<11} {micros:>8.1} us/sample  {per_minute:>8.5} CPU s/min (not default)");
+    }
     Ok(())
 }
 

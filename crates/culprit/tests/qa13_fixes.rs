@@ -199,13 +199,16 @@ fn qa13_the_job_yaml_an_lkp_report_attaches_runs_without_lkps_own_monitors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(line["ok"] == true && line["job"] == "job-true", "{line}\n{err}");
     let said = err.lines().find(|l| l.contains("the job's lkp monitors")).unwrap_or_else(|| panic!("{err}"));
-    for monitor in ["kmsg", "boot-time", "iostat", "proc-vmstat", "perf-sched", "sanity-check"] {
+    for monitor in ["kmsg", "boot-time", "iostat", "perf-sched", "sanity-check"] {
         assert!(said.contains(&format!("{monitor}, ")) || said.contains(&format!("{monitor} are")), "{said}");
     }
-    // Culprit's own monitors of the list (vmstat, meminfo, ...) ran and are not among those named.
+    // Culprit's own monitors of the list (vmstat, meminfo, and since then proc-vmstat, ...) ran and are not among
+    // those named.
     let named = said.split(" are none of").next().unwrap_or_default();
     assert!(said.contains("the runs go without them") && !named.contains(" vmstat"), "{said}");
+    assert!(!named.contains("proc-vmstat"), "{said}");
     assert!(line["metrics"]["vmstat.cpu.us"].is_number(), "{line}");
+    assert!(line["metrics"]["proc-vmstat.pgfault"].is_number(), "{line}");
     // An unknown key of the same shape is still refused.
     common::write(dir.path(), "typo.yaml", "suite: x\ncommand:\n  cmd: 'true'\nkmsgs:\n");
     let err = common::refused(&culprit("t.db", &["run", "typo.yaml"], dir.path()));
