@@ -663,3 +663,30 @@ fn review_12_percent_stddev_of_a_negative_mean_is_relative_to_its_magnitude() {
     assert_eq!(result.rows[0].sides[0].rel_stddev_pct.map(f64::round), Some(10.0));
     assert!(render_table(&result, RenderOptions { all: true }).contains("-100.00 ± 10%"));
 }
+
+#[test]
+fn review_17_a_pass_fail_row_with_a_nan_or_infinite_count_is_inconclusive() {
+    // A count that is NaN (an old store's NULL reads back as NaN) or infinite says nothing about whether the failure
+    // happened; it counted as "happened" (x != 0), so three NaN runs against three clean ones read as a dmesg BUG
+    // in every run of the new side, a regression of +100% with a zero-width ratio interval.
+    let bad = |side: Side, problem| InconclusiveReason::BadSamples { side, problem };
+    let nan = culprit_core::stats::SampleProblem::NotANumber;
+    let inf = culprit_core::stats::SampleProblem::Infinite;
+    let m = "dmesg.BUG:soft_lockup";
+    let cases = [
+        ("NaN in every new run", vec![0.0; 3], vec![f64::NAN; 3], bad(Side::Other, nan)),
+        ("one infinite new run", vec![0.0; 4], vec![f64::INFINITY, 1.0, 1.0, 1.0], bad(Side::Other, inf)),
+        ("NaN on the base", vec![1.0, f64::NAN, 1.0], vec![0.0; 3], bad(Side::Base, nan)),
+    ];
+    for (name, base, other, reason) in cases {
+        let result = compare(&pair(m, base, other), &CompareOptions::default()).expect("compares");
+        let row = result.rows.iter().find(|r| r.metric == m).expect("the row");
+        let change = &row.changes[0];
+        assert_eq!(change.verdict, Verdict::Inconclusive { reason }, "{name}");
+        // No share of failures is known where a count is not a number: no change is stated, and a NaN run is not
+        // counted as one in which the failure happened.
+        assert!(change.change.is_nan() && change.ratio_ci.is_none(), "{name}: {change:?}");
+        let counted: Vec<Option<usize>> = row.sides.iter().map(|s| s.fails).collect();
+        assert!(!render_table(&result, RenderOptions { all: true }).contains("3:3"), "{name}: {counted:?}");
+    }
+}

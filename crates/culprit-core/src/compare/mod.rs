@@ -661,8 +661,10 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             }
             let samples = resolve(col, ok_runs[i], name, kind, class, side);
             sides.push(match &samples {
+                // A NaN or infinite count is no evidence that the failure happened in that run (the pair is
+                // inconclusive, below), so only finite nonzero counts are runs in which it happened.
                 Samples::Present(xs) if kind == RowKind::PassFail => {
-                    SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0).count(), xs.len())
+                    SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0 && x.is_finite()).count(), xs.len())
                 }
                 Samples::Present(xs) => SideStats::of_samples(xs),
                 Samples::Unavailable(_) => SideStats::absent(),
@@ -703,10 +705,18 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 let (fb, nb) = (base_stats.fails.unwrap_or(0), base_stats.n);
                 let (fo, no) = (other_stats.fails.unwrap_or(0), other_stats.n);
                 item.change = 100.0 * (other_stats.mean - base_stats.mean);
+                // A count that is NaN or infinite makes the pair inconclusive, as a measurement's does: read as
+                // nonzero, three NaN runs against three clean ones were a failure in every run, a regression.
+                let bad = [(Side::Base, b), (Side::Other, o)].into_iter().find_map(|(side, xs)| {
+                    stats::check_samples(xs).filter(|p| *p != SampleProblem::Empty).map(|problem| (side, problem))
+                });
                 if nb == 0 || no == 0 {
                     item.change = f64::NAN;
                     let side = if nb == 0 { Side::Base } else { Side::Other };
                     item.problem = Some(InconclusiveReason::NoSuccessfulRuns { side });
+                } else if let Some((side, problem)) = bad {
+                    item.change = f64::NAN;
+                    item.problem = Some(InconclusiveReason::BadSamples { side, problem });
                 } else {
                     item.tests.p = Some(stats::fisher_exact(fo, no, fb, nb));
                     // Failed in every run of one side and in none of the other: as with two constant measurements
