@@ -647,11 +647,27 @@ impl ConfidenceInterval {
     }
 }
 
-/// Percentile bootstrap confidence interval of mean(other) / mean(base).
+/// The ratio of two means as a change from `base` to `other` reads: mean(other) / mean(base) for a positive base,
+/// and 1 + (other - base) / |base| in general, so that 100 (ratio - 1) is the percent change against the base's
+/// magnitude (the change `compare` prints) and a ratio above 1 means the value rose, whatever the base's sign.
+/// Below zero mean(other) / mean(base) runs the other way (-10 to -20 is a ratio of 2 for a change of -100%), and
+/// across zero it jumps from large ratios of one sign to the other. ±inf or NaN for a zero base.
+pub fn change_ratio(base: f64, other: f64) -> f64 {
+    if base < 0.0 {
+        1.0 + (other - base) / -base
+    } else {
+        other / base
+    }
+}
+
+/// Percentile bootstrap confidence interval of the [`change_ratio`] of the means: mean(other) / mean(base) for a
+/// positive base, 1 + (mean(other) - mean(base)) / |mean(base)| in general.
 ///
 /// Each of `resamples` rounds draws both sides with replacement (independently, as the runs are) and records
 /// the ratio of the resampled means; the interval is the (1-level)/2 and (1+level)/2 quantiles of those ratios.
-/// Rounds whose resampled base mean is 0 are dropped, because the ratio is undefined there.
+/// Rounds whose resampled base mean is 0 are dropped, because the ratio is undefined there. A round whose base
+/// mean falls below zero reads its change as the others do, which keeps a base whose runs straddle zero from
+/// giving an interval of huge ratios of both signs around a change every round agrees on.
 ///
 /// `None` when a side is empty or non-finite, when `resamples` is 0, when `level` is not in (0, 1), when the
 /// base mean is 0, or when fewer than half of the rounds gave a ratio.
@@ -680,7 +696,7 @@ pub fn bootstrap_ratio_ci(
             sum_o += other.get(rng.below(no)).copied().unwrap_or(0.0);
         }
         if sum_b != 0.0 {
-            ratios.push((sum_o / no as f64) / (sum_b / nb as f64));
+            ratios.push(change_ratio(sum_b / nb as f64, sum_o / no as f64));
         }
     }
     if ratios.len() * 2 < resamples {
@@ -923,6 +939,21 @@ mod tests {
         assert!(ci.contains(0.8) && ci.high < 0.82 && ci.low > 0.78, "{ci:?}");
         assert_eq!(bootstrap_ratio_ci(&[0.0, 0.0], &[1.0], &mut rng, 100, 0.95), None);
         assert_eq!(bootstrap_ratio_ci(&[1.0, f64::NAN], &[1.0], &mut rng, 100, 0.95), None);
+    }
+
+    #[test]
+    fn review_17_change_ratios_read_as_the_change() {
+        // 1 + (other - base) / |base|: above zero the plain ratio, below zero the way the value moved.
+        for (base, other, want) in [(10.0, 20.0, 2.0), (10.0, 5.0, 0.5), (-10.0, -20.0, 0.0), (-10.0, -5.0, 1.5)] {
+            assert_eq!(change_ratio(base, other), want, "{base} -> {other}");
+        }
+        assert_eq!(change_ratio(-10.0, 10.0), 3.0);
+        assert_eq!(change_ratio(0.0, 1.0), f64::INFINITY);
+        // A base whose runs straddle zero: every resample has the other side above the base, so every ratio is
+        // above 1, where mean(other) / mean(base) gave ratios of both signs.
+        let base = [-1.0, 2.0, -2.0, 1.5, -0.4];
+        let ci = bootstrap_ratio_ci(&base, &[10.0, 11.0, 12.0, 10.5, 11.5], &mut Rng::new(3), 1000, 0.95);
+        assert!(ci.is_some_and(|ci| ci.low > 1.0), "{ci:?}");
     }
 
     #[test]

@@ -690,3 +690,35 @@ fn review_17_a_pass_fail_row_with_a_nan_or_infinite_count_is_inconclusive() {
         assert!(!render_table(&result, RenderOptions { all: true }).contains("3:3"), "{name}: {counted:?}");
     }
 }
+
+#[test]
+fn review_17_the_ratio_interval_reads_as_the_change_whatever_the_base_means_sign() {
+    // The verdict wants the ratio interval to exclude 1, and `try-fix` reads 100 (ratio - 1) as a percent change.
+    // Of a base whose runs straddle zero, mean(other) / mean(base) jumps between large ratios of both signs as the
+    // resampled base mean crosses zero: five runs of about 11 against five around 0.02 read [-135, 545], "unchanged"
+    // at p = 4e-5 with every new run above every base run, where a base mean of exactly 0 (no interval) read as an
+    // improvement. The ratio as the change reads it, 1 + (other - base) / |base|, is above 1 in every resample.
+    let m = "bench.throughput";
+    for base in [vec![-1.0, 2.0, -2.0, 1.5, -0.4], vec![-1.0, 2.0, -2.0, 1.5, -0.5]] {
+        let input = pair(m, base.clone(), vec![10.0, 11.0, 12.0, 10.5, 11.5]);
+        let result = compare(&input, &CompareOptions::default()).expect("compares");
+        let change = &result.rows[0].changes[0];
+        assert_eq!(change.verdict, Verdict::Improvement, "{base:?}: {change:?}");
+        assert!(change.ratio_ci.is_none_or(|ci| ci.low > 1.0), "{base:?}: {change:?}");
+    }
+    // Below zero the interval holds 1 + change / 100, as it does above: -10 to -20 is -100%, a ratio of 0, where
+    // mean(other) / mean(base) said 2. The verdict does not move (the interval excludes 1 either way).
+    for (base, other) in [(-10.0, -20.0), (10.0, 20.0), (-10.0, -9.0), (-10.0, 5.0)] {
+        let spread = |mean: f64| vec![mean - 0.2, mean, mean + 0.2, mean - 0.1, mean + 0.1];
+        let result = compare(&pair(m, spread(base), spread(other)), &CompareOptions::default()).expect("compares");
+        let change = &result.rows[0].changes[0];
+        let ci = change.ratio_ci.expect("a candidate gets an interval");
+        assert!(ci.contains(1.0 + change.change / 100.0) && !ci.contains(1.0), "{base} -> {other}: {change:?}");
+        assert!(change.verdict.is_change(), "{base} -> {other}: {change:?}");
+    }
+    // Two constant sides below zero: the one-point interval is that ratio too.
+    let result = compare(&pair(m, vec![-10.0; 4], vec![-20.0; 4]), &CompareOptions::default()).expect("compares");
+    let change = &result.rows[0].changes[0];
+    assert_eq!(change.ratio_ci.map(|ci| (ci.low, ci.high)), Some((0.0, 0.0)), "{change:?}");
+    assert_eq!(change.verdict, Verdict::Regression);
+}

@@ -343,7 +343,8 @@ pub struct Evidence {
     pub absolute: bool,
     /// Benjamini-Hochberg q-value of the pair's p-value within its column.
     pub q: Option<f64>,
-    /// Bootstrap interval of mean(other) / mean(base), when computed.
+    /// Bootstrap interval of the change ratio ([`stats::change_ratio`]: mean(other) / mean(base) for a positive
+    /// base, 1 + change / 100 in general), when computed.
     pub ratio_ci: Option<ConfidenceInterval>,
     /// Under [`DecisionRule::Lkp`]: whether lkp's rules report the metric as changed.
     pub lkp_changed: Option<bool>,
@@ -418,7 +419,8 @@ pub struct Change {
     pub effect_size: Option<f64>,
     /// Cliff's delta, P(other > base) - P(other < base).
     pub cliffs_delta: Option<f64>,
-    /// Bootstrap interval of mean(other) / mean(base); computed only for candidates (see `docs/statistics.md`).
+    /// Bootstrap interval of the change ratio ([`stats::change_ratio`]: mean(other) / mean(base) for a positive
+    /// base, 1 + change / 100 in general); computed only for candidates (see `docs/statistics.md`).
     pub ratio_ci: Option<ConfidenceInterval>,
     /// Under `--lkp-rules`: lkp's record for this metric when it reports one.
     pub lkp: Option<lkp_rules::LkpChange>,
@@ -600,9 +602,9 @@ type SamplePair<'a> = (Cow<'a, [f64]>, Cow<'a, [f64]>);
 /// The cheap per-pair statistics computed in the first pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct PairTests {
-    /// mean(other) / mean(base) when each side is constant (to rounding) and the sides are apart, or a pass/fail
-    /// row happened in every run of one side and in none of the other: the ratio every bootstrap resample would
-    /// give, which [`verdict`] reads as a deterministic difference.
+    /// The change ratio of the means ([`stats::change_ratio`]) when each side is constant (to rounding) and the
+    /// sides are apart, or a pass/fail row happened in every run of one side and in none of the other: the ratio
+    /// every bootstrap resample would give, which [`verdict`] reads as a deterministic difference.
     constant_ratio: Option<f64>,
     p: Option<f64>,
     p_mann_whitney: Option<f64>,
@@ -914,7 +916,7 @@ fn pair_tests(b: &[f64], o: &[f64], rank_tables: &mut RankTables) -> PairTests {
         // the last bits of a double stay a matter for the rank test (and the practical floor), not a change.
         let (mean_b, mean_o) = (stats::mean(b).unwrap_or(0.0), stats::mean(o).unwrap_or(0.0));
         let apart = (mean_o - mean_b).abs() > CONSTANT_APART_RELATIVE * scale;
-        let constant_ratio = Some(mean_o / mean_b).filter(|_| apart);
+        let constant_ratio = Some(stats::change_ratio(mean_b, mean_o)).filter(|_| apart);
         return PairTests { constant_ratio, p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
     }
     let welch = stats::welch_t_test(b, o);
