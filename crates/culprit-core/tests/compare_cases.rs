@@ -722,3 +722,32 @@ fn review_17_the_ratio_interval_reads_as_the_change_whatever_the_base_means_sign
     assert_eq!(change.ratio_ci.map(|ci| (ci.low, ci.high)), Some((0.0, 0.0)), "{change:?}");
     assert_eq!(change.verdict, Verdict::Regression);
 }
+
+#[test]
+fn review_17_a_sweep_point_of_a_zero_filled_metric_is_not_padded_to_another_points_runs() {
+    // A sweep is one comparison whose metrics are its points, so a column's runs (its longest sample vector) were
+    // those of its point with the most runs, and a perf-profile or pass/fail point with fewer was filled with
+    // zeros up to it: 3 runs of 2.0 at one thread beside 6 runs at 16 read as 1.00 ±100% of 6 runs, and a revision
+    // without a run at 16 threads as 0.00, a change of -1.0 ("changed"; for a dmesg row a -100 point improvement).
+    // A point's samples are its job's runs, filled by the caller to that job's successful runs.
+    for metric in ["perf-profile.self.cycles-pp.foo", "dmesg.WARNING"] {
+        let sweep = Sweep {
+            param: "nr_threads".into(),
+            metric: metric.into(),
+            group: Vec::new(),
+            columns: vec!["A".into(), "B".into()],
+            points: vec![
+                SweepPoint { value: "1".into(), samples: vec![vec![2.0, 2.0, 2.0], vec![2.0, 2.0, 2.0]] },
+                SweepPoint { value: "16".into(), samples: vec![vec![1.0; 6], vec![]] },
+            ],
+        };
+        let rows = sweep_rows(&sweep, &CompareOptions::default()).expect("sweep compares");
+        let base = &rows[0].sides[0];
+        assert_eq!(base.n, 3, "{metric}: {base:?}");
+        assert!(base.fails.is_some() || base.mean == 2.0, "{metric}: {base:?}");
+        assert_eq!(rows[0].changes[0].verdict, Verdict::Unchanged, "{metric}");
+        let missing = Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } };
+        assert_eq!(rows[1].changes[0].verdict, missing, "{metric}: {:?}", rows[1]);
+        assert!(!rows[1].sides[1].present, "{metric}: {:?}", rows[1]);
+    }
+}

@@ -529,10 +529,20 @@ fn absent_means_zero(metric: &str, kind: RowKind, class: MetricClass) -> bool {
     kind == RowKind::PassFail || class == MetricClass::Profile || perf_stat_unit_sum
 }
 
+/// Whether `metric` was 0 in a successful run that did not report it (see [`absent_means_zero`]): what a caller
+/// that assembles samples itself, as `compare --by` does for each point, fills such a run with.
+pub fn missing_means_zero(metric: &str) -> bool {
+    let kind = if is_pass_fail_metric(metric) { RowKind::PassFail } else { RowKind::Measurement };
+    absent_means_zero(metric, kind, MetricClass::of(metric))
+}
+
 /// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. A metric that is 0
 /// where a run did not report it ([`absent_means_zero`]) is filled with zeros, as lkp fills its matrix, in a column
 /// that reported it in some runs as in one that reported it in none: the mean of the runs that did would overstate
-/// it, and be tested as fewer runs than there were. Any other missing metric is unavailable.
+/// it, and be tested as fewer runs than there were. Any other missing metric is unavailable. A sweep's point (a key
+/// with [`KEY_SEPARATOR`]) is never filled: its samples are its own job's runs, while the column's runs are those of
+/// the point with the most, so 3 runs of 2.0 beside a point of 6 runs read as 1.00 of 6, and a revision without a
+/// run at a point as 0.00; the caller fills a point to its job's runs ([`missing_means_zero`]).
 fn resolve<'a>(
     column: &'a Column,
     runs: usize,
@@ -541,7 +551,7 @@ fn resolve<'a>(
     class: MetricClass,
     side: Side,
 ) -> Samples<'a> {
-    let zero_filled = absent_means_zero(metric_of_key(metric), kind, class);
+    let zero_filled = !metric.contains(KEY_SEPARATOR) && absent_means_zero(metric, kind, class);
     // An empty sample vector (what `compare --by` holds for a revision without runs at a point) is a metric no run
     // reported, not runs that measured nothing: read as present, it printed a mean of 0 and a change of -100%.
     if let Some(xs) = column.metrics.get(metric).filter(|xs| !xs.is_empty()) {
