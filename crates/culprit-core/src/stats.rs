@@ -887,7 +887,7 @@ mod tests {
         let doubled_u = |first: &[usize]| -> usize {
             let mut u = 0;
             for &i in first {
-                for (j, y) in pooled.iter().enumerate().filter(|(j, _)| !first.contains(j)) {
+                for (_, y) in pooled.iter().enumerate().filter(|(j, _)| !first.contains(j)) {
                     u += if pooled[i] > *y { 2 } else { usize::from(pooled[i] == *y) };
                 }
             }

@@ -8,10 +8,10 @@ use culprit_store::{SqliteStore, Store};
 use std::collections::BTreeMap;
 
 /// A successful run of job `threads` (param `nr_threads`) at label `label`, with perf-profile symbol `foo` at
-/// `foo` when it was reported.
-fn run(label: &str, threads: &str, foo: Option<f64>) -> RunRecord {
+/// `symbol` when it was reported.
+fn run(label: &str, threads: &str, symbol: Option<f64>) -> RunRecord {
     let mut metrics = BTreeMap::from([("bench.score".to_string(), 100.0)]);
-    if let Some(value) = foo {
+    if let Some(value) = symbol {
         metrics.insert("perf-profile.self.cycles-pp.foo".to_string(), value);
     }
     RunRecord {
