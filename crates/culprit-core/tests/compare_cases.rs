@@ -663,3 +663,91 @@ fn review_12_percent_stddev_of_a_negative_mean_is_relative_to_its_magnitude() {
     assert_eq!(result.rows[0].sides[0].rel_stddev_pct.map(f64::round), Some(10.0));
     assert!(render_table(&result, RenderOptions { all: true }).contains("-100.00 ± 10%"));
 }
+
+#[test]
+fn review_17_a_pass_fail_row_with_a_nan_or_infinite_count_is_inconclusive() {
+    // A count that is NaN (an old store's NULL reads back as NaN) or infinite says nothing about whether the failure
+    // happened; it counted as "happened" (x != 0), so three NaN runs against three clean ones read as a dmesg BUG
+    // in every run of the new side, a regression of +100% with a zero-width ratio interval.
+    let bad = |side: Side, problem| InconclusiveReason::BadSamples { side, problem };
+    let nan = culprit_core::stats::SampleProblem::NotANumber;
+    let inf = culprit_core::stats::SampleProblem::Infinite;
+    let m = "dmesg.BUG:soft_lockup";
+    let cases = [
+        ("NaN in every new run", vec![0.0; 3], vec![f64::NAN; 3], bad(Side::Other, nan)),
+        ("one infinite new run", vec![0.0; 4], vec![f64::INFINITY, 1.0, 1.0, 1.0], bad(Side::Other, inf)),
+        ("NaN on the base", vec![1.0, f64::NAN, 1.0], vec![0.0; 3], bad(Side::Base, nan)),
+    ];
+    for (name, base, other, reason) in cases {
+        let result = compare(&pair(m, base, other), &CompareOptions::default()).expect("compares");
+        let row = result.rows.iter().find(|r| r.metric == m).expect("the row");
+        let change = &row.changes[0];
+        assert_eq!(change.verdict, Verdict::Inconclusive { reason }, "{name}");
+        // No share of failures is known where a count is not a number: no change is stated, and a NaN run is not
+        // counted as one in which the failure happened.
+        assert!(change.change.is_nan() && change.ratio_ci.is_none(), "{name}: {change:?}");
+        let counted: Vec<Option<usize>> = row.sides.iter().map(|s| s.fails).collect();
+        assert!(!render_table(&result, RenderOptions { all: true }).contains("3:3"), "{name}: {counted:?}");
+    }
+}
+
+#[test]
+fn review_17_the_ratio_interval_reads_as_the_change_whatever_the_base_means_sign() {
+    // The verdict wants the ratio interval to exclude 1, and `try-fix` reads 100 (ratio - 1) as a percent change.
+    // Of a base whose runs straddle zero, mean(other) / mean(base) jumps between large ratios of both signs as the
+    // resampled base mean crosses zero: five runs of about 11 against five around 0.02 read [-135, 545], "unchanged"
+    // at p = 4e-5 with every new run above every base run, where a base mean of exactly 0 (no interval) read as an
+    // improvement. The ratio as the change reads it, 1 + (other - base) / |base|, is above 1 in every resample.
+    let m = "bench.throughput";
+    for base in [vec![-1.0, 2.0, -2.0, 1.5, -0.4], vec![-1.0, 2.0, -2.0, 1.5, -0.5]] {
+        let input = pair(m, base.clone(), vec![10.0, 11.0, 12.0, 10.5, 11.5]);
+        let result = compare(&input, &CompareOptions::default()).expect("compares");
+        let change = &result.rows[0].changes[0];
+        assert_eq!(change.verdict, Verdict::Improvement, "{base:?}: {change:?}");
+        assert!(change.ratio_ci.is_none_or(|ci| ci.low > 1.0), "{base:?}: {change:?}");
+    }
+    // Below zero the interval holds 1 + change / 100, as it does above: -10 to -20 is -100%, a ratio of 0, where
+    // mean(other) / mean(base) said 2. The verdict does not move (the interval excludes 1 either way).
+    for (base, other) in [(-10.0, -20.0), (10.0, 20.0), (-10.0, -9.0), (-10.0, 5.0)] {
+        let spread = |mean: f64| vec![mean - 0.2, mean, mean + 0.2, mean - 0.1, mean + 0.1];
+        let result = compare(&pair(m, spread(base), spread(other)), &CompareOptions::default()).expect("compares");
+        let change = &result.rows[0].changes[0];
+        let ci = change.ratio_ci.expect("a candidate gets an interval");
+        assert!(ci.contains(1.0 + change.change / 100.0) && !ci.contains(1.0), "{base} -> {other}: {change:?}");
+        assert!(change.verdict.is_change(), "{base} -> {other}: {change:?}");
+    }
+    // Two constant sides below zero: the one-point interval is that ratio too.
+    let result = compare(&pair(m, vec![-10.0; 4], vec![-20.0; 4]), &CompareOptions::default()).expect("compares");
+    let change = &result.rows[0].changes[0];
+    assert_eq!(change.ratio_ci.map(|ci| (ci.low, ci.high)), Some((0.0, 0.0)), "{change:?}");
+    assert_eq!(change.verdict, Verdict::Regression);
+}
+
+#[test]
+fn review_17_a_sweep_point_of_a_zero_filled_metric_is_not_padded_to_another_points_runs() {
+    // A sweep is one comparison whose metrics are its points, so a column's runs (its longest sample vector) were
+    // those of its point with the most runs, and a perf-profile or pass/fail point with fewer was filled with
+    // zeros up to it: 3 runs of 2.0 at one thread beside 6 runs at 16 read as 1.00 ±100% of 6 runs, and a revision
+    // without a run at 16 threads as 0.00, a change of -1.0 ("changed"; for a dmesg row a -100 point improvement).
+    // A point's samples are its job's runs, filled by the caller to that job's successful runs.
+    for metric in ["perf-profile.self.cycles-pp.foo", "dmesg.WARNING"] {
+        let sweep = Sweep {
+            param: "nr_threads".into(),
+            metric: metric.into(),
+            group: Vec::new(),
+            columns: vec!["A".into(), "B".into()],
+            points: vec![
+                SweepPoint { value: "1".into(), samples: vec![vec![2.0, 2.0, 2.0], vec![2.0, 2.0, 2.0]] },
+                SweepPoint { value: "16".into(), samples: vec![vec![1.0; 6], vec![]] },
+            ],
+        };
+        let rows = sweep_rows(&sweep, &CompareOptions::default()).expect("sweep compares");
+        let base = &rows[0].sides[0];
+        assert_eq!(base.n, 3, "{metric}: {base:?}");
+        assert!(base.fails.is_some() || base.mean == 2.0, "{metric}: {base:?}");
+        assert_eq!(rows[0].changes[0].verdict, Verdict::Unchanged, "{metric}");
+        let missing = Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } };
+        assert_eq!(rows[1].changes[0].verdict, missing, "{metric}: {:?}", rows[1]);
+        assert!(!rows[1].sides[1].present, "{metric}: {:?}", rows[1]);
+    }
+}

@@ -343,7 +343,8 @@ pub struct Evidence {
     pub absolute: bool,
     /// Benjamini-Hochberg q-value of the pair's p-value within its column.
     pub q: Option<f64>,
-    /// Bootstrap interval of mean(other) / mean(base), when computed.
+    /// Bootstrap interval of the change ratio ([`stats::change_ratio`]: mean(other) / mean(base) for a positive
+    /// base, 1 + change / 100 in general), when computed.
     pub ratio_ci: Option<ConfidenceInterval>,
     /// Under [`DecisionRule::Lkp`]: whether lkp's rules report the metric as changed.
     pub lkp_changed: Option<bool>,
@@ -418,7 +419,8 @@ pub struct Change {
     pub effect_size: Option<f64>,
     /// Cliff's delta, P(other > base) - P(other < base).
     pub cliffs_delta: Option<f64>,
-    /// Bootstrap interval of mean(other) / mean(base); computed only for candidates (see `docs/statistics.md`).
+    /// Bootstrap interval of the change ratio ([`stats::change_ratio`]: mean(other) / mean(base) for a positive
+    /// base, 1 + change / 100 in general); computed only for candidates (see `docs/statistics.md`).
     pub ratio_ci: Option<ConfidenceInterval>,
     /// Under `--lkp-rules`: lkp's record for this metric when it reports one.
     pub lkp: Option<lkp_rules::LkpChange>,
@@ -527,10 +529,20 @@ fn absent_means_zero(metric: &str, kind: RowKind, class: MetricClass) -> bool {
     kind == RowKind::PassFail || class == MetricClass::Profile || perf_stat_unit_sum
 }
 
+/// Whether `metric` was 0 in a successful run that did not report it (see [`absent_means_zero`]): what a caller
+/// that assembles samples itself, as `compare --by` does for each point, fills such a run with.
+pub fn missing_means_zero(metric: &str) -> bool {
+    let kind = if is_pass_fail_metric(metric) { RowKind::PassFail } else { RowKind::Measurement };
+    absent_means_zero(metric, kind, MetricClass::of(metric))
+}
+
 /// Resolves a column's samples for a metric, where `runs` is the column's [`Column::ok_runs`]. A metric that is 0
 /// where a run did not report it ([`absent_means_zero`]) is filled with zeros, as lkp fills its matrix, in a column
 /// that reported it in some runs as in one that reported it in none: the mean of the runs that did would overstate
-/// it, and be tested as fewer runs than there were. Any other missing metric is unavailable.
+/// it, and be tested as fewer runs than there were. Any other missing metric is unavailable. A sweep's point (a key
+/// with [`KEY_SEPARATOR`]) is never filled: its samples are its own job's runs, while the column's runs are those of
+/// the point with the most, so 3 runs of 2.0 beside a point of 6 runs read as 1.00 of 6, and a revision without a
+/// run at a point as 0.00; the caller fills a point to its job's runs ([`missing_means_zero`]).
 fn resolve<'a>(
     column: &'a Column,
     runs: usize,
@@ -539,7 +551,7 @@ fn resolve<'a>(
     class: MetricClass,
     side: Side,
 ) -> Samples<'a> {
-    let zero_filled = absent_means_zero(metric_of_key(metric), kind, class);
+    let zero_filled = !metric.contains(KEY_SEPARATOR) && absent_means_zero(metric, kind, class);
     // An empty sample vector (what `compare --by` holds for a revision without runs at a point) is a metric no run
     // reported, not runs that measured nothing: read as present, it printed a mean of 0 and a change of -100%.
     if let Some(xs) = column.metrics.get(metric).filter(|xs| !xs.is_empty()) {
@@ -600,9 +612,9 @@ type SamplePair<'a> = (Cow<'a, [f64]>, Cow<'a, [f64]>);
 /// The cheap per-pair statistics computed in the first pass.
 #[derive(Debug, Clone, Copy, Default)]
 struct PairTests {
-    /// mean(other) / mean(base) when each side is constant (to rounding) and the sides are apart, or a pass/fail
-    /// row happened in every run of one side and in none of the other: the ratio every bootstrap resample would
-    /// give, which [`verdict`] reads as a deterministic difference.
+    /// The change ratio of the means ([`stats::change_ratio`]) when each side is constant (to rounding) and the
+    /// sides are apart, or a pass/fail row happened in every run of one side and in none of the other: the ratio
+    /// every bootstrap resample would give, which [`verdict`] reads as a deterministic difference.
     constant_ratio: Option<f64>,
     p: Option<f64>,
     p_mann_whitney: Option<f64>,
@@ -661,8 +673,10 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             }
             let samples = resolve(col, ok_runs[i], name, kind, class, side);
             sides.push(match &samples {
+                // A NaN or infinite count is no evidence that the failure happened in that run (the pair is
+                // inconclusive, below), so only finite nonzero counts are runs in which it happened.
                 Samples::Present(xs) if kind == RowKind::PassFail => {
-                    SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0).count(), xs.len())
+                    SideStats::of_pass_fail(xs.iter().filter(|&&x| x != 0.0 && x.is_finite()).count(), xs.len())
                 }
                 Samples::Present(xs) => SideStats::of_samples(xs),
                 Samples::Unavailable(_) => SideStats::absent(),
@@ -703,10 +717,18 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 let (fb, nb) = (base_stats.fails.unwrap_or(0), base_stats.n);
                 let (fo, no) = (other_stats.fails.unwrap_or(0), other_stats.n);
                 item.change = 100.0 * (other_stats.mean - base_stats.mean);
+                // A count that is NaN or infinite makes the pair inconclusive, as a measurement's does: read as
+                // nonzero, three NaN runs against three clean ones were a failure in every run, a regression.
+                let bad = [(Side::Base, b), (Side::Other, o)].into_iter().find_map(|(side, xs)| {
+                    stats::check_samples(xs).filter(|p| *p != SampleProblem::Empty).map(|problem| (side, problem))
+                });
                 if nb == 0 || no == 0 {
                     item.change = f64::NAN;
                     let side = if nb == 0 { Side::Base } else { Side::Other };
                     item.problem = Some(InconclusiveReason::NoSuccessfulRuns { side });
+                } else if let Some((side, problem)) = bad {
+                    item.change = f64::NAN;
+                    item.problem = Some(InconclusiveReason::BadSamples { side, problem });
                 } else {
                     item.tests.p = Some(stats::fisher_exact(fo, no, fb, nb));
                     // Failed in every run of one side and in none of the other: as with two constant measurements
@@ -904,7 +926,7 @@ fn pair_tests(b: &[f64], o: &[f64], rank_tables: &mut RankTables) -> PairTests {
         // the last bits of a double stay a matter for the rank test (and the practical floor), not a change.
         let (mean_b, mean_o) = (stats::mean(b).unwrap_or(0.0), stats::mean(o).unwrap_or(0.0));
         let apart = (mean_o - mean_b).abs() > CONSTANT_APART_RELATIVE * scale;
-        let constant_ratio = Some(mean_o / mean_b).filter(|_| apart);
+        let constant_ratio = Some(stats::change_ratio(mean_b, mean_o)).filter(|_| apart);
         return PairTests { constant_ratio, p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
     }
     let welch = stats::welch_t_test(b, o);

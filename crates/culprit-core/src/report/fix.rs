@@ -102,9 +102,10 @@ pub fn fix_verdict(table: &CompareResult, patched_vs_bad: &CompareResult, metric
             absolute: patched.absolute,
             interval: patched.ratio_ci.map(|ci| {
                 if patched.absolute {
-                    // The interval is of a ratio of means; for an absolute metric express it in the metric's units.
+                    // The interval is of the change ratio, 1 + change / |base|; for an absolute metric express it
+                    // in the metric's units.
                     let base_mean = change_of(table, metric, 2).and_then(|(r, _)| r.sides.first()).map_or(0.0, |s| s.mean);
-                    ((ci.low - 1.0) * base_mean, (ci.high - 1.0) * base_mean)
+                    ((ci.low - 1.0) * base_mean.abs(), (ci.high - 1.0) * base_mean.abs())
                 } else {
                     (100.0 * (ci.low - 1.0), 100.0 * (ci.high - 1.0))
                 }
@@ -159,6 +160,19 @@ mod tests {
             panic!("expected partly fixed with an interval");
         };
         assert!(lo <= remaining && remaining <= hi && lo > 0.0, "{lo} {remaining} {hi}");
+    }
+
+    #[test]
+    fn review_17_the_interval_of_a_negative_metric_is_around_its_remaining_change() {
+        // A metric below zero: base -100, bad -70 (30% higher, worse for a time), patched -85. The remaining change
+        // is +15% of the base's magnitude; the interval was read off mean(patched) / mean(base) = 0.85, which put
+        // it around -15%, on the other side of zero from the change it bounds.
+        let FixVerdict::PartlyFixed { remaining, interval: Some((lo, hi)), .. } = verdict_for(-100.0, -70.0, -85.0)
+        else {
+            panic!("expected partly fixed with an interval");
+        };
+        let around = lo <= remaining && remaining <= hi && lo > 0.0;
+        assert!((remaining - 15.0).abs() < 0.01 && around, "{lo} {remaining} {hi}");
     }
 
     #[test]

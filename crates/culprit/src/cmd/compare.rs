@@ -682,11 +682,20 @@ fn sweep(
     let columns: Vec<String> = keys.iter().map(|k| abbreviate(k, 12).to_string()).collect();
     let mut sweeps = Vec::new();
     for metric in &metrics {
+        let zero_filled = culprit_core::compare::missing_means_zero(metric);
         for group in &groups {
             let mut points: Vec<(String, Vec<Vec<f64>>)> = Vec::new();
             for SweptJob { value, samples, .. } in measured.iter().filter(|j| &group_of(&j.params) == group) {
-                let per_column: Vec<Vec<f64>> =
+                let mut per_column: Vec<Vec<f64>> =
                     samples.iter().map(|s| s.metrics.get(metric).cloned().unwrap_or_default()).collect();
+                // A run that did not report a metric that is then 0 (a perf symbol below perf's cutoff, a dmesg
+                // line that did not occur) counts as 0 at its job's point, as a table counts it; the engine fills no
+                // sweep point, since its column's runs are those of the point with the most.
+                if zero_filled && per_column.iter().any(|xs| !xs.is_empty()) {
+                    for (xs, s) in per_column.iter_mut().zip(samples) {
+                        xs.resize(xs.len().max(s.ok_runs.len()), 0.0);
+                    }
+                }
                 // Jobs of one group that share the swept value have the same differing params, so they are one
                 // configuration (run under two job names): their runs are one sample.
                 match points.iter_mut().find(|(v, _)| v == value) {
