@@ -11,11 +11,16 @@
 //! | `datasize` | `-s` | `100` |
 //! | `loops` | `-l` | 30000 × nr_cpu / nr_threads, as lkp |
 //! | `iterations` | how many times hackbench runs within one run (`8x`) | `1` |
+//! | `runtime` | without `iterations`: hackbench runs again until this much time has passed (`20s`) | |
 //!
+//! lkp runs hackbench `iterations` times, else again and again until `runtime` (600 s by default) has passed; here
+//! the default is one execution, so a job that gives neither runs hackbench once. With `runtime`, the executions
+//! run in one `sh -c` loop that starts another while fewer than `runtime` whole seconds have passed, as lkp's
+//! `run_for_time` does, and stops at the first that fails.
 //! Each execution prints `Time: <seconds>`; `culprit_parse::hackbench` turns them into `hackbench.throughput`.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::Invocation;
+use crate::process::{shell_quote, Invocation};
 
 pub struct Hackbench;
 
@@ -27,6 +32,7 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "datasize", kind: ParamKind::Count, doc: "bytes per message" },
     ParamSpec { name: "loops", kind: ParamKind::Positive, doc: "messages each sender sends" },
     ParamSpec { name: "iterations", kind: ParamKind::Text, doc: "executions per run, e.g. 8x" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "without iterations: run again until it has passed" },
 ];
 
 impl Program for Hackbench {
@@ -61,10 +67,25 @@ impl Program for Hackbench {
             argv.push("--pipe".into());
         }
         argv.extend(["-l".to_string(), loops.to_string(), "-s".into(), datasize.to_string()]);
+        let iterations = p.iterations("iterations")?;
+        let runtime = p.run_time_secs("runtime", "would run once and stop")?;
+        if let (None, Some(seconds)) = (iterations, runtime) {
+            return Ok(ProgramPlan::single(run_for_time(&argv, seconds)));
+        }
         let mut plan = ProgramPlan::single(Invocation::new(argv));
-        plan.executions = p.iterations("iterations")?.unwrap_or(1).clamp(1, u32::MAX as u64) as u32;
+        plan.executions = iterations.unwrap_or(1).clamp(1, u32::MAX as u64) as u32;
         Ok(plan)
     }
+}
+
+/// lkp's `run_for_time`: hackbench again and again until more than `seconds` whole seconds have passed since the
+/// first started; the first execution that fails ends the loop with its status.
+fn run_for_time(argv: &[String], seconds: u64) -> Invocation {
+    let command: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
+    Invocation::shell(&format!(
+        "start=$(date +%s); while :; do {} || exit $?; [ $(( $(date +%s) - start )) -gt {seconds} ] && break; done",
+        command.join(" ")
+    ))
 }
 
 #[cfg(test)]
@@ -80,6 +101,42 @@ mod tests {
         assert_eq!(plan.executions, 4);
         let p = params("hackbench", &[("loops", "100"), ("nr_threads", "1")]);
         assert_eq!(Hackbench.plan(&p, &ctx()).unwrap().main.display(), "hackbench -g 1 -f 20 --process -l 100 -s 100");
+    }
+
+    /// lkp's hackbench-local-test gives `runtime: 20s` and no iterations, which lkp reads as "run again until 20 s
+    /// have passed"; it was refused as a param hackbench does not use.
+    #[test]
+    fn runtime_without_iterations_runs_hackbench_again_until_it_has_passed() {
+        let p = params("hackbench", &[("nr_threads", "1"), ("loops", "10"), ("runtime", "20s")]);
+        let plan = Hackbench.plan(&p, &ctx()).unwrap();
+        let loop_line = "start=$(date +%s); while :; do hackbench -g 1 -f 20 --process -l 10 -s 100 || exit $?; \
+                         [ $(( $(date +%s) - start )) -gt 20 ] && break; done";
+        assert_eq!(plan.main.argv, ["sh", "-c", loop_line]);
+        assert_eq!(plan.executions, 1);
+        // With iterations, as in lkp, runtime is not used.
+        let p = params("hackbench", &[("iterations", "3x"), ("runtime", "20s")]);
+        let plan = Hackbench.plan(&p, &ctx()).unwrap();
+        assert_eq!((plan.executions, plan.main.argv[0].as_str()), (3, "hackbench"));
+        let p = params("hackbench", &[("runtime", "0")]);
+        assert!(Hackbench.plan(&p, &ctx()).is_err());
+    }
+
+    /// Three seconds of real hackbench in lkp's loop: several executions, each with its `Time:` line.
+    #[test]
+    fn runtime_loops_for_real() {
+        if crate::process::find_in_path("hackbench").is_none() {
+            println!("skipped: hackbench is missing (install rt-tests)");
+            return;
+        }
+        let plan = run_for_time(&["hackbench", "-g", "1", "-f", "2", "-l", "50"].map(String::from), 1);
+        let started = std::time::Instant::now();
+        let finished = crate::process::run(&plan, None, &std::sync::Arc::new(Default::default())).expect("runs");
+        assert!(finished.exit.success(), "{}", finished.stderr);
+        assert!(started.elapsed().as_secs_f64() >= 1.0, "it stops only after more than a whole second");
+        assert!(finished.stdout.matches("Time:").count() >= 2, "{}", finished.stdout);
+        let failing = run_for_time(&["false".to_string()], 5);
+        let finished = crate::process::run(&failing, None, &std::sync::Arc::new(Default::default())).expect("runs");
+        assert!(!finished.exit.success(), "a failing execution ends the loop with its status");
     }
 
     #[test]
