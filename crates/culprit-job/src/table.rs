@@ -256,7 +256,7 @@ const fn plain(key: &'static str) -> Selector {
 /// | `stress-ng` | `stress-ng` | |
 /// | `sysbench` | `sysbench`, and lkp's `sysbench-cpu`, `sysbench-threads`, `sysbench-memory`, `sysbench-mutex`, `sysbench-fileio` (each implies `test: <kind>`) | |
 /// | `hackbench` | `hackbench` | |
-/// | `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`, `perf-bench-futex`, `perf-bench-mem` | the same | |
+/// | `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`, `perf-bench-futex`, `perf-bench-mem`, `perf-bench-numa-mem` | the same | |
 /// | `dbench` | `dbench` | |
 /// | `pgbench` | `pgbench` | `pgbench-setup` |
 /// | `command` | `command` | |
@@ -331,6 +331,11 @@ pub const PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec {
         name: "perf-bench-mem",
         selectors: &[plain("perf-bench-mem")],
+        setup_keys: &[],
+    },
+    ProgramSpec {
+        name: "perf-bench-numa-mem",
+        selectors: &[plain("perf-bench-numa-mem")],
         setup_keys: &[],
     },
     ProgramSpec {

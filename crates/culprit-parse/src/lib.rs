@@ -226,8 +226,9 @@ static PERF_BENCH_SCHED_MESSAGING: perf_bench::PerfBench =
 static PERF_BENCH_SYSCALL: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Syscall);
 static PERF_BENCH_FUTEX: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Futex);
 static PERF_BENCH_MEM: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Mem);
+static PERF_BENCH_NUMA_MEM: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::NumaMem);
 
-static REGISTRY: [&dyn Parser; 26] = [
+static REGISTRY: [&dyn Parser; 27] = [
     &dbench::Dbench,
     &fio::Fio,
     &fsmark::Fsmark,
@@ -237,6 +238,7 @@ static REGISTRY: [&dyn Parser; 26] = [
     &netperf::Netperf,
     &PERF_BENCH_FUTEX,
     &PERF_BENCH_MEM,
+    &PERF_BENCH_NUMA_MEM,
     &PERF_BENCH_SCHED_MESSAGING,
     &PERF_BENCH_SCHED_PIPE,
     &PERF_BENCH_SYSCALL,

@@ -1,6 +1,7 @@
 //! Parsers for `perf bench` (Debian package `linux-perf`): the scheduler, system-call, futex and memory benchmarks
 //! lkp-tests runs as `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`,
-//! `perf-bench-futex` and `perf-bench-mem`, printing what lkp's `programs/perf-bench-*/parse` scripts print.
+//! `perf-bench-futex`, `perf-bench-mem` and `perf-bench-numa-mem`, printing what lkp's `programs/perf-bench-*/parse`
+//! scripts print.
 //!
 //! Format read: perf bench's default output, e.g. for `perf bench sched pipe -l 20000`:
 //!
@@ -23,7 +24,10 @@
 //! - `perf-bench-futex.ops/s` (hash, lock-pi), `.wokeup_time_ms` (wake), `.requeued_time_ms` (requeue),
 //!   `.avg_per_thread_latency_ms` (wake-parallel), each with `.stddev%`, from the summary line of the benchmark's
 //!   runs (lkp reads a wake-parallel summary only for a single-digit thread count, `waking 1/8`; here any count);
-//! - `perf-bench-mem.<op>.<function>.<unit>_per_sec` (`memcpy.default.GB_per_sec`), one per function run.
+//! - `perf-bench-mem.<op>.<function>.<unit>_per_sec` (`memcpy.default.GB_per_sec`), one per function run;
+//! - `perf-bench-numa-mem.secs_latency` (NUMA convergence), `.secs_slowest`, `.secs_fastest`, `.secs_avg` (thread
+//!   runtimes), `.max_avg_diff` (their spread, %), `.GB_per_thread`, `.GB_total`, `.nsecs_byte_thread`,
+//!   `.GB_sec_thread`, `.GB_sec_total`, from the `main, <value>, <unit>, <name>` result lines.
 //!
 //! Where lkp prints nothing (the benchmark was killed before its result, or the file is not perf bench's), this is an
 //! error: [`ParseError::Truncated`] when perf bench's `# Running` header is there, [`ParseError::NoResults`]
@@ -41,6 +45,7 @@ pub enum PerfBenchKind {
     Syscall,
     Futex,
     Mem,
+    NumaMem,
 }
 
 impl PerfBenchKind {
@@ -52,6 +57,7 @@ impl PerfBenchKind {
             PerfBenchKind::Syscall => "perf-bench-syscall",
             PerfBenchKind::Futex => "perf-bench-futex",
             PerfBenchKind::Mem => "perf-bench-mem",
+            PerfBenchKind::NumaMem => "perf-bench-numa-mem",
         }
     }
 
@@ -63,6 +69,7 @@ impl PerfBenchKind {
             PerfBenchKind::Syscall => "syscall/",
             PerfBenchKind::Futex => "futex/",
             PerfBenchKind::Mem => "mem/",
+            PerfBenchKind::NumaMem => "numa/mem",
         }
     }
 }
@@ -92,6 +99,7 @@ struct Patterns {
     mem_op: Regex,
     mem_function: Regex,
     mem_rate: Regex,
+    numa_mem_results: Vec<(Regex, &'static str)>,
 }
 
 fn patterns() -> &'static Patterns {
@@ -116,6 +124,22 @@ fn patterns() -> &'static Patterns {
             mem_op: compile(r"^# Running 'mem/(\w+)' benchmark:"),
             mem_function: compile(r"^# function '([^']+)'"),
             mem_rate: compile(r"^\s*([\d.]+)d?\s+(bytes|KB|MB|GB)/sec"),
+            // lkp's keys and the unit and name each is printed with.
+            numa_mem_results: [
+                ("secs_latency", r"secs,\s*NUMA-convergence-latency"),
+                ("secs_slowest", r"secs,\s*runtime-max/thread"),
+                ("secs_fastest", r"secs,\s*runtime-min/thread"),
+                ("secs_avg", r"secs,\s*runtime-avg/thread"),
+                ("max_avg_diff", r"%,\s*spread-runtime/thread"),
+                ("GB_per_thread", r"GB,\s*data/thread"),
+                ("GB_total", r"GB,\s*data-total"),
+                ("nsecs_byte_thread", r"nsecs,\s*runtime/byte/thread"),
+                ("GB_sec_thread", r"GB/sec,\s*thread-speed"),
+                ("GB_sec_total", r"GB/sec,\s*total-speed"),
+            ]
+            .into_iter()
+            .map(|(key, result)| (compile(&format!(r"([\d.]+),\s*{result}")), key))
+            .collect(),
         }
     })
 }
@@ -172,6 +196,14 @@ fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError
                 } else if let Some(c) = p.mem_rate.captures(line) {
                     let text = |i: usize| c.get(i).map_or("", |m| m.as_str());
                     out.push(format!("{op}.{function}.{}_per_sec", text(2)), text(1).to_string());
+                }
+            }
+            PerfBenchKind::NumaMem => {
+                // lkp tries every key on every line, printing each that matches.
+                for (re, key) in &p.numa_mem_results {
+                    if let Some(value) = capture(re) {
+                        out.push(*key, value);
+                    }
                 }
             }
         }

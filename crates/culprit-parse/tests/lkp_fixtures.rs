@@ -78,6 +78,7 @@ fixture_tests! {
     netperf => "netperf",
     perf_bench_futex => "perf-bench-futex",
     perf_bench_mem => "perf-bench-mem",
+    perf_bench_numa_mem => "perf-bench-numa-mem",
     perf_bench_sched_messaging => "perf-bench-sched-messaging",
     perf_bench_syscall => "perf-bench-syscall",
     perf_profile => "perf-profile",

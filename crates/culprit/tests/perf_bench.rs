@@ -102,3 +102,25 @@ fn lkps_futex_and_mem_jobs_run_for_real_with_their_keys() {
         assert!(m[key].as_f64().is_some_and(|v| v > 0.0), "{name}: {key} in {m:#}");
     }
 }
+
+#[test]
+fn lkps_numa_mem_job_runs_for_real_with_its_keys() {
+    // lkp's jobs/perf-bench-numa-mem.yaml with 2 processes and 20M each instead of all CPUs and 300M.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("r.db");
+    let text = "suite: perf-bench-numa-mem\ntestcase: perf-bench-numa-mem\ncategory: benchmark\n\nnr_processes: 2\n\
+                nr_threads: 2t\nthp: true\n\nperf-bench-numa-mem:\n  mem_proc: 20M\n  extra_params:\n";
+    let job = write(d, "numa.yaml", text);
+    let args = ["run", job.to_str().unwrap(), "-n", "1", "--label", "x", "--monitors", "none", "--json"];
+    let out = culprit(&db, &args, d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: serde_json::Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    for key in ["GB_sec_total", "GB_sec_thread", "secs_latency", "GB_total", "nsecs_byte_thread"] {
+        let value = run["metrics"][format!("perf-bench-numa-mem.{key}")].as_f64();
+        assert!(value.is_some_and(|v| v > 0.0), "{key} in {run:#}");
+    }
+    let shown = stdout(&culprit(&db, &["results", "--run", &run["id"].to_string()], d));
+    // perf echoes the options it was given in its raw output, which the run keeps.
+    assert!(shown.contains("perf bench numa numa-mem -p 2 -t 2 -m -0 -P 20 --thp 1"), "{shown}");
+}

@@ -69,6 +69,11 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     // The futex benchmarks' spread over their own repetitions, in percent: not a performance either way.
     ("perf-bench-futex.stddev%", 0),
     ("perf-bench-mem.*_per_sec", 1),
+    // lkp's index-perf and index-latency: the speeds are better higher, the convergence latency and the thread
+    // runtimes lower; the runtimes' spread is a description of the run, not a performance either way.
+    ("perf-bench-numa-mem.GB_sec_*", 1),
+    ("perf-bench-numa-mem.secs_*", -1),
+    ("perf-bench-numa-mem.nsecs_byte_thread", -1),
     ("sysbench*latency*", -1),
     ("sysbench*.time*", -1),
     ("sysbench*throughput*", 1),
@@ -142,6 +147,7 @@ pub const KPI_PATTERNS: &[&str] = &[
     "perf-bench-syscall.*.ops_per_sec",
     "perf-bench-futex.ops/s",
     "perf-bench-mem.*_per_sec",
+    "perf-bench-numa-mem.GB_sec_total",
     "dbench.throughput_MB/s",
     "pgbench.tps",
     "sysbench-*.throughput_ops/s",
@@ -234,6 +240,7 @@ mod tests {
             "perf-bench-sched-pipe.ops_per_sec",
             "perf-bench-sched-messaging.total_time_sec",
             "perf-bench-syscall.getppid.ops_per_sec",
+            "perf-bench-numa-mem.GB_sec_total",
             "command.ops",
         ] {
             assert!(is_kpi(kpi), "{kpi}");
@@ -248,6 +255,10 @@ mod tests {
             ("perf-bench-futex.wokeup_time_ms", Direction::LowerIsBetter),
             ("perf-bench-futex.stddev%", Direction::Unknown),
             ("perf-bench-mem.memcpy.default.GB_per_sec", Direction::HigherIsBetter),
+            ("perf-bench-numa-mem.GB_sec_total", Direction::HigherIsBetter),
+            ("perf-bench-numa-mem.secs_latency", Direction::LowerIsBetter),
+            ("perf-bench-numa-mem.nsecs_byte_thread", Direction::LowerIsBetter),
+            ("perf-bench-numa-mem.max_avg_diff", Direction::Unknown),
         ] {
             assert_eq!(direction_of(metric), direction, "{metric}");
         }

@@ -334,7 +334,7 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 17] = [
+static REGISTRY: [&dyn Program; 18] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
@@ -342,6 +342,7 @@ static REGISTRY: [&dyn Program; 17] = [
         &hackbench::Hackbench,
         &perf_bench::FUTEX,
         &perf_bench::MEM,
+        &perf_bench::NUMA_MEM,
         &perf_bench::SCHED_MESSAGING,
         &perf_bench::SCHED_PIPE,
         &perf_bench::SYSCALL,

@@ -1,6 +1,6 @@
 //! `perf bench` (Debian package `linux-perf`), the kernel's own scheduler, system-call, futex and memory
 //! benchmarks, run as lkp's `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`,
-//! `perf-bench-futex` and `perf-bench-mem` programs run them.
+//! `perf-bench-futex`, `perf-bench-mem` and `perf-bench-numa-mem` programs run them.
 //!
 //! Param mapping (lkp's names):
 //!
@@ -24,6 +24,11 @@
 //! | | `function` | `--function` (`all` runs every implementation) | perf's `default` |
 //! | | `size` | `--size` (`1MB`, as perf takes it) | perf's 1MB |
 //! | | `nr_loops` | `--nr_loops` | perf's 1 |
+//! | `perf-bench-numa-mem` (`numa mem -m -0`, as lkp) | `nr_processes` | `-p` (count or share of CPUs) | nr_cpu |
+//! | | `nr_threads` | `-t`, threads per process (lkp writes `2t`; the `t` is dropped) | 1 |
+//! | | `mem_proc` | `-P`, memory per process in MB (`300M`) | perf's |
+//! | | `thp` | `--thp 1` when `true`, else `--thp -1` (as lkp) | `-1` |
+//! | | `extra_params` | more perf bench numa options, as words | none |
 //!
 //! The modes are spelt as lkp spells them: `threads` for the pipe benchmark, `thread` for messaging. A syscall
 //! benchmark the installed perf lacks (lkp's job asks for `fork`, `execve` and `getpgid`, which perf 6.1 does not
@@ -48,6 +53,7 @@ enum Kind {
     Syscall,
     Futex,
     Mem,
+    NumaMem,
 }
 
 pub static SCHED_PIPE: PerfBench = PerfBench { kind: Kind::SchedPipe };
@@ -55,6 +61,7 @@ pub static SCHED_MESSAGING: PerfBench = PerfBench { kind: Kind::SchedMessaging }
 pub static SYSCALL: PerfBench = PerfBench { kind: Kind::Syscall };
 pub static FUTEX: PerfBench = PerfBench { kind: Kind::Futex };
 pub static MEM: PerfBench = PerfBench { kind: Kind::Mem };
+pub static NUMA_MEM: PerfBench = PerfBench { kind: Kind::NumaMem };
 
 const PIPE_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "loops", kind: ParamKind::Text, doc: "pipe round trips, e.g. 1000000 or lkp's 10000000ops" },
@@ -92,6 +99,14 @@ const MEM_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "nr_loops", kind: ParamKind::Positive, doc: "copies or sets of the buffer" },
 ];
 
+const NUMA_MEM_SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "nr_processes", kind: ParamKind::CountOrShare, doc: "processes, or a share of the CPUs" },
+    ParamSpec { name: "nr_threads", kind: ParamKind::Text, doc: "threads per process, e.g. 2 or lkp's 2t" },
+    ParamSpec { name: "mem_proc", kind: ParamKind::Size, doc: "memory each process works on, e.g. 300M" },
+    ParamSpec { name: "thp", kind: ParamKind::Text, doc: "transparent huge pages when true" },
+    ParamSpec { name: "extra_params", kind: ParamKind::Text, doc: "more `perf bench numa mem` options" },
+];
+
 /// A yes/no param, read as lkp reads it ([`lkp_bool`]).
 fn yes(value: Option<&str>) -> bool {
     lkp_bool(value.unwrap_or("").trim())
@@ -126,7 +141,7 @@ impl Kind {
             Kind::Syscall => Some(SYSCALL_COLLECTION),
             Kind::Futex => Some(FUTEX_COLLECTION),
             Kind::Mem => Some(MEM_COLLECTION),
-            Kind::SchedPipe | Kind::SchedMessaging => None,
+            Kind::SchedPipe | Kind::SchedMessaging | Kind::NumaMem => None,
         }
     }
 }
@@ -153,6 +168,7 @@ impl Program for PerfBench {
             Kind::Syscall => "perf-bench-syscall",
             Kind::Futex => "perf-bench-futex",
             Kind::Mem => "perf-bench-mem",
+            Kind::NumaMem => "perf-bench-numa-mem",
         }
     }
     fn binary(&self) -> &'static str {
@@ -168,6 +184,7 @@ impl Program for PerfBench {
             Kind::Syscall => SYSCALL_SPECS,
             Kind::Futex => FUTEX_SPECS,
             Kind::Mem => MEM_SPECS,
+            Kind::NumaMem => NUMA_MEM_SPECS,
         }
     }
 
@@ -248,6 +265,7 @@ impl Program for PerfBench {
                     argv.extend(["--nr_loops".into(), loops.to_string()]);
                 }
             }
+            Kind::NumaMem => argv.extend(numa_mem_args(p, ctx.nr_cpu)?),
         }
         let mut main = Invocation::new(argv);
         // perf bench prints its header and results on stdout, and its refusals on stderr; both go to the parser
@@ -271,6 +289,37 @@ impl Program for PerfBench {
         );
         Err(p.bad(key, name, reason))
     }
+}
+
+/// `numa mem` and its options as lkp's perf-bench-numa-mem passes them: `-p <processes> -t <threads> -m -0 [-P
+/// <MB>] --thp <1|-1> [extra params]`.
+fn numa_mem_args(p: &Params, nr_cpu: u32) -> Result<Vec<String>, ProgramError> {
+    let processes = p.count_or_share("nr_processes", nr_cpu)?.unwrap_or(u64::from(nr_cpu)).max(1);
+    let threads = match p.get("nr_threads").map(str::trim) {
+        None => 1,
+        Some(text) => text.strip_suffix('t').unwrap_or(text).parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(
+            || p.bad("nr_threads", text, "expected threads per process, at least 1, such as 2 or lkp's 2t"),
+        )?,
+    };
+    let mut args: Vec<String> = ["numa", "mem", "-p", &processes.to_string(), "-t", &threads.to_string(), "-m", "-0"]
+        .map(String::from)
+        .to_vec();
+    if let Some(bytes) = p.size_bytes("mem_proc")? {
+        // lkp's to_mb: whole megabytes.
+        let megabytes = (bytes >> 20).max(1);
+        args.extend(["-P".to_string(), megabytes.to_string()]);
+    }
+    let thp = if p.get("thp").map(str::trim) == Some("true") { "1" } else { "-1" };
+    args.extend(["--thp".to_string(), thp.to_string()]);
+    for word in p.get("extra_params").map(str::split_whitespace).into_iter().flatten() {
+        let plain = word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_=.,".contains(&b));
+        if !plain {
+            let reason = "expected perf bench numa options as plain words, such as --no-data_rand_walk";
+            return Err(p.bad("extra_params", p.get("extra_params").unwrap_or_default(), reason));
+        }
+        args.push(word.to_string());
+    }
+    Ok(args)
 }
 
 /// The benchmarks of a collection the installed perf lists (`perf bench <collection>` with no benchmark), asked
@@ -307,6 +356,21 @@ fn listed_benchmarks(listing: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::program::{ctx, params};
+
+    /// lkp's jobs/perf-bench-numa-mem.yaml: `nr_processes: 100%`, `nr_threads: 2t`, `mem_proc: 300M`, `thp: true`.
+    #[test]
+    fn numa_mem_takes_lkps_params() {
+        let lkp = [("nr_processes", "100%"), ("nr_threads", "2t"), ("mem_proc", "300M"), ("thp", "true")];
+        let plan = NUMA_MEM.plan(&params("perf-bench-numa-mem", &lkp), &ctx()).unwrap();
+        assert_eq!(plan.main.display(), "perf bench numa mem -p 4 -t 2 -m -0 -P 300 --thp 1");
+        let plain = [("nr_threads", "1"), ("extra_params", "--no-data_rand_walk")];
+        let plan = NUMA_MEM.plan(&params("perf-bench-numa-mem", &plain), &ctx()).unwrap();
+        assert_eq!(plan.main.display(), "perf bench numa mem -p 4 -t 1 -m -0 --thp -1 --no-data_rand_walk");
+        for (key, value) in [("nr_threads", "0t"), ("nr_threads", "two"), ("extra_params", "-x; rm -rf /")] {
+            let refused = NUMA_MEM.plan(&params("perf-bench-numa-mem", &[(key, value)]), &ctx());
+            assert!(refused.is_err(), "{key}: {value}");
+        }
+    }
 
     /// A program, its job params, and what is expected of them.
     type Case<'a, T> = (&'a PerfBench, &'a [(&'a str, &'a str)], T);
