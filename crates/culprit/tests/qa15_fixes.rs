@@ -1,0 +1,44 @@
+//! End-to-end regressions of the fifteenth QA pass: the maintainer's end of the loop (`culprit report`, `compare`,
+//! `track` and `serve`) read against the stored numbers and against each other.
+
+mod common;
+
+use common::{culprit, stdout};
+
+/// Stores 4 runs of a `command` job under each of the labels `a` and `b` in `dir/q.db`, the job printing
+/// `ops: N` with N read in turn from `values` (a's four, then b's four); no monitors.
+fn ops_runs(dir: &std::path::Path, values: &[f64]) {
+    let lines: Vec<String> = values.iter().map(f64::to_string).collect();
+    common::write(dir, "vals", &(lines.join("\n") + "\n"));
+    let job = "suite: x\ncommand:\n  cmd: 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n; \
+               echo \"ops: $(sed -n \"$((n + 1))p\" vals)\"'\n  capture:\n    ops: 'ops: ([0-9.]+)'\n";
+    common::write(dir, "ops.yaml", job);
+    for label in ["a", "b"] {
+        stdout(&culprit("q.db", &["run", "ops.yaml", "-n", "4", "--label", label, "--monitors", "none"], dir));
+    }
+}
+
+#[test]
+fn qa15_a_metric_the_report_decides_alone_has_a_reproduce_line_that_decides_it_alone() {
+    // A report decides its metric (a bisect's, or --metric) on its own, and its reproduce steps ended with
+    // `culprit compare BASE BAD`, which decides it among every metric: a bisect's mail headlined "command.elapsed_time
+    // 48.7% regression" over "the table below, from the stored runs: culprit compare ...", and that command's table
+    // had no command.elapsed_time row at all (q = 0.23 among 141 metrics).
+    let dir = tempfile::tempdir().unwrap();
+    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0]);
+    let report = ["report", "--compare", "a", "b", "--metric", "command.ops"];
+    let text = stdout(&culprit("q.db", &report, dir.path()));
+    assert!(text.starts_with("[culprit] b: command.ops 6.0% change\n"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit("q.db", &[&report[..], &["--format", "json"]].concat(), dir.path())))
+            .unwrap();
+    let steps = json["report"]["reproduce"].as_array().unwrap();
+    let lines: Vec<&str> = steps.iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(lines.last(), Some(&"culprit compare --db q.db a b --metric '^command\\.ops$'"), "{lines:?}");
+    // That command shows the row the mail decided, with its change; the whole table (rightly, over its dozen
+    // metrics) does not.
+    let alone = stdout(&culprit("q.db", &["compare", "a", "b", "--metric", "^command\\.ops$"], dir.path()));
+    assert!(alone.lines().any(|l| l.contains("+6.0%") && l.ends_with("command.ops")), "{alone}");
+    let whole = stdout(&culprit("q.db", &["compare", "a", "b"], dir.path()));
+    assert!(!whole.lines().any(|l| l.ends_with("command.ops")), "{whole}");
+}
