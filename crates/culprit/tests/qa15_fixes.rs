@@ -56,3 +56,25 @@ fn qa15_a_report_whose_runs_decide_nothing_does_not_say_it_found_no_change() {
     assert!(flat.contains(said), "{text}");
     assert!(!flat.contains("no significant change"), "{text}");
 }
+
+#[test]
+fn qa15_the_dashboards_track_of_a_store_without_labels_does_not_say_the_metric_matches_nothing() {
+    // Without repo= the dashboard tracks labels only. Of a store whose runs were all at commits it answered
+    // /track?metric=elapsed with "(metric=elapsed matches no metric of the runs; they have command.elapsed_time,
+    // ...)": the labels' error about no runs, naming the very metric it said nothing matched.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git").current_dir(dir.path()).args(args).status().unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one"]);
+    common::write(dir.path(), "echo.yaml", "suite: x\ncommand:\n  cmd: 'true'\n");
+    let run = ["run", "echo.yaml", "-n", "1", "--commit", "HEAD", "--monitors", "none"];
+    stdout(&culprit("q.db", &run, dir.path()));
+    let server = common::serve("q.db", dir.path());
+    let page = server.get("/track?metric=elapsed");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("this store&#39;s 1 run(s) are all at commits"), "{}", page.body);
+    assert!(page.body.contains("add repo=DIR") && !page.body.contains("matches no metric"), "{}", page.body);
+}
