@@ -78,3 +78,16 @@ fn qa15_the_dashboards_track_of_a_store_without_labels_does_not_say_the_metric_m
     assert!(page.body.contains("this store&#39;s 1 run(s) are all at commits"), "{}", page.body);
     assert!(page.body.contains("add repo=DIR") && !page.body.contains("matches no metric"), "{}", page.body);
 }
+
+#[test]
+fn qa15_track_json_of_labels_names_no_repository_or_branch() {
+    // Labels are ordered by their runs. Outside a repository `track --json` of them said "branch": "HEAD" and
+    // "repo": the current directory, which is no repository, as if the points were commits along its HEAD.
+    let dir = tempfile::tempdir().unwrap();
+    let values = [100.0, 101.0, 99.0, 100.5, 120.0, 121.0, 119.0, 120.5];
+    ops_runs(dir.path(), &values, [4, 4]);
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit("q.db", &["track", "--metric", "ops", "--json"], dir.path()))).unwrap();
+    assert!(json["branch"].is_null() && json["repo"].is_null(), "{json}");
+    assert_eq!(json["series"][0]["points"], 2, "{json}");
+}
