@@ -402,7 +402,7 @@ fn alone_lines(store: &dyn Store, keys: &[String], metric: &str) -> [String; 2] 
         .collect();
     let keys: Vec<String> = keys.iter().map(|k| shell_quote(k)).collect();
     [
-        format!("# the {metric} row as the mail decides it, on its own rather than among every metric:"),
+        format!("# the {metric} row, decided on its own as in the mail:"),
         format!(
             "culprit compare{} {} --metric {}",
             db_option(store),
