@@ -756,11 +756,12 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
 
     // Benjamini-Hochberg within each non-base column: the family is "all metrics of this comparison".
     let mut q_of = vec![None; pending.len()];
+    // How many pairs each column's q-values were computed among, kept with each change ([`Change::tested`]).
     let mut tested = vec![0; columns.len()];
-    for column in 1..columns.len() {
+    for (column, family) in tested.iter_mut().enumerate().skip(1) {
         let members: Vec<usize> =
             (0..pending.len()).filter(|&i| pending[i].column == column && pending[i].tests.p.is_some()).collect();
-        tested[column] = members.len();
+        *family = members.len();
         let ps: Vec<f64> = members.iter().map(|&i| pending[i].tests.p.unwrap_or(1.0)).collect();
         for (&i, q) in members.iter().zip(stats::benjamini_hochberg(&ps)) {
             q_of[i] = Some(q);
