@@ -282,6 +282,34 @@ fn a_kpi_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would() {
 }
 
 #[test]
+fn qa15_a_table_cut_to_a_reports_rows_reckons_more_runs_against_the_family_that_decided() {
+    // A report's table is the comparison cut to the rows it shows, and its footnote counted the metrics tested in
+    // the cut table: a mail whose comparison tested 150 metrics said "about 586 a side would show it (1 metrics
+    // tested)" under a headline that (rightly, over 150) named no number, and `culprit compare` none either.
+    let kpi = "stress-ng.cpu.ops_per_sec";
+    let mut base = Column::new("a").with_metric(kpi, vec![880.0, 800.0, 960.0]);
+    let mut other = Column::new("b").with_metric(kpi, vec![690.0, 580.0, 780.0]);
+    for i in 0..9 {
+        let name = format!("vmstat.x{i}");
+        base = base.with_metric(&name, vec![10.0, 11.0, 12.0]);
+        other = other.with_metric(&name, vec![10.5, 11.5, 12.5]);
+    }
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let row = result.rows.iter().find(|r| r.metric == kpi).expect("the row");
+    let runs = culprit_core::compare::runs_to_tell(&result, row, &row.changes[0]).expect("more runs tell");
+    assert_eq!(runs.tested, 10, "{runs:?}");
+    let (shown, _) = culprit_core::report::report_table(&result, kpi);
+    assert_eq!(shown.rows.len(), 1, "only the headline row is shown");
+    let text = render_table(&shown, RenderOptions { all: true });
+    let line = format!("about {} a side would show it (10 metrics tested)", runs.needed);
+    assert!(text.contains(&line), "{line}\n{text}");
+    // A metric tested alone is one metric, not "1 metrics".
+    let alone = pair(kpi, vec![880.0, 800.0, 960.0], vec![690.0, 580.0, 780.0]);
+    let text = render_table(&compare(&alone, &CompareOptions::default()).expect("compares"), RenderOptions::default());
+    assert!(text.contains("a side would show it (1 metric tested)"), "{text}");
+}
+
+#[test]
 fn qa_31_an_empty_markdown_table_says_why() {
     // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
     // table has said why in a footnote all along.

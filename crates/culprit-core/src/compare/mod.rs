@@ -415,6 +415,12 @@ pub struct Change {
     pub p: Option<f64>,
     /// Benjamini-Hochberg q-value among all pairs of this column.
     pub q: Option<f64>,
+    /// How many metrics `q` was computed among: the tested pairs of this column when it was decided (a metric fixed
+    /// before its runs is decided alone, 1). A table cut to the rows a report shows keeps it, so the runs a side
+    /// more runs would need ([`runs_to_tell`]) are reckoned against the family that decided, not the rows shown. 0
+    /// in JSON written before it was stored, which [`runs_to_tell`] reads as the table's tested rows.
+    #[serde(default)]
+    pub tested: usize,
     /// Cohen's d of other against base (pooled stddev).
     pub effect_size: Option<f64>,
     /// Cliff's delta, P(other > base) - P(other < base).
@@ -462,9 +468,10 @@ pub struct RunsToTell {
 /// For a pair whose verdict is unchanged and whose change clears the practical floor (`min_change_pct`, or
 /// `min_abs_change` for absolute metrics): the runs a side that would tell a true change of that size from the
 /// noise in this table. The bar is the one a lone change meets under Benjamini-Hochberg, q = p m <= `fdr` over
-/// the m metrics tested in the column, with the pair's p twice the smaller of Welch's and the rank test's: Welch's
-/// test at level fdr / (2 m), power 0.8, on the sides' own scatter ([`crate::stats::runs_to_detect`]). Changes
-/// that move together (a throughput and its idle time) clear the control with fewer, so this is an upper figure.
+/// the m metrics the change was decided among ([`Change::tested`]), with the pair's p twice the smaller of Welch's
+/// and the rank test's: Welch's test at level fdr / (2 m), power 0.8, on the sides' own scatter
+/// ([`crate::stats::runs_to_detect`]). Changes that move together (a throughput and its idle time) clear the
+/// control with fewer, so this is an upper figure.
 /// `None` under lkp's rules, for any verdict but unchanged, for pass/fail rows, for a change no more runs would
 /// call one (below the floor, or more than 1,000 runs a side needed), and when the sides already have that many
 /// (the test fell short by chance, and more runs are not the advice). The table's footnotes (for KPIs) and a
@@ -480,12 +487,14 @@ pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) ->
     if base.fails.is_some() || other.fails.is_some() {
         return None;
     }
-    let tested = result
-        .rows
-        .iter()
-        .filter(|r| r.changes.iter().any(|c| c.column == change.column && c.p.is_some()))
-        .count()
-        .max(1);
+    // The family the change was decided in, which is not the table's rows when the table was cut to a report's rows
+    // or holds a row decided alone.
+    let in_column = |r: &&MetricRow| r.changes.iter().any(|c| c.column == change.column && c.p.is_some());
+    let tested = match change.tested {
+        0 => result.rows.iter().filter(in_column).count(),
+        n => n,
+    }
+    .max(1);
     let alpha = options.fdr / (2.0 * tested as f64);
     let needed =
         crate::stats::runs_to_detect(other.mean - base.mean, base.stddev?, other.stddev?, alpha, 0.8, 1000)?;
@@ -769,9 +778,12 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
 
     // Benjamini-Hochberg within each non-base column: the family is "all metrics of this comparison".
     let mut q_of = vec![None; pending.len()];
-    for column in 1..columns.len() {
+    // How many pairs each column's q-values were computed among, kept with each change ([`Change::tested`]).
+    let mut tested = vec![0; columns.len()];
+    for (column, family) in tested.iter_mut().enumerate().skip(1) {
         let members: Vec<usize> =
             (0..pending.len()).filter(|&i| pending[i].column == column && pending[i].tests.p.is_some()).collect();
+        *family = members.len();
         let ps: Vec<f64> = members.iter().map(|&i| pending[i].tests.p.unwrap_or(1.0)).collect();
         for (&i, q) in members.iter().zip(stats::benjamini_hochberg(&ps)) {
             q_of[i] = Some(q);
@@ -821,6 +833,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             p_welch: item.tests.p_welch,
             p: item.tests.p,
             q,
+            tested: tested.get(item.column).copied().unwrap_or_default(),
             effect_size: item.tests.effect_size,
             cliffs_delta: item.tests.cliffs_delta,
             ratio_ci,

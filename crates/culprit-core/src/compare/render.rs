@@ -225,13 +225,17 @@ fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
                 Some(column) if multi => format!(" on {}", short_label(&column.label)),
                 _ => String::new(),
             };
+            // A metric fixed before its runs is tested alone: "1 metric tested", not "1 metrics".
+            let tested = match runs.tested {
+                1 => "1 metric tested".to_string(),
+                n => format!("{n} metrics tested"),
+            };
             lines.push(format!(
-                "{}{on}: {} not significant over {} runs a side; about {} a side would show it ({} metrics tested)",
+                "{}{on}: {} not significant over {} runs a side; about {} a side would show it ({tested})",
                 row.metric,
                 change_amount(c),
                 runs.now,
                 runs.needed,
-                runs.tested
             ));
         }
     }

@@ -656,6 +656,15 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
                 b.contributors.len()
             )
         }
+        // A verdict the runs could not reach (one run at the commit, a metric missing on a side) is no finding:
+        // "we found no significant change" read as if the test had been made and passed.
+        _ if matches!(h.verdict, Verdict::Inconclusive { .. }) => {
+            let why = match h.verdict {
+                Verdict::Inconclusive { reason } => format!("; {reason}"),
+                _ => String::new(),
+            };
+            format!("FYI, we could not decide whether {} changed ({}{why}) at commit:", h.metric, h.amount())
+        }
         // Nothing significant is nothing to blame: say what was measured without "due to".
         _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => {
             let more = change_of(&input.comparison, &h.metric, 1)

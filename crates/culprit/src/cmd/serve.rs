@@ -493,18 +493,29 @@ fn commits_need_repo(store: &dyn Store, err: anyhow::Error) -> anyhow::Error {
     if err.chain().any(|cause| cause.downcast_ref::<StoreError>().is_some()) {
         return err;
     }
-    let commits = match store.list_runs(&RunFilter::default()) {
-        Ok(runs) => runs.iter().filter(|r| matches!(r.revision, Revision::Commit { .. })).count(),
-        Err(_) => 0,
+    let (commits, labels) = match store.list_runs(&RunFilter::default()) {
+        Ok(runs) => runs.iter().fold((0, 0), |(c, l), r| match r.revision {
+            Revision::Commit { .. } => (c + 1, l),
+            Revision::Label { .. } => (c, l + 1),
+        }),
+        Err(_) => (0, 0),
     };
     if commits == 0 {
         return err;
     }
+    // Of a store without labels, the labels' error is about no runs at all: it said "metric=elapsed matches no
+    // metric of the runs; they have command.elapsed_time, ...", naming the skipped runs' metrics.
+    let skipped = match labels {
+        0 => format!("this store's {commits} run(s) are all at commits"),
+        _ => {
+            let why = query_wording(&format!("{err:#}"));
+            format!("the {commits} run(s) at commits in this store are skipped ({why})")
+        }
+    };
     anyhow!(
-        "without repo= only labels are tracked, and the {commits} run(s) at commits in this store are skipped ({}). \
-         Commits are ordered along a branch of their repository: add repo=DIR (a git repository on this server that \
-         holds them) and, if not HEAD, branch=REF to the address",
-        query_wording(&format!("{err:#}"))
+        "without repo= only labels are tracked, and {skipped}. Commits are ordered along a branch of their \
+         repository: add repo=DIR (a git repository on this server that holds them) and, if not HEAD, branch=REF to \
+         the address"
     )
 }
 

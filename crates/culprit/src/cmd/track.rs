@@ -482,9 +482,11 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         crate::cmd::plot::write_track(path, &series, &analyses)?;
     }
     if args.json {
+        // Labels are ordered by their runs, not along a branch: outside a repository the JSON named the current
+        // directory as the repository and HEAD as the branch the points were ordered along.
         let value = serde_json::json!({
-            "branch": branch,
-            "repo": repo,
+            "branch": (!labels_only).then_some(branch),
+            "repo": (!labels_only).then_some(&repo),
             "notes": notes,
             "series": series.iter().zip(&analyses).enumerate().map(|(k, (s, (_, a)))| serde_json::json!({
                 "job_id": s.job_id, "job": s.job_name, "machine": s.machine, "metric": s.metric,

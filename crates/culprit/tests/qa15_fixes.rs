@@ -1,0 +1,93 @@
+//! End-to-end regressions of the fifteenth QA pass: the maintainer's end of the loop (`culprit report`, `compare`,
+//! `track` and `serve`) read against the stored numbers and against each other.
+
+mod common;
+
+use common::{culprit, stdout};
+
+/// Stores `runs` of a `command` job under the labels `a` and `b` (so many of each) in `dir/q.db`, the job printing
+/// `ops: N` with N read in turn from `values` (a's, then b's); no monitors.
+fn ops_runs(dir: &std::path::Path, values: &[f64], runs: [usize; 2]) {
+    let lines: Vec<String> = values.iter().map(f64::to_string).collect();
+    common::write(dir, "vals", &(lines.join("\n") + "\n"));
+    let job = "suite: x\ncommand:\n  cmd: 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n; \
+               echo \"ops: $(sed -n \"$((n + 1))p\" vals)\"'\n  capture:\n    ops: 'ops: ([0-9.]+)'\n";
+    common::write(dir, "ops.yaml", job);
+    for (label, n) in ["a", "b"].into_iter().zip(runs) {
+        let n = n.to_string();
+        stdout(&culprit("q.db", &["run", "ops.yaml", "-n", &n, "--label", label, "--monitors", "none"], dir));
+    }
+}
+
+#[test]
+fn qa15_a_metric_the_report_decides_alone_has_a_reproduce_line_that_decides_it_alone() {
+    // A report decides its metric (a bisect's, or --metric) on its own, and its reproduce steps ended with
+    // `culprit compare BASE BAD`, which decides it among every metric: a bisect's mail headlined "command.elapsed_time
+    // 48.7% regression" over "the table below, from the stored runs: culprit compare ...", and that command's table
+    // had no command.elapsed_time row at all (q = 0.23 among 141 metrics).
+    let dir = tempfile::tempdir().unwrap();
+    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
+    let report = ["report", "--compare", "a", "b", "--metric", "command.ops"];
+    let text = stdout(&culprit("q.db", &report, dir.path()));
+    assert!(text.starts_with("[culprit] b: command.ops 6.0% change\n"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit("q.db", &[&report[..], &["--format", "json"]].concat(), dir.path())))
+            .unwrap();
+    let steps = json["report"]["reproduce"].as_array().unwrap();
+    let lines: Vec<&str> = steps.iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(lines.last(), Some(&"culprit compare --db q.db a b --metric '^command\\.ops$'"), "{lines:?}");
+    // That command shows the row the mail decided, with its change; the whole table (rightly, over its dozen
+    // metrics) does not.
+    let alone = stdout(&culprit("q.db", &["compare", "a", "b", "--metric", "^command\\.ops$"], dir.path()));
+    assert!(alone.lines().any(|l| l.contains("+6.0%") && l.ends_with("command.ops")), "{alone}");
+    let whole = stdout(&culprit("q.db", &["compare", "a", "b"], dir.path()));
+    assert!(!whole.lines().any(|l| l.ends_with("command.ops")), "{whole}");
+}
+
+#[test]
+fn qa15_a_report_whose_runs_decide_nothing_does_not_say_it_found_no_change() {
+    // A `culprit run` killed after its first run left one run at the commit; the mail of it said "FYI, we found no
+    // significant change of sysbench-cpu.workload (-26.7%, undecided change)", as if a test had been made and passed.
+    let dir = tempfile::tempdir().unwrap();
+    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 74.0], [4, 1]);
+    let text = stdout(&culprit("q.db", &["report", "--compare", "a", "b", "--metric", "command.ops"], dir.path()));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = "FYI, we could not decide whether command.ops changed (-26.2%; fewer than 3 runs a side (4 vs 1)) at";
+    assert!(flat.contains(said), "{text}");
+    assert!(!flat.contains("no significant change"), "{text}");
+}
+
+#[test]
+fn qa15_the_dashboards_track_of_a_store_without_labels_does_not_say_the_metric_matches_nothing() {
+    // Without repo= the dashboard tracks labels only. Of a store whose runs were all at commits it answered
+    // /track?metric=elapsed with "(metric=elapsed matches no metric of the runs; they have command.elapsed_time,
+    // ...)": the labels' error about no runs, naming the very metric it said nothing matched.
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git").current_dir(dir.path()).args(args).status().unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one"]);
+    common::write(dir.path(), "echo.yaml", "suite: x\ncommand:\n  cmd: 'true'\n");
+    let run = ["run", "echo.yaml", "-n", "1", "--commit", "HEAD", "--monitors", "none"];
+    stdout(&culprit("q.db", &run, dir.path()));
+    let server = common::serve("q.db", dir.path());
+    let page = server.get("/track?metric=elapsed");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("this store&#39;s 1 run(s) are all at commits"), "{}", page.body);
+    assert!(page.body.contains("add repo=DIR") && !page.body.contains("matches no metric"), "{}", page.body);
+}
+
+#[test]
+fn qa15_track_json_of_labels_names_no_repository_or_branch() {
+    // Labels are ordered by their runs. Outside a repository `track --json` of them said "branch": "HEAD" and
+    // "repo": the current directory, which is no repository, as if the points were commits along its HEAD.
+    let dir = tempfile::tempdir().unwrap();
+    let values = [100.0, 101.0, 99.0, 100.5, 120.0, 121.0, 119.0, 120.5];
+    ops_runs(dir.path(), &values, [4, 4]);
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit("q.db", &["track", "--metric", "ops", "--json"], dir.path()))).unwrap();
+    assert!(json["branch"].is_null() && json["repo"].is_null(), "{json}");
+    assert_eq!(json["series"][0]["points"], 2, "{json}");
+}
