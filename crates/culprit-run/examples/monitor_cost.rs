@@ -51,18 +51,24 @@ fn percent_of_one_cpu(cpu_seconds_per_minute: f64) -> f64 {
     100.0 * cpu_seconds_per_minute / 60.0
 }
 
+/// The thread CPU seconds one `sample()` of monitor `name` takes, over `samples` back-to-back samples.
+fn seconds_per_sample(name: &str, samples: u32) -> Result<f64, monitor::MonitorError> {
+    let mut one = monitor::create(name, &BTreeMap::new(), 1.0)?;
+    one.start()?;
+    let before = thread_cpu_seconds();
+    for index in 1..=samples {
+        one.sample(f64::from(index))?;
+    }
+    let per_sample = (thread_cpu_seconds() - before) / f64::from(samples);
+    one.finish()?;
+    Ok(per_sample)
+}
+
 fn scaled(samples: u32) -> Result<(), monitor::MonitorError> {
     println!("1. in-process, {samples} back-to-back samples, thread CPU clock, scaled to 60 samples:");
     let mut total = 0.0;
     for name in monitor::default_monitors() {
-        let mut one = monitor::create(name, &BTreeMap::new(), 1.0)?;
-        one.start()?;
-        let before = thread_cpu_seconds();
-        for index in 1..=samples {
-            one.sample(f64::from(index))?;
-        }
-        let per_sample = (thread_cpu_seconds() - before) / f64::from(samples);
-        one.finish()?;
+        let per_sample = seconds_per_sample(name, samples)?;
         total += per_sample;
         println!(
             "   {name:<11} {:>8.1} us/sample  {:>8.5} CPU s/min",
@@ -79,14 +85,7 @@ fn scaled(samples: u32) -> Result<(), monitor::MonitorError> {
     );
     // The /proc monitors a job may add to the default set, measured the same way and not counted in "all".
     for name in ["proc-stat", "proc-vmstat"] {
-        let mut one = monitor::create(name, &BTreeMap::new(), 1.0)?;
-        one.start()?;
-        let before = thread_cpu_seconds();
-        for index in 1..=samples {
-            one.sample(f64::from(index))?;
-        }
-        let per_sample = (thread_cpu_seconds() - before) / f64::from(samples);
-        one.finish()?;
+        let per_sample = seconds_per_sample(name, samples)?;
         let (micros, per_minute) = (per_sample * 1e6, per_sample * 60.0);
         println!("   {name:<11} {micros:>8.1} us/sample  {per_minute:>8.5} CPU s/min (not default)");
     }

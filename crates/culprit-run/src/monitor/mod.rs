@@ -152,17 +152,8 @@ impl ProcFile {
 }
 
 /// Every monitor [`create`] knows, in the order they are listed to users.
-pub const KNOWN_MONITORS: &[&str] = &[
-    "vmstat",
-    "proc-stat",
-    "proc-vmstat",
-    "meminfo",
-    "interrupts",
-    "softirqs",
-    "diskstats",
-    "perf-stat",
-    "perf-profile",
-];
+/// They are the job crate's monitor keys, so that a key the job file accepts is a monitor that runs.
+pub const KNOWN_MONITORS: &[&str] = culprit_job::table::MONITORS;
 
 /// The monitors a job gets when it names none. All of them read /proc in-process; together they cost under
 /// 0.05% of one CPU at a 1 s interval (about 0.04% measured; docs/monitors.md has the figures). proc-stat is
