@@ -405,6 +405,10 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     // The store is not the default one, so the printed command names it.
     let compare = format!("culprit compare --db {} \\ {} \\ {}", db.display(), shas[15], shas[16]);
     assert!(second.contains(&compare), "{second}");
+    // So does the command that measures the pair again, which stored into ./culprit.db while the compare line read
+    // the session's store (QA pass 15).
+    let unwrapped: String = second.split(' ').filter(|word| *word != "\\").collect::<Vec<_>>().join(" ");
+    assert!(unwrapped.contains(&format!("culprit bisect --db {} --repo", db.display())), "{second}");
     assert!(first.contains(&format!("`culprit report {session} --culprit N` makes the mail of the other (N = 2)")));
     let third = culprit_in(&db, &["report", &session, "--culprit", "3"]);
     assert!(String::from_utf8_lossy(&third.stderr).contains("named 2 culprits; --culprit takes 1 to 2"));

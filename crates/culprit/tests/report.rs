@@ -231,7 +231,11 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     );
     assert!(text.contains("command.user_time over the tested commits (oldest first):"), "{text}");
     // The reproduction re-runs the one step with culprit's own commands and the same build.
-    assert!(text.contains("culprit bisect --repo"), "{text}");
+    assert!(text.contains(&format!("culprit bisect --db {} --repo", db.display())), "{text}");
+    // A mail made for another metric measures that one again: its bisect line kept the session's (QA pass 15).
+    let other = stdout(&culprit(&db, &["report", &session, "--metric", "command.elapsed_time"], dir.path()));
+    let unwrapped: String = other.split_whitespace().filter(|word| *word != "\\").collect::<Vec<_>>().join(" ");
+    assert!(unwrapped.contains("--job job.yaml --metric command.elapsed_time"), "{other}");
     assert!(text.contains("--build 'make -s'"), "{text}");
     let html = stdout(&culprit(&db, &["report", &session, "--format", "html"], dir.path()));
     assert!(html.matches("<circle").count() >= 3, "a point per tested commit: {html}");

@@ -309,9 +309,11 @@ pub fn from_bisect(
             stddev: (!e.untestable && e.stddev.is_finite()).then_some(e.stddev),
         })
         .collect();
+    // The store too, as the compare line below names it: without it the new runs went to ./culprit.db, where that
+    // compare line (reading the session's store, a farm's say) does not look.
     let mut bisect_line = vec![
         "culprit".to_string(),
-        "bisect".into(),
+        format!("bisect{}", db_option(store)),
         "--repo".into(),
         shell_quote(&config.repo.display().to_string()),
         "--good".into(),
@@ -320,8 +322,9 @@ pub fn from_bisect(
         commit.sha.clone(),
         "--job".into(),
         JOB_FILE.into(),
+        // The metric the mail reports, which `--metric` may have made another than the session's.
         "--metric".into(),
-        shell_quote(&config.metric),
+        shell_quote(&metric),
     ];
     for (flag, value) in [("--build", &config.build), ("--deploy", &config.deploy)] {
         if let Some(v) = value {
