@@ -38,22 +38,14 @@
 
 use super::{ask_installed, lkp_bool, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;
+// The parser's kinds, so that the program and the parser of a benchmark share its lkp name and cannot drift.
+use culprit_parse::perf_bench::PerfBenchKind as Kind;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// One `perf bench` benchmark under lkp's program name.
 pub struct PerfBench {
     kind: Kind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    SchedPipe,
-    SchedMessaging,
-    Syscall,
-    Futex,
-    Mem,
-    NumaMem,
 }
 
 pub static SCHED_PIPE: PerfBench = PerfBench { kind: Kind::SchedPipe };
@@ -134,15 +126,13 @@ const SYSCALL_COLLECTION: Collection = ("syscall", "op", "basic");
 const FUTEX_COLLECTION: Collection = ("futex", "test", "hash");
 const MEM_COLLECTION: Collection = ("mem", "op", "memcpy");
 
-impl Kind {
-    /// The collection a benchmark of this kind is named from, for the kinds that name one.
-    fn collection(self) -> Option<Collection> {
-        match self {
-            Kind::Syscall => Some(SYSCALL_COLLECTION),
-            Kind::Futex => Some(FUTEX_COLLECTION),
-            Kind::Mem => Some(MEM_COLLECTION),
-            Kind::SchedPipe | Kind::SchedMessaging | Kind::NumaMem => None,
-        }
+/// The collection a benchmark of `kind` is named from, for the kinds that name one.
+fn collection_of(kind: Kind) -> Option<Collection> {
+    match kind {
+        Kind::Syscall => Some(SYSCALL_COLLECTION),
+        Kind::Futex => Some(FUTEX_COLLECTION),
+        Kind::Mem => Some(MEM_COLLECTION),
+        Kind::SchedPipe | Kind::SchedMessaging | Kind::NumaMem => None,
     }
 }
 
@@ -162,14 +152,7 @@ impl PerfBench {
 
 impl Program for PerfBench {
     fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::SchedPipe => "perf-bench-sched-pipe",
-            Kind::SchedMessaging => "perf-bench-sched-messaging",
-            Kind::Syscall => "perf-bench-syscall",
-            Kind::Futex => "perf-bench-futex",
-            Kind::Mem => "perf-bench-mem",
-            Kind::NumaMem => "perf-bench-numa-mem",
-        }
+        self.kind.program()
     }
     fn binary(&self) -> &'static str {
         "perf"
@@ -275,7 +258,7 @@ impl Program for PerfBench {
     }
 
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
-        let Some((collection, key, _)) = self.kind.collection() else { return Ok(()) };
+        let Some((collection, key, _)) = collection_of(self.kind) else { return Ok(()) };
         let newer = if self.kind == Kind::Syscall { "; newer perf versions add fork, execve and getpgid" } else { "" };
         let Some(name) = p.get(key).map(str::trim) else { return Ok(()) };
         let Some(offered) = collection_benchmarks(collection) else { return Ok(()) };
