@@ -278,9 +278,14 @@ fn perf_stat_interval_ms(options: &BTreeMap<String, String>) -> Result<Option<u6
     if options.get("interval").is_some_and(|given| !given.trim().is_empty()) {
         return Err(refuse("perf-stat takes either interval (seconds) or lkp's interval_ms (milliseconds), not both"));
     }
+    // The same range as `interval`, in milliseconds.
     match text.parse::<u64>() {
-        Ok(ms) if (10..=3_600_000).contains(&ms) => Ok(Some(ms)),
-        _ => Err(refuse("interval_ms is whole milliseconds from 10 to 3600000, e.g. 1000")),
+        Ok(ms) if INTERVAL_OPTION_SECS.contains(&(ms as f64 / 1000.0)) => Ok(Some(ms)),
+        _ => Err(refuse(&format!(
+            "interval_ms is whole milliseconds from {} to {}, e.g. 1000",
+            INTERVAL_OPTION_SECS.start() * 1000.0,
+            INTERVAL_OPTION_SECS.end() * 1000.0
+        ))),
     }
 }
 
@@ -523,8 +528,8 @@ mod tests {
         assert!(error.contains(accepted), "{error}");
     }
 
-    /// lkp's perf-stat takes `interval_ms`, `delay` and `duration` (its fsmark, aim7 and pft jobs give perf
-    /// monitors a delay; its unixbench execl job gives perf-profile `duration: 2`); all were refused.
+    /// lkp's perf-stat monitor takes `interval_ms`, `delay` and `duration`, and its unixbench execl job gives
+    /// perf-profile `duration: 2`; all were refused.
     #[test]
     fn perf_monitors_take_lkps_window_and_interval_in_milliseconds() {
         let options = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
