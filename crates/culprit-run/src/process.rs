@@ -300,6 +300,22 @@ impl Drain {
 /// holds them open.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
+/// The effective user id of this process: 0 when culprit runs as root, which some benchmarks refuse or skip.
+pub(crate) fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether a system user exists (the `postgres` account Debian's server package creates, `nobody`).
+pub(crate) fn user_exists(name: &str) -> bool {
+    let Ok(c_name) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: getpwnam reads a NUL-terminated name and returns a pointer into static storage or null; only the
+    // null check is made, so no other thread's later call can invalidate what is read.
+    !unsafe { libc::getpwnam(c_name.as_ptr()) }.is_null()
+}
+
 /// Finds a program in `PATH` (or checks an explicit path), as the shell would.
 pub fn find_in_path(program: &str) -> Option<PathBuf> {
     if program.contains('/') {

@@ -665,8 +665,7 @@ fn scratch_owner(name: &str) -> Option<u32> {
 /// cannot be read or removed is left.
 pub fn remove_stale_scratch_dirs(base: &Path) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = crate::process::effective_uid();
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(base) else { return removed };
     for entry in entries.flatten() {

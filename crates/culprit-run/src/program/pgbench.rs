@@ -90,9 +90,9 @@ pub struct ServerHost {
 impl ServerHost {
     /// This machine's PostgreSQL server binaries and user.
     pub fn detect() -> Self {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let as_root = unsafe { libc::geteuid() } == 0;
-        ServerHost { bin_dir: server_bin_dir(Path::new("/usr/lib/postgresql")), as_root, postgres_user: user_exists("postgres") }
+        let as_root = crate::process::effective_uid() == 0;
+        let postgres_user = crate::process::user_exists("postgres");
+        ServerHost { bin_dir: server_bin_dir(Path::new("/usr/lib/postgresql")), as_root, postgres_user }
     }
 }
 
@@ -131,16 +131,6 @@ fn pgbench_installed(root: &Path, in_path: Option<PathBuf>) -> Result<(), Progra
     } else {
         Err(ProgramError::MissingBinary { program: PROGRAM, binary: "pgbench".into(), hint: INSTALL_HINT })
     }
-}
-
-/// Whether a system user exists (the `postgres` account Debian's server package creates).
-pub(crate) fn user_exists(name: &str) -> bool {
-    let Ok(c_name) = std::ffi::CString::new(name) else {
-        return false;
-    };
-    // SAFETY: getpwnam reads a NUL-terminated name and returns a pointer into static storage or null; only the
-    // null check is made, so no other thread's later call can invalidate what is read.
-    !unsafe { libc::getpwnam(c_name.as_ptr()) }.is_null()
 }
 
 /// A free TCP port on 127.0.0.1, for a throwaway server that cannot use a Unix socket.

@@ -99,7 +99,7 @@ fn as_unprivileged_user(main: Invocation, scratch: &std::path::Path) -> ProgramP
 
 /// Refuses a stressor that must run unprivileged when this machine has no `nobody` or no `setpriv` to run it so.
 fn check_unprivileged_user(test: &str) -> Result<(), ProgramError> {
-    let missing = if !super::pgbench::user_exists(UNPRIVILEGED.0) {
+    let missing = if !crate::process::user_exists(UNPRIVILEGED.0) {
         format!("the user '{}'", UNPRIVILEGED.0)
     } else if crate::process::find_in_path("setpriv").is_none() {
         "setpriv (Debian's util-linux)".to_string()
@@ -116,11 +116,6 @@ fn check_unprivileged_user(test: &str) -> Result<(), ProgramError> {
             UNPRIVILEGED.0
         ),
     })
-}
-
-fn effective_uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }
 
 /// An option value as lkp's job files give them (`keep-size,punch-hole`, `clock_ns`); one starting with `-` would
@@ -346,7 +341,7 @@ impl Program for StressNg {
         let mut inv = Invocation::new(argv).in_dir(&ctx.scratch_dir);
         inv.merge_stderr = true;
         match p.get("test") {
-            Some(test) if needs_unprivileged_user(test, effective_uid()) => {
+            Some(test) if needs_unprivileged_user(test, crate::process::effective_uid()) => {
                 Ok(as_unprivileged_user(inv, &ctx.scratch_dir))
             }
             _ => Ok(ProgramPlan::single(inv)),
@@ -385,7 +380,7 @@ impl Program for StressNg {
                 if let Some(offered) = installed_stressors() {
                     check_name("test", test, offered, "stressor", "stress-ng --stressors")?;
                 }
-                if needs_unprivileged_user(test, effective_uid()) {
+                if needs_unprivileged_user(test, crate::process::effective_uid()) {
                     check_unprivileged_user(test)?;
                 }
                 check_test_options(test, p)
