@@ -13,6 +13,7 @@
 use crate::atomic::AtomicJob;
 use crate::load::{JobFile, MergedJob};
 use crate::table::{is_expanded_metadata_key, key_role, KeyRole};
+use crate::template;
 use crate::JobError;
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
@@ -199,6 +200,20 @@ impl JobFile {
         for job in self.merged_jobs() {
             let last_document = job.documents.last().copied().unwrap_or(0);
             for params in expand_mapping(job.params) {
+                // lkp makes no job of a point whose template gives nil.
+                let Some(params) = template::compute_point(params).map_err(|failed| {
+                    let refs: Vec<&str> = failed.path.iter().map(String::as_str).collect();
+                    let mut documents = job.documents.clone();
+                    documents.reverse();
+                    JobError::Template {
+                        place: self.source.place(self.file_name(), self.source.locate_any(&documents, &refs)),
+                        key: failed.path.join("."),
+                        reason: failed.error.to_string(),
+                    }
+                })?
+                else {
+                    continue;
+                };
                 let atomic = AtomicJob::new(
                     self.file_name(),
                     self.source.clone(),

@@ -18,6 +18,7 @@ pub mod include;
 pub mod load;
 mod locate;
 pub mod table;
+pub mod template;
 mod yaml_out;
 
 pub use atomic::{AtomicJob, KeyProblem, MonitorUse, ProgramUse};
@@ -96,7 +97,7 @@ pub enum JobError {
         document: usize,
         found: &'static str,
     },
-    /// A key is not a plain scalar (a list or hash as key, or an lkp `{{ }}` template).
+    /// A key is not a plain scalar (a list or hash as key, or an lkp `{{ }}` template inside a flow list or hash).
     #[error("{place}: key {key} is not plain text{hint}")]
     BadKey {
         place: Place,
@@ -137,6 +138,9 @@ pub enum JobError {
         first: usize,
         second: usize,
     },
+    /// An lkp `{{ expression }}` template that cannot be computed for a matrix point.
+    #[error("{place}: cannot compute the '{{{{ }}}}' template of '{key}': {reason}; Culprit computes lkp's templates with the part of Ruby they are written in (params by name, strings, numbers, == =~ ? :, && ||, if/elsif/else/end, case/when/else/end), so write this one in that part or write the value itself")]
+    Template { place: Place, key: String, reason: String },
     /// An lkp include (`<<: FILE`) that cannot be read: the file is not found, or the line is not one lkp reads.
     #[error("{place}: cannot include '{file}': {reason}")]
     Include { place: Place, file: String, reason: String },

@@ -12,6 +12,7 @@
 use crate::include::{self, FoundInclude};
 use crate::locate::SourceMap;
 use crate::table::{key_role, KeyRole};
+use crate::template;
 use crate::{JobError, Place};
 use serde::Deserialize;
 use serde_yaml::{Mapping, Value};
@@ -70,8 +71,8 @@ impl JobFile {
     /// (`<<: FILE`) are refused, since finding files is no business of this crate; see
     /// [`JobFile::parse_with_includes`].
     pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
-        let text = without_byte_order_mark(text);
-        JobFile::from_source(text, file_name, SourceMap::new(text), Vec::new())
+        let text = template::quote_unquoted(without_byte_order_mark(text));
+        JobFile::from_source(&text, file_name, SourceMap::new(&text), Vec::new())
     }
 
     /// Parses a job file's text after pasting in lkp's includes (`<<: FILE`, `<<: {file: FILE, ...}`; see
@@ -84,10 +85,12 @@ impl JobFile {
     ) -> Result<JobFile, JobError> {
         let text = without_byte_order_mark(text);
         let merged = include::merge_includes(text, file_name, find)?;
-        let source = SourceMap::with_origins(&merged.text, merged.origins);
-        let mut file = JobFile::from_source(&merged.text, file_name, source, merged.included)?;
+        // Quoting keeps every line where it was, so the lines' origins stay true.
+        let text = template::quote_unquoted(&merged.text);
+        let source = SourceMap::with_origins(&text, merged.origins);
+        let mut file = JobFile::from_source(&text, file_name, source, merged.included)?;
         if !file.included.is_empty() {
-            file.merged_text = Some(merged.text);
+            file.merged_text = Some(text);
         }
         Ok(file)
     }
@@ -256,14 +259,19 @@ fn yaml_error(file_name: &str, text: &str, error: &serde_yaml::Error) -> JobErro
             value,
         };
     }
-    // An unquoted `{{ expression }}` template over several lines (fsmark-1hdd-400m.yaml) reads as a flow mapping
-    // that does not close; the parser's words send the user to fix a syntax that is lkp's on purpose.
+    // An lkp `{{ expression }}` template that does not close is left unquoted, and reads as a flow mapping that does
+    // not close; the parser's words would send the user to fix a syntax that is lkp's on purpose.
     let flow = "while parsing a flow mapping at line ";
     if let Some(line) = reason.find(flow).and_then(|at| {
         reason[at + flow.len()..].split(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse::<usize>().ok())
     }) {
-        if text.lines().nth(line.saturating_sub(1)).is_some_and(|l| l.contains("{{")) {
-            return template_error(Place { file: file_name.to_string(), line: Some(line) });
+        if let Some(column) = text.lines().nth(line.saturating_sub(1)).and_then(|l| l.find("{{")) {
+            return JobError::Yaml {
+                file: file_name.to_string(),
+                line,
+                column: column + 1,
+                reason: "lkp's '{{ expression }}' template opened here has no closing '}}'".to_string(),
+            };
         }
     }
     match error.location() {
@@ -442,30 +450,10 @@ fn normalize_value(
                 todo: "remove the tag and write the plain value",
             });
         }
-        // lkp's `{{ expression }}` template, quoted so that YAML reads it as text (fsmark-4hdd-raid.yaml's
-        // `test_size: "{{ md == 'BRAID6' ? '24G': '130G' }}"`): refused here, at its line, rather than as a value
-        // the program cannot read.
-        Value::String(text) if is_template(&text) => {
-            let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
-            return Err(template_error(place(&path_refs)));
-        }
         scalar => scalar,
     })
 }
 
-/// Whether a value is an lkp `{{ expression }}` template, which lkp evaluates in Ruby when it loads the job.
-fn is_template(text: &str) -> bool {
-    let text = text.trim();
-    text.starts_with("{{") && text.ends_with("}}")
-}
-
-fn template_error(place: Place) -> JobError {
-    JobError::Unsupported {
-        place,
-        what: "lkp's '{{ expression }}' template (lkp computes the value in Ruby when it loads the job)".to_string(),
-        todo: "write the value itself, one document ('---') for each value the expression can give",
-    }
-}
 
 /// Applies YAML `<<: *anchor` merge keys.
 fn apply_merge_keys(mapping: &mut Mapping, place: &Place) -> Result<(), JobError> {

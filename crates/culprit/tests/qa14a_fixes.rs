@@ -122,20 +122,57 @@ fn qa14a_perf_profiles_delay_is_taken() {
 }
 
 #[test]
-fn qa14a_lkps_templates_are_refused_as_such_also_in_an_included_file() {
-    // An unquoted template over several lines was "malformed YAML"; a quoted one "is not a size". fsmark-1ssd is
-    // `<<: {file: fsmark.yaml, disk: '1SSD'}`: once includes were pasted in, its template is fsmark.yaml's, and the
-    // message names that file and line.
+fn lkps_templates_are_computed_per_matrix_point_also_in_an_included_file() {
+    // lkp's `{{ expression }}` templates were refused (fsmark.yaml, fsmark-1hdd-400m.yaml, fsmark-4hdd-raid.yaml and,
+    // through fsmark.yaml, fsmark-1ssd.yaml); they are computed per matrix point as lkp's Ruby computes them.
     let dir = tempfile::tempdir().unwrap();
-    let err = split("fsmark-1ssd.yaml", dir.path()).unwrap_err();
-    let included = lkp_job("fsmark.yaml").display().to_string();
-    assert!(err.contains(&format!("{included}:23: ")) && err.contains("templates are not supported"), "{err}");
-    for (name, line) in [("fsmark-1hdd-400m.yaml", 23), ("fsmark-4hdd-raid.yaml", 35)] {
-        let err = split(name, dir.path()).unwrap_err();
-        let said = format!("{name}:{line}: lkp's '{{{{ expression }}}}' template");
-        assert!(err.contains(&said) && err.contains("write the value itself"), "{err}");
-        assert!(!err.contains("malformed") && !err.contains("is not a size"), "{err}");
+    let test_size = |job: &str| job.lines().find_map(|l| l.strip_prefix("  test_size: ")).map(str::to_string);
+    // fsmark-1ssd is `<<: {file: fsmark.yaml, disk: '1SSD'}`: fsmark.yaml's template cases on the filesize, and its
+    // `when '16MB'` matches no filesize of the file (16M), so lkp's Ruby gives nil there and lkp makes no job of those
+    // points: 3 filesizes x 2 sync methods x 3 fs x 2 fs2, less the 12 of 16M.
+    let written = split("fsmark-1ssd.yaml", dir.path()).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(written.len(), 24);
+    for job in &written {
+        let expected = if job.contains("filesize: 9B") { "256M" } else { "1G" };
+        assert!(job.contains("filesize: 9B") || job.contains("filesize: 8K"), "{job}");
+        assert_eq!(test_size(job).as_deref(), Some(expected), "{job}");
+        assert!(job.contains("disk: 1SSD\n"), "{job}");
     }
+    // fsmark-1hdd-400m cases on fs, and inside on fs2 (nfsv4 or nothing).
+    let written = split("fsmark-1hdd-400m.yaml", dir.path()).unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(written.len(), 18);
+    for job in &written {
+        let nfs = job.contains("fs2: nfsv4");
+        let expected = match (job.contains("\nfs: btrfs\n"), nfs) {
+            (true, true) => "200M",
+            (true, false) => "400M",
+            (false, true) => "50M",
+            (false, false) => "100M",
+        };
+        assert_eq!(test_size(job).as_deref(), Some(expected), "{job}");
+    }
+    // fsmark-4hdd-raid's third document writes its template quoted, `fsmark.test_size: "{{ md == 'BRAID6' ? '24G':
+    // '130G' }}"`, for md BRAID0, BRAID5 and BRAID6; its first two documents give sizes of their own.
+    let written = split("fsmark-4hdd-raid.yaml", dir.path()).unwrap_or_else(|err| panic!("{err}"));
+    let sizes: Vec<(String, String)> = written
+        .iter()
+        .map(|job| {
+            let md = job.lines().find_map(|l| l.strip_prefix("md: ")).unwrap_or_default().to_string();
+            (md, test_size(job).unwrap_or_default())
+        })
+        .collect();
+    let expected_sizes = [("RAID0", "200G"), ("RAID5", "70G"), ("BRAID0", "130G"), ("BRAID5", "130G"), ("BRAID6", "24G")];
+    for (md, expected) in expected_sizes {
+        let of_md: Vec<&String> = sizes.iter().filter(|(m, _)| m == md).map(|(_, size)| size).collect();
+        assert!(!of_md.is_empty() && of_md.iter().all(|size| *size == expected), "{md}: {sizes:?}");
+    }
+    // A template that cannot be computed is refused at its line, in the file it was written in.
+    let d = dir.path();
+    common::write(d, "sizes.yaml", "fsmark:\n  filesize: [4K, 8K]\n  test_size: {{\n    fsmark.file_size\n  }}\n");
+    common::write(d, "job.yaml", "suite: fsmark\n<<: sizes.yaml\nfs: xfs\n");
+    let err = common::refused(&culprit("t.db", &["split", "job.yaml", "-o", "out"], d));
+    assert!(err.contains("sizes.yaml:3: cannot compute the '{{ }}' template of 'fsmark.test_size'"), "{err}");
+    assert!(err.contains("'fsmark' has no key 'file_size'"), "{err}");
 }
 
 #[test]
