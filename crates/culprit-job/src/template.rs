@@ -177,8 +177,14 @@ pub fn compute_value(text: &str, job: &Mapping) -> Result<Option<Value>, Templat
 
 /// Evaluates one expression (the text between the braces) against `job`.
 pub fn evaluate(expression: &str, job: &Mapping) -> Result<Ruby, TemplateError> {
-    let tokens = tokenize(expression)?;
-    let mut parser = Parser { tokens, at: 0 };
+    if expression.len() > MAX_TEMPLATE_BYTES {
+        return Err(TemplateError(format!("the template is longer than {MAX_TEMPLATE_BYTES} characters")));
+    }
+    let tokens = tokenize(expression, 0)?;
+    if tokens.len() > MAX_TOKENS {
+        return Err(TemplateError(format!("the template has more than {MAX_TOKENS} words and signs")));
+    }
+    let mut parser = Parser { tokens, at: 0, depth: 0 };
     let tree = parser.expression()?;
     if let Some(token) = parser.peek() {
         return Err(TemplateError(format!("unexpected {} after a complete expression", token.describe())));
@@ -309,7 +315,14 @@ const OPERATORS: &[&str] = &[
     ".",
 ];
 
-fn tokenize(text: &str) -> Result<Vec<Token>, TemplateError> {
+/// Bounds on a template's size. lkp's longest template has 40 words and signs; the bounds keep a runaway one (a
+/// generated file, a paste gone wrong) from recursing the evaluator, or dropping its tree, off the stack.
+const MAX_TEMPLATE_BYTES: usize = 10_000;
+const MAX_TOKENS: usize = 1_000;
+/// How deeply `#{}` inside strings may nest.
+const MAX_INTERPOLATION_DEPTH: usize = 8;
+
+fn tokenize(text: &str, interpolation_depth: usize) -> Result<Vec<Token>, TemplateError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut i = 0;
@@ -362,7 +375,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, TemplateError> {
             tokens.push(Token::Str(vec![StrPart::Text(text)]));
             i = next;
         } else if c == '"' {
-            let (parts, next) = double_quoted(&chars, i + 1)?;
+            let (parts, next) = double_quoted(&chars, i + 1, interpolation_depth)?;
             tokens.push(Token::Str(parts));
             i = next;
         } else if c == '/' && !after_operand {
@@ -398,7 +411,7 @@ fn single_quoted(chars: &[char], mut i: usize) -> Result<(String, usize), Templa
     Err(TemplateError("a string opened with ' does not close".into()))
 }
 
-fn double_quoted(chars: &[char], mut i: usize) -> Result<(Vec<StrPart>, usize), TemplateError> {
+fn double_quoted(chars: &[char], mut i: usize, depth: usize) -> Result<(Vec<StrPart>, usize), TemplateError> {
     let mut parts = Vec::new();
     let mut text = String::new();
     while i < chars.len() {
@@ -419,24 +432,27 @@ fn double_quoted(chars: &[char], mut i: usize) -> Result<(Vec<StrPart>, usize), 
                 i += 2;
             }
             '#' if chars.get(i + 1) == Some(&'{') => {
-                let mut depth = 1;
+                if depth >= MAX_INTERPOLATION_DEPTH {
+                    return Err(TemplateError(format!("'#{{}}' nests deeper than {MAX_INTERPOLATION_DEPTH} levels")));
+                }
+                let mut open = 1;
                 let mut j = i + 2;
-                while j < chars.len() && depth > 0 {
+                while j < chars.len() && open > 0 {
                     match chars[j] {
-                        '{' => depth += 1,
-                        '}' => depth -= 1,
+                        '{' => open += 1,
+                        '}' => open -= 1,
                         _ => {}
                     }
                     j += 1;
                 }
-                if depth > 0 {
+                if open > 0 {
                     return Err(TemplateError("a '#{' in a string does not close".into()));
                 }
                 let code: String = chars[i + 2..j - 1].iter().collect();
                 if !text.is_empty() {
                     parts.push(StrPart::Text(std::mem::take(&mut text)));
                 }
-                parts.push(StrPart::Code(tokenize(&code)?));
+                parts.push(StrPart::Code(tokenize(&code, depth + 1)?));
                 i = j;
             }
             other => {
@@ -513,7 +529,13 @@ enum Interpolation {
 struct Parser {
     tokens: Vec<Token>,
     at: usize,
+    /// How deeply the expression being read nests, bounded so that a template of ten thousand `(` is refused
+    /// rather than overflowing the stack.
+    depth: usize,
 }
+
+/// The deepest nesting of parentheses, branches and prefix operators a template may have; lkp's own nest three.
+const MAX_DEPTH: usize = 64;
 
 impl Parser {
     fn peek(&self) -> Option<&Token> {
@@ -562,29 +584,53 @@ impl Parser {
     }
 
     fn expression(&mut self) -> Result<Expr, TemplateError> {
-        self.word_or()
+        self.nested(Parser::word_or)
+    }
+
+    fn nested(&mut self, read: fn(&mut Parser) -> Result<Expr, TemplateError>) -> Result<Expr, TemplateError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(TemplateError(format!("the expression nests deeper than {MAX_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let read = read(self);
+        self.depth -= 1;
+        read
     }
 
     /// `not`, `and` and `or`: Ruby's low-precedence spellings.
     fn word_or(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.word_and()?;
+        let (base, mut left) = (self.depth, self.word_and()?);
         while self.eat_word("or") {
+            self.link()?;
             left = Expr::Or(Box::new(left), Box::new(self.word_and()?));
         }
+        self.depth = base;
         Ok(left)
     }
 
+    /// One more link of a chain (`a + b + c`, `a || b || c`): the tree grows a level deeper on the left, so each
+    /// link counts as nesting and the whole tree stays within [`MAX_DEPTH`], however it nests.
+    fn link(&mut self) -> Result<(), TemplateError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(TemplateError(format!("the expression nests deeper than {MAX_DEPTH} levels")));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
     fn word_and(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.word_not()?;
+        let (base, mut left) = (self.depth, self.word_not()?);
         while self.eat_word("and") {
+            self.link()?;
             left = Expr::And(Box::new(left), Box::new(self.word_not()?));
         }
+        self.depth = base;
         Ok(left)
     }
 
     fn word_not(&mut self) -> Result<Expr, TemplateError> {
         if self.eat_word("not") {
-            return Ok(Expr::Not(Box::new(self.word_not()?)));
+            return Ok(Expr::Not(Box::new(self.nested(Parser::word_not)?)));
         }
         self.ternary()
     }
@@ -594,27 +640,31 @@ impl Parser {
         if !self.eat_op("?") {
             return Ok(condition);
         }
-        let then = self.ternary()?;
+        let then = self.nested(Parser::ternary)?;
         if !self.eat_op(":") {
             return Err(TemplateError(format!("expected ':' of 'condition ? a : b', found {}", self.found())));
         }
-        let otherwise = self.ternary()?;
+        let otherwise = self.nested(Parser::ternary)?;
         Ok(Expr::If { condition: Box::new(condition), then: Box::new(then), otherwise: Box::new(otherwise) })
     }
 
     fn or(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.and()?;
+        let (base, mut left) = (self.depth, self.and()?);
         while self.eat_op("||") {
+            self.link()?;
             left = Expr::Or(Box::new(left), Box::new(self.and()?));
         }
+        self.depth = base;
         Ok(left)
     }
 
     fn and(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.equality()?;
+        let (base, mut left) = (self.depth, self.equality()?);
         while self.eat_op("&&") {
+            self.link()?;
             left = Expr::And(Box::new(left), Box::new(self.equality()?));
         }
+        self.depth = base;
         Ok(left)
     }
 
@@ -639,33 +689,33 @@ impl Parser {
     }
 
     fn additive(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.multiplicative()?;
-        loop {
-            let Some(op) = ["+", "-"].into_iter().find(|op| self.at_op(op)) else {
-                return Ok(left);
-            };
+        let (base, mut left) = (self.depth, self.multiplicative()?);
+        while let Some(op) = ["+", "-"].into_iter().find(|op| self.at_op(op)) {
             self.at += 1;
+            self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.multiplicative()?));
         }
+        self.depth = base;
+        Ok(left)
     }
 
     fn multiplicative(&mut self) -> Result<Expr, TemplateError> {
-        let mut left = self.unary()?;
-        loop {
-            let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_op(op)) else {
-                return Ok(left);
-            };
+        let (base, mut left) = (self.depth, self.unary()?);
+        while let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_op(op)) {
             self.at += 1;
+            self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.unary()?));
         }
+        self.depth = base;
+        Ok(left)
     }
 
     fn unary(&mut self) -> Result<Expr, TemplateError> {
         if self.eat_op("!") {
-            return Ok(Expr::Not(Box::new(self.unary()?)));
+            return Ok(Expr::Not(Box::new(self.nested(Parser::unary)?)));
         }
         if self.eat_op("-") {
-            return Ok(Expr::Negate(Box::new(self.unary()?)));
+            return Ok(Expr::Negate(Box::new(self.nested(Parser::unary)?)));
         }
         self.postfix()
     }
@@ -707,7 +757,7 @@ impl Parser {
                     pieces.push(match part {
                         StrPart::Text(text) => Interpolation::Text(text),
                         StrPart::Code(tokens) => {
-                            let mut inner = Parser { tokens, at: 0 };
+                            let mut inner = Parser { tokens, at: 0, depth: self.depth };
                             let expr = inner.expression()?;
                             if let Some(token) = inner.peek() {
                                 return Err(TemplateError(format!("unexpected {} in '#{{}}'", token.describe())));
@@ -751,7 +801,7 @@ impl Parser {
         let then = self.expression()?;
         let otherwise = if !negated && self.eat_word("elsif") {
             // The `elsif` chain closes with the one `end` of its `if`.
-            let otherwise = Box::new(self.if_rest(false)?);
+            let otherwise = Box::new(self.nested(|parser| parser.if_rest(false))?);
             return Ok(Expr::If { condition: Box::new(condition), then: Box::new(then), otherwise });
         } else if self.eat_word("else") {
             self.expression()?
@@ -1194,12 +1244,32 @@ mod tests {
             ("fs.frobnicate", "'fs' is a String, whose method 'frobnicate' Culprit does not read"),
             ("fs =~ /(?<=e)x/", "cannot read the regex"),
             ("1 2", "unexpected the number 2 after a complete expression"),
+            (&"(".repeat(500), "nests deeper than 64 levels"),
+            (&"!".repeat(500), "nests deeper than 64 levels"),
+            (&"1 ? ".repeat(200), "nests deeper than 64 levels"),
+            (&"if 1 then 1 elsif ".repeat(100), "nests deeper than 64 levels"),
+            (&format!("{}1{}", "\"#{".repeat(1_000), "}\"".repeat(1_000)), "'#{}' nests deeper than 8 levels"),
+            (&"1+".repeat(4_000), "more than 1000 words and signs"),
+            (&"1+".repeat(400), "nests deeper than 64 levels"),
+            (&"(".repeat(100_000), "longer than 10000 characters"),
             ("fs @ 1", "cannot read '@'"),
         ];
         for (expression, said) in cases {
             let error = value(expression, "{fs: ext4, fio: {bs: 4k}}").unwrap_err();
-            assert!(error.0.contains(said), "{expression}: {error}");
+            let shown: String = expression.chars().take(40).collect();
+            assert!(error.0.contains(said), "{shown}: {}", error.0.chars().take(300).collect::<String>());
         }
+    }
+
+    #[test]
+    fn the_longest_template_allowed_is_computed() {
+        // The deepest trees the bounds let through, in a chain and in nesting; one level more is refused.
+        let chain = |links: usize| format!("{}1", "1+".repeat(links));
+        assert_eq!(value(&chain(63), "{}").unwrap(), Ruby::Int(64));
+        assert!(value(&chain(64), "{}").unwrap_err().0.contains("nests deeper than 64 levels"));
+        let nested = |levels: usize| format!("{}1{}", "(".repeat(levels), ")".repeat(levels));
+        assert_eq!(value(&nested(63), "{}").unwrap(), Ruby::Int(1));
+        assert!(value(&nested(64), "{}").unwrap_err().0.contains("nests deeper than 64 levels"));
     }
 
     #[test]
