@@ -465,9 +465,9 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
     };
     let mut body = format!("<h1>{}</h1>\n<p class=\"note\">{}</p>\n", escape(&title), escape(&order_note));
     body.push_str(&pre(&text));
-    // The series with a change point come first, so a cap leaves out only flat ones where it can.
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    order.sort_by_key(|&k| !analyses[k].1.change_points.iter().any(|c| c.verdict.is_change()));
+    // The series with a change point come first, the most significant first as `track --plot` picks them, so a cap
+    // leaves out only flat ones where it can.
+    let order = plot::chart_order(&analyses);
     if series.len() > MAX_PLOTS {
         body.push_str(&format!(
             "<p class=\"note\">{} series match; the charts of the first {MAX_PLOTS} are drawn, those with a change \
