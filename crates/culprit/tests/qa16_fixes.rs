@@ -1,5 +1,6 @@
 //! End-to-end regressions of the sixteenth QA pass: what `culprit compare` says under its table of a change whose
-//! good direction is unknown, and how many charts `culprit track --plot` writes of a broad metric regex.
+//! good direction is unknown, how many charts `culprit track --plot` writes of a broad metric regex, and the title
+//! of the dashboard's compare page when it is filtered.
 
 mod common;
 
@@ -111,4 +112,24 @@ fn qa16_track_plot_of_a_broad_regex_draws_only_the_series_with_a_change_point_an
         assert!(dir.path().join(format!("charts/t-command.{m}.svg")).is_file(), "{m}");
     }
     assert!(!String::from_utf8_lossy(&out.stderr).contains("left out"));
+}
+
+#[test]
+fn qa16_the_dashboards_compare_page_names_its_filters_in_its_title() {
+    // /compare?rev=a&rev=b&metric=X and /compare?rev=a&rev=b were both titled "culprit compare a b", so two tabs of
+    // one pair, one per metric, could not be told apart in the tab bar or the browser's history.
+    let dir = tempfile::tempdir().unwrap();
+    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
+    let server = common::serve("q.db", dir.path());
+    let plain = server.get("/compare?rev=a&rev=b");
+    assert_eq!(plain.status, 200, "{}", plain.body);
+    assert!(plain.body.contains("<title>culprit compare a b</title>"), "{}", plain.body);
+    // A regex with HTML's special characters (`ops|<b>&` matches command.ops) is escaped in the title and heading.
+    let filtered = server.get("/compare?rev=a&rev=b&metric=ops%7C%3Cb%3E%26&all=1");
+    assert_eq!(filtered.status, 200, "{}", filtered.body);
+    let title = "culprit compare a b --metric ops|&lt;b&gt;&amp; --all";
+    assert!(filtered.body.contains(&format!("<title>{title}</title>")), "{}", filtered.body);
+    assert!(filtered.body.contains(&format!("<h1>{title}</h1>")), "{}", filtered.body);
+    assert!(!filtered.body.contains("<b>&"), "{}", filtered.body);
+    assert!(filtered.body.contains("command.ops"), "{}", filtered.body);
 }

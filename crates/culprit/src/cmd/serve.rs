@@ -397,7 +397,17 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
         plot: None,
     };
     let rendered = compare::render(store, &args)?;
-    let title = format!("culprit compare {}", revisions.join(" "));
+    // The title is the command line that prints this table, filters included: two tabs of one pair, one per
+    // metric=, read the same in a browser's tab bar and history when it named the revisions alone.
+    let mut title = format!("culprit compare {}", revisions.join(" "));
+    for (option, value) in [("--job", &args.job), ("--machine", &args.machine), ("--metric", &args.metric)] {
+        if let Some(value) = value {
+            title.push_str(&format!(" {option} {value}"));
+        }
+    }
+    if args.all {
+        title.push_str(" --all");
+    }
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     // The table's footnotes say how the command line shows every row; on this page that is `all=1`.
     body.push_str(&pre(&rendered.text.replace("--all shows every row", "all=1 shows every row")));
