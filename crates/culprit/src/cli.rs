@@ -496,7 +496,8 @@ pub struct TrackArgs {
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub min_change: Option<f64>,
     /// Draw each metric's series, fitted segments and change points into this file (.svg or .png); with several
-    /// metrics, one file each, named FILE-<metric>.svg.
+    /// metrics, one file each, named FILE-<metric>.svg. Of more than 20 series, only those with a change point are
+    /// drawn (the 20 most significant at most); a narrower --metric draws the others.
     #[arg(long, value_name = "FILE.svg|png")]
     pub plot: Option<PathBuf>,
     /// The robot's loop: measure the job on REF's first-parent history (every Nth commit, then both inner ends of

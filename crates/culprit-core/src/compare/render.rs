@@ -320,16 +320,22 @@ pub fn change_amount(c: &Change) -> String {
     }
 }
 
-/// One line per regression or improvement, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`.
-/// With more than one non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`.
+/// One line per change, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`. A metric with no known
+/// good direction that changed is worded `fio.latency_50ms% +6.0 change (...)`: the table shows its row, and a
+/// maintainer reading the lines under it would otherwise take their silence for no change. With more than one
+/// non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`.
 pub fn headlines(result: &CompareResult) -> Vec<String> {
     let multi = result.columns.len() > 2;
     let mut lines = Vec::new();
     for row in &result.rows {
         for c in &row.changes {
-            if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
-                continue;
-            }
+            // The verdict's own word for a change of unknown direction is the adjective "changed"; the line's noun
+            // is "change", as the report's headline has it, and says nothing of better or worse.
+            let noun = match c.verdict {
+                Verdict::Regression | Verdict::Improvement => c.verdict.word(),
+                Verdict::Changed => "change",
+                Verdict::Unchanged | Verdict::Inconclusive { .. } => continue,
+            };
             let base = row.sides.first();
             let other = row.sides.get(c.column);
             let (nb, no) = (base.map(|s| s.n).unwrap_or(0), other.map(|s| s.n).unwrap_or(0));
@@ -346,7 +352,7 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
                 super::DecisionRule::Lkp(_) => "by lkp's rules".to_string(),
                 super::DecisionRule::Culprit => format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string())),
             };
-            lines.push(format!("{} {amount} {}{on} ({nb} vs {no} runs, {evidence})", row.metric, c.verdict.word()));
+            lines.push(format!("{} {amount} {noun}{on} ({nb} vs {no} runs, {evidence})", row.metric));
         }
     }
     lines

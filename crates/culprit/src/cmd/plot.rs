@@ -204,15 +204,75 @@ pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
     })
 }
 
+/// Most charts `track --plot` writes. A broad `--metric` (or none) matches every monitor and perf-profile metric of a
+/// job, and one file per series made hundreds of files, nearly all of flat lines; beyond this many series, only those
+/// with a change point are drawn, the most significant first.
+pub const MAX_TRACK_CHARTS: usize = 20;
+
+/// The series in the order their charts are worth drawing: those with a change point that is a change first, the
+/// one with the most significant (smallest q, else p) first, then the flat ones in their own order. The verdicts
+/// are the analysis's; this only orders by them.
+pub fn chart_order(analyses: &[(String, Analysis)]) -> Vec<usize> {
+    let significance = |k: usize| {
+        let changes = analyses[k].1.change_points.iter().filter(|c| c.verdict.is_change());
+        changes.map(|c| c.q.unwrap_or(c.p)).reduce(f64::min)
+    };
+    let mut order: Vec<(usize, Option<f64>)> = (0..analyses.len()).map(|k| (k, significance(k))).collect();
+    // A stable sort keeps the history's order among equals, flat series among themselves above all.
+    order.sort_by(|(_, a), (_, b)| match (a, b) {
+        (Some(a), Some(b)) => a.total_cmp(b),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    order.into_iter().map(|(k, _)| k).collect()
+}
+
+/// The series `track --plot` draws, in the history's order, and when some are left out the sentence that says how
+/// many, why, and how to draw them: every series when there are at most [`MAX_TRACK_CHARTS`], else the most
+/// significant of those with a change point, at most that many.
+fn charted(analyses: &[(String, Analysis)]) -> (Vec<usize>, Option<String>) {
+    let total = analyses.len();
+    if total <= MAX_TRACK_CHARTS {
+        return ((0..total).collect(), None);
+    }
+    let changed = |k: &usize| analyses[*k].1.change_points.iter().any(|c| c.verdict.is_change());
+    let with_change = (0..total).filter(changed).count();
+    let mut drawn: Vec<usize> = chart_order(analyses).into_iter().filter(changed).take(MAX_TRACK_CHARTS).collect();
+    drawn.sort_unstable();
+    let left_out = total - drawn.len();
+    let why = if drawn.is_empty() {
+        format!("drew no chart: none of the {total} series has a change point")
+    } else if drawn.len() < with_change {
+        format!(
+            "drew the {} series with the most significant change points, of {with_change} with one among {total} \
+             series",
+            drawn.len()
+        )
+    } else {
+        format!("drew only the {} of {total} series with a change point", drawn.len())
+    };
+    let note = format!(
+        "{why} (--plot draws every series only when there are at most {MAX_TRACK_CHARTS}); {left_out} left out: a \
+         narrower --metric REGEX draws them"
+    );
+    (drawn, Some(note))
+}
+
 /// Writes one chart per series: to `path` when there is one, else to `path`-<metric> (with a number added when a
-/// metric appears in several series). Returns the files written.
+/// metric appears in several series); of more than [`MAX_TRACK_CHARTS`] series, only those [`charted`] picks, saying
+/// on standard error how many were left out. Returns the files written.
 pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis)]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     if series.is_empty() {
         eprintln!("culprit: no series to plot");
         return Ok(written);
     }
-    for (k, (s, (_, analysis))) in series.iter().zip(analyses).enumerate() {
+    let (drawn, left_out) = charted(analyses);
+    for k in drawn {
+        let (Some(s), Some((_, analysis))) = (series.get(k), analyses.get(k)) else { continue };
+        // A file's name depends on the whole history, not on which series are drawn, so that a series keeps its
+        // file from one run to the next.
         let target = if series.len() == 1 {
             path.to_path_buf()
         } else if series.iter().filter(|other| other.metric == s.metric).count() > 1 {
@@ -225,12 +285,16 @@ pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis
         written.push(target);
     }
     match written.as_slice() {
+        [] => {}
         [one] => eprintln!("culprit: wrote {}", one.display()),
         many => eprintln!(
             "culprit: wrote {} charts, {} ...",
             many.len(),
             many.first().map(|p| p.display().to_string()).unwrap_or_default()
         ),
+    }
+    if let Some(note) = left_out {
+        eprintln!("culprit: {note}");
     }
     Ok(written)
 }
@@ -249,6 +313,43 @@ mod tests {
                 (0..3).map(|_| level + 2.0 * rng.normal()).collect()
             })
             .collect()
+    }
+
+    #[test]
+    fn of_many_series_only_the_most_significant_with_a_change_point_are_charted() {
+        // 25 series stepping by 10 to 130 at point 12 and 5 flat ones, in one history: over the cap, the flat ones
+        // are never drawn, nor are the change points less significant than every one drawn.
+        let options = TrackOptions::default();
+        let mut rng = culprit_core::rng::Rng::new(11);
+        let mut all: Vec<(String, Analysis)> = (0..30)
+            .map(|k| {
+                let step = if k < 25 { 10.0 + 5.0 * k as f64 } else { 0.0 };
+                let points: Vec<Vec<f64>> = (0..20)
+                    .map(|i| (0..3).map(|_| if i < 12 { 100.0 } else { 100.0 + step } + 2.0 * rng.normal()).collect())
+                    .collect();
+                (format!("m{k:02}"), analyze(&points, &options).unwrap())
+            })
+            .collect();
+        decide(&mut all, &options);
+        let changed = |k: usize| all[k].1.change_points.iter().any(|c| c.verdict.is_change());
+        let q = |k: usize| {
+            let changes = all[k].1.change_points.iter().filter(|c| c.verdict.is_change());
+            changes.map(|c| c.q.unwrap_or(c.p)).fold(f64::INFINITY, f64::min)
+        };
+        assert_eq!((0..30).filter(|&k| changed(k)).collect::<Vec<_>>(), (0..25).collect::<Vec<_>>());
+        let (drawn, note) = charted(&all);
+        assert_eq!(drawn.len(), MAX_TRACK_CHARTS);
+        assert!(drawn.windows(2).all(|w| w[0] < w[1]), "in the history's order: {drawn:?}");
+        let least_drawn = drawn.iter().map(|&k| q(k)).fold(0.0, f64::max);
+        for k in (0..30).filter(|k| !drawn.contains(k)) {
+            assert!(!changed(k) || q(k) >= least_drawn, "m{k:02} (q={}) left out, q={least_drawn} drawn", q(k));
+        }
+        let note = note.expect("a note of what was left out");
+        assert!(note.starts_with("drew the 20 series with the most significant change points, of 25"), "{note}");
+        assert!(note.contains("; 10 left out: a narrower --metric REGEX draws them"), "{note}");
+        // At most the cap, every series is drawn and nothing is said.
+        all.truncate(MAX_TRACK_CHARTS);
+        assert_eq!(charted(&all), ((0..MAX_TRACK_CHARTS).collect(), None));
     }
 
     #[test]

@@ -397,7 +397,17 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
         plot: None,
     };
     let rendered = compare::render(store, &args)?;
-    let title = format!("culprit compare {}", revisions.join(" "));
+    // The title is the command line that prints this table, filters included: two tabs of one pair, one per
+    // metric=, read the same in a browser's tab bar and history when it named the revisions alone.
+    let mut title = format!("culprit compare {}", revisions.join(" "));
+    for (option, value) in [("--job", &args.job), ("--machine", &args.machine), ("--metric", &args.metric)] {
+        if let Some(value) = value {
+            title.push_str(&format!(" {option} {value}"));
+        }
+    }
+    if args.all {
+        title.push_str(" --all");
+    }
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
     // The table's footnotes say how the command line shows every row; on this page that is `all=1`.
     body.push_str(&pre(&rendered.text.replace("--all shows every row", "all=1 shows every row")));
@@ -465,9 +475,9 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
     };
     let mut body = format!("<h1>{}</h1>\n<p class=\"note\">{}</p>\n", escape(&title), escape(&order_note));
     body.push_str(&pre(&text));
-    // The series with a change point come first, so a cap leaves out only flat ones where it can.
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    order.sort_by_key(|&k| !analyses[k].1.change_points.iter().any(|c| c.verdict.is_change()));
+    // The series with a change point come first, the most significant first as `track --plot` picks them, so a cap
+    // leaves out only flat ones where it can.
+    let order = plot::chart_order(&analyses);
     if series.len() > MAX_PLOTS {
         body.push_str(&format!(
             "<p class=\"note\">{} series match; the charts of the first {MAX_PLOTS} are drawn, those with a change \
