@@ -65,8 +65,7 @@ fn next_unquoted_open(text: &str) -> Option<usize> {
             while let Some(at) = line[from..].find("{{").map(|at| from + at) {
                 let before = line[..at].trim_end_matches([' ', '\t']);
                 let blank_before = before.len() < at;
-                let quotes_closed = before.matches('"').count() % 2 == 0 && before.matches('\'').count() % 2 == 0;
-                if blank_before && quotes_closed && (before.ends_with(':') || before.ends_with('-')) {
+                if blank_before && opens_value(before) {
                     return Some(line_start + at);
                 }
                 from = at + 2;
@@ -75,6 +74,27 @@ fn next_unquoted_open(text: &str) -> Option<usize> {
         line_start += line.len();
     }
     None
+}
+
+/// Whether the text of a line before a `{{` (blanks after it removed) leaves the braces at the start of a YAML
+/// value: a `key:`, list item dashes, or both (`- key:`). Braces inside a value (`cmd: ls - {{x}}`) are that value's
+/// text, which quoting would change.
+fn opens_value(before: &str) -> bool {
+    let mut rest = before.trim_start();
+    while let Some(item) = rest.strip_prefix('-').filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+        rest = item.trim_start();
+    }
+    match rest.strip_suffix(':') {
+        Some(key) => {
+            let plain = !key.is_empty() && !key.contains(char::is_whitespace) && !key.contains(['"', '\'', '#']);
+            // A quoted key (`'bs':`, `"a b":`) is one piece, blanks and all.
+            let quoted = |q: char| {
+                key.len() >= 2 && key.starts_with(q) && key.ends_with(q) && !key[1..key.len() - 1].contains(q)
+            };
+            plain || quoted('"') || quoted('\'')
+        }
+        None => rest.is_empty(),
+    }
 }
 
 /// Why a template could not be computed: what in the expression, in words for the job's author.
@@ -115,9 +135,14 @@ pub fn compute_point(mut point: Mapping) -> Result<Option<Mapping>, PointError> 
 }
 
 /// The key paths of the text values holding a template, depth first in file order (lists are not entered: the
-/// lists of a point are those lkp does not expand, whose items it does not compute either).
+/// lists of a point are those lkp does not expand, whose items it does not compute either). Culprit's own `command`
+/// program is left out: its `cmd` is shell text, where braces are the shell's or another tool's (`docker inspect -f
+/// '{{.State.Status}}'`, a Go template), and lkp, which has no such program, wrote no template there.
 fn template_paths(mapping: &Mapping, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     for (key, value) in mapping {
+        if path.is_empty() && key.as_str() == Some(COMMAND_PROGRAM) {
+            continue;
+        }
         path.push(key.as_str().unwrap_or_default().to_string());
         match value {
             Value::String(text) if holds_template(text) => out.push(path.clone()),
@@ -127,6 +152,9 @@ fn template_paths(mapping: &Mapping, path: &mut Vec<String>, out: &mut Vec<Vec<S
         path.pop();
     }
 }
+
+/// The key of Culprit's program that runs any shell command (see [`crate::table::PROGRAMS`]).
+const COMMAND_PROGRAM: &str = "command";
 
 /// Whether a text value holds a template: `{{` with `}}` after it.
 pub fn holds_template(text: &str) -> bool {
@@ -1294,6 +1322,9 @@ mod tests {
         assert_eq!(compute_point(dropped).unwrap(), None);
         let failed = compute_point(job("fsmark:\n  test_size: '{{ nope }}'\n")).unwrap_err();
         assert_eq!(failed.path, ["fsmark", "test_size"]);
+        // A command job's shell text keeps its braces.
+        let shell = job("command:\n  cmd: docker inspect -f '{{.State.Status}}' db\n");
+        assert_eq!(compute_point(shell.clone()).unwrap(), Some(shell));
     }
 
     proptest::proptest! {
@@ -1324,6 +1355,11 @@ mod tests {
         assert_eq!(read.get("c").and_then(Value::as_str), Some("x: {{ kept }}"));
         assert_eq!(read.get("e").and_then(Value::as_str), Some("text{{ not a value }}"));
         assert!(quoted.contains("# d: {{ comment }}"));
+        // Braces inside a value are its text; those of a value in a list of hashes open it.
+        assert_eq!(quote_unquoted("cmd: ls - {{x}}\n"), "cmd: ls - {{x}}\n");
+        assert_eq!(quote_unquoted("a: b: {{x}}\n"), "a: b: {{x}}\n");
+        let in_lists = "- - k: {{ x }}\n- {{ y }}\n'b c': {{ z }}\n";
+        assert_eq!(quote_unquoted(in_lists), "- - k: \"{{ x }}\"\n- \"{{ y }}\"\n'b c': \"{{ z }}\"\n");
         // A template that does not close is left for YAML to refuse.
         assert_eq!(quote_unquoted("a: {{ open\n"), "a: {{ open\n");
         // Quoting twice changes nothing: kept job texts are read again.
