@@ -187,6 +187,7 @@ pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
     script("cgroup2", "puts the benchmark in no cgroup"),
     script("numactl", "binds the benchmark to no NUMA policy (numactl)"),
     script("drop_caches", "drops no caches before the runs"),
+    script("mysql-setup", "starts no MySQL server (oltp runs sysbench against a throwaway PostgreSQL server)"),
     setting("debug-setup", "runs none of lkp's debug setup"),
 ];
 
@@ -259,6 +260,7 @@ const fn plain(key: &'static str) -> Selector {
 /// | `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`, `perf-bench-futex`, `perf-bench-mem`, `perf-bench-numa-mem` | the same | |
 /// | `dbench` | `dbench` | |
 /// | `pgbench` | `pgbench` | `pgbench-setup` |
+/// | `oltp` | `oltp` | `setup-oltp` |
 /// | `command` | `command` | |
 pub const PROGRAMS: &[ProgramSpec] = &[
     ProgramSpec {
@@ -347,6 +349,11 @@ pub const PROGRAMS: &[ProgramSpec] = &[
         name: "pgbench",
         selectors: &[plain("pgbench")],
         setup_keys: &["pgbench-setup"],
+    },
+    ProgramSpec {
+        name: "oltp",
+        selectors: &[plain("oltp")],
+        setup_keys: &["setup-oltp"],
     },
     ProgramSpec {
         name: "command",

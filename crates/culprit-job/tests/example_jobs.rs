@@ -58,6 +58,19 @@ fn example_jobs_expand_as_documented() {
             &[],
         ),
         (
+            "oltp.yaml",
+            &[
+                "oltp-1-5s-10000-oltp_read_only",
+                "oltp-1-5s-10000-oltp_read_write",
+                "oltp-2-5s-10000-oltp_read_only",
+                "oltp-2-5s-10000-oltp_read_write",
+                "oltp-4-5s-10000-oltp_read_only",
+                "oltp-4-5s-10000-oltp_read_write",
+            ],
+            "oltp",
+            &[],
+        ),
+        (
             "quick.yaml",
             &["quick-pipe-3-500-process-100%"],
             "hackbench",

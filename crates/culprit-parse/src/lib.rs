@@ -17,6 +17,7 @@ pub mod hackbench;
 pub mod iperf;
 pub mod mpstat;
 pub mod netperf;
+pub mod oltp;
 pub mod perf_bench;
 pub mod perf_profile;
 pub mod perf_stat;
@@ -228,7 +229,7 @@ static PERF_BENCH_FUTEX: perf_bench::PerfBench = perf_bench::PerfBench(perf_benc
 static PERF_BENCH_MEM: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::Mem);
 static PERF_BENCH_NUMA_MEM: perf_bench::PerfBench = perf_bench::PerfBench(perf_bench::PerfBenchKind::NumaMem);
 
-static REGISTRY: [&dyn Parser; 27] = [
+static REGISTRY: [&dyn Parser; 28] = [
     &dbench::Dbench,
     &fio::Fio,
     &fsmark::Fsmark,
@@ -236,6 +237,7 @@ static REGISTRY: [&dyn Parser; 27] = [
     &iperf::Iperf,
     &mpstat::Mpstat,
     &netperf::Netperf,
+    &oltp::Oltp,
     &PERF_BENCH_FUTEX,
     &PERF_BENCH_MEM,
     &PERF_BENCH_NUMA_MEM,

@@ -1,4 +1,4 @@
-//! Golden and robustness tests for the benchmark parsers (fio, fsmark, dbench, hackbench, stress-ng, sysbench) on
+//! Golden and robustness tests for the benchmark parsers (fio, fsmark, dbench, hackbench, oltp, stress-ng, sysbench) on
 //! outputs recorded on a real machine, and on bad input: empty, garbage, cut in half, killed mid-run.
 //!
 //! `tests/data/real/<program>/<case>` is a raw output (a directory is an lkp result root) and `<case>.expected`
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const PROGRAMS: [&str; 6] = ["dbench", "fio", "fsmark", "hackbench", "stress-ng", "sysbench"];
+const PROGRAMS: [&str; 7] = ["dbench", "fio", "fsmark", "hackbench", "oltp", "stress-ng", "sysbench"];
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -198,12 +198,16 @@ fn truncated_and_killed_runs_are_rejected() {
         ("sysbench-cpu-truncated", "sysbench", Want::Truncated, "execution time"),
         ("sysbench-fileio-truncated", "sysbench", Want::Truncated, "execution time"),
         ("fsmark-truncated", "fsmark", Want::Truncated, "FSUse%"),
+        ("oltp-truncated", "oltp", Want::Truncated, "transactions:"),
         // Real runs killed with SIGKILL part-way.
         ("fio-killed.json", "fio", Want::NoResults, "--output-format=json"),
         ("stress-ng-killed", "stress-ng", Want::NoResults, "metrics"),
         ("hackbench-killed", "hackbench", Want::Truncated, "killed"),
         ("dbench-killed", "dbench", Want::Truncated, "killed"),
         ("sysbench-cpu-killed", "sysbench", Want::Truncated, "killed"),
+        ("oltp-killed", "oltp", Want::Truncated, "killed"),
+        // sysbench's OLTP test with no server to reach: only its FATAL lines.
+        ("oltp-no-server", "oltp", Want::NoResults, "FATAL"),
         // Valid-looking output of the wrong kind.
         ("sysbench-fileio-prepare", "sysbench", Want::NoResults, "fileio"),
         ("fio-not-fio.json", "fio", Want::Json, "jobs"),

@@ -40,30 +40,15 @@ fn runs_a_real_matrix_job_with_monitors_and_stores_it() {
         assert_eq!(g["failed_runs"], 0);
     }
     // The lkp result root has per-run stats.json and per-revision matrix.json with the monitor metrics in it.
-    let matrix: Vec<PathBuf> = walk(&root)
+    let matrix: Vec<PathBuf> = common::files_under(&root)
         .into_iter()
         .filter(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())
         .collect();
-    assert_eq!(matrix.len(), 2, "{:?}", walk(&root));
+    assert_eq!(matrix.len(), 2, "{:?}", common::files_under(&root));
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&matrix[0]).unwrap()).unwrap();
     assert_eq!(m["hackbench.throughput"].as_array().unwrap().len(), 2);
     assert!(m.get("vmstat.cpu.us").is_some(), "{m}");
     assert!(m.get("meminfo.MemFree").is_some() || m.as_object().unwrap().keys().any(|k| k.starts_with("meminfo.")), "{m}");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //! PostgreSQL cluster Culprit makes per run (as the `postgres` user when the tests run as root), its stored
 //! metrics and monitors, the server gone afterwards, and job errors reported before anything runs.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
@@ -18,19 +20,6 @@ fn culprit(db: &Path, args: &[&str], cwd: &Path) -> Output {
 
 fn text(o: &Output) -> String {
     format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// Command lines of live processes that mention `needle` (a leaked postmaster would name its data directory).
@@ -90,7 +79,7 @@ fn short_pgbench_job_stores_tps_latency_and_monitors_and_leaves_no_server() {
     assert_eq!(results[0]["ok_runs"], 2, "{results}");
     assert_eq!(results[0]["failed_runs"], 0, "{results}");
 
-    let matrix_path = walk(&root)
+    let matrix_path = common::files_under(&root)
         .into_iter()
         // The revision's matrix.json (per-run values) sits next to avg.json; each run's own one holds samples.
         .find(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())

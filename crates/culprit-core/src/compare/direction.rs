@@ -103,6 +103,13 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("pgbench.failed_transactions", -1),
     ("pgbench.latency*", -1),
     ("pgbench.initial_connection_time_ms", -1),
+    // sysbench's OLTP tests (lkp's `oltp`): lkp's index-perf takes every `/s` rate as better higher and
+    // index-latency every `_ms` as better lower; the fairness shares describe the run, and an aborted transaction
+    // (a deadlock PostgreSQL broke, which sysbench retried) is work lost.
+    ("oltp.*/s", 1),
+    ("oltp.latency_*_ms", -1),
+    ("oltp.thread_*_stddev%", 0),
+    ("oltp.ignored_errors", -1),
     ("vm-scalability.median", 1),
     ("vm-scalability.throughput", 1),
     ("vm-scalability.stddev", -1),
@@ -150,6 +157,7 @@ pub const KPI_PATTERNS: &[&str] = &[
     "perf-bench-numa-mem.GB_sec_total",
     "dbench.throughput_MB/s",
     "pgbench.tps",
+    "oltp.transactions/s",
     "sysbench-*.throughput_ops/s",
     "sysbench-cpu.workload",
     "sysbench-threads.workload",

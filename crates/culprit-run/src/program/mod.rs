@@ -14,8 +14,10 @@ pub mod dbench;
 pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
+pub mod oltp;
 pub mod perf_bench;
 pub mod pgbench;
+pub mod postgres;
 pub mod stress_ng;
 pub mod sysbench;
 
@@ -334,12 +336,13 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 18] = [
+static REGISTRY: [&dyn Program; 19] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
         &hackbench::Hackbench,
+        &oltp::Oltp,
         &perf_bench::FUTEX,
         &perf_bench::MEM,
         &perf_bench::NUMA_MEM,

@@ -3,19 +3,9 @@
 //! wrapper in `PATH`), run as lkp's `pgbench-setup` does: initialise with `pgbench -i`, then measure `pgbench -n`.
 //!
 //! The server: a job either names one (`host`, and optionally `port`, `dbname`, `user`), or, by default, each run
-//! gets a throwaway cluster of its own in the run's scratch directory:
-//!
-//! 1. (as root) `chown postgres <scratch>`, because PostgreSQL refuses to run as root, so the cluster's commands
-//!    run as `postgres` through `runuser -u postgres --`;
-//! 2. `initdb -D <scratch>/data -A trust --no-sync -E UTF8 --locale=C` (trust: nothing but this run can reach it);
-//! 3. `pg_ctl -D <scratch>/data -l <scratch>/postgres.log -w start`, listening only on a Unix socket in the
-//!    scratch directory (port 5432 then only names the socket file, so runs never collide); when the scratch path
-//!    is too long for a socket address or holds unusual characters, on 127.0.0.1 at a free port instead;
-//! 4. `pgbench -i -s <scale_factor> -q`, into the `postgres` database;
-//!
-//! then the measured `pgbench -n ...`, and in cleanup `pg_ctl -m fast -w stop`. Should the run layer skip the
-//! cleanup (a failed or interrupted setup), the server still goes: the scratch directory is removed after every
-//! run, and a postmaster whose `postmaster.pid` has vanished shuts itself down within a minute.
+//! gets a throwaway cluster of its own in the run's scratch directory ([`super::postgres`]: initdb, pg_ctl start on
+//! a socket in the scratch directory, pg_ctl stop in cleanup), into whose `postgres` database setup runs
+//! `pgbench -i -s <scale_factor> -q`; then the measured `pgbench -n ...`.
 //!
 //! With a named server, setup is `pgbench -i -s <scale_factor> -q` against it (which DROPS and recreates the
 //! `pgbench_*` tables there), and cleanup `pgbench -i -I d` drops them again. Passwords come from libpq's usual
@@ -39,8 +29,9 @@
 //! Like lkp, the measured run passes `-n` (no vacuum before the test: `-i` has just vacuumed). Metrics are parsed by
 //! `culprit_parse::pgbench`: `pgbench.tps`, `pgbench.latency_ms`, `pgbench.transactions`, ...
 
+use super::postgres::{throwaway_server, Connection, ServerHost, SERVER_INSTALL_HINT};
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::{find_in_path, shell_quote, Invocation};
+use crate::process::{find_in_path, Invocation};
 use std::path::{Path, PathBuf};
 
 pub struct Pgbench;
@@ -48,8 +39,7 @@ pub struct Pgbench;
 const PROGRAM: &str = "pgbench";
 
 /// What to install, for every missing piece: on Debian, pgbench, initdb and pg_ctl come with the server package.
-const INSTALL_HINT: &str =
-    "install it with: apt-get install postgresql postgresql-client (Debian keeps pgbench, initdb and pg_ctl in /usr/lib/postgresql/<version>/bin)";
+const INSTALL_HINT: &str = SERVER_INSTALL_HINT;
 
 /// The builtin scripts pgbench runs, by their `-b` names.
 const MODES: &[&str] = &["tpcb-like", "simple-update", "select-only"];
@@ -76,49 +66,6 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "user", kind: ParamKind::Text, doc: "the existing server's user" },
 ];
 
-/// What the throwaway cluster needs from this machine, found once per plan (and given by hand in tests).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerHost {
-    /// The newest `/usr/lib/postgresql/<version>/bin` holding initdb and pg_ctl.
-    pub bin_dir: Option<PathBuf>,
-    /// Whether Culprit runs as root, so the server must run as `postgres`.
-    pub as_root: bool,
-    /// Whether the `postgres` account exists (Debian's server package creates it).
-    pub postgres_user: bool,
-}
-
-impl ServerHost {
-    /// This machine's PostgreSQL server binaries and user.
-    pub fn detect() -> Self {
-        let as_root = crate::process::effective_uid() == 0;
-        let postgres_user = crate::process::user_exists("postgres");
-        ServerHost { bin_dir: server_bin_dir(Path::new("/usr/lib/postgresql")), as_root, postgres_user }
-    }
-}
-
-/// The PostgreSQL version of a Debian `/usr/lib/postgresql/<version>` directory name, for ordering (`9.6` < `15`).
-fn version_key(name: &str) -> Vec<u32> {
-    name.split('.').map(|part| part.parse().unwrap_or(0)).collect()
-}
-
-/// The newest `<root>/<version>/bin` that holds both initdb and pg_ctl, else the directory of an `initdb` in
-/// `PATH` (distributions that install the server binaries there).
-pub fn server_bin_dir(root: &Path) -> Option<PathBuf> {
-    let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
-    let mut versions: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| (version_key(&entry.file_name().to_string_lossy()), entry.path().join("bin")))
-        .filter(|(_, bin)| has_server(bin))
-        .collect();
-    versions.sort();
-    if let Some((_, bin)) = versions.pop() {
-        return Some(bin);
-    }
-    find_in_path("initdb").and_then(|initdb| initdb.parent().map(Path::to_path_buf)).filter(|dir| has_server(dir))
-}
-
 /// pgbench in one of `root`'s `<version>/bin` directories or in `PATH` (`in_path`), else what to install.
 fn pgbench_installed(root: &Path, in_path: Option<PathBuf>) -> Result<(), ProgramError> {
     let in_bin_dir = std::fs::read_dir(root)
@@ -133,55 +80,13 @@ fn pgbench_installed(root: &Path, in_path: Option<PathBuf>) -> Result<(), Progra
     }
 }
 
-/// A free TCP port on 127.0.0.1, for a throwaway server that cannot use a Unix socket.
-fn free_local_port() -> Option<u16> {
-    std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?.local_addr().ok().map(|a| a.port())
-}
-
-/// Whether the server can put its socket in `dir`: the socket address (`<dir>/.s.PGSQL.5432`) must fit in
-/// `sun_path` (108 bytes with its NUL; a margin is kept), and the path must survive pg_ctl's shell and PostgreSQL's
-/// list syntax unquoted.
-fn socket_dir_usable(dir: &Path) -> bool {
-    let Some(text) = dir.to_str() else {
-        return false;
-    };
-    text.starts_with('/')
-        && text.len() + "/.s.PGSQL.5432".len() <= 100
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
-}
-
-/// Where clients connect: `-h`/`-p`/`-U` and the database argument.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Connection {
-    host: Option<String>,
-    port: Option<u64>,
-    user: Option<String>,
-    dbname: Option<String>,
-}
-
-impl Connection {
-    fn options(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if let Some(host) = &self.host {
-            args.extend(["-h".to_string(), host.clone()]);
-        }
-        if let Some(port) = self.port {
-            args.extend(["-p".to_string(), port.to_string()]);
-        }
-        if let Some(user) = &self.user {
-            args.extend(["-U".to_string(), user.clone()]);
-        }
-        args
-    }
-
-    /// A pgbench command line: the program, the connection options, `middle`, and the database last.
-    fn pgbench(&self, program: &str, middle: &[String]) -> Invocation {
-        let mut argv = vec![program.to_string()];
-        argv.extend(self.options());
-        argv.extend(middle.iter().cloned());
-        argv.extend(self.dbname.clone());
-        Invocation::new(argv)
-    }
+/// A pgbench command line: the program, the connection's options, `middle`, and the database last.
+fn pgbench(conn: &Connection, program: &str, middle: &[String]) -> Invocation {
+    let mut argv = vec![program.to_string()];
+    argv.extend(conn.libpq_options());
+    argv.extend(middle.iter().cloned());
+    argv.extend(conn.dbname.clone());
+    Invocation::new(argv)
 }
 
 fn bad(key: &str, value: &str, reason: impl Into<String>) -> ProgramError {
@@ -260,9 +165,9 @@ impl Pgbench {
                 .filter(|path| path.is_file())
                 .map(|path| path.display().to_string())
                 .unwrap_or_else(|| PROGRAM.to_string());
-            let mut plan = ProgramPlan::single(conn.pgbench(&program, &run));
-            plan.setup.push(conn.pgbench(&program, &init));
-            plan.cleanup.push(conn.pgbench(&program, &["-i".to_string(), "-I".into(), "d".into()]));
+            let mut plan = ProgramPlan::single(pgbench(&conn, &program, &run));
+            plan.setup.push(pgbench(&conn, &program, &init));
+            plan.cleanup.push(pgbench(&conn, &program, &["-i".to_string(), "-I".into(), "d".into()]));
             return Ok(plan);
         }
         for key in ["port", "dbname", "user"] {
@@ -271,91 +176,18 @@ impl Pgbench {
             }
         }
 
-        let bin_dir = host.bin_dir.as_ref().ok_or(ProgramError::MissingBinary {
-            program: PROGRAM,
-            binary: "initdb".into(),
-            hint: INSTALL_HINT,
-        })?;
-        if host.as_root && !host.postgres_user {
-            return Err(ProgramError::MissingBinary {
-                program: PROGRAM,
-                binary: "the 'postgres' user (PostgreSQL will not run as root)".into(),
-                hint: INSTALL_HINT,
-            });
-        }
-        let as_server_user = |argv: Vec<String>| -> Invocation {
-            if host.as_root {
-                let mut wrapped: Vec<String> = ["runuser", "-u", "postgres", "--"].map(String::from).to_vec();
-                wrapped.extend(argv);
-                Invocation::new(wrapped)
-            } else {
-                Invocation::new(argv)
-            }
-        };
-        let scratch = &ctx.scratch_dir;
-        let data = scratch.join("data");
-        let data_text = data.display().to_string();
-        let tool = |name: &str| bin_dir.join(name).display().to_string();
-
-        let (settings, conn) = if socket_dir_usable(scratch) {
-            let dir = scratch.display().to_string();
-            (
-                vec![("listen_addresses", String::new()), ("unix_socket_directories", dir.clone()), ("port", "5432".into())],
-                Connection { host: Some(dir), port: Some(5432), user: None, dbname: Some("postgres".into()) },
-            )
-        } else {
-            let port = free_port().ok_or_else(|| bad("host", "", "no free TCP port on 127.0.0.1 for the throwaway server"))?;
-            (
-                vec![("listen_addresses", "127.0.0.1".into()), ("unix_socket_directories", String::new()), ("port", port.to_string())],
-                Connection { host: Some("127.0.0.1".into()), port: Some(port.into()), user: None, dbname: Some("postgres".into()) },
-            )
-        };
-        // initdb names the superuser after the OS user that runs it: `postgres` under runuser, else the caller.
-        let conn = Connection { user: host.as_root.then(|| "postgres".to_string()), ..conn };
-        let mut server_options: Vec<String> = Vec::new();
-        for (name, value) in &settings {
-            server_options.extend(["-c".to_string(), shell_quote(&format!("{name}={value}"))]);
-        }
+        let mut settings = Vec::new();
         for key in SERVER_SETTINGS {
             if let Some(value) = p.get(key) {
-                server_options.extend(["-c".to_string(), format!("{key}={}", setting_value(key, value)?)]);
+                settings.push((key.to_string(), setting_value(key, value)?.to_string()));
             }
         }
-
-        let mut setup = Vec::new();
-        if host.as_root {
-            setup.push(Invocation::new(["chown".to_string(), "postgres".into(), scratch.display().to_string()]));
-        }
-        setup.push(as_server_user(
-            [tool("initdb"), "-D".into(), data_text.clone(), "-A".into(), "trust".into(), "--no-sync".into(), "-E".into(), "UTF8".into(), "--locale=C".into()]
-                .to_vec(),
-        ));
-        let log = scratch.join("postgres.log").display().to_string();
-        let start = [
-            tool("pg_ctl"),
-            "-D".into(),
-            data_text.clone(),
-            "-l".into(),
-            log.clone(),
-            "-w".into(),
-            "-t".into(),
-            "120".into(),
-            "-o".into(),
-            server_options.join(" "),
-            "start".into(),
-        ];
-        // pg_ctl only says "Examine the log output" when the server does not start, and the log goes with the
-        // scratch directory, so a failed start copies it to stderr, which the failed run keeps.
-        let start_line = start.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
-        setup.push(as_server_user(vec![
-            "sh".into(),
-            "-c".into(),
-            format!("{start_line} || {{ status=$?; cat {} >&2; exit $status; }}", shell_quote(&log)),
-        ]));
-        let pgbench = tool("pgbench");
-        setup.push(conn.pgbench(&pgbench, &init));
-        let cleanup = vec![as_server_user([tool("pg_ctl"), "-D".into(), data_text, "-m".into(), "fast".into(), "-w".into(), "stop".into()].to_vec())];
-        Ok(ProgramPlan { setup, main: conn.pgbench(&pgbench, &run), executions: 1, warmups: 0, cleanup })
+        let server = throwaway_server(PROGRAM, ctx, host, free_port, &settings)?;
+        let program = server.bin_dir.join("pgbench").display().to_string();
+        let mut setup = server.setup;
+        setup.push(pgbench(&server.connection, &program, &init));
+        let main = pgbench(&server.connection, &program, &run);
+        Ok(ProgramPlan { setup, main, executions: 1, warmups: 0, cleanup: server.cleanup })
     }
 }
 
@@ -380,7 +212,7 @@ impl Program for Pgbench {
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_on(p, ctx, &ServerHost::detect(), &free_local_port)
+        self.plan_on(p, ctx, &ServerHost::detect(), &super::postgres::free_local_port)
     }
 }
 
@@ -405,7 +237,7 @@ mod tests {
         assert_eq!(lines[0], "chown postgres /tmp/culprit-scratch");
         assert_eq!(
             lines[1],
-            "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -A trust --no-sync -E UTF8 --locale=C"
+            "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -U postgres -A trust --no-sync -E UTF8 --locale=C"
         );
         assert!(lines[2].starts_with("runuser -u postgres -- sh -c '/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
         assert!(lines[2].ends_with(" start || { status=$?; cat /tmp/culprit-scratch/postgres.log >&2; exit $status; }'"), "{}", lines[2]);
@@ -420,13 +252,14 @@ mod tests {
     }
 
     #[test]
-    fn not_root_runs_the_server_as_the_caller() {
+    fn not_root_runs_the_server_as_the_caller_with_the_same_superuser() {
         let p = params("pgbench", &[("nr_task", "100%"), ("worker_threads", "16"), ("transcations", "500"), ("max_wal_size", "60GB")]);
         let plan = Pgbench.plan_on(&p, &ctx(), &host(false), &no_port).unwrap();
         assert!(plan.setup.iter().all(|i| i.argv[0] != "runuser" && i.argv[0] != "chown"));
         assert!(plan.setup[1].display().contains("-c max_wal_size=60GB"), "{}", plan.setup[1].display());
         // 100% of 4 CPUs is 4 clients; 16 threads are capped at the clients; lkp's transcations gives -t.
-        assert!(plan.main.display().ends_with("-p 5432 -n -c 4 -j 4 -t 500 -b tpcb-like postgres"), "{}", plan.main.display());
+        assert!(plan.main.display().ends_with("-p 5432 -U postgres -n -c 4 -j 4 -t 500 -b tpcb-like postgres"), "{}", plan.main.display());
+        assert!(plan.setup[0].display().contains("initdb -D /tmp/culprit-scratch/data -U postgres "), "{}", plan.setup[0].display());
     }
 
     #[test]
@@ -440,8 +273,6 @@ mod tests {
         assert!(plan.main.display().contains("-T 300"), "lkp's default runtime: {}", plan.main.display());
         let err = Pgbench.plan_on(&params("pgbench", &[]), &context, &host(false), &no_port).unwrap_err();
         assert!(err.to_string().contains("free TCP port"), "{err}");
-        assert!(socket_dir_usable(Path::new("/tmp/culprit-scratch/pg.1.0")));
-        assert!(!socket_dir_usable(Path::new("/tmp/with space")));
     }
 
     #[test]
@@ -478,21 +309,6 @@ mod tests {
         assert!(p.validate(Pgbench.params(), 4).unwrap_err().to_string().contains("select-only"));
         let p = params("pgbench", &[("clients", "2")]);
         assert!(p.validate(Pgbench.params(), 4).unwrap_err().to_string().contains("nr_task"));
-    }
-
-    #[test]
-    fn newest_server_version_wins() {
-        let root = tempfile::tempdir().unwrap();
-        for version in ["9.6", "15", "13"] {
-            let bin = root.path().join(version).join("bin");
-            std::fs::create_dir_all(&bin).unwrap();
-            for tool in ["initdb", "pg_ctl"] {
-                std::fs::write(bin.join(tool), "").unwrap();
-            }
-        }
-        // A newer version without the server binaries (client only) is skipped.
-        std::fs::create_dir_all(root.path().join("17/bin")).unwrap();
-        assert_eq!(server_bin_dir(root.path()), Some(root.path().join("15/bin")));
     }
 
     #[test]

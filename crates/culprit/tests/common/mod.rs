@@ -292,3 +292,17 @@ pub fn refused(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "{}\n{err}", String::from_utf8_lossy(&out.stdout));
     err
 }
+
+/// Every file below `dir`, at any depth (a result root's `matrix.json`, a scratch directory's leftovers).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

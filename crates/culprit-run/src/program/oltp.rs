@@ -1,0 +1,193 @@
+//! lkp's `oltp`: sysbench's OLTP tests (Debian: `sysbench`, whose `/usr/share/sysbench/oltp_*.lua` they are),
+//! run against a throwaway PostgreSQL server of the run's own ([`super::postgres`]), where lkp's
+//! `programs/oltp/setup` runs them against the MySQL server its `mysql-setup` starts. A job of lkp's
+//! (`jobs/oltp.yaml`: `mysql-setup:`, `setup-oltp: {table_size: 1000000}`, `oltp:`) runs as it is; `culprit run` says
+//! that it starts no MySQL. The transactions are the same Lua scripts either way, so a change between two kernels
+//! shows on both; their absolute numbers are PostgreSQL's.
+//!
+//! Setup: the throwaway server, then `sysbench <test> <connection> --tables=N --table-size=M prepare`, which creates
+//! and fills the tables. Measured: `sysbench <test> <connection> --tables=N --table-size=M --threads=T --time=S
+//! --events=0 run`, as lkp's. Cleanup: the server stops, and its data goes with the scratch directory.
+//!
+//! | param | sysbench option | default |
+//! |---|---|---|
+//! | `nr_threads` | `--threads` (count or share of CPUs) | 1 |
+//! | `runtime` | `--time` | 600 (lkp's) |
+//! | `table_size` | `--table-size`: rows per table | 10000 (sysbench's) |
+//! | `tables` | `--tables` (Culprit's) | 1 |
+//! | `test` | the Lua test: `oltp_read_only`, `oltp_read_write`, `oltp_write_only`, `oltp_point_select`, `oltp_update_index`, `oltp_update_non_index`, `oltp_insert`, `oltp_delete` (Culprit's) | `oltp_read_only` (lkp's) |
+//!
+//! More threads than PostgreSQL's 100 connections raises the server's `max_connections` to twice the threads, as
+//! lkp's `mysql-setup` raises MySQL's. Metrics are parsed by `culprit_parse::oltp` with lkp's names:
+//! `oltp.transactions/s`, `oltp.queries/s`, `oltp.latency_95th_ms`, ...
+
+use super::postgres::{throwaway_server, Connection, ServerHost};
+use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::Invocation;
+
+pub struct Oltp;
+
+const PROGRAM: &str = "oltp";
+
+const INSTALL_HINT: &str =
+    "install it with: apt-get install sysbench postgresql (oltp runs sysbench's OLTP tests against a throwaway PostgreSQL server)";
+
+/// sysbench's OLTP tests that run on PostgreSQL, by the names of their Lua scripts.
+const TESTS: &[&str] = &[
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_point_select",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+];
+
+const SPECS: &[ParamSpec] = &[
+    ParamSpec { name: "nr_threads", kind: ParamKind::CountOrShare, doc: "threads (--threads), or a share of the CPUs" },
+    ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "run time (--time)" },
+    ParamSpec { name: "table_size", kind: ParamKind::Positive, doc: "rows per table (--table-size)" },
+    ParamSpec { name: "tables", kind: ParamKind::Positive, doc: "tables (--tables)" },
+    ParamSpec { name: "test", kind: ParamKind::OneOf(TESTS), doc: "sysbench's OLTP test" },
+];
+
+/// PostgreSQL's default `max_connections`, of which it keeps 3 for superusers; sysbench opens one per thread.
+const DEFAULT_MAX_CONNECTIONS: u64 = 100;
+
+/// sysbench's options for a PostgreSQL connection.
+fn connection_options(conn: &Connection) -> Vec<String> {
+    let mut options = vec!["--db-driver=pgsql".to_string()];
+    if let Some(host) = &conn.host {
+        options.push(format!("--pgsql-host={host}"));
+    }
+    if let Some(port) = conn.port {
+        options.push(format!("--pgsql-port={port}"));
+    }
+    if let Some(user) = &conn.user {
+        options.push(format!("--pgsql-user={user}"));
+    }
+    if let Some(dbname) = &conn.dbname {
+        options.push(format!("--pgsql-db={dbname}"));
+    }
+    options
+}
+
+impl Oltp {
+    /// The plan on a machine described by `host`; `free_port` is asked only when a socket cannot be used.
+    pub fn plan_on(
+        &self,
+        p: &Params,
+        ctx: &ProgramContext,
+        host: &ServerHost,
+        free_port: &dyn Fn() -> Option<u16>,
+    ) -> Result<ProgramPlan, ProgramError> {
+        let threads = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(1).max(1);
+        let secs = p.run_time_secs("runtime", "reads --time=0 as no time limit")?.unwrap_or(600);
+        let test = p.one_of("test", TESTS)?.unwrap_or_else(|| "oltp_read_only".to_string());
+        let tables = p.positive_count("tables")?.unwrap_or(1);
+        let table_size = p.positive_count("table_size")?.unwrap_or(10_000);
+
+        // Every sysbench thread holds a connection; past the default, the server is started with room for twice
+        // the threads, as lkp's mysql-setup does for MySQL.
+        let mut settings = Vec::new();
+        if threads + 3 > DEFAULT_MAX_CONNECTIONS {
+            settings.push(("max_connections".to_string(), (threads * 2).to_string()));
+        }
+        let server = throwaway_server(PROGRAM, ctx, host, free_port, &settings)?;
+        let mut common = vec!["sysbench".to_string(), test];
+        common.extend(connection_options(&server.connection));
+        common.extend([format!("--tables={tables}"), format!("--table-size={table_size}")]);
+
+        let mut prepare = common.clone();
+        prepare.push("prepare".into());
+        let mut run = common;
+        run.extend([format!("--threads={threads}"), format!("--time={secs}"), "--events=0".into(), "run".into()]);
+
+        let mut setup = server.setup;
+        setup.push(Invocation::new(prepare));
+        Ok(ProgramPlan { setup, main: Invocation::new(run), executions: 1, warmups: 0, cleanup: server.cleanup })
+    }
+}
+
+impl Program for Oltp {
+    fn name(&self) -> &'static str {
+        PROGRAM
+    }
+    fn binary(&self) -> &'static str {
+        "sysbench"
+    }
+    fn install_hint(&self) -> &'static str {
+        INSTALL_HINT
+    }
+    fn params(&self) -> &'static [ParamSpec] {
+        SPECS
+    }
+    fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        self.plan_on(p, ctx, &ServerHost::detect(), &super::postgres::free_local_port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::{ctx, params};
+    use std::path::PathBuf;
+
+    fn host(as_root: bool) -> ServerHost {
+        ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
+    }
+
+    fn no_port() -> Option<u16> {
+        None
+    }
+
+    #[test]
+    fn lkps_job_prepares_the_tables_on_a_throwaway_server_and_runs_read_only() {
+        // lkp's jobs/oltp.yaml: nr_threads 100%, runtime 600s, setup-oltp's table_size 1000000.
+        let p = params("oltp", &[("nr_threads", "100%"), ("runtime", "600s"), ("table_size", "1000000")]);
+        let plan = Oltp.plan_on(&p, &ctx(), &host(true), &no_port).unwrap();
+        let setup: Vec<String> = plan.setup.iter().map(Invocation::display).collect();
+        assert_eq!(setup[0], "chown postgres /tmp/culprit-scratch");
+        assert!(setup[1].contains("initdb -D /tmp/culprit-scratch/data -U postgres"), "{}", setup[1]);
+        assert!(setup[2].contains("pg_ctl -D /tmp/culprit-scratch/data"), "{}", setup[2]);
+        let connection = "--db-driver=pgsql --pgsql-host=/tmp/culprit-scratch --pgsql-port=5432 --pgsql-user=postgres \
+                          --pgsql-db=postgres";
+        assert_eq!(setup[3], format!("sysbench oltp_read_only {connection} --tables=1 --table-size=1000000 prepare"));
+        assert_eq!(
+            plan.main.display(),
+            format!(
+                "sysbench oltp_read_only {connection} --tables=1 --table-size=1000000 --threads=4 --time=600 --events=0 \
+                 run"
+            )
+        );
+        assert!(plan.cleanup[0].display().ends_with("pg_ctl -D /tmp/culprit-scratch/data -m fast -w stop"));
+        assert!(!setup[2].contains("max_connections"), "4 threads fit the default: {}", setup[2]);
+    }
+
+    #[test]
+    fn many_threads_get_room_for_their_connections() {
+        let p = params("oltp", &[("nr_threads", "256"), ("runtime", "5"), ("test", "oltp_read_write")]);
+        let plan = Oltp.plan_on(&p, &ctx(), &host(false), &no_port).unwrap();
+        assert!(plan.setup[1].display().contains("-c max_connections=512"), "{}", plan.setup[1].display());
+        assert!(plan.main.display().starts_with("sysbench oltp_read_write "), "{}", plan.main.display());
+        assert!(plan.main.display().contains("--threads=256 --time=5 "), "{}", plan.main.display());
+    }
+
+    #[test]
+    fn bad_params_and_a_missing_server_are_reported_before_running() {
+        for (pairs, needle) in [
+            (vec![("runtime", "0")], "give at least 1s"),
+            (vec![("tables", "0")], "0 would run nothing"),
+            (vec![("test", "tpcc")], "oltp_read_write"),
+            (vec![("nr_threads", "0")], "0 would run nothing"),
+        ] {
+            let err = Oltp.plan_on(&params("oltp", &pairs), &ctx(), &host(false), &no_port).unwrap_err();
+            assert!(err.to_string().contains(needle), "{pairs:?}: {err}");
+        }
+        let no_server = ServerHost { bin_dir: None, as_root: false, postgres_user: false };
+        let err = Oltp.plan_on(&params("oltp", &[]), &ctx(), &no_server, &no_port).unwrap_err();
+        let said = "oltp: 'initdb' is not installed; install it with: apt-get install postgresql";
+        assert!(err.to_string().contains(said), "{err}");
+    }
+}
