@@ -260,6 +260,7 @@ const fn plain(key: &'static str) -> Selector {
 /// | `perf-bench-sched-pipe`, `perf-bench-sched-messaging`, `perf-bench-syscall`, `perf-bench-futex`, `perf-bench-mem`, `perf-bench-numa-mem` | the same | |
 /// | `dbench` | `dbench` | |
 /// | `pgbench` | `pgbench` | `pgbench-setup` |
+/// | `iperf` | `iperf` | |
 /// | `oltp` | `oltp` | `setup-oltp` |
 /// | `command` | `command` | |
 pub const PROGRAMS: &[ProgramSpec] = &[
@@ -349,6 +350,11 @@ pub const PROGRAMS: &[ProgramSpec] = &[
         name: "pgbench",
         selectors: &[plain("pgbench")],
         setup_keys: &["pgbench-setup"],
+    },
+    ProgramSpec {
+        name: "iperf",
+        selectors: &[plain("iperf")],
+        setup_keys: &[],
     },
     ProgramSpec {
         name: "oltp",

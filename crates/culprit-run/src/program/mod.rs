@@ -14,6 +14,7 @@ pub mod dbench;
 pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
+pub mod iperf;
 pub mod oltp;
 pub mod perf_bench;
 pub mod pgbench;
@@ -336,12 +337,13 @@ pub fn registry() -> &'static [&'static dyn Program] {
     &REGISTRY
 }
 
-static REGISTRY: [&dyn Program; 19] = [
+static REGISTRY: [&dyn Program; 20] = [
         &command::CommandProgram,
         &dbench::Dbench,
         &fio::Fio,
         &fsmark::Fsmark,
         &hackbench::Hackbench,
+        &iperf::Iperf,
         &oltp::Oltp,
         &perf_bench::FUTEX,
         &perf_bench::MEM,
