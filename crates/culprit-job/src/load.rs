@@ -116,7 +116,7 @@ impl JobFile {
                     let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)
                         .map_err(|error| nested_include(error, file_name))?;
                     apply_merge_keys(&mut normalized, &place(&[]))?;
-                    normalized
+                    merge_localhost_roles(normalized, &place)?
                 }
                 other => {
                     return Err(JobError::NotAHash { place: place(&[]), document: index + 1, found: kind_of(&other) })
@@ -454,6 +454,63 @@ fn normalize_value(
     })
 }
 
+
+/// The prefix of lkp's role keys (`if role server:`, `if role client:`): the params of the machines of one role of
+/// the job's `cluster`.
+const ROLE_PREFIX: &str = "if role ";
+
+/// lkp's only cluster of one machine, whose `localhost` plays every role (lkp-tests' `cluster/cs-localhost`).
+const LOCALHOST_CLUSTER: &str = "cs-localhost";
+
+/// lkp's role keys, merged as lkp's `cs-localhost` cluster runs them: one machine plays every role, so the keys of
+/// each `if role <name>:` hash become the job's own, at its place, in file order (iperf.yaml's client `iperf:` and
+/// server `iperf-server:`). A job on a cluster of several machines is refused: Culprit measures on one.
+fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> Result<Mapping, JobError> {
+    if !mapping.keys().any(|key| key.as_str().is_some_and(|k| k.starts_with(ROLE_PREFIX))) {
+        return Ok(mapping);
+    }
+    if let Some(cluster) = mapping.get("cluster").and_then(scalar_text).filter(|c| c != LOCALHOST_CLUSTER) {
+        return Err(JobError::Unsupported {
+            place: place(&["cluster"]),
+            what: format!("lkp's cluster '{cluster}' of several machines, each playing its 'if role' part"),
+            todo: "Culprit measures on one machine, which plays every role as on lkp's cs-localhost: give \
+                   'cluster: cs-localhost'",
+        });
+    }
+    let mut merged = Mapping::with_capacity(mapping.len());
+    for (key, value) in mapping {
+        let text = key.as_str().unwrap_or_default().to_string();
+        let Some(role) = text.strip_prefix(ROLE_PREFIX) else {
+            merged.insert(key, value);
+            continue;
+        };
+        match value {
+            Value::Mapping(inner) => {
+                for (inner_key, inner_value) in inner {
+                    if merged.contains_key(&inner_key) {
+                        let name = inner_key.as_str().unwrap_or_default().to_string();
+                        return Err(JobError::Unsupported {
+                            place: place(&[&text, &name]),
+                            what: format!("'{name}' given both by the '{role}' role and elsewhere in the job"),
+                            todo: "one machine plays every role here, so give each key once",
+                        });
+                    }
+                    merged.insert(inner_key, inner_value);
+                }
+            }
+            Value::Null => {}
+            other => {
+                return Err(JobError::NeedsHash {
+                    place: place(&[&text]),
+                    key: text.clone(),
+                    what: format!("lkp's part of the job for the machines of role '{role}'"),
+                    found: kind_of(&other).to_string(),
+                })
+            }
+        }
+    }
+    Ok(merged)
+}
 
 /// Applies YAML `<<: *anchor` merge keys.
 fn apply_merge_keys(mapping: &mut Mapping, place: &Place) -> Result<(), JobError> {

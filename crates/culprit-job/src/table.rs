@@ -188,6 +188,7 @@ pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
     script("numactl", "binds the benchmark to no NUMA policy (numactl)"),
     script("drop_caches", "drops no caches before the runs"),
     script("mysql-setup", "starts no MySQL server (oltp runs sysbench against a throwaway PostgreSQL server)"),
+    script("iperf-server", "starts no iperf3 daemon (the iperf program starts a server for each of its runs)"),
     setting("debug-setup", "runs none of lkp's debug setup"),
 ];
 

@@ -258,3 +258,24 @@ fn no_input_panics() {
         }
     }
 }
+
+#[test]
+fn lkps_roles_merge_on_one_machine_and_a_cluster_of_several_is_refused() {
+    // lkp's cs-localhost: one machine plays every role, so each role's keys are the job's, at the role's place.
+    let text = "suite: iperf\ncluster: cs-localhost\nif role server:\n  iperf-server:\nif role client:\n  iperf:\n    \
+                protocol: [tcp, udp]\n";
+    let jobs = JobFile::parse(text, "jobs/iperf.yaml").unwrap().expand().unwrap();
+    let names: Vec<String> = jobs.iter().map(|job| job.name()).collect();
+    assert_eq!(names, ["iperf-cs-localhost-tcp", "iperf-cs-localhost-udp"]);
+    let yaml = jobs[0].to_yaml();
+    assert!(yaml.contains("suite: iperf\ncluster: cs-localhost\niperf-server:\niperf:\n  protocol: tcp\n"), "{yaml}");
+    for (text, line, said) in [
+        ("cluster: cs-lkp-hsw-ep5\nif role client:\n  iperf:\n", 1, "cluster 'cs-lkp-hsw-ep5' of several machines"),
+        ("runtime: 1s\nif role client:\n  runtime: 2s\n  iperf:\n", 3, "'runtime' given both by the 'client' role"),
+        ("if role client: iperf\n", 1, "'if role client' is lkp's part of the job for the machines of role 'client'"),
+    ] {
+        let error = load_error(text);
+        assert!(error.to_string().contains(&format!("jobs/bad.yaml:{line}: ")), "{text:?}: {error}");
+        assert!(error.to_string().contains(said), "{text:?}: {error}");
+    }
+}

@@ -74,6 +74,28 @@ fn tcp_and_udp_over_loopback_store_lkps_rates_and_leave_no_server() {
 }
 
 #[test]
+fn lkps_iperf_job_runs_on_one_machine_playing_both_roles_and_says_what_its_udp_measures() {
+    // lkp's jobs/iperf.yaml: `cluster: cs-localhost` with `if role server: {iperf-server:}` and `if role client:
+    // {iperf: {protocol: [tcp, udp]}}`, refused as unknown keys before; shortened to 1 s.
+    let dir = tempfile::tempdir().unwrap();
+    let lkp_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-job/tests/data/lkp-jobs/iperf.yaml");
+    let lkp = std::fs::read_to_string(lkp_path).unwrap();
+    let job = lkp.replace("runtime: 300s", "runtime: 1s");
+    assert_ne!(job, lkp);
+    let (ok, said) = run(dir.path(), &job, "l");
+    assert!(ok, "{said}");
+    let runs = stored_runs(dir.path(), "l");
+    let names: Vec<&str> = runs.iter().map(|run| run["job_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["iperf-cs-localhost-tcp-1s", "iperf-cs-localhost-udp-1s"], "as lkp's split-job names them");
+    assert!(metric(&runs, "iperf-cs-localhost-tcp-1s", "iperf.tcp.sender.bps") > 1e8, "{said}");
+    // UDP without a bitrate is iperf3's 1 Mbit/s target, as on lkp's robot, and the run says so.
+    let udp = metric(&runs, "iperf-cs-localhost-udp-1s", "iperf.udp.bps");
+    assert!((udp / 1.048576e6 - 1.0).abs() < 0.05, "{udp}");
+    assert!(said.contains("add 'bitrate: 0' to the iperf hash"), "{said}");
+    assert!(said.contains("starts no iperf3 daemon"), "{said}");
+}
+
+#[test]
 fn a_port_another_program_holds_fails_the_run_with_iperfs_words() {
     let dir = tempfile::tempdir().unwrap();
     let holder = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();

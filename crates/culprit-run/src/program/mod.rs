@@ -228,10 +228,11 @@ impl Params {
 }
 
 /// Keys every program may see without using them: lkp's top-level keys that describe the test box or its setup
-/// (which Culprit records but does not act on), the run layer's own keys, and lkp's `nr_instances`, which
-/// [`Params::validate`] takes only as 1.
+/// (which Culprit records but does not act on), the run layer's own keys, lkp's `nr_instances`, which
+/// [`Params::validate`] takes only as 1, and lkp's `cluster`, which the job loader has already taken as
+/// `cs-localhost` (one machine playing every role, as Culprit's does).
 pub const COMMON_KEYS: &[&str] =
-    &["timeout", "cpufreq_governor", "ucode", "disk", "fs", "fs2", "mount_option", "nr_instances"];
+    &["timeout", "cpufreq_governor", "ucode", "disk", "fs", "fs2", "mount_option", "nr_instances", "cluster"];
 
 /// Where and on what a program runs.
 #[derive(Debug, Clone)]

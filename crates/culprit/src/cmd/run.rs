@@ -561,6 +561,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
     note_fio_buffered_unlike_lkp(&jobs);
+    note_iperf_udp_at_the_default_rate(&jobs);
     note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
     note_monitor_delay_not_applied(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
@@ -705,6 +706,23 @@ fn note_fio_buffered_unlike_lkp(jobs: &[PlannedJob]) {
             "culprit: lkp's fio-setup-basic writes buffered=0 into fio's task file when a job gives no buffered, so \
              lkp ran this job with O_DIRECT whatever its direct says; Culprit runs fio as the job gives it (buffered \
              I/O unless direct): add 'buffered: 0' to measure the I/O path lkp's robot measured"
+        );
+    }
+}
+
+/// Says, for an iperf job over UDP that gives no `bitrate`, that it measures iperf3's default target rate of 1 Mbit/s
+/// and not the network stack: lkp's jobs give none, so their UDP numbers are that rate, and a regression of the UDP
+/// path would not move them.
+fn note_iperf_udp_at_the_default_rate(jobs: &[PlannedJob]) {
+    let udp_at_default = jobs.iter().any(|job| {
+        let param = |name: &str| job.run.params.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
+        param("iperf.protocol") == Some("udp") && param("iperf.bitrate").is_none()
+    });
+    if udp_at_default {
+        crate::note!(
+            "culprit: iperf over UDP without 'bitrate' sends at iperf3's default target of 1 Mbit/s, as lkp's jobs \
+             do, so its udp.bps is that rate whatever the kernel does; add 'bitrate: 0' to the iperf hash to measure \
+             as fast as the stack goes"
         );
     }
 }
