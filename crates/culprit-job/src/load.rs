@@ -454,7 +454,6 @@ fn normalize_value(
     })
 }
 
-
 /// The prefix of lkp's role keys (`if role server:`, `if role client:`): the params of the machines of one role of
 /// the job's `cluster`.
 const ROLE_PREFIX: &str = "if role ";
@@ -478,9 +477,19 @@ fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> 
         });
     }
     let mut merged = Mapping::with_capacity(mapping.len());
+    // A key and the role that gave it, so that a key a role gives is refused when it is given again, before or after.
+    let mut from_role: Vec<(Value, String)> = Vec::new();
+    let twice = |name: &str, role: &str, at: Place| JobError::Unsupported {
+        place: at,
+        what: format!("'{name}' given both by the '{role}' role and elsewhere in the job"),
+        todo: "one machine plays every role here, so give each key once",
+    };
     for (key, value) in mapping {
         let text = key.as_str().unwrap_or_default().to_string();
         let Some(role) = text.strip_prefix(ROLE_PREFIX) else {
+            if let Some((_, role)) = from_role.iter().find(|(given, _)| *given == key) {
+                return Err(twice(&text, role, place(&[&text])));
+            }
             merged.insert(key, value);
             continue;
         };
@@ -489,12 +498,9 @@ fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> 
                 for (inner_key, inner_value) in inner {
                     if merged.contains_key(&inner_key) {
                         let name = inner_key.as_str().unwrap_or_default().to_string();
-                        return Err(JobError::Unsupported {
-                            place: place(&[&text, &name]),
-                            what: format!("'{name}' given both by the '{role}' role and elsewhere in the job"),
-                            todo: "one machine plays every role here, so give each key once",
-                        });
+                        return Err(twice(&name, role, place(&[&text, &name])));
                     }
+                    from_role.push((inner_key.clone(), role.to_string()));
                     merged.insert(inner_key, inner_value);
                 }
             }

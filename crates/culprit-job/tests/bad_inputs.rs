@@ -272,6 +272,7 @@ fn lkps_roles_merge_on_one_machine_and_a_cluster_of_several_is_refused() {
     for (text, line, said) in [
         ("cluster: cs-lkp-hsw-ep5\nif role client:\n  iperf:\n", 1, "cluster 'cs-lkp-hsw-ep5' of several machines"),
         ("runtime: 1s\nif role client:\n  runtime: 2s\n  iperf:\n", 3, "'runtime' given both by the 'client' role"),
+        ("if role client:\n  runtime: 2s\n  iperf:\nruntime: 1s\n", 4, "'runtime' given both by the 'client' role"),
         ("if role client: iperf\n", 1, "'if role client' is lkp's part of the job for the machines of role 'client'"),
     ] {
         let error = load_error(text);
