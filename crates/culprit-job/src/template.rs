@@ -184,24 +184,38 @@ fn value_at_mut<'a>(mapping: &'a mut Mapping, path: &[String]) -> Option<&'a mut
 /// The value of one text holding a template, computed against `job`: the expression's value alone when nothing is
 /// written around the braces, else the text with the braces replaced by the value's text (lkp's
 /// `"#{head}#{expr}#{tail}"`, with the head's leading and the tail's trailing blanks dropped). `None` for `nil`.
+///
+/// A text of several templates (`{{ a }}x{{ b }}`) has them computed last first, as lkp's greedy match and its
+/// rescan of the new text do, each into the text; a text whose templates keep making templates is refused after
+/// [`MAX_TEMPLATES_IN_A_VALUE`] of them, where lkp would recurse until its stack overflowed.
 pub fn compute_value(text: &str, job: &Mapping) -> Result<Option<Value>, TemplateError> {
-    let (Some(open), Some(close)) = (text.find("{{"), text.rfind("}}")) else {
-        return Ok(Some(Value::String(text.to_string())));
-    };
-    if close < open + 2 {
-        return Ok(Some(Value::String(text.to_string())));
+    let mut current = text.to_string();
+    for _ in 0..MAX_TEMPLATES_IN_A_VALUE {
+        let Some(open) = current.rfind("{{") else {
+            return Ok(Some(Value::String(current)));
+        };
+        let Some(close) = current.rfind("}}").filter(|&close| close >= open + 2) else {
+            return Ok(Some(Value::String(current)));
+        };
+        let head = current[..open].trim_start();
+        let tail = current[close + 2..].trim_end();
+        let value = evaluate(&current[open + 2..close], job)?;
+        if head.is_empty() && tail.is_empty() {
+            return value.into_yaml();
+        }
+        match value {
+            Ruby::Nil => return Ok(None),
+            other => current = format!("{head}{}{tail}", other.to_text()?),
+        }
     }
-    let head = text[..open].trim_start();
-    let tail = text[close + 2..].trim_end();
-    let value = evaluate(&text[open + 2..close], job)?;
-    if head.is_empty() && tail.is_empty() {
-        return value.into_yaml();
-    }
-    match value {
-        Ruby::Nil => Ok(None),
-        other => Ok(Some(Value::String(format!("{head}{}{tail}", other.to_text()?)))),
-    }
+    Err(TemplateError(format!(
+        "its text still holds a template after {MAX_TEMPLATES_IN_A_VALUE} were computed (does a param's value hold \
+         the template that reads it?)"
+    )))
 }
+
+/// The most templates computed in one value, those its templates' values bring included.
+const MAX_TEMPLATES_IN_A_VALUE: usize = 16;
 
 /// Evaluates one expression (the text between the braces) against `job`.
 pub fn evaluate(expression: &str, job: &Mapping) -> Result<Ruby, TemplateError> {
@@ -1314,6 +1328,10 @@ mod tests {
         assert_eq!(compute_value("{{ 1.0 * 2 }}", &params).unwrap(), Some(Value::Number(2.0.into())));
         assert_eq!(compute_value("{{ 2.0 }}s", &params).unwrap(), Some(Value::String("2.0s".into())));
         assert_eq!(compute_value("a{{ nil }}", &params).unwrap(), None);
+        assert_eq!(compute_value("{{ n }}x{{ fs }}", &params).unwrap(), Some(Value::String("4xxfs".into())));
+        let looping = job("{a: 'x{{ a }}'}");
+        let error = compute_value("x{{ a }}", &looping).unwrap_err();
+        assert!(error.0.contains("still holds a template after 16"), "{error}");
         let point =
             job("fs: xfs\nfsmark:\n  test_size: \"{{ fs == 'xfs' ? '1G' : nil }}\"\n  n: '{{ fsmark.test_size }}'\n");
         let computed = compute_point(point).unwrap().unwrap();
