@@ -48,7 +48,8 @@ fn qa9_a_param_put_under_the_wrong_program_names_the_program_that_takes_it() {
     std::fs::write(&job, "suite: x\nstress-ng:\n  runtime: 10\n").unwrap();
     let out = culprit(dir.path().join("r.db"), &["run", job.to_str().unwrap(), "-n", "1"], dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let said = "'runtime' is a param of dbench, fio, hackbench, perf-bench-futex, pgbench and sysbench, not of stress-ng";
+    let said =
+        "'runtime' is a param of dbench, fio, hackbench, iperf, oltp, perf-bench-futex, pgbench and sysbench, not of stress-ng";
     assert!(stderr.contains(said), "{stderr}");
     // A misspelt name is still told the name it most likely meant.
     std::fs::write(&job, "suite: x\ncommand:\n  cmd: echo 1\n  captur:\n    a: '([0-9]+)'\n").unwrap();
