@@ -1,0 +1,40 @@
+//! End-to-end regressions of the seventeenth QA pass: lkp's own job files split, shrunk to a few seconds and run as
+//! an lkp user runs them.
+
+mod common;
+
+use common::{culprit, stdout};
+
+#[test]
+fn qa17_a_split_file_edited_for_a_quick_run_is_named_by_the_params_it_has_now() {
+    // A file `culprit split` wrote, with its runtime or test_size edited down, was named after its file name and
+    // then its new path params: lkp's fio-basic-1ssd-write job shrunk to 3 s and 64M ran as
+    // `fio-basic-1ssd-write-4M-1SSD-btrfs-falloc-1-300s-randwrite-128G-4M-1SSD-btrfs-falloc-1-3s-randwrite-64M`,
+    // which read in every table and report as the 300 s, 128G job it no longer was.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "quick.yaml", "suite: x\ncommand:\n  cmd: 'true'\n  executions: [1, 2]\n");
+    stdout(&culprit("q.db", &["split", "quick.yaml", "-o", "out"], dir.path()));
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["quick-true-1.yaml", "quick-true-2.yaml"]);
+    let split = dir.path().join("out/quick-true-2.yaml");
+    let text = std::fs::read_to_string(&split).unwrap();
+    assert!(text.contains("  executions: 2\n"), "{text}");
+    std::fs::write(&split, text.replace("  executions: 2\n", "  executions: 3\n")).unwrap();
+    let run = ["run", "out/quick-true-2.yaml", "-n", "1", "--label", "a", "--monitors", "none"];
+    let out = stdout(&culprit("q.db", &run, dir.path()));
+    assert!(out.lines().any(|line| line.starts_with("quick-true-3  (1 ok, 0 failed)")), "{out}");
+    assert!(!out.contains("quick-true-2"), "{out}");
+    // Run as split wrote it, the other file keeps the name it was written under, as before.
+    let run = ["run", "out/quick-true-1.yaml", "-n", "1", "--label", "a", "--monitors", "none"];
+    let out = stdout(&culprit("q.db", &run, dir.path()));
+    assert!(out.lines().any(|line| line.starts_with("quick-true-1  (1 ok, 0 failed)")), "{out}");
+    // A file of another name that merely came from the same job is named after itself, as lkp's split-job names it.
+    std::fs::copy(&split, dir.path().join("mine.yaml")).unwrap();
+    let run = ["run", "mine.yaml", "-n", "1", "--label", "a", "--monitors", "none"];
+    let out = stdout(&culprit("q.db", &run, dir.path()));
+    assert!(out.lines().any(|line| line.starts_with("mine-true-3  (1 ok, 0 failed)")), "{out}");
+}
