@@ -149,9 +149,18 @@ enum Stop {
     Failed(String),
 }
 
+/// How much of the job's name a scratch directory's name takes. A file name is at most 255 bytes, and lkp's names
+/// reach past that (fio-basic-pagecache-demo's atomic jobs are 190 characters before a split file's edits); the pid
+/// and attempt after the name keep directories apart, the name only tells a person whose directory it is.
+const SCRATCH_NAME_CHARS: usize = 100;
+
 fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(root)?;
-    let safe: String = job_name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let safe: String = job_name
+        .chars()
+        .take(SCRATCH_NAME_CHARS)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
     for attempt in 0..1000u32 {
         let dir = root.join(format!("{safe}.{}.{attempt}", std::process::id()));
         match std::fs::create_dir(&dir) {

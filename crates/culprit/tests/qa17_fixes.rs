@@ -38,3 +38,17 @@ fn qa17_a_split_file_edited_for_a_quick_run_is_named_by_the_params_it_has_now() 
     let out = stdout(&culprit("q.db", &run, dir.path()));
     assert!(out.lines().any(|line| line.starts_with("mine-true-3  (1 ok, 0 failed)")), "{out}");
 }
+
+#[test]
+fn qa17_a_job_whose_name_is_longer_than_a_file_name_still_gets_a_scratch_directory() {
+    // The scratch directory was named after the whole job name, and lkp's fio-basic-pagecache-demo names reach past a
+    // file name's 255 bytes once a split file is edited: every run failed with "cannot make a scratch directory under
+    // /tmp/culprit-scratch: File name too long (os error 36)" before the benchmark started.
+    let dir = tempfile::tempdir().unwrap();
+    let stem = "p".repeat(250);
+    common::write(dir.path(), &format!("{stem}.yaml"), "suite: x\ncommand:\n  cmd: 'true'\n");
+    let scratch = dir.path().join("scratch");
+    let run = ["run", &format!("{stem}.yaml"), "-n", "1", "--label", "a", "--monitors", "none"];
+    let out = stdout(&culprit("q.db", &[&run[..], &["--scratch", scratch.to_str().unwrap()]].concat(), dir.path()));
+    assert!(out.contains(&format!("{stem}-true")) && out.contains("(1 ok, 0 failed)"), "{out}");
+}
