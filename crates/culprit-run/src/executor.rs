@@ -73,7 +73,17 @@ pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
 /// `command_line` already, so a long piece of it that the line repeats (a shell's `sh: 1: <command>: not found`) is
 /// replaced by a mention rather than quoted a second time.
 fn stderr_tail(stderr: &str, command_line: &str) -> String {
-    match stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+    reason_tail(crate::program::last_line(stderr), command_line)
+}
+
+/// The line of a failed execution of the job's program that says why ([`crate::program::Program::failure_line`]), as
+/// [`stderr_tail`] gives it.
+fn failure_tail(job: &JobRun, finished: &Finished, command_line: &str) -> String {
+    reason_tail(job.program.failure_line(finished), command_line)
+}
+
+fn reason_tail(line: Option<&str>, command_line: &str) -> String {
+    match line {
         None => String::new(),
         Some(line) => format!(": {}", process::shortened(&without_command(line, command_line), process::QUOTED_CHARS)),
     }
@@ -263,7 +273,7 @@ fn set_up_and_measure(
                 "warm-up execution {warmup} of '{}' {}{}",
                 main.summary(),
                 exit_text(&f.exit, job.timeout),
-                stderr_tail(&f.stderr, &main.command_text())
+                failure_tail(job, &f, &main.command_text())
             )));
         }
     }
@@ -290,7 +300,7 @@ fn set_up_and_measure(
                         "'{}' {}{}",
                         main.summary(),
                         exit_text(&f.exit, job.timeout),
-                        stderr_tail(&f.stderr, &main.command_text())
+                        failure_tail(job, &f, &main.command_text())
                     ));
                 }
                 record.exit_code = f.exit.code();

@@ -52,3 +52,24 @@ fn qa17_a_job_whose_name_is_longer_than_a_file_name_still_gets_a_scratch_directo
     let out = stdout(&culprit("q.db", &[&run[..], &["--scratch", scratch.to_str().unwrap()]].concat(), dir.path()));
     assert!(out.contains(&format!("{stem}-true")) && out.contains("(1 ok, 0 failed)"), "{out}");
 }
+
+#[test]
+fn qa17_a_failed_fio_run_gives_fios_error_from_its_output_as_the_reason() {
+    // fio reports a job's error on stdout beside its JSON and leaves stderr empty, so lkp's libpmem job off its pmem
+    // setup failed with "'fio ...' exit status 1" alone; the cause was only in `culprit results --run N`'s raw output.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: fio-basic\nruntime: 1s\nnr_task: 1\ntest_size: 4M\nfio-setup-basic:\n  rw: randread\n  \
+               bs: 4k\n  ioengine: libpmem\nfio:\n";
+    common::write(dir.path(), "pmem.yaml", job);
+    let scratch = dir.path().join("scratch");
+    let run = ["run", "pmem.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--scratch"];
+    let out = culprit("q.db", &[&run[..], &[scratch.to_str().unwrap()]].concat(), dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stdout);
+    let failed = summary.lines().find(|line| line.trim_start().starts_with("failed run:")).unwrap_or_default();
+    assert!(failed.contains("exit status 1: fio: pid="), "{summary}");
+    assert!(failed.contains("does not point to persistent memory"), "{summary}");
+    // The stored run's reason is the same one.
+    let failures = stdout(&culprit("q.db", &["results", "--failures"], dir.path()));
+    assert!(failures.contains("error=Operation not supported"), "{failures}");
+}
