@@ -73,3 +73,26 @@ fn qa17_a_failed_fio_run_gives_fios_error_from_its_output_as_the_reason() {
     let failures = stdout(&culprit("q.db", &["results", "--failures"], dir.path()));
     assert!(failures.contains("error=Operation not supported"), "{failures}");
 }
+
+#[test]
+fn qa17_lkps_sysbench_fileio_job_of_1024_files_runs_under_the_usual_limit_of_1024_open_files() {
+    // lkp's sysbench-fileio jobs all give 1024 files, and its run raises the open-file limit first (`ulimit -n
+    // $((filenum + 2048))`); Culprit did not, so on a machine with the usual soft limit of 1024 every run failed with
+    // a bare "exit status 1" (sysbench said "FATAL: Cannot open file 'test_file.1019' errno = 24 (Too many open
+    // files)" on stdout).
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: sysbench-fileio\nperiod: 1s\nnr_threads: 1\nsize: 8M\nsysbench-fileio:\n  filenum: 1100f\n  \
+               rwmode: rndwr\n  iomode: sync\n";
+    common::write(dir.path(), "fileio.yaml", job);
+    let scratch = dir.path().join("scratch");
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", "ulimit -S -n 1024 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_culprit")])
+        .args(["--db", "q.db", "run", "fileio.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--scratch"])
+        .arg(&scratch)
+        .output()
+        .unwrap();
+    let summary = stdout(&out);
+    let wrote = summary.contains("sysbench-fileio.write_operations/s");
+    assert!(summary.contains("(1 ok, 0 failed)") && wrote, "{summary}");
+}
