@@ -96,3 +96,18 @@ fn qa17_lkps_sysbench_fileio_job_of_1024_files_runs_under_the_usual_limit_of_102
     let wrote = summary.contains("sysbench-fileio.write_operations/s");
     assert!(summary.contains("(1 ok, 0 failed)") && wrote, "{summary}");
 }
+
+#[test]
+fn qa17_a_stressor_stress_ng_skipped_is_named_in_the_run_summary_with_stress_ngs_words() {
+    // stress-ng exits 0 for a stressor it skips, and lkp's parser stores its zero bogo ops as `<stressor>.fail: 1`
+    // alone: lkp's dccp job on a kernel without DCCP (Linux 6.16 removed it) summed up as "(1 ok, 0 failed)" with
+    // `1 stress-ng.dccp.fail`, and nothing said that the stressor never ran.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "dccp.yaml", "suite: stress-ng\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: dccp\n");
+    let scratch = dir.path().join("scratch");
+    let run = ["run", "dccp.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--scratch"];
+    let out = stdout(&culprit("q.db", &[&run[..], &[scratch.to_str().unwrap()]].concat(), dir.path()));
+    let said = "  dccp did no work in 1 of 1 ok run(s), which store only stress-ng.dccp.fail (as lkp's parser does): \
+                stress-ng: info:";
+    assert!(out.contains(said) && out.contains("dccp: DCCP protocol not supported, skipping stressor"), "{out}");
+}

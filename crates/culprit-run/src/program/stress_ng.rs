@@ -423,6 +423,26 @@ fn stress_ng_failure_line(output: &str) -> Option<&str> {
     lines.last().copied()
 }
 
+/// The stressors a run's metrics say did no work: lkp's parser stores a stressor whose bogo-op count is 0 as
+/// `<stressor>.fail: 1` and nothing else, and stress-ng exits 0 for a stressor it skipped (lkp's dccp job on a kernel
+/// without DCCP), so the run is ok and measured nothing of it. `metrics` are a run's, with the `stress-ng.` prefix.
+pub fn idle_stressors(metrics: &std::collections::BTreeMap<String, f64>) -> Vec<&str> {
+    metrics
+        .keys()
+        .filter_map(|name| name.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
+        .filter(|stressor| !stressor.contains('.') && !metrics.contains_key(&format!("stress-ng.{stressor}.ops")))
+        .collect()
+}
+
+/// The line of stress-ng's output that says why `stressor` did no work: its failure or error, else the line where
+/// stress-ng skipped it (`dccp: DCCP protocol not supported, skipping stressor`).
+pub fn why_idle<'a>(output: &'a str, stressor: &str) -> Option<&'a str> {
+    let own = format!("] {stressor}: ");
+    let lines = || output.lines().map(str::trim).filter(|line| line.contains(&own));
+    let failure = |line: &&str| line.starts_with("stress-ng: fail:") || line.starts_with("stress-ng: error:");
+    lines().find(failure).or_else(|| lines().find(|line| line.contains("skipping")))
+}
+
 /// Tries each of the job's [`TEST_OPTIONS`] with the installed stress-ng (`--dry-run`, which parses the options and
 /// runs nothing), so that a method, type or option it does not have is refused with its line before the first run.
 fn check_test_options(test: &str, p: &Params) -> Result<(), ProgramError> {
@@ -627,5 +647,30 @@ stress-ng: info:  [12825] successful run completed in 0.01s
         assert_eq!(stress_ng_failure_line(&format!("{warning}\nstress-ng: info:  [7] done\n")), Some(warning));
         assert_eq!(stress_ng_failure_line("a\n\nb  \n\n"), Some("b"));
         assert_eq!(stress_ng_failure_line(""), None);
+    }
+
+    /// What stress-ng 0.15 printed for lkp's dccp job on a kernel without DCCP (6.16 removed it) and for its cyclic
+    /// job whose instances could not get SCHED_DEADLINE: both exit 0, with `<stressor>.fail: 1` as their one metric.
+    #[test]
+    fn a_stressor_that_did_no_work_is_found_with_the_line_that_says_why() {
+        let metrics = |pairs: &[(&str, f64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let idle = metrics(&[("stress-ng.dccp.fail", 1.0), ("vmstat.cpu.us", 3.0)]);
+        assert_eq!(idle_stressors(&idle), ["dccp"]);
+        let busy = metrics(&[("stress-ng.udp.ops", 9.0), ("stress-ng.udp.pass", 1.0), ("stress-ng.x.rate.fail", 1.0)]);
+        assert!(idle_stressors(&busy).is_empty());
+        let dccp = "stress-ng: info:  [20519] dispatching hogs: 2 dccp
+stress-ng: info:  [20523] dccp: DCCP protocol not supported, skipping stressor
+stress-ng: metrc: [20519] dccp                  0      0.00      0.00      0.00         0.00           0.00
+stress-ng: info:  [20519] successful run completed in 0.00s
+";
+        let said = "stress-ng: info:  [20523] dccp: DCCP protocol not supported, skipping stressor";
+        assert_eq!(why_idle(dccp, "dccp"), Some(said));
+        let cyclic = "stress-ng: info:  [23975] cyclic: for best results, run just 1 instance of this stressor
+stress-ng: fail:  [23977] cyclic: sched_setscheduler failed: errno=16 (Device or resource busy)
+stress-ng: info:  [23975] cyclic: SCHED_DEADLINE: no latency information available
+";
+        let said = "stress-ng: fail:  [23977] cyclic: sched_setscheduler failed: errno=16 (Device or resource busy)";
+        assert_eq!(why_idle(cyclic, "cyclic"), Some(said));
+        assert_eq!(why_idle(dccp, "cyclic"), None);
     }
 }

@@ -989,6 +989,9 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
             };
             out.push_str(&format!("  {:>16}{spread}  {}\n", format_mean(s.mean), name));
         }
+        if job.run.program.name() == "stress-ng" {
+            out.push_str(&idle_stressors_text(&ok, job.run.program.raw_output_name()));
+        }
         for r in runs.iter().filter(|r| !r.outcome.is_ok()) {
             if let culprit_core::model::RunOutcome::Failed { reason } = &r.outcome {
                 out.push_str(&format!("  failed run: {reason}\n"));
@@ -996,6 +999,32 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
         }
     }
     out
+}
+
+/// A line per stressor that did no work in some of the ok runs, with what stress-ng said of it: such a run is ok and
+/// stores only `stress-ng.<stressor>.fail: 1`, as lkp's parser does, so the summary showed "(1 ok, 0 failed)" over a
+/// stressor stress-ng had skipped (lkp's dccp job on a kernel without DCCP), and its comparisons compare nothing of it.
+fn idle_stressors_text(ok: &[&RunRecord], raw_output: &str) -> String {
+    let mut idle: BTreeMap<&str, (usize, Option<&str>)> = BTreeMap::new();
+    for run in ok {
+        let output = run.raw_outputs.iter().find(|o| o.name == raw_output);
+        let text = output.and_then(|o| std::str::from_utf8(&o.content).ok()).unwrap_or_default();
+        for stressor in culprit_run::program::stress_ng::idle_stressors(&run.metrics) {
+            let entry = idle.entry(stressor).or_default();
+            entry.0 += 1;
+            entry.1 = entry.1.or_else(|| culprit_run::program::stress_ng::why_idle(text, stressor));
+        }
+    }
+    let mut text = String::new();
+    for (stressor, (runs, why)) in idle {
+        text.push_str(&format!(
+            "  {stressor} did no work in {runs} of {} ok run(s), which store only stress-ng.{stressor}.fail (as lkp's \
+             parser does){}\n",
+            ok.len(),
+            why.map(|line| format!(": {line}")).unwrap_or_default()
+        ));
+    }
+    text
 }
 
 fn format_mean(x: f64) -> String {
