@@ -111,3 +111,18 @@ fn qa17_a_stressor_stress_ng_skipped_is_named_in_the_run_summary_with_stress_ngs
                 stress-ng: info:";
     assert!(out.contains(said) && out.contains("dccp: DCCP protocol not supported, skipping stressor"), "{out}");
 }
+
+#[test]
+fn qa17_a_sysbench_fileio_size_that_cannot_fit_in_the_scratch_directory_is_refused_before_it_fills_the_disk() {
+    // lkp's sysbench-fileio jobs lay out 64G of files before they run; fio's test_size was checked against the scratch
+    // directory's free space, sysbench-fileio's size was not, and its prepare wrote until the file system was full.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: sysbench-fileio\nperiod: 1s\nsize: 8192T\nsysbench-fileio:\n  filenum: 1024f\n  rwmode: rndrd\n";
+    common::write(dir.path(), "big.yaml", job);
+    let scratch = dir.path().join("scratch");
+    let run = ["run", "big.yaml", "-n", "1", "--label", "a", "--monitors", "none", "--scratch"];
+    let err = common::refused(&culprit("q.db", &[&run[..], &[scratch.to_str().unwrap()]].concat(), dir.path()));
+    assert!(err.contains("big-1024f-1s-rndrd-8192T: its size of 8.0P does not fit in the "), "{err}");
+    assert!(err.contains("give a smaller size, or --scratch a directory on a file system with room"), "{err}");
+    assert!(!scratch.join("test_file.0").exists());
+}

@@ -281,9 +281,10 @@ pub trait Program: Sync {
         self.name()
     }
 
-    /// The bytes of files one run writes in its scratch directory, when its params say (fio's and fs_mark's
-    /// `test_size`), so that a run that cannot fit there is refused before it fills the file system.
-    fn scratch_bytes(&self, _params: &Params) -> Option<u64> {
+    /// The bytes of files one run writes in its scratch directory, when its params say, with the param that says
+    /// so (fio's and fs_mark's `test_size`, sysbench-fileio's `size`), so that a run that cannot fit there is refused
+    /// before it fills the file system.
+    fn scratch_bytes(&self, _params: &Params) -> Option<(&'static str, u64)> {
         None
     }
 

@@ -121,6 +121,12 @@ impl Program for Sysbench {
         Some(self.name())
     }
 
+    /// fileio lays out `size` bytes of files before it runs (lkp's jobs give 64G).
+    fn scratch_bytes(&self, params: &Params) -> Option<(&'static str, u64)> {
+        let size = (self.test == "fileio").then(|| params.size_bytes("size").ok().flatten().unwrap_or(128 << 20));
+        size.map(|bytes| ("size", bytes))
+    }
+
     /// sysbench says why it stopped on stdout (`FATAL: Cannot open file 'test_file.1019' errno = 24 (Too many open
     /// files)`), and nothing on stderr.
     fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {

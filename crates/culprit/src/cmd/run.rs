@@ -581,15 +581,16 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
 
 /// Refuses a job whose runs write more than the scratch directory's file system has free. lkp's job files size
 /// `test_size` for their test box's disk (the fio-basic job of seed 001 writes 200G on a 2pmem box): run as it is on
-/// a development machine, fio laid out the file in the scratch directory until the disk was full.
+/// a development machine, fio laid out the file in the scratch directory until the disk was full. sysbench-fileio's
+/// `size` (64G in lkp's jobs) is laid out the same way.
 fn refuse_what_cannot_fit(jobs: &[PlannedJob], scratch_root: &Path) -> Result<()> {
     let Some(free) = free_bytes(scratch_root) else { return Ok(()) };
     for job in jobs {
-        let Some(need) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
+        let Some((param, need)) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
         if need > free {
             bail!(
-                "{}: its test_size of {} does not fit in the {} free on the file system of {}, which the runs would \
-                 fill; give a smaller test_size, or --scratch a directory on a file system with room",
+                "{}: its {param} of {} does not fit in the {} free on the file system of {}, which the runs would \
+                 fill; give a smaller {param}, or --scratch a directory on a file system with room",
                 job.run.job_name,
                 bytes_text(need),
                 bytes_text(free),
