@@ -126,3 +126,22 @@ fn qa17_a_sysbench_fileio_size_that_cannot_fit_in_the_scratch_directory_is_refus
     assert!(err.contains("give a smaller size, or --scratch a directory on a file system with room"), "{err}");
     assert!(!scratch.join("test_file.0").exists());
 }
+
+#[test]
+fn qa17_lkps_hackbench_thread_jobs_of_many_groups_run_under_the_usual_limit_of_1024_open_files() {
+    // lkp's hackbench run raises the open-file limit to the groups' descriptors plus 2048 first; Culprit did not, and
+    // lkp's hackbench-socket-8-threads-1600% (32 groups on 2 CPUs, 1280 descriptors in one process) failed every run
+    // with "Creating fdpair (error: Too many open files)" under the usual soft limit of 1024.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: hackbench\nnr_threads: 32\niterations: 1\nhackbench:\n  mode: threads\n  ipc: socket\n  \
+               loops: 10\n";
+    common::write(dir.path(), "hb.yaml", job);
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args(["-c", "ulimit -S -n 1024 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_culprit")])
+        .args(["--db", "q.db", "run", "hb.yaml", "-n", "1", "--label", "a", "--monitors", "none"])
+        .output()
+        .unwrap();
+    let summary = stdout(&out);
+    assert!(summary.contains("(1 ok, 0 failed)") && summary.contains("hackbench.throughput"), "{summary}");
+}
