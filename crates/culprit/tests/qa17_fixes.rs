@@ -145,3 +145,28 @@ fn qa17_lkps_hackbench_thread_jobs_of_many_groups_run_under_the_usual_limit_of_1
     let summary = stdout(&out);
     assert!(summary.contains("(1 ok, 0 failed)") && summary.contains("hackbench.throughput"), "{summary}");
 }
+
+#[test]
+fn qa17_compare_says_when_a_stressor_did_no_work_at_either_revision() {
+    // The comparison of lkp's dccp job at two revisions of a kernel without DCCP showed a table of meminfo changes,
+    // from runs in which stress-ng had skipped the stressor, and nothing said that the test itself was never measured.
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "dccp.yaml", "suite: stress-ng\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: dccp\n");
+    for label in ["a", "b"] {
+        stdout(&culprit("q.db", &["run", "dccp.yaml", "-n", "1", "--label", label], dir.path()));
+    }
+    let out = culprit("q.db", &["compare", "a", "b"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = "culprit: dccp-1-dccp-1s: stress-ng's dccp did no work in any run at any revision (its runs store only \
+                stress-ng.<stressor>.fail, as lkp's parser does), so nothing of the test is compared; `culprit results \
+                --db q.db --run ID` shows what stress-ng said";
+    assert!(err.contains(said), "{err}");
+    // A stressor that did its work is compared without the note.
+    common::write(dir.path(), "cpu.yaml", "suite: stress-ng\nnr_threads: 1\ntesttime: 1s\nstress-ng:\n  test: cpu\n");
+    for label in ["c", "d"] {
+        stdout(&culprit("q.db", &["run", "cpu.yaml", "-n", "1", "--label", label], dir.path()));
+    }
+    let out = culprit("q.db", &["compare", "c", "d"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cpu-1-cpu-1s") && !err.contains("did no work"), "{err}");
+}
