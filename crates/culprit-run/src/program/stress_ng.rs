@@ -426,11 +426,13 @@ fn stress_ng_failure_line(output: &str) -> Option<&str> {
 /// The stressors a run's metrics say did no work: lkp's parser stores a stressor whose bogo-op count is 0 as
 /// `<stressor>.fail: 1` and nothing else, and stress-ng exits 0 for a stressor it skipped (lkp's dccp job on a kernel
 /// without DCCP), so the run is ok and measured nothing of it. `metrics` are a run's, with the `stress-ng.` prefix.
+/// The parser's `sigaction.fail` (stress-ng could not install its signal handlers) names no stressor.
 pub fn idle_stressors(metrics: &std::collections::BTreeMap<String, f64>) -> Vec<&str> {
     metrics
         .keys()
         .filter_map(|name| name.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
-        .filter(|stressor| !stressor.contains('.') && !metrics.contains_key(&format!("stress-ng.{stressor}.ops")))
+        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
+        .filter(|stressor| !metrics.contains_key(&format!("stress-ng.{stressor}.ops")))
         .collect()
 }
 
@@ -658,6 +660,7 @@ stress-ng: info:  [12825] successful run completed in 0.01s
         assert_eq!(idle_stressors(&idle), ["dccp"]);
         let busy = metrics(&[("stress-ng.udp.ops", 9.0), ("stress-ng.udp.pass", 1.0), ("stress-ng.x.rate.fail", 1.0)]);
         assert!(idle_stressors(&busy).is_empty());
+        assert!(idle_stressors(&metrics(&[("stress-ng.sigaction.fail", 1.0)])).is_empty());
         let dccp = "stress-ng: info:  [20519] dispatching hogs: 2 dccp
 stress-ng: info:  [20523] dccp: DCCP protocol not supported, skipping stressor
 stress-ng: metrc: [20519] dccp                  0      0.00      0.00      0.00         0.00           0.00

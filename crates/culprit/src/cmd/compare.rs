@@ -392,14 +392,16 @@ pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> 
 /// Says which stressors did no work in any run at any revision: stress-ng exits 0 for a stressor it skips (lkp's dccp
 /// job on a kernel without DCCP), and lkp's parser stores only `stress-ng.<stressor>.fail` for it, so the table showed
 /// the monitors' rows of runs that measured nothing of the test, and nothing said so. Called without `--metric`,
-/// which could leave the `ops` row of a stressor that worked out of `result`.
+/// which could leave the `ops` row of a stressor that worked out of `result`. The parser's `sigaction.fail` (stress-ng
+/// could not install its signal handlers) names no stressor.
 fn idle_stressors_warning(result: &CompareResult, job: &str, db: &str) -> Option<String> {
     let has = |metric: &str| result.rows.iter().any(|row| row.metric == metric);
     let idle: Vec<&str> = result
         .rows
         .iter()
         .filter_map(|row| row.metric.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
-        .filter(|stressor| !stressor.contains('.') && !has(&format!("stress-ng.{stressor}.ops")))
+        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
+        .filter(|stressor| !has(&format!("stress-ng.{stressor}.ops")))
         .collect();
     (!idle.is_empty()).then(|| {
         format!(
