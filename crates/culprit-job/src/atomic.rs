@@ -451,16 +451,20 @@ impl AtomicJob {
 
     /// The atomic job's name, as lkp's `split-job` names its files (without `.yaml`): the job file's stem, `-`,
     /// path_params, then `-<value>` of each revision key present (`commit`, `ltp_commit`, ...) and `-<rootfs file>`
-    /// when `rootfs` is set.
+    /// when `rootfs` is set. A file `split` wrote (named `<stem of its job_origin>-...`) takes its job_origin's stem.
     pub fn name(&self) -> String {
-        let own = self.name_from(&file_stem(&self.at.file));
-        // A file that `split` wrote is already named `<origin>-<path_params>`: run as it is, it keeps the name of the
-        // job it came from (`job_origin`) instead of repeating its path params. Any other file names its jobs,
-        // whatever its job_origin says, as lkp's split-job does.
-        let origin = self.params.get("job_origin").and_then(scalar_text).filter(|s| !s.is_empty());
-        match origin.map(|o| self.name_from(&file_stem(&o))) {
-            Some(from_origin) if from_origin == file_stem(&self.at.file) => from_origin,
-            _ => own,
+        let own_stem = file_stem(&self.at.file);
+        // A file that `split` wrote is named `<origin>-<path_params>`: run as it is, or after its runtime or size was
+        // edited down for a quick run (which changes its path params, not its file name), it is named after the job it
+        // came from (`job_origin`) with the path params it has now, instead of appending them to the old ones
+        // (`fio-basic-...-300s-...-128G-...-3s-...-64M`, which read as the 300 s job it no longer was). Any other
+        // file names its jobs, whatever its job_origin says, as lkp's split-job does.
+        let origin = self.params.get("job_origin").and_then(scalar_text).map(|o| file_stem(&o));
+        match origin {
+            Some(origin) if !origin.is_empty() && own_stem.starts_with(&format!("{origin}-")) => {
+                self.name_from(&origin)
+            }
+            _ => self.name_from(&own_stem),
         }
     }
 

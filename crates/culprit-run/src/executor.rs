@@ -73,7 +73,17 @@ pub fn monitor_failures(record: &RunRecord) -> Vec<&str> {
 /// `command_line` already, so a long piece of it that the line repeats (a shell's `sh: 1: <command>: not found`) is
 /// replaced by a mention rather than quoted a second time.
 fn stderr_tail(stderr: &str, command_line: &str) -> String {
-    match stderr.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+    reason_tail(crate::program::last_line(stderr), command_line)
+}
+
+/// The line of a failed execution of the job's program that says why ([`crate::program::Program::failure_line`]), as
+/// [`stderr_tail`] gives it.
+fn failure_tail(job: &JobRun, finished: &Finished, command_line: &str) -> String {
+    reason_tail(job.program.failure_line(finished), command_line)
+}
+
+fn reason_tail(line: Option<&str>, command_line: &str) -> String {
+    match line {
         None => String::new(),
         Some(line) => format!(": {}", process::shortened(&without_command(line, command_line), process::QUOTED_CHARS)),
     }
@@ -149,9 +159,18 @@ enum Stop {
     Failed(String),
 }
 
+/// How much of the job's name a scratch directory's name takes. A file name is at most 255 bytes, and lkp's names
+/// reach past that (fio-basic-pagecache-demo's atomic jobs are 190 characters before a split file's edits); the pid
+/// and attempt after the name keep directories apart, the name only tells a person whose directory it is.
+const SCRATCH_NAME_CHARS: usize = 100;
+
 fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(root)?;
-    let safe: String = job_name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let safe: String = job_name
+        .chars()
+        .take(SCRATCH_NAME_CHARS)
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
     for attempt in 0..1000u32 {
         let dir = root.join(format!("{safe}.{}.{attempt}", std::process::id()));
         match std::fs::create_dir(&dir) {
@@ -254,7 +273,7 @@ fn set_up_and_measure(
                 "warm-up execution {warmup} of '{}' {}{}",
                 main.summary(),
                 exit_text(&f.exit, job.timeout),
-                stderr_tail(&f.stderr, &main.command_text())
+                failure_tail(job, &f, &main.command_text())
             )));
         }
     }
@@ -281,7 +300,7 @@ fn set_up_and_measure(
                         "'{}' {}{}",
                         main.summary(),
                         exit_text(&f.exit, job.timeout),
-                        stderr_tail(&f.stderr, &main.command_text())
+                        failure_tail(job, &f, &main.command_text())
                     ));
                 }
                 record.exit_code = f.exit.code();

@@ -51,8 +51,11 @@
 //! stdout and is parsed by `culprit_parse::fio` into `fio.write_iops`, `fio.write_clat_mean_ns`, ... A `test_size`
 //! larger than the scratch directory's file system has free is refused before the first run (`culprit run`).
 
-use super::{ask_installed, lkp_bool, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::Invocation;
+use super::{
+    ask_installed, last_line, lkp_bool, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError,
+    ProgramPlan,
+};
+use crate::process::{Finished, Invocation};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -238,8 +241,8 @@ fn truthy(v: &str) -> bool {
 }
 
 impl Program for Fio {
-    fn scratch_bytes(&self, params: &Params) -> Option<u64> {
-        params.size_bytes("test_size").ok().flatten()
+    fn scratch_bytes(&self, params: &Params) -> Option<(&'static str, u64)> {
+        params.size_bytes("test_size").ok().flatten().map(|bytes| ("test_size", bytes))
     }
     fn name(&self) -> &'static str {
         "fio"
@@ -255,6 +258,14 @@ impl Program for Fio {
     }
     fn params(&self) -> &'static [ParamSpec] {
         SPECS
+    }
+
+    /// fio reports a job's error on stdout, beside its JSON (`fio: pid=9649, err=95/file:engines/libpmem.c:114,
+    /// func=file_name does not point to persistent memory, error=Operation not supported`), and leaves stderr empty:
+    /// a run of lkp's libpmem or e4defrag job off its setup failed with "exit status 1" alone.
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        last_line(&finished.stderr)
+            .or_else(|| finished.stdout.lines().map(str::trim).find(|line| line.starts_with("fio: ")))
     }
 
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {

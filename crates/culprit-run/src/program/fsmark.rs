@@ -62,8 +62,8 @@ const SPECS: &[ParamSpec] = &[
 ];
 
 impl Program for Fsmark {
-    fn scratch_bytes(&self, params: &Params) -> Option<u64> {
-        params.size_bytes("test_size").ok().flatten()
+    fn scratch_bytes(&self, params: &Params) -> Option<(&'static str, u64)> {
+        params.size_bytes("test_size").ok().flatten().map(|bytes| ("test_size", bytes))
     }
     fn name(&self) -> &'static str {
         "fsmark"

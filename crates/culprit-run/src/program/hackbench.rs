@@ -17,6 +17,11 @@
 //! the default is one execution, so a job that gives neither runs hackbench once. With `runtime`, the executions
 //! run in one `sh -c` loop that starts another while fewer than `runtime` whole seconds have passed, as lkp's
 //! `run_for_time` does, and stops at the first that fails.
+//! As lkp's `set_env` does, each execution first raises the open-file limit to the descriptors hackbench holds
+//! (groups × 2 × fds) plus 2048 (`ulimit -n`): lkp's 1600% jobs in thread mode hold them all in one process, past
+//! the usual limit of 1024. The sysctls lkp's `set_env` sets for more than 16384 of them (`kernel.pid_max`,
+//! `kernel.threads-max`, `vm.max_map_count`) are not set; `culprit run` names those that differ.
+//!
 //! Each execution prints `Time: <seconds>`; `culprit_parse::hackbench` turns them into `hackbench.throughput`.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
@@ -49,10 +54,26 @@ impl Program for Hackbench {
         SPECS
     }
 
+    /// lkp's `set_env` raises `kernel.pid_max` and `kernel.threads-max` to twice the tasks and `vm.max_map_count` to
+    /// a hundred times them when there are more than 16384 (half the default pid_max).
+    fn lkp_sysctls(&self, p: &Params, nr_cpu: u32) -> Vec<(&'static str, String)> {
+        let tasks = descriptors(p, nr_cpu);
+        if tasks <= 16384 {
+            return Vec::new();
+        }
+        let twice = tasks.saturating_mul(2).to_string();
+        vec![
+            ("kernel.pid_max", twice.clone()),
+            ("kernel.threads-max", twice),
+            ("vm.max_map_count", tasks.saturating_mul(100).to_string()),
+        ]
+    }
+
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         let groups = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
         let mode = p.one_of("mode", &["process", "threads"])?.unwrap_or_else(|| "process".into());
         let fds = p.count("fds")?.unwrap_or(20).max(1);
+        let limit = format!("ulimit -n {}", groups.saturating_mul(2).saturating_mul(fds).saturating_add(2048));
         let datasize = p.count("datasize")?.unwrap_or(100);
         let loops = p.positive_count("loops")?.unwrap_or_else(|| (30000 * ctx.nr_cpu as u64 / groups).max(1));
         let mut argv = vec![
@@ -70,20 +91,30 @@ impl Program for Hackbench {
         let iterations = p.iterations("iterations")?;
         let runtime = p.run_time_secs("runtime", "would run once and stop")?;
         if let (None, Some(seconds)) = (iterations, runtime) {
-            return Ok(ProgramPlan::single(run_for_time(&argv, seconds)));
+            return Ok(ProgramPlan::single(run_for_time(&limit, &argv, seconds)));
         }
-        let mut plan = ProgramPlan::single(Invocation::new(argv));
+        let command: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
+        let mut plan = ProgramPlan::single(Invocation::shell(&format!("{limit}; exec {}", command.join(" "))));
         plan.executions = iterations.unwrap_or(1).clamp(1, u32::MAX as u64) as u32;
         Ok(plan)
     }
 }
 
+/// The descriptors lkp's `set_env` counts for hackbench's groups (`tasks`: groups × 2 × fds), with the job's
+/// defaults where its params are missing or wrong (which `plan` refuses).
+fn descriptors(p: &Params, nr_cpu: u32) -> u64 {
+    let groups = p.count_or_share("nr_threads", nr_cpu).ok().flatten().unwrap_or(u64::from(nr_cpu)).max(1);
+    let fds = p.count("fds").ok().flatten().unwrap_or(20).max(1);
+    groups.saturating_mul(2).saturating_mul(fds)
+}
+
 /// lkp's `run_for_time`: hackbench again and again until more than `seconds` whole seconds have passed since the
-/// first started; the first execution that fails ends the loop with its status.
-fn run_for_time(argv: &[String], seconds: u64) -> Invocation {
+/// first started, after `limit` (the open-file limit); the first execution that fails ends the loop with its status.
+fn run_for_time(limit: &str, argv: &[String], seconds: u64) -> Invocation {
     let command: Vec<String> = argv.iter().map(|word| shell_quote(word)).collect();
     Invocation::shell(&format!(
-        "start=$(date +%s); while :; do {} || exit $?; [ $(( $(date +%s) - start )) -gt {seconds} ] && break; done",
+        "{limit}; start=$(date +%s); while :; do {} || exit $?; [ $(( $(date +%s) - start )) -gt {seconds} ] && \
+         break; done",
         command.join(" ")
     ))
 }
@@ -97,10 +128,12 @@ mod tests {
     fn maps_groups_mode_ipc_and_loops() {
         let p = params("hackbench", &[("nr_threads", "50%"), ("mode", "threads"), ("ipc", "pipe"), ("iterations", "4x")]);
         let plan = Hackbench.plan(&p, &ctx()).unwrap();
-        assert_eq!(plan.main.display(), "hackbench -g 2 -f 20 --threads --pipe -l 60000 -s 100");
+        let run = "ulimit -n 2128; exec hackbench -g 2 -f 20 --threads --pipe -l 60000 -s 100";
+        assert_eq!(plan.main.argv, ["sh", "-c", run]);
         assert_eq!(plan.executions, 4);
         let p = params("hackbench", &[("loops", "100"), ("nr_threads", "1")]);
-        assert_eq!(Hackbench.plan(&p, &ctx()).unwrap().main.display(), "hackbench -g 1 -f 20 --process -l 100 -s 100");
+        let run = "ulimit -n 2088; exec hackbench -g 1 -f 20 --process -l 100 -s 100";
+        assert_eq!(Hackbench.plan(&p, &ctx()).unwrap().main.argv, ["sh", "-c", run]);
     }
 
     /// lkp's hackbench-local-test gives `runtime: 20s` and no iterations, which lkp reads as "run again until 20 s
@@ -109,14 +142,16 @@ mod tests {
     fn runtime_without_iterations_runs_hackbench_again_until_it_has_passed() {
         let p = params("hackbench", &[("nr_threads", "1"), ("loops", "10"), ("runtime", "20s")]);
         let plan = Hackbench.plan(&p, &ctx()).unwrap();
-        let loop_line = "start=$(date +%s); while :; do hackbench -g 1 -f 20 --process -l 10 -s 100 || exit $?; \
-                         [ $(( $(date +%s) - start )) -gt 20 ] && break; done";
+        let loop_line = "ulimit -n 2088; start=$(date +%s); while :; do hackbench -g 1 -f 20 --process -l 10 -s 100 \
+                         || exit $?; [ $(( $(date +%s) - start )) -gt 20 ] && break; done";
         assert_eq!(plan.main.argv, ["sh", "-c", loop_line]);
         assert_eq!(plan.executions, 1);
         // With iterations, as in lkp, runtime is not used.
         let p = params("hackbench", &[("iterations", "3x"), ("runtime", "20s")]);
         let plan = Hackbench.plan(&p, &ctx()).unwrap();
-        assert_eq!((plan.executions, plan.main.argv[0].as_str()), (3, "hackbench"));
+        assert_eq!(plan.executions, 3);
+        let run = "; exec hackbench -g 4 -f 20 --process -l 30000 -s 100";
+        assert!(plan.main.argv[2].ends_with(run), "{:?}", plan.main);
         let p = params("hackbench", &[("runtime", "0")]);
         assert!(Hackbench.plan(&p, &ctx()).is_err());
     }
@@ -128,15 +163,25 @@ mod tests {
             println!("skipped: hackbench is missing (install rt-tests)");
             return;
         }
-        let plan = run_for_time(&["hackbench", "-g", "1", "-f", "2", "-l", "50"].map(String::from), 1);
+        let argv = ["hackbench", "-g", "1", "-f", "2", "-l", "50"].map(String::from);
+        let plan = run_for_time("ulimit -n 2052", &argv, 1);
         let started = std::time::Instant::now();
         let finished = crate::process::run(&plan, None, &std::sync::Arc::new(Default::default())).expect("runs");
         assert!(finished.exit.success(), "{}", finished.stderr);
         assert!(started.elapsed().as_secs_f64() >= 1.0, "it stops only after more than a whole second");
         assert!(finished.stdout.matches("Time:").count() >= 2, "{}", finished.stdout);
-        let failing = run_for_time(&["false".to_string()], 5);
+        let failing = run_for_time("ulimit -n 2052", &["false".to_string()], 5);
         let finished = crate::process::run(&failing, None, &std::sync::Arc::new(Default::default())).expect("runs");
         assert!(!finished.exit.success(), "a failing execution ends the loop with its status");
+    }
+
+    /// lkp's `set_env` for more than 16384 descriptors (its 1600% jobs on a machine of 26 CPUs or more).
+    #[test]
+    fn qa17_the_sysctls_lkp_sets_for_many_groups_are_named() {
+        assert!(Hackbench.lkp_sysctls(&params("hackbench", &[("nr_threads", "1600%")]), 4).is_empty());
+        let many = Hackbench.lkp_sysctls(&params("hackbench", &[("nr_threads", "1600%")]), 32);
+        let expected = [("kernel.pid_max", "40960"), ("kernel.threads-max", "40960"), ("vm.max_map_count", "2048000")];
+        assert_eq!(many, expected.map(|(name, value)| (name, value.to_string())));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! A program turns its params into a [`ProgramPlan`] (setup, the measured command, cleanup) before anything runs, so
 //! a bad param or a missing binary is reported for the whole job file up front, not halfway through a long run.
 
-use crate::process::{find_in_path, Invocation};
+use crate::process::{find_in_path, Finished, Invocation};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -285,9 +285,10 @@ pub trait Program: Sync {
         self.name()
     }
 
-    /// The bytes of files one run writes in its scratch directory, when its params say (fio's and fs_mark's
-    /// `test_size`), so that a run that cannot fit there is refused before it fills the file system.
-    fn scratch_bytes(&self, _params: &Params) -> Option<u64> {
+    /// The bytes of files one run writes in its scratch directory, when its params say, with the param that says
+    /// so (fio's and fs_mark's `test_size`, sysbench-fileio's `size`), so that a run that cannot fit there is refused
+    /// before it fills the file system.
+    fn scratch_bytes(&self, _params: &Params) -> Option<(&'static str, u64)> {
         None
     }
 
@@ -316,6 +317,18 @@ pub trait Program: Sync {
     fn lkp_sysctls(&self, _params: &Params, _nr_cpu: u32) -> Vec<(&'static str, String)> {
         Vec::new()
     }
+
+    /// The line of a failed execution's output that says why it failed, which the run's reason quotes after the exit
+    /// status: by default the last line written to stderr. A program that reports its errors elsewhere, or ends with
+    /// a line that says nothing of them, picks its own.
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        last_line(&finished.stderr)
+    }
+}
+
+/// The last line of `text` that is not blank, trimmed.
+pub(crate) fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|line| !line.is_empty())
 }
 
 /// lkp's `parse_bool` of a yes/no param: empty, or text starting with `0`, `no`, `false` or `n`, is no; anything else

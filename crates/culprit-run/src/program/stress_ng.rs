@@ -40,9 +40,10 @@
 //! stress-ng, and an older one refuses methods, socket types or whole options it does not have yet.
 
 use super::{
-    ask_installed, edit_distance, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan,
+    ask_installed, edit_distance, last_line, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError,
+    ProgramPlan,
 };
-use crate::process::Invocation;
+use crate::process::{Finished, Invocation};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -373,6 +374,14 @@ impl Program for StressNg {
         set
     }
 
+    /// stress-ng ends even a failed run with `successful run completed in 0.00s`, which said nothing of lkp's tmpfs
+    /// stressor finding no tmpfs to write to: the line that says why is its last error or failure, else, for a
+    /// stressor that `aborted early, out of system resources`, that stressor's own last line (`rawdev: cannot open
+    /// raw block device: errno=1 (Operation not permitted)`), else that warning.
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        stress_ng_failure_line(&finished.stdout).or_else(|| last_line(&finished.stderr))
+    }
+
     /// `test` (or `class` without one) against what the installed stress-ng offers.
     fn check_offered(&self, p: &Params) -> Result<(), ProgramError> {
         match (p.get("test"), p.get("class")) {
@@ -392,6 +401,48 @@ impl Program for StressNg {
             (None, None) => Ok(()),
         }
     }
+}
+
+/// See [`StressNg::failure_line`]; `output` is stress-ng's stdout with its stderr folded in.
+fn stress_ng_failure_line(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let failure = |line: &&&str| line.starts_with("stress-ng: error:") || line.starts_with("stress-ng: fail:");
+    if let Some(line) = lines.iter().rev().find(failure) {
+        return Some(line);
+    }
+    // `stress-ng: warn:  [12825] process [12829] (rawdev) aborted early, out of system resources`
+    let aborted = lines.iter().rposition(|line| line.contains(") aborted early"));
+    if let Some(at) = aborted {
+        let pid = lines[at].split("process [").nth(1).and_then(|rest| rest.split(']').next());
+        let own = pid.and_then(|pid| {
+            let tag = format!("[{pid}] ");
+            lines[..at].iter().rev().find(|line| line.contains(&tag))
+        });
+        return Some(own.copied().unwrap_or(lines[at]));
+    }
+    lines.last().copied()
+}
+
+/// The stressors a run's metrics say did no work: lkp's parser stores a stressor whose bogo-op count is 0 as
+/// `<stressor>.fail: 1` and nothing else, and stress-ng exits 0 for a stressor it skipped (lkp's dccp job on a kernel
+/// without DCCP), so the run is ok and measured nothing of it. `metrics` are a run's, with the `stress-ng.` prefix.
+/// The parser's `sigaction.fail` (stress-ng could not install its signal handlers) names no stressor.
+pub fn idle_stressors(metrics: &std::collections::BTreeMap<String, f64>) -> Vec<&str> {
+    metrics
+        .keys()
+        .filter_map(|name| name.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
+        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
+        .filter(|stressor| !metrics.contains_key(&format!("stress-ng.{stressor}.ops")))
+        .collect()
+}
+
+/// The line of stress-ng's output that says why `stressor` did no work: its failure or error, else the line where
+/// stress-ng skipped it (`dccp: DCCP protocol not supported, skipping stressor`).
+pub fn why_idle<'a>(output: &'a str, stressor: &str) -> Option<&'a str> {
+    let own = format!("] {stressor}: ");
+    let lines = || output.lines().map(str::trim).filter(|line| line.contains(&own));
+    let failure = |line: &&str| line.starts_with("stress-ng: fail:") || line.starts_with("stress-ng: error:");
+    lines().find(failure).or_else(|| lines().find(|line| line.contains("skipping")))
 }
 
 /// Tries each of the job's [`TEST_OPTIONS`] with the installed stress-ng (`--dry-run`, which parses the options and
@@ -566,5 +617,63 @@ mod tests {
         assert!(err.contains("no class 'vm2' (the closest: vm)"), "{err}");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    /// What stress-ng 0.15 printed for lkp's tmpfs and rawdev stressors on a machine without a writable tmpfs or a
+    /// raw device it may open (both exit 3 and end with `successful run completed`, which was the runs' reason).
+    #[test]
+    fn a_failed_run_is_explained_by_the_stressors_error_not_by_the_last_line() {
+        let tmpfs = "stress-ng: info:  [29674] setting to a 3 second run per stressor
+stress-ng: info:  [29674] dispatching hogs: 2 tmpfs
+stress-ng: error: [29679] tmpfs: cannot find writeable free space on a tmpfs filesystem
+stress-ng: error: [29678] tmpfs: cannot find writeable free space on a tmpfs filesystem
+stress-ng: warn:  [29674] process [29678] (tmpfs) aborted early, out of system resources
+stress-ng: warn:  [29674] process [29679] (tmpfs) aborted early, out of system resources
+stress-ng: metrc: [29674] tmpfs                 0      0.00      0.00      0.00         0.00           0.00
+stress-ng: info:  [29674] successful run completed in 0.00s
+";
+        let said = "stress-ng: error: [29678] tmpfs: cannot find writeable free space on a tmpfs filesystem";
+        assert_eq!(stress_ng_failure_line(tmpfs), Some(said));
+        let rawdev = "stress-ng: info:  [12825] dispatching hogs: 2 rawdev
+stress-ng: info:  [12829] rawdev: cannot open raw block device: errno=1 (Operation not permitted)
+stress-ng: warn:  [12825] process [12829] (rawdev) aborted early, out of system resources
+stress-ng: info:  [12830] rawdev: cannot open raw block device: errno=13 (Permission denied)
+stress-ng: warn:  [12825] process [12830] (rawdev) aborted early, out of system resources
+stress-ng: info:  [12825] successful run completed in 0.01s
+";
+        let said = "stress-ng: info:  [12830] rawdev: cannot open raw block device: errno=13 (Permission denied)";
+        assert_eq!(stress_ng_failure_line(rawdev), Some(said));
+        // An aborted stressor that said nothing of its own is reported by the warning; a run with neither by its
+        // last line.
+        let warning = "stress-ng: warn:  [7] process [9] (x) aborted early, out of system resources";
+        assert_eq!(stress_ng_failure_line(&format!("{warning}\nstress-ng: info:  [7] done\n")), Some(warning));
+        assert_eq!(stress_ng_failure_line("a\n\nb  \n\n"), Some("b"));
+        assert_eq!(stress_ng_failure_line(""), None);
+    }
+
+    /// What stress-ng 0.15 printed for lkp's dccp job on a kernel without DCCP (6.16 removed it) and for its cyclic
+    /// job whose instances could not get SCHED_DEADLINE: both exit 0, with `<stressor>.fail: 1` as their one metric.
+    #[test]
+    fn a_stressor_that_did_no_work_is_found_with_the_line_that_says_why() {
+        let metrics = |pairs: &[(&str, f64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let idle = metrics(&[("stress-ng.dccp.fail", 1.0), ("vmstat.cpu.us", 3.0)]);
+        assert_eq!(idle_stressors(&idle), ["dccp"]);
+        let busy = metrics(&[("stress-ng.udp.ops", 9.0), ("stress-ng.udp.pass", 1.0), ("stress-ng.x.rate.fail", 1.0)]);
+        assert!(idle_stressors(&busy).is_empty());
+        assert!(idle_stressors(&metrics(&[("stress-ng.sigaction.fail", 1.0)])).is_empty());
+        let dccp = "stress-ng: info:  [20519] dispatching hogs: 2 dccp
+stress-ng: info:  [20523] dccp: DCCP protocol not supported, skipping stressor
+stress-ng: metrc: [20519] dccp                  0      0.00      0.00      0.00         0.00           0.00
+stress-ng: info:  [20519] successful run completed in 0.00s
+";
+        let said = "stress-ng: info:  [20523] dccp: DCCP protocol not supported, skipping stressor";
+        assert_eq!(why_idle(dccp, "dccp"), Some(said));
+        let cyclic = "stress-ng: info:  [23975] cyclic: for best results, run just 1 instance of this stressor
+stress-ng: fail:  [23977] cyclic: sched_setscheduler failed: errno=16 (Device or resource busy)
+stress-ng: info:  [23975] cyclic: SCHED_DEADLINE: no latency information available
+";
+        let said = "stress-ng: fail:  [23977] cyclic: sched_setscheduler failed: errno=16 (Device or resource busy)";
+        assert_eq!(why_idle(cyclic, "cyclic"), Some(said));
+        assert_eq!(why_idle(dccp, "cyclic"), None);
     }
 }

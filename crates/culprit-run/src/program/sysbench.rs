@@ -22,12 +22,16 @@
 //! lkp's run does; their reports are printed one after the other and the parser sums their throughputs. A process
 //! that fails fails the run.
 //!
-//! fileio runs `prepare` before and `cleanup` after the measured `run`, in the scratch directory. The metric prefix is
+//! fileio lays its files out in the scratch directory as lkp's run does: `prepare` (which writes them) for the read
+//! modes and rndrw; `fallocate -l <size / filenum>` of each `test_file.N` (unwritten extents, whose first writes the
+//! measured run converts) for rndwr and seqrewr; nothing for seqwr, whose run creates them. The measured `run` gets
+//! lkp's `ulimit -n <filenum + 2048>` (lkp's jobs give 1024 files, which a default limit of 1024 open files refuses),
+//! and `cleanup` removes the files. A failed run's reason is sysbench's `FATAL:` line. The metric prefix is
 //! the job key (`sysbench-cpu.workload`, `sysbench-cpu.latency_ms.avg`, ...), parsed by `culprit_parse::sysbench`,
 //! which names them as lkp does (sysbench's own "events per second" line is not one of lkp's metrics).
 
-use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::Invocation;
+use super::{last_line, ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
+use crate::process::{Finished, Invocation};
 
 /// One sysbench test, selected by its lkp job key.
 pub struct Sysbench {
@@ -117,7 +121,22 @@ impl Program for Sysbench {
         Some(self.name())
     }
 
+    /// fileio lays out `size` bytes of files before it runs (lkp's jobs give 64G).
+    fn scratch_bytes(&self, params: &Params) -> Option<(&'static str, u64)> {
+        let size = (self.test == "fileio").then(|| params.size_bytes("size").ok().flatten().unwrap_or(128 << 20));
+        size.map(|bytes| ("size", bytes))
+    }
+
+    /// sysbench says why it stopped on stdout (`FATAL: Cannot open file 'test_file.1019' errno = 24 (Too many open
+    /// files)`), and nothing on stderr.
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        let fatal = finished.stdout.lines().map(str::trim).find(|line| line.starts_with("FATAL:"));
+        fatal.or_else(|| last_line(&finished.stderr))
+    }
+
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        // fileio's mode, total size and file count, which decide how its files are laid out before the run.
+        let mut fileio = None;
         let threads = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(1).max(1);
         let mut args = vec!["sysbench".to_string(), self.test.to_string(), format!("--threads={threads}")];
         let mut opt = |flag: &str, value: String| args.push(format!("--{flag}={value}"));
@@ -173,9 +192,11 @@ impl Program for Sysbench {
                 opt("events", "0".into());
                 opt("time", time_limit(p, "period")?.to_string());
                 opt("file-test-mode", p.get("rwmode").unwrap_or("rndrw").to_string());
-                opt("file-total-size", p.size_bytes("size")?.unwrap_or(128 << 20).to_string());
+                let size = p.size_bytes("size")?.unwrap_or(128 << 20);
+                opt("file-total-size", size.to_string());
                 opt("file-io-mode", p.get("iomode").unwrap_or("sync").to_string());
                 opt("file-num", filenum.max(1).to_string());
+                fileio = Some((p.get("rwmode").unwrap_or("rndrw"), size, filenum.max(1)));
             }
         }
         let with_verb = |verb: &str| {
@@ -190,8 +211,19 @@ impl Program for Sysbench {
                 plan.main = at_once(&plan.main, processes).in_dir(&ctx.scratch_dir);
             }
         }
-        if self.test == "fileio" {
-            plan.setup.push(with_verb("prepare"));
+        if let Some((mode, size, files)) = fileio {
+            // Every word of the command line is a number or a mode checked above, so its display is shell text.
+            let run = format!("ulimit -n {}; exec {}", files + 2048, plan.main.display());
+            plan.main = Invocation::shell(&run).in_dir(&ctx.scratch_dir);
+            if !mode.contains("wr") {
+                plan.setup.push(with_verb("prepare"));
+            } else if mode != "seqwr" {
+                let each = size / files;
+                let lay_out = format!(
+                    "i=0; while [ $i -lt {files} ]; do fallocate -l {each} test_file.$i || exit 1; i=$((i + 1)); done"
+                );
+                plan.setup.push(Invocation::shell(&lay_out).in_dir(&ctx.scratch_dir));
+            }
             plan.cleanup.push(with_verb("cleanup"));
         }
         Ok(plan)
@@ -241,10 +273,33 @@ mod tests {
         assert_eq!(CPU.plan(&p, &ctx()).unwrap().main.display(), "sysbench cpu --threads=4 --time=2 --cpu-max-prime=10000 run");
         let p = params("sysbench-fileio", &[("size", "16M"), ("filenum", "4f"), ("period", "3")]);
         let plan = FILEIO.plan(&p, &ctx()).unwrap();
-        assert!(plan.main.display().ends_with("--file-total-size=16777216 --file-io-mode=sync --file-num=4 run"));
+        assert!(plan.main.display().ends_with("--file-total-size=16777216 --file-io-mode=sync --file-num=4 run'"));
+        assert!(plan.main.display().starts_with("sh -c 'ulimit -n 2052; exec sysbench fileio "));
         assert_eq!(plan.setup.len(), 1);
+        assert!(plan.setup[0].display().ends_with(" prepare"));
         assert!(plan.cleanup[0].display().ends_with(" cleanup"));
         assert_eq!(FILEIO.name(), "sysbench-fileio");
+    }
+
+    /// lkp's sysbench-fileio run writes its files with `prepare` only for the modes without "wr" in their name;
+    /// rndwr and seqrewr get `fallocate`d files, and seqwr none, so their writes meet the kernel's unwritten extents
+    /// as in lkp's numbers instead of overwriting written data.
+    #[test]
+    fn qa17_fileio_lays_its_files_out_as_lkps_run_does() {
+        let setup = |mode: &str| {
+            let p = params("sysbench-fileio", &[("size", "16M"), ("filenum", "1024f"), ("rwmode", mode)]);
+            FILEIO.plan(&p, &ctx()).unwrap().setup.iter().map(Invocation::display).collect::<Vec<_>>()
+        };
+        for mode in ["seqrd", "rndrd", "rndrw"] {
+            let steps = setup(mode);
+            assert!(steps.len() == 1 && steps[0].ends_with("--file-num=1024 prepare"), "{mode}: {steps:?}");
+        }
+        for mode in ["rndwr", "seqrewr"] {
+            let steps = setup(mode);
+            let each = "do fallocate -l 16384 test_file.$i || exit 1;";
+            assert!(steps.len() == 1 && steps[0].contains("while [ $i -lt 1024 ]; ") && steps[0].contains(each));
+        }
+        assert!(setup("seqwr").is_empty());
     }
 
     #[test]

@@ -239,6 +239,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             }
         }
         warnings.extend(empty_table_warning(&result, title, samples, args, &db_option(store)));
+        if args.metric.is_none() {
+            warnings.extend(idle_stressors_warning(&result, title, &db_option(store)));
+        }
     }
     if let Some(pattern) = &args.metric {
         if unmatched.len() == table_count {
@@ -384,6 +387,30 @@ pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// Says which stressors did no work in any run at any revision: stress-ng exits 0 for a stressor it skips (lkp's dccp
+/// job on a kernel without DCCP), and lkp's parser stores only `stress-ng.<stressor>.fail` for it, so the table showed
+/// the monitors' rows of runs that measured nothing of the test, and nothing said so. Called without `--metric`,
+/// which could leave the `ops` row of a stressor that worked out of `result`. The parser's `sigaction.fail` (stress-ng
+/// could not install its signal handlers) names no stressor.
+fn idle_stressors_warning(result: &CompareResult, job: &str, db: &str) -> Option<String> {
+    let has = |metric: &str| result.rows.iter().any(|row| row.metric == metric);
+    let idle: Vec<&str> = result
+        .rows
+        .iter()
+        .filter_map(|row| row.metric.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
+        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
+        .filter(|stressor| !has(&format!("stress-ng.{stressor}.ops")))
+        .collect();
+    (!idle.is_empty()).then(|| {
+        format!(
+            "{job}: stress-ng's {} did no work in any run at any revision (its runs store only \
+             stress-ng.<stressor>.fail, as lkp's parser does), so nothing of the test is compared; `culprit \
+             results{db} --run ID` shows what stress-ng said",
+            idle.join(", ")
+        )
+    })
 }
 
 /// Says why a table has no rows, so an empty table is never silent. The run counts come from the stored runs rather

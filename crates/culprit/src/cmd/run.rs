@@ -582,15 +582,16 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
 
 /// Refuses a job whose runs write more than the scratch directory's file system has free. lkp's job files size
 /// `test_size` for their test box's disk (the fio-basic job of seed 001 writes 200G on a 2pmem box): run as it is on
-/// a development machine, fio laid out the file in the scratch directory until the disk was full.
+/// a development machine, fio laid out the file in the scratch directory until the disk was full. sysbench-fileio's
+/// `size` (64G in lkp's jobs) is laid out the same way.
 fn refuse_what_cannot_fit(jobs: &[PlannedJob], scratch_root: &Path) -> Result<()> {
     let Some(free) = free_bytes(scratch_root) else { return Ok(()) };
     for job in jobs {
-        let Some(need) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
+        let Some((param, need)) = job.run.program.scratch_bytes(&job.run.program_params) else { continue };
         if need > free {
             bail!(
-                "{}: its test_size of {} does not fit in the {} free on the file system of {}, which the runs would \
-                 fill; give a smaller test_size, or --scratch a directory on a file system with room",
+                "{}: its {param} of {} does not fit in the {} free on the file system of {}, which the runs would \
+                 fill; give a smaller {param}, or --scratch a directory on a file system with room",
                 job.run.job_name,
                 bytes_text(need),
                 bytes_text(free),
@@ -1007,6 +1008,9 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
             };
             out.push_str(&format!("  {:>16}{spread}  {}\n", format_mean(s.mean), name));
         }
+        if job.run.program.name() == "stress-ng" {
+            out.push_str(&idle_stressors_text(&ok, job.run.program.raw_output_name()));
+        }
         for r in runs.iter().filter(|r| !r.outcome.is_ok()) {
             if let culprit_core::model::RunOutcome::Failed { reason } = &r.outcome {
                 out.push_str(&format!("  failed run: {reason}\n"));
@@ -1014,6 +1018,32 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
         }
     }
     out
+}
+
+/// A line per stressor that did no work in some of the ok runs, with what stress-ng said of it: such a run is ok and
+/// stores only `stress-ng.<stressor>.fail: 1`, as lkp's parser does, so the summary showed "(1 ok, 0 failed)" over a
+/// stressor stress-ng had skipped (lkp's dccp job on a kernel without DCCP), and its comparisons compare nothing of it.
+fn idle_stressors_text(ok: &[&RunRecord], raw_output: &str) -> String {
+    let mut idle: BTreeMap<&str, (usize, Option<&str>)> = BTreeMap::new();
+    for run in ok {
+        let output = run.raw_outputs.iter().find(|o| o.name == raw_output);
+        let text = output.and_then(|o| std::str::from_utf8(&o.content).ok()).unwrap_or_default();
+        for stressor in culprit_run::program::stress_ng::idle_stressors(&run.metrics) {
+            let entry = idle.entry(stressor).or_default();
+            entry.0 += 1;
+            entry.1 = entry.1.or_else(|| culprit_run::program::stress_ng::why_idle(text, stressor));
+        }
+    }
+    let mut text = String::new();
+    for (stressor, (runs, why)) in idle {
+        text.push_str(&format!(
+            "  {stressor} did no work in {runs} of {} ok run(s), which store only stress-ng.{stressor}.fail (as lkp's \
+             parser does){}\n",
+            ok.len(),
+            why.map(|line| format!(": {line}")).unwrap_or_default()
+        ));
+    }
+    text
 }
 
 fn format_mean(x: f64) -> String {
