@@ -23,7 +23,7 @@
 
 use super::postgres::{throwaway_server, Connection, ServerHost};
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::Invocation;
+use crate::process::{Finished, Invocation};
 
 pub struct Oltp;
 
@@ -126,13 +126,17 @@ impl Program for Oltp {
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         self.plan_on(p, ctx, &ServerHost::detect(), &super::postgres::free_local_port)
     }
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        super::sysbench::sysbench_failure_line(finished)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::{Exit, Usage};
     use crate::program::{ctx, params};
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     fn host(as_root: bool) -> ServerHost {
         ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
@@ -172,6 +176,16 @@ mod tests {
         assert!(plan.setup[1].display().contains("-c max_connections=512"), "{}", plan.setup[1].display());
         assert!(plan.main.display().starts_with("sysbench oltp_read_write "), "{}", plan.main.display());
         assert!(plan.main.display().contains("--threads=256 --time=5 "), "{}", plan.main.display());
+    }
+
+    #[test]
+    fn a_failed_run_is_said_by_sysbenchs_first_fatal_line() {
+        // sysbench's words when the server is gone (recorded; crates/culprit-parse/tests/data/bad/oltp-no-server).
+        let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/bad/oltp-no-server");
+        let stdout = std::fs::read_to_string(recorded).unwrap();
+        let finished = Finished { exit: Exit::Code(1), stdout, stderr: String::new(), usage: Usage::default() };
+        let line = Oltp.failure_line(&finished).unwrap_or_default();
+        assert!(line.starts_with("FATAL: Connection to database failed: connection to server on socket"), "{line}");
     }
 
     #[test]

@@ -92,6 +92,14 @@ const FILEIO_SPECS: &[ParamSpec] = &[
     ParamSpec { name: "filenum", kind: ParamKind::Text, doc: "number of files (128 or 128f)" },
 ];
 
+/// Why a sysbench run failed: sysbench says it on stdout (`FATAL: Cannot open file 'test_file.1019' errno = 24 (Too
+/// many open files)`, the OLTP tests' `FATAL: Connection to database failed: ...`), and nothing on stderr; its first
+/// FATAL line is the cause, the later ones its consequences (`FATAL: Thread initialization failed!`).
+pub(crate) fn sysbench_failure_line(finished: &Finished) -> Option<&str> {
+    let fatal = finished.stdout.lines().map(str::trim).find(|line| line.starts_with("FATAL:"));
+    fatal.or_else(|| last_line(&finished.stderr))
+}
+
 impl Program for Sysbench {
     fn name(&self) -> &'static str {
         match self.test {
@@ -127,11 +135,8 @@ impl Program for Sysbench {
         size.map(|bytes| ("size", bytes))
     }
 
-    /// sysbench says why it stopped on stdout (`FATAL: Cannot open file 'test_file.1019' errno = 24 (Too many open
-    /// files)`), and nothing on stderr.
     fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
-        let fatal = finished.stdout.lines().map(str::trim).find(|line| line.starts_with("FATAL:"));
-        fatal.or_else(|| last_line(&finished.stderr))
+        sysbench_failure_line(finished)
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
