@@ -41,11 +41,7 @@ fn lkps_oltp_job_runs_sysbench_against_a_throwaway_postgresql_and_leaves_no_serv
     assert_eq!(results[0]["ok_runs"], 2, "{results}");
 
     // Each run's values, as lkp's matrix.json of the revision holds them.
-    let matrix_path = common::files_under(&root)
-        .into_iter()
-        .find(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())
-        .unwrap_or_else(|| panic!("no matrix.json under {}", root.display()));
-    let matrix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&matrix_path).unwrap()).unwrap();
+    let matrix = common::revision_matrix(&root);
     let series = |key: &str| -> Vec<f64> {
         let values = matrix[key].as_array().unwrap_or_else(|| panic!("{key} missing from {matrix}"));
         values.iter().map(|v| v.as_f64().unwrap()).collect()

@@ -79,16 +79,11 @@ fn short_pgbench_job_stores_tps_latency_and_monitors_and_leaves_no_server() {
     assert_eq!(results[0]["ok_runs"], 2, "{results}");
     assert_eq!(results[0]["failed_runs"], 0, "{results}");
 
-    let matrix_path = common::files_under(&root)
-        .into_iter()
-        // The revision's matrix.json (per-run values) sits next to avg.json; each run's own one holds samples.
-        .find(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())
-        .unwrap_or_else(|| panic!("no matrix.json under {}", root.display()));
-    let matrix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&matrix_path).unwrap()).unwrap();
+    let matrix = common::revision_matrix(&root);
     let series = |key: &str| -> Vec<f64> {
         matrix[key]
             .as_array()
-            .unwrap_or_else(|| panic!("{key} missing from {matrix_path:?}"))
+            .unwrap_or_else(|| panic!("{key} missing from {matrix}"))
             .iter()
             .map(|v| v.as_f64().unwrap())
             .collect()

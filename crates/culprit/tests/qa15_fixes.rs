@@ -5,20 +5,6 @@ mod common;
 
 use common::{culprit, stdout};
 
-/// Stores `runs` of a `command` job under the labels `a` and `b` (so many of each) in `dir/q.db`, the job printing
-/// `ops: N` with N read in turn from `values` (a's, then b's); no monitors.
-fn ops_runs(dir: &std::path::Path, values: &[f64], runs: [usize; 2]) {
-    let lines: Vec<String> = values.iter().map(f64::to_string).collect();
-    common::write(dir, "vals", &(lines.join("\n") + "\n"));
-    let job = "suite: x\ncommand:\n  cmd: 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n; \
-               echo \"ops: $(sed -n \"$((n + 1))p\" vals)\"'\n  capture:\n    ops: 'ops: ([0-9.]+)'\n";
-    common::write(dir, "ops.yaml", job);
-    for (label, n) in ["a", "b"].into_iter().zip(runs) {
-        let n = n.to_string();
-        stdout(&culprit("q.db", &["run", "ops.yaml", "-n", &n, "--label", label, "--monitors", "none"], dir));
-    }
-}
-
 #[test]
 fn qa15_a_metric_the_report_decides_alone_has_a_reproduce_line_that_decides_it_alone() {
     // A report decides its metric (a bisect's, or --metric) on its own, and its reproduce steps ended with
@@ -26,7 +12,7 @@ fn qa15_a_metric_the_report_decides_alone_has_a_reproduce_line_that_decides_it_a
     // 48.7% regression" over "the table below, from the stored runs: culprit compare ...", and that command's table
     // had no command.elapsed_time row at all (q = 0.23 among 141 metrics).
     let dir = tempfile::tempdir().unwrap();
-    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
+    common::store_ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
     let report = ["report", "--compare", "a", "b", "--metric", "command.ops"];
     let text = stdout(&culprit("q.db", &report, dir.path()));
     assert!(text.starts_with("[culprit] b: command.ops 6.0% change\n"), "{text}");
@@ -49,7 +35,7 @@ fn qa15_a_report_whose_runs_decide_nothing_does_not_say_it_found_no_change() {
     // A `culprit run` killed after its first run left one run at the commit; the mail of it said "FYI, we found no
     // significant change of sysbench-cpu.workload (-26.7%, undecided change)", as if a test had been made and passed.
     let dir = tempfile::tempdir().unwrap();
-    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 74.0], [4, 1]);
+    common::store_ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 74.0], [4, 1]);
     let text = stdout(&culprit("q.db", &["report", "--compare", "a", "b", "--metric", "command.ops"], dir.path()));
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let said = "FYI, we could not decide whether command.ops changed (-26.2%; fewer than 3 runs a side (4 vs 1)) at";
@@ -85,7 +71,7 @@ fn qa15_track_json_of_labels_names_no_repository_or_branch() {
     // "repo": the current directory, which is no repository, as if the points were commits along its HEAD.
     let dir = tempfile::tempdir().unwrap();
     let values = [100.0, 101.0, 99.0, 100.5, 120.0, 121.0, 119.0, 120.5];
-    ops_runs(dir.path(), &values, [4, 4]);
+    common::store_ops_runs(dir.path(), &values, [4, 4]);
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&culprit("q.db", &["track", "--metric", "ops", "--json"], dir.path()))).unwrap();
     assert!(json["branch"].is_null() && json["repo"].is_null(), "{json}");

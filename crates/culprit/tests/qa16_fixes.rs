@@ -7,27 +7,13 @@ mod common;
 use common::{culprit, stdout};
 use std::path::Path;
 
-/// Stores `runs` of a `command` job under the labels `a` and `b` (so many of each) in `dir/q.db`, the job printing
-/// `ops: N` with N read in turn from `values` (a's, then b's); no monitors.
-fn ops_runs(dir: &Path, values: &[f64], runs: [usize; 2]) {
-    let lines: Vec<String> = values.iter().map(f64::to_string).collect();
-    common::write(dir, "vals", &(lines.join("\n") + "\n"));
-    let job = "suite: x\ncommand:\n  cmd: 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n; \
-               echo \"ops: $(sed -n \"$((n + 1))p\" vals)\"'\n  capture:\n    ops: 'ops: ([0-9.]+)'\n";
-    common::write(dir, "ops.yaml", job);
-    for (label, n) in ["a", "b"].into_iter().zip(runs) {
-        let n = n.to_string();
-        stdout(&culprit("q.db", &["run", "ops.yaml", "-n", &n, "--label", label, "--monitors", "none"], dir));
-    }
-}
-
 #[test]
 fn qa16_compare_headlines_a_change_of_unknown_direction_as_a_change_with_its_size() {
     // A captured number has no known good direction, so a significant move of it is "changed". The table showed its
     // row at +6.0% and nothing under it: the headlines were written for regressions and improvements only, and a
     // maintainer reading the lines under the table took their silence for no change.
     let dir = tempfile::tempdir().unwrap();
-    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
+    common::store_ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
     let args = ["compare", "a", "b", "--metric", "^command\\.ops$"];
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&culprit("q.db", &[&args[..], &["--json"]].concat(), dir.path()))).unwrap();
@@ -119,7 +105,7 @@ fn qa16_the_dashboards_compare_page_names_its_filters_in_its_title() {
     // /compare?rev=a&rev=b&metric=X and /compare?rev=a&rev=b were both titled "culprit compare a b", so two tabs of
     // one pair, one per metric, could not be told apart in the tab bar or the browser's history.
     let dir = tempfile::tempdir().unwrap();
-    ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
+    common::store_ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 106.0, 109.0, 103.0, 107.0], [4, 4]);
     let server = common::serve("q.db", dir.path());
     let plain = server.get("/compare?rev=a&rev=b");
     assert_eq!(plain.status, 200, "{}", plain.body);

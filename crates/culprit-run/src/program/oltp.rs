@@ -135,16 +135,9 @@ impl Program for Oltp {
 mod tests {
     use super::*;
     use crate::process::{Exit, Usage};
+    use crate::program::postgres::{no_port, test_host as host};
     use crate::program::{ctx, params};
-    use std::path::{Path, PathBuf};
-
-    fn host(as_root: bool) -> ServerHost {
-        ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
-    }
-
-    fn no_port() -> Option<u16> {
-        None
-    }
+    use std::path::Path;
 
     #[test]
     fn lkps_job_prepares_the_tables_on_a_throwaway_server_and_runs_read_only() {

@@ -219,15 +219,8 @@ impl Program for Pgbench {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::postgres::{no_port, test_host as host};
     use crate::program::{ctx, params};
-
-    fn host(as_root: bool) -> ServerHost {
-        ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
-    }
-
-    fn no_port() -> Option<u16> {
-        None
-    }
 
     #[test]
     fn throwaway_server_as_root_runs_as_postgres_on_a_socket_in_scratch() {

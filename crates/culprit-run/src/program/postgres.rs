@@ -227,6 +227,18 @@ pub fn throwaway_server(
     })
 }
 
+/// A machine with PostgreSQL 15's server binaries, as root or not, for the plans' tests.
+#[cfg(test)]
+pub(crate) fn test_host(as_root: bool) -> ServerHost {
+    ServerHost { bin_dir: Some(PathBuf::from("/usr/lib/postgresql/15/bin")), as_root, postgres_user: true }
+}
+
+/// No free port, for plans that must not need one.
+#[cfg(test)]
+pub(crate) fn no_port() -> Option<u16> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

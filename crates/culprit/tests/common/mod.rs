@@ -306,3 +306,27 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Stores `runs` of a `command` job under the labels `a` and `b` (so many of each) in `dir/q.db`, the job printing
+/// `ops: N` with N read in turn from `values` (a's, then b's); no monitors.
+pub fn store_ops_runs(dir: &Path, values: &[f64], runs: [usize; 2]) {
+    let lines: Vec<String> = values.iter().map(f64::to_string).collect();
+    write(dir, "vals", &(lines.join("\n") + "\n"));
+    let job = "suite: x\ncommand:\n  cmd: 'n=$(cat n 2>/dev/null || echo 0); echo $((n + 1)) > n; \
+               echo \"ops: $(sed -n \"$((n + 1))p\" vals)\"'\n  capture:\n    ops: 'ops: ([0-9.]+)'\n";
+    write(dir, "ops.yaml", job);
+    for (label, n) in ["a", "b"].into_iter().zip(runs) {
+        let n = n.to_string();
+        stdout(&culprit("q.db", &["run", "ops.yaml", "-n", &n, "--label", label, "--monitors", "none"], dir));
+    }
+}
+
+/// The revision's `matrix.json` (each run's values by metric) of the one job of an lkp result root `root`: the one
+/// beside an `avg.json`, since each run's own directory holds a matrix of its samples.
+pub fn revision_matrix(root: &Path) -> serde_json::Value {
+    let path = files_under(root)
+        .into_iter()
+        .find(|p| p.ends_with("matrix.json") && p.with_file_name("avg.json").exists())
+        .unwrap_or_else(|| panic!("no matrix.json under {}", root.display()));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
