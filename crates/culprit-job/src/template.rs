@@ -25,23 +25,25 @@ use serde_yaml::{Mapping, Value};
 /// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, whose line
 /// breaks YAML folds into spaces, which is all a template's layout means to the evaluator below. The number of lines
 /// is kept, so every key stays on its line. A template that does not close is left as written, for the YAML parser
-/// to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a block literal.
+/// to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a block literal; unlike
+/// it, the lines of a block scalar (`cmd: |` and the lines indented under it) are text and keep their braces.
 pub fn quote_unquoted(text: &str) -> String {
+    let in_block = block_scalar_lines(text);
     let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
-    while let Some(open) = next_unquoted_open(rest) {
-        let Some(close) = rest[open..].find("}}").map(|at| open + at + 2) else {
+    let mut done = 0;
+    while let Some(open) = next_unquoted_open(text, done, &in_block) {
+        let Some(close) = text[open..].find("}}").map(|at| open + at + 2) else {
             break;
         };
         // Text after the braces on their last line belongs to the value as lkp reads it (its block literal takes
         // the rest of that line), up to a comment.
-        let line_end = rest[close..].find('\n').map_or(rest.len(), |at| close + at);
-        let tail = &rest[close..line_end];
+        let line_end = text[close..].find('\n').map_or(text.len(), |at| close + at);
+        let tail = &text[close..line_end];
         let tail_end = close + tail.find(" #").unwrap_or(tail.len());
-        let tail_end = close + rest[close..tail_end].trim_end().len();
-        out.push_str(&rest[..open]);
+        let tail_end = close + text[close..tail_end].trim_end().len();
+        out.push_str(&text[done..open]);
         out.push('"');
-        for c in rest[open..tail_end].chars() {
+        for c in text[open..tail_end].chars() {
             match c {
                 '\\' => out.push_str("\\\\"),
                 '"' => out.push_str("\\\""),
@@ -49,29 +51,62 @@ pub fn quote_unquoted(text: &str) -> String {
             }
         }
         out.push('"');
-        rest = &rest[tail_end..];
+        done = tail_end;
     }
-    out.push_str(rest);
+    out.push_str(&text[done..]);
     out
 }
 
-/// The byte offset of the next `{{` that opens a value: after `key:` or `-` and a blank on its line, outside a
-/// comment line and outside quotes (`key: "{{ ... }}"` is text YAML reads as it is).
-fn next_unquoted_open(text: &str) -> Option<usize> {
-    let mut line_start = 0;
-    for line in text.split_inclusive('\n') {
-        if !line.trim_start().starts_with('#') {
-            let mut from = 0;
-            while let Some(at) = line[from..].find("{{").map(|at| from + at) {
-                let before = line[..at].trim_end_matches([' ', '\t']);
-                let blank_before = before.len() < at;
-                if blank_before && opens_value(before) {
-                    return Some(line_start + at);
-                }
-                from = at + 2;
+/// For each line of `text` (0-based), whether it is the content of a YAML block scalar: the lines after a value of
+/// `|` or `>` (with its chomping and indentation marks, and a comment) that are blank or indented deeper than the
+/// line that opened it.
+fn block_scalar_lines(text: &str) -> Vec<bool> {
+    let mut inside = Vec::new();
+    let mut open_at: Option<usize> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let blank = line.trim().is_empty();
+        if let Some(header_indent) = open_at {
+            if blank || indent > header_indent {
+                inside.push(true);
+                continue;
             }
+            open_at = None;
         }
-        line_start += line.len();
+        inside.push(false);
+        let value = line.find(": ").map(|at| &line[at + 2..]).or_else(|| line.trim_start().strip_prefix("- "));
+        let value = value.map(|v| v.split(" #").next().unwrap_or_default().trim());
+        let opens_block = value.is_some_and(|v| {
+            v.starts_with(['|', '>']) && v[1..].chars().all(|c| c == '+' || c == '-' || c.is_ascii_digit())
+        });
+        if opens_block {
+            open_at = Some(indent);
+        }
+    }
+    inside
+}
+
+/// The byte offset of the next `{{` at or after `from` that opens a value: after `key:` or `-` and a blank on its
+/// line, outside a comment line, outside quotes (`key: "{{ ... }}"` is text YAML reads as it is) and outside a block
+/// scalar's lines (`in_block`, by line).
+fn next_unquoted_open(text: &str, from: usize, in_block: &[bool]) -> Option<usize> {
+    let mut line_start = 0;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
+        let line_end = line_start + line.len();
+        if line_end <= from || in_block.get(number).copied().unwrap_or(false) || line.trim_start().starts_with('#') {
+            line_start = line_end;
+            continue;
+        }
+        let mut at_least = from.saturating_sub(line_start);
+        while let Some(at) = line.get(at_least..).and_then(|rest| rest.find("{{")).map(|at| at_least + at) {
+            let before = line[..at].trim_end_matches([' ', '\t']);
+            let blank_before = before.len() < at;
+            if blank_before && opens_value(before) {
+                return Some(line_start + at);
+            }
+            at_least = at + 2;
+        }
+        line_start = line_end;
     }
     None
 }
@@ -1378,6 +1413,11 @@ mod tests {
         assert_eq!(quote_unquoted("a: b: {{x}}\n"), "a: b: {{x}}\n");
         let in_lists = "- - k: {{ x }}\n- {{ y }}\n'b c': {{ z }}\n";
         assert_eq!(quote_unquoted(in_lists), "- - k: \"{{ x }}\"\n- \"{{ y }}\"\n'b c': \"{{ z }}\"\n");
+        // A block scalar's lines are text, braces and all, and a template after it is quoted again.
+        let block = "cmd: |\n  echo {{ x }}\n  - {{ y }}\n  a: {{ z }}\n\nnext: {{ w }}\n";
+        assert_eq!(quote_unquoted(block), "cmd: |\n  echo {{ x }}\n  - {{ y }}\n  a: {{ z }}\n\nnext: \"{{ w }}\"\n");
+        let folded = "- k: >-\n    x: {{ y }}\n- {{ z }}\n";
+        assert_eq!(quote_unquoted(folded), "- k: >-\n    x: {{ y }}\n- \"{{ z }}\"\n");
         // A template that does not close is left for YAML to refuse.
         assert_eq!(quote_unquoted("a: {{ open\n"), "a: {{ open\n");
         // Quoting twice changes nothing: kept job texts are read again.
