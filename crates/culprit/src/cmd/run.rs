@@ -563,6 +563,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_fio_buffered_unlike_lkp(&jobs);
     note_iperf_udp_at_the_default_rate(&jobs);
     note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
+    note_needs_not_met(&jobs, &machine, numa_nodes());
     note_monitor_delay_not_applied(&jobs);
     let step_record = Some(scratch_root.join(format!("run-{}.step", std::process::id())));
     let plan = RunPlan {
@@ -780,6 +781,62 @@ fn note_lkp_sysctls_not_set(jobs: &[PlannedJob], nr_cpu: u32) {
             listed.join(", ")
         );
     }
+}
+
+/// lkp's scheduler runs a job only on a machine that has what its `need_*` keys ask for (`need_memory: 30G`, lkp's
+/// most common; `need_cpu`, `need_node`); Culprit runs it on this one whatever they say, so it says which this machine
+/// lacks, once per key: such runs may swap, fail, or measure another regime than the robot's. Memory is compared
+/// with 5% to spare, since lkp's hosts give their nominal size (24G) and the kernel reports less (23.5G).
+fn note_needs_not_met(jobs: &[PlannedJob], machine: &Machine, nodes: Option<u64>) {
+    let mut said: Vec<String> = Vec::new();
+    for job in jobs {
+        for unmet in unmet_needs(&job.run.params, machine.memory_kib.saturating_mul(1024), machine.nr_cpu, nodes) {
+            if !said.contains(&unmet) {
+                said.push(unmet);
+            }
+        }
+    }
+    if !said.is_empty() {
+        crate::note!(
+            "culprit: the job asks for {}; lkp's scheduler would not run it on this machine, and its runs here may \
+             swap, fail, or measure another regime than the robot's",
+            said.join(", ")
+        );
+    }
+}
+
+/// What of the job's `need_memory`, `need_cpu` and `need_node` a machine of `memory` bytes, `nr_cpu` CPUs and
+/// `nodes` NUMA nodes (when known) lacks, each as `key: value (here H)`. A value Culprit cannot read is no need.
+fn unmet_needs(params: &[(String, String)], memory: u64, nr_cpu: u32, nodes: Option<u64>) -> Vec<String> {
+    let mut unmet = Vec::new();
+    for (key, value) in params {
+        let lacks = match key.as_str() {
+            "need_memory" => culprit_job::convention::size_bytes(value)
+                .ok()
+                .filter(|&need| need as f64 > memory as f64 * 1.05)
+                .map(|_| format!("{:.1}G", memory as f64 / (1u64 << 30) as f64)),
+            "need_cpu" => value.trim().parse::<u64>().ok().filter(|&need| need > u64::from(nr_cpu)).map(|_| {
+                format!("{nr_cpu} CPUs")
+            }),
+            "need_node" => nodes.zip(value.trim().parse::<u64>().ok()).filter(|(have, need)| need > have).map(
+                |(have, _)| format!("{have} NUMA node{}", if have == 1 { "" } else { "s" }),
+            ),
+            _ => None,
+        };
+        if let Some(here) = lacks {
+            unmet.push(format!("{key}: {value} (here {here})"));
+        }
+    }
+    unmet
+}
+
+/// This machine's NUMA nodes, as sysfs lists them.
+fn numa_nodes() -> Option<u64> {
+    let entries = std::fs::read_dir("/sys/devices/system/node").ok()?;
+    let is_node =
+        |name: &str| name.strip_prefix("node").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let count = entries.flatten().filter(|e| is_node(&e.file_name().to_string_lossy())).count() as u64;
+    (count > 0).then_some(count)
 }
 
 /// Says that a job's `monitor_delay` (lkp's dbench job gives 10) is not applied: lkp starts its monitors that many
@@ -1059,6 +1116,21 @@ fn format_mean(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_need_the_machine_lacks_is_said_with_what_it_has() {
+        let params = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let memory = (47u64 << 30) / 2; // 23.5G, which lkp's hosts call 24G
+        let job = params(&[("need_memory", "24G"), ("need_cpu", "2"), ("need_node", "2"), ("runtime", "300s")]);
+        assert_eq!(unmet_needs(&job, memory, 2, Some(1)), ["need_node: 2 (here 1 NUMA node)"]);
+        let job = params(&[("need_memory", "30G"), ("need_cpu", "4")]);
+        let unmet = ["need_memory: 30G (here 23.5G)", "need_cpu: 4 (here 2 CPUs)"];
+        assert_eq!(unmet_needs(&job, memory, 2, None), unmet);
+        // What Culprit cannot read, or a machine it knows nothing of, is no need it can say is unmet.
+        assert!(unmet_needs(&params(&[("need_memory", "lots"), ("need_node", "2")]), memory, 2, None).is_empty());
+    }
 
     #[test]
     fn a_misspelt_param_is_told_the_name_it_most_likely_meant() {
