@@ -95,7 +95,7 @@ impl Iperf {
         }
         let ports: Vec<u16> = match p.positive_count("port")? {
             Some(first) => {
-                let last = first + sessions - 1;
+                let last = first.saturating_add(sessions - 1);
                 if last > u64::from(u16::MAX) {
                     return Err(bad("port", &first.to_string(), format!("the ports {first}..{last} go past 65535")));
                 }
@@ -226,6 +226,7 @@ mod tests {
             (vec![("bitrate", "fast")], "bits per second"),
             (vec![("bitrate", "1MM")], "bits per second"),
             (vec![("port", "65535"), ("sessions", "2")], "past 65535"),
+            (vec![("port", "18446744073709551615"), ("sessions", "2")], "past 65535"),
         ] {
             let err = Iperf.plan_with(&params("iperf", &pairs), &ctx(), &|| Some(4000)).unwrap_err();
             assert!(err.to_string().contains(needle), "{pairs:?}: {err}");
