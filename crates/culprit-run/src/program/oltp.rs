@@ -91,8 +91,8 @@ impl Oltp {
         // Every sysbench thread holds a connection; past the default, the server is started with room for twice
         // the threads, as lkp's mysql-setup does for MySQL.
         let mut settings = Vec::new();
-        if threads + 3 > DEFAULT_MAX_CONNECTIONS {
-            settings.push(("max_connections".to_string(), (threads * 2).to_string()));
+        if threads.saturating_add(3) > DEFAULT_MAX_CONNECTIONS {
+            settings.push(("max_connections".to_string(), threads.saturating_mul(2).to_string()));
         }
         let server = throwaway_server(PROGRAM, ctx, host, free_port, &settings)?;
         let mut common = vec!["sysbench".to_string(), test];
