@@ -371,7 +371,8 @@ fn normalize_mapping(
         let path_refs: Vec<&str> = parent.iter().map(String::as_str).collect();
         if key_text.is_empty() && !matches!(key, Value::String(_)) {
             let hint = if matches!(key, Value::Mapping(_)) {
-                "; lkp's '{{ expression }}' templates are not supported: write the value itself"
+                "; an lkp '{{ expression }}' template inside a flow hash or list ('{...}', '[...]') reads as a hash: \
+                 give it a 'key: {{ ... }}' line of its own, or quote it"
             } else {
                 "; write keys as plain words"
             };

@@ -22,9 +22,10 @@ use regex::Regex;
 use serde_yaml::{Mapping, Value};
 
 /// Quotes every unquoted template written as a value (`key: {{ ... }}` or `- {{ ... }}`, over as many lines as it
-/// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, whose line
-/// breaks YAML folds into spaces, which is all a template's layout means to the evaluator below. The number of lines
-/// is kept, so every key stays on its line. A template that does not close is left as written, for the YAML parser
+/// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, each of whose
+/// line breaks is escaped so that YAML keeps it (a Ruby comment ends at its line) while it drops the lines'
+/// indentation, which means nothing to the evaluator below. The number of lines is kept, so every key stays on its
+/// line; the text of a block scalar (`cmd: |`) is left as it is. A template that does not close is left as written, for the YAML parser
 /// to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a block literal.
 pub fn quote_unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
@@ -41,11 +42,21 @@ pub fn quote_unquoted(text: &str) -> String {
         let tail_end = close + rest[close..tail_end].trim_end().len();
         out.push_str(&rest[..open]);
         out.push('"');
-        for c in rest[open..tail_end].chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                other => out.push(other),
+        for line in rest[open..tail_end].split_inclusive('\n') {
+            let body = line.trim_end_matches(['\r', '\n']);
+            for c in body.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '"' => out.push_str("\\\""),
+                    other => out.push(other),
+                }
+            }
+            // Each line break is written as an escaped `\n` and an escaped break, which YAML reads as one line feed,
+            // where a plain break would be folded into a space: a Ruby comment ends at its line's end, as in lkp's
+            // block literal, instead of taking the rest of the template with it.
+            if body.len() < line.len() {
+                out.push_str("\\n\\");
+                out.push_str(&line[body.len()..]);
             }
         }
         out.push('"');
@@ -59,7 +70,20 @@ pub fn quote_unquoted(text: &str) -> String {
 /// comment line and outside quotes (`key: "{{ ... }}"` is text YAML reads as it is).
 fn next_unquoted_open(text: &str) -> Option<usize> {
     let mut line_start = 0;
+    // The indentation a line must exceed to be text of the block scalar (`cmd: |`) opened above it, if any.
+    let mut block_parent: Option<usize> = None;
     for line in text.split_inclusive('\n') {
+        let body = line.trim_start_matches(' ');
+        let blank = body.trim().is_empty();
+        if let Some(parent) = block_parent {
+            if blank || line.len() - body.len() > parent {
+                // A block scalar's lines are its text, braces and all (a shell here-document in a command's `cmd:
+                // |`); quoting a `key: {{` line of it would put quotes into that text.
+                line_start += line.len();
+                continue;
+            }
+        }
+        block_parent = block_scalar_parent(line);
         if !line.trim_start().starts_with('#') {
             let mut from = 0;
             while let Some(at) = line[from..].find("{{").map(|at| from + at) {
@@ -74,6 +98,31 @@ fn next_unquoted_open(text: &str) -> Option<usize> {
         line_start += line.len();
     }
     None
+}
+
+/// The indentation of the key (or list dash) whose value a line opens as a block scalar (`key: |`, `- >-`, `key: |2
+/// # comment`): the lines after it that are indented deeper, and blank lines, are that scalar's text.
+fn block_scalar_parent(line: &str) -> Option<usize> {
+    let body = line.trim_start_matches(' ');
+    let mut parent = line.len() - body.len();
+    let mut rest = body.trim_end();
+    let mut column = parent;
+    while let Some(item) = rest.strip_prefix('-').filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+        parent = column;
+        let trimmed = item.trim_start();
+        column += 1 + item.len() - trimmed.len();
+        rest = trimmed;
+    }
+    let value = match rest.find(": ").or_else(|| rest.find(":\t")) {
+        Some(at) if !rest.starts_with('#') && (rest.starts_with(['"', '\'']) || !rest[..at].contains(' ')) => {
+            parent = column;
+            rest[at + 1..].trim_start()
+        }
+        _ => rest,
+    };
+    let value = value.split(" #").next().unwrap_or_default().trim_end();
+    let indicator = value.strip_prefix(['|', '>'])?;
+    indicator.chars().all(|c| matches!(c, '-' | '+' | '0'..='9')).then_some(parent)
 }
 
 /// Whether the text of a line before a `{{` (blanks after it removed) leaves the braces at the start of a YAML
@@ -639,12 +688,18 @@ impl Parser {
         read
     }
 
-    /// `not`, `and` and `or`: Ruby's low-precedence spellings.
+    /// `not`, `and` and `or`: Ruby's low-precedence spellings. Unlike `&&` and `||`, `and` and `or` bind equally
+    /// and from the left (`true or true and false` is `(true or true) and false`, false).
     fn word_or(&mut self) -> Result<Expr, TemplateError> {
-        let (base, mut left) = (self.depth, self.word_and()?);
-        while self.eat_word("or") {
+        let (base, mut left) = (self.depth, self.word_not()?);
+        loop {
+            let or = self.eat_word("or");
+            if !or && !self.eat_word("and") {
+                break;
+            }
             self.link()?;
-            left = Expr::Or(Box::new(left), Box::new(self.word_and()?));
+            let right = Box::new(self.word_not()?);
+            left = if or { Expr::Or(Box::new(left), right) } else { Expr::And(Box::new(left), right) };
         }
         self.depth = base;
         Ok(left)
@@ -658,16 +713,6 @@ impl Parser {
         }
         self.depth += 1;
         Ok(())
-    }
-
-    fn word_and(&mut self) -> Result<Expr, TemplateError> {
-        let (base, mut left) = (self.depth, self.word_not()?);
-        while self.eat_word("and") {
-            self.link()?;
-            left = Expr::And(Box::new(left), Box::new(self.word_not()?));
-        }
-        self.depth = base;
-        Ok(left)
     }
 
     fn word_not(&mut self) -> Result<Expr, TemplateError> {
@@ -1345,6 +1390,57 @@ mod tests {
         assert_eq!(compute_point(shell.clone()).unwrap(), Some(shell));
     }
 
+    #[test]
+    fn a_comment_in_a_template_of_several_lines_ends_at_its_line() {
+        // QA 18: YAML folded the quoted template's line breaks into spaces, so a Ruby comment on its own line took
+        // the rest of the template with it ("the template ends where a value was expected").
+        let text = "n: 2\nsize: {{\n  # twice n, in G\n  \"#{n * 2}G\" # a comment after the value\n}}\nm: 1\n";
+        let quoted = quote_unquoted(text);
+        assert_eq!(quoted.lines().count(), text.lines().count(), "{quoted}");
+        let read: Mapping = serde_yaml::from_str(&quoted).unwrap();
+        let size = read.get("size").and_then(Value::as_str).unwrap().to_string();
+        assert_eq!(compute_value(&size, &read).unwrap(), Some(Value::String("4G".into())), "{size:?}");
+        assert_eq!(read.get("m"), Some(&Value::Number(1.into())));
+        // Lines ended by CR LF are read the same.
+        let read: Mapping = serde_yaml::from_str(&quote_unquoted(&text.replace('\n', "\r\n"))).unwrap();
+        let size = read.get("size").and_then(Value::as_str).unwrap().to_string();
+        assert_eq!(compute_value(&size, &read).unwrap(), Some(Value::String("4G".into())), "{size:?}");
+    }
+
+    #[test]
+    fn a_block_scalars_text_is_not_quoted() {
+        // QA 18: a `key: {{` line inside a block scalar (a here-document in a command's shell text) got quotes put
+        // into that text.
+        let text = "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: {{ x }}\n";
+        assert_eq!(
+            quote_unquoted(text),
+            "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: \"{{ x }}\"\n"
+        );
+        for (block, parent) in [("- |\n", Some(0)), ("  - k: >-\n", Some(4)), ("a: |2 # c\n", Some(0))] {
+            assert_eq!(block_scalar_parent(block), parent, "{block:?}");
+        }
+        for plain in ["a: b | c\n", "a: '|'\n", "# a: |\n", "cmd: echo a: |x\n"] {
+            assert_eq!(block_scalar_parent(plain), None, "{plain:?}");
+        }
+        // The key after the block, at the block's key's own indentation, is quoted again.
+        let listed = "- cmd: |\n    echo {{ y }}\n  n: {{ x }}\n";
+        assert_eq!(quote_unquoted(listed), "- cmd: |\n    echo {{ y }}\n  n: \"{{ x }}\"\n");
+    }
+
+    #[test]
+    fn and_and_or_bind_equally_from_the_left() {
+        // QA 18: `and` bound tighter than `or`, as `&&` does than `||`; in Ruby the words bind equally.
+        let cases: &[(&str, Ruby)] = &[
+            ("true or true and false", Ruby::Bool(false)),
+            ("false and false or true", Ruby::Bool(true)),
+            ("true || true && false", Ruby::Bool(true)),
+            ("not false and false", Ruby::Bool(false)),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(&value(expression, "{}").unwrap(), expected, "{expression}");
+        }
+    }
+
     proptest::proptest! {
         /// Quoting never moves a line (messages name lines of the text as written) and leaves text without a
         /// template as it is.
@@ -1367,7 +1463,7 @@ mod tests {
         let read: Mapping = serde_yaml::from_str(&quoted).unwrap();
         let a = read.get("a").unwrap();
         let size = a.get("size").and_then(Value::as_str).unwrap();
-        assert!(size.starts_with("{{ case fs when 'x' then \"1\" end") && size.ends_with("}}"), "{size:?}");
+        assert_eq!(size, "{{\ncase fs\nwhen 'x' then \"1\"\nend\n}}", "the template keeps its lines");
         assert_eq!(a.get("list").unwrap()[0].as_str(), Some("{{ fs }}G"));
         assert_eq!(read.get("b").and_then(Value::as_str), Some("{{ kept }}"));
         assert_eq!(read.get("c").and_then(Value::as_str), Some("x: {{ kept }}"));
