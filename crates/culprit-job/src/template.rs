@@ -25,8 +25,9 @@ use serde_yaml::{Mapping, Value};
 /// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, each of whose
 /// line breaks is escaped so that YAML keeps it (a Ruby comment ends at its line) while it drops the lines'
 /// indentation, which means nothing to the evaluator below. The number of lines is kept, so every key stays on its
-/// line; the text of a block scalar (`cmd: |`) is left as it is. A template that does not close is left as written, for the YAML parser
-/// to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a block literal.
+/// line; the text of a block scalar (`cmd: |`) is left as it is. A template that does not close is left as written,
+/// for the YAML parser to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a
+/// block literal.
 pub fn quote_unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
@@ -1411,7 +1412,8 @@ mod tests {
     fn a_block_scalars_text_is_not_quoted() {
         // QA 18: a `key: {{` line inside a block scalar (a here-document in a command's shell text) got quotes put
         // into that text.
-        let text = "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: {{ x }}\n";
+        let text =
+            "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: {{ x }}\n";
         assert_eq!(
             quote_unquoted(text),
             "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: \"{{ x }}\"\n"

@@ -48,3 +48,28 @@ fn qa18_a_template_in_a_flow_hash_is_not_said_to_be_unsupported() {
     assert!(!stderr.contains("not supported"), "{stderr}");
     assert!(stderr.contains("t.yaml:3:") && stderr.contains("a 'key: {{ ... }}' line of its own"), "{stderr}");
 }
+
+#[test]
+fn qa18_roles_on_a_cluster_of_several_machines_are_refused_from_any_document_or_list() {
+    // A job on a cluster of several machines is refused, since Culprit measures on one; but the check looked only at
+    // the document holding the `if role` keys, so a cluster given in the shared first document, or as a list, ran its
+    // roles merged on one machine under the name of a two-machine cluster.
+    let dir = tempfile::tempdir().unwrap();
+    let role = "if role server:\n  iperf-server:\nif role client:\n  iperf:\n";
+    let cases = [
+        format!("suite: iperf\ncluster: cs-2nodes\nruntime: 1s\n---\n{role}"),
+        format!("suite: iperf\ncluster: [cs-localhost, cs-2nodes]\nruntime: 1s\n{role}"),
+    ];
+    for job in &cases {
+        common::write(dir.path(), "r.yaml", job);
+        let out = culprit("t.db", &["split", "r.yaml", "-o", "out"], dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{job}\n{stderr}");
+        assert!(stderr.contains("r.yaml:2: lkp's cluster 'cs-2nodes' of several machines"), "{job}\n{stderr}");
+    }
+    // On cs-localhost, from either document, the roles still make the job.
+    let job = format!("suite: iperf\ncluster: cs-localhost\nruntime: 1s\n---\n{role}");
+    common::write(dir.path(), "r.yaml", &job);
+    let out = stdout(&culprit("t.db", &["split", "r.yaml", "-o", "ok"], dir.path()));
+    assert!(out.contains("r-cs-localhost-1s.yaml"), "{out}");
+}
