@@ -1443,7 +1443,23 @@ mod tests {
         }
     }
 
+    /// Pieces of job texts around templates: keys, list dashes, block scalars, braces, a template's Ruby, comments,
+    /// quotes, backslashes, line ends and document markers.
+    const HOSTILE_JOB_TEXT: &str = "(fs: [a-z]{1,3}\n|fio:\n|  bs: |  cmd: [|>][-+]?\n|- |\\{\\{ |\\}\\}|\
+                                    fs == 'a' \\? 1 : nil|#|\"|'|\\\\|\n|  |\r\n|---\n){0,40}";
+
     proptest::proptest! {
+        /// A job text of templates, block scalars, quotes, comments and lists, however mangled, is read or refused,
+        /// never a panic, and every line of the quoted text is where it was.
+        #[test]
+        fn hostile_job_texts_are_read_or_refused(text in HOSTILE_JOB_TEXT) {
+            let quoted = quote_unquoted(&text);
+            proptest::prop_assert_eq!(quoted.matches('\n').count(), text.matches('\n').count());
+            if let Ok(file) = crate::JobFile::parse(&text, "p.yaml") {
+                let _ = file.expand();
+            }
+        }
+
         /// Quoting never moves a line (messages name lines of the text as written) and leaves text without a
         /// template as it is.
         #[test]
