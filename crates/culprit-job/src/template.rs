@@ -161,6 +161,8 @@ impl std::fmt::Display for TemplateError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointError {
     pub path: Vec<String>,
+    /// The text that held the template, as the matrix point had it.
+    pub text: String,
     pub error: TemplateError,
 }
 
@@ -173,7 +175,8 @@ pub fn compute_point(mut point: Mapping) -> Result<Option<Mapping>, PointError> 
         let Some(Value::String(text)) = value_at(&point, &path).cloned() else {
             continue;
         };
-        let computed = compute_value(&text, &point).map_err(|error| PointError { path: path.clone(), error })?;
+        let computed = compute_value(&text, &point)
+            .map_err(|error| PointError { path: path.clone(), text: text.clone(), error })?;
         let Some(computed) = computed else {
             return Ok(None);
         };

@@ -73,3 +73,19 @@ fn qa18_roles_on_a_cluster_of_several_machines_are_refused_from_any_document_or_
     let out = stdout(&culprit("t.db", &["split", "r.yaml", "-o", "ok"], dir.path()));
     assert!(out.contains("r-cs-localhost-1s.yaml"), "{out}");
 }
+
+#[test]
+fn qa18_a_template_in_a_list_that_cannot_be_computed_is_placed_at_its_own_line() {
+    // lkp's aim7-fs-raid.yaml writes a template as a list item (`- {{ fs == 'f2fs' ? nil : 'disk_src' }}`); one that
+    // could not be computed was placed at its list's key, lines above it, the other items between.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\nfs: xfs\nsysbench-cpu:\n  cpu_max_prime:\n    - 100\n    - {{ fs == 'xfs' ? 200 : nil }}\n    \
+               - {{ nosuch }}\n  runtime: 1\n";
+    common::write(dir.path(), "t.yaml", job);
+    let out = culprit("t.db", &["split", "t.yaml", "-o", "out"], dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let said = "t.yaml:7: cannot compute the '{{ }}' template of 'sysbench-cpu.cpu_max_prime'";
+    assert!(stderr.contains(said), "{stderr}");
+    assert!(stderr.contains("no param 'nosuch'"), "{stderr}");
+}
