@@ -12,6 +12,7 @@
 //! `/regex/` literals; `== != =~ !~ < <= > >= + - * / %`, `! && || not and or`, `cond ? a : b`,
 //! `if/elsif/else/end`, `unless/else/end`, `case [subject] when a, b [then] x ... else y end` (a regex `when`
 //! matches), and the methods `to_s to_i to_f size length empty? nil? include? start_with? end_with? upcase downcase`.
+//! As in Ruby, a line that completes an expression ends it: an operator opening the next line does not continue it.
 //!
 //! Two differences from lkp, both documented where users read about job files: every list of the point is expanded
 //! before any template is computed, so a template may read a list written after it (lkp would see the whole list
@@ -275,11 +276,11 @@ pub fn evaluate(expression: &str, job: &Mapping) -> Result<Ruby, TemplateError> 
     if expression.len() > MAX_TEMPLATE_BYTES {
         return Err(TemplateError(format!("the template is longer than {MAX_TEMPLATE_BYTES} characters")));
     }
-    let tokens = tokenize(expression, 0)?;
+    let (tokens, breaks) = tokenize_lines(expression, 0)?;
     if tokens.len() > MAX_TOKENS {
         return Err(TemplateError(format!("the template has more than {MAX_TOKENS} words and signs")));
     }
-    let mut parser = Parser { tokens, at: 0, depth: 0 };
+    let mut parser = Parser { tokens, breaks, at: 0, depth: 0 };
     let tree = parser.expression()?;
     if let Some(token) = parser.peek() {
         return Err(TemplateError(format!("unexpected {} after a complete expression", token.describe())));
@@ -418,18 +419,30 @@ const MAX_TOKENS: usize = 1_000;
 const MAX_INTERPOLATION_DEPTH: usize = 8;
 
 fn tokenize(text: &str, interpolation_depth: usize) -> Result<Vec<Token>, TemplateError> {
+    tokenize_lines(text, interpolation_depth).map(|(tokens, _)| tokens)
+}
+
+/// The tokens of `text`, and for each whether a line break comes before it: Ruby ends an expression at the end of
+/// a line that completes one, so that an operator opening the next line (`when 'a'` and then `-1`) starts anew.
+fn tokenize_lines(text: &str, interpolation_depth: usize) -> Result<(Vec<Token>, Vec<bool>), TemplateError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
+    let mut breaks = Vec::new();
+    let mut line_break = false;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        // An operand just read makes `/` a division; anywhere else it opens a regex.
-        let after_operand = matches!(
+        while breaks.len() < tokens.len() {
+            breaks.push(std::mem::take(&mut line_break));
+        }
+        // An operand just read on this line makes `/` a division; anywhere else it opens a regex.
+        let after_operand = !line_break && matches!(
             tokens.last(),
             Some(Token::Int(_) | Token::Float(_) | Token::Str(_) | Token::Regex(_) | Token::Op(")"))
         ) || matches!(tokens.last(), Some(Token::Name(n))
             if !KEYWORDS.contains(&n.as_str()) || matches!(n.as_str(), "end" | "nil" | "true" | "false"));
         if c.is_whitespace() {
+            line_break |= c == '\n';
             i += 1;
         } else if c == '#' {
             // A Ruby comment runs to the end of its line.
@@ -485,7 +498,10 @@ fn tokenize(text: &str, interpolation_depth: usize) -> Result<Vec<Token>, Templa
             return Err(TemplateError(reason));
         }
     }
-    Ok(tokens)
+    while breaks.len() < tokens.len() {
+        breaks.push(std::mem::take(&mut line_break));
+    }
+    Ok((tokens, breaks))
 }
 
 fn single_quoted(chars: &[char], mut i: usize) -> Result<(String, usize), TemplateError> {
@@ -623,6 +639,8 @@ enum Interpolation {
 
 struct Parser {
     tokens: Vec<Token>,
+    /// Per token, whether a line break comes before it (none are known inside a string's `#{}`).
+    breaks: Vec<bool>,
     at: usize,
     /// How deeply the expression being read nests, bounded so that a template of ten thousand `(` is refused
     /// rather than overflowing the stack.
@@ -645,6 +663,20 @@ impl Parser {
 
     fn at_op(&self, op: &str) -> bool {
         matches!(self.peek(), Some(Token::Op(o)) if *o == op)
+    }
+
+    /// Whether the next token is the binary operator `op` continuing the expression: not when it opens a line, where
+    /// Ruby has ended the expression at the line before.
+    fn at_binary(&self, op: &str) -> bool {
+        self.at_op(op) && !self.breaks.get(self.at).copied().unwrap_or(false)
+    }
+
+    fn eat_binary(&mut self, op: &str) -> bool {
+        let found = self.at_binary(op);
+        if found {
+            self.at += 1;
+        }
+        found
     }
 
     fn at_word(&self, word: &str) -> bool {
@@ -741,7 +773,7 @@ impl Parser {
 
     fn or(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.and()?);
-        while self.eat_op("||") {
+        while self.eat_binary("||") {
             self.link()?;
             left = Expr::Or(Box::new(left), Box::new(self.and()?));
         }
@@ -751,7 +783,7 @@ impl Parser {
 
     fn and(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.equality()?);
-        while self.eat_op("&&") {
+        while self.eat_binary("&&") {
             self.link()?;
             left = Expr::And(Box::new(left), Box::new(self.equality()?));
         }
@@ -762,7 +794,7 @@ impl Parser {
     fn equality(&mut self) -> Result<Expr, TemplateError> {
         let left = self.comparison()?;
         for op in ["==", "!=", "=~", "!~"] {
-            if self.eat_op(op) {
+            if self.eat_binary(op) {
                 return Ok(Expr::Binary(op_name(op), Box::new(left), Box::new(self.comparison()?)));
             }
         }
@@ -772,7 +804,7 @@ impl Parser {
     fn comparison(&mut self) -> Result<Expr, TemplateError> {
         let left = self.additive()?;
         for op in ["<=", ">=", "<", ">"] {
-            if self.eat_op(op) {
+            if self.eat_binary(op) {
                 return Ok(Expr::Binary(op_name(op), Box::new(left), Box::new(self.additive()?)));
             }
         }
@@ -781,7 +813,7 @@ impl Parser {
 
     fn additive(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.multiplicative()?);
-        while let Some(op) = ["+", "-"].into_iter().find(|op| self.at_op(op)) {
+        while let Some(op) = ["+", "-"].into_iter().find(|op| self.at_binary(op)) {
             self.at += 1;
             self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.multiplicative()?));
@@ -792,7 +824,7 @@ impl Parser {
 
     fn multiplicative(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.unary()?);
-        while let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_op(op)) {
+        while let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_binary(op)) {
             self.at += 1;
             self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.unary()?));
@@ -848,7 +880,7 @@ impl Parser {
                     pieces.push(match part {
                         StrPart::Text(text) => Interpolation::Text(text),
                         StrPart::Code(tokens) => {
-                            let mut inner = Parser { tokens, at: 0, depth: self.depth };
+                            let mut inner = Parser { tokens, breaks: Vec::new(), at: 0, depth: self.depth };
                             let expr = inner.expression()?;
                             if let Some(token) = inner.peek() {
                                 return Err(TemplateError(format!("unexpected {} in '#{{}}'", token.describe())));
@@ -1430,6 +1462,25 @@ mod tests {
         // The key after the block, at the block's key's own indentation, is quoted again.
         let listed = "- cmd: |\n    echo {{ y }}\n  n: {{ x }}\n";
         assert_eq!(quote_unquoted(listed), "- cmd: |\n    echo {{ y }}\n  n: \"{{ x }}\"\n");
+    }
+
+    #[test]
+    fn an_operator_opening_a_line_starts_anew() {
+        // QA 18: now that a template keeps its lines, a line that completes an expression ends it, as in Ruby:
+        // `when 8` and then `-1` on the next line was read as `8 - 1`.
+        let cases: &[(&str, Ruby)] = &[
+            ("case n\nwhen 8\n  -1\nelse\n  1\nend", Ruby::Int(-1)),
+            ("if n > 1\n  -1\nelse\n  1\nend", Ruby::Int(-1)),
+            ("if n > 1\n  /x/ =~ 'ax'\nend", Ruby::Int(1)),
+            ("n ==\n 8", Ruby::Bool(true)),
+            ("n * 2 +\n 1", Ruby::Int(17)),
+            ("fs\n  .upcase", Ruby::Str("EXT4".into())),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(&value(expression, "{n: 8, fs: ext4}").unwrap(), expected, "{expression}");
+        }
+        let error = value("n\n== 8", "{n: 8}").unwrap_err();
+        assert!(error.0.contains("unexpected '==' after a complete expression"), "{error}");
     }
 
     #[test]
