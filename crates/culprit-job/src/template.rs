@@ -364,13 +364,10 @@ impl Ruby {
     }
 }
 
-/// Ruby's text of a float: always with a fraction (`2.0`), so a computed size reads as Ruby wrote it.
+/// Ruby's text of a float (`2.0`, `1.0e-05`, `Infinity`), so a computed value reads as Ruby wrote it: lkp's parsers'
+/// own `Float#to_s`, which printed `1e16` as `10000000000000000` and infinity as `inf` when this kept its own.
 fn float_text(f: f64) -> String {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
-    }
+    culprit_parse::rubyfmt::float(f)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1408,6 +1405,10 @@ mod tests {
         assert_eq!(compute_value(" x{{ n * 2 }}G ", &params).unwrap(), Some(Value::String("x8G".into())));
         assert_eq!(compute_value("{{ 1.0 * 2 }}", &params).unwrap(), Some(Value::Number(2.0.into())));
         assert_eq!(compute_value("{{ 2.0 }}s", &params).unwrap(), Some(Value::String("2.0s".into())));
+        for (template, ruby) in [("{{ 1.0 * 10000000000000000 }}G", "1.0e+16G"), ("{{ 1.0 / 0 }}x", "Infinityx")] {
+            assert_eq!(compute_value(template, &params).unwrap(), Some(Value::String(ruby.into())), "{template}");
+        }
+        assert_eq!(compute_value("{{ n / 100000.0 }}s", &params).unwrap(), Some(Value::String("4.0e-05s".into())));
         assert_eq!(compute_value("a{{ nil }}", &params).unwrap(), None);
         assert_eq!(compute_value("{{ n }}x{{ fs }}", &params).unwrap(), Some(Value::String("4xxfs".into())));
         let looping = job("{a: 'x{{ a }}'}");
