@@ -89,3 +89,54 @@ fn qa18_a_template_in_a_list_that_cannot_be_computed_is_placed_at_its_own_line()
     assert!(stderr.contains(said), "{stderr}");
     assert!(stderr.contains("no param 'nosuch'"), "{stderr}");
 }
+
+/// Command lines of live processes that mention `needle` (a leaked postmaster names its data directory).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
+}
+
+/// The ids and command lines of live processes that mention `needle`.
+fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|pid| Some((pid.clone(), std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
+        .map(|(pid, raw)| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        .filter(|(_, line)| line.contains(needle))
+        .collect()
+}
+
+#[test]
+fn qa18_an_oltp_run_whose_culprit_was_killed_leaves_no_postgresql_server_after_the_next_run() {
+    // After a kill -9 of culprit during an oltp run, the next culprit run killed sysbench's process group, as it
+    // says, but the throwaway postmaster, which pg_ctl starts in a session of its own, ran on for good.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    // The server runs as `postgres` under root, which must be able to reach the scratch directory.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let scratch = dir.path().join("scratch");
+    let scratch_arg = scratch.to_str().unwrap();
+    let job = |runtime: &str| format!("suite: oltp\nruntime: {runtime}\nsetup-oltp:\n  table_size: 100\noltp:\n");
+    common::write(dir.path(), "o.yaml", &job("60s"));
+    let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
+    let mut first = common::spawn_culprit("o.db", &args, dir.path());
+    common::wait_until("sysbench never started its measured run", || {
+        processes_mentioning(scratch_arg).iter().any(|line| line.starts_with("sysbench") && line.ends_with("run "))
+    });
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let left = processes_mentioning(scratch_arg);
+    assert!(left.iter().any(|line| line.contains("postgres -D")), "the test needs the server left running: {left:?}");
+    common::write(dir.path(), "o.yaml", &job("1s"));
+    let out = stdout(&culprit("o.db", &args, dir.path()));
+    assert!(out.contains("(1 ok, 0 failed)"), "{out}");
+    let left = pids_mentioning(scratch_arg);
+    // What a failing run left is killed before the test fails, so that it loads no later test.
+    for (pid, _) in &left {
+        let _ = std::process::Command::new("kill").args(["-9", pid]).status();
+    }
+    assert!(left.is_empty(), "left running after the next run: {left:?}");
+}
