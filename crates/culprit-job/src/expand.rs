@@ -205,8 +205,16 @@ impl JobFile {
                     let refs: Vec<&str> = failed.path.iter().map(String::as_str).collect();
                     let mut documents = job.documents.clone();
                     documents.reverse();
+                    let key_line = self.source.locate_any(&documents, &refs);
+                    // A template that is an item of a list is placed at its own line, below its key's, where its
+                    // first line's text is (quoting kept each line's text after the indentation).
+                    let first_line = failed.text.lines().next().unwrap_or_default().trim();
+                    let line = key_line
+                        .filter(|_| !first_line.is_empty())
+                        .and_then(|from| self.source.line_holding(from, first_line))
+                        .or(key_line);
                     JobError::Template {
-                        place: self.source.place(self.file_name(), self.source.locate_any(&documents, &refs)),
+                        place: self.source.place(self.file_name(), line),
                         key: failed.path.join("."),
                         reason: failed.error.to_string(),
                     }
@@ -214,6 +222,7 @@ impl JobFile {
                 else {
                     continue;
                 };
+                self.refuse_cluster_of_several(&job.documents, &params)?;
                 let atomic = AtomicJob::new(
                     self.file_name(),
                     self.source.clone(),

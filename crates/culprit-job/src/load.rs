@@ -26,6 +26,9 @@ pub struct JobFile {
     documents: Vec<Mapping>,
     included: Vec<String>,
     merged_text: Option<String>,
+    /// Per document, whether it gave lkp's role keys (`if role server:`), merged as one machine plays every role:
+    /// each job made with such a document must be on lkp's `cs-localhost` cluster, whichever document gives it.
+    role_documents: Vec<bool>,
 }
 
 /// One job of a file before expansion: which documents made it, and its hash.
@@ -103,6 +106,7 @@ impl JobFile {
     ) -> Result<JobFile, JobError> {
         let source = Arc::new(source);
         let mut documents = Vec::new();
+        let mut role_documents = Vec::new();
         for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
             let value = Value::deserialize(document)
                 .map_err(|e| in_origin_file(yaml_error(file_name, text, &e), &source, file_name))?;
@@ -111,11 +115,15 @@ impl JobFile {
             };
             let typed = |path: &[&str]| source.plain_value(index, path).map(str::to_string);
             let mapping = match value {
-                Value::Null => Mapping::new(),
+                Value::Null => {
+                    role_documents.push(false);
+                    Mapping::new()
+                }
                 Value::Mapping(mapping) => {
                     let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)
                         .map_err(|error| nested_include(error, file_name))?;
                     apply_merge_keys(&mut normalized, &place(&[]))?;
+                    role_documents.push(has_role_keys(&normalized));
                     merge_localhost_roles(normalized, &place)?
                 }
                 other => {
@@ -127,7 +135,7 @@ impl JobFile {
         if documents.iter().all(Mapping::is_empty) {
             return Err(JobError::Empty { file: file_name.to_string() });
         }
-        Ok(JobFile { file_name: file_name.to_string(), source, documents, included, merged_text: None })
+        Ok(JobFile { file_name: file_name.to_string(), source, documents, included, merged_text: None, role_documents })
     }
 
     /// The files lkp's includes pasted in, in order, as the finder named them (none for [`JobFile::parse`]).
@@ -139,6 +147,26 @@ impl JobFile {
     /// the included files, for keeping with results (a bisect session's job, a report's reproduce steps).
     pub fn merged_text(&self) -> Option<&str> {
         self.merged_text.as_deref()
+    }
+
+    /// The refusal of a matrix point of the job made of `documents` on a cluster other than lkp's `cs-localhost` when
+    /// one of them gave role keys: the cluster may come from another document than the roles (a shared first
+    /// document), or from a list, which the check of each document as it is read does not see.
+    pub(crate) fn refuse_cluster_of_several(&self, documents: &[usize], point: &Mapping) -> Result<(), JobError> {
+        if !documents.iter().any(|&d| self.role_documents.get(d).copied().unwrap_or(false)) {
+            return Ok(());
+        }
+        let Some(cluster) = point.get("cluster").filter(|c| !c.is_null()) else {
+            return Ok(());
+        };
+        if scalar_text(cluster).as_deref() == Some(LOCALHOST_CLUSTER) {
+            return Ok(());
+        }
+        let mut documents = documents.to_vec();
+        documents.reverse();
+        let shown = scalar_text(cluster).unwrap_or_else(|| kind_of(cluster).to_string());
+        let place = self.source.place(self.file_name(), self.source.locate_any(&documents, &["cluster"]));
+        Err(several_machines(place, &shown))
     }
 
     /// The file name as given to [`JobFile::parse`].
@@ -371,7 +399,8 @@ fn normalize_mapping(
         let path_refs: Vec<&str> = parent.iter().map(String::as_str).collect();
         if key_text.is_empty() && !matches!(key, Value::String(_)) {
             let hint = if matches!(key, Value::Mapping(_)) {
-                "; lkp's '{{ expression }}' templates are not supported: write the value itself"
+                "; an lkp '{{ expression }}' template inside a flow hash or list ('{...}', '[...]') reads as a hash: \
+                 give it a 'key: {{ ... }}' line of its own, or quote it"
             } else {
                 "; write keys as plain words"
             };
@@ -461,20 +490,30 @@ const ROLE_PREFIX: &str = "if role ";
 /// lkp's only cluster of one machine, whose `localhost` plays every role (lkp-tests' `cluster/cs-localhost`).
 const LOCALHOST_CLUSTER: &str = "cs-localhost";
 
+/// Whether a document gives lkp's role keys (`if role server:`).
+fn has_role_keys(mapping: &Mapping) -> bool {
+    mapping.keys().any(|key| key.as_str().is_some_and(|k| k.starts_with(ROLE_PREFIX)))
+}
+
+/// The refusal of a job whose roles are played on `cluster`, a cluster of several machines.
+fn several_machines(place: Place, cluster: &str) -> JobError {
+    JobError::Unsupported {
+        place,
+        what: format!("lkp's cluster '{cluster}' of several machines, each playing its 'if role' part"),
+        todo: "Culprit measures on one machine, which plays every role as on lkp's cs-localhost: give \
+               'cluster: cs-localhost'",
+    }
+}
+
 /// lkp's role keys, merged as lkp's `cs-localhost` cluster runs them: one machine plays every role, so the keys of
 /// each `if role <name>:` hash become the job's own, at its place, in file order (iperf.yaml's client `iperf:` and
 /// server `iperf-server:`). A job on a cluster of several machines is refused: Culprit measures on one.
 fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> Result<Mapping, JobError> {
-    if !mapping.keys().any(|key| key.as_str().is_some_and(|k| k.starts_with(ROLE_PREFIX))) {
+    if !has_role_keys(&mapping) {
         return Ok(mapping);
     }
     if let Some(cluster) = mapping.get("cluster").and_then(scalar_text).filter(|c| c != LOCALHOST_CLUSTER) {
-        return Err(JobError::Unsupported {
-            place: place(&["cluster"]),
-            what: format!("lkp's cluster '{cluster}' of several machines, each playing its 'if role' part"),
-            todo: "Culprit measures on one machine, which plays every role as on lkp's cs-localhost: give \
-                   'cluster: cs-localhost'",
-        });
+        return Err(several_machines(place(&["cluster"]), &cluster));
     }
     let mut merged = Mapping::with_capacity(mapping.len());
     // A key and the role that gave it, so that a key a role gives is refused when it is given again, before or after.

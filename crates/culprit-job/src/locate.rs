@@ -173,6 +173,14 @@ impl SourceMap {
         })
     }
 
+    /// The 1-based line, from 1-based `from` on within its document, whose text holds `needle`: the line of a list
+    /// item under the key found at `from` (a value of a list has no key of its own to be found by).
+    pub(crate) fn line_holding(&self, from: usize, needle: &str) -> Option<usize> {
+        let start = from.checked_sub(1)?;
+        let end = self.doc_starts.iter().copied().find(|&doc| doc > start).unwrap_or(self.lines.len());
+        (start..end.min(self.lines.len())).find(|&index| self.lines[index].contains(needle)).map(|index| index + 1)
+    }
+
     /// Like [`SourceMap::locate`], but tries each document in `documents` in turn.
     pub(crate) fn locate_any(&self, documents: &[usize], path: &[&str]) -> Option<usize> {
         // Prefer a document where the whole path's first key is present at top level.

@@ -12,6 +12,7 @@
 //! `/regex/` literals; `== != =~ !~ < <= > >= + - * / %`, `! && || not and or`, `cond ? a : b`,
 //! `if/elsif/else/end`, `unless/else/end`, `case [subject] when a, b [then] x ... else y end` (a regex `when`
 //! matches), and the methods `to_s to_i to_f size length empty? nil? include? start_with? end_with? upcase downcase`.
+//! As in Ruby, a line that completes an expression ends it: an operator opening the next line does not continue it.
 //!
 //! Two differences from lkp, both documented where users read about job files: every list of the point is expanded
 //! before any template is computed, so a template may read a list written after it (lkp would see the whole list
@@ -22,11 +23,12 @@ use regex::Regex;
 use serde_yaml::{Mapping, Value};
 
 /// Quotes every unquoted template written as a value (`key: {{ ... }}` or `- {{ ... }}`, over as many lines as it
-/// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, whose line
-/// breaks YAML folds into spaces, which is all a template's layout means to the evaluator below. The number of lines
-/// is kept, so every key stays on its line. A template that does not close is left as written, for the YAML parser
-/// to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a block literal; unlike
-/// it, the lines of a block scalar (`cmd: |` and the lines indented under it) are text and keep their braces.
+/// takes) so that YAML reads it as text: the braces and what they hold become one double-quoted scalar, each of whose
+/// line breaks is escaped so that YAML keeps it (a Ruby comment ends at its line) while it drops the lines'
+/// indentation, which means nothing to the evaluator below. The number of lines is kept, so every key stays on its
+/// line; the text of a block scalar (`cmd: |`) is left as it is. A template that does not close is left as written,
+/// for the YAML parser to refuse at its line. This is lkp's `literal_double_braces`, which wraps the same spans in a
+/// block literal.
 pub fn quote_unquoted(text: &str) -> String {
     let in_block = block_scalar_lines(text);
     let mut out = String::with_capacity(text.len() + 16);
@@ -43,11 +45,21 @@ pub fn quote_unquoted(text: &str) -> String {
         let tail_end = close + text[close..tail_end].trim_end().len();
         out.push_str(&text[done..open]);
         out.push('"');
-        for c in text[open..tail_end].chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' => out.push_str("\\\""),
-                other => out.push(other),
+        for line in text[open..tail_end].split_inclusive('\n') {
+            let body = line.trim_end_matches(['\r', '\n']);
+            for c in body.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '"' => out.push_str("\\\""),
+                    other => out.push(other),
+                }
+            }
+            // Each line break is written as an escaped `\n` and an escaped break, which YAML reads as one line feed,
+            // where a plain break would be folded into a space: a Ruby comment ends at its line's end, as in lkp's
+            // block literal, instead of taking the rest of the template with it.
+            if body.len() < line.len() {
+                out.push_str("\\n\\");
+                out.push_str(&line[body.len()..]);
             }
         }
         out.push('"');
@@ -57,31 +69,22 @@ pub fn quote_unquoted(text: &str) -> String {
     out
 }
 
-/// For each line of `text` (0-based), whether it is the content of a YAML block scalar: the lines after a value of
-/// `|` or `>` (with its chomping and indentation marks, and a comment) that are blank or indented deeper than the
-/// line that opened it.
+/// For each line of `text` (0-based), whether it is the text of a YAML block scalar: the blank lines and the lines
+/// indented deeper than the key that opened it ([`block_scalar_parent`]). Braces there are that text's (a shell
+/// here-document in a command's `cmd: |`); quoting a `key: {{` line of it would put quotes into it.
 fn block_scalar_lines(text: &str) -> Vec<bool> {
     let mut inside = Vec::new();
-    let mut open_at: Option<usize> = None;
+    let mut parent: Option<usize> = None;
     for line in text.lines() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let blank = line.trim().is_empty();
-        if let Some(header_indent) = open_at {
-            if blank || indent > header_indent {
+        let body = line.trim_start_matches(' ');
+        if let Some(key_column) = parent {
+            if body.trim().is_empty() || line.len() - body.len() > key_column {
                 inside.push(true);
                 continue;
             }
-            open_at = None;
         }
         inside.push(false);
-        let value = line.find(": ").map(|at| &line[at + 2..]).or_else(|| line.trim_start().strip_prefix("- "));
-        let value = value.map(|v| v.split(" #").next().unwrap_or_default().trim());
-        let opens_block = value.is_some_and(|v| {
-            v.starts_with(['|', '>']) && v[1..].chars().all(|c| c == '+' || c == '-' || c.is_ascii_digit())
-        });
-        if opens_block {
-            open_at = Some(indent);
-        }
+        parent = block_scalar_parent(line);
     }
     inside
 }
@@ -109,6 +112,31 @@ fn next_unquoted_open(text: &str, from: usize, in_block: &[bool]) -> Option<usiz
         line_start = line_end;
     }
     None
+}
+
+/// The indentation of the key (or list dash) whose value a line opens as a block scalar (`key: |`, `- >-`, `key: |2
+/// # comment`): the lines after it that are indented deeper, and blank lines, are that scalar's text.
+fn block_scalar_parent(line: &str) -> Option<usize> {
+    let body = line.trim_start_matches(' ');
+    let mut parent = line.len() - body.len();
+    let mut rest = body.trim_end();
+    let mut column = parent;
+    while let Some(item) = rest.strip_prefix('-').filter(|r| r.is_empty() || r.starts_with([' ', '\t'])) {
+        parent = column;
+        let trimmed = item.trim_start();
+        column += 1 + item.len() - trimmed.len();
+        rest = trimmed;
+    }
+    let value = match rest.find(": ").or_else(|| rest.find(":\t")) {
+        Some(at) if !rest.starts_with('#') && (rest.starts_with(['"', '\'']) || !rest[..at].contains(' ')) => {
+            parent = column;
+            rest[at + 1..].trim_start()
+        }
+        _ => rest,
+    };
+    let value = value.split(" #").next().unwrap_or_default().trim_end();
+    let indicator = value.strip_prefix(['|', '>'])?;
+    indicator.chars().all(|c| matches!(c, '-' | '+' | '0'..='9')).then_some(parent)
 }
 
 /// Whether the text of a line before a `{{` (blanks after it removed) leaves the braces at the start of a YAML
@@ -146,6 +174,8 @@ impl std::fmt::Display for TemplateError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointError {
     pub path: Vec<String>,
+    /// The text that held the template, as the matrix point had it.
+    pub text: String,
     pub error: TemplateError,
 }
 
@@ -158,7 +188,8 @@ pub fn compute_point(mut point: Mapping) -> Result<Option<Mapping>, PointError> 
         let Some(Value::String(text)) = value_at(&point, &path).cloned() else {
             continue;
         };
-        let computed = compute_value(&text, &point).map_err(|error| PointError { path: path.clone(), error })?;
+        let computed = compute_value(&text, &point)
+            .map_err(|error| PointError { path: path.clone(), text: text.clone(), error })?;
         let Some(computed) = computed else {
             return Ok(None);
         };
@@ -257,11 +288,11 @@ pub fn evaluate(expression: &str, job: &Mapping) -> Result<Ruby, TemplateError> 
     if expression.len() > MAX_TEMPLATE_BYTES {
         return Err(TemplateError(format!("the template is longer than {MAX_TEMPLATE_BYTES} characters")));
     }
-    let tokens = tokenize(expression, 0)?;
+    let (tokens, breaks) = tokenize_lines(expression, 0)?;
     if tokens.len() > MAX_TOKENS {
         return Err(TemplateError(format!("the template has more than {MAX_TOKENS} words and signs")));
     }
-    let mut parser = Parser { tokens, at: 0, depth: 0 };
+    let mut parser = Parser { tokens, breaks, at: 0, depth: 0 };
     let tree = parser.expression()?;
     if let Some(token) = parser.peek() {
         return Err(TemplateError(format!("unexpected {} after a complete expression", token.describe())));
@@ -345,13 +376,10 @@ impl Ruby {
     }
 }
 
-/// Ruby's text of a float: always with a fraction (`2.0`), so a computed size reads as Ruby wrote it.
+/// Ruby's text of a float (`2.0`, `1.0e-05`, `Infinity`), so a computed value reads as Ruby wrote it: lkp's parsers'
+/// own `Float#to_s`, which printed `1e16` as `10000000000000000` and infinity as `inf` when this kept its own.
 fn float_text(f: f64) -> String {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
-        format!("{f:.1}")
-    } else {
-        format!("{f}")
-    }
+    culprit_parse::rubyfmt::float(f)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -400,18 +428,30 @@ const MAX_TOKENS: usize = 1_000;
 const MAX_INTERPOLATION_DEPTH: usize = 8;
 
 fn tokenize(text: &str, interpolation_depth: usize) -> Result<Vec<Token>, TemplateError> {
+    tokenize_lines(text, interpolation_depth).map(|(tokens, _)| tokens)
+}
+
+/// The tokens of `text`, and for each whether a line break comes before it: Ruby ends an expression at the end of
+/// a line that completes one, so that an operator opening the next line (`when 'a'` and then `-1`) starts anew.
+fn tokenize_lines(text: &str, interpolation_depth: usize) -> Result<(Vec<Token>, Vec<bool>), TemplateError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
+    let mut breaks = Vec::new();
+    let mut line_break = false;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        // An operand just read makes `/` a division; anywhere else it opens a regex.
-        let after_operand = matches!(
+        while breaks.len() < tokens.len() {
+            breaks.push(std::mem::take(&mut line_break));
+        }
+        // An operand just read on this line makes `/` a division; anywhere else it opens a regex.
+        let after_operand = !line_break && matches!(
             tokens.last(),
             Some(Token::Int(_) | Token::Float(_) | Token::Str(_) | Token::Regex(_) | Token::Op(")"))
         ) || matches!(tokens.last(), Some(Token::Name(n))
             if !KEYWORDS.contains(&n.as_str()) || matches!(n.as_str(), "end" | "nil" | "true" | "false"));
         if c.is_whitespace() {
+            line_break |= c == '\n';
             i += 1;
         } else if c == '#' {
             // A Ruby comment runs to the end of its line.
@@ -467,7 +507,10 @@ fn tokenize(text: &str, interpolation_depth: usize) -> Result<Vec<Token>, Templa
             return Err(TemplateError(reason));
         }
     }
-    Ok(tokens)
+    while breaks.len() < tokens.len() {
+        breaks.push(std::mem::take(&mut line_break));
+    }
+    Ok((tokens, breaks))
 }
 
 fn single_quoted(chars: &[char], mut i: usize) -> Result<(String, usize), TemplateError> {
@@ -605,6 +648,8 @@ enum Interpolation {
 
 struct Parser {
     tokens: Vec<Token>,
+    /// Per token, whether a line break comes before it (none are known inside a string's `#{}`).
+    breaks: Vec<bool>,
     at: usize,
     /// How deeply the expression being read nests, bounded so that a template of ten thousand `(` is refused
     /// rather than overflowing the stack.
@@ -627,6 +672,20 @@ impl Parser {
 
     fn at_op(&self, op: &str) -> bool {
         matches!(self.peek(), Some(Token::Op(o)) if *o == op)
+    }
+
+    /// Whether the next token is the binary operator `op` continuing the expression: not when it opens a line, where
+    /// Ruby has ended the expression at the line before.
+    fn at_binary(&self, op: &str) -> bool {
+        self.at_op(op) && !self.breaks.get(self.at).copied().unwrap_or(false)
+    }
+
+    fn eat_binary(&mut self, op: &str) -> bool {
+        let found = self.at_binary(op);
+        if found {
+            self.at += 1;
+        }
+        found
     }
 
     fn at_word(&self, word: &str) -> bool {
@@ -674,12 +733,18 @@ impl Parser {
         read
     }
 
-    /// `not`, `and` and `or`: Ruby's low-precedence spellings.
+    /// `not`, `and` and `or`: Ruby's low-precedence spellings. Unlike `&&` and `||`, `and` and `or` bind equally
+    /// and from the left (`true or true and false` is `(true or true) and false`, false).
     fn word_or(&mut self) -> Result<Expr, TemplateError> {
-        let (base, mut left) = (self.depth, self.word_and()?);
-        while self.eat_word("or") {
+        let (base, mut left) = (self.depth, self.word_not()?);
+        loop {
+            let or = self.eat_word("or");
+            if !or && !self.eat_word("and") {
+                break;
+            }
             self.link()?;
-            left = Expr::Or(Box::new(left), Box::new(self.word_and()?));
+            let right = Box::new(self.word_not()?);
+            left = if or { Expr::Or(Box::new(left), right) } else { Expr::And(Box::new(left), right) };
         }
         self.depth = base;
         Ok(left)
@@ -693,16 +758,6 @@ impl Parser {
         }
         self.depth += 1;
         Ok(())
-    }
-
-    fn word_and(&mut self) -> Result<Expr, TemplateError> {
-        let (base, mut left) = (self.depth, self.word_not()?);
-        while self.eat_word("and") {
-            self.link()?;
-            left = Expr::And(Box::new(left), Box::new(self.word_not()?));
-        }
-        self.depth = base;
-        Ok(left)
     }
 
     fn word_not(&mut self) -> Result<Expr, TemplateError> {
@@ -727,7 +782,7 @@ impl Parser {
 
     fn or(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.and()?);
-        while self.eat_op("||") {
+        while self.eat_binary("||") {
             self.link()?;
             left = Expr::Or(Box::new(left), Box::new(self.and()?));
         }
@@ -737,7 +792,7 @@ impl Parser {
 
     fn and(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.equality()?);
-        while self.eat_op("&&") {
+        while self.eat_binary("&&") {
             self.link()?;
             left = Expr::And(Box::new(left), Box::new(self.equality()?));
         }
@@ -748,7 +803,7 @@ impl Parser {
     fn equality(&mut self) -> Result<Expr, TemplateError> {
         let left = self.comparison()?;
         for op in ["==", "!=", "=~", "!~"] {
-            if self.eat_op(op) {
+            if self.eat_binary(op) {
                 return Ok(Expr::Binary(op_name(op), Box::new(left), Box::new(self.comparison()?)));
             }
         }
@@ -758,7 +813,7 @@ impl Parser {
     fn comparison(&mut self) -> Result<Expr, TemplateError> {
         let left = self.additive()?;
         for op in ["<=", ">=", "<", ">"] {
-            if self.eat_op(op) {
+            if self.eat_binary(op) {
                 return Ok(Expr::Binary(op_name(op), Box::new(left), Box::new(self.additive()?)));
             }
         }
@@ -767,7 +822,7 @@ impl Parser {
 
     fn additive(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.multiplicative()?);
-        while let Some(op) = ["+", "-"].into_iter().find(|op| self.at_op(op)) {
+        while let Some(op) = ["+", "-"].into_iter().find(|op| self.at_binary(op)) {
             self.at += 1;
             self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.multiplicative()?));
@@ -778,7 +833,7 @@ impl Parser {
 
     fn multiplicative(&mut self) -> Result<Expr, TemplateError> {
         let (base, mut left) = (self.depth, self.unary()?);
-        while let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_op(op)) {
+        while let Some(op) = ["*", "/", "%"].into_iter().find(|op| self.at_binary(op)) {
             self.at += 1;
             self.link()?;
             left = Expr::Binary(op_name(op), Box::new(left), Box::new(self.unary()?));
@@ -834,7 +889,7 @@ impl Parser {
                     pieces.push(match part {
                         StrPart::Text(text) => Interpolation::Text(text),
                         StrPart::Code(tokens) => {
-                            let mut inner = Parser { tokens, at: 0, depth: self.depth };
+                            let mut inner = Parser { tokens, breaks: Vec::new(), at: 0, depth: self.depth };
                             let expr = inner.expression()?;
                             if let Some(token) = inner.peek() {
                                 return Err(TemplateError(format!("unexpected {} in '#{{}}'", token.describe())));
@@ -1362,6 +1417,10 @@ mod tests {
         assert_eq!(compute_value(" x{{ n * 2 }}G ", &params).unwrap(), Some(Value::String("x8G".into())));
         assert_eq!(compute_value("{{ 1.0 * 2 }}", &params).unwrap(), Some(Value::Number(2.0.into())));
         assert_eq!(compute_value("{{ 2.0 }}s", &params).unwrap(), Some(Value::String("2.0s".into())));
+        for (template, ruby) in [("{{ 1.0 * 10000000000000000 }}G", "1.0e+16G"), ("{{ 1.0 / 0 }}x", "Infinityx")] {
+            assert_eq!(compute_value(template, &params).unwrap(), Some(Value::String(ruby.into())), "{template}");
+        }
+        assert_eq!(compute_value("{{ n / 100000.0 }}s", &params).unwrap(), Some(Value::String("4.0e-05s".into())));
         assert_eq!(compute_value("a{{ nil }}", &params).unwrap(), None);
         assert_eq!(compute_value("{{ n }}x{{ fs }}", &params).unwrap(), Some(Value::String("4xxfs".into())));
         let looping = job("{a: 'x{{ a }}'}");
@@ -1380,7 +1439,94 @@ mod tests {
         assert_eq!(compute_point(shell.clone()).unwrap(), Some(shell));
     }
 
+    #[test]
+    fn a_comment_in_a_template_of_several_lines_ends_at_its_line() {
+        // QA 18: YAML folded the quoted template's line breaks into spaces, so a Ruby comment on its own line took
+        // the rest of the template with it ("the template ends where a value was expected").
+        let text = "n: 2\nsize: {{\n  # twice n, in G\n  \"#{n * 2}G\" # a comment after the value\n}}\nm: 1\n";
+        let quoted = quote_unquoted(text);
+        assert_eq!(quoted.lines().count(), text.lines().count(), "{quoted}");
+        let read: Mapping = serde_yaml::from_str(&quoted).unwrap();
+        let size = read.get("size").and_then(Value::as_str).unwrap().to_string();
+        assert_eq!(compute_value(&size, &read).unwrap(), Some(Value::String("4G".into())), "{size:?}");
+        assert_eq!(read.get("m"), Some(&Value::Number(1.into())));
+        // Lines ended by CR LF are read the same.
+        let read: Mapping = serde_yaml::from_str(&quote_unquoted(&text.replace('\n', "\r\n"))).unwrap();
+        let size = read.get("size").and_then(Value::as_str).unwrap().to_string();
+        assert_eq!(compute_value(&size, &read).unwrap(), Some(Value::String("4G".into())), "{size:?}");
+    }
+
+    #[test]
+    fn a_block_scalars_text_is_not_quoted() {
+        // QA 18: a `key: {{` line inside a block scalar (a here-document in a command's shell text) got quotes put
+        // into that text.
+        let text =
+            "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: {{ x }}\n";
+        assert_eq!(
+            quote_unquoted(text),
+            "command:\n  cmd: |\n    cat <<EOF\n    image: {{ .Tag }}\n    - {{ .Item }}\n\n    EOF\n  n: \"{{ x }}\"\n"
+        );
+        for (block, parent) in [("- |\n", Some(0)), ("  - k: >-\n", Some(4)), ("a: |2 # c\n", Some(0))] {
+            assert_eq!(block_scalar_parent(block), parent, "{block:?}");
+        }
+        for plain in ["a: b | c\n", "a: '|'\n", "# a: |\n", "cmd: echo a: |x\n"] {
+            assert_eq!(block_scalar_parent(plain), None, "{plain:?}");
+        }
+        // The key after the block, at the block's key's own indentation, is quoted again.
+        let listed = "- cmd: |\n    echo {{ y }}\n  n: {{ x }}\n";
+        assert_eq!(quote_unquoted(listed), "- cmd: |\n    echo {{ y }}\n  n: \"{{ x }}\"\n");
+    }
+
+    #[test]
+    fn an_operator_opening_a_line_starts_anew() {
+        // QA 18: now that a template keeps its lines, a line that completes an expression ends it, as in Ruby:
+        // `when 8` and then `-1` on the next line was read as `8 - 1`.
+        let cases: &[(&str, Ruby)] = &[
+            ("case n\nwhen 8\n  -1\nelse\n  1\nend", Ruby::Int(-1)),
+            ("if n > 1\n  -1\nelse\n  1\nend", Ruby::Int(-1)),
+            ("if n > 1\n  /x/ =~ 'ax'\nend", Ruby::Int(1)),
+            ("n ==\n 8", Ruby::Bool(true)),
+            ("n * 2 +\n 1", Ruby::Int(17)),
+            ("fs\n  .upcase", Ruby::Str("EXT4".into())),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(&value(expression, "{n: 8, fs: ext4}").unwrap(), expected, "{expression}");
+        }
+        let error = value("n\n== 8", "{n: 8}").unwrap_err();
+        assert!(error.0.contains("unexpected '==' after a complete expression"), "{error}");
+    }
+
+    #[test]
+    fn and_and_or_bind_equally_from_the_left() {
+        // QA 18: `and` bound tighter than `or`, as `&&` does than `||`; in Ruby the words bind equally.
+        let cases: &[(&str, Ruby)] = &[
+            ("true or true and false", Ruby::Bool(false)),
+            ("false and false or true", Ruby::Bool(true)),
+            ("true || true && false", Ruby::Bool(true)),
+            ("not false and false", Ruby::Bool(false)),
+        ];
+        for (expression, expected) in cases {
+            assert_eq!(&value(expression, "{}").unwrap(), expected, "{expression}");
+        }
+    }
+
+    /// Pieces of job texts around templates: keys, list dashes, block scalars, braces, a template's Ruby, comments,
+    /// quotes, backslashes, line ends and document markers.
+    const HOSTILE_JOB_TEXT: &str = "(fs: [a-z]{1,3}\n|fio:\n|  bs: |  cmd: [|>][-+]?\n|- |\\{\\{ |\\}\\}|\
+                                    fs == 'a' \\? 1 : nil|#|\"|'|\\\\|\n|  |\r\n|---\n){0,40}";
+
     proptest::proptest! {
+        /// A job text of templates, block scalars, quotes, comments and lists, however mangled, is read or refused,
+        /// never a panic, and every line of the quoted text is where it was.
+        #[test]
+        fn hostile_job_texts_are_read_or_refused(text in HOSTILE_JOB_TEXT) {
+            let quoted = quote_unquoted(&text);
+            proptest::prop_assert_eq!(quoted.matches('\n').count(), text.matches('\n').count());
+            if let Ok(file) = crate::JobFile::parse(&text, "p.yaml") {
+                let _ = file.expand();
+            }
+        }
+
         /// Quoting never moves a line (messages name lines of the text as written) and leaves text without a
         /// template as it is.
         #[test]
@@ -1402,7 +1548,7 @@ mod tests {
         let read: Mapping = serde_yaml::from_str(&quoted).unwrap();
         let a = read.get("a").unwrap();
         let size = a.get("size").and_then(Value::as_str).unwrap();
-        assert!(size.starts_with("{{ case fs when 'x' then \"1\" end") && size.ends_with("}}"), "{size:?}");
+        assert_eq!(size, "{{\ncase fs\nwhen 'x' then \"1\"\nend\n}}", "the template keeps its lines");
         assert_eq!(a.get("list").unwrap()[0].as_str(), Some("{{ fs }}G"));
         assert_eq!(read.get("b").and_then(Value::as_str), Some("{{ kept }}"));
         assert_eq!(read.get("c").and_then(Value::as_str), Some("x: {{ kept }}"));

@@ -192,8 +192,9 @@ fn run_process(
     interrupt: &Arc<AtomicBool>,
     ctx: &RunContext,
     what: &str,
+    token: &str,
 ) -> Result<Finished, process::ProcessError> {
-    step_record::run_recorded(inv, timeout, interrupt, ctx.step_record.as_deref(), what, ctx.revision.key())
+    step_record::run_recorded_as(inv, timeout, interrupt, ctx.step_record.as_deref(), what, ctx.revision.key(), token)
 }
 
 fn with_env(mut inv: Invocation, job: &JobRun) -> Invocation {
@@ -210,7 +211,10 @@ fn run_in(
 ) -> Result<(), Stop> {
     let pctx = ProgramContext { nr_cpu: ctx.machine.nr_cpu.max(1), scratch_dir: scratch.to_path_buf() };
     let plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
-    let result = set_up_and_measure(job, ctx, interrupt, &plan, record);
+    // Every process of the run carries one token, so that a server its setup started, which leaves the step's
+    // process group, is killed with the step a killed culprit left running.
+    let token = step_record::new_token();
+    let result = set_up_and_measure(job, ctx, interrupt, &plan, record, &token);
     for step in &plan.cleanup {
         // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
         // good run into a failed one.
@@ -220,6 +224,7 @@ fn run_in(
             &Arc::new(AtomicBool::new(false)),
             ctx,
             "cleanup",
+            &token,
         );
     }
     result
@@ -232,10 +237,11 @@ fn set_up_and_measure(
     interrupt: &Arc<AtomicBool>,
     plan: &crate::program::ProgramPlan,
     record: &mut RunRecord,
+    token: &str,
 ) -> Result<(), Stop> {
     for step in &plan.setup {
         let inv = with_env(step.clone(), job);
-        let f = run_process(&inv, job.timeout, interrupt, ctx, "setup")
+        let f = run_process(&inv, job.timeout, interrupt, ctx, "setup", token)
             .map_err(|e| Stop::Failed(format!("setup: {e}")))?;
         if f.exit == Exit::Interrupted {
             return Err(Stop::Interrupted);
@@ -261,7 +267,7 @@ fn set_up_and_measure(
     // include them; they share the run's timeout with the measured executions.
     for warmup in 1..=plan.warmups {
         let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
-        let f = run_process(&main, remaining, interrupt, ctx, "run")
+        let f = run_process(&main, remaining, interrupt, ctx, "run", token)
             .map_err(|e| Stop::Failed(format!("warm-up execution {warmup}: {e}")))?;
         if f.exit == Exit::Interrupted {
             return Err(Stop::Interrupted);
@@ -292,7 +298,7 @@ fn set_up_and_measure(
     let mut failure = None;
     for _ in 0..plan.executions {
         let remaining = deadline.map(|d| d.saturating_sub(begun.elapsed()));
-        match run_process(&main, remaining, interrupt, ctx, "run") {
+        match run_process(&main, remaining, interrupt, ctx, "run", token) {
             Ok(f) => {
                 let ok = f.exit.success();
                 if !ok {

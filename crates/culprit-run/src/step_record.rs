@@ -153,8 +153,23 @@ pub fn run_recorded(
     what: &str,
     commit: &str,
 ) -> Result<Finished, ProcessError> {
+    run_recorded_as(inv, timeout, interrupt, record, what, commit, &new_token())
+}
+
+/// [`run_recorded`] with the given token: the processes of one benchmark run share one, so that a process one step
+/// started and left running in a group of its own (the postmaster `pg_ctl start` detaches into a session of its own)
+/// carries the token a later step's record names, and [`reap`] kills it with that step's group.
+pub fn run_recorded_as(
+    inv: &Invocation,
+    timeout: Option<Duration>,
+    interrupt: &Arc<AtomicBool>,
+    record: Option<&Path>,
+    what: &str,
+    commit: &str,
+    token: &str,
+) -> Result<Finished, ProcessError> {
     let Some(path) = record else { return process::run(inv, timeout, interrupt) };
-    let token = new_token();
+    let token = token.to_string();
     let mut inv = inv.clone();
     inv.env.push((STEP_ENV.to_string(), token.clone()));
     let mut written = None;
@@ -194,12 +209,50 @@ pub fn reap(path: &Path) -> std::io::Result<Option<Reaped>> {
     if live_start_time(recorded.culprit_pid) == Some(recorded.culprit_start) {
         return Ok(None);
     }
-    let reaped = carries_token(recorded.pgid, &recorded.token).then(|| {
-        let gone = kill_group(recorded.pgid);
-        Reaped { recorded, gone }
-    });
+    let group = carries_token(recorded.pgid, &recorded.token);
+    let group_gone = !group || kill_group(recorded.pgid);
+    // A process that left the step's group (a daemon in a session of its own, such as the throwaway PostgreSQL
+    // server, started by an earlier step of the same run) still carries the token, whether or not the group lives.
+    let strays = token_carriers(&recorded.token);
+    let strays_gone = strays.is_empty() || kill_carriers(&recorded.token);
+    let reaped = (group || !strays.is_empty()).then_some(Reaped { recorded, gone: group_gone && strays_gone });
     std::fs::remove_file(path)?;
     Ok(reaped)
+}
+
+/// The live processes, in any group, with `STEP_ENV=token` in their environment.
+fn token_carriers(token: &str) -> Vec<i32> {
+    let wanted = format!("{STEP_ENV}={token}");
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid as u32 != std::process::id() && stat_fields(pid).is_some_and(|f| !dead(&f)))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted.as_bytes()))
+        })
+        .collect()
+}
+
+/// SIGTERM to every process carrying `token`, then SIGKILL to those left [`TERM_GRACE`] later; whether all are gone.
+fn kill_carriers(token: &str) -> bool {
+    for (signal, grace) in [(libc::SIGTERM, TERM_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+        for pid in token_carriers(token) {
+            // SAFETY: signalling a live process just seen to carry the step's token, which no other program has.
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if token_carriers(token).is_empty() {
+                return true;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+    token_carriers(token).is_empty()
 }
 
 /// SIGTERM to group `pgid`, then SIGKILL if it still runs [`TERM_GRACE`] later; whether it is gone at the end.
@@ -369,6 +422,36 @@ mod tests {
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
             child.wait().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_process_an_earlier_step_of_the_run_detached_is_killed_with_the_step() {
+        // QA 18: oltp's and pgbench's throwaway server leaves its step's group (pg_ctl start puts the postmaster in a
+        // session of its own); after a kill -9 of culprit during the measured step, the next culprit run killed the
+        // benchmark's group but left the server running for good. Its processes carry the run's one token.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run-1.step");
+        let token = new_token();
+        // The server: started by the run's setup, in a group of its own that no record names.
+        let mut server = hung_step(&[(STEP_ENV, &token)]);
+        // The measured step the record names, with the same token.
+        let mut step = hung_step(&[(STEP_ENV, &token)]);
+        let recorded = write_record(&path, step.id(), &token, 0);
+        assert_eq!(reap(&path).unwrap(), Some(Reaped { recorded: recorded.clone(), gone: true }));
+        let begun = Instant::now();
+        while !(exited(&mut step) && exited(&mut server)) {
+            assert!(begun.elapsed() < Duration::from_secs(10), "the detached server still runs");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Killed between steps (the step's group already gone), the server alone is found by its token.
+        let mut server = hung_step(&[(STEP_ENV, &token)]);
+        std::fs::write(&path, recorded.text()).unwrap();
+        assert_eq!(reap(&path).unwrap(), Some(Reaped { recorded, gone: true }));
+        let begun = Instant::now();
+        while !exited(&mut server) {
+            assert!(begun.elapsed() < Duration::from_secs(10), "the server left between steps still runs");
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }

@@ -11,7 +11,10 @@
 //!
 //! then the program's own setup and measured command, and in cleanup `pg_ctl -m fast -w stop`. Should the run layer
 //! skip the cleanup (a failed or interrupted setup), the server still goes: the scratch directory is removed after
-//! every run, and a postmaster whose `postmaster.pid` has vanished shuts itself down within a minute.
+//! every run, and a postmaster whose `postmaster.pid` has vanished shuts itself down within a minute. A culprit
+//! killed with `kill -9` removes nothing: the postmaster, which `pg_ctl start` puts in a session of its own, carries
+//! the run's step token, so the next culprit to take up the work kills it with the step it finds left running
+//! (`step_record::reap`).
 
 use super::{ProgramContext, ProgramError};
 use crate::process::{find_in_path, shell_quote, Invocation};
