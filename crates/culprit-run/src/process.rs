@@ -26,6 +26,9 @@ pub struct Invocation {
     pub cwd: Option<PathBuf>,
     /// Whether stderr is folded into stdout (some benchmarks print their results to stderr).
     pub merge_stderr: bool,
+    /// What messages call the command instead of quoting it, for a script whose text says little in 200 characters
+    /// (iperf's servers and clients); `None` quotes the command line.
+    pub label: Option<String>,
 }
 
 impl Invocation {
@@ -34,7 +37,8 @@ impl Invocation {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Invocation { argv: argv.into_iter().map(Into::into).collect(), env: Vec::new(), cwd: None, merge_stderr: false }
+        let argv = argv.into_iter().map(Into::into).collect();
+        Invocation { argv, env: Vec::new(), cwd: None, merge_stderr: false, label: None }
     }
 
     /// A `sh -c` invocation of a shell command line.
@@ -47,15 +51,25 @@ impl Invocation {
         self
     }
 
+    /// The invocation, called `label` in messages (see [`Invocation::label`]).
+    pub fn labelled(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
     /// The command line as a user could paste it into a shell.
     pub fn display(&self) -> String {
         self.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
     }
 
-    /// The command line as a message quotes it: a `sh -c` line as written (the wrapper and its quoting would only
-    /// bury it), any other as [`Invocation::display`] gives it, at most [`QUOTED_CHARS`] characters of it.
+    /// The command line as a message quotes it: its label when it has one, else a `sh -c` line as written (the
+    /// wrapper and its quoting would only bury it), any other as [`Invocation::display`] gives it, at most
+    /// [`QUOTED_CHARS`] characters of it.
     pub fn summary(&self) -> String {
-        shortened(&self.command_text(), QUOTED_CHARS)
+        match &self.label {
+            Some(label) => shortened(label, QUOTED_CHARS),
+            None => shortened(&self.command_text(), QUOTED_CHARS),
+        }
     }
 
     /// The full command line [`Invocation::summary`] shortens.

@@ -104,7 +104,10 @@ fn a_port_another_program_holds_fails_the_run_with_iperfs_words() {
     let begun = std::time::Instant::now();
     let (ok, said) = run(dir.path(), &job, "b");
     assert!(!ok || said.contains("0 ok, 1 failed"), "{said}");
-    // The run's reason, its last line of standard error, gives iperf3's own words.
+    // The run's reason names the run instead of quoting its script, and gives iperf3's own words.
+    let failed = said.lines().find(|l| l.contains("failed: '")).unwrap_or_else(|| panic!("{said}"));
+    assert!(failed.contains(&format!("'iperf3 tcp over 127.0.0.1, 1 session from port {port}, 1 s'")), "{failed}");
+    assert!(!failed.contains("servers="), "{failed}");
     let reason = said.lines().find(|l| l.contains(&format!("iperf3 server on port {port} exited: "))).unwrap_or("");
     assert!(reason.contains("Address already in use"), "iperf3's own reason: {said}");
     assert!(begun.elapsed() < std::time::Duration::from_secs(60), "took {:?}", begun.elapsed());

@@ -155,7 +155,14 @@ impl Iperf {
         }
         // A server whose client never came (it failed first) would wait for ever; its run is over.
         script.push_str("kill $servers 2>/dev/null\nexit $status\n");
-        Ok(ProgramPlan::single(Invocation::new(["sh".to_string(), "-c".into(), script])))
+        // Messages name the run rather than quote 200 characters of its script, the servers' part alone.
+        let first = ports.first().copied().unwrap_or_default();
+        let label = format!(
+            "iperf3 {} over 127.0.0.1, {sessions} session{} from port {first}, {secs} s",
+            if udp { "udp" } else { "tcp" },
+            if sessions == 1 { "" } else { "s" }
+        );
+        Ok(ProgramPlan::single(Invocation::new(["sh".to_string(), "-c".into(), script]).labelled(label)))
     }
 }
 
@@ -202,6 +209,8 @@ mod tests {
         assert!(script.contains(client), "{script}");
         assert!(script.contains("cat /tmp/culprit-scratch/client-0.json\n"), "{script}");
         assert!(!script.contains(" -u"), "{script}");
+        let plan = Iperf.plan_with(&params("iperf", &[("runtime", "5s")]), &ctx(), &|| Some(40001)).unwrap();
+        assert_eq!(plan.main.summary(), "iperf3 tcp over 127.0.0.1, 1 session from port 40001, 5 s");
     }
 
     #[test]
