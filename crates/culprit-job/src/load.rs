@@ -507,13 +507,11 @@ fn several_machines(place: Place, cluster: &str) -> JobError {
 
 /// lkp's role keys, merged as lkp's `cs-localhost` cluster runs them: one machine plays every role, so the keys of
 /// each `if role <name>:` hash become the job's own, at its place, in file order (iperf.yaml's client `iperf:` and
-/// server `iperf-server:`). A job on a cluster of several machines is refused: Culprit measures on one.
+/// server `iperf-server:`). A job on a cluster of several machines is refused for each of its matrix points
+/// ([`JobFile::refuse_cluster_of_several`]), wherever its cluster is given.
 fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> Result<Mapping, JobError> {
     if !has_role_keys(&mapping) {
         return Ok(mapping);
-    }
-    if let Some(cluster) = mapping.get("cluster").and_then(scalar_text).filter(|c| c != LOCALHOST_CLUSTER) {
-        return Err(several_machines(place(&["cluster"]), &cluster));
     }
     let mut merged = Mapping::with_capacity(mapping.len());
     // A key and the role that gave it, so that a key a role gives is refused when it is given again, before or after.
