@@ -15,6 +15,7 @@ use crate::load::{JobFile, MergedJob};
 use crate::table::{is_expanded_metadata_key, key_role, KeyRole};
 use crate::template;
 use crate::JobError;
+use serde_yaml::mapping::Index;
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 
@@ -102,7 +103,8 @@ fn first_list(mapping: &Mapping, top: bool) -> Option<Vec<Value>> {
     None
 }
 
-fn slot_mut<'a>(mapping: &'a mut Mapping, path: &[Value]) -> Option<&'a mut Value> {
+/// The value at key path `path` (outermost key first, as YAML values or as text) of nested hashes, to read or set.
+pub(crate) fn slot_mut<'a, K: Index>(mapping: &'a mut Mapping, path: &[K]) -> Option<&'a mut Value> {
     let (first, rest) = path.split_first()?;
     let value = mapping.get_mut(first)?;
     if rest.is_empty() {

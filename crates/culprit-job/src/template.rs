@@ -20,6 +20,7 @@
 //! every line keeps its number for messages.
 
 use regex::Regex;
+use crate::expand::slot_mut;
 use serde_yaml::{Mapping, Value};
 
 /// Quotes every unquoted template written as a value (`key: {{ ... }}` or `- {{ ... }}`, over as many lines as it
@@ -161,14 +162,9 @@ fn opens_value(before: &str) -> bool {
 }
 
 /// Why a template could not be computed: what in the expression, in words for the job's author.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct TemplateError(pub String);
-
-impl std::fmt::Display for TemplateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// A failed template of a matrix point: the key path of its value, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +181,7 @@ pub fn compute_point(mut point: Mapping) -> Result<Option<Mapping>, PointError> 
     let mut paths = Vec::new();
     template_paths(&point, &mut Vec::new(), &mut paths);
     for path in paths {
-        let Some(Value::String(text)) = value_at(&point, &path).cloned() else {
+        let Some(Value::String(text)) = slot_mut(&mut point, &path).cloned() else {
             continue;
         };
         let computed = compute_value(&text, &point)
@@ -193,7 +189,7 @@ pub fn compute_point(mut point: Mapping) -> Result<Option<Mapping>, PointError> 
         let Some(computed) = computed else {
             return Ok(None);
         };
-        if let Some(slot) = value_at_mut(&mut point, &path) {
+        if let Some(slot) = slot_mut(&mut point, &path) {
             *slot = computed;
         }
     }
@@ -225,26 +221,6 @@ const COMMAND_PROGRAM: &str = "command";
 /// Whether a text value holds a template: `{{` with `}}` after it.
 pub fn holds_template(text: &str) -> bool {
     text.find("{{").is_some_and(|open| text[open + 2..].contains("}}"))
-}
-
-fn value_at<'a>(mapping: &'a Mapping, path: &[String]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    let value = mapping.get(first.as_str())?;
-    if rest.is_empty() {
-        Some(value)
-    } else {
-        value_at(value.as_mapping()?, rest)
-    }
-}
-
-fn value_at_mut<'a>(mapping: &'a mut Mapping, path: &[String]) -> Option<&'a mut Value> {
-    let (first, rest) = path.split_first()?;
-    let value = mapping.get_mut(first.as_str())?;
-    if rest.is_empty() {
-        Some(value)
-    } else {
-        value_at_mut(value.as_mapping_mut()?, rest)
-    }
 }
 
 /// The value of one text holding a template, computed against `job`: the expression's value alone when nothing is
