@@ -72,6 +72,18 @@ pub fn excerpt(text: &str) -> String {
     out
 }
 
+/// The leading run of `[0-9.]` characters of `text`, as lkp's `([0-9.]+)` captures it (empty when there is none).
+pub(crate) fn number_prefix(text: &str) -> &str {
+    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    text.get(..end).unwrap_or_default()
+}
+
+/// The leading digits of `text`, as lkp's `(\d+)` captures it (empty when there are none).
+pub(crate) fn digit_prefix(text: &str) -> &str {
+    let end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    text.get(..end).unwrap_or_default()
+}
+
 /// What a parser reads: the main output text, plus any sibling files of a result root it may need
 /// (fio's `fio.output.N` per instance), by file name. The caller does the reading.
 #[derive(Debug, Clone, Default)]

@@ -43,6 +43,7 @@
 //! lkp would print NaN.
 
 use crate::rubyfmt;
+use crate::{digit_prefix, number_prefix};
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
 
 pub struct Oltp;
@@ -61,19 +62,14 @@ impl Parser for Oltp {
     }
 }
 
-/// The leading run of characters of `text` (after blanks, as lkp's `\s+`) that satisfy `keep`, when there is one.
-fn leading(text: &str, keep: fn(char) -> bool) -> Option<&str> {
-    let text = text.trim_start();
-    let end = text.find(|c: char| !keep(c)).unwrap_or(text.len());
-    (end > 0).then(|| &text[..end])
-}
-
+/// The digits `text` starts with after blanks (lkp's `\s+(\d+)`), when there are any.
 fn digits(text: &str) -> Option<&str> {
-    leading(text, |c| c.is_ascii_digit())
+    Some(digit_prefix(text.trim_start())).filter(|d| !d.is_empty())
 }
 
+/// The `[0-9.]` run `text` starts with after blanks (lkp's `\s+([\d.]+)`), when there is one.
 fn decimal(text: &str) -> Option<&str> {
-    leading(text, |c| c.is_ascii_digit() || c == '.')
+    Some(number_prefix(text.trim_start())).filter(|d| !d.is_empty())
 }
 
 /// What follows `marker` on `line`, when the line holds it and at least one blank follows (lkp's `marker\s+`).

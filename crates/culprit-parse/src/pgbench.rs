@@ -42,6 +42,7 @@
 //! the millisecond figures as Ruby prints a `Float`.
 
 use crate::rubyfmt;
+use crate::{digit_prefix, number_prefix};
 use crate::{Kind, ParseError, ParseInput, ParseOutput, Parser};
 
 pub struct Pgbench;
@@ -58,18 +59,6 @@ impl Parser for Pgbench {
     fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
     }
-}
-
-/// The leading run of `[0-9.]` characters of `text`, as lkp's `([0-9.]+)` captures it.
-fn number_prefix(text: &str) -> &str {
-    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    text.get(..end).unwrap_or_default()
-}
-
-/// The leading digits of `text`, as lkp's `(\d+)` captures it.
-fn digit_prefix(text: &str) -> &str {
-    let end = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    text.get(..end).unwrap_or_default()
 }
 
 /// A decimal number as pgbench prints it (`302.595078`, `907`): digits with at most one dot that has digits on
