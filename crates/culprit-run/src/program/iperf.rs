@@ -180,7 +180,7 @@ impl Program for Iperf {
         SPECS
     }
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_with(p, ctx, &super::postgres::free_local_port)
+        self.plan_with(p, ctx, &super::free_local_port)
     }
 }
 

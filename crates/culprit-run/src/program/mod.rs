@@ -337,6 +337,12 @@ pub(crate) fn lkp_bool(value: &str) -> bool {
     !(value.is_empty() || ["0", "no", "false", "n"].iter().any(|no| value.starts_with(no)))
 }
 
+/// A free TCP port on 127.0.0.1, as the kernel hands one out for port 0: for a server a run starts (a throwaway
+/// PostgreSQL that cannot use a Unix socket, iperf3's servers).
+pub fn free_local_port() -> Option<u16> {
+    std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?.local_addr().ok().map(|a| a.port())
+}
+
 /// Runs an installed program to ask what it offers (its engines, stressors, benchmarks, or whether it takes an
 /// option), in the temp dir so that nothing it writes lands in the user's directory: what it printed and how it
 /// ended, or `None` when it cannot be run, which the runs then report. `limit` keeps a wedged binary from hanging the

@@ -124,7 +124,7 @@ impl Program for Oltp {
         SPECS
     }
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_on(p, ctx, &ServerHost::detect(), &super::postgres::free_local_port)
+        self.plan_on(p, ctx, &ServerHost::detect(), &super::free_local_port)
     }
     fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
         super::sysbench::sysbench_failure_line(finished)

@@ -212,7 +212,7 @@ impl Program for Pgbench {
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_on(p, ctx, &ServerHost::detect(), &super::postgres::free_local_port)
+        self.plan_on(p, ctx, &ServerHost::detect(), &super::free_local_port)
     }
 }
 

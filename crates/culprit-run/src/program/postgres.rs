@@ -74,11 +74,6 @@ pub fn server_bin_dir(root: &Path) -> Option<PathBuf> {
     find_in_path("initdb").and_then(|initdb| initdb.parent().map(Path::to_path_buf)).filter(|dir| has_server(dir))
 }
 
-/// A free TCP port on 127.0.0.1, for a throwaway server that cannot use a Unix socket.
-pub fn free_local_port() -> Option<u16> {
-    std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?.local_addr().ok().map(|a| a.port())
-}
-
 /// Whether the server can put its socket in `dir`: the socket address (`<dir>/.s.PGSQL.5432`) must fit in
 /// `sun_path` (108 bytes with its NUL; a margin is kept), and the path must survive pg_ctl's shell and PostgreSQL's
 /// list syntax unquoted.
