@@ -73,7 +73,7 @@ impl Program for Hackbench {
         let groups = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
         let mode = p.one_of("mode", &["process", "threads"])?.unwrap_or_else(|| "process".into());
         let fds = p.count("fds")?.unwrap_or(20).max(1);
-        let limit = format!("ulimit -n {}", groups.saturating_mul(2).saturating_mul(fds).saturating_add(2048));
+        let limit = format!("ulimit -n {}", descriptors(p, ctx.nr_cpu).saturating_add(2048));
         let datasize = p.count("datasize")?.unwrap_or(100);
         let loops = p.positive_count("loops")?.unwrap_or_else(|| (30000 * ctx.nr_cpu as u64 / groups).max(1));
         let mut argv = vec![
