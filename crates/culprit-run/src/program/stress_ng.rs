@@ -428,11 +428,17 @@ fn stress_ng_failure_line(output: &str) -> Option<&str> {
 /// without DCCP), so the run is ok and measured nothing of it. `metrics` are a run's, with the `stress-ng.` prefix.
 /// The parser's `sigaction.fail` (stress-ng could not install its signal handlers) names no stressor.
 pub fn idle_stressors(metrics: &std::collections::BTreeMap<String, f64>) -> Vec<&str> {
-    metrics
-        .keys()
+    idle_stressors_among(metrics.keys().map(String::as_str), |name| metrics.contains_key(name))
+}
+
+/// [`idle_stressors`] of any set of metric names (a comparison's rows as well as a run's metrics): `names` to look
+/// through, and `has` to ask whether a name is among them.
+pub fn idle_stressors_among<'a>(names: impl IntoIterator<Item = &'a str>, has: impl Fn(&str) -> bool) -> Vec<&'a str> {
+    names
+        .into_iter()
         .filter_map(|name| name.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
         .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
-        .filter(|stressor| !metrics.contains_key(&format!("stress-ng.{stressor}.ops")))
+        .filter(|stressor| !has(&format!("stress-ng.{stressor}.ops")))
         .collect()
 }
 

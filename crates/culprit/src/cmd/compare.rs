@@ -396,13 +396,8 @@ pub fn distinct_revisions(given: &[&str], revisions: &[Revision]) -> Result<()> 
 /// could not install its signal handlers) names no stressor.
 fn idle_stressors_warning(result: &CompareResult, job: &str, db: &str) -> Option<String> {
     let has = |metric: &str| result.rows.iter().any(|row| row.metric == metric);
-    let idle: Vec<&str> = result
-        .rows
-        .iter()
-        .filter_map(|row| row.metric.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
-        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
-        .filter(|stressor| !has(&format!("stress-ng.{stressor}.ops")))
-        .collect();
+    let names = result.rows.iter().map(|row| row.metric.as_str());
+    let idle = culprit_run::program::stress_ng::idle_stressors_among(names, has);
     (!idle.is_empty()).then(|| {
         format!(
             "{job}: stress-ng's {} did no work in any run at any revision (its runs store only \
