@@ -37,7 +37,8 @@
 //!   `read:  IOPS=X Y MiB/s (Z MB/s)`, the same for `write_`, `fsync_operations/s`.
 //! - sysbench 1.0 (Debian's), a Culprit extension because lkp's patterns do not match its report:
 //!   `read_operations/s`, `write_operations/s`, `fsync_operations/s` from `reads/s:`, `writes/s:`, `fsyncs/s:`,
-//!   and `read_bytes_MiB/s`, `write_bytes_MiB/s` from `read, MiB/s:`, `written, MiB/s:`.
+//!   and `read_bytes_MiB/s`, `write_bytes_MiB/s` from `read, MiB/s:`, `written, MiB/s:`, each followed by the
+//!   `read_bytes_MB/s`, `write_bytes_MB/s` 1.1 would print beside it (1.048576 times the MiB/s, two decimals).
 //! - both: `latency_max_ms`, `latency_min_ms`, `latency_avg_ms`, `latency_95th_ms`, `latency_sum_ms`.
 //!
 //! Every sysbench run that printed `Threads started!` must also print its `execution time (avg/stddev)` line;
@@ -326,14 +327,19 @@ fn parse_fileio(text: &str) -> Result<ParseOutput, ParseError> {
         } else if let Some(c) = p.sum.captures(line) {
             out.push("latency_sum_ms", first(&c, 1));
         } else if let Some(c) = p.fileio_v10.captures(line) {
-            let key = match c.get(1).map_or("", |m| m.as_str()) {
-                "reads/s" => "read_operations/s",
-                "writes/s" => "write_operations/s",
-                "fsyncs/s" => "fsync_operations/s",
-                "read, MiB/s" => "read_bytes_MiB/s",
-                _ => "write_bytes_MiB/s",
+            let value = first(&c, 2);
+            let (key, megabytes_key) = match c.get(1).map_or("", |m| m.as_str()) {
+                "reads/s" => ("read_operations/s", None),
+                "writes/s" => ("write_operations/s", None),
+                "fsyncs/s" => ("fsync_operations/s", None),
+                "read, MiB/s" => ("read_bytes_MiB/s", Some("read_bytes_MB/s")),
+                _ => ("write_bytes_MiB/s", Some("write_bytes_MB/s")),
             };
-            out.push(key, first(&c, 2));
+            let megabytes = megabytes_key.zip(megabytes_from_mebibytes(&value));
+            out.push(key, value);
+            if let Some((megabytes_key, megabytes)) = megabytes {
+                out.push(megabytes_key, megabytes);
+            }
         }
     }
     if out.lines.is_empty() {
@@ -347,7 +353,16 @@ fn parse_fileio(text: &str) -> Result<ParseOutput, ParseError> {
     Ok(out)
 }
 
-#[cfg(test)]
+/// sysbench 1.0 prints a throughput in MiB/s only, where 1.1 (whose lines lkp's parser reads) prints MB/s beside it,
+/// both from the same byte count and time: MB/s is MiB/s times 1.048576. It is written with two decimals, as 1.1's
+/// `(%4.2f MB/s)` writes it, so that a job's `read_bytes_MB/s` means the same on either version and lines up with
+/// lkp's reports. The 1.0 value was itself rounded to two decimals, so the derived one is within 0.006 of 1.1's.
+fn megabytes_from_mebibytes(mebibytes: &str) -> Option<String> {
+    let value: f64 = mebibytes.parse().ok()?;
+    value.is_finite().then(|| format!("{:.2}", value * 1.048576))
+}
+
+#[cfg(test)]#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -374,6 +389,17 @@ mod tests {
             Ok("read_operations/s: 3211265.07\nread_bytes_MiB/s: 50176.02\nread_bytes_MB/s: 52613.37\n\
                 write_operations/s: 0.00\nwrite_bytes_MiB/s: 0.00\nwrite_bytes_MB/s: 0.00\n\
                 fsync_operations/s: 0.00\nlatency_max_ms: 367.57")
+        );
+    }
+
+    #[test]
+    fn fileio_v10_throughput_gets_the_megabytes_v11_prints_beside_it() {
+        // The numbers of the v11 test above: sysbench 1.1 printed 50176.02 MiB/s as 52613.37 MB/s.
+        let text = "Threads started!\n    read, MiB/s:                  50176.02\n    written, MiB/s:               0.00\n\
+                    \x20   execution time (avg/stddev):   1.0/0.00\n";
+        assert_eq!(
+            parse_fileio(text).map(|o| o.render()).as_deref(),
+            Ok("read_bytes_MiB/s: 50176.02\nread_bytes_MB/s: 52613.37\nwrite_bytes_MiB/s: 0.00\nwrite_bytes_MB/s: 0.00")
         );
     }
 
