@@ -291,3 +291,26 @@ fn compare_min_change_leaves_out_a_smaller_change() {
     let both = culprit(&db, &["compare", "before", "after", "--min-change", "5", "--lkp-rules"], dir.path());
     assert!(!both.status.success() && text(&both).1.contains("cannot be used with"), "{:?}", text(&both));
 }
+
+/// A job that names no monitor gets the default set, lkp's proc-vmstat among them (lkp runs it by default, and the
+/// robot's reports explain memory regressions with its counters).
+#[test]
+fn a_job_without_monitor_keys_gets_the_default_set_with_proc_vmstat() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let job = write(dir.path(), "quiet.yaml", "command:\n  cmd: \"echo 'ops/s: 1'\"\n  capture:\n    ops: 'ops/s: ([0-9]+)'\n");
+    let out = culprit(&db, &["run", job.to_str().unwrap(), "-n", "1", "--label", "a", "--json"], dir.path());
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let line: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    let metrics = &line["metrics"];
+    let names: Vec<&String> = metrics.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    for monitor in ["vmstat.", "proc-vmstat.", "meminfo.", "interrupts.", "softirqs.", "diskstats."] {
+        assert!(names.iter().any(|name| name.starts_with(monitor)), "no {monitor}* metric: {line}");
+    }
+    assert!(metrics["proc-vmstat.nr_free_pages"].as_f64().is_some_and(|free| free > 0.0), "{line}");
+    // Starting the shell alone faults pages in, so the run's count of page faults is not zero.
+    let faults = metrics["proc-vmstat.pgfault"].as_f64().unwrap_or_else(|| panic!("{line}"));
+    assert!(faults > 0.0, "no page fault counted during the run: {line}");
+}

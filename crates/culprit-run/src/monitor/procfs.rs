@@ -155,8 +155,8 @@ pub fn parse_meminfo(text: &str) -> Result<Vec<(String, u64)>, ProcParseError> {
 }
 
 /// Parses /proc/vmstat (`name value` lines). When a name repeats, the first occurrence wins, as in lkp's
-/// proc-vmstat monitor.
-pub fn parse_vmstat(text: &str) -> Result<BTreeMap<String, u64>, ProcParseError> {
+/// proc-vmstat monitor. The names borrow the text: the file is read every second.
+pub fn parse_vmstat(text: &str) -> Result<BTreeMap<&str, u64>, ProcParseError> {
     const FILE: &str = "vmstat";
     let mut counters = BTreeMap::new();
     for (index, line) in text.lines().enumerate() {
@@ -170,7 +170,7 @@ pub fn parse_vmstat(text: &str) -> Result<BTreeMap<String, u64>, ProcParseError>
             });
         };
         let value = parse_u64(FILE, index + 1, value)?;
-        counters.entry(name.to_string()).or_insert(value);
+        counters.entry(name).or_insert(value);
     }
     if counters.is_empty() {
         return Err(ProcParseError::Missing { file: FILE, field: "nr_free_pages" });

@@ -21,7 +21,7 @@ pub struct VmstatCounters {
 impl VmstatCounters {
     /// Combines parsed /proc/stat and /proc/vmstat; counters missing from /proc/vmstat (a kernel without swap
     /// support has no pswpin) count as zero.
-    pub fn new(stat: ProcStat, vmstat: &std::collections::BTreeMap<String, u64>) -> VmstatCounters {
+    pub fn new(stat: ProcStat, vmstat: &std::collections::BTreeMap<&str, u64>) -> VmstatCounters {
         let get = |key: &str| vmstat.get(key).copied().unwrap_or(0);
         VmstatCounters {
             stat,
@@ -334,7 +334,8 @@ mod tests {
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
         };
         let stat = parse_stat(&read("stat")).expect("stat parses");
-        let vmstat = parse_vmstat(&read("vmstat")).expect("vmstat parses");
+        let vmstat_text = read("vmstat");
+        let vmstat = parse_vmstat(&vmstat_text).expect("vmstat parses");
         let meminfo = parse_meminfo(&read("meminfo")).expect("meminfo parses");
         (VmstatCounters::new(stat, &vmstat), meminfo)
     }
