@@ -646,7 +646,14 @@ fn box_setting_of(key: &str, value: &str) -> Option<(&'static culprit_job::table
 /// changes what the benchmark measures, would be passed over in silence.
 fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
     let mut given: Vec<(&culprit_job::table::BoxSetting, Vec<String>)> = Vec::new();
-    for (key, value) in jobs.iter().flat_map(|job| &job.run.params) {
+    // A setup script the job's program applies (oltp's MySQL server for `mysql-setup:`, unless the job chose
+    // PostgreSQL) is done, not merely recorded.
+    let applied = |job: &PlannedJob, key: &str| {
+        culprit_job::table::applied_script(key, job.run.program.name())
+            .is_some_and(|script| job.run.program_params.get(script.implies.0) == Some(script.implies.1))
+    };
+    let not_applied = jobs.iter().flat_map(|job| job.run.params.iter().filter(move |(key, _)| !applied(job, key)));
+    for (key, value) in not_applied {
         let Some((setting, shown)) = box_setting_of(key, value) else { continue };
         // An empty param sets nothing (`fs2: [nfsv4, ~]`), but an empty setup script (`drop_caches:`) still runs in
         // lkp, so it is named.
