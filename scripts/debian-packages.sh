@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Culprit's benchmarks, monitors and tests use, when run as root; otherwise prints
 # exactly what to install. Sourced by demo.sh and test.sh.
-CULPRIT_DEBIAN_PACKAGES=(git fio stress-ng sysbench rt-tests dbench linux-perf procps fonts-dejavu-core postgresql postgresql-client iperf3)
+CULPRIT_DEBIAN_PACKAGES=(git fio stress-ng sysbench rt-tests dbench linux-perf procps fonts-dejavu-core postgresql postgresql-client iperf3 mariadb-server)
 
 culprit_install_packages() {
     local missing=()

@@ -536,6 +536,14 @@ impl AtomicJob {
             for (k, v) in selector.implies {
                 params.insert(Value::String(k.to_string()), Value::String(v.to_string()));
             }
+            // A setup script of lkp's that the program applies (oltp's MySQL server for `mysql-setup:`) asks for it
+            // with a param, which the job's own params, inserted after it, may still override.
+            for script in table::SCRIPTS_APPLIED_BY_PROGRAMS.iter().filter(|s| s.program == spec.name) {
+                if self.params.get(script.key).is_some() {
+                    let (k, v) = script.implies;
+                    params.insert(Value::String(k.to_string()), Value::String(v.to_string()));
+                }
+            }
             for (k, v) in &top_level {
                 params.insert((*k).clone(), (*v).clone());
             }

@@ -187,10 +187,38 @@ pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
     script("cgroup2", "puts the benchmark in no cgroup"),
     script("numactl", "binds the benchmark to no NUMA policy (numactl)"),
     script("drop_caches", "drops no caches before the runs"),
-    script("mysql-setup", "starts no MySQL server (oltp runs sysbench against a throwaway PostgreSQL server)"),
+    // oltp applies it, see [`SCRIPTS_APPLIED_BY_PROGRAMS`]; the note is for the jobs that do not.
+    script("mysql-setup", "starts no MySQL server (only oltp does, a throwaway MariaDB, unless told db_driver: pgsql)"),
     script("iperf-server", "starts no iperf3 daemon (the iperf program starts a server for each of its runs)"),
     setting("debug-setup", "runs none of lkp's debug setup"),
 ];
+
+/// One of lkp's setup scripts that a program of Culprit's does itself when a param asks it to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedScript {
+    /// The script's top-level key, also a [`BoxSetting`].
+    pub key: &'static str,
+    /// The program that applies it.
+    pub program: &'static str,
+    /// The param, and its value, that a job giving the key gives the program.
+    pub implies: (&'static str, &'static str),
+}
+
+/// lkp's setup scripts that a program applies: lkp's `mysql-setup` starts the MySQL server its `oltp` runs against,
+/// which Culprit's oltp does with `db_driver: mysql` (a throwaway MariaDB server per run). The param is placed before
+/// the job's own, as a selector's implied params are, so that `db_driver: pgsql` still chooses PostgreSQL. The key
+/// stays a box setting, recorded with the runs, so that a job whose program does not apply it (another program, or
+/// oltp told `db_driver: pgsql`) is told what Culprit does not do.
+pub const SCRIPTS_APPLIED_BY_PROGRAMS: &[AppliedScript] = &[AppliedScript {
+    key: "mysql-setup",
+    program: "oltp",
+    implies: ("db_driver", "mysql"),
+}];
+
+/// The script `program` applies for the top-level key `key`, if any (see [`SCRIPTS_APPLIED_BY_PROGRAMS`]).
+pub fn applied_script(key: &str, program: &str) -> Option<&'static AppliedScript> {
+    SCRIPTS_APPLIED_BY_PROGRAMS.iter().find(|s| s.key == key && s.program == program)
+}
 
 /// The box setting a top-level key is, if any (see [`BOX_SETTINGS_NOT_APPLIED`]).
 pub fn box_setting(key: &str) -> Option<&'static BoxSetting> {

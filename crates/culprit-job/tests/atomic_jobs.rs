@@ -301,3 +301,19 @@ fn settings_of_the_test_box_are_recorded_not_given_to_programs() {
     let unknown = matches!(problems.as_slice(), [KeyProblem::UnknownProgram { key, .. }] if key == "sysctll");
     assert!(unknown, "{problems:?}");
 }
+
+#[test]
+fn lkps_mysql_setup_asks_oltp_for_mariadb_unless_the_job_says_otherwise() {
+    // lkp's jobs/oltp.yaml starts MySQL with an empty `mysql-setup:`; Culprit's oltp starts its throwaway MariaDB for
+    // `db_driver: mysql`, which the key gives it, below the job's own params.
+    let lkp = "mysql-setup:\nsetup-oltp:\n  table_size: 1000000\noltp:\n";
+    let driver = |text: &str| one(text).programs()[0].param_str("db_driver").unwrap();
+    assert_eq!(driver(lkp).as_deref(), Some("mysql"));
+    assert_eq!(driver(&format!("{lkp}  db_driver: pgsql\n")).as_deref(), Some("pgsql"));
+    assert_eq!(driver(&format!("db_driver: pgsql\n{lkp}")).as_deref(), Some("pgsql"));
+    assert_eq!(driver("oltp:\n"), None, "without mysql-setup the program chooses");
+    // Another program is given nothing, and the key still names the job as lkp's result paths do.
+    let job = one("mysql-setup:\nnr_threads: 1\nfsmark:\n");
+    assert!(!job.programs()[0].params.contains_key("db_driver"));
+    assert_eq!(job.unknown_keys(&|_, key| key == "nr_threads"), Vec::new());
+}

@@ -1,7 +1,8 @@
 //! Parser for sysbench's OLTP report (`oltp_read_only`, `oltp_read_write`, ...), with lkp-tests' `oltp` metric names.
 //!
 //! lkp's `programs/oltp` runs `sysbench ... oltp_read_only.lua run` against MySQL; Culprit runs the same sysbench
-//! tests against a throwaway PostgreSQL server (`culprit-run`'s oltp program). The report is sysbench's either way:
+//! tests against a throwaway MariaDB or PostgreSQL server (`culprit-run`'s oltp program). The report is sysbench's
+//! whichever driver it used (`tests/data/real/oltp/` holds runs of both):
 //!
 //! ```text
 //! SQL statistics:

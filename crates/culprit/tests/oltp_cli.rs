@@ -1,6 +1,7 @@
-//! End-to-end test of the oltp program (lkp's `oltp`: sysbench's OLTP tests) through the real binary: lkp's own job
-//! file, shortened, run for real against the throwaway PostgreSQL server Culprit starts per run, its metrics checked
-//! against sysbench's own arithmetic, and the server gone afterwards.
+//! End-to-end tests of the oltp program (lkp's `oltp`: sysbench's OLTP tests) through the real binary: lkp's own job
+//! file, shortened, run for real against the throwaway MariaDB server Culprit starts per run for its `mysql-setup`
+//! (as lkp starts MySQL), and against a throwaway PostgreSQL server when told `db_driver: pgsql`; the metrics checked
+//! against sysbench's own arithmetic, and no server left afterwards, not even after a `kill -9` of culprit.
 
 mod common;
 
@@ -17,31 +18,28 @@ fn stored_runs(db: &Path, dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("results --json is JSON")
 }
 
-#[test]
-fn lkps_oltp_job_runs_sysbench_against_a_throwaway_postgresql_and_leaves_no_server() {
+/// A directory for a test, which a server run as `postgres` or `mysql` under root can reach.
+fn reachable_tempdir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    // The server runs as `postgres` under root, which must be able to reach the scratch directory.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (db, scratch, root) = (dir.path().join("r.db"), dir.path().join("scratch"), dir.path().join("lkp-root"));
-    // lkp's jobs/oltp.yaml as it is, but for 2 s on 2 threads and small tables.
+    dir
+}
+
+/// lkp's jobs/oltp.yaml as it is, `mysql-setup:` included, but for 2 s on 2 threads and small tables, with `oltp`'s
+/// hash replaced by `oltp_hash` (lkp's is empty).
+fn shortened_lkp_job(oltp_hash: &str) -> String {
     let lkp = std::fs::read_to_string(lkp_job("oltp.yaml")).unwrap();
     let job = lkp.replace("runtime: 600s", "runtime: 2s").replace("nr_threads: 100%", "nr_threads: 2");
     let job = job.replace("table_size: 1000000", "table_size: 1000");
     assert_ne!(job, lkp, "the shortening found lkp's values");
-    std::fs::write(dir.path().join("oltp.yaml"), job).unwrap();
-    let (scratch_arg, root_arg) = (scratch.to_str().unwrap(), root.to_str().unwrap());
-    let args = ["run", "oltp.yaml", "-n", "2", "--label", "x", "--scratch", scratch_arg, "--result-root", root_arg];
-    let out = common::culprit(&db, &args, dir.path());
-    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{said}");
-    // lkp's mysql-setup is recorded, not applied, and the run says so.
-    let note = "starts no MySQL server (oltp runs sysbench against a throwaway PostgreSQL server)";
-    assert!(said.contains(note), "{said}");
-    let results = stored_runs(&db, dir.path());
-    assert_eq!(results[0]["ok_runs"], 2, "{results}");
+    assert!(job.contains("\nmysql-setup:\n") && job.ends_with("\noltp:\n"), "lkp's job changed: {job}");
+    format!("{job}{oltp_hash}")
+}
 
-    // Each run's values, as lkp's matrix.json of the revision holds them.
-    let matrix = common::revision_matrix(&root);
+/// Checks the two read-only runs of a 2 s job that lkp's matrix.json under `root` holds against sysbench's own
+/// arithmetic.
+fn check_two_read_only_runs(root: &Path) {
+    let matrix = common::revision_matrix(root);
     let series = |key: &str| -> Vec<f64> {
         let values = matrix[key].as_array().unwrap_or_else(|| panic!("{key} missing from {matrix}"));
         values.iter().map(|v| v.as_f64().unwrap()).collect()
@@ -58,9 +56,104 @@ fn lkps_oltp_job_runs_sysbench_against_a_throwaway_postgresql_and_leaves_no_serv
         assert!((count / 2.0 / rate - 1.0).abs() < 0.1, "run {run}: {count} in 2 s vs {rate}/s");
         assert!(series("oltp.latency_avg_ms")[run] > 0.0, "run {run}: {matrix}");
     }
+}
 
-    // Every run's server was stopped and its scratch directory removed.
+/// Fails the test if anything is left in the scratch directory (every run's server stopped, its data removed).
+fn check_scratch_empty(scratch: &Path) {
     let leftovers: Vec<_> =
-        std::fs::read_dir(&scratch).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        std::fs::read_dir(scratch).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn lkps_oltp_job_runs_sysbench_against_a_throwaway_mariadb_as_lkp_does_and_leaves_no_server() {
+    let dir = reachable_tempdir();
+    let (db, scratch, root) = (dir.path().join("r.db"), dir.path().join("scratch"), dir.path().join("lkp-root"));
+    std::fs::write(dir.path().join("oltp.yaml"), shortened_lkp_job("")).unwrap();
+    let (scratch_arg, root_arg) = (scratch.to_str().unwrap(), root.to_str().unwrap());
+    let args = ["run", "oltp.yaml", "-n", "2", "--label", "x", "--scratch", scratch_arg, "--result-root", root_arg];
+    let running = common::spawn_culprit(&db, &args, dir.path());
+    // The server that answers is MariaDB's, made in the run's scratch directory: lkp's mysql-setup is applied.
+    let mut seen = Vec::new();
+    common::wait_until("no mariadbd ran in the scratch directory", || {
+        seen = common::pids_mentioning(scratch_arg);
+        seen.iter().any(|(_, line)| line.contains("mariadbd") && line.contains("--datadir="))
+    });
+    let out = running.wait_with_output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert!(!seen.iter().any(|(_, line)| line.contains("postgres")), "{seen:?}");
+    // The run does not call mysql-setup a setting it leaves undone, as it did when oltp ran on PostgreSQL only.
+    assert!(!said.contains("mysql-setup") && !said.contains("MySQL"), "{said}");
+    let results = stored_runs(&db, dir.path());
+    assert_eq!(results[0]["ok_runs"], 2, "{results}");
+    check_two_read_only_runs(&root);
+    check_scratch_empty(&scratch);
+    assert_eq!(common::pids_mentioning(scratch_arg), Vec::new());
+}
+
+#[test]
+fn lkps_oltp_job_told_pgsql_runs_sysbench_against_a_throwaway_postgresql_and_leaves_no_server() {
+    let dir = reachable_tempdir();
+    let (db, scratch, root) = (dir.path().join("r.db"), dir.path().join("scratch"), dir.path().join("lkp-root"));
+    // The job's own db_driver wins over the one lkp's mysql-setup implies.
+    std::fs::write(dir.path().join("oltp.yaml"), shortened_lkp_job("  db_driver: pgsql\n")).unwrap();
+    let (scratch_arg, root_arg) = (scratch.to_str().unwrap(), root.to_str().unwrap());
+    let args = ["run", "oltp.yaml", "-n", "2", "--label", "x", "--scratch", scratch_arg, "--result-root", root_arg];
+    let out = common::culprit(&db, &args, dir.path());
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    // lkp's mysql-setup is then recorded, not applied, and the run says so.
+    let note = "mysql-setup are recorded with the runs but not applied: Culprit prepares no disk, makes and mounts no \
+                filesystem and starts no MySQL server (only oltp does, a throwaway MariaDB, unless told db_driver: \
+                pgsql)";
+    assert!(said.contains(note), "{said}");
+    let results = stored_runs(&db, dir.path());
+    assert_eq!(results[0]["ok_runs"], 2, "{results}");
+    check_two_read_only_runs(&root);
+    check_scratch_empty(&scratch);
+}
+
+#[test]
+fn an_oltp_run_on_mariadb_whose_culprit_was_killed_leaves_no_server_after_the_next_run() {
+    // mariadbd leaves the setup step's process group (setsid), so only the run's step token, which it carries in its
+    // environment, lets the next culprit kill what a culprit killed with kill -9 left running; unlike PostgreSQL's
+    // postmaster, it would not even stop once its data directory is gone.
+    let dir = reachable_tempdir();
+    let scratch = dir.path().join("scratch");
+    let scratch_arg = scratch.to_str().unwrap();
+    let job = |runtime: &str| {
+        format!("suite: oltp\nruntime: {runtime}\nmysql-setup:\nsetup-oltp:\n  table_size: 100\noltp:\n")
+    };
+    common::write(dir.path(), "o.yaml", &job("60s"));
+    let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
+    let mut first = common::spawn_culprit("o.db", &args, dir.path());
+    let lines = || common::pids_mentioning(scratch_arg).into_iter().map(|(_, line)| line).collect::<Vec<_>>();
+    common::wait_until("sysbench never started its measured run", || {
+        // A first run that ended (its setup failed) will never start it: say why, now.
+        if first.try_wait().unwrap().is_some() {
+            let out = first.stdout.take().map(std::io::read_to_string).transpose().unwrap();
+            let err = first.stderr.take().map(std::io::read_to_string).transpose().unwrap();
+            panic!("the first run ended before it was killed:\n{out:?}\n{err:?}");
+        }
+        // The record of the measured step, which the next run reaps, is written just after sysbench starts: a
+        // kill between the two would leave nothing to reap.
+        let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
+        record.contains("\nstep run\n")
+            && lines().iter().any(|line| line.starts_with("sysbench") && line.ends_with("run "))
+    });
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let left = lines();
+    assert!(left.iter().any(|line| line.contains("mariadbd")), "the test needs the server left running: {left:?}");
+    common::write(dir.path(), "o.yaml", &job("1s"));
+    let next = common::culprit("o.db", &args, dir.path());
+    let out = format!("{}{}", common::stdout(&next), String::from_utf8_lossy(&next.stderr));
+    assert!(out.contains("(1 ok, 0 failed)"), "{out}");
+    let left = common::pids_mentioning(scratch_arg);
+    // What a failing run left is killed before the test fails, so that it loads no later test.
+    for (pid, _) in &left {
+        let _ = std::process::Command::new("kill").args(["-9", pid]).status();
+    }
+    assert!(left.is_empty(), "left running after the next run: {left:?}\n{out}");
 }

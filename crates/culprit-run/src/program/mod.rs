@@ -15,6 +15,7 @@ pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
 pub mod iperf;
+pub mod mariadb;
 pub mod oltp;
 pub mod perf_bench;
 pub mod pgbench;

@@ -1,5 +1,6 @@
 //! A throwaway PostgreSQL server for one run, shared by the programs that measure a database (pgbench, and
-//! sysbench's OLTP tests as lkp's `oltp`): found, started in the run's scratch directory, and stopped.
+//! sysbench's OLTP tests as lkp's `oltp` when not on MariaDB): found, started in the run's scratch directory, and
+//! stopped.
 //!
 //! 1. (as root) `chown postgres <scratch>`, because PostgreSQL refuses to run as root, so the cluster's commands
 //!    run as `postgres` through `runuser -u postgres --`;
@@ -145,15 +146,7 @@ pub fn throwaway_server(
             hint: SERVER_INSTALL_HINT,
         });
     }
-    let as_server_user = |argv: Vec<String>| -> Invocation {
-        if host.as_root {
-            let mut wrapped: Vec<String> = ["runuser", "-u", "postgres", "--"].map(String::from).to_vec();
-            wrapped.extend(argv);
-            Invocation::new(wrapped)
-        } else {
-            Invocation::new(argv)
-        }
-    };
+    let as_server_user = |argv: Vec<String>| as_account("postgres", host.as_root, argv);
     let scratch = &ctx.scratch_dir;
     let data = scratch.join("data").display().to_string();
     let tool = |name: &str| bin_dir.join(name).display().to_string();
@@ -188,7 +181,7 @@ pub fn throwaway_server(
 
     let mut setup = Vec::new();
     if host.as_root {
-        setup.push(Invocation::new(["chown".to_string(), "postgres".into(), scratch.display().to_string()]));
+        setup.push(hand_over(scratch, "postgres"));
     }
     let initdb = [tool("initdb"), "-D".into(), data.clone(), "-U".into(), SUPERUSER.into(), "-A".into(), "trust".into()];
     let mut initdb = initdb.to_vec();
@@ -223,6 +216,25 @@ pub fn throwaway_server(
         connection,
         bin_dir: bin_dir.clone(),
     })
+}
+
+/// `argv` run as the server's own `account` when Culprit runs as root, through `runuser -u <account> --` (which keeps
+/// the environment, so the server still carries the run's step token), else as it is: PostgreSQL refuses to run as
+/// root, and MariaDB's throwaway server ([`super::mariadb`]) runs as `mysql` as lkp's `mysql-setup` starts it.
+pub(crate) fn as_account(account: &str, as_root: bool, argv: Vec<String>) -> Invocation {
+    if as_root {
+        let mut wrapped: Vec<String> = ["runuser", "-u", account, "--"].map(String::from).to_vec();
+        wrapped.extend(argv);
+        Invocation::new(wrapped)
+    } else {
+        Invocation::new(argv)
+    }
+}
+
+/// The command that gives the scratch directory to a server's `account` before the server, run as that account by
+/// [`as_account`], makes its data directory and socket there.
+pub(crate) fn hand_over(scratch: &Path, account: &str) -> Invocation {
+    Invocation::new(["chown".to_string(), account.to_string(), scratch.display().to_string()])
 }
 
 /// A machine with PostgreSQL 15's server binaries, as root or not, for the plans' tests.

@@ -330,3 +330,18 @@ pub fn revision_matrix(root: &Path) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no matrix.json under {}", root.display()));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
+
+/// The ids and command lines of live processes that mention `needle` (a server a run started names its scratch
+/// directory in its options); a zombie, whose command line is empty, mentions nothing.
+pub fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|pid| Some((pid.clone(), std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
+        .map(|(pid, raw)| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        .filter(|(_, line)| line.contains(needle))
+        .collect()
+}
