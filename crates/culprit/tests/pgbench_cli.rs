@@ -22,25 +22,6 @@ fn text(o: &Output) -> String {
     format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// Command lines of live processes that mention `needle` (a leaked postmaster would name its data directory).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    walk_proc()
-        .into_iter()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-        .filter(|line| line.contains(needle))
-        .collect()
-}
-
-fn walk_proc() -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
-        .collect()
-}
-
 #[test]
 fn short_pgbench_job_stores_tps_latency_and_monitors_and_leaves_no_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,7 +89,7 @@ fn short_pgbench_job_stores_tps_latency_and_monitors_and_leaves_no_server() {
     // Every run's cluster was stopped and its scratch directory removed.
     let leftovers: Vec<_> = std::fs::read_dir(&scratch).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    assert_eq!(processes_mentioning(scratch.to_str().unwrap()), Vec::<String>::new());
+    assert_eq!(common::processes_mentioning(scratch.to_str().unwrap()), Vec::<String>::new());
 }
 
 #[test]

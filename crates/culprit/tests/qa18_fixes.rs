@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{culprit, stdout};
+use common::{culprit, pids_mentioning, processes_mentioning, stdout};
 
 /// The one atomic job file `culprit split` writes of `job` (its text), in `dir`.
 fn split_one(dir: &std::path::Path, job: &str) -> String {
@@ -88,25 +88,6 @@ fn qa18_a_template_in_a_list_that_cannot_be_computed_is_placed_at_its_own_line()
     let said = "t.yaml:7: cannot compute the '{{ }}' template of 'sysbench-cpu.cpu_max_prime'";
     assert!(stderr.contains(said), "{stderr}");
     assert!(stderr.contains("no param 'nosuch'"), "{stderr}");
-}
-
-/// Command lines of live processes that mention `needle` (a leaked postmaster names its data directory).
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
-}
-
-/// The ids and command lines of live processes that mention `needle`.
-fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
-        .filter_map(|pid| Some((pid.clone(), std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
-        .map(|(pid, raw)| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
-        .filter(|(_, line)| line.contains(needle))
-        .collect()
 }
 
 #[test]

@@ -345,3 +345,8 @@ pub fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
         .filter(|(_, line)| line.contains(needle))
         .collect()
 }
+
+/// The command lines of live processes that mention `needle`, as [`pids_mentioning`] finds them.
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
+}
