@@ -553,6 +553,9 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    // Its scratch directory stayed too, once its processes are gone: on a farm machine, run after killed run, they
+    // fill the disk.
+    crate::cmd::bisect::remove_scratch_left_by_killed_runs(&scratch_root);
     // Such a run also left its perf monitors' directories in the temp dir (a perf-profile's perf.data can be
     // gigabytes); a run that starts perf removes them too, this one whether or not it does.
     culprit_run::monitor::perf_stat::remove_stale_scratch_dirs(&std::env::temp_dir());

@@ -1,0 +1,108 @@
+//! End-to-end regressions of the nineteenth QA pass: a killed run's scratch directory, fio's cpus_allowed beyond
+//! this machine, the report of a stressor stress-ng skipped, the job file `track --bisect` writes, and lkp's roles
+//! without a cluster.
+
+mod common;
+
+use common::culprit;
+use std::path::{Path, PathBuf};
+
+/// The run directories under the scratch root `scratch` (its `run-<pid>.step` records left out).
+fn scratch_dirs(scratch: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(scratch)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The scratch directory of culprit process `pid` under `scratch`, once it is there.
+fn scratch_dir_of(scratch: &Path, pid: u32) -> PathBuf {
+    let mut found = None;
+    common::wait_until(&format!("culprit {pid} never made its scratch directory"), || {
+        found = scratch_dirs(scratch).into_iter().find(|dir| dir.to_string_lossy().contains(&format!(".{pid}.")));
+        found.is_some()
+    });
+    found.unwrap_or_default()
+}
+
+/// The ids and command lines of live processes whose command line mentions `needle`.
+fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|pid| Some((pid.clone(), std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
+        .map(|(pid, raw)| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+        .filter(|(_, line)| line.contains(needle))
+        .collect()
+}
+
+/// The command lines of live processes that mention `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
+}
+
+#[test]
+fn qa19_the_scratch_directory_of_a_killed_run_is_removed_by_the_next_run_but_a_live_run_s_is_kept() {
+    // After a kill -9 of culprit during a pgbench run, the next run killed the benchmark it left, but the run's
+    // scratch directory, with the throwaway PostgreSQL data directory in it, stayed under --scratch for good.
+    use std::os::unix::fs::PermissionsExt;
+    let _quiet = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    // The server runs as `postgres` under root, which must be able to reach the scratch directory.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let scratch = dir.path().join("scratch");
+    let scratch_arg = scratch.to_str().unwrap();
+    common::write(
+        dir.path(),
+        "pg.yaml",
+        "suite: pgbench\nruntime: 60s\nnr_task: 1\npgbench-setup:\n  scale_factor: 1\npgbench:\n",
+    );
+    let stress =
+        |seconds: u32| format!("suite: stress-ng\ntesttime: {seconds}s\nstress-ng:\n  test: cpu\n  nr_threads: 1\n");
+    common::write(dir.path(), "long.yaml", &stress(60));
+    common::write(dir.path(), "short.yaml", &stress(1));
+    let args =
+        |job: &'static str| ["run", job, "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
+
+    let mut killed = common::spawn_culprit("s.db", &args("pg.yaml"), dir.path());
+    let killed_dir = scratch_dir_of(&scratch, killed.id());
+    common::wait_until("pgbench never started its measured run", || {
+        processes_mentioning(scratch_arg).iter().any(|line| line.contains("pgbench") && line.contains(" -T 60 "))
+    });
+    assert!(killed_dir.join("data").is_dir(), "the test needs the PostgreSQL data directory in the scratch directory");
+    // A run still going beside it, of another culprit: its directory must stay. It starts before the kill, since a
+    // run that starts after it removes the killed run's directory itself.
+    let mut live = common::spawn_culprit("s.db", &args("long.yaml"), dir.path());
+    let live_dir = scratch_dir_of(&scratch, live.id());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+
+    let out = culprit("s.db", &args("short.yaml"), dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let left_after_the_next_run = scratch_dirs(&scratch);
+    // The live run is killed as the killed one was, and the run after it must remove its directory too.
+    live.kill().unwrap();
+    live.wait().unwrap();
+    let after_the_live_one = culprit("s.db", &args("short.yaml"), dir.path());
+    let stderr_after = String::from_utf8_lossy(&after_the_live_one.stderr).into_owned();
+    // What a failing run left is killed before the test fails, so that it loads no later test.
+    for (pid, _) in pids_mentioning(scratch_arg) {
+        let _ = std::process::Command::new("kill").args(["-9", &pid]).status();
+    }
+
+    assert!(out.status.success(), "{stderr}");
+    let said = format!("culprit: removed the scratch directory {} left by a killed run", killed_dir.display());
+    assert!(stderr.contains(&said), "{stderr}");
+    assert_eq!(left_after_the_next_run, std::slice::from_ref(&live_dir), "{stderr}");
+    let said = format!("culprit: removed the scratch directory {} left by a killed run", live_dir.display());
+    assert!(stderr_after.contains(&said), "{stderr_after}");
+    assert_eq!(scratch_dirs(&scratch), Vec::<PathBuf>::new(), "{stderr_after}");
+}
