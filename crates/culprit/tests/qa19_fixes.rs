@@ -106,3 +106,36 @@ fn qa19_the_scratch_directory_of_a_killed_run_is_removed_by_the_next_run_but_a_l
     assert!(stderr_after.contains(&said), "{stderr_after}");
     assert_eq!(scratch_dirs(&scratch), Vec::<PathBuf>::new(), "{stderr_after}");
 }
+
+#[test]
+fn qa19_fio_s_cpus_allowed_beyond_this_machine_s_cpus_is_refused_before_anything_runs() {
+    // lkp's fio jobs give `cpus_allowed: 0-127`; on a smaller machine every run failed with fio's "failed parsing
+    // cpus_allowed=0-127", after the file was laid out.
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    let nr_cpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let job = |cpus: &str| {
+        format!(
+            "suite: fio-basic\nruntime: 1s\nfio-setup-basic:\n  rw: read\n  bs: 4k\n  ioengine: sync\n  \
+             test_size: 1M\n  cpus_allowed_policy: split\n  cpus_allowed: {cpus}\nfio:\n"
+        )
+    };
+    common::write(dir.path(), "f.yaml", &job(&format!("0-1,{}", nr_cpu + 125)));
+    let scratch_arg = scratch.to_str().unwrap();
+    let args = ["run", "f.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
+    let out = culprit("f.db", &args, dir.path());
+    let text = common::refused(&out);
+    assert!(text.contains("in job file f.yaml:9") && text.contains("param 'cpus_allowed'"), "{text}");
+    let has = if nr_cpu == 1 { "1 CPU (0)".to_string() } else { format!("{nr_cpu} CPUs online (0-{})", nr_cpu - 1) };
+    assert!(text.contains(&format!("names CPU {}, but this machine has {has}", nr_cpu + 125)), "{text}");
+    assert!(text.contains("or remove cpus_allowed and cpus_allowed_policy"), "{text}");
+    // Nothing ran: no scratch directory was made, no run stored.
+    assert!(!scratch.exists(), "{text}");
+    let results = String::from_utf8_lossy(&culprit("f.db", &["results"], dir.path()).stdout).into_owned();
+    assert!(!results.contains("fio"), "{results}");
+    // The machine's own CPUs run.
+    common::write(dir.path(), "f.yaml", &job(&format!("0-{}", nr_cpu - 1)));
+    let out = culprit("f.db", &args, dir.path());
+    let summary = common::stdout(&out);
+    assert!(summary.contains("(1 ok, 0 failed)"), "{summary}{}", String::from_utf8_lossy(&out.stderr));
+}
