@@ -139,3 +139,29 @@ fn qa19_fio_s_cpus_allowed_beyond_this_machine_s_cpus_is_refused_before_anything
     let summary = common::stdout(&out);
     assert!(summary.contains("(1 ok, 0 failed)"), "{summary}{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn qa19_the_report_of_a_stressor_stress_ng_skipped_says_it_did_no_work_at_both_labels() {
+    // stress-ng skips dccp on a kernel without DCCP (gone from Linux since 6.16) and exits 0; the runs store only
+    // stress-ng.dccp.fail, and `culprit report --compare` headed the mail "no significant change of
+    // stress-ng.dccp.fail".
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path().join("scratch");
+    let scratch_arg = scratch.to_str().unwrap();
+    let job = "suite: stress-ng\ntesttime: 1s\nstress-ng:\n  class: network\n  test: dccp\n  nr_threads: 1\n";
+    common::write(dir.path(), "d.yaml", job);
+    for label in ["a", "b"] {
+        let args = ["run", "d.yaml", "-n", "3", "--label", label, "--monitors", "none", "--scratch", scratch_arg];
+        let summary = common::stdout(&culprit("d.db", &args, dir.path()));
+        assert!(summary.contains("dccp did no work in 3 of 3 ok run(s)"), "the test needs dccp skipped: {summary}");
+    }
+    let mail = common::stdout(&culprit("d.db", &["report", "--compare", "a", "b"], dir.path()));
+    let flat = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        mail.starts_with("[culprit] b: stress-ng's dccp stressor did no work (skipped by stress-ng) at a and b\n"),
+        "{mail}"
+    );
+    let said = "FYI, stress-ng's dccp stressor did no work (skipped by stress-ng) in every run at the base a and at b";
+    assert!(flat.contains(said), "{mail}");
+    assert!(!flat.contains("no significant change"), "{mail}");
+}
