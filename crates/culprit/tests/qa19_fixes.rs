@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::culprit;
+use common::{culprit, stdout};
 use std::path::{Path, PathBuf};
 
 /// The run directories under the scratch root `scratch` (its `run-<pid>.step` records left out).
@@ -136,7 +136,7 @@ fn qa19_fio_s_cpus_allowed_beyond_this_machine_s_cpus_is_refused_before_anything
     // The machine's own CPUs run.
     common::write(dir.path(), "f.yaml", &job(&format!("0-{}", nr_cpu - 1)));
     let out = culprit("f.db", &args, dir.path());
-    let summary = common::stdout(&out);
+    let summary = stdout(&out);
     assert!(summary.contains("(1 ok, 0 failed)"), "{summary}{}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -152,10 +152,10 @@ fn qa19_the_report_of_a_stressor_stress_ng_skipped_says_it_did_no_work_at_both_l
     common::write(dir.path(), "d.yaml", job);
     for label in ["a", "b"] {
         let args = ["run", "d.yaml", "-n", "3", "--label", label, "--monitors", "none", "--scratch", scratch_arg];
-        let summary = common::stdout(&culprit("d.db", &args, dir.path()));
+        let summary = stdout(&culprit("d.db", &args, dir.path()));
         assert!(summary.contains("dccp did no work in 3 of 3 ok run(s)"), "the test needs dccp skipped: {summary}");
     }
-    let mail = common::stdout(&culprit("d.db", &["report", "--compare", "a", "b"], dir.path()));
+    let mail = stdout(&culprit("d.db", &["report", "--compare", "a", "b"], dir.path()));
     let flat = mail.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         mail.starts_with("[culprit] b: stress-ng's dccp stressor did no work (skipped by stress-ng) at a and b\n"),
@@ -164,4 +164,69 @@ fn qa19_the_report_of_a_stressor_stress_ng_skipped_says_it_did_no_work_at_both_l
     let said = "FYI, stress-ng's dccp stressor did no work (skipped by stress-ng) in every run at the base a and at b";
     assert!(flat.contains(said), "{mail}");
     assert!(!flat.contains("no significant change"), "{mail}");
+}
+
+#[test]
+fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name() {
+    // A job named after its own file, whose job_origin is another file (as lkp's job.yaml of an imported run names
+    // `fsmark-1x-16d-...` from fsmark-generic-brd.yaml): `track --bisect` wrote it to `<job name>.yaml`, and the
+    // bisect's runs were named `<job name>-<path_params>`, the params twice, apart from the tracked runs.
+    use std::process::Command;
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 5, 3, 0, 40);
+    let job = common::write(
+        dir.path(),
+        "qa19track-bench.yaml",
+        "suite: qa19track\ncommand:\n  cmd: ./bench\njob_origin: qa19-generic.yaml\n",
+    );
+    let db = dir.path().join("t.db");
+    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+    for sha in &shas {
+        git(&["checkout", "-q", sha]);
+        assert!(Command::new("make").arg("-s").current_dir(&repo).status().unwrap().success());
+        let run = ["run", job.to_str().unwrap(), "-n", "4", "--commit", sha, "--monitors", "none"];
+        stdout(&culprit(&db, &run, &repo));
+    }
+    git(&["checkout", "-q", "main"]);
+    let _ = std::fs::remove_file(repo.join("bench"));
+    let results: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], &repo))).unwrap();
+    let names = |results: &serde_json::Value| -> Vec<String> {
+        let mut names: Vec<String> = results
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row["job_name"].as_str().map(str::to_string))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    let tracked = names(&results);
+    assert_eq!(tracked, ["qa19track-bench-._bench"], "{results:#}");
+    let track = ["track", "--bisect", "--build", "make -s", "--metric", "command.user_time", "--min-change", "10"];
+    let out = culprit(&db, &track, &repo);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("culprit: bisecting command.user_time"), "{stderr}");
+    // The bisect's runs are stored under the tracked job's name, not one with its params twice.
+    let results: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], &repo))).unwrap();
+    let stored = |results: &serde_json::Value| -> Vec<u64> {
+        let ids = results.as_array().into_iter().flatten().flat_map(|row| row["run_ids"].as_array().cloned());
+        ids.flatten().filter_map(|id| id.as_u64()).collect()
+    };
+    let tracked_runs = 4 * shas.len();
+    let bisect_runs: Vec<u64> = stored(&results).into_iter().filter(|&id| id > tracked_runs as u64).collect();
+    assert!(!bisect_runs.is_empty(), "the bisect stored no runs: {results:#}");
+    for id in bisect_runs {
+        let run = stdout(&culprit(&db, &["results", "--run", &id.to_string(), "--json"], &repo));
+        let run: serde_json::Value = serde_json::from_str(&run).unwrap();
+        assert_eq!(run["job_name"].as_str(), Some(tracked[0].as_str()), "run {id}");
+    }
+    let written: Vec<PathBuf> = common::files_under(&repo.join(".git/culprit/track-jobs"));
+    let written: Vec<String> =
+        written.iter().filter_map(|path| Some(path.file_name()?.to_string_lossy().into_owned())).collect();
+    assert_eq!(written, ["qa19track-bench.yaml"], "{stderr}");
 }
