@@ -230,3 +230,24 @@ fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name
         written.iter().filter_map(|path| Some(path.file_name()?.to_string_lossy().into_owned())).collect();
     assert_eq!(written, ["qa19track-bench.yaml"], "{stderr}");
 }
+
+#[test]
+fn qa19_roles_without_a_cluster_are_refused_at_the_role_s_line() {
+    // lkp runs an `if role` part only on a machine its cluster gives that role (split-job sets node_roles only when
+    // the job has a cluster), so a job with role hashes and no cluster runs neither part there; Culprit merged the
+    // roles and ran the job.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: iperf\nruntime: 1s\nif role server:\n  iperf-server:\nif role client:\n  iperf:\n";
+    common::write(dir.path(), "r.yaml", job);
+    let run = ["run", "r.yaml", "-n", "1", "--label", "a", "--monitors", "none"];
+    for args in [&run[..], &["split", "r.yaml", "-o", "out"]] {
+        let stderr = common::refused(&culprit("t.db", args, dir.path()));
+        assert!(stderr.contains("r.yaml:3: lkp's 'if role server' part in a job without a cluster"), "{stderr}");
+        assert!(stderr.contains("add 'cluster: cs-localhost' to run every role on this machine"), "{stderr}");
+    }
+    assert!(!dir.path().join("out").exists());
+    // With the cluster lkp's cs-localhost gives, every role runs on this machine.
+    common::write(dir.path(), "r.yaml", &job.replace("runtime: 1s\n", "runtime: 1s\ncluster: cs-localhost\n"));
+    let out = stdout(&culprit("t.db", &["split", "r.yaml", "-o", "ok"], dir.path()));
+    assert!(out.contains("r-cs-localhost-1s.yaml"), "{out}");
+}
