@@ -907,3 +907,65 @@ fn profiling_runs_too_few_for_a_verdict_are_not_said_to_show_no_change() {
     );
     assert!(!text.contains("none of which changed"), "{text}");
 }
+
+#[test]
+fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
+    // A dccp job on a kernel without DCCP stores only stress-ng.dccp.fail, and its mail was headed "no significant
+    // change of stress-ng.dccp.fail (0.0, non-significant change)".
+    let skipped = |name: &str| {
+        Column::new(name)
+            .with_metric("stress-ng.dccp.fail", vec![1.0; 3])
+            .with_metric("time.elapsed_time", samples(0.01, 2.0))
+    };
+    let worked = |name: &str| {
+        Column::new(name)
+            .with_metric("stress-ng.dccp.ops", samples(5000.0, 1.0))
+            .with_metric("time.elapsed_time", samples(1.0, 1.0))
+    };
+    let input_of = |base: Column, commit: Column, metric: &str| ReportInput {
+        metric: metric.into(),
+        base: CommitRef::new("a", None),
+        commit: CommitRef::new("b", None),
+        fix: None,
+        testcase: "stress-ng".into(),
+        machine: machine(),
+        params: Vec::new(),
+        reproduce: Vec::new(),
+        job_file: None,
+        job_yaml: None,
+        comparison: compare(&Comparison::new(vec![base, commit]), &CompareOptions::default()).unwrap(),
+        bisect: None,
+        trend: Vec::new(),
+        failure: None,
+        sources: None,
+        fix_verdict: None,
+    };
+    let both = input_of(skipped("a"), skipped("b"), "stress-ng.dccp.fail");
+    assert_eq!(
+        subject_line(&both).unwrap(),
+        "[culprit] b: stress-ng's dccp stressor did no work (skipped by stress-ng) at a and b"
+    );
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let text = flat(&render(&both, format).unwrap()).replace("&#39;", "'");
+        let said = "stress-ng's dccp stressor did no work (skipped by stress-ng) in every run at the base a and at b";
+        assert!(text.contains(said), "{format:?}: {text}");
+        assert!(text.contains("nothing of the test can be compared"), "{format:?}: {text}");
+        assert!(!text.contains("no significant change"), "{format:?}: {text}");
+    }
+    // Skipped at the commit only: the side is named, and the base's work said.
+    let commit_only = input_of(worked("a"), skipped("b"), "stress-ng.dccp.fail");
+    assert_eq!(
+        subject_line(&commit_only).unwrap(),
+        "[culprit] b: stress-ng's dccp stressor did no work (skipped by stress-ng) here"
+    );
+    let text = flat(&render(&commit_only, Format::Text).unwrap());
+    let said = "did no work (skipped by stress-ng) in every run at b (at the base a it did work)";
+    assert!(text.contains(said) && text.contains("the runs there measured nothing of the test"), "{text}");
+    let base_only = input_of(skipped("a"), worked("b"), "stress-ng.dccp.ops");
+    let text = flat(&render(&base_only, Format::Text).unwrap());
+    assert!(text.contains("in every run at the base a (at b it did work)"), "{text}");
+    // A stressor that worked at both sides is reported as any metric is.
+    let fine = input_of(worked("a"), worked("b"), "stress-ng.dccp.ops");
+    assert!(!subject_line(&fine).unwrap().contains("did no work"));
+    assert!(flat(&render(&fine, Format::Text).unwrap()).contains("no significant change of stress-ng.dccp.ops"));
+}

@@ -468,6 +468,18 @@ impl AtomicJob {
         }
     }
 
+    /// The file stem that gives this job the name `name` when the job is written to `<stem>.yaml` and read back:
+    /// `name` without the `-<path_params>` (and the revision and rootfs values) that [`AtomicJob::name`] appends to
+    /// a stem, so that a job written to a file under the name it already has does not carry its params twice
+    /// (`fsmark-1x-16d-...-1x-16d-...`). `None` when `name` does not end with them, or when the job's `job_origin`
+    /// would name the file's jobs after itself instead (a stem that starts with the origin's stem and `-`).
+    pub fn stem_named(&self, name: &str) -> Option<String> {
+        let stem = name.strip_suffix(&self.name_from(""))?;
+        let origin = self.params.get("job_origin").and_then(scalar_text).map(|o| file_stem(&o));
+        let origin_names = origin.is_some_and(|o| !o.is_empty() && stem.starts_with(&format!("{o}-")));
+        (!stem.is_empty() && !origin_names).then(|| stem.to_string())
+    }
+
     /// [`AtomicJob::name`] with `stem` for the job file's stem.
     fn name_from(&self, stem: &str) -> String {
         let mut name = format!("{}-{}", stem, self.path_params());

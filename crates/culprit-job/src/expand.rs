@@ -224,7 +224,7 @@ impl JobFile {
                 else {
                     continue;
                 };
-                self.refuse_cluster_of_several(&job.documents, &params)?;
+                self.refuse_roles_off_localhost(&job.documents, &params)?;
                 let atomic = AtomicJob::new(
                     self.file_name(),
                     self.source.clone(),

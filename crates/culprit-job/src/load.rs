@@ -26,9 +26,10 @@ pub struct JobFile {
     documents: Vec<Mapping>,
     included: Vec<String>,
     merged_text: Option<String>,
-    /// Per document, whether it gave lkp's role keys (`if role server:`), merged as one machine plays every role:
-    /// each job made with such a document must be on lkp's `cs-localhost` cluster, whichever document gives it.
-    role_documents: Vec<bool>,
+    /// Per document, the first of lkp's role keys it gave (`if role server`), merged as one machine plays every
+    /// role: each job made with such a document must be on lkp's `cs-localhost` cluster, whichever document gives
+    /// it; the key places the refusal of a job without a cluster.
+    role_documents: Vec<Option<String>>,
 }
 
 /// One job of a file before expansion: which documents made it, and its hash.
@@ -116,14 +117,14 @@ impl JobFile {
             let typed = |path: &[&str]| source.plain_value(index, path).map(str::to_string);
             let mapping = match value {
                 Value::Null => {
-                    role_documents.push(false);
+                    role_documents.push(None);
                     Mapping::new()
                 }
                 Value::Mapping(mapping) => {
                     let mut normalized = normalize_mapping(mapping, &mut Vec::new(), &place, &typed)
                         .map_err(|error| nested_include(error, file_name))?;
                     apply_merge_keys(&mut normalized, &place(&[]))?;
-                    role_documents.push(has_role_keys(&normalized));
+                    role_documents.push(first_role_key(&normalized));
                     merge_localhost_roles(normalized, &place)?
                 }
                 other => {
@@ -149,15 +150,33 @@ impl JobFile {
         self.merged_text.as_deref()
     }
 
-    /// The refusal of a matrix point of the job made of `documents` on a cluster other than lkp's `cs-localhost` when
-    /// one of them gave role keys: the cluster may come from another document than the roles (a shared first
-    /// document), or from a list, which the check of each document as it is read does not see.
-    pub(crate) fn refuse_cluster_of_several(&self, documents: &[usize], point: &Mapping) -> Result<(), JobError> {
-        if !documents.iter().any(|&d| self.role_documents.get(d).copied().unwrap_or(false)) {
+    /// The refusal of a matrix point of the job made of `documents` that gave role keys, unless it is on lkp's
+    /// `cs-localhost` cluster: on a cluster of several machines, or on none. The cluster may come from another
+    /// document than the roles (a shared first document), or from a list, which the check of each document as it is
+    /// read does not see.
+    ///
+    /// Without a cluster lkp runs no role's part: it writes `if role server:` into the job's script as the shell's
+    /// `if role server; then ... fi` (lib/job2sh.rb, a hash under an `if` key), whose `role` (lib/env.sh) asks
+    /// `$node_roles`, and sbin/split-job sets `node_roles = 'server client'` only `if jobs['cluster']`. Merged here
+    /// and run, such a job measured what lkp never runs.
+    pub(crate) fn refuse_roles_off_localhost(&self, documents: &[usize], point: &Mapping) -> Result<(), JobError> {
+        let Some((role_document, role_key)) = documents
+            .iter()
+            .find_map(|&d| self.role_documents.get(d).and_then(Option::as_ref).map(|key| (d, key)))
+        else {
             return Ok(());
-        }
+        };
         let Some(cluster) = point.get("cluster").filter(|c| !c.is_null()) else {
-            return Ok(());
+            let place = self.source.place(self.file_name(), self.source.locate(role_document, &[role_key.as_str()]));
+            return Err(JobError::Unsupported {
+                place,
+                what: format!(
+                    "lkp's '{role_key}' part in a job without a cluster, where lkp runs no role's part (its \
+                     split-job gives the machine roles only on a cluster)"
+                ),
+                todo: "add 'cluster: cs-localhost' to run every role on this machine, as lkp's cs-localhost cluster \
+                       does",
+            });
         };
         if scalar_text(cluster).as_deref() == Some(LOCALHOST_CLUSTER) {
             return Ok(());
@@ -490,9 +509,9 @@ const ROLE_PREFIX: &str = "if role ";
 /// lkp's only cluster of one machine, whose `localhost` plays every role (lkp-tests' `cluster/cs-localhost`).
 const LOCALHOST_CLUSTER: &str = "cs-localhost";
 
-/// Whether a document gives lkp's role keys (`if role server:`).
-fn has_role_keys(mapping: &Mapping) -> bool {
-    mapping.keys().any(|key| key.as_str().is_some_and(|k| k.starts_with(ROLE_PREFIX)))
+/// The first of lkp's role keys (`if role server`) a document gives, if any.
+fn first_role_key(mapping: &Mapping) -> Option<String> {
+    mapping.keys().filter_map(Value::as_str).find(|key| key.starts_with(ROLE_PREFIX)).map(str::to_string)
 }
 
 /// The refusal of a job whose roles are played on `cluster`, a cluster of several machines.
@@ -507,10 +526,10 @@ fn several_machines(place: Place, cluster: &str) -> JobError {
 
 /// lkp's role keys, merged as lkp's `cs-localhost` cluster runs them: one machine plays every role, so the keys of
 /// each `if role <name>:` hash become the job's own, at its place, in file order (iperf.yaml's client `iperf:` and
-/// server `iperf-server:`). A job on a cluster of several machines is refused for each of its matrix points
-/// ([`JobFile::refuse_cluster_of_several`]), wherever its cluster is given.
+/// server `iperf-server:`). A job on a cluster of several machines, or on none, is refused for each of its matrix
+/// points ([`JobFile::refuse_roles_off_localhost`]), wherever its cluster is given.
 fn merge_localhost_roles(mapping: Mapping, place: &dyn Fn(&[&str]) -> Place) -> Result<Mapping, JobError> {
-    if !has_role_keys(&mapping) {
+    if first_role_key(&mapping).is_none() {
         return Ok(mapping);
     }
     let mut merged = Mapping::with_capacity(mapping.len());

@@ -235,6 +235,35 @@ fn written_jobs_read_back() {
     }
 }
 
+#[test]
+fn a_job_written_under_the_stem_of_its_name_reads_back_with_its_name_and_its_params_once() {
+    // lkp's job.yaml of an imported run names its job `<testcase>-<path_params>` while its job_origin is another file
+    // (fsmark-generic-brd.yaml): written to `<name>.yaml` and read back, it was named `<name>-<path_params>`, its
+    // params twice.
+    let lkp = "suite: fsmark\ntestcase: fsmark\niterations: 1x\nnr_threads: 16d\nfsmark:\n  filesize: 4M\n\
+               job_origin: fsmark-generic-brd.yaml\n";
+    let job = &jobs(lkp, "job.yaml")[0];
+    let name = format!("fsmark-{}", job.path_params());
+    assert_eq!(name, "fsmark-4M-1x-16d");
+    let doubled = &jobs(lkp, &format!("{name}.yaml"))[0];
+    assert_eq!(doubled.name(), "fsmark-4M-1x-16d-4M-1x-16d", "the case this guards against");
+    let stem = job.stem_named(&name).unwrap();
+    assert_eq!(stem, "fsmark");
+    assert_eq!(jobs(lkp, &format!("{stem}.yaml"))[0].name(), name);
+    // A job named after a file that already carried its params (run as `sng-1-cpu.yaml` without job_origin) keeps
+    // that name, its file named once.
+    let own = "suite: stress-ng\nstress-ng:\n  test: cpu\n  nr_threads: 1\n";
+    let run = &jobs(own, "sng-1-cpu.yaml")[0];
+    assert_eq!(run.name(), "sng-1-cpu-1-cpu");
+    let written = run.to_yaml();
+    let stem = run.stem_named(&run.name()).unwrap();
+    assert_eq!(stem, "sng-1-cpu");
+    assert_eq!(jobs(&written, &format!("{stem}.yaml"))[0].name(), run.name());
+    // A name that does not end with the job's params, or one its job_origin would rename, has no such stem.
+    assert_eq!(job.stem_named("fsmark-other"), None);
+    assert_eq!(job.stem_named(&format!("fsmark-generic-brd-x-{}", job.path_params())), None);
+}
+
 proptest! {
     /// The number of atomic jobs is the product of the list lengths, at top level and inside a program hash, and
     /// every produced job is distinct.

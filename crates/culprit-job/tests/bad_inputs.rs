@@ -274,6 +274,10 @@ fn lkps_roles_merge_on_one_machine_and_a_cluster_of_several_is_refused() {
         ("runtime: 1s\nif role client:\n  runtime: 2s\n  iperf:\n", 3, "'runtime' given both by the 'client' role"),
         ("if role client:\n  runtime: 2s\n  iperf:\nruntime: 1s\n", 4, "'runtime' given both by the 'client' role"),
         ("if role client: iperf\n", 1, "'if role client' is lkp's part of the job for the machines of role 'client'"),
+        // Without a cluster lkp's split-job gives the machine no role, so lkp runs neither part.
+        ("runtime: 1s\nif role server:\n  iperf-server:\nif role client:\n  iperf:\n", 2, "'if role server' part"),
+        ("runtime: 1s\n---\nif role client:\n  iperf:\n", 3, "in a job without a cluster"),
+        ("cluster:\nif role client:\n  iperf:\n", 2, "add 'cluster: cs-localhost' to run every role on this machine"),
     ] {
         let error = load_error(text);
         assert!(error.to_string().contains(&format!("jobs/bad.yaml:{line}: ")), "{text:?}: {error}");

@@ -8,6 +8,7 @@
 use crate::monitor::{self, MonitorSet};
 use crate::process::{self, Exit, Finished, Invocation};
 use crate::program::{command, Params, Program, ProgramContext};
+use crate::scratch::ScratchDir;
 use crate::step_record;
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use std::collections::BTreeMap;
@@ -130,7 +131,11 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
         raw_outputs: Vec::new(),
         stderr: String::new(),
     };
-    let scratch = match tempfile_dir(&ctx.scratch_root, &job.job_name) {
+    // Every process of the run carries one token, so that a server its setup started, which leaves the step's
+    // process group, is killed with the step a killed culprit left running; the scratch directory's marker names
+    // it, so that the directory is not taken for a dead run's while such a process may still write in it.
+    let token = step_record::new_token();
+    let scratch = match ScratchDir::create(&ctx.scratch_root, &job.job_name, &token) {
         Ok(dir) => dir,
         Err(e) => {
             record.outcome = RunOutcome::Failed {
@@ -140,9 +145,9 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
             return Some(record);
         }
     };
-    let result = run_in(job, ctx, interrupt, &scratch, &mut record);
+    let result = run_in(job, ctx, interrupt, scratch.path(), &mut record, &token);
     // The scratch directory can hold gigabytes of fio files; it goes whatever happened.
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
     record.ended_at = now();
     match result {
         Err(Stop::Interrupted) => None,
@@ -157,29 +162,6 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
 enum Stop {
     Interrupted,
     Failed(String),
-}
-
-/// How much of the job's name a scratch directory's name takes. A file name is at most 255 bytes, and lkp's names
-/// reach past that (fio-basic-pagecache-demo's atomic jobs are 190 characters before a split file's edits); the pid
-/// and attempt after the name keep directories apart, the name only tells a person whose directory it is.
-const SCRATCH_NAME_CHARS: usize = 100;
-
-fn tempfile_dir(root: &std::path::Path, job_name: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(root)?;
-    let safe: String = job_name
-        .chars()
-        .take(SCRATCH_NAME_CHARS)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
-        .collect();
-    for attempt in 0..1000u32 {
-        let dir = root.join(format!("{safe}.{}.{attempt}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::Error::other("no free scratch directory name"))
 }
 
 /// Runs one process of a run (`what`: setup, run or cleanup), recorded at the context's step record while it runs.
@@ -208,13 +190,11 @@ fn run_in(
     interrupt: &Arc<AtomicBool>,
     scratch: &std::path::Path,
     record: &mut RunRecord,
+    token: &str,
 ) -> Result<(), Stop> {
     let pctx = ProgramContext { nr_cpu: ctx.machine.nr_cpu.max(1), scratch_dir: scratch.to_path_buf() };
     let plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
-    // Every process of the run carries one token, so that a server its setup started, which leaves the step's
-    // process group, is killed with the step a killed culprit left running.
-    let token = step_record::new_token();
-    let result = set_up_and_measure(job, ctx, interrupt, &plan, record, &token);
+    let result = set_up_and_measure(job, ctx, interrupt, &plan, record, token);
     for step in &plan.cleanup {
         // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
         // good run into a failed one.
@@ -224,7 +204,7 @@ fn run_in(
             &Arc::new(AtomicBool::new(false)),
             ctx,
             "cleanup",
-            &token,
+            token,
         );
     }
     result

@@ -8,5 +8,6 @@ pub mod machine;
 pub mod monitor;
 pub mod process;
 pub mod program;
+pub mod scratch;
 pub mod step_record;
 pub mod worktree;

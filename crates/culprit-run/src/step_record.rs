@@ -221,7 +221,7 @@ pub fn reap(path: &Path) -> std::io::Result<Option<Reaped>> {
 }
 
 /// The live processes, in any group, with `STEP_ENV=token` in their environment.
-fn token_carriers(token: &str) -> Vec<i32> {
+pub(crate) fn token_carriers(token: &str) -> Vec<i32> {
     let wanted = format!("{STEP_ENV}={token}");
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
@@ -309,7 +309,7 @@ fn dead(fields: &[String]) -> bool {
 }
 
 /// When process `pid` started, in clock ticks since boot; `None` when it does not exist or has exited.
-fn live_start_time(pid: i32) -> Option<u64> {
+pub(crate) fn live_start_time(pid: i32) -> Option<u64> {
     let fields = stat_fields(pid).filter(|f| !dead(f))?;
     // The 22nd field of the line is the 20th after the command name.
     fields.get(19)?.parse().ok()

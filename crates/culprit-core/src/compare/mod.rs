@@ -9,6 +9,7 @@
 
 pub mod aa;
 pub mod direction;
+pub mod idle;
 pub mod lkp_rules;
 pub mod printf;
 pub mod profiled;

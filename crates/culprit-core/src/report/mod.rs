@@ -501,6 +501,17 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         };
         return Ok(format!("[culprit] {commit}: {what}"));
     }
+    if let Some(idle) = idle_stressor(input) {
+        let sides = match (idle.base, idle.commit) {
+            (true, true) => format!("at {} and {}", input.base.short(), input.commit.short()),
+            (true, false) => format!("at the base {}", input.base.short()),
+            _ => "here".to_string(),
+        };
+        let stressor = idle.stressor;
+        return Ok(format!(
+            "[culprit] {commit}: stress-ng's {stressor} stressor did no work (skipped by stress-ng) {sides}"
+        ));
+    }
     Ok(match &input.bisect {
         Some(b) if b.status == Status::NotReproduced && b.improved => format!(
             "[culprit] {}..{}: {} {}; no commit blamed",
@@ -585,10 +596,64 @@ pub fn wrap(text: &str, indent: &str) -> String {
     out
 }
 
+/// A stress-ng stressor that did no work at the base, the commit or both: the stressor of the headline metric
+/// (`stress-ng.<stressor>.fail` of a skipped stressor), and the sides where every run stored nothing else of it.
+pub(crate) struct IdleStressor<'a> {
+    stressor: &'a str,
+    base: bool,
+    commit: bool,
+}
+
+/// The [`IdleStressor`] of the headline metric of a comparison report (no bisect), by the one rule of
+/// [`crate::compare::idle::idle_stressors_among`] read at each side: a side holds a metric when some run of it stored
+/// the metric (a pass/fail row's filled-in zeros are no run's).
+pub(crate) fn idle_stressor(input: &ReportInput) -> Option<IdleStressor<'_>> {
+    if input.bisect.is_some() {
+        return None;
+    }
+    let stressor = input.metric.strip_prefix("stress-ng.")?.split('.').next()?;
+    let rows = &input.comparison.rows;
+    let idle_at = |column: usize| {
+        let stored = |row: &MetricRow| {
+            row.sides.get(column).is_some_and(|side| side.n > 0 && side.fails.is_none_or(|fails| fails > 0))
+        };
+        let names = rows.iter().filter(|row| stored(row)).map(|row| row.metric.as_str());
+        let has = |name: &str| rows.iter().any(|row| row.metric == name && stored(row));
+        crate::compare::idle::idle_stressors_among(names, has).contains(&stressor)
+    };
+    let (base, commit) = (idle_at(0), idle_at(1));
+    (base || commit).then_some(IdleStressor { stressor, base, commit })
+}
+
+/// The opening of a report whose headline stressor did no work: stress-ng skipped it, at which side, and that its
+/// `.fail` row is no measurement of the test.
+fn idle_stressor_opening(input: &ReportInput, idle: &IdleStressor) -> String {
+    let (base, commit) = (input.base.short(), input.commit.short());
+    let sides = match (idle.base, idle.commit) {
+        (true, true) => format!("in every run at the base {base} and at {commit}"),
+        (true, false) => format!("in every run at the base {base} (at {commit} it did work)"),
+        _ => format!("in every run at {commit} (at the base {base} it did work)"),
+    };
+    let stressor = idle.stressor;
+    let compared = if idle.base && idle.commit {
+        "nothing of the test can be compared"
+    } else {
+        "the runs there measured nothing of the test"
+    };
+    format!(
+        "FYI, stress-ng's {stressor} stressor did no work (skipped by stress-ng) {sides}: stress-ng exits 0 for a \
+         stressor it skips, and its runs store only stress-ng.{stressor}.fail, as lkp's parser does, so \
+         {compared}. `culprit results --run ID` shows what stress-ng said."
+    )
+}
+
 /// The sentence that opens the report, after the greeting: what changed, and who is blamed, in the robot's words.
 pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
     if let Some(side) = failed_side(input) {
         return failure_opening(input, side);
+    }
+    if let Some(idle) = idle_stressor(input) {
+        return idle_stressor_opening(input, &idle);
     }
     let noticed = format!("a {} {} of {}", h.amount(), h.noun(), h.metric);
     match &input.bisect {

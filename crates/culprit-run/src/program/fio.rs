@@ -31,7 +31,9 @@
 //! - `rwmixread`: `--rwmixread`; `ramp_time`: `--ramp_time` in seconds.
 //! - `cpuload`, `donorname`: `--cpuload`, `--donorname` when yes (for the `cpuio` and `e4defrag` engines).
 //! - `cpus_allowed_policy`, `cpus_allowed`: `--cpus_allowed_policy` (`split`, `shared`), `--cpus_allowed`; as in
-//!   lkp, `split` needs `cpus_allowed` and no other policy takes it.
+//!   lkp, `split` needs `cpus_allowed` and no other policy takes it. A `cpus_allowed` naming a CPU this machine lacks
+//!   (lkp's `0-127` on a smaller box) is refused before `culprit run` runs anything, since fio would fail every run
+//!   on it; `culprit split` writes it as it is, for the machine the file is meant for.
 //! - `numa_mem_policy`, `numa_cpu_nodes`: `--numa_mem_policy`, `--numa_cpu_nodes`; lkp's `MODE:even` and `even`
 //!   spread its tasks (one a storage) over the nodes, and Culprit's one task is lkp's first, on node 0.
 //! - `testfile`: `--filename=fio_testfile` when `y`: every task shares one file, as in lkp.
@@ -236,6 +238,53 @@ fn lkp_options(p: &Params) -> Result<Vec<String>, ProgramError> {
     Ok(out)
 }
 
+/// Refuses a `cpus_allowed` that names a CPU this machine lacks: lkp's job files give its test boxes' CPUs
+/// (`cpus_allowed: 0-127`), and fio, given a CPU beyond the machine's, fails every run with "failed parsing
+/// cpus_allowed". The machine's CPUs are its `nr_cpu`, numbered from 0.
+fn check_cpus_allowed(p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
+    let Some(cpus) = p.get("cpus_allowed") else { return Ok(()) };
+    let ranges = cpu_list(cpus).map_err(|reason| p.bad("cpus_allowed", cpus, reason))?;
+    let Some(highest) = ranges.iter().map(|range| *range.end()).max() else { return Ok(()) };
+    if highest < nr_cpu {
+        return Ok(());
+    }
+    let (has, within) = match nr_cpu {
+        0 | 1 => ("1 CPU (0)".to_string(), "0".to_string()),
+        n => (format!("{n} CPUs online (0-{})", n - 1), format!("0-{}", n - 1)),
+    };
+    Err(p.bad(
+        "cpus_allowed",
+        cpus,
+        format!(
+            "names CPU {highest}, but this machine has {has}, and fio refuses a CPU it lacks at every run; give \
+             cpus_allowed within {within} (e.g. cpus_allowed: {within}), or remove cpus_allowed and \
+             cpus_allowed_policy to let fio's tasks run on every CPU"
+        ),
+    ))
+}
+
+/// The CPUs of a fio CPU list (`0-3,8,10-11`: CPUs and inclusive ranges, separated by commas), as fio's
+/// `cpus_allowed` reads it; the reason when it is not one.
+fn cpu_list(text: &str) -> Result<Vec<std::ops::RangeInclusive<u32>>, String> {
+    let cpu = |number: &str| {
+        number.trim().parse::<u32>().map_err(|_| {
+            format!("'{}' is no CPU number; fio's CPU list gives CPUs and ranges such as 0-3,8,10-11", number.trim())
+        })
+    };
+    text.split(',')
+        .map(|item| {
+            let range = match item.split_once('-') {
+                Some((first, last)) => cpu(first)?..=cpu(last)?,
+                None => cpu(item).map(|one| one..=one)?,
+            };
+            if range.is_empty() {
+                return Err(format!("the range {} runs backwards; give the lower CPU first", item.trim()));
+            }
+            Ok(range)
+        })
+        .collect()
+}
+
 fn truthy(v: &str) -> bool {
     matches!(v, "1" | "true" | "yes" | "direct" | "tb" | "time_based")
 }
@@ -273,6 +322,10 @@ impl Program for Fio {
             (Some(engine), Some(offered)) => check_engine(engine, offered),
             _ => Ok(()),
         }
+    }
+
+    fn check_fits_machine(&self, p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
+        check_cpus_allowed(p, nr_cpu)
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
@@ -422,6 +475,33 @@ mod tests {
         let text = p.validate(Fio.params(), 4).unwrap_err().to_string();
         assert!(text.contains("'nr_instances' = '2'") && text.contains("Culprit runs one"), "{text}");
         assert!(params("fio", &[("test_size", "1G"), ("nr_instances", "1")]).validate(Fio.params(), 4).is_ok());
+    }
+
+    #[test]
+    fn a_cpu_list_reads_as_fio_reads_it() {
+        assert_eq!(cpu_list("0-3,8,10-11"), Ok(vec![0..=3, 8..=8, 10..=11]));
+        assert_eq!(cpu_list(" 5 "), Ok(vec![5..=5]));
+        assert!(cpu_list("3-1").unwrap_err().contains("runs backwards"));
+        for bad in ["", "0-", "a", "0-3,,4", "1:2"] {
+            assert!(cpu_list(bad).unwrap_err().contains("is no CPU number"), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn cpus_allowed_beyond_the_machine_s_cpus_is_refused() {
+        let plan = |cpus: &str, nr_cpu: u32| {
+            let p = params("fio", &[("test_size", "1G"), ("cpus_allowed_policy", "split"), ("cpus_allowed", cpus)]);
+            Fio.check_fits_machine(&p, nr_cpu)?;
+            Fio.plan(&p, &ProgramContext { nr_cpu, ..ctx() }).map(|plan| plan.main.display())
+        };
+        let text = plan("0-127", 2).unwrap_err().to_string();
+        assert!(text.contains("'cpus_allowed' = '0-127'") && text.contains("names CPU 127"), "{text}");
+        assert!(text.contains("this machine has 2 CPUs online (0-1)"), "{text}");
+        assert!(text.contains("give cpus_allowed within 0-1 (e.g. cpus_allowed: 0-1)"), "{text}");
+        assert!(plan("0,2", 2).unwrap_err().to_string().contains("names CPU 2"));
+        assert!(plan("0", 1).is_ok() && plan("1", 1).unwrap_err().to_string().contains("has 1 CPU (0)"));
+        assert!(plan("0-1", 2).unwrap().contains("--cpus_allowed=0-1"));
+        assert!(plan("0-x", 4).unwrap_err().to_string().contains("'x' is no CPU number"));
     }
 
     #[test]

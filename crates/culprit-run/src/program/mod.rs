@@ -312,6 +312,13 @@ pub trait Program: Sync {
         Ok(())
     }
 
+    /// Fails when a param asks for something this machine of `nr_cpu` CPUs lacks (fio's `cpus_allowed` naming a CPU
+    /// beyond them), which would otherwise only show as every run failing. Called before anything runs by `culprit
+    /// run`, not by `culprit split`, whose files may be meant for another machine.
+    fn check_fits_machine(&self, _params: &Params, _nr_cpu: u32) -> Result<(), ProgramError> {
+        Ok(())
+    }
+
     /// The sysctls lkp's run script of this program sets before it runs (stress-ng's `fs.aio-max-nr` for `aio`), by
     /// name and value. Culprit sets none, since they change the machine for everything on it; `culprit run` says
     /// which differ here, so that numbers unlike lkp's are not blamed on the code.

@@ -431,16 +431,9 @@ pub fn idle_stressors(metrics: &std::collections::BTreeMap<String, f64>) -> Vec<
     idle_stressors_among(metrics.keys().map(String::as_str), |name| metrics.contains_key(name))
 }
 
-/// [`idle_stressors`] of any set of metric names (a comparison's rows as well as a run's metrics): `names` to look
-/// through, and `has` to ask whether a name is among them.
-pub fn idle_stressors_among<'a>(names: impl IntoIterator<Item = &'a str>, has: impl Fn(&str) -> bool) -> Vec<&'a str> {
-    names
-        .into_iter()
-        .filter_map(|name| name.strip_prefix("stress-ng.")?.strip_suffix(".fail"))
-        .filter(|stressor| !stressor.contains('.') && *stressor != "sigaction")
-        .filter(|stressor| !has(&format!("stress-ng.{stressor}.ops")))
-        .collect()
-}
+/// [`idle_stressors`] of any set of metric names (a comparison's rows as well as a run's metrics): the rule lives
+/// in the pure core, where the report's headline reads it too.
+pub use culprit_core::compare::idle::idle_stressors_among;
 
 /// The line of stress-ng's output that says why `stressor` did no work: its failure or error, else the line where
 /// stress-ng skipped it (`dccp: DCCP protocol not supported, skipping stressor`).

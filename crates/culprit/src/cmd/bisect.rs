@@ -166,12 +166,17 @@ fn session_root(store: &dyn Store, repo: &Path, session: SessionId) -> PathBuf {
     worktree_root(repo, &format!("session-{tag:08x}-{session}"))
 }
 
+/// The context of the benchmark runs of bisect, check, try-fix and follow. Their commands call it after they have
+/// reaped what a killed culprit left running, so it also removes the scratch directories such a culprit left in the
+/// scratch root their runs share (see [`remove_scratch_left_by_killed_runs`]).
 pub(crate) fn run_context() -> RunContext {
+    let scratch_root = std::env::temp_dir().join("culprit-scratch");
+    remove_scratch_left_by_killed_runs(&scratch_root);
     RunContext {
         revision: culprit_core::model::Revision::Label { name: String::new() },
         machine: machine::this_machine(),
         interval: Duration::from_secs(1),
-        scratch_root: std::env::temp_dir().join("culprit-scratch"),
+        scratch_root,
         step_record: None,
     }
 }
@@ -439,6 +444,20 @@ pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
         if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
             reap_leftover_step(&entry.path());
         }
+    }
+}
+
+/// Removes the scratch directories under `root` that runs of a culprit killed with `kill -9` left (a throwaway
+/// PostgreSQL data directory, gigabytes of fio files), and says so, one line each; see `culprit_run::scratch` for
+/// how a live culprit's directory is told apart. Called after the leftover steps are reaped, since a directory whose
+/// benchmark still runs is kept.
+pub(crate) fn remove_scratch_left_by_killed_runs(root: &Path) {
+    for removed in culprit_run::scratch::remove_left_by_dead_runs(root) {
+        crate::note!(
+            "culprit: removed the scratch directory {} left by a killed run (culprit process {})",
+            removed.path.display(),
+            removed.owner.culprit_pid
+        );
     }
 }
 

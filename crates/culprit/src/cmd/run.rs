@@ -354,6 +354,7 @@ fn plan_one(
         // What the installed program offers (stress-ng's stressors) is asked here, once per atomic job, so a name
         // it lacks is refused with its line instead of failing every run.
         program.check_offered(&params).map_err(in_file)?;
+        program.check_fits_machine(&params, nr_cpu).map_err(in_file)?;
     }
     // Plan once now so a param that only fails in combination (fio's test_size / nr_task) is caught up front. A
     // server the plan needs and this machine lacks (oltp's MariaDB for lkp's mysql-setup) is the run's concern, not a
@@ -558,6 +559,9 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     // under this run's measurements): each run records its benchmark processes in the scratch directory, and the
     // next one kills what a dead one left there.
     crate::cmd::bisect::reap_leftover_steps_of_processes(&scratch_root, "run");
+    // Its scratch directory stayed too, once its processes are gone: on a farm machine, run after killed run, they
+    // fill the disk.
+    crate::cmd::bisect::remove_scratch_left_by_killed_runs(&scratch_root);
     // Such a run also left its perf monitors' directories in the temp dir (a perf-profile's perf.data can be
     // gigabytes); a run that starts perf removes them too, this one whether or not it does.
     culprit_run::monitor::perf_stat::remove_stale_scratch_dirs(&std::env::temp_dir());

@@ -770,6 +770,34 @@ pub(crate) fn needs_bisect(before: usize, after: usize, spans: &[(usize, usize)]
     after > before + 1 || (after == before + 1 && !spans.iter().any(|&(good, bad)| good <= before && after <= bad))
 }
 
+/// The stem of the job file `track --bisect` writes a stored run's job to, so that the bisect's runs keep the job's
+/// name: the stem lkp's split naming reads the name back from (`AtomicJob::stem_named`: the name without the path
+/// params it appends). The file was named `<job_name>.yaml`, which read back as `<job_name>-<path_params>` whenever
+/// the job's job_origin did not start its name (lkp's job.yaml of an imported run: `fsmark-1x-16d-...` from
+/// `fsmark-generic-brd.yaml`), its params twice. A job whose name is not of that form is named after its id.
+fn job_file_stem(job_yaml: &str, job_name: &str, job_id: &str) -> String {
+    let probe = "job.yaml";
+    let jobs = crate::job_file::parse(job_yaml, probe).ok().and_then(|file| file.expand().ok()).unwrap_or_default();
+    let stem = match jobs.as_slice() {
+        [job] if !job_name.is_empty() => job.stem_named(job_name),
+        _ => None,
+    };
+    file_safe(&stem.unwrap_or_else(|| job_id.to_string()))
+}
+
+/// `text` as one file name: every character but ASCII letters, digits and `-_.+=:%,` mapped to `_`, and a leading
+/// dot too, so that an id or name (`lkp:fsmark/1x-...`) names a file in the directory it is joined to.
+fn file_safe(text: &str) -> String {
+    let safe: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.+=:%,".contains(c) { c } else { '_' })
+        .collect();
+    match safe.strip_prefix('.') {
+        Some(rest) => format!("_{rest}"),
+        None => safe,
+    }
+}
+
 /// Whether `track --bisect` and `track --follow` bisect a change point of this verdict: a regression, and an
 /// improvement with `--improvements`.
 pub(crate) fn bisected(verdict: Verdict, args: &TrackArgs) -> bool {
@@ -795,13 +823,10 @@ pub(crate) fn bisect_change(
     })?;
     let run = runs.first().context("no stored run of the job at the first commit after the change")?;
     let record = store.run(run.id)?;
-    let dir = crate::cmd::bisect::worktree_root(repo, "track-jobs");
+    // One directory per job: a job file is named after its job, and jobs of one testcase may share that name.
+    let dir = crate::cmd::bisect::worktree_root(repo, "track-jobs").join(file_safe(&s.job_id));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    // Named as `split` names an atomic job (`<job>-<path_params>.yaml`), so the bisect's runs keep the job's name
-    // (`AtomicJob::name` reads it back from the file name and job_origin) instead of being named after the id.
-    let file_name =
-        if record.job_name.is_empty() || record.job_name.contains('/') { &s.job_id } else { &record.job_name };
-    let job_file = dir.join(format!("{file_name}.yaml"));
+    let job_file = dir.join(format!("{}.yaml", job_file_stem(&record.job_yaml, &record.job_name, &s.job_id)));
     std::fs::write(&job_file, &record.job_yaml).with_context(|| format!("cannot write {}", job_file.display()))?;
     eprintln!("culprit: bisecting {} between {} and {}", s.metric, short(&good), short(&bad));
     let bisect_args = BisectArgs {
