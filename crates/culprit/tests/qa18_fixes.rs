@@ -105,7 +105,11 @@ fn qa18_an_oltp_run_whose_culprit_was_killed_leaves_no_postgresql_server_after_t
     let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
     let mut first = common::spawn_culprit("o.db", &args, dir.path());
     common::wait_until("sysbench never started its measured run", || {
-        processes_mentioning(scratch_arg).iter().any(|line| line.starts_with("sysbench") && line.ends_with("run "))
+        // The record of the measured step, which the next run reaps, is written just after sysbench starts: a kill
+        // between the two would leave nothing to reap, and the test would fail for its own timing.
+        let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
+        let measuring = |line: &String| line.starts_with("sysbench") && line.ends_with("run ");
+        record.contains("\nstep run\n") && processes_mentioning(scratch_arg).iter().any(measuring)
     });
     first.kill().unwrap();
     first.wait().unwrap();
