@@ -41,6 +41,32 @@ impl Revision {
     }
 }
 
+/// Whether `label` is a full git object name (40 hex digits, or SHA-256's 64) rather than a label.
+pub fn is_full_sha(label: &str) -> bool {
+    matches!(label.len(), 40 | 64) && label.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A commit as the robot's tables name it: 10 hex digits of a full SHA (lkp's column headers and `git describe`'s
+/// width there); any other label whole.
+pub fn table_short(label: &str) -> &str {
+    if is_full_sha(label) {
+        abbreviate(label, 10)
+    } else {
+        label
+    }
+}
+
+/// A commit as a sentence or a file name names it: 12 hex digits of a full SHA, the kernel's `Fixes:` width
+/// (`core.abbrev = 12` in Documentation/process/submitting-patches.rst), unique in a repository the size of the
+/// kernel's; any other label whole.
+pub fn prose_short(label: &str) -> &str {
+    if is_full_sha(label) {
+        abbreviate(label, 12)
+    } else {
+        label
+    }
+}
+
 /// The first `max_chars` characters of `text`: a SHA's abbreviation, never cutting a character in two (a revision
 /// key read from an imported result root can be any text).
 pub fn abbreviate(text: &str, max_chars: usize) -> &str {
@@ -172,5 +198,18 @@ mod tests {
         let odd = Revision::Commit { sha: "ééééééééééééé".into(), describe: None, subject: None };
         assert_eq!(odd.short(), "éééééééééé");
         assert_eq!(abbreviate("abc", 12), "abc");
+    }
+
+    #[test]
+    fn full_shas_are_shortened_and_labels_kept_whole() {
+        let sha1 = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
+        let sha256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        assert_eq!((table_short(sha1), prose_short(sha1)), ("8cc621d2f4", "8cc621d2f45d"));
+        assert_eq!((table_short(sha256), prose_short(sha256)), ("0123456789", "0123456789ab"));
+        // A label is never cut, even one of hex digits or one that looks like an abbreviated SHA.
+        for label in ["cgroup-on", "8cc621d2f45ddd3d", "v6.8-rc1", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5x", ""] {
+            assert!(!is_full_sha(label), "{label}");
+            assert_eq!((table_short(label), prose_short(label)), (label, label));
+        }
     }
 }

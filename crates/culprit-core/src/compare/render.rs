@@ -4,6 +4,7 @@
 
 use super::printf;
 use super::{Change, CompareResult, InconclusiveReason, MetricRow, RowKind, Side, SideStats, Verdict};
+use crate::model::table_short;
 use std::fmt::Write as _;
 
 /// lkp's column widths: the mean, the ` ±NN%` field, and the change field.
@@ -187,7 +188,7 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
     for row in &result.rows {
         for c in &row.changes {
             if let Verdict::Inconclusive { reason } = c.verdict {
-                let label = result.columns.get(c.column).map(|c| short_label(&c.label)).unwrap_or_default();
+                let label = result.columns.get(c.column).map(|c| table_short(&c.label)).unwrap_or_default();
                 let key = format!("{label}: {}", reason_at(&reason, result, c.column));
                 match reasons.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, n)) => *n += 1,
@@ -222,7 +223,7 @@ fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
         for c in &row.changes {
             let Some(runs) = super::runs_to_tell(result, row, c) else { continue };
             let on = match result.columns.get(c.column) {
-                Some(column) if multi => format!(" on {}", short_label(&column.label)),
+                Some(column) if multi => format!(" on {}", table_short(&column.label)),
                 _ => String::new(),
             };
             // A metric fixed before its runs is tested alone: "1 metric tested", not "1 metrics".
@@ -263,7 +264,7 @@ fn nothing_changed(result: &CompareResult) -> String {
 /// side" or "the other side", which in a footnote on column X read as the side opposite X even when X is the side
 /// meant ("inconclusive on X: every run failed on the other side" of a column X whose every run failed).
 fn reason_at(reason: &InconclusiveReason, result: &CompareResult, column: usize) -> String {
-    let label = |i: usize| result.columns.get(i).map(|c| short_label(&c.label)).unwrap_or_default();
+    let label = |i: usize| result.columns.get(i).map(|c| table_short(&c.label).to_string()).unwrap_or_default();
     let side = |side: &Side| match side {
         Side::Base => format!("{} (the base)", label(0)),
         Side::Other => label(column),
@@ -275,15 +276,6 @@ fn reason_at(reason: &InconclusiveReason, result: &CompareResult, column: usize)
         InconclusiveReason::BadSamples { side: s, problem } => format!("{problem} at {}", side(s)),
         InconclusiveReason::NoSuccessfulRuns { side: s } => format!("every run at {} failed", side(s)),
         InconclusiveReason::Missing { side: s } => format!("metric missing at {}", side(s)),
-    }
-}
-
-/// Ten characters of a SHA (lkp's short form), or the whole label.
-fn short_label(label: &str) -> String {
-    if label.len() >= 40 && label.chars().all(|c| c.is_ascii_hexdigit()) {
-        label.chars().take(10).collect()
-    } else {
-        label.to_string()
     }
 }
 
@@ -341,7 +333,7 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             let (nb, no) = (base.map(|s| s.n).unwrap_or(0), other.map(|s| s.n).unwrap_or(0));
             let amount = change_amount(c);
             let on = if multi {
-                let label = result.columns.get(c.column).map(|col| short_label(&col.label)).unwrap_or_default();
+                let label = result.columns.get(c.column).map(|col| table_short(&col.label)).unwrap_or_default();
                 format!(" on {label}")
             } else {
                 String::new()
@@ -371,7 +363,7 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     let mut header = vec!["metric".to_string()];
     let mut rule = vec!["---".to_string()];
     for (i, c) in result.columns.iter().enumerate() {
-        header.push(format!("{} (mean ± %stddev)", md_escape(&short_label(&c.label))));
+        header.push(format!("{} (mean ± %stddev)", md_escape(table_short(&c.label))));
         rule.push("---:".to_string());
         if i > 0 {
             header.push("change".to_string());

@@ -53,18 +53,14 @@ impl CommitRef {
         CommitRef { sha: sha.into(), subject }
     }
 
-    /// Whether this is a git commit (40 hex digits) rather than a label.
+    /// Whether this is a git commit (a full SHA) rather than a label.
     pub fn is_commit(&self) -> bool {
-        self.sha.len() == 40 && self.sha.chars().all(|c| c.is_ascii_hexdigit())
+        crate::model::is_full_sha(&self.sha)
     }
 
     /// lkp's short form: 10 hex digits of a commit, the whole label otherwise.
     pub fn short(&self) -> String {
-        if self.is_commit() {
-            self.sha.chars().take(10).collect()
-        } else {
-            self.sha.clone()
-        }
+        crate::model::table_short(&self.sha).to_string()
     }
 
     /// `sha ("subject")` as the robot's `commit:` line has it, or the bare SHA/label.

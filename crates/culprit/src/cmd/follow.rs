@@ -29,7 +29,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::BisectConfig;
 use culprit_core::changepoint::{ChangePoint, TrackOptions};
-use culprit_core::model::MetricClass;
+use culprit_core::model::{prose_short, MetricClass};
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
@@ -125,9 +125,6 @@ fn run_counts(store: &dyn Store, job_id: &str, hostname: &str) -> Result<HashMap
     Ok(counts)
 }
 
-fn short(sha: &str) -> &str {
-    sha.get(..12).unwrap_or(sha)
-}
 
 /// Everything a pass needs, validated.
 struct Plan {
@@ -257,7 +254,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         let result = match existing {
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
-                eprintln!("culprit: resuming bisect session {} of {}..{}", session.id, short(&good), short(&bad));
+                let (good, bad) = (prose_short(&good), prose_short(&bad));
+                eprintln!("culprit: resuming bisect session {} of {good}..{bad}", session.id);
                 let resumed = resume_args(session.id.0, args.timeouts);
                 output::to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
@@ -268,14 +266,14 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             Ok(None) => pass.notes.push(format!(
                 "{}: the bisect of {}..{} left no session",
                 series.metric,
-                short(&good),
-                short(&bad)
+                prose_short(&good),
+                prose_short(&bad)
             )),
             Err(e) => pass.failures.push(format!(
                 "{}: bisect of {}..{} failed: {e:#}",
                 series.metric,
-                short(&good),
-                short(&bad)
+                prose_short(&good),
+                prose_short(&bad)
             )),
         }
     }
@@ -374,11 +372,11 @@ fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, p
     for block in balanced_blocks(&todo, block_size) {
         let mut block = measuring_block(plan, block);
         let finished = interleave_rounds(&mut block, |index| {
-            bar.set_message(format!("measuring {}", short(&plan.range[index].sha)));
+            bar.set_message(format!("measuring {}", prose_short(&plan.range[index].sha)));
             let Some((_, record)) = driver.run_at(index, &mut observe)? else { return Ok(None) };
             Ok(Some(match record.outcome {
                 culprit_core::model::RunOutcome::Failed { reason } => {
-                    let sha = short(&plan.range[index].sha);
+                    let sha = prose_short(&plan.range[index].sha);
                     bar.suspend(|| eprintln!("culprit: {sha} failed, not measured again: {reason}"));
                     false
                 }

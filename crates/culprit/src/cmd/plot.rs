@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::Analysis;
 use culprit_core::compare::sweep::{Sweep, SweepRow};
 use culprit_core::compare::Verdict;
+use culprit_core::model::prose_short;
 use culprit_plot::{ChangeKind, ChangeMark, Chart, MeanStd, Segment, SweepCurve, SweepPlot, TrackPlot};
 use std::path::{Path, PathBuf};
 
@@ -128,13 +129,6 @@ fn chart_description(series: &Series) -> String {
     text
 }
 
-fn short(label: &str) -> &str {
-    if label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()) {
-        &label[..12]
-    } else {
-        label
-    }
-}
 
 /// The fitted segments: the stretches between the segmentation's change points (significant or not), each at the
 /// robust mean the analysis computed for it; without change points, one segment at the mean of every run.
@@ -168,7 +162,7 @@ pub fn segments(points: &[Vec<f64>], analysis: &Analysis) -> Vec<Segment> {
 
 /// One series' chart: every run, the fitted segments, and the change points that are changes.
 pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
-    let label = |i: usize| series.labels.get(i).map(|l| short(l).to_string()).unwrap_or_default();
+    let label = |i: usize| series.labels.get(i).map(|l| prose_short(l).to_string()).unwrap_or_default();
     let changes = analysis
         .change_points
         .iter()

@@ -13,7 +13,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::{analyze, decide, Analysis, ChangePoint, TrackOptions};
 use culprit_core::compare::{printf, Verdict};
-use culprit_core::model::Revision;
+use culprit_core::model::{prose_short, Revision};
 use culprit_run::git;
 use culprit_store::{
     BisectSession, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
@@ -315,13 +315,6 @@ fn dropped_text(a: &Analysis) -> String {
     }
 }
 
-fn short(label: &str) -> &str {
-    if label.len() == 40 && label.bytes().all(|b| b.is_ascii_hexdigit()) {
-        &label[..12]
-    } else {
-        label
-    }
-}
 
 fn pct(x: Option<f64>) -> String {
     x.map_or("-".to_string(), |v| format!("{v:+.1}%"))
@@ -338,8 +331,8 @@ fn change_line(c: &ChangePoint, labels: &[String], metric: &str) -> String {
         pct(c.change_pct_high),
         printf::general(c.mean_before, 6, false),
         printf::general(c.mean_after, 6, false),
-        short(label(c.before_index)),
-        short(label(c.index)),
+        prose_short(label(c.before_index)),
+        prose_short(label(c.index)),
         c.q.unwrap_or(1.0),
         c.confidence.unwrap_or(0.0),
     )
@@ -828,7 +821,7 @@ pub(crate) fn bisect_change(
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let job_file = dir.join(format!("{}.yaml", job_file_stem(&record.job_yaml, &record.job_name, &s.job_id)));
     std::fs::write(&job_file, &record.job_yaml).with_context(|| format!("cannot write {}", job_file.display()))?;
-    eprintln!("culprit: bisecting {} between {} and {}", s.metric, short(&good), short(&bad));
+    eprintln!("culprit: bisecting {} between {} and {}", s.metric, prose_short(&good), prose_short(&bad));
     let bisect_args = BisectArgs {
         action: None,
         repo: Some(repo.to_path_buf()),

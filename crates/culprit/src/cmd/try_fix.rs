@@ -20,7 +20,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{Column, Comparison};
-use culprit_core::model::{Revision, RunOutcome, RunRecord};
+use culprit_core::model::{prose_short, Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor;
@@ -64,10 +64,6 @@ impl Drop for EmptyDirectory {
     }
 }
 
-/// The first 12 characters of a SHA, as messages show it.
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(12)]
-}
 
 /// Hex digits of the patch's blob id the label keeps: enough that two patches of one bad commit do not collide.
 const PATCH_ID_DIGITS: usize = 8;
@@ -122,10 +118,10 @@ fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<Patc
         if why.contains("No valid patches in input") {
             return Err(changes_nothing(patch, "holds no diff git can apply"));
         }
-        bail!("the patch {} does not apply on top of {}: {why}", patch.display(), short(bad));
+        bail!("the patch {} does not apply on top of {}: {why}", patch.display(), prose_short(bad));
     }
     if git::git(&tree.dir, &["status", "--porcelain"])?.trim().is_empty() {
-        return Err(changes_nothing(patch, &format!("applies on top of {} without changing a file", short(bad))));
+        return Err(changes_nothing(patch, &format!("applies on top of {} without changing a file", prose_short(bad))));
     }
     Ok(tree)
 }
@@ -211,13 +207,13 @@ fn build_patched(
             "the build '{shown}' fails at patched and at bad ({}) without the patch too, so the patch is not what \
              breaks it; fix the --build command (it runs in each side's worktree, with CULPRIT_COMMIT and \
              CULPRIT_WORKTREE set) or choose a --bad that builds. At bad it ended with {bad_exit}; {}",
-            short(bad),
+            prose_short(bad),
             output_tail(&bad_output)
         ),
         TreeBuild::Built => bail!(
             "the build '{shown}' fails at patched ({} with the patch {} applied) and works at bad without it, so the \
              patch breaks the build: {exit}; {}",
-            short(bad),
+            prose_short(bad),
             patch.display(),
             output_tail(&output)
         ),
@@ -242,14 +238,14 @@ fn build_failure(record: &RunRecord, side: &str, sha: &str, killed_after: Option
             "the build of {side} ({}) was killed after {} (--build-timeout), so {side} cannot be measured and nothing \
              was compared; if the build is only slow, give it longer (e.g. --build-timeout {}, or none for no \
              limit), and if it hangs at {side}, find out why there; {tail}",
-            short(sha),
+            prose_short(sha),
             text(limit),
             text(limit.saturating_mul(2)),
         ));
     }
     Some(format!(
         "the build failed at {side} ({}): {}; {tail}",
-        short(sha),
+        prose_short(sha),
         process::shortened(reason, process::QUOTED_CHARS),
     ))
 }
