@@ -613,7 +613,7 @@ mod tests {
                 .collect(),
             stderr: String::new(),
         };
-        let sha = "0123456789abcdef0123";
+        let sha = "0123456789abcdef0123456789abcdef01234567";
         let message =
             build_failure(&record("build 'make' exit status 2", Some("make: *** no rule\n")), "base", sha, None);
         assert_eq!(
