@@ -569,8 +569,20 @@ impl AtomicJob {
                     }
                 }
             }
+            let applied_here = |key: &Value| {
+                table::SCRIPTS_APPLIED_BY_PROGRAMS.iter().any(|script| {
+                    script.program == spec.name
+                        && key.as_str() == Some(script.implies.0)
+                        && self.params.get(script.key).is_some()
+                })
+            };
             if let Value::Mapping(own) = value {
                 for (k, v) in own {
+                    // A param given without a value (`oltp: {db_driver: }`) is not given: it does not take back
+                    // what an applied script asked for, which silently ran lkp's MySQL job on PostgreSQL.
+                    if v.is_null() && applied_here(k) {
+                        continue;
+                    }
                     params.insert(k.clone(), v.clone());
                 }
             }

@@ -341,6 +341,9 @@ fn lkps_mysql_setup_asks_oltp_for_mariadb_unless_the_job_says_otherwise() {
     assert_eq!(driver(&format!("{lkp}  db_driver: pgsql\n")).as_deref(), Some("pgsql"));
     assert_eq!(driver(&format!("db_driver: pgsql\n{lkp}")).as_deref(), Some("pgsql"));
     assert_eq!(driver("oltp:\n"), None, "without mysql-setup the program chooses");
+    // A db_driver given without a value does not take mysql-setup's back (it ran the job on PostgreSQL, silently).
+    assert_eq!(driver(&format!("{lkp}  db_driver:\n")).as_deref(), Some("mysql"));
+    assert_eq!(driver("oltp:\n  db_driver:\n"), None);
     // Another program is given nothing, and the key still names the job as lkp's result paths do.
     let job = one("mysql-setup:\nnr_threads: 1\nfsmark:\n");
     assert!(!job.programs()[0].params.contains_key("db_driver"));

@@ -107,6 +107,12 @@ fn lock(file: &File) -> std::io::Result<bool> {
     }
 }
 
+/// Opens `path` for reading, failing when it is a symlink (`O_NOFOLLOW`) rather than opening what it points to.
+fn open_no_follow(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)
+}
+
 /// What a marker says: the culprit that made the directory, with its start time in clock ticks since boot, and the
 /// token of the run's processes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,12 +159,15 @@ pub fn remove_left_by_dead_runs(root: &Path) -> Vec<Removed> {
         if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
             continue;
         }
-        let marker_path = path.join(MARKER);
-        let Ok(marker) = File::open(&marker_path) else { continue };
+        // Nor is a marker that is a symlink: Culprit never makes one, and one pointing at a dead run's marker
+        // elsewhere would pass a directory it did not make (another user's, in a shared root) for that run's.
+        let Ok(mut marker) = open_no_follow(&path.join(MARKER)) else { continue };
         if !marker.metadata().is_ok_and(|meta| meta.is_file() && meta.uid() == uid) {
             continue;
         }
-        let Some(owner) = std::fs::read_to_string(&marker_path).ok().and_then(|text| Owner::parse(&text)) else {
+        let mut text = String::new();
+        let Some(owner) = std::io::Read::read_to_string(&mut marker, &mut text).ok().and_then(|_| Owner::parse(&text))
+        else {
             continue;
         };
         if step_record::live_start_time(owner.culprit_pid) == Some(owner.culprit_start)
@@ -236,6 +245,14 @@ mod tests {
         let busy = left_directory(root.path(), "busy", i32::MAX - 1, 5, &token);
         let unmarked = root.path().join("unmarked");
         std::fs::create_dir(&unmarked).unwrap();
+        // A directory whose marker is a symlink to a dead run's marker elsewhere is not that run's.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let dead_elsewhere = left_directory(elsewhere.path(), "dead", i32::MAX - 1, 5, &step_record::new_token());
+        let linked = root.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(dead_elsewhere.join(MARKER), linked.join(MARKER)).unwrap();
+        // Nor is a symlink in the root to a dead run's directory elsewhere followed.
+        std::os::unix::fs::symlink(&dead_elsewhere, root.path().join("link")).unwrap();
         // A marker locked by a live process (one in another pid namespace, say).
         let locked = left_directory(root.path(), "locked", i32::MAX - 1, 5, &step_record::new_token());
         let held = File::open(locked.join(MARKER)).unwrap();
@@ -253,6 +270,7 @@ mod tests {
         assert_eq!(removed, [dead.clone(), reused.clone()]);
         assert!(!dead.exists() && !reused.exists());
         assert!(live.is_dir() && busy.is_dir() && unmarked.is_dir() && locked.is_dir());
+        assert!(linked.is_dir() && dead_elsewhere.join("data").is_file() && root.path().join("link").is_symlink());
         // Once the benchmark is gone, its directory goes too.
         let removed: Vec<PathBuf> = remove_left_by_dead_runs(root.path()).into_iter().map(|r| r.path).collect();
         assert_eq!(removed, [busy]);

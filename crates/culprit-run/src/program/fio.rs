@@ -264,13 +264,17 @@ fn check_cpus_allowed(p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
 }
 
 /// The CPUs of a fio CPU list (`0-3,8,10-11`: CPUs and inclusive ranges, separated by commas), as fio's
-/// `cpus_allowed` reads it; the reason when it is not one.
+/// `cpus_allowed` reads it; the reason when it is not one. fio stops reading at an empty item, so a list ending in a
+/// comma (`0-1,`) is the list before it, which fio runs; an empty item before others (`0,,5`) is refused, because fio
+/// would silently drop the CPUs after it.
 fn cpu_list(text: &str) -> Result<Vec<std::ops::RangeInclusive<u32>>, String> {
     let cpu = |number: &str| {
         number.trim().parse::<u32>().map_err(|_| {
             format!("'{}' is no CPU number; fio's CPU list gives CPUs and ranges such as 0-3,8,10-11", number.trim())
         })
     };
+    let text = text.trim();
+    let text = text.strip_suffix(',').filter(|before| !before.trim().is_empty()).unwrap_or(text);
     text.split(',')
         .map(|item| {
             let range = match item.split_once('-') {
@@ -481,8 +485,11 @@ mod tests {
     fn a_cpu_list_reads_as_fio_reads_it() {
         assert_eq!(cpu_list("0-3,8,10-11"), Ok(vec![0..=3, 8..=8, 10..=11]));
         assert_eq!(cpu_list(" 5 "), Ok(vec![5..=5]));
+        // fio runs a list ending in a comma (it stops at the empty item), and reads blanks around a range's dash.
+        assert_eq!(cpu_list("0-1,"), Ok(vec![0..=1]));
+        assert_eq!(cpu_list(" 0 - 1 , 3 , "), Ok(vec![0..=1, 3..=3]));
         assert!(cpu_list("3-1").unwrap_err().contains("runs backwards"));
-        for bad in ["", "0-", "a", "0-3,,4", "1:2"] {
+        for bad in ["", ",", "0-", "a", "0-3,,4", "1:2", "0,,"] {
             assert!(cpu_list(bad).unwrap_err().contains("is no CPU number"), "{bad:?}");
         }
     }

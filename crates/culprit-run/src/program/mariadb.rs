@@ -271,7 +271,7 @@ mod tests {
     fn under_root_the_server_is_made_and_run_as_mysql_on_a_socket_of_the_scratch_directory() {
         let server = throwaway_server("oltp", &ctx(), &test_host(true), &no_port, &[]).unwrap();
         let setup: Vec<String> = server.setup.iter().map(Invocation::display).collect();
-        assert_eq!(setup[0], "chown mysql /tmp/culprit-scratch");
+        assert_eq!(server.setup[0].summary(), "chown mysql /tmp/culprit-scratch");
         assert_eq!(
             setup[1],
             "runuser -u mysql -- /usr/bin/mariadb-install-db --no-defaults --datadir=/tmp/culprit-scratch/data \

@@ -185,7 +185,7 @@ mod tests {
         let p = params("oltp", &[("nr_threads", "100%"), ("runtime", "600s"), ("table_size", "1000000")]);
         let plan = Oltp.plan_on(&p, &ctx(), &host(true), &mariadb(true), &no_port).unwrap();
         let setup: Vec<String> = plan.setup.iter().map(Invocation::display).collect();
-        assert_eq!(setup[0], "chown postgres /tmp/culprit-scratch");
+        assert_eq!(plan.setup[0].summary(), "chown postgres /tmp/culprit-scratch");
         assert!(setup[1].contains("initdb -D /tmp/culprit-scratch/data -U postgres"), "{}", setup[1]);
         assert!(setup[2].contains("pg_ctl -D /tmp/culprit-scratch/data"), "{}", setup[2]);
         let connection = "--db-driver=pgsql --pgsql-host=/tmp/culprit-scratch --pgsql-port=5432 --pgsql-user=postgres \
@@ -208,7 +208,7 @@ mod tests {
         let p = params("oltp", &[("db_driver", "mysql"), ("nr_threads", "100%"), ("table_size", "1000000")]);
         let plan = Oltp.plan_on(&p, &ctx(), &host(true), &mariadb(true), &no_port).unwrap();
         let setup: Vec<String> = plan.setup.iter().map(Invocation::display).collect();
-        assert_eq!(setup[0], "chown mysql /tmp/culprit-scratch");
+        assert_eq!(plan.setup[0].summary(), "chown mysql /tmp/culprit-scratch");
         assert!(setup[1].contains("mariadb-install-db --no-defaults"), "{}", setup[1]);
         assert!(setup[2].contains("setsid /usr/sbin/mariadbd"), "{}", setup[2]);
         assert!(setup[3].ends_with("-e 'CREATE DATABASE sbtest'"), "{}", setup[3]);

@@ -227,7 +227,7 @@ mod tests {
         let p = params("pgbench", &[("scale_factor", "1"), ("nr_task", "2"), ("runtime", "3s"), ("mode", "select-only")]);
         let plan = Pgbench.plan_on(&p, &ctx(), &host(true), &no_port).unwrap();
         let lines: Vec<String> = plan.setup.iter().map(Invocation::display).collect();
-        assert_eq!(lines[0], "chown postgres /tmp/culprit-scratch");
+        assert_eq!(plan.setup[0].summary(), "chown postgres /tmp/culprit-scratch");
         assert_eq!(
             lines[1],
             "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -U postgres -A trust --no-sync -E UTF8 --locale=C"

@@ -232,9 +232,21 @@ pub(crate) fn as_account(account: &str, as_root: bool, argv: Vec<String>) -> Inv
 }
 
 /// The command that gives the scratch directory to a server's `account` before the server, run as that account by
-/// [`as_account`], makes its data directory and socket there.
+/// [`as_account`], makes its data directory and socket there; it fails, saying why and what to do, when the account
+/// cannot enter the directory after all. The scratch directory's owner is not enough: a directory above it closed to
+/// other accounts (`--scratch /root/...`, or a test's 0700 temporary directory) keeps the server's account out, and
+/// the server's own tools then failed with `mkdir: cannot create directory '/root': Permission denied`, which names
+/// neither the scratch directory nor the cure.
 pub(crate) fn hand_over(scratch: &Path, account: &str) -> Invocation {
-    Invocation::new(["chown".to_string(), account.to_string(), scratch.display().to_string()])
+    let script = "chown \"$1\" \"$2\" || exit 1
+if ! runuser -u \"$1\" -- test -w \"$2\" -a -x \"$2\"; then
+  echo \"the $1 account, which runs the server, cannot enter it (a directory above is closed to others); give \
+--scratch a directory every account can reach, e.g. under /var/tmp, or chmod o+x those above it\" >&2
+  exit 1
+fi";
+    let scratch = scratch.display().to_string();
+    let label = format!("chown {account} {scratch}");
+    Invocation::new(["sh", "-c", script, "sh", account, &scratch]).labelled(label)
 }
 
 /// A machine with PostgreSQL 15's server binaries, as root or not, for the plans' tests.
