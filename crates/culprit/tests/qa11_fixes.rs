@@ -103,15 +103,7 @@ fn qa11_track_bisect_resumes_a_stopped_bisect_of_two_adjacent_commits() {
     // The sleep gives the bisect's runs time to be killed in; user time does not count it.
     let job = common::write(dir.path(), "job.yaml", "suite: qa11-adjacent\ncommand:\n  cmd: ./bench; sleep 0.4\n");
     let db = dir.path().join("t.db");
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    for sha in &shas {
-        git(&["checkout", "-q", sha]);
-        assert!(Command::new("make").arg("-s").current_dir(&repo).status().unwrap().success());
-        let run = ["run", job.to_str().unwrap(), "-n", "4", "--commit", sha, "--monitors", "none"];
-        stdout(&culprit(&db, &run, &repo));
-    }
-    git(&["checkout", "-q", "main"]);
-    let _ = std::fs::remove_file(repo.join("bench"));
+    common::run_at_every_commit(&db, &repo, &shas, &job, 4);
     let track = ["track", "--bisect", "--build", "make -s", "--metric", "command.user_time", "--min-change", "10"];
     let mut child = common::spawn_culprit(&db, &track, &repo);
     common::wait_until("track --bisect started no bisect", || {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{culprit, stdout};
+use common::{culprit, pids_mentioning, processes_mentioning, stdout};
 use std::path::{Path, PathBuf};
 
 /// The run directories under the scratch root `scratch` (its `run-<pid>.step` records left out).
@@ -28,25 +28,6 @@ fn scratch_dir_of(scratch: &Path, pid: u32) -> PathBuf {
         found.is_some()
     });
     found.unwrap_or_default()
-}
-
-/// The ids and command lines of live processes whose command line mentions `needle`.
-fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
-        .filter_map(|pid| Some((pid.clone(), std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
-        .map(|(pid, raw)| (pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
-        .filter(|(_, line)| line.contains(needle))
-        .collect()
-}
-
-/// The command lines of live processes that mention `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
 }
 
 #[test]
@@ -171,7 +152,6 @@ fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name
     // A job named after its own file, whose job_origin is another file (as lkp's job.yaml of an imported run names
     // `fsmark-1x-16d-...` from fsmark-generic-brd.yaml): `track --bisect` wrote it to `<job name>.yaml`, and the
     // bisect's runs were named `<job name>-<path_params>`, the params twice, apart from the tracked runs.
-    use std::process::Command;
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = common::make_slowdown_repo(dir.path(), 5, 3, 0, 40);
@@ -181,15 +161,7 @@ fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name
         "suite: qa19track\ncommand:\n  cmd: ./bench\njob_origin: qa19-generic.yaml\n",
     );
     let db = dir.path().join("t.db");
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    for sha in &shas {
-        git(&["checkout", "-q", sha]);
-        assert!(Command::new("make").arg("-s").current_dir(&repo).status().unwrap().success());
-        let run = ["run", job.to_str().unwrap(), "-n", "4", "--commit", sha, "--monitors", "none"];
-        stdout(&culprit(&db, &run, &repo));
-    }
-    git(&["checkout", "-q", "main"]);
-    let _ = std::fs::remove_file(repo.join("bench"));
+    common::run_at_every_commit(&db, &repo, &shas, &job, 4);
     let results: serde_json::Value =
         serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], &repo))).unwrap();
     let names = |results: &serde_json::Value| -> Vec<String> {

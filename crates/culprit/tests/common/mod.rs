@@ -350,3 +350,19 @@ pub fn pids_mentioning(needle: &str) -> Vec<(String, String)> {
 pub fn processes_mentioning(needle: &str) -> Vec<String> {
     pids_mentioning(needle).into_iter().map(|(_, line)| line).collect()
 }
+
+/// Stores `runs` runs of `job` at each of `shas` in `repo`, each built with `make -s` in the checkout, as a branch's
+/// history of results for `track` to read; the checkout is left on `main`, without the built benchmark, so that
+/// what runs next builds its own.
+pub fn run_at_every_commit(db: &Path, repo: &Path, shas: &[String], job: &Path, runs: usize) {
+    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(repo).args(args).status().unwrap().success());
+    let runs = runs.to_string();
+    for sha in shas {
+        git(&["checkout", "-q", sha]);
+        assert!(Command::new("make").arg("-s").current_dir(repo).status().unwrap().success());
+        let run = ["run", job.to_str().unwrap(), "-n", &runs, "--commit", sha, "--monitors", "none"];
+        stdout(&culprit(db, &run, repo));
+    }
+    git(&["checkout", "-q", "main"]);
+    let _ = std::fs::remove_file(repo.join("bench"));
+}
