@@ -497,14 +497,38 @@ impl AtomicJob {
     }
 
     /// The workload params in canonical form (sorted keys, scalars as text), without metadata and monitors: what
-    /// [`AtomicJob::id`] hashes.
+    /// [`AtomicJob::id`] hashes. The param a setup script of lkp's asks its program for (`mysql-setup:` gives oltp
+    /// `db_driver: mysql`) counts as the program's own, as [`AtomicJob::programs`] gives it: lkp's oltp.yaml ran on
+    /// PostgreSQL before oltp started MariaDB for it, and its runs on the two engines must not meet under one id.
     pub fn normalized_params(&self) -> serde_json::Value {
-        let workload: Mapping = self
+        let mut workload: Mapping = self
             .params
             .iter()
             .filter(|(k, _)| is_workload_key(k.as_str().unwrap_or_default()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        for script in table::SCRIPTS_APPLIED_BY_PROGRAMS {
+            if workload.get(script.key).is_none() {
+                continue;
+            }
+            let (param, implied) = script.implies;
+            // A top-level param is the program's too, and wins over the script's (`db_driver: pgsql` beside it).
+            if workload.get(param).is_some_and(|given| !given.is_null()) {
+                continue;
+            }
+            let own = match workload.get_mut(script.program) {
+                Some(Value::Mapping(own)) => own,
+                Some(slot @ Value::Null) => {
+                    *slot = Value::Mapping(Mapping::new());
+                    let Value::Mapping(own) = slot else { continue };
+                    own
+                }
+                _ => continue,
+            };
+            if own.get(param).is_none_or(Value::is_null) {
+                own.insert(Value::String(param.to_string()), Value::String(implied.to_string()));
+            }
+        }
         canonical(&Value::Mapping(workload))
     }
 

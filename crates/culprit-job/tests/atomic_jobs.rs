@@ -344,6 +344,16 @@ fn lkps_mysql_setup_asks_oltp_for_mariadb_unless_the_job_says_otherwise() {
     // A db_driver given without a value does not take mysql-setup's back (it ran the job on PostgreSQL, silently).
     assert_eq!(driver(&format!("{lkp}  db_driver:\n")).as_deref(), Some("mysql"));
     assert_eq!(driver("oltp:\n  db_driver:\n"), None);
+    // The job's id is that of the workload it runs: lkp's job is the one that says `db_driver: mysql`, and not the
+    // one told PostgreSQL, whichever way it says so (lkp's oltp.yaml ran on PostgreSQL before, under the id of its
+    // text alone, and those runs must not meet the MariaDB ones).
+    let id = |text: &str| one(text).id();
+    assert_eq!(id(lkp), id(&format!("{lkp}  db_driver: mysql\n")));
+    assert_eq!(id(lkp), id(&format!("{lkp}  db_driver:\n")));
+    assert_ne!(id(lkp), id(&format!("{lkp}  db_driver: pgsql\n")));
+    assert_ne!(id(lkp), id(&format!("db_driver: pgsql\n{lkp}")));
+    assert_eq!(id("mysql-setup:\noltp:\n"), id("mysql-setup:\noltp:\n  db_driver: mysql\n"));
+    assert_ne!(id("oltp:\n"), id("oltp:\n  db_driver: mysql\n"), "without mysql-setup nothing is implied");
     // Another program is given nothing, and the key still names the job as lkp's result paths do.
     let job = one("mysql-setup:\nnr_threads: 1\nfsmark:\n");
     assert!(!job.programs()[0].params.contains_key("db_driver"));
