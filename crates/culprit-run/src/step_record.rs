@@ -222,64 +222,65 @@ pub fn reap(path: &Path) -> std::io::Result<Option<Reaped>> {
 
 /// The live processes, in any group, with `STEP_ENV=token` in their environment.
 pub(crate) fn token_carriers(token: &str) -> Vec<i32> {
-    let wanted = format!("{STEP_ENV}={token}");
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid as u32 != std::process::id() && stat_fields(pid).is_some_and(|f| !dead(&f)))
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted.as_bytes()))
-        })
+        .filter(|&pid| has_token(pid, token))
         .collect()
 }
 
 /// SIGTERM to every process carrying `token`, then SIGKILL to those left [`TERM_GRACE`] later; whether all are gone.
 fn kill_carriers(token: &str) -> bool {
-    for (signal, grace) in [(libc::SIGTERM, TERM_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+    let signal_carriers = |signal| {
         for pid in token_carriers(token) {
             // SAFETY: signalling a live process just seen to carry the step's token, which no other program has.
             unsafe {
                 libc::kill(pid, signal);
             }
         }
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
-            if token_carriers(token).is_empty() {
-                return true;
-            }
-            std::thread::sleep(POLL);
-        }
-    }
-    token_carriers(token).is_empty()
+    };
+    signal_until_gone(signal_carriers, || token_carriers(token).is_empty())
 }
 
 /// SIGTERM to group `pgid`, then SIGKILL if it still runs [`TERM_GRACE`] later; whether it is gone at the end.
 fn kill_group(pgid: i32) -> bool {
-    for (signal, grace) in [(libc::SIGTERM, TERM_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+    let signal_group = |signal| {
         // SAFETY: signalling a process group that was checked to hold a process carrying the step's token.
         unsafe {
             libc::kill(-pgid, signal);
         }
+    };
+    signal_until_gone(signal_group, || group_members(pgid).is_empty())
+}
+
+/// Sends SIGTERM with `signal`, waits up to [`TERM_GRACE`] for `gone`, then SIGKILL and [`KILL_GRACE`]; whether
+/// `gone` holds at the end. One escalation for a step's group and for the processes that left it.
+fn signal_until_gone(signal: impl Fn(libc::c_int), gone: impl Fn() -> bool) -> bool {
+    for (number, grace) in [(libc::SIGTERM, TERM_GRACE), (libc::SIGKILL, KILL_GRACE)] {
+        signal(number);
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
-            if group_members(pgid).is_empty() {
+            if gone() {
                 return true;
             }
             std::thread::sleep(POLL);
         }
     }
-    group_members(pgid).is_empty()
+    gone()
 }
 
 /// Whether a live process of group `pgid` has `STEP_ENV=token` in its environment.
 fn carries_token(pgid: i32, token: &str) -> bool {
+    group_members(pgid).into_iter().any(|pid| has_token(pid, token))
+}
+
+/// Whether process `pid` has `STEP_ENV=token` in its environment.
+fn has_token(pid: i32, token: &str) -> bool {
     let wanted = format!("{STEP_ENV}={token}");
-    group_members(pgid).into_iter().any(|pid| {
-        std::fs::read(format!("/proc/{pid}/environ"))
-            .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted.as_bytes()))
-    })
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == wanted.as_bytes()))
 }
 
 /// The live processes of group `pgid`: zombies are dead, and one whose parent died may stay a zombie for as long as
@@ -320,17 +321,22 @@ mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
 
+    /// Waits up to 10 s for `done`, failing with `what` when it never holds.
+    fn wait_within_10s(what: &str, mut done: impl FnMut() -> bool) {
+        let begun = Instant::now();
+        while !done() {
+            assert!(begun.elapsed() < Duration::from_secs(10), "{what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// A `sleep 600` in a process group of its own, as a hung step, with `env` in its environment.
     fn hung_step(env: &[(&str, &str)]) -> std::process::Child {
         let mut command = std::process::Command::new("sh");
         command.args(["-c", "sleep 600; :"]).envs(env.iter().copied()).process_group(0);
         let child = command.spawn().unwrap();
         // The shell's environment is readable once it runs; wait until its group is seen.
-        let begun = Instant::now();
-        while group_members(child.id() as i32).is_empty() {
-            assert!(begun.elapsed() < Duration::from_secs(10), "the step never started");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_within_10s("the step never started", || !group_members(child.id() as i32).is_empty());
         child
     }
 
@@ -385,11 +391,7 @@ mod tests {
         let reaped = reap(&path).unwrap();
         assert_eq!(reaped, Some(Reaped { recorded, gone: true }));
         assert!(!path.exists());
-        let begun = Instant::now();
-        while !exited(&mut step) {
-            assert!(begun.elapsed() < Duration::from_secs(10), "the leftover step still runs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_within_10s("the leftover step still runs", || exited(&mut step));
         // Gone, its record with it: a second look finds nothing.
         assert_eq!(reap(&path).unwrap(), None);
     }
@@ -439,19 +441,11 @@ mod tests {
         let mut step = hung_step(&[(STEP_ENV, &token)]);
         let recorded = write_record(&path, step.id(), &token, 0);
         assert_eq!(reap(&path).unwrap(), Some(Reaped { recorded: recorded.clone(), gone: true }));
-        let begun = Instant::now();
-        while !(exited(&mut step) && exited(&mut server)) {
-            assert!(begun.elapsed() < Duration::from_secs(10), "the detached server still runs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_within_10s("the detached server still runs", || exited(&mut step) && exited(&mut server));
         // Killed between steps (the step's group already gone), the server alone is found by its token.
         let mut server = hung_step(&[(STEP_ENV, &token)]);
         std::fs::write(&path, recorded.text()).unwrap();
         assert_eq!(reap(&path).unwrap(), Some(Reaped { recorded, gone: true }));
-        let begun = Instant::now();
-        while !exited(&mut server) {
-            assert!(begun.elapsed() < Duration::from_secs(10), "the server left between steps still runs");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_within_10s("the server left between steps still runs", || exited(&mut server));
     }
 }
