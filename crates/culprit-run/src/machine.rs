@@ -22,6 +22,35 @@ pub fn nr_cpu() -> u32 {
     std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }
 
+/// The CPUs this process may run on (its affinity mask, which a cpuset cgroup or `taskset` narrows), ascending; the
+/// CPUs a benchmark may bind its tasks to. `nr_cpu` counts them too, but may be smaller still under a cgroup CPU
+/// quota, which limits time, not which CPUs run. Without an answer from the kernel, CPUs 0 to `nr_cpu` - 1.
+pub fn usable_cpus() -> Vec<u32> {
+    // SAFETY: cpu_set_t is plain bits, zeroed is the empty set, and the kernel writes at most its size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let asked = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let cpus: Vec<u32> = if asked == 0 {
+        (0..libc::CPU_SETSIZE as u32).filter(|&cpu| unsafe { libc::CPU_ISSET(cpu as usize, &set) }).collect()
+    } else {
+        Vec::new()
+    };
+    if cpus.is_empty() { (0..nr_cpu()).collect() } else { cpus }
+}
+
+/// A CPU set in the kernel's list format (`0-3,8,10-11`), as `Cpus_allowed_list` and fio's `cpus_allowed` write
+/// it; `cpus` ascending.
+pub fn cpu_list_text(cpus: &[u32]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &cpu in cpus {
+        match ranges.last_mut() {
+            Some((_, last)) if cpu == *last + 1 => *last = cpu,
+            _ => ranges.push((cpu, cpu)),
+        }
+    }
+    let text = |(first, last): &(u32, u32)| if first == last { first.to_string() } else { format!("{first}-{last}") };
+    ranges.iter().map(text).collect::<Vec<_>>().join(",")
+}
+
 /// Reads the facts of this machine. Missing files give empty fields, never an error: a run on an odd system is
 /// still worth storing.
 pub fn this_machine() -> Machine {
@@ -46,6 +75,21 @@ mod tests {
         assert_eq!(cpu_model_from_cpuinfo("processor : 0\n"), None);
         assert_eq!(mem_total_kib_from_meminfo("MemTotal:       24598296 kB\nMemFree: 1 kB\n"), Some(24598296));
         assert_eq!(mem_total_kib_from_meminfo("garbage"), None);
+    }
+
+    #[test]
+    fn a_cpu_set_is_written_as_the_kernel_lists_it() {
+        assert_eq!(cpu_list_text(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(cpu_list_text(&[5]), "5");
+        assert_eq!(cpu_list_text(&[0, 2, 4]), "0,2,4");
+        assert_eq!(cpu_list_text(&[]), "");
+    }
+
+    #[test]
+    fn the_usable_cpus_are_the_affinity_mask_as_proc_lists_it() {
+        let status = fs::read_to_string("/proc/self/status").unwrap();
+        let listed = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:")).unwrap().trim();
+        assert_eq!(cpu_list_text(&usable_cpus()), listed);
     }
 
     #[test]

@@ -107,8 +107,8 @@ fn qa19_fio_s_cpus_allowed_beyond_this_machine_s_cpus_is_refused_before_anything
     let out = culprit("f.db", &args, dir.path());
     let text = common::refused(&out);
     assert!(text.contains("in job file f.yaml:9") && text.contains("param 'cpus_allowed'"), "{text}");
-    let has = if nr_cpu == 1 { "1 CPU (0)".to_string() } else { format!("{nr_cpu} CPUs online (0-{})", nr_cpu - 1) };
-    assert!(text.contains(&format!("names CPU {}, but this machine has {has}", nr_cpu + 125)), "{text}");
+    let has = if nr_cpu == 1 { "1 CPU (0)".to_string() } else { format!("{nr_cpu} CPUs (0-{})", nr_cpu - 1) };
+    assert!(text.contains(&format!("names CPU {}, but culprit may run on {has} here", nr_cpu + 125)), "{text}");
     assert!(text.contains("or remove cpus_allowed and cpus_allowed_policy"), "{text}");
     // Nothing ran: no scratch directory was made, no run stored.
     assert!(!scratch.exists(), "{text}");
@@ -119,6 +119,37 @@ fn qa19_fio_s_cpus_allowed_beyond_this_machine_s_cpus_is_refused_before_anything
     let out = culprit("f.db", &args, dir.path());
     let summary = stdout(&out);
     assert!(summary.contains("(1 ok, 0 failed)"), "{summary}{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn qa19_fio_s_cpus_allowed_is_checked_against_the_cpus_culprit_may_run_on_not_their_count() {
+    // The check counted CPUs 0 to nr_cpu - 1, so under `taskset -c 1` (or a cpuset cgroup) CPU 1 was refused and
+    // CPU 0, on which fio's tasks cannot run, was taken. It now reads the affinity mask.
+    let dir = tempfile::tempdir().unwrap();
+    let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let run = |cpus: usize| {
+        let job = format!(
+            "suite: fio-basic\nruntime: 1s\nfio-setup-basic:\n  rw: read\n  bs: 4k\n  ioengine: sync\n  \
+             test_size: 1M\n  cpus_allowed_policy: split\n  cpus_allowed: {cpus}\nfio:\n"
+        );
+        common::write(dir.path(), "f.yaml", &job);
+        let scratch = dir.path().join("scratch");
+        let args = ["run", "f.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch"];
+        std::process::Command::new("taskset")
+            .args(["-c", &last.to_string(), env!("CARGO_BIN_EXE_culprit"), "--db", "f.db"])
+            .args(args)
+            .arg(&scratch)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = run(last);
+    let summary = stdout(&out);
+    assert!(summary.contains("(1 ok, 0 failed)"), "{summary}{}", String::from_utf8_lossy(&out.stderr));
+    if last > 0 {
+        let text = common::refused(&run(0));
+        assert!(text.contains(&format!("names CPU 0, but culprit may run on 1 CPU ({last}) here")), "{text}");
+    }
 }
 
 #[test]

@@ -32,7 +32,7 @@
 //! - `cpuload`, `donorname`: `--cpuload`, `--donorname` when yes (for the `cpuio` and `e4defrag` engines).
 //! - `cpus_allowed_policy`, `cpus_allowed`: `--cpus_allowed_policy` (`split`, `shared`), `--cpus_allowed`; as in
 //!   lkp, `split` needs `cpus_allowed` and no other policy takes it. A `cpus_allowed` naming a CPU this machine lacks
-//!   (lkp's `0-127` on a smaller box) is refused before `culprit run` runs anything, since fio would fail every run
+//!   (lkp's `0-127` on a smaller box) or culprit's affinity excludes (`taskset`, a cpuset cgroup) is refused before `culprit run` runs anything, since fio would fail every run
 //!   on it; `culprit split` writes it as it is, for the machine the file is meant for.
 //! - `numa_mem_policy`, `numa_cpu_nodes`: `--numa_mem_policy`, `--numa_cpu_nodes`; lkp's `MODE:even` and `even`
 //!   spread its tasks (one a storage) over the nodes, and Culprit's one task is lkp's first, on node 0.
@@ -238,27 +238,30 @@ fn lkp_options(p: &Params) -> Result<Vec<String>, ProgramError> {
     Ok(out)
 }
 
-/// Refuses a `cpus_allowed` that names a CPU this machine lacks: lkp's job files give its test boxes' CPUs
-/// (`cpus_allowed: 0-127`), and fio, given a CPU beyond the machine's, fails every run with "failed parsing
-/// cpus_allowed". The machine's CPUs are its `nr_cpu`, numbered from 0.
-fn check_cpus_allowed(p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
+/// Refuses a `cpus_allowed` that names a CPU this machine lacks or does not let culprit run on: lkp's job files
+/// give their test boxes' CPUs (`cpus_allowed: 0-127`); fio, given a CPU beyond the machine's, fails every run with
+/// "failed parsing cpus_allowed", and one outside the process's affinity (a cpuset cgroup, `taskset`) fails the tasks
+/// bound to it. `usable` are the CPUs culprit may run on, ascending.
+fn check_cpus_allowed(p: &Params, usable: &[u32]) -> Result<(), ProgramError> {
     let Some(cpus) = p.get("cpus_allowed") else { return Ok(()) };
     let ranges = cpu_list(cpus).map_err(|reason| p.bad("cpus_allowed", cpus, reason))?;
-    let Some(highest) = ranges.iter().map(|range| *range.end()).max() else { return Ok(()) };
-    if highest < nr_cpu {
-        return Ok(());
-    }
-    let (has, within) = match nr_cpu {
-        0 | 1 => ("1 CPU (0)".to_string(), "0".to_string()),
-        n => (format!("{n} CPUs online (0-{})", n - 1), format!("0-{}", n - 1)),
+    let outside = |range: &std::ops::RangeInclusive<u32>| {
+        // A range is walked up to the first CPU not usable, so 0-4294967295 costs no more than the usable CPUs.
+        range.clone().find(|cpu| usable.binary_search(cpu).is_err())
+    };
+    let Some(lacked) = ranges.iter().find_map(outside) else { return Ok(()) };
+    let within = crate::machine::cpu_list_text(usable);
+    let has = match usable.len() {
+        1 => format!("1 CPU ({within})"),
+        n => format!("{n} CPUs ({within})"),
     };
     Err(p.bad(
         "cpus_allowed",
         cpus,
         format!(
-            "names CPU {highest}, but this machine has {has}, and fio refuses a CPU it lacks at every run; give \
-             cpus_allowed within {within} (e.g. cpus_allowed: {within}), or remove cpus_allowed and \
-             cpus_allowed_policy to let fio's tasks run on every CPU"
+            "names CPU {lacked}, but culprit may run on {has} here, and fio fails the tasks bound to a CPU it \
+             cannot use at every run; give cpus_allowed within {within} (e.g. cpus_allowed: {within}), or remove \
+             cpus_allowed and cpus_allowed_policy to let fio's tasks run on every CPU"
         ),
     ))
 }
@@ -269,8 +272,10 @@ fn check_cpus_allowed(p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
 /// would silently drop the CPUs after it.
 fn cpu_list(text: &str) -> Result<Vec<std::ops::RangeInclusive<u32>>, String> {
     let cpu = |number: &str| {
-        number.trim().parse::<u32>().map_err(|_| {
-            format!("'{}' is no CPU number; fio's CPU list gives CPUs and ranges such as 0-3,8,10-11", number.trim())
+        let number = number.trim();
+        number.parse::<u32>().map_err(|_| match number.bytes().all(|b| b.is_ascii_digit()) && !number.is_empty() {
+            true => format!("CPU {number} is beyond any machine's CPUs; give CPUs this machine has, such as 0-3"),
+            false => format!("'{number}' is no CPU number; fio's CPU list gives CPUs and ranges such as 0-3,8,10-11"),
         })
     };
     let text = text.trim();
@@ -328,8 +333,8 @@ impl Program for Fio {
         }
     }
 
-    fn check_fits_machine(&self, p: &Params, nr_cpu: u32) -> Result<(), ProgramError> {
-        check_cpus_allowed(p, nr_cpu)
+    fn check_fits_machine(&self, p: &Params, usable_cpus: &[u32]) -> Result<(), ProgramError> {
+        check_cpus_allowed(p, usable_cpus)
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
@@ -496,19 +501,27 @@ mod tests {
 
     #[test]
     fn cpus_allowed_beyond_the_machine_s_cpus_is_refused() {
-        let plan = |cpus: &str, nr_cpu: u32| {
+        let plan = |cpus: &str, usable: &[u32]| {
             let p = params("fio", &[("test_size", "1G"), ("cpus_allowed_policy", "split"), ("cpus_allowed", cpus)]);
-            Fio.check_fits_machine(&p, nr_cpu)?;
-            Fio.plan(&p, &ProgramContext { nr_cpu, ..ctx() }).map(|plan| plan.main.display())
+            Fio.check_fits_machine(&p, usable)?;
+            Fio.plan(&p, &ProgramContext { nr_cpu: usable.len() as u32, ..ctx() }).map(|plan| plan.main.display())
         };
-        let text = plan("0-127", 2).unwrap_err().to_string();
-        assert!(text.contains("'cpus_allowed' = '0-127'") && text.contains("names CPU 127"), "{text}");
-        assert!(text.contains("this machine has 2 CPUs online (0-1)"), "{text}");
+        let text = plan("0-127", &[0, 1]).unwrap_err().to_string();
+        assert!(text.contains("'cpus_allowed' = '0-127'") && text.contains("names CPU 2,"), "{text}");
+        assert!(text.contains("culprit may run on 2 CPUs (0-1) here"), "{text}");
         assert!(text.contains("give cpus_allowed within 0-1 (e.g. cpus_allowed: 0-1)"), "{text}");
-        assert!(plan("0,2", 2).unwrap_err().to_string().contains("names CPU 2"));
-        assert!(plan("0", 1).is_ok() && plan("1", 1).unwrap_err().to_string().contains("has 1 CPU (0)"));
-        assert!(plan("0-1", 2).unwrap().contains("--cpus_allowed=0-1"));
-        assert!(plan("0-x", 4).unwrap_err().to_string().contains("'x' is no CPU number"));
+        assert!(plan("0,2", &[0, 1]).unwrap_err().to_string().contains("names CPU 2"));
+        assert!(plan("0", &[0]).is_ok() && plan("1", &[0]).unwrap_err().to_string().contains("on 1 CPU (0)"));
+        assert!(plan("0-1", &[0, 1]).unwrap().contains("--cpus_allowed=0-1"));
+        assert!(plan("0-x", &[0, 1, 2, 3]).unwrap_err().to_string().contains("'x' is no CPU number"));
+        // An affinity mask without CPU 0 (taskset -c 2,3, a cpuset cgroup): its own CPUs run, CPU 0 is refused.
+        assert!(plan("2-3", &[2, 3]).is_ok());
+        let text = plan("0-3", &[2, 3]).unwrap_err().to_string();
+        assert!(text.contains("names CPU 0,") && text.contains("2 CPUs (2-3)"), "{text}");
+        // A huge range is refused at its first unusable CPU, not walked, and a number past u32 says what it is.
+        assert!(plan("1-4294967295", &[0, 1]).unwrap_err().to_string().contains("names CPU 2,"));
+        let text = plan("99999999999", &[0, 1]).unwrap_err().to_string();
+        assert!(text.contains("CPU 99999999999 is beyond any machine's CPUs"), "{text}");
     }
 
     #[test]

@@ -312,10 +312,11 @@ pub trait Program: Sync {
         Ok(())
     }
 
-    /// Fails when a param asks for something this machine of `nr_cpu` CPUs lacks (fio's `cpus_allowed` naming a CPU
-    /// beyond them), which would otherwise only show as every run failing. Called before anything runs by `culprit
-    /// run`, not by `culprit split`, whose files may be meant for another machine.
-    fn check_fits_machine(&self, _params: &Params, _nr_cpu: u32) -> Result<(), ProgramError> {
+    /// Fails when a param asks for something this machine lacks (fio's `cpus_allowed` naming a CPU outside
+    /// `usable_cpus`, the CPUs culprit may run on, ascending), which would otherwise only show as every run failing.
+    /// Called before anything runs by `culprit run`, not by `culprit split`, whose files may be meant for another
+    /// machine.
+    fn check_fits_machine(&self, _params: &Params, _usable_cpus: &[u32]) -> Result<(), ProgramError> {
         Ok(())
     }
 

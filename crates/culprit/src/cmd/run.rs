@@ -354,7 +354,7 @@ fn plan_one(
         // What the installed program offers (stress-ng's stressors) is asked here, once per atomic job, so a name
         // it lacks is refused with its line instead of failing every run.
         program.check_offered(&params).map_err(in_file)?;
-        program.check_fits_machine(&params, nr_cpu).map_err(in_file)?;
+        program.check_fits_machine(&params, &culprit_run::machine::usable_cpus()).map_err(in_file)?;
     }
     // Plan once now so a param that only fails in combination (fio's test_size / nr_task) is caught up front. A
     // server the plan needs and this machine lacks (oltp's MariaDB for lkp's mysql-setup) is the run's concern, not a
