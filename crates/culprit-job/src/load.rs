@@ -183,9 +183,21 @@ impl JobFile {
         }
         let mut documents = documents.to_vec();
         documents.reverse();
-        let shown = scalar_text(cluster).unwrap_or_else(|| kind_of(cluster).to_string());
         let place = self.source.place(self.file_name(), self.source.locate_any(&documents, &["cluster"]));
-        Err(several_machines(place, &shown))
+        match scalar_text(cluster).filter(|name| !name.trim().is_empty()) {
+            Some(name) => Err(several_machines(place, &name)),
+            // An empty cluster or a hash names no cluster file of lkp's (lkp's split-job fails to read one), so it
+            // is not called a cluster of several machines.
+            None => Err(JobError::Unsupported {
+                place,
+                what: format!("a 'cluster' that is {}, which names no lkp cluster", match scalar_text(cluster) {
+                    Some(_) => "empty".to_string(),
+                    None => kind_of(cluster).to_string(),
+                }),
+                todo: "give 'cluster: cs-localhost' to run every role on this machine, as lkp's cs-localhost \
+                       cluster does",
+            }),
+        }
     }
 
     /// The file name as given to [`JobFile::parse`].

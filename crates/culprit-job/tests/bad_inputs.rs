@@ -278,6 +278,9 @@ fn lkps_roles_merge_on_one_machine_and_a_cluster_of_several_is_refused() {
         ("runtime: 1s\nif role server:\n  iperf-server:\nif role client:\n  iperf:\n", 2, "'if role server' part"),
         ("runtime: 1s\n---\nif role client:\n  iperf:\n", 3, "in a job without a cluster"),
         ("cluster:\nif role client:\n  iperf:\n", 2, "add 'cluster: cs-localhost' to run every role on this machine"),
+        // An empty cluster names no cluster file of lkp's, rather than a cluster of several machines.
+        ("cluster: ''\nif role client:\n  iperf:\n", 1, "a 'cluster' that is empty, which names no lkp cluster"),
+        ("cluster: {a: 1}\nif role client:\n  iperf:\n", 1, "a 'cluster' that is a hash, which names no lkp"),
     ] {
         let error = load_error(text);
         assert!(error.to_string().contains(&format!("jobs/bad.yaml:{line}: ")), "{text:?}: {error}");
