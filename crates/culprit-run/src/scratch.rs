@@ -9,7 +9,8 @@
 //! the kernel lets go of the lock when the process dies, however it dies. [`remove_left_by_dead_runs`] removes a
 //! directory only when all of these say its run is over: the marker is this user's and reads whole, the culprit it
 //! names is not running, no live process carries its token, and nobody holds its lock (a culprit in another pid
-//! namespace sharing the directory is invisible in `/proc` but holds the lock).
+//! namespace sharing the directory is invisible in `/proc` but holds the lock). A culprit killed between making its
+//! directory and writing the marker leaves an empty one, named with its pid, which goes once it is a minute old.
 
 use crate::step_record;
 use std::fs::File;
@@ -136,18 +137,57 @@ impl Owner {
     }
 }
 
-/// A scratch directory [`remove_left_by_dead_runs`] removed, and whose it was.
+/// A scratch directory [`remove_left_by_dead_runs`] removed, and the pid of the culprit that made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Removed {
     pub path: PathBuf,
-    pub owner: Owner,
+    pub culprit_pid: i32,
+}
+
+/// How old a directory without a marker must be before [`remove_left_by_dead_runs`] takes it for a killed run's: a
+/// live run writes its marker microseconds after making the directory, and one in another pid namespace, whose pid
+/// this one cannot see, must not lose its directory in between.
+const UNMARKED_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Removes `path`, a directory a culprit killed between making it and writing its marker left: empty, or holding
+/// only the marker written under its temporary name. Only a directory named as [`ScratchDir::create`] names them
+/// (`<job>.<pid>.<attempt>`), this user's, older than [`UNMARKED_AGE`] and whose pid is not running is one; nothing
+/// else is ever in it, so nothing a run wrote is lost. Returns the pid when it was removed.
+fn remove_if_never_marked(path: &Path, uid: u32) -> Option<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let name = path.file_name()?.to_str()?;
+    let mut parts = name.rsplitn(3, '.');
+    let (attempt, pid) = (parts.next()?, parts.next()?);
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    parts.next()?;
+    if !digits(attempt) || !digits(pid) {
+        return None;
+    }
+    let pid: i32 = pid.parse().ok().filter(|&pid| pid > 0)?;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let age = meta.modified().ok()?.elapsed().unwrap_or_default();
+    if meta.uid() != uid || age < UNMARKED_AGE || step_record::live_start_time(pid).is_some() {
+        return None;
+    }
+    let partial = path.join(format!("{MARKER}.partial"));
+    for entry in std::fs::read_dir(path).ok()? {
+        let entry = entry.ok()?;
+        if entry.path() != partial || !entry.file_type().ok()?.is_file() {
+            return None;
+        }
+    }
+    let _ = std::fs::remove_file(&partial);
+    // remove_dir, not remove_dir_all: should anything have appeared since, the directory stays.
+    std::fs::remove_dir(path).ok().map(|()| pid)
 }
 
 /// Removes the scratch directories under `root` whose run is over: its culprit was killed before it could remove
 /// them. Only a directory with a whole marker of this user is considered, and it is removed only when the culprit
 /// the marker names is not running (its pid is free or another process's, told by the start time), no live process
 /// carries the run's token (a benchmark left running, which the caller should reap first, may still write there),
-/// and nobody holds the marker's lock. Best effort: what cannot be read or removed is left, for the next call.
+/// and nobody holds the marker's lock. A directory of a culprit killed before it wrote the marker, which holds
+/// nothing, goes too (see [`remove_if_never_marked`]). Best effort: what cannot be read or removed is left, for the
+/// next call.
 pub fn remove_left_by_dead_runs(root: &Path) -> Vec<Removed> {
     use std::os::unix::fs::MetadataExt;
     let uid = crate::process::effective_uid();
@@ -161,7 +201,16 @@ pub fn remove_left_by_dead_runs(root: &Path) -> Vec<Removed> {
         }
         // Nor is a marker that is a symlink: Culprit never makes one, and one pointing at a dead run's marker
         // elsewhere would pass a directory it did not make (another user's, in a shared root) for that run's.
-        let Ok(mut marker) = open_no_follow(&path.join(MARKER)) else { continue };
+        let mut marker = match open_no_follow(&path.join(MARKER)) {
+            Ok(marker) => marker,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(culprit_pid) = remove_if_never_marked(&path, uid) {
+                    removed.push(Removed { path, culprit_pid });
+                }
+                continue;
+            }
+            Err(_) => continue,
+        };
         if !marker.metadata().is_ok_and(|meta| meta.is_file() && meta.uid() == uid) {
             continue;
         }
@@ -180,7 +229,7 @@ pub fn remove_left_by_dead_runs(root: &Path) -> Vec<Removed> {
             continue;
         }
         if std::fs::remove_dir_all(&path).is_ok() {
-            removed.push(Removed { path, owner });
+            removed.push(Removed { path, culprit_pid: owner.culprit_pid });
         }
     }
     removed
@@ -274,5 +323,39 @@ mod tests {
         // Once the benchmark is gone, its directory goes too.
         let removed: Vec<PathBuf> = remove_left_by_dead_runs(root.path()).into_iter().map(|r| r.path).collect();
         assert_eq!(removed, [busy]);
+    }
+
+    #[test]
+    fn a_directory_a_run_was_killed_before_marking_is_removed_when_old_and_empty() {
+        let root = tempfile::tempdir().unwrap();
+        let made = |name: &str, partial: bool, age_secs: u64| {
+            let dir = root.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            if partial {
+                std::fs::write(dir.join(format!("{MARKER}.partial")), HEADER).unwrap();
+            }
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            File::open(&dir).unwrap().set_modified(when).unwrap();
+            dir
+        };
+        // A pid above any pid_max names no process.
+        let dead = i32::MAX - 1;
+        let empty = made(&format!("job.{dead}.0"), false, 120);
+        let partial = made(&format!("job.{dead}.1"), true, 120);
+        // Kept: too young (a live run in another pid namespace may be about to mark it), its pid running, a
+        // name Culprit does not make, or anything in it besides the temporary marker.
+        let young = made(&format!("job.{dead}.2"), false, 5);
+        let live = made(&format!("job.{}.0", std::process::id()), false, 120);
+        let foreign = made("photos", false, 120);
+        let with_data = root.path().join(format!("job.{dead}.3"));
+        std::fs::create_dir(&with_data).unwrap();
+        std::fs::write(with_data.join("fio_testfile"), "data").unwrap();
+        File::open(&with_data).unwrap().set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+
+        let removed = remove_left_by_dead_runs(root.path()).into_iter();
+        let mut removed: Vec<_> = removed.map(|r| (r.path, r.culprit_pid)).collect();
+        removed.sort();
+        assert_eq!(removed, [(empty.clone(), dead), (partial.clone(), dead)]);
+        assert!(young.is_dir() && live.is_dir() && foreign.is_dir() && with_data.join("fio_testfile").is_file());
     }
 }

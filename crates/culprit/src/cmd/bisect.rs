@@ -456,7 +456,7 @@ pub(crate) fn remove_scratch_left_by_killed_runs(root: &Path) {
         crate::note!(
             "culprit: removed the scratch directory {} left by a killed run (culprit process {})",
             removed.path.display(),
-            removed.owner.culprit_pid
+            removed.culprit_pid
         );
     }
 }
