@@ -32,8 +32,9 @@
 //! - `cpuload`, `donorname`: `--cpuload`, `--donorname` when yes (for the `cpuio` and `e4defrag` engines).
 //! - `cpus_allowed_policy`, `cpus_allowed`: `--cpus_allowed_policy` (`split`, `shared`), `--cpus_allowed`; as in
 //!   lkp, `split` needs `cpus_allowed` and no other policy takes it. A `cpus_allowed` naming a CPU this machine lacks
-//!   (lkp's `0-127` on a smaller box) or culprit's affinity excludes (`taskset`, a cpuset cgroup) is refused before `culprit run` runs anything, since fio would fail every run
-//!   on it; `culprit split` writes it as it is, for the machine the file is meant for.
+//!   (lkp's `0-127` on a smaller box) or culprit's affinity excludes (`taskset`, a cpuset cgroup) is refused before
+//!   `culprit run` runs anything, since fio would fail every run on it; `culprit split` writes it as it is, for the
+//!   machine the file is meant for.
 //! - `numa_mem_policy`, `numa_cpu_nodes`: `--numa_mem_policy`, `--numa_cpu_nodes`; lkp's `MODE:even` and `even`
 //!   spread its tasks (one a storage) over the nodes, and Culprit's one task is lkp's first, on node 0.
 //! - `testfile`: `--filename=fio_testfile` when `y`: every task shares one file, as in lkp.

@@ -1323,8 +1323,10 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
 /// A session's status as `bisect list` shows it. A session is stored as running until it ends, whether a process
 /// drives it or it was stopped (Ctrl-C, kill -9, a failure that is not the commit's) and waits for `--resume`; the
 /// driving process holds the session's lock in its repository, so a lock file that no process holds says it was
-/// stopped. Without the file (a session driven on another machine of the farm, or a repository moved away) there is
-/// nothing to tell, and it stays "running".
+/// stopped. A culprit killed after storing its session but before taking that lock left only the start lock of its
+/// command, which it held from before the session was stored, so that one tells. Without either file (a session
+/// driven on another machine of the farm, or a repository moved away) there is nothing to tell, and it stays
+/// "running".
 fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
     if session.status != NEW_SESSION_STATUS {
         return session.status.clone();
@@ -1335,11 +1337,32 @@ fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> St
     if !lock.exists() {
         lock = worktree_root(repo, &format!("session-{}", session.id)).with_extension("lock");
     }
+    if !lock.exists() {
+        if let Some(start_lock) = stored_start_lock(session) {
+            lock = start_lock;
+        }
+    }
     if crate::lock::is_unheld(&lock) {
         "stopped".to_string()
     } else {
         session.status.clone()
     }
+}
+
+/// The start lock of the command that began stored `session`, from its stored configuration, read as JSON alone (as
+/// `bisect list` reads it, so that a session this culprit cannot replay is still listed); `None` when it lacks a
+/// field the lock's name needs.
+fn stored_start_lock(session: &culprit_store::BisectSession) -> Option<PathBuf> {
+    let config: serde_json::Value = serde_json::from_str(&session.config_json).ok()?;
+    let text = |key: &str| config.get(key).and_then(serde_json::Value::as_str).map(str::to_string);
+    let others: Vec<String> = match config.get("other_goods") {
+        None => Vec::new(),
+        Some(list) => serde_json::from_value(list.clone()).ok()?,
+    };
+    let improvement = config.get("improvement").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let (good, bad, job_id) = (text("good")?, text("bad")?, session.job_id.as_deref()?);
+    let identity = start_identity(&good, &bad, &others, job_id, &text("build"), &text("deploy"), improvement);
+    Some(start_lock_path(Path::new(&text("repo")?), &identity))
 }
 
 /// A stored session replayed: its configuration, range, runs, samples, and the machine they lead to.
@@ -1502,6 +1525,44 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_whose_culprit_was_killed_before_taking_its_lock_is_listed_stopped() {
+        // A culprit killed between storing its session and taking the session's lock left no session lock, and the
+        // session was listed "running" for good (a CI run of qa11's track test killed it in that moment).
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        let mut store = culprit_store::SqliteStore::open(dir.path().join("s.db")).unwrap();
+        let (good, bad) = ("a".repeat(40), "b".repeat(40));
+        let config = serde_json::json!({ "repo": repo, "good": good, "bad": bad, "build": "make -s", "deploy": null });
+        let session = store
+            .create_bisect_session(&NewBisectSession {
+                repo: repo.display().to_string(),
+                good: good.clone(),
+                bad: bad.clone(),
+                job_id: Some("0123456789abcdef".into()),
+                metric: Some("command.user_time".into()),
+                config_json: config.to_string(),
+                created_at: 0.0,
+                range: Vec::new(),
+            })
+            .unwrap();
+        let stored = store.bisect_session(session).unwrap();
+        let identity = start_identity(&good, &bad, &[], "0123456789abcdef", &Some("make -s".into()), &None, false);
+        let start_lock = start_lock_path(&repo, &identity);
+        std::fs::create_dir_all(start_lock.parent().unwrap()).unwrap();
+        // Without any lock file nothing tells (a session of another machine of the farm).
+        assert_eq!(shown_status(&store, &stored), "running");
+        // The start lock held: the culprit is storing the session and about to lock it.
+        let crate::lock::Lock::Held(held) = crate::lock::try_lock(&start_lock).unwrap() else { panic!("busy") };
+        assert_eq!(stored_start_lock(&stored), Some(start_lock.clone()));
+        assert_eq!(shown_status(&store, &stored), "running");
+        // Its holder gone (the kill -9 leaves the file): stopped.
+        drop(held);
+        assert!(start_lock.exists());
+        assert_eq!(shown_status(&store, &stored), "stopped");
+    }
 
     #[test]
     fn the_machines_commit_positions_are_named_by_sha_in_what_people_read() {
