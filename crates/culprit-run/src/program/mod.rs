@@ -15,11 +15,10 @@ pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
 pub mod iperf;
-pub mod mariadb;
 pub mod oltp;
 pub mod perf_bench;
 pub mod pgbench;
-pub mod postgres;
+pub mod server;
 pub mod stress_ng;
 pub mod sysbench;
 
