@@ -10,14 +10,18 @@
 //! 3. `setsid mariadbd --no-defaults --datadir=... --socket=<scratch>/mysqld.sock --skip-networking ...` in the
 //!    background, then `mariadb-admin ping` until it answers (120 s at most, its log on stderr if it dies first).
 //!    When the scratch path is too long for a socket address, the server listens on 127.0.0.1 at a free port
-//!    instead, with its socket under the temp directory. `--no-defaults` keeps `/etc/mysql`'s settings (the system
-//!    server's socket and port) out of it;
+//!    instead, for sysbench, and makes its socket in its data directory, where it runs (`--socket=mysqld.sock`, a
+//!    name the path is not too long for). `--no-defaults` keeps `/etc/mysql`'s settings (the system server's socket
+//!    and port) out of it;
 //! 4. `mariadb -e 'CREATE DATABASE sbtest'`, sysbench's default database;
 //!
 //! then the program's own setup and measured command, and in cleanup `mariadb-admin shutdown`, which returns once
-//! the server is gone. `setsid` takes the server out of the setup step's process group, which is killed when the step
-//! ends; the server still carries the run's step token in its environment, so a culprit killed with `kill -9` leaves
-//! it for the next culprit to take up the work to kill (`step_record::reap`), as it does PostgreSQL's postmaster.
+//! the server is gone. Culprit's own clients (the ping, the database's creation, the shutdown) reach the server by
+//! its socket whichever way sysbench does: by the port, another server that took the port first would answer the
+//! ping, and be shut down. `setsid` takes the server out of the setup step's process group,
+//! which is killed when the step ends; the server still carries the run's step token in its environment, so a culprit
+//! killed with `kill -9` leaves it for the next culprit to take up the work to kill (`step_record::reap`), as it does
+//! PostgreSQL's postmaster.
 
 use super::{Command, Engine, Host, Listen, Parts, Start};
 use crate::process::{find_in_path, Invocation};
@@ -36,6 +40,9 @@ pub const SUPERUSER: &str = "root";
 
 /// The database clients use: sysbench's default, made once the server is up.
 pub const DATABASE: &str = "sbtest";
+
+/// The server's socket when it listens on a port: a name relative to its data directory, where it runs.
+const DATA_SOCKET: &str = "mysqld.sock";
 
 /// The four programs of a MariaDB (or MySQL) installation the throwaway server needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,16 +88,6 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    /// The MariaDB clients' options (`mariadb`, `mariadb-admin`) to reach it, after their `--no-defaults`.
-    fn client_options(&self) -> Vec<String> {
-        match self {
-            Endpoint::Socket(path) => vec![format!("--socket={path}")],
-            Endpoint::Tcp(port) => {
-                ["--protocol=tcp".into(), "--host=127.0.0.1".into(), format!("--port={port}")].to_vec()
-            }
-        }
-    }
-
     /// sysbench's options for the connection, its user and database included.
     pub fn sysbench_options(&self) -> Vec<String> {
         let mut options = vec!["--db-driver=mysql".to_string()];
@@ -131,21 +128,24 @@ impl Engine for Tools {
     fn parts(&self, scratch: &Path, listen: &Listen, settings: &[(String, String)]) -> Parts<Endpoint> {
         let in_scratch = |name: &str| scratch.join(name).display().to_string();
         let tool = |path: &PathBuf| path.display().to_string();
-        let (endpoint, listening) = match listen {
-            Listen::Socket(socket) => {
-                (Endpoint::Socket(socket.clone()), vec![format!("--socket={socket}"), "--skip-networking".into()])
-            }
-            Listen::Tcp(port) => {
-                // The server always makes a socket; a name of its port's keeps it off the system server's.
-                let socket = std::env::temp_dir().join(format!("culprit-mariadb-{port}.sock")).display().to_string();
-                (
-                    Endpoint::Tcp(*port),
-                    vec![format!("--socket={socket}"), "--bind-address=127.0.0.1".into(), format!("--port={port}")],
-                )
-            }
+        let data = in_scratch("data");
+        let (endpoint, listening, own_socket) = match listen {
+            Listen::Socket(socket) => (
+                Endpoint::Socket(socket.clone()),
+                vec![format!("--socket={socket}"), "--skip-networking".into()],
+                socket.clone(),
+            ),
+            // The server always makes a socket. Named relative to the data directory, where the server runs, it
+            // goes with the scratch directory however the server ends: one under the temp directory stayed there
+            // for good when the server was killed with SIGKILL (after a kill -9 of culprit, the next culprit's
+            // reap escalates to it).
+            Listen::Tcp(port) => (
+                Endpoint::Tcp(*port),
+                vec![format!("--socket={DATA_SOCKET}"), "--bind-address=127.0.0.1".into(), format!("--port={port}")],
+                DATA_SOCKET.to_string(),
+            ),
         };
 
-        let data = in_scratch("data");
         // The temporary files go to the scratch directory too: two servers made at once in the same /tmp collided
         // on their temporary tables' names, and mariadb-install-db failed ("Unknown table 'mysql.tmp_user_sys'").
         let tmpdir = format!("--tmpdir={}", scratch.display());
@@ -169,22 +169,24 @@ impl Engine for Tools {
         ];
         server.extend(listening);
         server.extend(settings.iter().map(|(name, value)| format!("--{name}={value}")));
-        let admin = |command: &str| {
-            let mut argv = vec![tool(&self.admin), "--no-defaults".into()];
-            argv.extend(endpoint.client_options());
-            argv.extend([format!("--user={SUPERUSER}"), command.into()]);
+        // Culprit's own clients reach this server by its socket, run in its data directory, which a socket in TCP
+        // mode is named relative to: by the port, a ping would be answered by another server that took the port
+        // first (the start then passed and the run's sysbench went to that server), and a shutdown would stop it.
+        let data_dir = PathBuf::from(&data);
+        let own = |tool: &PathBuf, args: &[&str]| {
+            let mut argv = vec![tool.display().to_string(), "--no-defaults".into(), format!("--socket={own_socket}")];
+            argv.push(format!("--user={SUPERUSER}"));
+            argv.extend(args.iter().map(|arg| arg.to_string()));
             argv
         };
-
-        let mut create = vec![tool(&self.client), "--no-defaults".into()];
-        create.extend(endpoint.client_options());
-        create.extend([format!("--user={SUPERUSER}"), "-e".into(), format!("CREATE DATABASE {DATABASE}")]);
+        let create = Invocation::new(own(&self.client, &["-e", &format!("CREATE DATABASE {DATABASE}")]));
+        let ping = own(&self.admin, &["ping"]);
         Parts {
             make,
-            start: Start::Detached { name: "mariadbd", server, ping: admin("ping") },
+            start: Start::Detached { name: "mariadbd", server, ping, dir: data_dir.clone() },
             log,
-            once_up: vec![Invocation::new(create)],
-            stop: Command::AsCaller(Invocation::new(admin("shutdown"))),
+            once_up: vec![create.in_dir(&data_dir)],
+            stop: Command::AsCaller(Invocation::new(own(&self.admin, &["shutdown"])).in_dir(&data_dir)),
             connection: endpoint,
         }
     }
@@ -256,9 +258,14 @@ mod tests {
         assert!(!server.setup[0].display().starts_with("chown"), "not root: {}", server.setup[0].display());
         let start = &server.setup[1].argv[2];
         assert!(start.contains("--bind-address=127.0.0.1 --port=40001 --max-connections=512 <"), "{start}");
-        assert!(start.contains("culprit-mariadb-40001.sock"), "{start}");
-        let stop = server.cleanup[0].display();
-        assert!(stop.ends_with("--protocol=tcp --host=127.0.0.1 --port=40001 --user=root shutdown"), "{stop}");
+        // Its socket is in its data directory, where its own clients run, and which goes with the scratch directory.
+        assert!(start.contains(" --socket=mysqld.sock --bind-address=127.0.0.1 "), "{start}");
+        assert!(start.contains("until /usr/bin/mariadb-admin --no-defaults --socket=mysqld.sock --user=root ping"));
+        let data = long.scratch_dir.join("data");
+        assert_eq!(server.setup[1].cwd.as_ref(), Some(&data));
+        let stop = &server.cleanup[0];
+        assert!(stop.display().ends_with(" --socket=mysqld.sock --user=root shutdown"), "{}", stop.display());
+        assert_eq!((server.setup[2].cwd.as_ref(), stop.cwd.as_ref()), (Some(&data), Some(&data)));
         let err = throwaway("oltp", &long, &test_host(false), &no_port, &[]).unwrap_err();
         assert!(err.to_string().contains("no free TCP port"), "{err}");
     }

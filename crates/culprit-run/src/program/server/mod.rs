@@ -18,14 +18,15 @@
 //!
 //! The server leaves the setup step's process group (a session of its own), which is killed when the step ends, but
 //! carries the run's step token in its environment (`runuser` keeps it), so a culprit killed with `kill -9` leaves it
-//! for the next culprit to take up the work to kill (`step_record::reap`).
+//! for the next culprit to take up the work to kill (`step_record::reap`). Nothing of it lives outside the scratch
+//! directory, which that culprit then removes (`scratch::remove_left_by_dead_runs`).
 
 pub mod mariadb;
 pub mod postgres;
 
 use super::{ProgramContext, ProgramError};
 use crate::process::{shell_quote, Invocation};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How long a server gets to accept connections.
 pub const START_LIMIT_SECS: u32 = 120;
@@ -101,8 +102,9 @@ pub enum Start {
     /// when it does not (`pg_ctl -w start`).
     Returning(Vec<String>),
     /// The server itself (`name`), which runs in the foreground, started in the background in a session of its own,
-    /// and a client command that succeeds once it accepts connections (`mariadb-admin ping`).
-    Detached { name: &'static str, server: Vec<String>, ping: Vec<String> },
+    /// and a client command that succeeds once it accepts connections (`mariadb-admin ping`), run in `dir`, which the
+    /// ping may name the server's socket relative to.
+    Detached { name: &'static str, server: Vec<String>, ping: Vec<String>, dir: PathBuf },
 }
 
 /// One of a server's commands, and whose it is.
@@ -165,7 +167,11 @@ pub fn throwaway<E: Engine>(
         setup.push(hand_over(scratch, E::ACCOUNT));
     }
     setup.push(as_server(parts.make));
-    setup.push(as_server(vec!["sh".into(), "-c".into(), start_script(&parts.start, &parts.log)]));
+    let start = as_server(vec!["sh".into(), "-c".into(), start_script(&parts.start, &parts.log)]);
+    setup.push(match &parts.start {
+        Start::Returning(_) => start,
+        Start::Detached { dir, .. } => start.in_dir(dir),
+    });
     setup.extend(parts.once_up);
     let stop = match parts.stop {
         Command::AsAccount(argv) => as_server(argv),
@@ -183,7 +189,7 @@ fn start_script(start: &Start, log: &str) -> String {
         Start::Returning(argv) => format!("{} || {{ status=$?; cat {log} >&2; exit $status; }}", quoted(argv)),
         // The server's output goes to its log, not the step's pipes, which would otherwise stay open for as long as
         // the server runs; `setsid` takes it out of the step's process group, which is killed when the step ends.
-        Start::Detached { name, server, ping } => format!(
+        Start::Detached { name, server, ping, .. } => format!(
             "setsid {server} </dev/null >/dev/null 2>&1 & pid=$!; tries=0; \
              until {ping} >/dev/null 2>&1; do \
              if ! kill -0 $pid 2>/dev/null; then echo '{name} exited:' >&2; cat {log} >&2; exit 1; fi; \
