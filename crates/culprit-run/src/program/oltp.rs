@@ -121,20 +121,20 @@ impl Oltp {
         // Every sysbench thread holds a connection; past the default, the server is started with room for twice
         // the threads, as lkp's mysql-setup does for MySQL.
         let room = threads.saturating_mul(2).to_string();
-        let (mut setup, cleanup, connection) = if driver == "mysql" {
+        let (mut setup, cleanup, retry, connection) = if driver == "mysql" {
             let mut settings = Vec::new();
             if threads > LKP_MYSQL_THREADS {
                 settings.push(("max-connections".to_string(), room));
             }
             let server = throwaway(PROGRAM, ctx, mariadb, free_port, &settings)?;
-            (server.setup, server.cleanup, server.connection.sysbench_options())
+            (server.setup, server.cleanup, server.retry, server.connection.sysbench_options())
         } else {
             let mut settings = Vec::new();
             if threads.saturating_add(3) > DEFAULT_MAX_CONNECTIONS {
                 settings.push(("max_connections".to_string(), room));
             }
             let server = throwaway(PROGRAM, ctx, host, free_port, &settings)?;
-            (server.setup, server.cleanup, connection_options(&server.connection))
+            (server.setup, server.cleanup, server.retry, connection_options(&server.connection))
         };
         let mut common = vec!["sysbench".to_string(), test];
         common.extend(connection);
@@ -146,7 +146,7 @@ impl Oltp {
         run.extend([format!("--threads={threads}"), format!("--time={secs}"), "--events=0".into(), "run".into()]);
 
         setup.push(Invocation::new(prepare));
-        Ok(ProgramPlan { setup, main: Invocation::new(run), executions: 1, warmups: 0, cleanup })
+        Ok(ProgramPlan { setup, main: Invocation::new(run), executions: 1, warmups: 0, cleanup, retry })
     }
 }
 

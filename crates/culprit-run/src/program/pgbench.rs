@@ -189,7 +189,7 @@ impl Pgbench {
         let mut setup = server.setup;
         setup.push(pgbench(&server.connection, &program, &init));
         let main = pgbench(&server.connection, &program, &run);
-        Ok(ProgramPlan { setup, main, executions: 1, warmups: 0, cleanup: server.cleanup })
+        Ok(ProgramPlan { setup, main, executions: 1, warmups: 0, cleanup: server.cleanup, retry: server.retry })
     }
 }
 
@@ -235,7 +235,10 @@ mod tests {
             lines[1],
             "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -U postgres -A trust --no-sync -E UTF8 --locale=C"
         );
-        assert!(lines[2].starts_with("runuser -u postgres -- sh -c '/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
+        // The log is emptied first, so that a start tried again is told by its own words.
+        let start = "runuser -u postgres -- sh -c ': > /tmp/culprit-scratch/postgres.log; /usr/lib/postgresql/15/bin/\
+                     pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w";
+        assert!(lines[2].starts_with(start), "{}", lines[2]);
         assert!(lines[2].ends_with(" start || { status=$?; cat /tmp/culprit-scratch/postgres.log >&2; exit $status; }'"), "{}", lines[2]);
         assert!(lines[2].contains("-c listen_addresses= -c unix_socket_directories=/tmp/culprit-scratch -c port=5432"), "{}", lines[2]);
         assert_eq!(lines[3], "/usr/lib/postgresql/15/bin/pgbench -h /tmp/culprit-scratch -p 5432 -U postgres -i -s 1 -q postgres");

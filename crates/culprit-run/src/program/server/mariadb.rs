@@ -225,7 +225,7 @@ mod tests {
         let start = &server.setup[2].argv[6];
         assert!(
             start.starts_with(
-                "setsid /usr/sbin/mariadbd --no-defaults --datadir=/tmp/culprit-scratch/data \
+                ": > /tmp/culprit-scratch/mariadbd.log; setsid /usr/sbin/mariadbd --no-defaults --datadir=/tmp/culprit-scratch/data \
                  --tmpdir=/tmp/culprit-scratch --pid-file=/tmp/culprit-scratch/mariadbd.pid \
                  --log-error=/tmp/culprit-scratch/mariadbd.log --socket=/tmp/culprit-scratch/mysqld.sock \
                  --skip-networking </dev/null"

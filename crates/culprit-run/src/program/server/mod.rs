@@ -11,7 +11,9 @@
 //! 4. The server starts, listening on a Unix socket in the scratch directory, so that runs never collide, or, when
 //!    the scratch path is too long for a socket address, on 127.0.0.1 at a free port. The start step returns once
 //!    the server accepts connections ([`START_LIMIT_SECS`] at most), or fails with the server's log on stderr, which
-//!    the failed run keeps: the log itself goes with the scratch directory.
+//!    the failed run keeps: the log itself goes with the scratch directory. A port is only free when it is picked,
+//!    and two runs starting at once can pick the same one; a start whose log says its port was taken is tried again
+//!    from a new plan, with a new port ([`PORT_TRIES`] tries in all: the plan's `SetupRetry`).
 //! 5. What the engine runs once the server is up (MariaDB's database), then the program's own setup and measured
 //!    command. In cleanup the server stops; the run attempts cleanup whatever happened, so the server of a setup that
 //!    failed halfway stops too.
@@ -24,12 +26,19 @@
 pub mod mariadb;
 pub mod postgres;
 
-use super::{ProgramContext, ProgramError};
+use super::{ProgramContext, ProgramError, SetupRetry};
 use crate::process::{shell_quote, Invocation};
 use std::path::{Path, PathBuf};
 
 /// How long a server gets to accept connections.
 pub const START_LIMIT_SECS: u32 = 120;
+
+/// The tries a server on 127.0.0.1 gets to find its port free, each on a new one.
+pub const PORT_TRIES: u32 = 5;
+
+/// What PostgreSQL's and MariaDB's logs say when their port is taken (the error text of `EADDRINUSE`), which the
+/// start step copies to its stderr.
+const PORT_TAKEN: &str = "Address already in use";
 
 /// One engine's parts of a throwaway server, which [`throwaway`] puts in their places.
 pub trait Engine: Sized + Clone {
@@ -126,6 +135,8 @@ pub struct ThrowawayServer<E: Engine> {
     pub connection: E::Connection,
     /// The engine's programs it was made with (PostgreSQL's bin directory, where pgbench lives too).
     pub tools: E,
+    /// On a port: the start, to try again on a new port when another process took this one first.
+    pub retry: Option<SetupRetry>,
 }
 
 /// The commands of a throwaway server of `host`'s engine in `ctx`'s scratch directory for `program`, with extra
@@ -167,6 +178,14 @@ pub fn throwaway<E: Engine>(
         setup.push(hand_over(scratch, E::ACCOUNT));
     }
     setup.push(as_server(parts.make));
+    // A free port is only free when it is picked, and two runs starting at once can pick the same one: the start of
+    // the second fails, and a new plan picks another port.
+    let retry = matches!(listen, Listen::Tcp(_)).then_some(SetupRetry {
+        step: setup.len(),
+        when_stderr_has: PORT_TAKEN,
+        tries: PORT_TRIES,
+        why: "another process took the throwaway server's port on 127.0.0.1 first; each try picks a new port",
+    });
     let start = as_server(vec!["sh".into(), "-c".into(), start_script(&parts.start, &parts.log)]);
     setup.push(match &parts.start {
         Start::Returning(_) => start,
@@ -177,15 +196,17 @@ pub fn throwaway<E: Engine>(
         Command::AsAccount(argv) => as_server(argv),
         Command::AsCaller(invocation) => invocation,
     };
-    Ok(ThrowawayServer { setup, cleanup: vec![stop], connection: parts.connection, tools: tools.clone() })
+    Ok(ThrowawayServer { setup, cleanup: vec![stop], connection: parts.connection, tools: tools.clone(), retry })
 }
 
 /// The start step's shell script: `start`, and the server's `log` on stderr when the server does not start, since
-/// the start command's own words do not say why (pg_ctl says only "Examine the log output").
+/// the start command's own words do not say why (pg_ctl says only "Examine the log output"). The log is emptied
+/// first, as both servers append to it: a start tried again after its port was taken is told by its own words, not
+/// by the earlier try's.
 fn start_script(start: &Start, log: &str) -> String {
     let quoted = |argv: &[String]| argv.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ");
     let log = shell_quote(log);
-    match start {
+    let script = match start {
         Start::Returning(argv) => format!("{} || {{ status=$?; cat {log} >&2; exit $status; }}", quoted(argv)),
         // The server's output goes to its log, not the step's pipes, which would otherwise stay open for as long as
         // the server runs; `setsid` takes it out of the step's process group, which is killed when the step ends.
@@ -201,7 +222,8 @@ fn start_script(start: &Start, log: &str) -> String {
             ping = quoted(ping),
             tries = START_LIMIT_SECS * 10,
         ),
-    }
+    };
+    format!(": > {log}; {script}")
 }
 
 /// `argv` run as the server's own `account` when Culprit runs as root, through `runuser -u <account> --` (which keeps
