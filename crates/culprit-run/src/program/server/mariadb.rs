@@ -100,13 +100,6 @@ impl Endpoint {
     }
 }
 
-/// The socket path `dir` gives, when it fits in `sun_path` (108 bytes with its NUL; a margin is kept).
-fn socket_in(dir: &Path) -> Option<String> {
-    let path = dir.join("mysqld.sock");
-    let text = path.to_str()?;
-    (text.starts_with('/') && text.len() <= 100).then(|| text.to_string())
-}
-
 impl Engine for Tools {
     type Connection = Endpoint;
     const INSTALL_HINT: &'static str = SERVER_INSTALL_HINT;
@@ -118,8 +111,11 @@ impl Engine for Tools {
         find_tools()
     }
 
+    /// `<scratch>/mysqld.sock`, when it fits in `sun_path` (108 bytes with its NUL; a margin is kept).
     fn socket_in(scratch: &Path) -> Option<String> {
-        socket_in(scratch)
+        let path = scratch.join("mysqld.sock");
+        let text = path.to_str()?;
+        (text.starts_with('/') && text.len() <= 100).then(|| text.to_string())
     }
 
     /// mariadb-install-db, then mariadbd with the listening options and the job's settings as
@@ -173,8 +169,8 @@ impl Engine for Tools {
         // mode is named relative to: by the port, a ping would be answered by another server that took the port
         // first (the start then passed and the run's sysbench went to that server), and a shutdown would stop it.
         let data_dir = PathBuf::from(&data);
-        let own = |tool: &PathBuf, args: &[&str]| {
-            let mut argv = vec![tool.display().to_string(), "--no-defaults".into(), format!("--socket={own_socket}")];
+        let own = |client: &PathBuf, args: &[&str]| {
+            let mut argv = vec![tool(client), "--no-defaults".into(), format!("--socket={own_socket}")];
             argv.push(format!("--user={SUPERUSER}"));
             argv.extend(args.iter().map(|arg| arg.to_string()));
             argv
