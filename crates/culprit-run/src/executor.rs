@@ -7,7 +7,7 @@
 
 use crate::monitor::{self, MonitorSet};
 use crate::process::{self, Exit, Finished, Invocation};
-use crate::program::{command, Params, Program, ProgramContext};
+use crate::program::{command, Params, Program, ProgramContext, ProgramPlan};
 use crate::scratch::ScratchDir;
 use crate::step_record;
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -193,8 +193,10 @@ fn run_in(
     token: &str,
 ) -> Result<(), Stop> {
     let pctx = ProgramContext { nr_cpu: ctx.machine.nr_cpu.max(1), scratch_dir: scratch.to_path_buf() };
-    let plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
-    let result = set_up_and_measure(job, ctx, interrupt, &plan, record, token);
+    let mut plan = job.program.plan(&job.program_params, &pctx).map_err(|e| Stop::Failed(e.to_string()))?;
+    let result = set_up(job, ctx, interrupt, &pctx, &mut plan, record, token)
+        .and_then(|()| measure(job, ctx, interrupt, &plan, record, token));
+    // The plan's cleanup is the last plan's when setup tried again from a new one.
     for step in &plan.cleanup {
         // Cleanup is attempted whatever happened (a half-done setup may have started a server) and never turns a
         // good run into a failed one.
@@ -210,33 +212,83 @@ fn run_in(
     result
 }
 
-/// Setup, monitors, the measured executions and parsing; cleanup is the caller's.
-fn set_up_and_measure(
+/// The plan's setup steps, in order. The step of the plan's [`crate::program::SetupRetry`], when it fails as that
+/// says a failure worth another try does (a throwaway server's start on a port another process took first), runs
+/// again from a new plan for the same scratch directory, whose steps before it must be those that ran (the server's
+/// new plan differs in its port); that plan then serves the rest of the run, its cleanup included.
+fn set_up(
     job: &JobRun,
     ctx: &RunContext,
     interrupt: &Arc<AtomicBool>,
-    plan: &crate::program::ProgramPlan,
+    pctx: &ProgramContext,
+    plan: &mut ProgramPlan,
     record: &mut RunRecord,
     token: &str,
 ) -> Result<(), Stop> {
-    for step in &plan.setup {
-        let inv = with_env(step.clone(), job);
+    let (mut step, mut tries) = (0, 1);
+    while let Some(next) = plan.setup.get(step) {
+        let inv = with_env(next.clone(), job);
         let f = run_process(&inv, job.timeout, interrupt, ctx, "setup", token)
             .map_err(|e| Stop::Failed(format!("setup: {e}")))?;
         if f.exit == Exit::Interrupted {
             return Err(Stop::Interrupted);
         }
-        if !f.exit.success() {
-            record.stderr = f.stderr.clone();
-            return Err(Stop::Failed(format!(
-                "setup '{}' failed: {}{}",
-                inv.summary(),
-                exit_text(&f.exit, job.timeout),
-                stderr_tail(&f.stderr, &inv.command_text())
-            )));
+        if f.exit.success() {
+            step += 1;
+            continue;
         }
+        let retry = plan.retry.filter(|retry| retry.step == step && f.stderr.contains(retry.when_stderr_has));
+        if let Some(retry) = retry.filter(|retry| tries < retry.tries) {
+            let again = job.program.plan(&job.program_params, pctx).map_err(|e| {
+                record.stderr.push_str(&f.stderr);
+                Stop::Failed(e.to_string())
+            })?;
+            if again.setup.get(..step) == plan.setup.get(..step) {
+                // The run's stderr keeps what each try met, which the run's reason does not say when a later try
+                // passes.
+                record.stderr.push_str(&f.stderr);
+                record.stderr.push_str(&format!(
+                    "{NOTE_PREFIX}setup '{}' failed on try {tries} of {} ({}), so it was tried again\n",
+                    inv.summary(),
+                    retry.tries,
+                    retry.why
+                ));
+                *plan = again;
+                tries += 1;
+                continue;
+            }
+        }
+        record.stderr.push_str(&f.stderr);
+        // After tries that all failed alike, the line that says how says more than the last one (a server's
+        // "Aborting").
+        let (tries_text, tail) = match retry {
+            Some(retry) => (
+                format!(" on try {tries} of {} ({})", retry.tries, retry.why),
+                reason_tail(
+                    f.stderr.lines().map(str::trim).find(|line| line.contains(retry.when_stderr_has)),
+                    &inv.command_text(),
+                ),
+            ),
+            None => (String::new(), stderr_tail(&f.stderr, &inv.command_text())),
+        };
+        return Err(Stop::Failed(format!(
+            "setup '{}' failed: {}{tries_text}{tail}",
+            inv.summary(),
+            exit_text(&f.exit, job.timeout)
+        )));
     }
+    Ok(())
+}
 
+/// Monitors, the measured executions and parsing, after setup; cleanup is the caller's.
+fn measure(
+    job: &JobRun,
+    ctx: &RunContext,
+    interrupt: &Arc<AtomicBool>,
+    plan: &ProgramPlan,
+    record: &mut RunRecord,
+    token: &str,
+) -> Result<(), Stop> {
     let mut main = with_env(plan.main.clone(), job);
     if job.program.name() == "command" {
         main.cwd = job.cwd.clone();
@@ -254,7 +306,7 @@ fn set_up_and_measure(
         }
         if !f.exit.success() {
             record.exit_code = f.exit.code();
-            record.stderr = f.stderr.clone();
+            record.stderr.push_str(&f.stderr);
             return Err(Stop::Failed(format!(
                 "warm-up execution {warmup} of '{}' {}{}",
                 main.summary(),
@@ -468,7 +520,7 @@ mod tests {
             step_record: None,
         }
     }
-    use crate::program::{ParamSpec, ProgramError, ProgramPlan};
+    use crate::program::{ParamSpec, ProgramError, SetupRetry};
 
     /// A program whose setup fails and whose cleanup leaves a mark, to prove cleanup runs after a failed setup
     /// (a half-done setup may have started a server that must be stopped).
@@ -495,6 +547,7 @@ mod tests {
                 executions: 1,
                 warmups: 0,
                 cleanup: vec![Invocation::new(["touch".to_string(), mark])],
+                retry: None,
             })
         }
     }
@@ -518,6 +571,83 @@ mod tests {
         assert!(mark.exists(), "cleanup did not run");
         // The scratch directory is removed whatever happened.
         assert_eq!(std::fs::read_dir(dir.path().join("scratch")).unwrap().count(), 0);
+    }
+
+    /// A program whose second setup step fails saying `stderr` on its first `failing` plans (a throwaway server's
+    /// start on a port taken), marked to be tried again when it says "busy"; with `moving`, each plan's first step
+    /// differs too.
+    struct FailsFirst {
+        failing: usize,
+        stderr: &'static str,
+        moving: bool,
+        plans: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Program for FailsFirst {
+        fn name(&self) -> &'static str {
+            "command"
+        }
+        fn binary(&self) -> &'static str {
+            "sh"
+        }
+        fn install_hint(&self) -> &'static str {
+            ""
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            &[]
+        }
+        fn parser(&self) -> Option<&'static str> {
+            None
+        }
+        fn plan(&self, _p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+            let plan = self.plans.fetch_add(1, Ordering::SeqCst);
+            let first = if self.moving { format!("echo plan {plan}") } else { "true".to_string() };
+            let second = if plan < self.failing { format!("echo {} >&2; exit 1", self.stderr) } else { "true".into() };
+            Ok(ProgramPlan {
+                setup: vec![Invocation::shell(&first), Invocation::shell(&second)],
+                main: Invocation::shell("true"),
+                executions: 1,
+                warmups: 0,
+                cleanup: Vec::new(),
+                retry: Some(SetupRetry { step: 1, when_stderr_has: "busy", tries: 3, why: "it was busy" }),
+            })
+        }
+    }
+
+    /// A run of a [`FailsFirst`]: its outcome, its stderr, and how many plans it made.
+    fn run_failing_first(failing: usize, stderr: &'static str, moving: bool) -> (RunOutcome, String, usize) {
+        let program: &'static FailsFirst = Box::leak(Box::new(FailsFirst {
+            failing,
+            stderr,
+            moving,
+            plans: std::sync::atomic::AtomicUsize::new(0),
+        }));
+        let dir = tempfile::tempdir().unwrap();
+        let job = test_job("fails-first", program, Params::new("command", BTreeMap::new()));
+        let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
+        (record.outcome, record.stderr, program.plans.load(Ordering::SeqCst))
+    }
+
+    #[test]
+    fn a_setup_step_marked_for_another_try_runs_again_from_a_new_plan_only_when_it_fails_so() {
+        let (outcome, stderr, plans) = run_failing_first(2, "busy", false);
+        assert_eq!((outcome, plans), (RunOutcome::Ok, 3), "{stderr}");
+        assert!(stderr.contains("setup 'echo busy >&2; exit 1' failed on try 2 of 3 (it was busy), so it was tried"));
+        let reason = |outcome: RunOutcome| match outcome {
+            RunOutcome::Failed { reason } => reason,
+            RunOutcome::Ok => panic!("the run passed"),
+        };
+        let (outcome, _, plans) = run_failing_first(3, "busy", false);
+        assert_eq!(plans, 3);
+        let said = "setup 'echo busy >&2; exit 1' failed: exit status 1 on try 3 of 3 (it was busy): busy";
+        assert_eq!(reason(outcome), said);
+        // Another failure is not tried again, and neither is a step whose new plan would not repeat the steps before.
+        let (outcome, _, plans) = run_failing_first(1, "broken", false);
+        let said = "setup 'echo broken >&2; exit 1' failed: exit status 1: broken";
+        assert_eq!((reason(outcome).as_str(), plans), (said, 1));
+        let (outcome, _, plans) = run_failing_first(1, "busy", true);
+        assert_eq!(plans, 2);
+        assert!(reason(outcome).ends_with("exit status 1 on try 1 of 3 (it was busy): busy"));
     }
 
     #[test]
@@ -747,6 +877,7 @@ mod tests {
                 executions: 1,
                 warmups: 0,
                 cleanup: Vec::new(),
+                retry: None,
             })
         }
     }

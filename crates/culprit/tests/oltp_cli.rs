@@ -157,3 +157,49 @@ fn an_oltp_run_on_mariadb_whose_culprit_was_killed_leaves_no_server_after_the_ne
     }
     assert!(left.is_empty(), "left running after the next run: {left:?}\n{out}");
 }
+
+#[test]
+fn a_mariadb_on_a_port_keeps_its_socket_in_the_scratch_directory_so_a_server_killed_with_sigkill_leaves_none() {
+    // A scratch path too long for a socket address puts MariaDB on a port, and it makes a socket all the same: that
+    // was /tmp/culprit-mariadb-<port>.sock, which a server killed with SIGKILL (as the next culprit's reap does when
+    // SIGTERM is not enough after a kill -9 of culprit, or the OOM killer) left there for good.
+    let dir = reachable_tempdir();
+    let scratch = dir.path().join("s".repeat(90));
+    let scratch_arg = scratch.to_str().unwrap();
+    let job = |runtime: &str| {
+        format!("suite: oltp\nruntime: {runtime}\nmysql-setup:\nsetup-oltp:\n  table_size: 100\noltp:\n")
+    };
+    common::write(dir.path(), "o.yaml", &job("60s"));
+    let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
+    let mut first = common::spawn_culprit("o.db", &args, dir.path());
+    let mut server = None;
+    common::wait_until("sysbench never started its measured run on a MariaDB on a port", || {
+        if first.try_wait().unwrap().is_some() {
+            let err = first.stderr.take().map(std::io::read_to_string).transpose().unwrap();
+            panic!("the first run ended before it was killed: {err:?}");
+        }
+        let running = common::pids_mentioning(scratch_arg);
+        server = running.into_iter().find(|(_, line)| line.contains("mariadbd") && line.contains(" --port="));
+        // sysbench's command line names the port, not the scratch directory; the record of its step names it.
+        let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
+        server.is_some() && record.contains("\nstep run\n")
+    });
+    let (pid, line) = server.unwrap();
+    let argument = |name: &str| line.split(' ').find_map(|word| word.strip_prefix(name)).unwrap().to_string();
+    // The socket's name is the server's to resolve, from the directory it runs in.
+    let socket = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap().join(argument("--socket="));
+    let in_temp = std::env::temp_dir().join(format!("culprit-mariadb-{}.sock", argument("--port=")));
+    assert!(socket.exists(), "{} is not the socket of {line}", socket.display());
+    assert!(socket.starts_with(&scratch), "{} is outside the scratch directory", socket.display());
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(std::process::Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    common::write(dir.path(), "o.yaml", &job("1s"));
+    let next = common::culprit("o.db", &args, dir.path());
+    let out = format!("{}{}", common::stdout(&next), String::from_utf8_lossy(&next.stderr));
+    assert!(out.contains("(1 ok, 0 failed)"), "{out}");
+    // The next culprit removed the killed run's scratch directory, and the socket with it.
+    assert!(!socket.exists() && !in_temp.exists(), "{} or {} is left", socket.display(), in_temp.display());
+    check_scratch_empty(&scratch);
+    assert_eq!(common::pids_mentioning(scratch_arg), Vec::new());
+}

@@ -118,7 +118,7 @@ impl Program for Fsmark {
             "-L".into(),
             loops.to_string(),
         ]);
-        Ok(ProgramPlan { setup, main: Invocation::new(argv), executions: 1, warmups: 0, cleanup: Vec::new() })
+        Ok(ProgramPlan { setup, ..ProgramPlan::single(Invocation::new(argv)) })
     }
 }
 

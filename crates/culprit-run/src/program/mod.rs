@@ -15,11 +15,10 @@ pub mod fio;
 pub mod fsmark;
 pub mod hackbench;
 pub mod iperf;
-pub mod mariadb;
 pub mod oltp;
 pub mod perf_bench;
 pub mod pgbench;
-pub mod postgres;
+pub mod server;
 pub mod stress_ng;
 pub mod sysbench;
 
@@ -255,12 +254,32 @@ pub struct ProgramPlan {
     /// before the monitors start: their times and output are not part of the run, only their failure is.
     pub warmups: u32,
     pub cleanup: Vec<Invocation>,
+    /// A setup step to try again, from a new plan, when it fails in a way worth another try; `None`: a failed setup
+    /// step fails the run.
+    pub retry: Option<SetupRetry>,
 }
 
 impl ProgramPlan {
     pub fn single(main: Invocation) -> Self {
-        ProgramPlan { setup: Vec::new(), main, executions: 1, warmups: 0, cleanup: Vec::new() }
+        ProgramPlan { setup: Vec::new(), main, executions: 1, warmups: 0, cleanup: Vec::new(), retry: None }
     }
+}
+
+/// A setup step whose failure can be worth another try from a new plan of the program's for the same scratch
+/// directory, whose steps before it are the same: a throwaway server's start on 127.0.0.1 at a port another process
+/// took between the plan's pick and the server's start (a port is only free when it is picked, and two runs
+/// starting at once can pick the same one), since a new plan picks a new port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetupRetry {
+    /// The setup step, by its index.
+    pub step: usize,
+    /// What the step's stderr says when its failure is worth another try.
+    pub when_stderr_has: &'static str,
+    /// The tries in all, the first one included.
+    pub tries: u32,
+    /// What such a failure is, and what each try changes, for the run's stderr and for the reason of a run whose
+    /// tries all failed so.
+    pub why: &'static str,
 }
 
 /// A benchmark program Culprit can run.

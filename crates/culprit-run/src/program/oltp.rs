@@ -1,7 +1,7 @@
 //! lkp's `oltp`: sysbench's OLTP tests (Debian: `sysbench`, whose `/usr/share/sysbench/oltp_*.lua` they are),
-//! run against a throwaway database server of the run's own: MariaDB ([`super::mariadb`]) when the job has lkp's
+//! run against a throwaway database server of the run's own: MariaDB ([`super::server::mariadb`]) when the job has lkp's
 //! `mysql-setup` (as lkp's `programs/oltp/setup` runs them against the MySQL server its `mysql-setup` starts) or
-//! `db_driver: mysql`, else PostgreSQL ([`super::postgres`]). A job of lkp's (`jobs/oltp.yaml`: `mysql-setup:`,
+//! `db_driver: mysql`, else PostgreSQL ([`super::server::postgres`]). A job of lkp's (`jobs/oltp.yaml`: `mysql-setup:`,
 //! `setup-oltp: {table_size: 1000000}`, `oltp:`) thus runs on the engine lkp's does, InnoDB's I/O included; the
 //! transactions are the same Lua scripts either way, so a change between two kernels shows on both, but their
 //! absolute numbers are the engine's.
@@ -33,8 +33,9 @@
 //! `oltp_read_write` 657 ± 8.7% and 610 ± 5.8%. A job of lkp's that ran on PostgreSQL before oltp started MariaDB
 //! for `mysql-setup` keeps its job id, so its older runs are PostgreSQL's.
 
-use super::mariadb::MariadbHost;
-use super::postgres::{throwaway_server, Connection, ServerHost};
+use super::server::mariadb::MariadbHost;
+use super::server::postgres::{Connection, PostgresHost};
+use super::server::throwaway;
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{Finished, Invocation};
 
@@ -105,7 +106,7 @@ impl Oltp {
         &self,
         p: &Params,
         ctx: &ProgramContext,
-        host: &ServerHost,
+        host: &PostgresHost,
         mariadb: &MariadbHost,
         free_port: &dyn Fn() -> Option<u16>,
     ) -> Result<ProgramPlan, ProgramError> {
@@ -120,20 +121,20 @@ impl Oltp {
         // Every sysbench thread holds a connection; past the default, the server is started with room for twice
         // the threads, as lkp's mysql-setup does for MySQL.
         let room = threads.saturating_mul(2).to_string();
-        let (mut setup, cleanup, connection) = if driver == "mysql" {
+        let (mut setup, cleanup, retry, connection) = if driver == "mysql" {
             let mut settings = Vec::new();
             if threads > LKP_MYSQL_THREADS {
                 settings.push(("max-connections".to_string(), room));
             }
-            let server = super::mariadb::throwaway_server(PROGRAM, ctx, mariadb, free_port, &settings)?;
-            (server.setup, server.cleanup, server.endpoint.sysbench_options())
+            let server = throwaway(PROGRAM, ctx, mariadb, free_port, &settings)?;
+            (server.setup, server.cleanup, server.retry, server.connection.sysbench_options())
         } else {
             let mut settings = Vec::new();
             if threads.saturating_add(3) > DEFAULT_MAX_CONNECTIONS {
                 settings.push(("max_connections".to_string(), room));
             }
-            let server = throwaway_server(PROGRAM, ctx, host, free_port, &settings)?;
-            (server.setup, server.cleanup, connection_options(&server.connection))
+            let server = throwaway(PROGRAM, ctx, host, free_port, &settings)?;
+            (server.setup, server.cleanup, server.retry, connection_options(&server.connection))
         };
         let mut common = vec!["sysbench".to_string(), test];
         common.extend(connection);
@@ -145,7 +146,7 @@ impl Oltp {
         run.extend([format!("--threads={threads}"), format!("--time={secs}"), "--events=0".into(), "run".into()]);
 
         setup.push(Invocation::new(prepare));
-        Ok(ProgramPlan { setup, main: Invocation::new(run), executions: 1, warmups: 0, cleanup })
+        Ok(ProgramPlan { setup, main: Invocation::new(run), executions: 1, warmups: 0, cleanup, retry })
     }
 }
 
@@ -163,7 +164,7 @@ impl Program for Oltp {
         SPECS
     }
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_on(p, ctx, &ServerHost::detect(), &MariadbHost::detect(), &super::free_local_port)
+        self.plan_on(p, ctx, &PostgresHost::detect(), &MariadbHost::detect(), &super::free_local_port)
     }
     fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
         super::sysbench::sysbench_failure_line(finished)
@@ -174,8 +175,9 @@ impl Program for Oltp {
 mod tests {
     use super::*;
     use crate::process::{Exit, Usage};
-    use crate::program::mariadb::test_host as mariadb;
-    use crate::program::postgres::{no_port, test_host as host};
+    use crate::program::server::mariadb::test_host as mariadb;
+    use crate::program::server::no_port;
+    use crate::program::server::postgres::test_host as host;
     use crate::program::{ctx, params};
     use std::path::Path;
 
@@ -271,7 +273,7 @@ mod tests {
             let err = Oltp.plan_on(&p, &ctx(), &host(false), &mariadb(false), &no_port).unwrap_err();
             assert!(err.to_string().contains(needle), "{pairs:?}: {err}");
         }
-        let no_server = ServerHost { bin_dir: None, as_root: false, postgres_user: false };
+        let no_server = PostgresHost { tools: Err("initdb"), as_root: false, account: false };
         let err = Oltp.plan_on(&params("oltp", &[]), &ctx(), &no_server, &mariadb(false), &no_port).unwrap_err();
         let said = "oltp: 'initdb' is not installed; install it with: apt-get install postgresql";
         assert!(err.to_string().contains(said), "{err}");

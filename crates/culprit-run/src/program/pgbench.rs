@@ -3,7 +3,7 @@
 //! wrapper in `PATH`), run as lkp's `pgbench-setup` does: initialise with `pgbench -i`, then measure `pgbench -n`.
 //!
 //! The server: a job either names one (`host`, and optionally `port`, `dbname`, `user`), or, by default, each run
-//! gets a throwaway cluster of its own in the run's scratch directory ([`super::postgres`]: initdb, pg_ctl start on
+//! gets a throwaway cluster of its own in the run's scratch directory ([`super::server::postgres`]: initdb, pg_ctl start on
 //! a socket in the scratch directory, pg_ctl stop in cleanup), into whose `postgres` database setup runs
 //! `pgbench -i -s <scale_factor> -q`; then the measured `pgbench -n ...`.
 //!
@@ -29,7 +29,8 @@
 //! Like lkp, the measured run passes `-n` (no vacuum before the test: `-i` has just vacuumed). Metrics are parsed by
 //! `culprit_parse::pgbench`: `pgbench.tps`, `pgbench.latency_ms`, `pgbench.transactions`, ...
 
-use super::postgres::{throwaway_server, Connection, ServerHost, SERVER_INSTALL_HINT};
+use super::server::postgres::{Connection, PostgresHost, SERVER_INSTALL_HINT};
+use super::server::throwaway;
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{find_in_path, Invocation};
 use std::path::{Path, PathBuf};
@@ -136,7 +137,7 @@ impl Pgbench {
         &self,
         p: &Params,
         ctx: &ProgramContext,
-        host: &ServerHost,
+        host: &PostgresHost,
         free_port: &dyn Fn() -> Option<u16>,
     ) -> Result<ProgramPlan, ProgramError> {
         let scale = p.count("scale_factor")?.unwrap_or(1);
@@ -159,9 +160,10 @@ impl Pgbench {
                 dbname: p.get("dbname").map(str::to_string),
             };
             let program = host
-                .bin_dir
+                .tools
                 .as_ref()
-                .map(|dir| dir.join("pgbench"))
+                .ok()
+                .map(|tools| tools.bin_dir.join("pgbench"))
                 .filter(|path| path.is_file())
                 .map(|path| path.display().to_string())
                 .unwrap_or_else(|| PROGRAM.to_string());
@@ -182,12 +184,12 @@ impl Pgbench {
                 settings.push((key.to_string(), setting_value(key, value)?.to_string()));
             }
         }
-        let server = throwaway_server(PROGRAM, ctx, host, free_port, &settings)?;
-        let program = server.bin_dir.join("pgbench").display().to_string();
+        let server = throwaway(PROGRAM, ctx, host, free_port, &settings)?;
+        let program = server.tools.bin_dir.join("pgbench").display().to_string();
         let mut setup = server.setup;
         setup.push(pgbench(&server.connection, &program, &init));
         let main = pgbench(&server.connection, &program, &run);
-        Ok(ProgramPlan { setup, main, executions: 1, warmups: 0, cleanup: server.cleanup })
+        Ok(ProgramPlan { setup, main, executions: 1, warmups: 0, cleanup: server.cleanup, retry: server.retry })
     }
 }
 
@@ -212,14 +214,15 @@ impl Program for Pgbench {
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-        self.plan_on(p, ctx, &ServerHost::detect(), &super::free_local_port)
+        self.plan_on(p, ctx, &PostgresHost::detect(), &super::free_local_port)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::program::postgres::{no_port, test_host as host};
+    use crate::program::server::no_port;
+    use crate::program::server::postgres::test_host as host;
     use crate::program::{ctx, params};
 
     #[test]
@@ -232,7 +235,10 @@ mod tests {
             lines[1],
             "runuser -u postgres -- /usr/lib/postgresql/15/bin/initdb -D /tmp/culprit-scratch/data -U postgres -A trust --no-sync -E UTF8 --locale=C"
         );
-        assert!(lines[2].starts_with("runuser -u postgres -- sh -c '/usr/lib/postgresql/15/bin/pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w"), "{}", lines[2]);
+        // The log is emptied first, so that a start tried again is told by its own words.
+        let start = "runuser -u postgres -- sh -c ': > /tmp/culprit-scratch/postgres.log; /usr/lib/postgresql/15/bin/\
+                     pg_ctl -D /tmp/culprit-scratch/data -l /tmp/culprit-scratch/postgres.log -w";
+        assert!(lines[2].starts_with(start), "{}", lines[2]);
         assert!(lines[2].ends_with(" start || { status=$?; cat /tmp/culprit-scratch/postgres.log >&2; exit $status; }'"), "{}", lines[2]);
         assert!(lines[2].contains("-c listen_addresses= -c unix_socket_directories=/tmp/culprit-scratch -c port=5432"), "{}", lines[2]);
         assert_eq!(lines[3], "/usr/lib/postgresql/15/bin/pgbench -h /tmp/culprit-scratch -p 5432 -U postgres -i -s 1 -q postgres");
@@ -271,7 +277,7 @@ mod tests {
     #[test]
     fn named_server_is_initialised_measured_and_cleaned_without_a_cluster() {
         let p = params("pgbench", &[("host", "db.example"), ("port", "5433"), ("dbname", "bench"), ("user", "me"), ("scale_factor", "10")]);
-        let no_bin = ServerHost { bin_dir: None, as_root: true, postgres_user: false };
+        let no_bin = PostgresHost { tools: Err("initdb"), as_root: true, account: false };
         let plan = Pgbench.plan_on(&p, &ctx(), &no_bin, &no_port).unwrap();
         assert_eq!(plan.setup.len(), 1);
         assert_eq!(plan.setup[0].display(), "pgbench -h db.example -p 5433 -U me -i -s 10 -q bench");
@@ -281,11 +287,11 @@ mod tests {
 
     #[test]
     fn bad_params_and_missing_server_are_reported_before_running() {
-        let no_bin = ServerHost { bin_dir: None, as_root: false, postgres_user: false };
+        let no_bin = PostgresHost { tools: Err("initdb"), as_root: false, account: false };
         let err = Pgbench.plan_on(&params("pgbench", &[]), &ctx(), &no_bin, &no_port).unwrap_err();
         assert!(matches!(&err, ProgramError::MissingBinary { binary, .. } if binary == "initdb"), "{err}");
         assert!(err.to_string().contains("apt-get install postgresql"), "{err}");
-        let no_user = ServerHost { postgres_user: false, ..host(true) };
+        let no_user = PostgresHost { account: false, ..host(true) };
         let err = Pgbench.plan_on(&params("pgbench", &[]), &ctx(), &no_user, &no_port).unwrap_err();
         assert!(err.to_string().contains("'postgres' user"), "{err}");
         for (pairs, needle) in [
