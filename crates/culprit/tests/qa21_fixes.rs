@@ -1,7 +1,54 @@
-//! Regression tests for the defects QA 21 found acting out the mailing-list threads, through the real binary: a
-//! change late in a tracked history that went unseen.
+//! Regression tests for the defects QA 21 found acting out the mailing-list threads, through the real binary: page
+//! counters taken for the benchmark's own metrics, and a change late in a tracked history that went unseen.
 
 mod common;
+
+use std::path::Path;
+
+/// Writes an lkp result root under `dir/rr`: one fio job on one box, four runs at each of two commits, each run's
+/// `stats.json` holding `fio.write_iops` and the given monitor metrics' values.
+fn write_fio_root(dir: &Path, runs: &[(&str, f64, f64)]) {
+    for (index, (commit, iops, anon)) in runs.iter().enumerate() {
+        let run = dir.join(format!("rr/fio-basic/4k-randwrite/box/{commit}/{index}"));
+        std::fs::create_dir_all(&run).unwrap();
+        let stats = serde_json::json!({
+            "fio.write_iops": iops,
+            "proc-vmstat.nr_active_anon": anon,
+            "slabinfo.dentry.active_objs": anon * 3.0,
+        });
+        std::fs::write(run.join("stats.json"), stats.to_string()).unwrap();
+    }
+}
+
+#[test]
+fn a_report_leads_with_the_benchmark_not_a_proc_vmstat_or_slabinfo_counter() {
+    // fio's write_iops did not move; only page counters did. The mail led with "FYI, we noticed a 100.0% change of
+    // proc-vmstat.nr_active_anon due to commit", as if the counter were fio's result, because proc-vmstat (Culprit's
+    // own monitor) and lkp's slabinfo were taken for program metrics.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ("a".repeat(40), "b".repeat(40));
+    let runs = [
+        (a.as_str(), 1000.0, 100.0),
+        (a.as_str(), 1010.0, 101.0),
+        (a.as_str(), 990.0, 99.0),
+        (a.as_str(), 1005.0, 100.0),
+        (b.as_str(), 1002.0, 200.0),
+        (b.as_str(), 995.0, 201.0),
+        (b.as_str(), 1008.0, 199.0),
+        (b.as_str(), 998.0, 200.0),
+    ];
+    write_fio_root(dir.path(), &runs);
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let out = common::culprit("i.db", &["report", "--compare", &a, &b], dir.path());
+    let mail = common::stdout(&out);
+    let subject = mail.lines().next().unwrap_or_default();
+    assert!(subject.contains("fio.write_iops"), "{mail}");
+    assert!(!mail.contains("change of proc-vmstat") && !mail.contains("change of slabinfo"), "{mail}");
+    assert!(mail.contains("no significant change of fio.write_iops"), "{mail}");
+    // The counters' rows stay in the table, as monitor rows after the benchmark's.
+    let table: Vec<&str> = mail.lines().filter(|l| l.contains("proc-vmstat.") || l.contains("fio.write_iops")).collect();
+    assert!(table.iter().any(|l| l.trim_end().ends_with("proc-vmstat.nr_active_anon")), "{mail}");
+}
 
 #[test]
 fn track_finds_a_regression_and_its_fix_six_commits_before_the_end_of_a_series() {
