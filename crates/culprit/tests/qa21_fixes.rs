@@ -46,8 +46,7 @@ fn a_report_leads_with_the_benchmark_not_a_proc_vmstat_or_slabinfo_counter() {
     assert!(!mail.contains("change of proc-vmstat") && !mail.contains("change of slabinfo"), "{mail}");
     assert!(mail.contains("no significant change of fio.write_iops"), "{mail}");
     // The counters' rows stay in the table, as monitor rows after the benchmark's.
-    let table: Vec<&str> = mail.lines().filter(|l| l.contains("proc-vmstat.") || l.contains("fio.write_iops")).collect();
-    assert!(table.iter().any(|l| l.trim_end().ends_with("proc-vmstat.nr_active_anon")), "{mail}");
+    assert!(mail.lines().any(|l| l.trim_end().ends_with("proc-vmstat.nr_active_anon")), "{mail}");
 }
 
 #[test]
@@ -73,4 +72,32 @@ fn track_finds_a_regression_and_its_fix_six_commits_before_the_end_of_a_series()
     assert!(regression.contains("between c11 (last before) and c12 (first after)"), "{said}");
     let improvement = said.lines().find(|l| l.starts_with("improvement")).unwrap_or_else(|| panic!("{said}"));
     assert!(improvement.contains("between c23 (last before) and c24 (first after)"), "{said}");
+}
+
+#[test]
+fn compare_names_a_job_left_out_because_one_of_the_revisions_did_not_run_it() {
+    // Three kernels (3.11, 3.12-git, 3.12-git-fix) of fs_mark on a v4 and a v5 filesystem, the fix not yet run on v5:
+    // the v5 job's table was left out without a word, as if it had never been measured.
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = [("1".repeat(40), 220_000.0), ("2".repeat(40), 180_000.0), ("3".repeat(40), 247_000.0)];
+    for (job, kernels) in [("v4-16t", &kernels[..]), ("v5-16t", &kernels[..2])] {
+        for (commit, level) in kernels {
+            for run in 0..3 {
+                let path = dir.path().join(format!("rr/fsmark/{job}/box/{commit}/{run}"));
+                std::fs::create_dir_all(&path).unwrap();
+                let stats = serde_json::json!({ "fsmark.files_per_sec": level + 1000.0 * f64::from(run) });
+                std::fs::write(path.join("stats.json"), stats.to_string()).unwrap();
+            }
+        }
+    }
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let revisions: Vec<&str> = kernels.iter().map(|(commit, _)| commit.as_str()).collect();
+    let args = [&["compare"][..], &revisions[..]].concat();
+    let out = common::culprit("i.db", &args, dir.path());
+    let table = common::stdout(&out);
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(table.matches("tbox_group/testcase").count(), 1, "{table}");
+    let said = "fsmark-v5-16t: no table, it has no runs at 3333333333 (run it there, or compare the revisions";
+    assert!(warnings.contains(said), "{warnings}");
+    assert!(!warnings.contains("fsmark-v4-16t"), "{warnings}");
 }

@@ -93,6 +93,32 @@ pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)
     jobs
 }
 
+/// The warnings for the jobs that some of the revisions ran and others did not, which have no table: each names the
+/// revisions without runs of it. Without them a job was left out without a word, so comparing three kernels where
+/// one had not run a job yet read as if that job had never been measured at all.
+pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(String, String)]) -> Vec<String> {
+    let mut partial: Vec<(&str, &str)> = Vec::new();
+    for r in runs {
+        if !common.iter().any(|(id, _)| id == &r.job_id) && !partial.iter().any(|(id, _)| *id == r.job_id) {
+            partial.push((&r.job_id, &r.job_name));
+        }
+    }
+    partial
+        .into_iter()
+        .map(|(id, name)| {
+            let missing: Vec<&str> = keys
+                .iter()
+                .filter(|k| !runs.iter().any(|r| r.job_id == id && r.revision.key() == k.as_str()))
+                .map(|k| culprit_core::model::table_short(k))
+                .collect();
+            format!(
+                "{name}: no table, it has no runs at {} (run it there, or compare the revisions that ran it)",
+                missing.join(", ")
+            )
+        })
+        .collect()
+}
+
 fn options(args: &CompareArgs) -> CompareOptions {
     let mut o = CompareOptions::default();
     if args.lkp_rules {
@@ -154,9 +180,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             Filters { job: args.job.as_deref(), testcase: args.testcase.as_deref(), machine: args.machine.as_deref() };
         bail!(no_common_job(store, &keys, &filters)?);
     }
+    let mut warnings = partial_job_warnings(&runs, &keys, &jobs);
     if let Some(param) = &args.by {
         let text = sweep(store, args, param, &jobs, &runs, &keys)?;
-        return Ok(Rendered { text, warnings: Vec::new() });
+        return Ok(Rendered { text, warnings });
     }
     let options = options(args);
     let render_options = RenderOptions { all: args.all };
@@ -164,7 +191,6 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut json = Vec::new();
     // CSV is one table over every job (with a job column), rendered once every job is compared.
     let mut csv_tables = Vec::new();
-    let mut warnings = Vec::new();
     // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
