@@ -101,3 +101,24 @@ fn compare_names_a_job_left_out_because_one_of_the_revisions_did_not_run_it() {
     assert!(warnings.contains(said), "{warnings}");
     assert!(!warnings.contains("fsmark-v4-16t"), "{warnings}");
 }
+
+#[test]
+fn the_finished_job_yaml_an_lkp_report_attaches_splits_into_its_one_job() {
+    // The job.yaml of a kernel test robot report is the finished job's: besides the keys qa13 let through, it holds
+    // lkp's boot (bootloader_append, a list; ucode_initrd), scheduler_version, kbuild_queue_analysis and the run's
+    // start_time, end_time and version. Each of those was refused ("top-level param 'version' is not used by any
+    // selected program"), and bootloader_append's list was read as a matrix dimension, a job per command-line word.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: x\ntestcase: x\ncategory: benchmark\ncommand:\n  cmd: 'true'\n\
+               enqueue_time: 2021-05-20 07:21:07.412085233 +08:00\n_rt: /result/x\nscheduler_version: /lkp/lkp/src\n\
+               bootloader_append:\n- root=/dev/ram0\n- user=lkp\n- nokaslr\n\
+               ucode_initrd: /osimage/ucode/intel-ucode.cgz\nkbuild_queue_analysis: 1\njob_state: finished\n\
+               loadavg: 21.01 13.35 5.54 1/791 11066\nstart_time: '1621468406'\nend_time: '1621468608'\n\
+               version: /lkp/lkp/.src-20210519-160620\n";
+    common::write(dir.path(), "job.yaml", job);
+    let out = common::culprit("t.db", &["split", "job.yaml", "-o", "out"], dir.path());
+    common::stdout(&out);
+    let written = common::files_under(&dir.path().join("out"));
+    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["job-true.yaml"], "{}", String::from_utf8_lossy(&out.stderr));
+}
