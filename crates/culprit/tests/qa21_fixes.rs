@@ -97,7 +97,7 @@ fn compare_names_a_job_left_out_because_one_of_the_revisions_did_not_run_it() {
     let table = common::stdout(&out);
     let warnings = String::from_utf8_lossy(&out.stderr);
     assert_eq!(table.matches("tbox_group/testcase").count(), 1, "{table}");
-    let said = "fsmark-v5-16t: no table, it has no runs at 3333333333 (run it there, or compare the revisions";
+    let said = "fsmark-v5-16t: left out, it has no runs at 3333333333 (run it there, or compare the revisions";
     assert!(warnings.contains(said), "{warnings}");
     assert!(!warnings.contains("fsmark-v4-16t"), "{warnings}");
 }

@@ -112,7 +112,7 @@ pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(Str
                 .map(|k| culprit_core::model::table_short(k))
                 .collect();
             format!(
-                "{name}: no table, it has no runs at {} (run it there, or compare the revisions that ran it)",
+                "{name}: left out, it has no runs at {} (run it there, or compare the revisions that ran it)",
                 missing.join(", ")
             )
         })
