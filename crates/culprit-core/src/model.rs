@@ -91,7 +91,17 @@ impl Machine {
     /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
     pub fn describe(&self) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
-        format!("{} threads {} with {}G memory", self.nr_cpu, self.cpu_model, gib)
+        // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
+        // known, not "96 threads  with 0G memory".
+        let mut text = format!("{} threads", self.nr_cpu);
+        if !self.cpu_model.trim().is_empty() {
+            text.push(' ');
+            text.push_str(self.cpu_model.trim());
+        }
+        if self.memory_kib > 0 {
+            text.push_str(&format!(" with {gib}G memory"));
+        }
+        text
     }
 }
 
@@ -188,6 +198,14 @@ impl MetricClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_machine_known_in_part_is_described_without_gaps_or_zero_memory() {
+        let full = Machine { nr_cpu: 2, cpu_model: "AMD EPYC".into(), memory_kib: 24 << 20, ..Machine::default() };
+        assert_eq!(full.describe(), "2 threads AMD EPYC with 24G memory");
+        let part = Machine { nr_cpu: 96, ..Machine::default() };
+        assert_eq!(part.describe(), "96 threads");
+    }
 
     #[test]
     fn metric_classes_order_program_monitor_profile() {

@@ -122,3 +122,55 @@ fn the_finished_job_yaml_an_lkp_report_attaches_splits_into_its_one_job() {
     let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["job-true.yaml"], "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The finished job.yaml of an lkp fio run, as its result root keeps it beside `stats.json`: the job's params, its
+/// test box's description and the scheduler's keys.
+const FINISHED_LKP_FIO_JOB: &str = "suite: fio-basic\ntestcase: fio-basic\ncategory: benchmark\nruntime: 200s\n\
+    disk: 2pmem\nfs: ext4\nnr_task: 50%\ntime_based: tb\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\n  \
+    ioengine: libaio\n  test_size: 200G\nfio:\ntestbox: lkp-csl-2sp6\ntbox_group: lkp-csl-2sp6\nmodel: Cascade Lake\n\
+    nr_node: 2\nnr_cpu: 96\nmemory: 256G\nbrand: Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz\n\
+    cpufreq_governor: performance\nucode: '0x5003006'\n_id: 60a5a1b3e7f2a6d1d0d0e0a1\nLKP_SERVER: internal-lkp-server\n\
+    rootfs: debian-10.4-x86_64-20200603.cgz\nkconfig: x86_64-rhel-8.3\ncompiler: gcc-9\n\
+    scheduler_version: /lkp/lkp/.src-20210519-160620\nbootloader_append:\n- root=/dev/ram0\n- user=lkp\n\
+    job_state: finished\nloadavg: 21.01 13.35 5.54 1/791 11066\n";
+
+#[test]
+fn an_imported_lkp_run_s_table_and_mail_show_the_job_s_params_and_its_test_box() {
+    // The fio-basic regression of seed 001 as lkp's result root holds it. The table's axes line listed some sixty of
+    // the finished job's keys (bootloader_append's lines, _id, loadavg, ...) and the mail's parameters the same, and
+    // the mail said "on test machine: 96 threads  with 0G memory".
+    let dir = tempfile::tempdir().unwrap();
+    let (base, bad) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
+    for (commit, iops) in [(base, 310403.0), (bad, 242761.0)] {
+        for run in 0..3 {
+            let path = dir.path().join(format!(
+                "rr/fio-basic/2pmem-ext4-libaio-50%-200s-performance-randwrite-4k-200G-tb-ucode=0x5003006/\
+                 lkp-csl-2sp6/debian-10.4-x86_64-20200603.cgz/x86_64-rhel-8.3/gcc-9/{commit}/{run}"
+            ));
+            std::fs::create_dir_all(&path).unwrap();
+            let stats = serde_json::json!({ "fio.write_iops": iops + 1000.0 * f64::from(run) });
+            std::fs::write(path.join("stats.json"), stats.to_string()).unwrap();
+            std::fs::write(path.join("job.yaml"), FINISHED_LKP_FIO_JOB).unwrap();
+        }
+    }
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let table = common::stdout(&common::culprit("i.db", &["compare", base, bad], dir.path()));
+    let axes = "tbox_group/testcase/bs/compiler/cpufreq_governor/disk/fs/ioengine/kconfig/nr_task/rootfs/runtime/rw/\
+                test_size/time_based/ucode:\n  lkp-csl-2sp6/fio-basic/4k/gcc-9/performance/2pmem/ext4/libaio/\
+                x86_64-rhel-8.3/50%/debian-10.4-x86_64-20200603.cgz/200s/randwrite/200G/tb/0x5003006\n";
+    assert!(table.contains(axes), "{table}");
+    let mail = common::stdout(&common::culprit("i.db", &["report", "--compare", base, bad], dir.path()));
+    assert!(mail.contains("on test machine: 96 threads Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory\n"));
+    let listed: Vec<&str> = mail
+        .split("with following parameters:\n\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .unwrap_or_else(|| panic!("{mail}"))
+        .lines()
+        .map(|l| l.trim().split(':').next().unwrap_or_default())
+        .collect();
+    let expected =
+        ["bs", "cpufreq_governor", "disk", "fs", "ioengine", "nr_task", "runtime", "rw", "test_size", "time_based"];
+    let expected = [&expected[..], &["ucode"]].concat();
+    assert_eq!(listed, expected, "{mail}");
+}

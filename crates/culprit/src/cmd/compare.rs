@@ -622,9 +622,20 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     let mut axes =
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     let params: Vec<(String, String)> =
-        record.params.into_iter().filter(|(k, v)| !NOT_AXES.contains(&k.as_str()) && !v.is_empty()).collect();
+        record.params.into_iter().filter(|(k, v)| is_axis(k) && !v.is_empty()).collect();
     axes.extend(params_by_lkp_name(&params));
     Ok(axes)
+}
+
+/// Whether a stored param belongs in the `axes` header: what the job measures, and of lkp's metadata only the result
+/// path's rootfs, kconfig and compiler, which lkp's header names. A run imported from an lkp result root stores every
+/// key of the finished job's job.yaml, and the header listed some sixty of them (the scheduler's `_id`, `loadavg`,
+/// `bootloader_append`'s eleven lines, the commit the columns already name, ...).
+fn is_axis(key: &str) -> bool {
+    if NOT_AXES.contains(&key) {
+        return false;
+    }
+    matches!(key, "rootfs" | "kconfig" | "compiler") || !culprit_job::table::is_metadata_key(key)
 }
 
 /// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a
