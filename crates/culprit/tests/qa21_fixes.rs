@@ -174,3 +174,32 @@ fn an_imported_lkp_run_s_table_and_mail_show_the_job_s_params_and_its_test_box()
     let expected = [&expected[..], &["ucode"]].concat();
     assert_eq!(listed, expected, "{mail}");
 }
+
+#[test]
+fn a_sweep_of_imported_lkp_runs_is_one_curve_whatever_their_scheduler_keys_say() {
+    // lkp's runs at nr_task 1 and 2, each finished at its own time with its own load average: `compare --by
+    // nr_task` split them into one sweep per loadavg and start time, each a single point.
+    let dir = tempfile::tempdir().unwrap();
+    let (base, bad) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
+    for (nr_task, load) in [("1", "3.10"), ("2", "5.20")] {
+        let job = FINISHED_LKP_FIO_JOB
+            .replace("nr_task: 50%", &format!("nr_task: {nr_task}"))
+            .replace("loadavg: 21.01", &format!("loadavg: {load}"));
+        for (commit, iops) in [(base, 310403.0), (bad, 242761.0)] {
+            for run in 0..3 {
+                let path = dir.path().join(format!("rr/fio-basic/{nr_task}/lkp-csl-2sp6/{commit}/{run}"));
+                std::fs::create_dir_all(&path).unwrap();
+                let stats = serde_json::json!({ "fio.write_iops": iops + 1000.0 * f64::from(run) });
+                std::fs::write(path.join("stats.json"), stats.to_string()).unwrap();
+                std::fs::write(path.join("job.yaml"), &job).unwrap();
+            }
+        }
+    }
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let out = common::culprit("i.db", &["compare", base, bad, "--by", "nr_task"], dir.path());
+    let sweep = common::stdout(&out);
+    assert_eq!(sweep.matches("fio.write_iops by nr_task").count(), 1, "{sweep}");
+    assert!(!sweep.contains("loadavg"), "{sweep}");
+    let rows: Vec<&str> = sweep.lines().filter(|l| l.trim_start().starts_with(['1', '2'])).collect();
+    assert_eq!(rows.len(), 2, "{sweep}");
+}

@@ -690,7 +690,12 @@ fn sweep(
     let mut params_of: Vec<(&String, &String, Params)> = Vec::new();
     for (job_id, job_name) in jobs {
         let Some(first) = runs.iter().find(|r| &r.job_id == job_id) else { continue };
-        params_of.push((job_id, job_name, store.run(first.id)?.params));
+        // The params a sweep compares are those of the axes line (and the swept one): lkp runs imported with their
+        // finished job.yaml differ in its scheduler's keys (start_time, loadavg), which split one curve into a sweep
+        // per load average, each of one point.
+        let params = store.run(first.id)?.params;
+        let params = params.into_iter().filter(|(k, _)| is_axis(k) || k == param).collect();
+        params_of.push((job_id, job_name, params));
     }
     for (job_id, job_name, params) in &params_of {
         let Some((key, value)) = params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()
