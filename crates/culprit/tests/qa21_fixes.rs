@@ -1,5 +1,7 @@
 //! Regression tests for the defects QA 21 found acting out the mailing-list threads, through the real binary: page
-//! counters taken for the benchmark's own metrics, and a change late in a tracked history that went unseen.
+//! counters taken for the benchmark's own metrics, a change late in a tracked history that went unseen, a job left
+//! out of a comparison without a word, and the finished job.yaml of an lkp report (refused on split; on import, its
+//! scheduler's keys in the table's axes, the mail's parameters and a sweep's groups, and its test box lost).
 
 mod common;
 
