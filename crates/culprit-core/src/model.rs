@@ -91,7 +91,17 @@ impl Machine {
     /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
     pub fn describe(&self) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
-        format!("{} threads {} with {}G memory", self.nr_cpu, self.cpu_model, gib)
+        // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
+        // known, not "96 threads  with 0G memory".
+        let mut text = format!("{} threads", self.nr_cpu);
+        if !self.cpu_model.trim().is_empty() {
+            text.push(' ');
+            text.push_str(self.cpu_model.trim());
+        }
+        if self.memory_kib > 0 {
+            text.push_str(&format!(" with {gib}G memory"));
+        }
+        text
     }
 }
 
@@ -160,10 +170,17 @@ pub enum MetricClass {
     Profile,
 }
 
-/// The monitors whose metric prefixes mark a metric as a monitor metric rather than a program's.
+/// The monitors whose metric prefixes mark a metric as a monitor metric rather than a program's: Culprit's own
+/// (`proc-vmstat.` among them: without it, a run's page counters were program metrics, which a report's headline
+/// and a bisect's choice of metric take first, so a fio report led with "a 28.8% change of
+/// proc-vmstat.nr_active_anon") and those of lkp's monitors an imported result root holds (`slabinfo.`,
+/// `sched_debug.`, `numa-vmstat.`, ...).
 pub const MONITOR_PREFIXES: &[&str] = &[
-    "vmstat.", "proc-stat.", "meminfo.", "interrupts.", "softirqs.", "diskstats.", "perf-stat.", "mpstat.",
-    "time.", "procs.", "system.", "cpu.",
+    "vmstat.", "proc-stat.", "proc-vmstat.", "meminfo.", "interrupts.", "softirqs.", "diskstats.", "perf-stat.",
+    "mpstat.", "time.", "procs.", "system.", "cpu.", "numa-vmstat.", "numa-meminfo.", "numa-numastat.",
+    "slabinfo.", "sched_debug.", "schedstat.", "iostat.", "max_iostat.", "turbostat.", "cpuidle.", "latency_stats.",
+    "lock_stat.", "buddyinfo.", "pagetypeinfo.", "zoneinfo.", "pmeter.", "energy.", "perf-sched.", "perf-c2c.",
+    "netstat.", "nfsstat.", "mountstats.", "uptime.", "boot-time.",
 ];
 
 impl MetricClass {
@@ -183,8 +200,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_machine_known_in_part_is_described_without_gaps_or_zero_memory() {
+        let full = Machine { nr_cpu: 2, cpu_model: "AMD EPYC".into(), memory_kib: 24 << 20, ..Machine::default() };
+        assert_eq!(full.describe(), "2 threads AMD EPYC with 24G memory");
+        let part = Machine { nr_cpu: 96, ..Machine::default() };
+        assert_eq!(part.describe(), "96 threads");
+    }
+
+    #[test]
     fn metric_classes_order_program_monitor_profile() {
         assert_eq!(MetricClass::of("fio.write_iops"), MetricClass::Program);
+        // Culprit's proc-vmstat monitor and lkp's monitors of an imported result root are monitors too.
+        for monitor in ["proc-vmstat.nr_active_anon", "slabinfo.dentry.active_objs", "sched_debug.cpu.nr_running.avg"] {
+            assert_eq!(MetricClass::of(monitor), MetricClass::Monitor, "{monitor}");
+        }
         assert_eq!(MetricClass::of("vmstat.cpu.id"), MetricClass::Monitor);
         assert_eq!(MetricClass::of("perf-profile.self.cycles-pp.memcpy"), MetricClass::Profile);
         assert!(MetricClass::Program < MetricClass::Monitor && MetricClass::Monitor < MetricClass::Profile);

@@ -22,7 +22,7 @@
 /// | result path axes | `commit`, `branch`, `kconfig`, `compiler`, `rootfs`, `head_commit`, `base_commit`, `result_root` |
 /// | run control | `timeout`, `monitor_delay`, `kernel_cmdline`, `save_on_exit` |
 ///
-/// | lkp's scheduler (in the job.yaml its reports attach) | `enqueue_time`, `dequeue_time`, `LKP_SERVER`, `LKP_CGI_PORT`, `LKP_CIFS_PORT`, `result_service`, `kernel`, `initrd`, `modules_initrd`, `bm_initrd`, `lkp_initrd`, `site`, `max_uptime`, `last_kernel`, `repeat_to`, `schedule_notify_address`, `job_state`, `loadavg`, `stop_repeat_if_found`, `ssh_pub_key` |
+/// | lkp's scheduler (in the job.yaml its reports attach) | `enqueue_time`, `dequeue_time`, `LKP_SERVER`, `LKP_CGI_PORT`, `LKP_CIFS_PORT`, `result_service`, `kernel`, `initrd`, `modules_initrd`, `bm_initrd`, `ucode_initrd`, `lkp_initrd`, `site`, `max_uptime`, `last_kernel`, `repeat_to`, `schedule_notify_address`, `job_state`, `loadavg`, `stop_repeat_if_found`, `ssh_pub_key`, `scheduler_version`, `bootloader_append`, `kbuild_queue_analysis`, `start_time`, `end_time`, `version` |
 ///
 /// Besides these, every key starting with `need_` (lkp's requirements such as `need_memory`, `need_kconfig`) or `_`
 /// (its scheduler's `_id`, `_rt`), every key ending in `_commit` or `_branch` (other projects' revisions), and lkp's
@@ -100,6 +100,17 @@ pub const METADATA_KEYS: &[&str] = &[
     "loadavg",
     "stop_repeat_if_found",
     "ssh_pub_key",
+    // The rest of what a finished job's job.yaml (the one a report attaches) holds: its boot (the kernel command
+    // line lkp booted with, the microcode initrd), its queue's analysis flag, and the run's start, end and lkp
+    // version. Refused, they made the attached file fail at five lines, and the list bootloader_append was read as a
+    // matrix dimension, one job per kernel command-line word.
+    "ucode_initrd",
+    "scheduler_version",
+    "bootloader_append",
+    "kbuild_queue_analysis",
+    "start_time",
+    "end_time",
+    "version",
 ];
 
 /// lkp's monitors and daemons that Culprit has no monitor for: the job.yaml an lkp report attaches lists its

@@ -920,9 +920,13 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
         job_yaml: found.job_yaml.clone().unwrap_or_default(),
         params: params.clone(),
         revision,
+        // lkp's job.yaml describes its test box (hosts/*: nr_cpu, brand or model, memory): without brand and memory
+        // the mail read "on test machine: 96 threads  with 0G memory".
         machine: Machine {
             hostname,
             nr_cpu: param("nr_cpu").and_then(|v| v.parse().ok()).unwrap_or(0),
+            cpu_model: param("brand").or_else(|| param("model")).unwrap_or_default(),
+            memory_kib: param("memory").and_then(|v| memory_kib(&v)).unwrap_or(0),
             ..Machine::default()
         },
         started_at,
@@ -936,6 +940,22 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
     }
 }
 
+
+/// lkp's `memory` of a test box (`256G`, `512M`, `1T`, binary units as lkp writes them) in KiB; `None` for anything
+/// else, which leaves the machine's memory unknown rather than wrong.
+fn memory_kib(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len()));
+    let kib_per_unit = match unit.trim().to_ascii_uppercase().as_str() {
+        "K" | "KB" => 1.0,
+        "M" | "MB" => 1024.0,
+        "G" | "GB" => 1024.0 * 1024.0,
+        "T" | "TB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let kib = number.parse::<f64>().ok()? * kib_per_unit;
+    (kib.is_finite() && kib > 0.0).then(|| kib.round() as u64)
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1106,5 +1126,14 @@ mod tests {
         let (message, no_chained_cause) = error.unwrap_or_default();
         assert!(message.contains("nowhere") && message.contains("does not exist"), "{message}");
         assert!(no_chained_cause, "the cause is in the message; a chained copy would print it twice");
+    }
+
+    #[test]
+    fn an_lkp_test_box_s_memory_is_read_in_binary_units() {
+        assert_eq!(memory_kib("256G"), Some(256 * 1024 * 1024));
+        assert_eq!(memory_kib("512M"), Some(512 * 1024));
+        assert_eq!(memory_kib("1.5T"), Some(3 * 512 * 1024 * 1024));
+        assert_eq!(memory_kib("lots"), None);
+        assert_eq!(memory_kib("256"), None);
     }
 }

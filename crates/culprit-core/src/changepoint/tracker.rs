@@ -448,7 +448,7 @@ impl Tracker {
         let center = if runs.len() >= 3 {
             self.medians.get(i).copied().unwrap_or(0.0)
         } else {
-            stats::median(self.medians.get(from..to).unwrap_or(&[])).unwrap_or(0.0)
+            edge_preserving_center(self.medians.get(from..to).unwrap_or(&[]), i - from)
         };
         let bound = self.options.clip_sigmas * self.scale;
         let (mut s, mut ss) = (0.0, 0.0);
@@ -915,6 +915,35 @@ impl Tracker {
         }
     }
 }
+
+/// The level a point of one or two runs is clipped around: of the median of the window's points up to it and that of
+/// those from it on (each at least [`EDGE_HALF_POINTS`] points, or the whole window when it is shorter), the one
+/// nearer the point's own median. The median of the whole window lagged at a step: within `half_window` points after
+/// it the window still held mostly the old level, so the new level's runs were clipped to the old one plus 1.345
+/// noise units, and a step late in a history (a regression then its fix a few commits later) shrank until the fit
+/// misplaced it and the tests dropped both changes. One stray point is still clipped: both halves hold it among at
+/// least two points of the level around it.
+pub(super) fn edge_preserving_center(window: &[f64], at: usize) -> f64 {
+    let len = window.len();
+    let Some(&own) = window.get(at) else {
+        return stats::median(window).unwrap_or(0.0);
+    };
+    if len < EDGE_HALF_POINTS {
+        return stats::median(window).unwrap_or(own);
+    }
+    let left_end = (at + 1).max(EDGE_HALF_POINTS);
+    let right_start = at.min(len - EDGE_HALF_POINTS);
+    let left = stats::median(&window[..left_end]).unwrap_or(own);
+    let right = stats::median(&window[right_start..]).unwrap_or(own);
+    if (right - own).abs() < (left - own).abs() {
+        right
+    } else {
+        left
+    }
+}
+
+/// Fewest points a half window of [`edge_preserving_center`] holds, so that one stray point is never its median.
+const EDGE_HALF_POINTS: usize = 3;
 
 /// The smallest two-sided Mann-Whitney p-value `n1` against `n2` runs can give (all of one side below the
 /// other, no ties): `2 / C(n1 + n2, n1)`, at most 1.

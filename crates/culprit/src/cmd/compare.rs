@@ -93,6 +93,32 @@ pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)
     jobs
 }
 
+/// The warnings for the jobs that some of the revisions ran and others did not, which have no table: each names the
+/// revisions without runs of it. Without them a job was left out without a word, so comparing three kernels where
+/// one had not run a job yet read as if that job had never been measured at all.
+pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(String, String)]) -> Vec<String> {
+    let mut partial: Vec<(&str, &str)> = Vec::new();
+    for r in runs {
+        if !common.iter().any(|(id, _)| id == &r.job_id) && !partial.iter().any(|(id, _)| *id == r.job_id) {
+            partial.push((&r.job_id, &r.job_name));
+        }
+    }
+    partial
+        .into_iter()
+        .map(|(id, name)| {
+            let missing: Vec<&str> = keys
+                .iter()
+                .filter(|k| !runs.iter().any(|r| r.job_id == id && r.revision.key() == k.as_str()))
+                .map(|k| culprit_core::model::table_short(k))
+                .collect();
+            format!(
+                "{name}: left out, it has no runs at {} (run it there, or compare the revisions that ran it)",
+                missing.join(", ")
+            )
+        })
+        .collect()
+}
+
 fn options(args: &CompareArgs) -> CompareOptions {
     let mut o = CompareOptions::default();
     if args.lkp_rules {
@@ -154,9 +180,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             Filters { job: args.job.as_deref(), testcase: args.testcase.as_deref(), machine: args.machine.as_deref() };
         bail!(no_common_job(store, &keys, &filters)?);
     }
+    let mut warnings = partial_job_warnings(&runs, &keys, &jobs);
     if let Some(param) = &args.by {
         let text = sweep(store, args, param, &jobs, &runs, &keys)?;
-        return Ok(Rendered { text, warnings: Vec::new() });
+        return Ok(Rendered { text, warnings });
     }
     let options = options(args);
     let render_options = RenderOptions { all: args.all };
@@ -164,7 +191,6 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut json = Vec::new();
     // CSV is one table over every job (with a job column), rendered once every job is compared.
     let mut csv_tables = Vec::new();
-    let mut warnings = Vec::new();
     // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
     let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
@@ -596,9 +622,20 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     let mut axes =
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     let params: Vec<(String, String)> =
-        record.params.into_iter().filter(|(k, v)| !NOT_AXES.contains(&k.as_str()) && !v.is_empty()).collect();
+        record.params.into_iter().filter(|(k, v)| is_axis(k) && !v.is_empty()).collect();
     axes.extend(params_by_lkp_name(&params));
     Ok(axes)
+}
+
+/// Whether a stored param belongs in the `axes` header: what the job measures, and of lkp's metadata only the result
+/// path's rootfs, kconfig and compiler, which lkp's header names. A run imported from an lkp result root stores every
+/// key of the finished job's job.yaml, and the header listed some sixty of them (the scheduler's `_id`, `loadavg`,
+/// `bootloader_append`'s eleven lines, the commit the columns already name, ...).
+fn is_axis(key: &str) -> bool {
+    if NOT_AXES.contains(&key) {
+        return false;
+    }
+    matches!(key, "rootfs" | "kconfig" | "compiler") || !culprit_job::table::is_metadata_key(key)
 }
 
 /// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a
@@ -653,7 +690,12 @@ fn sweep(
     let mut params_of: Vec<(&String, &String, Params)> = Vec::new();
     for (job_id, job_name) in jobs {
         let Some(first) = runs.iter().find(|r| &r.job_id == job_id) else { continue };
-        params_of.push((job_id, job_name, store.run(first.id)?.params));
+        // The params a sweep compares are those of the axes line (and the swept one): lkp runs imported with their
+        // finished job.yaml differ in its scheduler's keys (start_time, loadavg), which split one curve into a sweep
+        // per load average, each of one point.
+        let params = store.run(first.id)?.params;
+        let params = params.into_iter().filter(|(k, _)| is_axis(k) || k == param).collect();
+        params_of.push((job_id, job_name, params));
     }
     for (job_id, job_name, params) in &params_of {
         let Some((key, value)) = params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()

@@ -32,7 +32,9 @@ pub fn check_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The sweep as curves: one per column, one point per row where the column has runs.
+/// The sweep as curves: one per column, one point per row where the column has runs. Each error bar is the `±` the
+/// table beside it prints, lkp's `%stddev` (the population standard deviation) of the mean: the sample standard
+/// deviation drew bars the table did not give, ±36% under "1469 ± 25%" for two runs.
 pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
     let curves = sweep
         .columns
@@ -46,7 +48,10 @@ pub fn sweep_chart(sweep: &Sweep, rows: &[SweepRow]) -> Chart {
                     row.sides
                         .get(k)
                         .filter(|side| side.present && side.n > 0)
-                        .map(|side| MeanStd { mean: side.mean, stddev: side.stddev.unwrap_or(0.0) })
+                        .map(|side| MeanStd {
+                            mean: side.mean,
+                            stddev: side.rel_stddev_pct.map_or(0.0, |pct| pct * side.mean.abs() / 100.0),
+                        })
                 })
                 .collect(),
         })
@@ -297,6 +302,34 @@ pub fn write_track(path: &Path, series: &[Series], analyses: &[(String, Analysis
 mod tests {
     use super::*;
     use culprit_core::changepoint::{analyze, decide, TrackOptions};
+    use culprit_core::compare::SideStats;
+
+    #[test]
+    fn a_sweep_s_error_bars_are_the_stddev_its_table_prints() {
+        // Two runs of 1099 and 1839 transactions/s: the table prints 1469 ± 25% (lkp's population stddev, 370); the
+        // chart drew the sample stddev (523), a bar of ±36%.
+        let side = SideStats {
+            n: 2,
+            mean: 1469.0,
+            stddev: Some(523.26),
+            rel_stddev_pct: Some(25.19),
+            min: 1099.0,
+            max: 1839.0,
+            fails: None,
+            present: true,
+        };
+        let sweep = Sweep {
+            param: "nr_threads".into(),
+            metric: "oltp.transactions/s".into(),
+            group: Vec::new(),
+            columns: vec!["rc25".into()],
+            points: Vec::new(),
+        };
+        let rows = [SweepRow { value: "1".into(), sides: vec![side], changes: Vec::new() }];
+        let Chart::Sweep(plot) = sweep_chart(&sweep, &rows) else { panic!("not a sweep chart") };
+        let point = plot.curves[0].points[0].unwrap();
+        assert!((point.stddev - 1469.0 * 0.2519).abs() < 1e-6, "{point:?}");
+    }
 
     /// 20 commits of 3 runs with 2% Gaussian noise, stepping from 100 to 140 at point 12.
     fn step_series() -> Vec<Vec<f64>> {

@@ -200,10 +200,16 @@ fn sample_run(store: &dyn Store, job_id: &str, key: &str, machine: Option<&str>)
 }
 
 /// A run's params for the mail's "with following parameters", under lkp's names (`bs`, not `fio-setup-basic.bs`), in
-/// the order of the table's axes line.
+/// the order of the table's axes line. lkp's metadata is left out as the robot leaves it out: a run imported from an
+/// lkp result root stores every key of the finished job's job.yaml, and the mail listed some sixty (the scheduler's
+/// `_id`, `loadavg`, `bootloader_append`'s eleven lines, the commit it already named, ...) among the job's own.
 fn params_of(record: &RunRecord) -> Vec<(String, String)> {
-    let params: Vec<(String, String)> =
-        record.params.iter().filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !v.is_empty()).cloned().collect();
+    let params: Vec<(String, String)> = record
+        .params
+        .iter()
+        .filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !culprit_job::table::is_metadata_key(k) && !v.is_empty())
+        .cloned()
+        .collect();
     crate::cmd::compare::params_by_lkp_name(&params)
 }
 
