@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Text before the first `{` (fio's `note:` lines) is skipped. Only the first job is read (lkp's jobs use
-//! `group_reporting`, which folds all jobs into one).
+//! `group_reporting`, which folds all jobs into one); a report of several jobs gets a note saying so.
 //!
 //! Where the JSON comes from, as lkp decides it: given a result root ([`ParseInput::files`] non-empty), the file
 //! `fio.output` wins; without it, every `fio.output.<N>` is one instance; the result root's `fio` file (the echoed
@@ -48,12 +48,12 @@ impl Parser for Fio {
     fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         let mut out = ParseOutput::default();
         if input.files.is_empty() {
-            let stats = parse_document(input.main, "the input")?.ok_or_else(|| no_json("the input"))?;
+            let stats = parse_document(input.main, "the input", &mut out)?.ok_or_else(|| no_json("the input"))?;
             print_stats(&mut out, &stats, "");
             return Ok(out);
         }
         if let Some(single) = input.files.get("fio.output") {
-            let stats = parse_document(single, "fio.output")?.ok_or_else(|| no_json("fio.output"))?;
+            let stats = parse_document(single, "fio.output", &mut out)?.ok_or_else(|| no_json("fio.output"))?;
             print_stats(&mut out, &stats, "");
             return Ok(out);
         }
@@ -76,7 +76,7 @@ impl Parser for Fio {
         let mut per_instance: Vec<(i128, Stats)> = Vec::new();
         for (id, name, text) in instance_files {
             // lkp skips an instance file holding no JSON at all (e.g. an instance that died before writing).
-            if let Some(stats) = parse_document(text, name)? {
+            if let Some(stats) = parse_document(text, name, &mut out)? {
                 match per_instance.iter_mut().find(|(existing, _)| *existing == id) {
                     Some(slot) => slot.1 = stats,
                     None => per_instance.push((id, stats)),
@@ -241,8 +241,9 @@ fn set(stats: &mut Stats, key: String, value: Value) {
     }
 }
 
-/// Parses one fio JSON document. `Ok(None)` when the text has no `{` at all (lkp logs and skips such a file).
-fn parse_document(text: &str, source: &str) -> Result<Option<Stats>, ParseError> {
+/// Parses one fio JSON document. `Ok(None)` when the text has no `{` at all (lkp logs and skips such a file). A
+/// document of several jobs gets a note in `out`: only the first is read, as lkp reads it.
+fn parse_document(text: &str, source: &str, out: &mut ParseOutput) -> Result<Option<Stats>, ParseError> {
     let Some(start) = text.find('{') else {
         return Ok(None);
     };
@@ -255,7 +256,19 @@ fn parse_document(text: &str, source: &str) -> Result<Option<Stats>, ParseError>
     })?;
     let malformed = |what: &str| ParseError::Json { program: PROGRAM, detail: format!("{source}: {what}") };
     let job = match document.get("jobs") {
-        Some(Json::Array(jobs)) => jobs.first().ok_or_else(|| malformed("`jobs` is empty; fio ran no job"))?,
+        Some(Json::Array(jobs)) => {
+            // fio without group_reporting (or with several groups: new_group, stonewall) reports each job apart,
+            // and the first job's iops then stood for the whole run's, a fraction of it, without a word.
+            if jobs.len() > 1 {
+                out.note(format!(
+                    "{source}: fio reported {} jobs apart (run without --group_reporting, or in several groups); \
+                     only the first is read, as lkp's parser reads it, so its numbers are that job's, not the run's: \
+                     run fio with --group_reporting to have the jobs of a group counted together",
+                    jobs.len()
+                ));
+            }
+            jobs.first().ok_or_else(|| malformed("`jobs` is empty; fio ran no job"))?
+        }
         _ => return Err(malformed("no `jobs` array; expected fio's JSON report")),
     };
     let mut stats = Stats::new();

@@ -431,3 +431,24 @@ fn hackbench_zero_time_is_an_error_through_the_registry() {
     let error = run(parser("hackbench"), text, BTreeMap::new()).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("line 3") && error.contains("Time:"), "{error}");
 }
+
+#[test]
+fn fio_jobs_reported_apart_are_read_as_lkp_reads_them_with_a_note_that_says_so() {
+    // fio without --group_reporting reports each of numjobs apart; the first job's iops stood for the run's, half of
+    // it here, without a word.
+    let path = data_dir().join("real/fio/randread-2-jobs-apart.json");
+    let text = read_text(&path);
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let first_iops = json["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    let parsed = parser("fio").parse(&ParseInput { main: &text, files: BTreeMap::new() }).unwrap();
+    let rendered = parsed.render();
+    let iops = rendered.lines().find_map(|line| line.strip_prefix("read_iops: ")).unwrap();
+    assert_eq!(iops.parse::<f64>().unwrap(), first_iops);
+    assert_eq!(parsed.notes.len(), 1, "{:?}", parsed.notes);
+    assert!(parsed.notes[0].contains("fio reported 2 jobs apart"), "{:?}", parsed.notes);
+    assert!(parsed.notes[0].contains("run fio with --group_reporting"), "{:?}", parsed.notes);
+    // A report of one job (lkp's group_reporting) has no note.
+    let one = read_text(&data_dir().join("real/fio/randrw-4k-sync.json"));
+    let parsed_one = parser("fio").parse(&ParseInput { main: &one, files: BTreeMap::new() }).unwrap();
+    assert_eq!(parsed_one.notes, Vec::<String>::new());
+}

@@ -420,6 +420,11 @@ fn measure(
             let parsed = parser
                 .parse(&culprit_parse::ParseInput::text(&stdout))
                 .map_err(|e| Stop::Failed(format!("{} output yields no metrics: {e}", job.program.name())))?;
+            // What the parser left out of an output it still read goes with the run, where `culprit results` and
+            // a report's reader of the stored stderr find it.
+            for note in &parsed.notes {
+                record.stderr.push_str(&format!("{NOTE_PREFIX}{} output: {note}\n", job.program.name()));
+            }
             let metrics = parsed.metrics(job.program.name());
             if metrics.is_empty() {
                 return Err(Stop::Failed(format!("{} output yields no metrics", job.program.name())));
@@ -648,6 +653,49 @@ mod tests {
         let (outcome, _, plans) = run_failing_first(1, "busy", true);
         assert_eq!(plans, 2);
         assert!(reason(outcome).ends_with("exit status 1 on try 1 of 3 (it was busy): busy"));
+    }
+
+    /// A program whose output is a recorded fio report of two jobs apart (fio without --group_reporting), read
+    /// by the fio parser.
+    struct FioJobsApart;
+
+    impl Program for FioJobsApart {
+        fn name(&self) -> &'static str {
+            "fio"
+        }
+        fn binary(&self) -> &'static str {
+            "cat"
+        }
+        fn install_hint(&self) -> &'static str {
+            ""
+        }
+        fn params(&self) -> &'static [ParamSpec] {
+            &[]
+        }
+        fn parser(&self) -> Option<&'static str> {
+            Some("fio")
+        }
+        fn plan(&self, _p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+            let recorded = concat!(env!("CARGO_MANIFEST_DIR"), "/../culprit-parse/tests/data/real/fio");
+            Ok(ProgramPlan {
+                setup: Vec::new(),
+                main: Invocation::new(["cat".to_string(), format!("{recorded}/randread-2-jobs-apart.json")]),
+                executions: 1,
+                warmups: 0,
+                cleanup: Vec::new(),
+                retry: None,
+            })
+        }
+    }
+
+    #[test]
+    fn what_a_parser_left_out_of_an_output_is_kept_in_the_run_s_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = test_job("fio-jobs-apart", &FioJobsApart, Params::new("fio", BTreeMap::new()));
+        let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
+        assert_eq!(record.outcome, RunOutcome::Ok, "{}", record.stderr);
+        assert!(record.metrics.contains_key("fio.read_iops"), "{:?}", record.metrics);
+        assert!(record.stderr.contains("culprit: fio output: the input: fio reported 2 jobs apart"), "{}", record.stderr);
     }
 
     #[test]
