@@ -695,7 +695,8 @@ mod tests {
         let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
         assert_eq!(record.outcome, RunOutcome::Ok, "{}", record.stderr);
         assert!(record.metrics.contains_key("fio.read_iops"), "{:?}", record.metrics);
-        assert!(record.stderr.contains("culprit: fio output: the input: fio reported 2 jobs apart"), "{}", record.stderr);
+        let said = "culprit: fio output: the input: fio reported 2 jobs apart";
+        assert!(record.stderr.contains(said), "{}", record.stderr);
     }
 
     #[test]
