@@ -1,7 +1,8 @@
 //! Regression tests for the defects QA 21 found acting out the mailing-list threads, through the real binary: page
 //! counters taken for the benchmark's own metrics, a change late in a tracked history that went unseen, a job left
 //! out of a comparison without a word, and the finished job.yaml of an lkp report (refused on split; on import, its
-//! scheduler's keys in the table's axes, the mail's parameters and a sweep's groups, and its test box lost).
+//! scheduler's keys in the table's axes, the mail's parameters and a sweep's groups, and its test box lost); and
+//! fio's dev-dax engine on a machine without a DAX device, whose every run failed without a reason.
 
 mod common;
 
@@ -204,4 +205,24 @@ fn a_sweep_of_imported_lkp_runs_is_one_curve_whatever_their_scheduler_keys_say()
     assert!(!sweep.contains("loadavg"), "{sweep}");
     let rows: Vec<&str> = sweep.lines().filter(|l| l.trim_start().starts_with(['1', '2'])).collect();
     assert_eq!(rows.len(), 2, "{sweep}");
+}
+
+#[test]
+fn fio_s_dev_dax_engine_on_a_machine_without_a_dax_device_is_refused_at_its_line_before_anything_runs() {
+    // lkp's dev-dax fio jobs run on persistent-memory boxes; here every run failed with fio's exit status 1 and no
+    // word from fio at all, after the scratch file was laid out.
+    if std::fs::read_dir("/dev").unwrap().flatten().any(|e| e.file_name().to_string_lossy().starts_with("dax")) {
+        // A machine with a DAX device runs the job; what this test checks cannot happen there.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: fio-basic\nruntime: 1s\nfio-setup-basic:\n  rw: read\n  bs: 4k\n  ioengine: dev-dax\n  \
+               test_size: 1M\nfio:\n";
+    common::write(dir.path(), "d.yaml", job);
+    let scratch = dir.path().join("scratch");
+    let args = ["run", "d.yaml", "-n", "1", "--monitors", "none", "--scratch", scratch.to_str().unwrap()];
+    let text = common::refused(&common::culprit("d.db", &args, dir.path()));
+    assert!(text.contains("in job file d.yaml:6") && text.contains("param 'ioengine' = 'dev-dax'"), "{text}");
+    assert!(text.contains("this machine has none, so fio would fail every run without saying why"), "{text}");
+    assert!(!scratch.exists(), "nothing ran: {text}");
 }

@@ -267,6 +267,28 @@ fn check_cpus_allowed(p: &Params, usable: &[u32]) -> Result<(), ProgramError> {
     ))
 }
 
+/// Refuses the `dev-dax` engine on a machine without a device DAX (`/dev/dax*`, given as `devices`): the engine
+/// does its I/O on such a character device, which lkp's job gets from its persistent-memory box, and fio then fails
+/// every run with exit status 1 and no word on stdout, stderr or in its JSON (fio 3.33, on the scratch file).
+fn check_dax_device(p: &Params, devices: &[String]) -> Result<(), ProgramError> {
+    match p.get("ioengine") {
+        Some(engine) if engine.trim() == "dev-dax" && devices.is_empty() => Err(p.bad(
+            "ioengine",
+            engine,
+            "fio's dev-dax engine does its I/O on a device DAX (/dev/daxX.Y, persistent memory in devdax mode, as on \
+             lkp's pmem boxes), and this machine has none, so fio would fail every run without saying why; run the \
+             job on a machine with one, or give another ioengine (sync, libaio, io_uring)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// This machine's device DAX nodes (`/dev/dax0.0`, ...), by name.
+fn dax_devices() -> Vec<String> {
+    let names = std::fs::read_dir("/dev").into_iter().flatten().flatten();
+    names.map(|entry| entry.file_name().to_string_lossy().into_owned()).filter(|name| name.starts_with("dax")).collect()
+}
+
 /// The CPUs of a fio CPU list (`0-3,8,10-11`: CPUs and inclusive ranges, separated by commas), as fio's
 /// `cpus_allowed` reads it; the reason when it is not one. fio stops reading at an empty item, so a list ending in a
 /// comma (`0-1,`) is the list before it, which fio runs; an empty item before others (`0,,5`) is refused, because fio
@@ -335,7 +357,8 @@ impl Program for Fio {
     }
 
     fn check_fits_machine(&self, p: &Params, usable_cpus: &[u32]) -> Result<(), ProgramError> {
-        check_cpus_allowed(p, usable_cpus)
+        check_cpus_allowed(p, usable_cpus)?;
+        check_dax_device(p, &dax_devices())
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
@@ -523,6 +546,16 @@ mod tests {
         assert!(plan("1-4294967295", &[0, 1]).unwrap_err().to_string().contains("names CPU 2,"));
         let text = plan("99999999999", &[0, 1]).unwrap_err().to_string();
         assert!(text.contains("CPU 99999999999 is beyond any machine's CPUs"), "{text}");
+    }
+
+    #[test]
+    fn the_dev_dax_engine_without_a_dax_device_is_refused_before_the_runs() {
+        let p = params("fio", &[("test_size", "1G"), ("ioengine", "dev-dax")]);
+        let text = check_dax_device(&p, &[]).unwrap_err().to_string();
+        assert!(text.contains("'ioengine' = 'dev-dax'") && text.contains("this machine has none"), "{text}");
+        assert!(check_dax_device(&p, &["dax0.0".to_string()]).is_ok());
+        assert!(check_dax_device(&params("fio", &[("ioengine", "sync")]), &[]).is_ok());
+        assert!(check_dax_device(&params("fio", &[("test_size", "1G")]), &[]).is_ok());
     }
 
     #[test]

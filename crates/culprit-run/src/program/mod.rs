@@ -332,7 +332,8 @@ pub trait Program: Sync {
     }
 
     /// Fails when a param asks for something this machine lacks (fio's `cpus_allowed` naming a CPU outside
-    /// `usable_cpus`, the CPUs culprit may run on, ascending), which would otherwise only show as every run failing.
+    /// `usable_cpus`, the CPUs culprit may run on, ascending; fio's dev-dax engine without a DAX device), which would
+    /// otherwise only show as every run failing.
     /// Called before anything runs by `culprit run`, not by `culprit split`, whose files may be meant for another
     /// machine.
     fn check_fits_machine(&self, _params: &Params, _usable_cpus: &[u32]) -> Result<(), ProgramError> {
