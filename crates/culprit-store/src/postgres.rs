@@ -150,6 +150,25 @@ impl PostgresStore {
             let mut transaction = client.transaction()?;
             // Two machines starting on an empty database must not both create the tables.
             transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            // A database without culprit's schema is a new store only when its schema is empty, as a SQLite file is
+            // only when it has no tables: a mistyped --db naming another application's database must not get
+            // culprit's twelve tables written into it (nor fail halfway on a table name both happen to use). The
+            // tables are read from the catalog after the lock, in one statement: a name lookup of `schema_version`
+            // before it may still miss the tables a machine connecting at the same moment has just committed.
+            let tables: Vec<String> = transaction
+                .query(
+                    "SELECT c.relname::TEXT FROM pg_class c WHERE c.relnamespace = current_schema()::REGNAMESPACE \
+                     AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY c.relname",
+                    &[],
+                )?
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            if !tables.is_empty() && !tables.iter().any(|name| name == "schema_version") {
+                let tables = crate::record::foreign_tables_text(&tables);
+                return Err(StoreError::NotACulpritStore { location: location.clone(), engine: "PostgreSQL", tables }
+                    .into());
+            }
             transaction.batch_execute(&migrations::render(migrations::SCHEMA_VERSION_TABLE, Dialect::Postgres))?;
             let current: i64 =
                 transaction.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?.get(0);
