@@ -28,7 +28,7 @@ use crate::{
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
-use ::postgres::config::Host;
+use ::postgres::config::{Host, SslMode};
 use ::postgres::error::SqlState;
 use ::postgres::types::ToSql;
 use ::postgres::{Client, Config, NoTls, Row, Transaction};
@@ -100,6 +100,20 @@ impl PostgresStore {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
         }
         let location = describe_location(&config);
+        // The client has no TLS, so `sslmode=require` (which a managed server's URL often carries) can never be met.
+        // Trying anyway failed with "error performing TLS handshake: no TLS implementation configured" (or, from a
+        // server without TLS, "server does not support TLS") and the advice to check that the server is running.
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(StoreError::Open {
+                location,
+                reason: "the URL asks for an encrypted connection (sslmode=require), and culprit's PostgreSQL client \
+                         does not encrypt"
+                    .into(),
+                hint: "leave sslmode out (or give sslmode=prefer) and keep the server on a trusted network, or reach it \
+                       through an SSH tunnel"
+                    .into(),
+            });
+        }
         let client = config.connect(NoTls).map_err(|e| StoreError::Open {
             location: location.clone(),
             reason: error_text(&e),

@@ -1,0 +1,38 @@
+//! Regression tests for the defects QA 22 found running a farm on a PostgreSQL store, through the real binary: a URL
+//! asking for TLS (`sslmode=require`), which culprit's client cannot give, told the user to check that the server
+//! was running. (Another application's PostgreSQL database getting culprit's tables written into it is tested
+//! where its SQL lives, in crates/culprit-store/tests/postgres.rs.)
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn culprit(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CULPRIT_DB")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start culprit: {e}"))
+}
+
+fn text(output: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+#[test]
+fn a_url_asking_for_tls_says_culprit_does_not_encrypt_rather_than_that_the_server_is_down() {
+    // A managed server's URL carries sslmode=require. The answer was "error performing TLS handshake: no TLS
+    // implementation configured; check that the server is running and reachable", which sent the user after a
+    // server that was up. No server is needed to tell: the URL alone says what cannot be done.
+    let dir = tempfile::tempdir().unwrap();
+    let url = "postgresql://culprit:hunter2@127.0.0.1:1/culprit?sslmode=require";
+    for args in [vec!["--db", url, "results"], vec!["--db", url, "serve", "--listen", "127.0.0.1:0"]] {
+        let output = culprit(&args, dir.path());
+        let all = text(&output);
+        assert!(!output.status.success(), "{all}");
+        assert!(all.contains("sslmode=require") && all.contains("does not encrypt"), "{all}");
+        assert!(!all.contains("check that the server is running"), "{all}");
+        assert!(!all.contains("hunter2"), "the password is never shown: {all}");
+    }
+    assert!(!dir.path().join("culprit.db").exists(), "nothing went to a SQLite file");
+}
