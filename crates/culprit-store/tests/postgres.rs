@@ -198,6 +198,22 @@ fn another_applications_database_is_refused_and_left_untouched() {
     assert_eq!(schema.open().schema_version().unwrap(), migrations::latest_version());
 }
 
+/// QA 22: a store in a schema of its own (`options=-c search_path=...`) was named by its database alone, so two
+/// stores sharing a database read as one: a mail's reproduce lines (`--db LOCATION`) pointed at the other store,
+/// and the two stores' bisect sessions of the same id shared one lock (its tag is made from the location), the
+/// second refused as driven by another culprit.
+#[test]
+fn stores_in_two_schemas_of_one_database_are_named_apart() {
+    let Some(first) = TestSchema::new("named_first") else { return };
+    let Some(second) = TestSchema::new("named_second") else { return };
+    let (one, other) = (first.open().location(), second.open().location());
+    assert_ne!(one, other);
+    for (schema, location) in [(&first, &one), (&second, &other)] {
+        assert!(location.contains(&format!("search_path%3D{}", schema.schema)), "{location}");
+        assert!(!location.contains("culprit:"), "no password: {location}");
+    }
+}
+
 #[test]
 fn a_newer_schema_is_refused_clearly() {
     let Some(schema) = TestSchema::new("newer") else { return };
