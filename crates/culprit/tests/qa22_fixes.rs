@@ -1,6 +1,7 @@
 //! Regression tests for the defects QA 22 found running a farm on a PostgreSQL store, through the real binary: a URL
 //! asking for TLS (`sslmode=require`), which culprit's client cannot give, told the user to check that the server
-//! was running. (Another application's PostgreSQL database getting culprit's tables written into it, and two stores
+//! was running; and the dashboard's /track charts (and `track --plot`'s) of labels named their points "tested
+//! commits, oldest first". (Another application's PostgreSQL database getting culprit's tables written into it, and two stores
 //! in schemas of one database named as one, need SQL to set up and are tested where it lives, in
 //! crates/culprit-store/tests/postgres.rs.)
 
@@ -36,4 +37,33 @@ fn a_url_asking_for_tls_says_culprit_does_not_encrypt_rather_than_that_the_serve
         assert!(!all.contains("hunter2"), "the password is never shown: {all}");
     }
     assert!(!dir.path().join("culprit.db").exists(), "nothing went to a SQLite file");
+}
+
+#[test]
+fn a_chart_of_labels_says_its_points_are_labels_not_tested_commits() {
+    // A farm's store of labelled runs (no commits): the dashboard's /track and `track --plot` drew each series with
+    // the axis "tested commits, oldest first", while the page above it said the points were labels in the order of
+    // their first run.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("ops.yaml");
+    std::fs::write(
+        &job,
+        "suite: command\ncommand:\n  cmd: \"echo 'ops: 42'\"\n  capture:\n    ops: 'ops: ([0-9]+)'\n",
+    )
+    .unwrap();
+    let db = dir.path().join("culprit.db");
+    let (db, job) = (db.to_str().unwrap(), job.to_str().unwrap());
+    for label in ["before", "after"] {
+        let run = culprit(&["--db", db, "run", job, "-n", "4", "--label", label, "--monitors", "none"], dir.path());
+        assert!(run.status.success(), "{}", text(&run));
+    }
+    let svg = dir.path().join("ops.svg");
+    let track = culprit(
+        &["--db", db, "track", "--metric", "^command\\.ops$", "--plot", svg.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(track.status.success(), "{}", text(&track));
+    let drawn = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("no chart: {e}; {}", text(&track)));
+    assert!(drawn.contains("labels, in the order of their first run"), "{drawn}");
+    assert!(!drawn.contains("tested commits"), "{drawn}");
 }
