@@ -1,9 +1,9 @@
 //! Regression tests for the defects QA 22 found running a farm on a PostgreSQL store, through the real binary: a URL
 //! asking for TLS (`sslmode=require`), which culprit's client cannot give, told the user to check that the server
 //! was running; and the dashboard's /track charts (and `track --plot`'s) of labels named their points "tested
-//! commits, oldest first". (Another application's PostgreSQL database getting culprit's tables written into it, and two stores
-//! in schemas of one database named as one, need SQL to set up and are tested where it lives, in
-//! crates/culprit-store/tests/postgres.rs.)
+//! commits, oldest first". Another application's PostgreSQL database getting culprit's tables written into it, and
+//! two stores in schemas of one database named as one, need SQL to set up and are tested where it lives, in
+//! crates/culprit-store/tests/postgres.rs.
 
 use std::path::Path;
 use std::process::{Command, Output};
