@@ -18,7 +18,8 @@ fn culprit(args: &[&str], cwd: &Path) -> Output {
 }
 
 fn text(output: &Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    format!("stdout:\n{stdout}\nstderr:\n{stderr}")
 }
 
 #[test]
