@@ -287,11 +287,7 @@ where
             String::new()
         }
     };
-    let x_desc = if t.subtitle.is_empty() {
-        "tested commits, oldest first".to_string()
-    } else {
-        format!("tested commits, oldest first: {}", t.subtitle)
-    };
+    let x_desc = if t.subtitle.is_empty() { t.points.clone() } else { format!("{}: {}", t.points, t.subtitle) };
     chart
         .configure_mesh()
         .x_desc(x_desc)

@@ -110,6 +110,9 @@ pub struct TrackPlot {
     pub subtitle: String,
     /// One label per point (a short SHA or a label), oldest first.
     pub labels: Vec<String>,
+    /// What the points are, for the x axis: `tested commits, oldest first`, or `labels, in the order of their first
+    /// run` for a series of labels, which a chart named as commits told untruly.
+    pub points: String,
     /// Every run of each point; a point may have none (it is left out).
     pub runs: Vec<Vec<f64>>,
     pub segments: Vec<Segment>,

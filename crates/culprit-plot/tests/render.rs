@@ -32,6 +32,7 @@ fn history() -> TrackPlot {
         metric: "command.user_time".into(),
         subtitle: "bench on box1".into(),
         labels: (0..12).map(|i| format!("{:040x}", i + 0xabc)).collect(),
+        points: "tested commits, oldest first".into(),
         runs,
         segments: vec![Segment { first: 0, last: 6, level: 100.1 }, Segment { first: 7, last: 11, level: 130.1 }],
         changes: vec![ChangeMark { before_index: 6, index: 7, kind: ChangeKind::Regression, text: "+30.0% at 000000000ac3".into() }],

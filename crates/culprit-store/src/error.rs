@@ -17,10 +17,11 @@ pub enum StoreError {
     SchemaTooNew { location: String, found: i64, supported: i64 },
 
     #[error(
-        "{location} is a SQLite database of something else (it holds {tables} and no culprit schema); culprit does \
-         not write into it: give a culprit store (or a new file) with --db PATH or $CULPRIT_DB"
+        "{location} is a {engine} database of something else (it holds {tables} and no culprit schema); culprit \
+         does not write into it: give a culprit store (or a new file, or an empty database) with --db PATH or \
+         $CULPRIT_DB"
     )]
-    NotACulpritStore { location: String, tables: String },
+    NotACulpritStore { location: String, engine: &'static str, tables: String },
 
     #[error("cannot upgrade the result store {location} to schema version {version}: {reason}; nothing was changed")]
     Migration { location: String, version: i64, reason: String },

@@ -28,7 +28,7 @@ use crate::{
     Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
-use ::postgres::config::Host;
+use ::postgres::config::{Host, SslMode};
 use ::postgres::error::SqlState;
 use ::postgres::types::ToSql;
 use ::postgres::{Client, Config, NoTls, Row, Transaction};
@@ -100,6 +100,20 @@ impl PostgresStore {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
         }
         let location = describe_location(&config);
+        // The client has no TLS, so `sslmode=require` (which a managed server's URL often carries) can never be met.
+        // Trying anyway failed with "error performing TLS handshake: no TLS implementation configured" (or, from a
+        // server without TLS, "server does not support TLS") and the advice to check that the server is running.
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(StoreError::Open {
+                location,
+                reason: "the URL asks for an encrypted connection (sslmode=require), and culprit's PostgreSQL client \
+                         does not encrypt"
+                    .into(),
+                hint: "leave sslmode out (or give sslmode=prefer) and keep the server on a trusted network, or reach it \
+                       through an SSH tunnel"
+                    .into(),
+            });
+        }
         let client = config.connect(NoTls).map_err(|e| StoreError::Open {
             location: location.clone(),
             reason: error_text(&e),
@@ -150,6 +164,25 @@ impl PostgresStore {
             let mut transaction = client.transaction()?;
             // Two machines starting on an empty database must not both create the tables.
             transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            // A database without culprit's schema is a new store only when its schema is empty, as a SQLite file is
+            // only when it has no tables: a mistyped --db naming another application's database must not get
+            // culprit's twelve tables written into it (nor fail halfway on a table name both happen to use). The
+            // tables are read from the catalog after the lock, in one statement: a name lookup of `schema_version`
+            // before it may still miss the tables a machine connecting at the same moment has just committed.
+            let tables: Vec<String> = transaction
+                .query(
+                    "SELECT c.relname::TEXT FROM pg_class c WHERE c.relnamespace = current_schema()::REGNAMESPACE \
+                     AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY c.relname",
+                    &[],
+                )?
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            if !tables.is_empty() && !tables.iter().any(|name| name == "schema_version") {
+                let tables = crate::record::foreign_tables_text(&tables);
+                return Err(StoreError::NotACulpritStore { location: location.clone(), engine: "PostgreSQL", tables }
+                    .into());
+            }
             transaction.batch_execute(&migrations::render(migrations::SCHEMA_VERSION_TABLE, Dialect::Postgres))?;
             let current: i64 =
                 transaction.query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])?.get(0);
@@ -1022,7 +1055,39 @@ fn describe_location(config: &Config) -> String {
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
     let database = config.get_dbname().unwrap_or_default();
-    format!("postgresql://{user}{host}:{port}/{database}")
+    // A store may live in a schema of its own (the URL's `options=-c search_path=...`), so two stores can share one
+    // database; the location names the schema too, or two stores would read as one: in the reproduce lines of a
+    // mail, and in the tag of a bisect session's lock, which two stores' sessions of the same id then shared.
+    let schema = config.get_options().and_then(search_path_of).map(|path| {
+        let encoded: String = format!("-csearch_path={path}")
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        format!("?options={encoded}")
+    });
+    format!("postgresql://{user}{host}:{port}/{database}{}", schema.unwrap_or_default())
+}
+
+/// The `search_path` a URL's `options` set (`-c search_path=s`, `-csearch_path=s`, `--search_path=s`; the last one
+/// given wins, as on the server), if any.
+fn search_path_of(options: &str) -> Option<String> {
+    let mut words = options.split_whitespace();
+    let mut found = None;
+    while let Some(word) = words.next() {
+        let setting = match word {
+            "-c" => words.next(),
+            _ => word.strip_prefix("--").or_else(|| word.strip_prefix("-c")),
+        };
+        if let Some((name, value)) = setting.and_then(|s| s.split_once('=')) {
+            if name.replace('-', "_") == "search_path" {
+                found = Some(value.to_string());
+            }
+        }
+    }
+    found
 }
 
 /// A URL that failed to parse, for messages: everything between `://` and `@` (user and password) is hidden.
@@ -1124,5 +1189,18 @@ mod tests {
         let config = Config::from_str("postgresql://culprit:secret@127.0.0.1:5433/culprit").unwrap_or_default();
         assert_eq!(describe_location(&config), "postgresql://culprit@127.0.0.1:5433/culprit");
         assert_eq!(redact("postgresql://culprit:secret@host:x/db"), "postgresql://***@host:x/db");
+        // A store in a schema of its own is named with it, in a form that opens it again; other options are not.
+        for (options, expected) in [
+            ("-c%20search_path%3Dteam_a", "?options=-csearch_path%3Dteam_a"),
+            ("-csearch_path%3Dteam_a%20-c%20default_transaction_read_only%3Don", "?options=-csearch_path%3Dteam_a"),
+            ("--search-path%3Dx%20-c%20search_path%3Dy", "?options=-csearch_path%3Dy"),
+            ("-c%20work_mem%3D8MB", ""),
+        ] {
+            let url = format!("postgresql://culprit:secret@127.0.0.1:5433/culprit?options={options}");
+            let config = Config::from_str(&url).unwrap_or_default();
+            assert_eq!(describe_location(&config), format!("postgresql://culprit@127.0.0.1:5433/culprit{expected}"));
+            let reopened = Config::from_str(&describe_location(&config)).unwrap_or_default();
+            assert_eq!(reopened.get_options().and_then(search_path_of), config.get_options().and_then(search_path_of));
+        }
     }
 }

@@ -25,6 +25,14 @@ pub(crate) fn finish_run_listing(sql: &mut String, mut conditions: Vec<String>, 
     sql.push_str(if filter.bisect_session.is_some() { " ORDER BY b.id" } else { " ORDER BY r.id" });
 }
 
+/// The tables of another application's database, for [`StoreError::NotACulpritStore`]: how many, and the first
+/// five by name, so that the user recognises the database they named by mistake.
+pub(crate) fn foreign_tables_text(names: &[String]) -> String {
+    let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
+    let more = if names.len() > 5 { format!(" and {} more", names.len() - 5) } else { String::new() };
+    format!("{} table(s): {}{more}", names.len(), shown.join(", "))
+}
+
 /// Rejects records the schema could not store faithfully, before any write.
 pub(crate) fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
     for (field, value) in [("started_at", run.started_at), ("ended_at", run.ended_at)] {

@@ -507,13 +507,21 @@ fn placement(
     root: &Path,
     revision_directory: &Path,
     options: &ImportOptions<'_>,
+    culprit_written: bool,
 ) -> Result<Placement, ResultRootError> {
-    let relative: Vec<String> = revision_directory
+    let mut relative: Vec<String> = revision_directory
         .strip_prefix(root)
         .unwrap_or(revision_directory)
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
+    // Runs `culprit run --result-root` wrote sit exactly at <testcase>/<path_params>/<host>/<revision>, so their
+    // place is read from the revision directory up, wherever the given directory is. Read from the top, a directory
+    // holding several machines' roots (`results/<box>/`, as a farm collects them) took the root's name for the
+    // testcase and the path_params for the host: every machine's runs were stored as one machine's.
+    if culprit_written && relative.len() > 4 {
+        relative.drain(..relative.len() - 4);
+    }
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or(ResultRootError::Layout {
             path: revision_directory.to_path_buf(),
@@ -614,7 +622,7 @@ fn import_runs(
     let place = if root.join(STATS_FILE).is_file() {
         single_run_placement(root, revision_directory, options)?
     } else {
-        placement(root, revision_directory, options)?
+        placement(root, revision_directory, options, runs.iter().all(|run| run.import_key.is_some()))?
     };
     // Run directories sort as strings; order them by number so run 10 comes after run 9.
     runs.sort_by(|a, b| {

@@ -298,11 +298,10 @@ impl SqliteStore {
         if names.is_empty() {
             return Ok(());
         }
-        let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
-        let more = if names.len() > 5 { format!(" and {} more", names.len() - 5) } else { String::new() };
         Err(StoreError::NotACulpritStore {
             location: self.location(),
-            tables: format!("{} table(s): {}{more}", names.len(), shown.join(", ")),
+            engine: "SQLite",
+            tables: crate::record::foreign_tables_text(&names),
         })
     }
 

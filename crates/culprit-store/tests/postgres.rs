@@ -168,6 +168,52 @@ fn migrations_apply_once_and_reconnect_is_idempotent() {
     assert_eq!(tables, 13);
 }
 
+/// QA 22: a mistyped --db naming another application's PostgreSQL database had culprit's twelve tables written into
+/// it by any command (`culprit results` included), where a SQLite file of another application is refused; and
+/// one with a table of a name culprit uses (`machines`) failed halfway as "cannot upgrade ... relation already
+/// exists".
+#[test]
+fn another_applications_database_is_refused_and_left_untouched() {
+    for (test, table) in [("foreign_app", "invoices"), ("foreign_clash", "machines")] {
+        let Some(schema) = TestSchema::new(test) else { return };
+        schema.raw().batch_execute(&format!("CREATE TABLE {table} (id BIGINT); INSERT INTO {table} VALUES (7)")).unwrap();
+        match PostgresStore::connect(&schema.url) {
+            Err(error @ StoreError::NotACulpritStore { .. }) => {
+                assert!(error.to_string().contains(table), "the message names what the database holds: {error}");
+                assert!(error.to_string().contains("PostgreSQL database of something else"), "{error}");
+            }
+            Err(other) => panic!("wrong error: {other}"),
+            Ok(_) => panic!("culprit's schema was written into another application's database"),
+        }
+        let tables: Vec<String> = schema
+            .raw()
+            .query("SELECT table_name::TEXT FROM information_schema.tables WHERE table_schema = $1", &[&schema.schema])
+            .map(|rows| rows.iter().map(|r| r.get(0)).collect())
+            .unwrap_or_default();
+        assert_eq!(tables, [table], "only the other application's table is there");
+        assert_eq!(schema.count(table), 1);
+    }
+    // An empty schema is a new store, as before.
+    let Some(schema) = TestSchema::new("foreign_empty") else { return };
+    assert_eq!(schema.open().schema_version().unwrap(), migrations::latest_version());
+}
+
+/// QA 22: a store in a schema of its own (`options=-c search_path=...`) was named by its database alone, so two
+/// stores sharing a database read as one: a mail's reproduce lines (`--db LOCATION`) pointed at the other store,
+/// and the two stores' bisect sessions of the same id shared one lock (its tag is made from the location), the
+/// second refused as driven by another culprit.
+#[test]
+fn stores_in_two_schemas_of_one_database_are_named_apart() {
+    let Some(first) = TestSchema::new("named_first") else { return };
+    let Some(second) = TestSchema::new("named_second") else { return };
+    let (one, other) = (first.open().location(), second.open().location());
+    assert_ne!(one, other);
+    for (schema, location) in [(&first, &one), (&second, &other)] {
+        assert!(location.contains(&format!("search_path%3D{}", schema.schema)), "{location}");
+        assert!(!location.contains("culprit:"), "no password: {location}");
+    }
+}
+
 #[test]
 fn a_newer_schema_is_refused_clearly() {
     let Some(schema) = TestSchema::new("newer") else { return };

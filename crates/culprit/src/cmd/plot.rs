@@ -193,10 +193,18 @@ pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
         (false, true) => series.job_name.clone(),
         _ => String::new(),
     };
+    // A stored series without a place on a branch is of labels (ordered by their first run), as `track` prints it;
+    // a series of no machine is `--series FILE`'s, whose points are in the file's order.
+    let points = match (series.positions.iter().any(Option::is_some), series.machine.is_empty()) {
+        (true, _) => "tested commits, oldest first",
+        (false, true) => "points, in the order of the file",
+        (false, false) => "labels, in the order of their first run",
+    };
     Chart::Track(TrackPlot {
         metric: series.metric.clone(),
         subtitle,
         labels: series.labels.clone(),
+        points: points.to_string(),
         runs: series.points.clone(),
         segments: segments(&series.points, analysis),
         changes,
