@@ -655,43 +655,16 @@ mod tests {
         assert!(reason(outcome).ends_with("exit status 1 on try 1 of 3 (it was busy): busy"));
     }
 
-    /// A program whose output is a recorded fio report of two jobs apart (fio without --group_reporting), read
-    /// by the fio parser.
-    struct FioJobsApart;
-
-    impl Program for FioJobsApart {
-        fn name(&self) -> &'static str {
-            "fio"
-        }
-        fn binary(&self) -> &'static str {
-            "cat"
-        }
-        fn install_hint(&self) -> &'static str {
-            ""
-        }
-        fn params(&self) -> &'static [ParamSpec] {
-            &[]
-        }
-        fn parser(&self) -> Option<&'static str> {
-            Some("fio")
-        }
-        fn plan(&self, _p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-            let recorded = concat!(env!("CARGO_MANIFEST_DIR"), "/../culprit-parse/tests/data/real/fio");
-            Ok(ProgramPlan {
-                setup: Vec::new(),
-                main: Invocation::new(["cat".to_string(), format!("{recorded}/randread-2-jobs-apart.json")]),
-                executions: 1,
-                warmups: 0,
-                cleanup: Vec::new(),
-                retry: None,
-            })
-        }
-    }
-
     #[test]
     fn what_a_parser_left_out_of_an_output_is_kept_in_the_run_s_stderr() {
         let dir = tempfile::tempdir().unwrap();
-        let job = test_job("fio-jobs-apart", &FioJobsApart, Params::new("fio", BTreeMap::new()));
+        // A recorded fio report of two jobs apart (fio without --group_reporting).
+        let recorded = concat!(env!("CARGO_MANIFEST_DIR"), "/../culprit-parse/tests/data/real/fio");
+        let fio = Box::leak(Box::new(Prints {
+            program: "fio",
+            main: Invocation::new(["cat".to_string(), format!("{recorded}/randread-2-jobs-apart.json")]),
+        }));
+        let job = test_job("fio-jobs-apart", fio, Params::new("fio", BTreeMap::new()));
         let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
         assert_eq!(record.outcome, RunOutcome::Ok, "{}", record.stderr);
         assert!(record.metrics.contains_key("fio.read_iops"), "{:?}", record.metrics);
@@ -897,13 +870,15 @@ mod tests {
         assert_eq!(finite_metrics("x", fine.clone()), Ok(fine));
     }
 
-    /// A program whose output is hackbench's with `Time: 0`, through the real parser, so the stored run is a failed
-    /// one naming the line instead of an ok one with an infinite throughput.
-    struct ZeroTimeHackbench;
+    /// A program whose one execution, `main`, prints an output of `program`'s, read by that program's real parser.
+    struct Prints {
+        program: &'static str,
+        main: Invocation,
+    }
 
-    impl Program for ZeroTimeHackbench {
+    impl Program for Prints {
         fn name(&self) -> &'static str {
-            "hackbench"
+            self.program
         }
         fn binary(&self) -> &'static str {
             "sh"
@@ -915,14 +890,12 @@ mod tests {
             &[]
         }
         fn parser(&self) -> Option<&'static str> {
-            Some("hackbench")
+            Some(self.program)
         }
         fn plan(&self, _p: &Params, _ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
-            let output = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
-                          Each sender will pass 2000 messages of 100 bytes\nTime: 0\n";
             Ok(ProgramPlan {
                 setup: Vec::new(),
-                main: Invocation::new(["printf".to_string(), "%s".to_string(), output.to_string()]),
+                main: self.main.clone(),
                 executions: 1,
                 warmups: 0,
                 cleanup: Vec::new(),
@@ -931,12 +904,18 @@ mod tests {
         }
     }
 
-    static ZERO_TIME_HACKBENCH: ZeroTimeHackbench = ZeroTimeHackbench;
-
     #[test]
     fn hackbench_zero_time_is_a_failed_run() {
         let dir = tempfile::tempdir().unwrap();
-        let job = test_job("zero-time", &ZERO_TIME_HACKBENCH, Params::new("hackbench", BTreeMap::new()));
+        // hackbench's output with `Time: 0`: the stored run is a failed one naming the line instead of an ok one
+        // with an infinite throughput.
+        let output = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+                      Each sender will pass 2000 messages of 100 bytes\nTime: 0\n";
+        let hackbench = Box::leak(Box::new(Prints {
+            program: "hackbench",
+            main: Invocation::new(["printf".to_string(), "%s".to_string(), output.to_string()]),
+        }));
+        let job = test_job("zero-time", hackbench, Params::new("hackbench", BTreeMap::new()));
         let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
         match &record.outcome {
             RunOutcome::Failed { reason } => assert!(reason.contains("line 3") && reason.contains("Time:"), "{reason}"),

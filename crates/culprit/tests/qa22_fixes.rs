@@ -41,18 +41,21 @@ fn a_url_asking_for_tls_says_culprit_does_not_encrypt_rather_than_that_the_serve
     assert!(!dir.path().join("culprit.db").exists(), "nothing went to a SQLite file");
 }
 
+/// Writes `dir/ops.yaml`, a `command` job whose one metric, `command.ops`, is always 42, and returns its path.
+fn write_ops_job(dir: &Path) -> std::path::PathBuf {
+    let job = dir.join("ops.yaml");
+    let text = "suite: command\ncommand:\n  cmd: \"echo 'ops: 42'\"\n  capture:\n    ops: 'ops: ([0-9]+)'\n";
+    std::fs::write(&job, text).unwrap();
+    job
+}
+
 #[test]
 fn a_chart_of_labels_says_its_points_are_labels_not_tested_commits() {
     // A farm's store of labelled runs (no commits): the dashboard's /track and `track --plot` drew each series with
     // the axis "tested commits, oldest first", while the page above it said the points were labels in the order of
     // their first run.
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("ops.yaml");
-    std::fs::write(
-        &job,
-        "suite: command\ncommand:\n  cmd: \"echo 'ops: 42'\"\n  capture:\n    ops: 'ops: ([0-9]+)'\n",
-    )
-    .unwrap();
+    let job = write_ops_job(dir.path());
     let db = dir.path().join("culprit.db");
     let (db, job) = (db.to_str().unwrap(), job.to_str().unwrap());
     for label in ["before", "after"] {
@@ -76,12 +79,7 @@ fn a_directory_of_several_result_roots_imports_each_run_under_its_own_machine() 
     // lot. The place was read from the top of the given directory: the box's directory became the testcase and the
     // job's path_params the machine, so every box's runs were stored as one machine's, pooled in every table.
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("ops.yaml");
-    std::fs::write(
-        &job,
-        "suite: command\ncommand:\n  cmd: \"echo 'ops: 42'\"\n  capture:\n    ops: 'ops: ([0-9]+)'\n",
-    )
-    .unwrap();
+    let job = write_ops_job(dir.path());
     let (runs_db, job) = (dir.path().join("runs.db"), job.to_str().unwrap());
     for (root, label) in [("results/box1", "base"), ("results/box2", "new")] {
         let root = dir.path().join(root);
