@@ -27,10 +27,10 @@ pub enum StoreError {
     Migration { location: String, version: i64, reason: String },
 
     #[error(
-        "cannot {action} in the result store {location}: it is read-only; nothing stored was changed. Make the file \
-         and its directory writable, or give a writable store with --db PATH or $CULPRIT_DB"
+        "cannot {action} in the result store {location}: it is read-only; nothing stored was changed. {what_to_do}, \
+         or give a writable store with --db PATH or $CULPRIT_DB"
     )]
-    ReadOnly { location: String, action: String },
+    ReadOnly { location: String, action: String, what_to_do: &'static str },
 
     #[error(
         "cannot {action} in the result store {location}: the disk (or the store's size limit) is full; the \

@@ -1145,7 +1145,14 @@ fn classify(location: &str, action: &str, error: postgres::Error) -> StoreError 
     if *code == SqlState::DISK_FULL || *code == SqlState::OUT_OF_MEMORY || *code == SqlState::PROGRAM_LIMIT_EXCEEDED {
         StoreError::Full { location, action }
     } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
-        StoreError::ReadOnly { location, action }
+        // A read-only session (a hot standby, a role or URL with default_transaction_read_only) is not a file's
+        // permissions, which SQLite's words would send the user to.
+        StoreError::ReadOnly {
+            location,
+            action,
+            what_to_do: "Connect to the primary server as a role that may write the store's schema, without \
+                         default_transaction_read_only in the URL's options",
+        }
     } else if *code == SqlState::T_R_SERIALIZATION_FAILURE
         || *code == SqlState::T_R_DEADLOCK_DETECTED
         || *code == SqlState::LOCK_NOT_AVAILABLE

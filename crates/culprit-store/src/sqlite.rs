@@ -233,6 +233,7 @@ impl SqliteStore {
             return Err(StoreError::ReadOnly {
                 location: self.location(),
                 action: format!("upgrade the schema to version {latest}"),
+                what_to_do: READ_ONLY_FILE,
             });
         }
         let location = self.location();
@@ -311,7 +312,11 @@ impl SqliteStore {
 
     fn ensure_writable(&self, action: &str) -> Result<(), StoreError> {
         if self.read_only {
-            return Err(StoreError::ReadOnly { location: self.location(), action: action.to_string() });
+            return Err(StoreError::ReadOnly {
+                location: self.location(),
+                action: action.to_string(),
+                what_to_do: READ_ONLY_FILE,
+            });
         }
         Ok(())
     }
@@ -737,13 +742,16 @@ fn failure_reason_of(status: &str, reason: Option<String>) -> Option<String> {
 
 
 /// Maps a SQLite error to a store error that says what happened and what to do.
+/// What to do about a read-only SQLite store.
+const READ_ONLY_FILE: &str = "Make the file and its directory writable";
+
 pub(crate) fn classify(location: &str, action: &str, error: rusqlite::Error) -> StoreError {
     let location = location.to_string();
     let action = action.to_string();
     if let rusqlite::Error::SqliteFailure(failure, message) = &error {
         let reason = message.clone().unwrap_or_else(|| failure.to_string());
         return match failure.code {
-            ErrorCode::ReadOnly => StoreError::ReadOnly { location, action },
+            ErrorCode::ReadOnly => StoreError::ReadOnly { location, action, what_to_do: READ_ONLY_FILE },
             ErrorCode::DiskFull => StoreError::Full { location, action },
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreError::Busy { location, action },
             ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => StoreError::Corrupt { location, action, reason },

@@ -280,6 +280,10 @@ fn a_read_only_session_reads_but_refuses_writes() {
     contract::assert_same_record(&store.run(id).unwrap(), &everything_run());
     let error = store.save_run(&run("j", commit(SHA_A), "h", &[("m", 1.0)])).unwrap_err();
     assert!(matches!(error, StoreError::ReadOnly { .. }), "{error}");
+    // Its words are PostgreSQL's case, not a file's permissions.
+    let said = error.to_string();
+    let words = "Connect to the primary server as a role that may write";
+    assert!(said.contains(words) && !said.contains("file"), "{said}");
     assert_eq!(schema.count("runs"), 1);
 }
 
