@@ -948,7 +948,6 @@ fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>)
     }
 }
 
-
 /// lkp's `memory` of a test box (`256G`, `512M`, `1T`, binary units as lkp writes them) in KiB; `None` for anything
 /// else, which leaves the machine's memory unknown rather than wrong.
 fn memory_kib(text: &str) -> Option<u64> {
@@ -964,6 +963,7 @@ fn memory_kib(text: &str) -> Option<u64> {
     let kib = number.parse::<f64>().ok()? * kib_per_unit;
     (kib.is_finite() && kib > 0.0).then(|| kib.round() as u64)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

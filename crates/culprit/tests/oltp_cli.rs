@@ -25,6 +25,24 @@ fn reachable_tempdir() -> tempfile::TempDir {
     dir
 }
 
+/// lkp's oltp job on MariaDB (its `mysql-setup:`), sysbench measuring for `runtime`, on small tables.
+fn mariadb_job(runtime: &str) -> String {
+    format!("suite: oltp\nruntime: {runtime}\nmysql-setup:\nsetup-oltp:\n  table_size: 100\noltp:\n")
+}
+
+/// Whether the run of culprit `first`, with scratch root `scratch`, has the record of its measured step, which is
+/// written just after sysbench starts and which the next run reaps by (a kill between the two would leave nothing to
+/// reap). A first run that ended (its setup failed) will never write it: the test fails at once, saying why.
+fn measured_step_recorded(first: &mut std::process::Child, scratch: &Path) -> bool {
+    if first.try_wait().unwrap().is_some() {
+        let out = first.stdout.take().map(std::io::read_to_string).transpose().unwrap();
+        let err = first.stderr.take().map(std::io::read_to_string).transpose().unwrap();
+        panic!("the first run ended before it was killed:\n{out:?}\n{err:?}");
+    }
+    let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
+    record.contains("\nstep run\n")
+}
+
 /// lkp's jobs/oltp.yaml as it is, `mysql-setup:` included, but for 2 s on 2 threads and small tables, with `oltp`'s
 /// hash replaced by `oltp_hash` (lkp's is empty).
 fn shortened_lkp_job(oltp_hash: &str) -> String {
@@ -122,31 +140,19 @@ fn an_oltp_run_on_mariadb_whose_culprit_was_killed_leaves_no_server_after_the_ne
     let dir = reachable_tempdir();
     let scratch = dir.path().join("scratch");
     let scratch_arg = scratch.to_str().unwrap();
-    let job = |runtime: &str| {
-        format!("suite: oltp\nruntime: {runtime}\nmysql-setup:\nsetup-oltp:\n  table_size: 100\noltp:\n")
-    };
-    common::write(dir.path(), "o.yaml", &job("60s"));
+    common::write(dir.path(), "o.yaml", &mariadb_job("60s"));
     let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
     let mut first = common::spawn_culprit("o.db", &args, dir.path());
     let lines = || common::pids_mentioning(scratch_arg).into_iter().map(|(_, line)| line).collect::<Vec<_>>();
     common::wait_until("sysbench never started its measured run", || {
-        // A first run that ended (its setup failed) will never start it: say why, now.
-        if first.try_wait().unwrap().is_some() {
-            let out = first.stdout.take().map(std::io::read_to_string).transpose().unwrap();
-            let err = first.stderr.take().map(std::io::read_to_string).transpose().unwrap();
-            panic!("the first run ended before it was killed:\n{out:?}\n{err:?}");
-        }
-        // The record of the measured step, which the next run reaps, is written just after sysbench starts: a
-        // kill between the two would leave nothing to reap.
-        let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
-        record.contains("\nstep run\n")
+        measured_step_recorded(&mut first, &scratch)
             && lines().iter().any(|line| line.starts_with("sysbench") && line.ends_with("run "))
     });
     first.kill().unwrap();
     first.wait().unwrap();
     let left = lines();
     assert!(left.iter().any(|line| line.contains("mariadbd")), "the test needs the server left running: {left:?}");
-    common::write(dir.path(), "o.yaml", &job("1s"));
+    common::write(dir.path(), "o.yaml", &mariadb_job("1s"));
     let next = common::culprit("o.db", &args, dir.path());
     let out = format!("{}{}", common::stdout(&next), String::from_utf8_lossy(&next.stderr));
     assert!(out.contains("(1 ok, 0 failed)"), "{out}");
@@ -166,23 +172,16 @@ fn a_mariadb_on_a_port_keeps_its_socket_in_the_scratch_directory_so_a_server_kil
     let dir = reachable_tempdir();
     let scratch = dir.path().join("s".repeat(90));
     let scratch_arg = scratch.to_str().unwrap();
-    let job = |runtime: &str| {
-        format!("suite: oltp\nruntime: {runtime}\nmysql-setup:\nsetup-oltp:\n  table_size: 100\noltp:\n")
-    };
-    common::write(dir.path(), "o.yaml", &job("60s"));
+    common::write(dir.path(), "o.yaml", &mariadb_job("60s"));
     let args = ["run", "o.yaml", "-n", "1", "--label", "x", "--monitors", "none", "--scratch", scratch_arg];
     let mut first = common::spawn_culprit("o.db", &args, dir.path());
     let mut server = None;
     common::wait_until("sysbench never started its measured run on a MariaDB on a port", || {
-        if first.try_wait().unwrap().is_some() {
-            let err = first.stderr.take().map(std::io::read_to_string).transpose().unwrap();
-            panic!("the first run ended before it was killed: {err:?}");
-        }
+        let recorded = measured_step_recorded(&mut first, &scratch);
         let running = common::pids_mentioning(scratch_arg);
         server = running.into_iter().find(|(_, line)| line.contains("mariadbd") && line.contains(" --port="));
         // sysbench's command line names the port, not the scratch directory; the record of its step names it.
-        let record = std::fs::read_to_string(scratch.join(format!("run-{}.step", first.id()))).unwrap_or_default();
-        server.is_some() && record.contains("\nstep run\n")
+        server.is_some() && recorded
     });
     let (pid, line) = server.unwrap();
     let argument = |name: &str| line.split(' ').find_map(|word| word.strip_prefix(name)).unwrap().to_string();
@@ -194,7 +193,7 @@ fn a_mariadb_on_a_port_keeps_its_socket_in_the_scratch_directory_so_a_server_kil
     first.kill().unwrap();
     first.wait().unwrap();
     assert!(std::process::Command::new("kill").args(["-9", &pid]).status().unwrap().success());
-    common::write(dir.path(), "o.yaml", &job("1s"));
+    common::write(dir.path(), "o.yaml", &mariadb_job("1s"));
     let next = common::culprit("o.db", &args, dir.path());
     let out = format!("{}{}", common::stdout(&next), String::from_utf8_lossy(&next.stderr));
     assert!(out.contains("(1 ok, 0 failed)"), "{out}");

@@ -1,8 +1,8 @@
 //! lkp's `oltp`: sysbench's OLTP tests (Debian: `sysbench`, whose `/usr/share/sysbench/oltp_*.lua` they are),
-//! run against a throwaway database server of the run's own: MariaDB ([`super::server::mariadb`]) when the job has lkp's
-//! `mysql-setup` (as lkp's `programs/oltp/setup` runs them against the MySQL server its `mysql-setup` starts) or
-//! `db_driver: mysql`, else PostgreSQL ([`super::server::postgres`]). A job of lkp's (`jobs/oltp.yaml`: `mysql-setup:`,
-//! `setup-oltp: {table_size: 1000000}`, `oltp:`) thus runs on the engine lkp's does, InnoDB's I/O included; the
+//! run against a throwaway database server of the run's own: MariaDB ([`super::server::mariadb`]) when the job has
+//! lkp's `mysql-setup` (as lkp's `programs/oltp/setup` runs them against the MySQL server its `mysql-setup` starts)
+//! or `db_driver: mysql`, else PostgreSQL ([`super::server::postgres`]). A job of lkp's (`jobs/oltp.yaml`:
+//! `mysql-setup:`, `setup-oltp: {table_size: 1000000}`, `oltp:`) thus runs on the engine lkp's does, InnoDB's I/O included; the
 //! transactions are the same Lua scripts either way, so a change between two kernels shows on both, but their
 //! absolute numbers are the engine's.
 //!

@@ -3,8 +3,8 @@
 //! wrapper in `PATH`), run as lkp's `pgbench-setup` does: initialise with `pgbench -i`, then measure `pgbench -n`.
 //!
 //! The server: a job either names one (`host`, and optionally `port`, `dbname`, `user`), or, by default, each run
-//! gets a throwaway cluster of its own in the run's scratch directory ([`super::server::postgres`]: initdb, pg_ctl start on
-//! a socket in the scratch directory, pg_ctl stop in cleanup), into whose `postgres` database setup runs
+//! gets a throwaway cluster of its own in the run's scratch directory ([`super::server::postgres`]: initdb, pg_ctl
+//! start on a socket in the scratch directory, pg_ctl stop in cleanup), into whose `postgres` database setup runs
 //! `pgbench -i -s <scale_factor> -q`; then the measured `pgbench -n ...`.
 //!
 //! With a named server, setup is `pgbench -i -s <scale_factor> -q` against it (which DROPS and recreates the

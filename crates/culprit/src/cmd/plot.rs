@@ -134,7 +134,6 @@ fn chart_description(series: &Series) -> String {
     text
 }
 
-
 /// The fitted segments: the stretches between the segmentation's change points (significant or not), each at the
 /// robust mean the analysis computed for it; without change points, one segment at the mean of every run.
 pub fn segments(points: &[Vec<f64>], analysis: &Analysis) -> Vec<Segment> {

@@ -41,8 +41,9 @@ pub const SUPERUSER: &str = "root";
 /// The database clients use: sysbench's default, made once the server is up.
 pub const DATABASE: &str = "sbtest";
 
-/// The server's socket when it listens on a port: a name relative to its data directory, where it runs.
-const DATA_SOCKET: &str = "mysqld.sock";
+/// The server's socket file: in the scratch directory when the server listens on it, else (on a port) a name relative
+/// to its data directory, where it runs.
+const SOCKET: &str = "mysqld.sock";
 
 /// The four programs of a MariaDB (or MySQL) installation the throwaway server needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,17 +67,6 @@ fn find_tool(names: &[&str]) -> Option<PathBuf> {
     names.iter().find_map(|name| {
         let elsewhere = || ["/usr/sbin", "/usr/libexec"].iter().find_map(|dir| find_in_path(&format!("{dir}/{name}")));
         find_in_path(name).or_else(elsewhere)
-    })
-}
-
-/// MariaDB's programs, by their MariaDB names first and MySQL's after; the error names the first one missing.
-fn find_tools() -> Result<Tools, &'static str> {
-    let find = |names: &'static [&'static str]| find_tool(names).ok_or(names[0]);
-    Ok(Tools {
-        server: find(&["mariadbd", "mysqld"])?,
-        install_db: find(&["mariadb-install-db", "mysql_install_db"])?,
-        admin: find(&["mariadb-admin", "mysqladmin"])?,
-        client: find(&["mariadb", "mysql"])?,
     })
 }
 
@@ -107,13 +97,20 @@ impl Engine for Tools {
     const MISSING_ACCOUNT: &'static str =
         "the 'mysql' user (the throwaway MariaDB server runs as mysql, not as root)";
 
+    /// MariaDB's programs, by their MariaDB names first and MySQL's after; the error names the first one missing.
     fn find() -> Result<Tools, &'static str> {
-        find_tools()
+        let find = |names: &'static [&'static str]| find_tool(names).ok_or(names[0]);
+        Ok(Tools {
+            server: find(&["mariadbd", "mysqld"])?,
+            install_db: find(&["mariadb-install-db", "mysql_install_db"])?,
+            admin: find(&["mariadb-admin", "mysqladmin"])?,
+            client: find(&["mariadb", "mysql"])?,
+        })
     }
 
     /// `<scratch>/mysqld.sock`, when it fits in `sun_path` (108 bytes with its NUL; a margin is kept).
     fn socket_in(scratch: &Path) -> Option<String> {
-        let path = scratch.join("mysqld.sock");
+        let path = scratch.join(SOCKET);
         let text = path.to_str()?;
         (text.starts_with('/') && text.len() <= 100).then(|| text.to_string())
     }
@@ -137,8 +134,8 @@ impl Engine for Tools {
             // reap escalates to it).
             Listen::Tcp(port) => (
                 Endpoint::Tcp(*port),
-                vec![format!("--socket={DATA_SOCKET}"), "--bind-address=127.0.0.1".into(), format!("--port={port}")],
-                DATA_SOCKET.to_string(),
+                vec![format!("--socket={SOCKET}"), "--bind-address=127.0.0.1".into(), format!("--port={port}")],
+                SOCKET.to_string(),
             ),
         };
 
