@@ -50,6 +50,10 @@ pub struct SessionConfig {
     pub improvement: bool,
     /// The state machine's configuration, with the build and run costs as measured when the session started.
     pub bisect: BisectConfig,
+    /// The machine (host name) the session measures on: its runs are compared with each other only, so it is driven
+    /// there alone. Empty in a session stored before sessions named it (its runs tell, see their machine).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub machine: String,
 }
 
 /// How long the build and the deploy of one commit may take before their process group is killed, in seconds
@@ -590,6 +594,7 @@ mod tests {
             timeouts,
             improvement: false,
             bisect: BisectConfig::default(),
+            machine: String::new(),
         }
     }
 

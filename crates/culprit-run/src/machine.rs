@@ -51,12 +51,17 @@ pub fn cpu_list_text(cpus: &[u32]) -> String {
     ranges.iter().map(text).collect::<Vec<_>>().join(",")
 }
 
+/// This machine's host name, the name its runs are stored under (empty when the kernel does not say).
+pub fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()
+}
+
 /// Reads the facts of this machine. Missing files give empty fields, never an error: a run on an odd system is
 /// still worth storing.
 pub fn this_machine() -> Machine {
     let read = |p: &str| fs::read_to_string(p).unwrap_or_default();
     Machine {
-        hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+        hostname: hostname(),
         cpu_model: cpu_model_from_cpuinfo(&read("/proc/cpuinfo")).unwrap_or_else(|| "unknown CPU".to_string()),
         nr_cpu: nr_cpu(),
         memory_kib: mem_total_kib_from_meminfo(&read("/proc/meminfo")).unwrap_or(0),

@@ -391,6 +391,31 @@ pub trait Store {
     /// The runs of a session in the order they were linked, of both kinds (a replay of the bisect reads the plain
     /// ones: `RunFilter { bisect_session, kind: Some(RunKind::Profiling), .. }` lists the others).
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError>;
+
+    /// Claims session `id` for the process that owns this store while it drives the session, where the store itself
+    /// can keep two processes from driving one session: a store shared by machines, or reached under two spellings
+    /// of its address, which the lock file beside the repository cannot tell apart. The claim lasts as long as this
+    /// store stays open (a process killed with kill -9 loses it with its connection), and claiming again from the
+    /// same store succeeds. A store of one machine (SQLite) has no such lock: the lock file is the whole lock.
+    fn claim_bisect_session(&mut self, _id: SessionId) -> Result<SessionClaim, StoreError> {
+        Ok(SessionClaim::Unsupported)
+    }
+
+    /// Who holds the claim of session `id` (see [`Store::claim_bisect_session`]), as far as the store can tell.
+    fn bisect_session_claim(&self, _id: SessionId) -> Result<SessionClaim, StoreError> {
+        Ok(SessionClaim::Unsupported)
+    }
+}
+
+/// The state of a bisect session's claim in a store that can keep one (see [`Store::claim_bisect_session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionClaim {
+    /// This store holds the claim (after a claim), or nobody does (when asked who holds it).
+    Free,
+    /// Another process holds it: who it is, as its connection names itself (`culprit@HOST pid N from ADDRESS`).
+    HeldBy(String),
+    /// The store keeps no claims; only the lock file beside the repository tells.
+    Unsupported,
 }
 
 /// A boxed store is a store, so `Box<dyn Store>` (SQLite or PostgreSQL, chosen at run time) can be passed as
@@ -456,6 +481,12 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
         (**self).bisect_session_runs(id)
+    }
+    fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
+        (**self).claim_bisect_session(id)
+    }
+    fn bisect_session_claim(&self, id: SessionId) -> Result<SessionClaim, StoreError> {
+        (**self).bisect_session_claim(id)
     }
 }
 

@@ -24,8 +24,9 @@ use crate::packed::{
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
-    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
-    Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter,
+    RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store, StoredRevision,
+    NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use ::postgres::config::{Host, SslMode};
@@ -98,6 +99,9 @@ impl PostgresStore {
         })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name(&application_name());
         }
         let location = describe_location(&config);
         // The client has no TLS, so `sslmode=require` (which a managed server's URL often carries) can never be met.
@@ -515,6 +519,72 @@ impl Store for PostgresStore {
             .map_err(|e| classify(&self.location, action, e))?;
         Ok(rows.iter().map(|row| RunId(row.get(0))).collect())
     }
+
+    fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
+        let action = "claim a bisect session";
+        let mut client = self.client()?;
+        // A holder that ends between the try and the look-up leaves no one to name: the claim is tried once more.
+        for _ in 0..2 {
+            let taken: bool = client
+                .query_one(&format!("SELECT pg_try_advisory_lock({SESSION_LOCK_KEYS})"), &[&id.0])
+                .map_err(|e| classify(&self.location, action, e))?
+                .get(0);
+            if taken {
+                return Ok(SessionClaim::Free);
+            }
+            if let Some(holder) =
+                session_lock_holder(&mut client, id).map_err(|e| classify(&self.location, action, e))?
+            {
+                return Ok(SessionClaim::HeldBy(holder));
+            }
+        }
+        Ok(SessionClaim::HeldBy("another connection to the store".into()))
+    }
+
+    fn bisect_session_claim(&self, id: SessionId) -> Result<SessionClaim, StoreError> {
+        let mut client = self.client()?;
+        let holder = session_lock_holder(&mut client, id)
+            .map_err(|e| classify(&self.location, "read who drives a bisect session", e))?;
+        Ok(holder.map_or(SessionClaim::Free, SessionClaim::HeldBy))
+    }
+}
+
+/// The two keys of a bisect session's advisory lock, as SQL of the session id `$1`: the store's schema and the
+/// session. Advisory locks belong to the database, and stores in two schemas of one database number their sessions
+/// alike, so the schema is part of the key. (The two-key form never meets [`MIGRATION_LOCK`], a one-key lock.)
+const SESSION_LOCK_KEYS: &str = "hashtext(current_schema()), ($1::BIGINT % 2147483647)::INT4";
+
+/// Who holds session `id`'s advisory lock, other than this connection, as the holder's connection names itself
+/// (see [`application_name`]); `None` when nobody else does. A role that may not see another role's connections reads
+/// only its backend's process id.
+fn session_lock_holder(client: &mut Client, id: SessionId) -> Result<Option<String>, postgres::Error> {
+    let row = client.query_opt(
+        "SELECT a.application_name, host(a.client_addr), l.pid FROM pg_locks l \
+         LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.pid <> pg_backend_pid() \
+         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         AND l.classid::BIGINT = (hashtext(current_schema())::BIGINT & 4294967295) \
+         AND l.objid::BIGINT = $1::BIGINT % 2147483647 LIMIT 1",
+        &[&id.0],
+    )?;
+    Ok(row.map(|row| {
+        let name: Option<String> = row.get(0);
+        let address: Option<String> = row.get(1);
+        let pid: i32 = row.get(2);
+        let name = name.filter(|n| !n.is_empty()).unwrap_or_else(|| format!("server process {pid}"));
+        match address {
+            Some(address) => format!("{name} from {address}"),
+            None => name,
+        }
+    }))
+}
+
+/// How a culprit's connection names itself to the server (`application_name`), so that a culprit refused a session
+/// another one drives can say which machine and process that is: `culprit@HOST pid N`. The server keeps 63 bytes.
+fn application_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = host.trim();
+    format!("culprit@{} pid {}", if host.is_empty() { "unknown-host" } else { host }, std::process::id())
 }
 
 /// The schema version, or `None` for a database without a `schema_version` table (a new database). The table is

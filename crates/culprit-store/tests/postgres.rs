@@ -14,7 +14,9 @@ mod v1_fixture;
 
 use common::*;
 use contract::{SHA_A, SHA_B};
-use culprit_store::{migrations, PostgresStore, RunFilter, SampleQuery, SaveOptions, Saved, SqliteStore, Store, StoreError};
+use culprit_store::{
+    migrations, PostgresStore, RunFilter, SampleQuery, SaveOptions, Saved, SessionClaim, SqliteStore, Store, StoreError,
+};
 use ::postgres::{Client, NoTls};
 use std::path::Path;
 
@@ -212,6 +214,45 @@ fn stores_in_two_schemas_of_one_database_are_named_apart() {
         assert!(location.contains(&format!("search_path%3D{}", schema.schema)), "{location}");
         assert!(!location.contains("culprit:"), "no password: {location}");
     }
+}
+
+/// One bisect session is driven by one process. Its lock file beside the repository could not tell a second culprit
+/// that reached the same store under another spelling of its address (`localhost` and `127.0.0.1`), or on another
+/// machine of the farm: both drove the session, their runs mixed into one bisect. The store keeps the claim: a
+/// second connection is refused and told who holds it, until the first one closes; the same session id of a store
+/// in another schema is another session.
+#[test]
+fn a_bisect_session_is_claimed_by_one_connection_at_a_time() {
+    let Some(schema) = TestSchema::new("claims") else { return };
+    let Some(elsewhere) = TestSchema::new("claims_elsewhere") else { return };
+    let session = culprit_store::SessionId(1);
+    let mut driver = schema.open();
+    assert_eq!(driver.bisect_session_claim(session).unwrap(), SessionClaim::Free);
+    assert_eq!(driver.claim_bisect_session(session).unwrap(), SessionClaim::Free);
+    // Claiming again from the same store (a session resumed within one process) keeps it.
+    assert_eq!(driver.claim_bisect_session(session).unwrap(), SessionClaim::Free);
+    let mut second = schema.open();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let named = format!("culprit@{} pid {}", host.trim(), std::process::id());
+    for claim in [second.claim_bisect_session(session).unwrap(), second.bisect_session_claim(session).unwrap()] {
+        match claim {
+            SessionClaim::HeldBy(holder) => assert!(holder.starts_with(&named), "{holder}"),
+            other => panic!("the second connection got {other:?}"),
+        }
+    }
+    assert_eq!(second.claim_bisect_session(culprit_store::SessionId(2)).unwrap(), SessionClaim::Free);
+    assert_eq!(elsewhere.open().claim_bisect_session(session).unwrap(), SessionClaim::Free);
+    drop(driver);
+    // The server frees the lock when the connection ends, as when its process is killed.
+    let mut claim = second.claim_bisect_session(session).unwrap();
+    for _ in 0..100 {
+        if claim == SessionClaim::Free {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        claim = second.claim_bisect_session(session).unwrap();
+    }
+    assert_eq!(claim, SessionClaim::Free);
 }
 
 #[test]

@@ -5,6 +5,8 @@
 //! scripts/test.sh). Without it the test fails, unless `CULPRIT_SKIP_POSTGRES=1` says to skip it. The runs carry a
 //! label unique to this test process, so runs left by earlier test runs in the shared database do not interfere.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -82,4 +84,66 @@ fn run_and_results_through_a_postgresql_url() {
     assert!(message.contains("postgresql://culprit@127.0.0.1:1/culprit"), "{message}");
     assert!(!message.contains("hunter2"), "the password leaked: {message}");
     assert!(std::fs::read_dir(dir.path()).map(|d| d.count()).unwrap_or(0) == 1, "only the job file is there");
+}
+
+/// The row of `bisect list` (through `url`) of the session bisecting `repo`: its fields, split at blanks.
+fn session_row(url: &str, repo: &Path, cwd: &Path) -> Vec<String> {
+    let list = culprit(&["--db", url, "bisect", "list"], cwd, None);
+    assert!(list.status.success(), "{}", text(&list));
+    let stdout = String::from_utf8_lossy(&list.stdout).into_owned();
+    let line = stdout.lines().find(|l| l.ends_with(repo.to_str().unwrap()));
+    let line = line.unwrap_or_else(|| panic!("no session of {}: {stdout}", repo.display()));
+    line.split_whitespace().map(String::from).collect()
+}
+
+#[test]
+fn a_session_another_process_claims_in_the_store_is_listed_running_and_not_driven_here() {
+    // On a farm's shared store, the lock file beside the repository tells nothing of a session driven on another
+    // machine (one with the same host name, as cloned VMs have): `bisect list` called it running for good, stopped or
+    // not, and `--resume` drove it beside its driver. The driver's claim lives in the store now. `psql` holding the
+    // session's advisory lock stands in for that other culprit, as the server sees one.
+    let Some(url) = server_url() else { return };
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, _) = common::slowdown(4, 3, 99);
+    let d = dir.path();
+    let bisect = [
+        "--db", &url, "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run",
+        "./bench", "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8", "--json",
+    ];
+    let done = culprit(&bisect, d, None);
+    assert!(matches!(done.status.code(), Some(0 | 1)), "{}", text(&done));
+    let row = session_row(&url, &repo, d);
+    let id = row[0].clone();
+    // A finished session keeps its stored status; reopened as running, it is one a killed culprit left.
+    let reopen = format!("UPDATE bisect_sessions SET status = 'running' WHERE id = {id}");
+    let reopened =
+        Command::new("psql").args([url.as_str(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", &reopen]).output().unwrap();
+    assert!(reopened.status.success(), "{}", text(&reopened));
+    assert_eq!(session_row(&url, &repo, d)[1], "stopped");
+
+    // psql takes the lock and then waits on its input, idle, as a culprit's connection is between its statements (a
+    // backend busy in a statement would notice its client gone only when the statement ends).
+    let mut holder = Command::new("psql")
+        .args([url.as_str(), "-X", "-q"])
+        .env("PGAPPNAME", "culprit@farm-node-7 pid 4242")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let hold = format!("SELECT pg_advisory_lock(hashtext(current_schema()), {id});\n");
+    std::io::Write::write_all(holder.stdin.as_mut().unwrap(), hold.as_bytes()).unwrap();
+    common::wait_until("psql holds the session's lock", || session_row(&url, &repo, d)[1] == "running");
+    let resumed = culprit(&["--db", &url, "bisect", "--resume", &id], d, None);
+    let stderr = String::from_utf8_lossy(&resumed.stderr).into_owned();
+    assert_eq!(resumed.status.code(), Some(2), "{}", text(&resumed));
+    assert!(stderr.contains("driven by another culprit (culprit@farm-node-7 pid 4242 from 127.0.0.1"), "{stderr}");
+
+    // The claim goes with the holder's connection, as with a culprit killed with kill -9.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    common::wait_until("the server frees the lock", || session_row(&url, &repo, d)[1] == "stopped");
+    let resumed = culprit(&["--db", &url, "bisect", "--resume", &id, "--json"], d, None);
+    assert!(matches!(resumed.status.code(), Some(0 | 1)), "{}", text(&resumed));
+    let status = session_row(&url, &repo, d)[1].clone();
+    assert!(["found", "multiple", "not-reproduced", "inconclusive"].contains(&status.as_str()), "{status}");
 }

@@ -566,7 +566,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     reap_leftover_step(&probe_steps);
     let probes = ProbeLog { path: start_lock.with_extension("probes"), keep: false };
 
-    // The same bisect asked again continues where it stopped.
+    // The same bisect asked again continues where it stopped, on the machine it measures on. A farm's machines share
+    // a store and often keep their clones at one path: another machine's session of the same bisect (running there,
+    // or stopped) is not taken up here, where its runs and this machine's would be compared as one machine's.
+    let here = machine::hostname();
     for session in store.bisect_sessions()? {
         let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
         let same = config.repo == repo
@@ -579,6 +582,14 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.improvement == args.improvement
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
+            if let Some(there) = session_machine(store, &session, &config)?.filter(|there| there != &here) {
+                crate::note!(
+                    "culprit: bisect session {} is the same bisect on machine {there}; this machine ({here}) starts \
+                     one of its own, as runs of two machines are not compared",
+                    session.id
+                );
+                continue;
+            }
             // Its probe runs are the session's already (a culprit killed after it stored the session left the list).
             drop(probes);
             crate::note!(
@@ -632,6 +643,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             min_effect_relative: args.min_change.unwrap_or(0.0),
             ..BisectConfig::default()
         },
+        machine: here.clone(),
     };
     let interrupt = interrupt_flag();
     let bar = progress_bar();
@@ -776,6 +788,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             .map(|c| BisectCommit { sha: c.sha.clone(), subject: c.subject.clone(), parents: c.parents.clone() })
             .collect(),
     })?;
+    // Claimed at once, so that `bisect list` on another machine of a farm's store reads it as running (see `drive`).
+    claim_session(store, session)?;
     // Probe runs that chose the metric are not evidence about it: of all the metrics, the one picked is the one
     // whose runs happened to differ most, and testing the regression on them again would be biased (a 3 + 3 probe
     // of a command whose time does not change picked command.user_time, and the reproduce test, which reused those
@@ -811,6 +825,16 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     };
     let config: SessionConfig = serde_json::from_str(&stored.config_json)
         .with_context(|| format!("bisect session {session} has a configuration this culprit cannot read"))?;
+    // A session's runs are compared with each other: runs of this machine added to those of another would make one
+    // bisect of two machines' numbers.
+    let here = machine::hostname();
+    if let Some(there) = session_machine(store, &stored, &config)?.filter(|there| there != &here) {
+        bail!(
+            "bisect session {session} measures on machine {there}, and this is {here}: its runs and this machine's \
+             would be compared as one machine's; resume it on {there}, or run the bisect command itself here, which \
+             starts a session of this machine"
+        );
+    }
     // The runs happen in worktrees of the session's repository: without it every commit would fail to check out and
     // the session would end as if nothing could be tested. The session is left as it is, to resume once it is back.
     if git::toplevel(&config.repo).is_err() {
@@ -823,9 +847,12 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
     // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
     // would stay in the repository after the resumed session is done; and the same command started meanwhile would
-    // take up this session beside this process.
+    // take up this session beside this process. Its name is made from the job id stored with the session, as `bisect
+    // list` makes it (see `stored_start_lock`): the id the job is planned under now differs for a session stored
+    // before job ids changed (session 41), and that lock was one the killed command never held.
     let (good, bad, others) = (&config.good, &config.bad, &config.other_goods);
-    let identity = start_identity(good, bad, others, &job.job_id, &config.build, &config.deploy, config.improvement);
+    let job_id = stored.job_id.as_deref().unwrap_or(&job.job_id);
+    let identity = start_identity(good, bad, others, job_id, &config.build, &config.deploy, config.improvement);
     let start_lock = start_lock_path(&config.repo, &identity);
     let taken = if start_locked { None } else { Some(crate::lock::try_lock(&start_lock)?) };
     let _start_lock = match taken {
@@ -904,6 +931,33 @@ fn discard_stopped_sessions(repo: &Path, root: &Path) {
     }
 }
 
+/// Claims `session` in the store for this process (see `Store::claim_bisect_session`), beside its lock file: another
+/// culprit that reached the same store under another spelling of its address (`localhost` for `127.0.0.1`), whose
+/// lock file has another name, or one on another machine of a farm, is refused while this one drives the session.
+fn claim_session(store: &mut dyn Store, session: SessionId) -> Result<()> {
+    match store.claim_bisect_session(session)? {
+        culprit_store::SessionClaim::HeldBy(holder) => bail!(
+            "bisect session {session} is being driven by another culprit ({holder}, which claimed it in the store {}); \
+             let it finish, or stop it and run `culprit bisect --resume {session}`",
+            store.location()
+        ),
+        culprit_store::SessionClaim::Free | culprit_store::SessionClaim::Unsupported => Ok(()),
+    }
+}
+
+/// The machine a stored session measures on: the one its configuration names, or, for a session stored before
+/// sessions named theirs, the machine of its first run; `None` for such a session without runs.
+fn session_machine(store: &dyn Store, session: &BisectSession, config: &SessionConfig) -> Result<Option<String>> {
+    if !config.machine.is_empty() {
+        return Ok(Some(config.machine.clone()));
+    }
+    let first = store.bisect_session_runs(session.id)?.first().copied();
+    Ok(match first {
+        Some(run) => Some(store.run(run)?.machine.hostname),
+        None => None,
+    })
+}
+
 /// How long a session waits for another culprit to remove its leftovers before it says to try again: removing a
 /// stopped session's worktrees (a kernel build each) and killing a step it left running take seconds, a minute on a
 /// slow disk.
@@ -973,6 +1027,7 @@ fn drive(
     // theirs against a commit that builds (QA of session 29).
     let lock_path = root.with_extension("lock");
     let lock = session_lock(session, &lock_path)?;
+    claim_session(store, session)?;
     // Beside the session's lock and worktrees: the build or deploy running now, and what a culprit killed with
     // `kill -9` left running there, killed before this one builds.
     let steps = root.with_extension("step");
@@ -1298,15 +1353,20 @@ fn list(store: &dyn Store) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, repo, oldest session first. The
-/// metric of a session that bisects an improvement says so, as its "found" names no regression.
-pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
-    let mut rows =
-        vec![["id".to_string(), "status".into(), "metric".into(), "good".into(), "bad".into(), "repo".into()]];
+/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
+/// first. The metric of a session that bisects an improvement says so, as its "found" names no regression; the
+/// machine is the one the session measures on, which a farm's shared store needs to tell its sessions apart.
+pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 7]>> {
+    let header = ["id", "status", "metric", "good", "bad", "machine", "repo"];
+    let mut rows = vec![header.map(str::to_string)];
     for s in store.bisect_sessions()? {
         // Read from the stored JSON alone, so that a session this culprit cannot replay is still listed.
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
-        let improvement = config.and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
+        let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
+        let named = config.as_ref().and_then(|c| c.get("machine")?.as_str().map(str::to_string));
+        // A session stored before sessions named their machine: the machine of its first run.
+        let first_run = || store.bisect_session_runs(s.id).ok()?.first().and_then(|id| store.run(*id).ok());
+        let machine = named.or_else(|| first_run().map(|run| run.machine.hostname)).unwrap_or_else(|| "-".into());
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
@@ -1314,6 +1374,7 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
             if improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
+            machine,
             s.repo.clone(),
         ]);
     }
@@ -1326,10 +1387,16 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 6]>> {
 /// stopped. A culprit killed after storing its session but before taking that lock left only the start lock of its
 /// command, which it held from before the session was stored, so that one tells. Without either file (a session
 /// driven on another machine of the farm, or a repository moved away) there is nothing to tell, and it stays
-/// "running".
+/// "running". A store shared by a farm (PostgreSQL) keeps the claim of the process driving a session, which tells for
+/// every machine.
 fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
     if session.status != NEW_SESSION_STATUS {
         return session.status.clone();
+    }
+    match store.bisect_session_claim(session.id) {
+        Ok(culprit_store::SessionClaim::HeldBy(_)) => return session.status.clone(),
+        Ok(culprit_store::SessionClaim::Free) => return "stopped".to_string(),
+        Ok(culprit_store::SessionClaim::Unsupported) | Err(_) => {}
     }
     let repo = Path::new(&session.repo);
     let mut lock = session_root(store, repo, session.id).with_extension("lock");

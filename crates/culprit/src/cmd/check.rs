@@ -527,6 +527,7 @@ impl References<'_> {
             timeouts: self.timeouts,
             improvement: false,
             bisect: Default::default(),
+            machine: culprit_run::machine::hostname(),
         };
         let interrupt = crate::cmd::run::interrupt_flag();
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());

@@ -162,9 +162,9 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         timeouts: args.timeouts.step_timeouts(),
         improvement: false,
         bisect: BisectConfig::default(),
+        machine: machine::hostname(),
     };
-    let plan =
-        Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::this_machine().hostname };
+    let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };
 
     let lock = lock_path(db.as_deref());
     // The file goes with the pass: beside the user's store it says nothing once no pass holds it.

@@ -392,6 +392,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         timeouts,
         improvement: false,
         bisect: Default::default(),
+        machine: culprit_run::machine::hostname(),
     };
     let interrupt = interrupt_flag();
     let context = run_context();

@@ -1,0 +1,72 @@
+//! A bisect session belongs to the machine it measures on: in a store that a farm's machines share, another
+//! machine's session of the same bisect is neither continued nor resumed here, where its runs and this machine's
+//! would be compared as one machine's numbers.
+
+mod common;
+
+use culprit_store::{SessionId, SqliteStore, Store};
+use std::path::Path;
+
+/// The sessions `bisect list` prints, as (id, status, machine) of each row.
+fn listed(db: &Path, dir: &Path) -> Vec<(String, String, String)> {
+    let list = common::stdout(&common::culprit(db, &["bisect", "list"], dir));
+    let mut lines = list.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["id", "status", "metric", "good", "bad", "machine", "repo"], "{list}");
+    let row = |line: &str| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields[0].to_string(), fields[1].to_string(), fields[5].to_string())
+    };
+    lines.map(row).collect()
+}
+
+#[test]
+fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_here() {
+    // A farm's machines share a PostgreSQL store and keep their clones at one path. The same bisect command on a
+    // second machine found the first machine's session (running there, or stopped) and drove it on: the runs of both
+    // machines were replayed as one bisect's samples, and `--resume ID` did the same. The machine that stored the
+    // session is stood in for here by rewriting the session's stored machine, as the store would hold it.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(5, 4, 99);
+    let d = dir.path();
+    let run = common::kill_at_run_wrapper(d, "");
+    let args = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[4], "--run", &run, "--build",
+        "make -s", "--metric", "command.elapsed_time", "--max-runs", "10",
+    ];
+    std::fs::write(d.join("kill-at"), "5").unwrap();
+    let mut child = common::spawn_culprit(&db, &args, d);
+    std::fs::write(d.join("pid"), child.id().to_string()).unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(d.join("kill-at")).unwrap();
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    assert_eq!(listed(&db, d), [("1".to_string(), "stopped".to_string(), here.clone())]);
+
+    let first = SessionId(1);
+    let runs_there = {
+        let mut store = SqliteStore::open(&db).unwrap();
+        let stored = store.bisect_session(first).unwrap();
+        let mut config: serde_json::Value = serde_json::from_str(&stored.config_json).unwrap();
+        assert_eq!(config["machine"], here.as_str(), "a new session names its machine");
+        config["machine"] = "farm-node-7".into();
+        store.update_bisect_session_config(first, &config.to_string()).unwrap();
+        store.bisect_session_runs(first).unwrap()
+    };
+    assert!(!runs_there.is_empty());
+
+    let resumed = common::culprit(&db, &["bisect", "--resume", "1"], d);
+    let refusal = common::refused(&resumed);
+    assert!(refusal.contains("measures on machine farm-node-7") && refusal.contains(&here), "{refusal}");
+
+    let again = common::culprit(&db, &args, d);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(matches!(again.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(stderr.contains("session 1 is the same bisect on machine farm-node-7"), "{stderr}");
+    assert!(!stderr.contains("continuing bisect session 1"), "{stderr}");
+    let rows = listed(&db, d);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!((rows[0].0.as_str(), rows[0].2.as_str()), ("1", "farm-node-7"));
+    assert_eq!((rows[1].0.as_str(), rows[1].2.as_str()), ("2", here.as_str()));
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.bisect_session_runs(first).unwrap(), runs_there, "the other machine's session got no runs");
+}
