@@ -1124,7 +1124,9 @@ fn describe_location(config: &Config) -> String {
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
     let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
-    let database = config.get_dbname().unwrap_or_default();
+    // A URL without a database connects to the one named as its user, as libpq does; the location names it, so that
+    // it does not end in a bare `/` and two spellings of one store read alike.
+    let database = config.get_dbname().or(config.get_user()).unwrap_or_default();
     // A store may live in a schema of its own (the URL's `options=-c search_path=...`), so two stores can share one
     // database; the location names the schema too, or two stores would read as one: in the reproduce lines of a
     // mail, and in the tag of a bisect session's lock, which two stores' sessions of the same id then shared.
@@ -1265,6 +1267,9 @@ mod tests {
         }
         let config = Config::from_str("postgresql://culprit:secret@127.0.0.1:5433/culprit").unwrap_or_default();
         assert_eq!(describe_location(&config), "postgresql://culprit@127.0.0.1:5433/culprit");
+        // Without a database the server is asked for the user's, and the location says so.
+        let config = Config::from_str("postgresql://farm@db.lab:5434").unwrap_or_default();
+        assert_eq!(describe_location(&config), "postgresql://farm@db.lab:5434/farm");
         assert_eq!(redact("postgresql://culprit:secret@host:x/db"), "postgresql://***@host:x/db");
         // A store in a schema of its own is named with it, in a form that opens it again; other options are not.
         for (options, expected) in [
