@@ -582,7 +582,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.improvement == args.improvement
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
-            if let Some(there) = session_machine(store, &session, &config)?.filter(|there| there != &here) {
+            if let Some(there) = session_machine(store, session.id, &config.machine)?.filter(|there| there != &here) {
                 crate::note!(
                     "culprit: bisect session {} is the same bisect on machine {there}; this machine ({here}) starts \
                      one of its own, as runs of two machines are not compared",
@@ -828,7 +828,7 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     // A session's runs are compared with each other: runs of this machine added to those of another would make one
     // bisect of two machines' numbers.
     let here = machine::hostname();
-    if let Some(there) = session_machine(store, &stored, &config)?.filter(|there| there != &here) {
+    if let Some(there) = session_machine(store, session, &config.machine)?.filter(|there| there != &here) {
         bail!(
             "bisect session {session} measures on machine {there}, and this is {here}: its runs and this machine's \
              would be compared as one machine's; resume it on {there}, or run the bisect command itself here, which \
@@ -945,13 +945,13 @@ fn claim_session(store: &mut dyn Store, session: SessionId) -> Result<()> {
     }
 }
 
-/// The machine a stored session measures on: the one its configuration names, or, for a session stored before
-/// sessions named theirs, the machine of its first run; `None` for such a session without runs.
-fn session_machine(store: &dyn Store, session: &BisectSession, config: &SessionConfig) -> Result<Option<String>> {
-    if !config.machine.is_empty() {
-        return Ok(Some(config.machine.clone()));
+/// The machine a stored session measures on: `named`, the one its configuration names, or, for a session stored
+/// before sessions named theirs, the machine of its first run; `None` for such a session without runs.
+fn session_machine(store: &dyn Store, session: SessionId, named: &str) -> Result<Option<String>> {
+    if !named.is_empty() {
+        return Ok(Some(named.to_string()));
     }
-    let first = store.bisect_session_runs(session.id)?.first().copied();
+    let first = store.bisect_session_runs(session)?.first().copied();
     Ok(match first {
         Some(run) => Some(store.run(run)?.machine.hostname),
         None => None,
@@ -1363,10 +1363,8 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 7]>> {
         // Read from the stored JSON alone, so that a session this culprit cannot replay is still listed.
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
-        let named = config.as_ref().and_then(|c| c.get("machine")?.as_str().map(str::to_string));
-        // A session stored before sessions named their machine: the machine of its first run.
-        let first_run = || store.bisect_session_runs(s.id).ok()?.first().and_then(|id| store.run(*id).ok());
-        let machine = named.or_else(|| first_run().map(|run| run.machine.hostname)).unwrap_or_else(|| "-".into());
+        let named = config.as_ref().and_then(|c| c.get("machine")?.as_str()).unwrap_or_default();
+        let machine = session_machine(store, s.id, named).ok().flatten().unwrap_or_else(|| "-".into());
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
