@@ -2,7 +2,8 @@
 //! asking for TLS (`sslmode=require`), which culprit's client cannot give, told the user to check that the server
 //! was running; the dashboard's /track charts (and `track --plot`'s) of labels named their points "tested commits,
 //! oldest first"; and a directory holding several machines' result roots imported each run under the path_params
-//! as its machine (and the root's name as its testcase), pooling the machines. Another application's PostgreSQL
+//! as its machine (and the root's name as its testcase), pooling the machines; and a job of labels only, tracked
+//! along a branch, was not said to be of labels. Another application's PostgreSQL
 //! database getting culprit's tables written into it, and two stores in schemas of one database named as one, need
 //! SQL to set up and are tested where it lives, in crates/culprit-store/tests/postgres.rs.
 
@@ -100,4 +101,31 @@ fn a_directory_of_several_result_roots_imports_each_run_under_its_own_machine() 
         assert_eq!(group["testcase"], "command", "{}", text(&listed));
         assert_eq!(group["ok_runs"], 2, "{}", text(&listed));
     }
+}
+
+#[test]
+fn a_job_of_labels_only_tracked_along_a_branch_says_its_points_are_labels() {
+    // Along a branch (`track --repo`, the dashboard's /track with repo=), a job whose runs carry labels only is
+    // tracked as labels in the order of their first run, and its chart says so; the text said only "no change point
+    // in 1 series along HEAD", as if its points were the branch's commits.
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_ops_job(dir.path());
+    let db = dir.path().join("culprit.db");
+    let (db, job) = (db.to_str().unwrap(), job.to_str().unwrap());
+    for label in ["before", "after"] {
+        let run = culprit(&["--db", db, "run", job, "-n", "4", "--label", label, "--monitors", "none"], dir.path());
+        assert!(run.status.success(), "{}", text(&run));
+    }
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"];
+    for args in [&["init", "-q"][..], &commit] {
+        assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+    }
+    let repo = repo.to_str().unwrap();
+    let track = culprit(&["--db", db, "track", "--repo", repo, "--metric", "^command\\.ops$"], dir.path());
+    assert!(track.status.success(), "{}", text(&track));
+    let stdout = String::from_utf8_lossy(&track.stdout);
+    let note = "no tested commit on HEAD; its 2 label(s) are tracked in the order of their first run";
+    assert!(stdout.contains(note), "{stdout}");
 }

@@ -643,6 +643,16 @@ fn history_with(
             on_branch.sort();
             on_branch.into_iter().map(|(p, s)| (Some(p), s)).collect()
         } else {
+            // Along a branch, a job with labels only is still tracked, as labels: the text and its charts must not
+            // read as if its points were commits of the branch (the dashboard's /track with repo= drew such charts
+            // under a text that spoke only of the branch).
+            if let (false, Order::Branch { branch, .. }) = (labels.is_empty(), order) {
+                notes.push(format!(
+                    "{job_name} on {machine}: no tested commit on {branch}; its {} label(s) are tracked in the order \
+                     of their first run",
+                    labels.len()
+                ));
+            }
             labels.sort_by(|a, b| a.0.total_cmp(&b.0));
             labels.into_iter().map(|(_, l)| (None, l)).collect()
         };
