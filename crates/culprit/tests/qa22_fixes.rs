@@ -3,9 +3,9 @@
 //! was running; the dashboard's /track charts (and `track --plot`'s) of labels named their points "tested commits,
 //! oldest first"; and a directory holding several machines' result roots imported each run under the path_params
 //! as its machine (and the root's name as its testcase), pooling the machines; and a job of labels only, tracked
-//! along a branch, was not said to be of labels. Another application's PostgreSQL
-//! database getting culprit's tables written into it, and two stores in schemas of one database named as one, need
-//! SQL to set up and are tested where it lives, in crates/culprit-store/tests/postgres.rs.
+//! along a branch, was not said to be of labels. Another application's PostgreSQL database getting culprit's tables
+//! written into it, and two stores in schemas of one database named as one, need SQL to set up and are tested where
+//! it lives, in crates/culprit-store/tests/postgres.rs.
 
 use std::path::Path;
 use std::process::{Command, Output};
