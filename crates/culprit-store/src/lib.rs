@@ -396,9 +396,16 @@ pub trait Store {
     /// can keep two processes from driving one session: a store shared by machines, or reached under two spellings
     /// of its address, which the lock file beside the repository cannot tell apart. The claim lasts as long as this
     /// store stays open (a process killed with kill -9 loses it with its connection), and claiming again from the
-    /// same store succeeds. A store of one machine (SQLite) has no such lock: the lock file is the whole lock.
+    /// same store succeeds (and is one claim). A store of one machine (SQLite) has no such lock: the lock file is the
+    /// whole lock.
     fn claim_bisect_session(&mut self, _id: SessionId) -> Result<SessionClaim, StoreError> {
         Ok(SessionClaim::Unsupported)
+    }
+
+    /// Gives up this store's claim of session `id`, once the session is no longer driven (a process that drives
+    /// several bisects, as `track --follow` does, keeps its store open between them); nothing when it holds none.
+    fn release_bisect_session(&mut self, _id: SessionId) -> Result<(), StoreError> {
+        Ok(())
     }
 
     /// Who holds the claim of session `id` (see [`Store::claim_bisect_session`]), as far as the store can tell.
@@ -484,6 +491,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
         (**self).claim_bisect_session(id)
+    }
+    fn release_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError> {
+        (**self).release_bisect_session(id)
     }
     fn bisect_session_claim(&self, id: SessionId) -> Result<SessionClaim, StoreError> {
         (**self).bisect_session_claim(id)

@@ -67,6 +67,9 @@ pub struct PostgresStore {
     location: String,
     /// Metric name to `metric_names.id`, learned only from committed saves (names are never deleted).
     metric_ids: HashMap<String, i64>,
+    /// The bisect sessions this connection claims. The server counts a lock taken twice by one connection as two,
+    /// so a claim is taken once and given up once.
+    claimed: std::collections::HashSet<i64>,
 }
 
 /// A failure inside a store operation: a server error (classified at the boundary, possibly retried) or an error
@@ -127,6 +130,7 @@ impl PostgresStore {
             client: RefCell::new(client),
             location,
             metric_ids: HashMap::new(),
+            claimed: Default::default(),
         };
         store.migrate()?;
         Ok(store)
@@ -522,7 +526,10 @@ impl Store for PostgresStore {
 
     fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
         let action = "claim a bisect session";
-        let mut client = self.client()?;
+        if self.claimed.contains(&id.0) {
+            return Ok(SessionClaim::Free);
+        }
+        let client = self.client.get_mut();
         // A holder that ends between the try and the look-up leaves no one to name: the claim is tried once more.
         for _ in 0..2 {
             let taken: bool = client
@@ -530,15 +537,27 @@ impl Store for PostgresStore {
                 .map_err(|e| classify(&self.location, action, e))?
                 .get(0);
             if taken {
+                self.claimed.insert(id.0);
                 return Ok(SessionClaim::Free);
             }
             if let Some(holder) =
-                session_lock_holder(&mut client, id).map_err(|e| classify(&self.location, action, e))?
+                session_lock_holder(client, id).map_err(|e| classify(&self.location, action, e))?
             {
                 return Ok(SessionClaim::HeldBy(holder));
             }
         }
         Ok(SessionClaim::HeldBy("another connection to the store".into()))
+    }
+
+    fn release_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError> {
+        if !self.claimed.remove(&id.0) {
+            return Ok(());
+        }
+        let client = self.client.get_mut();
+        client
+            .execute(&format!("SELECT pg_advisory_unlock({SESSION_LOCK_KEYS})"), &[&id.0])
+            .map_err(|e| classify(&self.location, "give up the claim of a bisect session", e))?;
+        Ok(())
     }
 
     fn bisect_session_claim(&self, id: SessionId) -> Result<SessionClaim, StoreError> {

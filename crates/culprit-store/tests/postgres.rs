@@ -242,6 +242,11 @@ fn a_bisect_session_is_claimed_by_one_connection_at_a_time() {
     }
     assert_eq!(second.claim_bisect_session(culprit_store::SessionId(2)).unwrap(), SessionClaim::Free);
     assert_eq!(elsewhere.open().claim_bisect_session(session).unwrap(), SessionClaim::Free);
+    // Given up once the session is no longer driven, the claim is free for others at once, though the connection
+    // stays (a process driving several bisects one after another): two claims of one store are one.
+    driver.release_bisect_session(session).unwrap();
+    assert_eq!(second.bisect_session_claim(session).unwrap(), SessionClaim::Free);
+    assert_eq!(driver.claim_bisect_session(session).unwrap(), SessionClaim::Free);
     drop(driver);
     // The server frees the lock when the connection ends, as when its process is killed.
     let mut claim = second.claim_bisect_session(session).unwrap();

@@ -1010,7 +1010,27 @@ struct Presentation {
     resumed: bool,
 }
 
+/// Drives `session` to its end (or until it stops), then gives up its claim in the store, however it ended: the
+/// claim would otherwise go only with the process, and `track --follow` drives its bisects in one long process, so a
+/// session of its that stopped on an error stayed claimed (listed as running, a `--resume` refused) while it ran on.
 fn drive(
+    store: &mut dyn Store,
+    session: SessionId,
+    config: SessionConfig,
+    range: Vec<RangeCommit>,
+    job: JobRun,
+    shown: Presentation,
+    probed: Option<Worktrees>,
+) -> Result<ExitCode> {
+    let driven = drive_claimed(store, session, config, range, job, shown, probed);
+    if let Err(e) = store.release_bisect_session(session) {
+        crate::note!("culprit: {e}");
+    }
+    driven
+}
+
+/// [`drive`] with the session's lock and claim taken.
+fn drive_claimed(
     store: &mut dyn Store,
     session: SessionId,
     config: SessionConfig,
