@@ -92,16 +92,22 @@ impl Machine {
     pub fn describe(&self) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
         // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
-        // known, not "96 threads  with 0G memory".
-        let mut text = format!("{} threads", self.nr_cpu);
+        // known, not "96 threads  with 0G memory"; one known by name alone (an imported root without job.yaml) is
+        // named, where the mail said "0 threads".
+        let mut known = Vec::new();
+        if self.nr_cpu > 0 {
+            known.push(format!("{} threads", self.nr_cpu));
+        }
         if !self.cpu_model.trim().is_empty() {
-            text.push(' ');
-            text.push_str(self.cpu_model.trim());
+            known.push(self.cpu_model.trim().to_string());
         }
         if self.memory_kib > 0 {
-            text.push_str(&format!(" with {gib}G memory"));
+            known.push(format!("{}{gib}G memory", if known.is_empty() { "" } else { "with " }));
         }
-        text
+        match known.is_empty() {
+            true => format!("{} (its CPUs and memory were not recorded)", self.hostname),
+            false => known.join(" "),
+        }
     }
 }
 
@@ -205,6 +211,10 @@ mod tests {
         assert_eq!(full.describe(), "2 threads AMD EPYC with 24G memory");
         let part = Machine { nr_cpu: 96, ..Machine::default() };
         assert_eq!(part.describe(), "96 threads");
+        let memory = Machine { memory_kib: 512 << 20, ..Machine::default() };
+        assert_eq!(memory.describe(), "512G memory");
+        let named = Machine { hostname: "lkp-icl-2sp7".into(), ..Machine::default() };
+        assert_eq!(named.describe(), "lkp-icl-2sp7 (its CPUs and memory were not recorded)");
     }
 
     #[test]

@@ -226,3 +226,27 @@ fn fio_s_dev_dax_engine_on_a_machine_without_a_dax_device_is_refused_at_its_line
     assert!(text.contains("this machine has none, so fio would fail every run without saying why"), "{text}");
     assert!(!scratch.exists(), "nothing ran: {text}");
 }
+
+#[test]
+fn runs_imported_without_their_job_yaml_are_reported_with_what_their_result_root_says() {
+    // A result root copied without job.yaml: the table's header read `box/fio-basic` (its path_params, the only word
+    // on what was measured, left out), the mail said "on test machine: 0 threads", listed no parameter, and its
+    // reproduce steps ran a job.yaml that `report -o` then wrote beside the report empty.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ("a".repeat(40), "b".repeat(40));
+    let runs = [(a.as_str(), 1000.0, 1.0), (a.as_str(), 1010.0, 1.0), (a.as_str(), 990.0, 1.0)];
+    let later = [(b.as_str(), 700.0, 1.0), (b.as_str(), 710.0, 1.0), (b.as_str(), 690.0, 1.0)];
+    write_fio_root(dir.path(), &[&runs[..], &later[..]].concat());
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let table = common::stdout(&common::culprit("i.db", &["compare", &a, &b], dir.path()));
+    assert!(table.contains("tbox_group/testcase/path_params:\n  box/fio-basic/4k-randwrite\n"), "{table}");
+    let mail = common::stdout(&common::culprit("i.db", &["report", "--compare", &a, &b], dir.path()));
+    assert!(mail.contains("on test machine: box (its CPUs and memory were not recorded)"), "{mail}");
+    assert!(mail.contains("with following parameters:\n\n\tpath_params: 4k-randwrite\n"), "{mail}");
+    assert!(mail.contains("(fio-basic with path_params 4k-randwrite) as JOB.yaml"), "{mail}");
+    assert!(mail.contains("culprit run --db i.db JOB.yaml -n 3") && !mail.contains(" job.yaml "), "{mail}");
+    let out = common::culprit("i.db", &["report", "--compare", &a, &b, "-o", "mail"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("mail/report.txt").is_file());
+    assert!(!dir.path().join("mail/job.yaml").exists(), "an empty job file was written beside the report");
+}

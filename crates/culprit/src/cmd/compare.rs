@@ -624,7 +624,18 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     let params: Vec<(String, String)> =
         record.params.into_iter().filter(|(k, v)| is_axis(k) && !v.is_empty()).collect();
     axes.extend(params_by_lkp_name(&params));
+    if params.is_empty() {
+        axes.extend(imported_path_params(job_id));
+    }
     Ok(axes)
+}
+
+/// The path_params of a job imported from an lkp result root without its job.yaml (`lkp:<testcase>/<path_params>`,
+/// see `culprit_store::result_root::default_identity`), as an axis: the only word on what the job measured, where
+/// the header said `box/fio-basic` and the mail listed no parameter.
+pub fn imported_path_params(job_id: &str) -> Option<(String, String)> {
+    let (_testcase, path_params) = job_id.strip_prefix("lkp:")?.split_once('/')?;
+    (!path_params.is_empty()).then(|| ("path_params".to_string(), path_params.to_string()))
 }
 
 /// Whether a stored param belongs in the `axes` header: what the job measures, and of lkp's metadata only the result

@@ -5,7 +5,8 @@
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
-    axes_of, check_globs, common_jobs, distinct_revisions, no_common_job, resolve, Filters, MachineTable, StoredRuns,
+    axes_of, check_globs, common_jobs, distinct_revisions, imported_path_params, no_common_job, resolve, Filters,
+    MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -67,9 +68,18 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+            let report_path = dir.join(format!("report.{}", format.extension()));
+            // Runs imported from an lkp result root without its job.yaml have no job to write: an empty job.yaml
+            // beside the report would only fail the reproduce steps that name it.
+            if job_yaml.trim().is_empty() {
+                let text = report::render(&input, format)?;
+                std::fs::write(&report_path, &text)
+                    .with_context(|| format!("cannot write {}", report_path.display()))?;
+                eprintln!("culprit: wrote {} (the runs carry no job file to write beside it)", report_path.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             input.job_file = Some(JOB_FILE.to_string());
             let text = report::render(&input, format)?;
-            let report_path = dir.join(format!("report.{}", format.extension()));
             std::fs::write(&report_path, &text).with_context(|| format!("cannot write {}", report_path.display()))?;
             let job_path = dir.join(JOB_FILE);
             std::fs::write(&job_path, &job_yaml).with_context(|| format!("cannot write {}", job_path.display()))?;
@@ -210,6 +220,9 @@ fn params_of(record: &RunRecord) -> Vec<(String, String)> {
         .filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !culprit_job::table::is_metadata_key(k) && !v.is_empty())
         .cloned()
         .collect();
+    if params.is_empty() {
+        return imported_path_params(&record.job_id).into_iter().collect();
+    }
     crate::cmd::compare::params_by_lkp_name(&params)
 }
 
@@ -637,6 +650,20 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         })
         .collect();
     let mut reproduce = Vec::new();
+    // Runs imported from an lkp result root without its job.yaml: the steps cannot hand over a job file, so they
+    // name the one to give, rather than a job.yaml that neither the mail nor the report's directory holds.
+    let job_file = match bad_record.job_yaml.trim().is_empty() {
+        true => {
+            let job = match imported_path_params(&bad_record.job_id) {
+                Some((_, path_params)) => format!("{} with path_params {path_params}", bad_record.testcase),
+                None => bad_record.job_name.clone(),
+            };
+            reproduce.push("# these runs were imported without their job file: give the lkp job that made them".into());
+            reproduce.push(format!("# ({job}) as JOB.yaml"));
+            "JOB.yaml"
+        }
+        false => JOB_FILE,
+    };
     // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
     // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs), into the store
     // the compare step reads, which is this one when it is not the default.
@@ -647,7 +674,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
         let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
-        reproduce.push(format!("culprit run{} {JOB_FILE} -n {n} {}", db_option(store), run_target(r)));
+        reproduce.push(format!("culprit run{} {job_file} -n {n} {}", db_option(store), run_target(r)));
     }
     let mut compare_line =
         format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));
