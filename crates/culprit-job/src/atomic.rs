@@ -468,6 +468,17 @@ impl AtomicJob {
         }
     }
 
+    /// [`AtomicJob::name`] without the revision values lkp's split-job appends (`commit`, `ltp_commit`, ...): the name
+    /// of the job whatever revision it ran at. A finished job.yaml of an lkp result root names its commit, so runs
+    /// imported from one were listed under a name per commit, while Culprit keeps the revision beside the job.
+    pub fn name_across_revisions(&self) -> String {
+        let mut job = self.clone();
+        for key in NAME_COMMIT_KEYS {
+            job.params.remove(*key);
+        }
+        job.name()
+    }
+
     /// The file stem that gives this job the name `name` when the job is written to `<stem>.yaml` and read back:
     /// `name` without the `-<path_params>` (and the revision and rootfs values) that [`AtomicJob::name`] appends to
     /// a stem, so that a job written to a file under the name it already has does not carry its params twice

@@ -250,3 +250,25 @@ fn runs_imported_without_their_job_yaml_are_reported_with_what_their_result_root
     assert!(dir.path().join("mail/report.txt").is_file());
     assert!(!dir.path().join("mail/job.yaml").exists(), "an empty job file was written beside the report");
 }
+
+#[test]
+fn an_imported_lkp_job_has_one_name_at_every_commit() {
+    // lkp's finished job.yaml names the commit it ran at, and lkp's split-job naming appends it to the job's name:
+    // `results` listed the job of seed 001 under a name per commit, `...-tb-0x5003006-361a2a22...-debian-10.4...`.
+    let dir = tempfile::tempdir().unwrap();
+    let (base, bad) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
+    for commit in [base, bad] {
+        let path = dir.path().join(format!("rr/fio-basic/2pmem-ext4/lkp-csl-2sp6/{commit}/0"));
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("stats.json"), "{\"fio.write_iops\": 310403}").unwrap();
+        let job = format!("{FINISHED_LKP_FIO_JOB}commit: {commit}\njob_origin: fio-basic-2pmem.yaml\n");
+        std::fs::write(path.join("job.yaml"), job).unwrap();
+    }
+    common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
+    let out = common::culprit("i.db", &["results", "--json"], dir.path());
+    let groups: serde_json::Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let names: Vec<&str> = groups.as_array().unwrap().iter().map(|g| g["job_name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{groups:#}");
+    assert_eq!(names[0], names[1], "{groups:#}");
+    assert!(names[0].starts_with("fio-basic-2pmem-") && !names[0].contains(&base[..12]), "{}", names[0]);
+}
