@@ -195,9 +195,10 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
             // The name `culprit run` gave the job (from its job_origin), so the imported runs meet the measured ones
             // under `results --job` too; without the commit lkp's finished job.yaml names, which the store keeps as
             // the run's revision (a name per commit listed one job as several).
-            Some(atomic) => {
-                culprit_store::result_root::JobIdentity { job_id: atomic.id(), job_name: atomic.name_across_revisions() }
-            }
+            Some(atomic) => culprit_store::result_root::JobIdentity {
+                job_id: atomic.id(),
+                job_name: atomic.name_across_revisions(),
+            },
             None => culprit_store::result_root::default_identity(job),
         }
     };
