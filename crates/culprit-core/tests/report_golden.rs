@@ -287,6 +287,29 @@ fn a_large_change_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would()
     assert!(text.contains("non-significant change) at commit:"), "{text}");
 }
 
+#[test]
+fn a_confirmed_culprit_whose_pooled_runs_are_not_significant_is_not_said_to_show_no_change() {
+    // The bisect confirmed the commit on interleaved pairs (wall time on a loaded machine), while the table of all
+    // its runs and its parent's, pooled, read 8.8% "non-significant": the mail opened with "we found no significant
+    // change ... at commit" above a bisect section that blamed it.
+    let mut input = seed001_input();
+    input.fix = None;
+    input.metric = "command.elapsed_time".into();
+    let columns = vec![
+        Column::new(BASE).with_metric("command.elapsed_time", vec![0.10, 0.16, 0.12, 0.22, 0.11, 0.15]),
+        Column::new(BAD).with_metric("command.elapsed_time", vec![0.13, 0.12, 0.24, 0.14, 0.19, 0.13]),
+    ];
+    input.comparison = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+    input.bisect = Some(bisect(Status::Found, true, 1));
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(text.contains("the bisect confirmed a 10.5% change of command.elapsed_time on interleaved runs"), "{text}");
+    assert!(text.contains("do not show it significant (non-significant change)"), "{text}");
+    assert!(!text.contains("we found no significant change"), "{text}");
+    // Without a confirmation the table's word stands.
+    input.bisect = Some(bisect(Status::Found, false, 1));
+    assert!(!flat(&render(&input, Format::Text).unwrap()).contains("the bisect confirmed"));
+}
+
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -717,6 +717,18 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
                 b.contributors.len()
             )
         }
+        // The bisect confirmed the commit on fresh runs of it and its parent, interleaved, so that the machine's
+        // load fell on both alike; the table pools every run of the two, taken at other times too, and a metric
+        // that moves with the load (wall time on a shared machine) can leave its test short of significance. The
+        // mail said "we found no significant change" of the commit its bisect section blamed; it says both now.
+        Some(b) if b.confirmed && !h.verdict.is_change() => format!(
+            "FYI, the bisect confirmed a {} change of {} on interleaved runs of the commit below and its parent, but \
+             the table's runs, pooled, do not show it significant ({}): the machine's load varied between runs, and \
+             a steadier metric (user time, for a command that computes) may show it better. The commit:",
+            h.amount(),
+            h.metric,
+            h.noun()
+        ),
         // A verdict the runs could not reach (one run at the commit, a metric missing on a side) is no finding:
         // "we found no significant change" read as if the test had been made and passed.
         _ if matches!(h.verdict, Verdict::Inconclusive { .. }) => {
@@ -727,7 +739,7 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
             format!("FYI, we could not decide whether {} changed ({}{why}) at commit:", h.metric, h.amount())
         }
         // Nothing significant is nothing to blame: say what was measured without "due to".
-        _ if !matches!(h.verdict, Verdict::Regression | Verdict::Improvement | Verdict::Changed) => {
+        _ if !h.verdict.is_change() => {
             let more = change_of(&input.comparison, &h.metric, 1)
                 .and_then(|(row, change)| crate::compare::runs_to_tell(&input.comparison, row, change))
                 .map(|runs| {
