@@ -269,8 +269,12 @@ pub enum BisectAction {
         #[arg(long)]
         json: bool,
     },
-    /// List bisect sessions.
-    List,
+    /// List bisect sessions: id, status, metric, good, bad, the machine each measures on, repository.
+    List {
+        /// Only the sessions of this machine (hostname glob), on a store a farm's machines share.
+        #[arg(long, value_parser = glob_pattern)]
+        machine: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

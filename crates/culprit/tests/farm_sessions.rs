@@ -69,4 +69,12 @@ fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_
     assert_eq!((rows[1].0.as_str(), rows[1].2.as_str()), ("2", here.as_str()));
     let store = SqliteStore::open(&db).unwrap();
     assert_eq!(store.bisect_session_runs(first).unwrap(), runs_there, "the other machine's session got no runs");
+    // `bisect list --machine GLOB` lists one machine's sessions of the farm's.
+    let of = |glob: &str| common::stdout(&common::culprit(&db, &["bisect", "list", "--machine", glob], d));
+    let ids = |text: String| -> Vec<String> {
+        text.lines().skip(1).map(|l| l.split_whitespace().next().unwrap().to_string()).collect()
+    };
+    assert_eq!(ids(of("farm-node-*")), ["1"]);
+    assert_eq!(ids(of(&here)), ["2"]);
+    assert!(ids(of("nothing-here")).is_empty());
 }

@@ -39,7 +39,7 @@ const PROBE_RUNS_CHOOSING_METRIC: usize = 3;
 pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
-        Some(BisectAction::List) => return list(store),
+        Some(BisectAction::List { machine }) => return list(store, machine.as_deref()),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -1368,8 +1368,14 @@ pub fn render_outcome(
     out
 }
 
-fn list(store: &dyn Store) -> Result<ExitCode> {
-    output::print(&crate::cmd::results::render_columns(&list_rows(store)?))?;
+fn list(store: &dyn Store, machine: Option<&str>) -> Result<ExitCode> {
+    let mut rows = list_rows(store)?;
+    if let Some(pattern) = machine {
+        let header = rows.remove(0);
+        rows.retain(|row| culprit_store::glob::matches(pattern, &row[5]));
+        rows.insert(0, header);
+    }
+    output::print(&crate::cmd::results::render_columns(&rows))?;
     Ok(ExitCode::SUCCESS)
 }
 
