@@ -632,6 +632,10 @@ fn history_with(
                 ),
             });
         }
+        // Along a branch, a job with labels only is still tracked, as labels: the text and its charts must not read as
+        // if its points were commits of the branch (the dashboard's /track with repo= drew such charts under a text
+        // that spoke only of the branch). Said of a job with a metric asked for only.
+        let mut labels_only = None;
         let ordered: Vec<(Option<usize>, String)> = if !on_branch.is_empty() {
             // Only a branch puts commits on it, so only then are labels left out.
             if let (false, Order::Branch { branch, .. }) = (labels.is_empty(), order) {
@@ -643,11 +647,8 @@ fn history_with(
             on_branch.sort();
             on_branch.into_iter().map(|(p, s)| (Some(p), s)).collect()
         } else {
-            // Along a branch, a job with labels only is still tracked, as labels: the text and its charts must not
-            // read as if its points were commits of the branch (the dashboard's /track with repo= drew such charts
-            // under a text that spoke only of the branch).
             if let (false, Order::Branch { branch, .. }) = (labels.is_empty(), order) {
-                notes.push(format!(
+                labels_only = Some(format!(
                     "{job_name} on {machine}: no tested commit on {branch}; its {} label(s) are tracked in the order \
                      of their first run",
                     labels.len()
@@ -668,6 +669,9 @@ fn history_with(
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
         let metrics: std::collections::BTreeSet<&String> = samples.iter().flat_map(|s| s.metrics.keys()).collect();
         metric_matched |= !metrics.is_empty();
+        if !metrics.is_empty() {
+            notes.extend(labels_only);
+        }
         // One note per reason a job's series cannot be analysed, not one per metric: a short history would
         // otherwise repeat the same sentence for each of a job's 140 monitor metrics.
         let mut unanalysed: BTreeMap<String, Vec<&String>> = BTreeMap::new();
