@@ -334,3 +334,27 @@ fn an_imported_run_lasts_its_elapsed_time() {
     // Without the time monitor's elapsed time the length stays unknown (zero), as before.
     assert_eq!(lengths, [12.5, 0.0]);
 }
+
+#[test]
+fn a_monitor_sample_that_is_not_a_number_leaves_its_series_out_with_a_warning() {
+    // A run's matrix.json read each sample that was not a number as NaN, and stored it: every mean of the series was
+    // then NaN, and nothing said which file or key was damaged.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let run_directory = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None)).unwrap();
+    let matrix = run_directory.join("matrix.json");
+    let text = std::fs::read_to_string(&matrix).unwrap().replace("91", "null");
+    assert!(text.contains("null"), "{text}");
+    std::fs::write(&matrix, text).unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+    let record = store.run(report.imported[0]).unwrap();
+    let series: Vec<&String> = record.monitors.iter().flat_map(|m| m.series.keys()).collect();
+    assert_eq!(series, ["procs.r"], "{:?}", record.monitors);
+    assert!(record.monitors.iter().all(|m| m.times == [0.0, 1.0, 2.0]), "{:?}", record.monitors);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    let warning = &report.warnings[0];
+    assert!(warning.contains("matrix.json: \"vmstat.cpu.id\" is [90,null,89.5], not an array of numbers"), "{warning}");
+    assert!(warning.ends_with("the run is imported without that monitor series"), "{warning}");
+}
