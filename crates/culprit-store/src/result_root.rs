@@ -709,6 +709,15 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
     let (job_yaml, failure, stderr) = (text_of(JOB_FILE)?, text_of(FAILURE_FILE)?, text_of(STDERR_FILE)?);
+    if let Some(problem) = job_yaml.as_deref().and_then(job_yaml_problem) {
+        // The run's numbers are still good, so it is imported; but without its params it gets the identity its
+        // directory gives rather than its job's, and is kept apart from that job's runs, which must be said.
+        warnings.push(format!(
+            "{}: {problem}; the run is imported without its job's params, under the testcase and path_params of its \
+             directory",
+            run_directory.join(JOB_FILE).display()
+        ));
+    }
     let import_key = text_of(IMPORT_KEY_FILE)?.map(|key| key.trim().to_string()).filter(|key| !key.is_empty());
     warnings.extend(monitor_warnings);
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -853,6 +862,17 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
         warnings.into_iter().filter(|(column, _)| !runs[*column].metrics.is_empty()).map(|(_, w)| w).collect();
     runs.retain(|run| !run.metrics.is_empty());
     Ok(MatrixRuns { runs, warnings, empty })
+}
+
+/// Why a run's `job.yaml` gives no params, when it gives none: it is empty, not YAML (cut short, garbage), or YAML
+/// that is not a hash of params.
+fn job_yaml_problem(job_yaml: &str) -> Option<String> {
+    match serde_yaml::from_str::<serde_yaml::Value>(job_yaml) {
+        Ok(serde_yaml::Value::Mapping(_)) => None,
+        Ok(serde_yaml::Value::Null) => Some("the file is empty".to_string()),
+        Ok(_) => Some("the file is not a hash of 'key: value' params".to_string()),
+        Err(error) => Some(format!("not valid YAML ({error})")),
+    }
 }
 
 /// Flattens a job.yaml mapping into `key: value` params in file order; nested mappings (a program's options)
