@@ -313,3 +313,36 @@ fn damaged_recordings_never_panic_and_never_yield_a_non_finite_value() {
     assert!(fed > 10_000, "only {fed} damaged inputs were fed");
     assert!(failures.is_empty(), "{} failures among {fed} damaged inputs:\n{}", failed, failures.join("\n"));
 }
+
+/// Every recording with its lines ended CRLF (captured through a terminal), and with a byte order mark before it
+/// (saved by an editor on Windows), parses exactly as the recording itself, or fails as it does.
+#[test]
+fn crlf_line_ends_and_a_byte_order_mark_read_as_plain_text() {
+    let mut failures = Vec::new();
+    for recording in recordings() {
+        let text = |bytes: &Vec<u8>| String::from_utf8_lossy(bytes).into_owned();
+        let main = recording.files.get(&recording.main).map(text).unwrap_or_default();
+        let files: BTreeMap<String, String> =
+            recording.files.iter().filter(|(name, _)| !name.is_empty()).map(|(n, b)| (n.clone(), text(b))).collect();
+        for parser in &recording.parsers {
+            let render = |main: &str, files: BTreeMap<String, String>| {
+                parser.parse(&ParseInput { main, files }).map(|out| out.render()).map_err(|e| e.to_string())
+            };
+            let want = render(&main, files.clone());
+            for damage in ["CRLF line ends", "a byte order mark"] {
+                let change = |t: &str| match damage {
+                    "a byte order mark" => format!("\u{feff}{t}"),
+                    _ => t.replace('\n', "\r\n"),
+                };
+                let changed: BTreeMap<String, String> = files.iter().map(|(n, t)| (n.clone(), change(t))).collect();
+                let got = render(&change(&main), changed);
+                if got.is_ok() != want.is_ok() || (got.is_ok() && got != want) {
+                    let name = &recording.name;
+                    failures.push(format!("{name} with {damage}, as {}: {got:?}\nwithout: {want:?}", parser.name()));
+                }
+            }
+        }
+    }
+    failures.truncate(MAX_LISTED);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
