@@ -189,3 +189,34 @@ fn whole_file(message: &str) -> bool {
         || message.contains("more than the limit of")
         || message.contains("two atomic jobs are both named")
 }
+
+/// Every job file with its lines ended CRLF (saved by an editor on Windows), and with a byte order mark before it,
+/// gives the same atomic jobs, with the same names and ids, as the file itself, or is refused as it is.
+#[test]
+fn crlf_line_ends_and_a_byte_order_mark_give_the_same_jobs() {
+    let mut failures = Vec::new();
+    for (name, path) in job_files() {
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let dir = path.parent().expect("directory");
+        let jobs = |text: &str| {
+            let mut find = |included: &str| {
+                let text = fs::read_to_string(dir.join(included)).map_err(|e| e.to_string())?;
+                Ok(FoundInclude { name: included.to_string(), text })
+            };
+            let file = JobFile::parse_with_includes(text, &name, &mut find).map_err(|e| e.to_string())?;
+            let jobs = file.expand().map_err(|e| e.to_string())?;
+            Ok::<Vec<(String, String)>, String>(jobs.iter().map(|job| (job.name(), job.id())).collect())
+        };
+        let want = jobs(&text);
+        let crlf = text.replace('\n', "\r\n");
+        let variants = [("CRLF line ends", crlf), ("a byte order mark", format!("\u{feff}{text}"))];
+        for (damage, changed) in variants {
+            let got = jobs(&changed);
+            if got.is_ok() != want.is_ok() || (got.is_ok() && got != want) {
+                failures.push(format!("{name} with {damage}: {got:?}\nwithout: {want:?}"));
+            }
+        }
+    }
+    failures.truncate(MAX_LISTED);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
