@@ -97,3 +97,30 @@ fn a_store_that_is_text_or_a_truncated_copy_is_refused_and_left_unchanged() {
         }
     }
 }
+
+#[test]
+fn a_job_file_that_is_not_utf8_text_is_named_at_its_line_with_what_to_do() {
+    // The reader's own words, "stream did not contain valid UTF-8", named neither the line nor a fix, for a binary
+    // named by mistake as for a job saved in Latin-1.
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = dir.path().join("latin1.yaml");
+    std::fs::write(&latin1, b"suite: x\n# caf\xe9\ncommand:\n  cmd: echo ops=42\n").unwrap();
+    let binary = dir.path().join("true");
+    std::fs::copy(env!("CARGO_BIN_EXE_culprit"), &binary).unwrap();
+    let db = dir.path().join("r.db");
+    for (file, line) in [(&latin1, 2), (&binary, 1)] {
+        for args in [vec!["run", file.to_str().unwrap(), "--label", "x"], vec!["split", file.to_str().unwrap()]] {
+            let err = clear_refusal(&culprit(&db, &args, dir.path()), &args.join(" "));
+            let said = format!("culprit: cannot read job file {}:{line}: byte 0x", file.display());
+            assert!(err.starts_with(&said), "{err}");
+            let what_to_do = "is not UTF-8 text, and a job file is YAML, which is; if this is the job file, save it as \
+                              UTF-8, else give the job file";
+            assert!(err.contains(what_to_do), "{err}");
+        }
+    }
+    assert!(!db.exists(), "a refused job made a store");
+    // An included file is read the same way.
+    let including = write(dir.path(), "including.yaml", "suite: x\n<<: latin1.yaml\n");
+    let err = clear_refusal(&culprit(&db, &["split", including.to_str().unwrap()], dir.path()), "include");
+    assert!(err.contains(&format!("cannot read {}:2: byte 0xe9 is not UTF-8 text", latin1.display())), "{err}");
+}
