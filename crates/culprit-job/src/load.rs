@@ -516,7 +516,7 @@ fn normalize_value(
 
 /// The prefix of lkp's role keys (`if role server:`, `if role client:`): the params of the machines of one role of
 /// the job's `cluster`.
-const ROLE_PREFIX: &str = "if role ";
+pub(crate) const ROLE_PREFIX: &str = "if role ";
 
 /// lkp's only cluster of one machine, whose `localhost` plays every role (lkp-tests' `cluster/cs-localhost`).
 const LOCALHOST_CLUSTER: &str = "cs-localhost";

@@ -103,8 +103,32 @@ impl SourceMap {
             .map(|(line, _)| line)
     }
 
-    /// The line of the deepest part of `path` found, and how many parts were found.
+    /// The line of the deepest part of `path` found, and how many parts were found. A top-level key that is not at
+    /// the top of the text is looked for in lkp's role hashes (`if role client:`), whose keys the loader lifts to
+    /// the top of the job: there the user wrote them, one level down.
     fn locate_depth(&self, document: usize, path: &[&str]) -> Option<(usize, usize)> {
+        self.locate_written(document, path).or_else(|| {
+            self.role_keys(document).into_iter().find_map(|role| {
+                let within: Vec<&str> = std::iter::once(role).chain(path.iter().copied()).collect();
+                let (line, depth) = self.locate_written(document, &within)?;
+                (depth >= 2).then_some((line, depth - 1))
+            })
+        })
+    }
+
+    /// The top-level lkp role keys (`if role server`) of document `document`, as written.
+    fn role_keys(&self, document: usize) -> Vec<&str> {
+        let Some(&start) = self.doc_starts.get(document) else { return Vec::new() };
+        let end = self.doc_starts.get(document + 1).copied().unwrap_or(self.lines.len()).min(self.lines.len());
+        self.lines[start.min(end)..end]
+            .iter()
+            .filter(|line| line.starts_with(crate::load::ROLE_PREFIX))
+            .filter_map(|line| line.split_once(':').map(|(key, _)| key.trim_end()))
+            .collect()
+    }
+
+    /// [`SourceMap::locate_depth`] for `path` exactly as written in the text, from the top level down.
+    fn locate_written(&self, document: usize, path: &[&str]) -> Option<(usize, usize)> {
         let start = *self.doc_starts.get(document)?;
         let end = self
             .doc_starts
@@ -228,6 +252,19 @@ mod tests {
         assert_eq!(map.plain_value(0, &["fio", "rw"]), None);
         assert_eq!(map.plain_value(0, &["fio"]), None);
         assert_eq!(map.plain_value(0, &["fio", "bs"]), None);
+    }
+
+    #[test]
+    fn keys_given_in_an_lkp_role_hash_are_found_there() {
+        // The loader lifts a role's keys to the top of the job, so messages ask for them by top-level paths.
+        let text = "cluster: cs-localhost\nif role server:\n  iperf-server:\nif role client:\n  iperf:\n    - tcp\n";
+        let map = SourceMap::new(text);
+        assert_eq!(map.locate(0, &["iperf"]), Some(5));
+        assert_eq!(map.locate(0, &["iperf-server"]), Some(3));
+        assert_eq!(map.locate_exact(0, &["iperf", "protocol"]), None);
+        assert_eq!(map.locate(0, &["cluster"]), Some(1));
+        assert_eq!(map.locate(0, &["runtime"]), None);
+        assert_eq!(map.locate(0, &[]), None);
     }
 
     #[test]

@@ -287,3 +287,19 @@ fn lkps_roles_merge_on_one_machine_and_a_cluster_of_several_is_refused() {
         assert!(error.to_string().contains(said), "{text:?}: {error}");
     }
 }
+
+#[test]
+fn a_key_given_in_an_lkp_role_hash_is_refused_at_its_line() {
+    // The loader lifts a role's keys to the top of the job, and the lookup of their lines searched only the top: a
+    // program under `if role client:` given a list (its protocol line deleted) was refused with the file alone.
+    let text = "suite: iperf\ncluster: cs-localhost\nif role server:\n  iperf-server:\nif role client:\n  \
+                iperf:\n      - tcp\n      - udp\n";
+    let message = load_error(text).to_string();
+    assert!(message.starts_with("jobs/bad.yaml:6: 'iperf' is the program iperf"), "{message}");
+    // A role hash indented under another, so that its key is read as a param without a value.
+    let text = "suite: iperf\ncluster: cs-localhost\nif role server:\n  iperf-server:\n  if role client:\n  iperf:\n";
+    let file = JobFile::parse(text, "jobs/bad.yaml").unwrap();
+    let problems = file.expand().unwrap()[0].unknown_keys(&|_, _| true);
+    let said: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert!(said.iter().any(|p| p.starts_with("jobs/bad.yaml:5: 'if role client'")), "{said:?}");
+}

@@ -3,7 +3,8 @@
 //! Input: what `iperf3 -c <server> -J` prints: one JSON document per session, several sessions simply concatenated
 //! (`}{` or `}\n{` between them), as lkp's iperf runner writes them. Each session's rate is read from
 //! `end.sum.bits_per_second` (UDP) or else `end.sum_sent.bits_per_second` and `end.sum_received.bits_per_second`
-//! (TCP). A session that is not valid JSON or has no rate is skipped, as lkp does; when no session is left the
+//! (TCP). A session that is not valid JSON or has no rate is skipped, as lkp does, with a note that names it and
+//! why (the rates are then the mean of fewer sessions than ran, which lkp does not say); when no session is left the
 //! output is an error.
 //!
 //! Output: `tcp.sender.bps`, `tcp.receiver.bps` and `udp.bps`, each the mean over the sessions that report it
@@ -121,7 +122,8 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut receiver = Vec::new();
     let mut udp = Vec::new();
     let mut problems = Vec::new();
-    for (idx, session) in sessions(raw).iter().enumerate() {
+    let sessions = sessions(raw);
+    for (idx, session) in sessions.iter().enumerate() {
         let number = idx + 1;
         let doc = match json::parse(session) {
             Ok(doc) => doc,
@@ -155,6 +157,15 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         });
     }
     let mut out = ParseOutput::default();
+    if !problems.is_empty() {
+        out.note(format!(
+            "{} of the {} iperf sessions left out: {}; the rates are the mean of the other sessions, as lkp reads \
+             them",
+            problems.len(),
+            sessions.len(),
+            problems.join("; ")
+        ));
+    }
     if !sender.is_empty() {
         out.push("tcp.sender.bps", mean(&sender).to_ruby_string());
     }

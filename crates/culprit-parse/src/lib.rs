@@ -5,6 +5,7 @@
 //! are kept as the text lkp prints (Ruby's number formatting) so `culprit parse` can be compared byte for byte with
 //! the fixtures, and are converted to `f64` metrics in one place ([`ParseOutput::metrics`]).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -217,8 +218,33 @@ pub trait Parser: Sync {
     /// The output's `key: value` lines; an error when the output is garbage, cut short or holds a value that is
     /// NaN or infinite ([`ParseError::NotFinite`]). The finite check is here, once, so that no parser can hand a
     /// NaN to the executor or to `culprit parse`, whatever case its own line checks miss.
+    ///
+    /// Every parser is also handed its text as plain text ([`plain_text`]): CRLF line ends read as LF, and a leading
+    /// byte order mark is dropped, once here rather than in each parser's own reading of lines.
     fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
-        self.read_output(input).and_then(|out| out.check_finite(self.name()))
+        let plain = |text: &str| !text.starts_with('\u{feff}') && !text.contains("\r\n");
+        let result = if plain(input.main) && input.files.values().all(|text| plain(text)) {
+            self.read_output(input)
+        } else {
+            let main = plain_text(input.main);
+            let files = input.files.iter().map(|(name, text)| (name.clone(), plain_text(text).into_owned())).collect();
+            self.read_output(&ParseInput { main: &main, files })
+        };
+        result.and_then(|out| out.check_finite(self.name()))
+    }
+}
+
+/// An output as plain text: CRLF line ends as LF and without a leading byte order mark. An output captured through a
+/// terminal (`ssh -t`, `script`) ends its lines with CRLF, and an editor on Windows may add the mark; read as they
+/// were, the CR left at a line's end changed stress-ng's metric names (its `$`-anchored suffix no longer matched) and
+/// made perf-profile's report unreadable, and the mark renamed perf bench's first metric. A CR alone (a progress
+/// line redrawn in place) is left as it is.
+pub fn plain_text(text: &str) -> Cow<'_, str> {
+    let text = text.strip_prefix('\u{feff}').map_or(Cow::Borrowed(text), Cow::Borrowed);
+    if text.contains("\r\n") {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        text
     }
 }
 

@@ -308,3 +308,20 @@ fn random_bytes_and_truncations_never_panic() {
         }
     }
 }
+
+#[test]
+fn iperf_sessions_left_out_are_named_in_a_note() {
+    // lkp skips an iperf session that is not valid JSON or has no rate and averages the others; Culprit did the same
+    // in silence, so a damaged first session changed the rate (lkp's fixture 3: 965000000.0 read as 980000000.0)
+    // with no word of it.
+    let text = fs::read_to_string(data_dir().join("lkp/iperf/3")).unwrap();
+    let whole = parse("iperf", &text).unwrap();
+    assert_eq!(whole.notes, Vec::<String>::new());
+    let damaged = text.replacen('{', "{,", 1);
+    let out = parse("iperf", &damaged).unwrap();
+    assert_eq!(out.render(), "udp.bps: 980000000.0");
+    assert_eq!(out.notes.len(), 1, "{:?}", out.notes);
+    let note = &out.notes[0];
+    assert!(note.starts_with("1 of the 2 iperf sessions left out: session 1 is not valid JSON ("), "{note}");
+    assert!(note.ends_with("the rates are the mean of the other sessions, as lkp reads them"), "{note}");
+}

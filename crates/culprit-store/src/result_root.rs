@@ -27,7 +27,8 @@
 //! unfinished run: it is reported as skipped, never read as a revision whose `matrix.json` columns would become
 //! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
 //! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
-//! read in place of its runs.
+//! read in place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left
+//! out with a warning too.
 
 use crate::error::StoreError;
 use crate::{RunId, RunKind, SaveOptions, Saved, Store};
@@ -685,7 +686,7 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
             });
         }
     }
-    let warnings = rejected
+    let mut warnings: Vec<String> = rejected
         .iter()
         .map(|r| {
             format!(
@@ -697,7 +698,8 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         })
         .collect();
     let matrix_path = run_directory.join(MATRIX_FILE);
-    let monitors = if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { Vec::new() };
+    let (monitors, monitor_warnings) =
+        if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { (Vec::new(), Vec::new()) };
     let text_of = |name: &str| -> Result<Option<String>, ResultRootError> {
         let path = run_directory.join(name);
         if !path.is_file() {
@@ -707,25 +709,48 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     };
     let (job_yaml, failure, stderr) = (text_of(JOB_FILE)?, text_of(FAILURE_FILE)?, text_of(STDERR_FILE)?);
+    if let Some(problem) = job_yaml.as_deref().and_then(job_yaml_problem) {
+        // The run's numbers are still good, so it is imported; but without its params it gets the identity its
+        // directory gives rather than its job's, and is kept apart from that job's runs, which must be said.
+        warnings.push(format!(
+            "{}: {problem}; the run is imported without its job's params, under the testcase and path_params of its \
+             directory",
+            run_directory.join(JOB_FILE).display()
+        ));
+    }
     let import_key = text_of(IMPORT_KEY_FILE)?.map(|key| key.trim().to_string()).filter(|key| !key.is_empty());
+    warnings.extend(monitor_warnings);
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stats_path = Some(stats_path);
     Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path, failure, stderr, import_key }, warnings))
 }
 
 /// Splits a per-run `matrix.json` back into monitors: every `<monitor>.time` key names a monitor, and each other
-/// key belongs to the longest monitor name it starts with (or to its first dotted segment).
-fn monitors_from_matrix(path: &Path) -> Result<Vec<MonitorSeries>, ResultRootError> {
+/// key belongs to the longest monitor name it starts with (or to its first dotted segment). A key that is not an
+/// array of numbers is left out with a warning naming the file and the key, as a `stats.json` entry that is not a
+/// number is: read as NaN, one damaged sample was stored and poisoned every mean of its series.
+fn monitors_from_matrix(path: &Path) -> Result<(Vec<MonitorSeries>, Vec<String>), ResultRootError> {
     let Value::Object(matrix) = read_json(path)? else {
         return Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of arrays".into() });
     };
-    let arrays: BTreeMap<String, Vec<f64>> = matrix
-        .into_iter()
-        .filter_map(|(k, v)| match v {
-            Value::Array(items) => Some((k, items.iter().map(|i| i.as_f64().unwrap_or(f64::NAN)).collect())),
+    let mut warnings = Vec::new();
+    let mut arrays: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (key, value) in matrix {
+        let numbers = match &value {
+            Value::Array(items) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
             _ => None,
-        })
-        .collect();
+        };
+        match numbers {
+            Some(numbers) => {
+                arrays.insert(key, numbers);
+            }
+            None => warnings.push(format!(
+                "{}: \"{key}\" is {}, not an array of numbers; the run is imported without that monitor series",
+                path.display(),
+                shortened(&value.to_string())
+            )),
+        }
+    }
     let mut monitors: BTreeMap<String, MonitorSeries> = BTreeMap::new();
     for (key, values) in &arrays {
         if let Some(monitor) = key.strip_suffix(".time") {
@@ -752,7 +777,7 @@ fn monitors_from_matrix(path: &Path) -> Result<Vec<MonitorSeries>, ResultRootErr
             .series
             .insert(series_key, values);
     }
-    Ok(monitors.into_values().collect())
+    Ok((monitors.into_values().collect(), warnings))
 }
 
 /// The runs of a revision `matrix.json`'s columns ([`runs_from_matrix`]).
@@ -837,6 +862,17 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
         warnings.into_iter().filter(|(column, _)| !runs[*column].metrics.is_empty()).map(|(_, w)| w).collect();
     runs.retain(|run| !run.metrics.is_empty());
     Ok(MatrixRuns { runs, warnings, empty })
+}
+
+/// Why a run's `job.yaml` gives no params, when it gives none: it is empty, not YAML (cut short, garbage), or YAML
+/// that is not a hash of params.
+fn job_yaml_problem(job_yaml: &str) -> Option<String> {
+    match serde_yaml::from_str::<serde_yaml::Value>(job_yaml) {
+        Ok(serde_yaml::Value::Mapping(_)) => None,
+        Ok(serde_yaml::Value::Null) => Some("the file is empty".to_string()),
+        Ok(_) => Some("the file is not a hash of 'key: value' params".to_string()),
+        Err(error) => Some(format!("not valid YAML ({error})")),
+    }
 }
 
 /// Flattens a job.yaml mapping into `key: value` params in file order; nested mappings (a program's options)

@@ -152,6 +152,10 @@ impl SqliteStore {
             .pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| self.classify("enable foreign keys", e))?;
         if !self.read_only {
+            // Another application's database is refused before anything is written to it: the switch to WAL below
+            // rewrites the file's header and stays, so a refused database was left in WAL mode, its application's
+            // file changed by a mistyped --db. migrate() asks again, after this process may have waited for another.
+            self.version_unless_foreign()?;
             // WAL lets `culprit results` read while a run is being saved, and makes commits cheap.
             let mode = self.switch_to_wal()?;
             if !mode.eq_ignore_ascii_case("wal") {
@@ -213,16 +217,7 @@ impl SqliteStore {
         // The version and the look for another application's tables read one snapshot: another culprit creating
         // the store between the two reads made its new schema look like a foreign database ("13 table(s) ... and
         // no culprit schema") to a third started at the same moment.
-        let current = {
-            let snapshot =
-                self.connection.unchecked_transaction().map_err(|e| self.classify("read the schema", e))?;
-            let current = self.current_version_if_any()?;
-            if current.is_none() {
-                self.refuse_foreign_database()?;
-            }
-            drop(snapshot);
-            current
-        };
+        let current = self.version_unless_foreign()?;
         if current == Some(latest) {
             return Ok(());
         }
@@ -271,6 +266,18 @@ impl SqliteStore {
     }
 
     /// The schema version, or `None` for a database without a `schema_version` table (a new file).
+    /// The schema version, `None` for an empty database, and an error for a database of another application, all
+    /// read from one snapshot.
+    fn version_unless_foreign(&self) -> Result<Option<i64>, StoreError> {
+        let snapshot = self.connection.unchecked_transaction().map_err(|e| self.classify("read the schema", e))?;
+        let current = self.current_version_if_any()?;
+        if current.is_none() {
+            self.refuse_foreign_database()?;
+        }
+        drop(snapshot);
+        Ok(current)
+    }
+
     fn current_version_if_any(&self) -> Result<Option<i64>, StoreError> {
         let has_table: bool = self
             .connection

@@ -334,3 +334,52 @@ fn an_imported_run_lasts_its_elapsed_time() {
     // Without the time monitor's elapsed time the length stays unknown (zero), as before.
     assert_eq!(lengths, [12.5, 0.0]);
 }
+
+#[test]
+fn a_monitor_sample_that_is_not_a_number_leaves_its_series_out_with_a_warning() {
+    // A run's matrix.json read each sample that was not a number as NaN, and stored it: every mean of the series was
+    // then NaN, and nothing said which file or key was damaged.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let run_directory = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None)).unwrap();
+    let matrix = run_directory.join("matrix.json");
+    let text = std::fs::read_to_string(&matrix).unwrap().replace("91", "null");
+    assert!(text.contains("null"), "{text}");
+    std::fs::write(&matrix, text).unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+    let record = store.run(report.imported[0]).unwrap();
+    let series: Vec<&String> = record.monitors.iter().flat_map(|m| m.series.keys()).collect();
+    assert_eq!(series, ["procs.r"], "{:?}", record.monitors);
+    assert!(record.monitors.iter().all(|m| m.times == [0.0, 1.0, 2.0]), "{:?}", record.monitors);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    let warning = &report.warnings[0];
+    assert!(warning.contains("matrix.json: \"vmstat.cpu.id\" is [90,null,89.5], not an array of numbers"), "{warning}");
+    assert!(warning.ends_with("the run is imported without that monitor series"), "{warning}");
+}
+
+#[test]
+fn a_job_yaml_that_gives_no_params_is_named_in_a_warning() {
+    // A run whose job.yaml was cut short or overwritten was imported without its params, under the identity its
+    // directory gives rather than its job's, and nothing said so.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("result");
+    let mut job_files = Vec::new();
+    for iops in [100.0, 101.0, 102.0, 103.0] {
+        job_files.push(write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, iops, None)).unwrap().join("job.yaml"));
+    }
+    std::fs::write(&job_files[0], "suite: fio-basic\nfio-setup-basic:\n  bs: 4k\n rw: randwrite\n").unwrap();
+    std::fs::write(&job_files[1], "").unwrap();
+    std::fs::write(&job_files[2], "- a list\n").unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 4, "{report:?}");
+    assert_eq!(report.warnings.len(), 3, "{:?}", report.warnings);
+    let said = ["not valid YAML (", "the file is empty", "the file is not a hash of 'key: value' params"];
+    for ((warning, file), said) in report.warnings.iter().zip(&job_files).zip(said) {
+        assert!(warning.starts_with(&format!("{}: {said}", file.display())), "{warning}");
+        assert!(warning.ends_with("imported without its job's params, under the testcase and path_params of its \
+                                   directory"), "{warning}");
+    }
+}

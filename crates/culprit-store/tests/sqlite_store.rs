@@ -119,6 +119,26 @@ fn another_applications_database_is_refused_and_left_untouched() {
 }
 
 #[test]
+fn another_applications_database_is_refused_before_anything_is_written_to_it() {
+    // The refusal came after the switch to the WAL journal, which rewrote the file's header and stayed: the other
+    // application's database was left in WAL mode by a mistyped --db.
+    let dir = tempfile::tempdir().unwrap();
+    let schema = "CREATE TABLE invoices (id INTEGER PRIMARY KEY); INSERT INTO invoices VALUES (1);";
+    raw(dir.path()).execute_batch(schema).unwrap();
+    let before = std::fs::read(dir.path().join("culprit.db")).unwrap();
+    let refused = SqliteStore::open(dir.path().join("culprit.db"));
+    assert!(matches!(refused, Err(StoreError::NotACulpritStore { .. })), "{:?}", refused.err());
+    assert!(std::fs::read(dir.path().join("culprit.db")).unwrap() == before, "the refused file was changed");
+    let mode: String = raw(dir.path()).query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap();
+    assert_eq!(mode, "delete");
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["culprit.db"], "no journal is left beside it");
+}
+
+#[test]
 fn a_save_that_fails_midway_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());

@@ -26,7 +26,7 @@ pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
     let lkp_src = std::env::var_os("LKP_SRC").filter(|value| !value.is_empty()).map(PathBuf::from);
     JobFile::parse_with_includes(text, file_name, &mut |name: &str| {
         let path = find_include(name, &directory, lkp_src.as_deref())?;
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = read_text(&path).map_err(|reason| format!("cannot read {reason}"))?;
         // `./x.yaml` for a job file named without a directory is shown as `x.yaml`, as the job file is.
         let shown = path.strip_prefix(".").unwrap_or(&path).display().to_string();
         Ok(FoundInclude { name: shown, text })
@@ -37,10 +37,32 @@ pub fn parse(text: &str, file_name: &str) -> Result<JobFile, JobError> {
 /// read as a job file: what a bisect session, `check` or `track --follow` keeps as its job, whole, so that a resume
 /// or a report's reproduce steps need neither the included files nor their state at that time.
 pub fn read_whole(path: &Path) -> anyhow::Result<String> {
-    use anyhow::Context;
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+    let text = read_job_file(path)?;
     let file = parse(&text, &path.display().to_string())?;
     Ok(file.merged_text().map_or(text.clone(), str::to_string))
+}
+
+/// The text of the job file at `path`, for `run`, `split`, `bisect`, `check` and `track --follow`.
+pub fn read_job_file(path: &Path) -> anyhow::Result<String> {
+    read_text(path).map_err(|reason| anyhow::anyhow!("cannot read job file {reason}"))
+}
+
+/// The text of a job file (or a file it includes), or why not, naming the path. A file that is not UTF-8 text (a
+/// binary named by mistake, or a job saved in Latin-1) is said to be so at its line, with what to do: the reader's
+/// own words, "stream did not contain valid UTF-8", named neither the line nor a fix.
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = error.utf8_error().valid_up_to();
+        let bytes = error.as_bytes();
+        let line = bytes[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        format!(
+            "{}:{line}: byte 0x{:02x} is not UTF-8 text, and a job file is YAML, which is; if this is the job file, \
+             save it as UTF-8, else give the job file",
+            path.display(),
+            bytes[valid]
+        )
+    })
 }
 
 /// Where lkp would find the included `name` for a job file in `directory`, or where it was looked for.

@@ -57,14 +57,20 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
         }
         // Only fio's parser reads a result root's other files (its `fio.output.N`); for any other program a root
         // without the program's file holds nothing to parse, and saying "no results" would blame an output that
-        // was never read.
-        if parser.name() != "fio" && !files.contains_key(&main_name) {
+        // was never read. A root holding none of fio's files is refused the same way: handed no file at all, fio's
+        // parser reads the empty main input and said "the input holds no JSON object" of a directory.
+        let (holds_output, output_name) = if parser.name() == "fio" {
+            let fio_file = |name: &str| name == "fio" || name == "fio.output" || name.starts_with("fio.output.");
+            (files.keys().any(|name| fio_file(name)), "`fio.output` (one per instance: `fio.output.<N>`)".to_string())
+        } else {
+            (files.contains_key(&main_name), format!("`{}`", parser.name()))
+        };
+        if !holds_output {
             let names: Vec<&str> = files.keys().map(String::as_str).collect();
             bail!(
                 "{} is a directory, read as an lkp result root, which keeps {program}'s raw output in a file named \
-                 `{}`, and it has {}; give that file, or the raw output file itself",
+                 {output_name}, and it has {}; give that file, or the raw output file itself",
                 file.display(),
-                parser.name(),
                 if names.is_empty() { "no files".to_string() } else { format!("only {}", names.join(", ")) }
             );
         }

@@ -216,7 +216,7 @@ pub fn plan_jobs(
     monitors_override: Option<&[String]>,
     cwd: &Path,
 ) -> Result<Vec<PlannedJob>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+    let text = crate::job_file::read_job_file(path)?;
     let file_name = path.display().to_string();
     let file = crate::job_file::parse(&text, &file_name)?;
     if !file.included().is_empty() {

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 pub fn run(args: &SplitArgs) -> Result<()> {
     let path = &args.job;
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read job file {}", path.display()))?;
+    let text = crate::job_file::read_job_file(path)?;
     let file = crate::job_file::parse(&text, &path.display().to_string())?;
     let jobs = file.expand()?;
     let nr_cpu = culprit_run::machine::this_machine().nr_cpu;
