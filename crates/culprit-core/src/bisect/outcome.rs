@@ -428,12 +428,17 @@ impl Bisect {
         self.note("done", format!("{status:?}"), reason.clone());
         self.phase = Phase::Finished;
         self.pending.clear();
+        // The change the outcome reports is read on every run at good and bad, as the located culprits' shares are
+        // (`verify.rs`). The one the reproduce test passed on, which the search keeps for its own decisions, was read
+        // on the ends' first runs (4 a side) and was reported until QA 23: a bisect of two steps in 24 commits that
+        // ended with 20 runs at each end reported 14.59 where its 40 runs there read 13.03.
+        let total_change = self.total.map(|(early, _)| self.top_change(self.drift()).map_or(early, |(t, _)| t));
         self.outcome = Some(Outcome {
             status,
             culprits,
             runs: self.runs,
             builds: self.builds(),
-            total_change: self.total.map(|(t, _)| t * self.orientation),
+            total_change: total_change.map(|t| t * self.orientation),
             evidence,
             log: self.log.clone(),
             reason,
