@@ -187,3 +187,44 @@ fn the_reported_good_to_bad_change_is_read_on_every_run_at_the_ends() {
     let total = outcome.total_change.expect("a measured change");
     assert!((total - 13.032922389764849).abs() < 1e-9, "{total}");
 }
+
+#[test]
+fn a_range_the_budget_left_is_a_share_of_the_change_the_outcome_reports() {
+    // Three 0.5 sigma steps in 300 commits with a budget of 100 runs: the search ends with parts of the change in
+    // ranges it could not narrow ("part of the change lies in (lo, hi]"). Such a range's share is its ends' change
+    // (its `step`) over good-to-bad, the outcome's `total_change`: a reader divides the two printed numbers and gets
+    // the share. Until QA 23 the range was divided by the change the reproduce test passed on, read on the ends'
+    // first 4 runs a side, while the ends kept getting runs.
+    use culprit_core::bisect::next_in_batch;
+    use culprit_core::bisect::sim::Noise;
+    let config = BisectConfig { max_runs: 100, ..BisectConfig::default() };
+    let mut checked = 0;
+    for seed in 0..200 {
+        let history = History::generate(300, &[0.5, 0.5, 0.5], 0.0, &mut Rng::new(seed));
+        let mut oracle = Oracle::new(&history, Noise::Gaussian, seed + 1000);
+        let mut machine = Bisect::new(config.clone(), &history.nodes()).expect("a valid range");
+        while let Action::RunBatch(batch) = machine.next_action() {
+            let commit = next_in_batch(&batch).expect("a run wanted");
+            let sample = oracle.run(commit).map_or(Sample::Untestable, Sample::Value);
+            machine.record(commit, sample).expect("a commit of the range");
+        }
+        let outcome = machine.outcome().expect("the search ended");
+        let Some(total) = outcome.total_change else { continue };
+        for entry in outcome.log.iter().filter(|e| e.reason == "not narrowed within the budget") {
+            let ends = entry.decision.trim_start_matches("part of the change lies in (").trim_end_matches(']');
+            let Some((lo, hi)) = ends.split_once(", ") else { continue };
+            let (lo, hi): (usize, usize) = (lo.parse().expect("a position"), hi.parse().expect("a position"));
+            let Some(range) = outcome.culprits.iter().find(|c| !c.located && c.after == lo && c.commit == hi) else {
+                continue;
+            };
+            // Several contributors with a located commit among them are read again on one set of levels.
+            if outcome.culprits.iter().any(|c| c.located) {
+                continue;
+            }
+            let read = range.step / total;
+            assert!((range.share - read).abs() <= 1e-9 * read.abs(), "seed {seed}: {range:?} against {total}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "only {checked} ranges left by the budget");
+}

@@ -219,9 +219,12 @@ impl Bisect {
     /// (its change and the whole change are measured).
     pub(super) fn push_range(&mut self, segment: Segment) -> bool {
         let slope = self.drift();
-        let (Some((diff, se)), Some((total, total_se))) = (self.segment_change(segment, slope), self.total) else {
+        let (Some((diff, se)), Some(early)) = (self.segment_change(segment, slope), self.total) else {
             return false;
         };
+        // Good-to-bad as every run at the ends reads it now, as a located culprit's share is read (`verify.rs`), not
+        // the change the reproduce test passed on, read on the ends' first runs.
+        let (total, total_se) = self.top_change(slope).unwrap_or(early);
         // The range and good-to-bad share the runs of an end the range reaches (see `covariance_with_ends`).
         let covariance = self.covariance_with_ends(segment.lo, segment.hi, slope);
         let z = self.share_z(segment.lo, segment.hi);
