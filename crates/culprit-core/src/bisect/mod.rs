@@ -232,7 +232,10 @@ pub struct Culprit {
     /// unlocated range, the probability that the range holds its change where the model gives one (a staircase's
     /// ranges), else 0.
     pub confidence: f64,
-    /// The step itself, in the metric's units, oriented so that positive is worse.
+    /// The step itself, in the metric's units, oriented so that positive is worse: for a lone culprit, the difference
+    /// of the levels of every run before and after it (outliers down-weighted as the location posterior weighs them)
+    /// while the ends agree with them, else its runs' level less its parent's (docs/statistics.md, "The step
+    /// `--json` reports").
     pub step: f64,
 }
 
@@ -305,7 +308,12 @@ pub struct Outcome {
     pub runs: usize,
     /// Distinct commits built (including those that failed to build).
     pub builds: usize,
-    /// Good-to-bad change in the metric's units, positive meaning worse, when it was measured.
+    /// Good-to-bad change in the metric's units, positive meaning worse, when it was measured: the difference of the
+    /// two ends' robust levels (Student-t locations, nu = 4, of all their drift- and load-corrected runs when the
+    /// bisect ended, not only those the reproduce test passed on), not of the plain means the evidence lists (QA 23
+    /// recomputed both from `bisect log --json`: 7.168 against the plain means' 6.329 on a synthetic bisect whose bad
+    /// end had one low run). A lone culprit's share is read against the levels either side of it while the ends agree
+    /// with them (docs/statistics.md), so it need not be `step` over this.
     pub total_change: Option<f64>,
     pub evidence: Vec<CommitEvidence>,
     pub log: Vec<LogEntry>,

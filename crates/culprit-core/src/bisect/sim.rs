@@ -162,7 +162,10 @@ pub struct SimReport {
     pub same_answer_rate: f64,
     pub multiple_rate: f64,
     pub not_reproduced_rate: f64,
+    /// The mean of the valid runs a job took (the first of its two runs, not the rerun on fresh noise).
     pub mean_runs: f64,
+    /// The nearest-rank 95th percentile of those runs ([`nearest_rank`]): a count some job took, not one between
+    /// two jobs' counts as a linear interpolation would give.
     pub p95_runs: f64,
     pub mean_builds: f64,
 }
@@ -614,7 +617,6 @@ pub fn run(config: &SimConfig) -> SimReport {
     }
     runs.sort_unstable();
     let n = trials as f64;
-    let p95_index = ((0.95 * n).ceil() as usize).clamp(1, trials) - 1;
     SimReport {
         strategy: config.strategy.name().to_string(),
         commits: config.commits,
@@ -631,7 +633,35 @@ pub fn run(config: &SimConfig) -> SimReport {
         multiple_rate: multiple as f64 / n,
         not_reproduced_rate: not_reproduced as f64 / n,
         mean_runs: runs.iter().sum::<usize>() as f64 / n,
-        p95_runs: runs.get(p95_index).copied().unwrap_or(0) as f64,
+        p95_runs: nearest_rank(&runs, 0.95) as f64,
         mean_builds: builds as f64 / n,
+    }
+}
+
+/// The nearest-rank `q`-quantile of `sorted` counts: the ceil(q n)-th smallest, the first at least (numpy's
+/// `percentile(runs, 100 * q, method='inverted_cdf')`); 0 for no counts. For q = 0.95, ceil(0.95 n) in floating point
+/// equals the exact ceil(19 n / 20) for every trial count the simulator takes (up to 1,000,000), so no count is off
+/// by one rank.
+pub fn nearest_rank(sorted: &[usize], q: f64) -> usize {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
+    sorted.get(rank - 1).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_p95_of_runs_is_the_nearest_rank_as_numpy_reads_it() {
+        // The runs of the 20 jobs of `culprit sim --trials 20 --strategy culprit` (seed 1), each from the example's
+        // `bisect_sim --trace T`, sorted. numpy.percentile(runs, 95, method='inverted_cdf') gives 230, the value
+        // `culprit sim --json` reported as p95_runs; numpy's default (method='linear') would give 234.15.
+        let runs = [42, 53, 55, 66, 66, 81, 85, 92, 94, 94, 95, 96, 100, 113, 119, 120, 131, 147, 230, 313];
+        assert_eq!(nearest_rank(&runs, 0.95), 230);
+        // Seven counts, where the rank is not a whole number: numpy.percentile(range(1, 8), 95,
+        // method='inverted_cdf') is 7 (the 7th of 7, ceil(6.65)), and 50 gives 4 (ceil(3.5)).
+        let seven = [1, 2, 3, 4, 5, 6, 7];
+        assert_eq!((nearest_rank(&seven, 0.95), nearest_rank(&seven, 0.5)), (7, 4));
+        assert_eq!((nearest_rank(&[9], 0.95), nearest_rank(&[], 0.95)), (9, 0));
     }
 }

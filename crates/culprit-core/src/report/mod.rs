@@ -145,6 +145,8 @@ pub struct TrendPoint {
     pub runs: usize,
     /// `None` when the commit could not be tested (build or run failed).
     pub mean: Option<f64>,
+    /// The sample standard deviation (n - 1) of its runs, in the metric's unit, as the bisect's evidence gives it: the
+    /// text list's `99.74 ±2.5` beside the table's `99.74 ± 2%`, which is lkp's population stddev over the mean.
     pub stddev: Option<f64>,
 }
 
