@@ -7,6 +7,7 @@
 //! and damage instead of ending the sweep. The bytes are decoded lossily, as `culprit parse` and the executor decode a
 //! file, so a cut inside a character reaches the parser as U+FFFD.
 
+use culprit_core::rng::Rng;
 use culprit_parse::sysbench::{SysbenchProgram, SysbenchTest};
 use culprit_parse::{lookup, perf_stat, registry, Line, ParseInput, Parser};
 use std::cell::RefCell;
@@ -34,21 +35,6 @@ const MAX_LISTED: usize = 40;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
-/// A small deterministic generator (xorshift64*), so every run damages the same bytes.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// One recording: a file, or an lkp result root whose files are handed to the parser together.
@@ -166,7 +152,7 @@ fn thin<T: Copy>(items: &[T], max: usize) -> Vec<T> {
 }
 
 /// The damaged versions of one file's bytes, each with a description of the damage for a failure message.
-fn damages(bytes: &[u8], rng: &mut Xorshift) -> Vec<(String, Vec<u8>)> {
+fn damages(bytes: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let starts = line_starts(bytes);
     for cut in thin(&starts, MAX_PER_KIND) {
@@ -213,7 +199,7 @@ fn damages(bytes: &[u8], rng: &mut Xorshift) -> Vec<(String, Vec<u8>)> {
         let mut at = Vec::new();
         for _ in 0..=rng.below(4) {
             let i = rng.below(corrupt.len());
-            corrupt[i] = rng.next() as u8;
+            corrupt[i] = rng.next_u64() as u8;
             at.push(i);
         }
         out.push((format!("corruption round {round} (bytes {at:?})"), corrupt));
@@ -268,7 +254,8 @@ fn damaged_recordings_never_panic_and_never_yield_a_non_finite_value() {
         let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
         PANIC_AT.with(|cell| *cell.borrow_mut() = at);
     }));
-    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    // Seeded, so every run damages the same bytes.
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut failures = Vec::new();
     let mut failed = 0usize;
     let mut fed = 0usize;

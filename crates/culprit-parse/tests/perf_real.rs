@@ -4,6 +4,7 @@
 //! The expected `.yaml` outputs were printed by lkp-tests' own Ruby parsers for the same files; see
 //! `tests/data/perf/README.md`.
 
+use culprit_core::rng::Rng;
 use culprit_parse::perf_profile::PerfProfile;
 use culprit_parse::perf_stat::PerfStat;
 use culprit_parse::{ParseError, ParseInput, Parser};
@@ -217,24 +218,10 @@ fn truncated_perf_reports_are_errors_or_partial() {
     assert!(partial.samples().keys().all(|k| full_keys.contains_key(k)));
 }
 
-/// xorshift64*: a tiny deterministic generator so the fuzz loop needs no dependency.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 #[test]
 fn random_bytes_and_mangled_outputs_never_panic() {
-    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    // Seeded, so the random inputs are the same on every run.
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let seeds = [
         data("perf-stat-cpu.csv"),
         data("perf-stat-vm.log"),
@@ -246,7 +233,7 @@ fn random_bytes_and_mangled_outputs_never_panic() {
         let input = match round % 3 {
             // Raw random bytes, made text the way a caller reading a file lossily would.
             0 => {
-                let bytes: Vec<u8> = (0..rng.below(400)).map(|_| rng.next() as u8).collect();
+                let bytes: Vec<u8> = (0..rng.below(400)).map(|_| rng.next_u64() as u8).collect();
                 String::from_utf8_lossy(&bytes).into_owned()
             }
             // Random text from the characters the parsers care about.

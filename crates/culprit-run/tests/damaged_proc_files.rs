@@ -6,6 +6,7 @@
 //! each of a spread of numbers replaced by a larger, a smaller, a huge or no number, and bytes overwritten by a seeded
 //! xorshift generator. Each monitor runs under `catch_unwind`, so one panic names its file and damage.
 
+use culprit_core::rng::Rng;
 use culprit_run::monitor::{self, create_in, Monitor, MonitorOutput, ProcRoot};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -31,23 +32,8 @@ const CORRUPTION_ROUNDS: usize = 8;
 /// At most this many failures are listed; past that the list only repeats one defect.
 const MAX_LISTED: usize = 40;
 
-/// A small deterministic generator (xorshift64*), so every run damages the same bytes.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// The damaged versions of one file's bytes, each with a description of the damage.
-fn damages(bytes: &[u8], rng: &mut Xorshift) -> Vec<(String, Vec<u8>)> {
+fn damages(bytes: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let mut out = vec![("emptied".to_string(), Vec::new())];
     let mut starts = vec![0];
     starts.extend(bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1));
@@ -96,7 +82,7 @@ fn damages(bytes: &[u8], rng: &mut Xorshift) -> Vec<(String, Vec<u8>)> {
         let mut corrupt = bytes.to_vec();
         for _ in 0..=rng.below(3) {
             let at = rng.below(corrupt.len());
-            corrupt[at] = rng.next() as u8;
+            corrupt[at] = rng.next_u64() as u8;
         }
         out.push((format!("corruption round {round}"), corrupt));
     }
@@ -180,7 +166,8 @@ fn damaged_proc_files_never_panic_a_monitor_nor_give_a_non_finite_value() {
     }
     let monitors: Vec<&str> = monitor::KNOWN_MONITORS.iter().copied().filter(|m| !m.starts_with("perf-")).collect();
     assert!(monitors.len() >= 6, "{monitors:?}");
-    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    // Seeded, so every run damages the same bytes.
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut failures = Vec::new();
     let mut failed = 0usize;
     let mut runs = 0usize;

@@ -12,6 +12,7 @@ mod common;
 
 use common::{commit, failed, run};
 use culprit_core::model::{MonitorSeries, RunRecord};
+use culprit_core::rng::Rng;
 use culprit_store::result_root::{self, import, write_run, ImportOptions, ImportReport};
 use culprit_store::{SqliteStore, Store};
 use std::collections::BTreeMap;
@@ -35,21 +36,6 @@ const NOT_NUMBERS: [&str; 7] = ["null", "\"x\"", "[]", "{}", "true", "1e999", "-
 
 /// At most this many failures are listed; past that the list only repeats one defect.
 const MAX_LISTED: usize = 40;
-
-/// A small deterministic generator (xorshift64*), so every run damages the same bytes.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn run_with_monitor(iops: f64) -> RunRecord {
     let mut record = run("fio-basic", commit(SHA), "lkp-host", &[("fio.write_iops", iops), ("time.elapsed_time", 9.5)]);
@@ -76,7 +62,7 @@ fn write_root(root: &Path) -> PathBuf {
 }
 
 /// The damaged versions of one file's bytes, each with a description of the damage.
-fn damages(bytes: &[u8], json: bool, rng: &mut Xorshift) -> Vec<(String, Vec<u8>)> {
+fn damages(bytes: &[u8], json: bool, rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let mut out = vec![("emptied".to_string(), Vec::new())];
     let line_ends: Vec<usize> = bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1).collect();
     for &end in &line_ends {
@@ -102,7 +88,7 @@ fn damages(bytes: &[u8], json: bool, rng: &mut Xorshift) -> Vec<(String, Vec<u8>
         let mut corrupt = bytes.to_vec();
         for _ in 0..=rng.below(3) {
             let at = rng.below(corrupt.len());
-            corrupt[at] = rng.next() as u8;
+            corrupt[at] = rng.next_u64() as u8;
         }
         out.push((format!("corruption round {round}"), corrupt));
     }
@@ -249,7 +235,8 @@ fn damaged_result_root_files_are_named_and_never_panic_or_store_a_non_finite_val
     // An empty store, closed so that its file holds all of it (closing the last connection folds the WAL in).
     drop(SqliteStore::open(&db).unwrap());
     let empty = std::fs::read(&db).unwrap();
-    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    // Seeded, so every run damages the same bytes.
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     // Each file, and whether it is a run's own (which the import reads, and whose damage must leave the other run
     // whole) rather than the revision's (which it does not read while the run directories are there).
     let mut files: Vec<(PathBuf, bool)> = Vec::new();

@@ -50,19 +50,27 @@ fn write_ops_job(dir: &Path) -> std::path::PathBuf {
     job
 }
 
+/// Stores four runs of the ops job (see [`write_ops_job`]) under each of the labels `before` and `after` in
+/// `dir/culprit.db`, and returns the store's path.
+fn store_labelled_ops_runs(dir: &Path) -> std::path::PathBuf {
+    let job = write_ops_job(dir);
+    let db = dir.join("culprit.db");
+    let (db_arg, job) = (db.to_str().unwrap(), job.to_str().unwrap());
+    for label in ["before", "after"] {
+        let run = culprit(&["--db", db_arg, "run", job, "-n", "4", "--label", label, "--monitors", "none"], dir);
+        assert!(run.status.success(), "{}", text(&run));
+    }
+    db
+}
+
 #[test]
 fn a_chart_of_labels_says_its_points_are_labels_not_tested_commits() {
     // A farm's store of labelled runs (no commits): the dashboard's /track and `track --plot` drew each series with
     // the axis "tested commits, oldest first", while the page above it said the points were labels in the order of
     // their first run.
     let dir = tempfile::tempdir().unwrap();
-    let job = write_ops_job(dir.path());
-    let db = dir.path().join("culprit.db");
-    let (db, job) = (db.to_str().unwrap(), job.to_str().unwrap());
-    for label in ["before", "after"] {
-        let run = culprit(&["--db", db, "run", job, "-n", "4", "--label", label, "--monitors", "none"], dir.path());
-        assert!(run.status.success(), "{}", text(&run));
-    }
+    let db = store_labelled_ops_runs(dir.path());
+    let db = db.to_str().unwrap();
     let svg = dir.path().join("ops.svg");
     let track = culprit(
         &["--db", db, "track", "--metric", "^command\\.ops$", "--plot", svg.to_str().unwrap()],
@@ -109,13 +117,8 @@ fn a_job_of_labels_only_tracked_along_a_branch_says_its_points_are_labels() {
     // tracked as labels in the order of their first run, and its chart says so; the text said only "no change point
     // in 1 series along HEAD", as if its points were the branch's commits.
     let dir = tempfile::tempdir().unwrap();
-    let job = write_ops_job(dir.path());
-    let db = dir.path().join("culprit.db");
-    let (db, job) = (db.to_str().unwrap(), job.to_str().unwrap());
-    for label in ["before", "after"] {
-        let run = culprit(&["--db", db, "run", job, "-n", "4", "--label", label, "--monitors", "none"], dir.path());
-        assert!(run.status.success(), "{}", text(&run));
-    }
+    let db = store_labelled_ops_runs(dir.path());
+    let db = db.to_str().unwrap();
     let repo = dir.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
     let commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"];
