@@ -69,6 +69,9 @@ fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_
     assert_eq!((rows[1].0.as_str(), rows[1].2.as_str()), ("2", here.as_str()));
     let store = SqliteStore::open(&db).unwrap();
     assert_eq!(store.bisect_session_runs(first).unwrap(), runs_there, "the other machine's session got no runs");
+    let log = common::stdout(&common::culprit(&db, &["bisect", "log", "2", "--json"], d));
+    let log: serde_json::Value = serde_json::from_str(&log).unwrap();
+    assert_eq!(log["outcome"]["machine"], here.as_str(), "{log:#}");
     // `bisect list --machine GLOB` lists one machine's sessions of the farm's.
     let of = |glob: &str| common::stdout(&common::culprit(&db, &["bisect", "list", "--machine", glob], d));
     let ids = |text: String| -> Vec<String> {

@@ -1192,6 +1192,8 @@ pub fn result_json(
         "good": config.good,
         "other_goods": config.other_goods,
         "bad": config.bad,
+        // The machine the session measured on (null for a session stored before sessions named it).
+        "machine": (!config.machine.is_empty()).then_some(&config.machine),
         "culprits": outcome.culprits.iter().map(|c| serde_json::json!({
             "sha": sha(c.commit),
             "subject": subject(c.commit),
