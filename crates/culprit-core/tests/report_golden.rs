@@ -305,6 +305,9 @@ fn a_confirmed_culprit_whose_pooled_runs_are_not_significant_is_not_said_to_show
     assert!(text.contains("the bisect confirmed a 10.5% change of command.elapsed_time on interleaved runs"), "{text}");
     assert!(text.contains("do not show it significant (non-significant change)"), "{text}");
     assert!(!text.contains("we found no significant change"), "{text}");
+    let subject = subject_line(&input).unwrap();
+    let said = "command.elapsed_time 10.5% change confirmed by bisect (the pooled runs: non-significant change)";
+    assert!(subject.ends_with(said), "{subject}");
     // Without a confirmation the table's word stands.
     input.bisect = Some(bisect(Status::Found, false, 1));
     assert!(!flat(&render(&input, Format::Text).unwrap()).contains("the bisect confirmed"));

@@ -543,6 +543,14 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
             format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", range.after.short(), range.commit.short())
         }
         Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
+        // Confirmed on the bisect's interleaved runs while the pooled table is not significant (see `opening`): the
+        // subject says both, not a bare "non-significant change" of the commit the mail blames.
+        Some(_) if !h.verdict.is_change() => format!(
+            "[culprit] {commit}: {} {} change confirmed by bisect (the pooled runs: {})",
+            h.metric,
+            h.amount(),
+            h.noun()
+        ),
         _ => format!("[culprit] {commit}: {what}"),
     })
 }
