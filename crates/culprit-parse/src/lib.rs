@@ -222,8 +222,7 @@ pub trait Parser: Sync {
     /// Every parser is also handed its text as plain text ([`plain_text`]): CRLF line ends read as LF, and a leading
     /// byte order mark is dropped, once here rather than in each parser's own reading of lines.
     fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
-        let plain = |text: &str| !text.starts_with('\u{feff}') && !text.contains("\r\n");
-        let result = if plain(input.main) && input.files.values().all(|text| plain(text)) {
+        let result = if is_plain_text(input.main) && input.files.values().all(|text| is_plain_text(text)) {
             self.read_output(input)
         } else {
             let main = plain_text(input.main);
@@ -240,13 +239,21 @@ pub trait Parser: Sync {
 /// made perf-profile's report unreadable, and the mark renamed perf bench's first metric. A CR alone (a progress
 /// line redrawn in place) is left as it is.
 pub fn plain_text(text: &str) -> Cow<'_, str> {
-    let text = text.strip_prefix('\u{feff}').map_or(Cow::Borrowed(text), Cow::Borrowed);
+    let text = text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text);
     if text.contains("\r\n") {
         Cow::Owned(text.replace("\r\n", "\n"))
     } else {
-        text
+        Cow::Borrowed(text)
     }
 }
+
+/// Whether `text` is plain text already ([`plain_text`] gives it back as it is).
+fn is_plain_text(text: &str) -> bool {
+    !text.starts_with(BYTE_ORDER_MARK) && !text.contains("\r\n")
+}
+
+/// The byte order mark an editor may put before a text.
+const BYTE_ORDER_MARK: char = '\u{feff}';
 
 /// Every parser Culprit has, in one place.
 pub fn registry() -> &'static [&'static dyn Parser] {

@@ -367,10 +367,20 @@ pub struct ImportedJob<'a> {
 /// The identity used when the caller gives none: `lkp:<testcase>/<path_params>`, named `<testcase>-<path_params>`.
 pub fn default_identity(job: &ImportedJob<'_>) -> JobIdentity {
     JobIdentity {
-        job_id: format!("lkp:{}/{}", job.testcase, job.path_params),
+        job_id: format!("{DEFAULT_ID_PREFIX}{}/{}", job.testcase, job.path_params),
         job_name: format!("{}-{}", job.testcase, job.path_params),
     }
 }
+
+/// The path_params of a job id [`default_identity`] made (a run imported without a job.yaml Culprit could read);
+/// `None` for any other id, or an empty path_params.
+pub fn default_identity_path_params(job_id: &str) -> Option<&str> {
+    let (_testcase, path_params) = job_id.strip_prefix(DEFAULT_ID_PREFIX)?.split_once('/')?;
+    (!path_params.is_empty()).then_some(path_params)
+}
+
+/// How a job id [`default_identity`] made begins.
+const DEFAULT_ID_PREFIX: &str = "lkp:";
 
 /// How to read a result root.
 #[derive(Default)]

@@ -630,12 +630,11 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
     Ok(axes)
 }
 
-/// The path_params of a job imported from an lkp result root without its job.yaml (`lkp:<testcase>/<path_params>`,
-/// see `culprit_store::result_root::default_identity`), as an axis: the only word on what the job measured, where
-/// the header said `box/fio-basic` and the mail listed no parameter.
+/// The path_params of a job imported from an lkp result root without its job.yaml, as an axis: the only word on
+/// what the job measured, where the header said `box/fio-basic` and the mail listed no parameter.
 pub fn imported_path_params(job_id: &str) -> Option<(String, String)> {
-    let (_testcase, path_params) = job_id.strip_prefix("lkp:")?.split_once('/')?;
-    (!path_params.is_empty()).then(|| ("path_params".to_string(), path_params.to_string()))
+    let path_params = culprit_store::result_root::default_identity_path_params(job_id)?;
+    Some(("path_params".to_string(), path_params.to_string()))
 }
 
 /// Whether a stored param belongs in the `axes` header: what the job measures, and of lkp's metadata only the result
