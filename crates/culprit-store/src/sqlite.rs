@@ -265,7 +265,6 @@ impl SqliteStore {
         transaction.commit().map_err(|e| classify(&location, "upgrade the schema", e))
     }
 
-    /// The schema version, or `None` for a database without a `schema_version` table (a new file).
     /// The schema version, `None` for an empty database, and an error for a database of another application, all
     /// read from one snapshot.
     fn version_unless_foreign(&self) -> Result<Option<i64>, StoreError> {
@@ -278,6 +277,7 @@ impl SqliteStore {
         Ok(current)
     }
 
+    /// The schema version, or `None` for a database without a `schema_version` table (a new file).
     fn current_version_if_any(&self) -> Result<Option<i64>, StoreError> {
         let has_table: bool = self
             .connection
