@@ -51,9 +51,10 @@ pub fn cpu_list_text(cpus: &[u32]) -> String {
     ranges.iter().map(text).collect::<Vec<_>>().join(",")
 }
 
-/// This machine's host name, the name its runs are stored under (empty when the kernel does not say).
+/// The name this machine's runs are stored under: `$CULPRIT_MACHINE` when set, else its host name (empty when the
+/// kernel does not say); see `culprit_store::machine_name`.
 pub fn hostname() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string()
+    culprit_store::machine_name()
 }
 
 /// Reads the facts of this machine. Missing files give empty fields, never an error: a run on an odd system is

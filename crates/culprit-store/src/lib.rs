@@ -38,6 +38,46 @@ pub fn default_path() -> PathBuf {
     }
 }
 
+/// The environment variable that names this machine in the store. A farm whose machines share a host name (cloned
+/// VMs, containers) sets it on each: their runs, their bisect sessions and their claims on a shared store are kept
+/// apart under it instead of the kernel's host name, which would pool them as one machine's.
+pub const MACHINE_ENV_VAR: &str = "CULPRIT_MACHINE";
+
+/// The name this machine's runs and bisect sessions are stored under: `$CULPRIT_MACHINE` when set and not empty
+/// (the binary refuses a malformed one before anything runs, `machine_name_setting_problem`), else the kernel's host
+/// name (empty when the kernel does not say).
+pub fn machine_name() -> String {
+    match std::env::var(MACHINE_ENV_VAR) {
+        Ok(name) if !name.trim().is_empty() => name.trim().to_string(),
+        _ => std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim().to_string(),
+    }
+}
+
+/// What is wrong with `name` as a `$CULPRIT_MACHINE`, or `None` when it may name a machine. A machine name is a
+/// directory of an lkp result root (`tbox_group`), a word of the robot's table and mail, and what `--machine GLOB`
+/// filters match, so it is held to a host name's characters: letters, digits, `.`, `-` and `_`, at most 253.
+pub fn machine_name_problem(name: &str) -> Option<String> {
+    let name = name.trim();
+    if name.len() > 253 {
+        return Some(format!("it is {} bytes long, more than a host name's 253", name.len()));
+    }
+    let odd = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))?;
+    Some(format!("{odd:?} is not a letter, a digit, '.', '-' or '_', the characters of a host name"))
+}
+
+/// The problem with `$CULPRIT_MACHINE` as it is set, with the value, or `None` when it is unset, empty or valid.
+pub fn machine_name_setting_problem() -> Option<String> {
+    let value = match std::env::var(MACHINE_ENV_VAR) {
+        Ok(value) => value,
+        Err(std::env::VarError::NotPresent) => return None,
+        Err(std::env::VarError::NotUnicode(raw)) => {
+            return Some(format!("${MACHINE_ENV_VAR} ({raw:?}) is not UTF-8; name the machine in letters and digits"));
+        }
+    };
+    let problem = machine_name_problem(&value)?;
+    Some(format!("${MACHINE_ENV_VAR} ({value:?}) cannot name this machine: {problem}"))
+}
+
 /// The id of a stored run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RunId(pub i64);

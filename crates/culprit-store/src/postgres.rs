@@ -601,8 +601,8 @@ fn session_lock_holder(client: &mut Client, id: SessionId) -> Result<Option<Stri
 /// How a culprit's connection names itself to the server (`application_name`), so that a culprit refused a session
 /// another one drives can say which machine and process that is: `culprit@HOST pid N`. The server keeps 63 bytes.
 fn application_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let host = host.trim();
+    let host = crate::machine_name();
+    let host = host.as_str();
     format!("culprit@{} pid {}", if host.is_empty() { "unknown-host" } else { host }, std::process::id())
 }
 

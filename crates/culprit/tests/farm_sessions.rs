@@ -81,3 +81,55 @@ fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_
     assert_eq!(ids(of(&here)), ["2"]);
     assert!(ids(of("nothing-here")).is_empty());
 }
+
+/// Runs culprit as the farm machine `machine` (`$CULPRIT_MACHINE`), with `--db db` and `args` in `cwd`.
+fn culprit_as(machine: &str, db: &Path, args: &[&str], cwd: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(cwd)
+        .env("CULPRIT_MACHINE", machine)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn machines_that_share_a_host_name_are_kept_apart_by_the_name_the_farm_gives_them() {
+    // Cloned VMs of a farm share their host name, which the store keyed every run and session by: their runs were
+    // pooled as one machine's noise and one's bisect session was taken as the other's. `$CULPRIT_MACHINE` names each.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = d.join("farm.db");
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo 'ops/s: 42'\"\n  capture:\n    ops: 'ops/s: ([0-9.]+)'\n";
+    common::write(d, "job.yaml", job);
+    for machine in ["vm-clone-a", "vm-clone-b"] {
+        for label in ["base", "other"] {
+            let args = ["run", "job.yaml", "-n", "2", "--label", label, "--monitors", "none"];
+            let out = culprit_as(machine, &db, &args, d);
+            assert!(out.status.success(), "{out:?}");
+        }
+    }
+    let results = common::stdout(&common::culprit(&db, &["results", "--json"], d));
+    let results: serde_json::Value = serde_json::from_str(&results).unwrap();
+    let mut machines: Vec<String> = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["hostname"].as_str().unwrap_or_default().to_string())
+        .collect();
+    machines.dedup();
+    assert_eq!(machines, ["vm-clone-a", "vm-clone-b"], "{results:#}");
+    // The robot's table is per machine, as lkp's is per tbox_group: one table for each clone, never pooled.
+    let table = common::stdout(&common::culprit(&db, &["compare", "base", "other", "--all"], d));
+    assert!(table.contains("vm-clone-a/qa") && table.contains("vm-clone-b/qa"), "{table}");
+
+    // A malformed name is refused before anything runs or is stored, naming the variable and what to do.
+    let before = std::fs::metadata(&db).unwrap().len();
+    let refused = culprit_as("vm clone/a", &db, &["run", "job.yaml", "-n", "1", "--label", "base"], d);
+    let err = common::refused(&refused);
+    assert!(err.contains("$CULPRIT_MACHINE (\"vm clone/a\")") && err.contains("unset it"), "{err}");
+    let after = common::stdout(&common::culprit(&db, &["results", "--json"], d));
+    assert_eq!(after, serde_json::to_string_pretty(&results).unwrap() + "\n", "no run stored under it");
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), before);
+}
