@@ -101,7 +101,8 @@ fn machines_that_share_a_host_name_are_kept_apart_by_the_name_the_farm_gives_the
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let db = d.join("farm.db");
-    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo 'ops/s: 42'\"\n  capture:\n    ops: 'ops/s: ([0-9.]+)'\n";
+    let job = "suite: qa\ntestcase: qa\ncommand:\n  cmd: \"echo 'ops/s: 42'\"\n  \
+               capture:\n    ops: 'ops/s: ([0-9.]+)'\n";
     common::write(d, "job.yaml", job);
     for machine in ["vm-clone-a", "vm-clone-b"] {
         for label in ["base", "other"] {

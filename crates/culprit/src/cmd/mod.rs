@@ -257,7 +257,7 @@ fn with_store_kept_if_used(
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Checked before anything runs: a malformed machine name would be stored with every run and session.
     if let Some(problem) = culprit_store::machine_name_setting_problem() {
-        anyhow::bail!("{problem}; set it to a name of this machine unique in the farm, or unset it to use the host name");
+        anyhow::bail!("{problem}; set it to a name unique in the farm, or unset it to use the host name");
     }
     match cli.command {
         Command::Parse(args) => parse::run(&args.program, &args.file).map(|_| ExitCode::SUCCESS),
