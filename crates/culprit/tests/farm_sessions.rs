@@ -72,6 +72,12 @@ fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_
     let log = common::stdout(&common::culprit(&db, &["bisect", "log", "2", "--json"], d));
     let log: serde_json::Value = serde_json::from_str(&log).unwrap();
     assert_eq!(log["outcome"]["machine"], here.as_str(), "{log:#}");
+    // Every run of an ended bisect was read by its last decision: the log gives what it subtracted for drift and
+    // load, so the levels it decided on can be recomputed from outside.
+    let samples = log["samples"].as_array().unwrap();
+    assert!(!samples.is_empty(), "{log:#}");
+    let corrected = |s: &serde_json::Value| s["drift_correction"].is_f64() && s["load_correction"].is_f64();
+    assert!(samples.iter().all(|s| s["value"].is_null() || corrected(s)), "{log:#}");
     // `bisect list --machine GLOB` lists one machine's sessions of the farm's.
     let of = |glob: &str| common::stdout(&common::culprit(&db, &["bisect", "list", "--machine", glob], d));
     let ids = |text: String| -> Vec<String> {

@@ -290,6 +290,17 @@ pub struct CommitEvidence {
     pub untestable: bool,
 }
 
+/// What the machine's last decision subtracted from one run's raw value before reading it (raw units), so that a
+/// reader outside can recompute the levels it decided on: the value it read is `value - drift - load` (then
+/// oriented). See [`Bisect::run_corrections`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RunCorrection {
+    /// The slow drift's share of the run: the drift slope per run times the run's distance from the middle run.
+    pub drift: f64,
+    /// The offset of load that came and went around the run (zero where none stood out).
+    pub load: f64,
+}
+
 /// One decision of the machine, with its reason, for `culprit bisect log`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogEntry {
@@ -387,6 +398,9 @@ pub struct Bisect {
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
     /// stands out. Set at every decision from every run.
     offsets: Vec<f64>,
+    /// The drift slope per run the last decision read the runs with, and how many records there were then (the
+    /// drift is measured from their middle); see [`Bisect::run_corrections`].
+    decided_drift: (f64, usize),
     /// +1 when higher is worse, -1 when lower is.
     orientation: f64,
     /// Good-to-bad change (oriented) and its standard error, once reproduced.
@@ -453,6 +467,7 @@ impl Bisect {
             staircase_siblings: Vec::new(),
             merge_sides: Vec::new(),
             load_noted: 0,
+            decided_drift: (0.0, 0),
             offsets: Vec::new(),
             orientation,
             total: None,
@@ -497,6 +512,16 @@ impl Bisect {
     /// Every decision so far.
     pub fn log(&self) -> &[LogEntry] {
         &self.log
+    }
+
+    /// Per record, in the order runs were recorded (failed ones included, with their corrections as if valid),
+    /// what the last decision subtracted from the run before reading it: drift and load, in raw units. Records
+    /// after that decision (runs a stopped session had not yet read) are not listed. With the recorded values,
+    /// these recompute every level the machine decided on.
+    pub fn run_corrections(&self) -> Vec<RunCorrection> {
+        let (slope, records) = self.decided_drift;
+        let centre = records as f64 / 2.0;
+        (0..records).map(|t| RunCorrection { drift: slope * (t as f64 - centre), load: self.offset(t as f64) }).collect()
     }
 
     /// Valid runs recorded so far.
@@ -561,6 +586,7 @@ impl Bisect {
         // No run is recorded while deciding: the drift and the load offsets are read once, before the first pass,
         // so that every pass (and a budget's end, which reports shares) reads the runs the same way.
         let slope = self.drift();
+        self.decided_drift = (slope, self.records);
         self.offsets = self.time_offsets(slope);
         self.note_load_corrections();
         for _ in 0..MAX_DECISION_PASSES {

@@ -708,6 +708,39 @@ fn the_log_says_which_runs_were_corrected_for_load() {
 }
 
 #[test]
+fn the_run_corrections_recompute_every_level_the_machine_read() {
+    // `bisect log --json` exports each run's drift and load corrections so that a reader outside can recompute the
+    // levels the machine decided on: raw value less both, oriented, must be what the machine itself reads. A
+    // throughput under bursts of load (lower is worse, so the orientation is -1) makes both corrections matter.
+    use super::sim::{History, Noise, Oracle};
+    let history = History { commits: 200, steps: vec![(77, 1.5)], untestable: vec![false; 201], dag: None };
+    let mut oracle = Oracle::new(&history, Noise::Bursts, 3);
+    let config = BisectConfig { direction: Direction::LowerIsWorse, ..BisectConfig::default() };
+    let Ok(mut m) = Bisect::new(config, &history.nodes()) else { panic!("setup") };
+    let mut raw: Vec<(usize, f64)> = Vec::new();
+    while let Action::RunBatch(batch) = m.next_action() {
+        let commit = next_in_batch(&batch).expect("a batch while not done");
+        let value = 100.0 - oracle.run(commit).expect("every commit builds");
+        raw.push((commit, value));
+        m.record(commit, Sample::Value(value)).expect("a commit of the range");
+    }
+    let corrections = m.run_corrections();
+    assert_eq!(corrections.len(), raw.len(), "the last decision read every run of a finished bisect");
+    assert!(corrections.iter().any(|c| c.load != 0.0), "bursts stand out as load in this job");
+    let (slope, _) = m.decided_drift;
+    for commit in 0..m.values.len() {
+        let read = m.adjusted(commit, slope);
+        let recomputed: Vec<f64> = raw
+            .iter()
+            .zip(&corrections)
+            .filter(|((c, _), _)| *c == commit)
+            .map(|((_, value), c)| m.orientation * (value - c.drift - c.load))
+            .collect();
+        assert_eq!(read, recomputed, "commit {commit}");
+    }
+}
+
+#[test]
 fn a_lone_culprits_share_is_not_thrown_to_the_ends_by_one_odd_run_of_four() {
     // Runs shaped like those of a real end-to-end bisect that CI reported at a share of 1.34 [1.07, 1.60] (the
     // commits' run counts and means in seconds as in its evidence; good 0, parent 13, culprit 14, bad 23). One of

@@ -1520,14 +1520,29 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
             "sha": range[position].sha,
             "subject": range[position].subject,
         })).collect::<Vec<_>>(),
-        "samples": samples.iter().map(|(i, s)| serde_json::json!({
-            "sha": range[*i].sha,
-            "value": match s { Sample::Value(v) => Some(*v), Sample::Untestable => None },
-        })).collect::<Vec<_>>(),
+        // Each run with what the machine's last decision subtracted from it for drift and for load (null for a
+        // failed run and for runs no decision has read yet), so the levels it decided on can be recomputed.
+        "samples": samples.iter().zip(corrections_by_record(&machine, samples.len())).map(|((i, s), correction)| {
+            let value = match s { Sample::Value(v) => Some(*v), Sample::Untestable => None };
+            let correction = correction.filter(|_| value.is_some());
+            serde_json::json!({
+                "sha": range[*i].sha,
+                "value": value,
+                "drift_correction": correction.map(|c| c.drift),
+                "load_correction": correction.map(|c| c.load),
+            })
+        }).collect::<Vec<_>>(),
         "outcome": machine.outcome().map(|outcome| result_json(session, &config, &range, outcome)),
     });
     output::println(&serde_json::to_string_pretty(&value)?)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The machine's corrections of the first `samples` records, `None` past those its last decision read.
+fn corrections_by_record(machine: &Bisect, samples: usize) -> Vec<Option<culprit_core::bisect::RunCorrection>> {
+    let mut read: Vec<Option<_>> = machine.run_corrections().into_iter().map(Some).collect();
+    read.resize(samples, None);
+    read
 }
 
 /// The text of `culprit bisect log ID`, which the dashboard's session page shows too: every step with its reason,
