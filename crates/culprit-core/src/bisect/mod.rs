@@ -521,7 +521,8 @@ impl Bisect {
     pub fn run_corrections(&self) -> Vec<RunCorrection> {
         let (slope, records) = self.decided_drift;
         let centre = records as f64 / 2.0;
-        (0..records).map(|t| RunCorrection { drift: slope * (t as f64 - centre), load: self.offset(t as f64) }).collect()
+        let correction = |t: usize| RunCorrection { drift: slope * (t as f64 - centre), load: self.offset(t as f64) };
+        (0..records).map(correction).collect()
     }
 
     /// Valid runs recorded so far.
