@@ -490,7 +490,9 @@ pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) ->
     }
     // The family the change was decided in, which is not the table's rows when the table was cut to a report's rows
     // or holds a row decided alone.
-    let in_column = |r: &&MetricRow| r.changes.iter().any(|c| c.column == change.column && c.p.is_some());
+    let in_column = |r: &&MetricRow| {
+        r.class == row.class && r.changes.iter().any(|c| c.column == change.column && c.p.is_some())
+    };
     let tested = match change.tested {
         0 => result.rows.iter().filter(in_column).count(),
         n => n,
@@ -777,17 +779,26 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
         });
     }
 
-    // Benjamini-Hochberg within each non-base column: the family is "all metrics of this comparison".
+    // Benjamini-Hochberg within each non-base column and each class of metric: the benchmark's own metrics are one
+    // family, the monitors' another, perf-profile's a third. One family of all of them made the benchmark's verdict
+    // depend on how many monitors ran beside it: a fio job's 20 metrics sat among proc-vmstat's 180 and
+    // perf-profile's thousands, and its -22% over 3 runs a side needed a p that many times smaller to count. Each
+    // family keeps the expected share of false alarms among its flagged rows at the FDR, answering its own question
+    // (did the benchmark change; which counters moved with it; which functions).
     let mut q_of = vec![None; pending.len()];
-    // How many pairs each column's q-values were computed among, kept with each change ([`Change::tested`]).
-    let mut tested = vec![0; columns.len()];
-    for (column, family) in tested.iter_mut().enumerate().skip(1) {
-        let members: Vec<usize> =
-            (0..pending.len()).filter(|&i| pending[i].column == column && pending[i].tests.p.is_some()).collect();
-        *family = members.len();
-        let ps: Vec<f64> = members.iter().map(|&i| pending[i].tests.p.unwrap_or(1.0)).collect();
-        for (&i, q) in members.iter().zip(stats::benjamini_hochberg(&ps)) {
-            q_of[i] = Some(q);
+    // How many pairs each change's q-value was computed among, kept with it ([`Change::tested`]).
+    let mut family_of = vec![0; pending.len()];
+    let class_of = |i: usize| rows.get(pending[i].row).map(|row| row.class);
+    for column in 1..columns.len() {
+        for class in [MetricClass::Program, MetricClass::Monitor, MetricClass::Profile] {
+            let members: Vec<usize> = (0..pending.len())
+                .filter(|&i| pending[i].column == column && pending[i].tests.p.is_some() && class_of(i) == Some(class))
+                .collect();
+            let ps: Vec<f64> = members.iter().map(|&i| pending[i].tests.p.unwrap_or(1.0)).collect();
+            for (&i, q) in members.iter().zip(stats::benjamini_hochberg(&ps)) {
+                q_of[i] = Some(q);
+                family_of[i] = members.len();
+            }
         }
     }
 
@@ -834,7 +845,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             p_welch: item.tests.p_welch,
             p: item.tests.p,
             q,
-            tested: tested.get(item.column).copied().unwrap_or_default(),
+            tested: family_of.get(i).copied().unwrap_or_default(),
             effect_size: item.tests.effect_size,
             cliffs_delta: item.tests.cliffs_delta,
             ratio_ci,
