@@ -81,10 +81,11 @@ fn t_log_density(x: f64, center: f64, scale: f64) -> f64 {
     -0.5 * (NU + 1.0) * (1.0 + z * z / NU).ln() - scale.ln()
 }
 
-/// A robust scale: 1.4826 × the median absolute deviation, which equals the standard deviation for normal data.
+/// A robust scale: 1.4826 × the median absolute deviation ([`stats::MAD_TO_SIGMA`]), which equals the standard
+/// deviation for normal data.
 fn mad_scale(xs: &[f64], center: f64) -> Option<f64> {
     let deviations: Vec<f64> = xs.iter().map(|x| (x - center).abs()).collect();
-    stats::median(&deviations).map(|m| 1.4826 * m)
+    stats::median(&deviations).map(|m| stats::MAD_TO_SIGMA * m)
 }
 
 /// The references' common scale: the root mean square of both sides' robust scales, floored so perfectly

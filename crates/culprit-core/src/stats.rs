@@ -257,6 +257,10 @@ impl MannWhitney {
     }
 }
 
+/// 1 / Phi^-1(3/4): turns a median absolute deviation into a normal standard deviation. One constant for every
+/// robust scale (track's, check's, the bisect's residual scale), so their figures can be checked against one value.
+pub const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
+
 /// The largest sample size on either side for which [`mann_whitney_u`] uses the exact distribution. With 20 a
 /// side the exact table has 401 entries and costs about 10 µs to build; beyond it the normal approximation is
 /// accurate to well below the significance levels we use.

@@ -26,11 +26,8 @@
 
 use super::{Analysis, Calibration, ChangePoint, TrackError, TrackOptions};
 use crate::compare::Verdict;
-use crate::stats;
+use crate::stats::{self, MAD_TO_SIGMA};
 use std::collections::HashMap;
-
-/// 1 / Phi^-1(3/4): turns a median absolute deviation into a normal standard deviation.
-const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
 
 /// In the location step ([`Tracker::locate`]), residuals beyond this many noise units are the ones that tell
 /// the contamination apart from the noise (the usual three-sigma limit): the noise scale is the truncation-
