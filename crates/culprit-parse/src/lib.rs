@@ -219,8 +219,9 @@ pub trait Parser: Sync {
     /// NaN or infinite ([`ParseError::NotFinite`]). The finite check is here, once, so that no parser can hand a
     /// NaN to the executor or to `culprit parse`, whatever case its own line checks miss.
     ///
-    /// Every parser is also handed its text as plain text ([`plain_text`]): CRLF line ends read as LF, and a leading
-    /// byte order mark is dropped, once here rather than in each parser's own reading of lines.
+    /// Every parser is also handed its text as plain text ([`plain_text`]): CRLF line ends read as LF, spaces and tabs
+    /// at the end of a line are dropped, and so is a leading byte order mark, once here rather than in each parser's
+    /// own reading of lines.
     fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         let result = if is_plain_text(input.main) && input.files.values().all(|text| is_plain_text(text)) {
             self.read_output(input)
@@ -233,24 +234,52 @@ pub trait Parser: Sync {
     }
 }
 
-/// An output as plain text: CRLF line ends as LF and without a leading byte order mark. An output captured through a
-/// terminal (`ssh -t`, `script`) ends its lines with CRLF, and an editor on Windows may add the mark; read as they
-/// were, the CR left at a line's end changed stress-ng's metric names (its `$`-anchored suffix no longer matched) and
-/// made perf-profile's report unreadable, and the mark renamed perf bench's first metric. A CR alone (a progress
-/// line redrawn in place) is left as it is.
+/// An output as plain text: CRLF line ends as LF, no spaces or tabs at the end of a line, and without a leading byte
+/// order mark. An output captured through a terminal (`ssh -t`, `script`) ends its lines with CRLF, and an editor on
+/// Windows may add the mark; read as they were, the CR left at a line's end changed stress-ng's metric names (its
+/// `$`-anchored suffix no longer matched) and made perf-profile's report unreadable, and the mark renamed perf bench's
+/// first metric. Output pasted from a terminal, or captured through a tool that pads its lines, ends every line with
+/// spaces or tabs, which did the same to stress-ng's names and lost perf-stat's `metric.<unit>` keys. No format
+/// Culprit reads gives trailing whitespace a meaning: the column-aligned reports (perf report, netperf, unixbench)
+/// split on whitespace, and JSON (fio, iperf) allows it between tokens and never inside a string on one line. A CR
+/// alone (a progress line redrawn in place) is left as it is.
 pub fn plain_text(text: &str) -> Cow<'_, str> {
     let text = text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text);
-    if text.contains("\r\n") {
-        Cow::Owned(text.replace("\r\n", "\n"))
-    } else {
-        Cow::Borrowed(text)
+    if is_plain_text(text) {
+        return Cow::Borrowed(text);
     }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line.strip_suffix('\n') {
+            // A CR among the blanks before an LF goes too (the CR of a CRLF after padding, or padding after it),
+            // so that what comes out is plain text that a second pass leaves as it is.
+            Some(body) => {
+                out.push_str(body.trim_end_matches(LINE_END_BLANKS));
+                out.push('\n');
+            }
+            None => out.push_str(line.trim_end_matches(TRAILING_BLANKS)),
+        }
+    }
+    Cow::Owned(out)
 }
 
-/// Whether `text` is plain text already ([`plain_text`] gives it back as it is).
+/// Whether `text` is plain text already ([`plain_text`] gives it back as it is): no byte order mark, and no line
+/// ending in a CR before its LF or in a space or tab.
 fn is_plain_text(text: &str) -> bool {
-    !text.starts_with(BYTE_ORDER_MARK) && !text.contains("\r\n")
+    if text.starts_with(BYTE_ORDER_MARK) {
+        return false;
+    }
+    let mut lines = text.split('\n');
+    // `split` yields at least one piece; the last is the text after the last LF, whose CR is not part of a CRLF.
+    let last = lines.next_back().unwrap_or_default();
+    !last.ends_with(TRAILING_BLANKS) && lines.all(|line| !line.ends_with(LINE_END_BLANKS))
 }
+
+/// The characters [`plain_text`] drops at the end of the text: the padding terminals and tools add.
+const TRAILING_BLANKS: [char; 2] = [' ', '\t'];
+
+/// The characters [`plain_text`] drops before an LF: the padding, and the CR of a CRLF.
+const LINE_END_BLANKS: [char; 3] = [' ', '\t', '\r'];
 
 /// The byte order mark an editor may put before a text.
 const BYTE_ORDER_MARK: char = '\u{feff}';
@@ -359,6 +388,28 @@ mod tests {
         fine.push("v", "0");
         fine.comment("# 1 nan");
         assert!(fine.check_finite("x").is_ok());
+    }
+
+    #[test]
+    fn plain_text_drops_line_end_blanks_crs_and_the_mark_and_is_stable() {
+        let cases = [
+            ("a  \nb\t\n", "a\nb\n"),
+            ("a \t\r\nb \r\n\t\n", "a\nb\n\n"),
+            ("a\r \nlast \t", "a\nlast"),
+            ("\u{feff}x: 1 \n", "x: 1\n"),
+            // A CR inside a line, or ending the text without an LF, is a progress line redrawn, not a line end.
+            ("50%\r100%\n", "50%\r100%\n"),
+            ("a\nb\r", "a\nb\r"),
+            ("  indented\n", "  indented\n"),
+            ("", ""),
+        ];
+        for (text, want) in cases {
+            let once = plain_text(text);
+            assert_eq!(once, want, "{text:?}");
+            assert!(is_plain_text(&once), "{text:?} gave {once:?}, which is not plain text");
+            assert!(matches!(plain_text(&once), Cow::Borrowed(_)), "{text:?}: a second pass changed {once:?}");
+        }
+        assert!(is_plain_text("a\nb\n") && !is_plain_text("a \nb\n") && !is_plain_text("a\nb\t"));
     }
 
     /// A parser whose own reading lets a NaN through, to prove `Parser::parse` refuses it for every parser.

@@ -37,6 +37,16 @@
 //! | `execution time (avg/stddev): A/S` | `thread_time_stddev%` = S * 100 / A |
 //! | `ignored errors: N (...)` | `ignored_errors` (Culprit's: the transactions PostgreSQL aborted, deadlocks among them, which sysbench retried) |
 //!
+//! sysbench 0.4 and 0.5 (still in old distributions and in mail threads of kernel regressions) print the report as
+//! `OLTP test statistics:`, without a `queries:` line, and 0.4 its latencies under `per-request statistics:` with
+//! the 95th percentile as `approx.  95 percentile: 41.30ms`. As Culprit extensions, which lkp's parser lacks:
+//!
+//! | output line | keys |
+//! |---|---|
+//! | `total: N` of `queries performed:`, then `read/write requests: N (X per sec.)` and `other operations: N (Y per sec.)` | `queries` (N of `total:`), `queries/s` (X + Y, two decimals), when `other operations:` is read |
+//! | `approx.  95 percentile: Tms` | `latency_95th_ms` (another percentile, from `--percentile`, gives nothing) |
+//! | `deadlocks: N (...)` (0.4) | `ignored_errors`: 0.4's count of transactions that met a deadlock and were retried |
+//!
 //! Numbers are copied as sysbench printed them; the two shares are Ruby floats. Where Culprit is stricter than lkp,
 //! which prints whatever it found: an output without a `transactions` line is [`ParseError::Truncated`] when
 //! sysbench started its threads (a killed run) and [`ParseError::NoResults`] otherwise (sysbench could not connect,
@@ -115,6 +125,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let mut out = ParseOutput::default();
     let mut threads_started = false;
     let mut saw_transactions = false;
+    // sysbench 0.4's and 0.5's report spells the queries out in lines of their own (see the module docs).
+    let mut queries_total = None;
+    let mut request_rate = None;
     for (index, raw) in text.lines().enumerate() {
         let line_no = index + 1;
         let line = raw.trim_end_matches('\r');
@@ -154,6 +167,25 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             }
         } else if let Some(count) = after(line, "ignored errors:").and_then(count_and_rate).map(|(count, _)| count) {
             out.push("ignored_errors", count);
+        } else if let Some(count) = after(line, "deadlocks:").and_then(count_and_rate).map(|(count, _)| count) {
+            out.push("ignored_errors", count);
+        } else if let Some(count) = after(line, "total:").and_then(digits) {
+            queries_total = Some(count);
+        } else if let Some((_, rate)) = after(line, "read/write requests:").and_then(count_and_rate) {
+            request_rate = Some(rate);
+        } else if let Some((_, other_rate)) = after(line, "other operations:").and_then(count_and_rate) {
+            // sysbench 0.4 and 0.5 print no `queries:` line: its count is the `total:` of `queries performed`, and
+            // its rate the rates of the two kinds of statement together, as 1.0 counts them.
+            if let (Some(total), Some(rate)) = (queries_total.take(), request_rate.take()) {
+                if let Some(sum) = [rate, other_rate].iter().map(|r| r.parse::<f64>().ok()).sum::<Option<f64>>() {
+                    out.push("queries", total);
+                    out.push("queries/s", format!("{sum:.2}"));
+                }
+            }
+        } else if let Some(value) = after(line, "approx.").and_then(|rest| after(rest, "95 percentile:")) {
+            if let Some(value) = decimal(value) {
+                out.push("latency_95th_ms", value);
+            }
         }
     }
     if !saw_transactions {
@@ -188,6 +220,65 @@ mod tests {
         let expected = "transactions: 10\ntransactions/s: 5.00\nqueries: 200\nqueries/s: 100.5\nlatency_min_ms: 0.74\n\
                         thread_time_stddev%: 25.0";
         assert_eq!(out, expected);
+    }
+
+    /// A report in sysbench 0.4's format (of 0.4.12's `oltp` test, against MySQL). The layout, labels and units are
+    /// 0.4's; the numbers are made up for this test, kept consistent with one another (10000 transactions of 14
+    /// reads, 4 writes and 2 other statements in 60.0012 s on 4 threads).
+    const SYSBENCH_0_4: &str = "\
+sysbench 0.4.12:  multi-threaded system evaluation benchmark
+
+Running the test with following options:
+Number of threads: 4
+
+Doing OLTP test.
+Running mixed OLTP test
+Threads started!
+Done.
+
+OLTP test statistics:
+    queries performed:
+        read:                            140000
+        write:                           40000
+        other:                           20000
+        total:                           200000
+    transactions:                        10000  (166.66 per sec.)
+    deadlocks:                           3      (0.05 per sec.)
+    read/write requests:                 180000 (2999.94 per sec.)
+    other operations:                    20000  (333.33 per sec.)
+
+Test execution summary:
+    total time:                          60.0012s
+    total number of events:              10000
+    total time taken by event execution: 239.7284
+    per-request statistics:
+         min:                                  4.12ms
+         avg:                                 23.99ms
+         max:                                210.55ms
+         approx.  95 percentile:              41.30ms
+
+Threads fairness:
+    events (avg/stddev):           2500.0000/12.50
+    execution time (avg/stddev):   59.9321/0.01
+
+";
+
+    /// sysbench 0.4 prints no `queries:` line and its 95th percentile as `approx.  95 percentile: 41.30ms`; read as
+    /// 1.0's report was, it gave neither queries nor the percentile.
+    #[test]
+    fn sysbench_0_4s_report_gives_queries_and_the_95th_percentile() {
+        let expected = "read: 140000\nwrite: 40000\nother: 20000\ntransactions: 10000\ntransactions/s: 166.66\n\
+                        ignored_errors: 3\nqueries: 200000\nqueries/s: 3333.27\nlatency_min_ms: 4.12\n\
+                        latency_avg_ms: 23.99\nlatency_max_ms: 210.55\nlatency_95th_ms: 41.30\n\
+                        thread_events_stddev%: 0.5\nthread_time_stddev%: 0.016685549146450734";
+        assert_eq!(parse_text(SYSBENCH_0_4).unwrap().render(), expected);
+        // Another percentile than the 95th (`--percentile=99`) is not the 95th, and no queries rate is made up from
+        // a report that lacks one of its two rates.
+        let other = SYSBENCH_0_4.replace("approx.  95 percentile", "approx.  99 percentile");
+        let other = other.replace("    read/write requests:                 180000 (2999.94 per sec.)\n", "");
+        let out = parse_text(&other).unwrap().samples();
+        assert!(!out.contains_key("latency_95th_ms") && !out.contains_key("queries"), "{out:?}");
+        assert_eq!(out["transactions/s"], vec![166.66]);
     }
 
     #[test]

@@ -333,3 +333,68 @@ fn crlf_line_ends_and_a_byte_order_mark_read_as_plain_text() {
     failures.truncate(MAX_LISTED);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `text` with `pad` added at the end of every line, the last one too when it has no line end, as output pasted from
+/// a terminal or captured through a tool that pads its lines carries it.
+fn pad_lines(text: &str, pad: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for line in text.split_inclusive('\n') {
+        match line.strip_suffix('\n') {
+            Some(line) => {
+                out.push_str(line);
+                out.push_str(pad);
+                out.push('\n');
+            }
+            None => {
+                out.push_str(line);
+                out.push_str(pad);
+            }
+        }
+    }
+    out
+}
+
+/// Every recording with spaces, a tab, or both added at the end of every line parses to exactly the key/value lines
+/// of the recording itself, or fails as it does. Trailing whitespace is never part of a benchmark's figures, but read
+/// as it was it renamed stress-ng's metrics and lost perf-stat's per-unit ones, so no parser may see it.
+#[test]
+fn trailing_spaces_and_tabs_on_every_line_change_nothing() {
+    let mut failures = Vec::new();
+    let mut compared = 0usize;
+    for recording in recordings() {
+        let text = |bytes: &Vec<u8>| String::from_utf8_lossy(bytes).into_owned();
+        let main = recording.files.get(&recording.main).map(text).unwrap_or_default();
+        let files: BTreeMap<String, String> =
+            recording.files.iter().filter(|(name, _)| !name.is_empty()).map(|(n, b)| (n.clone(), text(b))).collect();
+        for parser in &recording.parsers {
+            let render = |main: &str, files: BTreeMap<String, String>| {
+                parser.parse(&ParseInput { main, files }).map(|out| out.render()).map_err(|e| e.to_string())
+            };
+            let want = render(&main, files.clone());
+            for (damage, pad) in [("two spaces", "  "), ("a tab", "\t"), ("spaces and tabs", " \t \t")] {
+                let changed: BTreeMap<String, String> =
+                    files.iter().map(|(n, t)| (n.clone(), pad_lines(t, pad))).collect();
+                let got = render(&pad_lines(&main, pad), changed);
+                compared += 1;
+                if got.is_ok() != want.is_ok() || (got.is_ok() && got != want) {
+                    let name = &recording.name;
+                    failures.push(format!(
+                        "{name} with {damage} after every line, as {}: {got:?}\nwithout: {want:?}",
+                        parser.name()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(compared > 300, "only {compared} padded recordings were compared");
+    let count = failures.len();
+    failures.truncate(MAX_LISTED);
+    assert!(failures.is_empty(), "{count} padded recordings differ:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn pad_lines_pads_every_line_and_an_unended_last_one() {
+    assert_eq!(pad_lines("a\nb\n", " "), "a \nb \n");
+    assert_eq!(pad_lines("a\n\nb", "\t"), "a\t\n\t\nb\t");
+    assert_eq!(pad_lines("", " "), "");
+}

@@ -195,3 +195,80 @@ fn damaged_proc_files_never_panic_a_monitor_nor_give_a_non_finite_value() {
     assert!(runs > 1_000, "only {runs} monitor runs");
     assert!(failed == 0, "{failed} failures among {runs} monitor runs:\n{}", failures.join("\n"));
 }
+
+/// `bytes` with `pad` added before every line end, as a /proc file copied through a tool that pads its lines reads.
+fn pad_lines(bytes: &[u8], pad: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        match line.strip_suffix(b"\n") {
+            Some(body) => {
+                out.extend_from_slice(body);
+                out.extend_from_slice(pad);
+                out.push(b'\n');
+            }
+            None => {
+                out.extend_from_slice(line);
+                out.extend_from_slice(pad);
+            }
+        }
+    }
+    out
+}
+
+/// Runs `name` with the recorded /proc files of `proc` at its start and those of `proc-1s` at each of its two
+/// samples, each with `pad` after every line, copied into `root`.
+fn run_padded(name: &str, root: &Path, pad: &[u8]) -> Result<MonitorOutput, String> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let place = |recorded: &str| {
+        for entry in std::fs::read_dir(data.join(recorded)).expect("recorded /proc") {
+            let path = entry.expect("entry").path();
+            let bytes = std::fs::read(&path).expect("read");
+            std::fs::write(root.join(path.file_name().expect("file name")), pad_lines(&bytes, pad)).expect("write");
+        }
+    };
+    let proc_root = ProcRoot(root.to_path_buf());
+    let mut monitor: Box<dyn Monitor> = create_in(name, &BTreeMap::new(), 1.0, &proc_root).expect("builds");
+    place("proc");
+    monitor.start().map_err(|e| e.to_string())?;
+    place("proc-1s");
+    for sample in 1..=2 {
+        monitor.sample(sample as f64).map_err(|e| e.to_string())?;
+    }
+    monitor.finish().map_err(|e| e.to_string())
+}
+
+/// Every /proc monitor gives the same samples and metrics from /proc files with spaces or tabs after every line as
+/// from the files as the kernel writes them.
+#[test]
+fn trailing_spaces_and_tabs_in_proc_files_change_no_sample() {
+    let monitors: Vec<&str> = monitor::KNOWN_MONITORS.iter().copied().filter(|m| !m.starts_with("perf-")).collect();
+    assert!(monitors.len() >= 6, "{monitors:?}");
+    let mut failures = Vec::new();
+    for name in monitors {
+        let clean_dir = tempfile::tempdir().expect("a temp dir");
+        let clean = run_padded(name, clean_dir.path(), b"");
+        let Ok(clean) = clean else {
+            failures.push(format!("{name} fails on the clean files: {clean:?}"));
+            continue;
+        };
+        assert!(!clean.metrics.is_empty(), "{name} gave no metric from the recorded files");
+        for pad in [&b"  "[..], b"\t", b" \t "] {
+            let padded_dir = tempfile::tempdir().expect("a temp dir");
+            match run_padded(name, padded_dir.path(), pad) {
+                Ok(padded) if padded.series == clean.series && padded.metrics == clean.metrics => {}
+                Ok(padded) => {
+                    let differ: Vec<_> = padded
+                        .metrics
+                        .iter()
+                        .filter(|(key, value)| clean.metrics.get(*key) != Some(value))
+                        .chain(clean.metrics.iter().filter(|(key, _)| !padded.metrics.contains_key(*key)))
+                        .take(5)
+                        .collect();
+                    failures.push(format!("{name} with {pad:?} after every line differs, e.g. {differ:?}"));
+                }
+                Err(e) => failures.push(format!("{name} with {pad:?} after every line fails: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

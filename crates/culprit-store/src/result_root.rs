@@ -28,14 +28,15 @@
 //! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
 //! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
 //! read in place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left
-//! out with a warning too.
+//! out with a warning too. No file of a root is read past [`MAX_FILE_BYTES`]: a run with a larger one is skipped,
+//! naming the file.
 
 use crate::error::StoreError;
 use crate::{RunId, RunKind, SaveOptions, Saved, Store};
 use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Why writing or importing a result root failed.
@@ -55,8 +56,75 @@ pub enum ResultRootError {
     #[error("cannot tell the {what} of {} from its path; {hint}", path.display())]
     Layout { path: PathBuf, what: &'static str, hint: &'static str },
 
+    /// A file of the root larger than [`MAX_FILE_BYTES`]: read whole, it could exhaust memory.
+    #[error(
+        "{} is larger than {} MiB, the most culprit reads of one file of a result root (lkp writes none that large: \
+         its outputs are tens of MB at most); it is not what lkp wrote there, so move it out of the root and import \
+         again",
+        path.display(),
+        limit >> 20
+    )]
+    TooLarge { path: PathBuf, limit: u64 },
+
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The most bytes Culprit reads of one output or result-root file. The largest real outputs it reads, perf-profile
+/// reports of a many-CPU machine, are tens of MB, and the largest fio JSON with every histogram a few MB, so 256 MiB
+/// leaves them room several times over; a file beyond it is not one run's output (a runaway log, a wrong file, a
+/// device such as `/dev/zero`), and read whole it would take that memory several times while it is parsed.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// What [`read_limited`] read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Limited {
+    /// Every byte there was, no more than the limit.
+    Whole(Vec<u8>),
+    /// More bytes than the limit: reading stopped just past it.
+    TooLarge,
+    /// A NUL byte at this offset, when asked to stop at one: reading stopped at the chunk that holds it.
+    Nul(u64),
+}
+
+/// Reads `reader` to its end, but never more than `limit` bytes, and with `stop_at_nul` not past a chunk holding a
+/// NUL byte (which no text output holds), so that an endless or enormous input (`/dev/zero`, a pipe that never
+/// ends, a runaway log) ends the read with [`Limited::TooLarge`] or [`Limited::Nul`] rather than exhausting memory.
+pub fn read_limited(reader: impl std::io::Read, limit: u64, stop_at_nul: bool) -> std::io::Result<Limited> {
+    const CHUNK: usize = 64 * 1024;
+    let mut reader = reader.take(limit.saturating_add(1));
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let read = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(Limited::Whole(bytes)),
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let chunk = &chunk[..read];
+        if stop_at_nul {
+            if let Some(at) = chunk.iter().position(|b| *b == 0) {
+                return Ok(Limited::Nul(bytes.len() as u64 + at as u64));
+            }
+        }
+        bytes.extend_from_slice(chunk);
+        if bytes.len() as u64 > limit {
+            return Ok(Limited::TooLarge);
+        }
+    }
+}
+
+/// A file of a result root, at most [`MAX_FILE_BYTES`] of it ([`ResultRootError::TooLarge`] beyond).
+fn read_root_file(path: &Path) -> Result<Vec<u8>, ResultRootError> {
+    let io_error = |error| ResultRootError::Io { path: path.to_path_buf(), action: "read", error };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    match read_limited(file, MAX_FILE_BYTES, false).map_err(io_error)? {
+        Limited::Whole(bytes) => Ok(bytes),
+        Limited::TooLarge | Limited::Nul(_) => {
+            Err(ResultRootError::TooLarge { path: path.to_path_buf(), limit: MAX_FILE_BYTES })
+        }
+    }
 }
 
 /// The file names lkp uses.
@@ -298,10 +366,10 @@ fn write_atomically(path: &Path, content: &[u8]) -> Result<(), ResultRootError> 
 }
 
 fn read_json(path: &Path) -> Result<Value, ResultRootError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ResultRootError::Io {
+    let text = String::from_utf8(read_root_file(path)?).map_err(|_| ResultRootError::Io {
         path: path.to_path_buf(),
         action: "read",
-        error,
+        error: std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
     })?;
     serde_json::from_str(&text).map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
 }
@@ -715,8 +783,7 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         if !path.is_file() {
             return Ok(None);
         }
-        let bytes = std::fs::read(&path).map_err(|error| ResultRootError::Io { path, action: "read", error })?;
-        Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        Ok(Some(String::from_utf8_lossy(&read_root_file(&path)?).into_owned()))
     };
     let (job_yaml, failure, stderr) = (text_of(JOB_FILE)?, text_of(FAILURE_FILE)?, text_of(STDERR_FILE)?);
     if let Some(problem) = job_yaml.as_deref().and_then(job_yaml_problem) {
@@ -1013,6 +1080,23 @@ fn memory_kib(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_limited_stops_past_the_limit_and_at_a_nul() {
+        let text = b"a: 1\nb: 2\n";
+        assert_eq!(read_limited(&text[..], 10, true).unwrap(), Limited::Whole(text.to_vec()));
+        assert_eq!(read_limited(&text[..], 9, true).unwrap(), Limited::TooLarge);
+        // An endless input ends too: past the limit, or at its first NUL when asked.
+        let endless = std::io::repeat(b'x');
+        assert_eq!(read_limited(endless, 200_000, true).unwrap(), Limited::TooLarge);
+        assert_eq!(read_limited(std::io::repeat(0), MAX_FILE_BYTES, true).unwrap(), Limited::Nul(0));
+        assert_eq!(read_limited(&b"ab\0c"[..], 10, true).unwrap(), Limited::Nul(2));
+        assert_eq!(read_limited(&b"ab\0c"[..], 10, false).unwrap(), Limited::Whole(b"ab\0c".to_vec()));
+        // A NUL in a later chunk is found at its offset in the whole input.
+        let mut late = vec![b'x'; 100_000];
+        late[70_000] = 0;
+        assert_eq!(read_limited(&late[..], MAX_FILE_BYTES, true).unwrap(), Limited::Nul(70_000));
+    }
 
     #[test]
     fn unsafe_components_are_mapped() {

@@ -91,7 +91,8 @@ pub struct SplitArgs {
 pub struct ParseArgs {
     /// The program whose output it is: fio, fsmark, stress-ng, hackbench, vmstat, perf-profile, ...
     pub program: String,
-    /// The raw output file (fio: its JSON, or a result-root directory holding fio.output files).
+    /// The raw output file, `-` for standard input (fio: its JSON, or a result-root directory holding fio.output
+    /// files).
     pub file: PathBuf,
 }
 

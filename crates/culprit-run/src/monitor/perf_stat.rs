@@ -33,7 +33,7 @@
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{find_in_path, run, Invocation};
 use culprit_core::model::{MonitorSeries, RawOutput};
-use culprit_parse::{Line, ParseOutput};
+use culprit_parse::{Line, ParseInput, ParseOutput, Parser};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
@@ -293,7 +293,7 @@ impl Monitor for PerfStat {
         let log = fs::read(&log_path).map_err(|e| io_failure(NAME, "read the perf-stat log", &log_path, e))?;
         self.scratch = None;
         let text = String::from_utf8_lossy(&log);
-        let parsed = culprit_parse::perf_stat::parse_text(&text).map_err(|e| {
+        let parsed = parse_log(&text).map_err(|e| {
             let detail = match self.window.short_run_hint("counting") {
                 Some(hint) => format!("{e} ({hint} leaves perf nothing to count)"),
                 None => e.to_string(),
@@ -309,6 +309,13 @@ impl Monitor for PerfStat {
             raw: vec![RawOutput { name: NAME.to_string(), content: log }],
         })
     }
+}
+
+/// A perf-stat log read through `Parser::parse`, as `culprit parse` and the executor read outputs, so that it is read
+/// as plain text (no CR or padding at a line's end, which lost the `metric.<unit>` keys) and a NaN in it is refused
+/// here too.
+fn parse_log(text: &str) -> Result<ParseOutput, culprit_parse::ParseError> {
+    culprit_parse::perf_stat::PerfStat.parse(&ParseInput::text(text))
 }
 
 /// perf's `-I` in milliseconds: perf refuses less than 10 ms.
@@ -871,6 +878,23 @@ impl Drop for PerfProcess {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The recorded perf-stat logs (culprit-parse's test data) give the same metrics with spaces or tabs after every
+    /// line as without; read by the parser's `parse_text` directly, the padded ones lost their `metric.<unit>` keys.
+    #[test]
+    fn a_log_with_padded_lines_gives_the_metrics_of_the_clean_log() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/perf");
+        for name in ["perf-stat-cpu.csv", "perf-stat-short.log", "perf-stat-vm.log"] {
+            let clean = fs::read_to_string(dir.join(name)).unwrap();
+            let want = culprit_parse::perf_stat::run_metrics(&parse_log(&clean).unwrap());
+            assert!(want.keys().any(|key| key.contains(".metric.")), "{name} gave no metric.<unit> key: {want:?}");
+            for pad in ["  ", "\t", " \t"] {
+                let padded: String = clean.lines().map(|line| format!("{line}{pad}\n")).collect();
+                let got = culprit_parse::perf_stat::run_metrics(&parse_log(&padded).unwrap());
+                assert_eq!(got, want, "{name} with {pad:?} after every line");
+            }
+        }
+    }
 
     /// perf is sent SIGTERM when the thread that started it ends, as every thread does when culprit is killed with
     /// `kill -9`: here a thread starts a `sleep` in perf's place and ends. Without the signal the sleep runs on.
