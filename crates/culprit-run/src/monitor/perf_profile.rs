@@ -40,6 +40,8 @@ use super::perf_stat::{
 use super::{Monitor, MonitorError, MonitorOutput};
 use crate::process::{run, Invocation};
 use culprit_core::model::{MonitorSeries, RawOutput};
+use culprit_parse::perf_profile::PerfProfile as PerfProfileParser;
+use culprit_parse::{ParseInput, Parser};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::AtomicBool;
@@ -222,7 +224,9 @@ impl Monitor for PerfProfile {
             report(&recording.perf, &recording.data)?.lines().map(|line| format!("{}\n", line.trim_end())).collect();
         // With lkp's `delay`, a run that ends before it leaves perf nothing to record; the user is told which.
         let short = self.window.short_run_hint("recording").unwrap_or_else(|| "a run shorter than a second".into());
-        let parsed = culprit_parse::perf_profile::parse_text(&report).map_err(|e| MonitorError::Failed {
+        // Read through `Parser::parse`, as `culprit parse` and the executor read outputs: as plain text, with a
+        // value that is not finite refused here too.
+        let parsed = PerfProfileParser.parse(&ParseInput::text(&report)).map_err(|e| MonitorError::Failed {
             monitor: NAME,
             detail: format!("{e} (event {}; {short} may give perf too few samples)", recording.event),
         })?;
