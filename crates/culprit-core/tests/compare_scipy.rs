@@ -8,7 +8,7 @@
 //!
 //! - means: `numpy.mean(b)`, `numpy.mean(o)`; relative stddev: `100 * numpy.std(x) / abs(numpy.mean(x))` (ddof 0,
 //!   lkp's population stddev); change: `100 * (numpy.mean(o) - numpy.mean(b)) / abs(numpy.mean(b))`.
-//! - Mann-Whitney: without ties and both sides at most 20 runs,
+//! - Mann-Whitney: without ties and m * n <= 400 (every case here has both sides at most 20 runs),
 //!   `scipy.stats.mannwhitneyu(o, b, alternative='two-sided', method='exact').pvalue`; with ties and m * n <= 100,
 //!   the permutation p given the ties: with `r = scipy.stats.rankdata(o + b)`, U of every
 //!   `itertools.combinations(range(m + n), m)` as `r[list(c)].sum() - m * (m + 1) / 2`, and p =
