@@ -29,6 +29,15 @@
 //! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
 //! read in place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left
 //! out with a warning too.
+//!
+//! What a run directory gives: its metrics from `stats.json` (lkp's reduction of every monitor and benchmark, so no
+//! raw output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
+//! (`vmstat.json`, `proc-stat.json`, ...: each key `<monitor>.<key>` an array of samples, `<monitor>.time` their
+//! times), which give the monitors the matrix lacks; a root copied without the matrix still has its series. lkp
+//! gzips its run `matrix.json` and may gzip a monitor's file, so `matrix.json.gz` and `<monitor>.json.gz` are read
+//! too. Raw outputs (`vmstat`, `vmstat.gz`, `fio.output`) are not read: lkp's JSON files are what its stats were
+//! made of. A monitor file that does not read, or a key of it that is no array of numbers, is left out with a
+//! warning naming the file; the run is still imported.
 
 use crate::error::StoreError;
 use crate::{RunId, RunKind, SaveOptions, Saved, Store};
@@ -297,13 +306,41 @@ fn write_atomically(path: &Path, content: &[u8]) -> Result<(), ResultRootError> 
     })
 }
 
+/// Reads a JSON file, gunzipping it first when its name ends in `.gz` (lkp compresses a run's `matrix.json` and may
+/// compress a monitor's JSON, and its own `load_json` reads either).
 fn read_json(path: &Path) -> Result<Value, ResultRootError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ResultRootError::Io {
+    let bytes = std::fs::read(path).map_err(|error| ResultRootError::Io {
         path: path.to_path_buf(),
         action: "read",
         error,
     })?;
-    serde_json::from_str(&text).map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
+    let bytes = if path.extension().is_some_and(|extension| extension == "gz") { gunzip(path, &bytes)? } else { bytes };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
+}
+
+/// The most a gzipped JSON file of a result root may hold once unpacked. lkp's largest, a long run's `matrix.json`,
+/// holds some tens of megabytes; the bound keeps a damaged or hostile file from filling the memory.
+const MAX_GUNZIPPED_BYTES: u64 = 1 << 30;
+
+fn gunzip(path: &Path, bytes: &[u8]) -> Result<Vec<u8>, ResultRootError> {
+    use std::io::Read;
+    let mut unpacked = Vec::new();
+    let json_error = |reason: String| ResultRootError::Json { path: path.to_path_buf(), reason };
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED_BYTES + 1)
+        .read_to_end(&mut unpacked)
+        .map_err(|error| json_error(format!("not a readable gzip file ({error})")))?;
+    if unpacked.len() as u64 > MAX_GUNZIPPED_BYTES {
+        return Err(json_error(format!("it unpacks to more than {MAX_GUNZIPPED_BYTES} bytes")));
+    }
+    Ok(unpacked)
+}
+
+/// The path of an lkp JSON file of a directory: `name` itself, or else its gzipped `name.gz`; `None` when neither is
+/// a file.
+fn json_file(directory: &Path, name: &str) -> Option<PathBuf> {
+    [directory.join(name), directory.join(format!("{name}.gz"))].into_iter().find(|path| path.is_file())
 }
 
 /// Reads a flat `metric: number` object; entries that are not numbers are skipped. Used for the `stats.json` files
@@ -470,7 +507,7 @@ fn looks_like_run_dir(directory: &Path) -> bool {
     numbered
         && directory
             .parent()
-            .is_some_and(|parent| parent.join(MATRIX_FILE).is_file() || parent.join(AVG_FILE).is_file())
+            .is_some_and(|parent| json_file(parent, MATRIX_FILE).is_some() || parent.join(AVG_FILE).is_file())
 }
 
 /// lkp roots are at most about ten levels deep; the bound keeps a symlink loop from recursing forever.
@@ -490,7 +527,7 @@ fn find_revision_dirs(
     let entries = read_dir(directory)?;
     let subdirectories: Vec<PathBuf> = entries.iter().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     let has_runs = subdirectories.iter().any(|d| d.join(STATS_FILE).is_file());
-    if has_runs || (directory.join(MATRIX_FILE).is_file() && depth > 0) {
+    if has_runs || (json_file(directory, MATRIX_FILE).is_some() && depth > 0) {
         found.push(directory.to_path_buf());
     }
     for subdirectory in subdirectories {
@@ -615,8 +652,7 @@ fn import_runs(
         }
     }
     if run_directories.is_empty() {
-        let matrix_path = revision_directory.join(MATRIX_FILE);
-        if matrix_path.is_file() {
+        if let Some(matrix_path) = json_file(revision_directory, MATRIX_FILE) {
             match runs_from_matrix(&matrix_path) {
                 Ok(columns) => {
                     report.warnings.extend(columns.warnings);
@@ -707,9 +743,11 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
             )
         })
         .collect();
-    let matrix_path = run_directory.join(MATRIX_FILE);
-    let (monitors, monitor_warnings) =
-        if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { (Vec::new(), Vec::new()) };
+    let (mut monitors, mut monitor_warnings) = match json_file(run_directory, MATRIX_FILE) {
+        Some(matrix_path) => monitors_from_matrix(&matrix_path)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    add_monitor_files(run_directory, &mut monitors, &mut monitor_warnings)?;
     let text_of = |name: &str| -> Result<Option<String>, ResultRootError> {
         let path = run_directory.join(name);
         if !path.is_file() {
@@ -744,23 +782,7 @@ fn monitors_from_matrix(path: &Path) -> Result<(Vec<MonitorSeries>, Vec<String>)
         return Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of arrays".into() });
     };
     let mut warnings = Vec::new();
-    let mut arrays: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (key, value) in matrix {
-        let numbers = match &value {
-            Value::Array(items) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
-            _ => None,
-        };
-        match numbers {
-            Some(numbers) => {
-                arrays.insert(key, numbers);
-            }
-            None => warnings.push(format!(
-                "{}: \"{key}\" is {}, not an array of numbers; the run is imported without that monitor series",
-                path.display(),
-                shortened(&value.to_string())
-            )),
-        }
-    }
+    let arrays = number_arrays(path, matrix, &mut warnings);
     let mut monitors: BTreeMap<String, MonitorSeries> = BTreeMap::new();
     for (key, values) in &arrays {
         if let Some(monitor) = key.strip_suffix(".time") {
@@ -788,6 +810,119 @@ fn monitors_from_matrix(path: &Path) -> Result<(Vec<MonitorSeries>, Vec<String>)
             .insert(series_key, values);
     }
     Ok((monitors.into_values().collect(), warnings))
+}
+
+/// The entries of a matrix-like object (a run's `matrix.json`, a monitor's JSON) that are arrays of numbers; each
+/// other entry is left out with a warning naming the file and the key.
+fn number_arrays(path: &Path, matrix: Map<String, Value>, warnings: &mut Vec<String>) -> BTreeMap<String, Vec<f64>> {
+    let mut arrays = BTreeMap::new();
+    for (key, value) in matrix {
+        let numbers = match &value {
+            Value::Array(items) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
+            _ => None,
+        };
+        match numbers {
+            Some(numbers) => {
+                arrays.insert(key, numbers);
+            }
+            None => warnings.push(format!(
+                "{}: \"{key}\" is {}, not an array of numbers; the run is imported without that monitor series",
+                path.display(),
+                shortened(&value.to_string())
+            )),
+        }
+    }
+    arrays
+}
+
+/// The files of a run directory that are not a monitor's JSON although they are named `<name>.json`: the stats and
+/// matrices lkp and Culprit derive from the monitors' files.
+const DERIVED_JSON_FILES: [&str; 4] = [STATS_FILE, MATRIX_FILE, AVG_FILE, STDDEV_FILE];
+
+/// Adds the series of lkp's per-monitor files of a run directory (`vmstat.json`, `proc-stat.json.gz`, ...: what lkp's
+/// `dump-stat` made of each monitor's raw output, every key `<monitor>.<key>` an array of samples, with the sample
+/// times as `<monitor>.time`) for the monitors that the run's `matrix.json` did not give. lkp merges these files into
+/// that matrix, but a root copied without it, or one whose stats step did not get that far, has only the files.
+///
+/// A file without a `<monitor>.time` key is no time series (`fio.json`, `time.json`: a benchmark's numbers, which
+/// `stats.json` holds) and is not read. A file that does not read, and a key that is not an array of numbers or does
+/// not belong to the file's monitor, is left out with a warning naming the file; the run is still imported.
+fn add_monitor_files(
+    run_directory: &Path,
+    monitors: &mut Vec<MonitorSeries>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ResultRootError> {
+    for entry in read_dir(run_directory)? {
+        let path = entry.path();
+        let Some(file_name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let Some(monitor) = file_name.strip_suffix(".json.gz").or_else(|| file_name.strip_suffix(".json")) else {
+            continue;
+        };
+        // Hidden files are the temporary files of an interrupted write.
+        if monitor.is_empty() || monitor.starts_with('.') || !path.is_file() {
+            continue;
+        }
+        if DERIVED_JSON_FILES.contains(&format!("{monitor}.json").as_str()) {
+            continue;
+        }
+        // Where both the plain and the gzipped file are there, the plain one is read, as for matrix.json.
+        if file_name.ends_with(".gz") && run_directory.join(format!("{monitor}.json")).is_file() {
+            continue;
+        }
+        if monitors.iter().any(|series| series.monitor == monitor) {
+            continue;
+        }
+        match monitor_file_series(&path, monitor, warnings) {
+            Ok(Some(series)) => monitors.push(series),
+            Ok(None) => {}
+            Err(reason) => warnings.push(format!(
+                "{}: {reason}; the run is imported without the {monitor} series it would hold",
+                path.display()
+            )),
+        }
+    }
+    monitors.sort_by(|a, b| a.monitor.cmp(&b.monitor));
+    Ok(())
+}
+
+/// One monitor's series from its lkp JSON file; `None` when the file holds no `<monitor>.time`, so is no time series.
+/// An error is the reason the file cannot be read at all.
+fn monitor_file_series(
+    path: &Path,
+    monitor: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<MonitorSeries>, String> {
+    let Value::Object(object) = read_json(path).map_err(|error| match error {
+        ResultRootError::Json { reason, .. } => format!("not valid lkp JSON ({reason})"),
+        other => other.to_string(),
+    })?
+    else {
+        return Err(format!("not an object of \"{monitor}.<key>\": [samples] entries"));
+    };
+    let time_key = format!("{monitor}.time");
+    if !object.contains_key(&time_key) {
+        return Ok(None);
+    }
+    let prefix = format!("{monitor}.");
+    let mut times = Vec::new();
+    let mut series = BTreeMap::new();
+    for (key, samples) in number_arrays(path, object, warnings) {
+        if key == time_key {
+            times = samples;
+        } else if let Some(series_key) = key.strip_prefix(&prefix).filter(|k| !k.is_empty()) {
+            series.insert(series_key.to_string(), samples);
+        } else {
+            warnings.push(format!(
+                "{}: \"{key}\" does not begin with \"{prefix}\", so it is no series of the file's monitor; the run is \
+                 imported without it",
+                path.display()
+            ));
+        }
+    }
+    if series.is_empty() {
+        return Err("no series of samples in it".to_string());
+    }
+    Ok(Some(MonitorSeries { monitor: monitor.to_string(), times, series }))
 }
 
 /// The runs of a revision `matrix.json`'s columns ([`runs_from_matrix`]).

@@ -3,10 +3,11 @@
 //! or a run imported with a warning naming it; never a panic, never a NaN stored, and never a loss of the other runs.
 //!
 //! The root is written by Culprit itself (two runs of one revision, one of them failed with its reason and standard
-//! error beside it, monitors in the run's `matrix.json`), then each file in turn is replaced by a damaged copy: empty,
-//! cut at each line and at a spread of bytes, each line deleted, garbage, bytes overwritten by a seeded xorshift
-//! generator, and, in the JSON files, each of the first numbers replaced by a value of another type. Every damaged
-//! root is imported into a fresh store under `catch_unwind`.
+//! error beside it, monitors in the run's `matrix.json`, and one monitor in lkp's own `meminfo.json` beside it), then
+//! each file in turn is replaced by a damaged copy: empty, cut at each line and at a spread of bytes, each line
+//! deleted, garbage, bytes overwritten by a seeded xorshift generator, and, in the JSON files, each of the first
+//! numbers replaced by a value of another type. Every damaged root is imported into a fresh store under
+//! `catch_unwind`.
 
 mod common;
 
@@ -231,6 +232,11 @@ fn damaged_result_root_files_are_named_and_never_panic_or_store_a_non_finite_val
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("result");
     let revision = write_root(&root);
+    // A monitor's own lkp file beside the run's matrix.json, as lkp's dump-stat leaves it: the import reads the
+    // series of a monitor the matrix lacks from it.
+    let meminfo = "{\n  \"meminfo.time\": [1, 2, 3],\n  \"meminfo.MemFree\": [5120, 4096, 4000],\n  \
+                   \"meminfo.Active\": [100.5, 101, 99]\n}\n";
+    std::fs::write(revision.join("0/meminfo.json"), meminfo).unwrap();
     let db = dir.path().join("culprit.db");
     // An empty store, closed so that its file holds all of it (closing the last connection folds the WAL in).
     drop(SqliteStore::open(&db).unwrap());
