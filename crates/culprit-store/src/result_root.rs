@@ -23,12 +23,20 @@
 //! levels before the commit; they are skipped); the caller can supply testcase and path_params when the root is
 //! shallower than that (and must when the root is a single run directory, which is then imported alone).
 //!
-//! A run directory without `stats.json` (it holds a `job.yaml`, or is numbered inside a revision directory) is an
-//! unfinished run: it is reported as skipped, never read as a revision whose `matrix.json` columns would become
-//! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
-//! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
-//! read in place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left
-//! out with a warning too.
+//! lkp's own tree (`/result/<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`, of
+//! any number of jobs, machines and commits) is read in that layout from the commit up wherever it is sure: the
+//! directory given holds all seven levels (`/result`, or a directory above it), or the run's job.yaml records a
+//! `result_root` of this commit, or the absolute path has the seven levels with the testcase the job.yaml names at
+//! their top (a directory inside `/result`). So a run gets the same job, commit and machine whichever directory of the
+//! tree is given, and importing it again from another one stores nothing twice. [`ImportReport::groups`] counts the
+//! runs per job, commit and machine.
+//!
+//! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
+//! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
+//! skipped, never read as a revision whose `matrix.json` columns would become invented runs. A `stats.json` entry that
+//! is not a number is left out with a warning naming the file and key; a `stats.json` with no number at all skips its
+//! run. The same holds for the columns of a revision `matrix.json` read in place of its runs, and a monitor series of a
+//! run's `matrix.json` that is not an array of numbers is left out with a warning too.
 //!
 //! What a run directory gives: its metrics from `stats.json` (lkp's reduction of every monitor and benchmark, so no
 //! raw output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
@@ -442,6 +450,25 @@ pub struct ImportReport {
     pub skipped: Vec<(PathBuf, String)>,
     /// Runs imported without some of their entries, each message naming the file and the key.
     pub warnings: Vec<String>,
+    /// How many runs of each job, revision and machine this import stored, and found already stored: what a root of
+    /// several jobs and commits held, for the summary the caller prints.
+    pub groups: BTreeMap<ImportGroup, GroupCounts>,
+}
+
+/// One job's runs at one revision on one machine.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ImportGroup {
+    pub job_name: String,
+    /// The revision's key: the commit's SHA, or the label.
+    pub revision: String,
+    pub hostname: String,
+}
+
+/// The runs of one [`ImportGroup`] an import stored, and those it found already stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupCounts {
+    pub imported: usize,
+    pub already_stored: usize,
 }
 
 /// Why a run directory without `stats.json` is skipped.
@@ -489,10 +516,15 @@ pub fn import(
     Ok(report)
 }
 
+/// Files lkp writes into a run directory, besides `job.yaml`, whether or not the run finished: the job's script and
+/// the outputs of the run's first steps. Each may be gzipped or xz-compressed.
+const LKP_RUN_FILES: [&str; 6] = ["reproduce.sh", "job.sh", "output", "time", "kmsg", "dmesg"];
+
 /// Whether a directory without `stats.json` is a run directory all the same (an unfinished or damaged run) rather
-/// than a level of the tree: it holds the run's `job.yaml`, or it is numbered like a run inside a revision directory
-/// (one with the revision's `matrix.json` or `avg.json`). Such a directory must never be read as a revision, whose
-/// `matrix.json` columns would become invented runs.
+/// than a level of the tree: it holds the run's `job.yaml`, or it is numbered like a run and either sits inside a
+/// revision directory (one with the revision's `matrix.json` or `avg.json`) or holds a file lkp writes into every run
+/// ([`LKP_RUN_FILES`]). Such a directory must never be read as a revision, whose `matrix.json` columns would become
+/// invented runs.
 fn looks_like_run_dir(directory: &Path) -> bool {
     if directory.join(STATS_FILE).is_file() {
         return false;
@@ -504,10 +536,16 @@ fn looks_like_run_dir(directory: &Path) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    numbered
-        && directory
-            .parent()
-            .is_some_and(|parent| json_file(parent, MATRIX_FILE).is_some() || parent.join(AVG_FILE).is_file())
+    let in_revision = || {
+        let summary = |parent: &Path| json_file(parent, MATRIX_FILE).is_some() || parent.join(AVG_FILE).is_file();
+        directory.parent().is_some_and(summary)
+    };
+    let holds_lkp_file = || {
+        LKP_RUN_FILES.iter().any(|name| {
+            ["", ".gz", ".xz"].iter().any(|suffix| directory.join(format!("{name}{suffix}")).is_file())
+        })
+    };
+    numbered && (in_revision() || holds_lkp_file())
 }
 
 /// lkp roots are at most about ten levels deep; the bound keeps a symlink loop from recursing forever.
@@ -551,11 +589,68 @@ struct Placement {
     revision_key: String,
 }
 
+/// How many directory levels lkp's result root has down to a commit: `<testcase>/<path_params>/<tbox_group>/<rootfs>/
+/// <kconfig>/<compiler>/<commit>` (lkp's `result_root`, less the run's own number).
+const LKP_LEVELS: usize = 7;
+
+/// What the job.yaml of an lkp run says of its place: lkp's finished job records its `result_root`
+/// (`/result/<testcase>/.../<commit>/<run>`) and its testcase.
+#[derive(Default)]
+struct JobPlace {
+    result_root: Option<String>,
+    testcase: Option<String>,
+}
+
+impl JobPlace {
+    /// The place of the first of the runs that has a job.yaml; the runs of one commit directory are of one job.
+    fn of(runs: &[FoundRun]) -> JobPlace {
+        let params = runs.iter().find_map(|run| run.job_yaml.as_deref()).map(flatten_job_params).unwrap_or_default();
+        let param = |name: &str| {
+            params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+        };
+        JobPlace { result_root: param("result_root"), testcase: param("testcase") }
+    }
+}
+
+/// The testcase, path_params and tbox_group of an lkp commit directory, read in lkp's layout from the commit up, when
+/// the layout is sure to be lkp's: the directory given holds all of it (`/result`, or a directory above it), or the
+/// run's job.yaml records the `result_root` the commit directory is of, or the directory's absolute path has lkp's
+/// levels with the testcase its job.yaml names at the top (the given directory is inside lkp's tree:
+/// `/result/<testcase>` or deeper). `None` when nothing says so; the path is then read from the top, as for a tree of
+/// fewer levels.
+fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) -> Option<[String; 3]> {
+    let levels = |components: &[String]| -> Option<[String; 3]> {
+        let top = components.len().checked_sub(LKP_LEVELS)?;
+        Some([components[top].clone(), components[top + 1].clone(), components[top + 2].clone()])
+    };
+    if relative.len() >= LKP_LEVELS {
+        return levels(relative);
+    }
+    let names = |path: &Path| -> Vec<String> {
+        path.components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let commit = revision_directory.file_name().map(|n| n.to_string_lossy().into_owned())?;
+    if let Some(result_root) = &job.result_root {
+        let recorded = names(Path::new(result_root));
+        // The recorded run directory ends in `<commit>/<run>`; it names this directory only if its commit is this one.
+        if recorded.len() > LKP_LEVELS && recorded[recorded.len() - 2] == commit {
+            return levels(&recorded[..recorded.len() - 1]);
+        }
+    }
+    let absolute = names(&std::path::absolute(revision_directory).ok()?);
+    let found = levels(&absolute)?;
+    (job.testcase.as_deref() == Some(found[0].as_str())).then_some(found)
+}
+
 fn placement(
     root: &Path,
     revision_directory: &Path,
     options: &ImportOptions<'_>,
     culprit_written: bool,
+    job: &JobPlace,
 ) -> Result<Placement, ResultRootError> {
     let mut relative: Vec<String> = revision_directory
         .strip_prefix(root)
@@ -576,8 +671,14 @@ fn placement(
             what: "revision",
             hint: "import the directory that contains the commit directories",
         })?;
+    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up.
+    let lkp = if culprit_written { None } else { lkp_levels(&relative, revision_directory, job) };
     let full = relative.len() >= 4;
-    let from_path = |index: usize| if full { relative.get(index).cloned() } else { None };
+    let from_path = |index: usize| match &lkp {
+        Some(levels) => levels.get(index).cloned(),
+        None if full => relative.get(index).cloned(),
+        None => None,
+    };
     let testcase = options.testcase.clone().or_else(|| from_path(0)).ok_or(ResultRootError::Layout {
         path: revision_directory.to_path_buf(),
         what: "testcase",
@@ -669,7 +770,8 @@ fn import_runs(
     let place = if root.join(STATS_FILE).is_file() {
         single_run_placement(root, revision_directory, options)?
     } else {
-        placement(root, revision_directory, options, runs.iter().all(|run| run.import_key.is_some()))?
+        let culprit_written = runs.iter().all(|run| run.import_key.is_some());
+        placement(root, revision_directory, options, culprit_written, &JobPlace::of(&runs))?
     };
     // Run directories sort as strings; order them by number so run 10 comes after run 9.
     runs.sort_by(|a, b| {
@@ -684,9 +786,21 @@ fn import_runs(
         let import_key = own_key.unwrap_or_else(|| format!("lkp:{}/{}", record.machine.hostname, run_name));
         // An lkp result root holds no sign of runs profiled apart from the others: they are imported as lkp ran them.
         let save = SaveOptions { bisect_session: None, import_key: Some(import_key), kind: RunKind::Plain };
+        let group = ImportGroup {
+            job_name: record.job_name.clone(),
+            revision: record.revision.key().to_string(),
+            hostname: record.machine.hostname.clone(),
+        };
+        let counts = report.groups.entry(group).or_default();
         match store.save_run_with(&record, &save)? {
-            Saved::Inserted(id) => report.imported.push(id),
-            Saved::AlreadyStored(id) => report.already_stored.push(id),
+            Saved::Inserted(id) => {
+                report.imported.push(id);
+                counts.imported += 1;
+            }
+            Saved::AlreadyStored(id) => {
+                report.already_stored.push(id);
+                counts.already_stored += 1;
+            }
         }
     }
     Ok(())

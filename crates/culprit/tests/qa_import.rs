@@ -65,3 +65,54 @@ fn an_imported_result_root_keeps_the_job_names_and_values_culprit_run_gave() {
     assert!(stored.as_deref().is_some_and(|l| l.contains("21.389446570605994")), "{stored:?}");
     assert_eq!(stored, line(score("b.db")));
 }
+
+#[test]
+fn an_lkp_result_tree_of_several_jobs_and_commits_is_summed_up_per_job_commit_and_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, bad) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
+    let jobs = [
+        ("hackbench", "pipe-8-process-1600%", "lkp-icl-2sp8", "hackbench:\n  mode: process\n  ipc: pipe\n"),
+        ("fio-basic", "4k-randwrite", "lkp-csl-2sp6", "fio-setup-basic:\n  rw: randwrite\n  bs: 4k\nfio:\n"),
+    ];
+    for (testcase, path_params, host, params) in jobs {
+        for commit in [base, bad] {
+            for run in 0..2 {
+                let path = dir.path().join(format!(
+                    "result/{testcase}/{path_params}/{host}/debian-12-x86_64-20240206.cgz/x86_64-rhel-9.4/gcc-12/\
+                     {commit}/{run}"
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                std::fs::write(path.join("stats.json"), format!("{{\"{testcase}.score\": {}}}", 100 + run)).unwrap();
+                let job = format!(
+                    "suite: {testcase}\ntestcase: {testcase}\n{params}job_origin: {testcase}.yaml\ntbox_group: {host}\n"
+                );
+                std::fs::write(path.join("job.yaml"), job).unwrap();
+            }
+        }
+    }
+    let culprit = |directory: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", "i.db", "import", directory])
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = culprit("result");
+    assert!(text.starts_with("imported 8 run(s) from result"), "{text}");
+    let groups: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(groups.len(), 4, "{text}");
+    for (testcase, _, host, _) in jobs {
+        for commit in [base, bad] {
+            let place = format!(" at {commit} on {host}: ");
+            let line = groups.iter().find(|l| l.starts_with(&format!("  {testcase}-")) && l.contains(&place));
+            assert!(line.is_some_and(|l| l.ends_with(": 2 run(s)")), "{testcase} {commit}: {text}");
+        }
+    }
+    // From inside the tree the same runs are found under the same jobs, commits and machines, already stored.
+    let again = culprit("result/fio-basic");
+    assert!(again.starts_with("imported 0 run(s)") && again.contains("; 4 already stored"), "{again}");
+    let line = format!(" at {base} on lkp-csl-2sp6: 0 run(s), 2 already stored");
+    assert_eq!(again.lines().filter(|l| l.contains(&line)).count(), 1, "{again}");
+}

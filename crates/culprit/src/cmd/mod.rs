@@ -219,6 +219,18 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
         store.location(),
         report.already_stored.len()
     );
+    // A root of several jobs, commits and machines (lkp's `/result`) is summed up per job, revision and machine, so
+    // that one look tells whether every run the root holds arrived under the job and commit it belongs to.
+    for (group, counts) in &report.groups {
+        let already = match counts.already_stored {
+            0 => String::new(),
+            n => format!(", {n} already stored"),
+        };
+        text.push_str(&format!(
+            "\n  {} at {} on {}: {} run(s){already}",
+            group.job_name, group.revision, group.hostname, counts.imported
+        ));
+    }
     for (path, reason) in &report.skipped {
         text.push_str(&format!("\nskipped {}: {reason}", path.display()));
     }
