@@ -29,7 +29,9 @@
 //! `result_root` of this commit, or the absolute path has the seven levels with the testcase the job.yaml names at
 //! their top (a directory inside `/result`). So a run gets the same job, commit and machine whichever directory of the
 //! tree is given, and importing it again from another one stores nothing twice. [`ImportReport::groups`] counts the
-//! runs per job, commit and machine.
+//! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
+//! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
+//! stored under its machine and run directory alone is still found (`lkp_import_keys`).
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
@@ -500,7 +502,7 @@ pub fn import(
         // nothing about the testcase and path_params, which the root's upper levels hold.
         if let Some(revision_directory) = root.parent() {
             let runs = vec![root.to_path_buf()];
-            import_runs(store, root, revision_directory, &runs, options, &mut report)?;
+            import_runs(store, root, revision_directory, &runs, options, &mut report, &mut FormerKeys::new())?;
         }
         return Ok(report);
     }
@@ -510,8 +512,9 @@ pub fn import(
     }
     let mut revision_directories = Vec::new();
     find_revision_dirs(root, &mut revision_directories, &mut report.skipped, 0)?;
+    let mut former_keys = FormerKeys::new();
     for revision_directory in revision_directories {
-        import_revision_dir(store, root, &revision_directory, options, &mut report)?;
+        import_revision_dir(store, root, &revision_directory, options, &mut report, &mut former_keys)?;
     }
     Ok(report)
 }
@@ -586,7 +589,39 @@ struct Placement {
     testcase: String,
     path_params: String,
     hostname: Option<String>,
+    /// The levels between the host and the revision (lkp's rootfs, kconfig and compiler), when there are any: one
+    /// commit's runs of two kconfigs are two sets of runs, which the import keys must tell apart.
+    lower_levels: Vec<String>,
     revision_key: String,
+}
+
+/// The import keys of this import that stand in for the key an earlier importer gave a run: (job id, revision key,
+/// key). See [`lkp_import_keys`].
+type FormerKeys = std::collections::BTreeSet<(String, String, String)>;
+
+/// The import key of an lkp run, and the key an earlier importer stored it under when that was another.
+///
+/// An lkp run is known by its machine, the levels between the machine and the commit, and its run directory:
+/// `lkp:<host>/<rootfs>/<kconfig>/<compiler>/<run>`. Importers before the levels were part of the key used
+/// `lkp:<host>/<run>` alone, under which the runs of a second kconfig or compiler of the same commit read as stored
+/// already and were lost. A run stored under that former key is this run when its job.yaml is this run's (the store
+/// checks: lkp's job.yaml records the kconfig, compiler and result_root). A run without a job.yaml cannot be told
+/// apart so; such an importer went through the tree in the order this one does, so only the first of them met for
+/// each job, commit, host and run name (the one it stored) is offered the former key.
+fn lkp_import_keys(
+    place: &Placement,
+    record: &RunRecord,
+    run_name: &str,
+    former_keys: &mut FormerKeys,
+) -> (String, Option<String>) {
+    let plain = format!("lkp:{}/{run_name}", record.machine.hostname);
+    if place.lower_levels.is_empty() {
+        return (plain, None);
+    }
+    let key = format!("lkp:{}/{}/{run_name}", record.machine.hostname, place.lower_levels.join("/"));
+    let offered = !record.job_yaml.is_empty()
+        || former_keys.insert((record.job_id.clone(), record.revision.key().to_string(), plain.clone()));
+    (key, offered.then_some(plain))
 }
 
 /// How many directory levels lkp's result root has down to a commit: `<testcase>/<path_params>/<tbox_group>/<rootfs>/
@@ -618,10 +653,11 @@ impl JobPlace {
 /// levels with the testcase its job.yaml names at the top (the given directory is inside lkp's tree:
 /// `/result/<testcase>` or deeper). `None` when nothing says so; the path is then read from the top, as for a tree of
 /// fewer levels.
-fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) -> Option<[String; 3]> {
-    let levels = |components: &[String]| -> Option<[String; 3]> {
+fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) -> Option<Vec<String>> {
+    // The six levels above the commit: testcase, path_params, tbox_group, rootfs, kconfig and compiler.
+    let levels = |components: &[String]| -> Option<Vec<String>> {
         let top = components.len().checked_sub(LKP_LEVELS)?;
-        Some([components[top].clone(), components[top + 1].clone(), components[top + 2].clone()])
+        Some(components[top..components.len() - 1].to_vec())
     };
     if relative.len() >= LKP_LEVELS {
         return levels(relative);
@@ -674,6 +710,11 @@ fn placement(
     // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up.
     let lkp = if culprit_written { None } else { lkp_levels(&relative, revision_directory, job) };
     let full = relative.len() >= 4;
+    let lower_levels = match &lkp {
+        Some(levels) => levels[3..].to_vec(),
+        None if full => relative[3..relative.len() - 1].to_vec(),
+        None => Vec::new(),
+    };
     let from_path = |index: usize| match &lkp {
         Some(levels) => levels.get(index).cloned(),
         None if full => relative.get(index).cloned(),
@@ -689,7 +730,7 @@ fn placement(
         what: "path_params",
         hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
-    Ok(Placement { testcase, path_params, hostname: from_path(2), revision_key })
+    Ok(Placement { testcase, path_params, hostname: from_path(2), lower_levels, revision_key })
 }
 
 /// One run found on disk, before it becomes a record.
@@ -712,6 +753,7 @@ fn import_revision_dir(
     revision_directory: &Path,
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    former_keys: &mut FormerKeys,
 ) -> Result<(), ResultRootError> {
     let mut run_directories = Vec::new();
     let mut incomplete_runs = false;
@@ -728,7 +770,7 @@ fn import_revision_dir(
         // The revision's matrix.json is no substitute for run directories that are there but unfinished.
         return Ok(());
     }
-    import_runs(store, root, revision_directory, &run_directories, options, report)
+    import_runs(store, root, revision_directory, &run_directories, options, report, former_keys)
 }
 
 /// Reads the given run directories of one revision directory (or, with none, the revision's `matrix.json`) and
@@ -741,6 +783,7 @@ fn import_runs(
     run_directories: &[PathBuf],
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    former_keys: &mut FormerKeys,
 ) -> Result<(), ResultRootError> {
     let mut runs = Vec::new();
     for run_directory in run_directories {
@@ -782,10 +825,14 @@ fn import_runs(
         let own_key = found.import_key.clone();
         let record = build_record(&place, found, options);
         // A run `culprit run --result-root` wrote is found under the key it was stored with, so importing the root
-        // into that store does not count it twice; an lkp run is known by its machine and run directory.
-        let import_key = own_key.unwrap_or_else(|| format!("lkp:{}/{}", record.machine.hostname, run_name));
+        // into that store does not count it twice; an lkp run is known by its place in the tree.
+        let (import_key, former_import_key) = match own_key {
+            Some(key) => (key, None),
+            None => lkp_import_keys(&place, &record, &run_name, former_keys),
+        };
         // An lkp result root holds no sign of runs profiled apart from the others: they are imported as lkp ran them.
-        let save = SaveOptions { bisect_session: None, import_key: Some(import_key), kind: RunKind::Plain };
+        let save =
+            SaveOptions { bisect_session: None, import_key: Some(import_key), former_import_key, kind: RunKind::Plain };
         let group = ImportGroup {
             job_name: record.job_name.clone(),
             revision: record.revision.key().to_string(),
@@ -820,7 +867,7 @@ fn single_run_placement(
     let path_params = options.path_params.clone().ok_or_else(|| layout("path_params"))?;
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| layout("revision"))?;
-    Ok(Placement { testcase, path_params, hostname: None, revision_key })
+    Ok(Placement { testcase, path_params, hostname: None, lower_levels: Vec::new(), revision_key })
 }
 
 /// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A

@@ -1,7 +1,8 @@
 //! Import of an lkp `/result` tree of several jobs and commits in lkp's full layout
 //! (`<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`), given from its top, from
 //! above it or from inside it: every run under its own job, commit and machine, the same whichever directory is given,
-//! so that importing it again from anywhere stores nothing twice.
+//! so that importing it again from anywhere stores nothing twice; one commit's runs of two kconfigs all kept, and the
+//! runs a store got from an importer that keyed them by machine and run directory alone found again.
 
 use culprit_store::result_root::{import, GroupCounts, ImportGroup, ImportOptions, ImportReport};
 use culprit_store::{RunFilter, SampleQuery, SqliteStore, Store};
@@ -226,4 +227,89 @@ fn a_testcase_directory_imported_first_gets_the_identity_the_whole_tree_gives() 
     );
     let whole = imported(&mut store, &result);
     assert_eq!((whole.imported.len(), whole.already_stored.len()), (4, 4), "{whole:?}");
+}
+
+/// Copies hackbench's runs at both commits to a second kconfig, as lkp lays out the runs of one commit built twice.
+fn hackbench_second_kconfig(result: &Path) {
+    let second = LOWER_LEVELS.replace("x86_64-rhel-9.4", "x86_64-kexec");
+    for sha in [SHA_A, SHA_B] {
+        for run in 0..2 {
+            let from = commit_dir(result, HACKBENCH, sha).join(run.to_string());
+            let to = result.join(HACKBENCH).join(&second).join(sha).join(run.to_string());
+            std::fs::create_dir_all(&to).unwrap();
+            let stats = serde_json::json!({ "hackbench.throughput": hackbench_throughput(sha, run) / 2.0 });
+            std::fs::write(to.join("stats.json"), stats.to_string()).unwrap();
+            let job = std::fs::read_to_string(from.join("job.yaml")).unwrap();
+            let job = job.replace("x86_64-rhel-9.4", "x86_64-kexec");
+            std::fs::write(to.join("job.yaml"), job).unwrap();
+        }
+    }
+}
+
+#[test]
+fn one_commit_s_runs_of_two_kconfigs_are_all_stored_and_an_older_store_s_runs_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result");
+    result_tree(&result);
+    hackbench_second_kconfig(&result);
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let report = imported(&mut store, &result);
+    // Run 0 of the second kconfig is not run 0 of the first: both are stored.
+    assert_eq!((report.imported.len(), report.already_stored.len()), (12, 0), "{report:?}");
+    let throughput = |store: &SqliteStore| {
+        let query = SampleQuery {
+            revision_keys: vec![SHA_A.into()],
+            metric_regex: Some("^hackbench\\.throughput$".into()),
+            ..Default::default()
+        };
+        let mut values = store.samples(&query).unwrap()[0].metrics["hackbench.throughput"].clone();
+        values.sort_by(f64::total_cmp);
+        values
+    };
+    let mut expected: Vec<f64> =
+        (0..2).map(|run| hackbench_throughput(SHA_A, run)).flat_map(|value| [value, value / 2.0]).collect();
+    expected.sort_by(f64::total_cmp);
+    assert_eq!(throughput(&store), expected);
+    let again = imported(&mut store, &result);
+    assert_eq!((again.imported.len(), again.already_stored.len()), (0, 12), "{again:?}");
+}
+
+#[test]
+fn runs_an_older_importer_stored_under_machine_and_run_alone_are_found_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result");
+    result_tree(&result);
+    let db = dir.path().join("s.db");
+    let mut store = SqliteStore::open(&db).unwrap();
+    assert_eq!(imported(&mut store, &result).imported.len(), 8);
+    drop(store);
+    // The keys an importer gave lkp runs before the levels between machine and commit were part of them.
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    let levels = format!("/{LOWER_LEVELS}/");
+    let changed = connection.execute("UPDATE runs SET import_key = replace(import_key, ?1, '/')", [&levels]).unwrap();
+    assert_eq!(changed, 8);
+    drop(connection);
+
+    let mut store = SqliteStore::open(&db).unwrap();
+    let again = imported(&mut store, &result);
+    assert_eq!((again.imported.len(), again.already_stored.len()), (0, 8), "{again:?}");
+    // A kconfig the older importer lost (its runs read as the first kconfig's) is stored now, once.
+    hackbench_second_kconfig(&result);
+    let with_second = imported(&mut store, &result);
+    assert_eq!((with_second.imported.len(), with_second.already_stored.len()), (4, 8), "{with_second:?}");
+    let last = imported(&mut store, &result);
+    assert_eq!((last.imported.len(), last.already_stored.len()), (0, 12), "{last:?}");
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 12);
+    // The second kconfig sorts first in the tree: its runs are its own, and the first kconfig's are stored once.
+    let query = SampleQuery {
+        revision_keys: vec![SHA_A.into()],
+        metric_regex: Some("^hackbench\\.throughput$".into()),
+        ..Default::default()
+    };
+    let mut values = store.samples(&query).unwrap()[0].metrics["hackbench.throughput"].clone();
+    values.sort_by(f64::total_cmp);
+    let mut expected: Vec<f64> =
+        (0..2).map(|run| hackbench_throughput(SHA_A, run)).flat_map(|value| [value, value / 2.0]).collect();
+    expected.sort_by(f64::total_cmp);
+    assert_eq!(values, expected);
 }
