@@ -21,7 +21,8 @@
 //! directory; a revision directory with a `matrix.json` but no run directories yields one run per matrix column.
 //! Paths are read as `<testcase>/<path_params>/<host>/.../<commit>/<run>` (lkp adds rootfs, kconfig and compiler
 //! levels before the commit; they are skipped); the caller can supply testcase and path_params when the root is
-//! shallower than that (and must when the root is a single run directory, which is then imported alone).
+//! shallower than that (and must when the root is a single run directory, which is then imported alone, unless it is
+//! a run of lkp's own tree, placed as below).
 //!
 //! lkp's own tree (`/result/<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`, of
 //! any number of jobs, machines and commits) is read in that layout from the commit up wherever it is sure: the
@@ -810,11 +811,12 @@ fn import_runs(
     if runs.is_empty() {
         return Ok(());
     }
+    let culprit_written = runs.iter().all(|run| run.import_key.is_some());
+    let job = JobPlace::of(&runs);
     let place = if root.join(STATS_FILE).is_file() {
-        single_run_placement(root, revision_directory, options)?
+        single_run_placement(root, revision_directory, options, culprit_written, &job)?
     } else {
-        let culprit_written = runs.iter().all(|run| run.import_key.is_some());
-        placement(root, revision_directory, options, culprit_written, &JobPlace::of(&runs))?
+        placement(root, revision_directory, options, culprit_written, &job)?
     };
     // Run directories sort as strings; order them by number so run 10 comes after run 9.
     runs.sort_by(|a, b| {
@@ -853,21 +855,27 @@ fn import_runs(
     Ok(())
 }
 
-/// Where a run imported on its own belongs: only the caller can say, since the levels above it that name the
-/// testcase and path_params are not part of the import.
+/// Where a run imported on its own belongs: the levels above it that name the testcase and path_params are not part
+/// of the import, so only the caller can say, or, for a run of lkp's tree, its job.yaml and absolute path
+/// ([`lkp_levels`]), which place it where an import of the whole tree does.
 fn single_run_placement(
     run_directory: &Path,
     revision_directory: &Path,
     options: &ImportOptions<'_>,
+    culprit_written: bool,
+    job: &JobPlace,
 ) -> Result<Placement, ResultRootError> {
     const HINT: &str = "this is a single run directory; import the top directory of its result root (the one holding \
                         <testcase>/<path_params>/<host>/.../<commit>/<run>), which imports this run with the others";
     let layout = |what| ResultRootError::Layout { path: run_directory.to_path_buf(), what, hint: HINT };
-    let testcase = options.testcase.clone().ok_or_else(|| layout("testcase"))?;
-    let path_params = options.path_params.clone().ok_or_else(|| layout("path_params"))?;
+    let lkp = if culprit_written { None } else { lkp_levels(&[], revision_directory, job) };
+    let level = |index: usize| lkp.as_ref().and_then(|levels| levels.get(index).cloned());
+    let testcase = options.testcase.clone().or_else(|| level(0)).ok_or_else(|| layout("testcase"))?;
+    let path_params = options.path_params.clone().or_else(|| level(1)).ok_or_else(|| layout("path_params"))?;
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| layout("revision"))?;
-    Ok(Placement { testcase, path_params, hostname: None, lower_levels: Vec::new(), revision_key })
+    let lower_levels = lkp.as_ref().map(|levels| levels[3..].to_vec()).unwrap_or_default();
+    Ok(Placement { testcase, path_params, hostname: level(2), lower_levels, revision_key })
 }
 
 /// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A

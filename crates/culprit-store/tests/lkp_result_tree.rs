@@ -208,6 +208,22 @@ fn the_tree_imported_again_from_above_or_inside_it_stores_nothing_twice() {
         };
         assert_eq!(report.groups.into_iter().collect::<Vec<_>>(), expected, "{shown}");
     }
+    // A commit directory and a single run directory, placed by the job.yaml's testcase (pmbench) and result_root
+    // (hackbench), as the whole tree places them.
+    let pmbench_b = group("pmbench-30s-100%", SHA_B, "lkp-bdw-ep6");
+    let hackbench_a = group("hackbench-pipe-8-process-1600%", SHA_A, "lkp-icl-2sp8");
+    let single = [
+        (commit_dir(&result, PMBENCH, SHA_B), pmbench_b.clone(), 2),
+        (commit_dir(&result, PMBENCH, SHA_B).join("1"), pmbench_b, 1),
+        (commit_dir(&result, HACKBENCH, SHA_A).join("0"), hackbench_a, 1),
+    ];
+    for (directory, group, runs) in single {
+        let report = imported(&mut store, &directory);
+        let shown = directory.display();
+        assert_eq!((report.imported.len(), report.already_stored.len()), (0, runs), "{shown}: {report:?}");
+        let counts = GroupCounts { imported: 0, already_stored: runs };
+        assert_eq!(report.groups.into_iter().collect::<Vec<_>>(), [(group, counts)], "{shown}");
+    }
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 8);
 }
 
