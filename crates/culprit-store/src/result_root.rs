@@ -37,9 +37,10 @@
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
 //! skipped, never read as a revision whose `matrix.json` columns would become invented runs. A `stats.json` entry that
-//! is not a number is left out with a warning naming the file and key; a `stats.json` with no number at all skips its
-//! run. The same holds for the columns of a revision `matrix.json` read in place of its runs, and a monitor series of a
-//! run's `matrix.json` that is not an array of numbers is left out with a warning too.
+//! is not a number (lkp's bare `NaN` and `Infinity` among them) is left out with a warning naming the file and key; a
+//! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json` read in
+//! place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left out with a
+//! warning too.
 //!
 //! What a run directory gives: its metrics from `stats.json` (lkp's reduction of every monitor and benchmark, so no
 //! raw output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
@@ -326,8 +327,47 @@ fn read_json(path: &Path) -> Result<Value, ResultRootError> {
         error,
     })?;
     let bytes = if path.extension().is_some_and(|extension| extension == "gz") { gunzip(path, &bytes)? } else { bytes };
-    serde_json::from_slice(&bytes)
+    serde_json::from_slice(&quote_non_finite(&bytes))
         .map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
+}
+
+/// lkp writes its JSON with Ruby's `allow_nan: true`, so a value that came out NaN or infinite is a bare `NaN`,
+/// `Infinity` or `-Infinity`, which JSON has no spelling for: read as it is, one such entry made the whole file
+/// unreadable and its run was skipped. Outside strings, each becomes a string of itself, which the readers then leave
+/// out with a warning naming the file and the key, as any entry that is not a number.
+fn quote_non_finite(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const TOKENS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
+    if !TOKENS.iter().any(|token| bytes.windows(token.len()).any(|window| window == *token)) {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let (mut in_string, mut escaped, mut i) = (false, false, 0);
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if in_string {
+            out.push(byte);
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+        } else if let Some(token) = TOKENS.iter().find(|token| bytes[i..].starts_with(token)) {
+            out.push(b'"');
+            out.extend_from_slice(token);
+            out.push(b'"');
+            i += token.len();
+            continue;
+        }
+        out.push(byte);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The most a gzipped JSON file of a result root may hold once unpacked. lkp's largest, a long run's `matrix.json`,
@@ -1473,6 +1513,38 @@ mod tests {
         );
         assert_eq!(report.warnings.len(), 1, "{report:?}");
         assert!(report.warnings[0].contains("1/stats.json: \"bad\" is \"abc\", not a number"), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn lkp_s_non_finite_values_are_quoted_outside_strings_only() {
+        let cases = [
+            (r#"{"a": NaN, "b": [1, Infinity, -Infinity]}"#, r#"{"a": "NaN", "b": [1, "Infinity", "-Infinity"]}"#),
+            (r#"{"NaN \" NaN": 1, "x": "Infinity"}"#, r#"{"NaN \" NaN": 1, "x": "Infinity"}"#),
+            (r#"{"a": 1}"#, r#"{"a": 1}"#),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(String::from_utf8_lossy(&quote_non_finite(given.as_bytes())), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn a_stats_json_with_lkp_s_nan_keeps_its_run_and_names_the_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_one = root.join("qa/p/vm/base/1");
+        let stats = "{\n  \"ok\": 3,\n  \"ratio\": NaN,\n  \"max\": Infinity\n}\n";
+        std::fs::write(run_one.join(STATS_FILE), stats).unwrap();
+        let meminfo = r#"{"meminfo.time": [1, 2], "meminfo.Active": [1, NaN]}"#;
+        std::fs::write(run_one.join("meminfo.json"), meminfo).unwrap();
+        let mut store = store(dir.path());
+        let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+        assert_eq!((report.imported.len(), report.skipped.len()), (2, 0), "{report:?}");
+        let warnings = report.warnings.join("\n");
+        assert!(warnings.contains("1/stats.json: \"ratio\" is \"NaN\", not a number"), "{warnings}");
+        assert!(warnings.contains("1/stats.json: \"max\" is \"Infinity\", not a number"), "{warnings}");
+        assert!(warnings.contains("1/meminfo.json: \"meminfo.Active\" is [1,\"NaN\"]"), "{warnings}");
+        let record = store.run(report.imported[1]).unwrap();
+        assert_eq!(record.metrics, BTreeMap::from([("ok".to_string(), 3.0)]));
     }
 
     #[test]
