@@ -1,6 +1,7 @@
 //! Import of lkp's per-monitor JSON files (`<monitor>.json`, `<monitor>.json.gz`) of a run directory: the series they
-//! hold when the run has no `matrix.json`, under the names Culprit's own parser gives the raw output, and warnings
-//! naming each file that does not read.
+//! hold when the run has no `matrix.json`, under the names and with the values Culprit's own parser gives the raw
+//! output (checked on every vmstat, perf-stat and mpstat fixture of lkp), and warnings naming each file that does not
+//! read.
 
 use culprit_core::model::MonitorSeries;
 use culprit_store::result_root::{import, ImportOptions};
@@ -94,19 +95,6 @@ fn monitor_files_give_the_series_lkp_merges_into_a_run_s_matrix() {
     assert_eq!(monitor(&first.monitors, "mpstat").series["cpu.all.usr%"].len(), 36);
 }
 
-/// The `key: value` lines lkp's vmstat parser printed for the raw fixture, made into the `vmstat.json` lkp's
-/// `dump-stat` writes of them: every key prefixed with the monitor's name and an array of its samples in order.
-fn dump_stat(monitor: &str, parser_output: &str) -> Value {
-    let mut object: Map<String, Value> = Map::new();
-    for line in parser_output.lines() {
-        let Some((key, value)) = line.split_once(": ") else { continue };
-        let value: serde_json::Number = value.trim().parse().unwrap();
-        let samples = object.entry(format!("{monitor}.{key}")).or_insert_with(|| Value::Array(Vec::new()));
-        samples.as_array_mut().unwrap().push(Value::Number(value));
-    }
-    Value::Object(object)
-}
-
 #[test]
 fn a_vmstat_json_reads_as_culprit_s_parser_reads_the_raw_vmstat() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp/vmstat");
@@ -116,7 +104,7 @@ fn a_vmstat_json_reads_as_culprit_s_parser_reads_the_raw_vmstat() {
     let run = dir.path().join("result/fio-basic/4k/host").join(SHA).join("0");
     std::fs::create_dir_all(&run).unwrap();
     std::fs::write(run.join("stats.json"), r#"{"fio.write_iops": 100}"#).unwrap();
-    std::fs::write(run.join("vmstat.json"), dump_stat("vmstat", &lkp_output).to_string()).unwrap();
+    std::fs::write(run.join("vmstat.json"), dump_stat_padded("vmstat", &lkp_output).to_string()).unwrap();
     // A benchmark's JSON holds no time series; its numbers are in stats.json, and it must not become a monitor.
     std::fs::write(run.join("fio.json"), r#"{"fio.write_iops": [100]}"#).unwrap();
 
@@ -136,6 +124,68 @@ fn a_vmstat_json_reads_as_culprit_s_parser_reads_the_raw_vmstat() {
     let times: Vec<f64> = lkp_output.lines().filter_map(|l| l.strip_prefix("time: ")?.parse().ok()).collect();
     assert_eq!(vmstat.times, times);
     assert_eq!(vmstat.times.len(), expected["cpu.us"].len());
+}
+
+/// The `key: value` lines lkp's parser printed for a raw fixture, made into the `<monitor>.json` lkp's `dump-stat`
+/// writes of them: every key prefixed with the monitor's name and an array of its samples in order. As `dump-stat`
+/// does, a key first printed in a later record gets a zero for each record before it, and a value that is not a
+/// number is left out.
+fn dump_stat_padded(monitor: &str, parser_output: &str) -> Value {
+    let mut object: Map<String, Value> = Map::new();
+    let mut record = 0usize;
+    for line in parser_output.lines() {
+        let Some((key, value)) = line.split_once(": ") else { continue };
+        let Ok(value) = value.trim().parse::<serde_json::Number>() else { continue };
+        let samples = object.entry(format!("{monitor}.{key}")).or_insert_with(|| Value::Array(Vec::new()));
+        let samples = samples.as_array_mut().unwrap();
+        if record < samples.len() {
+            record = samples.len();
+        }
+        samples.resize(record, Value::from(0));
+        samples.push(Value::Number(value));
+    }
+    Value::Object(object)
+}
+
+#[test]
+fn every_monitor_fixture_s_json_reads_as_culprit_s_parser_reads_its_raw_output() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp");
+    let mut compared = 0;
+    for (name, cases) in [("vmstat", 1..=1), ("perf-stat", 1..=5), ("mpstat", 1..=5)] {
+        for case in cases {
+            let raw = std::fs::read_to_string(fixtures.join(name).join(case.to_string())).unwrap();
+            let lkp_output = std::fs::read_to_string(fixtures.join(name).join(format!("{case}.yaml"))).unwrap();
+            let json = dump_stat_padded(name, &lkp_output);
+            if json.get(format!("{name}.time")).is_none() {
+                // lkp printed no record (mpstat 5): no time series, no file that would give one.
+                continue;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let run = dir.path().join("result/t/p/host").join(SHA).join("0");
+            std::fs::create_dir_all(&run).unwrap();
+            std::fs::write(run.join("stats.json"), r#"{"t.score": 1}"#).unwrap();
+            std::fs::write(run.join(format!("{name}.json")), json.to_string()).unwrap();
+            let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+            let report = import(&mut store, &dir.path().join("result"), &ImportOptions::default()).unwrap();
+            assert!(report.warnings.is_empty(), "{name} {case}: {:?}", report.warnings);
+            let record = store.run(report.imported[0]).unwrap();
+            let stored = monitor(&record.monitors, name);
+
+            let parser = culprit_parse::lookup(name).unwrap();
+            let parsed = parser.parse(&culprit_parse::ParseInput::text(&raw)).unwrap().samples();
+            let names = |keys: Vec<&String>| keys.into_iter().cloned().collect::<Vec<_>>();
+            assert_eq!(names(stored.series.keys().collect()), names(parsed.keys().collect()), "{name} {case}");
+            for (key, samples) in &parsed {
+                // lkp's padding puts zeros before the records a key is printed from; the values are the same.
+                let series = &stored.series[key];
+                let padding = series.len() - samples.len();
+                assert!(series[..padding].iter().all(|v| *v == 0.0), "{name} {case} {key}: {series:?}");
+                assert_eq!(&series[padding..], &samples[..], "{name} {case} {key}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 9, "only {compared} fixtures compared");
 }
 
 #[test]
