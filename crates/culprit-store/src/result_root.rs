@@ -43,13 +43,14 @@
 //! warning too.
 //!
 //! What a run directory gives: its metrics from `stats.json` (lkp's reduction of every monitor and benchmark, so no
-//! raw output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
+//! benchmark output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
 //! (`vmstat.json`, `proc-stat.json`, ...: each key `<monitor>.<key>` an array of samples, `<monitor>.time` their
-//! times), which give the monitors the matrix lacks; a root copied without the matrix still has its series. lkp
-//! gzips its run `matrix.json` and may gzip a monitor's file, so `matrix.json.gz` and `<monitor>.json.gz` are read
-//! too. Raw outputs (`vmstat`, `vmstat.gz`, `fio.output`) are not read: lkp's JSON files are what its stats were
-//! made of. A monitor file that does not read, or a key of it that is no array of numbers, is left out with a
-//! warning naming the file; the run is still imported.
+//! times), which give the monitors the matrix lacks; a root copied without the matrix still has its series. lkp gzips
+//! its run `matrix.json` and may gzip a monitor's file, so `matrix.json.gz` and `<monitor>.json.gz` are read too. A
+//! monitor's raw output (`vmstat`, `vmstat.gz`) is read, through the caller's [`MonitorParser`], only for a monitor
+//! that neither gives (a run that kept its raw outputs but not lkp's JSON of them); no other raw output is read, since
+//! `stats.json` already holds what lkp made of them. A monitor file that does not read, or a key of it that is no array
+//! of numbers, is left out with a warning naming the file; the run is still imported.
 
 use crate::error::StoreError;
 use crate::{RunId, RunKind, SaveOptions, Saved, Store};
@@ -479,6 +480,20 @@ pub struct ImportOptions<'a> {
     pub path_params: Option<String>,
     /// Computes the job identity; [`default_identity`] when `None`.
     pub identify: Option<&'a dyn Fn(&ImportedJob<'_>) -> JobIdentity>,
+    /// Reads a monitor's raw output into its series, for a run whose monitor has neither its lkp JSON nor a place in
+    /// the run's `matrix.json`; raw outputs are not read when `None`.
+    pub parse_monitor: Option<&'a dyn MonitorParser>,
+}
+
+/// Reads monitors' raw outputs into their series. The parsers are culprit-parse's business, so the importer asks the
+/// caller, as for the job identity.
+pub trait MonitorParser {
+    /// Whether `monitor` (the name of a file in a run directory, less `.gz`: `vmstat`, `perf-stat`) is a time-series
+    /// monitor whose raw output [`MonitorParser::parse`] reads. Asked before the file is read, so that the other raw
+    /// outputs of a run, some of them large, are never read.
+    fn reads(&self, monitor: &str) -> bool;
+    /// The monitor's series from its raw output, or the reason the text does not read.
+    fn parse(&self, monitor: &str, text: &str) -> Result<MonitorSeries, String>;
 }
 
 /// What an import did.
@@ -828,7 +843,7 @@ fn import_runs(
 ) -> Result<(), ResultRootError> {
     let mut runs = Vec::new();
     for run_directory in run_directories {
-        match read_run_dir(run_directory) {
+        match read_run_dir(run_directory, options) {
             Ok((found, warnings)) => {
                 report.warnings.extend(warnings);
                 runs.push(found);
@@ -921,7 +936,10 @@ fn single_run_placement(
 /// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A
 /// `stats.json` none of whose entries is a number is an error: that run would be stored as an ok run with no
 /// metric at all.
-fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultRootError> {
+fn read_run_dir(
+    run_directory: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<(FoundRun, Vec<String>), ResultRootError> {
     let stats_path = run_directory.join(STATS_FILE);
     let (metrics, rejected) = read_stats(&stats_path)?;
     if metrics.is_empty() {
@@ -957,6 +975,9 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
         None => (Vec::new(), Vec::new()),
     };
     add_monitor_files(run_directory, &mut monitors, &mut monitor_warnings)?;
+    if let Some(parser) = options.parse_monitor {
+        add_raw_monitor_outputs(run_directory, parser, &mut monitors, &mut monitor_warnings)?;
+    }
     let text_of = |name: &str| -> Result<Option<String>, ResultRootError> {
         let path = run_directory.join(name);
         if !path.is_file() {
@@ -1088,6 +1109,58 @@ fn add_monitor_files(
                 "{}: {reason}; the run is imported without the {monitor} series it would hold",
                 path.display()
             )),
+        }
+    }
+    monitors.sort_by(|a, b| a.monitor.cmp(&b.monitor));
+    Ok(())
+}
+
+/// Adds the series of the raw monitor outputs of a run directory (`vmstat`, `vmstat.gz`, ...) for the monitors that
+/// neither the run's `matrix.json` nor a monitor's lkp JSON gave: a run whose stats step kept its raw outputs but not
+/// the JSON made of them. A file is read when `parser` knows its name as a monitor's; one that does not unpack or
+/// parse is left out with a warning naming it, and the run is still imported.
+fn add_raw_monitor_outputs(
+    run_directory: &Path,
+    parser: &dyn MonitorParser,
+    monitors: &mut Vec<MonitorSeries>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ResultRootError> {
+    for entry in read_dir(run_directory)? {
+        let path = entry.path();
+        let Some(file_name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let gzipped = file_name.ends_with(".gz");
+        let monitor = file_name.strip_suffix(".gz").unwrap_or(&file_name);
+        if monitor.is_empty() || monitor.starts_with('.') || !parser.reads(monitor) || !path.is_file() {
+            continue;
+        }
+        // Where both the plain and the gzipped output are there, the plain one is read.
+        if gzipped && run_directory.join(monitor).is_file() {
+            continue;
+        }
+        if monitors.iter().any(|series| series.monitor == monitor) {
+            continue;
+        }
+        let unreadable = |reason: String| {
+            format!("{}: {reason}; the run is imported without the {monitor} series it would hold", path.display())
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                warnings.push(unreadable(format!("cannot read it ({error})")));
+                continue;
+            }
+        };
+        let bytes = match if gzipped { gunzip(&path, &bytes) } else { Ok(bytes) } {
+            Ok(bytes) => bytes,
+            Err(ResultRootError::Json { reason, .. }) => {
+                warnings.push(unreadable(reason));
+                continue;
+            }
+            Err(other) => return Err(other),
+        };
+        match parser.parse(monitor, &String::from_utf8_lossy(&bytes)) {
+            Ok(series) => monitors.push(series),
+            Err(reason) => warnings.push(unreadable(reason)),
         }
     }
     monitors.sort_by(|a, b| a.monitor.cmp(&b.monitor));

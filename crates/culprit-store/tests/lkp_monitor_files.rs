@@ -235,3 +235,69 @@ fn a_monitor_file_that_does_not_read_is_named_and_the_rest_of_the_run_imported()
         assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 3, "{what}");
     }
 }
+
+/// Culprit's parsers of monitors' raw outputs, as `culprit import` hands them to the importer.
+struct RawMonitors;
+
+impl culprit_store::result_root::MonitorParser for RawMonitors {
+    fn reads(&self, monitor: &str) -> bool {
+        ["vmstat", "perf-stat", "mpstat"].contains(&monitor)
+    }
+
+    fn parse(&self, monitor: &str, text: &str) -> Result<MonitorSeries, String> {
+        let parser = culprit_parse::lookup(monitor).unwrap();
+        let output = parser.parse(&culprit_parse::ParseInput::text(text)).map_err(|e| e.to_string())?;
+        let times = output
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                culprit_parse::Line::Pair { key, value } if key == "time" => value.trim().parse().ok(),
+                _ => None,
+            })
+            .collect();
+        Ok(MonitorSeries { monitor: monitor.to_string(), times, series: output.samples() })
+    }
+}
+
+#[test]
+fn a_raw_monitor_output_gives_the_series_only_where_lkp_s_json_of_it_is_missing() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp");
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("result/t/p/host").join(SHA).join("0");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("stats.json"), r#"{"t.score": 1}"#).unwrap();
+    // vmstat as lkp gzips it, without its JSON: read through the parser.
+    std::fs::copy(fixtures.join("vmstat/1"), run.join("vmstat")).unwrap();
+    gzip(&run.join("vmstat"));
+    // perf-stat with its JSON: the JSON is read, and the raw output (garbage here) never.
+    let perf_stat = std::fs::read_to_string(fixtures.join("perf-stat/1.yaml")).unwrap();
+    std::fs::write(run.join("perf-stat.json"), dump_stat_padded("perf-stat", &perf_stat).to_string()).unwrap();
+    std::fs::write(run.join("perf-stat"), "Segmentation fault\n").unwrap();
+    // mpstat gzipped, but cut short: named, and the rest of the run imported.
+    std::fs::write(run.join("mpstat.gz"), b"\x1f\x8b\x08\x00").unwrap();
+
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let options = ImportOptions { parse_monitor: Some(&RawMonitors), ..Default::default() };
+    let report = import(&mut store, &dir.path().join("result"), &options).unwrap();
+    assert_eq!(report.imported.len(), 1, "{report:?}");
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    let warning = &report.warnings[0];
+    assert!(warning.contains(&run.join("mpstat.gz").display().to_string()), "{warning}");
+    assert!(warning.contains("not a readable gzip file") && warning.contains("without the mpstat series"), "{warning}");
+    let record = store.run(report.imported[0]).unwrap();
+    let names: Vec<&str> = record.monitors.iter().map(|m| m.monitor.as_str()).collect();
+    assert_eq!(names, ["perf-stat", "vmstat"]);
+    let raw = std::fs::read_to_string(fixtures.join("vmstat/1")).unwrap();
+    let parsed = culprit_parse::lookup("vmstat").unwrap().parse(&culprit_parse::ParseInput::text(&raw)).unwrap();
+    let vmstat = monitor(&record.monitors, "vmstat");
+    assert_eq!(vmstat.series, parsed.samples());
+    assert_eq!(vmstat.times.len(), vmstat.series["cpu.us"].len());
+    assert_eq!(monitor(&record.monitors, "perf-stat").times.len(), 1);
+
+    // Without a parser, raw outputs are not read at all.
+    let mut plain = SqliteStore::open(dir.path().join("plain.db")).unwrap();
+    let report = import(&mut plain, &dir.path().join("result"), &ImportOptions::default()).unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let names: Vec<String> = plain.run(report.imported[0]).unwrap().monitors.into_iter().map(|m| m.monitor).collect();
+    assert_eq!(names, ["perf-stat"]);
+}

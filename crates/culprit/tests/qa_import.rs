@@ -1,6 +1,7 @@
 //! `culprit import` of a directory holding no lkp run is an error naming the directory and the layout it expects,
 //! not a successful "imported 0 run(s)".
 
+use std::path::Path;
 use std::process::Command;
 
 #[test]
@@ -115,4 +116,39 @@ fn an_lkp_result_tree_of_several_jobs_and_commits_is_summed_up_per_job_commit_an
     assert!(again.starts_with("imported 0 run(s)") && again.contains("; 4 already stored"), "{again}");
     let line = format!(" at {base} on lkp-csl-2sp6: 0 run(s), 2 already stored");
     assert_eq!(again.lines().filter(|l| l.contains(&line)).count(), 1, "{again}");
+}
+
+#[test]
+fn a_run_that_kept_its_raw_monitor_outputs_but_not_lkp_s_json_of_them_gets_their_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("result/t/p/host/361a2a229fa31ab7f2b236b5946e434964d00762/0");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("stats.json"), r#"{"t.score": 1}"#).unwrap();
+    // lkp gzips vmstat's output; Culprit's vmstat parser reads it unpacked. An mpstat output that is no mpstat report
+    // is named, and the run still imported.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp/vmstat/1");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, &std::fs::read(fixture).unwrap()).unwrap();
+    std::fs::write(run.join("vmstat.gz"), encoder.finish().unwrap()).unwrap();
+    std::fs::write(run.join("mpstat"), "Segmentation fault\n").unwrap();
+    let culprit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", "i.db"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = culprit(&["import", "result"]);
+    let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    assert!(warnings[0].contains("/0/mpstat: ") && warnings[0].contains("without the mpstat series"), "{text}");
+    let record: serde_json::Value = serde_json::from_str(&culprit(&["results", "--run", "1", "--json"])).unwrap();
+    let monitors = record["monitors"].as_array().unwrap();
+    assert_eq!(monitors.len(), 1, "{record}");
+    assert_eq!(monitors[0]["monitor"], "vmstat");
+    assert_eq!(monitors[0]["series"]["cpu.us"], serde_json::json!([1.0, 2.0]), "{record}");
+    assert_eq!(monitors[0]["times"], serde_json::json!([1421007515.0, 1421007516.0]), "{record}");
 }
