@@ -480,7 +480,7 @@ impl<'a> Driver<'a> {
     /// How a run is saved when it is not linked to the session (a failed attempt kept as evidence): of the kind
     /// the driver takes, so that a failed profiling attempt is not counted among the plain runs' failures.
     fn unlinked(&self) -> SaveOptions {
-        SaveOptions { bisect_session: None, import_key: None, kind: self.kind }
+        SaveOptions { bisect_session: None, import_key: None, former_import_key: None, kind: self.kind }
     }
 
     /// The session's runs that the last [`Driver::drive`] found stored and replayed before it ran anything.

@@ -147,9 +147,15 @@ pub struct SaveOptions {
     /// Link the run to this bisect session in the same transaction.
     pub bisect_session: Option<SessionId>,
     /// A key that makes the save idempotent: a second save of a run with the same job id, revision key and
-    /// import key stores nothing and returns the first run's id. Imports use `lkp:<host>/<run dir>`, or the key that
-    /// `culprit run --result-root` stored the run under and wrote beside it (`result_root::write_stored_run`).
+    /// import key stores nothing and returns the first run's id. Imports use `lkp:<host>/<run dir>`, with the levels
+    /// between host and commit before the run dir where the tree has them (`lkp:<host>/<rootfs>/<kconfig>/<compiler>/
+    /// <run dir>`), or the key that `culprit run --result-root` stored the run under and wrote beside it
+    /// (`result_root::write_stored_run`).
     pub import_key: Option<String>,
+    /// The key an earlier version of the importer stored this same run under, when it used another: a run stored
+    /// under it with the same job id, revision and job.yaml is this run, so a re-import into an older store stores it
+    /// no second time. Only read with an `import_key`, and only where no run has that key.
+    pub former_import_key: Option<String>,
     /// How the run was taken.
     pub kind: RunKind,
 }

@@ -632,6 +632,23 @@ fn insert_run(
         RunOutcome::Failed { reason } => ("failed", Some(to_db(reason))),
     };
     let import_key = options.import_key.as_deref().map(to_db);
+    // A run an earlier importer stored under its former key, of the same job.yaml (lkp's records the kconfig, compiler
+    // and result_root, which tell this run from another one that importer met first), is this run; the key it has
+    // now is then not inserted.
+    if let (Some(_), Some(former)) = (&import_key, &options.former_import_key) {
+        let stored = tx.query_opt(
+            "SELECT id FROM runs WHERE job_id = $1 AND revision_id = $2 AND import_key = $3 AND job_yaml = $5 \
+             AND NOT EXISTS (SELECT 1 FROM runs WHERE job_id = $1 AND revision_id = $2 AND import_key = $4)",
+            &[&to_db(&run.job_id), &revision_id, &to_db(former), &import_key, &to_db(&run.job_yaml)],
+        )?;
+        if let Some(row) = stored {
+            let existing: i64 = row.get(0);
+            if let Some(session) = options.bisect_session {
+                link_in(tx, location, session, RunId(existing))?;
+            }
+            return Ok(Saved::AlreadyStored(RunId(existing)));
+        }
+    }
     let exit_code = run.exit_code.map(i64::from);
     // With an import key, a run stored before (by this or another machine, even one committing right now) makes
     // the insert do nothing instead of failing.

@@ -21,15 +21,37 @@
 //! directory; a revision directory with a `matrix.json` but no run directories yields one run per matrix column.
 //! Paths are read as `<testcase>/<path_params>/<host>/.../<commit>/<run>` (lkp adds rootfs, kconfig and compiler
 //! levels before the commit; they are skipped); the caller can supply testcase and path_params when the root is
-//! shallower than that (and must when the root is a single run directory, which is then imported alone).
+//! shallower than that (and must when the root is a single run directory, which is then imported alone, unless it is
+//! a run of lkp's own tree, placed as below).
 //!
-//! A run directory without `stats.json` (it holds a `job.yaml`, or is numbered inside a revision directory) is an
-//! unfinished run: it is reported as skipped, never read as a revision whose `matrix.json` columns would become
-//! invented runs. A `stats.json` entry that is not a number is left out with a warning naming the file and key; a
-//! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json`
-//! read in place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left
-//! out with a warning too. No file of a root is read past [`MAX_FILE_BYTES`]: a run with a larger one is skipped,
-//! naming the file.
+//! lkp's own tree (`/result/<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`, of
+//! any number of jobs, machines and commits) is read in that layout from the commit up wherever it is sure: the
+//! directory given holds all seven levels (`/result`, or a directory above it), or the run's job.yaml records a
+//! `result_root` of this commit, or the absolute path has the seven levels with the testcase the job.yaml names at
+//! their top (a directory inside `/result`). So a run gets the same job, commit and machine whichever directory of the
+//! tree is given, and importing it again from another one stores nothing twice. [`ImportReport::groups`] counts the
+//! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
+//! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
+//! stored under its machine and run directory alone is still found (`lkp_import_keys`).
+//!
+//! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
+//! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
+//! skipped, never read as a revision whose `matrix.json` columns would become invented runs. A `stats.json` entry that
+//! is not a number (lkp's bare `NaN` and `Infinity` among them) is left out with a warning naming the file and key; a
+//! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json` read in
+//! place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left out with a
+//! warning too.
+//!
+//! What a run directory gives: its metrics from `stats.json` (lkp's reduction of every monitor and benchmark, so no
+//! benchmark output is parsed again), and its monitor series from its `matrix.json` and from lkp's per-monitor files
+//! (`vmstat.json`, `proc-stat.json`, ...: each key `<monitor>.<key>` an array of samples, `<monitor>.time` their
+//! times), which give the monitors the matrix lacks; a root copied without the matrix still has its series. lkp gzips
+//! its run `matrix.json` and may gzip a monitor's file, so `matrix.json.gz` and `<monitor>.json.gz` are read too. A
+//! monitor's raw output (`vmstat`, `vmstat.gz`) is read, through the caller's [`MonitorParser`], only for a monitor
+//! that neither gives (a run that kept its raw outputs but not lkp's JSON of them); no other raw output is read, since
+//! `stats.json` already holds what lkp made of them. A monitor file that does not read, or a key of it that is no array
+//! of numbers, is left out with a warning naming the file; the run is still imported. No file of a root is read
+//! past [`MAX_FILE_BYTES`] (nor gunzipped past it): a run with a larger one is skipped, naming the file.
 
 use crate::error::StoreError;
 use crate::{RunId, RunKind, SaveOptions, Saved, Store};
@@ -365,13 +387,77 @@ fn write_atomically(path: &Path, content: &[u8]) -> Result<(), ResultRootError> 
     })
 }
 
+/// Reads a JSON file, gunzipping it first when its name ends in `.gz` (lkp compresses a run's `matrix.json` and may
+/// compress a monitor's JSON, and its own `load_json` reads either).
 fn read_json(path: &Path) -> Result<Value, ResultRootError> {
-    let text = String::from_utf8(read_root_file(path)?).map_err(|_| ResultRootError::Io {
-        path: path.to_path_buf(),
-        action: "read",
-        error: std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"),
-    })?;
-    serde_json::from_str(&text).map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
+    let bytes = read_root_file(path)?;
+    let bytes = if path.extension().is_some_and(|extension| extension == "gz") { gunzip(path, &bytes)? } else { bytes };
+    serde_json::from_slice(&quote_non_finite(&bytes))
+        .map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
+}
+
+/// lkp writes its JSON with Ruby's `allow_nan: true`, so a value that came out NaN or infinite is a bare `NaN`,
+/// `Infinity` or `-Infinity`, which JSON has no spelling for: read as it is, one such entry made the whole file
+/// unreadable and its run was skipped. Outside strings, each becomes a string of itself, which the readers then leave
+/// out with a warning naming the file and the key, as any entry that is not a number.
+fn quote_non_finite(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const TOKENS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
+    if !TOKENS.iter().any(|token| bytes.windows(token.len()).any(|window| window == *token)) {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 16);
+    let (mut in_string, mut escaped, mut i) = (false, false, 0);
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if in_string {
+            out.push(byte);
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if byte == b'"' {
+            in_string = true;
+        } else if let Some(token) = TOKENS.iter().find(|token| bytes[i..].starts_with(token)) {
+            out.push(b'"');
+            out.extend_from_slice(token);
+            out.push(b'"');
+            i += token.len();
+            continue;
+        }
+        out.push(byte);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The most a gzipped file of a result root may hold once unpacked: the bound of any file read plain
+/// ([`MAX_FILE_BYTES`]). lkp's largest, a long run's `matrix.json`, holds some tens of megabytes; the bound keeps a
+/// damaged or hostile file from filling the memory.
+const MAX_GUNZIPPED_BYTES: u64 = MAX_FILE_BYTES;
+
+fn gunzip(path: &Path, bytes: &[u8]) -> Result<Vec<u8>, ResultRootError> {
+    use std::io::Read;
+    let mut unpacked = Vec::new();
+    let json_error = |reason: String| ResultRootError::Json { path: path.to_path_buf(), reason };
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED_BYTES + 1)
+        .read_to_end(&mut unpacked)
+        .map_err(|error| json_error(format!("not a readable gzip file ({error})")))?;
+    if unpacked.len() as u64 > MAX_GUNZIPPED_BYTES {
+        return Err(json_error(format!("it unpacks to more than {MAX_GUNZIPPED_BYTES} bytes")));
+    }
+    Ok(unpacked)
+}
+
+/// The path of an lkp JSON file of a directory: `name` itself, or else its gzipped `name.gz`; `None` when neither is
+/// a file.
+fn json_file(directory: &Path, name: &str) -> Option<PathBuf> {
+    [directory.join(name), directory.join(format!("{name}.gz"))].into_iter().find(|path| path.is_file())
 }
 
 /// Reads a flat `metric: number` object; entries that are not numbers are skipped. Used for the `stats.json` files
@@ -459,6 +545,20 @@ pub struct ImportOptions<'a> {
     pub path_params: Option<String>,
     /// Computes the job identity; [`default_identity`] when `None`.
     pub identify: Option<&'a dyn Fn(&ImportedJob<'_>) -> JobIdentity>,
+    /// Reads a monitor's raw output into its series, for a run whose monitor has neither its lkp JSON nor a place in
+    /// the run's `matrix.json`; raw outputs are not read when `None`.
+    pub parse_monitor: Option<&'a dyn MonitorParser>,
+}
+
+/// Reads monitors' raw outputs into their series. The parsers are culprit-parse's business, so the importer asks the
+/// caller, as for the job identity.
+pub trait MonitorParser {
+    /// Whether `monitor` (the name of a file in a run directory, less `.gz`: `vmstat`, `perf-stat`) is a time-series
+    /// monitor whose raw output [`MonitorParser::parse`] reads. Asked before the file is read, so that the other raw
+    /// outputs of a run, some of them large, are never read.
+    fn reads(&self, monitor: &str) -> bool;
+    /// The monitor's series from its raw output, or the reason the text does not read.
+    fn parse(&self, monitor: &str, text: &str) -> Result<MonitorSeries, String>;
 }
 
 /// What an import did.
@@ -473,6 +573,25 @@ pub struct ImportReport {
     pub skipped: Vec<(PathBuf, String)>,
     /// Runs imported without some of their entries, each message naming the file and the key.
     pub warnings: Vec<String>,
+    /// How many runs of each job, revision and machine this import stored, and found already stored: what a root of
+    /// several jobs and commits held, for the summary the caller prints.
+    pub groups: BTreeMap<ImportGroup, GroupCounts>,
+}
+
+/// One job's runs at one revision on one machine.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ImportGroup {
+    pub job_name: String,
+    /// The revision's key: the commit's SHA, or the label.
+    pub revision: String,
+    pub hostname: String,
+}
+
+/// The runs of one [`ImportGroup`] an import stored, and those it found already stored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupCounts {
+    pub imported: usize,
+    pub already_stored: usize,
 }
 
 /// Why a run directory without `stats.json` is skipped.
@@ -504,7 +623,7 @@ pub fn import(
         // nothing about the testcase and path_params, which the root's upper levels hold.
         if let Some(revision_directory) = root.parent() {
             let runs = vec![root.to_path_buf()];
-            import_runs(store, root, revision_directory, &runs, options, &mut report)?;
+            import_runs(store, root, revision_directory, &runs, options, &mut report, &mut FormerKeys::new())?;
         }
         return Ok(report);
     }
@@ -514,16 +633,22 @@ pub fn import(
     }
     let mut revision_directories = Vec::new();
     find_revision_dirs(root, &mut revision_directories, &mut report.skipped, 0)?;
+    let mut former_keys = FormerKeys::new();
     for revision_directory in revision_directories {
-        import_revision_dir(store, root, &revision_directory, options, &mut report)?;
+        import_revision_dir(store, root, &revision_directory, options, &mut report, &mut former_keys)?;
     }
     Ok(report)
 }
 
+/// Files lkp writes into a run directory, besides `job.yaml`, whether or not the run finished: the job's script and
+/// the outputs of the run's first steps. Each may be gzipped or xz-compressed.
+const LKP_RUN_FILES: [&str; 6] = ["reproduce.sh", "job.sh", "output", "time", "kmsg", "dmesg"];
+
 /// Whether a directory without `stats.json` is a run directory all the same (an unfinished or damaged run) rather
-/// than a level of the tree: it holds the run's `job.yaml`, or it is numbered like a run inside a revision directory
-/// (one with the revision's `matrix.json` or `avg.json`). Such a directory must never be read as a revision, whose
-/// `matrix.json` columns would become invented runs.
+/// than a level of the tree: it holds the run's `job.yaml`, or it is numbered like a run and either sits inside a
+/// revision directory (one with the revision's `matrix.json` or `avg.json`) or holds a file lkp writes into every run
+/// ([`LKP_RUN_FILES`]). Such a directory must never be read as a revision, whose `matrix.json` columns would become
+/// invented runs.
 fn looks_like_run_dir(directory: &Path) -> bool {
     if directory.join(STATS_FILE).is_file() {
         return false;
@@ -535,10 +660,16 @@ fn looks_like_run_dir(directory: &Path) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    numbered
-        && directory
-            .parent()
-            .is_some_and(|parent| parent.join(MATRIX_FILE).is_file() || parent.join(AVG_FILE).is_file())
+    let in_revision = || {
+        let summary = |parent: &Path| json_file(parent, MATRIX_FILE).is_some() || parent.join(AVG_FILE).is_file();
+        directory.parent().is_some_and(summary)
+    };
+    let holds_lkp_file = || {
+        LKP_RUN_FILES.iter().any(|name| {
+            ["", ".gz", ".xz"].iter().any(|suffix| directory.join(format!("{name}{suffix}")).is_file())
+        })
+    };
+    numbered && (in_revision() || holds_lkp_file())
 }
 
 /// lkp roots are at most about ten levels deep; the bound keeps a symlink loop from recursing forever.
@@ -558,7 +689,7 @@ fn find_revision_dirs(
     let entries = read_dir(directory)?;
     let subdirectories: Vec<PathBuf> = entries.iter().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     let has_runs = subdirectories.iter().any(|d| d.join(STATS_FILE).is_file());
-    if has_runs || (directory.join(MATRIX_FILE).is_file() && depth > 0) {
+    if has_runs || (json_file(directory, MATRIX_FILE).is_some() && depth > 0) {
         found.push(directory.to_path_buf());
     }
     for subdirectory in subdirectories {
@@ -579,7 +710,96 @@ struct Placement {
     testcase: String,
     path_params: String,
     hostname: Option<String>,
+    /// The levels between the host and the revision (lkp's rootfs, kconfig and compiler), when there are any: one
+    /// commit's runs of two kconfigs are two sets of runs, which the import keys must tell apart.
+    lower_levels: Vec<String>,
     revision_key: String,
+}
+
+/// The import keys of this import that stand in for the key an earlier importer gave a run: (job id, revision key,
+/// key). See [`lkp_import_keys`].
+type FormerKeys = std::collections::BTreeSet<(String, String, String)>;
+
+/// The import key of an lkp run, and the key an earlier importer stored it under when that was another.
+///
+/// An lkp run is known by its machine, the levels between the machine and the commit, and its run directory:
+/// `lkp:<host>/<rootfs>/<kconfig>/<compiler>/<run>`. Importers before the levels were part of the key used
+/// `lkp:<host>/<run>` alone, under which the runs of a second kconfig or compiler of the same commit read as stored
+/// already and were lost. A run stored under that former key is this run when its job.yaml is this run's (the store
+/// checks: lkp's job.yaml records the kconfig, compiler and result_root). A run without a job.yaml cannot be told
+/// apart so; such an importer went through the tree in the order this one does, so only the first of them met for
+/// each job, commit, host and run name (the one it stored) is offered the former key.
+fn lkp_import_keys(
+    place: &Placement,
+    record: &RunRecord,
+    run_name: &str,
+    former_keys: &mut FormerKeys,
+) -> (String, Option<String>) {
+    let plain = format!("lkp:{}/{run_name}", record.machine.hostname);
+    if place.lower_levels.is_empty() {
+        return (plain, None);
+    }
+    let key = format!("lkp:{}/{}/{run_name}", record.machine.hostname, place.lower_levels.join("/"));
+    let offered = !record.job_yaml.is_empty()
+        || former_keys.insert((record.job_id.clone(), record.revision.key().to_string(), plain.clone()));
+    (key, offered.then_some(plain))
+}
+
+/// How many directory levels lkp's result root has down to a commit: `<testcase>/<path_params>/<tbox_group>/<rootfs>/
+/// <kconfig>/<compiler>/<commit>` (lkp's `result_root`, less the run's own number).
+const LKP_LEVELS: usize = 7;
+
+/// What the job.yaml of an lkp run says of its place: lkp's finished job records its `result_root`
+/// (`/result/<testcase>/.../<commit>/<run>`) and its testcase.
+#[derive(Default)]
+struct JobPlace {
+    result_root: Option<String>,
+    testcase: Option<String>,
+}
+
+impl JobPlace {
+    /// The place of the first of the runs that has a job.yaml; the runs of one commit directory are of one job.
+    fn of(runs: &[FoundRun]) -> JobPlace {
+        let params = runs.iter().find_map(|run| run.job_yaml.as_deref()).map(flatten_job_params).unwrap_or_default();
+        let param = |name: &str| {
+            params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+        };
+        JobPlace { result_root: param("result_root"), testcase: param("testcase") }
+    }
+}
+
+/// The testcase, path_params and tbox_group of an lkp commit directory, read in lkp's layout from the commit up, when
+/// the layout is sure to be lkp's: the directory given holds all of it (`/result`, or a directory above it), or the
+/// run's job.yaml records the `result_root` the commit directory is of, or the directory's absolute path has lkp's
+/// levels with the testcase its job.yaml names at the top (the given directory is inside lkp's tree:
+/// `/result/<testcase>` or deeper). `None` when nothing says so; the path is then read from the top, as for a tree of
+/// fewer levels.
+fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) -> Option<Vec<String>> {
+    // The six levels above the commit: testcase, path_params, tbox_group, rootfs, kconfig and compiler.
+    let levels = |components: &[String]| -> Option<Vec<String>> {
+        let top = components.len().checked_sub(LKP_LEVELS)?;
+        Some(components[top..components.len() - 1].to_vec())
+    };
+    if relative.len() >= LKP_LEVELS {
+        return levels(relative);
+    }
+    let names = |path: &Path| -> Vec<String> {
+        path.components()
+            .filter(|c| matches!(c, std::path::Component::Normal(_)))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    let commit = revision_directory.file_name().map(|n| n.to_string_lossy().into_owned())?;
+    if let Some(result_root) = &job.result_root {
+        let recorded = names(Path::new(result_root));
+        // The recorded run directory ends in `<commit>/<run>`; it names this directory only if its commit is this one.
+        if recorded.len() > LKP_LEVELS && recorded[recorded.len() - 2] == commit {
+            return levels(&recorded[..recorded.len() - 1]);
+        }
+    }
+    let absolute = names(&std::path::absolute(revision_directory).ok()?);
+    let found = levels(&absolute)?;
+    (job.testcase.as_deref() == Some(found[0].as_str())).then_some(found)
 }
 
 fn placement(
@@ -587,6 +807,7 @@ fn placement(
     revision_directory: &Path,
     options: &ImportOptions<'_>,
     culprit_written: bool,
+    job: &JobPlace,
 ) -> Result<Placement, ResultRootError> {
     let mut relative: Vec<String> = revision_directory
         .strip_prefix(root)
@@ -607,8 +828,19 @@ fn placement(
             what: "revision",
             hint: "import the directory that contains the commit directories",
         })?;
+    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up.
+    let lkp = if culprit_written { None } else { lkp_levels(&relative, revision_directory, job) };
     let full = relative.len() >= 4;
-    let from_path = |index: usize| if full { relative.get(index).cloned() } else { None };
+    let lower_levels = match &lkp {
+        Some(levels) => levels[3..].to_vec(),
+        None if full => relative[3..relative.len() - 1].to_vec(),
+        None => Vec::new(),
+    };
+    let from_path = |index: usize| match &lkp {
+        Some(levels) => levels.get(index).cloned(),
+        None if full => relative.get(index).cloned(),
+        None => None,
+    };
     let testcase = options.testcase.clone().or_else(|| from_path(0)).ok_or(ResultRootError::Layout {
         path: revision_directory.to_path_buf(),
         what: "testcase",
@@ -619,7 +851,7 @@ fn placement(
         what: "path_params",
         hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
-    Ok(Placement { testcase, path_params, hostname: from_path(2), revision_key })
+    Ok(Placement { testcase, path_params, hostname: from_path(2), lower_levels, revision_key })
 }
 
 /// One run found on disk, before it becomes a record.
@@ -642,6 +874,7 @@ fn import_revision_dir(
     revision_directory: &Path,
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    former_keys: &mut FormerKeys,
 ) -> Result<(), ResultRootError> {
     let mut run_directories = Vec::new();
     let mut incomplete_runs = false;
@@ -658,7 +891,7 @@ fn import_revision_dir(
         // The revision's matrix.json is no substitute for run directories that are there but unfinished.
         return Ok(());
     }
-    import_runs(store, root, revision_directory, &run_directories, options, report)
+    import_runs(store, root, revision_directory, &run_directories, options, report, former_keys)
 }
 
 /// Reads the given run directories of one revision directory (or, with none, the revision's `matrix.json`) and
@@ -671,10 +904,11 @@ fn import_runs(
     run_directories: &[PathBuf],
     options: &ImportOptions<'_>,
     report: &mut ImportReport,
+    former_keys: &mut FormerKeys,
 ) -> Result<(), ResultRootError> {
     let mut runs = Vec::new();
     for run_directory in run_directories {
-        match read_run_dir(run_directory) {
+        match read_run_dir(run_directory, options) {
             Ok((found, warnings)) => {
                 report.warnings.extend(warnings);
                 runs.push(found);
@@ -683,8 +917,7 @@ fn import_runs(
         }
     }
     if run_directories.is_empty() {
-        let matrix_path = revision_directory.join(MATRIX_FILE);
-        if matrix_path.is_file() {
+        if let Some(matrix_path) = json_file(revision_directory, MATRIX_FILE) {
             match runs_from_matrix(&matrix_path) {
                 Ok(columns) => {
                     report.warnings.extend(columns.warnings);
@@ -698,10 +931,12 @@ fn import_runs(
     if runs.is_empty() {
         return Ok(());
     }
+    let culprit_written = runs.iter().all(|run| run.import_key.is_some());
+    let job = JobPlace::of(&runs);
     let place = if root.join(STATS_FILE).is_file() {
-        single_run_placement(root, revision_directory, options)?
+        single_run_placement(root, revision_directory, options, culprit_written, &job)?
     } else {
-        placement(root, revision_directory, options, runs.iter().all(|run| run.import_key.is_some()))?
+        placement(root, revision_directory, options, culprit_written, &job)?
     };
     // Run directories sort as strings; order them by number so run 10 comes after run 9.
     runs.sort_by(|a, b| {
@@ -712,39 +947,64 @@ fn import_runs(
         let own_key = found.import_key.clone();
         let record = build_record(&place, found, options);
         // A run `culprit run --result-root` wrote is found under the key it was stored with, so importing the root
-        // into that store does not count it twice; an lkp run is known by its machine and run directory.
-        let import_key = own_key.unwrap_or_else(|| format!("lkp:{}/{}", record.machine.hostname, run_name));
+        // into that store does not count it twice; an lkp run is known by its place in the tree.
+        let (import_key, former_import_key) = match own_key {
+            Some(key) => (key, None),
+            None => lkp_import_keys(&place, &record, &run_name, former_keys),
+        };
         // An lkp result root holds no sign of runs profiled apart from the others: they are imported as lkp ran them.
-        let save = SaveOptions { bisect_session: None, import_key: Some(import_key), kind: RunKind::Plain };
+        let save =
+            SaveOptions { bisect_session: None, import_key: Some(import_key), former_import_key, kind: RunKind::Plain };
+        let group = ImportGroup {
+            job_name: record.job_name.clone(),
+            revision: record.revision.key().to_string(),
+            hostname: record.machine.hostname.clone(),
+        };
+        let counts = report.groups.entry(group).or_default();
         match store.save_run_with(&record, &save)? {
-            Saved::Inserted(id) => report.imported.push(id),
-            Saved::AlreadyStored(id) => report.already_stored.push(id),
+            Saved::Inserted(id) => {
+                report.imported.push(id);
+                counts.imported += 1;
+            }
+            Saved::AlreadyStored(id) => {
+                report.already_stored.push(id);
+                counts.already_stored += 1;
+            }
         }
     }
     Ok(())
 }
 
-/// Where a run imported on its own belongs: only the caller can say, since the levels above it that name the
-/// testcase and path_params are not part of the import.
+/// Where a run imported on its own belongs: the levels above it that name the testcase and path_params are not part
+/// of the import, so only the caller can say, or, for a run of lkp's tree, its job.yaml and absolute path
+/// ([`lkp_levels`]), which place it where an import of the whole tree does.
 fn single_run_placement(
     run_directory: &Path,
     revision_directory: &Path,
     options: &ImportOptions<'_>,
+    culprit_written: bool,
+    job: &JobPlace,
 ) -> Result<Placement, ResultRootError> {
     const HINT: &str = "this is a single run directory; import the top directory of its result root (the one holding \
                         <testcase>/<path_params>/<host>/.../<commit>/<run>), which imports this run with the others";
     let layout = |what| ResultRootError::Layout { path: run_directory.to_path_buf(), what, hint: HINT };
-    let testcase = options.testcase.clone().ok_or_else(|| layout("testcase"))?;
-    let path_params = options.path_params.clone().ok_or_else(|| layout("path_params"))?;
+    let lkp = if culprit_written { None } else { lkp_levels(&[], revision_directory, job) };
+    let level = |index: usize| lkp.as_ref().and_then(|levels| levels.get(index).cloned());
+    let testcase = options.testcase.clone().or_else(|| level(0)).ok_or_else(|| layout("testcase"))?;
+    let path_params = options.path_params.clone().or_else(|| level(1)).ok_or_else(|| layout("path_params"))?;
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| layout("revision"))?;
-    Ok(Placement { testcase, path_params, hostname: None, revision_key })
+    let lower_levels = lkp.as_ref().map(|levels| levels[3..].to_vec()).unwrap_or_default();
+    Ok(Placement { testcase, path_params, hostname: level(2), lower_levels, revision_key })
 }
 
 /// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A
 /// `stats.json` none of whose entries is a number is an error: that run would be stored as an ok run with no
 /// metric at all.
-fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultRootError> {
+fn read_run_dir(
+    run_directory: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<(FoundRun, Vec<String>), ResultRootError> {
     let stats_path = run_directory.join(STATS_FILE);
     let (metrics, rejected) = read_stats(&stats_path)?;
     if metrics.is_empty() {
@@ -775,9 +1035,14 @@ fn read_run_dir(run_directory: &Path) -> Result<(FoundRun, Vec<String>), ResultR
             )
         })
         .collect();
-    let matrix_path = run_directory.join(MATRIX_FILE);
-    let (monitors, monitor_warnings) =
-        if matrix_path.is_file() { monitors_from_matrix(&matrix_path)? } else { (Vec::new(), Vec::new()) };
+    let (mut monitors, mut monitor_warnings) = match json_file(run_directory, MATRIX_FILE) {
+        Some(matrix_path) => monitors_from_matrix(&matrix_path)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    add_monitor_files(run_directory, &mut monitors, &mut monitor_warnings)?;
+    if let Some(parser) = options.parse_monitor {
+        add_raw_monitor_outputs(run_directory, parser, &mut monitors, &mut monitor_warnings)?;
+    }
     let text_of = |name: &str| -> Result<Option<String>, ResultRootError> {
         let path = run_directory.join(name);
         if !path.is_file() {
@@ -811,23 +1076,7 @@ fn monitors_from_matrix(path: &Path) -> Result<(Vec<MonitorSeries>, Vec<String>)
         return Err(ResultRootError::Json { path: path.to_path_buf(), reason: "expected an object of arrays".into() });
     };
     let mut warnings = Vec::new();
-    let mut arrays: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (key, value) in matrix {
-        let numbers = match &value {
-            Value::Array(items) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
-            _ => None,
-        };
-        match numbers {
-            Some(numbers) => {
-                arrays.insert(key, numbers);
-            }
-            None => warnings.push(format!(
-                "{}: \"{key}\" is {}, not an array of numbers; the run is imported without that monitor series",
-                path.display(),
-                shortened(&value.to_string())
-            )),
-        }
-    }
+    let arrays = number_arrays(path, matrix, &mut warnings);
     let mut monitors: BTreeMap<String, MonitorSeries> = BTreeMap::new();
     for (key, values) in &arrays {
         if let Some(monitor) = key.strip_suffix(".time") {
@@ -855,6 +1104,172 @@ fn monitors_from_matrix(path: &Path) -> Result<(Vec<MonitorSeries>, Vec<String>)
             .insert(series_key, values);
     }
     Ok((monitors.into_values().collect(), warnings))
+}
+
+/// The entries of a matrix-like object (a run's `matrix.json`, a monitor's JSON) that are arrays of numbers; each
+/// other entry is left out with a warning naming the file and the key.
+fn number_arrays(path: &Path, matrix: Map<String, Value>, warnings: &mut Vec<String>) -> BTreeMap<String, Vec<f64>> {
+    let mut arrays = BTreeMap::new();
+    for (key, value) in matrix {
+        let numbers = match &value {
+            Value::Array(items) => items.iter().map(Value::as_f64).collect::<Option<Vec<f64>>>(),
+            _ => None,
+        };
+        match numbers {
+            Some(numbers) => {
+                arrays.insert(key, numbers);
+            }
+            None => warnings.push(format!(
+                "{}: \"{key}\" is {}, not an array of numbers; the run is imported without that monitor series",
+                path.display(),
+                shortened(&value.to_string())
+            )),
+        }
+    }
+    arrays
+}
+
+/// The files of a run directory that are not a monitor's JSON although they are named `<name>.json`: the stats and
+/// matrices lkp and Culprit derive from the monitors' files.
+const DERIVED_JSON_FILES: [&str; 4] = [STATS_FILE, MATRIX_FILE, AVG_FILE, STDDEV_FILE];
+
+/// Adds the series of lkp's per-monitor files of a run directory (`vmstat.json`, `proc-stat.json.gz`, ...: what lkp's
+/// `dump-stat` made of each monitor's raw output, every key `<monitor>.<key>` an array of samples, with the sample
+/// times as `<monitor>.time`) for the monitors that the run's `matrix.json` did not give. lkp merges these files into
+/// that matrix, but a root copied without it, or one whose stats step did not get that far, has only the files.
+///
+/// A file without a `<monitor>.time` key is no time series (`fio.json`, `time.json`: a benchmark's numbers, which
+/// `stats.json` holds) and is not read. A file that does not read, and a key that is not an array of numbers or does
+/// not belong to the file's monitor, is left out with a warning naming the file; the run is still imported.
+fn add_monitor_files(
+    run_directory: &Path,
+    monitors: &mut Vec<MonitorSeries>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ResultRootError> {
+    for entry in read_dir(run_directory)? {
+        let path = entry.path();
+        let Some(file_name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let Some(monitor) = file_name.strip_suffix(".json.gz").or_else(|| file_name.strip_suffix(".json")) else {
+            continue;
+        };
+        // Hidden files are the temporary files of an interrupted write.
+        if monitor.is_empty() || monitor.starts_with('.') || !path.is_file() {
+            continue;
+        }
+        if DERIVED_JSON_FILES.contains(&format!("{monitor}.json").as_str()) {
+            continue;
+        }
+        // Where both the plain and the gzipped file are there, the plain one is read, as for matrix.json.
+        if file_name.ends_with(".gz") && run_directory.join(format!("{monitor}.json")).is_file() {
+            continue;
+        }
+        if monitors.iter().any(|series| series.monitor == monitor) {
+            continue;
+        }
+        match monitor_file_series(&path, monitor, warnings) {
+            Ok(Some(series)) => monitors.push(series),
+            Ok(None) => {}
+            Err(reason) => warnings.push(format!(
+                "{}: {reason}; the run is imported without the {monitor} series it would hold",
+                path.display()
+            )),
+        }
+    }
+    monitors.sort_by(|a, b| a.monitor.cmp(&b.monitor));
+    Ok(())
+}
+
+/// Adds the series of the raw monitor outputs of a run directory (`vmstat`, `vmstat.gz`, ...) for the monitors that
+/// neither the run's `matrix.json` nor a monitor's lkp JSON gave: a run whose stats step kept its raw outputs but not
+/// the JSON made of them. A file is read when `parser` knows its name as a monitor's; one that does not unpack or
+/// parse is left out with a warning naming it, and the run is still imported.
+fn add_raw_monitor_outputs(
+    run_directory: &Path,
+    parser: &dyn MonitorParser,
+    monitors: &mut Vec<MonitorSeries>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ResultRootError> {
+    for entry in read_dir(run_directory)? {
+        let path = entry.path();
+        let Some(file_name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let gzipped = file_name.ends_with(".gz");
+        let monitor = file_name.strip_suffix(".gz").unwrap_or(&file_name);
+        if monitor.is_empty() || monitor.starts_with('.') || !parser.reads(monitor) || !path.is_file() {
+            continue;
+        }
+        // Where both the plain and the gzipped output are there, the plain one is read.
+        if gzipped && run_directory.join(monitor).is_file() {
+            continue;
+        }
+        if monitors.iter().any(|series| series.monitor == monitor) {
+            continue;
+        }
+        let unreadable = |reason: String| {
+            format!("{}: {reason}; the run is imported without the {monitor} series it would hold", path.display())
+        };
+        let bytes = match read_root_file(&path) {
+            Ok(bytes) => bytes,
+            Err(ResultRootError::Io { error, .. }) => {
+                warnings.push(unreadable(format!("cannot read it ({error})")));
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
+        let bytes = match if gzipped { gunzip(&path, &bytes) } else { Ok(bytes) } {
+            Ok(bytes) => bytes,
+            Err(ResultRootError::Json { reason, .. }) => {
+                warnings.push(unreadable(reason));
+                continue;
+            }
+            Err(other) => return Err(other),
+        };
+        match parser.parse(monitor, &String::from_utf8_lossy(&bytes)) {
+            Ok(series) => monitors.push(series),
+            Err(reason) => warnings.push(unreadable(reason)),
+        }
+    }
+    monitors.sort_by(|a, b| a.monitor.cmp(&b.monitor));
+    Ok(())
+}
+
+/// One monitor's series from its lkp JSON file; `None` when the file holds no `<monitor>.time`, so is no time series.
+/// An error is the reason the file cannot be read at all.
+fn monitor_file_series(
+    path: &Path,
+    monitor: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<MonitorSeries>, String> {
+    let Value::Object(object) = read_json(path).map_err(|error| match error {
+        ResultRootError::Json { reason, .. } => format!("not valid lkp JSON ({reason})"),
+        other => other.to_string(),
+    })?
+    else {
+        return Err(format!("not an object of \"{monitor}.<key>\": [samples] entries"));
+    };
+    let time_key = format!("{monitor}.time");
+    if !object.contains_key(&time_key) {
+        return Ok(None);
+    }
+    let prefix = format!("{monitor}.");
+    let mut times = Vec::new();
+    let mut series = BTreeMap::new();
+    for (key, samples) in number_arrays(path, object, warnings) {
+        if key == time_key {
+            times = samples;
+        } else if let Some(series_key) = key.strip_prefix(&prefix).filter(|k| !k.is_empty()) {
+            series.insert(series_key.to_string(), samples);
+        } else {
+            warnings.push(format!(
+                "{}: \"{key}\" does not begin with \"{prefix}\", so it is no series of the file's monitor; the run is \
+                 imported without it",
+                path.display()
+            ));
+        }
+    }
+    if series.is_empty() {
+        return Err("no series of samples in it".to_string());
+    }
+    Ok(Some(MonitorSeries { monitor: monitor.to_string(), times, series }))
 }
 
 /// The runs of a revision `matrix.json`'s columns ([`runs_from_matrix`]).
@@ -1253,6 +1668,38 @@ mod tests {
         );
         assert_eq!(report.warnings.len(), 1, "{report:?}");
         assert!(report.warnings[0].contains("1/stats.json: \"bad\" is \"abc\", not a number"), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn lkp_s_non_finite_values_are_quoted_outside_strings_only() {
+        let cases = [
+            (r#"{"a": NaN, "b": [1, Infinity, -Infinity]}"#, r#"{"a": "NaN", "b": [1, "Infinity", "-Infinity"]}"#),
+            (r#"{"NaN \" NaN": 1, "x": "Infinity"}"#, r#"{"NaN \" NaN": 1, "x": "Infinity"}"#),
+            (r#"{"a": 1}"#, r#"{"a": 1}"#),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(String::from_utf8_lossy(&quote_non_finite(given.as_bytes())), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn a_stats_json_with_lkp_s_nan_keeps_its_run_and_names_the_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = two_run_root(dir.path());
+        let run_one = root.join("qa/p/vm/base/1");
+        let stats = "{\n  \"ok\": 3,\n  \"ratio\": NaN,\n  \"max\": Infinity\n}\n";
+        std::fs::write(run_one.join(STATS_FILE), stats).unwrap();
+        let meminfo = r#"{"meminfo.time": [1, 2], "meminfo.Active": [1, NaN]}"#;
+        std::fs::write(run_one.join("meminfo.json"), meminfo).unwrap();
+        let mut store = store(dir.path());
+        let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+        assert_eq!((report.imported.len(), report.skipped.len()), (2, 0), "{report:?}");
+        let warnings = report.warnings.join("\n");
+        assert!(warnings.contains("1/stats.json: \"ratio\" is \"NaN\", not a number"), "{warnings}");
+        assert!(warnings.contains("1/stats.json: \"max\" is \"Infinity\", not a number"), "{warnings}");
+        assert!(warnings.contains("1/meminfo.json: \"meminfo.Active\" is [1,\"NaN\"]"), "{warnings}");
+        let record = store.run(report.imported[1]).unwrap();
+        assert_eq!(record.metrics, BTreeMap::from([("ok".to_string(), 3.0)]));
     }
 
     #[test]

@@ -844,10 +844,29 @@ fn insert_run(
         .map_err(fail)?;
 
     if let Some(import_key) = &options.import_key {
-        let existing: Option<i64> = tx
-            .prepare_cached("SELECT id FROM runs WHERE job_id = ?1 AND revision_id = ?2 AND import_key = ?3")
-            .and_then(|mut s| s.query_row(params![run.job_id, revision_id, import_key], |row| row.get(0)).optional())
-            .map_err(fail)?;
+        let stored_under = |key: &str| -> Result<Option<i64>, StoreError> {
+            tx.prepare_cached("SELECT id FROM runs WHERE job_id = ?1 AND revision_id = ?2 AND import_key = ?3")
+                .and_then(|mut s| s.query_row(params![run.job_id, revision_id, key], |row| row.get(0)).optional())
+                .map_err(fail)
+        };
+        // Under the former key, only a run of the same job.yaml is this run: lkp's records the kconfig, compiler and
+        // result_root, which tell this run from another one an earlier importer met first.
+        let stored_under_former = |key: &str| -> Result<Option<i64>, StoreError> {
+            tx.prepare_cached(
+                "SELECT id FROM runs WHERE job_id = ?1 AND revision_id = ?2 AND import_key = ?3 AND job_yaml = ?4",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![run.job_id, revision_id, key, run.job_yaml], |row| row.get(0)).optional()
+            })
+            .map_err(fail)
+        };
+        let existing = match stored_under(import_key)? {
+            Some(id) => Some(id),
+            None => match &options.former_import_key {
+                Some(former) => stored_under_former(former)?,
+                None => None,
+            },
+        };
         if let Some(existing) = existing {
             if let Some(session) = options.bisect_session {
                 link_in(tx, location, session, RunId(existing))?;

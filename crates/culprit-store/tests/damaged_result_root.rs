@@ -3,10 +3,11 @@
 //! or a run imported with a warning naming it; never a panic, never a NaN stored, and never a loss of the other runs.
 //!
 //! The root is written by Culprit itself (two runs of one revision, one of them failed with its reason and standard
-//! error beside it, monitors in the run's `matrix.json`), then each file in turn is replaced by a damaged copy: empty,
-//! cut at each line and at a spread of bytes, each line deleted, garbage, bytes overwritten by a seeded xorshift
-//! generator, and, in the JSON files, each of the first numbers replaced by a value of another type. Every damaged
-//! root is imported into a fresh store under `catch_unwind`.
+//! error beside it, monitors in the run's `matrix.json`, and lkp's own `meminfo.json` and `proc-stat.json.gz`), then
+//! each file in turn is replaced by a damaged copy: empty, cut at each line and at a spread of bytes, each line
+//! deleted, garbage, bytes overwritten by a seeded xorshift generator, and, in the JSON files, each of the first
+//! numbers replaced by a value of another type. Every damaged root is imported into a fresh store under
+//! `catch_unwind`.
 
 mod common;
 
@@ -158,8 +159,13 @@ fn import_into_fresh_store(
 }
 
 /// Whether a file reads as the format it is in (JSON for `.json`, a YAML hash for `job.yaml`, anything else for the
-/// rest), decoded lossily as the import decodes it.
+/// rest), decoded lossily as the import decodes it; a `.gz` file must also unpack.
 fn reads_as_its_format(name: &str, bytes: &[u8]) -> bool {
+    if let Some(unpacked_name) = name.strip_suffix(".gz") {
+        let mut unpacked = Vec::new();
+        let read = std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut unpacked);
+        return read.is_ok() && reads_as_its_format(unpacked_name, &unpacked);
+    }
     let text = String::from_utf8_lossy(bytes);
     if name.ends_with(".json") {
         serde_json::from_str::<serde_json::Value>(&text).is_ok()
@@ -231,6 +237,16 @@ fn damaged_result_root_files_are_named_and_never_panic_or_store_a_non_finite_val
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("result");
     let revision = write_root(&root);
+    // A monitor's own lkp file beside the run's matrix.json, as lkp's dump-stat leaves it: the import reads the
+    // series of a monitor the matrix lacks from it.
+    let meminfo = "{\n  \"meminfo.time\": [1, 2, 3],\n  \"meminfo.MemFree\": [5120, 4096, 4000],\n  \
+                   \"meminfo.Active\": [100.5, 101, 99]\n}\n";
+    std::fs::write(revision.join("0/meminfo.json"), meminfo).unwrap();
+    // And one gzipped, as lkp may leave a monitor's file.
+    let proc_stat = br#"{"proc-stat.time": [1, 2, 3], "proc-stat.ctxt": [100, 250, 420]}"#;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, proc_stat).unwrap();
+    std::fs::write(revision.join("1/proc-stat.json.gz"), encoder.finish().unwrap()).unwrap();
     let db = dir.path().join("culprit.db");
     // An empty store, closed so that its file holds all of it (closing the last connection folds the WAL in).
     drop(SqliteStore::open(&db).unwrap());

@@ -126,6 +126,7 @@ contract_tests!(
     revisions_resolve_from_what_users_type,
     linking_to_a_missing_session_rolls_the_run_back,
     import_keys_make_saves_idempotent,
+    former_import_keys_find_only_runs_of_the_same_job_yaml,
     bisect_sessions_keep_their_runs_in_link_order,
     a_sessions_config_is_replaced_and_nothing_else_of_it,
     invalid_records_are_refused_before_any_write,

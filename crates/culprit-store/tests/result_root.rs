@@ -224,7 +224,7 @@ fn shallow_roots_need_the_callers_testcase_and_path_params() {
     let options = ImportOptions {
         testcase: Some("hackbench".into()),
         path_params: Some("pipe-8".into()),
-        identify: None,
+        ..Default::default()
     };
     let report = import(&mut store, &root, &options).unwrap();
     assert_eq!(report.imported.len(), 1);

@@ -1,6 +1,7 @@
 //! `culprit import` of a directory holding no lkp run is an error naming the directory and the layout it expects,
 //! not a successful "imported 0 run(s)".
 
+use std::path::Path;
 use std::process::Command;
 
 #[test]
@@ -64,4 +65,90 @@ fn an_imported_result_root_keeps_the_job_names_and_values_culprit_run_gave() {
     let stored = line(score("a.db"));
     assert!(stored.as_deref().is_some_and(|l| l.contains("21.389446570605994")), "{stored:?}");
     assert_eq!(stored, line(score("b.db")));
+}
+
+#[test]
+fn an_lkp_result_tree_of_several_jobs_and_commits_is_summed_up_per_job_commit_and_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (base, bad) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
+    let jobs = [
+        ("hackbench", "pipe-8-process-1600%", "lkp-icl-2sp8", "hackbench:\n  mode: process\n  ipc: pipe\n"),
+        ("fio-basic", "4k-randwrite", "lkp-csl-2sp6", "fio-setup-basic:\n  rw: randwrite\n  bs: 4k\nfio:\n"),
+    ];
+    for (testcase, path_params, host, params) in jobs {
+        for commit in [base, bad] {
+            for run in 0..2 {
+                let path = dir.path().join(format!(
+                    "result/{testcase}/{path_params}/{host}/debian-12-x86_64-20240206.cgz/x86_64-rhel-9.4/gcc-12/\
+                     {commit}/{run}"
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                std::fs::write(path.join("stats.json"), format!("{{\"{testcase}.score\": {}}}", 100 + run)).unwrap();
+                let job = format!(
+                    "suite: {testcase}\ntestcase: {testcase}\n{params}job_origin: {testcase}.yaml\ntbox_group: {host}\n"
+                );
+                std::fs::write(path.join("job.yaml"), job).unwrap();
+            }
+        }
+    }
+    let culprit = |directory: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", "i.db", "import", directory])
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = culprit("result");
+    assert!(text.starts_with("imported 8 run(s) from result"), "{text}");
+    let groups: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(groups.len(), 4, "{text}");
+    for (testcase, _, host, _) in jobs {
+        for commit in [base, bad] {
+            let place = format!(" at {commit} on {host}: ");
+            let line = groups.iter().find(|l| l.starts_with(&format!("  {testcase}-")) && l.contains(&place));
+            assert!(line.is_some_and(|l| l.ends_with(": 2 run(s)")), "{testcase} {commit}: {text}");
+        }
+    }
+    // From inside the tree the same runs are found under the same jobs, commits and machines, already stored.
+    let again = culprit("result/fio-basic");
+    assert!(again.starts_with("imported 0 run(s)") && again.contains("; 4 already stored"), "{again}");
+    let line = format!(" at {base} on lkp-csl-2sp6: 0 run(s), 2 already stored");
+    assert_eq!(again.lines().filter(|l| l.contains(&line)).count(), 1, "{again}");
+}
+
+#[test]
+fn a_run_that_kept_its_raw_monitor_outputs_but_not_lkp_s_json_of_them_gets_their_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("result/t/p/host/361a2a229fa31ab7f2b236b5946e434964d00762/0");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("stats.json"), r#"{"t.score": 1}"#).unwrap();
+    // lkp gzips vmstat's output; Culprit's vmstat parser reads it unpacked. An mpstat output that is no mpstat report
+    // is named, and the run still imported.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../culprit-parse/tests/data/lkp/vmstat/1");
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut encoder, &std::fs::read(fixture).unwrap()).unwrap();
+    std::fs::write(run.join("vmstat.gz"), encoder.finish().unwrap()).unwrap();
+    std::fs::write(run.join("mpstat"), "Segmentation fault\n").unwrap();
+    let culprit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", "i.db"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = culprit(&["import", "result"]);
+    let warnings: Vec<&str> = text.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    assert!(warnings[0].contains("/0/mpstat: ") && warnings[0].contains("without the mpstat series"), "{text}");
+    let record: serde_json::Value = serde_json::from_str(&culprit(&["results", "--run", "1", "--json"])).unwrap();
+    let monitors = record["monitors"].as_array().unwrap();
+    assert_eq!(monitors.len(), 1, "{record}");
+    assert_eq!(monitors[0]["monitor"], "vmstat");
+    assert_eq!(monitors[0]["series"]["cpu.us"], serde_json::json!([1.0, 2.0]), "{record}");
+    assert_eq!(monitors[0]["times"], serde_json::json!([1421007515.0, 1421007516.0]), "{record}");
 }

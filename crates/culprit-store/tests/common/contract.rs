@@ -277,6 +277,32 @@ pub fn import_keys_make_saves_idempotent(open: Opener<'_>) {
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 4);
 }
 
+/// A run an earlier importer stored under another key is found by that former key, but only with the same job.yaml:
+/// a run of another kconfig that the earlier importer took for it is stored.
+pub fn former_import_keys_find_only_runs_of_the_same_job_yaml(open: Opener<'_>) {
+    let mut store = open();
+    let mut record = run("j", commit(SHA_A), "h", &[("m", 1.0)]);
+    record.job_yaml = "kconfig: a\n".into();
+    let old = store.save_run_with(&record, &SaveOptions { import_key: Some("lkp:h/0".into()), ..Default::default() });
+    let old = old.unwrap().run_id();
+    let options = SaveOptions {
+        import_key: Some("lkp:h/a/0".into()),
+        former_import_key: Some("lkp:h/0".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.save_run_with(&record, &options).unwrap(), Saved::AlreadyStored(old));
+    let mut other = record.clone();
+    other.job_yaml = "kconfig: b\n".into();
+    let other_options = SaveOptions { import_key: Some("lkp:h/b/0".into()), ..options.clone() };
+    let inserted = store.save_run_with(&other, &other_options).unwrap();
+    assert!(matches!(inserted, Saved::Inserted(_)), "{inserted:?}");
+    assert_eq!(store.save_run_with(&other, &other_options).unwrap(), Saved::AlreadyStored(inserted.run_id()));
+    // Without a former key, the new key alone decides.
+    let plain = SaveOptions { former_import_key: None, ..options };
+    assert!(matches!(store.save_run_with(&record, &plain).unwrap(), Saved::Inserted(_)));
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 3);
+}
+
 pub fn a_sessions_config_is_replaced_and_nothing_else_of_it(open: Opener<'_>) {
     let mut store = open();
     let new = NewBisectSession {

@@ -202,7 +202,11 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
             None => culprit_store::result_root::default_identity(job),
         }
     };
-    let options = culprit_store::result_root::ImportOptions { identify: Some(&identify), ..Default::default() };
+    let options = culprit_store::result_root::ImportOptions {
+        identify: Some(&identify),
+        parse_monitor: Some(&RawMonitors),
+        ..Default::default()
+    };
     let report = culprit_store::result_root::import(store, dir, &options)
         .with_context(|| format!("cannot import the lkp result root {}", dir.display()))?;
     if report.imported.is_empty() && report.already_stored.is_empty() && report.skipped.is_empty() {
@@ -219,6 +223,18 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
         store.location(),
         report.already_stored.len()
     );
+    // A root of several jobs, commits and machines (lkp's `/result`) is summed up per job, revision and machine, so
+    // that one look tells whether every run the root holds arrived under the job and commit it belongs to.
+    for (group, counts) in &report.groups {
+        let already = match counts.already_stored {
+            0 => String::new(),
+            n => format!(", {n} already stored"),
+        };
+        text.push_str(&format!(
+            "\n  {} at {} on {}: {} run(s){already}",
+            group.job_name, group.revision, group.hostname, counts.imported
+        ));
+    }
     for (path, reason) in &report.skipped {
         text.push_str(&format!("\nskipped {}: {reason}", path.display()));
     }
@@ -227,6 +243,37 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     }
     crate::output::println(&text)?;
     Ok(if report.skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Culprit's own parsers of monitors' raw outputs (`vmstat`, `perf-stat`, `mpstat`, gzipped or not), which `culprit
+/// import` reads for a run of an lkp root that kept them but neither the monitor's lkp JSON nor the run's matrix.
+struct RawMonitors;
+
+impl culprit_store::result_root::MonitorParser for RawMonitors {
+    fn reads(&self, monitor: &str) -> bool {
+        // perf-profile's report is a profile of the whole run, not samples over time.
+        monitor != "perf-profile"
+            && culprit_parse::lookup(monitor).is_some_and(|parser| parser.kind() == culprit_parse::Kind::Monitor)
+    }
+
+    fn parse(&self, monitor: &str, text: &str) -> std::result::Result<culprit_core::model::MonitorSeries, String> {
+        let parser = culprit_parse::lookup(monitor).ok_or_else(|| format!("Culprit has no parser of {monitor}"))?;
+        let output = parser.parse(&culprit_parse::ParseInput::text(text)).map_err(|error| error.to_string())?;
+        // Each record starts with its `time`, as lkp's parsers print them; the other keys are the samples.
+        let times = output
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                culprit_parse::Line::Pair { key, value } if key == "time" => value.trim().parse().ok(),
+                _ => None,
+            })
+            .collect();
+        let series = output.samples();
+        if series.is_empty() {
+            return Err(format!("Culprit's {monitor} parser found no sample in it"));
+        }
+        Ok(culprit_core::model::MonitorSeries { monitor: monitor.to_string(), times, series })
+    }
 }
 
 /// Runs a command that adds runs to the store it opens (writable). A refused command (a job file with a mistake,
