@@ -241,7 +241,8 @@ pub struct Culprit {
     /// verification that confirmed this commit against `after` began: its fresh interleaved runs are the runs of the
     /// two at or after it, which the report shows as a table of their own, since they are the evidence the blame
     /// rests on. `None` for a range no verification confirmed (a merge confirmed over its first parent and then
-    /// reported as the range it brings in keeps its own), and for sessions stored before it was kept.
+    /// reported as the range it brings in keeps its own), and for an outcome serialized before it was kept (a
+    /// session's report replays its runs, so it has it whenever the session was stored).
     #[serde(default)]
     pub fresh_from: Option<usize>,
 }
