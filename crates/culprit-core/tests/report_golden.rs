@@ -12,8 +12,8 @@ use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison};
 use culprit_core::model::Machine;
 use culprit_core::report::{
-    self, render, subject_line, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint,
-    LINE_WIDTH, MAX_PROFILE_MOVES,
+    self, render, subject_line, BisectSummary, CommitRef, Confirmation, Contributor, Format, ReportInput, RunSources,
+    TrendPoint, CONFIRMATION_MIN_RUNS, LINE_WIDTH, MAX_PROFILE_MOVES,
 };
 use std::path::PathBuf;
 
@@ -115,6 +115,7 @@ fn real_input() -> ReportInput {
         failure: None,
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     }
 }
 
@@ -258,6 +259,7 @@ fn seed001_input() -> ReportInput {
         failure: None,
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     }
 }
 
@@ -313,6 +315,98 @@ fn a_confirmed_culprit_whose_pooled_runs_are_not_significant_is_not_said_to_show
     // Without a confirmation the table's word stands.
     input.bisect = Some(bisect(Status::Found, false, 1));
     assert!(!flat(&render(&input, Format::Text).unwrap()).contains("the bisect confirmed"));
+}
+
+/// The case of `a_confirmed_culprit_whose_pooled_runs_are_not_significant_...`: wall time pooled over every run of
+/// the culprit and its parent reads a non-significant change, and the confirmation's fresh runs (`fresh` a side, one
+/// of each after the other) show the step; `comparison`'s verdicts are `compare`'s.
+fn confirmed_on_fresh_runs(fresh: usize) -> ReportInput {
+    let mut input = seed001_input();
+    input.fix = None;
+    input.metric = "command.elapsed_time".into();
+    input.reproduce = vec![format!("culprit compare {BASE} {BAD}")];
+    let columns = vec![
+        Column::new(BASE).with_metric("command.elapsed_time", vec![0.10, 0.16, 0.12, 0.22, 0.11, 0.15]),
+        Column::new(BAD).with_metric("command.elapsed_time", vec![0.13, 0.12, 0.24, 0.14, 0.19, 0.13]),
+    ];
+    input.comparison = compare(&Comparison::new(columns.clone()), &CompareOptions::default()).unwrap();
+    input.comparison.axes = vec![("tbox_group".into(), "lkp-csl-2sp6".into()), ("testcase".into(), "bench".into())];
+    let base_runs = [0.101, 0.104, 0.099, 0.103, 0.100, 0.102];
+    let commit_runs = [0.121, 0.125, 0.119, 0.124, 0.122, 0.120];
+    let fresh_columns = vec![
+        Column::new(BASE).with_metric("command.elapsed_time", base_runs[..fresh].to_vec()),
+        Column::new(BAD).with_metric("command.elapsed_time", commit_runs[..fresh].to_vec()),
+    ];
+    let mut fresh_table = compare(&Comparison::new(fresh_columns), &CompareOptions::default()).unwrap();
+    fresh_table.axes = input.comparison.axes.clone();
+    input.confirmation = Some(Confirmation { metric: "command.elapsed_time".into(), comparison: fresh_table });
+    input.bisect = Some(bisect(Status::Found, true, 1));
+    input
+}
+
+#[test]
+fn the_bisects_confirmation_is_shown_under_the_table_of_every_run() {
+    // A confirmed culprit whose pooled table reads non-significant: the mail shows the fresh interleaved runs the
+    // bisect blamed it on, in the robot's columns, in every format.
+    let input = confirmed_on_fresh_runs(5);
+    for (format, name) in [
+        (Format::Text, "confirmed_bisect.txt"),
+        (Format::Markdown, "confirmed_bisect.md"),
+        (Format::Html, "confirmed_bisect.html"),
+        (Format::Json, "confirmed_bisect.json"),
+    ] {
+        golden(name, &render(&input, format).unwrap());
+    }
+    let text = render(&input, Format::Text).unwrap();
+    let title = "The bisect's confirmation: 5 interleaved runs of each, taken one after the other";
+    assert!(flat(&text).contains(title), "{text}");
+    // Under the main table, whose row reads non-significant, and above the bisect's lines; its own row the
+    // regression compare calls the fresh runs.
+    let (main, _) = report::report_table(&input.comparison, &input.metric);
+    let main_at = text.find(&render_table(&main, RenderOptions { all: true })).expect("the main table");
+    let title_at = text.find("The bisect's confirmation").expect("the title");
+    let bisect_at = text.find("bisect session 7").expect("the bisect's lines");
+    assert!(main_at < title_at && title_at < bisect_at, "{text}");
+    let confirmation = &input.confirmation.as_ref().unwrap().comparison;
+    assert!(confirmation.rows[0].changes[0].verdict.is_change(), "the fresh runs show the step");
+    assert!(!input.comparison.rows[0].changes[0].verdict.is_change(), "the pooled runs do not");
+    let fresh_rows: Vec<&str> = text[title_at..].lines().filter(|l| l.ends_with(" command.elapsed_time")).collect();
+    assert_eq!(fresh_rows.len(), 1, "one row, the bisected metric's: {text}");
+    assert!(fresh_rows[0].contains("0.10") && fresh_rows[0].contains("+20.5%"), "{}", fresh_rows[0]);
+    for line in text[title_at..].lines().take(3) {
+        assert!(line.chars().count() <= LINE_WIDTH, "too wide: {line}");
+    }
+    let markdown = render(&input, Format::Markdown).unwrap();
+    assert_eq!(markdown.matches("| `command.elapsed_time` |").count(), 2, "{markdown}");
+    let html = render(&input, Format::Html).unwrap();
+    assert_eq!(html.matches("<table>").count(), 2, "{html}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    let rows = &json["report"]["confirmation"]["comparison"]["rows"];
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(rows[0]["sides"][1]["n"], 5);
+}
+
+#[test]
+fn no_confirmation_table_without_a_confirmed_culprit_or_with_too_few_fresh_runs() {
+    let shows = |input: &ReportInput| {
+        let text = render(input, Format::Text).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(input, Format::Json).unwrap()).unwrap();
+        let in_json = json["report"].get("confirmation").is_some();
+        assert_eq!(text.contains("The bisect's confirmation"), in_json, "{text}");
+        in_json
+    };
+    assert!(shows(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS)));
+    assert!(!shows(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS - 1)), "too few fresh runs a side");
+    let not_confirmed = ReportInput { bisect: Some(bisect(Status::Found, false, 1)), ..confirmed_on_fresh_runs(5) };
+    assert!(!shows(&not_confirmed));
+    let no_bisect = ReportInput { bisect: None, ..confirmed_on_fresh_runs(5) };
+    assert!(!shows(&no_bisect));
+    // Runs of another metric than the report's and the bisect's have no row to show.
+    let mut other = confirmed_on_fresh_runs(5);
+    if let Some(c) = other.confirmation.as_mut() {
+        c.comparison.rows.clear();
+    }
+    assert!(!shows(&other));
 }
 
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
@@ -395,6 +489,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         failure: None,
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
@@ -700,6 +795,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         failure: None,
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     };
     let md = render(&input, Format::Markdown).unwrap();
     // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
@@ -764,6 +860,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         failure: Some("run 4: no metrics in the output".into()),
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     };
     assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
@@ -967,6 +1064,7 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         failure: None,
         sources: None,
         fix_verdict: None,
+        confirmation: None,
     };
     let both = input_of(skipped("a"), skipped("b"), "stress-ng.dccp.fail");
     assert_eq!(

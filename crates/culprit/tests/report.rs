@@ -322,6 +322,58 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert!(String::from_utf8_lossy(&status.stdout).trim().is_empty());
 }
 
+#[test]
+fn a_real_bisects_report_shows_the_fresh_runs_that_confirmed_its_culprit() {
+    // The table of every stored run of the culprit and its parent pools runs from the whole session; the bisect
+    // blamed the commit on fresh interleaved runs of the two, which the mail shows as a table of their own. Their
+    // counts must be the session's runs of those two commits from the record where that verification began.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(COMMITS, SLOW_AT, BROKEN_AT);
+    let r = repo.to_str().unwrap();
+    let bisect = ["bisect", "--repo", r, "--good", &shas[0], "--bad", "HEAD", "--run", "./bench", "--build", "make -s"];
+    let bisect = [&bisect[..], &["--metric", "command.user_time", "--json"]].concat();
+    let result: serde_json::Value = serde_json::from_str(&stdout(&culprit(&db, &bisect, dir.path()))).unwrap();
+    let session = result["session"].to_string();
+    let found = &result["culprits"][0];
+    assert_eq!(found["sha"], shas[SLOW_AT - 1].as_str(), "{result:#}");
+    let start = found["fresh_from"].as_u64().unwrap_or_else(|| panic!("no fresh_from: {result:#}")) as usize;
+    let (culprit_sha, parent_sha) = (found["sha"].as_str().unwrap(), found["after"].as_str().unwrap());
+
+    let log: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["bisect", "log", &session, "--json"], dir.path()))).unwrap();
+    let samples = log["samples"].as_array().unwrap();
+    assert!(start < samples.len(), "start {start} of {} samples", samples.len());
+    // The table counts the successful runs; a failed one (a null value) would be in neither side's numbers.
+    let fresh = |sha: &str| samples[start..].iter().filter(|s| s["sha"] == sha && !s["value"].is_null()).count();
+    let (at_parent, at_culprit) = (fresh(parent_sha), fresh(culprit_sha));
+    assert!(at_parent >= 3 && at_culprit >= 3, "{at_parent} and {at_culprit} fresh runs from {start}");
+    let all = |sha: &str| samples.iter().filter(|s| s["sha"] == sha).count();
+    assert!(all(culprit_sha) + all(parent_sha) > at_culprit + at_parent, "the main table pools more runs");
+
+    let text = stdout(&culprit(&db, &["report", &session], dir.path()));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let runs = if at_parent == at_culprit {
+        format!("{at_parent} interleaved runs of each")
+    } else {
+        format!("{at_parent} interleaved runs of {} and {at_culprit} of {}", &parent_sha[..10], &culprit_sha[..10])
+    };
+    let title = format!("The bisect's confirmation: {runs}, taken one after the other");
+    assert!(flat.contains(&title), "{title} in
+{text}");
+    // Its one row is user time, after the column labels of the two commits, under the main table's.
+    let after_title = &text[text.find("The bisect's confirmation").unwrap()..];
+    let rows: Vec<&str> = after_title.lines().filter(|l| l.trim_end().ends_with(" command.user_time")).collect();
+    assert_eq!(rows.len(), 1, "{after_title}");
+    assert!(after_title.contains(&format!("{} {}", &parent_sha[..16], &culprit_sha[..27])), "{after_title}");
+    assert!(text.find("Details are as below").unwrap() < text.find("The bisect's confirmation").unwrap());
+    // The JSON carries the same table, with the same counts.
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&culprit(&db, &["report", &session, "--format", "json"], dir.path()))).unwrap();
+    let columns = &json["report"]["confirmation"]["comparison"]["columns"];
+    assert_eq!(columns[0]["ok_runs"].as_u64(), Some(at_parent as u64), "{json:#}");
+    assert_eq!(columns[1]["ok_runs"].as_u64(), Some(at_culprit as u64), "{json:#}");
+}
+
 /// Whether perf can record system-wide here (installed, and allowed): the profiling test needs the real thing.
 fn perf_records() -> Option<PathBuf> {
     let found = Command::new("sh").args(["-c", "command -v perf"]).output().ok()?;

@@ -237,6 +237,14 @@ pub struct Culprit {
     /// while the ends agree with them, else its runs' level less its parent's (docs/statistics.md, "The step
     /// `--json` reports").
     pub step: f64,
+    /// The record (the position in the session's run order, every record counted, failed runs too) at which the
+    /// verification that confirmed this commit against `after` began: its fresh interleaved runs are the runs of the
+    /// two at or after it, which the report shows as a table of their own, since they are the evidence the blame
+    /// rests on. `None` for a range no verification confirmed (a merge confirmed over its first parent and then
+    /// reported as the range it brings in keeps its own), and for an outcome serialized before it was kept (a
+    /// session's report replays its runs, so it has it whenever the session was stored).
+    #[serde(default)]
+    pub fresh_from: Option<usize>,
 }
 
 impl Culprit {
@@ -253,6 +261,7 @@ impl Culprit {
             share_high: f64::NAN,
             confidence: f64::NAN,
             step: f64::NAN,
+            fresh_from: None,
         }
     }
 
@@ -276,6 +285,7 @@ impl Culprit {
             share_high,
             confidence,
             step,
+            fresh_from: None,
         }
     }
 }

@@ -1027,6 +1027,7 @@ fn the_caveat_on_builds_that_differ_is_set_by_per_commit_offsets_only() {
             share_high: 1.1,
             confidence: 0.999,
             step: 5.0,
+            fresh_from: None,
         };
         let spread = m.build_spread(&[culprit]);
         assert_eq!(spread.is_some(), expected, "offset {offset}, {runs} runs: {spread:?}");
@@ -2091,4 +2092,53 @@ fn the_step_reported_for_a_culprit_is_read_on_every_run_not_on_its_fresh_pairs()
     assert!((lone - 1.0).abs() < 0.05, "a lone 1.5 sigma step reported {lone:.3} times its size");
     let two = ratio_over(vec![(60, 2.0), (140, 2.0)], 6200..6224);
     assert!((two - 1.0).abs() < 0.08, "two 2 sigma steps reported {two:.3} times their size");
+}
+
+#[test]
+fn a_confirmed_culprit_records_where_the_verification_that_confirmed_it_began() {
+    // The report shows the fresh interleaved runs of a culprit and its parent as a table of their own, read from the
+    // session's runs at or after `fresh_from`. It must be the start of the verification that confirmed the commit,
+    // not of an earlier one that went back to locating: each Verify phase is watched as the machine enters it, and
+    // under bursts of load some jobs verify a commit more than once.
+    use super::sim::{History, Noise, Oracle};
+    let history = History { commits: 60, steps: vec![(23, 1.5)], untestable: vec![false; 61], dag: None };
+    let (mut confirmed, mut reverified) = (0, 0);
+    for (seed, noise) in (1..=6).flat_map(|s| [(s, Noise::Gaussian), (s, Noise::Bursts)]) {
+        let mut oracle = Oracle::new(&history, noise, seed);
+        let Ok(mut m) = Bisect::new(BisectConfig::default(), &history.nodes()) else { panic!("setup") };
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut verifications: Vec<(usize, usize)> = Vec::new();
+        while let Action::RunBatch(batch) = m.next_action() {
+            if let Phase::Verify { commit, start_records, .. } = m.phase {
+                if verifications.last() != Some(&(commit, start_records)) {
+                    verifications.push((commit, start_records));
+                }
+            }
+            let commit = next_in_batch(&batch).expect("a batch while not done");
+            let value = oracle.run(commit).expect("every commit builds");
+            runs.push((m.records, commit));
+            m.record(commit, Sample::Value(value)).expect("a commit of the range");
+        }
+        let outcome = m.outcome().expect("a finished bisect").clone();
+        for culprit in outcome.culprits.iter().filter(|c| c.located) {
+            let Some(start) = culprit.fresh_from else {
+                panic!("seed {seed} {noise:?}: {culprit:?} has no fresh_from")
+            };
+            let last = verifications.iter().rev().find(|(c, _)| *c == culprit.commit).map(|&(_, s)| s);
+            assert_eq!(Some(start), last, "seed {seed} {noise:?}: verifications {verifications:?}");
+            let fresh = |c: usize| runs.iter().filter(|&&(i, r)| r == c && i >= start).count();
+            let want = BisectConfig::default().min_fresh_pairs;
+            assert!(
+                fresh(culprit.commit) >= want && fresh(culprit.after) >= want,
+                "seed {seed} {noise:?}: {} and {} fresh runs from record {start}",
+                fresh(culprit.commit),
+                fresh(culprit.after)
+            );
+            confirmed += 1;
+            reverified += usize::from(verifications.iter().filter(|(c, _)| *c == culprit.commit).count() > 1);
+        }
+        assert!(outcome.culprits.iter().filter(|c| !c.located).all(|c| c.fresh_from.is_none()));
+    }
+    assert!(confirmed >= 10, "most of the 12 jobs confirm the step; {confirmed} did");
+    assert!(reverified >= 1, "some job (seeds 1 and 3 under bursts) verifies its culprit twice");
 }

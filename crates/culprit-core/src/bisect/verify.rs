@@ -247,6 +247,9 @@ impl Bisect {
                 share_high,
                 confidence: mass,
                 step,
+                // The verification that confirmed it began here: the start of this Verify phase, which a return to
+                // locating and a new verification of the commit moves on to the later one.
+                fresh_from: Some(start),
             });
             self.search_merged_branches(commit);
             if explains_part {

@@ -81,7 +81,17 @@ pub fn format_change(change: &Change, base_mean: f64, other_mean: f64) -> String
 /// block first, as lkp prints them. Lines after the table (starting with `#`) say what was left out and why.
 pub fn render_table(result: &CompareResult, options: RenderOptions) -> String {
     let mut out = String::new();
-    render_header(result, &mut out);
+    render_preamble(result, &mut out);
+    out.push_str(&render_table_body(result, options));
+    out
+}
+
+/// The table without its preamble (the rule, the axes and the list of compared commits): the column labels, the
+/// rows and the footnotes, for a second table of the same commits under the first, which says those already (the
+/// report's table of the bisect's confirmation).
+pub fn render_table_body(result: &CompareResult, options: RenderOptions) -> String {
+    let mut out = String::new();
+    render_column_labels(result, &mut out);
     let rows: Vec<&MetricRow> = shown_rows(result, options).collect();
     let n = result.columns.len().saturating_sub(1);
     let (pass_fail, measurements): (Vec<&MetricRow>, Vec<&MetricRow>) =
@@ -105,7 +115,7 @@ pub fn render_table(result: &CompareResult, options: RenderOptions) -> String {
     out
 }
 
-fn render_header(result: &CompareResult, out: &mut String) {
+fn render_preamble(result: &CompareResult, out: &mut String) {
     out.push_str(&"=".repeat(89));
     out.push('\n');
     if !result.axes.is_empty() {
@@ -127,6 +137,9 @@ fn render_header(result: &CompareResult, out: &mut String) {
         }
     }
     out.push('\n');
+}
+
+fn render_column_labels(result: &CompareResult, out: &mut String) {
     for (i, c) in result.columns.iter().enumerate() {
         let width = if i == 0 { FIRST_WIDTH } else { OTHER_WIDTH };
         let label: String = c.label.chars().take(width).collect();

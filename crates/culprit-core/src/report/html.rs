@@ -6,7 +6,7 @@ use super::{
     TrendPoint,
 };
 use crate::compare::render::{format_change, format_mean, format_stddev};
-use crate::compare::{MetricRow, Verdict};
+use crate::compare::{CompareResult, MetricRow, Verdict};
 use std::fmt::Write as _;
 
 /// Escapes text for HTML element content and attribute values.
@@ -75,20 +75,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push_str("<h2>Details</h2>\n");
     let (table, left_out) = report_table(&input.comparison, &input.metric);
-    out.push_str("<table>\n<tr><th>metric</th>");
-    for (i, c) in table.columns.iter().enumerate() {
-        if i > 0 {
-            out.push_str("<th>%change</th>");
-        }
-        let title = c.subject.as_deref().unwrap_or("");
-        let short: String = if c.label.len() == 40 { c.label.chars().take(10).collect() } else { c.label.clone() };
-        let _ = write!(out, "<th title=\"{}\">{}</th>", escape(title), escape(&short));
-    }
-    out.push_str("<th>verdict</th></tr>\n");
-    for row in &table.rows {
-        out.push_str(&table_row(row));
-    }
-    out.push_str("</table>\n");
+    out.push_str(&html_table(&table));
     if left_out > 0 {
         let _ =
             writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
@@ -98,6 +85,10 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
+    }
+    if let Some((title, table)) = super::confirmation_table(input) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&title));
+        out.push_str(&html_table(&table));
     }
     if let Some(b) = &input.bisect {
         out.push_str("<h2>Bisect</h2>\n<ul>\n");
@@ -111,6 +102,25 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push_str("</body>\n</html>\n");
     Ok(out)
+}
+
+/// A comparison as an HTML table: the report's main table, and the bisect's confirmation in the same columns.
+fn html_table(table: &CompareResult) -> String {
+    let mut out = String::from("<table>\n<tr><th>metric</th>");
+    for (i, c) in table.columns.iter().enumerate() {
+        if i > 0 {
+            out.push_str("<th>%change</th>");
+        }
+        let title = c.subject.as_deref().unwrap_or("");
+        let short: String = if c.label.len() == 40 { c.label.chars().take(10).collect() } else { c.label.clone() };
+        let _ = write!(out, "<th title=\"{}\">{}</th>", escape(title), escape(&short));
+    }
+    out.push_str("<th>verdict</th></tr>\n");
+    for row in &table.rows {
+        out.push_str(&table_row(row));
+    }
+    out.push_str("</table>\n");
+    out
 }
 
 fn table_row(row: &MetricRow) -> String {

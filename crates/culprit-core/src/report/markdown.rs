@@ -96,6 +96,11 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "{}\n", escape(&sentence));
     }
+    if let Some((title, table)) = super::confirmation_table(input) {
+        let _ = writeln!(out, "{}\n", escape(&title));
+        out.push_str(&render::render_markdown(&table, RenderOptions { all: true }));
+        out.push('\n');
+    }
     if let Some(b) = &input.bisect {
         out.push_str("### Bisect\n\n");
         for line in bisect_lines(b) {

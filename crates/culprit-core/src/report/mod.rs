@@ -202,6 +202,61 @@ pub struct ReportInput {
     /// there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_verdict: Option<FixVerdict>,
+    /// For a bisect's culprit, the table of the fresh interleaved runs that confirmed it against the commit before
+    /// it ([`Confirmation`]), which the mail shows under the table of every run. Reports stored before it read none,
+    /// and it is left out of the JSON when the mail does not show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
+}
+
+/// The fewest fresh runs a side for which the report shows the bisect's confirmation as a table of its own: with
+/// fewer, no verdict of `compare` could call the step a change, and the table would only seem to contradict the
+/// sequential test the bisect passed on them.
+pub const CONFIRMATION_MIN_RUNS: usize = 3;
+
+/// The evidence a bisect blamed its culprit on: the runs of the culprit and of the commit it was compared against
+/// taken from the start of the verification that confirmed it, interleaved (one of each after the other), so that
+/// load on the machine fell on both alike. The table of every stored run of the two pools runs from hours apart,
+/// and on a loaded machine can read a step as noise that these runs, taken side by side, show; the mail shows both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The metric the bisect searched, which the confirmation tested.
+    pub metric: String,
+    /// The base (the commit confirmed against) and the culprit, over the fresh runs only, decided by
+    /// `culprit_core::compare` as the main table is.
+    pub comparison: CompareResult,
+}
+
+/// The confirmation's table as the report shows it, with its title: the rows of the report's metric and of the
+/// bisect's metric (the one the confirmation tested, when `--metric` named another), for a bisect that confirmed its
+/// culprit on at least [`CONFIRMATION_MIN_RUNS`] fresh runs a side; `None` otherwise.
+pub(crate) fn confirmation_table(input: &ReportInput) -> Option<(String, CompareResult)> {
+    let confirmation = input.confirmation.as_ref()?;
+    if !input.bisect.as_ref().is_some_and(|b| b.confirmed) || failed_side(input).is_some() {
+        return None;
+    }
+    let [base, commit] = confirmation.comparison.columns.as_slice() else {
+        return None;
+    };
+    if base.ok_runs.min(commit.ok_runs) < CONFIRMATION_MIN_RUNS {
+        return None;
+    }
+    let mut shown = confirmation.comparison.clone();
+    shown.rows.retain(|row| row.metric == input.metric || row.metric == confirmation.metric);
+    if shown.rows.is_empty() {
+        return None;
+    }
+    let runs = if base.ok_runs == commit.ok_runs {
+        format!("{} interleaved runs of each", base.ok_runs)
+    } else {
+        let (at_base, at_commit) = (input.base.short(), input.commit.short());
+        format!("{} interleaved runs of {at_base} and {} of {at_commit}", base.ok_runs, commit.ok_runs)
+    };
+    let title = format!(
+        "The bisect's confirmation: {runs}, taken one after the other, so that load on the machine fell on both \
+         alike (the table above pools every run of the two):"
+    );
+    Some((title, shown))
 }
 
 /// Which runs a table's rows come from when its revisions have profiling runs besides the plain ones: perf slows
@@ -569,7 +624,11 @@ pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
     // The comparison is cut to the report's rows: a tracker wants what the mail shows, not every unchanged
     // counter (`culprit compare --format json --all` has those).
     let (table, left_out) = report_table(&input.comparison, &input.metric);
-    let shown = ReportInput { comparison: table, ..input.clone() };
+    // The confirmation too is cut to what the mail shows, and left out where the mail shows none.
+    let confirmation = confirmation_table(input).and_then(|(_, table)| {
+        input.confirmation.as_ref().map(|c| Confirmation { metric: c.metric.clone(), comparison: table })
+    });
+    let shown = ReportInput { comparison: table, confirmation, ..input.clone() };
     let mut value = serde_json::json!({
         "subject": subject,
         "headline": headline,

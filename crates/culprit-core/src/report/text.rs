@@ -4,7 +4,7 @@ use super::{
     bisect_lines, fix_sentence, headline, opening, report_table, sources_sentence, subject_line, value_text, wrap,
     ReportError, ReportInput,
 };
-use crate::compare::render::{render_table, RenderOptions};
+use crate::compare::render::{render_table, render_table_body, RenderOptions};
 use std::fmt::Write as _;
 
 /// The indentation of commands and list items, as the robot's mails have it.
@@ -66,6 +66,12 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     }
     if let Some(sentence) = fix_sentence(input, &h) {
         out.push_str(&wrap(&sentence, ""));
+        out.push('\n');
+    }
+    if let Some((title, table)) = super::confirmation_table(input) {
+        out.push_str(&wrap(&title, ""));
+        out.push('\n');
+        out.push_str(&render_table_body(&table, RenderOptions { all: true }));
         out.push('\n');
     }
     if let Some(b) = &input.bisect {

@@ -1205,6 +1205,9 @@ pub fn result_json(
             "confidence": c.confidence,
             "step": c.step,
             "untestable_suspects": c.untestable_suspects.iter().map(|&i| sha(i)).collect::<Vec<_>>(),
+            // Where the verification that confirmed it began: its fresh runs are those of it and `after` from this
+            // position of `bisect log --json`'s samples on (null for a range no verification confirmed).
+            "fresh_from": c.fresh_from,
         })).collect::<Vec<_>>(),
         "runs": outcome.runs,
         "builds": outcome.builds,

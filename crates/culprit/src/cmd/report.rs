@@ -12,7 +12,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
-    compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
+    compare, Change, Column, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
@@ -304,6 +304,15 @@ pub fn from_bisect(
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
         && outcome.culprits.iter().all(|c| c.located);
+    let fresh_from = outcome.culprits.get(nth).filter(|c| confirmed && c.located).and_then(|c| c.fresh_from);
+    let confirmation = match fresh_from {
+        Some(start) => {
+            let fresh = fresh_runs(&records, &range, start, [base.sha.as_str(), commit.sha.as_str()]);
+            confirmation_of(fresh, [&base, &commit], &comparison, &config.metric)
+                .with_context(|| format!("comparing the bisect's confirmation of {}", commit.short()))?
+        }
+        None => None,
+    };
     let contributors = outcome
         .culprits
         .iter()
@@ -408,8 +417,66 @@ pub fn from_bisect(
         failure: None,
         sources,
         fix_verdict: None,
+        confirmation,
     };
     Ok((input, config.job_yaml))
+}
+
+/// The session's runs of `shas` (base, then the culprit) from record `start` on, per commit in record order: the
+/// fresh interleaved runs of the verification that confirmed the culprit. A record's index is its position among the
+/// session's runs of the range's commits, failed runs included, in the order the replay hands them to the machine
+/// (`cmd::bisect::replay`), which is how the machine counts the records its `fresh_from` names.
+fn fresh_runs<'a>(
+    records: &'a [RunRecord],
+    range: &[culprit_run::git::RangeCommit],
+    start: usize,
+    shas: [&str; 2],
+) -> [Vec<&'a RunRecord>; 2] {
+    let in_range = records.iter().filter(|r| range.iter().any(|c| c.sha == r.revision.key()));
+    let mut fresh: [Vec<&RunRecord>; 2] = [Vec::new(), Vec::new()];
+    for (index, record) in in_range.enumerate() {
+        if index < start {
+            continue;
+        }
+        if let Some(side) = shas.iter().position(|&sha| sha == record.revision.key()) {
+            fresh[side].push(record);
+        }
+    }
+    fresh
+}
+
+/// The bisect's confirmation as a table: the `fresh` runs of base and culprit compared by the one compare engine,
+/// `metric` (the bisect's) decided as a family of its own as in the main table ([`compare_columns`]), under the main
+/// table's `axes`. `None` when a side has no run at all; the report itself leaves out a table of too few runs.
+fn confirmation_of(
+    fresh: [Vec<&RunRecord>; 2],
+    [base, commit]: [&CommitRef; 2],
+    main: &CompareResult,
+    metric: &str,
+) -> Result<Option<report::Confirmation>> {
+    if fresh.iter().any(Vec::is_empty) {
+        return Ok(None);
+    }
+    let columns = fresh
+        .iter()
+        .zip([base, commit])
+        .map(|(runs, at)| {
+            let mut column = Column { subject: at.subject.clone(), ..Column::new(&at.sha) };
+            for run in runs {
+                if !run.outcome.is_ok() {
+                    column.failed_runs += 1;
+                    continue;
+                }
+                for (name, value) in &run.metrics {
+                    column.metrics.entry(name.clone()).or_default().push(*value);
+                }
+            }
+            column
+        })
+        .collect();
+    let comparison = Comparison { axes: main.axes.clone(), compare_axis: main.compare_axis.clone(), columns };
+    let decided = compare_columns(&comparison, Some(metric))?;
+    Ok(Some(report::Confirmation { metric: metric.to_string(), comparison: decided }))
 }
 
 /// The reproduce lines for a metric the report decided alone ([`compare_columns`]): `culprit compare` of the whole
@@ -703,6 +770,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         failure,
         sources,
         fix_verdict,
+        confirmation: None,
     };
     Ok((input, bad_record.job_yaml))
 }
