@@ -441,7 +441,9 @@ fn headline_candidates(result: &CompareResult) -> impl Iterator<Item = &MetricRo
 /// report picks its job (`Strength`): a command's user time +29.4% at q 4e-10 is the clearer finding than its
 /// wall time +40.1% ± 27% at q 0.04, which the largest change led with once both counted.
 pub fn headline_metric(result: &CompareResult) -> Option<String> {
-    let mut best: Option<((bool, bool, f64, f64), &str)> = None;
+    // (a KPI, a regression, -q, |change|): larger is the better headline.
+    type Rank = (bool, bool, f64, f64);
+    let mut best: Option<(Rank, &str)> = None;
     for row in headline_candidates(result) {
         let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
         if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
