@@ -180,6 +180,16 @@ impl ParseOutput {
         map
     }
 
+    /// The `time` of each record, in output order: a monitor's records each start with it, as lkp's parsers print
+    /// them; [`ParseOutput::samples`] holds the other keys. A `time` that is not a number is left out.
+    pub fn times(&self) -> Vec<f64> {
+        let time = |line: &Line| match line {
+            Line::Pair { key, value } if key == "time" => value.trim().parse().ok(),
+            _ => None,
+        };
+        self.lines.iter().filter_map(time).collect()
+    }
+
     /// The per-run scalar metrics, named `<program>.<key>`: a key printed once keeps its value; a key printed
     /// several times (a monitor's samples, or a multi-instance benchmark) is reduced to its mean, as lkp's
     /// `stats.json` does for a run.

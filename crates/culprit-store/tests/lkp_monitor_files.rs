@@ -247,15 +247,7 @@ impl culprit_store::result_root::MonitorParser for RawMonitors {
     fn parse(&self, monitor: &str, text: &str) -> Result<MonitorSeries, String> {
         let parser = culprit_parse::lookup(monitor).unwrap();
         let output = parser.parse(&culprit_parse::ParseInput::text(text)).map_err(|e| e.to_string())?;
-        let times = output
-            .lines
-            .iter()
-            .filter_map(|line| match line {
-                culprit_parse::Line::Pair { key, value } if key == "time" => value.trim().parse().ok(),
-                _ => None,
-            })
-            .collect();
-        Ok(MonitorSeries { monitor: monitor.to_string(), times, series: output.samples() })
+        Ok(MonitorSeries { monitor: monitor.to_string(), times: output.times(), series: output.samples() })
     }
 }
 

@@ -259,15 +259,7 @@ impl culprit_store::result_root::MonitorParser for RawMonitors {
     fn parse(&self, monitor: &str, text: &str) -> std::result::Result<culprit_core::model::MonitorSeries, String> {
         let parser = culprit_parse::lookup(monitor).ok_or_else(|| format!("Culprit has no parser of {monitor}"))?;
         let output = parser.parse(&culprit_parse::ParseInput::text(text)).map_err(|error| error.to_string())?;
-        // Each record starts with its `time`, as lkp's parsers print them; the other keys are the samples.
-        let times = output
-            .lines
-            .iter()
-            .filter_map(|line| match line {
-                culprit_parse::Line::Pair { key, value } if key == "time" => value.trim().parse().ok(),
-                _ => None,
-            })
-            .collect();
+        let times = output.times();
         let series = output.samples();
         if series.is_empty() {
             return Err(format!("Culprit's {monitor} parser found no sample in it"));
