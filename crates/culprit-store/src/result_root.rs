@@ -32,7 +32,9 @@
 //! tree is given, and importing it again from another one stores nothing twice. [`ImportReport::groups`] counts the
 //! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
 //! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
-//! stored under its machine and run directory alone is still found (`lkp_import_keys`).
+//! stored under its machine and run directory alone is still found (`lkp_import_keys`). Both builds' runs are one
+//! job's (kconfig and compiler are no part of its identity), so the import warns of each job, commit and machine
+//! whose runs came from more than one build.
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
@@ -576,6 +578,10 @@ pub struct ImportReport {
     /// How many runs of each job, revision and machine this import stored, and found already stored: what a root of
     /// several jobs and commits held, for the summary the caller prints.
     pub groups: BTreeMap<ImportGroup, GroupCounts>,
+    /// The builds (lkp's rootfs/kconfig/compiler levels, joined by `/`) each group's runs came from. A job, commit and
+    /// machine of more than one build gets a warning: kconfig and compiler are not part of a job's identity (as for
+    /// `culprit run`), so its runs are one side of a comparison, built two ways.
+    pub builds: BTreeMap<ImportGroup, std::collections::BTreeSet<String>>,
 }
 
 /// One job's runs at one revision on one machine.
@@ -637,7 +643,29 @@ pub fn import(
     for revision_directory in revision_directories {
         import_revision_dir(store, root, &revision_directory, options, &mut report, &mut former_keys)?;
     }
+    warn_of_pooled_builds(&mut report);
     Ok(report)
+}
+
+/// Warns of each job, commit and machine whose runs came from more than one build (lkp's kconfig, compiler or rootfs
+/// levels): lkp draws a table per build, but a job's identity leaves them out, so `compare` would read the builds'
+/// runs as one side, their difference as noise.
+fn warn_of_pooled_builds(report: &mut ImportReport) {
+    for (group, builds) in &report.builds {
+        if builds.len() < 2 {
+            continue;
+        }
+        let builds: Vec<&str> = builds.iter().map(String::as_str).collect();
+        report.warnings.push(format!(
+            "{} at {} on {}: runs of {} builds ({}) are stored under one job, and compare reads them as one side; \
+             import each build's runs into a store of its own (--db) to compare one build across commits",
+            group.job_name,
+            group.revision,
+            group.hostname,
+            builds.len(),
+            builds.join(", ")
+        ));
+    }
 }
 
 /// Files lkp writes into a run directory, besides `job.yaml`, whether or not the run finished: the job's script and
@@ -960,6 +988,7 @@ fn import_runs(
             revision: record.revision.key().to_string(),
             hostname: record.machine.hostname.clone(),
         };
+        report.builds.entry(group.clone()).or_default().insert(place.lower_levels.join("/"));
         let counts = report.groups.entry(group).or_default();
         match store.save_run_with(&record, &save)? {
             Saved::Inserted(id) => {

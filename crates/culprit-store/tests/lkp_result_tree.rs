@@ -272,6 +272,14 @@ fn one_commit_s_runs_of_two_kconfigs_are_all_stored_and_an_older_store_s_runs_fo
     let report = imported(&mut store, &result);
     // Run 0 of the second kconfig is not run 0 of the first: both are stored.
     assert_eq!((report.imported.len(), report.already_stored.len()), (12, 0), "{report:?}");
+    // Kconfig is no part of the job's identity, so the two builds' runs are one side of a comparison: the import
+    // says so for each commit of the job, naming both builds, and for no other job.
+    let pooled: Vec<&String> = report.warnings.iter().filter(|w| w.contains("builds (")).collect();
+    assert_eq!(pooled.len(), 2, "{:?}", report.warnings);
+    for (warning, sha) in pooled.iter().zip([SHA_A, SHA_B]) {
+        assert!(warning.contains(sha) && warning.contains("x86_64-kexec") && warning.contains("x86_64-rhel-9.4"));
+        assert!(warning.contains("runs of 2 builds") && warning.contains("one side"), "{warning}");
+    }
     let throughput = |store: &SqliteStore| {
         let query = SampleQuery {
             revision_keys: vec![SHA_A.into()],
