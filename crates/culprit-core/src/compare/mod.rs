@@ -414,12 +414,13 @@ pub struct Change {
     pub p_welch: Option<f64>,
     /// The pair's p-value: min(1, 2 * min(p_MW, p_Welch)) for measurements, Fisher's exact for pass/fail.
     pub p: Option<f64>,
-    /// Benjamini-Hochberg q-value among all pairs of this column.
+    /// Benjamini-Hochberg q-value among the pairs of this column whose metrics are of this one's class.
     pub q: Option<f64>,
-    /// How many metrics `q` was computed among: the tested pairs of this column when it was decided (a metric fixed
-    /// before its runs is decided alone, 1). A table cut to the rows a report shows keeps it, so the runs a side
-    /// more runs would need ([`runs_to_tell`]) are reckoned against the family that decided, not the rows shown. 0
-    /// in JSON written before it was stored, which [`runs_to_tell`] reads as the table's tested rows.
+    /// How many metrics `q` was computed among: the tested pairs of this column and class when it was decided (a
+    /// metric fixed before its runs is decided alone, 1). A table cut to the rows a report shows keeps it, so the
+    /// runs a side more runs would need ([`runs_to_tell`]) are reckoned against the family that decided, not the rows
+    /// shown. 0 in JSON written before it was stored, which [`runs_to_tell`] reads as the table's tested rows of the
+    /// class.
     #[serde(default)]
     pub tested: usize,
     /// Cohen's d of other against base (pooled stddev).
