@@ -392,8 +392,7 @@ fn write_atomically(path: &Path, content: &[u8]) -> Result<(), ResultRootError> 
 /// Reads a JSON file, gunzipping it first when its name ends in `.gz` (lkp compresses a run's `matrix.json` and may
 /// compress a monitor's JSON, and its own `load_json` reads either).
 fn read_json(path: &Path) -> Result<Value, ResultRootError> {
-    let bytes = read_root_file(path)?;
-    let bytes = if path.extension().is_some_and(|extension| extension == "gz") { gunzip(path, &bytes)? } else { bytes };
+    let bytes = read_root_file_unpacked(path)?;
     serde_json::from_slice(&quote_non_finite(&bytes))
         .map_err(|e| ResultRootError::Json { path: path.to_path_buf(), reason: e.to_string() })
 }
@@ -442,18 +441,22 @@ fn quote_non_finite(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// damaged or hostile file from filling the memory.
 const MAX_GUNZIPPED_BYTES: u64 = MAX_FILE_BYTES;
 
-fn gunzip(path: &Path, bytes: &[u8]) -> Result<Vec<u8>, ResultRootError> {
-    use std::io::Read;
-    let mut unpacked = Vec::new();
-    let json_error = |reason: String| ResultRootError::Json { path: path.to_path_buf(), reason };
-    flate2::read::MultiGzDecoder::new(bytes)
-        .take(MAX_GUNZIPPED_BYTES + 1)
-        .read_to_end(&mut unpacked)
-        .map_err(|error| json_error(format!("not a readable gzip file ({error})")))?;
-    if unpacked.len() as u64 > MAX_GUNZIPPED_BYTES {
-        return Err(json_error(format!("it unpacks to more than {MAX_GUNZIPPED_BYTES} bytes")));
+/// A file of a result root ([`read_root_file`]), unpacked when its name ends in `.gz`: lkp gzips a run's
+/// `matrix.json`, and may gzip a monitor's JSON or raw output. A file that does not unpack is a
+/// [`ResultRootError::Json`] naming it.
+fn read_root_file_unpacked(path: &Path) -> Result<Vec<u8>, ResultRootError> {
+    let bytes = read_root_file(path)?;
+    if !path.extension().is_some_and(|extension| extension == "gz") {
+        return Ok(bytes);
     }
-    Ok(unpacked)
+    let json_error = |reason: String| ResultRootError::Json { path: path.to_path_buf(), reason };
+    match read_limited(flate2::read::MultiGzDecoder::new(&bytes[..]), MAX_GUNZIPPED_BYTES, false) {
+        Ok(Limited::Whole(unpacked)) => Ok(unpacked),
+        Ok(Limited::TooLarge | Limited::Nul(_)) => {
+            Err(json_error(format!("it unpacks to more than {MAX_GUNZIPPED_BYTES} bytes")))
+        }
+        Err(error) => Err(json_error(format!("not a readable gzip file ({error})"))),
+    }
 }
 
 /// The path of an lkp JSON file of a directory: `name` itself, or else its gzipped `name.gz`; `None` when neither is
@@ -1236,16 +1239,12 @@ fn add_raw_monitor_outputs(
         let unreadable = |reason: String| {
             format!("{}: {reason}; the run is imported without the {monitor} series it would hold", path.display())
         };
-        let bytes = match read_root_file(&path) {
+        let bytes = match read_root_file_unpacked(&path) {
             Ok(bytes) => bytes,
             Err(ResultRootError::Io { error, .. }) => {
                 warnings.push(unreadable(format!("cannot read it ({error})")));
                 continue;
             }
-            Err(error) => return Err(error),
-        };
-        let bytes = match if gzipped { gunzip(&path, &bytes) } else { Ok(bytes) } {
-            Ok(bytes) => bytes,
             Err(ResultRootError::Json { reason, .. }) => {
                 warnings.push(unreadable(reason));
                 continue;
