@@ -15,7 +15,7 @@ use culprit_core::compare::{
     Verdict,
 };
 use culprit_core::report::RunSources;
-use culprit_core::model::{abbreviate, MetricClass, Revision};
+use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
 use culprit_store::{RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
@@ -628,6 +628,27 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
         axes.extend(imported_path_params(job_id));
     }
     Ok(axes)
+}
+
+/// A compare column of `runs`, titled `subject`: per metric, the values of the successful runs, and a count of the
+/// failed ones. For tables of runs chosen by the command rather than read by revision from the store (try-fix's
+/// interleaved runs, a bisect's confirmation).
+pub(crate) fn column_of_runs<'a>(
+    label: &str,
+    subject: Option<String>,
+    runs: impl IntoIterator<Item = &'a RunRecord>,
+) -> Column {
+    let mut column = Column { subject, ..Column::new(label) };
+    for run in runs {
+        if !run.outcome.is_ok() {
+            column.failed_runs += 1;
+            continue;
+        }
+        for (metric, value) in &run.metrics {
+            column.metrics.entry(metric.clone()).or_default().push(*value);
+        }
+    }
+    column
 }
 
 /// The path_params of a job imported from an lkp result root without its job.yaml, as an axis: the only word on

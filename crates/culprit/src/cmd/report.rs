@@ -5,14 +5,14 @@
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
-    axes_of, check_globs, common_jobs, distinct_revisions, imported_path_params, no_common_job, resolve, Filters,
-    MachineTable, StoredRuns,
+    axes_of, check_globs, column_of_runs, common_jobs, distinct_revisions, imported_path_params, no_common_job,
+    resolve, Filters, MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
-    compare, Change, Column, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
+    compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
@@ -460,19 +460,7 @@ fn confirmation_of(
     let columns = fresh
         .iter()
         .zip([base, commit])
-        .map(|(runs, at)| {
-            let mut column = Column { subject: at.subject.clone(), ..Column::new(&at.sha) };
-            for run in runs {
-                if !run.outcome.is_ok() {
-                    column.failed_runs += 1;
-                    continue;
-                }
-                for (name, value) in &run.metrics {
-                    column.metrics.entry(name.clone()).or_default().push(*value);
-                }
-            }
-            column
-        })
+        .map(|(runs, at)| column_of_runs(&at.sha, at.subject.clone(), runs.iter().copied()))
         .collect();
     let comparison = Comparison { axes: main.axes.clone(), compare_axis: main.compare_axis.clone(), columns };
     let decided = compare_columns(&comparison, Some(metric))?;

@@ -13,13 +13,13 @@ use crate::cmd::bisect::{
     benchmark_job, observer, plan_job, process_worktree_root, progress_bar, reap_leftover_steps_of_processes,
     run_context,
 };
-use crate::cmd::compare::{axes_of, some_metric_names};
+use crate::cmd::compare::{axes_of, column_of_runs, some_metric_names};
 use crate::cmd::report::compare_columns;
 use crate::cmd::run::interrupt_flag;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
-use culprit_core::compare::{Column, Comparison};
+use culprit_core::compare::Comparison;
 use culprit_core::model::{prose_short, Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
@@ -259,22 +259,6 @@ fn commit_of(revision: &Revision) -> Result<RangeCommit> {
     }
 }
 
-/// A compare column of the given runs: per metric, the values of the successful ones.
-fn column_of_runs(label: &str, subject: Option<&str>, runs: &[RunRecord]) -> Column {
-    let mut column = Column::new(label);
-    column.subject = subject.filter(|s| !s.is_empty()).map(str::to_string);
-    for run in runs {
-        if !run.outcome.is_ok() {
-            column.failed_runs += 1;
-            continue;
-        }
-        for (metric, value) in &run.metrics {
-            column.metrics.entry(metric.clone()).or_default().push(*value);
-        }
-    }
-    column
-}
-
 /// The metric names of the successful runs among `records`.
 fn metric_names<'a>(records: impl IntoIterator<Item = &'a RunRecord>) -> BTreeSet<String> {
     records.into_iter().filter(|r| r.outcome.is_ok()).flat_map(|r| r.metrics.keys().cloned()).collect()
@@ -487,9 +471,10 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     // Only this invocation's interleaved runs are compared: older stored runs of base or bad were measured at
     // another time and would let the machine's drift into the verdict.
     let [base_runs, bad_runs, patched_runs] = &measured;
+    let titled = |subject: &str| (!subject.is_empty()).then(|| subject.to_string());
     let columns = [
-        column_of_runs(&base.sha, Some(&base.subject), base_runs),
-        column_of_runs(&bad.sha, Some(&bad.subject), bad_runs),
+        column_of_runs(&base.sha, titled(&base.subject), base_runs),
+        column_of_runs(&bad.sha, titled(&bad.subject), bad_runs),
         column_of_runs(&label, None, patched_runs),
     ];
     let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
