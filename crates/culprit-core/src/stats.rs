@@ -657,6 +657,11 @@ impl ConfidenceInterval {
     pub fn contains(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
     }
+
+    /// Whether the interval is one point: every resample gave the same value, as for two constant sides apart.
+    pub fn is_point(&self) -> bool {
+        self.low == self.high
+    }
 }
 
 /// The ratio of two means as a change from `base` to `other` reads: mean(other) / mean(base) for a positive base,

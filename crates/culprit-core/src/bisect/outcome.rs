@@ -219,12 +219,13 @@ impl Bisect {
     /// (its change and the whole change are measured).
     pub(super) fn push_range(&mut self, segment: Segment) -> bool {
         let slope = self.drift();
-        let (Some((diff, se)), Some(early)) = (self.segment_change(segment, slope), self.total) else {
-            return false;
-        };
         // Good-to-bad as every run at the ends reads it now, as a located culprit's share is read (`verify.rs`), not
         // the change the reproduce test passed on, read on the ends' first runs.
-        let (total, total_se) = self.top_change(slope).unwrap_or(early);
+        let (Some((diff, se)), Some((total, total_se))) =
+            (self.segment_change(segment, slope), self.reported_total(slope))
+        else {
+            return false;
+        };
         // The range and good-to-bad share the runs of an end the range reaches (see `covariance_with_ends`).
         let covariance = self.covariance_with_ends(segment.lo, segment.hi, slope);
         let z = self.share_z(segment.lo, segment.hi);
@@ -435,7 +436,7 @@ impl Bisect {
         // (`verify.rs`). The one the reproduce test passed on, which the search keeps for its own decisions, was read
         // on the ends' first runs (4 a side) and was reported until QA 23: a bisect of two steps in 24 commits that
         // ended with 20 runs at each end reported 14.59 where its 40 runs there read 13.03.
-        let total_change = self.total.map(|(early, _)| self.top_change(self.drift()).map_or(early, |(t, _)| t));
+        let total_change = self.reported_total(self.drift()).map(|(total, _)| total);
         self.outcome = Some(Outcome {
             status,
             culprits,

@@ -562,6 +562,13 @@ impl Bisect {
         share_z_with(dof.max(1.0))
     }
 
+    /// Good-to-bad change (oriented) and its standard error as the outcome reports it, once reproduced: read on
+    /// every run at the ends now ([`Bisect::top_change`]), not only on those the reproduce test passed on, which the
+    /// search keeps for its own decisions (`total`).
+    pub(super) fn reported_total(&self, slope: f64) -> Option<(f64, f64)> {
+        self.total.map(|early| self.top_change(slope).unwrap_or(early))
+    }
+
     /// Good-to-bad change (oriented) and its standard error from every run at the two ends.
     pub(super) fn top_change(&self, slope: f64) -> Option<(f64, f64)> {
         self.segment_change(Segment { lo: 0, hi: self.values.len() - 1, top: true }, slope)

@@ -379,7 +379,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
             // discovery correction over a table it would call such a change "unchanged" at the usual run counts,
             // which a reader takes as "no regression". The practical floor below still applies, so a constant that
             // moved by less than it (or by rounding only, which never makes the sides apart) stays unchanged.
-            let deterministic = matches!(e.ratio_ci, Some(ci) if ci.low == ci.high && !ci.contains(1.0));
+            let deterministic = matches!(e.ratio_ci, Some(ci) if ci.is_point() && !ci.contains(1.0));
             let large_enough = e.change.abs() >= options.floor(e.absolute);
             let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
             (significant || deterministic) && large_enough && interval_agrees

@@ -452,7 +452,7 @@ pub fn headline_metric(result: &CompareResult) -> Option<String> {
         let is_kpi = crate::compare::direction::is_kpi(&row.metric);
         // Two constant sides apart are decided by their zero-width ratio interval, not q (see `compare::verdict`):
         // every resample agrees, as certain as a change gets.
-        let constant = c.ratio_ci.is_some_and(|ci| ci.low == ci.high);
+        let constant = c.ratio_ci.is_some_and(|ci| ci.is_point());
         let q = if constant { 0.0 } else { c.q.unwrap_or(1.0) };
         let key = (is_kpi, c.verdict == Verdict::Regression, -q, c.change.abs());
         if best.is_none_or(|(b, _)| key > b) {
