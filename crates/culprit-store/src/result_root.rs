@@ -446,7 +446,7 @@ const MAX_GUNZIPPED_BYTES: u64 = MAX_FILE_BYTES;
 /// [`ResultRootError::Json`] naming it.
 fn read_root_file_unpacked(path: &Path) -> Result<Vec<u8>, ResultRootError> {
     let bytes = read_root_file(path)?;
-    if !path.extension().is_some_and(|extension| extension == "gz") {
+    if path.extension().is_none_or(|extension| extension != "gz") {
         return Ok(bytes);
     }
     let json_error = |reason: String| ResultRootError::Json { path: path.to_path_buf(), reason };
