@@ -71,19 +71,20 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
             let report_path = dir.join(format!("report.{}", format.extension()));
             // Runs imported from an lkp result root without its job.yaml have no job to write: an empty job.yaml
             // beside the report would only fail the reproduce steps that name it.
-            if job_yaml.trim().is_empty() {
-                let text = report::render(&input, format)?;
-                std::fs::write(&report_path, &text)
-                    .with_context(|| format!("cannot write {}", report_path.display()))?;
-                eprintln!("culprit: wrote {} (the runs carry no job file to write beside it)", report_path.display());
-                return Ok(ExitCode::SUCCESS);
+            let has_job = !job_yaml.trim().is_empty();
+            if has_job {
+                input.job_file = Some(JOB_FILE.to_string());
             }
-            input.job_file = Some(JOB_FILE.to_string());
             let text = report::render(&input, format)?;
             std::fs::write(&report_path, &text).with_context(|| format!("cannot write {}", report_path.display()))?;
-            let job_path = dir.join(JOB_FILE);
-            std::fs::write(&job_path, &job_yaml).with_context(|| format!("cannot write {}", job_path.display()))?;
-            eprintln!("culprit: wrote {} and {}", report_path.display(), job_path.display());
+            if has_job {
+                let job_path = dir.join(JOB_FILE);
+                std::fs::write(&job_path, &job_yaml)
+                    .with_context(|| format!("cannot write {}", job_path.display()))?;
+                eprintln!("culprit: wrote {} and {}", report_path.display(), job_path.display());
+            } else {
+                eprintln!("culprit: wrote {} (the runs carry no job file to write beside it)", report_path.display());
+            }
         }
         None => {
             input.job_yaml = Some(job_yaml);
