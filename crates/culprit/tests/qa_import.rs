@@ -119,6 +119,38 @@ fn an_lkp_result_tree_of_several_jobs_and_commits_is_summed_up_per_job_commit_an
 }
 
 #[test]
+fn a_farm_s_result_tree_is_summed_up_in_twenty_groups_and_a_count_of_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    // 23 commits of one job, the last two with two runs: the three groups past the twentieth hold five runs.
+    for index in 0..23 {
+        let commit = format!("{index:040x}");
+        for run in 0..(1 + usize::from(index >= 21)) {
+            let path = dir.path().join(format!("result/hackbench/pipe-8-process/lkp-icl-2sp8/{commit}/{run}"));
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::write(path.join("stats.json"), format!("{{\"hackbench.throughput\": {}}}", 100 + run)).unwrap();
+        }
+    }
+    let import = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", "i.db", "import", "result"])
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = import();
+    assert!(text.starts_with("imported 25 run(s)"), "{text}");
+    let groups: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(groups.len(), 21, "{text}");
+    assert_eq!(groups[20], "  ... and 3 more job, commit and machine group(s): 5 run(s), 0 already stored \
+        (`culprit results` lists every stored run)", "{text}");
+    let again = import();
+    let last = again.lines().last().unwrap_or_default();
+    assert!(last.starts_with("  ... and 3 more") && last.contains(": 0 run(s), 5 already stored"), "{again}");
+}
+
+#[test]
 fn a_run_that_kept_its_raw_monitor_outputs_but_not_lkp_s_json_of_them_gets_their_series() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("result/t/p/host/361a2a229fa31ab7f2b236b5946e434964d00762/0");

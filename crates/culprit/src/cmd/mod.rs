@@ -176,6 +176,9 @@ fn check_import_dir(dir: &std::path::Path) -> Result<()> {
 
 /// `culprit import DIR`: an lkp result root into the store. A run whose `job.yaml` Culprit can read gets the same
 /// stable job id as `culprit run` gives that job, so imported and measured results of one job meet.
+/// How many job, commit and machine groups the import's summary lists one by one before it counts the rest.
+const IMPORT_GROUPS_SHOWN: usize = 20;
+
 fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     let identify = |job: &culprit_store::result_root::ImportedJob<'_>| {
         let atomic_of = |yaml: &str, file_name: &str| {
@@ -224,8 +227,10 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
         report.already_stored.len()
     );
     // A root of several jobs, commits and machines (lkp's `/result`) is summed up per job, revision and machine, so
-    // that one look tells whether every run the root holds arrived under the job and commit it belongs to.
-    for (group, counts) in &report.groups {
+    // that one look tells whether every run the root holds arrived under the job and commit it belongs to. A farm's
+    // root holds thousands of them, which no one reads line by line: past the first IMPORT_GROUPS_SHOWN, one line
+    // counts the rest and says where to list them.
+    for (group, counts) in report.groups.iter().take(IMPORT_GROUPS_SHOWN) {
         let already = match counts.already_stored {
             0 => String::new(),
             n => format!(", {n} already stored"),
@@ -233,6 +238,16 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
         text.push_str(&format!(
             "\n  {} at {} on {}: {} run(s){already}",
             group.job_name, group.revision, group.hostname, counts.imported
+        ));
+    }
+    if report.groups.len() > IMPORT_GROUPS_SHOWN {
+        let rest: Vec<_> = report.groups.values().skip(IMPORT_GROUPS_SHOWN).collect();
+        let imported: usize = rest.iter().map(|c| c.imported).sum();
+        let already: usize = rest.iter().map(|c| c.already_stored).sum();
+        text.push_str(&format!(
+            "\n  ... and {} more job, commit and machine group(s): {imported} run(s), {already} already stored \
+             (`culprit results` lists every stored run)",
+            rest.len()
         ));
     }
     for (path, reason) in &report.skipped {
