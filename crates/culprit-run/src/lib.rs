@@ -5,6 +5,7 @@ pub mod bisect;
 pub mod executor;
 pub mod git;
 pub mod machine;
+pub mod measure;
 pub mod monitor;
 pub mod process;
 pub mod program;

@@ -2,6 +2,8 @@
 //!
 //! Benchmarks are measured by the kernel's own accounting of the child (`struct rusage` from `wait4`), so user and
 //! system time and peak RSS are exact for the process tree that was waited for, and no `/usr/bin/time` wrapper is needed.
+//! In the culprit binary that child is a small measuring process which starts the benchmark and reports its figures
+//! ([`crate::measure`]), because a child forked from culprit itself has culprit's memory in its peak RSS.
 //! Wall time runs from just before the spawn to the return of a blocking `wait4`, so it has the clock's resolution; a
 //! watchdog thread enforces the time limit and the user's interrupt.
 
@@ -190,8 +192,21 @@ pub fn run_noting_start(
     started: impl FnOnce(libc::pid_t),
 ) -> Result<Finished, ProcessError> {
     let program = inv.argv.first().ok_or(ProcessError::Empty)?;
-    let mut cmd = Command::new(program);
-    cmd.args(&inv.argv[1..]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Measured through a small process of its own when the binary can start one ([`crate::measure`]), so that the
+    // peak RSS is the benchmark's, not this process's memory copied into the child.
+    let report_pipe = match measuring_enabled() {
+        true => Some(ReportPipe::new().map_err(|source| ProcessError::Spawn { program: program.clone(), source })?),
+        false => None,
+    };
+    let mut cmd = match &report_pipe {
+        Some(pipe) => pipe.command(&inv.argv),
+        None => {
+            let mut cmd = Command::new(program);
+            cmd.args(&inv.argv[1..]);
+            cmd
+        }
+    };
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in &inv.env {
         cmd.env(k, v);
     }
@@ -204,6 +219,9 @@ pub fn run_noting_start(
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn { program: program.clone(), source })?;
     let pid = child.id() as libc::pid_t;
+    // This process's copy of the pipe's writing end is closed, so that the report's end of file is the measuring
+    // process's exit.
+    let report_reader = report_pipe.map(ReportPipe::into_reader);
     started(pid);
 
     // Pipes are drained on their own threads so a chatty benchmark never blocks on a full pipe.
@@ -220,22 +238,29 @@ pub fn run_noting_start(
         let (exited, killed_for, interrupt) = (exited.clone(), killed_for.clone(), interrupt.clone());
         thread::spawn(move || watchdog(pid, start, timeout, &interrupt, &exited, &killed_for));
     }
-    let waited = loop {
-        let mut status: libc::c_int = 0;
-        let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: plain syscall on our own child's pid with valid out-pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut rusage) };
-        if r == pid {
-            break Ok((status, rusage));
-        }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            break Err(ProcessError::Wait { program: program.clone(), source: err });
-        }
-    };
+    let waited = wait_for(pid).map_err(|source| ProcessError::Wait { program: program.clone(), source });
     let wall = start.elapsed().as_secs_f64();
     exited.store(true, Ordering::SeqCst);
-    let (status, rusage) = waited?;
+    let (mut status, rusage) = waited?;
+    let mut usage = usage_of(wall, &rusage);
+    // The measuring process's report, when it wrote one, is the benchmark's own status and figures; without one
+    // (it was killed with the group before its benchmark ended) the figures are the measuring process's, which
+    // include its benchmark's.
+    match report_reader.and_then(|mut reader| {
+        let mut text = String::new();
+        reader.read_to_string(&mut text).ok()?;
+        crate::measure::Report::decode(&text)
+    }) {
+        Some(crate::measure::Report::Waited { status: measured, usage: measured_usage }) => {
+            status = measured;
+            usage = measured_usage;
+        }
+        Some(crate::measure::Report::SpawnFailed { errno }) => {
+            let source = std::io::Error::from_raw_os_error(errno);
+            return Err(ProcessError::Spawn { program: program.clone(), source });
+        }
+        None => {}
+    }
     let killed_for = match killed_for.load(Ordering::SeqCst) {
         TIMED_OUT => Some(Exit::TimedOut),
         INTERRUPTED => Some(Exit::Interrupted),
@@ -255,9 +280,33 @@ pub fn run_noting_start(
         None if libc::WIFSIGNALED(status) => Exit::Signal(libc::WTERMSIG(status)),
         None => Exit::Code(-1),
     };
+    let (stdout, stderr) = if inv.merge_stderr { (format!("{stdout}{stderr}"), stderr) } else { (stdout, stderr) };
+    Ok(Finished { exit, stdout, stderr, usage })
+}
+
+/// Waits for the child `pid` to end, retrying when a signal interrupts the wait: its raw status and resource use.
+pub(crate) fn wait_for(pid: libc::pid_t) -> std::io::Result<(libc::c_int, libc::rusage)> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is plain old data, for which all zeroes is a valid value.
+        let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: plain syscall on our own child's pid with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut rusage) };
+        if r == pid {
+            return Ok((status, rusage));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+/// The [`Usage`] of a `wait4` resource record and the wall time measured around it.
+pub(crate) fn usage_of(wall_secs: f64, rusage: &libc::rusage) -> Usage {
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let usage = Usage {
-        wall_secs: wall,
+    Usage {
+        wall_secs,
         user_secs: tv(rusage.ru_utime),
         sys_secs: tv(rusage.ru_stime),
         max_rss_kib: rusage.ru_maxrss.max(0) as u64,
@@ -267,9 +316,80 @@ pub fn run_noting_start(
         involuntary_switches: rusage.ru_nivcsw.max(0) as u64,
         fs_inputs: rusage.ru_inblock.max(0) as u64,
         fs_outputs: rusage.ru_oublock.max(0) as u64,
-    };
-    let (stdout, stderr) = if inv.merge_stderr { (format!("{stdout}{stderr}"), stderr) } else { (stdout, stderr) };
-    Ok(Finished { exit, stdout, stderr, usage })
+    }
+}
+
+/// Whether benchmarks are measured through the measuring process ([`crate::measure`]); see [`measure_through_self`].
+static MEASURING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`run`] measure its invocation through the measuring process, a copy of this binary started as
+/// `/proc/self/exe __measure -- ARGV`. Only a binary whose `main` hands that subcommand to [`crate::measure::main`]
+/// before anything else may call it (the culprit binary does); without it (library tests), invocations are
+/// spawned directly and their peak RSS includes this process's memory.
+pub fn measure_through_self() {
+    MEASURING.store(true, Ordering::SeqCst);
+}
+
+fn measuring_enabled() -> bool {
+    MEASURING.load(Ordering::SeqCst)
+}
+
+/// The pipe a measuring process writes its report to: its reading end, and the writing end the child gets as
+/// [`crate::measure::REPORT_FD`].
+struct ReportPipe {
+    read: std::os::fd::OwnedFd,
+    write: std::os::fd::OwnedFd,
+}
+
+impl ReportPipe {
+    fn new() -> std::io::Result<ReportPipe> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 fills two descriptors on success. Both close on exec, so that no other child started
+        // meanwhile (a monitor) holds the writing end open.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the descriptors were just created and are owned by nothing else.
+        Ok(unsafe {
+            ReportPipe {
+                read: std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                write: std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            }
+        })
+    }
+
+    /// The command that starts the measuring process for `argv`, with the pipe's writing end as its report
+    /// descriptor.
+    fn command(&self, argv: &[String]) -> Command {
+        use std::os::fd::AsRawFd;
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg0("culprit").arg(crate::measure::SUBCOMMAND).arg("--").args(argv);
+        let write = self.write.as_raw_fd();
+        // SAFETY: dup2 and fcntl are async-signal-safe and touch only the child's descriptor table. dup2 onto the
+        // report descriptor leaves the copy open across exec; when the pipe already is that descriptor, its
+        // close-on-exec flag is cleared instead.
+        unsafe {
+            cmd.pre_exec(move || {
+                let done = if write == crate::measure::REPORT_FD {
+                    libc::fcntl(write, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(write, crate::measure::REPORT_FD)
+                };
+                if done < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        cmd
+    }
+
+    /// The reading end, once the measuring process has its own copy of the writing end.
+    fn into_reader(self) -> std::fs::File {
+        drop(self.write);
+        std::fs::File::from(self.read)
+    }
 }
 
 /// One of a child's output pipes, read to its end on a thread of its own.
