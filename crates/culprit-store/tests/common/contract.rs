@@ -516,7 +516,8 @@ pub fn nul_bytes_in_text_round_trip(open: Opener<'_>) {
     let failed_id = store.save_run(&record).unwrap();
     let ok_id = store.save_run(&ok).unwrap();
 
-    // A new handle (another process, another machine of a farm) reads back every byte as it was given.
+    // A new handle (another process, another machine of a farm) reads back every byte as it was given, but for the
+    // reason's NULs.
     let store = open();
     let expected = RunRecord { outcome: RunOutcome::Failed { reason: shown.into() }, ..record.clone() };
     assert_eq!(store.run(failed_id).unwrap(), expected);
