@@ -5,6 +5,7 @@
 //! reduced from, and the raw outputs the metrics were parsed from, so a parser fix can re-derive metrics later.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// What code a run measured: a git commit, or a free-form label for runs that differ by configuration
@@ -116,12 +117,35 @@ impl Machine {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RunOutcome {
     Ok,
+    /// `reason` is a message for people, printed as the run fails, listed by `culprit results --failures` and
+    /// quoted in mails; made with [`RunOutcome::failed`], and stored, each NUL in it is shown as [`NUL_SHOWN_AS`].
     Failed { reason: String },
 }
 
 impl RunOutcome {
     pub fn is_ok(&self) -> bool {
         matches!(self, RunOutcome::Ok)
+    }
+
+    /// A failed outcome whose reason shows each NUL as [`NUL_SHOWN_AS`]. A reason quotes the last line a crashing
+    /// program wrote, which can be binary garbage; a NUL in it prints as nothing on a terminal and cuts the text short
+    /// for readers that take it as C's end of string, so the reader would not see that the program wrote one.
+    pub fn failed(reason: impl Into<String>) -> RunOutcome {
+        let reason = reason.into();
+        let reason = if reason.contains('\0') { nul_shown(&reason).into_owned() } else { reason };
+        RunOutcome::Failed { reason }
+    }
+}
+
+/// What a NUL of a message for people is shown as: U+2400 SYMBOL FOR NULL, one character (so shortening a quoted
+/// line counts the same), that says which byte was there, where `\0` could be two characters the program printed.
+pub const NUL_SHOWN_AS: char = '\u{2400}';
+
+/// `text` with each NUL shown as [`NUL_SHOWN_AS`], borrowed when it holds none (nearly always).
+pub fn nul_shown(text: &str) -> Cow<'_, str> {
+    match text.contains('\0') {
+        true => Cow::Owned(text.replace('\0', &NUL_SHOWN_AS.to_string())),
+        false => Cow::Borrowed(text),
     }
 }
 
@@ -215,6 +239,19 @@ mod tests {
         assert_eq!(memory.describe(), "512G memory");
         let named = Machine { hostname: "lkp-icl-2sp7".into(), ..Machine::default() };
         assert_eq!(named.describe(), "lkp-icl-2sp7 (its CPUs and memory were not recorded)");
+    }
+
+    #[test]
+    fn a_failed_outcome_shows_the_nul_bytes_of_its_reason() {
+        let reason = |outcome: RunOutcome| match outcome {
+            RunOutcome::Failed { reason } => reason,
+            RunOutcome::Ok => panic!("a failed outcome reads ok"),
+        };
+        let shown = "exit status 3: a\u{2400}b\u{FFFD}\u{2400}";
+        assert_eq!(reason(RunOutcome::failed("exit status 3: a\0b\u{FFFD}\0")), shown);
+        assert_eq!(reason(RunOutcome::failed(String::from("\0"))), "\u{2400}");
+        assert_eq!(reason(RunOutcome::failed("exit status 1: \\0 as typed")), "exit status 1: \\0 as typed");
+        assert!(matches!(nul_shown("fio: write failed"), Cow::Borrowed("fio: write failed")));
     }
 
     #[test]

@@ -644,12 +644,59 @@ pub fn cohens_d(a: &[f64], b: &[f64]) -> Option<f64> {
 }
 
 /// A two-sided percentile bootstrap confidence interval.
+///
+/// In JSON a finite bound is a number, as it always was, and an infinite one is the string `"inf"` or `"-inf"` (NaN,
+/// which no interval here holds, would be `"nan"`). JSON has no number for them, and serde_json wrote `null`, which a
+/// consumer could not tell from a row without an interval (`"ratio_ci": null`) and which did not read back. An
+/// interval is infinite when its ratio divides by a base mean of 0: a pass/fail metric failing in every run against a
+/// base that never fails, or two constant sides whose base is 0. Reading takes the strings, numbers, and the `null`
+/// of JSON written before, as NaN: that writer dropped the bound's sign.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ConfidenceInterval {
+    #[serde(with = "json_bound")]
     pub low: f64,
+    #[serde(with = "json_bound")]
     pub high: f64,
     /// The nominal coverage, e.g. 0.95.
     pub level: f64,
+}
+
+/// A bound of a [`ConfidenceInterval`] in JSON: a number when finite, else `"inf"`, `"-inf"` or `"nan"`.
+mod json_bound {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bound: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+        match *bound {
+            x if x.is_finite() => serializer.serialize_f64(x),
+            x if x.is_nan() => serializer.serialize_str("nan"),
+            x if x > 0.0 => serializer.serialize_str("inf"),
+            _ => serializer.serialize_str("-inf"),
+        }
+    }
+
+    /// What a bound may be in JSON: the untagged enum takes whichever form is there.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Number(f64),
+        Word(String),
+        Null(()),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        match Stored::deserialize(deserializer)? {
+            Stored::Number(x) => Ok(x),
+            Stored::Word(word) => match word.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "nan" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "{other:?} is not an interval bound: a number, \"inf\", \"-inf\" or \"nan\""
+                ))),
+            },
+            Stored::Null(()) => Ok(f64::NAN),
+        }
+    }
 }
 
 impl ConfidenceInterval {
@@ -767,6 +814,25 @@ pub fn fisher_exact(fails_a: usize, runs_a: usize, fails_b: usize, runs_b: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_infinite_interval_says_so_in_json_and_reads_back() {
+        let json = |ci: ConfidenceInterval| serde_json::to_string(&ci).unwrap_or_default();
+        let finite = ConfidenceInterval { low: 0.5, high: 1.25, level: 0.95 };
+        assert_eq!(json(finite), r#"{"low":0.5,"high":1.25,"level":0.95}"#);
+        let infinite = ConfidenceInterval { low: f64::NEG_INFINITY, high: f64::INFINITY, level: 0.95 };
+        assert_eq!(json(infinite), r#"{"low":"-inf","high":"inf","level":0.95}"#);
+        for ci in [finite, infinite] {
+            assert_eq!(serde_json::from_str::<ConfidenceInterval>(&json(ci)).ok(), Some(ci));
+        }
+        let nan = ConfidenceInterval { low: f64::NAN, high: 2.0, level: 0.9 };
+        assert_eq!(json(nan), r#"{"low":"nan","high":2.0,"level":0.9}"#);
+        // JSON written before the strings had null for an infinite bound, of an unknown sign.
+        let old = serde_json::from_str::<ConfidenceInterval>(r#"{"low":null,"high":null,"level":0.95}"#);
+        assert!(old.is_ok_and(|ci| ci.low.is_nan() && ci.high.is_nan() && ci.level == 0.95));
+        let odd = serde_json::from_str::<ConfidenceInterval>(r#"{"low":"infinity","high":1,"level":0.95}"#);
+        assert!(odd.is_err_and(|e| e.to_string().contains("\"infinity\" is not an interval bound")));
+    }
 
     #[test]
     fn runs_to_detect_matches_the_power_tables_and_moves_the_right_way() {

@@ -7,8 +7,8 @@ use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint,
 };
 use culprit_core::compare::{
-    compare, verdict, Column, CompareError, CompareOptions, Comparison, DecisionRule, Evidence, InconclusiveReason,
-    LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
+    compare, verdict, Column, CompareError, CompareOptions, CompareResult, Comparison, DecisionRule, Evidence,
+    InconclusiveReason, LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::rng::Rng;
 use culprit_core::stats::ConfidenceInterval;
@@ -415,6 +415,29 @@ fn pass_fail_rows_use_reproduction() {
         table.contains("           :6          100%           6:6     dmesg.WARNING:at_mm/page_alloc.c\n"),
         "{table}"
     );
+}
+
+#[test]
+fn an_infinite_ratio_interval_is_written_as_such_in_json() {
+    // A warning in every run of the new side and in none of the base's: the ratio of the shares is 6/6 over 0/6,
+    // and every resample gives it, so the interval is [inf, inf]. JSON said null for both bounds, which read as no
+    // interval.
+    let base = Column::new("base").with_metric("fio.write_iops", vec![1.0; 6]);
+    let other = Column::new("new")
+        .with_metric("fio.write_iops", vec![1.0; 6])
+        .with_metric("dmesg.WARNING:at_mm/page_alloc.c", vec![1.0; 6]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let text = render_json(&result);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let rows = json["rows"].as_array().expect("rows");
+    let dmesg = rows.iter().find(|r| r["metric"] == "dmesg.WARNING:at_mm/page_alloc.c").expect("row");
+    let interval = &dmesg["changes"][0]["ratio_ci"];
+    assert_eq!((&interval["low"], &interval["high"]), (&serde_json::json!("inf"), &serde_json::json!("inf")), "{text}");
+    assert_eq!(interval["level"], 0.95);
+    // The JSON reads back into the same interval (null did not read back as a number at all).
+    let back: CompareResult = serde_json::from_str(&text).expect("the JSON reads back");
+    let row = back.rows.iter().find(|r| r.metric.starts_with("dmesg.")).expect("row read back");
+    assert_eq!(row.changes[0].ratio_ci.map(|ci| (ci.low, ci.high)), Some((f64::INFINITY, f64::INFINITY)));
 }
 
 #[test]

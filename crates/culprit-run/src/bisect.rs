@@ -303,7 +303,7 @@ impl<'a> Driver<'a> {
             machine: self.context.machine.clone(),
             started_at: started,
             ended_at: now(),
-            outcome: RunOutcome::Failed { reason },
+            outcome: RunOutcome::failed(reason),
             exit_code: None,
             metrics: Default::default(),
             monitors: Vec::new(),

@@ -138,9 +138,8 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
     let scratch = match ScratchDir::create(&ctx.scratch_root, &job.job_name, &token) {
         Ok(dir) => dir,
         Err(e) => {
-            record.outcome = RunOutcome::Failed {
-                reason: format!("cannot make a scratch directory under {}: {e}", ctx.scratch_root.display()),
-            };
+            let root = ctx.scratch_root.display();
+            record.outcome = RunOutcome::failed(format!("cannot make a scratch directory under {root}: {e}"));
             record.ended_at = now();
             return Some(record);
         }
@@ -152,7 +151,8 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
     match result {
         Err(Stop::Interrupted) => None,
         Err(Stop::Failed(reason)) => {
-            record.outcome = RunOutcome::Failed { reason };
+            // The reason can quote a line of binary garbage; it is printed now and stored as `failed` shows it.
+            record.outcome = RunOutcome::failed(reason);
             Some(record)
         }
         Ok(()) => Some(record),
@@ -695,6 +695,22 @@ mod tests {
         assert!(failures[0].contains("no-such-monitor") && failures[0].ends_with("(not started)"), "{failures:?}");
         assert!(failures[1].starts_with("monitor perf-profile: ") && failures[1].contains("freq"), "{failures:?}");
         assert!(!record.stderr.contains("monitor perf-profile: monitor perf-profile"), "{}", record.stderr);
+    }
+
+    #[test]
+    fn a_reason_quoting_binary_garbage_shows_its_nul_bytes_and_the_stderr_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        let cmd = r"printf 'before\0after\377\376 tail\0\n' >&2; exit 3";
+        let params = Params::new("command", BTreeMap::from([("cmd".to_string(), cmd.to_string())]));
+        let mut job = test_job("garbage", program, params);
+        job.cwd = Some(dir.path().to_path_buf());
+        let ctx = test_context(dir.path());
+        let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        let RunOutcome::Failed { reason } = &record.outcome else { panic!("{:?}", record.outcome) };
+        // The bytes that are not UTF-8 read as U+FFFD, as the captured output does; each NUL as U+2400.
+        assert!(reason.ends_with("exit status 3: before\u{2400}after\u{FFFD}\u{FFFD} tail\u{2400}"), "{reason:?}");
+        assert!(record.stderr.contains("before\0after\u{FFFD}\u{FFFD} tail\0\n"), "{:?}", record.stderr);
     }
 
     #[test]

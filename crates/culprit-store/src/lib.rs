@@ -364,6 +364,13 @@ pub const NEW_SESSION_STATUS: &str = "running";
 
 /// The result store. Writes take `&mut self`; every write is one transaction, so a crash or a failed write
 /// leaves the store as it was before the call.
+///
+/// Text is read back as it was saved, NUL bytes included, from either back end: a crashed benchmark's stderr, a param,
+/// a metric name or a commit subject can hold them, and a run must not fail to be stored for it. SQLite keeps them in
+/// its TEXT columns; PostgreSQL's `text` refuses NUL, so its back end stores each as U+FFFE `0` (and U+FFFE as two)
+/// and undoes that on reading. The one exception is a failed run's reason, a message for people: each NUL in it is
+/// saved as U+2400 (`culprit_core::model::NUL_SHOWN_AS`, as `RunOutcome::failed` makes reasons), so that it lists
+/// readably and no reader of the database cuts it short.
 pub trait Store {
     /// Where the store lives, for messages (a file path or a server address).
     fn location(&self) -> String;

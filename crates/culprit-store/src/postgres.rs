@@ -627,10 +627,8 @@ fn insert_run(
     let machine_id = machine_id(tx, &run.machine)?;
     let revision_id = revision_id(tx, &run.revision)?;
 
-    let (status, failure_reason) = match &run.outcome {
-        RunOutcome::Ok => ("ok", None),
-        RunOutcome::Failed { reason } => ("failed", Some(to_db(reason))),
-    };
+    let (status, failure_reason) = crate::record::stored_outcome(&run.outcome);
+    let failure_reason = failure_reason.as_deref().map(to_db);
     let import_key = options.import_key.as_deref().map(to_db);
     // A run an earlier importer stored under its former key, of the same job.yaml (lkp's records the kconfig, compiler
     // and result_root, which tell this run from another one that importer met first), is this run; the key it has

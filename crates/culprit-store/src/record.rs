@@ -2,7 +2,8 @@
 //! exactly the same records, and the parts of the run listing's SQL that do not depend on the placeholder syntax.
 
 use crate::{RunFilter, RunKind, RunStatus, StoreError};
-use culprit_core::model::RunRecord;
+use culprit_core::model::{nul_shown, RunOutcome, RunRecord};
+use std::borrow::Cow;
 
 /// Completes the run listing's SQL, the same for both back ends once their placeholder conditions are in
 /// `conditions`: the status and kind conditions, the WHERE clause, and the order (a bisect session's runs in the
@@ -48,6 +49,17 @@ pub(crate) fn validate_record(run: &RunRecord) -> Result<(), StoreError> {
         reason: format!("{} KiB is beyond any real machine", run.machine.memory_kib),
     })?;
     Ok(())
+}
+
+/// The status word and failure reason a run is stored with. The reason is a message for people, so each NUL in it
+/// is stored as `culprit_core::model::NUL_SHOWN_AS`, as [`RunOutcome::failed`] makes it: whatever made the run (the
+/// executor, a bisect's build, an import, another program through this crate), its reason lists readably and is not
+/// cut short at a NUL by any reader of the database. Every other text of the run is stored exactly.
+pub(crate) fn stored_outcome(outcome: &RunOutcome) -> (&'static str, Option<Cow<'_, str>>) {
+    match outcome {
+        RunOutcome::Ok => ("ok", None),
+        RunOutcome::Failed { reason } => ("failed", Some(nul_shown(reason))),
+    }
 }
 
 /// A stored run kind back as a [`RunKind`]; a word this build does not know is a damaged (or newer) store, said so.

@@ -875,10 +875,7 @@ fn insert_run(
         }
     }
 
-    let (status, failure_reason) = match &run.outcome {
-        RunOutcome::Ok => ("ok", None),
-        RunOutcome::Failed { reason } => ("failed", Some(reason.as_str())),
-    };
+    let (status, failure_reason) = crate::record::stored_outcome(&run.outcome);
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
          status, failure_reason, exit_code, stderr, import_key, kind) \
@@ -895,7 +892,7 @@ fn insert_run(
             run.started_at,
             run.ended_at,
             status,
-            failure_reason,
+            failure_reason.as_deref(),
             run.exit_code,
             run.stderr,
             options.import_key,

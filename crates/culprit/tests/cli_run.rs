@@ -314,3 +314,10 @@ fn a_job_without_monitor_keys_gets_the_default_set_with_proc_vmstat() {
     let faults = metrics["proc-vmstat.pgfault"].as_f64().unwrap_or_else(|| panic!("{line}"));
     assert!(faults > 0.0, "no page fault counted during the run: {line}");
 }
+
+#[test]
+fn a_run_writing_nul_bytes_to_stderr_is_stored_in_sqlite_with_a_readable_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nul.db");
+    common::a_run_writing_nul_bytes_is_stored_with_a_readable_reason(db.to_str().unwrap(), dir.path(), "garbage");
+}

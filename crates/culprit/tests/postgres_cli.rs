@@ -147,3 +147,13 @@ fn a_session_another_process_claims_in_the_store_is_listed_running_and_not_drive
     let status = session_row(&url, &repo, d)[1].clone();
     assert!(["found", "multiple", "not-reproduced", "inconclusive"].contains(&status.as_str()), "{status}");
 }
+
+#[test]
+fn a_run_writing_nul_bytes_to_stderr_is_stored_in_postgresql_with_a_readable_reason() {
+    // PostgreSQL's text refuses NUL; the store escapes it, so a farm keeps the run as a SQLite file does.
+    let Some(url) = server_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let label = format!("pg-nul-{}-{nanos}", std::process::id());
+    common::a_run_writing_nul_bytes_is_stored_with_a_readable_reason(&url, dir.path(), &label);
+}

@@ -3,7 +3,7 @@
 //! empty store, so reopening (a restart, another machine) is part of what is checked.
 
 use super::common::*;
-use culprit_core::model::{Revision, RunRecord};
+use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_store::{
     BisectCommit, BisectSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery, SaveOptions,
     Saved, SessionId, Store, StoreError,
@@ -490,4 +490,57 @@ pub fn run_kinds_keep_profiling_runs_apart(open: Opener<'_>) {
     assert_eq!(profiling_side.metrics["perf-profile.self.cycles-pp.memcpy"], vec![12.5]);
     assert_eq!((profiling_side.ok_runs.clone(), profiling_side.failed_runs), (vec![ids[2]], 1));
     assert_eq!(profiling_side.failure_reasons, vec!["perf record crashed".to_string()]);
+}
+
+/// A run whose text holds NUL bytes wherever a crashing program's output can put them (its stderr, the failure reason
+/// quoting stderr's last line, a param value, a metric name parsed from the output, a monitor's series), beside the
+/// U+FFFD that a lossy decoding of invalid UTF-8 leaves and the U+FFFE the PostgreSQL store escapes with. Everything
+/// reads back exactly, but for the reason, a message for people, whose NULs are stored shown as U+2400.
+pub fn nul_bytes_in_text_round_trip(open: Opener<'_>) {
+    let mut store = open();
+    let reason = "exit status 1: garbage \0\u{1}\u{FFFD} end\0";
+    let shown = "exit status 1: garbage \u{2400}\u{1}\u{FFFD} end\u{2400}";
+    let mut record = failed(run("nul-job", label("nul\0label"), "h", &[]), reason);
+    record.stderr = "started\n\0\0binary\u{FFFD}\u{FFFD} garbage\u{FFFE}0\0\ngarbage \0\u{1}\u{FFFD} end\0\n".into();
+    record.params.push(("cmd".into(), "printf '\0' >&2".into()));
+    record.params.push(("nul\0key".into(), "\0".into()));
+    record.job_yaml = "suite: command\ncmd: \"printf '\\0'\"\n# \0\n".into();
+    record.machine.cpu_model = "cpu\0model".into();
+    let mut ok = run("nul-job", label("nul\0label"), "h", &[("command.ops\0x", 1.0), ("command.ops", 2.0)]);
+    ok.monitors = vec![culprit_core::model::MonitorSeries {
+        monitor: "mon\0itor".into(),
+        times: vec![0.0],
+        series: [("ser\0ies".to_string(), vec![1.0])].into_iter().collect(),
+    }];
+    ok.raw_outputs = vec![culprit_core::model::RawOutput { name: "out\0put".into(), content: b"a\0b\xff".to_vec() }];
+    let failed_id = store.save_run(&record).unwrap();
+    let ok_id = store.save_run(&ok).unwrap();
+
+    // A new handle (another process, another machine of a farm) reads back every byte as it was given, but for the
+    // reason's NULs.
+    let store = open();
+    let expected = RunRecord { outcome: RunOutcome::Failed { reason: shown.into() }, ..record.clone() };
+    assert_eq!(store.run(failed_id).unwrap(), expected);
+    assert_eq!(store.run(ok_id).unwrap(), ok);
+    let listed = store.list_runs(&RunFilter { label: Some("nul\0label".into()), ..Default::default() }).unwrap();
+    assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), vec![failed_id, ok_id]);
+    assert_eq!(listed[0].failure_reason.as_deref(), Some(shown));
+    assert_eq!(store.resolve_revision("nul\0label").unwrap(), label("nul\0label"));
+    let samples = store.samples(&SampleQuery { revision_keys: vec!["nul\0label".into()], ..Default::default() });
+    let samples = samples.unwrap();
+    assert_eq!(samples[0].failure_reasons, vec![shown.to_string()]);
+    assert_eq!(samples[0].metrics.keys().collect::<Vec<_>>(), vec!["command.ops", "command.ops\0x"]);
+    assert_eq!(samples[0].metrics["command.ops\0x"], vec![1.0]);
+    let by_regex = SampleQuery {
+        revision_keys: vec!["nul\0label".into()],
+        metric_regex: Some("\0x$".into()),
+        ..Default::default()
+    };
+    assert_eq!(store.samples(&by_regex).unwrap()[0].metrics.len(), 1);
+
+    // A reason made as the run layer makes it is stored as it was made.
+    let mut made = record.clone();
+    made.outcome = RunOutcome::failed(reason);
+    let made_id = open().save_run(&made).unwrap();
+    assert_eq!(open().run(made_id).unwrap(), made);
 }

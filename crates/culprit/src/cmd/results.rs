@@ -4,7 +4,7 @@ use crate::cli::ResultsArgs;
 use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::Result;
-use culprit_core::model::{abbreviate, Revision};
+use culprit_core::model::{abbreviate, nul_shown, Revision};
 use culprit_store::{RunFilter, Store};
 
 pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
@@ -120,7 +120,8 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
                 Revision::Label { name } => format!("label:{name}"),
             },
             r.hostname,
-            r.failure_reason.as_deref().unwrap_or("").replace('\n', "\n    ")
+            // A reason stored before reasons showed their NULs is shown as a new one is.
+            nul_shown(r.failure_reason.as_deref().unwrap_or("")).replace('\n', "\n    ")
         ));
     }
     output::print(&out)
@@ -128,7 +129,8 @@ fn failures(store: &dyn Store, filter: RunFilter, json: bool) -> Result<()> {
 
 /// `results --run ID`: everything stored about one run, raw outputs included, so that a failure's reason ("see the
 /// run's raw output") can be followed without an lkp result root or sqlite3. Raw outputs that are not UTF-8 are
-/// shown with the invalid bytes replaced.
+/// shown with the invalid bytes replaced, and the NUL bytes of the text (a crashed program's garbage, which a
+/// terminal prints as nothing) as U+2400; `--json` gives the stored text as it is.
 fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()> {
     let record = store.run(id)?;
     // A profiling run's benchmark numbers carry perf's overhead: the run says what it was.
@@ -166,7 +168,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
     );
     out.push_str(&match &record.outcome {
         culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s\n", record.ended_at - record.started_at),
-        culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {reason}\n"),
+        culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {}\n", nul_shown(reason)),
     });
     if kind == culprit_store::RunKind::Profiling {
         out.push_str(
@@ -181,7 +183,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
     for raw in &record.raw_outputs {
         let text = String::from_utf8_lossy(&raw.content);
         out.push_str(&format!("raw output {} ({} bytes):\n", raw.name, raw.content.len()));
-        out.push_str(&text);
+        out.push_str(&nul_shown(&text));
         if !text.ends_with('\n') {
             out.push('\n');
         }
@@ -192,7 +194,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
             Some(raw) => out.push_str(&format!("stderr: the same as {}\n", raw.name)),
             None => {
                 out.push_str("stderr:\n");
-                out.push_str(&record.stderr);
+                out.push_str(&nul_shown(&record.stderr));
                 if !record.stderr.ends_with('\n') {
                     out.push('\n');
                 }

@@ -366,3 +366,35 @@ pub fn run_at_every_commit(db: &Path, repo: &Path, shas: &[String], job: &Path, 
     git(&["checkout", "-q", "main"]);
     let _ = std::fs::remove_file(repo.join("bench"));
 }
+
+/// `culprit run` into store `db` (a SQLite file or a PostgreSQL URL) of a command job whose program writes NUL bytes
+/// and bytes that are not UTF-8 to stderr and fails, under `label` (unique in a shared store): the failed run is
+/// stored, its reason shows each NUL as U+2400 wherever it is printed, and its stderr keeps the NULs.
+pub fn a_run_writing_nul_bytes_is_stored_with_a_readable_reason(db: &str, cwd: &Path, label: &str) {
+    // YAML's double quotes read `\\` as one backslash, so the shell's printf gets `\0`, `\377` and `\376`.
+    let command = r#"printf 'before\\0after\\377\\376 tail\\0\\n' >&2; exit 3"#;
+    let job = write(cwd, "garbage.yaml", &format!("suite: command\ncommand:\n  cmd: \"{command}\"\n"));
+    let shown = "exit status 3: before\u{2400}after\u{FFFD}\u{FFFD} tail\u{2400}";
+    let run = culprit(db, &["run", job.to_str().unwrap(), "-n", "1", "--label", label, "--monitors", "none"], cwd);
+    let said = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(1), "{said}");
+    assert!(said.contains(shown) && !said.contains('\0'), "{said:?}");
+
+    let failures = culprit(db, &["results", "--failures", "--json"], cwd);
+    assert!(failures.status.success(), "{}", String::from_utf8_lossy(&failures.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&failures.stdout).unwrap();
+    let ours = listed.as_array().unwrap().iter().find(|r| r["revision"]["name"] == label).cloned();
+    let ours = ours.unwrap_or_else(|| panic!("no failed run of {label}: {listed}"));
+    assert!(ours["failure_reason"].as_str().unwrap().ends_with(shown), "{ours}");
+
+    let id = ours["id"].to_string();
+    let json = culprit(db, &["results", "--run", &id, "--json"], cwd);
+    let record: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(record["outcome"]["reason"].as_str().unwrap().ends_with(shown), "{record}");
+    assert!(record["stderr"].as_str().unwrap().contains("before\0after\u{FFFD}\u{FFFD} tail\0\n"), "{record}");
+    let text = culprit(db, &["results", "--run", &id], cwd);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(text.contains("outcome: failed: ") && text.contains(shown), "{text}");
+    let stderr = "stderr:\nbefore\u{2400}after\u{FFFD}\u{FFFD} tail\u{2400}\n";
+    assert!(text.contains(stderr) && !text.contains('\0'), "{text:?}");
+}
