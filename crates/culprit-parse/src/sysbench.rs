@@ -190,8 +190,10 @@ fn patterns() -> &'static Patterns {
     static PATTERNS: OnceLock<Patterns> = OnceLock::new();
     let re = |s: &str| Regex::new(s).expect("static regex");
     PATTERNS.get_or_init(|| Patterns {
-        total_operations: re(r"Total operations:\s+[0-9]+\s+\(([0-9.]+)\s+.+\)"),
-        transferred: re(r".+\s+transferred\s+\(([0-9.]+)\s+.+\)"),
+        // sysbench prints the rates with `%8.2f` and `%4.2f`: below 10,000 operations a second (blocks of 1 MiB and
+        // more) the first reads `( 9231.89 per second)`, which lkp's pattern, without the spaces, drops.
+        total_operations: re(r"Total operations:\s+[0-9]+\s+\(\s*([0-9.]+)\s+.+\)"),
+        transferred: re(r".+\s+transferred\s+\(\s*([0-9.]+)\s+.+\)"),
         total_events: re(r"total number of events:\s+([0-9]+)"),
         events_per_second: re(r"events/s \(eps\):\s+([0-9.]+)"),
         time_elapsed: re(r"time elapsed:\s+([0-9.]+)"),
@@ -368,7 +370,7 @@ fn megabytes_from_mebibytes(mebibytes: &str) -> Option<String> {
     value.is_finite().then(|| format!("{:.2}", value * 1.048576))
 }
 
-#[cfg(test)]#[cfg(test)]
+#[cfg(test)]
 mod tests {
     use super::*;
 
