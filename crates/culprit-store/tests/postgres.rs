@@ -132,6 +132,7 @@ contract_tests!(
     invalid_records_are_refused_before_any_write,
     stored_names_are_found_by_new_handles,
     run_kinds_keep_profiling_runs_apart,
+    builds_keep_one_kconfigs_runs_apart,
 );
 
 #[test]
