@@ -24,7 +24,11 @@ fn lkp_tree(result: &Path, builds: &[(&str, &str, &[f64])]) {
             let levels = format!("hackbench/pipe-8-process-1600%/lkp-icl-2sp8/{ROOTFS}/{kconfig}/gcc-12/{sha}/{run}");
             let directory = result.join(&levels);
             std::fs::create_dir_all(&directory).unwrap();
-            let stats = serde_json::json!({ "hackbench.throughput": value });
+            let mut stats = serde_json::json!({ "hackbench.throughput": value });
+            // A metric of the -func build only, so that a --metric can match one build's runs and not the other's.
+            if *kconfig == FUNC {
+                stats["hackbench.func_only"] = serde_json::json!(run as f64);
+            }
             std::fs::write(directory.join("stats.json"), stats.to_string()).unwrap();
             let job = format!(
                 "suite: hackbench\ntestcase: hackbench\ncategory: benchmark\nnr_threads: 1600%\niterations: 4\n\
@@ -104,6 +108,16 @@ fn an_lkp_trees_two_kconfigs_of_one_commit_are_two_tables_and_a_kconfig_of_one_c
     assert_eq!(titles.len(), 2, "{markdown}");
     assert!(titles[0].ends_with(&format!("({ROOTFS}/{RHEL}/gcc-12)")), "{markdown}");
     assert!(titles[1].ends_with(&format!("({ROOTFS}/{FUNC}/gcc-12)")), "{markdown}");
+
+    // A --metric that only one build's runs have: the other build's table is left out, named by its build.
+    let only = culprit("t.db", &["compare", SHA_A, SHA_B, "--metric", "func_only", "--format", "json"], dir.path());
+    let tables: Value = serde_json::from_str(&stdout(&only)).unwrap();
+    assert_eq!(tables.as_array().unwrap().len(), 1, "{tables}");
+    assert_eq!(tables[0]["build"]["kconfig"], FUNC, "{tables}");
+    let warnings = String::from_utf8_lossy(&only.stderr);
+    let unmatched: Vec<&str> = warnings.lines().filter(|l| l.contains("no metric of its runs matches")).collect();
+    assert_eq!(unmatched.len(), 1, "{warnings}");
+    assert!(unmatched[0].contains(&format!("({ROOTFS}/{RHEL}/gcc-12): no metric")), "{warnings}");
 
     // `report --compare` reads one build's runs too: the table it reports has 3 runs a side, at that build's level.
     let report = culprit("t.db", &["report", "--compare", SHA_A, SHA_B, "--format", "json"], dir.path());

@@ -192,8 +192,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut json = Vec::new();
     // CSV is one table over every job (with a job column), rendered once every job is compared.
     let mut csv_tables = Vec::new();
-    // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
-    let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
+    // Tables whose runs have metrics, none of which --metric matches (by the table's title), with the names they do
+    // have.
+    let mut unmatched: Vec<(String, BTreeSet<String>)> = Vec::new();
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
     let table_count = tables.len();
     for table in &tables {
@@ -207,13 +208,13 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             build: build.clone(),
             ..SampleQuery::default()
         };
-        let stored = StoredRuns::read(store, &query)?;
-        if let Some(names) = unmatched_metric(store, &query, stored.has_metrics())? {
-            unmatched.push((job_name, names));
-            continue;
-        }
         // Several machines' or builds' tables of one job are told apart by them wherever the job is named.
         let title = &table.title();
+        let stored = StoredRuns::read(store, &query)?;
+        if let Some(names) = unmatched_metric(store, &query, stored.has_metrics())? {
+            unmatched.push((title.clone(), names));
+            continue;
+        }
         // The axes header is read from a run of the table's own machine and build, so that each build's table names
         // its own kconfig, compiler and rootfs.
         let of_table: Vec<RunSummary> = runs.iter().filter(|r| table.reads(r)).cloned().collect();
@@ -278,10 +279,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             let names: BTreeSet<String> = unmatched.into_iter().flat_map(|(_, names)| names).collect();
             bail!(no_metric_matches(pattern, &names));
         }
-        for (job_name, _) in unmatched {
+        for (title, _) in unmatched {
             let pattern = shell_quote(pattern);
-            warnings
-                .push(format!("{job_name}: no metric of its runs matches --metric {pattern}; its table is left out"));
+            warnings.push(format!("{title}: no metric of its runs matches --metric {pattern}; its table is left out"));
         }
     }
     if args.format == CompareFormat::Json {
