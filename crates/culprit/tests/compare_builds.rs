@@ -188,3 +188,39 @@ fn two_job_files_that_differ_only_in_kconfig_are_compared_build_by_build() {
         assert!(of_build[0].contains("6 usable run(s) in 2 point(s)"), "{notes:?}");
     }
 }
+
+#[test]
+fn a_bisects_mail_reads_the_runs_of_its_own_build() {
+    // A bisect's runs are of its job's build. Runs of the same job on the same machine at the same commits, of
+    // another kconfig (an lkp tree imported into the store), ten times slower, must not enter its mail's table.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(5, 3, 99);
+    let repo_arg = repo.to_str().unwrap();
+    let bisect = ["bisect", "--repo", repo_arg, "--good", &shas[0], "--bad", &shas[4], "--run", "./bench"];
+    let options = ["--build", "make -s", "--metric", "command.user_time"];
+    stdout(&culprit(&db, &[&bisect[..], &options].concat(), dir.path()));
+    stdout(&culprit(&db, &["report", "1", "-o", "mail"], dir.path()));
+    let before = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    assert!(before.contains("regression of command.user_time"), "{before}");
+    let results: Value = serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], dir.path()))).unwrap();
+    let here = results[0]["hostname"].as_str().unwrap().to_string();
+    // The bisect's job, of another kconfig, as this machine's lkp runs: the job's id leaves kconfig out.
+    let job = std::fs::read_to_string(dir.path().join("mail/job.yaml")).unwrap() + &format!("kconfig: {FUNC}\n");
+    for sha in &shas {
+        for n in 0..5 {
+            let run = dir.path().join(format!("other/bisect-run/x/{here}/{sha}/{n}"));
+            std::fs::create_dir_all(&run).unwrap();
+            let stats = format!("{{\"command.elapsed_time\": 10.{n}, \"command.user_time\": 10.{n}}}");
+            std::fs::write(run.join("stats.json"), stats).unwrap();
+            std::fs::write(run.join("job.yaml"), &job).unwrap();
+        }
+    }
+    let imported = stdout(&culprit(&db, &["import", "other"], dir.path()));
+    assert!(imported.contains(&format!("imported {} run(s)", 5 * shas.len())), "{imported}");
+    // They are the bisect's job, on its machine: pooled, they would be in its table.
+    let listed: Value = serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], dir.path()))).unwrap();
+    let groups = listed.as_array().unwrap();
+    assert!(groups.iter().all(|g| g["job_id"] == results[0]["job_id"] && g["hostname"] == here.as_str()), "{listed}");
+    let after = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    assert_eq!(before, after);
+}
