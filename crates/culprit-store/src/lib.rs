@@ -192,6 +192,8 @@ pub struct RunFilter {
     pub bisect_session: Option<SessionId>,
     /// Only runs of this kind; `None` lists both.
     pub kind: Option<RunKind>,
+    /// Only runs of this build (exactly: a part the build leaves empty matches only a run without that param).
+    pub build: Option<Build>,
 }
 
 impl RunFilter {
@@ -207,7 +209,46 @@ impl RunFilter {
         });
         let status_ok = self.status.is_none_or(|status| status == run.status());
         let kind_ok = self.kind.is_none_or(|kind| kind == run.kind);
-        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok && kind_ok
+        let build_ok = self.build.as_ref().is_none_or(|build| build == &run.build);
+        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok && kind_ok && build_ok
+    }
+}
+
+/// The build a run measured: lkp's rootfs, kconfig and compiler, the levels of its result path between the test box
+/// and the commit (`/result/<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`).
+/// They are metadata, left out of a job's id, so one job's runs at one commit may come from several builds; lkp reads
+/// each build's runs as a table of its own, and so does `culprit compare`. Each part is the run's stored param of
+/// that name, empty when the run has none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Build {
+    pub rootfs: String,
+    pub kconfig: String,
+    pub compiler: String,
+}
+
+impl Build {
+    /// The params a build is read from, in the order of lkp's result path.
+    pub const PARAMS: [&'static str; 3] = ["rootfs", "kconfig", "compiler"];
+
+    /// The build of a run with these stored params (the first value of each name, as the store reads it).
+    pub fn of_params(params: &[(String, String)]) -> Build {
+        let value = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+        Build { rootfs: value("rootfs"), kconfig: value("kconfig"), compiler: value("compiler") }
+    }
+
+    /// Whether the run has none of the three params.
+    pub fn is_empty(&self) -> bool {
+        self.rootfs.is_empty() && self.kconfig.is_empty() && self.compiler.is_empty()
+    }
+
+    /// The build as lkp's result path names it, its parts that are set joined by `/` (`debian-12/x86_64-rhel-8.3/
+    /// gcc-12`); a build without any reads `no rootfs/kconfig/compiler`.
+    pub fn label(&self) -> String {
+        if self.is_empty() {
+            return "no rootfs/kconfig/compiler".to_string();
+        }
+        let parts = [&self.rootfs, &self.kconfig, &self.compiler];
+        parts.iter().filter(|p| !p.is_empty()).map(|p| p.as_str()).collect::<Vec<_>>().join("/")
     }
 }
 
@@ -229,6 +270,10 @@ pub struct RunSummary {
     /// How the run was taken; summaries serialized before run kinds existed read plain.
     #[serde(default)]
     pub kind: RunKind,
+    /// The build the run measured (its rootfs, kconfig and compiler params); summaries serialized before builds
+    /// were listed read as runs without any.
+    #[serde(default)]
+    pub build: Build,
 }
 
 impl RunSummary {
@@ -255,16 +300,20 @@ pub struct SampleQuery {
     /// The kind of runs whose samples are read: plain runs unless a caller asks for the profiling ones. The two are
     /// never read together, since a profiling run's benchmark numbers carry perf's overhead.
     pub kind: RunKind,
+    /// Only the runs of this build; `None` reads every build's runs.
+    pub build: Option<Build>,
 }
 
 impl SampleQuery {
-    /// The run filter the query's job, testcase, machine and kind narrow to (revisions are looked up one by one).
+    /// The run filter the query's job, testcase, machine, kind and build narrow to (revisions are looked up one by
+    /// one).
     pub fn run_filter(&self) -> RunFilter {
         RunFilter {
             job: self.job.clone(),
             testcase: self.testcase.clone(),
             hostname: self.hostname.clone(),
             kind: Some(self.kind),
+            build: self.build.clone(),
             ..RunFilter::default()
         }
     }

@@ -24,8 +24,8 @@ use crate::packed::{
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
-    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter,
-    RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store, StoredRevision,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, NewBisectSession, RevisionSamples,
+    RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store, StoredRevision,
     NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -256,14 +256,23 @@ impl PostgresStore {
     }
 }
 
+/// The columns of a run listing. The build's three params are read from `run_params` by the run's id (its primary
+/// key's first column), the first value of each name as [`Build::of_params`] takes it, so that a listing can tell
+/// one build's runs from another's without reading every run's params.
 const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
      m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
-     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind \
+     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind, \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
 
-/// Runs of one revision, without the metric count that samples do not need.
+/// Runs of one revision, without the metric count that samples do not need, with the build they are narrowed by.
 const REVISION_RUNS_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, \
-     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind \
+     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind, \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
      WHERE r.revision_id = $1 ORDER BY r.id";
 
@@ -1064,6 +1073,11 @@ fn summary_from_row(location: &str, row: &Row) -> Result<RunSummary, StoreError>
         exit_code: convert_exit_code(location, id, row.get(13))?,
         metric_count: metric_count.max(0) as u64,
         kind: convert_run_kind(location, id, &kind)?,
+        build: Build {
+            rootfs: row.get::<_, Option<String>>(16).map(from_db).unwrap_or_default(),
+            kconfig: row.get::<_, Option<String>>(17).map(from_db).unwrap_or_default(),
+            compiler: row.get::<_, Option<String>>(18).map(from_db).unwrap_or_default(),
+        },
     })
 }
 

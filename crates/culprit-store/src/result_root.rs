@@ -33,8 +33,9 @@
 //! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
 //! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
 //! stored under its machine and run directory alone is still found (`lkp_import_keys`). Both builds' runs are one
-//! job's (kconfig and compiler are no part of its identity), so the import warns of each job, commit and machine
-//! whose runs came from more than one build.
+//! job's (kconfig and compiler are no part of its identity); `compare` gives each build its own table, by the rootfs,
+//! kconfig and compiler each run's job.yaml records, and the import tells of each job, commit and machine whose runs
+//! came from more than one build (warning where runs without a job.yaml leave their builds unrecorded).
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
@@ -583,8 +584,12 @@ pub struct ImportReport {
     pub groups: BTreeMap<ImportGroup, GroupCounts>,
     /// The builds (lkp's rootfs/kconfig/compiler levels, joined by `/`) each group's runs came from. A job, commit and
     /// machine of more than one build gets a warning: kconfig and compiler are not part of a job's identity (as for
-    /// `culprit run`), so its runs are one side of a comparison, built two ways.
+    /// `culprit run`), so its runs are one job's, built two ways, which compare tells apart by the rootfs, kconfig and
+    /// compiler each run's job.yaml records.
     pub builds: BTreeMap<ImportGroup, std::collections::BTreeSet<String>>,
+    /// The groups with a run that records no build (no rootfs, kconfig or compiler param: imported without its
+    /// job.yaml), whose builds compare cannot tell apart.
+    pub unrecorded_builds: std::collections::BTreeSet<ImportGroup>,
 }
 
 /// One job's runs at one revision on one machine.
@@ -650,18 +655,25 @@ pub fn import(
     Ok(report)
 }
 
-/// Warns of each job, commit and machine whose runs came from more than one build (lkp's kconfig, compiler or rootfs
-/// levels): lkp draws a table per build, but a job's identity leaves them out, so `compare` would read the builds'
-/// runs as one side, their difference as noise.
+/// Tells of each job, commit and machine whose runs came from more than one build (lkp's kconfig, compiler or rootfs
+/// levels): a job's identity leaves them out, so the builds' runs are stored under one job, and `compare` gives each
+/// build its own table, as lkp does, by the rootfs, kconfig and compiler the runs' job.yaml records. A run imported
+/// without its job.yaml records no build, so its builds cannot be told apart: the warning says so for those.
 fn warn_of_pooled_builds(report: &mut ImportReport) {
     for (group, builds) in &report.builds {
         if builds.len() < 2 {
             continue;
         }
+        let what = if report.unrecorded_builds.contains(group) {
+            "but some runs have no job.yaml to record their rootfs, kconfig and compiler, so compare reads those \
+             builds' runs as one side; import each build's runs into a store of its own (--db) to compare one build \
+             across commits"
+        } else {
+            "and compare gives each build its own table (by the rootfs, kconfig and compiler its job.yaml records)"
+        };
         let builds: Vec<&str> = builds.iter().map(String::as_str).collect();
         report.warnings.push(format!(
-            "{} at {} on {}: runs of {} builds ({}) are stored under one job, and compare reads them as one side; \
-             import each build's runs into a store of its own (--db) to compare one build across commits",
+            "{} at {} on {}: runs of {} builds ({}) are stored under one job, {what}",
             group.job_name,
             group.revision,
             group.hostname,
@@ -992,6 +1004,9 @@ fn import_runs(
             hostname: record.machine.hostname.clone(),
         };
         report.builds.entry(group.clone()).or_default().insert(place.lower_levels.join("/"));
+        if crate::Build::of_params(&record.params).is_empty() {
+            report.unrecorded_builds.insert(group.clone());
+        }
         let counts = report.groups.entry(group).or_default();
         match store.save_run_with(&record, &save)? {
             Saved::Inserted(id) => {

@@ -12,8 +12,9 @@ use crate::packed::{
     damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
 };
 use crate::{
-    parents_from_text, parents_to_text, BisectCommit, BisectSession, NewBisectSession, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions,
-    Saved, SessionId, Store, StoredRevision, NEW_SESSION_STATUS,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, NewBisectSession, RevisionSamples,
+    RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store, StoredRevision,
+    NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
@@ -364,6 +365,11 @@ impl SqliteStore {
                     failure_reason: row.get(12)?,
                     exit_code: row.get(13)?,
                     run_kind: row.get(14)?,
+                    build: Build {
+                        rootfs: row.get::<_, Option<String>>(15)?.unwrap_or_default(),
+                        kconfig: row.get::<_, Option<String>>(16)?.unwrap_or_default(),
+                        compiler: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
+                    },
                 })
             })
             .map_err(|e| self.classify(action, e))?;
@@ -396,6 +402,7 @@ impl SqliteStore {
                 exit_code,
                 metric_count,
                 kind,
+                build: row.build,
             });
         }
         Ok(summaries)
@@ -440,10 +447,17 @@ struct SummaryRow {
     failure_reason: Option<String>,
     exit_code: Option<i64>,
     run_kind: String,
+    build: Build,
 }
 
+/// The columns of a run listing. The build's three params are read from `run_params` by the run's id (its primary
+/// key's first column), the first value of each name as [`Build::of_params`] takes it, so that a listing can tell
+/// one build's runs from another's without reading every run's params.
 const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
-     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind \
+     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind, \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
+     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
      FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
 
 impl Store for SqliteStore {

@@ -5,7 +5,7 @@
 //! runs a store got from an importer that keyed them by machine and run directory alone found again.
 
 use culprit_store::result_root::{import, GroupCounts, ImportGroup, ImportOptions, ImportReport};
-use culprit_store::{RunFilter, SampleQuery, SqliteStore, Store};
+use culprit_store::{Build, RunFilter, SampleQuery, SqliteStore, Store};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -263,6 +263,31 @@ fn hackbench_second_kconfig(result: &Path) {
 }
 
 #[test]
+fn a_second_kconfigs_runs_without_their_job_yaml_are_said_to_read_as_one_side() {
+    // Runs copied without their job.yaml record no kconfig, so compare cannot give their build a table of its own:
+    // the import's warning says that for them, rather than that compare tells the builds apart.
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result");
+    result_tree(&result);
+    hackbench_second_kconfig(&result);
+    for sha in [SHA_A, SHA_B] {
+        for run in 0..2 {
+            let second = LOWER_LEVELS.replace("x86_64-rhel-9.4", "x86_64-kexec");
+            std::fs::remove_file(result.join(HACKBENCH).join(&second).join(sha).join(run.to_string()).join("job.yaml"))
+                .unwrap();
+        }
+    }
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let report = imported(&mut store, &result);
+    let pooled: Vec<&String> = report.warnings.iter().filter(|w| w.contains("builds (")).collect();
+    assert_eq!(pooled.len(), 2, "{:?}", report.warnings);
+    for warning in pooled {
+        assert!(warning.contains("no job.yaml") && warning.contains("one side"), "{warning}");
+        assert!(!warning.contains("each build its own table"), "{warning}");
+    }
+}
+
+#[test]
 fn one_commit_s_runs_of_two_kconfigs_are_all_stored_and_an_older_store_s_runs_found_again() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("result");
@@ -272,14 +297,31 @@ fn one_commit_s_runs_of_two_kconfigs_are_all_stored_and_an_older_store_s_runs_fo
     let report = imported(&mut store, &result);
     // Run 0 of the second kconfig is not run 0 of the first: both are stored.
     assert_eq!((report.imported.len(), report.already_stored.len()), (12, 0), "{report:?}");
-    // Kconfig is no part of the job's identity, so the two builds' runs are one side of a comparison: the import
-    // says so for each commit of the job, naming both builds, and for no other job.
+    // Kconfig is no part of the job's identity, so the two builds' runs are one job's, which compare tells apart by
+    // the kconfig their job.yaml records: the import says so for each commit of the job, naming both builds, and for
+    // no other job.
     let pooled: Vec<&String> = report.warnings.iter().filter(|w| w.contains("builds (")).collect();
     assert_eq!(pooled.len(), 2, "{:?}", report.warnings);
     for (warning, sha) in pooled.iter().zip([SHA_A, SHA_B]) {
         assert!(warning.contains(sha) && warning.contains("x86_64-kexec") && warning.contains("x86_64-rhel-9.4"));
-        assert!(warning.contains("runs of 2 builds") && warning.contains("one side"), "{warning}");
+        assert!(warning.contains("runs of 2 builds") && warning.contains("each build its own table"), "{warning}");
+        assert!(!warning.contains("one side"), "{warning}");
     }
+    assert!(!report.unrecorded_builds.iter().any(|g| g.job_name.starts_with("hackbench")), "{report:?}");
+    // Each run's build is the one its job.yaml records, so a query of one build reads that build's runs alone.
+    let kexec = Build {
+        rootfs: "debian-12-x86_64-20240206.cgz".into(),
+        kconfig: "x86_64-kexec".into(),
+        compiler: "gcc-12".into(),
+    };
+    let query = SampleQuery {
+        revision_keys: vec![SHA_A.into()],
+        metric_regex: Some("^hackbench\\.throughput$".into()),
+        build: Some(kexec),
+        ..Default::default()
+    };
+    let halves: Vec<f64> = (0..2).map(|run| hackbench_throughput(SHA_A, run) / 2.0).collect();
+    assert_eq!(store.samples(&query).unwrap()[0].metrics["hackbench.throughput"], halves);
     let throughput = |store: &SqliteStore| {
         let query = SampleQuery {
             revision_keys: vec![SHA_A.into()],

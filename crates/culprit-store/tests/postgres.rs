@@ -133,6 +133,7 @@ contract_tests!(
     stored_names_are_found_by_new_handles,
     run_kinds_keep_profiling_runs_apart,
     nul_bytes_in_text_round_trip,
+    builds_keep_one_kconfigs_runs_apart,
 );
 
 #[test]

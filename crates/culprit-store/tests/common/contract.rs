@@ -5,8 +5,8 @@
 use super::common::*;
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_store::{
-    BisectCommit, BisectSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery, SaveOptions,
-    Saved, SessionId, Store, StoreError,
+    BisectCommit, BisectSession, Build, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery,
+    SaveOptions, Saved, SessionId, Store, StoreError,
 };
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
@@ -543,4 +543,55 @@ pub fn nul_bytes_in_text_round_trip(open: Opener<'_>) {
     made.outcome = RunOutcome::failed(reason);
     let made_id = open().save_run(&made).unwrap();
     assert_eq!(open().run(made_id).unwrap(), made);
+}
+
+/// A run's build is its rootfs, kconfig and compiler params, listed with it: an lkp result tree's two kconfigs of one
+/// commit are one job's runs, and a listing or a sample query narrowed to one build reads that build's runs only. A
+/// part the run lacks is empty, and only its own name counts (`need_kconfig` is no kconfig); a param given twice
+/// reads as its first value, as `Build::of_params` reads a record.
+pub fn builds_keep_one_kconfigs_runs_apart(open: Opener<'_>) {
+    let mut store = open();
+    let of = |rootfs: &str, kconfig: &str, compiler: &str| Build {
+        rootfs: rootfs.into(),
+        kconfig: kconfig.into(),
+        compiler: compiler.into(),
+    };
+    let rhel = of("debian-12-x86_64-20240206.cgz", "x86_64-rhel-8.3", "gcc-12");
+    let func = of("debian-12-x86_64-20240206.cgz", "x86_64-rhel-8.3-func", "gcc-12");
+    let built = |build: &Build, value: f64| {
+        let mut record = run("j", commit(SHA_A), "h", &[("m", value)]);
+        record.params.push(("compiler".into(), build.compiler.clone()));
+        record.params.push(("kconfig".into(), build.kconfig.clone()));
+        record.params.push(("need_kconfig".into(), "KVM_GUEST".into()));
+        record.params.push(("rootfs".into(), build.rootfs.clone()));
+        record
+    };
+    let mut twice = built(&func, 52.0);
+    twice.params.push(("kconfig".into(), "x86_64-allyesconfig".into()));
+    assert_eq!(Build::of_params(&twice.params), func);
+    let plain = run("j", commit(SHA_A), "h", &[("m", 7.0)]);
+    let records = [built(&rhel, 100.0), built(&func, 50.0), built(&rhel, 102.0), twice, plain];
+    let ids: Vec<RunId> = records.iter().map(|r| store.save_run(r).unwrap()).collect();
+
+    let store = open();
+    let listed: Vec<Build> = store.list_runs(&RunFilter::default()).unwrap().into_iter().map(|r| r.build).collect();
+    assert_eq!(listed, vec![rhel.clone(), func.clone(), rhel.clone(), func.clone(), Build::default()]);
+    let of_build = |build: &Build| {
+        let filter = RunFilter { build: Some(build.clone()), revision_keys: vec![SHA_A.into()], ..Default::default() };
+        store.list_runs(&filter).unwrap().iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    assert_eq!(of_build(&rhel), vec![ids[0], ids[2]]);
+    assert_eq!(of_build(&func), vec![ids[1], ids[3]]);
+    assert_eq!(of_build(&Build::default()), vec![ids[4]]);
+    assert_eq!(of_build(&of("", "x86_64-rhel-8.3", "")), Vec::<RunId>::new());
+
+    let query = |build: Option<Build>| {
+        let query = SampleQuery { revision_keys: vec![SHA_A.into()], build, ..Default::default() };
+        let side = store.samples(&query).unwrap().remove(0);
+        (side.ok_runs, side.metrics.get("m").cloned().unwrap_or_default())
+    };
+    assert_eq!(query(Some(rhel)), (vec![ids[0], ids[2]], vec![100.0, 102.0]));
+    assert_eq!(query(Some(func)), (vec![ids[1], ids[3]], vec![50.0, 52.0]));
+    assert_eq!(query(Some(Build::default())), (vec![ids[4]], vec![7.0]));
+    assert_eq!(query(None).1, vec![100.0, 50.0, 102.0, 52.0, 7.0]);
 }

@@ -159,6 +159,9 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // and the checked-out commit, built with this --build, would be judged against them.
     let hostname = run_context().machine.hostname;
     let build = args.build.as_deref();
+    // The job file's kconfig, compiler and rootfs too: the store may hold runs of the same job at good and bad of
+    // another lkp build (imported from a /result tree), which are another table's runs, not this check's references.
+    let lkp_build = culprit_store::Build::of_params(&job.params);
     let mut built_otherwise = std::collections::BTreeSet::new();
     let mut stored = |store: &dyn Store, key: &str| -> Result<Vec<RunRecord>> {
         let ids: Vec<_> = store
@@ -169,7 +172,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 ..RunFilter::default()
             })?
             .into_iter()
-            .filter(|r| r.hostname == hostname)
+            .filter(|r| r.hostname == hostname && r.build == lkp_build)
             .map(|r| r.id)
             .collect();
         let (same, other): (Vec<RunRecord>, Vec<RunRecord>) =

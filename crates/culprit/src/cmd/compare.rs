@@ -18,7 +18,7 @@ use culprit_core::report::RunSources;
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
-use culprit_store::{RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
+use culprit_store::{Build, RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
@@ -182,6 +182,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     }
     let mut warnings = partial_job_warnings(&runs, &keys, &jobs);
     if let Some(param) = &args.by {
+        warnings.extend(pooled_builds_warnings(&jobs, &runs));
         let text = sweep(store, args, param, &jobs, &runs, &keys)?;
         return Ok(Rendered { text, warnings });
     }
@@ -191,32 +192,33 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut json = Vec::new();
     // CSV is one table over every job (with a job column), rendered once every job is compared.
     let mut csv_tables = Vec::new();
-    // Jobs whose runs have metrics, none of which --metric matches, with the names they do have.
-    let mut unmatched: Vec<(&str, BTreeSet<String>)> = Vec::new();
+    // Tables whose runs have metrics, none of which --metric matches (by the table's title), with the names they do
+    // have.
+    let mut unmatched: Vec<(String, BTreeSet<String>)> = Vec::new();
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
     let table_count = tables.len();
-    for MachineTable { job_id, job_name, machine, split } in &tables {
+    for table in &tables {
+        let MachineTable { job_id, job_name, machine, split, build } = table;
         let query = SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
             testcase: args.testcase.clone(),
             hostname: machine.clone().or_else(|| args.machine.clone()),
             metric_regex: args.metric.clone(),
+            build: build.clone(),
             ..SampleQuery::default()
         };
+        // Several machines' or builds' tables of one job are told apart by them wherever the job is named.
+        let title = &table.title();
         let stored = StoredRuns::read(store, &query)?;
         if let Some(names) = unmatched_metric(store, &query, stored.has_metrics())? {
-            unmatched.push((job_name, names));
+            unmatched.push((title.clone(), names));
             continue;
         }
-        // Several machines' tables of one job are told apart by their machine wherever the job is named.
-        let title = &match machine {
-            Some(machine) if *split => format!("{job_name} on {machine}"),
-            _ => job_name.clone(),
-        };
-        let on_machine: Vec<RunSummary> =
-            runs.iter().filter(|r| machine.as_ref().is_none_or(|m| &r.hostname == m)).cloned().collect();
-        let (plain, profiled) = stored.comparisons(axes_of(store, &on_machine, job_id)?);
+        // The axes header is read from a run of the table's own machine and build, so that each build's table names
+        // its own kconfig, compiler and rootfs.
+        let of_table: Vec<RunSummary> = runs.iter().filter(|r| table.reads(r)).cloned().collect();
+        let (plain, profiled) = stored.comparisons(axes_of(store, &of_table, job_id)?);
         let result = compare_profiled(&plain, profiled.as_ref(), &options)
             .with_context(|| format!("comparing job {job_name}"))?;
         let labels: Vec<String> = stored.plain.iter().map(|s| s.revision.short().to_string()).collect();
@@ -258,6 +260,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 if let (Some(machine), true) = (machine, split) {
                     value["machine"] = serde_json::json!(machine);
                 }
+                if let Some(build) = build {
+                    value["build"] = serde_json::to_value(build)?;
+                }
                 if let Some(sources) = &sources {
                     value["sources"] = serde_json::to_value(sources)?;
                 }
@@ -274,10 +279,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
             let names: BTreeSet<String> = unmatched.into_iter().flat_map(|(_, names)| names).collect();
             bail!(no_metric_matches(pattern, &names));
         }
-        for (job_name, _) in unmatched {
+        for (title, _) in unmatched {
             let pattern = shell_quote(pattern);
-            warnings
-                .push(format!("{job_name}: no metric of its runs matches --metric {pattern}; its table is left out"));
+            warnings.push(format!("{title}: no metric of its runs matches --metric {pattern}; its table is left out"));
         }
     }
     if args.format == CompareFormat::Json {
@@ -292,7 +296,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     Ok(Rendered { text: out, warnings })
 }
 
-/// One table [`machine_tables`] draws: a job, and the machine whose runs it reads.
+/// One table [`machine_tables`] draws: a job, and the machine and build whose runs it reads.
+#[derive(Clone)]
 pub(crate) struct MachineTable {
     pub(crate) job_id: String,
     pub(crate) job_name: String,
@@ -301,12 +306,40 @@ pub(crate) struct MachineTable {
     pub(crate) machine: Option<String>,
     /// Whether the job has a table per machine, so that its name needs the machine to tell them apart.
     pub(crate) split: bool,
+    /// The one build (rootfs, kconfig, compiler) whose runs the table reads, when the job's runs on its machine are
+    /// of several builds; `None` when they are all of one build (or no one build ran at every revision, under a
+    /// warning), and the table reads them all. Set, it is also what tells the job's tables apart by name.
+    pub(crate) build: Option<Build>,
 }
 
-/// The tables to draw: one per job and machine that ran the job at every revision, as lkp's tables are each of one
-/// tbox_group. Pooled, the runs of a farm's machines read as one side's noise, under the first machine's name. A
-/// job that no one machine ran at every revision keeps one table of all its runs, with a warning naming where each
-/// revision ran.
+impl MachineTable {
+    /// The table's name wherever the job is named: the job, with its machine when the job has a table per machine,
+    /// and its build when it has a table per build.
+    pub(crate) fn title(&self) -> String {
+        let mut title = self.job_name.clone();
+        if let (Some(machine), true) = (&self.machine, self.split) {
+            title.push_str(&format!(" on {machine}"));
+        }
+        if let Some(build) = &self.build {
+            title.push_str(&format!(" ({})", build.label()));
+        }
+        title
+    }
+
+    /// Whether a listed run is one of the table's: of its job, and of its machine and build where it has one.
+    pub(crate) fn reads(&self, run: &RunSummary) -> bool {
+        run.job_id == self.job_id
+            && self.machine.as_ref().is_none_or(|m| &run.hostname == m)
+            && self.build.as_ref().is_none_or(|b| &run.build == b)
+    }
+}
+
+/// The tables to draw: one per job, machine and build that ran the job at every revision, as lkp's tables are each
+/// of one tbox_group and one result path (rootfs, kconfig and compiler). Pooled, the runs of a farm's machines read
+/// as one side's noise, under the first machine's name, and so do the runs of two kconfigs of one commit. A job that
+/// no one machine ran at every revision keeps one table of all its runs, with a warning naming where each revision
+/// ran; so does a machine's runs of several builds none of which ran at every revision. A job whose runs are of one
+/// build has the tables it always had, named as they always were.
 pub(crate) fn machine_tables(
     jobs: &[(String, String)],
     runs: &[RunSummary],
@@ -320,12 +353,13 @@ pub(crate) fn machine_tables(
             job_name: job_name.clone(),
             machine: machine.map(str::to_string),
             split,
+            build: None,
         };
         let of_job: Vec<&RunSummary> = runs.iter().filter(|r| &r.job_id == job_id).collect();
         let machines: BTreeSet<&str> = of_job.iter().map(|r| r.hostname.as_str()).collect();
         if let [machine] = machines.iter().copied().collect::<Vec<_>>().as_slice() {
             // The store may hold other machines' runs of the job (that `--machine` left out): still one machine's.
-            tables.push(table(Some(machine), false));
+            tables.extend(build_tables(table(Some(machine), false), &of_job, keys, warnings));
             continue;
         }
         let ran_all = |machine: &str| {
@@ -346,7 +380,7 @@ pub(crate) fn machine_tables(
                  (its tbox_group names the first); run every revision on one machine to tell a change from theirs",
                 places.join("; ")
             ));
-            tables.push(table(None, false));
+            tables.extend(build_tables(table(None, false), &of_job, keys, warnings));
             continue;
         }
         let partial: Vec<&str> = machines.iter().copied().filter(|m| !whole.contains(m)).collect();
@@ -357,9 +391,77 @@ pub(crate) fn machine_tables(
                 partial.join(", ")
             ));
         }
-        tables.extend(whole.into_iter().map(|m| table(Some(m), true)));
+        for machine in whole {
+            tables.extend(build_tables(table(Some(machine), true), &of_job, keys, warnings));
+        }
     }
     tables
+}
+
+/// The tables of one job's place (`place`, a machine or the pooled machines): the place's own table when its runs
+/// are of one build, else one per build that ran the job at every revision. The builds that did not are left out
+/// with a warning naming them; when none did, the place keeps one table of every build's runs, with a warning naming
+/// the builds each revision ran.
+fn build_tables(
+    place: MachineTable,
+    of_job: &[&RunSummary],
+    keys: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<MachineTable> {
+    let here: Vec<&RunSummary> = of_job.iter().copied().filter(|r| place.reads(r)).collect();
+    let builds: BTreeSet<&Build> = here.iter().map(|r| &r.build).collect();
+    if builds.len() < 2 {
+        return vec![place];
+    }
+    let name = place.title();
+    let ran_all = |build: &Build| keys.iter().all(|k| here.iter().any(|r| &r.build == build && r.revision.key() == k));
+    let whole: Vec<&Build> = builds.iter().copied().filter(|b| ran_all(b)).collect();
+    let labels = |builds: &[&Build]| builds.iter().map(|b| b.label()).collect::<Vec<_>>().join(", ");
+    if whole.is_empty() {
+        let places: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                let ran = |b: &&Build| here.iter().any(|r| &r.build == *b && r.revision.key() == k);
+                let of: Vec<&Build> = builds.iter().copied().filter(ran).collect();
+                format!("{} of {}", abbreviate(k, 10), labels(&of))
+            })
+            .collect();
+        warnings.push(format!(
+            "{name}: no one build (rootfs/kconfig/compiler) ran it at every revision ({}), so its table compares \
+             different builds (its header names the first); run every revision of one build to tell a change from \
+             theirs",
+            places.join("; ")
+        ));
+        return vec![place];
+    }
+    let partial: Vec<&Build> = builds.iter().copied().filter(|b| !whole.contains(b)).collect();
+    if !partial.is_empty() {
+        warnings.push(format!(
+            "{name}: the runs of {} are left out: no table of that build, which did not run it at every revision",
+            labels(&partial)
+        ));
+    }
+    whole.into_iter().map(|build| MachineTable { build: Some(build.clone()), ..place.clone() }).collect()
+}
+
+/// The warnings of a sweep (`--by`) for each job whose runs are of several builds: a sweep point reads a job's
+/// runs, and no flag narrows them to one build, so the builds are pooled there; the table without `--by` draws one
+/// per build.
+fn pooled_builds_warnings(jobs: &[(String, String)], runs: &[RunSummary]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (job_id, job_name) in jobs {
+        let builds: BTreeSet<&Build> = runs.iter().filter(|r| &r.job_id == job_id).map(|r| &r.build).collect();
+        if builds.len() > 1 {
+            let labels: Vec<String> = builds.iter().map(|b| b.label()).collect();
+            warnings.push(format!(
+                "{job_name}: its runs are of {} builds ({}), pooled at each point of the sweep; compare without --by \
+                 draws a table per build",
+                builds.len(),
+                labels.join(", ")
+            ));
+        }
+    }
+    warnings
 }
 
 /// A stored revision for what the user typed; when the store does not know it and the current directory is a git
@@ -1017,6 +1119,80 @@ mod tests {
         assert_eq!(sorted(&["16", "2", "1", "8"]), ["1", "2", "8", "16"]);
         assert_eq!(sorted(&["5m", "30s", "1h"]), ["30s", "5m", "1h"]);
         assert_eq!(sorted(&["threads", "4k", "process", "512"]), ["512", "4k", "process", "threads"]);
+    }
+
+    /// A listed run of job `j` at revision `key` on `host`, of the build with kconfig `kconfig` (none when empty).
+    fn listed(id: i64, key: &str, host: &str, kconfig: &str) -> RunSummary {
+        RunSummary {
+            id: culprit_store::RunId(id),
+            job_id: "j".into(),
+            job_name: "job".into(),
+            testcase: "t".into(),
+            revision: Revision::Label { name: key.into() },
+            hostname: host.into(),
+            started_at: 0.0,
+            ended_at: 1.0,
+            failure_reason: None,
+            exit_code: Some(0),
+            metric_count: 1,
+            kind: RunKind::Plain,
+            build: Build { kconfig: kconfig.into(), ..Build::default() },
+        }
+    }
+
+    /// A table drawn, as (machine, kconfig of its build, title).
+    type Drawn = (Option<String>, Option<String>, String);
+
+    /// The tables drawn of `runs` at revisions a and b, and the warnings.
+    fn tables_of(runs: &[RunSummary]) -> (Vec<Drawn>, Vec<String>) {
+        let jobs = vec![("j".to_string(), "job".to_string())];
+        let keys = vec!["a".to_string(), "b".to_string()];
+        let mut warnings = Vec::new();
+        let tables = machine_tables(&jobs, runs, &keys, &mut warnings);
+        let drawn = tables.iter().map(|t| (t.machine.clone(), t.build.as_ref().map(|b| b.kconfig.clone()), t.title()));
+        (drawn.collect(), warnings)
+    }
+
+    #[test]
+    fn a_machines_runs_of_several_builds_are_a_table_per_build_that_ran_every_revision() {
+        let some = |s: &str| Some(s.to_string());
+        // One build: the table it always was, without a word of builds.
+        let one = [listed(1, "a", "m", "k1"), listed(2, "b", "m", "k1")];
+        assert_eq!(tables_of(&one), (vec![(some("m"), None, "job".into())], vec![]));
+        // Two builds at both revisions and a third at a only: a table each for the two, the third named.
+        let runs = [
+            listed(1, "a", "m", "k1"),
+            listed(2, "a", "m", "k2"),
+            listed(3, "b", "m", "k2"),
+            listed(4, "b", "m", "k1"),
+            listed(5, "a", "m", "k3"),
+        ];
+        let (tables, warnings) = tables_of(&runs);
+        let expected = vec![(some("m"), some("k1"), "job (k1)".into()), (some("m"), some("k2"), "job (k2)".into())];
+        assert_eq!(tables, expected);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("job: the runs of k3 are left out"), "{warnings:?}");
+        // Runs without any build param are a build of their own.
+        let (tables, _) = tables_of(&[&runs[..4], &[listed(6, "a", "m", ""), listed(7, "b", "m", "")]].concat());
+        assert_eq!(tables.len(), 3);
+        assert_eq!(tables[0], (some("m"), some(""), "job (no rootfs/kconfig/compiler)".into()));
+        // No build at both revisions: one table of both, under a warning naming each revision's builds.
+        let (tables, warnings) = tables_of(&[listed(1, "a", "m", "k1"), listed(2, "b", "m", "k2")]);
+        assert_eq!(tables, vec![(some("m"), None, "job".into())]);
+        assert!(warnings[0].contains("no one build") && warnings[0].contains("a of k1; b of k2"), "{warnings:?}");
+        // Per machine: each machine's builds are its own, and a title names both.
+        let farm = [
+            listed(1, "a", "m1", "k1"),
+            listed(2, "b", "m1", "k1"),
+            listed(3, "a", "m2", "k1"),
+            listed(4, "b", "m2", "k1"),
+            listed(5, "a", "m2", "k2"),
+            listed(6, "b", "m2", "k2"),
+        ];
+        let (tables, warnings) = tables_of(&farm);
+        let titles: Vec<&str> = tables.iter().map(|(_, _, title)| title.as_str()).collect();
+        assert_eq!(titles, ["job on m1", "job on m2 (k1)", "job on m2 (k2)"]);
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

@@ -31,6 +31,7 @@ use culprit_core::bisect::BisectConfig;
 use culprit_core::changepoint::{ChangePoint, TrackOptions};
 use culprit_core::model::{prose_short, MetricClass};
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
+use culprit_run::executor::JobRun;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
@@ -105,12 +106,14 @@ fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>
 }
 
 /// Successful and failed stored runs per commit of this job on this machine: the plain ones, which the history reads
-/// (a bisect's profiling runs of a culprit are not runs of the history).
-fn run_counts(store: &dyn Store, job_id: &str, hostname: &str) -> Result<HashMap<String, (usize, usize)>> {
+/// (a bisect's profiling runs of a culprit are not runs of the history), of the job file's build (its rootfs, kconfig
+/// and compiler), since runs of another build at a commit are another series' and measure nothing of this one.
+fn run_counts(store: &dyn Store, job: &JobRun, hostname: &str) -> Result<HashMap<String, (usize, usize)>> {
     let runs = store.list_runs(&RunFilter {
-        job: Some(job_id.to_string()),
+        job: Some(job.job_id.clone()),
         hostname: Some(hostname.to_string()),
         kind: Some(RunKind::Plain),
+        build: Some(culprit_store::Build::of_params(&job.params)),
         ..RunFilter::default()
     })?;
     let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
@@ -131,7 +134,7 @@ struct Plan {
     repo: PathBuf,
     reference: String,
     range: Vec<RangeCommit>,
-    job: culprit_run::executor::JobRun,
+    job: JobRun,
     config: SessionConfig,
     hostname: String,
 }
@@ -342,7 +345,7 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
 /// Blocks keep every build of a round alive, so interleaving costs no rebuilds. A job with `--deploy` is measured
 /// one commit at a time, since each switch of commit would be a deploy (a reboot for a kernel).
 fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, pass: &mut Pass) -> Result<bool> {
-    let counts = run_counts(store, &plan.job.job_id, &plan.hostname)?;
+    let counts = run_counts(store, &plan.job, &plan.hostname)?;
     let todo: Vec<(usize, usize)> = targets
         .iter()
         .filter_map(|&i| {

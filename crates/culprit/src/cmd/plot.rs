@@ -423,6 +423,7 @@ mod tests {
             job_id: "id".into(),
             job_name: "bench".into(),
             machine: "box".into(),
+            build: None,
             metric: "command.elapsed_time".into(),
             labels: (0..20).map(|i| i.to_string()).collect(),
             positions: vec![None; 20],

@@ -18,7 +18,7 @@ use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint};
 use culprit_run::process::shell_quote;
-use culprit_store::{RunFilter, RunKind, RunSummary, SampleQuery, SessionId, Store};
+use culprit_store::{Build, RunFilter, RunKind, RunSummary, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -145,18 +145,19 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
 /// [`compare_columns`] for `prespecified`), with where the rows came from when the revisions have profiling runs:
 /// every row from the plain runs but the perf rows they lack, which come from the profiling runs
 /// (`culprit_core::compare::profiled`), each set decided as a family of its own. Only the runs one `machine` took
-/// are read when it is given (all machines' runs when `None`).
+/// are read when it is given (all machines' runs when `None`), and only those of one `build` when that is given.
 pub fn compare_stored_on(
     store: &dyn Store,
     keys: &[String],
     job_id: &str,
-    machine: Option<&str>,
+    (machine, build): (Option<&str>, Option<&Build>),
     prespecified: Option<&str>,
 ) -> Result<(CompareResult, Option<RunSources>)> {
     let query = SampleQuery {
         revision_keys: keys.to_vec(),
         job: Some(job_id.to_string()),
         hostname: machine.map(str::to_string),
+        build: build.cloned(),
         ..SampleQuery::default()
     };
     let stored = StoredRuns::read(store, &query)?;
@@ -174,6 +175,7 @@ pub fn compare_stored_on(
         job: Some(job_id.to_string()),
         revision_keys: keys.to_vec(),
         hostname: machine.map(str::to_string),
+        build: build.cloned(),
         ..RunFilter::default()
     })?;
     let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
@@ -199,11 +201,17 @@ fn require_metric(comparison: &CompareResult, metric: &str) -> Result<()> {
 }
 
 /// A stored run of `job_id` at `key`, preferring a successful one: the source of testcase, machine and params.
-fn sample_run(store: &dyn Store, job_id: &str, key: &str, machine: Option<&str>) -> Result<RunRecord> {
+fn sample_run(
+    store: &dyn Store,
+    job_id: &str,
+    key: &str,
+    (machine, build): (Option<&str>, Option<&Build>),
+) -> Result<RunRecord> {
     let runs = store.list_runs(&RunFilter {
         job: Some(job_id.to_string()),
         revision_keys: vec![key.to_string()],
         hostname: machine.map(str::to_string),
+        build: build.cloned(),
         ..RunFilter::default()
     })?;
     let chosen = runs.iter().find(|r| r.failure_reason.is_none()).or(runs.first()).context("no stored run")?;
@@ -295,13 +303,16 @@ pub fn from_bisect(
     // The session's machine: on a farm's store other machines may have measured the same commits (each following
     // the branch), and their runs pooled with the session's would read the machines' difference as noise or change.
     let machine = records.first().map(|r| r.machine.hostname.clone());
+    // And the session's build: runs of another kconfig of the same commits (imported from lkp) are another table.
+    let build = records.first().map(|r| Build::of_params(&r.params));
     let keys = [base.sha.clone(), commit.sha.clone()];
-    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, machine.as_deref(), prespecified)
+    let place = (machine.as_deref(), build.as_ref());
+    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, place, prespecified)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
     if let Some(given) = given {
         require_metric(&comparison, given)?;
     }
-    let record = sample_run(store, &job_id, &commit.sha, machine.as_deref())?;
+    let record = sample_run(store, &job_id, &commit.sha, place)?;
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
         && outcome.culprits.iter().all(|c| c.located);
@@ -557,8 +568,8 @@ fn strongest_job(
 ) -> Result<(usize, (CompareResult, Option<RunSources>), String)> {
     let mut compared: Vec<(usize, (CompareResult, Option<RunSources>))> = Vec::new();
     let mut first_error = None;
-    for (i, MachineTable { job_id, machine, .. }) in jobs.iter().enumerate() {
-        match compare_stored_on(store, keys, job_id, machine.as_deref(), metric) {
+    for (i, MachineTable { job_id, machine, build, .. }) in jobs.iter().enumerate() {
+        match compare_stored_on(store, keys, job_id, (machine.as_deref(), build.as_ref()), metric) {
             Ok(result) => compared.push((i, result)),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -630,32 +641,39 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     }
     // A metric the user names is a question asked of the table, not one found in it: decided on its own.
     let metric_given = args.metric.as_deref();
-    let (job_id, machine, (comparison, sources), chosen) = match tables.as_slice() {
+    let (table, (comparison, sources), chosen) = match tables.as_slice() {
         [] => {
             let filters = Filters { job: args.job.as_deref(), machine: args.machine.as_deref(), ..Filters::default() };
             bail!(no_common_job(store, &keys, &filters)?)
         }
-        [MachineTable { job_id, machine, .. }] => {
-            (job_id, machine.clone(), compare_stored_on(store, &keys, job_id, machine.as_deref(), metric_given)?, None)
+        [table] => {
+            let place = (table.machine.as_deref(), table.build.as_ref());
+            (table, compare_stored_on(store, &keys, &table.job_id, place, metric_given)?, None)
         }
         several => {
             let (index, comparison, why) = strongest_job(store, &keys, several, metric_given)?;
-            let MachineTable { job_id, job_name, machine, .. } = &several[index];
+            let table = &several[index];
             let machines: std::collections::BTreeSet<&Option<String>> = several.iter().map(|t| &t.machine).collect();
-            let (count, name, choose) = match machine {
+            let (count, name, choose) = match &table.machine {
                 Some(machine) if machines.len() > 1 => (
                     format!("{} jobs and machines", several.len()),
-                    format!("{job_name} on {machine}"),
+                    format!("{} on {machine}", table.job_name),
                     "--job and --machine",
                 ),
-                _ => (format!("{} jobs", several.len()), job_name.clone(), "--job"),
+                _ => (format!("{} jobs", several.len()), table.job_name.clone(), "--job"),
+            };
+            // A build is named when the job has a table per build; no flag chooses one, so none is offered.
+            let (count, name) = match &table.build {
+                Some(build) => (format!("{count} and builds"), format!("{name} ({})", build.label())),
+                None => (count, name),
             };
             let said = format!("{count} ran at every revision; reporting {name}, {why} (choose another with {choose})");
-            (job_id, machine.clone(), comparison, Some(said))
+            (table, comparison, Some(said))
         }
     };
-    let runs: Vec<RunSummary> =
-        runs.into_iter().filter(|r| machine.as_ref().is_none_or(|m| &r.hostname == m)).collect();
+    let (job_id, machine, build) = (&table.job_id, table.machine.clone(), table.build.clone());
+    let place = (machine.as_deref(), build.as_ref());
+    let runs: Vec<RunSummary> = runs.into_iter().filter(|r| table.reads(r)).collect();
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
     }
@@ -680,13 +698,13 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             .or_else(|| (!all_failed.is_empty()).then(|| FAILED_RUNS_METRIC.to_string()))
             .context("the job has no program metric to report; name one with --metric")?,
     };
-    let bad_record = sample_run(store, job_id, &keys[1], machine.as_deref())?;
+    let bad_record = sample_run(store, job_id, &keys[1], place)?;
     // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
     // A metric without runs to decide on at some side has none; the sentence under the table then reads the
     // column's own verdict alone.
     let fix_verdict = match keys.get(1..3) {
         Some(bad_and_fix) if metric != FAILED_RUNS_METRIC => {
-            compare_stored_on(store, bad_and_fix, job_id, machine.as_deref(), Some(&metric))
+            compare_stored_on(store, bad_and_fix, job_id, place, Some(&metric))
                 .ok()
                 .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok())
         }

@@ -16,7 +16,7 @@ use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::{prose_short, Revision};
 use culprit_run::git;
 use culprit_store::{
-    BisectSession, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
+    BisectSession, Build, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -27,6 +27,9 @@ pub(crate) struct Series {
     pub job_id: String,
     pub job_name: String,
     pub machine: String,
+    /// The build whose runs the series reads, when the job's runs on the machine are of several (its name then ends
+    /// with the build); `None` when they are of one.
+    pub build: Option<Build>,
     pub metric: String,
     /// One label per point: a full SHA or a label.
     pub labels: Vec<String>,
@@ -250,6 +253,7 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOpti
             job_id: String::new(),
             job_name: file.display().to_string(),
             machine: String::new(),
+            build: None,
             metric: if metric.is_empty() { "value".to_string() } else { metric.clone() },
             positions: vec![None; labels.len()],
             labels: labels.clone(),
@@ -590,18 +594,30 @@ fn history_with(
         }
         bail!("no successful stored run matches {flags}; see `culprit results` for the jobs and machines there are");
     }
-    // Group the runs by (job, machine); order each group's revisions along the branch.
-    let mut groups: BTreeMap<(String, String), Vec<&RunSummary>> = BTreeMap::new();
+    // Group the runs by (job, machine, build); order each group's revisions along the branch. A job's runs on one
+    // machine of two builds (lkp's kconfigs of one commit) are two series, as compare draws them as two tables:
+    // pooled, the builds' difference would read as noise, or as a change where one build's runs stop.
+    let mut groups: BTreeMap<(String, String, Build), Vec<&RunSummary>> = BTreeMap::new();
     for r in &runs {
-        groups.entry((r.job_id.clone(), r.hostname.clone())).or_default().push(r);
+        groups.entry((r.job_id.clone(), r.hostname.clone(), r.build.clone())).or_default().push(r);
+    }
+    let mut builds_on: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (job_id, machine, _) in groups.keys() {
+        *builds_on.entry((job_id, machine)).or_default() += 1;
     }
     let mut notes = Vec::new();
     let mut series: Vec<Series> = Vec::new();
     let mut analyses: Vec<(String, Analysis)> = Vec::new();
     // Whether --metric matched a metric of any group's runs; when it never does, the history says so.
     let mut metric_matched = false;
-    for ((job_id, machine), group) in &groups {
-        let job_name = group.first().map(|r| r.job_name.clone()).unwrap_or_default();
+    for ((job_id, machine, build), group) in &groups {
+        // A job of one build on this machine is named and read as it always was; of several, each series is named
+        // by its build and reads that build's runs only.
+        let split = builds_on.get(&(job_id.as_str(), machine.as_str())).is_some_and(|n| *n > 1);
+        let mut job_name = group.first().map(|r| r.job_name.clone()).unwrap_or_default();
+        if split {
+            job_name.push_str(&format!(" ({})", build.label()));
+        }
         let mut on_branch: Vec<(usize, String)> = Vec::new();
         let mut labels: Vec<(f64, String)> = Vec::new();
         let mut off_branch = std::collections::BTreeSet::new();
@@ -664,6 +680,7 @@ fn history_with(
             testcase: filter.testcase.clone(),
             hostname: Some(machine.clone()),
             metric_regex: filter.metric.clone(),
+            build: split.then(|| build.clone()),
             ..SampleQuery::default()
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
@@ -687,6 +704,7 @@ fn history_with(
                         job_id: job_id.clone(),
                         job_name: job_name.clone(),
                         machine: machine.clone(),
+                        build: split.then(|| build.clone()),
                         metric: metric.clone(),
                         labels: keys.clone(),
                         positions: ordered.iter().map(|(p, _)| *p).collect(),
@@ -822,10 +840,12 @@ pub(crate) fn bisect_change(
 ) -> Result<Option<i64>> {
     let good = s.labels.get(c.before_index).context("no commit before the change")?.clone();
     let bad = s.labels.get(c.index).context("no commit after the change")?.clone();
+    // The job file is that of the series' own build, when the job has runs of several.
     let runs = store.list_runs(&RunFilter {
         job: Some(s.job_id.clone()),
         revision_keys: vec![bad.clone()],
         status: Some(RunStatus::Ok),
+        build: s.build.clone(),
         ..RunFilter::default()
     })?;
     let run = runs.first().context("no stored run of the job at the first commit after the change")?;
@@ -901,6 +921,7 @@ mod tests {
             job_id: "j".into(),
             job_name: "j".into(),
             machine: "m".into(),
+            build: None,
             metric: "ops".into(),
             labels: (0..levels.len()).map(|i| format!("c{i}")).collect(),
             // Every third commit of the branch was tested.

@@ -478,8 +478,11 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         column_of_runs(&label, None, patched_runs),
     ];
     let keys = vec![base.sha.clone(), bad.sha.clone(), label.clone()];
-    let stored_runs =
-        store.list_runs(&RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, ..RunFilter::default() })?;
+    // The header is read from a stored run of the build measured here: the store may hold the job's runs of another
+    // kconfig, compiler or rootfs at base or bad (imported from lkp), whose header would name that build.
+    let build = base_runs.first().map(|r| culprit_store::Build::of_params(&r.params));
+    let filter = RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, build, ..RunFilter::default() };
+    let stored_runs = store.list_runs(&filter)?;
     let axes = axes_of(store, &stored_runs, &job.job_id)?;
     // A metric fixed before measuring is decided as a family of its own; one picked from the table is not.
     let given = args.metric.clone().or(default_metric);
