@@ -460,6 +460,29 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
 }
 
 #[test]
+fn qa_45_a_sweep_reads_zero_everywhere_only_when_no_point_has_another_value() {
+    // fio reports the read bandwidth of a randwrite job as 0; `compare --by bs` printed that sweep as rows of 0.00.
+    // The test that leaves such a sweep out must keep a curve with a measured 0 at one point.
+    let sweep = |points: Vec<Vec<Vec<f64>>>| Sweep {
+        param: "bs".into(),
+        metric: "fio.read_bw_MBps".into(),
+        group: vec![("fio-setup-basic.rw".into(), "randwrite".into())],
+        columns: vec!["base".into(), "new".into()],
+        points: points
+            .into_iter()
+            .enumerate()
+            .map(|(i, samples)| SweepPoint { value: format!("{}k", 4 << i), samples })
+            .collect(),
+    };
+    let zeros = sweep(vec![vec![vec![0.0; 3], vec![0.0; 3]], vec![vec![0.0; 2], vec![]]]);
+    assert!(zeros.reads_zero_everywhere());
+    let fell_to_zero = sweep(vec![vec![vec![0.0; 3], vec![0.0; 3]], vec![vec![120.0, 118.0], vec![0.0, 0.0]]]);
+    assert!(!fell_to_zero.reads_zero_everywhere());
+    let one_run = sweep(vec![vec![vec![0.0, 0.0, 0.5], vec![0.0; 3]]]);
+    assert!(!one_run.reads_zero_everywhere());
+}
+
+#[test]
 fn qa_31_a_sweep_point_is_judged_by_its_metrics_direction_kind_and_unit() {
     // A sweep's points are compared under keys that add the point to the metric name; the tables that say which
     // way is better (`hackbench.throughput`, `stress-ng.*.ops_per_sec`: whole names), which rows count failures
