@@ -127,8 +127,10 @@ fn qa45_compare_by_leaves_out_sweeps_that_read_zero_everywhere_but_keeps_a_measu
     let args = ["compare", BASE, BAD, "--by", "bs", "--metric", "fio.(read|write)_bw_MBps$"];
     let out = common::culprit("s.db", &args, dir.path());
     let sweep = common::stdout(&out);
-    let expected =
-        ["fio.read_bw_MBps by bs (fio-setup-basic.rw=randread)", "fio.write_bw_MBps by bs (fio-setup-basic.rw=randwrite)"];
+    let expected = [
+        "fio.read_bw_MBps by bs (fio-setup-basic.rw=randread)",
+        "fio.write_bw_MBps by bs (fio-setup-basic.rw=randwrite)",
+    ];
     assert_eq!(titles(&sweep), expected, "{sweep}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
