@@ -316,13 +316,17 @@ fn qa15_a_table_cut_to_a_reports_rows_reckons_more_runs_against_the_family_that_
 #[test]
 fn qa_31_an_empty_markdown_table_says_why() {
     // With nothing changed the Markdown table was its header alone, which pasted reads as a broken table; the text
-    // table has said why in a footnote all along.
+    // table has said why in a footnote all along. Since QA 45 the header is left out too (GitLab and GitHub drew
+    // it as an empty grid), and the sentence is all there is.
     let input = pair("fio.write_iops", vec![100.0, 101.0, 99.0], vec![100.0, 99.5, 100.5]);
     let result = compare(&input, &CompareOptions::default()).expect("compares");
     let md = render_markdown(&result, RenderOptions::default());
-    let lines: Vec<&str> = md.lines().collect();
-    assert_eq!(lines.len(), 4, "{md}");
-    assert_eq!(lines[3], "No metric changed among 1 compared (`--all` shows every row).", "{md}");
+    assert_eq!(md, "No metric changed among 1 compared (`--all` shows every row).\n");
+    // With --all and no row at all, the sentence stays and does not point at --all.
+    let mut empty = result.clone();
+    empty.rows.clear();
+    let md = render_markdown(&empty, RenderOptions { all: true });
+    assert_eq!(md, "No metric changed among 0 compared.\n");
     let all = render_markdown(&result, RenderOptions { all: true });
     assert!(all.lines().nth(2).is_some_and(|l| l.starts_with("| `fio.write_iops` |")) && !all.contains("No metric"));
 }
@@ -476,6 +480,29 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
         lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"),
         "{text}"
     );
+}
+
+#[test]
+fn qa_45_a_sweep_reads_zero_everywhere_only_when_no_point_has_another_value() {
+    // fio reports the read bandwidth of a randwrite job as 0; `compare --by bs` printed that sweep as rows of 0.00.
+    // The test that leaves such a sweep out must keep a curve with a measured 0 at one point.
+    let sweep = |points: Vec<Vec<Vec<f64>>>| Sweep {
+        param: "bs".into(),
+        metric: "fio.read_bw_MBps".into(),
+        group: vec![("fio-setup-basic.rw".into(), "randwrite".into())],
+        columns: vec!["base".into(), "new".into()],
+        points: points
+            .into_iter()
+            .enumerate()
+            .map(|(i, samples)| SweepPoint { value: format!("{}k", 4 << i), samples })
+            .collect(),
+    };
+    let zeros = sweep(vec![vec![vec![0.0; 3], vec![0.0; 3]], vec![vec![0.0; 2], vec![]]]);
+    assert!(zeros.reads_zero_everywhere());
+    let fell_to_zero = sweep(vec![vec![vec![0.0; 3], vec![0.0; 3]], vec![vec![120.0, 118.0], vec![0.0, 0.0]]]);
+    assert!(!fell_to_zero.reads_zero_everywhere());
+    let one_run = sweep(vec![vec![vec![0.0, 0.0, 0.5], vec![0.0; 3]]]);
+    assert!(!one_run.reads_zero_everywhere());
 }
 
 #[test]

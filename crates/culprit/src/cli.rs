@@ -153,7 +153,7 @@ pub struct CompareArgs {
     /// Only metrics matching this regex; one that matches no metric of the compared runs is an error.
     #[arg(long)]
     pub metric: Option<String>,
-    /// Show every row, not only the changed ones.
+    /// Show every row, not only the changed ones (with --by: also the sweeps that read 0 everywhere).
     #[arg(long)]
     pub all: bool,
     #[arg(long, value_enum, default_value_t = CompareFormat::Table)]

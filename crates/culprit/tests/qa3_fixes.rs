@@ -83,7 +83,7 @@ fn qa_31_compare_by_a_param_no_job_has_names_the_params_to_sweep() {
         }
     }
     let err = refused(&culprit(&db, &["compare", "A", "B", "--job", "m-*", "--by", "nosuch"], dir.path()));
-    assert!(err.contains("has no param 'nosuch'"), "{err}");
+    assert!(err.contains("no job compared has a param 'nosuch'"), "{err}");
     assert!(err.contains("The jobs compared differ in command.cmd, command.executions; give one of those to --by"));
     let err = refused(&culprit(&db, &["compare", "A", "B", "--job", "s-*", "--by", "nosuch"], dir.path()));
     assert!(err.contains("No param differs between the jobs compared"), "{err}");

@@ -370,9 +370,20 @@ pub fn render_json(result: &CompareResult) -> String {
 }
 
 /// A Markdown table: one row per shown metric, per column the mean ± %stddev, and per non-base column the change
-/// and the verdict.
+/// and the verdict. Without a row to show there is no table, only the sentence saying that nothing changed.
 pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String {
     let mut out = String::new();
+    let shown: Vec<&MetricRow> = shown_rows(result, options).collect();
+    if shown.is_empty() {
+        // A header with no rows renders as an empty grid on GitLab and GitHub, which reads as a broken table; the
+        // text table prints no header either, and says the same in a footnote. A sentence of its own here, so it
+        // starts with a capital ("no metric ..." is ASCII).
+        let mut note = nothing_changed(result);
+        note[..1].make_ascii_uppercase();
+        let hint = if options.all { "" } else { " (`--all` shows every row)" };
+        let _ = writeln!(out, "{note}{hint}.");
+        return out;
+    }
     let mut header = vec!["metric".to_string()];
     let mut rule = vec!["---".to_string()];
     for (i, c) in result.columns.iter().enumerate() {
@@ -387,14 +398,6 @@ pub fn render_markdown(result: &CompareResult, options: RenderOptions) -> String
     }
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "| {} |", rule.join(" | "));
-    let shown: Vec<&MetricRow> = shown_rows(result, options).collect();
-    if shown.is_empty() && !options.all {
-        // A header with no rows pasted alone reads as a broken table; the text table says the same in a footnote.
-        // A sentence of its own here, so it starts with a capital ("no metric ..." is ASCII).
-        let mut note = nothing_changed(result);
-        note[..1].make_ascii_uppercase();
-        let _ = writeln!(out, "\n{note} (`--all` shows every row).");
-    }
     for row in shown {
         // A `|` ends a GitHub table cell even inside a code span unless it is escaped; the report's code span does
         // that and also keeps a backtick or a line break in a metric name from ending the span or the row.

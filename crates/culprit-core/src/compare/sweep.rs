@@ -35,6 +35,16 @@ pub struct Sweep {
     pub points: Vec<SweepPoint>,
 }
 
+impl Sweep {
+    /// Whether every value of the sweep, at every point and in every column, is 0: a curve with nothing on it, such
+    /// as fio's read bandwidth in a randwrite job, which fio reports (as 0) for the direction the job never used.
+    /// A point without samples counts for nothing either way. A single 0 among other values is a measurement (a
+    /// throughput that fell to 0 at one thread count) and keeps its sweep.
+    pub fn reads_zero_everywhere(&self) -> bool {
+        self.points.iter().flat_map(|p| p.samples.iter().flatten()).all(|x| *x == 0.0)
+    }
+}
+
 /// One rendered row: a param value and, per column, its statistics; per non-base column the change.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SweepRow {

@@ -7,7 +7,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{self, RenderOptions};
 use culprit_core::compare::sweep::{
-    render_sweep, render_sweeps_csv, render_sweeps_markdown, sweeps_rows, Sweep, SweepPoint,
+    render_sweep, render_sweeps_csv, render_sweeps_markdown, sweep_title, sweeps_rows, Sweep, SweepPoint,
 };
 use culprit_core::compare::profiled::compare_profiled;
 use culprit_core::compare::{
@@ -183,7 +183,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let mut warnings = partial_job_warnings(&runs, &keys, &jobs);
     if let Some(param) = &args.by {
         warnings.extend(pooled_builds_warnings(&jobs, &runs));
-        let text = sweep(store, args, param, &jobs, &runs, &keys)?;
+        let text = sweep(store, args, param, &jobs, &runs, &keys, &mut warnings)?;
         return Ok(Rendered { text, warnings });
     }
     let options = options(args);
@@ -784,16 +784,35 @@ pub fn params_by_lkp_name(params: &[(String, String)]) -> Vec<(String, String)> 
 /// A job's params as the store holds them, in job order.
 type Params = Vec<(String, String)>;
 
-/// One job of a sweep: its params, the value of the swept one, and its samples at each revision.
+/// One job of a sweep: its name, its params, the value of the swept one, and its samples at each revision.
 struct SweptJob {
+    id: String,
+    name: String,
     params: Vec<(String, String)>,
     value: String,
     samples: Vec<RevisionSamples>,
 }
 
+/// The param `--by PARAM` names in a job's params, as (key, value): the key itself, or a program's option of that
+/// name (`bs` for `fio-setup-basic.bs`).
+fn swept_param<'a>(params: &'a [(String, String)], param: &str) -> Option<&'a (String, String)> {
+    params.iter().find(|(k, _)| k == param || k.strip_suffix(param).is_some_and(|head| head.ends_with('.')))
+}
+
+/// Up to ten names (of jobs, of sweeps) for a warning, with the count of the rest.
+fn some_names(names: &[&str]) -> String {
+    const SHOWN: usize = 10;
+    let mut listed = names.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        listed.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    listed
+}
+
 /// `--by PARAM`: one row per value of the param, one column per revision, for one metric (the KPI, or each metric
 /// `--metric` matches). Jobs that also differ in other params are never pooled into one point: each combination of
-/// those params is a sweep of its own, titled with the values it holds them at.
+/// those params is a sweep of its own, titled with the values it holds them at. The jobs compared that lack the
+/// param, or whose runs have none of the metrics shown, are left out and named in `warnings`.
 fn sweep(
     store: &dyn Store,
     args: &CompareArgs,
@@ -801,24 +820,8 @@ fn sweep(
     jobs: &[(String, String)],
     runs: &[RunSummary],
     keys: &[String],
+    warnings: &mut Vec<String>,
 ) -> Result<String> {
-    // A scaling curve is of one machine: pooled, a farm's machines at one point would read as that point's noise,
-    // and machines that ran different points would draw their difference as the curve. The table draws one per
-    // machine; a sweep asks for the one to draw.
-    let machines: BTreeSet<&str> =
-        runs.iter().filter(|r| jobs.iter().any(|(id, _)| id == &r.job_id)).map(|r| r.hostname.as_str()).collect();
-    if machines.len() > 1 {
-        let names: Vec<&str> = machines.into_iter().collect();
-        bail!(
-            "the jobs swept by {param} ran on {} machines ({}); a scaling view draws one machine's runs: name it with \
-             --machine {}",
-            names.len(),
-            names.join(", "),
-            names[0]
-        );
-    }
-    let mut measured: Vec<SweptJob> = Vec::new();
-    let mut swept_keys: BTreeSet<String> = BTreeSet::new();
     // Every job's params are read first, so that a param no job has can be answered with the ones they do have.
     let mut params_of: Vec<(&String, &String, Params)> = Vec::new();
     for (job_id, job_name) in jobs {
@@ -830,15 +833,28 @@ fn sweep(
         let params = params.into_iter().filter(|(k, _)| is_axis(k) || k == param).collect();
         params_of.push((job_id, job_name, params));
     }
-    for (job_id, job_name, params) in &params_of {
-        let Some((key, value)) = params.iter().find(|(k, _)| k == param || k.ends_with(&format!(".{param}"))).cloned()
-        else {
-            bail!(
-                "job {job_name} has no param '{param}'; --by needs jobs that differ in it (a matrix over {param}). {}",
-                params_to_sweep(params_of.iter().map(|(_, _, p)| p.as_slice()))
-            );
-        };
-        swept_keys.insert(key);
+    // A developer runs several job files per commit into one store (a fio matrix, a stress-ng run, hackbench): the
+    // sweep is of the jobs that have the param, and the others are named on stderr, as the table names the jobs a
+    // revision lacks. The whole comparison was refused for any one job without the param, so --by worked only
+    // with a --job glob that picked the matrix out.
+    let (having, lacking): (Vec<_>, Vec<_>) =
+        params_of.iter().partition(|(_, _, params)| swept_param(params, param).is_some());
+    if having.is_empty() {
+        bail!(
+            "no job compared has a param '{param}'; --by needs jobs that differ in it (a matrix over {param}). {}",
+            params_to_sweep(&sweepable_jobs(store, args, keys, &params_of)?)
+        );
+    }
+    if !lacking.is_empty() {
+        let names: Vec<&str> = lacking.iter().map(|(_, name, _)| name.as_str()).collect();
+        warnings.push(format!(
+            "left out of the sweep by {param}, having no param '{param}': {} (--job picks the jobs to compare)",
+            some_names(&names)
+        ));
+    }
+    let mut measured: Vec<SweptJob> = Vec::new();
+    for (job_id, job_name, params) in &having {
+        let Some((_, value)) = swept_param(params, param) else { continue };
         let query = SampleQuery {
             revision_keys: keys.to_vec(),
             job: Some((*job_id).clone()),
@@ -847,11 +863,48 @@ fn sweep(
             metric_regex: args.metric.clone(),
             ..SampleQuery::default()
         };
-        measured.push(SweptJob { params: params.clone(), value, samples: store.samples(&query)? });
+        let samples = store.samples(&query)?;
+        let (id, name, value) = ((*job_id).clone(), (*job_name).clone(), value.clone());
+        measured.push(SweptJob { id, name, params: params.clone(), value, samples });
     }
-    let values: BTreeSet<&str> = measured.iter().map(|j| j.value.as_str()).collect();
+    let values: BTreeSet<String> = measured.iter().map(|j| j.value.clone()).collect();
+    let values: BTreeSet<&str> = values.iter().map(String::as_str).collect();
+    let metrics = sweep_metrics(store, args, param, keys, &measured)?;
+    // A job with the param whose runs have none of the metrics shown (a stress-ng matrix over nr_threads beside
+    // hackbench's, with --metric hackbench.throughput) has no point in any sweep; kept, its params would still
+    // split the others into groups titled with its own settings, empty in every job that has the metric.
+    let (measured, unmeasured): (Vec<SweptJob>, Vec<SweptJob>) = measured
+        .into_iter()
+        .partition(|j| j.samples.iter().any(|s| metrics.iter().any(|m| s.metrics.contains_key(m))));
+    if !unmeasured.is_empty() {
+        let names: Vec<&str> = unmeasured.iter().map(|j| j.name.as_str()).collect();
+        let why = match &args.metric {
+            Some(pattern) => format!("no metric of their runs matches --metric {}", shell_quote(pattern)),
+            None => format!("their runs have no {}; name a metric of theirs with --metric", metrics.join(", ")),
+        };
+        warnings.push(format!("left out of the sweep by {param}, {why}: {}", some_names(&names)));
+    }
+    // A scaling curve is of one machine: pooled, a farm's machines at one point would read as that point's noise,
+    // and machines that ran different points would draw their difference as the curve. The table draws one per
+    // machine; a sweep asks for the one to draw.
+    let machines: BTreeSet<&str> = runs
+        .iter()
+        .filter(|r| measured.iter().any(|j| j.id == r.job_id))
+        .map(|r| r.hostname.as_str())
+        .collect();
+    if machines.len() > 1 {
+        let names: Vec<&str> = machines.into_iter().collect();
+        bail!(
+            "the jobs swept by {param} ran on {} machines ({}); a scaling view draws one machine's runs: name it with \
+             --machine {}",
+            names.len(),
+            names.join(", "),
+            names[0]
+        );
+    }
+    let swept_keys: BTreeSet<String> =
+        measured.iter().filter_map(|j| swept_param(&j.params, param)).map(|(k, _)| k.clone()).collect();
     let others = differing_params(measured.iter().map(|j| j.params.as_slice()), &swept_keys);
-    let metrics = sweep_metrics(store, args, jobs, keys, &measured)?;
     if values.len() < 2 {
         let value = values.iter().next().copied().unwrap_or("");
         let differ = if others.is_empty() {
@@ -859,9 +912,11 @@ fn sweep(
         } else {
             format!("they differ in {}", others.join(", "))
         };
+        let every =
+            if lacking.is_empty() { "every job compared".to_string() } else { format!("every job with {param}") };
         bail!(
-            "every job compared has {param} = {value}, so there is nothing to sweep; --by needs a param whose value \
-             differs between the jobs ({differ})"
+            "{every} has {param} = {value}, so there is nothing to sweep; --by needs a param whose value differs \
+             between the jobs ({differ})"
         );
     }
     // One group per combination of the other differing params, in the order the jobs come.
@@ -918,6 +973,22 @@ fn sweep(
             });
         }
     }
+    // A sweep of zeros at every point and revision is a metric the jobs do not produce (fio reports the read
+    // bandwidth of a randwrite job as 0), printed as rows of `0.00 +0.0% 0.00` between the curves that matter.
+    // It is left out and named, unless --all asks for every row or it is all there is to show.
+    if !args.all && sweeps.iter().any(|s| !s.reads_zero_everywhere()) {
+        let (kept, zero): (Vec<Sweep>, Vec<Sweep>) = sweeps.into_iter().partition(|s| !s.reads_zero_everywhere());
+        sweeps = kept;
+        if !zero.is_empty() {
+            let titles: Vec<String> = zero.iter().map(sweep_title).collect();
+            let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
+            warnings.push(format!(
+                "left out {} sweep(s) that read 0 at every point at every revision (--all shows them): {}",
+                zero.len(),
+                some_names(&titles)
+            ));
+        }
+    }
     let rows = sweeps_rows(&sweeps, &options(args))?;
     if let Some(path) = &args.plot {
         let mut order: Vec<&str> = values.iter().copied().collect();
@@ -950,20 +1021,64 @@ fn sweep(
     })
 }
 
-/// What a refused `--by` param can be instead: the params whose value differs between the jobs compared, or, when
-/// none does, the params they have (each one value, so a matrix over one of them is needed first).
-fn params_to_sweep<'a>(jobs: impl Iterator<Item = &'a [(String, String)]> + Clone) -> String {
-    let differ = differing_params(jobs.clone(), &BTreeSet::new());
-    if !differ.is_empty() {
-        return format!("The jobs compared differ in {}; give one of those to --by", differ.join(", "));
+/// The params of the jobs that a refused `--by` param's suggestions are read from: with `--metric`, those whose runs
+/// have a metric it matches (a param only jobs without the metric have would draw nothing), else, or when no job's
+/// runs have one, every job compared.
+fn sweepable_jobs<'a>(
+    store: &dyn Store,
+    args: &CompareArgs,
+    keys: &[String],
+    params_of: &'a [(&String, &String, Params)],
+) -> Result<Vec<&'a [(String, String)]>> {
+    let every: Vec<&[(String, String)]> = params_of.iter().map(|(_, _, p)| p.as_slice()).collect();
+    if args.metric.is_none() {
+        return Ok(every);
     }
+    let mut with_metric = Vec::new();
+    for (job_id, _, params) in params_of {
+        let query = SampleQuery {
+            revision_keys: keys.to_vec(),
+            job: Some((*job_id).clone()),
+            testcase: args.testcase.clone(),
+            hostname: args.machine.clone(),
+            metric_regex: args.metric.clone(),
+            ..SampleQuery::default()
+        };
+        if store.samples(&query)?.iter().any(|s| !s.metrics.is_empty()) {
+            with_metric.push(params.as_slice());
+        }
+    }
+    Ok(if with_metric.is_empty() { every } else { with_metric })
+}
+
+/// What a refused `--by` param can be instead: the params a sweep can be drawn over, each with two values or more
+/// among the jobs that have it, or, when there is none, the params the jobs have (each of one value, so a matrix
+/// over one of them is needed first). A param some jobs lack is not one that differs for that alone: `--by` leaves
+/// those jobs out, so the suggestion named params (even the refused one) that would then have nothing to sweep.
+fn params_to_sweep(jobs: &[&[(String, String)]]) -> String {
     let mut have: Vec<&str> = Vec::new();
     for params in jobs {
-        for (k, v) in params {
+        for (k, v) in params.iter() {
             if !NOT_AXES.contains(&k.as_str()) && !v.is_empty() && !have.contains(&k.as_str()) {
                 have.push(k);
             }
         }
+    }
+    let sweepable: Vec<&str> = have
+        .iter()
+        .copied()
+        .filter(|key| {
+            let values: BTreeSet<&str> = jobs
+                .iter()
+                .filter_map(|params| params.iter().find(|(k, _)| k == key))
+                .map(|(_, v)| v.as_str())
+                .filter(|v| !v.is_empty())
+                .collect();
+            values.len() > 1
+        })
+        .collect();
+    if !sweepable.is_empty() {
+        return format!("The jobs compared differ in {}; give one of those to --by", sweepable.join(", "));
     }
     match have.as_slice() {
         [] => "The jobs compared have no params, so there is nothing to sweep".to_string(),
@@ -1006,7 +1121,7 @@ fn differing_params<'a>(
 fn sweep_metrics(
     store: &dyn Store,
     args: &CompareArgs,
-    jobs: &[(String, String)],
+    param: &str,
     keys: &[String],
     measured: &[SweptJob],
 ) -> Result<Vec<String>> {
@@ -1015,10 +1130,10 @@ fn sweep_metrics(
     if let Some(pattern) = &args.metric {
         if names.is_empty() {
             let mut every = BTreeSet::new();
-            for (job_id, _) in jobs {
+            for job in measured {
                 let query = SampleQuery {
                     revision_keys: keys.to_vec(),
-                    job: Some(job_id.clone()),
+                    job: Some(job.id.clone()),
                     testcase: args.testcase.clone(),
                     hostname: args.machine.clone(),
                     metric_regex: None,
@@ -1026,7 +1141,14 @@ fn sweep_metrics(
                 };
                 every.extend(store.samples(&query)?.into_iter().flat_map(|s| s.metrics.into_keys()));
             }
-            bail!(no_metric_matches(pattern, &every));
+            // The runs named are those of the jobs the sweep is of: another job's metrics cannot be swept by a
+            // param it does not have.
+            bail!(
+                "--metric {} matches no metric of the jobs that have {param}; their runs have {}. --metric takes a \
+                 regex over metric names",
+                shell_quote(pattern),
+                some_metric_names(&every)
+            );
         }
         let program: Vec<String> =
             names.iter().filter(|k| MetricClass::of(k) == MetricClass::Program).map(|k| k.to_string()).collect();
