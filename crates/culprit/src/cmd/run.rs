@@ -446,7 +446,10 @@ fn plan_one(
             .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
     }
 
-    let name = job.name();
+    // The name the runs are stored under leaves out the revision values lkp's split-job appends to its file names
+    // (`commit:` of a finished lkp job.yaml): the store keeps the revision beside the job, as `culprit import` does,
+    // and a job run from such a file was listed as `...-tb-0x5003006-8cc621d2f45d...`, a name per commit.
+    let name = job.name_across_revisions();
     let name = if name.is_empty() { stem.to_string() } else { name };
     let mut flat = BTreeMap::new();
     flatten("", job.params(), &mut flat);
