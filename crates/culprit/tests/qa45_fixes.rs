@@ -104,3 +104,20 @@ fn qa45_two_command_jobs_cut_at_31_characters_have_names_of_their_own_and_old_ru
     let only_b = common::stdout(&culprit(&db, &["results", "--job", &short], dir.path()));
     assert!(only_b.contains(" label:old-b ") && !only_b.contains(" label:old "), "{only_b}");
 }
+
+#[test]
+fn qa45_a_job_files_commit_stays_out_of_the_stored_job_name() {
+    // An lkp job.yaml names its commit; lkp's split-job appends it to file names, and `culprit run` stored it in the
+    // job's name (`...-tb-0x5003006-8cc621d2f...`), a name per commit for one job, while `culprit import` did not.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let sha = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
+    let job = format!("suite: cj\nucode: '0x5003006'\ncommit: {sha}\ncommand:\n  cmd: echo 1\n");
+    std::fs::write(dir.path().join("cj.yaml"), job).unwrap();
+    let run = ["run", "cj.yaml", "-n", "1", "--label", "x", "--monitors", "none"];
+    common::stdout(&culprit(&db, &run, dir.path()));
+    let listing = common::stdout(&culprit(&db, &["results"], dir.path()));
+    let line = listing.lines().find(|l| l.contains(" label:x ")).unwrap_or_else(|| panic!("{listing}"));
+    assert!(line.starts_with("cj-echo_1-0x5003006 "), "{listing}");
+    assert!(!listing.contains("8cc621d2"), "{listing}");
+}
