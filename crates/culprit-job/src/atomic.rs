@@ -508,7 +508,11 @@ impl AtomicJob {
     /// (`fsmark-1x-16d-...-1x-16d-...`). `None` when `name` does not end with them, or when the job's `job_origin`
     /// would name the file's jobs after itself instead (a stem that starts with the origin's stem and `-`).
     pub fn stem_named(&self, name: &str) -> Option<String> {
-        let stem = name.strip_suffix(&self.name_from(""))?;
+        let suffix = self.name_from("");
+        // A name stored before names that leave part of the job out ended with its id (QA 45) has no `~<id>`; its
+        // stem is the same.
+        let before_ids = suffix.replacen(&format!("~{}", &self.id()[..NAME_ID_DIGITS]), "", 1);
+        let stem = name.strip_suffix(&suffix).or_else(|| name.strip_suffix(&before_ids))?;
         let origin = self.params.get("job_origin").and_then(scalar_text).map(|o| file_stem(&o));
         let origin_names = origin.is_some_and(|o| !o.is_empty() && stem.starts_with(&format!("{o}-")));
         (!stem.is_empty() && !origin_names).then(|| stem.to_string())

@@ -323,6 +323,8 @@ fn names_cut_by_lkps_31_characters_end_with_the_jobs_id_and_differ_where_the_job
     // A file written under the name reads back as the job of that name, the id not doubled (`split`, track).
     let stem = a.stem_named(&a.name()).unwrap();
     assert_eq!(stem, "fl");
+    // So does the name the job was stored under before names ended with the id (track --bisect of its old runs).
+    assert_eq!(a.stem_named("fl-perf_bench_sched_pipe_-l_100000").as_deref(), Some("fl"));
 }
 
 #[test]
