@@ -14,6 +14,9 @@ use std::sync::Arc;
 /// How much of each value lkp keeps in `path_params` (`v.to_s[0..30]`).
 const PATH_VALUE_CHARS: usize = 31;
 
+/// How many digits of the job's id end a name whose path_params leave part of the workload out.
+pub const NAME_ID_DIGITS: usize = 8;
+
 /// Finds lines of keys in the file an atomic job came from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Locator {
@@ -215,17 +218,24 @@ fn is_workload_key(key: &str) -> bool {
     !matches!(key_role(key), KeyRole::Metadata | KeyRole::Monitor(_))
 }
 
-fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) {
+/// Collects the `(key, value)` pairs path_params are made of; returns whether a hash that counts in the job's id was
+/// left out of them (a command's `capture`).
+fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) -> bool {
     match value {
         // A `command` job's `capture` and `provenance` regexes say how to read its output, not what it runs; in
         // names they are only noise (`ops: ([0-9.]+)` becomes `ops:___0-9.__`). They still count in the job's id.
-        Value::Mapping(_) if key == "capture" || key == "provenance" => {}
+        Value::Mapping(inner) if key == "capture" || key == "provenance" => !inner.is_empty(),
         Value::Mapping(inner) => {
+            let mut left_out = false;
             for (k, v) in inner {
-                collect_path_params(k.as_str().unwrap_or_default(), v, out);
+                left_out |= collect_path_params(k.as_str().unwrap_or_default(), v, out);
             }
+            left_out
         }
-        other => out.push((key, other)),
+        other => {
+            out.push((key, other));
+            false
+        }
     }
 }
 
@@ -427,11 +437,18 @@ impl AtomicJob {
     /// such value gives `defaults`. Culprit counts every non-metadata key, where lkp counts only the options its
     /// program scripts declare: the two agree on lkp's jobs because lkp jobs only carry such options.
     pub fn path_params(&self) -> String {
+        self.path_params_cut().0
+    }
+
+    /// [`AtomicJob::path_params`], and whether they leave out part of the workload that the job's id counts: a
+    /// value cut to 31 characters, or a command's `capture` hash.
+    fn path_params_cut(&self) -> (String, bool) {
         let mut values: Vec<(&str, &Value)> = Vec::new();
+        let mut left_out = false;
         for (key, value) in &self.params {
             let key = key.as_str().unwrap_or_default();
             if is_workload_key(key) {
-                collect_path_params(key, value, &mut values);
+                left_out |= collect_path_params(key, value, &mut values);
             }
         }
         // A stable sort: equal keys (a top-level and a nested `test`) keep file order.
@@ -439,19 +456,25 @@ impl AtomicJob {
         let parts: Vec<String> = values
             .into_iter()
             .filter(|(_, v)| !matches!(v, Value::Null | Value::Bool(false)))
-            .map(|(_, v)| value_text(v).chars().take(PATH_VALUE_CHARS).collect())
+            .map(|(_, v)| {
+                let text = value_text(v);
+                left_out |= text.chars().count() > PATH_VALUE_CHARS;
+                text.chars().take(PATH_VALUE_CHARS).collect()
+            })
             .collect();
         let joined = path_safe(&parts.join("-"));
         if joined.is_empty() {
-            "defaults".to_string()
+            ("defaults".to_string(), left_out)
         } else {
-            joined
+            (joined, left_out)
         }
     }
 
     /// The atomic job's name, as lkp's `split-job` names its files (without `.yaml`): the job file's stem, `-`,
-    /// path_params, then `-<value>` of each revision key present (`commit`, `ltp_commit`, ...) and `-<rootfs file>`
-    /// when `rootfs` is set. A file `split` wrote (named `<stem of its job_origin>-...`) takes its job_origin's stem.
+    /// path_params (with `~<8 digits of the id>` when they leave part of the workload out, see
+    /// [`AtomicJob::name_from`]), then `-<value>` of each revision key present (`commit`, `ltp_commit`, ...) and
+    /// `-<rootfs file>` when `rootfs` is set. A file `split` wrote (named `<stem of its job_origin>-...`) takes its
+    /// job_origin's stem.
     pub fn name(&self) -> String {
         let own_stem = file_stem(&self.at.file);
         // A file that `split` wrote is named `<origin>-<path_params>`: run as it is, or after its runtime or size was
@@ -485,15 +508,28 @@ impl AtomicJob {
     /// (`fsmark-1x-16d-...-1x-16d-...`). `None` when `name` does not end with them, or when the job's `job_origin`
     /// would name the file's jobs after itself instead (a stem that starts with the origin's stem and `-`).
     pub fn stem_named(&self, name: &str) -> Option<String> {
-        let stem = name.strip_suffix(&self.name_from(""))?;
+        let suffix = self.name_from("");
+        // A name stored before names that leave part of the job out ended with its id (QA 45) has no `~<id>`; its
+        // stem is the same.
+        let before_ids = suffix.replacen(&format!("~{}", &self.id()[..NAME_ID_DIGITS]), "", 1);
+        let stem = name.strip_suffix(&suffix).or_else(|| name.strip_suffix(&before_ids))?;
         let origin = self.params.get("job_origin").and_then(scalar_text).map(|o| file_stem(&o));
         let origin_names = origin.is_some_and(|o| !o.is_empty() && stem.starts_with(&format!("{o}-")));
         (!stem.is_empty() && !origin_names).then(|| stem.to_string())
     }
 
-    /// [`AtomicJob::name`] with `stem` for the job file's stem.
+    /// [`AtomicJob::name`] with `stem` for the job file's stem. Where path_params leave out part of the workload (a
+    /// value cut to lkp's 31 characters, a command's `capture`), `~` and the first 8 digits of the job's id follow
+    /// them: two command jobs whose commands differ past the cut (`perf bench sched pipe -l 100000` and `-l 200000`)
+    /// were one name in every listing and message, and `--job GLOB` could not pick one. The same job keeps the same
+    /// name, since its id is its workload's.
     fn name_from(&self, stem: &str) -> String {
-        let mut name = format!("{}-{}", stem, self.path_params());
+        let (path_params, left_out) = self.path_params_cut();
+        let mut name = format!("{stem}-{path_params}");
+        if left_out {
+            name.push('~');
+            name.push_str(&self.id()[..NAME_ID_DIGITS]);
+        }
         for key in NAME_COMMIT_KEYS {
             if let Some(value) = self.params.get(*key).and_then(scalar_text) {
                 name.push('-');

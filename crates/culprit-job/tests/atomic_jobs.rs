@@ -297,8 +297,34 @@ fn capture_regexes_stay_out_of_names_but_in_ids() {
         .unwrap();
     let without = culprit_job::JobFile::parse("suite: s\ncommand:\n  cmd: ./bench\n", "b.yaml").unwrap().expand().unwrap();
     assert_eq!(with[0].path_params(), "._bench");
-    assert_eq!(with[0].name(), without[0].name());
     assert_ne!(with[0].id(), without[0].id());
+    // The regexes stay out of the name, but the name says that something was left out, with the job's id: two jobs
+    // of one command that read its output differently are two jobs, and were one name in every listing (QA 45).
+    assert_eq!(without[0].name(), "b-._bench");
+    assert_eq!(with[0].name(), format!("b-._bench~{}", &with[0].id()[..8]));
+}
+
+#[test]
+fn names_cut_by_lkps_31_characters_end_with_the_jobs_id_and_differ_where_the_jobs_do() {
+    // QA 45: two command jobs whose commands differ past lkp's cut had one name, `fl-bash_-c__echo_ops:____RANDOM%10`.
+    let job = |cmd: &str| {
+        let text = format!("suite: fl\ncommand:\n  cmd: \"{cmd}\"\n");
+        culprit_job::JobFile::parse(&text, "fl.yaml").unwrap().expand().unwrap().remove(0)
+    };
+    let (a, b) = (job("perf bench sched pipe -l 100000 -T"), job("perf bench sched pipe -l 100000 -G"));
+    assert_eq!(a.path_params(), b.path_params(), "lkp's path_params are kept as lkp makes them");
+    assert_eq!(a.path_params(), "perf_bench_sched_pipe_-l_100000");
+    assert_ne!(a.name(), b.name());
+    assert_eq!(a.name(), format!("fl-perf_bench_sched_pipe_-l_100000~{}", &a.id()[..8]));
+    // The same job has the same name every time it is read.
+    assert_eq!(a.name(), job("perf bench sched pipe -l 100000 -T").name());
+    // A value within the 31 characters is whole in the name, which needs no id.
+    assert_eq!(job("perf bench sched pipe").name(), "fl-perf_bench_sched_pipe");
+    // A file written under the name reads back as the job of that name, the id not doubled (`split`, track).
+    let stem = a.stem_named(&a.name()).unwrap();
+    assert_eq!(stem, "fl");
+    // So does the name the job was stored under before names ended with the id (track --bisect of its old runs).
+    assert_eq!(a.stem_named("fl-perf_bench_sched_pipe_-l_100000").as_deref(), Some("fl"));
 }
 
 #[test]

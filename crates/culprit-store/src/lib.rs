@@ -24,7 +24,7 @@ pub use sqlite::{OpenOptions, SqliteStore};
 
 use culprit_core::model::{Revision, RunRecord};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// The environment variable that names the result store file.
@@ -176,8 +176,9 @@ impl Saved {
     }
 }
 
-/// Which runs a listing or summary covers. Every field that is set must match. `job` matches the job id exactly
-/// or the job name as a glob (`*`, `?`, `[...]`); `testcase` and `hostname` are globs too.
+/// Which runs a listing or summary covers. Every field that is set must match. `job` matches the job id (whole, or
+/// its first 8 digits or more) or the job name as a glob (`*`, `?`, `[...]`); `testcase` and `hostname` are globs
+/// too.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFilter {
     pub job: Option<String>,
@@ -197,9 +198,31 @@ pub struct RunFilter {
 }
 
 impl RunFilter {
-    /// Whether a listed run passes the filter's non-SQL parts (globs and exact strings).
+    /// Whether a listed run passes the filter's non-SQL parts (globs and exact strings), its job glob read against
+    /// the run's own name. The stores read the glob as the jobs it names instead ([`RunFilter::resolved`]).
     pub fn matches(&self, run: &RunSummary) -> bool {
-        let job_ok = self.job.as_deref().is_none_or(|job| run.job_id == job || glob::matches(job, &run.job_name));
+        let job_ok =
+            self.job.as_deref().is_none_or(|job| names_job_id(job, &run.job_id) || glob::matches(job, &run.job_name));
+        job_ok && self.matches_but_job(run)
+    }
+
+    /// The filter with its job glob read as the jobs it names: every job whose id it is, or one of whose runs is
+    /// stored under a name it matches, with all of that job's runs. `stored` lists each (job id, job name) the store
+    /// holds runs under. A run keeps the name its job had when it ran, and Culprit's naming rule can change (QA 45
+    /// ended names cut at lkp's 31 characters with the job's id): matched run by run, `--job NEW-NAME` left out the
+    /// job's runs stored under its old name, and one job's runs split in two.
+    pub fn resolved(&self, stored: impl IntoIterator<Item = (String, String)>) -> ResolvedFilter<'_> {
+        let jobs = self.job.as_deref().map(|pattern| {
+            stored
+                .into_iter()
+                .filter(|(id, name)| names_job_id(pattern, id) || glob::matches(pattern, name))
+                .map(|(id, _)| id)
+                .collect()
+        });
+        ResolvedFilter { filter: self, jobs }
+    }
+
+    fn matches_but_job(&self, run: &RunSummary) -> bool {
         let testcase_ok = self.testcase.as_deref().is_none_or(|pattern| glob::matches(pattern, &run.testcase));
         let host_ok = self.hostname.as_deref().is_none_or(|pattern| glob::matches(pattern, &run.hostname));
         let key = run.revision.key();
@@ -210,7 +233,7 @@ impl RunFilter {
         let status_ok = self.status.is_none_or(|status| status == run.status());
         let kind_ok = self.kind.is_none_or(|kind| kind == run.kind);
         let build_ok = self.build.as_ref().is_none_or(|build| build == &run.build);
-        job_ok && testcase_ok && host_ok && revision_ok && label_ok && status_ok && kind_ok && build_ok
+        testcase_ok && host_ok && revision_ok && label_ok && status_ok && kind_ok && build_ok
     }
 }
 
@@ -249,6 +272,31 @@ impl Build {
         }
         let parts = [&self.rootfs, &self.kconfig, &self.compiler];
         parts.iter().filter(|p| !p.is_empty()).map(|p| p.as_str()).collect::<Vec<_>>().join("/")
+    }
+}
+
+/// How many leading digits of a job id name the job, as the ones job names and messages end with.
+pub const JOB_ID_PREFIX_DIGITS: usize = 8;
+
+/// Whether `given` names the job of id `id`: the whole id, or its first [`JOB_ID_PREFIX_DIGITS`] digits or more, as
+/// a name cut at lkp's 31 characters ends with (`...~3fa2c1d4`) and messages add to a name two jobs share.
+fn names_job_id(given: &str, id: &str) -> bool {
+    let digits = given.len() >= JOB_ID_PREFIX_DIGITS && given.bytes().all(|b| b.is_ascii_hexdigit());
+    given == id || (digits && id.starts_with(given))
+}
+
+/// A [`RunFilter`] whose job glob has been read as the ids of the jobs it names, by [`RunFilter::resolved`].
+#[derive(Debug, Clone)]
+pub struct ResolvedFilter<'a> {
+    filter: &'a RunFilter,
+    /// The ids of the jobs named; `None` when the filter names no job.
+    jobs: Option<BTreeSet<String>>,
+}
+
+impl ResolvedFilter<'_> {
+    /// Whether a listed run is of a job named and passes the filter's other parts.
+    pub fn matches(&self, run: &RunSummary) -> bool {
+        self.jobs.as_ref().is_none_or(|ids| ids.contains(&run.job_id)) && self.filter.matches_but_job(run)
     }
 }
 

@@ -241,6 +241,18 @@ impl PostgresStore {
         rows.iter().map(|row| summary_from_row(&self.location, row)).collect()
     }
 
+    /// Each (job id, job name) runs are stored under, for [`RunFilter::resolved`]; none are read when the filter
+    /// names no job.
+    fn stored_job_names(&self, client: &mut Client, filter: &RunFilter) -> Result<Vec<(String, String)>, StoreError> {
+        if filter.job.is_none() {
+            return Ok(Vec::new());
+        }
+        let rows = client
+            .query("SELECT DISTINCT job_id, job_name FROM runs", &[])
+            .map_err(|e| classify(&self.location, "list jobs", e))?;
+        Ok(rows.iter().map(|row| (from_db(row.get(0)), from_db(row.get(1)))).collect())
+    }
+
     fn revision_row_id(&self, client: &mut Client, key: &str) -> Result<Option<i64>, StoreError> {
         client
             .query_opt("SELECT id FROM revisions WHERE rev_key = $1", &[&to_db(key)])
@@ -330,6 +342,7 @@ impl Store for PostgresStore {
         crate::record::finish_run_listing(&mut sql, conditions, filter);
         let mut client = self.client()?;
         let runs = self.query_summaries(&mut client, &sql, &parameters)?;
+        let filter = filter.resolved(self.stored_job_names(&mut client, filter)?);
         Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())
     }
 
@@ -340,9 +353,10 @@ impl Store for PostgresStore {
 
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
         let metric_filter = query.metric_filter()?;
-        let filter = query.run_filter();
+        let run_filter = query.run_filter();
         let action = "read samples";
         let mut client = self.client()?;
+        let filter = run_filter.resolved(self.stored_job_names(&mut client, &run_filter)?);
         let mut selected = Vec::with_capacity(query.revision_keys.len());
         for key in &query.revision_keys {
             let revision_id = self

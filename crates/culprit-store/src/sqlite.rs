@@ -408,6 +408,21 @@ impl SqliteStore {
         Ok(summaries)
     }
 
+    /// Each (job id, job name) runs are stored under, for [`RunFilter::resolved`]; none are read when the filter
+    /// names no job.
+    fn stored_job_names(&self, filter: &RunFilter) -> Result<Vec<(String, String)>, StoreError> {
+        if filter.job.is_none() {
+            return Ok(Vec::new());
+        }
+        let action = "list jobs";
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT DISTINCT job_id, job_name FROM runs")
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).map_err(|e| self.classify(action, e))?;
+        rows.map(|row| row.map_err(|e| self.classify(action, e))).collect()
+    }
+
     fn revision_row_id(&self, key: &str) -> Result<Option<i64>, StoreError> {
         self.connection
             .prepare_cached("SELECT id FROM revisions WHERE rev_key = ?1")
@@ -502,6 +517,7 @@ impl Store for SqliteStore {
         crate::record::finish_run_listing(&mut sql, conditions, filter);
         let parameters: Vec<&dyn rusqlite::ToSql> = values.iter().map(|v| v.as_ref()).collect();
         let runs = self.query_summaries(&sql, &parameters, true)?;
+        let filter = filter.resolved(self.stored_job_names(filter)?);
         Ok(runs.into_iter().filter(|run| filter.matches(run)).collect())
     }
 
@@ -511,7 +527,8 @@ impl Store for SqliteStore {
 
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
         let metric_filter = query.metric_filter()?;
-        let filter = query.run_filter();
+        let run_filter = query.run_filter();
+        let filter = run_filter.resolved(self.stored_job_names(&run_filter)?);
         let action = "read samples";
         let mut selected = Vec::with_capacity(query.revision_keys.len());
         for key in &query.revision_keys {

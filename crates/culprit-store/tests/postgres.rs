@@ -121,6 +121,7 @@ contract_tests!(
     huge_metric_sets_round_trip,
     unknown_run_is_not_found,
     filters_select_the_right_runs,
+    a_job_glob_selects_every_run_of_the_jobs_it_names,
     results_summary_groups_by_job_revision_and_machine,
     samples_per_revision_per_metric,
     revisions_resolve_from_what_users_type,

@@ -434,8 +434,9 @@ pub struct TryFixArgs {
     /// Runs of each of base, bad and patched, interleaved round-robin.
     #[arg(long, default_value_t = 8)]
     pub runs: usize,
-    /// The metric the verdict is about (default: command.elapsed_time for --run, else the largest regression). A name
-    /// the runs do not report stops the measurement after its first round.
+    /// The metric the verdict is about (default: the program metric that regressed most significantly from base to
+    /// bad, a KPI first; the output names it). A name the runs do not report stops the measurement after its first
+    /// round.
     #[arg(long)]
     pub metric: Option<String>,
     /// Print the result as JSON.

@@ -190,6 +190,14 @@ fn a_killed_bisect_resumes_from_its_stored_runs() {
     assert!(stdout.contains(&format!("culprit: {} ", shas[SLOW_AT - 1])), "{stdout}");
     let spent = stdout.lines().find(|l| l.starts_with("spent: ")).unwrap_or_default();
     assert!(spent.contains("in this command, which continued after"), "{stdout}");
+    // The runs are the session's; the ones this command took are told apart from the stored ones it continued after.
+    let numbers: Vec<usize> = spent
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    let (total, here, stored) = (numbers[0], numbers[1], *numbers.last().unwrap());
+    assert!(spent.starts_with(&format!("spent: {total} runs ({here} in this command), ")), "{spent}");
+    assert_eq!(total, here + stored, "{spent}");
 }
 
 #[test]

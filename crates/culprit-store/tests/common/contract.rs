@@ -111,6 +111,39 @@ pub fn filters_select_the_right_runs(open: Opener<'_>) {
     assert_eq!(failed_run[0].failure_reason.as_deref(), Some("crashed"));
 }
 
+/// A job glob selects whole jobs: a job whose older runs were stored under another name (Culprit's naming rule
+/// changed, QA 45) keeps all of its runs under either name, and another job of the old name is not taken with it.
+pub fn a_job_glob_selects_every_run_of_the_jobs_it_names(open: Opener<'_>) {
+    let mut store = open();
+    let named = |name: &str, id: &str, revision: Revision, value: f64| {
+        let mut record = run(name, revision, "h", &[("command.ops", value)]);
+        record.job_id = id.to_string();
+        record
+    };
+    let old = "fl-bash_-c__echo_ops:____RANDOM%10";
+    let new = "fl-bash_-c__echo_ops:____RANDOM%10~aaaa0000";
+    store.save_run(&named(old, "aaaa000011112222", commit(SHA_A), 1.0)).unwrap();
+    store.save_run(&named(new, "aaaa000011112222", commit(SHA_B), 2.0)).unwrap();
+    store.save_run(&named(old, "bbbb000011112222", commit(SHA_B), 3.0)).unwrap();
+    let ids = |job: &str| -> Vec<i64> {
+        let filter = RunFilter { job: Some(job.into()), ..Default::default() };
+        store.list_runs(&filter).unwrap().iter().map(|r| r.id.0).collect()
+    };
+    assert_eq!(ids(new), vec![1, 2]);
+    assert_eq!(ids("*~aaaa0000"), vec![1, 2]);
+    // The old name is still both jobs' (runs of either were stored under it).
+    assert_eq!(ids(old), vec![1, 2, 3]);
+    assert_eq!(ids("bbbb000011112222"), vec![3]);
+    // The first 8 digits of an id, as names and messages show them, name the job too; fewer do not.
+    assert_eq!(ids("bbbb0000"), vec![3]);
+    assert_eq!(ids("bbbb000"), Vec::<i64>::new());
+    let keys = vec![SHA_A.into(), SHA_B.into()];
+    let query = SampleQuery { revision_keys: keys, job: Some(new.into()), ..Default::default() };
+    let samples = store.samples(&query).unwrap();
+    assert_eq!(samples[0].metrics["command.ops"], vec![1.0]);
+    assert_eq!(samples[1].metrics["command.ops"], vec![2.0]);
+}
+
 pub fn results_summary_groups_by_job_revision_and_machine(open: Opener<'_>) {
     let mut store = open();
     filter_fixture(store.as_mut());

@@ -1358,7 +1358,15 @@ pub fn render_outcome(
     };
     // Without a build command a commit is only checked out; "builds" would claim work that was not done.
     let built = if config.build.is_some() { "builds" } else { "commits checked out" };
-    out.push_str(&format!("spent: {} runs, {} {built}{time}\n", outcome.runs, outcome.builds));
+    // The outcome counts the session's runs, stored ones included; after a resume the reader would otherwise take
+    // the session's total for the work this command did, so the runs of this command are given beside it.
+    let runs = match &invocation {
+        Some(ThisInvocation { continued_after, .. }) if *continued_after > 0 => {
+            format!("{} runs ({} in this command)", outcome.runs, outcome.runs.saturating_sub(*continued_after))
+        }
+        _ => format!("{} runs", outcome.runs),
+    };
+    out.push_str(&format!("spent: {runs}, {} {built}{time}\n", outcome.builds));
     out.push_str("evidence (tested commits, oldest first):\n");
     for e in &outcome.evidence {
         let subject = range.get(e.commit).map(|c| c.subject.as_str()).unwrap_or("");

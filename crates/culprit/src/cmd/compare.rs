@@ -19,7 +19,7 @@ use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 
 /// Params that describe where a job came from rather than what it measures; left out of the `axes` header.
@@ -81,12 +81,45 @@ impl StoredRuns {
     }
 }
 
-/// The jobs (id, name) that every revision has runs of, in order of first appearance.
+/// The name each job of `runs` is shown under, by id: the name of its newest run (a job's runs keep the name it had
+/// when they ran, and the naming rule can change), followed by ` (job <first 8 digits of its id>)` where another job
+/// among `runs` has the same name. Two command jobs whose commands differed past lkp's 31 characters had one name, and
+/// the messages and tables of one read as those of the other (QA 45); `--job` takes the 8 digits.
+pub fn job_names(runs: &[RunSummary]) -> BTreeMap<&str, String> {
+    names_in_view(runs.iter().map(|r| (r.job_id.as_str(), r.job_name.as_str())))
+}
+
+/// [`job_names`] of (job id, job name) pairs, oldest first.
+pub fn names_in_view<'a>(jobs: impl IntoIterator<Item = (&'a str, &'a str)>) -> BTreeMap<&'a str, String> {
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    for (id, name) in jobs {
+        names.insert(id, name);
+    }
+    let mut ids_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in names.values() {
+        *ids_of.entry(name).or_default() += 1;
+    }
+    names
+        .iter()
+        .map(|(id, name)| match ids_of.get(name) {
+            Some(n) if *n > 1 => {
+                let short: String = id.chars().take(culprit_job::atomic::NAME_ID_DIGITS).collect();
+                (*id, format!("{name} (job {short})"))
+            }
+            _ => (*id, name.to_string()),
+        })
+        .collect()
+}
+
+/// The jobs (id, name) that every revision has runs of, in order of first appearance, each under the name
+/// [`job_names`] gives it.
 pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)> {
+    let names = job_names(runs);
     let mut jobs: Vec<(String, String)> = Vec::new();
     for r in runs {
         if !jobs.iter().any(|(id, _)| id == &r.job_id) {
-            jobs.push((r.job_id.clone(), r.job_name.clone()));
+            let name = names.get(r.job_id.as_str()).cloned().unwrap_or_else(|| r.job_name.clone());
+            jobs.push((r.job_id.clone(), name));
         }
     }
     jobs.retain(|(id, _)| keys.iter().all(|k| runs.iter().any(|r| &r.job_id == id && r.revision.key() == k)));
@@ -97,10 +130,11 @@ pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)
 /// revisions without runs of it. Without them a job was left out without a word, so comparing three kernels where
 /// one had not run a job yet read as if that job had never been measured at all.
 pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(String, String)]) -> Vec<String> {
+    let names = job_names(runs);
     let mut partial: Vec<(&str, &str)> = Vec::new();
     for r in runs {
         if !common.iter().any(|(id, _)| id == &r.job_id) && !partial.iter().any(|(id, _)| *id == r.job_id) {
-            partial.push((&r.job_id, &r.job_name));
+            partial.push((&r.job_id, names.get(r.job_id.as_str()).map_or(&r.job_name, |name| name)));
         }
     }
     partial

@@ -73,6 +73,8 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     if !profiling.is_empty() {
         rows[0][4] = "failed  profiling".into();
     }
+    // A job is listed under one name, its newest; two jobs of one name are told apart by their ids (QA 45).
+    let names = crate::cmd::compare::names_in_view(groups.iter().map(|g| (g.job_id.as_str(), g.job_name.as_str())));
     for g in &groups {
         let revision = match &g.revision {
             Revision::Commit { sha, describe, .. } => match describe {
@@ -82,7 +84,7 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
             Revision::Label { name } => format!("label:{name}"),
         };
         rows.push([
-            g.job_name.clone(),
+            names.get(g.job_id.as_str()).cloned().unwrap_or_else(|| g.job_name.clone()),
             revision,
             g.hostname.clone(),
             g.ok_runs.to_string(),

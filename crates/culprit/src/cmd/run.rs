@@ -149,6 +149,32 @@ fn programs_taking(key: &str, owner: &str) -> Vec<&'static str> {
     names
 }
 
+/// For a param that no selected program takes but that programs take as a duration (`runtime: 3q` in a command
+/// job), its place and the duration's own error, `runtime: '3q' is not a duration: ...`: told only that no program
+/// uses the key, the user was not told the value was wrong too, which `timeout: banana` does say. The key problem's
+/// text follows it, so that both are fixed in one round trip.
+fn bad_duration(problem: &culprit_job::KeyProblem, job: &AtomicJob) -> Option<(String, String)> {
+    let (place, key, value) = match problem {
+        culprit_job::KeyProblem::UnusedParam { place, key, .. } => (place, key, job.params().get(key.as_str())),
+        culprit_job::KeyProblem::UnknownParam { place, hash, key, .. } => {
+            (place, key, job.params().get(hash.as_str()).and_then(|inner| inner.get(key.as_str())))
+        }
+        _ => return None,
+    };
+    let is_duration = program::registry()
+        .iter()
+        .any(|p| p.params().iter().any(|spec| spec.matches(key) && spec.kind == program::ParamKind::Duration));
+    let text = match value? {
+        Value::String(text) if !text.trim().is_empty() => text.clone(),
+        Value::Number(number) => number.to_string(),
+        _ => return None,
+    };
+    match culprit_job::convention::duration_secs(&text) {
+        Err(error) if is_duration => Some((place.to_string(), format!("{key}: {error}"))),
+        _ => None,
+    }
+}
+
 /// A key problem's message, with the accepted name it most likely meant when a param is misspelt (`captur`, or a
 /// top-level `runtme` that no selected program takes).
 fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]) -> String {
@@ -315,7 +341,20 @@ fn plan_one(
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
     // Every problem is said, one a line: fixing one only to be told of the next wastes a round trip each.
     let selected: Vec<&'static str> = job.programs().iter().map(|p| p.name).collect();
-    let texts: Vec<String> = problems.iter().map(|p| key_problem_text(p, &selected)).collect();
+    let texts: Vec<String> = problems
+        .iter()
+        .map(|p| {
+            let text = key_problem_text(p, &selected);
+            match bad_duration(p, job) {
+                // Both name the same place; it is said once.
+                Some((place, bad)) => {
+                    let rest = text.strip_prefix(&format!("{place}: ")).unwrap_or(&text);
+                    format!("{place}: {bad}; besides, {rest}")
+                }
+                None => text,
+            }
+        })
+        .collect();
     match texts.as_slice() {
         [] => {}
         [only] => bail!("{only}"),
@@ -407,7 +446,10 @@ fn plan_one(
             .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
     }
 
-    let name = job.name();
+    // The name the runs are stored under leaves out the revision values lkp's split-job appends to its file names
+    // (`commit:` of a finished lkp job.yaml): the store keeps the revision beside the job, as `culprit import` does,
+    // and a job run from such a file was listed as `...-tb-0x5003006-8cc621d2f45d...`, a name per commit.
+    let name = job.name_across_revisions();
     let name = if name.is_empty() { stem.to_string() } else { name };
     let mut flat = BTreeMap::new();
     flatten("", job.params(), &mut flat);
@@ -1164,6 +1206,26 @@ mod tests {
         for (key, owner, expected) in cases {
             assert_eq!(nearest_name(key, &accepted_names(owner)), expected, "{key} for {owner}");
         }
+    }
+
+    #[test]
+    fn a_malformed_duration_is_said_to_be_one_even_where_no_program_takes_the_key() {
+        let plan = |text: &str| match plan_text(text, "fl.yaml", 2, Some(&[]), Path::new(".")) {
+            Ok(_) => panic!("planned: {text}"),
+            Err(error) => format!("{error:#}"),
+        };
+        let command = "suite: fl\ncommand:\n  cmd: echo 1\n";
+        let top = plan(&format!("runtime: 3q\n{command}"));
+        assert!(top.starts_with("fl.yaml:1: runtime: '3q' is not a duration: "), "{top}");
+        assert!(top.contains("; besides, top-level param 'runtime' is not used by any selected program"), "{top}");
+        let nested = plan(&format!("{command}  runtime: 3q\n"));
+        assert!(nested.starts_with("fl.yaml:4: runtime: '3q' is not a duration: "), "{nested}");
+        // A well-formed duration is no duration problem; the key is still one no program uses.
+        let unused = plan(&format!("runtime: 3s\n{command}"));
+        assert!(unused.starts_with("fl.yaml:1: top-level param 'runtime' is not used"), "{unused}");
+        // A key no program takes as a duration is not read as one.
+        let other = plan(&format!("wobble: 3q\n{command}"));
+        assert!(other.starts_with("fl.yaml:1: top-level param 'wobble' is not used"), "{other}");
     }
 
     #[test]

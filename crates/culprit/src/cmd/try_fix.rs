@@ -19,8 +19,8 @@ use crate::cmd::run::interrupt_flag;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
-use culprit_core::compare::Comparison;
-use culprit_core::model::{prose_short, Revision, RunOutcome, RunRecord};
+use culprit_core::compare::{direction, CompareResult, Comparison, Verdict};
+use culprit_core::model::{prose_short, MetricClass, Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor;
@@ -484,30 +484,40 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let filter = RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, build, ..RunFilter::default() };
     let stored_runs = store.list_runs(&filter)?;
     let axes = axes_of(store, &stored_runs, &job.job_id)?;
-    // A metric fixed before measuring is decided as a family of its own; one picked from the table is not.
-    let given = args.metric.clone().or(default_metric);
+    // A metric fixed before measuring is decided as a family of its own; one picked from the table is not. Only
+    // --metric fixes one: the --run job's own metric (its wall time) was judged by default, and under a table whose
+    // one changed row was a 30% user-time regression the patch fixed, the verdict was "nothing to fix".
+    let given = args.metric.clone();
     let three = Comparison { axes: axes.clone(), compare_axis: "commit".into(), columns: columns.to_vec() };
     let two = Comparison { axes, compare_axis: "commit".into(), columns: columns[1..].to_vec() };
     let table = compare_columns(&three, given.as_deref())?;
     let fixed_metric = given.is_some();
-    let metric = match given {
-        Some(m) => m,
-        None => report::headline_metric(&table).context(
-            "no program metric regressed from base to bad, so there is nothing for the patch to fix; name one with --metric",
-        )?,
+    let (metric, why) = match given {
+        Some(m) => (m, None),
+        None => match choose_metric(&table, default_metric.as_deref()) {
+            Some((m, why)) => (m, Some(why)),
+            None => bail!(
+                "no program metric regressed from base to bad, so there is nothing for the patch to fix; name one \
+                 with --metric"
+            ),
+        },
     };
     let vs_bad = compare_columns(&two, Some(&metric))?;
     let verdict = report::fix_verdict(&table, &vs_bad, &metric)?;
+    let judged = why.map(|why| format!("judged {metric}, {why} (--metric judges another)"));
     if args.json {
         let value = serde_json::json!({
             "base": base.sha, "bad": bad.sha, "patched": label, "patch": patch.display().to_string(),
-            "metric": metric, "verdict": verdict, "summary": verdict.describe(&metric),
+            "metric": metric, "metric_chosen": judged, "verdict": verdict, "summary": verdict.describe(&metric),
             "table": serde_json::from_str::<serde_json::Value>(&culprit_core::compare::render::render_json(&table))?,
         });
         output::println(&serde_json::to_string_pretty(&value)?)?;
     } else {
         let mut out = render_table(&table, RenderOptions::default());
         out.push('\n');
+        if let Some(judged) = &judged {
+            out.push_str(&culprit_core::report::wrap(judged, ""));
+        }
         out.push_str(&format!("{}\n", verdict.describe(&metric)));
         // The report reads every stored plain run of the three; when base or bad has runs from before this
         // invocation (the bisect that found it), its table is not this one, and saying so keeps a reader from
@@ -538,8 +548,14 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         };
         // A metric fixed before measuring is decided on its own there too (`report --metric`); without it the
         // report picks its headline among all metrics and decides it among them, and could give another verdict.
-        let metric_option =
-            if fixed_metric { format!(" --metric {}", process::shell_quote(&metric)) } else { String::new() };
+        // The report's pick can differ from the regression judged here (a KPI that improved leads its mail): then
+        // the report is told the metric judged.
+        let judged_elsewhere = report::headline_metric(&table).as_deref() != Some(metric.as_str());
+        let metric_option = if fixed_metric || judged_elsewhere {
+            format!(" --metric {}", process::shell_quote(&metric))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
             "\nculprit report{} --compare {} {} --fix {}{metric_option} writes the mail {which}\n",
             crate::cmd::report::db_option(store),
@@ -552,9 +568,67 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     Ok(if verdict == FixVerdict::Fixed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// The metric the verdict is about without --metric, and why, for the line that names it: the program metric that
+/// regressed most significantly from base to bad (a KPI first, then the smallest q, then the largest change), the
+/// regression the table shows; with none, the most significant change ([`report::headline_metric`]); with none of
+/// those either, the job's own metric (a --run job's time per execution), whose verdict then says it is unchanged.
+fn choose_metric(table: &CompareResult, job_metric: Option<&str>) -> Option<(String, String)> {
+    // (a KPI, -q, |change|): larger is the likelier regression to fix.
+    let mut best: Option<((bool, f64, f64), &str)> = None;
+    let rows = table.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."));
+    for row in rows {
+        let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
+        if c.verdict != Verdict::Regression {
+            continue;
+        }
+        // Two constant sides apart are decided by their zero-width interval, not q: as certain as a change gets.
+        let q = if c.ratio_ci.is_some_and(|ci| ci.is_point()) { 0.0 } else { c.q.unwrap_or(1.0) };
+        let size = if c.change.is_nan() { 0.0 } else { c.change.abs() };
+        let key = (direction::is_kpi(&row.metric), -q, size);
+        if best.is_none_or(|(b, _)| key > b) {
+            best = Some((key, &row.metric));
+        }
+    }
+    if let Some(((kpi, _, _), metric)) = best {
+        let what = if kpi { "the KPI" } else { "the metric" };
+        return Some((metric.to_string(), format!("{what} that regressed most significantly from base to bad")));
+    }
+    if let Some(metric) = report::headline_metric(table) {
+        return Some((metric, "the most significant change from base to bad; no metric regressed".to_string()));
+    }
+    job_metric.map(|m| (m.to_string(), "the job's own metric; no metric changed from base to bad".to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_metric_the_regression_is_judged_not_the_jobs_time_nor_a_kpi_that_improved() {
+        use culprit_core::compare::Column;
+        let spread = |mean: f64| (0..6).map(|i| mean * (1.0 + 0.002 * f64::from(i))).collect::<Vec<f64>>();
+        let side = |label: &str, user: f64, ops: f64| {
+            Column::new(label)
+                .with_metric("command.user_time", spread(user))
+                .with_metric("command.elapsed_time", spread(1.0))
+                .with_metric("command.ops_per_sec", spread(ops))
+        };
+        // The user time regressed 30% and the patch takes it back; the wall time did not move; a captured KPI
+        // improved, which is no regression for a patch to fix (the report's headline would lead with it).
+        let columns = vec![side("base", 0.045, 100.0), side("bad", 0.0585, 150.0), side("patched", 0.045, 150.0)];
+        let table = compare_columns(&Comparison { columns, ..Comparison::default() }, None).unwrap();
+        assert_eq!(report::headline_metric(&table).as_deref(), Some("command.ops_per_sec"));
+        let (metric, why) = choose_metric(&table, Some("command.elapsed_time")).unwrap();
+        assert_eq!(metric, "command.user_time");
+        assert_eq!(why, "the metric that regressed most significantly from base to bad");
+        // With nothing changed, the job's own metric is judged, and said to be so.
+        let columns = vec![side("base", 0.045, 100.0), side("bad", 0.045, 100.0), side("patched", 0.045, 100.0)];
+        let table = compare_columns(&Comparison { columns, ..Comparison::default() }, None).unwrap();
+        let (metric, why) = choose_metric(&table, Some("command.elapsed_time")).unwrap();
+        assert_eq!(metric, "command.elapsed_time");
+        assert_eq!(why, "the job's own metric; no metric changed from base to bad");
+        assert_eq!(choose_metric(&table, None), None);
+    }
 
     #[test]
     fn the_patched_label_names_the_patch_content_as_well_as_its_file() {
