@@ -91,7 +91,8 @@ pub enum ResultRootError {
     #[error(
         "cannot tell the testcase, path_params and machine of {}: read from the directory given, \"{name}\" would be \
          the {taken}, but it is named as lkp names its {level} level, so the directory given is inside an lkp result \
-         tree whose upper levels its path does not show; import from lkp's result root (the directory holding \
+         tree, and which levels above it are lkp's cannot be told from the path (lkp's commit directories are 40-hex \
+         SHAs); import from lkp's result root (the directory holding \
          <testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>) or from above it",
         path.display()
     )]
