@@ -34,12 +34,11 @@
 //! one stores nothing twice. A commit directory none of this places, whose path read from the top would make a rootfs
 //! or compiler level its testcase, path_params or machine, is refused rather than stored as an invented job. The root
 //! `culprit run --result-root` wrote is read from the revision directory up in its own layout, so it too imports from
-//! any directory inside it. [`ImportReport::groups`] counts the
-//! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
-//! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
-//! stored under its machine and run directory alone is still found (`lkp_import_keys`). Both builds' runs are one
-//! job's (kconfig and compiler are no part of its identity), so the import warns of each job, commit and machine
-//! whose runs came from more than one build.
+//! any directory inside it. [`ImportReport::groups`] counts the runs per job, commit and machine. A run's import key
+//! holds the levels between its machine and its commit (lkp's rootfs, kconfig and compiler), so that one commit's runs
+//! of two kconfigs are both stored; a run an earlier importer stored under its machine and run directory alone is
+//! still found (`lkp_import_keys`). Both builds' runs are one job's (kconfig and compiler are no part of its
+//! identity), so the import warns of each job, commit and machine whose runs came from more than one build.
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
