@@ -121,6 +121,14 @@ impl std::fmt::Display for KeyProblem {
                 "{place}: the job selects no benchmark program; add a key naming one of: {}",
                 table::program_names()
             ),
+            // lkp's own benchmark is no misspelt key: removing it would leave a job of no benchmark.
+            KeyProblem::UnknownProgram { place, key } if table::is_lkp_program_not_run(key) => write!(
+                f,
+                "{place}: '{key}' is an lkp program that culprit run does not run (it runs {}); run this job \
+                 with lkp, for which `culprit split` writes its atomic jobs, or measure with one of the programs \
+                 Culprit runs",
+                table::program_names()
+            ),
             KeyProblem::UnknownProgram { place, key } => write!(
                 f,
                 "{place}: '{key}' is not a program or monitor Culprit knows; programs: {}; monitors: {}; remove it or fix its name",

@@ -473,6 +473,47 @@ pub fn lkp_param_names(params: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Benchmark programs of lkp-tests (its `programs/` directory) that Culprit does not run. A job selecting one is no
+/// mistake in its file: lkp runs it, and `culprit split` writes its atomic jobs for lkp, so a message about such a key
+/// says so rather than advising to remove it or fix its name.
+pub const LKP_PROGRAMS_NOT_RUN: &[&str] = &[
+    "aim7",
+    "aim9",
+    "autonuma-benchmark",
+    "blogbench",
+    "bonnie",
+    "ebizzy",
+    "filebench",
+    "hpcc",
+    "iozone",
+    "kbuild",
+    "kernel-selftests",
+    "lmbench3",
+    "ltp",
+    "netperf",
+    "phoronix-test-suite",
+    "pbzip2",
+    "pft",
+    "pigz",
+    "pmbench",
+    "postmark",
+    "reaim",
+    "schbench",
+    "siege",
+    "sockperf",
+    "stream",
+    "tbench",
+    "unixbench",
+    "vm-scalability",
+    "will-it-scale",
+    "xfstests",
+];
+
+/// Whether `key` names one of [`LKP_PROGRAMS_NOT_RUN`].
+pub fn is_lkp_program_not_run(key: &str) -> bool {
+    LKP_PROGRAMS_NOT_RUN.contains(&key)
+}
+
 /// The program names, comma-separated, for error messages.
 pub fn program_names() -> String {
     PROGRAMS

@@ -27,15 +27,20 @@
 //! lkp's own tree (`/result/<testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>/<run>`, of
 //! any number of jobs, machines and commits) is read in that layout from the commit up wherever it is sure: the
 //! directory given holds all seven levels (`/result`, or a directory above it), or the run's job.yaml records a
-//! `result_root` of this commit, or the absolute path has the seven levels with the testcase the job.yaml names at
-//! their top (a directory inside `/result`). So a run gets the same job, commit and machine whichever directory of the
-//! tree is given, and importing it again from another one stores nothing twice. [`ImportReport::groups`] counts the
-//! runs per job, commit and machine. A run's import key holds the levels between its machine and its commit (lkp's
-//! rootfs, kconfig and compiler), so that one commit's runs of two kconfigs are both stored; a run an earlier importer
-//! stored under its machine and run directory alone is still found (`lkp_import_keys`). Both builds' runs are one
-//! job's (kconfig and compiler are no part of its identity); `compare` gives each build its own table, by the rootfs,
-//! kconfig and compiler each run's job.yaml records, and the import tells of each job, commit and machine whose runs
-//! came from more than one build (warning where runs without a job.yaml leave their builds unrecorded).
+//! `result_root` of this commit, or the canonical path has the seven levels with the testcase the job.yaml names at
+//! their top, or, for runs without a job.yaml, with a 40-hex commit directory below a level named as lkp names its
+//! compiler (`gcc-12`) or rootfs (`....cgz`) (a directory inside `/result`, given by a relative path or not). So a run
+//! gets the same job, commit and machine whichever directory of the tree is given, and importing it again from another
+//! one stores nothing twice. A commit directory none of this places, whose path read from the top would make a rootfs
+//! or compiler level its testcase, path_params or machine, is refused rather than stored as an invented job. The root
+//! `culprit run --result-root` wrote is read from the revision directory up in its own layout, so it too imports from
+//! any directory inside it. [`ImportReport::groups`] counts the runs per job, commit and machine. A run's import key
+//! holds the levels between its machine and its commit (lkp's rootfs, kconfig and compiler), so that one commit's runs
+//! of two kconfigs are both stored; a run an earlier importer stored under its machine and run directory alone is
+//! still found (`lkp_import_keys`). Both builds' runs are one job's (kconfig and compiler are no part of its
+//! identity); `compare` gives each build its own table, by the rootfs, kconfig and compiler each run's job.yaml
+//! records, and the import tells of each job, commit and machine whose runs came from more than one build (warning
+//! where runs without a job.yaml leave their builds unrecorded).
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
 //! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
@@ -80,6 +85,19 @@ pub enum ResultRootError {
 
     #[error("cannot tell the {what} of {} from its path; {hint}", path.display())]
     Layout { path: PathBuf, what: &'static str, hint: &'static str },
+
+    /// A commit directory whose path, read from the directory given, would put one of lkp's build levels (its rootfs
+    /// or compiler) in place of the testcase, path_params or machine, and whose levels above could not be placed in
+    /// lkp's layout instead: stored so, the runs would be a second, invented job on a machine named after a rootfs.
+    #[error(
+        "cannot tell the testcase, path_params and machine of {}: read from the directory given, \"{name}\" would be \
+         the {taken}, but it is named as lkp names its {level} level, so the directory given is inside an lkp result \
+         tree, and which levels above it are lkp's cannot be told from the path (lkp's commit directories are 40-hex \
+         SHAs); import from lkp's result root (the directory holding \
+         <testcase>/<path_params>/<tbox_group>/<rootfs>/<kconfig>/<compiler>/<commit>) or from above it",
+        path.display()
+    )]
+    InsideLkpTree { path: PathBuf, name: String, taken: &'static str, level: &'static str },
 
     /// A file of the root larger than [`MAX_FILE_BYTES`]: read whole, it could exhaust memory.
     #[error(
@@ -631,13 +649,31 @@ pub fn import(
             error: std::io::Error::new(kind, what),
         });
     }
+    // `.` and `..` name no directory of the tree (a run's or commit's directory is known by its name): their canonical
+    // path does.
+    let canonical;
+    let root = match root.file_name() {
+        Some(_) => root,
+        None => {
+            canonical = std::fs::canonicalize(root).map_err(|error| ResultRootError::Io {
+                path: root.to_path_buf(),
+                action: "import",
+                error,
+            })?;
+            canonical.as_path()
+        }
+    };
     let mut report = ImportReport::default();
     if root.join(STATS_FILE).is_file() {
         // The root is one run directory: import that run alone (its siblings were not asked for). Its path says
         // nothing about the testcase and path_params, which the root's upper levels hold.
-        if let Some(revision_directory) = root.parent() {
+        // A run directory given by its name alone (`culprit import 0` in its commit's directory) has no parent in
+        // its path; its canonical path has.
+        let parent = root.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf);
+        let parent = parent.or_else(|| std::fs::canonicalize(root).ok()?.parent().map(Path::to_path_buf));
+        if let Some(revision_directory) = parent {
             let runs = vec![root.to_path_buf()];
-            import_runs(store, root, revision_directory, &runs, options, &mut report, &mut FormerKeys::new())?;
+            import_runs(store, root, &revision_directory, &runs, options, &mut report, &mut FormerKeys::new())?;
         }
         return Ok(report);
     }
@@ -813,10 +849,11 @@ impl JobPlace {
 
 /// The testcase, path_params and tbox_group of an lkp commit directory, read in lkp's layout from the commit up, when
 /// the layout is sure to be lkp's: the directory given holds all of it (`/result`, or a directory above it), or the
-/// run's job.yaml records the `result_root` the commit directory is of, or the directory's absolute path has lkp's
-/// levels with the testcase its job.yaml names at the top (the given directory is inside lkp's tree:
-/// `/result/<testcase>` or deeper). `None` when nothing says so; the path is then read from the top, as for a tree of
-/// fewer levels.
+/// run's job.yaml records the `result_root` the commit directory is of, or the directory's full path (canonical, so
+/// that a relative path given from inside the tree shows the levels above it too) has lkp's levels with either the
+/// testcase its job.yaml names at the top or a commit and build levels named as lkp names them (a 40-hex commit
+/// below a `gcc-12` compiler or a `....cgz` rootfs level). `None` when nothing says so; the path is then read from
+/// the top, as for a tree of fewer levels.
 fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) -> Option<Vec<String>> {
     // The six levels above the commit: testcase, path_params, tbox_group, rootfs, kconfig and compiler.
     let levels = |components: &[String]| -> Option<Vec<String>> {
@@ -826,23 +863,70 @@ fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) ->
     if relative.len() >= LKP_LEVELS {
         return levels(relative);
     }
-    let names = |path: &Path| -> Vec<String> {
-        path.components()
-            .filter(|c| matches!(c, std::path::Component::Normal(_)))
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect()
-    };
-    let commit = revision_directory.file_name().map(|n| n.to_string_lossy().into_owned())?;
+    let full = full_path_names(revision_directory)?;
+    let commit = full.last()?;
     if let Some(result_root) = &job.result_root {
-        let recorded = names(Path::new(result_root));
+        let recorded = path_names(Path::new(result_root));
         // The recorded run directory ends in `<commit>/<run>`; it names this directory only if its commit is this one.
-        if recorded.len() > LKP_LEVELS && recorded[recorded.len() - 2] == commit {
+        if recorded.len() > LKP_LEVELS && &recorded[recorded.len() - 2] == commit {
             return levels(&recorded[..recorded.len() - 1]);
         }
     }
-    let absolute = names(&std::path::absolute(revision_directory).ok()?);
-    let found = levels(&absolute)?;
-    (job.testcase.as_deref() == Some(found[0].as_str())).then_some(found)
+    let found = levels(&full)?;
+    let named = job.testcase.as_deref() == Some(found[0].as_str());
+    // Without a job.yaml (a tree copied with its stats.json and matrix.json alone) the names of the levels are the
+    // only sign. lkp's commit directories are full SHAs and its compiler and rootfs levels are named in ways a
+    // testcase, path_params or test box hardly is, so a 40-hex directory below either is lkp's commit directory.
+    let shaped = is_commit_sha(commit)
+        && (lkp_build_level(&found[5]) == Some("compiler") || lkp_build_level(&found[3]) == Some("rootfs"));
+    (named || shaped).then_some(found)
+}
+
+/// The testcase, path_params and host of a revision directory `culprit run --result-root` wrote
+/// (`<testcase>/<path_params>/<host>/<revision>`, see [`revision_dir`]), read from its full path: the layout is
+/// Culprit's own, so the levels above it are known wherever the directory given is.
+fn culprit_levels(revision_directory: &Path) -> Option<Vec<String>> {
+    let full = full_path_names(revision_directory)?;
+    let top = full.len().checked_sub(4)?;
+    Some(full[top..full.len() - 1].to_vec())
+}
+
+/// The names of a path's directories, the root and any `.` or `..` left out.
+fn path_names(path: &Path) -> Vec<String> {
+    path.components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The names of a directory's full path: its canonical path, so that `.`, `..` and a relative path given from inside
+/// a tree still show the levels above it, or its absolute path when it cannot be resolved.
+fn full_path_names(path: &Path) -> Option<Vec<String>> {
+    let full = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).ok()?;
+    Some(path_names(&full))
+}
+
+/// Whether a directory name is a commit's full SHA, as lkp names its commit directories.
+fn is_commit_sha(name: &str) -> bool {
+    name.len() == 40 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Which of lkp's build levels a directory is named as: lkp names its compiler level after the compiler and its
+/// version (`gcc-12`, `clang-18`) and its rootfs level after the initramfs image (`debian-12-x86_64-20240206.cgz`).
+fn lkp_build_level(name: &str) -> Option<&'static str> {
+    let versioned = |prefix: &str| {
+        name.strip_prefix(prefix).is_some_and(|version| {
+            let digits = version.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+            version.starts_with(|c: char| c.is_ascii_digit()) && digits
+        })
+    };
+    if versioned("gcc-") || versioned("clang-") {
+        Some("compiler")
+    } else if name.len() > ".cgz".len() && name.ends_with(".cgz") {
+        Some("rootfs")
+    } else {
+        None
+    }
 }
 
 fn placement(
@@ -871,9 +955,17 @@ fn placement(
             what: "revision",
             hint: "import the directory that contains the commit directories",
         })?;
-    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up.
-    let lkp = if culprit_written { None } else { lkp_levels(&relative, revision_directory, job) };
+    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up. Culprit's own root given
+    // from below its top (its testcase's directory or deeper) is read from the revision directory up as well.
+    let lkp = match culprit_written {
+        true if relative.len() < 4 => culprit_levels(revision_directory),
+        true => None,
+        false => lkp_levels(&relative, revision_directory, job),
+    };
     let full = relative.len() >= 4;
+    if lkp.is_none() && full && !culprit_written {
+        refuse_lkp_build_levels(revision_directory, &relative)?;
+    }
     let lower_levels = match &lkp {
         Some(levels) => levels[3..].to_vec(),
         None if full => relative[3..relative.len() - 1].to_vec(),
@@ -895,6 +987,24 @@ fn placement(
         hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
     Ok(Placement { testcase, path_params, hostname: from_path(2), lower_levels, revision_key })
+}
+
+/// Refuses a commit directory read from the top of the directory given (`relative`, the levels from there down to the
+/// commit) when the level read as its testcase, path_params or machine is named as lkp names its rootfs or compiler:
+/// the directory given is then inside an lkp tree whose upper levels could not be placed ([`lkp_levels`]), and its
+/// runs would be stored a second time, under an invented job on a machine named after a rootfs.
+fn refuse_lkp_build_levels(revision_directory: &Path, relative: &[String]) -> Result<(), ResultRootError> {
+    for (name, taken) in relative.iter().zip(["testcase", "path_params", "machine"]) {
+        if let Some(level) = lkp_build_level(name) {
+            return Err(ResultRootError::InsideLkpTree {
+                path: revision_directory.to_path_buf(),
+                name: name.clone(),
+                taken,
+                level,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One run found on disk, before it becomes a record.
@@ -1023,8 +1133,9 @@ fn import_runs(
 }
 
 /// Where a run imported on its own belongs: the levels above it that name the testcase and path_params are not part
-/// of the import, so only the caller can say, or, for a run of lkp's tree, its job.yaml and absolute path
-/// ([`lkp_levels`]), which place it where an import of the whole tree does.
+/// of the import, so only the caller can say, or, for a run of lkp's tree, its job.yaml and full path
+/// ([`lkp_levels`]), and for a run `culprit run --result-root` wrote, its full path in Culprit's layout
+/// ([`culprit_levels`]), which place it where an import of the whole tree does.
 fn single_run_placement(
     run_directory: &Path,
     revision_directory: &Path,
@@ -1035,7 +1146,10 @@ fn single_run_placement(
     const HINT: &str = "this is a single run directory; import the top directory of its result root (the one holding \
                         <testcase>/<path_params>/<host>/.../<commit>/<run>), which imports this run with the others";
     let layout = |what| ResultRootError::Layout { path: run_directory.to_path_buf(), what, hint: HINT };
-    let lkp = if culprit_written { None } else { lkp_levels(&[], revision_directory, job) };
+    let lkp = match culprit_written {
+        true => culprit_levels(revision_directory),
+        false => lkp_levels(&[], revision_directory, job),
+    };
     let level = |index: usize| lkp.as_ref().and_then(|levels| levels.get(index).cloned());
     let testcase = options.testcase.clone().or_else(|| level(0)).ok_or_else(|| layout("testcase"))?;
     let path_params = options.path_params.clone().or_else(|| level(1)).ok_or_else(|| layout("path_params"))?;

@@ -379,3 +379,81 @@ fn runs_an_older_importer_stored_under_machine_and_run_alone_are_found_again() {
     expected.sort_by(f64::total_cmp);
     assert_eq!(values, expected);
 }
+
+/// Removes every run's job.yaml, as when a tree is copied with its stats.json and monitors' JSON alone: only the
+/// path then places the runs.
+fn without_job_yaml(result: &Path) {
+    for job in [PMBENCH, HACKBENCH] {
+        for sha in [SHA_A, SHA_B] {
+            for run in 0..2 {
+                std::fs::remove_file(commit_dir(result, job, sha).join(run.to_string()).join("job.yaml")).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tree_without_job_yaml_imported_again_from_inside_it_stores_nothing_twice() {
+    // From /result/<testcase> the path was read from the top, one level off: the runs were stored a second time, as
+    // the job `<path_params>-<tbox_group>` on a machine named after the rootfs; a commit directory was refused.
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result");
+    result_tree(&result);
+    without_job_yaml(&result);
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let report = imported(&mut store, &result);
+    assert_eq!(report.imported.len(), 8, "{report:?}");
+    assert_eq!(report.groups.into_iter().collect::<Vec<_>>(), expected_groups(2, 0));
+
+    let rootfs = LOWER_LEVELS.split('/').next().unwrap();
+    let hackbench = |sha: &str| group("hackbench-pipe-8-process-1600%", sha, "lkp-icl-2sp8");
+    let both = |sha: &str, runs: usize| vec![(hackbench(sha), GroupCounts { imported: 0, already_stored: runs })];
+    let hackbench_groups = expected_groups(0, 2).into_iter().filter(|(g, _)| g.job_name.starts_with("hackbench"));
+    let hackbench_groups: Vec<(ImportGroup, GroupCounts)> = hackbench_groups.collect();
+    let one_stored = GroupCounts { imported: 0, already_stored: 1 };
+    let pmbench_b = group("pmbench-30s-100%", SHA_B, "lkp-bdw-ep6");
+    let inside = [
+        (result.join("hackbench"), hackbench_groups.clone()),
+        (result.join(HACKBENCH), hackbench_groups.clone()),
+        (result.join(HACKBENCH).join(rootfs), hackbench_groups.clone()),
+        (result.join(HACKBENCH).join(LOWER_LEVELS), hackbench_groups),
+        (commit_dir(&result, HACKBENCH, SHA_A), both(SHA_A, 2)),
+        (commit_dir(&result, HACKBENCH, SHA_B).join("1"), both(SHA_B, 1)),
+        (result.join("pmbench"), only_pmbench(expected_groups(0, 2))),
+        (commit_dir(&result, PMBENCH, SHA_B).join("0"), vec![(pmbench_b, one_stored)]),
+    ];
+    for (directory, groups) in inside {
+        let report = imported(&mut store, &directory);
+        let shown = directory.display();
+        assert!(report.imported.is_empty(), "{shown}: {report:?}");
+        assert_eq!(report.groups.into_iter().collect::<Vec<_>>(), groups, "{shown}");
+    }
+    let runs = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(runs.len(), 8);
+    let mut placed: Vec<(&str, &str)> = runs.iter().map(|r| (r.job_name.as_str(), r.hostname.as_str())).collect();
+    placed.sort();
+    placed.dedup();
+    assert_eq!(placed, [("hackbench-pipe-8-process-1600%", "lkp-icl-2sp8"), ("pmbench-30s-100%", "lkp-bdw-ep6")]);
+}
+
+#[test]
+fn a_commit_directory_whose_levels_cannot_be_placed_is_refused_not_stored_under_its_rootfs() {
+    // A revision directory that is no commit SHA (a label) under lkp's build levels, given from the testcase's
+    // directory: nothing anchors lkp's layout, and read from the top the rootfs would be the machine.
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("result");
+    let run = result.join(HACKBENCH).join(LOWER_LEVELS).join("v6.8").join("0");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("stats.json"), "{\"hackbench.throughput\": 100}").unwrap();
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let error = import(&mut store, &result.join("hackbench"), &ImportOptions::default()).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("\"debian-12-x86_64-20240206.cgz\" would be the machine"), "{text}");
+    assert!(text.contains("rootfs level") && text.contains("import from lkp's result root"), "{text}");
+    assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
+    // From the top of the tree all of lkp's levels are there, and the run is stored where it belongs.
+    let report = imported(&mut store, &result);
+    let counts = GroupCounts { imported: 1, already_stored: 0 };
+    let placed = group("hackbench-pipe-8-process-1600%", "v6.8", "lkp-icl-2sp8");
+    assert_eq!(report.groups.into_iter().collect::<Vec<_>>(), [(placed, counts)]);
+}

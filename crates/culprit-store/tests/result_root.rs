@@ -383,3 +383,48 @@ fn a_job_yaml_that_gives_no_params_is_named_in_a_warning() {
                                    directory"), "{warning}");
     }
 }
+
+#[test]
+fn a_root_culprit_run_wrote_imports_alike_from_inside_it_and_stores_nothing_twice() {
+    // `culprit import DIR/<testcase>` (or a directory below it) of the root `culprit run --result-root DIR` wrote was
+    // refused for want of levels naming the testcase, though Culprit's layout is fixed and the path above names it.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("rr");
+    for (index, iops) in [100.0, 101.0].into_iter().enumerate() {
+        let mut record = run_with_monitor(SHA_A, iops, None);
+        record.started_at += index as f64;
+        let key = result_root::own_import_key(&record);
+        result_root::write_stored_run(&root, PATH_PARAMS, &record, &key).unwrap();
+    }
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root.join("fio-basic"), &options).unwrap();
+    assert_eq!(report.imported.len(), 2, "{report:?}");
+    for id in &report.imported {
+        let record = store.run(*id).unwrap();
+        let place = (record.testcase.as_str(), record.job_id.as_str(), record.machine.hostname.as_str());
+        assert_eq!(place, ("fio-basic", "id-fio-basic", "lkp-host"));
+        assert_eq!(record.revision.key(), SHA_A);
+    }
+    let group = result_root::ImportGroup {
+        job_name: "fio-basic".into(),
+        revision: SHA_A.into(),
+        hostname: "lkp-host".into(),
+    };
+    let inside = [
+        (root.clone(), 2),
+        (root.join("fio-basic").join(PATH_PARAMS), 2),
+        (revision.parent().unwrap().to_path_buf(), 2),
+        (revision.clone(), 2),
+        (revision.join("1"), 1),
+    ];
+    for (directory, runs) in inside {
+        let again = import(&mut store, &directory, &options).unwrap();
+        let shown = directory.display();
+        assert_eq!((again.imported.len(), again.already_stored.len()), (0, runs), "{shown}: {again:?}");
+        let counts = result_root::GroupCounts { imported: 0, already_stored: runs };
+        assert_eq!(again.groups.into_iter().collect::<Vec<_>>(), [(group.clone(), counts)], "{shown}");
+    }
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
+}

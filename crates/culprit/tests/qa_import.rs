@@ -184,3 +184,99 @@ fn a_run_that_kept_its_raw_monitor_outputs_but_not_lkp_s_json_of_them_gets_their
     assert_eq!(monitors[0]["series"]["cpu.us"], serde_json::json!([1.0, 2.0]), "{record}");
     assert_eq!(monitors[0]["times"], serde_json::json!([1421007515.0, 1421007516.0]), "{record}");
 }
+
+#[test]
+fn qa45_a_tree_without_job_yaml_imported_from_inside_by_relative_paths_stores_nothing_twice() {
+    // `culprit import result/hackbench` after `culprit import result` stored the runs a second time, as the job
+    // `pipe-4-process-50%-lkp-skl-d01` on the machine `debian-12.cgz`, and the commit directory was refused.
+    let dir = tempfile::tempdir().unwrap();
+    let commit = "result/hackbench/pipe-4-process-50%/lkp-skl-d01/debian-12.cgz/x86_64-rhel-8.3/gcc-12/\
+                  3333333333333333333333333333333333333333";
+    for run in 0..3 {
+        let path = dir.path().join(commit).join(run.to_string());
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("stats.json"), format!("{{\"hackbench.throughput\": 10{run}}}")).unwrap();
+    }
+    let culprit = |cwd: &Path, directory: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .arg("--db")
+            .arg(dir.path().join("i.db"))
+            .args(["import", directory])
+            .current_dir(cwd)
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{directory}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let place = "  hackbench-pipe-4-process-50% at 3333333333333333333333333333333333333333 on lkp-skl-d01: ";
+    let first = culprit(dir.path(), "result");
+    assert!(first.contains(&format!("{place}3 run(s)")), "{first}");
+    let commit_dir = dir.path().join(commit);
+    let inside = [(dir.path().to_path_buf(), "result/hackbench", 3), (dir.path().to_path_buf(), commit, 3)];
+    let from_the_commit = [(commit_dir.clone(), ".", 3), (commit_dir.clone(), "1", 1), (commit_dir.join("2"), ".", 1)];
+    for (cwd, directory, runs) in inside.into_iter().chain(from_the_commit) {
+        let text = culprit(&cwd, directory);
+        let expected = format!("; {runs} already stored\n{place}0 run(s), {runs} already stored");
+        assert!(text.starts_with("imported 0 run(s)") && text.contains(&expected), "{directory}: {text}");
+        assert_eq!(text.lines().count(), 2, "{directory}: {text}");
+    }
+}
+
+#[test]
+fn qa45_a_root_culprit_run_wrote_imports_from_inside_it_under_the_job_and_machine_it_ran() {
+    // Only the directory given to --result-root imported; from its testcase's directory or below, the import was
+    // refused for want of the levels naming the testcase, though each run's job.yaml and path name it.
+    let dir = tempfile::tempdir().unwrap();
+    let culprit = |db: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .args(["--db", db])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("culprit runs");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    std::fs::write(dir.path().join("rrjob.yaml"), "suite: rr\ntestcase: rr\ncommand:\n  cmd: \"echo 'score: 7'\"\n\
+        \x20 capture:\n    score: 'score: (\\S+)'\n").unwrap();
+    culprit("a.db", &["run", "rrjob.yaml", "-n", "2", "--label", "L", "--monitors", "none", "--result-root", "rr"]);
+    let revisions: Vec<std::path::PathBuf> = walk(&dir.path().join("rr"))
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "L"))
+        .collect();
+    assert_eq!(revisions.len(), 1, "{revisions:?}");
+    let revision = revisions[0].strip_prefix(dir.path()).unwrap().to_path_buf();
+    let host = revision.parent().unwrap();
+    let testcase = host.parent().unwrap().parent().unwrap();
+    // What places a run: its job, testcase, revision and machine (an import dates a run by its files).
+    let groups = |db: &str| {
+        let json: serde_json::Value = serde_json::from_str(&culprit(db, &["results", "--json"])).unwrap();
+        let place = ["job_id", "job_name", "testcase", "revision", "hostname", "ok_runs"];
+        let groups = json.as_array().unwrap().iter();
+        groups.map(|g| place.map(|key| g[key].to_string())).collect::<Vec<_>>()
+    };
+    let first = culprit("b.db", &["import", &testcase.to_string_lossy()]);
+    assert!(first.starts_with("imported 2 run(s)"), "{first}");
+    // The job and machine `culprit run` stored the runs under, as an import of the whole root gives them.
+    assert_eq!(groups("b.db"), groups("a.db"));
+    for directory in [host.to_path_buf(), revision.clone(), revision.join("1"), "rr".into()] {
+        let again = culprit("b.db", &["import", &directory.to_string_lossy()]);
+        assert!(again.starts_with("imported 0 run(s)") && again.contains(" already stored"), "{again}");
+    }
+    let also = culprit("a.db", &["import", &testcase.to_string_lossy()]);
+    assert!(also.starts_with("imported 0 run(s)") && also.contains("; 2 already stored"), "{also}");
+    assert_eq!(groups("b.db"), groups("a.db"));
+}
+
+/// Every directory under `root`.
+fn walk(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.push(path.clone());
+            found.extend(walk(&path));
+        }
+    }
+    found
+}

@@ -200,8 +200,9 @@ fn key_problem_text(problem: &culprit_job::KeyProblem, selected: &[&'static str]
             let names: Vec<&'static str> = selected.iter().flat_map(|p| accepted_names(p)).collect();
             nearest_name(key, &names)
         }
-        // A misspelt monitor (`perf-stats`) or program (`sysbench-cpus`) is as likely as a misspelt param.
-        culprit_job::KeyProblem::UnknownProgram { key, .. } => {
+        // A misspelt monitor (`perf-stats`) or program (`sysbench-cpus`) is as likely as a misspelt param; lkp's own
+        // programs (`will-it-scale`) are spelt right, and a name near them would send the user to another benchmark.
+        culprit_job::KeyProblem::UnknownProgram { key, .. } if !culprit_job::table::is_lkp_program_not_run(key) => {
             let programs = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.selectors.iter().map(|s| s.key));
             let setups = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.setup_keys.iter().copied());
             // A misspelt setting of the test box (`drop_cache:`) holds a hash or nothing too.
@@ -313,6 +314,42 @@ enum Installed {
 
 /// Checks one atomic job as `culprit run` would plan it, without checking installed programs: what `culprit split`
 /// runs on every job it writes, so a file it writes is one `culprit run` takes.
+/// The keys of an atomic job that select a program `culprit run` does not run (lkp's will-it-scale, or any key holding
+/// a hash or nothing that Culprit does not know), with their places, when they are all that keep `culprit run` from
+/// taking the job: it selects no program Culprit runs, and it has no other problem. `None` otherwise; [`check_atomic`]
+/// then tells what is wrong. Such a job is one for lkp to run, which `culprit split` still writes.
+pub fn programs_not_run(job: &AtomicJob) -> Option<Vec<(String, culprit_job::Place)>> {
+    let mut keys = Vec::new();
+    let mut selects_none = false;
+    for problem in job.unknown_keys(&accepts) {
+        match problem {
+            culprit_job::KeyProblem::NoProgram { .. } => selects_none = true,
+            culprit_job::KeyProblem::UnknownProgram { place, key } => keys.push((key, place)),
+            _ => return None,
+        }
+    }
+    (selects_none && !keys.is_empty()).then_some(keys)
+}
+
+/// The warning `culprit split` gives once for a key [`programs_not_run`] found: the job is written for lkp, and a key
+/// that is a misspelt one of Culprit's names says so.
+pub fn program_not_run_warning(key: &str, place: &culprit_job::Place) -> String {
+    let near = match culprit_job::table::is_lkp_program_not_run(key) {
+        true => None,
+        false => {
+            let programs = culprit_job::table::PROGRAMS.iter().flat_map(|p| p.selectors.iter().map(|s| s.key));
+            let names: Vec<&'static str> = programs.chain(culprit_job::table::MONITORS.iter().copied()).collect();
+            nearest_name(key, &names)
+        }
+    };
+    let near = near.map(|name| format!("; if it means '{name}', fix its name")).unwrap_or_default();
+    format!(
+        "{place}: '{key}' is not a program culprit run runs (it runs {}), so its atomic jobs are written for lkp to \
+         run{near}",
+        culprit_job::table::program_names()
+    )
+}
+
 pub fn check_atomic(job: &AtomicJob, stem: &str, nr_cpu: u32, cwd: &Path) -> Result<()> {
     plan_one(job, stem, nr_cpu, None, cwd, Installed::Skip).map(drop)
 }
