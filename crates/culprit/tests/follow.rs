@@ -263,3 +263,41 @@ fn with_improvements_a_pass_bisects_a_speed_up_and_reports_its_commit() {
     let list = String::from_utf8_lossy(&log.stdout);
     assert!(list.contains("command.user_time (improvement)"), "{list}");
 }
+
+/// QA 45b: two machines of a farm (`CULPRIT_MACHINE`) follow one branch into one store. Each bisects and mails its
+/// own regression: machine b took machine a's session as covering its gap, resumed or mailed it (a's table in b's
+/// mail), and never bisected on b.
+#[test]
+fn each_machine_of_a_farm_bisects_and_mails_its_own_regression() {
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 10, 6, 0, 40);
+    std::fs::write(dir.path().join("job.yaml"), "suite: farm-test\ncommand:\n  cmd: ./bench\n").unwrap();
+    let pass = |machine: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(dir.path())
+            .env("CULPRIT_MACHINE", machine)
+            .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "3", "--runs", "5"])
+            .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time"])
+            .args(["--min-change", "10", "--json", "--reports", &format!("reports-{machine}")])
+            .output()
+            .unwrap();
+        json(&out)
+    };
+    let ids = |pass: &serde_json::Value| -> Vec<i64> {
+        pass["bisects"].as_array().unwrap().iter().map(|id| id.as_i64().unwrap()).collect()
+    };
+    let (a, b) = (pass("a"), pass("b"));
+    let (of_a, of_b) = (ids(&a), ids(&b));
+    assert_eq!(of_a.len(), 1, "{a:#}");
+    assert_eq!(of_b.len(), 1, "b bisects its own regression: {b:#}");
+    assert_ne!(of_a, of_b, "{b:#}");
+    // b's mails are of b's session only, and name b's table and the slowdown commit.
+    let reports: Vec<&str> = b["reports"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert_eq!(reports.len(), 1, "{b:#}");
+    assert!(reports[0].contains(&format!("bisect-{}", of_b[0])), "{b:#}");
+    let mail = std::fs::read_to_string(dir.path().join(reports[0])).unwrap();
+    assert!(mail.contains(&format!("commit: {}", shas[5])), "{mail}");
+    assert!(mail.contains("\n  b/"), "b's mail names b's machine in its axes: {mail}");
+    assert!(!dir.path().join(format!("reports-b/bisect-{}", of_a[0])).exists());
+}

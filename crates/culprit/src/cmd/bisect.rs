@@ -945,6 +945,15 @@ fn claim_session(store: &mut dyn Store, session: SessionId) -> Result<()> {
     }
 }
 
+/// The machine a stored session measures on, read from its stored configuration alone (or its first run, for a
+/// session stored before sessions named theirs), so that a session this culprit cannot replay still has one; `None`
+/// for such an old session without runs.
+pub(crate) fn machine_of(store: &dyn Store, session: &culprit_store::BisectSession) -> Result<Option<String>> {
+    let config = serde_json::from_str::<serde_json::Value>(&session.config_json).ok();
+    let named = config.as_ref().and_then(|c| c.get("machine")?.as_str()).unwrap_or_default();
+    session_machine(store, session.id, named)
+}
+
 /// The machine a stored session measures on: `named`, the one its configuration names, or, for a session stored
 /// before sessions named theirs, the machine of its first run; `None` for such a session without runs.
 fn session_machine(store: &dyn Store, session: SessionId, named: &str) -> Result<Option<String>> {
@@ -1402,8 +1411,7 @@ pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 7]>> {
         // Read from the stored JSON alone, so that a session this culprit cannot replay is still listed.
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
-        let named = config.as_ref().and_then(|c| c.get("machine")?.as_str()).unwrap_or_default();
-        let machine = session_machine(store, s.id, named).ok().flatten().unwrap_or_else(|| "-".into());
+        let machine = machine_of(store, &s).ok().flatten().unwrap_or_else(|| "-".into());
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),

@@ -57,16 +57,19 @@ struct Pass {
     failures: Vec<String>,
 }
 
-/// The lock file next to a SQLite store; for a PostgreSQL URL, one in the temp directory named by a hash of it.
-fn lock_path(db: Option<&Path>) -> PathBuf {
+/// The lock file next to a SQLite store; for a PostgreSQL URL, one in the temp directory named by a hash of it. It
+/// keeps one machine's passes apart: a machine named by `$CULPRIT_MACHINE` (`named`, one of a farm's containers or
+/// cloned VMs on one host) has a lock of its own, so that the host's other machines follow at the same time.
+fn lock_path(db: Option<&Path>, named: Option<&str>) -> PathBuf {
     let store = db.map(Path::to_path_buf).unwrap_or_else(culprit_store::default_path);
+    let machine = named.map(|name| format!(".{name}")).unwrap_or_default();
     match store.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         Some(url) => {
             // A hash keeps the password out of the file name.
             let hash = crate::lock::stable_hash(&[url]);
-            std::env::temp_dir().join(format!("culprit-{hash:016x}.follow.lock"))
+            std::env::temp_dir().join(format!("culprit-{hash:016x}{machine}.follow.lock"))
         }
-        None => PathBuf::from(format!("{}.follow.lock", store.display())),
+        None => PathBuf::from(format!("{}{machine}.follow.lock", store.display())),
     }
 }
 
@@ -169,7 +172,9 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     };
     let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };
 
-    let lock = lock_path(db.as_deref());
+    // The name was checked before anything ran (`cmd::dispatch`), so it is a file name's word.
+    let named = std::env::var(culprit_store::MACHINE_ENV_VAR).ok().filter(|name| !name.trim().is_empty());
+    let lock = lock_path(db.as_deref(), named.as_deref().map(str::trim));
     // The file goes with the pass: beside the user's store it says nothing once no pass holds it.
     let _held = crate::lock::RemovedWhenDropped::new(take_lock(&lock)?);
     // A pass killed with `kill -9` while it built a commit left that build running: this pass stops it first.
@@ -225,7 +230,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     // A change between two adjacent tested commits gets a bisect of that pair unless a session covers it
     // (`needs_bisect`).
     let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
-    let spans = session_spans(&store.bisect_sessions()?, &plan.repo, &plan.job.job_id, position);
+    // A farm's machines share the store and follow the same branch: each bisects, resumes and mails its own
+    // machine's sessions only (another machine's session measured that machine, and resuming it here is refused).
+    let sessions = this_machines_sessions(store, &plan.hostname)?;
+    let spans = session_spans(store, &sessions, &plan.repo, &plan.job.job_id, &plan.hostname, position)?;
     let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !wanted(&s.metric, args) {
@@ -248,8 +256,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         }
     }
     for (good, bad, k, change, _) in gaps {
-        let existing = store
-            .bisect_sessions()?
+        let existing = this_machines_sessions(store, &plan.hostname)?
             .into_iter()
             .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
             .max_by_key(|b| b.id.0);
@@ -469,9 +476,21 @@ fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) ->
     history(store, &Order::Branch { repo: &plan.repo, branch: &plan.reference }, &filter, &track_options(args))
 }
 
+/// The stored bisect sessions that measure on `machine` (sessions of before sessions named their machine count by
+/// their first run; one without runs counts as this machine's).
+fn this_machines_sessions(store: &dyn Store, machine: &str) -> Result<Vec<culprit_store::BisectSession>> {
+    let mut mine = Vec::new();
+    for session in store.bisect_sessions()? {
+        if crate::cmd::bisect::machine_of(store, &session)?.is_none_or(|there| there == machine) {
+            mine.push(session);
+        }
+    }
+    Ok(mine)
+}
+
 fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
     let repo = plan.repo.display().to_string();
-    for session in store.bisect_sessions()? {
+    for session in this_machines_sessions(store, &plan.hostname)? {
         if session.job_id.as_deref() != Some(plan.job.job_id.as_str())
             || session.repo != repo
             || session.status == NEW_SESSION_STATUS
@@ -642,11 +661,15 @@ mod tests {
 
     #[test]
     fn lock_files_sit_next_to_the_store_or_in_tmp_for_a_server() {
-        assert_eq!(lock_path(Some(Path::new("/x/c.db"))), PathBuf::from("/x/c.db.follow.lock"));
-        let server = lock_path(Some(Path::new("postgresql://u:secret@h/db")));
+        assert_eq!(lock_path(Some(Path::new("/x/c.db")), None), PathBuf::from("/x/c.db.follow.lock"));
+        assert_eq!(lock_path(Some(Path::new("/x/c.db")), Some("b")), PathBuf::from("/x/c.db.b.follow.lock"));
+        let server = lock_path(Some(Path::new("postgresql://u:secret@h/db")), None);
         assert!(server.starts_with(std::env::temp_dir()));
         assert!(!server.display().to_string().contains("secret"));
-        assert_eq!(server, lock_path(Some(Path::new("postgresql://u:secret@h/db"))));
+        assert_eq!(server, lock_path(Some(Path::new("postgresql://u:secret@h/db")), None));
+        // Two machines of a farm on one host hold locks of their own on the same server.
+        let [a, b] = ["a", "b"].map(|m| lock_path(Some(Path::new("postgresql://u:secret@h/db")), Some(m)));
+        assert!(a != b && a != server && a.starts_with(std::env::temp_dir()), "{a:?} {b:?}");
     }
 
     #[test]

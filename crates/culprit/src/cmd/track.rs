@@ -452,7 +452,8 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if args.bisect {
         let stored_sessions = store.bisect_sessions()?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
-            let spans = session_spans(&stored_sessions, &repo, &s.job_id, |sha| positions.get(sha).copied());
+            let spans =
+                session_spans(store, &stored_sessions, &repo, &s.job_id, &s.machine, |sha| positions.get(sha).copied())?;
             for (j, c) in a.change_points.iter().enumerate() {
                 if !bisected(c.verdict, args) {
                     continue;
@@ -773,17 +774,28 @@ pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
 /// places a commit on the branch), for [`needs_bisect`]. An unfinished one (stopped by Ctrl-C or `kill -9`) covers
 /// nothing: it has neither confirmed the commit nor given it a report, and the next bisect of the pair resumes it.
 pub(crate) fn session_spans(
+    store: &dyn Store,
     sessions: &[BisectSession],
     repo: &Path,
     job_id: &str,
+    machine: &str,
     position: impl Fn(&str) -> Option<usize>,
-) -> Vec<(usize, usize)> {
+) -> Result<Vec<(usize, usize)>> {
     let repo = repo.display().to_string();
-    sessions
-        .iter()
-        .filter(|b| b.job_id.as_deref() == Some(job_id) && b.repo == repo && b.status != NEW_SESSION_STATUS)
-        .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
-        .collect()
+    let mut spans = Vec::new();
+    for b in sessions {
+        if b.job_id.as_deref() != Some(job_id) || b.repo != repo || b.status == NEW_SESSION_STATUS {
+            continue;
+        }
+        // Another machine's session pinned the change on that machine: this one's runs still need their own.
+        if crate::cmd::bisect::machine_of(store, b)?.is_some_and(|there| there != machine) {
+            continue;
+        }
+        if let (Some(good), Some(bad)) = (position(&b.good), position(&b.bad)) {
+            spans.push((good, bad));
+        }
+    }
+    Ok(spans)
 }
 
 /// Whether `track --bisect` and `track --follow` bisect a change between the tested commits at branch positions
