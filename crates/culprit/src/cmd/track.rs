@@ -452,8 +452,8 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if args.bisect {
         let stored_sessions = store.bisect_sessions()?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
-            let spans =
-                session_spans(store, &stored_sessions, &repo, &s.job_id, &s.machine, |sha| positions.get(sha).copied())?;
+            let position = |sha: &str| positions.get(sha).copied();
+            let spans = session_spans(store, &stored_sessions, &repo, &s.job_id, &s.machine, position)?;
             for (j, c) in a.change_points.iter().enumerate() {
                 if !bisected(c.verdict, args) {
                     continue;
