@@ -12,6 +12,7 @@
 pub mod error;
 pub mod glob;
 pub mod migrations;
+pub mod pgpass;
 pub mod postgres;
 mod packed;
 mod record;

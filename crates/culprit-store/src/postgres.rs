@@ -17,6 +17,7 @@
 
 use crate::record::{convert_exit_code, convert_run_kind, now, validate_record};
 use crate::error::StoreError;
+use crate::pgpass;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
     kept_names,
@@ -36,6 +37,7 @@ use ::postgres::{Client, Config, NoTls, Row, Transaction};
 use std::borrow::Cow;
 use std::cell::{RefCell, RefMut};
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -107,6 +109,20 @@ impl PostgresStore {
             config.application_name(&application_name());
         }
         let location = describe_location(&config);
+        // The URLs Culprit prints leave the password out, so a URL without one takes it where libpq-based tools
+        // take it (PGPASSWORD, then the password file); a password in the URL still wins, as in libpq.
+        let password_search = if config.get_password().is_none() {
+            let found = pgpass::find(&password_target(&config).as_target());
+            match &found {
+                pgpass::Found::Environment(password) | pgpass::Found::File(_, password) => {
+                    config.password(password.as_str());
+                }
+                pgpass::Found::Nothing { .. } => {}
+            }
+            Some(found)
+        } else {
+            None
+        };
         // The client has no TLS, so `sslmode=require` (which a managed server's URL often carries) can never be met.
         // Trying anyway failed with "error performing TLS handshake: no TLS implementation configured" (or, from a
         // server without TLS, "server does not support TLS") and the advice to check that the server is running.
@@ -124,7 +140,12 @@ impl PostgresStore {
         let client = config.connect(NoTls).map_err(|e| StoreError::Open {
             location: location.clone(),
             reason: error_text(&e),
-            hint: connect_hint(&e),
+            hint: match &password_search {
+                Some(pgpass::Found::Nothing { file, note }) if is_password_missing(&e) => {
+                    missing_password_hint(file.as_deref(), note.as_deref())
+                }
+                _ => connect_hint(&e),
+            },
         })?;
         let mut store = PostgresStore {
             client: RefCell::new(client),
@@ -1222,6 +1243,57 @@ fn search_path_of(options: &str) -> Option<String> {
         }
     }
     found
+}
+
+/// The host, port, database and user a password file's lines are matched against, with libpq's defaults: a Unix
+/// socket matches as `localhost`, the port defaults to 5432, the database to the user, the user to the login name.
+struct PasswordTarget {
+    host: String,
+    port: u16,
+    database: String,
+    user: String,
+}
+
+impl PasswordTarget {
+    fn as_target(&self) -> pgpass::Target<'_> {
+        pgpass::Target { host: &self.host, port: self.port, database: &self.database, user: &self.user }
+    }
+}
+
+fn password_target(config: &Config) -> PasswordTarget {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        Some(Host::Unix(_)) | None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config
+        .get_user()
+        .map(str::to_string)
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_default();
+    let database = config.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
+    PasswordTarget { host, port, database, user }
+}
+
+/// Whether the client gave up because the server asked for a password and none was given; the client says so only
+/// in its message ("invalid configuration: password missing"), with no error code.
+fn is_password_missing(error: &postgres::Error) -> bool {
+    error_text(error).contains("password missing")
+}
+
+/// The advice for a server that wants a password none of the three places gave.
+fn missing_password_hint(file: Option<&Path>, note: Option<&str>) -> String {
+    let file = match (file, note) {
+        (Some(file), Some(note)) => format!("a line host:port:database:user:password in {} ({note})", file.display()),
+        (Some(file), None) => format!("a line host:port:database:user:password in {}", file.display()),
+        (None, _) => "a line host:port:database:user:password in the password file (PGPASSFILE or ~/.pgpass; HOME \
+                      is not set)"
+            .to_string(),
+    };
+    format!(
+        "the server wants a password and none was found: give it in the URL (postgresql://user:password@...), in \
+         PGPASSWORD, or as {file}; the commands culprit prints leave the password out on purpose"
+    )
 }
 
 /// A URL that failed to parse, for messages: everything between `://` and `@` (user and password) is hidden.

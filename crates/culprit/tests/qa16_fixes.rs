@@ -85,7 +85,8 @@ fn qa16_track_plot_of_a_broad_regex_draws_only_the_series_with_a_change_point_an
     let stderr = String::from_utf8_lossy(&out.stderr);
     let said = format!(
         "culprit: drew only the {} of {} series with a change point (--plot draws every series only when there are at \
-         most 20); {} left out: a narrower --metric REGEX draws them",
+         most 20, and of more, regressions and improvements of the benchmark's own metrics first); the {} without one \
+         are not drawn: a narrower --metric REGEX draws them",
         changed.len(),
         series.len(),
         series.len() - changed.len()

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use culprit_core::changepoint::Analysis;
 use culprit_core::compare::sweep::{Sweep, SweepRow};
 use culprit_core::compare::Verdict;
-use culprit_core::model::prose_short;
+use culprit_core::model::{prose_short, MetricClass};
 use culprit_plot::{ChangeKind, ChangeMark, Chart, MeanStd, Segment, SweepCurve, SweepPlot, TrackPlot};
 use std::path::{Path, PathBuf};
 
@@ -215,18 +215,33 @@ pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
 /// with a change point are drawn, the most significant first.
 pub const MAX_TRACK_CHARTS: usize = 20;
 
-/// The series in the order their charts are worth drawing: those with a change point that is a change first, the
-/// one with the most significant (smallest q, else p) first, then the flat ones in their own order. The verdicts
-/// are the analysis's; this only orders by them.
+/// The series in the order their charts are worth drawing: first those with a change point that is a regression or
+/// an improvement of the benchmark's own metrics ([`MetricClass::Program`], not Culprit's `culprit.` bookkeeping),
+/// then those of other metrics (monitors, profiles) with such a verdict, then those whose change points are only
+/// "changed" (no known direction), each group the most significant (smallest q, else p) first; then the flat ones
+/// in their own order. Host counters (meminfo, proc-vmstat) drift over wall-clock time and get smaller q than a
+/// benchmark's noisier regression, so q alone filled the 20 charts with them and left out the regression the
+/// robot is about; [`culprit_core::report::headline_metric`] ranks the program's verdicted metrics first for the same
+/// reason. The verdicts are the analysis's; this only orders by them.
 pub fn chart_order(analyses: &[(String, Analysis)]) -> Vec<usize> {
-    let significance = |k: usize| {
-        let changes = analyses[k].1.change_points.iter().filter(|c| c.verdict.is_change());
-        changes.map(|c| c.q.unwrap_or(c.p)).reduce(f64::min)
+    // (group, significance): smaller is worth drawing sooner; `None` for a series without a change point.
+    let rank = |k: usize| -> Option<(u8, f64)> {
+        let (metric, analysis) = &analyses[k];
+        let changes = analysis.change_points.iter().filter(|c| c.verdict.is_change());
+        let q = changes.clone().map(|c| c.q.unwrap_or(c.p)).reduce(f64::min)?;
+        let directed = changes.clone().any(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement));
+        let program = MetricClass::of(metric) == MetricClass::Program && !metric.starts_with("culprit.");
+        let group = match (directed, program) {
+            (true, true) => 0,
+            (true, false) => 1,
+            (false, _) => 2,
+        };
+        Some((group, q))
     };
-    let mut order: Vec<(usize, Option<f64>)> = (0..analyses.len()).map(|k| (k, significance(k))).collect();
+    let mut order: Vec<(usize, Option<(u8, f64)>)> = (0..analyses.len()).map(|k| (k, rank(k))).collect();
     // A stable sort keeps the history's order among equals, flat series among themselves above all.
     order.sort_by(|(_, a), (_, b)| match (a, b) {
-        (Some(a), Some(b)) => a.total_cmp(b),
+        (Some((ga, qa)), Some((gb, qb))) => ga.cmp(gb).then(qa.total_cmp(qb)),
         (Some(_), None) => std::cmp::Ordering::Less,
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
@@ -246,21 +261,32 @@ fn charted(analyses: &[(String, Analysis)]) -> (Vec<usize>, Option<String>) {
     let with_change = (0..total).filter(changed).count();
     let mut drawn: Vec<usize> = chart_order(analyses).into_iter().filter(changed).take(MAX_TRACK_CHARTS).collect();
     drawn.sort_unstable();
-    let left_out = total - drawn.len();
+    // Only series with a change point were ever candidates; the flat ones are not "left out", and counting them
+    // made a history of 333 series, 45 with a change point, say "313 left out" after drawing 20.
+    let left_out = with_change - drawn.len();
     let why = if drawn.is_empty() {
         format!("drew no chart: none of the {total} series has a change point")
     } else if drawn.len() < with_change {
         format!(
-            "drew the {} series with the most significant change points, of {with_change} with one among {total} \
-             series",
+            "drew the {} series whose change points matter most, of {with_change} with one among {total} series",
             drawn.len()
         )
     } else {
         format!("drew only the {} of {total} series with a change point", drawn.len())
     };
+    let flat = total - with_change;
+    let rest = match (left_out, flat) {
+        (0, 0) => String::new(),
+        (0, flat) => format!("; the {flat} without one are not drawn: a narrower --metric REGEX draws them"),
+        (left_out, 0) => format!("; {left_out} with a change point left out: a narrower --metric REGEX draws them"),
+        (left_out, flat) => format!(
+            "; {left_out} with a change point left out (and {flat} without one not drawn): a narrower --metric \
+             REGEX draws them"
+        ),
+    };
     let note = format!(
-        "{why} (--plot draws every series only when there are at most {MAX_TRACK_CHARTS}); {left_out} left out: a \
-         narrower --metric REGEX draws them"
+        "{why} (--plot draws every series only when there are at most {MAX_TRACK_CHARTS}, and of more, regressions \
+         and improvements of the benchmark's own metrics first){rest}"
     );
     (drawn, Some(note))
 }
@@ -379,11 +405,58 @@ mod tests {
             assert!(!changed(k) || q(k) >= least_drawn, "m{k:02} (q={}) left out, q={least_drawn} drawn", q(k));
         }
         let note = note.expect("a note of what was left out");
-        assert!(note.starts_with("drew the 20 series with the most significant change points, of 25"), "{note}");
-        assert!(note.contains("; 10 left out: a narrower --metric REGEX draws them"), "{note}");
+        assert!(note.starts_with("drew the 20 series whose change points matter most, of 25"), "{note}");
+        // Of the 25 with a change point, 5 are left out; the 5 flat ones were never candidates.
+        assert!(
+            note.ends_with("; 5 with a change point left out (and 5 without one not drawn): a narrower --metric REGEX \
+                            draws them"),
+            "{note}"
+        );
         // At most the cap, every series is drawn and nothing is said.
         all.truncate(MAX_TRACK_CHARTS);
         assert_eq!(charted(&all), ((0..MAX_TRACK_CHARTS).collect(), None));
+    }
+
+    #[test]
+    fn the_benchmark_s_regression_is_drawn_before_drifting_host_counters_of_smaller_q() {
+        // QA 45b: 25 meminfo counters stepping far out of their noise (tiny q) and a command's wall time +20% at 8%
+        // noise (a regression of larger q). By q alone the 20 charts were all meminfo's and the regression was
+        // left out; the benchmark's own verdicted metric comes first now.
+        let options = TrackOptions::default();
+        let mut rng = culprit_core::rng::Rng::new(5);
+        let mut step = |base: f64, to: f64, noise: f64| -> Vec<Vec<f64>> {
+            (0..20)
+                .map(|i| (0..3).map(|_| if i < 12 { base } else { to } * (1.0 + noise * rng.normal())).collect())
+                .collect()
+        };
+        let mut all: Vec<(String, Analysis)> = Vec::new();
+        for k in 0..25 {
+            let points = step(1000.0 + k as f64, 2000.0 + k as f64, 0.001);
+            all.push((format!("meminfo.Counter{k:02}"), analyze(&points, &options).unwrap()));
+        }
+        let elapsed = step(10.0, 12.0, 0.08);
+        all.push(("command.elapsed_time".to_string(), analyze(&elapsed, &options).unwrap()));
+        let flat: Vec<Vec<f64>> = (0..20).map(|_| vec![5.0, 5.0, 5.0]).collect();
+        all.push(("meminfo.Flat".to_string(), analyze(&flat, &options).unwrap()));
+        decide(&mut all, &options);
+        let q = |k: usize| {
+            let changes = all[k].1.change_points.iter().filter(|c| c.verdict.is_change());
+            changes.map(|c| c.q.unwrap_or(c.p)).fold(f64::INFINITY, f64::min)
+        };
+        let elapsed_k = 25;
+        let verdicts: Vec<Verdict> = all[elapsed_k].1.change_points.iter().map(|c| c.verdict).collect();
+        assert!(verdicts.contains(&Verdict::Regression), "{verdicts:?}");
+        // The premise: q alone would not have drawn it, every counter's change is more significant.
+        assert!((0..25).all(|k| q(k) < q(elapsed_k)), "q {} of the regression", q(elapsed_k));
+        assert_eq!(chart_order(&all)[0], elapsed_k);
+        let (drawn, note) = charted(&all);
+        assert_eq!(drawn.len(), MAX_TRACK_CHARTS);
+        assert!(drawn.contains(&elapsed_k), "{drawn:?}");
+        // 26 series with a change point, 20 drawn: 6 left out, and the flat one is not counted among them.
+        let note = note.expect("a note of what was left out");
+        let said = "drew the 20 series whose change points matter most, of 26 with one among 27";
+        assert!(note.starts_with(said), "{note}");
+        assert!(note.contains("; 6 with a change point left out (and 1 without one not drawn)"), "{note}");
     }
 
     #[test]
