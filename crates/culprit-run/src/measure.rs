@@ -112,7 +112,11 @@ pub fn main(args: &[OsString]) -> ExitCode {
     // SAFETY: fcntl on a descriptor number and signal with a handler that touches nothing; neither has preconditions
     // beyond valid arguments. The report descriptor must not reach the benchmark: a daemon it leaves behind would
     // hold the pipe open, and culprit reads it to its end.
-    let report_fd_open = unsafe { libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) } == 0;
+    if unsafe { libc::fcntl(REPORT_FD, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        // Without the descriptor nothing could report the benchmark's figures: it is not run for nothing.
+        eprintln!("culprit {SUBCOMMAND}: no report descriptor {REPORT_FD} (culprit starts this itself)");
+        return ExitCode::from(2);
+    }
     unsafe {
         for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
             libc::signal(signal, outlive as *const () as libc::sighandler_t);
@@ -142,10 +146,6 @@ pub fn main(args: &[OsString]) -> ExitCode {
             }
         }
     };
-    if !report_fd_open {
-        eprintln!("culprit {SUBCOMMAND}: no report descriptor {REPORT_FD} (culprit runs this itself)");
-        return ExitCode::from(2);
-    }
     // SAFETY: the descriptor is open (checked above) and this process owns it from here on.
     let mut pipe = unsafe { std::fs::File::from_raw_fd(REPORT_FD) };
     match pipe.write_all(report.encode().as_bytes()) {
