@@ -289,25 +289,23 @@ impl PostgresStore {
     }
 }
 
-/// The columns of a run listing. The build's three params are read from `run_params` by the run's id (its primary
-/// key's first column), the first value of each name as [`Build::of_params`] takes it, so that a listing can tell
-/// one build's runs from another's without reading every run's params.
-const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
-     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
-     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind, \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
-     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
+/// The columns of a run listing, the build's last ([`crate::record::build_columns`]).
+const SUMMARY_SELECT: &str = concat!(
+    "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
+     r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
+     COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind, ",
+    crate::record::build_columns!(),
+    " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id"
+);
 
 /// Runs of one revision, without the metric count that samples do not need, with the build they are narrowed by.
-const REVISION_RUNS_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, \
-     v.subject, m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind, \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
-     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
-     WHERE r.revision_id = $1 ORDER BY r.id";
+const REVISION_RUNS_SELECT: &str = concat!(
+    "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
+     r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind, ",
+    crate::record::build_columns!(),
+    " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
+     WHERE r.revision_id = $1 ORDER BY r.id"
+);
 
 const SESSION_SELECT: &str = "SELECT id, repo, good, bad, job_id, metric, config_json, created_at, status, \
      result_json, updated_at FROM bisect_sessions";

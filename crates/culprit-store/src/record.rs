@@ -5,6 +5,19 @@ use crate::{RunFilter, RunKind, RunStatus, StoreError};
 use culprit_core::model::{nul_shown, RunOutcome, RunRecord};
 use std::borrow::Cow;
 
+/// The last columns of a run listing in both back ends: the build's three params (rootfs, kconfig, compiler), read
+/// from `run_params` by the run's id (its primary key's first column), the first value of each name as
+/// [`crate::Build::of_params`] takes it, so that a listing tells one build's runs from another's without reading
+/// every run's params. A macro, so that each store's `concat!` builds its listing as one constant.
+macro_rules! build_columns {
+    () => {
+        "(SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
+         (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
+         (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1)"
+    };
+}
+pub(crate) use build_columns;
+
 /// Completes the run listing's SQL, the same for both back ends once their placeholder conditions are in
 /// `conditions`: the status and kind conditions, the WHERE clause, and the order (a bisect session's runs in the
 /// order they were linked, otherwise by id).

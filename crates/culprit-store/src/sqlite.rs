@@ -465,15 +465,13 @@ struct SummaryRow {
     build: Build,
 }
 
-/// The columns of a run listing. The build's three params are read from `run_params` by the run's id (its primary
-/// key's first column), the first value of each name as [`Build::of_params`] takes it, so that a listing can tell
-/// one build's runs from another's without reading every run's params.
-const SUMMARY_SELECT: &str = "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, \
-     m.hostname, r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind, \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'rootfs' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'kconfig' ORDER BY p.seq LIMIT 1), \
-     (SELECT p.value FROM run_params p WHERE p.run_id = r.id AND p.name = 'compiler' ORDER BY p.seq LIMIT 1) \
-     FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id";
+/// The columns of a run listing, the build's last ([`crate::record::build_columns`]).
+const SUMMARY_SELECT: &str = concat!(
+    "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
+     r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind, ",
+    crate::record::build_columns!(),
+    " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id"
+);
 
 impl Store for SqliteStore {
     fn location(&self) -> String {
