@@ -37,6 +37,7 @@ fn verdict_table() {
         q: Some(q),
         ratio_ci: None,
         lkp_changed: None,
+        below_resolution: false,
         direction,
     };
     let too_few = InconclusiveReason::TooFewRuns { base: 2, other: 3, needed: 3 };
@@ -75,6 +76,11 @@ fn verdict_table() {
             Verdict::Inconclusive { reason: too_few },
         ),
         ("no q-value", Evidence { q: None, ..ev(-50.0, 1.0, Direction::HigherIsBetter) }, Verdict::Unchanged),
+        (
+            "below the metric's resolution",
+            Evidence { below_resolution: true, ..ev(f64::INFINITY, 0.0, Direction::LowerIsBetter) },
+            Verdict::Unchanged,
+        ),
     ];
     for (name, evidence, want) in cases {
         assert_eq!(verdict(&evidence, &opts), want, "{name}");
@@ -85,6 +91,27 @@ fn verdict_table() {
     assert_eq!(verdict(&e, &lkp), Verdict::Regression);
     let e = Evidence { lkp_changed: Some(false), ..ev(-50.0, 1e-9, Direction::HigherIsBetter) };
     assert_eq!(verdict(&e, &lkp), Verdict::Unchanged);
+}
+
+/// A CPU time split below the clock tick: `echo` read 0 s of user time in three runs and 0.00087 s in three others
+/// (the tick found it in system mode, then in user mode), which compare called a certain "+inf%" regression and
+/// a quiet report led with. Differences of CPU time below 10 ms are not changes; 20 ms in every run is, and other
+/// metrics keep their rules at any size.
+#[test]
+fn a_cpu_time_difference_below_the_tick_is_no_change() {
+    let opts = CompareOptions::default();
+    let cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)> = vec![
+        ("command.user_time", vec![0.0; 3], vec![0.00087, 0.00087, 0.000871], Verdict::Unchanged),
+        ("command.system_time", vec![0.00077; 3], vec![0.0; 3], Verdict::Unchanged),
+        ("time.user_time", vec![0.004, 0.004, 0.004], vec![0.012, 0.012, 0.012], Verdict::Unchanged),
+        ("time.system_time", vec![0.0; 3], vec![0.02; 3], Verdict::Regression),
+        ("command.user_time", vec![0.100, 0.101, 0.100], vec![0.130, 0.131, 0.130], Verdict::Regression),
+        ("command.elapsed_time", vec![0.0008; 3], vec![0.0016; 3], Verdict::Regression),
+    ];
+    for (metric, base, other, want) in cases {
+        let input = pair(metric, base.clone(), other.clone());
+        assert_eq!(only_verdict(&input, &opts, metric), want, "{metric}: {base:?} -> {other:?}");
+    }
 }
 
 #[test]

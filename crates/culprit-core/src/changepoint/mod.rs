@@ -46,7 +46,9 @@ mod tracker;
 pub use tracker::Tracker;
 
 use crate::compare::direction::{direction_of, Direction};
-use crate::compare::{uses_absolute_change, verdict, CompareOptions, Evidence, Verdict};
+use crate::compare::{
+    below_resolution, metric_of_key, uses_absolute_change, verdict, CompareOptions, Evidence, Verdict,
+};
 use crate::stats::{self, ConfidenceInterval};
 use serde::{Deserialize, Serialize};
 
@@ -293,12 +295,12 @@ pub fn decide(series: &mut [(String, Analysis)], options: &TrackOptions) {
             let q = next_q.next().unwrap_or(1.0);
             cp.q = Some(q);
             cp.confidence = Some(1.0 - q);
-            cp.verdict = verdict(&evidence(cp, q, absolute, direction, options.confidence), &compare_options);
+            cp.verdict = verdict(&evidence(cp, metric, q, absolute, direction, options.confidence), &compare_options);
         }
     }
 }
 
-fn evidence(cp: &ChangePoint, q: f64, absolute: bool, direction: Direction, level: f64) -> Evidence {
+fn evidence(cp: &ChangePoint, metric: &str, q: f64, absolute: bool, direction: Direction, level: f64) -> Evidence {
     let change = if absolute {
         cp.change
     } else {
@@ -308,7 +310,8 @@ fn evidence(cp: &ChangePoint, q: f64, absolute: bool, direction: Direction, leve
         (Some(low), Some(high)) => Some(ConfidenceInterval { low: 1.0 + low / 100.0, high: 1.0 + high / 100.0, level }),
         _ => None,
     };
-    Evidence { problem: None, change, absolute, q: Some(q), ratio_ci, lkp_changed: None, direction }
+    let below_resolution = below_resolution(metric_of_key(metric), cp.mean_before, cp.mean_after);
+    Evidence { problem: None, change, absolute, q: Some(q), ratio_ci, lkp_changed: None, below_resolution, direction }
 }
 
 #[cfg(test)]

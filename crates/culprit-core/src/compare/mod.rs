@@ -266,6 +266,25 @@ pub fn uses_absolute_change(metric: &str) -> bool {
     metric.starts_with("perf-profile") || metric.ends_with('%')
 }
 
+/// The smallest difference of means, in seconds, that a user or system CPU time can show.
+///
+/// The kernel measures a process's total CPU time to the nanosecond but splits it into user and system time by
+/// which mode the scheduler tick found it in (`cputime_adjust`), and the tick comes every 1 to 10 ms by
+/// `CONFIG_HZ` (4 ms on Debian's kernels). A process that runs for less than a few ticks reads all user or all
+/// system time by chance: `echo` reads 0.7 ms of user time and 0 of system in one run and the reverse in the next.
+/// Three runs of each kind on the two sides are then two constant, different samples, which every test calls a
+/// certain change (an infinite one from a base of 0). 10 ms is one tick at the coarsest `CONFIG_HZ` and the
+/// centisecond GNU time, `/proc` and lkp's `time.*` figures report in, so nothing finer is read as a change.
+pub const CPU_TIME_RESOLUTION_SECS: f64 = 0.01;
+
+/// Whether the means `base` and `other` of `metric` are closer than the metric can measure: a user or system CPU
+/// time ([`CPU_TIME_RESOLUTION_SECS`]) whose means differ by less than that. Such a difference is never a change.
+pub fn below_resolution(metric: &str, base: f64, other: f64) -> bool {
+    let cpu_time_split =
+        matches!(metric, "command.user_time" | "command.system_time" | "time.user_time" | "time.system_time");
+    cpu_time_split && (other - base).abs() < CPU_TIME_RESOLUTION_SECS
+}
+
 /// One column's view of one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SideStats {
@@ -349,6 +368,8 @@ pub struct Evidence {
     pub ratio_ci: Option<ConfidenceInterval>,
     /// Under [`DecisionRule::Lkp`]: whether lkp's rules report the metric as changed.
     pub lkp_changed: Option<bool>,
+    /// Whether the two means are closer than the metric can measure ([`below_resolution`]).
+    pub below_resolution: bool,
     pub direction: Direction,
 }
 
@@ -359,7 +380,8 @@ pub struct Evidence {
 /// 2. Whether it changed: under [`DecisionRule::Lkp`], lkp's rules say so. Under [`DecisionRule::Culprit`], all
 ///    three must hold: q <= `fdr` (statistically detectable after controlling false discoveries over all
 ///    metrics), |change| >= the practical floor (`min_change_pct`, or `min_abs_change` for absolute metrics),
-///    and the bootstrap interval of the ratio, when there is one, excludes 1. A ratio interval of zero width
+///    and the bootstrap interval of the ratio, when there is one, excludes 1; a difference below what the metric
+///    can measure ([`below_resolution`]) is never a change. A ratio interval of zero width
 ///    (each side constant in every run, to rounding, and the sides apart; or a pass/fail row that happened in every
 ///    run of one side and in none of the other) stands in for the q-value: see below.
 /// 3. Not changed → `Unchanged`. Changed → the sign of the change times the direction: better → `Improvement`,
@@ -380,7 +402,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
             // which a reader takes as "no regression". The practical floor below still applies, so a constant that
             // moved by less than it (or by rounding only, which never makes the sides apart) stays unchanged.
             let deterministic = matches!(e.ratio_ci, Some(ci) if ci.is_point() && !ci.contains(1.0));
-            let large_enough = e.change.abs() >= options.floor(e.absolute);
+            let large_enough = !e.below_resolution && e.change.abs() >= options.floor(e.absolute);
             let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
             (significant || deterministic) && large_enough && interval_agrees
         }
@@ -830,6 +852,10 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             q,
             ratio_ci,
             lkp_changed: lkp_changed.as_ref().map(|_| lkp_record.is_some()),
+            below_resolution: match (row.sides.first(), row.sides.get(item.column)) {
+                (Some(base), Some(other)) => below_resolution(metric_of_key(&row.metric), base.mean, other.mean),
+                _ => false,
+            },
             direction: if row.kind == RowKind::PassFail && row.direction == Direction::Unknown {
                 // A pass/fail row counts occurrences of a failure unless the table says otherwise.
                 Direction::LowerIsBetter
