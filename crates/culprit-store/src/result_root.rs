@@ -1,17 +1,20 @@
 //! lkp result roots: writing runs in the directory layout lkp-tests' tools read, and importing existing roots.
 //!
-//! Layout written, one directory per run:
+//! Layout written, one directory per run, lkp's (`<build>` is `<rootfs>/<kconfig>/<compiler>`, see [`build_levels`]):
 //!
 //! ```text
-//! <root>/<testcase>/<path_params>/<hostname>/<revision key>/<run index>/stats.json   flat `metric: value`
-//!                                                                     /matrix.json  monitor samples (`<monitor>.<key>`: [...])
-//!                                                                     /job.yaml     the atomic job
-//!                                                                     /<raw output> e.g. fio.output
-//!                                                                     /culprit-import-key  the key it is stored under
-//! <root>/<testcase>/<path_params>/<hostname>/<revision key>/matrix.json   metric: per-run values, plus `stats_source`
-//!                                                          /avg.json      metric: mean over runs
-//!                                                          /stddev.json   metric: standard deviation over runs
+//! <root>/<testcase>/<path_params>/<hostname>/<build>/<revision key>/<run index>/stats.json  flat `metric: value`
+//!                                                         /matrix.json  monitor samples (`<monitor>.<key>`: [...])
+//!                                                         /job.yaml     the atomic job, with lkp's `result_root`
+//!                                                         /<raw output> e.g. fio.output
+//!                                                         /culprit-import-key  the key it is stored under
+//! <root>/<testcase>/<path_params>/<hostname>/<build>/<revision key>/matrix.json  per-run values, `stats_source`
+//!                                                                  /avg.json      metric: mean over runs
+//!                                                                  /stddev.json   metric: standard deviation
 //! ```
+//!
+//! Roots written before Culprit wrote the build levels (`<hostname>/<revision key>` directly) still import: a run
+//! whose job.yaml records no `result_root` is read in that older layout.
 //!
 //! As lkp does, a revision's `matrix.json` lists its runs in `stats_source`, pads a metric absent from earlier
 //! runs with leading zeros so each column stays one run, and the averages treat a metric missing from a run as 0.
@@ -62,7 +65,7 @@
 //! past [`MAX_FILE_BYTES`] (nor gunzipped past it): a run with a larger one is skipped, naming the file.
 
 use crate::error::StoreError;
-use crate::{RunId, RunKind, SaveOptions, Saved, Store};
+use crate::{Build, RunId, RunKind, SaveOptions, Saved, Store};
 use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
@@ -208,19 +211,63 @@ pub fn safe_component(text: &str) -> String {
     }
 }
 
-/// The directory holding every run of one job on one revision and host.
-pub fn revision_dir(root: &Path, testcase: &str, path_params: &str, hostname: &str, revision_key: &str) -> PathBuf {
-    root.join(safe_component(testcase))
-        .join(safe_component(path_params))
-        .join(safe_component(hostname))
-        .join(safe_component(revision_key))
+/// The rootfs, kconfig and compiler levels lkp's result path has between the test box and the commit, for a run
+/// with these params on a machine whose own are `local` ([`local_build`]): each the job's param where it has one (an
+/// lkp job of a kernel build names all three), else the machine's, as lkp's local runs fill them in.
+pub fn build_levels(params: &[(String, String)], local: &Build) -> Build {
+    let job = Build::of_params(params);
+    let pick = |own: String, machine: &str| if own.is_empty() { machine.to_string() } else { own };
+    Build {
+        rootfs: pick(job.rootfs, &local.rootfs),
+        kconfig: pick(job.kconfig, &local.kconfig),
+        compiler: pick(job.compiler, &local.compiler),
+    }
+}
+
+/// This machine's build levels for runs whose job names none, as lkp's `run-local` fills them in: the rootfs is the
+/// distribution's `ID` in `/etc/os-release`, the kconfig `defconfig`, the compiler what `/usr/bin/gcc` links to
+/// (`gcc-14`) or `gcc`.
+pub fn local_build() -> Build {
+    let os_release = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    let gcc = std::fs::read_link("/usr/bin/gcc").ok();
+    let gcc_name = gcc.as_deref().and_then(Path::file_name).map(|name| name.to_string_lossy().into_owned());
+    local_build_of(&os_release, gcc_name.as_deref())
+}
+
+/// [`local_build`] from the text of `/etc/os-release` and the name `/usr/bin/gcc` links to.
+pub fn local_build_of(os_release: &str, gcc_link: Option<&str>) -> Build {
+    let id = os_release
+        .lines()
+        .find_map(|line| line.strip_prefix("ID="))
+        .map(|value| value.trim().trim_matches('"').to_string())
+        .filter(|value| !value.is_empty());
+    Build {
+        rootfs: id.unwrap_or_else(|| "linux".to_string()),
+        kconfig: "defconfig".to_string(),
+        compiler: gcc_link.filter(|name| !name.is_empty()).unwrap_or("gcc").to_string(),
+    }
+}
+
+/// The directory holding every run of one job on one revision, host and build, in lkp's layout.
+pub fn revision_dir(
+    root: &Path,
+    testcase: &str,
+    path_params: &str,
+    hostname: &str,
+    build: &Build,
+    revision_key: &str,
+) -> PathBuf {
+    [testcase, path_params, hostname, &build.rootfs, &build.kconfig, &build.compiler, revision_key]
+        .iter()
+        .fold(root.to_path_buf(), |path, level| path.join(safe_component(level)))
 }
 
 /// Writes one run into the result root under the next free run index, then rewrites its revision's
 /// `matrix.json`, `avg.json` and `stddev.json`. Returns the run directory. Every file is written to a temporary
-/// name and renamed, so a crash never leaves a half-written `stats.json`.
-pub fn write_run(root: &Path, path_params: &str, run: &RunRecord) -> Result<PathBuf, ResultRootError> {
-    write_run_directory(root, path_params, run, None)
+/// name and renamed, so a crash never leaves a half-written `stats.json`. `local` is the machine's build levels for
+/// a job that names none ([`build_levels`]).
+pub fn write_run(root: &Path, path_params: &str, run: &RunRecord, local: &Build) -> Result<PathBuf, ResultRootError> {
+    write_run_directory(root, path_params, run, local, None)
 }
 
 /// [`write_run`] for a run already saved in a store under `import_key`, which is written beside its `stats.json`
@@ -229,18 +276,38 @@ pub fn write_stored_run(
     root: &Path,
     path_params: &str,
     run: &RunRecord,
+    local: &Build,
     import_key: &str,
 ) -> Result<PathBuf, ResultRootError> {
-    write_run_directory(root, path_params, run, Some(import_key))
+    write_run_directory(root, path_params, run, local, Some(import_key))
+}
+
+/// The job.yaml written into a run directory: the run's job with lkp's `result_root` (the run directory) in place
+/// of any it had, as lkp writes it into every run's job.yaml. An import reads the tree's levels from it wherever the
+/// tree has been copied to, and lkp's tools find the run's place in it.
+fn job_yaml_with_result_root(job_yaml: &str, run_directory: &Path) -> String {
+    let mut text = job_yaml_without_result_root(job_yaml);
+    // The path is quoted as a YAML string: a path_params level holds characters (`%`, `:`) plain scalars may not.
+    let quoted = serde_json::to_string(&run_directory.to_string_lossy()).unwrap_or_default();
+    text.push_str(&format!("result_root: {quoted}\n"));
+    text
+}
+
+/// A job.yaml's text without its top-level `result_root` line.
+fn job_yaml_without_result_root(job_yaml: &str) -> String {
+    job_yaml.lines().filter(|line| !line.starts_with("result_root:")).flat_map(|line| [line, "\n"]).collect()
 }
 
 fn write_run_directory(
     root: &Path,
     path_params: &str,
     run: &RunRecord,
+    local: &Build,
     import_key: Option<&str>,
 ) -> Result<PathBuf, ResultRootError> {
-    let revision_directory = revision_dir(root, &run.testcase, path_params, &run.machine.hostname, run.revision.key());
+    let build = build_levels(&run.params, local);
+    let revision_directory =
+        revision_dir(root, &run.testcase, path_params, &run.machine.hostname, &build, run.revision.key());
     create_dir(&revision_directory)?;
     let index = run_indices(&revision_directory)?.last().map_or(0, |last| last + 1);
     let run_directory = revision_directory.join(index.to_string());
@@ -269,9 +336,9 @@ fn write_run_directory(
     if !run.monitors.is_empty() {
         write_json(&run_directory.join(MATRIX_FILE), &Value::Object(monitor_matrix(&run.monitors)))?;
     }
-    if !run.job_yaml.is_empty() {
-        write_atomically(&run_directory.join(JOB_FILE), run.job_yaml.as_bytes())?;
-    }
+    let absolute_run_directory = std::path::absolute(&run_directory).unwrap_or_else(|_| run_directory.clone());
+    let job_yaml = job_yaml_with_result_root(&run.job_yaml, &absolute_run_directory);
+    write_atomically(&run_directory.join(JOB_FILE), job_yaml.as_bytes())?;
     if let Some(key) = import_key {
         write_atomically(&run_directory.join(IMPORT_KEY_FILE), key.as_bytes())?;
     }
@@ -882,11 +949,20 @@ fn lkp_levels(relative: &[String], revision_directory: &Path, job: &JobPlace) ->
     (named || shaped).then_some(found)
 }
 
-/// The testcase, path_params and host of a revision directory `culprit run --result-root` wrote
-/// (`<testcase>/<path_params>/<host>/<revision>`, see [`revision_dir`]), read from its full path: the layout is
-/// Culprit's own, so the levels above it are known wherever the directory given is.
-fn culprit_levels(revision_directory: &Path) -> Option<Vec<String>> {
+/// The levels above a revision directory `culprit run --result-root` wrote: lkp's six (testcase, path_params, host,
+/// rootfs, kconfig, compiler; see [`revision_dir`]) read from the `result_root` its runs' job.yaml records, or, for a
+/// root written before Culprit wrote the build levels (no `result_root`), the three of its older layout
+/// (`<testcase>/<path_params>/<host>/<revision>`) read from the directory's full path. Either way the layout is
+/// Culprit's own, so the levels are known wherever the directory given is.
+fn culprit_levels(revision_directory: &Path, job: &JobPlace) -> Option<Vec<String>> {
     let full = full_path_names(revision_directory)?;
+    let commit = full.last()?;
+    if let Some(result_root) = &job.result_root {
+        let recorded = path_names(Path::new(result_root));
+        if recorded.len() > LKP_LEVELS && &recorded[recorded.len() - 2] == commit {
+            return Some(recorded[recorded.len() - 1 - LKP_LEVELS..recorded.len() - 2].to_vec());
+        }
+    }
     let top = full.len().checked_sub(4)?;
     Some(full[top..full.len() - 1].to_vec())
 }
@@ -936,30 +1012,24 @@ fn placement(
     culprit_written: bool,
     job: &JobPlace,
 ) -> Result<Placement, ResultRootError> {
-    let mut relative: Vec<String> = revision_directory
+    let relative: Vec<String> = revision_directory
         .strip_prefix(root)
         .unwrap_or(revision_directory)
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    // Runs `culprit run --result-root` wrote sit exactly at <testcase>/<path_params>/<host>/<revision>, so their
-    // place is read from the revision directory up, wherever the given directory is. Read from the top, a directory
-    // holding several machines' roots (`results/<box>/`, as a farm collects them) took the root's name for the
-    // testcase and the path_params for the host: every machine's runs were stored as one machine's.
-    if culprit_written && relative.len() > 4 {
-        relative.drain(..relative.len() - 4);
-    }
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or(ResultRootError::Layout {
             path: revision_directory.to_path_buf(),
             what: "revision",
             hint: "import the directory that contains the commit directories",
         })?;
-    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up. Culprit's own root given
-    // from below its top (its testcase's directory or deeper) is read from the revision directory up as well.
+    // An lkp tree read from anywhere above or inside it: lkp's levels from the commit up. Runs `culprit run
+    // --result-root` wrote are read from the revision directory up too, wherever the given directory is: read from
+    // the top, a directory holding several machines' roots (`results/<box>/`, as a farm collects them) took the
+    // root's name for the testcase and the path_params for the host, and stored every machine's runs as one's.
     let lkp = match culprit_written {
-        true if relative.len() < 4 => culprit_levels(revision_directory),
-        true => None,
+        true => culprit_levels(revision_directory, job),
         false => lkp_levels(&relative, revision_directory, job),
     };
     let full = relative.len() >= 4;
@@ -1147,7 +1217,7 @@ fn single_run_placement(
                         <testcase>/<path_params>/<host>/.../<commit>/<run>), which imports this run with the others";
     let layout = |what| ResultRootError::Layout { path: run_directory.to_path_buf(), what, hint: HINT };
     let lkp = match culprit_written {
-        true => culprit_levels(revision_directory),
+        true => culprit_levels(revision_directory, job),
         false => lkp_levels(&[], revision_directory, job),
     };
     let level = |index: usize| lkp.as_ref().and_then(|levels| levels.get(index).cloned());
@@ -1556,7 +1626,12 @@ pub fn flatten_job_params(job_yaml: &str) -> Vec<(String, String)> {
     params
 }
 
-fn build_record(place: &Placement, found: FoundRun, options: &ImportOptions<'_>) -> RunRecord {
+fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<'_>) -> RunRecord {
+    if found.import_key.is_some() {
+        // Culprit added the `result_root` to the job it ran when it wrote the run ([`job_yaml_with_result_root`]);
+        // the run stored is of the job as it was, whichever store it is imported into.
+        found.job_yaml = found.job_yaml.map(|text| job_yaml_without_result_root(&text));
+    }
     let params = found.job_yaml.as_deref().map(flatten_job_params).unwrap_or_default();
     let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
     let job = ImportedJob {
@@ -1731,7 +1806,7 @@ mod tests {
                 raw_outputs: Vec::new(),
                 stderr: String::new(),
             };
-            write_run(&root, "p", &run).unwrap();
+            write_run(&root, "p", &run, &local_build_of("ID=debian\n", Some("gcc-14"))).unwrap();
         }
         root
     }
@@ -1744,7 +1819,7 @@ mod tests {
     fn a_run_directory_without_stats_json_is_skipped_not_read_as_a_revision() {
         let dir = tempfile::tempdir().unwrap();
         let root = two_run_root(dir.path());
-        let run_zero = root.join("qa/p/vm/base/0");
+        let run_zero = root.join("qa/p/vm/debian/defconfig/gcc-14/base/0");
         std::fs::remove_file(run_zero.join(STATS_FILE)).unwrap();
         let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
         assert_eq!(report.imported.len(), 1, "{report:?}");
@@ -1753,7 +1828,7 @@ mod tests {
         assert!(report.skipped[0].1.contains("no stats.json"), "{}", report.skipped[0].1);
 
         // With every run unfinished, the revision's matrix.json does not stand in for them.
-        std::fs::remove_file(root.join("qa/p/vm/base/1").join(STATS_FILE)).unwrap();
+        std::fs::remove_file(root.join("qa/p/vm/debian/defconfig/gcc-14/base/1").join(STATS_FILE)).unwrap();
         let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
         assert!(report.imported.is_empty() && report.already_stored.is_empty(), "{report:?}");
         assert_eq!(report.skipped.len(), 2, "{report:?}");
@@ -1763,7 +1838,7 @@ mod tests {
     fn a_run_directory_without_stats_json_given_as_the_root_is_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let root = two_run_root(dir.path());
-        let run_zero = root.join("qa/p/vm/base/0");
+        let run_zero = root.join("qa/p/vm/debian/defconfig/gcc-14/base/0");
         std::fs::remove_file(run_zero.join(STATS_FILE)).unwrap();
         let report = import(&mut store(dir.path()), &run_zero, &ImportOptions::default()).unwrap();
         assert!(report.imported.is_empty(), "{report:?}");
@@ -1774,7 +1849,14 @@ mod tests {
     fn a_single_run_directory_imports_alone_with_the_callers_placement() {
         let dir = tempfile::tempdir().unwrap();
         let root = two_run_root(dir.path());
-        let run_one = root.join("qa/p/vm/base/1");
+        let run_one = root.join("qa/p/vm/debian/defconfig/gcc-14/base/1");
+        // The job.yaml's `result_root`, as lkp writes it, places the run wherever the tree is; without it, a single
+        // run directory has no levels above it to tell its job by.
+        let report = import(&mut store(dir.path()), &run_one, &ImportOptions::default()).unwrap();
+        let record = store(dir.path()).run(report.imported[0]).unwrap();
+        assert_eq!((record.testcase.as_str(), record.machine.hostname.as_str()), ("qa", "vm"), "{report:?}");
+        std::fs::write(run_one.join(JOB_FILE), "suite: qa\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
         match import(&mut store(dir.path()), &run_one, &ImportOptions::default()) {
             Err(error @ ResultRootError::Layout { .. }) => {
                 assert!(error.to_string().contains(&run_one.display().to_string()), "{error}")
@@ -1811,8 +1893,8 @@ mod tests {
     fn stats_values_that_are_not_numbers_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let root = two_run_root(dir.path());
-        let run_zero = root.join("qa/p/vm/base/0");
-        let run_one = root.join("qa/p/vm/base/1");
+        let run_zero = root.join("qa/p/vm/debian/defconfig/gcc-14/base/0");
+        let run_one = root.join("qa/p/vm/debian/defconfig/gcc-14/base/1");
         std::fs::write(run_zero.join(STATS_FILE), r#"{"a": "abc", "b": [1,2], "c": null}"#).unwrap();
         std::fs::write(run_one.join(STATS_FILE), r#"{"ok": 3, "bad": "abc"}"#).unwrap();
         let report = import(&mut store(dir.path()), &root, &ImportOptions::default()).unwrap();
@@ -1843,7 +1925,7 @@ mod tests {
     fn a_stats_json_with_lkp_s_nan_keeps_its_run_and_names_the_entry() {
         let dir = tempfile::tempdir().unwrap();
         let root = two_run_root(dir.path());
-        let run_one = root.join("qa/p/vm/base/1");
+        let run_one = root.join("qa/p/vm/debian/defconfig/gcc-14/base/1");
         let stats = "{\n  \"ok\": 3,\n  \"ratio\": NaN,\n  \"max\": Infinity\n}\n";
         std::fs::write(run_one.join(STATS_FILE), stats).unwrap();
         let meminfo = r#"{"meminfo.time": [1, 2], "meminfo.Active": [1, NaN]}"#;

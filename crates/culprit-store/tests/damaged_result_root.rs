@@ -54,12 +54,13 @@ fn run_with_monitor(iops: f64) -> RunRecord {
 
 /// Writes the root: run 0 succeeded, run 1 failed with its reason and standard error. Returns the revision directory.
 fn write_root(root: &Path) -> PathBuf {
-    write_run(root, PATH_PARAMS, &run_with_monitor(100.0)).unwrap();
+    let local = result_root::local_build_of("ID=debian\n", Some("gcc-14"));
+    write_run(root, PATH_PARAMS, &run_with_monitor(100.0), &local).unwrap();
     let mut failing = failed(run_with_monitor(0.0), "fio exited with status 1");
     failing.metrics.insert("time.elapsed_time".to_string(), 3.0);
     failing.stderr = "fio: io_u error on file /fs/sda: No space left on device\n".to_string();
-    write_run(root, PATH_PARAMS, &failing).unwrap();
-    root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA)
+    write_run(root, PATH_PARAMS, &failing, &local).unwrap();
+    root.join("fio-basic").join(PATH_PARAMS).join("lkp-host/debian/defconfig/gcc-14").join(SHA)
 }
 
 /// The damaged versions of one file's bytes, each with a description of the damage.

@@ -8,7 +8,7 @@ use culprit_core::model::{MonitorSeries, RunRecord};
 use culprit_store::result_root::{
     self, import, write_run, ImportOptions, ImportReport, ImportedJob, JobIdentity, ResultRootError,
 };
-use culprit_store::{RunFilter, SampleQuery, SqliteStore, Store};
+use culprit_store::{Build, RunFilter, SampleQuery, SqliteStore, Store};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +16,14 @@ use std::path::{Path, PathBuf};
 const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
 const SHA_B: &str = "1234567890abcdef1234567890abcdef12345678";
 const PATH_PARAMS: &str = "4k-randwrite-300s";
+
+/// The machine's build levels the tests write runs under: a Debian machine's, as lkp's local runs name them.
+fn local() -> Build {
+    result_root::local_build_of("PRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\nID=debian\n", Some("gcc-14"))
+}
+
+/// The build levels of [`local`] as path components.
+const LOCAL_LEVELS: &str = "debian/defconfig/gcc-14";
 
 fn store_in(dir: &Path) -> SqliteStore {
     SqliteStore::open(dir.join("culprit.db")).unwrap()
@@ -53,9 +61,9 @@ fn written_root_has_lkp_files_and_imports_back() {
     let runs_b = [run_with_monitor(SHA_B, 80.0, None), run_with_monitor(SHA_B, 82.0, None)];
     let mut written = Vec::new();
     for record in runs_a.iter().chain(&runs_b) {
-        written.push(write_run(&root, PATH_PARAMS, record).unwrap());
+        written.push(write_run(&root, PATH_PARAMS, record, &local()).unwrap());
     }
-    let revision_a = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let revision_a = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(LOCAL_LEVELS).join(SHA_A);
     assert_eq!(written[0], revision_a.join("0"));
     assert_eq!(written[2], revision_a.join("2"));
 
@@ -101,8 +109,13 @@ fn written_root_has_lkp_files_and_imports_back() {
     assert_eq!(imported.machine.hostname, "lkp-host");
     assert_eq!(imported.revision, commit(SHA_A));
     assert_eq!(imported.monitors, runs_a[0].monitors);
-    assert_eq!(imported.params, runs_a[0].params);
-    assert_eq!(imported.job_yaml, runs_a[0].job_yaml);
+    // Each run's job.yaml records its `result_root`, as lkp's do, and an import of a root not written by a store's
+    // `culprit run` keeps it, as it keeps lkp's.
+    let (result_root, params): (Vec<_>, Vec<_>) =
+        imported.params.iter().cloned().partition(|(name, _)| name == "result_root");
+    assert_eq!(params, runs_a[0].params);
+    assert_eq!(result_root, vec![("result_root".to_string(), written[0].display().to_string())]);
+    assert_eq!(imported.job_yaml, format!("{}result_root: \"{}\"\n", runs_a[0].job_yaml, written[0].display()));
     assert_eq!(imported.metrics, runs_a[0].metrics);
 
     let again = import(&mut store, &root, &options).unwrap();
@@ -124,7 +137,7 @@ fn values_survive_a_written_and_imported_root_bit_for_bit() {
     for (i, value) in tricky.iter().enumerate() {
         let mut record = run_with_monitor(SHA_A, 100.0 + i as f64, None);
         record.metrics.insert("vmstat.cpu.sy".to_string(), *value);
-        write_run(&root, PATH_PARAMS, &record).unwrap();
+        write_run(&root, PATH_PARAMS, &record, &local()).unwrap();
         written.push(*value);
     }
     let mut store = store_in(dir.path());
@@ -192,9 +205,10 @@ fn a_matrix_without_run_directories_yields_one_run_per_column() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("result");
     for iops in [100.0, 110.0, 120.0] {
-        write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, iops, (iops == 110.0).then_some(5.0))).unwrap();
+        let record = run_with_monitor(SHA_A, iops, (iops == 110.0).then_some(5.0));
+        write_run(&root, PATH_PARAMS, &record, &local()).unwrap();
     }
-    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(LOCAL_LEVELS).join(SHA_A);
     for index in 0..3 {
         std::fs::remove_dir_all(revision.join(index.to_string())).unwrap();
     }
@@ -238,7 +252,7 @@ fn shallow_roots_need_the_callers_testcase_and_path_params() {
 fn unreadable_runs_are_skipped_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("result");
-    let good = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None)).unwrap();
+    let good = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None), &local()).unwrap();
     let bad = good.with_file_name("1");
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join("stats.json"), "{\"fio.write_iops\": 1").unwrap();
@@ -266,9 +280,9 @@ fn unsafe_names_stay_inside_the_root() {
     let mut record = run("../../escape", label("../up"), "host/with/slash", &[("m", 1.0)]);
     record.testcase = "..".to_string();
     record.raw_outputs = vec![culprit_core::model::RawOutput { name: "../stats.json".into(), content: b"x".to_vec() }];
-    let written = write_run(&root, "a/b", &record).unwrap();
+    let written = write_run(&root, "a/b", &record, &local()).unwrap();
     assert!(written.starts_with(&root), "{}", written.display());
-    assert_eq!(written, root.join("__").join("a_b").join("host_with_slash").join(".._up").join("0"));
+    assert_eq!(written, root.join("__/a_b/host_with_slash").join(LOCAL_LEVELS).join(".._up/0"));
     assert!(written.join(".._stats.json").is_file());
 }
 
@@ -284,9 +298,9 @@ fn qa_31_failed_runs_stay_failed_through_a_written_root() {
     let mut killed = crashed.clone();
     killed.exit_code = None;
     for record in [run_with_monitor(SHA_A, 100.0, None), crashed, killed] {
-        write_run(&root, PATH_PARAMS, &record).unwrap();
+        write_run(&root, PATH_PARAMS, &record, &local()).unwrap();
     }
-    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(LOCAL_LEVELS).join(SHA_A);
     let stats = |run: &str| read_json(&revision.join(run).join("stats.json"));
     assert_eq!(stats("0").get("last_state.is_incomplete_run"), None);
     assert_eq!(stats("1")["last_state.is_incomplete_run"], Value::from(1));
@@ -317,7 +331,7 @@ fn an_imported_run_lasts_its_elapsed_time() {
     let mut timed = run_with_monitor(SHA_A, 100.0, None);
     timed.metrics.insert("time.elapsed_time".to_string(), 12.5);
     for record in [timed, run_with_monitor(SHA_A, 101.0, None)] {
-        write_run(&root, PATH_PARAMS, &record).unwrap();
+        write_run(&root, PATH_PARAMS, &record, &local()).unwrap();
     }
     let mut store = store_in(dir.path());
     let options = ImportOptions { identify: Some(&identify), ..Default::default() };
@@ -341,7 +355,8 @@ fn a_monitor_sample_that_is_not_a_number_leaves_its_series_out_with_a_warning() 
     // then NaN, and nothing said which file or key was damaged.
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("result");
-    let run_directory = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None)).unwrap();
+    let run_directory = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, 100.0, None), &local());
+    let run_directory = run_directory.unwrap();
     let matrix = run_directory.join("matrix.json");
     let text = std::fs::read_to_string(&matrix).unwrap().replace("91", "null");
     assert!(text.contains("null"), "{text}");
@@ -367,7 +382,8 @@ fn a_job_yaml_that_gives_no_params_is_named_in_a_warning() {
     let root = dir.path().join("result");
     let mut job_files = Vec::new();
     for iops in [100.0, 101.0, 102.0, 103.0] {
-        job_files.push(write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, iops, None)).unwrap().join("job.yaml"));
+        let run_directory = write_run(&root, PATH_PARAMS, &run_with_monitor(SHA_A, iops, None), &local()).unwrap();
+        job_files.push(run_directory.join("job.yaml"));
     }
     std::fs::write(&job_files[0], "suite: fio-basic\nfio-setup-basic:\n  bs: 4k\n rw: randwrite\n").unwrap();
     std::fs::write(&job_files[1], "").unwrap();
@@ -394,9 +410,9 @@ fn a_root_culprit_run_wrote_imports_alike_from_inside_it_and_stores_nothing_twic
         let mut record = run_with_monitor(SHA_A, iops, None);
         record.started_at += index as f64;
         let key = result_root::own_import_key(&record);
-        result_root::write_stored_run(&root, PATH_PARAMS, &record, &key).unwrap();
+        result_root::write_stored_run(&root, PATH_PARAMS, &record, &local(), &key).unwrap();
     }
-    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(SHA_A);
+    let revision = root.join("fio-basic").join(PATH_PARAMS).join("lkp-host").join(LOCAL_LEVELS).join(SHA_A);
     let options = ImportOptions { identify: Some(&identify), ..Default::default() };
     let mut store = store_in(dir.path());
     let report = import(&mut store, &root.join("fio-basic"), &options).unwrap();

@@ -190,7 +190,11 @@ fn qa12_report_compare_reads_one_machines_runs_and_takes_machine() {
     // machines, and a change on one machine was averaged with the other's runs.
     let dir = tempfile::tempdir().unwrap();
     let here = runs_of_two_machines(dir.path(), "suite: qa\ntestcase: qa\ncommand:\n  cmd: 'true'\n", "3");
-    let box2 = dir.path().join("other/qa/true/box2");
+    // Below the machine, lkp's rootfs, kconfig and compiler levels (this machine's, as `culprit run` names them).
+    let mut box2 = dir.path().join("other/qa/true/box2");
+    for _build_level in 0..3 {
+        box2 = std::fs::read_dir(&box2).unwrap().flatten().next().unwrap().path();
+    }
     // On box2, b takes ten times as long as a.
     for run in std::fs::read_dir(box2.join("b")).unwrap().flatten().filter(|e| e.path().is_dir()) {
         let stats = run.path().join("stats.json");

@@ -1,5 +1,5 @@
-//! End-to-end regressions of the forty-fifth QA pass: try-fix's metric without --metric, and job names that two
-//! different jobs shared.
+//! End-to-end regressions of the forty-fifth QA pass: try-fix's metric without --metric, job names that two
+//! different jobs shared, and lkp's seven levels in the result root `culprit run` writes.
 
 mod common;
 
@@ -120,4 +120,70 @@ fn qa45_a_job_files_commit_stays_out_of_the_stored_job_name() {
     let line = listing.lines().find(|l| l.contains(" label:x ")).unwrap_or_else(|| panic!("{listing}"));
     assert!(line.starts_with("cj-echo_1-0x5003006 "), "{listing}");
     assert!(!listing.contains("8cc621d2"), "{listing}");
+}
+
+/// The run directories under `root`: every directory holding a `stats.json`, sorted.
+fn run_directories(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(root).unwrap().flatten() {
+        let path = entry.path();
+        if path.join("stats.json").is_file() {
+            found.push(path);
+        } else if path.is_dir() {
+            found.extend(run_directories(&path));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn qa45_8d_result_root_is_in_lkps_seven_levels_and_imports_from_a_copy() {
+    // `culprit run --result-root DIR` wrote `<testcase>/<path_params>/<host>/<revision>/<run>`, four levels where
+    // lkp's tools (and its own result paths) have seven: rootfs, kconfig and compiler sit between box and commit.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: qa\ntestcase: qa\nkconfig: x86_64-rhel-9.4\ncommand:\n  cmd: \"echo ops: 7\"\n  \
+               capture:\n    ops: 'ops: ([0-9]+)'\n";
+    common::write(dir.path(), "job.yaml", job);
+    let run = ["run", "job.yaml", "-n", "2", "--label", "base", "--monitors", "none", "--result-root", "rr"];
+    common::stdout(&culprit("a.db", &run, dir.path()));
+    let runs = run_directories(&dir.path().join("rr"));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let levels: Vec<String> = runs[0]
+        .strip_prefix(dir.path().join("rr"))
+        .unwrap()
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(levels.len(), 8, "{levels:?}");
+    assert_eq!((levels[0].as_str(), levels[6].as_str(), levels[7].as_str()), ("qa", "base", "0"), "{levels:?}");
+    // The job's own kconfig; the rootfs and compiler this machine's, as lkp's local runs name them.
+    let os_id = std::fs::read_to_string("/etc/os-release")
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("ID=").map(|id| id.trim_matches('"').to_string()))
+        .unwrap();
+    assert_eq!((levels[3].as_str(), levels[4].as_str()), (os_id.as_str(), "x86_64-rhel-9.4"), "{levels:?}");
+    assert!(levels[5].starts_with("gcc"), "{levels:?}");
+    // Each run's job.yaml records its place as lkp's do.
+    let job_yaml = std::fs::read_to_string(runs[0].join("job.yaml")).unwrap();
+    let recorded = format!("result_root: \"{}\"\n", std::fs::canonicalize(&runs[0]).unwrap().display());
+    assert!(job_yaml.ends_with(&recorded), "{job_yaml}");
+
+    // A copy of the tree in another directory (a farm collecting its machines' roots) imports into another store with
+    // the job, machine, commit and build of the runs, and without the result_root Culprit added to the job.
+    std::fs::create_dir_all(dir.path().join("collected")).unwrap();
+    std::fs::rename(dir.path().join("rr"), dir.path().join("collected/box")).unwrap();
+    common::stdout(&culprit("b.db", &["import", "collected/box/qa"], dir.path()));
+    let listed = common::stdout(&culprit("b.db", &["results", "--json"], dir.path()));
+    let rows: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{listed}");
+    let here = common::stdout(&culprit("a.db", &["results", "--json"], dir.path()));
+    let original: serde_json::Value = serde_json::from_str(&here).unwrap();
+    for field in ["job_id", "hostname", "revision", "runs"] {
+        assert_eq!(rows[0][field], original[0][field], "{field}: {listed}\n{here}");
+    }
+    let shown = common::stdout(&culprit("b.db", &["results", "--run", "1"], dir.path()));
+    assert!(!shown.contains("result_root"), "{shown}");
 }

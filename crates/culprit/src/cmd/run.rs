@@ -1027,6 +1027,12 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
     let mut out = output::Live::default();
     let mut failed = 0usize;
     let mut interrupted = false;
+    // The rootfs, kconfig and compiler levels of the result root for jobs that name none: this machine's, as lkp's
+    // local runs fill them in (read once; only a --result-root needs them).
+    let local_build = match plan.result_root {
+        Some(_) => culprit_store::result_root::local_build(),
+        None => culprit_store::Build::default(),
+    };
     // Monitor failures already told, per job, so a perf that fails every run is said once, not a hundred times.
     let mut told = std::collections::BTreeSet::new();
     'rounds: for round in 0..plan.repeat {
@@ -1048,7 +1054,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 )
             })?;
             if let (Some(root), Some(key)) = (&plan.result_root, &import_key) {
-                culprit_store::result_root::write_stored_run(root, &job.path_params, &record, key)
+                culprit_store::result_root::write_stored_run(root, &job.path_params, &record, &local_build, key)
                     .with_context(|| format!("cannot write the lkp result root under {}", root.display()))?;
             }
             if let culprit_core::model::RunOutcome::Failed { reason } = &record.outcome {
@@ -1097,6 +1103,7 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
                 &job.run.testcase,
                 &job.path_params,
                 &plan.context.machine.hostname,
+                &culprit_store::result_root::build_levels(&job.run.params, &local_build),
                 plan.context.revision.key(),
             );
             if dir.exists() {
