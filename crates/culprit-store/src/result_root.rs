@@ -1781,32 +1781,36 @@ mod tests {
         assert!(flatten_job_params(": : not yaml [").is_empty());
     }
 
+    /// A run of command.ops `value` of the job `qa` at label `base` on machine `vm`.
+    fn qa_run(value: f64) -> RunRecord {
+        RunRecord {
+            job_id: "id".into(),
+            job_name: "qa".into(),
+            testcase: "qa".into(),
+            params: Vec::new(),
+            job_yaml: "suite: qa\n".into(),
+            revision: Revision::Label { name: "base".into() },
+            machine: Machine { hostname: "vm".into(), ..Machine::default() },
+            started_at: 1.0,
+            ended_at: 2.0,
+            outcome: RunOutcome::Ok,
+            exit_code: None,
+            metrics: BTreeMap::from([("command.ops".to_string(), value)]),
+            monitors: vec![MonitorSeries {
+                monitor: "vmstat".into(),
+                times: vec![0.0, 1.0],
+                series: BTreeMap::from([("cpu.us".to_string(), vec![5.0, 6.0])]),
+            }],
+            raw_outputs: Vec::new(),
+            stderr: String::new(),
+        }
+    }
+
     /// A result root written the way `culprit run --result-root` writes one: two runs of one job.
     fn two_run_root(dir: &Path) -> PathBuf {
         let root = dir.join("rr");
         for value in [1.0, 2.0] {
-            let run = RunRecord {
-                job_id: "id".into(),
-                job_name: "qa".into(),
-                testcase: "qa".into(),
-                params: Vec::new(),
-                job_yaml: "suite: qa\n".into(),
-                revision: Revision::Label { name: "base".into() },
-                machine: Machine { hostname: "vm".into(), ..Machine::default() },
-                started_at: 1.0,
-                ended_at: 2.0,
-                outcome: RunOutcome::Ok,
-                exit_code: None,
-                metrics: BTreeMap::from([("command.ops".to_string(), value)]),
-                monitors: vec![MonitorSeries {
-                    monitor: "vmstat".into(),
-                    times: vec![0.0, 1.0],
-                    series: BTreeMap::from([("cpu.us".to_string(), vec![5.0, 6.0])]),
-                }],
-                raw_outputs: Vec::new(),
-                stderr: String::new(),
-            };
-            write_run(&root, "p", &run, &local_build_of("ID=debian\n", Some("gcc-14"))).unwrap();
+            write_run(&root, "p", &qa_run(value), &local_build_of("ID=debian\n", Some("gcc-14"))).unwrap();
         }
         root
     }
@@ -1843,6 +1847,30 @@ mod tests {
         let report = import(&mut store(dir.path()), &run_zero, &ImportOptions::default()).unwrap();
         assert!(report.imported.is_empty(), "{report:?}");
         assert_eq!(report.skipped.first().map(|(p, _)| p.clone()), Some(run_zero));
+    }
+
+    #[test]
+    fn a_root_in_culprits_former_four_levels_still_imports_from_inside_it() {
+        // Roots `culprit run --result-root` wrote before it wrote lkp's build levels hold `<host>/<revision>` directly
+        // and no `result_root` in their job.yaml; they are read in that layout from any directory inside them.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("rr");
+        for value in [1.0, 2.0] {
+            let mut run = qa_run(value);
+            run.started_at = value;
+            write_stored_run(&root, "p", &run, &Build::default(), &own_import_key(&run)).unwrap();
+        }
+        let old = dir.path().join("old");
+        std::fs::create_dir_all(old.join("qa/p/vm")).unwrap();
+        std::fs::rename(root.join("qa/p/vm/_/_/_/base"), old.join("qa/p/vm/base")).unwrap();
+        for run in ["0", "1"] {
+            std::fs::write(old.join("qa/p/vm/base").join(run).join(JOB_FILE), "suite: qa\n").unwrap();
+        }
+        let report = import(&mut store(dir.path()), &old.join("qa/p"), &ImportOptions::default()).unwrap();
+        assert_eq!(report.imported.len(), 2, "{report:?}");
+        let record = store(dir.path()).run(report.imported[0]).unwrap();
+        assert_eq!((record.testcase.as_str(), record.machine.hostname.as_str()), ("qa", "vm"));
+        assert_eq!(record.revision.key(), "base");
     }
 
     #[test]
