@@ -104,9 +104,29 @@ fn a_cpu_time_difference_below_the_tick_is_no_change() {
         ("command.user_time", vec![0.0; 3], vec![0.00087, 0.00087, 0.000871], Verdict::Unchanged),
         ("command.system_time", vec![0.00077; 3], vec![0.0; 3], Verdict::Unchanged),
         ("time.user_time", vec![0.004, 0.004, 0.004], vec![0.012, 0.012, 0.012], Verdict::Unchanged),
-        ("time.system_time", vec![0.0; 3], vec![0.02; 3], Verdict::Regression),
+        // From 0, a constant is the rank test's to call (see below): 5 runs a side can.
+        ("time.system_time", vec![0.0; 5], vec![0.02; 5], Verdict::Regression),
         ("command.user_time", vec![0.100, 0.101, 0.100], vec![0.130, 0.131, 0.130], Verdict::Regression),
         ("command.elapsed_time", vec![0.0008; 3], vec![0.0016; 3], Verdict::Regression),
+    ];
+    for (metric, base, other, want) in cases {
+        let input = pair(metric, base.clone(), other.clone());
+        assert_eq!(only_verdict(&input, &opts, metric), want, "{metric}: {base:?} -> {other:?}");
+    }
+}
+
+/// QA 46: one IRQ-work interrupt in each run of one side and none in the other's (`interrupts.IWI` 0 to 1), or one
+/// perf sample of a thousand (0.10%) from another process, read as two constant sides apart, a certain change at 3
+/// runs a side, and led the table. A constant from or to 0 is the rank test's to call; two constant levels apart
+/// still stand in for it.
+#[test]
+fn qa46_a_constant_from_or_to_zero_is_the_rank_tests_to_call() {
+    let opts = CompareOptions::default();
+    let cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)> = vec![
+        ("interrupts.IWI:IRQ_work_interrupts", vec![0.0; 3], vec![1.0; 3], Verdict::Unchanged),
+        ("perf-profile.self.cpu-clock.llvm::extendToUses", vec![0.12; 3], vec![0.0; 3], Verdict::Unchanged),
+        ("interrupts.IWI:IRQ_work_interrupts", vec![0.0; 5], vec![1.0; 5], Verdict::Changed),
+        ("interrupts.IWI:IRQ_work_interrupts", vec![2.0; 3], vec![3.0; 3], Verdict::Changed),
     ];
     for (metric, base, other, want) in cases {
         let input = pair(metric, base.clone(), other.clone());
@@ -193,8 +213,12 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
         .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
         .with_metric("vmstat.cpu.id", vec![90.0, 91.0, 92.0])
         .with_metric("perf-profile.self.cycles-pp.memcpy", vec![5.0, 5.1, 4.9]);
-    let other = Column::new("other").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]);
-    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    // The other side's profile has other symbols: perf ran there, and memcpy fell below its cutoff.
+    let other = Column::new("other")
+        .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
+        .with_metric("perf-profile.self.cycles-pp.main", vec![40.0, 41.0, 39.0]);
+    let without_profile = other.clone();
+    let result = compare(&Comparison::new(vec![base.clone(), other]), &CompareOptions::default()).expect("compares");
     let v = |m: &str| result.rows.iter().find(|r| r.metric == m).map(|r| r.changes[0].verdict);
     assert_eq!(
         v("vmstat.cpu.id"),
@@ -204,7 +228,14 @@ fn missing_metrics_profile_zeros_and_missing_regulars() {
     assert_eq!(v("perf-profile.self.cycles-pp.memcpy"), Some(Verdict::Changed));
     // Row order: program metrics, monitors, perf-profile.
     let order: Vec<&str> = result.rows.iter().map(|r| r.metric.as_str()).collect();
-    assert_eq!(order, ["fio.write_iops", "vmstat.cpu.id", "perf-profile.self.cycles-pp.memcpy"]);
+    let profile = ["perf-profile.self.cycles-pp.main", "perf-profile.self.cycles-pp.memcpy"];
+    assert_eq!(order, ["fio.write_iops", "vmstat.cpu.id", profile[0], profile[1]]);
+    // A side with no profile at all is one where perf did not run (its monitor failed): its profile is missing, not
+    // a profile of zeros.
+    let without_profile = Column { metrics: without_profile.metrics.into_iter().take(1).collect(), ..without_profile };
+    let missing = compare(&Comparison::new(vec![base, without_profile]), &CompareOptions::default()).unwrap();
+    let verdict = missing.rows.iter().find(|r| r.metric == profile[1]).map(|r| r.changes[0].verdict);
+    assert_eq!(verdict, Some(Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } }));
     // The missing side's mean is unknown, not 0: no "0.00" and no "+0.0%" (nor lkp's -100%) in any format.
     let all = RenderOptions { all: true };
     let table = render_table(&result, all);
@@ -225,8 +256,10 @@ fn qa_31_a_profile_entry_some_runs_lack_is_zero_in_those_runs() {
     // perf drops a symbol below its cutoff from a run's profile, so a key reported by 1 of 3 runs was averaged over
     // that one run (its share overstated threefold) and tested as a 1-run side: "fewer than 3 runs a side (1 vs 3)".
     let profile = "perf-profile.self.cycles-pp.memcpy";
-    let base =
-        Column::new("base").with_metric("fio.write_iops", vec![100.0, 101.0, 99.0]).with_metric(profile, vec![6.0]);
+    let base = Column::new("base")
+        .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
+        .with_metric(profile, vec![6.0])
+        .with_metric("perf-profile.self.cycles-pp.main", vec![40.0, 41.0, 39.0]);
     let other = Column::new("other")
         .with_metric("fio.write_iops", vec![100.0, 101.0, 99.0])
         .with_metric(profile, vec![2.0, 2.1, 1.9]);
@@ -252,7 +285,8 @@ fn a_perf_stat_unit_sum_some_runs_lack_is_zero_in_those_runs() {
     let unit_sum = "perf-stat.i.metric.K/sec";
     let base = Column::new("base")
         .with_metric("stress-ng.cpu.ops_per_sec", vec![100.0, 101.0, 99.0])
-        .with_metric(unit_sum, vec![13.0]);
+        .with_metric(unit_sum, vec![13.0])
+        .with_metric("perf-stat.i.cpu-clock", vec![1990.0, 1995.0, 2000.0]);
     let other = Column::new("other")
         .with_metric("stress-ng.cpu.ops_per_sec", vec![100.0, 101.0, 99.0])
         .with_metric(unit_sum, vec![13.0, 12.5, 13.5]);

@@ -578,9 +578,15 @@ pub fn missing_means_zero(metric: &str) -> bool {
 /// with [`KEY_SEPARATOR`]) is never filled: its samples are its own job's runs, while the column's runs are those of
 /// the point with the most, so 3 runs of 2.0 beside a point of 6 runs read as 1.00 of 6, and a revision without a
 /// run at a point as 0.00; the caller fills a point to its job's runs ([`missing_means_zero`]).
+///
+/// The zeros fill the runs in which the metric's source (perf-profile, perf-stat: [`source_of`]) reported anything,
+/// `fill_to` of them, not every successful run: a run whose perf monitor failed (perf refused by
+/// `perf_event_paranoid`, killed) measured no function at all rather than every function at 0%, and a side where perf
+/// never ran has its perf rows missing, not a profile of zeros that reads as "+inf%" against the other side.
 fn resolve<'a>(
     column: &'a Column,
     runs: usize,
+    fill_to: usize,
     metric: &str,
     kind: RowKind,
     class: MetricClass,
@@ -590,9 +596,9 @@ fn resolve<'a>(
     // An empty sample vector (what `compare --by` holds for a revision without runs at a point) is a metric no run
     // reported, not runs that measured nothing: read as present, it printed a mean of 0 and a change of -100%.
     if let Some(xs) = column.metrics.get(metric).filter(|xs| !xs.is_empty()) {
-        if zero_filled && xs.len() < runs {
+        if zero_filled && xs.len() < fill_to {
             let mut filled = xs.clone();
-            filled.resize(runs, 0.0);
+            filled.resize(fill_to, 0.0);
             return Samples::Present(Cow::Owned(filled));
         }
         return Samples::Present(Cow::Borrowed(xs.as_slice()));
@@ -600,10 +606,28 @@ fn resolve<'a>(
     if runs == 0 {
         return Samples::Unavailable(InconclusiveReason::NoSuccessfulRuns { side });
     }
-    if zero_filled {
-        return Samples::Present(Cow::Owned(vec![0.0; runs]));
+    if zero_filled && fill_to > 0 {
+        return Samples::Present(Cow::Owned(vec![0.0; fill_to]));
     }
     Samples::Unavailable(InconclusiveReason::Missing { side })
+}
+
+/// The source of a metric: its program or monitor, the text before its first `.` (`perf-profile`, `perf-stat`).
+fn source_of(metric: &str) -> &str {
+    let name = metric_of_key(metric);
+    name.split_once('.').map_or(name, |(source, _)| source)
+}
+
+/// For each source of a column's metrics ([`source_of`]), in how many of its runs the source reported anything: the
+/// most samples any of its metrics has. perf-profile and perf-stat report some key in every run they ran in (the
+/// functions taking time there, the events counted), so this is the number of runs in which they ran.
+fn runs_reporting_each_source(column: &Column) -> BTreeMap<&str, usize> {
+    let mut runs: BTreeMap<&str, usize> = BTreeMap::new();
+    for (metric, samples) in &column.metrics {
+        let most = runs.entry(source_of(metric)).or_default();
+        *most = (*most).max(samples.len());
+    }
+    runs
 }
 
 /// A stable 64-bit FNV-1a hash, so each metric's bootstrap stream depends only on the seed and its name.
@@ -687,6 +711,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
 
     // Counted once: a column's runs are the length of its longest sample vector, a scan of every metric.
     let ok_runs: Vec<usize> = columns.iter().map(Column::ok_runs).collect();
+    let reporting_runs: Vec<BTreeMap<&str, usize>> = columns.iter().map(runs_reporting_each_source).collect();
     let mut rows = Vec::with_capacity(ordered.len());
     let mut pending: Vec<Pending> = Vec::new();
     let mut rank_tables = RankTables::default();
@@ -706,7 +731,12 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
                 resolved.push(Samples::Present(Cow::Owned(Vec::new())));
                 continue;
             }
-            let samples = resolve(col, ok_runs[i], name, kind, class, side);
+            // perf's keys are 0 only in runs where perf ran: a run whose perf monitor failed has none of them.
+            let fill_to = match kind {
+                RowKind::PassFail => ok_runs[i],
+                RowKind::Measurement => reporting_runs[i].get(source_of(name)).copied().unwrap_or(0),
+            };
+            let samples = resolve(col, ok_runs[i], fill_to, name, kind, class, side);
             sides.push(match &samples {
                 // A NaN or infinite count is no evidence that the failure happened in that run (the pair is
                 // inconclusive, below), so only finite nonzero counts are runs in which it happened.
@@ -978,7 +1008,12 @@ fn pair_tests(b: &[f64], o: &[f64], rank_tables: &mut RankTables) -> PairTests {
         // the last bits of a double stay a matter for the rank test (and the practical floor), not a change.
         let (mean_b, mean_o) = (stats::mean(b).unwrap_or(0.0), stats::mean(o).unwrap_or(0.0));
         let apart = (mean_o - mean_b).abs() > CONSTANT_APART_RELATIVE * scale;
-        let constant_ratio = Some(stats::change_ratio(mean_b, mean_o)).filter(|_| apart);
+        // A constant that appears from 0 or vanishes to 0 is as often a count at its quantum as a level: one
+        // interrupt a run (`interrupts.IWI` 0 to 1), one perf sample in a profile of a thousand (0.10%), a clock tick
+        // of CPU time. Such a pair is the rank test's alone (p = 0.1 at 3 runs a side, 0.008 at 5); only two constant
+        // levels apart stand in for it.
+        let levels = mean_b != 0.0 && mean_o != 0.0;
+        let constant_ratio = Some(stats::change_ratio(mean_b, mean_o)).filter(|_| apart && levels);
         return PairTests { constant_ratio, p, p_mann_whitney: p_mw, p_welch: None, effect_size: None, cliffs_delta };
     }
     let welch = stats::welch_t_test(b, o);

@@ -137,6 +137,8 @@ mod tests {
                     ("bench.ops", vec![ops + 100_000.0; 3]),
                     ("perf-stat.i.cpu-clock", vec![1990.0, 1995.0, 2000.0]),
                     ("perf-profile.self.cpu-clock.memcpy", memcpy),
+                    // A symbol in every profiling run: how the runs in which perf ran are counted.
+                    ("perf-profile.children.cpu-clock.main", vec![90.0; 3]),
                 ],
             )
         };
@@ -159,7 +161,7 @@ mod tests {
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(order, sorted, "program rows, then monitors, then perf-profile");
-        assert_eq!(result.rows.len(), 3);
+        assert_eq!(result.rows.len(), 4);
     }
 
     #[test]
