@@ -105,7 +105,7 @@ fn a_cpu_time_difference_below_the_tick_is_no_change() {
         ("command.system_time", vec![0.00077; 3], vec![0.0; 3], Verdict::Unchanged),
         ("time.user_time", vec![0.004, 0.004, 0.004], vec![0.012, 0.012, 0.012], Verdict::Unchanged),
         // From 0, a constant is the rank test's to call (see below): 5 runs a side can.
-        ("time.system_time", vec![0.0; 5], vec![0.02; 5], Verdict::Regression),
+        ("command.system_time", vec![0.0; 5], vec![0.02; 5], Verdict::Regression),
         ("command.user_time", vec![0.100, 0.101, 0.100], vec![0.130, 0.131, 0.130], Verdict::Regression),
         ("command.elapsed_time", vec![0.0008; 3], vec![0.0016; 3], Verdict::Regression),
     ];
@@ -132,6 +132,35 @@ fn qa46_a_constant_from_or_to_zero_is_the_rank_tests_to_call() {
         let input = pair(metric, base.clone(), other.clone());
         assert_eq!(only_verdict(&input, &opts, metric), want, "{metric}: {base:?} -> {other:?}");
     }
+}
+
+/// QA 46: the block layer left the profile when fio moved from ext4 to tmpfs (`iowrite16` 5.18% to 0 in every run),
+/// but among 2,806 profile keys, nearly all a sample or two of a thousand, its q was 0.66 and the table showed no
+/// profile row. Keys under half a percent over both sides are left out of the family; a shift among them is not
+/// tested, so it is never a change.
+#[test]
+fn qa46_a_real_profile_shift_stands_out_among_thousands_of_one_sample_keys() {
+    let mut rng = Rng::new(46);
+    let mut base = Column::new("ext4");
+    let mut other = Column::new("tmpfs");
+    for key in 0..2800 {
+        let name = format!("perf-profile.self.cpu-clock.f{key}");
+        let mut one_sample = || (0..3).map(|_| rng.below(3) as f64 / 10.0).collect::<Vec<f64>>();
+        base = base.with_metric(&name, one_sample());
+        other = other.with_metric(&name, one_sample());
+    }
+    let main = "perf-profile.children.cpu-clock.main";
+    base = base.with_metric(main, noisy(&mut rng, 90.0, 0.01, 3));
+    other = other.with_metric(main, noisy(&mut rng, 90.0, 0.01, 3));
+    let iowrite16 = "perf-profile.self.cpu-clock.iowrite16";
+    base = base.with_metric(iowrite16, vec![5.0, 5.4, 5.15]);
+    other = other.with_metric(iowrite16, vec![0.0; 3]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).unwrap();
+    let verdict = |metric: &str| result.rows.iter().find(|r| r.metric == metric).unwrap().changes[0].verdict;
+    assert_eq!(verdict(iowrite16), Verdict::Changed);
+    assert_eq!(verdict(main), Verdict::Unchanged);
+    let flagged = result.rows.iter().filter(|r| r.changes[0].verdict.is_change()).count();
+    assert_eq!(flagged, 1, "only iowrite16 among the profile's keys");
 }
 
 #[test]

@@ -79,7 +79,13 @@ fn stderr_tail(stderr: &str, command_line: &str) -> String {
 
 /// The line of a failed execution of the job's program that says why ([`crate::program::Program::failure_line`]), as
 /// [`stderr_tail`] gives it.
+///
+/// Nothing after a timeout: what a benchmark Culprit killed printed last says nothing of why it was killed, and may
+/// say the opposite (stress-ng's SIGTERM handler prints "successful run completed").
 fn failure_tail(job: &JobRun, finished: &Finished, command_line: &str) -> String {
+    if matches!(finished.exit, Exit::TimedOut) {
+        return String::new();
+    }
     reason_tail(job.program.failure_line(finished), command_line)
 }
 
@@ -269,6 +275,7 @@ fn set_up(
                     &inv.command_text(),
                 ),
             ),
+            None if matches!(f.exit, Exit::TimedOut) => (String::new(), String::new()),
             None => (String::new(), stderr_tail(&f.stderr, &inv.command_text())),
         };
         return Err(Stop::Failed(format!(

@@ -651,7 +651,8 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
 }
 
-/// Groups run summaries into `culprit results` lines, keeping the order of each group's first run.
+/// Groups run summaries into `culprit results` lines, keeping the order of each group's first run; each group is
+/// named as its newest run.
 pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
     let mut groups: Vec<ResultGroup> = Vec::new();
     let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
@@ -677,6 +678,10 @@ pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
                 RunStatus::Failed => group.failed_runs += 1,
             }
             group.first_started_at = group.first_started_at.min(run.started_at);
+            // A group is under its newest run's name, as compare names a job (the naming rule can change).
+            if run.ended_at >= group.last_ended_at {
+                group.job_name = run.job_name.clone();
+            }
             group.last_ended_at = group.last_ended_at.max(run.ended_at);
         }
     }

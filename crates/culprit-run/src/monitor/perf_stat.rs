@@ -526,9 +526,13 @@ pub(crate) fn counted_events(csv: &str, events: &[&str]) -> Vec<String> {
     counted
 }
 
-/// perf's failure message with what to do about it.
+/// perf's failure message with what to do about it, on one line: a run keeps each monitor failure as one line of its
+/// stderr, and the console shows that line, so perf's own first line (`Error:` alone, above its reason) was all a
+/// user saw of a refusal.
 pub(crate) fn perf_failure(what: &str, stderr: &str) -> String {
-    let message = stderr.trim();
+    let said: Vec<&str> = stderr.lines().map(str::trim).filter(|line| !line.is_empty() && *line != "Error:").collect();
+    let message = crate::process::shortened(&said.join(" "), 2 * crate::process::QUOTED_CHARS);
+    let message = message.as_str();
     let advice = if message.contains("perf_event_paranoid") || message.contains("Permission denied") {
         "perf may not count system-wide here: run culprit as root, or allow it with \
          `sysctl kernel.perf_event_paranoid=-1`"
@@ -541,7 +545,7 @@ pub(crate) fn perf_failure(what: &str, stderr: &str) -> String {
     if message.is_empty() {
         format!("{what}; {advice}")
     } else {
-        format!("{what}: {message}\n{advice}")
+        format!("{what}: {message}; {advice}")
     }
 }
 
@@ -1016,6 +1020,10 @@ mod tests {
         let paranoid = perf_failure("`perf stat -a` failed", PARANOID_MESSAGE);
         assert!(paranoid.contains("perf_event_paranoid setting is 4"), "keeps perf's message: {paranoid}");
         assert!(paranoid.contains("sysctl kernel.perf_event_paranoid=-1"), "{paranoid}");
+        // One line, the one the console shows of a monitor's failure (QA 46: it showed perf's first line, "Error:").
+        assert!(!paranoid.contains('\n'), "{paranoid}");
+        let reason = "failed: Access to performance monitoring and observability operations is limited. Consider";
+        assert!(paranoid.contains(reason), "{paranoid}");
         let syntax = perf_failure("`perf stat` failed", "event syntax error: 'bogus'\n  \\___ parser error");
         assert!(syntax.contains("perf list"), "{syntax}");
         assert!(syntax.contains("event syntax error: 'bogus'"), "{syntax}");

@@ -32,7 +32,7 @@
 use super::server::postgres::{Connection, PostgresHost, SERVER_INSTALL_HINT};
 use super::server::throwaway;
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
-use crate::process::{find_in_path, Invocation};
+use crate::process::{find_in_path, Finished, Invocation};
 use std::path::{Path, PathBuf};
 
 pub struct Pgbench;
@@ -193,6 +193,12 @@ impl Pgbench {
     }
 }
 
+/// The first line of pgbench's stderr that quotes a server's `FATAL:` error, else its last line.
+fn pgbench_failure_line(stderr: &str) -> Option<&str> {
+    let fatal = stderr.lines().map(str::trim).find(|line| line.contains("FATAL:"));
+    fatal.or_else(|| super::last_line(stderr))
+}
+
 impl Program for Pgbench {
     fn name(&self) -> &'static str {
         PROGRAM
@@ -205,6 +211,12 @@ impl Program for Pgbench {
     }
     fn params(&self) -> &'static [ParamSpec] {
         SPECS
+    }
+
+    /// The server's `FATAL:` line when there is one (a server that died under the run: "terminating connection due
+    /// to unexpected postmaster exit"), not pgbench's last line, which only says the results are incomplete.
+    fn failure_line<'a>(&self, finished: &'a Finished) -> Option<&'a str> {
+        pgbench_failure_line(&finished.stderr)
     }
 
     /// pgbench in a PostgreSQL bin directory or in `PATH`. The server binaries (initdb, pg_ctl), which only a job
@@ -320,5 +332,18 @@ mod tests {
         assert_eq!(pgbench_installed(root.path(), Some(PathBuf::from("/usr/bin/pgbench"))), Ok(()));
         std::fs::write(root.path().join("15/bin/pgbench"), "").unwrap();
         assert_eq!(pgbench_installed(root.path(), None), Ok(()));
+    }
+
+    #[test]
+    fn a_failed_runs_reason_is_the_servers_fatal_error() {
+        // pgbench's stderr after the server was killed under it (QA 46), as PostgreSQL 15's pgbench prints it.
+        let stderr = "pgbench: error: client 0 aborted in command 1 (SQL) of script 0; perhaps the backend died while \
+                      processing\nFATAL:  terminating connection due to unexpected postmaster exit\n\
+                      pgbench: error: Run was aborted; the above results are incomplete.\n";
+        assert_eq!(
+            pgbench_failure_line(stderr),
+            Some("FATAL:  terminating connection due to unexpected postmaster exit")
+        );
+        assert_eq!(pgbench_failure_line("pgbench: error: boom\n"), Some("pgbench: error: boom"));
     }
 }

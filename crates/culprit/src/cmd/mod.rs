@@ -75,6 +75,14 @@ fn refuse_read_only(path: &std::path::Path) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(path) {
         // The mode bits say "read-only" to root too (who could write anyway); access(2) says it of a file this
         // user may not write, such as a colleague's store, which the store opens read-only for reading.
+        if on_read_only_filesystem(path) {
+            // chmod cannot help there, and root's writes fail too.
+            anyhow::bail!(
+                "the result store {} is on a read-only filesystem; remount it read-write or give another store with \
+                 --db",
+                path.display()
+            );
+        }
         if meta.permissions().readonly() || !writable_by_this_user(path) {
             anyhow::bail!(
                 "the result store {} is read-only; make it writable (chmod u+w) or give another store with --db",
@@ -83,6 +91,17 @@ fn refuse_read_only(path: &std::path::Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `path` is on a filesystem mounted read-only (statvfs(3)'s `ST_RDONLY`); false when that cannot be asked.
+fn on_read_only_filesystem(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    let mut facts = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: a NUL-terminated path that lives across the call and a buffer statvfs fills when it returns 0.
+    let asked = unsafe { libc::statvfs(c_path.as_ptr(), facts.as_mut_ptr()) == 0 };
+    // SAFETY: statvfs returned 0, so it filled the buffer.
+    asked && unsafe { facts.assume_init() }.f_flag & libc::ST_RDONLY != 0
 }
 
 /// Whether this process's user may write `path` (access(2) with W_OK); true when that cannot be asked.

@@ -74,7 +74,10 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
         rows[0][4] = "failed  profiling".into();
     }
     // A job is listed under one name, its newest; two jobs of one name are told apart by their ids (QA 45).
-    let names = crate::cmd::compare::names_in_view(groups.iter().map(|g| (g.job_id.as_str(), g.job_name.as_str())));
+    // The names are compare's, from the runs in the store's order: a group's own name is of its newest run, while a
+    // job's is of the newest run of all its groups (QA 46: results named a job by its oldest runs).
+    let runs = store.list_runs(filter)?;
+    let names = crate::cmd::compare::job_names(&runs);
     for g in &groups {
         let revision = match &g.revision {
             Revision::Commit { sha, describe, .. } => match describe {

@@ -365,6 +365,33 @@ fn param_place(error: &program::ProgramError, use_: &culprit_job::ProgramUse, fi
     }
 }
 
+/// Refuses a job whose `timeout` is no longer than the run time its program is given (`runtime`, stress-ng's
+/// `testtime`): every run would be killed at the timeout (QA 46: `testtime: 30s` under `timeout: 4s`), each costing
+/// the whole timeout on a robot before failing.
+fn refuse_timeout_within_run_time(
+    job: &AtomicJob,
+    use_: &culprit_job::ProgramUse,
+    params: &program::Params,
+) -> Result<()> {
+    let Some(timeout) = job.timeout_secs()? else { return Ok(()) };
+    for key in ["runtime", "testtime"] {
+        // A malformed value is the program's validation to name; only a readable one is compared.
+        let Ok(Some(run_time)) = params.duration_secs(key) else { continue };
+        if run_time >= timeout {
+            let text = culprit_job::convention::duration_text;
+            bail!(
+                "in job file {}: timeout: {} is not longer than {key}: {} ({}), so every run would be killed at the \
+                 timeout; give a timeout well above the run time (setup and parsing take time too), or remove it",
+                job.place(&["timeout"]),
+                text(timeout),
+                text(run_time),
+                use_.place_of(key)
+            );
+        }
+    }
+    Ok(())
+}
+
 fn plan_one(
     job: &AtomicJob,
     stem: &str,
@@ -425,6 +452,7 @@ fn plan_one(
         anyhow::Error::new(error).context(format!("in job file {place}"))
     };
     params.validate(program.params(), nr_cpu).map_err(in_file)?;
+    refuse_timeout_within_run_time(job, use_, &params)?;
     if installed == Installed::Check {
         program.check_installed()?;
         // What the installed program offers (stress-ng's stressors) is asked here, once per atomic job, so a name
