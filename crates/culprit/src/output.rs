@@ -111,3 +111,27 @@ pub fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
     }
     result
 }
+
+/// Gives one JSON object the names every command's JSON uses (`docs/json.md`): `machine` is the machine's name
+/// (a serialized `Machine` object moves to `machine_facts`, its `hostname` becoming `machine`), and the job's name
+/// is `job` (not `job_name`). Only the object's own keys are renamed, never those of maps inside it (metric names),
+/// and each keeps its place, so the JSON reads in the order it did.
+pub fn common_names(value: &mut serde_json::Value) {
+    let Some(object) = value.as_object_mut() else { return };
+    if let Some(place) = object.keys().position(|key| key == "machine") {
+        let facts = object.shift_remove("machine").unwrap_or_default();
+        match facts.get("hostname").cloned() {
+            Some(name) => {
+                object.shift_insert(place, "machine".to_string(), name);
+                object.shift_insert(place + 1, "machine_facts".to_string(), facts);
+            }
+            None => {
+                object.shift_insert(place, "machine".to_string(), facts);
+            }
+        }
+    }
+    if let Some(place) = object.keys().position(|key| key == "job_name") {
+        let name = object.shift_remove("job_name").unwrap_or_default();
+        object.shift_insert(place, "job".to_string(), name);
+    }
+}

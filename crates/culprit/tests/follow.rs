@@ -82,7 +82,7 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     // above commit 8, a "regression" of q 0.002 that was bisected too; a second pass narrowed a 2.8% change point
     // that the first pass's bisect runs, measured at another time, had made), and blocks of four commits measured
     // in turn still differ so. The 30% step is the one change.
-    let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change_pct"].as_f64().unwrap_or(0.0) > 15.0;
+    let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change"].as_f64().unwrap_or(0.0) > 15.0;
     let cps: Vec<&serde_json::Value> = first["change_points"].as_array().unwrap().iter().collect();
     assert_eq!(cps.len(), 1, "{first:#}");
     assert!(big(&cps[0]), "{first:#}");
