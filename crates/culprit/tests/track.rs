@@ -290,7 +290,11 @@ fn track_bisect_confirms_a_step_between_two_adjacent_measured_commits_once() {
     assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[4].as_str(), "{log:#}");
     let second: serde_json::Value = serde_json::from_str(&ok(&culprit(&repo, &track))).unwrap();
     let steps = second["series"][0]["change_points"].as_array().unwrap();
-    assert!(steps.iter().all(|c| c["bisect_session"].is_null()), "{second:#}");
+    // No second bisect, and the change still names the session that bisected it, with a note saying why no
+    // bisect ran (QA 45b: `"bisect_session": null` and silence).
+    assert!(steps.iter().all(|c| c["bisect_session"] == 1), "{second:#}");
+    let notes = second["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap_or("").contains("is bisected already, by session 1")), "{second:#}");
     let list = ok(&culprit(&repo, &["--db", db_arg, "bisect", "list"]));
     assert_eq!(list.lines().filter(|l| l.contains("command.user_time")).count(), 1, "{list}");
 }

@@ -93,7 +93,8 @@ pub(crate) fn benchmark_job(
 /// (`../job.yaml`) was relative to the directory of the cron job or shell that gave it, meaningless to a mail's
 /// reader and to the dashboard (QA 45b).
 pub(crate) fn job_source(path: &Path) -> String {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+    let absolute = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path));
+    absolute.unwrap_or_else(|_| path.to_path_buf()).display().to_string()
 }
 
 /// The name a `--run CMD` job's file gets, whose stem starts the job's name: the command's program, without its
