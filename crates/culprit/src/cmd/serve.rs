@@ -443,7 +443,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         metric: param(params, "metric"),
     };
     let options = TrackOptions::default();
-    let (history, along, order_note) = match &repo {
+    let (history, along, order_note, sessions) = match &repo {
         Some(dir) => {
             let top = culprit_run::git::toplevel(Path::new(dir))?;
             let branch = branch.as_deref().unwrap_or("HEAD");
@@ -452,7 +452,9 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
                 "Points are the tested commits along the first-parent history of {branch} in {}.",
                 top.display()
             );
-            (history, branch.to_string(), note)
+            // Each change names the session that bisected it, as `culprit track` does.
+            let sessions = track::covering_sessions(store, &store.bisect_sessions()?, &top, &history)?;
+            (history, branch.to_string(), note, sessions)
         }
         None if branch.is_some() => {
             bail!("branch= orders commits along a branch of their repository: give the repository too, with repo=DIR")
@@ -464,11 +466,11 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
                         Tested commits are ordered along a branch of their repository: add repo=DIR (a git \
                         repository on this server) and branch=REF (default HEAD) to the address."
                 .to_string();
-            (history, "the labels' first runs".to_string(), note)
+            (history, "the labels' first runs".to_string(), note, HashMap::new())
         }
     };
     let History { series, analyses, notes, .. } = history;
-    let text = track::history_text(&series, &analyses, &HashMap::new(), &notes, &along);
+    let text = track::history_text(&series, &analyses, &sessions, &notes, &along);
     let title = match param(params, "metric") {
         Some(metric) => format!("culprit track --metric {metric}"),
         None => "culprit track".to_string(),
