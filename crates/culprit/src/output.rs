@@ -135,3 +135,28 @@ pub fn common_names(value: &mut serde_json::Value) {
         object.shift_insert(place, "job".to_string(), name);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::common_names;
+
+    #[test]
+    fn common_names_rename_the_object_s_own_keys_in_place_and_leave_inner_maps_alone() {
+        let mut run = serde_json::json!({
+            "job_id": "0123",
+            "job_name": "job-true",
+            "machine": { "hostname": "box1", "nr_cpu": 2 },
+            "metrics": { "job_name": 1.0, "machine": 2.0 },
+        });
+        common_names(&mut run);
+        let keys: Vec<&str> = run.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["job_id", "job", "machine", "machine_facts", "metrics"]);
+        assert_eq!(run["machine"], "box1");
+        assert_eq!(run["machine_facts"]["nr_cpu"], 2);
+        assert_eq!(run["metrics"], serde_json::json!({ "job_name": 1.0, "machine": 2.0 }));
+        // An object whose machine is a name already stays as it is.
+        let mut named = serde_json::json!({ "machine": "box2", "job": "j" });
+        common_names(&mut named);
+        assert_eq!(named, serde_json::json!({ "machine": "box2", "job": "j" }));
+    }
+}
