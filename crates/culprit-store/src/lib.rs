@@ -306,9 +306,13 @@ impl ResolvedFilter<'_> {
 pub struct RunSummary {
     pub id: RunId,
     pub job_id: String,
+    /// `job` in JSON, as every command's JSON names the job; `job_name` is still read (QA 45b).
+    #[serde(rename = "job", alias = "job_name")]
     pub job_name: String,
     pub testcase: String,
     pub revision: Revision,
+    /// `machine` in JSON, as every command's JSON names the machine; `hostname` is still read (QA 45b).
+    #[serde(rename = "machine", alias = "hostname")]
     pub hostname: String,
     pub started_at: f64,
     pub ended_at: f64,
@@ -397,9 +401,13 @@ pub struct RevisionSamples {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultGroup {
     pub job_id: String,
+    /// `job` in JSON, as in [`RunSummary`].
+    #[serde(rename = "job", alias = "job_name")]
     pub job_name: String,
     pub testcase: String,
     pub revision: Revision,
+    /// `machine` in JSON, as in [`RunSummary`].
+    #[serde(rename = "machine", alias = "hostname")]
     pub hostname: String,
     pub ok_runs: u64,
     pub failed_runs: u64,

@@ -275,6 +275,9 @@ pub enum BisectAction {
         /// Only the sessions of this machine (hostname glob), on a store a farm's machines share.
         #[arg(long, value_parser = glob_pattern)]
         machine: Option<String>,
+        /// Print JSON: an array of the sessions with the listing's columns, full SHAs.
+        #[arg(long)]
+        json: bool,
     },
 }
 

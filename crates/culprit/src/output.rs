@@ -111,3 +111,52 @@ pub fn to_stderr<T>(f: impl FnOnce() -> T) -> T {
     }
     result
 }
+
+/// Gives one JSON object the names every command's JSON uses (`docs/json.md`): `machine` is the machine's name
+/// (a serialized `Machine` object moves to `machine_facts`, its `hostname` becoming `machine`), and the job's name
+/// is `job` (not `job_name`). Only the object's own keys are renamed, never those of maps inside it (metric names),
+/// and each keeps its place, so the JSON reads in the order it did.
+pub fn common_names(value: &mut serde_json::Value) {
+    let Some(object) = value.as_object_mut() else { return };
+    if let Some(place) = object.keys().position(|key| key == "machine") {
+        let facts = object.shift_remove("machine").unwrap_or_default();
+        match facts.get("hostname").cloned() {
+            Some(name) => {
+                object.shift_insert(place, "machine".to_string(), name);
+                object.shift_insert(place + 1, "machine_facts".to_string(), facts);
+            }
+            None => {
+                object.shift_insert(place, "machine".to_string(), facts);
+            }
+        }
+    }
+    if let Some(place) = object.keys().position(|key| key == "job_name") {
+        let name = object.shift_remove("job_name").unwrap_or_default();
+        object.shift_insert(place, "job".to_string(), name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::common_names;
+
+    #[test]
+    fn common_names_rename_the_object_s_own_keys_in_place_and_leave_inner_maps_alone() {
+        let mut run = serde_json::json!({
+            "job_id": "0123",
+            "job_name": "job-true",
+            "machine": { "hostname": "box1", "nr_cpu": 2 },
+            "metrics": { "job_name": 1.0, "machine": 2.0 },
+        });
+        common_names(&mut run);
+        let keys: Vec<&str> = run.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["job_id", "job", "machine", "machine_facts", "metrics"]);
+        assert_eq!(run["machine"], "box1");
+        assert_eq!(run["machine_facts"]["nr_cpu"], 2);
+        assert_eq!(run["metrics"], serde_json::json!({ "job_name": 1.0, "machine": 2.0 }));
+        // An object whose machine is a name already stays as it is.
+        let mut named = serde_json::json!({ "machine": "box2", "job": "j" });
+        common_names(&mut named);
+        assert_eq!(named, serde_json::json!({ "machine": "box2", "job": "j" }));
+    }
+}

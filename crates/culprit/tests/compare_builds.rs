@@ -89,7 +89,8 @@ fn an_lkp_trees_two_kconfigs_of_one_commit_are_two_tables_and_a_kconfig_of_one_c
         let runs: Vec<u64> =
             table["result"]["columns"].as_array().unwrap().iter().map(|c| c["ok_runs"].as_u64().unwrap()).collect();
         assert_eq!(runs, [3, 3], "{table}");
-        assert!(table.get("machine").is_none(), "one machine's job needs no machine: {table}");
+        // One machine's job names it too, as every command's JSON names the machine (QA 45b).
+        assert_eq!(table["machine"], table["result"]["axes"][0][1], "{table}");
     }
     let warnings = String::from_utf8_lossy(&out.stderr);
     let left_out: Vec<&str> = warnings.lines().filter(|l| l.contains("left out")).collect();
@@ -203,7 +204,7 @@ fn a_bisects_mail_reads_the_runs_of_its_own_build() {
     let before = stdout(&culprit(&db, &["report", "1"], dir.path()));
     assert!(before.contains("regression of command.user_time"), "{before}");
     let results: Value = serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], dir.path()))).unwrap();
-    let here = results[0]["hostname"].as_str().unwrap().to_string();
+    let here = results[0]["machine"].as_str().unwrap().to_string();
     // The bisect's job, of another kconfig, as this machine's lkp runs: the job's id leaves kconfig out.
     let job = std::fs::read_to_string(dir.path().join("mail/job.yaml")).unwrap() + &format!("kconfig: {FUNC}\n");
     for sha in &shas {
@@ -220,7 +221,7 @@ fn a_bisects_mail_reads_the_runs_of_its_own_build() {
     // They are the bisect's job, on its machine: pooled, they would be in its table.
     let listed: Value = serde_json::from_str(&stdout(&culprit(&db, &["results", "--json"], dir.path()))).unwrap();
     let groups = listed.as_array().unwrap();
-    assert!(groups.iter().all(|g| g["job_id"] == results[0]["job_id"] && g["hostname"] == here.as_str()), "{listed}");
+    assert!(groups.iter().all(|g| g["job_id"] == results[0]["job_id"] && g["machine"] == here.as_str()), "{listed}");
     let after = stdout(&culprit(&db, &["report", "1"], dir.path()));
     assert_eq!(before, after);
 }

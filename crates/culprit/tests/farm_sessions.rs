@@ -123,7 +123,7 @@ fn machines_that_share_a_host_name_are_kept_apart_by_the_name_the_farm_gives_the
         .as_array()
         .unwrap()
         .iter()
-        .map(|row| row["hostname"].as_str().unwrap_or_default().to_string())
+        .map(|row| row["machine"].as_str().unwrap_or_default().to_string())
         .collect();
     machines.dedup();
     assert_eq!(machines, ["vm-clone-a", "vm-clone-b"], "{results:#}");

@@ -82,7 +82,7 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     // above commit 8, a "regression" of q 0.002 that was bisected too; a second pass narrowed a 2.8% change point
     // that the first pass's bisect runs, measured at another time, had made), and blocks of four commits measured
     // in turn still differ so. The 30% step is the one change.
-    let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change_pct"].as_f64().unwrap_or(0.0) > 15.0;
+    let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change"].as_f64().unwrap_or(0.0) > 15.0;
     let cps: Vec<&serde_json::Value> = first["change_points"].as_array().unwrap().iter().collect();
     assert_eq!(cps.len(), 1, "{first:#}");
     assert!(big(&cps[0]), "{first:#}");
@@ -90,6 +90,17 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     assert_eq!(cps[0]["after"], shas[15].as_str(), "{first:#}");
     let bisects = first["bisects"].as_array().unwrap().len();
     assert_eq!(bisects, 1, "{first:#}");
+    // QA 45b: the change points have the shape of `track --json`'s (percent `change`, `difference`, the interval),
+    // with the job, the machine and the session that bisected the change.
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let hostname = std::env::var("CULPRIT_MACHINE").unwrap_or(here);
+    assert!(cps[0]["job"].as_str().is_some_and(|job| job.starts_with("job-")), "{first:#}");
+    assert_eq!(cps[0]["machine"], hostname.as_str(), "{first:#}");
+    assert_eq!(cps[0]["absolute"], false, "{first:#}");
+    assert!(cps[0]["difference"].as_f64().is_some_and(|d| d > 0.0), "{first:#}");
+    assert_eq!(cps[0]["after_high"], shas[15].as_str(), "{first:#}");
+    assert_eq!(cps[0]["bisect_session"], first["bisects"][0], "{first:#}");
+    assert!(cps[0].get("change_pct").is_none(), "{first:#}");
     let reports = first["reports"].as_array().unwrap();
     assert_eq!(reports.len(), bisects, "{first:#}");
     let culprit_line = format!("commit: {}", shas[SLOW_AT - 1]);
@@ -99,7 +110,12 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
         .find(|text| text.contains(&culprit_line))
         .unwrap_or_else(|| panic!("no report names the slowdown commit: {first:#}"));
     assert!(report.contains("hash more rounds per element") && report.contains("regression"), "{report}");
-    assert!(dir.path().join("culprit-reports/bisect-1/job.yaml").exists());
+    // The job file beside the report names where the job came from by its absolute path (QA 45b: `job.yaml`, as
+    // the pass was given it, relative to the directory of the cron job).
+    let written = std::fs::read_to_string(dir.path().join("culprit-reports/bisect-1/job.yaml")).unwrap();
+    let origin = std::fs::canonicalize(dir.path()).unwrap().join("job.yaml");
+    let origin_line = format!("job_origin: {}", origin.display());
+    assert!(written.lines().any(|line| line == origin_line), "{written}");
     // The bisect's runs are stored under the job's own name, not under the id of the job file it ran from.
     let results = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir.path())
@@ -107,7 +123,7 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
         .output()
         .unwrap();
     let listing = String::from_utf8_lossy(&results.stdout);
-    let mut names: Vec<&str> = listing.split("\"job_name\": \"").skip(1).filter_map(|s| s.split('"').next()).collect();
+    let mut names: Vec<&str> = listing.split("\"job\": \"").skip(1).filter_map(|s| s.split('"').next()).collect();
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), 1, "{names:?}");
@@ -121,6 +137,8 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     assert!(second["reports"].as_array().unwrap().is_empty(), "{second:#}");
     let step = second["change_points"].as_array().unwrap().iter().find(big);
     assert_eq!(step.map(|c| &c["after"]), Some(&serde_json::Value::from(shas[SLOW_AT - 1].as_str())), "{second:#}");
+    // A pass that bisected nothing still names the session that bisected the change.
+    assert_eq!(step.map(|c| &c["bisect_session"]), Some(&first["bisects"][0]), "{second:#}");
 
     // The user's checkout is untouched and no worktree is left.
     let status = Command::new("git").arg("-C").arg(&repo).args(["status", "--porcelain"]).output().unwrap();

@@ -43,7 +43,7 @@ fn stored_runs(dir: &Path, label: &str) -> Vec<serde_json::Value> {
 
 /// The stored value of `metric` in the one run of the atomic job named `job`.
 fn metric(runs: &[serde_json::Value], job: &str, metric: &str) -> f64 {
-    let run = runs.iter().find(|run| run["job_name"] == job).unwrap_or_else(|| panic!("no run of {job}: {runs:?}"));
+    let run = runs.iter().find(|run| run["job"] == job).unwrap_or_else(|| panic!("no run of {job}: {runs:?}"));
     run["metrics"][metric].as_f64().unwrap_or_else(|| panic!("{job} has no {metric}: {}", run["metrics"]))
 }
 
@@ -85,7 +85,7 @@ fn lkps_iperf_job_runs_on_one_machine_playing_both_roles_and_says_what_its_udp_m
     let (ok, said) = run(dir.path(), &job, "l");
     assert!(ok, "{said}");
     let runs = stored_runs(dir.path(), "l");
-    let names: Vec<&str> = runs.iter().map(|run| run["job_name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = runs.iter().map(|run| run["job"].as_str().unwrap()).collect();
     assert_eq!(names, ["iperf-cs-localhost-tcp-1s", "iperf-cs-localhost-udp-1s"], "as lkp's split-job names them");
     assert!(metric(&runs, "iperf-cs-localhost-tcp-1s", "iperf.tcp.sender.bps") > 1e8, "{said}");
     // UDP without a bitrate is iperf3's 1 Mbit/s target, as on lkp's robot, and the run says so.

@@ -89,7 +89,7 @@ fn lkps_futex_and_mem_jobs_run_for_real_with_their_keys() {
     };
     for group in groups.as_array().unwrap() {
         let m = metrics(&group["run_ids"][0]);
-        let name = group["job_name"].as_str().unwrap();
+        let name = group["job"].as_str().unwrap();
         let key = if name.contains("hash") {
             "perf-bench-futex.ops/s"
         } else if name.contains("wake") {

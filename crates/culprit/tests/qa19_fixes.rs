@@ -200,7 +200,7 @@ fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|row| row["job_name"].as_str().map(str::to_string))
+            .filter_map(|row| row["job"].as_str().map(str::to_string))
             .collect();
         names.sort();
         names.dedup();
@@ -226,7 +226,7 @@ fn qa19_track_bisect_names_the_job_file_so_the_bisect_s_runs_keep_the_job_s_name
     for id in bisect_runs {
         let run = stdout(&culprit(&db, &["results", "--run", &id.to_string(), "--json"], &repo));
         let run: serde_json::Value = serde_json::from_str(&run).unwrap();
-        assert_eq!(run["job_name"].as_str(), Some(tracked[0].as_str()), "run {id}");
+        assert_eq!(run["job"].as_str(), Some(tracked[0].as_str()), "run {id}");
     }
     let written: Vec<PathBuf> = common::files_under(&repo.join(".git/culprit/track-jobs"));
     let written: Vec<String> =

@@ -267,7 +267,7 @@ fn an_imported_lkp_job_has_one_name_at_every_commit() {
     common::stdout(&common::culprit("i.db", &["import", "rr"], dir.path()));
     let out = common::culprit("i.db", &["results", "--json"], dir.path());
     let groups: serde_json::Value = serde_json::from_str(&common::stdout(&out)).unwrap();
-    let names: Vec<&str> = groups.as_array().unwrap().iter().map(|g| g["job_name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = groups.as_array().unwrap().iter().map(|g| g["job"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 2, "{groups:#}");
     assert_eq!(names[0], names[1], "{groups:#}");
     assert!(names[0].starts_with("fio-basic-2pmem-") && !names[0].contains(&base[..12]), "{}", names[0]);

@@ -105,7 +105,7 @@ fn a_directory_of_several_result_roots_imports_each_run_under_its_own_machine() 
     let groups = groups.as_array().cloned().unwrap_or_default();
     assert_eq!(groups.len(), 2, "{}", text(&listed));
     for group in &groups {
-        assert_eq!(group["hostname"], hostname.as_str(), "{}", text(&listed));
+        assert_eq!(group["machine"], hostname.as_str(), "{}", text(&listed));
         assert_eq!(group["testcase"], "command", "{}", text(&listed));
         assert_eq!(group["ok_runs"], 2, "{}", text(&listed));
     }

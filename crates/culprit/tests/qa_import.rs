@@ -251,7 +251,7 @@ fn qa45_a_root_culprit_run_wrote_imports_from_inside_it_under_the_job_and_machin
     // What places a run: its job, testcase, revision and machine (an import dates a run by its files).
     let groups = |db: &str| {
         let json: serde_json::Value = serde_json::from_str(&culprit(db, &["results", "--json"])).unwrap();
-        let place = ["job_id", "job_name", "testcase", "revision", "hostname", "ok_runs"];
+        let place = ["job_id", "job", "testcase", "revision", "machine", "ok_runs"];
         let groups = json.as_array().unwrap().iter();
         groups.map(|g| place.map(|key| g[key].to_string())).collect::<Vec<_>>()
     };

@@ -171,8 +171,14 @@ fn stored_history_along_a_branch_finds_the_step() {
     assert_eq!(cps[0]["before_low"], shas[STEP_AT - 1].as_str());
     assert_eq!(cps[0]["after_high"], shas[STEP_AT].as_str());
     assert_eq!(cps[0]["verdict"], "regression");
-    let pct = cps[0]["change_pct"].as_f64().unwrap();
+    // `change` is the percentage, as in compare's rows (`absolute` false), and `difference` the metric's own unit.
+    let pct = cps[0]["change"].as_f64().unwrap();
     assert!((pct + 10.0).abs() < 1.0, "{pct}");
+    assert_eq!(cps[0]["absolute"], false, "{json:#}");
+    let difference = cps[0]["difference"].as_f64().unwrap();
+    let (before, after) = (cps[0]["mean_before"].as_f64().unwrap(), cps[0]["mean_after"].as_f64().unwrap());
+    assert!((difference - (after - before)).abs() < 1e-9 * before.abs().max(1.0), "{json:#}");
+    assert!(cps[0].get("change_pct").is_none(), "one name for the percentage: {json:#}");
     let notes = json["notes"].as_array().unwrap();
     assert!(notes.iter().any(|n| n.as_str().unwrap_or("").contains("not on the first-parent history")), "{json:#}");
 
@@ -284,7 +290,11 @@ fn track_bisect_confirms_a_step_between_two_adjacent_measured_commits_once() {
     assert_eq!(log["outcome"]["culprits"][0]["sha"], shas[4].as_str(), "{log:#}");
     let second: serde_json::Value = serde_json::from_str(&ok(&culprit(&repo, &track))).unwrap();
     let steps = second["series"][0]["change_points"].as_array().unwrap();
-    assert!(steps.iter().all(|c| c["bisect_session"].is_null()), "{second:#}");
+    // No second bisect, and the change still names the session that bisected it, with a note saying why no
+    // bisect ran (QA 45b: `"bisect_session": null` and silence).
+    assert!(steps.iter().all(|c| c["bisect_session"] == 1), "{second:#}");
+    let notes = second["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap_or("").contains("is bisected already, by session 1")), "{second:#}");
     let list = ok(&culprit(&repo, &["--db", db_arg, "bisect", "list"]));
     assert_eq!(list.lines().filter(|l| l.contains("command.user_time")).count(), 1, "{list}");
 }

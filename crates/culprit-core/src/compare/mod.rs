@@ -292,9 +292,12 @@ pub struct SideStats {
     pub n: usize,
     /// Mean (for pass/fail rows: the share of runs that failed, in [0, 1]).
     pub mean: f64,
-    /// Sample stddev; `None` with fewer than two samples.
+    /// Sample stddev (n - 1); `None` with fewer than two samples.
     pub stddev: Option<f64>,
-    /// 100 * population stddev / |mean|, lkp's `%stddev` (lkp divides by n); `None` when undefined.
+    /// 100 * population stddev / |mean|, lkp's `%stddev` (lkp divides by n); `None` when undefined. In JSON it is
+    /// `population_rel_stddev_pct`: beside the sample `stddev` of the same object, `rel_stddev_pct` read as
+    /// `100 * stddev / mean`, which it is not (QA 45 8b); the old name is still read.
+    #[serde(rename = "population_rel_stddev_pct", alias = "rel_stddev_pct")]
     pub rel_stddev_pct: Option<f64>,
     pub min: f64,
     pub max: f64,

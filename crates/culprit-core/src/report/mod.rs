@@ -518,6 +518,12 @@ pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec
     let left_out = monitors.len().saturating_sub(MAX_MONITOR_ROWS) + profile.len().saturating_sub(MAX_PROFILE_MOVES);
     monitors.truncate(MAX_MONITOR_ROWS);
     profile.truncate(MAX_PROFILE_MOVES);
+    // The largest moves are chosen, then shown in the comparison's own order, the order of the `culprit compare`
+    // the mail tells the reader to run: sorted by size, "numbers matching compare" had to be checked row by row
+    // (QA 45b). The rows are the comparison's own, so their addresses give that order.
+    let place = |row: &&MetricRow| result.rows.iter().position(|r| std::ptr::eq(r, *row)).unwrap_or(usize::MAX);
+    monitors.sort_by_key(place);
+    profile.sort_by_key(place);
     let mut rows = program;
     rows.extend(monitors);
     rows.extend(profile);
@@ -638,12 +644,24 @@ pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
         "left_out": left_out,
         "report": shown,
     });
+    name_machine(&mut value["report"]);
     // The headline's change is 0 with an inconclusive verdict when a side has no successful run; a tracker reads
     // the failure here rather than taking that for a measurement.
     if let Some(side) = failed_side(input) {
         value["failed"] = serde_json::Value::String(failure_opening(input, side));
     }
     Ok(serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n")
+}
+
+/// The report's `machine` as every command's JSON has it, the machine's name (`results`, `compare`, `track` and
+/// `bisect log` name it so), with the facts the mail's machine line reads under `machine_facts` (QA 45b).
+fn name_machine(report: &mut serde_json::Value) {
+    let Some(object) = report.as_object_mut() else { return };
+    let Some(place) = object.keys().position(|key| key == "machine") else { return };
+    let facts = object.shift_remove("machine").unwrap_or_default();
+    let name = facts.get("hostname").cloned().unwrap_or_default();
+    object.shift_insert(place, "machine".to_string(), name);
+    object.shift_insert(place + 1, "machine_facts".to_string(), facts);
 }
 
 /// Wraps prose to [`LINE_WIDTH`] at spaces; a word longer than the width stays whole on its own line.

@@ -39,7 +39,7 @@ const PROBE_RUNS_CHOOSING_METRIC: usize = 3;
 pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
-        Some(BisectAction::List { machine }) => return list(store, machine.as_deref()),
+        Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -83,9 +83,18 @@ pub(crate) fn benchmark_job(
             "--warmup goes with --run: a job file ({}) sets its own warm-up, as `warmup: N` under `command:`",
             path.display()
         ),
-        (Some(path), None) => Ok((crate::job_file::read_whole(path)?, path.display().to_string(), None)),
+        (Some(path), None) => Ok((crate::job_file::read_whole(path)?, job_source(path), None)),
         (None, None) => bail!("give the benchmark: --job FILE or --run CMD"),
     }
+}
+
+/// How a job file given on the command line is named where it outlives the command (a session's `job` line, the
+/// job's `job_origin` and `#!` line in the job file written next to a report): its absolute path. The path as typed
+/// (`../job.yaml`) was relative to the directory of the cron job or shell that gave it, meaningless to a mail's
+/// reader and to the dashboard (QA 45b).
+pub(crate) fn job_source(path: &Path) -> String {
+    let absolute = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path));
+    absolute.unwrap_or_else(|_| path.to_path_buf()).display().to_string()
 }
 
 /// The name a `--run CMD` job's file gets, whose stem starts the job's name: the command's program, without its
@@ -1390,40 +1399,78 @@ pub fn render_outcome(
     out
 }
 
-fn list(store: &dyn Store, machine: Option<&str>) -> Result<ExitCode> {
-    let mut rows = list_rows(store)?;
+fn list(store: &dyn Store, machine: Option<&str>, json: bool) -> Result<ExitCode> {
+    let mut sessions = listed_sessions(store)?;
     if let Some(pattern) = machine {
-        let header = rows.remove(0);
-        rows.retain(|row| culprit_store::glob::matches(pattern, &row[5]));
-        rows.insert(0, header);
+        sessions.retain(|s| culprit_store::glob::matches(pattern, s.machine.as_deref().unwrap_or("-")));
     }
-    output::print(&crate::cmd::results::render_columns(&rows))?;
+    if json {
+        output::println(&serde_json::to_string_pretty(&sessions)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    output::print(&crate::cmd::results::render_columns(&list_rows_of(&sessions)))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
-/// first. The metric of a session that bisects an improvement says so, as its "found" names no regression; the
-/// machine is the one the session measures on, which a farm's shared store needs to tell its sessions apart.
-pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 7]>> {
-    let header = ["id", "status", "metric", "good", "bad", "machine", "repo"];
-    let mut rows = vec![header.map(str::to_string)];
+/// One session as `bisect list` shows it (and `bisect list --json` gives it, with full SHAs): the machine is the
+/// one the session measures on, which a farm's shared store needs to tell its sessions apart (`None` for a session
+/// stored before sessions named theirs that has no run yet).
+#[derive(Debug, serde::Serialize)]
+pub struct ListedSession {
+    pub id: i64,
+    pub status: String,
+    pub metric: Option<String>,
+    /// Whether the session bisects an improvement (`bisect --improvement`), whose "found" names no regression.
+    pub improvement: bool,
+    pub good: String,
+    pub bad: String,
+    pub machine: Option<String>,
+    pub repo: String,
+}
+
+/// Every stored session, oldest first, read from the stored JSON alone, so that a session this culprit cannot
+/// replay is still listed.
+pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
+    let mut listed = Vec::new();
     for s in store.bisect_sessions()? {
-        // Read from the stored JSON alone, so that a session this culprit cannot replay is still listed.
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
-        let machine = machine_of(store, &s).ok().flatten().unwrap_or_else(|| "-".into());
+        listed.push(ListedSession {
+            id: s.id.0,
+            status: shown_status(store, &s),
+            metric: s.metric.clone(),
+            improvement,
+            good: s.good.clone(),
+            bad: s.bad.clone(),
+            machine: machine_of(store, &s).ok().flatten(),
+            repo: s.repo.clone(),
+        });
+    }
+    Ok(listed)
+}
+
+/// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
+/// first. The metric of a session that bisects an improvement says so.
+pub fn list_rows(store: &dyn Store) -> Result<Vec<[String; 7]>> {
+    Ok(list_rows_of(&listed_sessions(store)?))
+}
+
+fn list_rows_of(sessions: &[ListedSession]) -> Vec<[String; 7]> {
+    let header = ["id", "status", "metric", "good", "bad", "machine", "repo"];
+    let mut rows = vec![header.map(str::to_string)];
+    for s in sessions {
         let metric = s.metric.clone().unwrap_or_default();
         rows.push([
             s.id.to_string(),
-            shown_status(store, &s),
-            if improvement { format!("{metric} (improvement)") } else { metric },
+            s.status.clone(),
+            if s.improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
-            machine,
+            s.machine.clone().unwrap_or_else(|| "-".into()),
             s.repo.clone(),
         ]);
     }
-    Ok(rows)
+    rows
 }
 
 /// A session's status as `bisect list` shows it. A session is stored as running until it ends, whether a process

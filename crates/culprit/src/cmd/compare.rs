@@ -232,7 +232,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     let tables = machine_tables(&jobs, &runs, &keys, &mut warnings);
     let table_count = tables.len();
     for table in &tables {
-        let MachineTable { job_id, job_name, machine, split, build } = table;
+        let MachineTable { job_id, job_name, machine, build, .. } = table;
         let query = SampleQuery {
             revision_keys: keys.clone(),
             job: Some(job_id.clone()),
@@ -291,9 +291,9 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 shown.rows.retain(|r| args.all || r.any_change());
                 let mut value =
                     serde_json::json!({ "job_id": job_id, "job": job_name, "result": serde_json::to_value(&shown)? });
-                if let (Some(machine), true) = (machine, split) {
-                    value["machine"] = serde_json::json!(machine);
-                }
+                // Every table names its machine, as every command's JSON does (`docs/json.md`), not only a job's
+                // tables of several machines; `null` for a table that pools machines (under a warning).
+                value["machine"] = serde_json::json!(machine);
                 if let Some(build) = build {
                     value["build"] = serde_json::to_value(build)?;
                 }

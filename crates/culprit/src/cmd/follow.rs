@@ -22,8 +22,8 @@ use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCom
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
-    bisect_change, bisect_range, bisected, history, needs_bisect, session_spans, track_options, BisectRange, History,
-    HistoryFilter, Order,
+    bisect_change, bisect_range, bisected, change_points_json, covering_sessions, history, needs_bisect, session_spans,
+    track_options, BisectRange, History, HistoryFilter, Order,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -150,6 +150,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let repo = git::toplevel(args.repo.as_deref().unwrap_or(&cwd))?;
     let job_yaml = crate::job_file::read_whole(Path::new(job_file))?;
+    let job_file = &crate::cmd::bisect::job_source(Path::new(job_file));
     let job = plan_job(&job_yaml, job_file, &repo)?;
     let range = first_parent_history(&repo, reference)?;
     let (Some(first), Some(last)) = (range.first(), range.last()) else {
@@ -293,7 +294,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     if let Some(path) = &args.plot {
         crate::cmd::plot::write_track(path, &tracked.series, &tracked.analyses)?;
     }
-    summarize(&pass, &tracked, &plan, args.json)?;
+    summarize(store, &pass, &tracked, &plan, args.json)?;
     if pass.failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -545,24 +546,11 @@ fn interrupted(pass: &Pass) -> Result<ExitCode> {
     Ok(ExitCode::from(130))
 }
 
-fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<()> {
-    let changes: Vec<serde_json::Value> = tracked
-        .series
-        .iter()
-        .zip(&tracked.analyses)
-        .flat_map(|(s, (_, a))| {
-            a.change_points.iter().filter(|c| c.verdict.is_change()).map(move |c| {
-                serde_json::json!({
-                    "metric": s.metric,
-                    "verdict": c.verdict.word(),
-                    "before": s.labels.get(c.before_index),
-                    "after": s.labels.get(c.index),
-                    "change_pct": c.change_pct,
-                    "q": c.q,
-                })
-            })
-        })
-        .collect();
+fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<()> {
+    // The change points as `track --json` gives them in its series, each with its job and machine and the session
+    // that bisected it (QA 45b: here they had only metric, verdict, ends, change_pct and q).
+    let sessions = covering_sessions(store, &store.bisect_sessions()?, &plan.repo, tracked)?;
+    let changes = change_points_json(tracked, &sessions);
     if json {
         let mut value = serde_json::to_value(pass)?;
         value["change_points"] = serde_json::Value::Array(changes);

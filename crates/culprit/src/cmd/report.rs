@@ -105,6 +105,22 @@ pub fn db_option(store: &dyn Store) -> String {
     }
 }
 
+/// ` --machine NAME` for the `culprit compare` lines of a report on `machine`'s runs when other machines ran the job
+/// at these revisions too (a farm's machines following one branch): without it the pasted command printed a table
+/// per machine, and the mail's numbers were in only one of them (QA 45b). Empty otherwise, as the table is the one.
+fn machine_option(store: &dyn Store, job_id: &str, keys: &[String], machine: Option<&str>) -> Result<String> {
+    let Some(machine) = machine else { return Ok(String::new()) };
+    let runs = store.list_runs(&RunFilter {
+        job: Some(job_id.to_string()),
+        revision_keys: keys.to_vec(),
+        ..RunFilter::default()
+    })?;
+    Ok(match runs.iter().any(|run| run.hostname != machine) {
+        true => format!(" --machine {}", shell_quote(machine)),
+        false => String::new(),
+    })
+}
+
 /// A commit reference for a stored revision.
 fn commit_ref(revision: &Revision) -> CommitRef {
     match revision {
@@ -313,6 +329,7 @@ pub fn from_bisect(
         require_metric(&comparison, given)?;
     }
     let record = sample_run(store, &job_id, &commit.sha, place)?;
+    let on_machine = machine_option(store, &job_id, &keys, machine.as_deref())?;
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
         && !outcome.culprits.is_empty()
         && outcome.culprits.iter().all(|c| c.located);
@@ -391,10 +408,10 @@ pub fn from_bisect(
         format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
         bisect_line.join(" "),
         "# the table below, from the stored runs:".to_string(),
-        format!("culprit compare{} {} {}", db_option(store), base.sha, commit.sha),
+        format!("culprit compare{}{on_machine} {} {}", db_option(store), base.sha, commit.sha),
     ];
     if let Some(metric) = prespecified {
-        reproduce.extend(alone_lines(store, &keys, metric));
+        reproduce.extend(alone_lines(store, &on_machine, &keys, metric));
     }
     let input = ReportInput {
         metric,
@@ -483,7 +500,7 @@ fn confirmation_of(
 /// table decides it among every metric, so a 48.7% step over 13 and 10 noisy runs that the mail headlines as a
 /// regression is missing from that table (q = 0.23 among 141 metrics). Narrowed to the metric by an anchored
 /// regex, compare decides it alone too, and prints the mail's verdict.
-fn alone_lines(store: &dyn Store, keys: &[String], metric: &str) -> [String; 2] {
+fn alone_lines(store: &dyn Store, on_machine: &str, keys: &[String], metric: &str) -> [String; 2] {
     // The metacharacters of a regex, escaped so that `meminfo.Active(anon)` or `a.b` match only themselves.
     let escaped: String = metric
         .chars()
@@ -493,7 +510,7 @@ fn alone_lines(store: &dyn Store, keys: &[String], metric: &str) -> [String; 2] 
     [
         format!("# the {metric} row, decided on its own as in the mail:"),
         format!(
-            "culprit compare{} {} --metric {}",
+            "culprit compare{}{on_machine} {} --metric {}",
             db_option(store),
             keys.join(" "),
             shell_quote(&format!("^{escaped}$"))
@@ -750,15 +767,20 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
         reproduce.push(format!("culprit run{} {job_file} -n {n} {}", db_option(store), run_target(r)));
     }
-    let mut compare_line =
-        format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));
+    let on_machine = machine_option(store, job_id, &keys, Some(bad_record.machine.hostname.as_str()))?;
+    let mut compare_line = format!(
+        "culprit compare{}{on_machine} {} {}",
+        db_option(store),
+        shell_quote(&keys[0]),
+        shell_quote(&keys[1])
+    );
     if let Some(fix) = keys.get(2) {
         compare_line.push(' ');
         compare_line.push_str(&shell_quote(fix));
     }
     reproduce.push(compare_line);
     if let Some(metric) = metric_given {
-        reproduce.extend(alone_lines(store, &keys[..2], metric));
+        reproduce.extend(alone_lines(store, &on_machine, &keys[..2], metric));
     }
     let input = ReportInput {
         metric,

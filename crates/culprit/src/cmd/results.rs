@@ -153,6 +153,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
             .map(|r| serde_json::json!({ "name": r.name, "content": String::from_utf8_lossy(&r.content) }))
             .collect();
         let mut value = serde_json::to_value(&record)?;
+        output::common_names(&mut value);
         if let Some(object) = value.as_object_mut() {
             object.insert("raw_outputs".to_string(), serde_json::Value::Array(raw));
             object.insert("id".to_string(), serde_json::Value::from(id.0));

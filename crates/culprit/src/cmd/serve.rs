@@ -443,7 +443,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         metric: param(params, "metric"),
     };
     let options = TrackOptions::default();
-    let (history, along, order_note) = match &repo {
+    let (history, along, order_note, sessions) = match &repo {
         Some(dir) => {
             let top = culprit_run::git::toplevel(Path::new(dir))?;
             let branch = branch.as_deref().unwrap_or("HEAD");
@@ -452,7 +452,9 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
                 "Points are the tested commits along the first-parent history of {branch} in {}.",
                 top.display()
             );
-            (history, branch.to_string(), note)
+            // Each change names the session that bisected it, as `culprit track` does.
+            let sessions = track::covering_sessions(store, &store.bisect_sessions()?, &top, &history)?;
+            (history, branch.to_string(), note, sessions)
         }
         None if branch.is_some() => {
             bail!("branch= orders commits along a branch of their repository: give the repository too, with repo=DIR")
@@ -464,11 +466,11 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
                         Tested commits are ordered along a branch of their repository: add repo=DIR (a git \
                         repository on this server) and branch=REF (default HEAD) to the address."
                 .to_string();
-            (history, "the labels' first runs".to_string(), note)
+            (history, "the labels' first runs".to_string(), note, HashMap::new())
         }
     };
     let History { series, analyses, notes, .. } = history;
-    let text = track::history_text(&series, &analyses, &HashMap::new(), &notes, &along);
+    let text = track::history_text(&series, &analyses, &sessions, &notes, &along);
     let title = match param(params, "metric") {
         Some(metric) => format!("culprit track --metric {metric}"),
         None => "culprit track".to_string(),
@@ -534,12 +536,21 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
     let log = bisect::log_text(store, &replayed, session);
     let title = format!("culprit bisect log {session}");
     let mut body = format!("<h1>{}</h1>\n", escape(&title));
+    // An unfinished session has no report yet: its page said so only as a 400 behind a link (QA 45b), so the link
+    // is left out and the page says how the session goes on.
+    let Some(outcome) = replayed.machine.outcome() else {
+        body.push_str(&format!(
+            "<p>This session has not finished, so it has no report yet; it continues with <code>culprit bisect \
+             --resume {session}</code> (or the next <code>culprit track --follow</code> pass that started it).</p>\n"
+        ));
+        body.push_str(&pre(&log));
+        return Ok(layout(&title, location, &body));
+    };
     body.push_str(&format!(
         "<p><a href=\"/bisect/{session}/report\">the report</a> (as <code>culprit report {session} --format html</code>)"
     ));
-    // Several commits that share the change get a mail each; an unfinished session has none yet (its report page
-    // says so).
-    let count = replayed.machine.outcome().map_or(0, |outcome| outcome.culprits.len());
+    // Several commits that share the change get a mail each.
+    let count = outcome.culprits.len();
     if count > 1 {
         let links: Vec<String> =
             (1..=count).map(|n| format!("<a href=\"/bisect/{session}/report?culprit={n}\">{n}</a>")).collect();

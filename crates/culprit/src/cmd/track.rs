@@ -342,7 +342,17 @@ fn change_line(c: &ChangePoint, labels: &[String], metric: &str) -> String {
     )
 }
 
-fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) -> serde_json::Value {
+/// One change point in the JSON of `track`, `track --follow` and the series of a CSV file (`docs/json.md`): `change`
+/// is the percentage (`absolute` false) as in compare's rows and the report's headline, or, for a level that starts
+/// at 0 (no percentage of it), the difference in the metric's unit (`absolute` true); `difference` is always the
+/// difference in the metric's unit. `bisect_session` is the session that bisected (or is bisecting) the change.
+pub(crate) fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) -> serde_json::Value {
+    let absolute = c.change_pct.is_none();
+    let (change, change_low, change_high) = if absolute {
+        (Some(c.change), Some(c.change_low), Some(c.change_high))
+    } else {
+        (c.change_pct, c.change_pct_low, c.change_pct_high)
+    };
     serde_json::json!({
         "index": c.index,
         "before_index": c.before_index,
@@ -356,12 +366,13 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
         "verdict": c.verdict.word(),
         "mean_before": c.mean_before,
         "mean_after": c.mean_after,
-        "change": c.change,
-        "change_low": c.change_low,
-        "change_high": c.change_high,
-        "change_pct": c.change_pct,
-        "change_pct_low": c.change_pct_low,
-        "change_pct_high": c.change_pct_high,
+        "change": change,
+        "change_low": change_low,
+        "change_high": change_high,
+        "absolute": absolute,
+        "difference": c.change,
+        "difference_low": c.change_low,
+        "difference_high": c.change_high,
         "p": c.p,
         "q": c.q,
         "confidence": c.confidence,
@@ -369,6 +380,26 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
         "runs_after": c.runs_after,
         "bisect_session": bisect_session,
     })
+}
+
+/// The change points of every series of a history in JSON, each naming its job and machine as the series do
+/// (`track --follow --json` lists them flat, where `track --json` nests them in their series).
+pub(crate) fn change_points_json(history: &History, sessions: &HashMap<(usize, usize), i64>) -> Vec<serde_json::Value> {
+    let mut points = Vec::new();
+    for (k, (s, (_, a))) in history.series.iter().zip(&history.analyses).enumerate() {
+        for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()) {
+            let mut value = serde_json::json!({
+                "job_id": s.job_id, "job": s.job_name, "machine": s.machine, "metric": s.metric,
+            });
+            if let (Some(object), serde_json::Value::Object(fields)) =
+                (value.as_object_mut(), change_json(c, &s.labels, sessions.get(&(k, j)).copied()))
+            {
+                object.extend(fields);
+            }
+            points.push(value);
+        }
+    }
+    points
 }
 
 /// The runs a history is made of: the successful ones `filter` selects, as the job ran them (perf-attached
@@ -448,9 +479,11 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
 
     // Bisect each regression whose tested commits around it are more than one commit apart, and each between two
     // adjacent commits that no session of its job covers yet (see `needs_bisect`).
-    let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
+    let stored_sessions = store.bisect_sessions()?;
+    let history = History { series, analyses, notes: Vec::new(), branch_positions: positions };
+    let mut sessions = covering_sessions(store, &stored_sessions, &repo, &history)?;
+    let History { series, analyses, branch_positions: positions, .. } = history;
     if args.bisect {
-        let stored_sessions = store.bisect_sessions()?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
             let position = |sha: &str| positions.get(sha).copied();
             let spans = session_spans(store, &stored_sessions, &repo, &s.job_id, &s.machine, position)?;
@@ -463,6 +496,18 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                     continue;
                 };
                 if !needs_bisect(range.before, range.after, &spans) {
+                    // Said, not done silently: the change is listed, and a reader of `--bisect` must know why no
+                    // bisect ran for it (QA 45b).
+                    let by = sessions.get(&(k, j)).map_or_else(
+                        || "a finished session".to_string(),
+                        |id| format!("session {id} (`culprit bisect log {id}`, `culprit report {id}`)"),
+                    );
+                    notes.push(format!(
+                        "{}: the change between {} and {} is bisected already, by {by}",
+                        s.metric,
+                        prose_short(s.labels.get(c.before_index).map_or("?", String::as_str)),
+                        prose_short(s.labels.get(c.index).map_or("?", String::as_str))
+                    ));
                     continue;
                 }
                 match output::to_stderr(|| bisect_change(store, &repo, s, &range.change, args)) {
@@ -796,6 +841,53 @@ pub(crate) fn session_spans(
         }
     }
     Ok(spans)
+}
+
+/// The bisect session of each change point of `history` (by series and change point index): among the sessions of
+/// the series' job and machine in `repo` whose good..bad holds the change (its last point before and first after),
+/// a finished one before an unfinished one, then one of the series' own metric, then the narrowest, then the newest.
+/// `track --json` said `"bisect_session": null` for a change `track --follow` had bisected, since only a session
+/// started by the same command was named (QA 45b).
+pub(crate) fn covering_sessions(
+    store: &dyn Store,
+    stored: &[BisectSession],
+    repo: &Path,
+    history: &History,
+) -> Result<HashMap<(usize, usize), i64>> {
+    let repo = repo.display().to_string();
+    let place = |sha: &str| history.branch_positions.get(sha).copied();
+    // Each stored session placed on the branch once, with its machine (a store query for old sessions).
+    let mut placed = Vec::new();
+    for b in stored.iter().filter(|b| b.repo == repo) {
+        if let (Some(good), Some(bad)) = (place(&b.good), place(&b.bad)) {
+            placed.push((b, good, bad, crate::cmd::bisect::machine_of(store, b)?));
+        }
+    }
+    let mut found = HashMap::new();
+    for (k, (s, (_, a))) in history.series.iter().zip(&history.analyses).enumerate() {
+        for (j, c) in a.change_points.iter().enumerate().filter(|(_, c)| c.verdict.is_change()) {
+            let (Some(Some(before)), Some(Some(after))) = (s.positions.get(c.before_index), s.positions.get(c.index))
+            else {
+                continue;
+            };
+            let best = placed
+                .iter()
+                .filter(|(b, good, bad, machine)| {
+                    b.job_id.as_deref() == Some(s.job_id.as_str())
+                        && machine.as_deref().is_none_or(|m| m == s.machine)
+                        && *good <= *before
+                        && *after <= *bad
+                })
+                .min_by_key(|(b, good, bad, _)| {
+                    let other_metric = b.metric.as_deref() != Some(s.metric.as_str());
+                    (b.status == NEW_SESSION_STATUS, other_metric, bad - good, -b.id.0)
+                });
+            if let Some((b, ..)) = best {
+                found.insert((k, j), b.id.0);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Whether `track --bisect` and `track --follow` bisect a change between the tested commits at branch positions
