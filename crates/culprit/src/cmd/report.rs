@@ -387,16 +387,9 @@ pub fn from_bisect(
             bisect_line.push(limit.map_or("none".to_string(), culprit_job::convention::duration_text));
         }
     }
-    let mut reproduce = vec![
-        format!("# measure {} against {} again, with builds in worktrees:", commit.short(), base.short()),
-        bisect_line.join(" "),
-        "# the table below, from the stored runs:".to_string(),
-        format!("culprit compare{} {} {}", db_option(store), base.sha, commit.sha),
-    ];
-    if let Some(metric) = prespecified {
-        reproduce.extend(alone_lines(store, &keys, metric));
-    }
-    let input = ReportInput {
+    let compare_line = format!("culprit compare{} {} {}", db_option(store), base.sha, commit.sha);
+    let bisect_line = bisect_line.join(" ");
+    let mut input = ReportInput {
         metric,
         base,
         commit,
@@ -404,7 +397,7 @@ pub fn from_bisect(
         testcase: record.testcase.clone(),
         machine: record.machine.clone(),
         params: params_of(&record),
-        reproduce,
+        reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
         comparison,
@@ -430,7 +423,23 @@ pub fn from_bisect(
         sources,
         fix_verdict: None,
         confirmation,
+        pooled: None,
     };
+    // `culprit compare` pools every stored run of the two: when the mail leads with the bisect's confirmation, that
+    // is the table after it, and the step must not send the reader to it as if it were the first.
+    let which = match report::lead_with_confirmation(&input) {
+        Some(_) => "# the table of every stored run of the two, after the bisect's confirmation:",
+        None => "# the table below, from the stored runs:",
+    };
+    input.reproduce = vec![
+        format!("# measure {} against {} again, with builds in worktrees:", input.commit.short(), input.base.short()),
+        bisect_line,
+        which.to_string(),
+        compare_line,
+    ];
+    if input.metric == config.metric {
+        input.reproduce.extend(alone_lines(store, &keys, &config.metric));
+    }
     Ok((input, config.job_yaml))
 }
 
@@ -778,6 +787,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         sources,
         fix_verdict,
         confirmation: None,
+        pooled: None,
     };
     Ok((input, bad_record.job_yaml))
 }
