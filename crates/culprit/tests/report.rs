@@ -49,8 +49,11 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(within the noise of the base)"), "{text}");
-    // And the fix's verdict, as `culprit try-fix` gives it on the same runs.
-    assert!(flat.contains("a9ecb5c3d0 had 29.4%. Verdict: fixed."), "{text}");
+    // And the fix's verdict, as `culprit try-fix` gives it on the same runs: the table is of try-fix's own runs
+    // (5 of each, interleaved), and the one of every stored run (8 of base and bad) follows it.
+    assert!(flat.contains("a9ecb5c3d0 had 29.1%. Verdict: fixed."), "{text}");
+    assert!(flat.contains("This table is of the runs culprit try-fix took: 5 interleaved runs of each"), "{text}");
+    assert!(flat.contains("Every stored run, pooled (8 runs of 3dab4c1c6c, 8 of a9ecb5c3d0 and 5 of"), "{text}");
     // Printed on its own, the report ends with the job its steps run; written with -o, the job is a file beside it.
     assert!(text.contains("job.yaml, the job the steps above run:\n\n") && text.contains("  cmd: ./bench\n"), "{text}");
 

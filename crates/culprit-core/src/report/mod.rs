@@ -580,8 +580,16 @@ fn size(row: &MetricRow) -> f64 {
     row.changes.iter().find(|c| c.column == 1).map(|c| c.change.abs()).filter(|s| !s.is_nan()).unwrap_or(0.0)
 }
 
+/// The q-value of a row's most significant change (in the commit's column or the fix's), for ordering the monitor
+/// rows: 1 for a row without one, and 0 for two constant sides apart, decided by their zero-width interval.
+fn least_q(row: &MetricRow) -> f64 {
+    let q = |c: &Change| if c.ratio_ci.is_some_and(|ci| ci.is_point()) { 0.0 } else { c.q.unwrap_or(1.0) };
+    row.changes.iter().filter(|c| c.verdict.is_change()).map(q).fold(1.0, f64::min)
+}
+
 /// The rows of the report's table: program metrics that changed (and the headline metric always), the monitor
-/// metrics that changed (largest first, at most [`MAX_MONITOR_ROWS`]), and the biggest perf-profile moves
+/// metrics that changed (the most significant first, then the largest, at most [`MAX_MONITOR_ROWS`]: by size alone,
+/// system-wide counters that drift ±60-300% between runs filled the mail's 30 rows), and the biggest perf-profile moves
 /// (`perf-profile.calltrace.*`, `children.*`, `self.*`, largest in absolute percentage points, at most
 /// [`MAX_PROFILE_MOVES`]). Returns the rows and how many changed rows were left out.
 pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec<&'a MetricRow>, usize) {
@@ -600,7 +608,7 @@ pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec
         }
     }
     let by_size = |a: &&MetricRow, b: &&MetricRow| size(b).total_cmp(&size(a)).then_with(|| a.metric.cmp(&b.metric));
-    monitors.sort_by(by_size);
+    monitors.sort_by(|a, b| least_q(a).total_cmp(&least_q(b)).then_with(|| by_size(a, b)));
     profile.sort_by(by_size);
     let left_out = monitors.len().saturating_sub(MAX_MONITOR_ROWS) + profile.len().saturating_sub(MAX_PROFILE_MOVES);
     monitors.truncate(MAX_MONITOR_ROWS);
@@ -1312,6 +1320,37 @@ mod tests {
         for (located, confidence, want) in cases {
             assert_eq!(confidence_words(located, confidence), want);
         }
+    }
+
+    #[test]
+    fn the_most_significant_monitor_rows_lead_not_the_largest_noisy_ones() {
+        use crate::compare::{compare, Column, CompareOptions, Comparison};
+        // A system-wide counter that drifts a lot between runs (a large, barely separated move) against a steady
+        // one that moved a little in every run: by size alone the drifting one led, and cut the steady one out.
+        let noisy_base = vec![100.0, 300.0, 150.0, 400.0, 120.0, 380.0, 90.0, 500.0];
+        let noisy_commit = vec![450.0, 900.0, 480.0, 1000.0, 450.0, 950.0, 420.0, 380.0];
+        let steady_base = vec![100.0, 101.0, 99.0, 100.0, 101.0, 99.0, 100.0, 100.5];
+        let steady_commit = vec![110.0, 111.0, 109.0, 110.0, 111.0, 109.0, 110.0, 110.5];
+        let columns = vec![
+            Column::new("a")
+                .with_metric("command.ops", vec![10.0, 10.1, 9.9, 10.0, 10.1, 9.9, 10.0, 10.0])
+                .with_metric("meminfo.AnonPages", noisy_base)
+                .with_metric("vmstat.cs", steady_base),
+            Column::new("b")
+                .with_metric("command.ops", vec![10.0, 10.1, 9.9, 10.0, 10.1, 9.9, 10.0, 10.0])
+                .with_metric("meminfo.AnonPages", noisy_commit)
+                .with_metric("vmstat.cs", steady_commit),
+        ];
+        let result = compare(&Comparison::new(columns), &CompareOptions::default()).unwrap();
+        for metric in ["meminfo.AnonPages", "vmstat.cs"] {
+            let (row, change) = change_of(&result, metric, 1).unwrap();
+            assert!(change.verdict.is_change(), "{metric}: {change:?}");
+            assert_eq!(row.class, MetricClass::Monitor);
+        }
+        assert!(size(&result.rows[1]).max(size(&result.rows[2])) > 100.0, "the noisy move is the larger");
+        let (rows, _) = report_rows(&result, "command.ops");
+        let names: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(names, ["command.ops", "vmstat.cs", "meminfo.AnonPages"]);
     }
 
     #[test]

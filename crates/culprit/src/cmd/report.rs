@@ -16,9 +16,11 @@ use culprit_core::compare::{
 };
 use culprit_core::model::{MetricClass, Revision, RunRecord};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
-use culprit_core::report::{self, BisectSummary, CommitRef, Contributor, Format, ReportInput, RunSources, TrendPoint};
+use culprit_core::report::{
+    self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, TrendPoint,
+};
 use culprit_run::process::shell_quote;
-use culprit_store::{Build, RunFilter, RunKind, RunSummary, SampleQuery, SessionId, Store};
+use culprit_store::{Build, RunFilter, RunId, RunKind, RunSummary, SampleQuery, SessionId, Store};
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -623,6 +625,51 @@ fn strongest_job(
     Ok((index, result, why))
 }
 
+/// The runs `culprit try-fix` took of base, bad and the fix (`keys`) together, among one table's stored plain `runs`:
+/// every run of the fix (its label is try-fix's own), and the runs of base and bad at most two runs from one of
+/// them in the order the three's runs were taken. Try-fix takes one run of each side a round, in an order that turns
+/// each round, so each of its runs of base and bad is next to or one away from a run of the fix; runs of the two
+/// taken before or after it (a bisect's, a follow pass's) are three or more away. `None` when there is no fix, when a
+/// side has fewer than [`report::CONFIRMATION_MIN_RUNS`] successful such runs (the fix's runs were not taken with
+/// the others), or when these are every stored run of base and bad (the pooled table would be the same).
+fn taken_with_the_fix(runs: &[RunSummary], keys: &[String]) -> Option<[Vec<RunId>; 3]> {
+    keys.get(2)?;
+    let mut order: Vec<(&RunSummary, usize)> = runs
+        .iter()
+        .filter_map(|run| keys.iter().position(|k| k == run.revision.key()).map(|side| (run, side)))
+        .collect();
+    order.sort_by(|(a, _), (b, _)| a.started_at.total_cmp(&b.started_at).then(a.id.cmp(&b.id)));
+    let fix_at: Vec<usize> = order.iter().enumerate().filter(|(_, (_, side))| *side == 2).map(|(i, _)| i).collect();
+    let mut sides: [Vec<RunId>; 3] = Default::default();
+    let mut ok = [0usize; 3];
+    for (i, (run, side)) in order.iter().enumerate() {
+        if *side == 2 || fix_at.iter().any(|&at| at.abs_diff(i) <= 2) {
+            sides[*side].push(run.id);
+            ok[*side] += usize::from(run.failure_reason.is_none());
+        }
+    }
+    let every_run = sides[0].len() + sides[1].len() == order.iter().filter(|(_, side)| *side < 2).count();
+    (ok.iter().all(|&n| n >= report::CONFIRMATION_MIN_RUNS) && !every_run).then_some(sides)
+}
+
+/// Compare columns of the runs `sides` (base, bad, fix) holds, read from the store, titled as the table's columns.
+fn columns_taken_together(
+    store: &dyn Store,
+    sides: &[Vec<RunId>; 3],
+    revisions: &[Revision],
+) -> Result<Vec<culprit_core::compare::Column>> {
+    let mut columns = Vec::new();
+    for (ids, revision) in sides.iter().zip(revisions) {
+        let records = ids.iter().map(|&id| store.run(id)).collect::<Result<Vec<RunRecord>, _>>()?;
+        let subject = match revision {
+            Revision::Commit { subject, .. } => subject.clone(),
+            Revision::Label { .. } => None,
+        };
+        columns.push(column_of_runs(revision.key(), subject, &records));
+    }
+    Ok(columns)
+}
+
 /// The report of stored results: base against bad, and the fix as a third column when given.
 fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result<(ReportInput, String)> {
     let [base_given, bad_given] = revs else { bail!("--compare takes two revisions: BASE BAD") };
@@ -686,6 +733,23 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(metric) = &args.metric {
         require_metric(&comparison, metric)?;
     }
+    // With a fix, the table try-fix judged leads: its own interleaved runs of the three, where the store has them.
+    // Every stored run of base and bad, pooled, gave the fix column -15.9% where try-fix measured +0.5%.
+    let together = match taken_with_the_fix(&runs, &keys) {
+        Some(sides) => Some(columns_taken_together(store, &sides, &revisions)?),
+        None => None,
+    };
+    let (comparison, sources, pooled) = match &together {
+        Some(columns) => {
+            let three = Comparison {
+                axes: comparison.axes.clone(),
+                compare_axis: comparison.compare_axis.clone(),
+                columns: columns.clone(),
+            };
+            (compare_columns(&three, metric_given)?, None, Some(comparison))
+        }
+        None => (comparison, sources, None),
+    };
     // Said once the job is known to have the metric asked for: a choice among jobs none of which has it is no news.
     if let Some(said) = chosen {
         eprintln!("culprit: {said}");
@@ -711,8 +775,18 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
     // A metric without runs to decide on at some side has none; the sentence under the table then reads the
     // column's own verdict alone.
-    let fix_verdict = match keys.get(1..3) {
-        Some(bad_and_fix) if metric != FAILED_RUNS_METRIC => {
+    let fix_verdict = match (keys.get(1..3), &together) {
+        (Some(_), Some(columns)) if metric != FAILED_RUNS_METRIC => {
+            let bad_and_fix = Comparison {
+                axes: comparison.axes.clone(),
+                compare_axis: comparison.compare_axis.clone(),
+                columns: columns[1..].to_vec(),
+            };
+            compare_columns(&bad_and_fix, Some(&metric))
+                .ok()
+                .and_then(|against_bad| report::fix_verdict(&comparison, &against_bad, &metric).ok())
+        }
+        (Some(bad_and_fix), None) if metric != FAILED_RUNS_METRIC => {
             compare_stored_on(store, bad_and_fix, job_id, place, Some(&metric))
                 .ok()
                 .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok())
@@ -756,8 +830,12 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             Revision::Commit { .. } => format!("# with {} ({role}) checked out and built:", r.short()),
             Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
-        let n = comparison.columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
+        // The compare step below reads every stored run: as many runs as that table has make it again.
+        let n = pooled.as_ref().unwrap_or(&comparison).columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
         reproduce.push(format!("culprit run{} {job_file} -n {n} {}", db_option(store), run_target(r)));
+    }
+    if pooled.is_some() {
+        reproduce.push("# the table of every stored run of the three, after the one of try-fix's runs:".to_string());
     }
     let mut compare_line =
         format!("culprit compare{} {} {}", db_option(store), shell_quote(&keys[0]), shell_quote(&keys[1]));
@@ -770,7 +848,6 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         reproduce.extend(alone_lines(store, &keys[..2], metric));
     }
     let input = ReportInput {
-        metric,
         base: commit_ref(&revisions[0]),
         commit: commit_ref(&revisions[1]),
         fix: revisions.get(2).map(commit_ref),
@@ -785,9 +862,10 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         trend,
         failure,
         sources,
+        pooled: pooled.map(|comparison| Pooled { lead: Lead::TryFix, metric: metric.clone(), comparison }),
+        metric,
         fix_verdict,
         confirmation: None,
-        pooled: None,
     };
     Ok((input, bad_record.job_yaml))
 }
