@@ -518,7 +518,7 @@ pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
 /// The rows a headline may name: the program's own metrics, not monitors, profiles or Culprit's bookkeeping rows
 /// (`culprit.failed_runs`).
 fn headline_candidates(result: &CompareResult) -> impl Iterator<Item = &MetricRow> {
-    result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+    result.rows.iter().filter(|r| r.class.is_benchmarks_own(&r.metric))
 }
 
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in

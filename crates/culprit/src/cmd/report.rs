@@ -14,7 +14,7 @@ use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
-use culprit_core::model::{MetricClass, Revision, RunRecord};
+use culprit_core::model::{Revision, RunRecord};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
     self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, TrendPoint,
@@ -547,7 +547,7 @@ fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Stre
     let rows = result.rows.iter().filter(|r| match metric {
         Some(m) => r.metric == m,
         None => {
-            (r.class == MetricClass::Program && !r.metric.starts_with("culprit.")) || r.metric == FAILED_RUNS_METRIC
+            r.class.is_benchmarks_own(&r.metric) || r.metric == FAILED_RUNS_METRIC
         }
     });
     let mut best: Option<(Strength, &MetricRow, &Change)> = None;
