@@ -546,9 +546,7 @@ struct Strength {
 fn strength<'a>(result: &'a CompareResult, metric: Option<&str>) -> Option<(Strength, &'a MetricRow, &'a Change)> {
     let rows = result.rows.iter().filter(|r| match metric {
         Some(m) => r.metric == m,
-        None => {
-            r.class.is_benchmarks_own(&r.metric) || r.metric == FAILED_RUNS_METRIC
-        }
+        None => r.class.is_benchmarks_own(&r.metric) || r.metric == FAILED_RUNS_METRIC,
     });
     let mut best: Option<(Strength, &MetricRow, &Change)> = None;
     for row in rows {
