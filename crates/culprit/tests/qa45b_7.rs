@@ -74,3 +74,51 @@ fn qa45b_7_a_bisects_mail_leads_with_its_confirmation_not_every_stored_run() {
     let pooled_at = text.find("Every stored run, pooled").unwrap_or_else(|| panic!("{text}"));
     assert!(lead < pooled_at, "{text}");
 }
+
+/// The change of `metric` in column `column` of a compare JSON table.
+fn change_in(table: &serde_json::Value, metric: &str, column: u64) -> f64 {
+    let rows = table["rows"].as_array().unwrap_or_else(|| panic!("no rows: {table:#}"));
+    let row = rows.iter().find(|r| r["metric"] == metric).unwrap_or_else(|| panic!("no {metric}: {table:#}"));
+    let changes = row["changes"].as_array().unwrap();
+    changes.iter().find(|c| c["column"] == column).and_then(|c| c["change"].as_f64()).unwrap()
+}
+
+#[test]
+fn qa45b_7_a_fix_reports_column_is_the_one_try_fix_measured_not_every_stored_run() {
+    // `report --compare BASE BAD --fix LABEL` after try-fix gave the fix column as -15.9% from a base pooled over
+    // every stored run, where try-fix had measured +0.5% on its own interleaved runs.
+    let _machine = common::quiet_machine();
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 4, 3, 99, 30);
+    let (base, bad) = (shas[1].as_str(), shas[2].as_str());
+    let db = dir.path().join("f.db");
+    let job = common::write(dir.path(), "job.yaml", "suite: qa45b7\ncommand:\n  cmd: ./bench\n");
+    // Runs stored under the base before try-fix that read as slow as bad: a loaded period.
+    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+    git(&["checkout", "-q", bad]);
+    assert!(Command::new("make").arg("-s").current_dir(&repo).status().unwrap().success());
+    stdout(&culprit(&db, &["run", job.to_str().unwrap(), "-n", "6", "--commit", base, "--monitors", "none"], &repo));
+    git(&["checkout", "-q", "main"]);
+    let _ = std::fs::remove_file(repo.join("bench"));
+
+    let revert = common::work_patch(dir.path(), &repo, "revert.patch", 30, 0);
+    let metric = "command.user_time";
+    let try_fix = [
+        "try-fix", "--repo", repo.to_str().unwrap(), "--base", base, "--bad", bad, "--patch",
+        revert.to_str().unwrap(), "--job", job.to_str().unwrap(), "--build", "make -s", "--runs", "5", "--metric",
+        metric, "--json",
+    ];
+    let out = culprit(&db, &try_fix, dir.path());
+    let said = || format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", said()));
+    let label = judged["patched"].as_str().unwrap().to_string();
+    let measured = change_in(&judged["table"], metric, 2);
+
+    let report = ["report", "--compare", base, bad, "--fix", &label, "--metric", metric, "--format", "json"];
+    let mail: serde_json::Value = serde_json::from_str(&stdout(&culprit(&db, &report, dir.path()))).unwrap();
+    let fix_column = change_in(&mail["report"]["comparison"], metric, 2);
+    assert!((fix_column - measured).abs() < 1e-9, "the mail's fix column {fix_column}, try-fix's {measured}");
+    let pooled = change_in(&mail["report"]["pooled"]["comparison"], metric, 2);
+    assert!((pooled - measured).abs() > 5.0, "the stored base runs must move the pooled column: {pooled}");
+    assert_eq!(mail["report"]["fix_verdict"]["verdict"], judged["verdict"]["verdict"], "{mail:#}");
+}
