@@ -214,6 +214,14 @@ pub const MONITOR_PREFIXES: &[&str] = &[
 ];
 
 impl MetricClass {
+    /// Whether `metric`, of this class, is the benchmark's own: a program metric, and not one of Culprit's
+    /// bookkeeping rows (`culprit.failed_runs`), which are program metrics by name. What a report leads with, a
+    /// bisect or try-fix judges without `--metric`, and a plot draws first. The class is an argument, not read from
+    /// the name here, because table rows carry the class they were given.
+    pub fn is_benchmarks_own(self, metric: &str) -> bool {
+        self == MetricClass::Program && !metric.starts_with("culprit.")
+    }
+
     pub fn of(metric: &str) -> MetricClass {
         if metric.starts_with("perf-profile.") {
             MetricClass::Profile
@@ -228,6 +236,16 @@ impl MetricClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_benchmarks_own_metrics_are_its_program_metrics_but_culprits_rows() {
+        assert!(MetricClass::Program.is_benchmarks_own("fio.write_iops"));
+        assert!(MetricClass::of("command.elapsed_time").is_benchmarks_own("command.elapsed_time"));
+        assert!(!MetricClass::of("culprit.failed_runs").is_benchmarks_own("culprit.failed_runs"));
+        assert!(!MetricClass::of("meminfo.Active").is_benchmarks_own("meminfo.Active"));
+        // The class is the row's, whatever the name would say.
+        assert!(!MetricClass::Profile.is_benchmarks_own("fio.write_iops"));
+    }
 
     #[test]
     fn a_machine_known_in_part_is_described_without_gaps_or_zero_memory() {

@@ -116,6 +116,7 @@ fn real_input() -> ReportInput {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     }
 }
 
@@ -260,6 +261,7 @@ fn seed001_input() -> ReportInput {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     }
 }
 
@@ -345,9 +347,9 @@ fn confirmed_on_fresh_runs(fresh: usize) -> ReportInput {
 }
 
 #[test]
-fn the_bisects_confirmation_is_shown_under_the_table_of_every_run() {
-    // A confirmed culprit whose pooled table reads non-significant: the mail shows the fresh interleaved runs the
-    // bisect blamed it on, in the robot's columns, in every format.
+fn the_bisects_confirmation_leads_the_mail_and_the_pooled_table_follows() {
+    // A confirmed culprit whose pooled table reads non-significant: the mail's subject, opening and first table are
+    // the fresh interleaved runs the bisect blamed it on, and the table of every stored run follows, in every format.
     let input = confirmed_on_fresh_runs(5);
     for (format, name) in [
         (Format::Text, "confirmed_bisect.txt"),
@@ -357,23 +359,28 @@ fn the_bisects_confirmation_is_shown_under_the_table_of_every_run() {
     ] {
         golden(name, &render(&input, format).unwrap());
     }
-    let text = render(&input, Format::Text).unwrap();
-    let title = "The bisect's confirmation: 5 interleaved runs of each, taken one after the other";
-    assert!(flat(&text).contains(title), "{text}");
-    // Under the main table, whose row reads non-significant, and above the bisect's lines; its own row the
-    // regression compare calls the fresh runs.
-    let (main, _) = report::report_table(&input.comparison, &input.metric);
-    let main_at = text.find(&render_table(&main, RenderOptions { all: true })).expect("the main table");
-    let title_at = text.find("The bisect's confirmation").expect("the title");
-    let bisect_at = text.find("bisect session 7").expect("the bisect's lines");
-    assert!(main_at < title_at && title_at < bisect_at, "{text}");
     let confirmation = &input.confirmation.as_ref().unwrap().comparison;
     assert!(confirmation.rows[0].changes[0].verdict.is_change(), "the fresh runs show the step");
     assert!(!input.comparison.rows[0].changes[0].verdict.is_change(), "the pooled runs do not");
-    let fresh_rows: Vec<&str> = text[title_at..].lines().filter(|l| l.ends_with(" command.elapsed_time")).collect();
-    assert_eq!(fresh_rows.len(), 1, "one row, the bisected metric's: {text}");
-    assert!(fresh_rows[0].contains("0.10") && fresh_rows[0].contains("+20.5%"), "{}", fresh_rows[0]);
-    for line in text[title_at..].lines().take(3) {
+    let text = render(&input, Format::Text).unwrap();
+    let subject = text.lines().next().unwrap();
+    assert!(subject.ends_with("command.elapsed_time 20.5% regression"), "{subject}");
+    assert!(flat(&text).contains("we noticed a 20.5% regression of command.elapsed_time"), "{text}");
+    let lead = "This table is of the bisect's confirmation: 5 interleaved runs of each, taken one after the other";
+    assert!(flat(&text).contains(lead), "{text}");
+    // The confirmation's table first, under "Details", then the pooled one, then the bisect's lines.
+    let (fresh, _) = report::report_table(confirmation, &input.metric);
+    let fresh_at = text.find(&render_table(&fresh, RenderOptions { all: true })).expect("the confirmation's table");
+    let pooled_at = text.find("Every stored run, pooled (6 runs a side)").expect("the pooled table's title");
+    let bisect_at = text.find("bisect session 7").expect("the bisect's lines");
+    assert!(text.find("Details are as below").unwrap() < fresh_at, "{text}");
+    assert!(fresh_at < pooled_at && pooled_at < bisect_at, "{text}");
+    let rows = |part: &str| part.lines().filter(|l| l.ends_with(" command.elapsed_time")).map(String::from).collect();
+    let (main_rows, pooled_rows): (Vec<String>, Vec<String>) = (rows(&text[..pooled_at]), rows(&text[pooled_at..]));
+    assert_eq!((main_rows.len(), pooled_rows.len()), (1, 1), "{text}");
+    assert!(main_rows[0].contains("0.10") && main_rows[0].contains("+20.5%"), "{}", main_rows[0]);
+    assert!(pooled_rows[0].contains("± 28%") && pooled_rows[0].contains("+10.5%"), "{}", pooled_rows[0]);
+    for line in text[pooled_at..].lines().take(3) {
         assert!(line.chars().count() <= LINE_WIDTH, "too wide: {line}");
     }
     let markdown = render(&input, Format::Markdown).unwrap();
@@ -381,32 +388,36 @@ fn the_bisects_confirmation_is_shown_under_the_table_of_every_run() {
     let html = render(&input, Format::Html).unwrap();
     assert_eq!(html.matches("<table>").count(), 2, "{html}");
     let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
-    let rows = &json["report"]["confirmation"]["comparison"]["rows"];
+    assert_eq!(json["headline"]["verdict"]["verdict"], "regression", "{json}");
+    assert_eq!(json["report"]["comparison"]["rows"][0]["sides"][1]["n"], 5, "{json}");
+    let rows = &json["report"]["pooled"]["comparison"]["rows"];
     assert_eq!(rows.as_array().map(Vec::len), Some(1), "{json}");
-    assert_eq!(rows[0]["sides"][1]["n"], 5);
+    assert_eq!(rows[0]["sides"][1]["n"], 6);
+    assert_eq!(json["report"]["pooled"]["lead"], "confirmation");
 }
 
 #[test]
-fn no_confirmation_table_without_a_confirmed_culprit_or_with_too_few_fresh_runs() {
-    let shows = |input: &ReportInput| {
+fn no_lead_of_the_confirmation_without_a_confirmed_culprit_or_with_too_few_fresh_runs() {
+    let leads = |input: &ReportInput| {
         let text = render(input, Format::Text).unwrap();
         let json: serde_json::Value = serde_json::from_str(&render(input, Format::Json).unwrap()).unwrap();
-        let in_json = json["report"].get("confirmation").is_some();
-        assert_eq!(text.contains("The bisect's confirmation"), in_json, "{text}");
+        let in_json = json["report"].get("pooled").is_some();
+        assert_eq!(text.contains("This table is of the bisect's confirmation"), in_json, "{text}");
+        assert_eq!(text.contains("Every stored run, pooled"), in_json, "{text}");
         in_json
     };
-    assert!(shows(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS)));
-    assert!(!shows(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS - 1)), "too few fresh runs a side");
+    assert!(leads(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS)));
+    assert!(!leads(&confirmed_on_fresh_runs(CONFIRMATION_MIN_RUNS - 1)), "too few fresh runs a side");
     let not_confirmed = ReportInput { bisect: Some(bisect(Status::Found, false, 1)), ..confirmed_on_fresh_runs(5) };
-    assert!(!shows(&not_confirmed));
+    assert!(!leads(&not_confirmed));
     let no_bisect = ReportInput { bisect: None, ..confirmed_on_fresh_runs(5) };
-    assert!(!shows(&no_bisect));
-    // Runs of another metric than the report's and the bisect's have no row to show.
+    assert!(!leads(&no_bisect));
+    // Fresh runs without the headline metric's row cannot give the headline: every stored run leads.
     let mut other = confirmed_on_fresh_runs(5);
     if let Some(c) = other.confirmation.as_mut() {
         c.comparison.rows.clear();
     }
-    assert!(!shows(&other));
+    assert!(!leads(&other));
 }
 
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
@@ -490,6 +501,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     };
     let text = render(&input, Format::Text).unwrap();
     let lines = tokens(&text);
@@ -804,6 +816,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     };
     let md = render(&input, Format::Markdown).unwrap();
     // Outside the fenced reproduce block and the code spans (whose text is shown as is), no `<` or `&` is left
@@ -869,6 +882,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     };
     assert_eq!(subject_line(&input).unwrap(), "[culprit] q: every run of qa failed (3 of 3 runs)");
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Json] {
@@ -1073,6 +1087,7 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         sources: None,
         fix_verdict: None,
         confirmation: None,
+        pooled: None,
     };
     let both = input_of(skipped("a"), skipped("b"), "stress-ng.dccp.fail");
     assert_eq!(

@@ -49,8 +49,11 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("(within the noise of the base)"), "{text}");
-    // And the fix's verdict, as `culprit try-fix` gives it on the same runs.
-    assert!(flat.contains("a9ecb5c3d0 had 29.4%. Verdict: fixed."), "{text}");
+    // And the fix's verdict, as `culprit try-fix` gives it on the same runs: the table is of try-fix's own runs
+    // (5 of each, interleaved), and the one of every stored run (8 of base and bad) follows it.
+    assert!(flat.contains("a9ecb5c3d0 had 29.1%. Verdict: fixed."), "{text}");
+    assert!(flat.contains("This table is of the runs culprit try-fix took: 5 interleaved runs of each"), "{text}");
+    assert!(flat.contains("Every stored run, pooled (8 runs of 3dab4c1c6c, 8 of a9ecb5c3d0 and 5 of"), "{text}");
     // Printed on its own, the report ends with the job its steps run; written with -o, the job is a file beside it.
     assert!(text.contains("job.yaml, the job the steps above run:\n\n") && text.contains("  cmd: ./bench\n"), "{text}");
 
@@ -323,7 +326,7 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
 }
 
 #[test]
-fn a_real_bisects_report_shows_the_fresh_runs_that_confirmed_its_culprit() {
+fn a_real_bisects_report_leads_with_the_fresh_runs_that_confirmed_its_culprit() {
     // The table of every stored run of the culprit and its parent pools runs from the whole session; the bisect
     // blamed the commit on fresh interleaved runs of the two, which the mail shows as a table of their own. Their
     // counts must be the session's runs of those two commits from the record where that verification began.
@@ -348,30 +351,37 @@ fn a_real_bisects_report_shows_the_fresh_runs_that_confirmed_its_culprit() {
     let (at_parent, at_culprit) = (fresh(parent_sha), fresh(culprit_sha));
     assert!(at_parent >= 3 && at_culprit >= 3, "{at_parent} and {at_culprit} fresh runs from {start}");
     let all = |sha: &str| samples.iter().filter(|s| s["sha"] == sha).count();
-    assert!(all(culprit_sha) + all(parent_sha) > at_culprit + at_parent, "the main table pools more runs");
+    assert!(all(culprit_sha) + all(parent_sha) > at_culprit + at_parent, "the pooled table has more runs");
 
     let text = stdout(&culprit(&db, &["report", &session], dir.path()));
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let runs = if at_parent == at_culprit {
         format!("{at_parent} interleaved runs of each")
     } else {
-        format!("{at_parent} interleaved runs of {} and {at_culprit} of {}", &parent_sha[..10], &culprit_sha[..10])
+        let total = at_parent + at_culprit;
+        let (parent, culprit) = (&parent_sha[..10], &culprit_sha[..10]);
+        format!("{total} interleaved runs: {at_parent} of {parent} and {at_culprit} of {culprit}")
     };
-    let title = format!("The bisect's confirmation: {runs}, taken one after the other");
-    assert!(flat.contains(&title), "{title} in
-{text}");
-    // Its one row is user time, after the column labels of the two commits, under the main table's.
-    let after_title = &text[text.find("The bisect's confirmation").unwrap()..];
-    let rows: Vec<&str> = after_title.lines().filter(|l| l.trim_end().ends_with(" command.user_time")).collect();
-    assert_eq!(rows.len(), 1, "{after_title}");
-    assert!(after_title.contains(&format!("{} {}", &parent_sha[..16], &culprit_sha[..27])), "{after_title}");
-    assert!(text.find("Details are as below").unwrap() < text.find("The bisect's confirmation").unwrap());
-    // The JSON carries the same table, with the same counts.
+    let lead = format!("This table is of the bisect's confirmation: {runs}, taken one after the other");
+    assert!(flat.contains(&lead), "{lead} in\n{text}");
+    // The mail's first table is the confirmation's, under the column labels of the two commits; the table of every
+    // stored run of the two follows, with its one user time row.
+    let details = text.find("Details are as below").unwrap();
+    let pooled = text.find("Every stored run, pooled").unwrap_or_else(|| panic!("{text}"));
+    assert!(details < text.find("This table is of the bisect's confirmation").unwrap());
+    assert!(text.find("This table is of the bisect's confirmation").unwrap() < pooled);
+    assert!(text[details..].contains(&format!("{} {}", &parent_sha[..16], &culprit_sha[..27])), "{text}");
+    let rows: Vec<&str> = text[pooled..].lines().filter(|l| l.trim_end().ends_with(" command.user_time")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    // The JSON's comparison is the confirmation's, with the same counts; the pooled one has more runs.
     let json: serde_json::Value =
         serde_json::from_str(&stdout(&culprit(&db, &["report", &session, "--format", "json"], dir.path()))).unwrap();
-    let columns = &json["report"]["confirmation"]["comparison"]["columns"];
+    let columns = &json["report"]["comparison"]["columns"];
     assert_eq!(columns[0]["ok_runs"].as_u64(), Some(at_parent as u64), "{json:#}");
     assert_eq!(columns[1]["ok_runs"].as_u64(), Some(at_culprit as u64), "{json:#}");
+    let pooled_columns = &json["report"]["pooled"]["comparison"]["columns"];
+    let pooled_runs = |i: usize| pooled_columns[i]["ok_runs"].as_u64().unwrap_or(0) as usize;
+    assert!(pooled_runs(0) + pooled_runs(1) > at_parent + at_culprit, "{json:#}");
 }
 
 /// Whether perf can record system-wide here (installed, and allowed): the profiling test needs the real thing.
@@ -484,7 +494,12 @@ echo "ops: $level"
     assert!(flat.contains("3 runs a side with perf attached"), "{text}");
     assert!(text.lines().next().unwrap().contains(": command.ops -2"), "{text}");
 
-    // `culprit compare` of the two, the mail's own reproduce step, reads them the same way, every row shown.
+    // `culprit compare` of the two, the mail's own reproduce step, reads them as the mail's table of every stored
+    // run does, every row shown.
+    let pooled = report["report"]["pooled"]["comparison"]["rows"].as_array().expect("the pooled table");
+    let pooled_ops = pooled.iter().find(|r| r["metric"] == "command.ops").expect("the pooled headline row");
+    let pooled_means: Vec<f64> =
+        pooled_ops["sides"].as_array().unwrap().iter().map(|s| s["mean"].as_f64().unwrap()).collect();
     let compared: serde_json::Value = serde_json::from_str(&stdout(&run(&[
         "compare", base, culprit_sha, "--format", "json", "--all",
     ])))
@@ -496,7 +511,7 @@ echo "ops: $level"
     };
     let plain = sides(row("command.ops").unwrap());
     let rounded = |xs: &mut dyn Iterator<Item = f64>| xs.map(f64::round).collect::<Vec<_>>();
-    assert_eq!(rounded(&mut plain.iter().map(|s| s.1)), rounded(&mut means.iter().copied()));
+    assert_eq!(rounded(&mut plain.iter().map(|s| s.1)), rounded(&mut pooled_means.iter().copied()));
     let is_perf_stat = |r: &&serde_json::Value| r["metric"].as_str().unwrap().starts_with("perf-stat.");
     let perf_stat = rows.iter().find(is_perf_stat).expect("perf-stat rows");
     assert_eq!(sides(perf_stat).iter().map(|s| s.0).collect::<Vec<_>>(), vec![3, 3], "{perf_stat:#}");

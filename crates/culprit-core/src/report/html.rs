@@ -80,13 +80,16 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         let _ =
             writeln!(out, "<p>{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.</p>");
     }
+    if let Some(sentence) = super::lead_sentence(input) {
+        let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
+    }
     if let Some(sentence) = super::sources_sentence(input, &table) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "<p>{}</p>", escape(&sentence));
     }
-    if let Some((title, table)) = super::confirmation_table(input) {
+    if let Some((title, table)) = super::pooled_table(input) {
         let _ = writeln!(out, "<p>{}</p>", escape(&title));
         out.push_str(&html_table(&table));
     }
@@ -104,7 +107,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     Ok(out)
 }
 
-/// A comparison as an HTML table: the report's main table, and the bisect's confirmation in the same columns.
+/// A comparison as an HTML table: the report's main table, and the pooled one of every stored run in the same columns.
 fn html_table(table: &CompareResult) -> String {
     let mut out = String::from("<table>\n<tr><th>metric</th>");
     for (i, c) in table.columns.iter().enumerate() {

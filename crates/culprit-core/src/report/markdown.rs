@@ -90,13 +90,16 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "\n{left_out} more changed monitor or perf-profile metric(s) are in the JSON report.");
     }
     out.push('\n');
+    if let Some(sentence) = super::lead_sentence(input) {
+        let _ = writeln!(out, "{}\n", escape(&sentence));
+    }
     if let Some(sentence) = super::sources_sentence(input, &table) {
         let _ = writeln!(out, "{}\n", escape(&sentence));
     }
     if let Some(sentence) = fix_sentence(input, &h) {
         let _ = writeln!(out, "{}\n", escape(&sentence));
     }
-    if let Some((title, table)) = super::confirmation_table(input) {
+    if let Some((title, table)) = super::pooled_table(input) {
         let _ = writeln!(out, "{}\n", escape(&title));
         out.push_str(&render::render_markdown(&table, RenderOptions { all: true }));
         out.push('\n');

@@ -203,10 +203,15 @@ pub struct ReportInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_verdict: Option<FixVerdict>,
     /// For a bisect's culprit, the table of the fresh interleaved runs that confirmed it against the commit before
-    /// it ([`Confirmation`]), which the mail shows under the table of every run. Reports stored before it read none,
-    /// and it is left out of the JSON when the mail does not show it.
+    /// it ([`Confirmation`]), which the mail leads with ([`lead_with_confirmation`]). Reports stored before it read
+    /// none, and it is left out of the JSON (whose comparison it then is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<Confirmation>,
+    /// When the main table is of runs taken together rather than of every stored run ([`Pooled`]): the table of
+    /// every stored run, shown after it. A bisect's report gets it when rendered ([`lead_with_confirmation`]);
+    /// `report --compare --fix` sets it for try-fix's runs. Left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<Pooled>,
 }
 
 /// The fewest fresh runs a side for which the report shows the bisect's confirmation as a table of its own: with
@@ -227,12 +232,38 @@ pub struct Confirmation {
     pub comparison: CompareResult,
 }
 
-/// The confirmation's table as the report shows it, with its title: the rows of the report's metric and of the
-/// bisect's metric (the one the confirmation tested, when `--metric` named another), for a bisect that confirmed its
-/// culprit on at least [`CONFIRMATION_MIN_RUNS`] fresh runs a side; `None` otherwise.
-pub(crate) fn confirmation_table(input: &ReportInput) -> Option<(String, CompareResult)> {
+/// Which runs lead a report whose main table is not of every stored run of its revisions ([`Pooled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lead {
+    /// The bisect's confirmation ([`Confirmation`]): the culprit and the commit before it, interleaved.
+    Confirmation,
+    /// The runs `culprit try-fix` took of base, bad and the fix, interleaved.
+    TryFix,
+}
+
+/// The table of every stored run of the report's revisions, when the main table is of the runs that were taken
+/// together ([`Lead`]): the mail shows it after the main table, cut to the rows of the headline metric and of
+/// `metric`. Pooled, runs from hours apart, some on a loaded machine, read a 37.8% step as 17.5% at p = 0.04, and
+/// the subject line a maintainer acts on is read from the main table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pooled {
+    /// What the main table's runs are.
+    pub lead: Lead,
+    /// The metric the runs of the main table were taken to test (the bisect's, try-fix's).
+    pub metric: String,
+    /// Every stored run of the revisions, in the main table's columns, decided by `culprit_core::compare`.
+    pub comparison: CompareResult,
+}
+
+/// The report as it is rendered: a bisect's report that confirmed its culprit on at least
+/// [`CONFIRMATION_MIN_RUNS`] fresh runs a side leads with those runs ([`Lead::Confirmation`]): the headline and the
+/// main table are theirs, and the table of every stored run follows as [`Pooled`]. The perf rows the pooled table
+/// read from profiling runs (`bisect --profile`, taken at the end of the bisect) are kept in the main table, which
+/// the fresh plain runs lack. `None` when the report leads with every stored run as it is.
+pub fn lead_with_confirmation(input: &ReportInput) -> Option<ReportInput> {
     let confirmation = input.confirmation.as_ref()?;
-    if !input.bisect.as_ref().is_some_and(|b| b.confirmed) || failed_side(input).is_some() {
+    if input.pooled.is_some() || !input.bisect.as_ref().is_some_and(|b| b.confirmed) || failed_side(input).is_some() {
         return None;
     }
     let [base, commit] = confirmation.comparison.columns.as_slice() else {
@@ -241,20 +272,76 @@ pub(crate) fn confirmation_table(input: &ReportInput) -> Option<(String, Compare
     if base.ok_runs.min(commit.ok_runs) < CONFIRMATION_MIN_RUNS {
         return None;
     }
-    let mut shown = confirmation.comparison.clone();
-    shown.rows.retain(|row| row.metric == input.metric || row.metric == confirmation.metric);
+    // Without the headline metric's row the fresh runs cannot give the headline; the stored runs then lead.
+    if !confirmation.comparison.rows.iter().any(|row| row.metric == input.metric) {
+        return None;
+    }
+    let mut main = confirmation.comparison.clone();
+    let profiled: Vec<&str> =
+        input.sources.iter().flat_map(|s| s.profiled_monitors.iter().map(String::as_str)).collect();
+    let from_profiling = input.comparison.rows.iter().filter(|row| {
+        crate::compare::profiled::profiling_monitor(&row.metric).is_some_and(|m| profiled.contains(&m))
+            && !main.rows.iter().any(|fresh| fresh.metric == row.metric)
+    });
+    main.rows.extend(from_profiling.cloned().collect::<Vec<_>>());
+    let sources = input.sources.clone().map(|sources| RunSources {
+        plain_runs: main.columns.iter().map(|c| c.ok_runs).collect(),
+        ..sources
+    });
+    let pooled =
+        Pooled { lead: Lead::Confirmation, metric: confirmation.metric.clone(), comparison: input.comparison.clone() };
+    Some(ReportInput { comparison: main, pooled: Some(pooled), confirmation: None, sources, ..input.clone() })
+}
+
+/// The runs of each column of `comparison` in words: "5 interleaved runs of each", or "5 interleaved runs of A and 6
+/// of B" (`labels` naming the columns).
+fn interleaved_runs(comparison: &CompareResult, labels: &[String]) -> String {
+    let counts: Vec<usize> = comparison.columns.iter().map(|c| c.ok_runs).collect();
+    match counts.as_slice() {
+        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} interleaved runs of each"),
+        _ => {
+            let each: Vec<String> = counts.iter().zip(labels).map(|(n, label)| format!("{n} of {label}")).collect();
+            format!("{} interleaved runs: {}", counts.iter().sum::<usize>(), and_list(&each))
+        }
+    }
+}
+
+/// The labels of the report's columns: base, commit and the fix when there is one.
+fn column_labels(input: &ReportInput) -> Vec<String> {
+    [Some(&input.base), Some(&input.commit), input.fix.as_ref()].into_iter().flatten().map(CommitRef::short).collect()
+}
+
+/// The sentence under the main table that says which runs it is of, when they are not every stored run
+/// ([`Pooled`]).
+pub(crate) fn lead_sentence(input: &ReportInput) -> Option<String> {
+    let pooled = input.pooled.as_ref()?;
+    let runs = interleaved_runs(&input.comparison, &column_labels(input));
+    Some(match pooled.lead {
+        Lead::Confirmation => format!(
+            "This table is of the bisect's confirmation: {runs}, taken one after the other, so that load on the \
+             machine fell on both alike. The table of every stored run of the two follows."
+        ),
+        Lead::TryFix => format!(
+            "This table is of the runs culprit try-fix took: {runs}, taken in turn, so that load on the machine fell \
+             on each alike. The table of every stored run of them follows."
+        ),
+    })
+}
+
+/// The table of every stored run ([`Pooled`]) as the report shows it after the main one, with its title: the rows
+/// of the report's metric and of the metric the main table's runs were taken to test.
+pub(crate) fn pooled_table(input: &ReportInput) -> Option<(String, CompareResult)> {
+    let pooled = input.pooled.as_ref()?;
+    let mut shown = pooled.comparison.clone();
+    shown.rows.retain(|row| row.metric == input.metric || row.metric == pooled.metric);
     if shown.rows.is_empty() {
         return None;
     }
-    let runs = if base.ok_runs == commit.ok_runs {
-        format!("{} interleaved runs of each", base.ok_runs)
-    } else {
-        let (at_base, at_commit) = (input.base.short(), input.commit.short());
-        format!("{} interleaved runs of {at_base} and {} of {at_commit}", base.ok_runs, commit.ok_runs)
-    };
+    let counts: Vec<usize> = shown.columns.iter().map(|c| c.ok_runs).collect();
+    let runs = runs_text(&counts, &column_labels(input));
     let title = format!(
-        "The bisect's confirmation: {runs}, taken one after the other, so that load on the machine fell on both \
-         alike (the table above pools every run of the two):"
+        "Every stored run, pooled ({runs}): runs taken at other times too, when the load on the machine may have \
+         differed, so it can read another change than the table above, which the headline is from:"
     );
     Some((title, shown))
 }
@@ -431,7 +518,7 @@ pub fn headline(input: &ReportInput) -> Result<Headline, ReportError> {
 /// The rows a headline may name: the program's own metrics, not monitors, profiles or Culprit's bookkeeping rows
 /// (`culprit.failed_runs`).
 fn headline_candidates(result: &CompareResult) -> impl Iterator<Item = &MetricRow> {
-    result.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."))
+    result.rows.iter().filter(|r| r.class.is_benchmarks_own(&r.metric))
 }
 
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
@@ -493,8 +580,16 @@ fn size(row: &MetricRow) -> f64 {
     row.changes.iter().find(|c| c.column == 1).map(|c| c.change.abs()).filter(|s| !s.is_nan()).unwrap_or(0.0)
 }
 
+/// The q-value of a row's most significant change (in the commit's column or the fix's), for ordering the monitor
+/// rows: 1 for a row without one, and 0 for two constant sides apart, decided by their zero-width interval.
+fn least_q(row: &MetricRow) -> f64 {
+    let q = |c: &Change| if c.ratio_ci.is_some_and(|ci| ci.is_point()) { 0.0 } else { c.q.unwrap_or(1.0) };
+    row.changes.iter().filter(|c| c.verdict.is_change()).map(q).fold(1.0, f64::min)
+}
+
 /// The rows of the report's table: program metrics that changed (and the headline metric always), the monitor
-/// metrics that changed (largest first, at most [`MAX_MONITOR_ROWS`]), and the biggest perf-profile moves
+/// metrics that changed (the most significant first, then the largest, at most [`MAX_MONITOR_ROWS`]: by size alone,
+/// system-wide counters that drift ±60-300% between runs filled the mail's 30 rows), and the biggest perf-profile moves
 /// (`perf-profile.calltrace.*`, `children.*`, `self.*`, largest in absolute percentage points, at most
 /// [`MAX_PROFILE_MOVES`]). Returns the rows and how many changed rows were left out.
 pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec<&'a MetricRow>, usize) {
@@ -513,7 +608,7 @@ pub fn report_rows<'a>(result: &'a CompareResult, headline_metric: &str) -> (Vec
         }
     }
     let by_size = |a: &&MetricRow, b: &&MetricRow| size(b).total_cmp(&size(a)).then_with(|| a.metric.cmp(&b.metric));
-    monitors.sort_by(by_size);
+    monitors.sort_by(|a, b| least_q(a).total_cmp(&least_q(b)).then_with(|| by_size(a, b)));
     profile.sort_by(by_size);
     let left_out = monitors.len().saturating_sub(MAX_MONITOR_ROWS) + profile.len().saturating_sub(MAX_PROFILE_MOVES);
     monitors.truncate(MAX_MONITOR_ROWS);
@@ -540,6 +635,8 @@ pub fn report_table(result: &CompareResult, headline_metric: &str) -> (CompareRe
 
 /// Renders a report in `format`.
 pub fn render(input: &ReportInput, format: Format) -> Result<String, ReportError> {
+    let led = lead_with_confirmation(input);
+    let input = led.as_ref().unwrap_or(input);
     match format {
         Format::Text => text::render_text(input),
         Format::Markdown => markdown::render_markdown(input),
@@ -616,9 +713,10 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         // Confirmed on the bisect's interleaved runs while the pooled table is not significant (see `opening`): the
         // subject says both, not a bare "non-significant change" of the commit the mail blames.
         Some(_) if !h.verdict.is_change() => format!(
-            "[culprit] {commit}: {} {} change confirmed by bisect (the pooled runs: {})",
+            "[culprit] {commit}: {} {} change confirmed by bisect ({}: {})",
             h.metric,
             h.amount(),
+            if input.pooled.is_some() { "compare on its runs" } else { "the pooled runs" },
             h.noun()
         ),
         _ => format!("[culprit] {commit}: {what}"),
@@ -632,11 +730,11 @@ pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
     // The comparison is cut to the report's rows: a tracker wants what the mail shows, not every unchanged
     // counter (`culprit compare --format json --all` has those).
     let (table, left_out) = report_table(&input.comparison, &input.metric);
-    // The confirmation too is cut to what the mail shows, and left out where the mail shows none.
-    let confirmation = confirmation_table(input).and_then(|(_, table)| {
-        input.confirmation.as_ref().map(|c| Confirmation { metric: c.metric.clone(), comparison: table })
+    // The pooled table too is cut to what the mail shows; the confirmation, when it leads, is the comparison.
+    let pooled = pooled_table(input).and_then(|(_, table)| {
+        input.pooled.as_ref().map(|p| Pooled { lead: p.lead, metric: p.metric.clone(), comparison: table })
     });
-    let shown = ReportInput { comparison: table, confirmation, ..input.clone() };
+    let shown = ReportInput { comparison: table, pooled, confirmation: None, ..input.clone() };
     let mut value = serde_json::json!({
         "subject": subject,
         "headline": headline,
@@ -817,6 +915,16 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
         // load fell on both alike; the table pools every run of the two, taken at other times too, and a metric
         // that moves with the load (wall time on a shared machine) can leave its test short of significance. The
         // mail said "we found no significant change" of the commit its bisect section blamed; it says both now.
+        // Led by the confirmation's own runs (`lead_with_confirmation`), the sequential test the bisect passed on
+        // them can still be short of the compare engine's verdict, which needs more runs for a step this size.
+        Some(b) if b.confirmed && !h.verdict.is_change() && input.pooled.is_some() => format!(
+            "FYI, the bisect confirmed a {} change of {} on interleaved runs of the commit below and its parent, \
+             though compare does not call it significant on those runs ({}); more runs of the two would tell. The \
+             commit:",
+            h.amount(),
+            h.metric,
+            h.noun()
+        ),
         Some(b) if b.confirmed && !h.verdict.is_change() => format!(
             "FYI, the bisect confirmed a {} change of {} on interleaved runs of the commit below and its parent, but \
              the table's runs, pooled, do not show it significant ({}): the machine's load varied between runs, and \
@@ -1230,6 +1338,40 @@ mod tests {
         for (located, confidence, want) in cases {
             assert_eq!(confidence_words(located, confidence), want);
         }
+    }
+
+    #[test]
+    fn the_most_significant_monitor_rows_lead_not_the_largest_noisy_ones() {
+        use crate::compare::{compare, Column, CompareOptions, Comparison};
+        // System-wide counters that drift a lot between runs (large, barely separated moves), as many as the table
+        // holds, against a steady one that moved a little in every run: by size alone the drifting ones filled the
+        // table and cut the steady one out. The rows chosen are shown in the comparison's order.
+        let noisy_base = vec![100.0, 300.0, 150.0, 400.0, 120.0, 380.0, 90.0, 500.0];
+        let noisy_commit = vec![450.0, 900.0, 480.0, 1000.0, 450.0, 950.0, 420.0, 380.0];
+        let steady_base = vec![100.0, 101.0, 99.0, 100.0, 101.0, 99.0, 100.0, 100.5];
+        let steady_commit = vec![110.0, 111.0, 109.0, 110.0, 111.0, 109.0, 110.0, 110.5];
+        let ops = vec![10.0, 10.1, 9.9, 10.0, 10.1, 9.9, 10.0, 10.0];
+        let mut a = Column::new("a").with_metric("command.ops", ops.clone()).with_metric("vmstat.cs", steady_base);
+        let mut b = Column::new("b").with_metric("command.ops", ops).with_metric("vmstat.cs", steady_commit);
+        for i in 0..MAX_MONITOR_ROWS {
+            a = a.with_metric(&format!("meminfo.Anon{i:02}"), noisy_base.clone());
+            b = b.with_metric(&format!("meminfo.Anon{i:02}"), noisy_commit.clone());
+        }
+        let result = compare(&Comparison::new(vec![a, b]), &CompareOptions::default()).unwrap();
+        for metric in ["meminfo.Anon00", "vmstat.cs"] {
+            let (row, change) = change_of(&result, metric, 1).unwrap();
+            assert!(change.verdict.is_change(), "{metric}: {change:?}");
+            assert_eq!(row.class, MetricClass::Monitor);
+        }
+        let size_of = |metric: &str| size(change_of(&result, metric, 1).unwrap().0);
+        assert!(size_of("meminfo.Anon00") > size_of("vmstat.cs"), "the noisy move is the larger");
+        let (rows, left_out) = report_rows(&result, "command.ops");
+        let names: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+        assert!(names.contains(&"vmstat.cs"), "{names:?}");
+        assert_eq!((names.len(), left_out), (1 + MAX_MONITOR_ROWS, 1), "{names:?}");
+        let in_compare_order: Vec<&str> =
+            result.rows.iter().map(|r| r.metric.as_str()).filter(|m| names.contains(m)).collect();
+        assert_eq!(names, in_compare_order);
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "# {left_out} more changed monitor or perf-profile metric(s); the json format has them all");
     }
     out.push('\n');
+    if let Some(sentence) = super::lead_sentence(input) {
+        out.push_str(&wrap(&sentence, ""));
+        out.push('\n');
+    }
     if let Some(sentence) = sources_sentence(input, &table) {
         out.push_str(&wrap(&sentence, ""));
         out.push('\n');
@@ -68,7 +72,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         out.push_str(&wrap(&sentence, ""));
         out.push('\n');
     }
-    if let Some((title, table)) = super::confirmation_table(input) {
+    if let Some((title, table)) = super::pooled_table(input) {
         out.push_str(&wrap(&title, ""));
         out.push('\n');
         out.push_str(&render_table_body(&table, RenderOptions { all: true }));

@@ -257,7 +257,9 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
     let mut candidates = 0;
     for row in &result.rows {
         let Some(change) = row.changes.first() else { continue };
-        if row.metric.starts_with("culprit.") {
+        // The columns hold the program metrics and the time monitor's wall time; of those, the benchmark's own
+        // and that wall time are candidates, not Culprit's rows (the count of failed runs every comparison has).
+        if !row.class.is_benchmarks_own(&row.metric) && row.metric != "time.elapsed_time" {
             continue;
         }
         candidates += 1;

@@ -390,43 +390,15 @@ pub(crate) fn machine_tables(
             build: None,
         };
         let of_job: Vec<&RunSummary> = runs.iter().filter(|r| &r.job_id == job_id).collect();
-        let machines: BTreeSet<&str> = of_job.iter().map(|r| r.hostname.as_str()).collect();
-        if let [machine] = machines.iter().copied().collect::<Vec<_>>().as_slice() {
+        match split_runs(job_name, &of_job, keys, &BY_MACHINE, warnings) {
             // The store may hold other machines' runs of the job (that `--machine` left out): still one machine's.
-            tables.extend(build_tables(table(Some(machine), false), &of_job, keys, warnings));
-            continue;
-        }
-        let ran_all = |machine: &str| {
-            keys.iter().all(|k| of_job.iter().any(|r| r.hostname == machine && r.revision.key() == k))
-        };
-        let whole: Vec<&str> = machines.iter().copied().filter(|m| ran_all(m)).collect();
-        if whole.is_empty() {
-            let places: Vec<String> = keys
-                .iter()
-                .map(|k| {
-                    let at: BTreeSet<&str> =
-                        of_job.iter().filter(|r| r.revision.key() == k).map(|r| r.hostname.as_str()).collect();
-                    format!("{} on {}", abbreviate(k, 10), at.into_iter().collect::<Vec<_>>().join(", "))
-                })
-                .collect();
-            warnings.push(format!(
-                "{job_name}: no one machine ran it at every revision ({}), so its table compares different machines \
-                 (its tbox_group names the first); run every revision on one machine to tell a change from theirs",
-                places.join("; ")
-            ));
-            tables.extend(build_tables(table(None, false), &of_job, keys, warnings));
-            continue;
-        }
-        let partial: Vec<&str> = machines.iter().copied().filter(|m| !whole.contains(m)).collect();
-        if !partial.is_empty() {
-            warnings.push(format!(
-                "{job_name}: the runs on {} are left out: no table of that machine, which did not run it at every \
-                 revision",
-                partial.join(", ")
-            ));
-        }
-        for machine in whole {
-            tables.extend(build_tables(table(Some(machine), true), &of_job, keys, warnings));
+            Split::One(machine) => tables.extend(build_tables(table(Some(machine), false), &of_job, keys, warnings)),
+            Split::Mixed => tables.extend(build_tables(table(None, false), &of_job, keys, warnings)),
+            Split::Each(machines) => {
+                for machine in machines {
+                    tables.extend(build_tables(table(Some(machine), true), &of_job, keys, warnings));
+                }
+            }
         }
     }
     tables
@@ -443,39 +415,106 @@ fn build_tables(
     warnings: &mut Vec<String>,
 ) -> Vec<MachineTable> {
     let here: Vec<&RunSummary> = of_job.iter().copied().filter(|r| place.reads(r)).collect();
-    let builds: BTreeSet<&Build> = here.iter().map(|r| &r.build).collect();
-    if builds.len() < 2 {
-        return vec![place];
+    match split_runs(&place.title(), &here, keys, &BY_BUILD, warnings) {
+        Split::One(_) | Split::Mixed => vec![place],
+        Split::Each(builds) => {
+            builds.into_iter().map(|build| MachineTable { build: Some(build.clone()), ..place.clone() }).collect()
+        }
     }
-    let name = place.title();
-    let ran_all = |build: &Build| keys.iter().all(|k| here.iter().any(|r| &r.build == build && r.revision.key() == k));
-    let whole: Vec<&Build> = builds.iter().copied().filter(|b| ran_all(b)).collect();
-    let labels = |builds: &[&Build]| builds.iter().map(|b| b.label()).collect::<Vec<_>>().join(", ");
+}
+
+/// What a job's runs are split into tables by ([`split_runs`]): the machine or the build of a run, with the words
+/// its warnings name it by.
+struct SplitBy<K: ?Sized> {
+    /// The value of a run.
+    of: fn(&RunSummary) -> &K,
+    /// How a value is named in a warning.
+    label: fn(&K) -> String,
+    /// What a value is, in the warning that no one value ran at every revision.
+    noun: &'static str,
+    /// What a value is, in the other words of the warnings.
+    short_noun: &'static str,
+    /// How a revision's runs are said to be of a value: `on` a machine, `of` a build.
+    at: &'static str,
+    /// What in the table names the first value of a table of several.
+    named_by: &'static str,
+}
+
+const BY_MACHINE: SplitBy<str> = SplitBy {
+    of: |run| &run.hostname,
+    label: |machine| machine.to_string(),
+    noun: "machine",
+    short_noun: "machine",
+    at: "on",
+    named_by: "its tbox_group",
+};
+
+const BY_BUILD: SplitBy<Build> = SplitBy {
+    of: |run| &run.build,
+    label: Build::label,
+    noun: "build (rootfs/kconfig/compiler)",
+    short_noun: "build",
+    at: "of",
+    named_by: "its header",
+};
+
+/// How the runs of one table split by a machine or a build ([`SplitBy`]).
+enum Split<'r, K: ?Sized> {
+    /// All of one value.
+    One(&'r K),
+    /// Of several, none of which ran at every revision: one table of them all.
+    Mixed,
+    /// One table for each value that ran at every revision.
+    Each(Vec<&'r K>),
+}
+
+/// How `runs` (of the table `name`) split by `by` at the revisions `keys`: the one value they are all of, else the
+/// values that ran at every revision, with a warning naming the others, else (none did) one table of them all, with
+/// a warning naming the values each revision ran.
+fn split_runs<'r, K: Ord + ?Sized>(
+    name: &str,
+    runs: &[&'r RunSummary],
+    keys: &[String],
+    by: &SplitBy<K>,
+    warnings: &mut Vec<String>,
+) -> Split<'r, K> {
+    let values: BTreeSet<&'r K> = runs.iter().map(|r| (by.of)(r)).collect();
+    if values.len() < 2 {
+        return values.first().map_or(Split::Mixed, |one| Split::One(one));
+    }
+    let ran = |value: &K, key: &str| runs.iter().any(|r| (by.of)(r) == value && r.revision.key() == key);
+    let whole: Vec<&'r K> = values.iter().copied().filter(|v| keys.iter().all(|k| ran(v, k))).collect();
+    let labels = |of: &[&K]| of.iter().map(|v| (by.label)(v)).collect::<Vec<_>>().join(", ");
     if whole.is_empty() {
         let places: Vec<String> = keys
             .iter()
             .map(|k| {
-                let ran = |b: &&Build| here.iter().any(|r| &r.build == *b && r.revision.key() == k);
-                let of: Vec<&Build> = builds.iter().copied().filter(ran).collect();
-                format!("{} of {}", abbreviate(k, 10), labels(&of))
+                let of: Vec<&K> = values.iter().copied().filter(|v| ran(v, k)).collect();
+                format!("{} {} {}", abbreviate(k, 10), by.at, labels(&of))
             })
             .collect();
         warnings.push(format!(
-            "{name}: no one build (rootfs/kconfig/compiler) ran it at every revision ({}), so its table compares \
-             different builds (its header names the first); run every revision of one build to tell a change from \
-             theirs",
-            places.join("; ")
+            "{name}: no one {} ran it at every revision ({}), so its table compares different {}s ({} names the \
+             first); run every revision {} one {} to tell a change from theirs",
+            by.noun,
+            places.join("; "),
+            by.short_noun,
+            by.named_by,
+            by.at,
+            by.short_noun
         ));
-        return vec![place];
+        return Split::Mixed;
     }
-    let partial: Vec<&Build> = builds.iter().copied().filter(|b| !whole.contains(b)).collect();
+    let partial: Vec<&K> = values.iter().copied().filter(|v| !whole.contains(v)).collect();
     if !partial.is_empty() {
         warnings.push(format!(
-            "{name}: the runs of {} are left out: no table of that build, which did not run it at every revision",
-            labels(&partial)
+            "{name}: the runs {} {} are left out: no table of that {}, which did not run it at every revision",
+            by.at,
+            labels(&partial),
+            by.short_noun
         ));
     }
-    whole.into_iter().map(|build| MachineTable { build: Some(build.clone()), ..place.clone() }).collect()
+    Split::Each(whole)
 }
 
 /// The warnings of a sweep (`--by`) for each job whose runs are of several builds: a sweep point reads a job's
@@ -1307,6 +1346,41 @@ mod tests {
         let tables = machine_tables(&jobs, runs, &keys, &mut warnings);
         let drawn = tables.iter().map(|t| (t.machine.clone(), t.build.as_ref().map(|b| b.kconfig.clone()), t.title()));
         (drawn.collect(), warnings)
+    }
+
+    #[test]
+    fn tables_split_by_machine_and_by_build_alike_with_the_warnings_of_each() {
+        let titles = |runs: &[RunSummary]| {
+            let (drawn, warnings) = tables_of(runs);
+            (drawn.into_iter().map(|(_, _, title)| title).collect::<Vec<_>>(), warnings)
+        };
+        // Two machines at every revision and a third at one: a table each for the two, the third left out.
+        let runs = [
+            listed(1, "a", "m1", "k"),
+            listed(2, "b", "m1", "k"),
+            listed(3, "a", "m2", "k"),
+            listed(4, "b", "m2", "k"),
+            listed(5, "a", "m3", "k"),
+        ];
+        let left_out = "job: the runs on m3 are left out: no table of that machine, which did not run it at every \
+                        revision";
+        assert_eq!(titles(&runs), (vec!["job on m1".to_string(), "job on m2".into()], vec![left_out.to_string()]));
+        // No one machine at every revision: one table of all, and where each revision ran.
+        let mixed = "job: no one machine ran it at every revision (a on m1; b on m2), so its table compares different \
+                     machines (its tbox_group names the first); run every revision on one machine to tell a change \
+                     from theirs";
+        let runs = [listed(1, "a", "m1", "k"), listed(2, "b", "m2", "k")];
+        assert_eq!(titles(&runs), (vec!["job".to_string()], vec![mixed.to_string()]));
+        // The same words of builds.
+        let mixed = "job: no one build (rootfs/kconfig/compiler) ran it at every revision (a of k1; b of k2), so its \
+                     table compares different builds (its header names the first); run every revision of one build \
+                     to tell a change from theirs";
+        let runs = [listed(1, "a", "m", "k1"), listed(2, "b", "m", "k2")];
+        assert_eq!(titles(&runs), (vec!["job".to_string()], vec![mixed.to_string()]));
+        let runs = [listed(1, "a", "m", "k1"), listed(2, "b", "m", "k1"), listed(3, "b", "m", "k3")];
+        let left_out = "job: the runs of k3 are left out: no table of that build, which did not run it at every \
+                        revision";
+        assert_eq!(titles(&runs).1, vec![left_out.to_string()]);
     }
 
     #[test]

@@ -230,7 +230,7 @@ pub fn chart_order(analyses: &[(String, Analysis)]) -> Vec<usize> {
         let changes = analysis.change_points.iter().filter(|c| c.verdict.is_change());
         let q = changes.clone().map(|c| c.q.unwrap_or(c.p)).reduce(f64::min)?;
         let directed = changes.clone().any(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement));
-        let program = MetricClass::of(metric) == MetricClass::Program && !metric.starts_with("culprit.");
+        let program = MetricClass::of(metric).is_benchmarks_own(metric);
         let group = match (directed, program) {
             (true, true) => 0,
             (true, false) => 1,

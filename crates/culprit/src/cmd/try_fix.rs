@@ -20,7 +20,7 @@ use crate::output;
 use anyhow::{bail, Context, Result};
 use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{direction, CompareResult, Comparison, Verdict};
-use culprit_core::model::{prose_short, MetricClass, Revision, RunOutcome, RunRecord};
+use culprit_core::model::{prose_short, Revision, RunOutcome, RunRecord};
 use culprit_core::report::{self, FixVerdict};
 use culprit_run::bisect::{Driver, Event, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor;
@@ -575,7 +575,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
 fn choose_metric(table: &CompareResult, job_metric: Option<&str>) -> Option<(String, String)> {
     // (a KPI, -q, |change|): larger is the likelier regression to fix.
     let mut best: Option<((bool, f64, f64), &str)> = None;
-    let rows = table.rows.iter().filter(|r| r.class == MetricClass::Program && !r.metric.starts_with("culprit."));
+    let rows = table.rows.iter().filter(|r| r.class.is_benchmarks_own(&r.metric));
     for row in rows {
         let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
         if c.verdict != Verdict::Regression {
