@@ -16,9 +16,9 @@ use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::{prose_short, Revision};
 use culprit_run::git;
 use culprit_store::{
-    BisectSession, Build, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
+    BisectSession, Build, RunFilter, RunId, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -45,6 +45,8 @@ pub(crate) struct HistoryFilter {
     pub testcase: Option<String>,
     pub machine: Option<String>,
     pub metric: Option<String>,
+    /// Runs left out of the history: `track --follow` leaves out the bisects' runs (see `follow::bisect_runs`).
+    pub excluded_runs: BTreeSet<RunId>,
 }
 
 /// How the tested revisions of a history are put in order.
@@ -374,14 +376,16 @@ fn change_json(c: &ChangePoint, labels: &[String], bisect_session: Option<i64>) 
 /// The runs a history is made of: the successful ones `filter` selects, as the job ran them (perf-attached
 /// profiling runs are read by no series).
 fn history_runs(store: &dyn Store, filter: &HistoryFilter) -> Result<Vec<RunSummary>> {
-    Ok(store.list_runs(&RunFilter {
+    let mut runs = store.list_runs(&RunFilter {
         job: filter.job.clone(),
         testcase: filter.testcase.clone(),
         hostname: filter.machine.clone(),
         status: Some(RunStatus::Ok),
         kind: Some(RunKind::Plain),
         ..RunFilter::default()
-    })?)
+    })?;
+    runs.retain(|run| !filter.excluded_runs.contains(&run.id));
+    Ok(runs)
 }
 
 /// The branch's first-parent history, oldest first, as SHA to position.
@@ -412,6 +416,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         testcase: args.testcase.clone(),
         machine: args.machine.clone(),
         metric: args.metric.clone(),
+        excluded_runs: BTreeSet::new(),
     };
     let options = track_options(args);
     // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
@@ -682,6 +687,7 @@ fn history_with(
             hostname: Some(machine.clone()),
             metric_regex: filter.metric.clone(),
             build: split.then(|| build.clone()),
+            excluded_runs: filter.excluded_runs.clone(),
             ..SampleQuery::default()
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
@@ -799,12 +805,14 @@ pub(crate) fn session_spans(
 }
 
 /// Whether `track --bisect` and `track --follow` bisect a change between the tested commits at branch positions
-/// `before` and `after`: always when they are more than one commit apart (the search narrows the gap); between two
-/// adjacent commits only when no session in `spans` covers them. Such a change needs no search, but only a bisect
-/// confirms the commit against its parent and gives it a report; a covering session (the bisect whose runs pinned
-/// the change there) has done both.
+/// `before` and `after`: unless a finished session in `spans` covers them (its good at or before `before`, its bad at
+/// or after `after`), of any metric. A covering session has searched that range already: between two adjacent
+/// commits it confirmed the commit against its parent and gave it a report; over a wider range it found the change
+/// (or found none to reproduce). A new bisect with other ends inside it would spend its runs on the same commits
+/// again (QA 45b 2: every follow pass bisected another range inside the last one, 120 runs and a mail each). An
+/// unfinished session is in no span: the bisect of its pair finds and continues it.
 pub(crate) fn needs_bisect(before: usize, after: usize, spans: &[(usize, usize)]) -> bool {
-    after > before + 1 || (after == before + 1 && !spans.iter().any(|&(good, bad)| good <= before && after <= bad))
+    after > before && !spans.iter().any(|&(good, bad)| good <= before && after <= bad)
 }
 
 /// The stem of the job file `track --bisect` writes a stored run's job to, so that the bisect's runs keep the job's
@@ -906,7 +914,9 @@ mod tests {
         type Case = (usize, usize, &'static [(usize, usize)], bool);
         let cases: &[Case] = &[
             (3, 7, &[], true),
-            (3, 7, &[(3, 7)], true), // a gap is bisected again: the bisect of the pair is found and continued
+            (3, 7, &[(3, 7)], false),
+            (4, 6, &[(3, 7)], false), // other ends inside a finished session's range
+            (2, 6, &[(3, 7)], true),  // reaching out of it
             (3, 4, &[], true),
             (3, 4, &[(3, 4)], false),
             (3, 4, &[(0, 9)], false),
