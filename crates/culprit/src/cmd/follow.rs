@@ -166,27 +166,26 @@ fn bisect_runs(store: &dyn Store) -> Result<BTreeSet<RunId>> {
     Ok(runs)
 }
 
-/// A gap between two tested commits that holds a change the pass bisects: branch positions of its ends, the series
-/// and change point that found it, and how it ranks among the changes whose gaps overlap it.
-struct Gap {
+/// A gap between two tested commits that holds a change the pass bisects: branch positions of its ends, how it ranks
+/// among the changes whose gaps overlap it, and what found it (`found`: the series and its change point).
+struct Gap<T> {
     before: usize,
     after: usize,
-    series: usize,
-    change: ChangePoint,
     /// Whether its metric is one of the job's primary metrics (`culprit_core::report::primary_metrics`).
     primary: bool,
     q: f64,
+    found: T,
 }
 
 /// One gap per change: of gaps that share a commit that could be the culprit (their ranges overlap), the one of a
 /// primary metric, then of smallest q, speaks for all. Metrics that move together (a command's wall and user time)
 /// find one change in gaps whose ends differ by a tested commit, and each was bisected and mailed (QA 45b 3: three
 /// bisects and two mails of one commit in one pass).
-fn one_per_change(mut gaps: Vec<Gap>) -> Vec<Gap> {
+fn one_per_change<T>(mut gaps: Vec<Gap<T>>) -> Vec<Gap<T>> {
     gaps.sort_by(|a, b| {
         (b.primary.cmp(&a.primary)).then(a.q.total_cmp(&b.q)).then((a.before, a.after).cmp(&(b.before, b.after)))
     });
-    let mut chosen: Vec<Gap> = Vec::new();
+    let mut chosen: Vec<Gap<T>> = Vec::new();
     for gap in gaps {
         if !chosen.iter().any(|c| c.before.max(gap.before) < c.after.min(gap.after)) {
             chosen.push(gap);
@@ -311,7 +310,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let spans = session_spans(store, &sessions, &plan.repo, &plan.job.job_id, &plan.hostname, position)?;
     let primary: BTreeSet<&str> =
         primary_metrics(tracked.series.iter().map(|s| s.metric.as_str())).into_iter().collect();
-    let mut candidates: Vec<Gap> = Vec::new();
+    let mut candidates: Vec<Gap<(usize, ChangePoint)>> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !followed.contains(&s.metric) {
             continue;
@@ -323,16 +322,16 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
                 continue;
             }
             let (primary, q) = (primary.contains(s.metric.as_str()), change.q.unwrap_or(1.0));
-            candidates.push(Gap { before, after, series: k, change, primary, q });
+            candidates.push(Gap { before, after, primary, q, found: (k, change) });
         }
     }
-    for gap in one_per_change(candidates) {
-        let (good, bad) = (plan.range[gap.before].sha.clone(), plan.range[gap.after].sha.clone());
+    for Gap { before, after, found: (k, change), .. } in one_per_change(candidates) {
+        let (good, bad) = (plan.range[before].sha.clone(), plan.range[after].sha.clone());
         let existing = this_machines_sessions(store, &plan.hostname)?
             .into_iter()
             .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
             .max_by_key(|b| b.id.0);
-        let Some(series) = tracked.series.get(gap.series) else { continue };
+        let Some(series) = tracked.series.get(k) else { continue };
         let result = match existing {
             Some(session) if session.status != NEW_SESSION_STATUS => continue,
             Some(session) => {
@@ -343,7 +342,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
                 let resumed = resume_args(session.id.0, args.timeouts);
                 output::to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
-            None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &gap.change, args)),
+            None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
         match result {
             Ok(Some(id)) => {
@@ -720,6 +719,22 @@ fn summarize(pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_gaps_are_one_change_spoken_for_by_a_primary_metric_then_the_smallest_q() {
+        let gap = |before, after, series: usize, primary, q| Gap { before, after, primary, q, found: series };
+        // QA 45b 3: wall time (series 0, primary) and user time (series 1) saw one change in gaps 4..8 and 5..8,
+        // and each was bisected; a third gap, 9..11, is another change.
+        let gaps = vec![gap(5, 8, 1, false, 1e-9), gap(4, 8, 0, true, 1e-3), gap(9, 11, 1, false, 0.01)];
+        let chosen = one_per_change(gaps);
+        let kept: Vec<(usize, usize, usize)> = chosen.iter().map(|g| (g.before, g.after, g.found)).collect();
+        assert_eq!(kept, [(4, 8, 0), (9, 11, 1)]);
+        // Among metrics alike, the smallest q; gaps that only touch (one's bad is the other's good) share no culprit.
+        let gaps = vec![gap(2, 6, 0, false, 0.02), gap(3, 5, 1, false, 0.001), gap(6, 7, 2, false, 0.5)];
+        let chosen = one_per_change(gaps);
+        let kept: Vec<(usize, usize, usize)> = chosen.iter().map(|g| (g.before, g.after, g.found)).collect();
+        assert_eq!(kept, [(3, 5, 1), (6, 7, 2)]);
+    }
 
     #[test]
     fn blocks_are_as_even_as_their_number_allows() {
