@@ -451,8 +451,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         by_labels || (!series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none)));
     let along = if labels_only { "the labels' run order" } else { branch };
 
-    // Bisect each regression whose tested commits around it are more than one commit apart, and each between two
-    // adjacent commits that no session of its job covers yet (see `needs_bisect`).
+    // Bisect each regression whose gap no finished session of its job and machine covers yet (see `needs_bisect`).
     let mut sessions: HashMap<(usize, usize), i64> = HashMap::new();
     if args.bisect {
         let stored_sessions = store.bisect_sessions()?;
