@@ -894,12 +894,15 @@ pub(crate) fn bisect_change(
         profile: 0,
     };
     crate::cmd::bisect::run(store, &bisect_args)?;
-    let id = store
-        .bisect_sessions()?
-        .into_iter()
-        .filter(|b| b.good == good && b.bad == bad && b.metric.as_deref() == Some(s.metric.as_str()))
-        .map(|b| b.id.0)
-        .max();
+    // The series' machine's session: another machine of a farm may bisect the same pair into the same store, and
+    // `track --follow` records (and mails) the session it gets here as its own.
+    let mut id = None;
+    for b in store.bisect_sessions()? {
+        let same_pair = b.good == good && b.bad == bad && b.metric.as_deref() == Some(s.metric.as_str());
+        if same_pair && crate::cmd::bisect::machine_of(store, &b)?.is_none_or(|there| there == s.machine) {
+            id = id.max(Some(b.id.0));
+        }
+    }
     Ok(id)
 }
 
