@@ -313,6 +313,17 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let mut candidates: Vec<Gap<(usize, ChangePoint)>> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
         if !followed.contains(&s.metric) {
+            // Said, so that a regression that only another of the program's metrics shows is not passed over in
+            // silence.
+            let program = MetricClass::of(&s.metric) == MetricClass::Program;
+            if program && a.change_points.iter().any(|c| bisected(c.verdict, args)) {
+                let names: Vec<&str> = followed.iter().map(String::as_str).collect();
+                pass.notes.push(format!(
+                    "{}: a change not bisected, since the pass follows {} (--metric REGEX follows others)",
+                    s.metric,
+                    culprit_core::report::and_list(&names)
+                ));
+            }
             continue;
         }
         for c in a.change_points.iter().filter(|c| bisected(c.verdict, args)) {
