@@ -350,6 +350,9 @@ pub struct SampleQuery {
     pub hostname: Option<String>,
     /// Only metrics whose name this regex matches (unanchored, Rust `regex` syntax).
     pub metric_regex: Option<String>,
+    /// Runs whose samples are left out (`track --follow` reads its own runs, not the bisects' runs at the same
+    /// commits, which were taken at another time and would move its series' levels).
+    pub excluded_runs: BTreeSet<RunId>,
     /// The kind of runs whose samples are read: plain runs unless a caller asks for the profiling ones. The two are
     /// never read together, since a profiling run's benchmark numbers carry perf's overhead.
     pub kind: RunKind,
@@ -468,6 +471,14 @@ pub struct BisectSession {
 /// The status a new bisect session starts with.
 pub const NEW_SESSION_STATUS: &str = "running";
 
+/// A bisect session that `track --follow` started (or resumed) on a machine, and when its report was written.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FollowSession {
+    pub session: SessionId,
+    /// When the pass wrote its mails (or noted that it has none); `None` while it is still to report.
+    pub reported_at: Option<f64>,
+}
+
 /// The result store. Writes take `&mut self`; every write is one transaction, so a crash or a failed write
 /// leaves the store as it was before the call.
 ///
@@ -550,6 +561,17 @@ pub trait Store {
     /// The runs of a session in the order they were linked, of both kinds (a replay of the bisect reads the plain
     /// ones: `RunFilter { bisect_session, kind: Some(RunKind::Profiling), .. }` lists the others).
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError>;
+
+    /// Records that `track --follow` on `machine` started or resumed session `id`, so that a later pass reports it
+    /// (recording it again is a no-op).
+    fn record_follow_session(&mut self, id: SessionId, machine: &str) -> Result<(), StoreError>;
+
+    /// The sessions `track --follow` started on `machine`, oldest first.
+    fn follow_sessions(&self, machine: &str) -> Result<Vec<FollowSession>, StoreError>;
+
+    /// Records that session `id`, started by `track --follow` on `machine`, was reported at `at` (seconds since the
+    /// epoch); `NotFound` when follow never recorded it there.
+    fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError>;
 
     /// Claims session `id` for the process that owns this store while it drives the session, where the store itself
     /// can keep two processes from driving one session: a store shared by machines, or reached under two spellings
@@ -647,6 +669,15 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
         (**self).bisect_session_runs(id)
+    }
+    fn record_follow_session(&mut self, id: SessionId, machine: &str) -> Result<(), StoreError> {
+        (**self).record_follow_session(id, machine)
+    }
+    fn follow_sessions(&self, machine: &str) -> Result<Vec<FollowSession>, StoreError> {
+        (**self).follow_sessions(machine)
+    }
+    fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError> {
+        (**self).mark_follow_session_reported(id, machine, at)
     }
     fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
         (**self).claim_bisect_session(id)

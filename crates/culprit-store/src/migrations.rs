@@ -165,6 +165,17 @@ CREATE TABLE bisect_range_commits (
     r#"
 ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'plain' CHECK (kind IN ('plain', 'profiling'));
 "#,
+    // Version 6: the bisect sessions `track --follow` started on each machine, and when their mails were written.
+    // The robot mails only its own sessions, each once; the record lives in the store, not in the reports'
+    // directory, which a cron job empties as it sends the mails.
+    r#"
+CREATE TABLE follow_sessions (
+    session_id {int} NOT NULL REFERENCES bisect_sessions (id) ON DELETE CASCADE,
+    machine TEXT NOT NULL,
+    reported_at DOUBLE PRECISION,
+    PRIMARY KEY (session_id, machine)
+);
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -25,9 +25,9 @@ use crate::packed::{
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
-    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, NewBisectSession, RevisionSamples,
-    RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store, StoredRevision,
-    NEW_SESSION_STATUS,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
+    RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store,
+    StoredRevision, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use ::postgres::config::{Host, SslMode};
@@ -384,7 +384,7 @@ impl Store for PostgresStore {
             let runs: Vec<RunSummary> = self
                 .query_summaries(&mut client, REVISION_RUNS_SELECT, &[&revision_id])?
                 .into_iter()
-                .filter(|run| filter.matches(run))
+                .filter(|run| filter.matches(run) && !query.excluded_runs.contains(&run.id))
                 .collect();
             let revision = match runs.first() {
                 Some(run) => run.revision.clone(),
@@ -554,6 +554,48 @@ impl Store for PostgresStore {
             Failure::Db(error) => classify(&location, action, error),
             Failure::Store(error) => error,
         })
+    }
+
+    fn record_follow_session(&mut self, id: SessionId, machine: &str) -> Result<(), StoreError> {
+        let action = "record a bisect session of track --follow";
+        let client = self.client.get_mut();
+        require_session(client, &self.location, id, action)?;
+        client
+            .execute(
+                "INSERT INTO follow_sessions (session_id, machine) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&id.0, &to_db(machine)],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(())
+    }
+
+    fn follow_sessions(&self, machine: &str) -> Result<Vec<FollowSession>, StoreError> {
+        let action = "list the bisect sessions of track --follow";
+        let rows = self
+            .client()?
+            .query(
+                "SELECT session_id, reported_at FROM follow_sessions WHERE machine = $1 ORDER BY session_id",
+                &[&to_db(machine)],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(rows.iter().map(|row| FollowSession { session: SessionId(row.get(0)), reported_at: row.get(1) }).collect())
+    }
+
+    fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError> {
+        let action = "record that a bisect session of track --follow was reported";
+        let changed = self
+            .client
+            .get_mut()
+            .execute(
+                "UPDATE follow_sessions SET reported_at = $1 WHERE session_id = $2 AND machine = $3",
+                &[&at, &id.0, &to_db(machine)],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        if changed == 0 {
+            let what = format!("bisect session {id} of track --follow on {machine}");
+            return Err(StoreError::NotFound { location: self.location(), what });
+        }
+        Ok(())
     }
 
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {

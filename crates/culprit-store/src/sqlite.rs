@@ -12,8 +12,8 @@ use crate::packed::{
     damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
 };
 use crate::{
-    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, NewBisectSession, RevisionSamples,
-    RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store, StoredRevision,
+    parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
+    RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store, StoredRevision,
     NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
@@ -533,8 +533,11 @@ impl Store for SqliteStore {
             let revision_id = self
                 .revision_row_id(key)?
                 .ok_or_else(|| StoreError::UnknownRevision { location: self.location(), given: key.clone() })?;
-            let runs: Vec<RunSummary> =
-                self.runs_of_revision(revision_id)?.into_iter().filter(|run| filter.matches(run)).collect();
+            let runs: Vec<RunSummary> = self
+                .runs_of_revision(revision_id)?
+                .into_iter()
+                .filter(|run| filter.matches(run) && !query.excluded_runs.contains(&run.id))
+                .collect();
             let revision = match runs.first() {
                 Some(run) => run.revision.clone(),
                 None => self.revision_by_id(revision_id)?,
@@ -715,6 +718,50 @@ impl Store for SqliteStore {
             .map_err(|e| classify(&location, "link a run to a bisect session", e))?;
         link_in(&transaction, &location, session, run)?;
         transaction.commit().map_err(|e| classify(&location, "link a run to a bisect session", e))
+    }
+
+    fn record_follow_session(&mut self, id: SessionId, machine: &str) -> Result<(), StoreError> {
+        let action = "record a bisect session of track --follow";
+        self.ensure_writable(action)?;
+        self.require_session(id)?;
+        self.connection
+            .execute(
+                "INSERT INTO follow_sessions (session_id, machine) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![id.0, machine],
+            )
+            .map_err(|e| self.classify(action, e))?;
+        Ok(())
+    }
+
+    fn follow_sessions(&self, machine: &str) -> Result<Vec<FollowSession>, StoreError> {
+        let action = "list the bisect sessions of track --follow";
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT session_id, reported_at FROM follow_sessions WHERE machine = ?1 ORDER BY session_id",
+            )
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement
+            .query_map([machine], |row| Ok(FollowSession { session: SessionId(row.get(0)?), reported_at: row.get(1)? }))
+            .map_err(|e| self.classify(action, e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.classify(action, e))
+    }
+
+    fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError> {
+        let action = "record that a bisect session of track --follow was reported";
+        self.ensure_writable(action)?;
+        let changed = self
+            .connection
+            .execute(
+                "UPDATE follow_sessions SET reported_at = ?1 WHERE session_id = ?2 AND machine = ?3",
+                params![at, id.0, machine],
+            )
+            .map_err(|e| self.classify(action, e))?;
+        if changed == 0 {
+            let what = format!("bisect session {id} of track --follow on {machine}");
+            return Err(StoreError::NotFound { location: self.location(), what });
+        }
+        Ok(())
     }
 
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {

@@ -84,7 +84,8 @@ fn new_runs_keep_negative_zero_and_nan_exactly() {
 
 /// A store at schema version 4, the last before run kinds, as that code left it (its tables made by the first four
 /// migrations, a bisect session with a linked run): opening it adds the kind, with the stored run plain, and the
-/// upgraded store keeps profiling runs apart. The column refuses a kind no build knows.
+/// upgraded store keeps profiling runs apart. The column refuses a kind no build knows. Opening it applies the later
+/// migrations too (version 6's `follow_sessions`, empty).
 #[test]
 fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +112,7 @@ fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
             .unwrap();
     }
     let mut store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
     let listed = store.list_runs(&Default::default()).unwrap();
     assert_eq!(listed.iter().map(|r| (r.id, r.kind)).collect::<Vec<_>>(), vec![(RunId(1), RunKind::Plain)]);
     let session = culprit_store::SessionId(1);
@@ -120,6 +121,11 @@ fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
     assert_eq!(store.bisect_session_runs(session).unwrap(), vec![RunId(1), profiled.run_id()]);
     let filter = RunFilter { bisect_session: Some(session), kind: Some(RunKind::Plain), ..Default::default() };
     assert_eq!(store.list_runs(&filter).unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), vec![RunId(1)]);
+    // Version 6: no session of the old store counts as one `track --follow` started (none is mailed again), and
+    // the new table takes them.
+    assert!(store.follow_sessions("h").unwrap().is_empty());
+    store.record_follow_session(session, "h").unwrap();
+    assert_eq!(store.follow_sessions("h").unwrap().len(), 1);
     drop(store);
     let connection = rusqlite::Connection::open(&path).unwrap();
     assert!(connection.execute("UPDATE runs SET kind = 'perf' WHERE id = 1", []).is_err());

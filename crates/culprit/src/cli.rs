@@ -511,6 +511,8 @@ pub struct TrackArgs {
     pub plot: Option<PathBuf>,
     /// The robot's loop: measure the job on REF's first-parent history (every Nth commit, then both inner ends of
     /// each gap holding a change point), update the change points, bisect new regressions, write their reports.
+    /// Without --metric it follows the job's primary metric: its KPI (a `command` job: its captured number, else
+    /// command.elapsed_time).
     #[arg(
         long,
         value_name = "REF",
@@ -527,7 +529,8 @@ pub struct TrackArgs {
     /// hold one side of it.
     #[arg(long, value_name = "N", default_value_t = 4, requires = "follow")]
     pub runs: usize,
-    /// With --follow: where each finished bisect's report goes (one directory per session).
+    /// With --follow: where the report of each bisect the loop started that blamed a commit goes (one directory per
+    /// session, written once: the store records it).
     #[arg(long, value_name = "DIR", default_value = "culprit-reports", requires = "follow")]
     pub reports: PathBuf,
     /// Print JSON.

@@ -521,6 +521,27 @@ fn headline_candidates(result: &CompareResult) -> impl Iterator<Item = &MetricRo
     result.rows.iter().filter(|r| r.class.is_benchmarks_own(&r.metric))
 }
 
+/// The metric a `command` job measures when it captures none: its wall time, what `--run` bisects.
+pub const COMMAND_ELAPSED_TIME: &str = "command.elapsed_time";
+
+/// The metrics a robot follows a job by when none was named (`track --follow` bisects and mails their changes
+/// only), among the `metrics` its runs have: the job's KPIs, by the rule headlines lead with
+/// (`compare::direction::is_kpi`: a benchmark's rate, a number a `command` job captures), else a `command` job's
+/// wall time; sorted, and empty when the job has neither (a benchmark of no known KPI). A fixed choice, not the
+/// most significant change of the moment: that one flipped between passes and machines (QA 45b 9: one regression
+/// mailed as user time by one machine and as wall time by another) and picked timer-resolution noise such as a
+/// command's system time.
+pub fn primary_metrics<'a>(metrics: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut leading: Vec<&str> = metrics.into_iter().filter(|m| MetricClass::of(m).is_benchmarks_own(m)).collect();
+    leading.sort_unstable();
+    leading.dedup();
+    let kpis: Vec<&str> = leading.iter().copied().filter(|m| crate::compare::direction::is_kpi(m)).collect();
+    if !kpis.is_empty() {
+        return kpis;
+    }
+    leading.into_iter().filter(|m| *m == COMMAND_ELAPSED_TIME).collect()
+}
+
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
 /// column 1 is a regression or an improvement, a KPI first (`compare::direction::is_kpi`: `fio.write_iops`, not
 /// `fio.workload`, which moves with it), then a regression, then the most significant change (smallest q), then
@@ -1325,6 +1346,19 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_followed_job_is_followed_by_its_kpi_else_a_commands_wall_time() {
+        use super::primary_metrics;
+        let command = ["command.user_time", "command.system_time", "command.elapsed_time", "meminfo.Active"];
+        assert_eq!(primary_metrics(command), ["command.elapsed_time"]);
+        // A number the command captures is its KPI, and the times beside it are not followed.
+        assert_eq!(primary_metrics(command.into_iter().chain(["command.ops"])), ["command.ops"]);
+        let fio = ["fio.write_iops", "fio.write_clat_mean_us", "fio.read_iops", "vmstat.cpu.us", "culprit.failed_runs"];
+        assert_eq!(primary_metrics(fio), ["fio.read_iops", "fio.write_iops"]);
+        // A benchmark of no known KPI has no primary metric (follow then falls back to all of its own metrics).
+        assert!(primary_metrics(["mystery.score", "meminfo.Active"]).is_empty());
+    }
+
     use super::*;
 
     #[test]
@@ -1354,8 +1388,8 @@ mod tests {
         let mut a = Column::new("a").with_metric("command.ops", ops.clone()).with_metric("vmstat.cs", steady_base);
         let mut b = Column::new("b").with_metric("command.ops", ops).with_metric("vmstat.cs", steady_commit);
         for i in 0..MAX_MONITOR_ROWS {
-            a = a.with_metric(&format!("meminfo.Anon{i:02}"), noisy_base.clone());
-            b = b.with_metric(&format!("meminfo.Anon{i:02}"), noisy_commit.clone());
+            a = a.with_metric(format!("meminfo.Anon{i:02}"), noisy_base.clone());
+            b = b.with_metric(format!("meminfo.Anon{i:02}"), noisy_commit.clone());
         }
         let result = compare(&Comparison::new(vec![a, b]), &CompareOptions::default()).unwrap();
         for metric in ["meminfo.Anon00", "vmstat.cs"] {

@@ -5,8 +5,8 @@
 use super::common::*;
 use culprit_core::model::{Revision, RunOutcome, RunRecord};
 use culprit_store::{
-    BisectCommit, BisectSession, Build, NewBisectSession, RunFilter, RunId, RunKind, RunStatus, SampleQuery,
-    SaveOptions, Saved, SessionId, Store, StoreError,
+    BisectCommit, BisectSession, Build, FollowSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus,
+    SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError,
 };
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
@@ -627,4 +627,54 @@ pub fn builds_keep_one_kconfigs_runs_apart(open: Opener<'_>) {
     assert_eq!(query(Some(func)), (vec![ids[1], ids[3]], vec![50.0, 52.0]));
     assert_eq!(query(Some(Build::default())), (vec![ids[4]], vec![7.0]));
     assert_eq!(query(None).1, vec![100.0, 50.0, 102.0, 52.0, 7.0]);
+}
+
+/// QA 45b 4: the sessions `track --follow` started are kept per machine with when each was reported, so that a pass
+/// mails each of its own sessions once, whatever became of the files it wrote; QA 45b 2: a follow pass reads its
+/// own runs only, the samples of the runs it names left out.
+pub fn follow_sessions_are_recorded_per_machine_and_marked_reported(open: Opener<'_>) {
+    let mut store = open();
+    let new = NewBisectSession {
+        repo: "/src/app".into(),
+        good: SHA_A.into(),
+        bad: SHA_B.into(),
+        job_id: Some("id-j".into()),
+        metric: Some("command.elapsed_time".into()),
+        config_json: "{}".into(),
+        created_at: 1_700_000_000.0,
+        range: Vec::new(),
+    };
+    let [first, second] = [(); 2].map(|()| store.create_bisect_session(&new).unwrap());
+    store.record_follow_session(second, "a").unwrap();
+    store.record_follow_session(first, "a").unwrap();
+    store.record_follow_session(first, "a").unwrap();
+    store.record_follow_session(first, "b").unwrap();
+    let unreported = |session| FollowSession { session, reported_at: None };
+    assert_eq!(open().follow_sessions("a").unwrap(), [unreported(first), unreported(second)]);
+    store.mark_follow_session_reported(first, "a", 1_700_000_100.5).unwrap();
+    // A new handle (the next cron pass) reads the mark; machine b's record of the same session is its own.
+    let store = open();
+    let a = store.follow_sessions("a").unwrap();
+    assert_eq!(a, [FollowSession { session: first, reported_at: Some(1_700_000_100.5) }, unreported(second)]);
+    assert_eq!(store.follow_sessions("b").unwrap(), [unreported(first)]);
+    assert!(store.follow_sessions("c").unwrap().is_empty());
+    let mut store = store;
+    let never = store.mark_follow_session_reported(second, "b", 1.0);
+    assert!(matches!(never, Err(StoreError::NotFound { .. })), "{never:?}");
+    let missing = store.record_follow_session(SessionId(999), "a");
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })), "{missing:?}");
+
+    let kept = store.save_run(&run("j", commit(SHA_C), "h", &[("m", 1.0)])).unwrap();
+    let left_out = store.save_run(&run("j", commit(SHA_C), "h", &[("m", 5.0)])).unwrap();
+    let samples = |excluded_runs: Vec<RunId>| {
+        let query = SampleQuery {
+            revision_keys: vec![SHA_C.into()],
+            excluded_runs: excluded_runs.into_iter().collect(),
+            ..SampleQuery::default()
+        };
+        store.samples(&query).unwrap()[0].metrics.get("m").cloned().unwrap_or_default()
+    };
+    assert_eq!(samples(Vec::new()), [1.0, 5.0]);
+    assert_eq!(samples(vec![left_out]), [1.0]);
+    assert_eq!(samples(vec![kept, left_out]), Vec::<f64>::new());
 }

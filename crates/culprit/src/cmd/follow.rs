@@ -3,39 +3,42 @@
 //! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
 //! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
 //! a segment of the analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's
-//! level; (2) analyse the change points of the measured history; (3) where a change point lies between two of
-//! those grid commits, measure both inner ends of the gap (the first and the last commit not yet tested) and
-//! analyse again; (4) bisect each regression (and improvement, with `--improvements`) whose tested commits around
-//! it are still more than one commit apart, and each between two adjacent commits that no session covers (the
-//! bisect then confirms the commit against its parent, for the report), unless a session for that good/bad pair
-//! exists (an unfinished one is resumed); (5) write the report of every finished bisect of this job into its own
-//! directory under `--reports` (one per blamed commit when several share the change).
+//! level; (2) analyse the change points of the history of the pass's own runs (bisects' runs left out) in the
+//! followed metrics: `--metric`'s, else the job's primary metric (its KPI; a `command` job's captured number, else
+//! its wall time); (3) where a change point lies between two of those grid commits, measure both inner ends of the
+//! gap (the first and the last commit not yet tested) and analyse again; (4) bisect each regression (and
+//! improvement, with `--improvements`), one bisect per change (overlapping gaps of several metrics are one), unless
+//! a finished session of the job on this machine covers its gap, or a session for that good/bad pair exists (an
+//! unfinished one is resumed); (5) write the mails of the bisects this robot started that blamed a commit into
+//! their own directories under `--reports` (one per blamed commit when several share the change), and record in the
+//! store that they were reported; a bisect that blamed none is a line of the summary.
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
 //! only looks at gaps between grid commits (so a narrowed gap is not narrowed again), bisect sessions are found by
-//! their good/bad pair, and a report is written only when its directory has no `job.yaml` yet (written last). A
-//! pass with nothing new to do runs nothing. Two passes never overlap: each holds an flock on
-//! `<store>.follow.lock`.
+//! their good/bad pair, worktrees a killed pass left are removed first, and a session is marked reported in the
+//! store once its mails are written. A pass with nothing new to measure sees the history the last one saw and runs
+//! nothing. Two passes of one machine never overlap: each holds an flock on `<store>[.MACHINE].follow.lock`.
 
 use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCommandArgs, TrackArgs};
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
     bisect_change, bisect_range, bisected, change_points_json, covering_sessions, history, needs_bisect, session_spans,
-    track_options, BisectRange, History, HistoryFilter, Order,
+    track_options, BisectRange, History, HistoryFilter, Order, Series,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
-use culprit_core::bisect::BisectConfig;
+use culprit_core::bisect::{BisectConfig, Status as BisectStatus};
 use culprit_core::changepoint::{ChangePoint, TrackOptions};
 use culprit_core::model::{prose_short, MetricClass};
+use culprit_core::report::primary_metrics;
 use culprit_run::bisect::{Driver, SessionConfig, LIVE_WORKTREES};
 use culprit_run::executor::JobRun;
 use culprit_run::git::{self, RangeCommit};
 use culprit_run::machine;
 use culprit_run::worktree::Worktrees;
-use culprit_store::{RunFilter, RunKind, RunStatus, Store, NEW_SESSION_STATUS};
+use culprit_store::{RunFilter, RunId, RunKind, RunStatus, SessionId, Store, NEW_SESSION_STATUS};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -110,15 +113,23 @@ fn first_parent_history(repo: &Path, reference: &str) -> Result<Vec<RangeCommit>
 
 /// Successful and failed stored runs per commit of this job on this machine: the plain ones, which the history reads
 /// (a bisect's profiling runs of a culprit are not runs of the history), of the job file's build (its rootfs, kconfig
-/// and compiler), since runs of another build at a commit are another series' and measure nothing of this one.
-fn run_counts(store: &dyn Store, job: &JobRun, hostname: &str) -> Result<HashMap<String, (usize, usize)>> {
-    let runs = store.list_runs(&RunFilter {
+/// and compiler), since runs of another build at a commit are another series' and measure nothing of this one, and
+/// not the runs of bisects (`bisects_runs`), which the pass's history does not read.
+fn run_counts(
+    store: &dyn Store,
+    job: &JobRun,
+    hostname: &str,
+    bisects_runs: &BTreeSet<RunId>,
+) -> Result<HashMap<String, (usize, usize)>> {
+    let mut runs = store.list_runs(&RunFilter {
         job: Some(job.job_id.clone()),
         hostname: Some(hostname.to_string()),
         kind: Some(RunKind::Plain),
         build: Some(culprit_store::Build::of_params(&job.params)),
         ..RunFilter::default()
     })?;
+    // The pass's history leaves the bisects' runs out (`bisect_runs`), so they do not measure a commit for it.
+    runs.retain(|run| !bisects_runs.contains(&run.id));
     let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
     for r in runs {
         let entry = counts.entry(r.revision.key().to_string()).or_default();
@@ -140,6 +151,63 @@ struct Plan {
     job: JobRun,
     config: SessionConfig,
     hostname: String,
+}
+
+/// The runs the stored bisect sessions took (the runs linked to them). A pass reads its own runs only: a bisect
+/// measures its ends and the commits between at another time than the pass's interleaved visits, and pooled with
+/// them its runs moved the levels of the commits they share, which made a new change point after every bisect, and
+/// the next pass bisected that (QA 45b 2: 120 runs and a mail every cron pass, with no new commit). Read so, a pass
+/// with nothing new to measure sees the history the last pass saw, and starts nothing.
+fn bisect_runs(store: &dyn Store) -> Result<BTreeSet<RunId>> {
+    let mut runs = BTreeSet::new();
+    for session in store.bisect_sessions()? {
+        runs.extend(store.bisect_session_runs(session.id)?);
+    }
+    Ok(runs)
+}
+
+/// A gap between two tested commits that holds a change the pass bisects: branch positions of its ends, how it ranks
+/// among the changes whose gaps overlap it, and what found it (`found`: the series and its change point).
+struct Gap<T> {
+    before: usize,
+    after: usize,
+    /// Whether its metric is one of the job's primary metrics (`culprit_core::report::primary_metrics`).
+    primary: bool,
+    q: f64,
+    found: T,
+}
+
+/// One gap per change: of gaps that share a commit that could be the culprit (their ranges overlap), the one of a
+/// primary metric, then of smallest q, speaks for all. Metrics that move together (a command's wall and user time)
+/// find one change in gaps whose ends differ by a tested commit, and each was bisected and mailed (QA 45b 3: three
+/// bisects and two mails of one commit in one pass).
+fn one_per_change<T>(mut gaps: Vec<Gap<T>>) -> Vec<Gap<T>> {
+    gaps.sort_by(|a, b| {
+        (b.primary.cmp(&a.primary)).then(a.q.total_cmp(&b.q)).then((a.before, a.after).cmp(&(b.before, b.after)))
+    });
+    let mut chosen: Vec<Gap<T>> = Vec::new();
+    for gap in gaps {
+        if !chosen.iter().any(|c| c.before.max(gap.before) < c.after.min(gap.after)) {
+            chosen.push(gap);
+        }
+    }
+    chosen.sort_by_key(|g| (g.before, g.after));
+    chosen
+}
+
+/// The metrics whose changes a pass narrows and bisects: those `--metric` names, else the job's primary metrics
+/// (its KPI, or a `command` job's wall time: `culprit_core::report::primary_metrics`), and only for a job with
+/// neither every metric of the program's own (monitor metrics move with them and would multiply the work).
+fn followed_metrics(series: &[Series], args: &TrackArgs) -> BTreeSet<String> {
+    let own = series.iter().map(|s| s.metric.as_str()).filter(|m| MetricClass::of(m) == MetricClass::Program);
+    if args.metric.is_some() {
+        return series.iter().map(|s| s.metric.clone()).collect();
+    }
+    let primary = primary_metrics(own.clone());
+    if primary.is_empty() {
+        return own.map(str::to_string).collect();
+    }
+    primary.into_iter().map(str::to_string).collect()
 }
 
 pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<ExitCode> {
@@ -180,6 +248,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let _held = crate::lock::RemovedWhenDropped::new(take_lock(&lock)?);
     // A pass killed with `kill -9` while it built a commit left that build running: this pass stops it first.
     reap_leftover_step(&follow_steps(&plan.repo));
+    // Such a pass left its worktrees too (a checkout and a build each, gigabytes for a kernel). Opening the set
+    // removes them, which measuring did only when the pass had something to measure (QA 45b 10: they stayed through
+    // every pass with nothing new). The lock keeps any other pass of this machine from using them now.
+    drop(Worktrees::new(&plan.repo, &worktree_root(&plan.repo, "follow"), LIVE_WORKTREES)?);
     // A pass adds runs: a read-only store is refused here, before the first build, not when the first run is saved.
     let mut store = crate::cmd::open_writable_store(db)?;
     let store: &mut dyn Store = &mut store;
@@ -194,15 +266,17 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let on_grid = |i: usize| i.is_multiple_of(args.every) || i == tip || Some(i) == middle;
     let grid: Vec<usize> = (0..plan.range.len()).filter(|&i| on_grid(i)).collect();
     let runs = runs_per_commit(args);
-    if !measure(store, &plan, &grid, runs, &mut pass)? {
+    let bisects_runs = bisect_runs(store)?;
+    if !measure(store, &plan, &grid, runs, &bisects_runs, &mut pass)? {
         return interrupted(&pass);
     }
 
     // (2) + (3) Change points, and the inner ends of grid gaps that hold one.
-    let mut tracked = analyse(store, &plan, args, &mut pass)?;
+    let mut tracked = analyse(store, &plan, args, &bisects_runs, &mut pass)?;
+    let followed = followed_metrics(&tracked.series, args);
     let mut ends = BTreeSet::new();
     for (s, (_, a)) in tracked.series.iter().zip(&tracked.analyses) {
-        if !wanted(&s.metric, args) {
+        if !followed.contains(&s.metric) {
             continue;
         }
         for c in a.change_points.iter().filter(|c| c.verdict.is_change()) {
@@ -217,46 +291,54 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     }
     let ends: Vec<usize> = ends.into_iter().collect();
     let already = pass.measured.len();
-    if !measure(store, &plan, &ends, runs, &mut pass)? {
+    if !measure(store, &plan, &ends, runs, &bisects_runs, &mut pass)? {
         return interrupted(&pass);
     }
     pass.narrowed = pass.measured[already..].iter().map(|(sha, _)| sha.clone()).collect();
     if !pass.narrowed.is_empty() {
-        tracked = analyse(store, &plan, args, &mut pass)?;
+        tracked = analyse(store, &plan, args, &bisects_runs, &mut pass)?;
     }
 
-    // (4) One bisect per gap holding a change it bisects: the one of smallest q speaks for it. The gap is the
-    // change's whole location interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact
-    // after the change would end the bisect "not reproduced", and the session, once stored, is never tried again.
-    // A change between two adjacent tested commits gets a bisect of that pair unless a session covers it
-    // (`needs_bisect`).
+    // (4) One bisect per change of a followed metric: where the gaps of several changes overlap, the one of a
+    // primary metric, then of smallest q, speaks for them (`one_per_change`). The gap is the change's whole location
+    // interval, as `track --bisect` bisects it (`bisect_range`): a good end that is in fact after the change would
+    // end the bisect "not reproduced", and the session, once stored, is never tried again. A gap that a finished
+    // session of this job on this machine covers (of any metric) was searched already (`needs_bisect`).
     let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
     // A farm's machines share the store and follow the same branch: each bisects, resumes and mails its own
     // machine's sessions only (another machine's session measured that machine, and resuming it here is refused).
     let sessions = this_machines_sessions(store, &plan.hostname)?;
     let spans = session_spans(store, &sessions, &plan.repo, &plan.job.job_id, &plan.hostname, position)?;
-    let mut gaps: Vec<(String, String, usize, ChangePoint, f64)> = Vec::new();
+    let primary: BTreeSet<&str> =
+        primary_metrics(tracked.series.iter().map(|s| s.metric.as_str())).into_iter().collect();
+    let mut candidates: Vec<Gap<(usize, ChangePoint)>> = Vec::new();
     for (k, (s, (_, a))) in tracked.series.iter().zip(&tracked.analyses).enumerate() {
-        if !wanted(&s.metric, args) {
+        if !followed.contains(&s.metric) {
+            // Said, so that a regression that only another of the program's metrics shows is not passed over in
+            // silence.
+            let program = MetricClass::of(&s.metric) == MetricClass::Program;
+            if program && a.change_points.iter().any(|c| bisected(c.verdict, args)) {
+                let names: Vec<&str> = followed.iter().map(String::as_str).collect();
+                pass.notes.push(format!(
+                    "{}: a change not bisected, since the pass follows {} (--metric REGEX follows others)",
+                    s.metric,
+                    culprit_core::report::and_list(&names)
+                ));
+            }
             continue;
         }
         for c in a.change_points.iter().filter(|c| bisected(c.verdict, args)) {
-            let Some(BisectRange { change: c, before, after }) = bisect_range(s, c) else { continue };
-            if !needs_bisect(before, after, &spans) {
+            let Some(BisectRange { change, before, after }) = bisect_range(s, c) else { continue };
+            // REF may have moved since the pass listed it; a position past that list is left for the next pass.
+            if after >= plan.range.len() || !needs_bisect(before, after, &spans) {
                 continue;
             }
-            // REF may have moved since the pass listed it; a position past that list is left for the next pass.
-            let (Some(good), Some(bad)) = (plan.range.get(before), plan.range.get(after)) else { continue };
-            let (good, bad) = (good.sha.clone(), bad.sha.clone());
-            let q = c.q.unwrap_or(1.0);
-            match gaps.iter_mut().find(|g| g.0 == good && g.1 == bad) {
-                Some(g) if q < g.4 => *g = (good, bad, k, c, q),
-                Some(_) => {}
-                None => gaps.push((good, bad, k, c, q)),
-            }
+            let (primary, q) = (primary.contains(s.metric.as_str()), change.q.unwrap_or(1.0));
+            candidates.push(Gap { before, after, primary, q, found: (k, change) });
         }
     }
-    for (good, bad, k, change, _) in gaps {
+    for Gap { before, after, found: (k, change), .. } in one_per_change(candidates) {
+        let (good, bad) = (plan.range[before].sha.clone(), plan.range[after].sha.clone());
         let existing = this_machines_sessions(store, &plan.hostname)?
             .into_iter()
             .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
@@ -267,13 +349,18 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
             Some(session) => {
                 let (good, bad) = (prose_short(&good), prose_short(&bad));
                 eprintln!("culprit: resuming bisect session {} of {good}..{bad}", session.id);
+                // Recorded first: a resume that fails is still this robot's to finish and mail.
+                store.record_follow_session(session.id, &plan.hostname)?;
                 let resumed = resume_args(session.id.0, args.timeouts);
                 output::to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
             None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
         };
         match result {
-            Ok(Some(id)) => pass.bisects.push(id),
+            Ok(Some(id)) => {
+                store.record_follow_session(SessionId(id), &plan.hostname)?;
+                pass.bisects.push(id);
+            }
             Ok(None) => pass.notes.push(format!(
                 "{}: the bisect of {}..{} left no session",
                 series.metric,
@@ -289,7 +376,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         }
     }
 
-    // (5) A report for every finished bisect of this job that has none yet.
+    // (5) The mails of the finished bisects this robot started on this machine that it has not reported yet.
     write_reports(store, &plan, &args.reports, &mut pass)?;
     if let Some(path) = &args.plot {
         crate::cmd::plot::write_track(path, &tracked.series, &tracked.analyses)?;
@@ -312,12 +399,6 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
 /// of 12 commits measured 3 runs at commit 0, 10 and 11, and a step between 0 and 10 was invisible).
 fn runs_per_commit(args: &TrackArgs) -> usize {
     args.runs.max(TrackOptions::default().min_segment_runs)
-}
-
-/// Metrics whose changes the loop acts on: those named by `--metric`, else the program's own (monitor metrics
-/// move with them and would multiply the work).
-fn wanted(metric: &str, args: &TrackArgs) -> bool {
-    args.metric.is_some() || MetricClass::of(metric) == MetricClass::Program
 }
 
 /// `bisect --resume ID`, with the pass's `--build-timeout` and `--deploy-timeout` where given: they replace the
@@ -352,8 +433,15 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
 /// commit at a time, two grid commits that built the same binary read 7.1% apart and made a false change point.
 /// Blocks keep every build of a round alive, so interleaving costs no rebuilds. A job with `--deploy` is measured
 /// one commit at a time, since each switch of commit would be a deploy (a reboot for a kernel).
-fn measure(store: &mut dyn Store, plan: &Plan, targets: &[usize], runs: usize, pass: &mut Pass) -> Result<bool> {
-    let counts = run_counts(store, &plan.job, &plan.hostname)?;
+fn measure(
+    store: &mut dyn Store,
+    plan: &Plan,
+    targets: &[usize],
+    runs: usize,
+    bisects_runs: &BTreeSet<RunId>,
+    pass: &mut Pass,
+) -> Result<bool> {
+    let counts = run_counts(store, &plan.job, &plan.hostname, bisects_runs)?;
     let todo: Vec<(usize, usize)> = targets
         .iter()
         .filter_map(|&i| {
@@ -453,12 +541,20 @@ fn interleave_rounds(
     Ok(true)
 }
 
-fn analyse(store: &dyn Store, plan: &Plan, args: &TrackArgs, pass: &mut Pass) -> Result<History> {
+/// The history of the pass's own runs (`bisects_runs` left out: see [`bisect_runs`]).
+fn analyse(
+    store: &dyn Store,
+    plan: &Plan,
+    args: &TrackArgs,
+    bisects_runs: &BTreeSet<RunId>,
+    pass: &mut Pass,
+) -> Result<History> {
     let filter = HistoryFilter {
         job: Some(plan.job.job_id.clone()),
         testcase: None,
         machine: Some(plan.hostname.clone()),
         metric: args.metric.clone(),
+        excluded_runs: bisects_runs.clone(),
     };
     // No successful run yet (every commit failed to build, say) leaves nothing to analyse, which is not an error of
     // the loop. Any other failure is: a --metric that matches none of the runs' metrics would otherwise pass every
@@ -489,55 +585,83 @@ fn this_machines_sessions(store: &dyn Store, machine: &str) -> Result<Vec<culpri
     Ok(mine)
 }
 
-fn write_reports(store: &dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
-    let repo = plan.repo.display().to_string();
-    for session in this_machines_sessions(store, &plan.hostname)? {
-        if session.job_id.as_deref() != Some(plan.job.job_id.as_str())
-            || session.repo != repo
-            || session.status == NEW_SESSION_STATUS
-        {
+/// Writes the mails of the bisect sessions this robot started on this machine (`Store::follow_sessions`) that are
+/// finished and not reported yet, one per blamed commit, and records in the store that each was reported. The store
+/// is the record, not the files: a cron job that sends the mails and moves them away (or a new `--reports`) got
+/// every report written again, and sessions the robot did not start (a maintainer's bisect) were mailed too (QA 45b
+/// 4). A session that blames no commit (not reproduced, inconclusive) gets a line in the pass's summary, no mail: a
+/// mail that blames nothing, above a table of the range's real changes, contradicted itself.
+fn write_reports(store: &mut dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass) -> Result<()> {
+    for followed in store.follow_sessions(&plan.hostname)? {
+        if followed.reported_at.is_some() {
             continue;
         }
-        // One mail per blamed commit, as the robot sends them: the first into bisect-<id>, the Nth of several
-        // commits that share the change into bisect-<id>-culprit-<N>. The first is written last, so its job file
-        // says the session is reported and later passes need not replay it.
-        let report_dir = |nth: usize| match nth {
-            1 => dir.join(format!("bisect-{}", session.id)),
-            _ => dir.join(format!("bisect-{}-culprit-{nth}", session.id)),
-        };
-        if report_dir(1).join(crate::cmd::report::JOB_FILE).exists() {
+        let session = store.bisect_session(followed.session)?;
+        // An unfinished one is resumed by the pass that meets its gap again, and reported then.
+        if session.status == NEW_SESSION_STATUS {
             continue;
         }
-        let count = match crate::cmd::report::culprit_count(store, session.id) {
-            Ok(count) => count.max(1),
-            Err(e) => {
-                pass.failures.push(format!("report of bisect session {}: {e:#}", session.id));
-                continue;
-            }
-        };
-        for nth in (2..=count).chain([1]) {
-            let out = report_dir(nth);
-            if out.join(crate::cmd::report::JOB_FILE).exists() {
-                continue;
-            }
-            let args = ReportArgs {
-                session: Some(session.id.0),
-                compare: None,
-                fix: None,
-                metric: None,
-                culprit: (nth > 1).then_some(nth as u32),
-                job: None,
-                machine: None,
-                format: ReportFormat::Text,
-                output: Some(out.clone()),
+        let id = session.id;
+        let blames = [BisectStatus::Found, BisectStatus::Multiple].iter().any(|s| s.word() == session.status);
+        if blames && !write_session_reports(store, id, dir, pass) {
+            // Not marked: the next pass writes it again.
+            continue;
+        }
+        if !blames {
+            let metric = session.metric.as_deref().unwrap_or("its metric");
+            let range = format!("{}..{}", prose_short(&session.good), prose_short(&session.bad));
+            let outcome = match session.status.as_str() {
+                "not-reproduced" => "did not reproduce the change".to_string(),
+                other => format!("ended {other}"),
             };
-            match crate::cmd::report::run(store, &args) {
-                Ok(_) => pass.reports.push(out.join("report.txt")),
-                Err(e) => pass.failures.push(format!("report of bisect session {}: {e:#}", session.id)),
+            pass.notes.push(format!(
+                "bisect session {id} of {metric} over {range} {outcome}: no commit blamed, no mail (`culprit bisect \
+                 log {id}`)"
+            ));
+        }
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        store.mark_follow_session_reported(id, &plan.hostname, now)?;
+    }
+    Ok(())
+}
+
+/// Writes one mail per blamed commit of session `id`, as the robot sends them: the first into `bisect-<id>`, the Nth
+/// of several commits that share the change into `bisect-<id>-culprit-<N>`. Returns whether every one was written
+/// (a failure is in `pass.failures`).
+fn write_session_reports(store: &dyn Store, id: SessionId, dir: &Path, pass: &mut Pass) -> bool {
+    let count = match crate::cmd::report::culprit_count(store, id) {
+        Ok(count) => count.max(1),
+        Err(e) => {
+            pass.failures.push(format!("report of bisect session {id}: {e:#}"));
+            return false;
+        }
+    };
+    let mut written = true;
+    for nth in 1..=count {
+        let out = match nth {
+            1 => dir.join(format!("bisect-{id}")),
+            _ => dir.join(format!("bisect-{id}-culprit-{nth}")),
+        };
+        let args = ReportArgs {
+            session: Some(id.0),
+            compare: None,
+            fix: None,
+            metric: None,
+            culprit: (nth > 1).then_some(nth as u32),
+            job: None,
+            machine: None,
+            format: ReportFormat::Text,
+            output: Some(out.clone()),
+        };
+        match crate::cmd::report::run(store, &args) {
+            Ok(_) => pass.reports.push(out.join("report.txt")),
+            Err(e) => {
+                pass.failures.push(format!("report of bisect session {id}: {e:#}"));
+                written = false;
             }
         }
     }
-    Ok(())
+    written
 }
 
 fn interrupted(pass: &Pass) -> Result<ExitCode> {
@@ -594,6 +718,22 @@ fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, jso
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_gaps_are_one_change_spoken_for_by_a_primary_metric_then_the_smallest_q() {
+        let gap = |before, after, series: usize, primary, q| Gap { before, after, primary, q, found: series };
+        // QA 45b 3: wall time (series 0, primary) and user time (series 1) saw one change in gaps 4..8 and 5..8,
+        // and each was bisected; a third gap, 9..11, is another change.
+        let gaps = vec![gap(5, 8, 1, false, 1e-9), gap(4, 8, 0, true, 1e-3), gap(9, 11, 1, false, 0.01)];
+        let chosen = one_per_change(gaps);
+        let kept: Vec<(usize, usize, usize)> = chosen.iter().map(|g| (g.before, g.after, g.found)).collect();
+        assert_eq!(kept, [(4, 8, 0), (9, 11, 1)]);
+        // Among metrics alike, the smallest q; gaps that only touch (one's bad is the other's good) share no culprit.
+        let gaps = vec![gap(2, 6, 0, false, 0.02), gap(3, 5, 1, false, 0.001), gap(6, 7, 2, false, 0.5)];
+        let chosen = one_per_change(gaps);
+        let kept: Vec<(usize, usize, usize)> = chosen.iter().map(|g| (g.before, g.after, g.found)).collect();
+        assert_eq!(kept, [(3, 5, 1), (6, 7, 2)]);
+    }
 
     #[test]
     fn blocks_are_as_even_as_their_number_allows() {

@@ -441,6 +441,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         testcase: None,
         machine: param(params, "machine"),
         metric: param(params, "metric"),
+        excluded_runs: Default::default(),
     };
     let options = TrackOptions::default();
     let (history, along, order_note, sessions) = match &repo {

@@ -16,9 +16,9 @@ use culprit_core::compare::{printf, Verdict};
 use culprit_core::model::{prose_short, Revision};
 use culprit_run::git;
 use culprit_store::{
-    BisectSession, Build, RunFilter, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
+    BisectSession, Build, RunFilter, RunId, RunKind, RunStatus, RunSummary, SampleQuery, Store, NEW_SESSION_STATUS,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -45,6 +45,8 @@ pub(crate) struct HistoryFilter {
     pub testcase: Option<String>,
     pub machine: Option<String>,
     pub metric: Option<String>,
+    /// Runs left out of the history: `track --follow` leaves out the bisects' runs (see `follow::bisect_runs`).
+    pub excluded_runs: BTreeSet<RunId>,
 }
 
 /// How the tested revisions of a history are put in order.
@@ -405,14 +407,16 @@ pub(crate) fn change_points_json(history: &History, sessions: &HashMap<(usize, u
 /// The runs a history is made of: the successful ones `filter` selects, as the job ran them (perf-attached
 /// profiling runs are read by no series).
 fn history_runs(store: &dyn Store, filter: &HistoryFilter) -> Result<Vec<RunSummary>> {
-    Ok(store.list_runs(&RunFilter {
+    let mut runs = store.list_runs(&RunFilter {
         job: filter.job.clone(),
         testcase: filter.testcase.clone(),
         hostname: filter.machine.clone(),
         status: Some(RunStatus::Ok),
         kind: Some(RunKind::Plain),
         ..RunFilter::default()
-    })?)
+    })?;
+    runs.retain(|run| !filter.excluded_runs.contains(&run.id));
+    Ok(runs)
 }
 
 /// The branch's first-parent history, oldest first, as SHA to position.
@@ -443,6 +447,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         testcase: args.testcase.clone(),
         machine: args.machine.clone(),
         metric: args.metric.clone(),
+        excluded_runs: BTreeSet::new(),
     };
     let options = track_options(args);
     // Labels need no repository (their order is that of their runs): outside one, without --repo or --bisect, the
@@ -477,8 +482,8 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
         by_labels || (!series.is_empty() && series.iter().all(|s| s.positions.iter().all(Option::is_none)));
     let along = if labels_only { "the labels' run order" } else { branch };
 
-    // Bisect each regression whose tested commits around it are more than one commit apart, and each between two
-    // adjacent commits that no session of its job covers yet (see `needs_bisect`).
+    // Bisect each regression whose gap no finished session of its job and machine covers yet (see `needs_bisect`);
+    // each change names the session that covers it.
     let stored_sessions = store.bisect_sessions()?;
     let history = History { series, analyses, notes: Vec::new(), branch_positions: positions };
     let mut sessions = covering_sessions(store, &stored_sessions, &repo, &history)?;
@@ -727,6 +732,7 @@ fn history_with(
             hostname: Some(machine.clone()),
             metric_regex: filter.metric.clone(),
             build: split.then(|| build.clone()),
+            excluded_runs: filter.excluded_runs.clone(),
             ..SampleQuery::default()
         })?;
         let by_key: HashMap<&str, _> = samples.iter().map(|s| (s.revision.key(), s)).collect();
@@ -891,12 +897,14 @@ pub(crate) fn covering_sessions(
 }
 
 /// Whether `track --bisect` and `track --follow` bisect a change between the tested commits at branch positions
-/// `before` and `after`: always when they are more than one commit apart (the search narrows the gap); between two
-/// adjacent commits only when no session in `spans` covers them. Such a change needs no search, but only a bisect
-/// confirms the commit against its parent and gives it a report; a covering session (the bisect whose runs pinned
-/// the change there) has done both.
+/// `before` and `after`: unless a finished session in `spans` covers them (its good at or before `before`, its bad at
+/// or after `after`), of any metric. A covering session has searched that range already: between two adjacent
+/// commits it confirmed the commit against its parent and gave it a report; over a wider range it found the change
+/// (or found none to reproduce). A new bisect with other ends inside it would spend its runs on the same commits
+/// again (QA 45b 2: every follow pass bisected another range inside the last one, 120 runs and a mail each). An
+/// unfinished session is in no span: the bisect of its pair finds and continues it.
 pub(crate) fn needs_bisect(before: usize, after: usize, spans: &[(usize, usize)]) -> bool {
-    after > before + 1 || (after == before + 1 && !spans.iter().any(|&(good, bad)| good <= before && after <= bad))
+    after > before && !spans.iter().any(|&(good, bad)| good <= before && after <= bad)
 }
 
 /// The stem of the job file `track --bisect` writes a stored run's job to, so that the bisect's runs keep the job's
@@ -979,12 +987,15 @@ pub(crate) fn bisect_change(
         profile: 0,
     };
     crate::cmd::bisect::run(store, &bisect_args)?;
-    let id = store
-        .bisect_sessions()?
-        .into_iter()
-        .filter(|b| b.good == good && b.bad == bad && b.metric.as_deref() == Some(s.metric.as_str()))
-        .map(|b| b.id.0)
-        .max();
+    // The series' machine's session: another machine of a farm may bisect the same pair into the same store, and
+    // `track --follow` records (and mails) the session it gets here as its own.
+    let mut id = None;
+    for b in store.bisect_sessions()? {
+        let same_pair = b.good == good && b.bad == bad && b.metric.as_deref() == Some(s.metric.as_str());
+        if same_pair && crate::cmd::bisect::machine_of(store, &b)?.is_none_or(|there| there == s.machine) {
+            id = id.max(Some(b.id.0));
+        }
+    }
     Ok(id)
 }
 
@@ -998,7 +1009,9 @@ mod tests {
         type Case = (usize, usize, &'static [(usize, usize)], bool);
         let cases: &[Case] = &[
             (3, 7, &[], true),
-            (3, 7, &[(3, 7)], true), // a gap is bisected again: the bisect of the pair is found and continued
+            (3, 7, &[(3, 7)], false),
+            (4, 6, &[(3, 7)], false), // other ends inside a finished session's range
+            (2, 6, &[(3, 7)], true),  // reaching out of it
             (3, 4, &[], true),
             (3, 4, &[(3, 4)], false),
             (3, 4, &[(0, 9)], false),
