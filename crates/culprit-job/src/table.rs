@@ -236,6 +236,54 @@ pub fn box_setting(key: &str) -> Option<&'static BoxSetting> {
     BOX_SETTINGS_NOT_APPLIED.iter().find(|s| s.key == key)
 }
 
+/// Whether the program of a job applies its top-level `key` itself ([`SCRIPTS_APPLIED_BY_PROGRAMS`]): oltp's MySQL
+/// server for `mysql-setup:`, unless the job chose PostgreSQL. `program_param` reads the program's resolved params.
+pub fn applied_by_program<'a>(key: &str, program: &str, program_param: impl Fn(&str) -> Option<&'a str>) -> bool {
+    applied_script(key, program).is_some_and(|script| program_param(script.implies.0) == Some(script.implies.1))
+}
+
+/// The box setting a flattened job key gives, with the value to show: `fs: xfs` and the `fs.fs`/`fs.mount_option`
+/// of lkp's `fs: {fs: ext4, mount_option: dax}` under their own names, any other key of a setting's hash as
+/// `key=value` (`boot_params: bp1_memmap=104G!8G`).
+pub fn box_setting_of(key: &str, value: &str) -> Option<(&'static BoxSetting, String)> {
+    let (top, rest) = key.split_once('.').unwrap_or((key, ""));
+    let setting = box_setting(top)?;
+    match box_setting(rest) {
+        Some(inner) if top == "fs" => Some((inner, value.to_string())),
+        _ if rest.is_empty() => Some((setting, value.to_string())),
+        _ => Some((setting, format!("{rest}={value}"))),
+    }
+}
+
+/// The box settings that flattened job params give and Culprit records but does not apply, each with its distinct
+/// values, in the order the params first give them. `params` are those the job's program does not apply itself
+/// ([`applied_by_program`]). `culprit run`'s note and a report's mail both read it, so that the mail never prints
+/// as the test's setup a setting the run says it left alone. An empty param sets nothing (`fs2: [nfsv4, ~]`) and is
+/// left out, but an empty setup script (`drop_caches:`) still runs in lkp, so it is named.
+pub fn settings_not_applied<'a>(
+    params: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(&'static BoxSetting, Vec<String>)> {
+    let mut given: Vec<(&'static BoxSetting, Vec<String>)> = Vec::new();
+    for (key, value) in params {
+        let Some((setting, shown)) = box_setting_of(key, value) else { continue };
+        if value.is_empty() && !setting.script {
+            continue;
+        }
+        let slot = match given.iter().position(|(s, _)| s.key == setting.key) {
+            Some(at) => at,
+            None => {
+                given.push((setting, Vec::new()));
+                given.len() - 1
+            }
+        };
+        let values = &mut given[slot].1;
+        if !value.is_empty() && !values.contains(&shown) {
+            values.push(shown);
+        }
+    }
+    given
+}
+
 /// Whether a top-level key is metadata (see [`METADATA_KEYS`]).
 pub fn is_metadata_key(key: &str) -> bool {
     METADATA_KEYS.contains(&key)

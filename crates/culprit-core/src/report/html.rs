@@ -57,6 +57,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
             let _ = writeln!(out, "<li><code>{}: {}</code></li>", escape(k), escape(v));
         }
         out.push_str("</ul></li>\n");
+        if let Some(sentence) = super::not_applied_sentence(input) {
+            let _ = writeln!(out, "<li>{}</li>", escape(&sentence));
+        }
     }
     out.push_str("</ul>\n");
     if !input.reproduce.is_empty() {

@@ -69,6 +69,9 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         for (k, v) in &input.params {
             let _ = writeln!(out, "  - {}: {}", code(k, false), code(v, false));
         }
+        if let Some(sentence) = super::not_applied_sentence(input) {
+            let _ = writeln!(out, "- {}", escape(&sentence));
+        }
     }
     out.push('\n');
     if !input.reproduce.is_empty() {

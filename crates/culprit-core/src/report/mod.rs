@@ -150,6 +150,15 @@ pub struct TrendPoint {
     pub stddev: Option<f64>,
 }
 
+/// The sentence after the mail's params that marks those Culprit recorded but did not apply
+/// ([`ReportInput::not_applied`]), if any.
+pub(crate) fn not_applied_sentence(input: &ReportInput) -> Option<String> {
+    match input.not_applied.is_empty() {
+        true => None,
+        false => Some(format!("recorded with the runs, not applied by Culprit: {}", input.not_applied.join(", "))),
+    }
+}
+
 /// The name the reproduce steps give the job file.
 pub const JOB_FILE: &str = "job.yaml";
 
@@ -173,6 +182,12 @@ pub struct ReportInput {
     pub machine: Machine,
     /// The job's params in job order, as `key: value`.
     pub params: Vec<(String, String)>,
+    /// The params among `params` that are lkp's settings of the test box (`disk`, `fs`, `cpufreq_governor`), which
+    /// Culprit records with the runs but does not apply, as `culprit run` says: the mail marks them, so that it does
+    /// not give "disk: 2pmem, fs: ext4" as the setup of a run on tmpfs. Reports stored before it read none, and it is
+    /// left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<String>,
     /// The exact commands that reproduce the result, one per line (comments start with `#`).
     pub reproduce: Vec<String>,
     /// The file name the job is written to next to the report, when it is.

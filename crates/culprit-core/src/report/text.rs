@@ -39,6 +39,10 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         for (k, v) in &input.params {
             let _ = writeln!(out, "\t{k}: {v}");
         }
+        if let Some(sentence) = super::not_applied_sentence(input) {
+            out.push('\n');
+            out.push_str(&wrap(&sentence, ""));
+        }
     }
     out.push_str("\n\n");
     if !input.reproduce.is_empty() {

@@ -107,6 +107,10 @@ pub fn db_option(store: &dyn Store) -> String {
     }
 }
 
+/// The store the reproduce steps of `report --compare` measure into, relative to where they are pasted: a new one,
+/// so that their runs are not pooled with those reported.
+const REPRO_STORE: &str = "repro.db";
+
 /// ` --machine NAME` for the `culprit compare` lines of a report on `machine`'s runs when other machines ran the job
 /// at these revisions too (a farm's machines following one branch): without it the pasted command printed a table
 /// per machine, and the mail's numbers were in only one of them (QA 45b). Empty otherwise, as the table is the one.
@@ -251,6 +255,30 @@ fn params_of(record: &RunRecord) -> Vec<(String, String)> {
         return imported_path_params(&record.job_id).into_iter().collect();
     }
     crate::cmd::compare::params_by_lkp_name(&params)
+}
+
+/// The box settings among a run's params (`disk`, `fs`, `cpufreq_governor`) that Culprit recorded but did not
+/// apply, by key, decided by the function `culprit run`'s note uses
+/// ([`culprit_job::table::settings_not_applied`]): the mail printed "disk: 2pmem, fs: ext4" as the setup of a run on
+/// tmpfs (QA 46). The record keeps no program, so the program is the one a param selects; a param the job does not
+/// give reads as the one a setup script implies, as the planner places that before the job's own.
+fn not_applied_of(record: &RunRecord) -> Vec<String> {
+    let top_keys = || record.params.iter().map(|(key, _)| key.split('.').next().unwrap_or(key));
+    let program = culprit_job::table::PROGRAMS
+        .iter()
+        .find(|program| program.selectors.iter().any(|selector| top_keys().any(|key| key == selector.key)))
+        .map(|program| program.name);
+    let applied = |key: &str| {
+        let Some(program) = program else { return false };
+        let implied = culprit_job::table::applied_script(key, program).map(|script| script.implies);
+        culprit_job::table::applied_by_program(key, program, |name| {
+            let given = record.params.iter().find(|(k, _)| k.rsplit('.').next() == Some(name));
+            given.map(|(_, v)| v.as_str()).or(implied.filter(|(n, _)| *n == name).map(|(_, v)| v))
+        })
+    };
+    let params = record.params.iter().filter(|(key, _)| !applied(key));
+    let given = culprit_job::table::settings_not_applied(params.map(|(key, value)| (key.as_str(), value.as_str())));
+    given.into_iter().map(|(setting, _)| setting.key.to_string()).collect()
 }
 
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session
@@ -416,6 +444,7 @@ pub fn from_bisect(
         testcase: record.testcase.clone(),
         machine: record.machine.clone(),
         params: params_of(&record),
+        not_applied: not_applied_of(&record),
         reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
@@ -457,7 +486,7 @@ pub fn from_bisect(
         compare_line,
     ];
     if input.metric == config.metric {
-        input.reproduce.extend(alone_lines(store, &on_machine, &keys, &config.metric));
+        input.reproduce.extend(alone_lines(&db_option(store), &on_machine, &keys, &config.metric));
     }
     Ok((input, config.job_yaml))
 }
@@ -511,7 +540,7 @@ fn confirmation_of(
 /// table decides it among every metric, so a 48.7% step over 13 and 10 noisy runs that the mail headlines as a
 /// regression is missing from that table (q = 0.23 among 141 metrics). Narrowed to the metric by an anchored
 /// regex, compare decides it alone too, and prints the mail's verdict.
-fn alone_lines(store: &dyn Store, on_machine: &str, keys: &[String], metric: &str) -> [String; 2] {
+fn alone_lines(db: &str, on_machine: &str, keys: &[String], metric: &str) -> [String; 2] {
     // The metacharacters of a regex, escaped so that `meminfo.Active(anon)` or `a.b` match only themselves.
     let escaped: String = metric
         .chars()
@@ -521,8 +550,7 @@ fn alone_lines(store: &dyn Store, on_machine: &str, keys: &[String], metric: &st
     [
         format!("# the {metric} row, decided on its own as in the mail:"),
         format!(
-            "culprit compare{}{on_machine} {} --metric {}",
-            db_option(store),
+            "culprit compare{db}{on_machine} {} --metric {}",
             keys.join(" "),
             shell_quote(&format!("^{escaped}$"))
         ),
@@ -836,36 +864,38 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         }
         false => JOB_FILE,
     };
-    // Every column of the table, the fix too: without its runs, the compare step below fails in a fresh store.
-    // Each side is run as many times as it has runs in the table (at least the 3 a verdict needs), into the store
-    // the compare step reads, which is this one when it is not the default.
+    // The steps measure into a store of their own: pasted next to the reporter's store, `--db` of it added their
+    // runs to the very runs reported, and the pooled table hid the change the mail gave (QA 46). A fresh store holds
+    // this machine's runs only, so no `--machine` either.
+    let db = format!(" --db {REPRO_STORE}");
+    reproduce.push(format!("# the runs go to a new store, {REPRO_STORE}, not to the one this report read:"));
+    // When the mail says how many runs a side would show a change this size, that is what the steps take; else
+    // each side is run as many times as it has runs in the table (at least the 3 a verdict needs).
+    let needed = report::change_of(&comparison, &metric, 1)
+        .and_then(|(row, change)| culprit_core::compare::runs_to_tell(&comparison, row, change))
+        .map_or(0, |runs| runs.needed);
+    // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
         let role = ["the base", "the bad tree", "the fix"][i.min(2)];
         reproduce.push(match r {
             Revision::Commit { .. } => format!("# with {} ({role}) checked out and built:", r.short()),
             Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
         });
-        // The compare step below reads every stored run: as many runs as that table has make it again.
-        let n = pooled.as_ref().unwrap_or(&comparison).columns.get(i).map_or(3, |c| (c.ok_runs + c.failed_runs).max(3));
-        reproduce.push(format!("culprit run{} {job_file} -n {n} {}", db_option(store), run_target(r)));
+        let in_table = pooled.as_ref().unwrap_or(&comparison).columns.get(i).map_or(0, |c| c.ok_runs + c.failed_runs);
+        let n = in_table.max(needed).max(3);
+        reproduce.push(format!("culprit run{db} {job_file} -n {n} {}", run_target(r)));
     }
-    let on_machine = machine_option(store, job_id, &keys, Some(bad_record.machine.hostname.as_str()))?;
     if pooled.is_some() {
         reproduce.push("# the table of every stored run of the three, after the one of try-fix's runs:".to_string());
     }
-    let mut compare_line = format!(
-        "culprit compare{}{on_machine} {} {}",
-        db_option(store),
-        shell_quote(&keys[0]),
-        shell_quote(&keys[1])
-    );
+    let mut compare_line = format!("culprit compare{db} {} {}", shell_quote(&keys[0]), shell_quote(&keys[1]));
     if let Some(fix) = keys.get(2) {
         compare_line.push(' ');
         compare_line.push_str(&shell_quote(fix));
     }
     reproduce.push(compare_line);
     if let Some(metric) = metric_given {
-        reproduce.extend(alone_lines(store, &on_machine, &keys[..2], metric));
+        reproduce.extend(alone_lines(&db, "", &keys[..2], metric));
     }
     let input = ReportInput {
         base: commit_ref(&revisions[0]),
@@ -874,6 +904,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         testcase: bad_record.testcase.clone(),
         machine: bad_record.machine.clone(),
         params: params_of(&bad_record),
+        not_applied: not_applied_of(&bad_record),
         reproduce,
         job_file: None,
         job_yaml: None,

@@ -743,51 +743,21 @@ fn bytes_text(bytes: u64) -> String {
     }
 }
 
-/// The box setting a flattened job key gives, with the value to show: `fs: xfs` and the `fs.fs`/`fs.mount_option`
-/// of lkp's `fs: {fs: ext4, mount_option: dax}` under their own names, any other key of a setting's hash as
-/// `key=value` (`boot_params: bp1_memmap=104G!8G`).
-fn box_setting_of(key: &str, value: &str) -> Option<(&'static culprit_job::table::BoxSetting, String)> {
-    let (top, rest) = key.split_once('.').unwrap_or((key, ""));
-    let setting = culprit_job::table::box_setting(top)?;
-    match culprit_job::table::box_setting(rest) {
-        Some(inner) if top == "fs" => Some((inner, value.to_string())),
-        _ if rest.is_empty() => Some((setting, value.to_string())),
-        _ => Some((setting, format!("{rest}={value}"))),
-    }
-}
-
 /// Says which of lkp's box settings the jobs give, with their values, are recorded but not applied. Without it a job
 /// of `fs: [ext4, xfs]` ran twice on the scratch directory's filesystem, stored as an ext4 and an xfs job, and their
 /// difference read as the filesystems' when it was noise; and a job's `drop_caches:` or `numactl:` setup, which
 /// changes what the benchmark measures, would be passed over in silence.
 fn note_settings_not_applied(jobs: &[PlannedJob], scratch_root: &Path) {
-    let mut given: Vec<(&culprit_job::table::BoxSetting, Vec<String>)> = Vec::new();
     // A setup script the job's program applies (oltp's MySQL server for `mysql-setup:`, unless the job chose
     // PostgreSQL) is done, not merely recorded.
     let applied = |job: &PlannedJob, key: &str| {
-        culprit_job::table::applied_script(key, job.run.program.name())
-            .is_some_and(|script| job.run.program_params.get(script.implies.0) == Some(script.implies.1))
+        culprit_job::table::applied_by_program(key, job.run.program.name(), |param| job.run.program_params.get(param))
     };
-    let not_applied = jobs.iter().flat_map(|job| job.run.params.iter().filter(move |(key, _)| !applied(job, key)));
-    for (key, value) in not_applied {
-        let Some((setting, shown)) = box_setting_of(key, value) else { continue };
-        // An empty param sets nothing (`fs2: [nfsv4, ~]`), but an empty setup script (`drop_caches:`) still runs in
-        // lkp, so it is named.
-        if value.is_empty() && !setting.script {
-            continue;
-        }
-        let slot = match given.iter().position(|(s, _)| s.key == setting.key) {
-            Some(at) => at,
-            None => {
-                given.push((setting, Vec::new()));
-                given.len() - 1
-            }
-        };
-        let values = &mut given[slot].1;
-        if !value.is_empty() && !values.contains(&shown) {
-            values.push(shown);
-        }
-    }
+    let not_applied = jobs.iter().flat_map(|job| {
+        let params = job.run.params.iter().filter(move |(key, _)| !applied(job, key));
+        params.map(|(key, value)| (key.as_str(), value.as_str()))
+    });
+    let given = culprit_job::table::settings_not_applied(not_applied);
     if given.is_empty() {
         return;
     }

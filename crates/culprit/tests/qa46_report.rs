@@ -1,0 +1,76 @@
+//! QA 46, section 4: the mail of `culprit report --compare` marks lkp's box settings (`disk`, `fs`) that Culprit
+//! recorded but did not apply, in every format, and its reproduce steps measure into a store of their own with as
+//! many runs as the mail says would show the change.
+
+mod common;
+
+use common::{culprit, stdout};
+use std::path::Path;
+
+/// A command job giving lkp's `fs: ext4` and `disk: 2pmem`, whose `ops` is read from `ops.txt`.
+const JOB: &str = "fs: ext4\ndisk: 2pmem\ncommand:\n  cmd: \"cat ops.txt\"\n  capture:\n    ops: 'ops: ([0-9]+)'\n";
+
+/// Runs the job once per value at `label`, each run printing `ops: value`.
+fn run_each(dir: &Path, label: &str, values: &[u32]) {
+    for value in values {
+        common::write(dir, "ops.txt", &format!("ops: {value}\n"));
+        stdout(&culprit("f.db", &["run", "j.yaml", "-n", "1", "--label", label, "--monitors", "none"], dir));
+    }
+}
+
+/// The mail's reproduce steps, with lines broken by ` \` joined again.
+fn steps_of(text: &str) -> String {
+    text.replace(" \\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn qa46_4_the_mail_marks_box_settings_not_applied_and_its_steps_use_a_new_store() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "j.yaml", JOB);
+    run_each(dir.path(), "a", &[101, 102, 103]);
+    run_each(dir.path(), "b", &[201, 202, 203]);
+
+    let text = stdout(&culprit("f.db", &["report", "--compare", "a", "b"], dir.path()));
+    // The params are still given, as lkp's mail gives them, and marked as not applied right after them.
+    assert!(text.contains("\tdisk: 2pmem\n\tfs: ext4\n"), "{text}");
+    assert!(text.contains("\nrecorded with the runs, not applied by Culprit: disk, fs\n"), "{text}");
+    // The steps measure into a new store, and say so; none of them names the store the report read.
+    let steps = steps_of(&text);
+    assert!(text.contains("# the runs go to a new store, repro.db, not to the one this report read:"), "{text}");
+    assert!(steps.contains("culprit run --db repro.db job.yaml -n 3 --label a"), "{text}");
+    assert!(steps.contains("culprit run --db repro.db job.yaml -n 3 --label b"), "{text}");
+    assert!(steps.contains("culprit compare --db repro.db a b"), "{text}");
+    assert!(!steps.contains("--db f.db"), "{text}");
+
+    let markdown = stdout(&culprit("f.db", &["report", "--compare", "a", "b", "--format", "markdown"], dir.path()));
+    assert!(markdown.contains("\n- recorded with the runs, not applied by Culprit: disk, fs\n"), "{markdown}");
+    let html = stdout(&culprit("f.db", &["report", "--compare", "a", "b", "--format", "html"], dir.path()));
+    assert!(html.contains("<li>recorded with the runs, not applied by Culprit: disk, fs</li>"), "{html}");
+    let json = stdout(&culprit("f.db", &["report", "--compare", "a", "b", "--format", "json"], dir.path()));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["report"]["not_applied"], serde_json::json!(["disk", "fs"]), "{json}");
+}
+
+#[test]
+fn qa46_4_the_steps_take_the_runs_the_mail_says_would_show_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    common::write(dir.path(), "j.yaml", JOB);
+    // A 9.7% change within noise of some 15%: three runs a side cannot tell it.
+    run_each(dir.path(), "a", &[100, 120, 90]);
+    run_each(dir.path(), "b", &[110, 130, 100]);
+    let text = stdout(&culprit("f.db", &["report", "--compare", "a", "b"], dir.path()));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let needed = runs_said(&flat);
+    let needed = needed.unwrap_or_else(|| panic!("the mail says no runs that would show the change:\n{text}"));
+    assert!(needed > 3, "{text}");
+    let steps = steps_of(&text);
+    assert!(steps.contains(&format!("culprit run --db repro.db job.yaml -n {needed} --label a")), "{text}");
+    assert!(steps.contains(&format!("culprit run --db repro.db job.yaml -n {needed} --label b")), "{text}");
+}
+
+/// The N of "about N runs a side, not 3, would show" in the mail's text, words separated by single spaces.
+fn runs_said(flat: &str) -> Option<usize> {
+    let (_, after) = flat.split_once("about ")?;
+    let (count, rest) = after.split_once(' ')?;
+    rest.starts_with("runs a side, not 3, would show").then(|| count.parse().ok()).flatten()
+}
