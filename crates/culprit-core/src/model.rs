@@ -110,6 +110,43 @@ impl Machine {
             false => known.join(" "),
         }
     }
+
+    /// The machine facts in which the sides of a comparison differ, each side named by its label, as a sentence:
+    /// "base ran with 2 CPUs, pin1 with 1". `nr_cpu` is the CPUs a run could use (its affinity mask), so a side run
+    /// under `taskset` or in a smaller cpuset differs in it. None when the sides agree; a fact a side did not record
+    /// (0 or empty, an imported run) is no difference.
+    pub fn differences(sides: &[(&str, &Machine)]) -> Option<String> {
+        // Each fact: its value when recorded, and how the first side and the others say it, around the value.
+        type Fact = (fn(&Machine) -> Option<String>, [&'static str; 2], [&'static str; 2]);
+        let facts: [Fact; 4] = [
+            (|m| (m.nr_cpu > 0).then(|| m.nr_cpu.to_string()), ["ran with ", " CPUs"], ["with ", ""]),
+            (
+                |m| (m.memory_kib > 0).then(|| format!("{}", (m.memory_kib as f64 / (1024.0 * 1024.0)).round())),
+                ["had ", "G memory"],
+                ["", "G"],
+            ),
+            (|m| Some(m.kernel.trim().to_string()).filter(|k| !k.is_empty()), ["ran kernel ", ""], ["", ""]),
+            (|m| Some(m.cpu_model.trim().to_string()).filter(|c| !c.is_empty()), ["ran on ", ""], ["on ", ""]),
+        ];
+        let mut said = Vec::new();
+        for (value, [first_before, first_after], [other_before, other_after]) in facts {
+            let values: Vec<(&str, String)> =
+                sides.iter().filter_map(|(label, m)| value(m).map(|v| (*label, v))).collect();
+            if values.iter().all(|(_, v)| *v == values[0].1) {
+                continue;
+            }
+            let parts: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, (label, v))| match i {
+                    0 => format!("{label} {first_before}{v}{first_after}"),
+                    _ => format!("{label} {other_before}{v}{other_after}"),
+                })
+                .collect();
+            said.push(parts.join(", "));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
+    }
 }
 
 /// How a run ended. A failed run is stored, never dropped: its reason and stderr are evidence.
@@ -236,6 +273,26 @@ impl MetricClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_differences_name_each_fact_the_sides_disagree_on() {
+        let base = Machine {
+            hostname: "vm".into(),
+            cpu_model: "AMD EPYC".into(),
+            nr_cpu: 2,
+            memory_kib: 24 * 1024 * 1024,
+            kernel: "6.1.0".into(),
+        };
+        assert_eq!(Machine::differences(&[("a", &base), ("b", &base.clone())]), None);
+        let pinned = Machine { nr_cpu: 1, memory_kib: 16 * 1024 * 1024, kernel: "6.2.0".into(), ..base.clone() };
+        assert_eq!(
+            Machine::differences(&[("a", &base), ("b", &pinned)]).as_deref(),
+            Some("a ran with 2 CPUs, b with 1; a had 24G memory, b 16G; a ran kernel 6.1.0, b 6.2.0")
+        );
+        // A fact a side did not record (an imported run) is no difference.
+        let unknown = Machine { nr_cpu: 0, cpu_model: String::new(), ..base.clone() };
+        assert_eq!(Machine::differences(&[("a", &base), ("b", &unknown)]), None);
+    }
 
     #[test]
     fn the_benchmarks_own_metrics_are_its_program_metrics_but_culprits_rows() {

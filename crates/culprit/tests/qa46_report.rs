@@ -1,6 +1,7 @@
-//! QA 46, section 4: the mail of `culprit report --compare` marks lkp's box settings (`disk`, `fs`) that Culprit
-//! recorded but did not apply, in every format, and its reproduce steps measure into a store of their own with as
-//! many runs as the mail says would show the change.
+//! QA 46, sections 4 and 5: the mail of `culprit report --compare` marks lkp's box settings (`disk`, `fs`) that
+//! Culprit recorded but did not apply, in every format; its reproduce steps measure into a store of their own with
+//! as many runs as the mail says would show the change; and `compare` and the mail say when the two sides ran with
+//! different machine facts (one side under `taskset -c 0`).
 
 mod common;
 
@@ -73,4 +74,41 @@ fn runs_said(flat: &str) -> Option<usize> {
     let (_, after) = flat.split_once("about ")?;
     let (count, rest) = after.split_once(' ')?;
     rest.starts_with("runs a side, not 3, would show").then(|| count.parse().ok()).flatten()
+}
+
+#[test]
+fn qa46_5_compare_and_the_mail_say_when_the_sides_ran_with_different_cpus() {
+    // One side run under `taskset -c 0` records 1 CPU (its affinity mask), the other every CPU the test may use.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert!(cpus > 1, "this test pins one side to CPU 0, and needs more than one CPU to tell the sides apart");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::write(d, "j.yaml", JOB);
+    run_each(d, "all", &[101, 102, 103]);
+    for value in [151, 152, 153] {
+        common::write(d, "ops.txt", &format!("ops: {value}\n"));
+        let out = std::process::Command::new("taskset")
+            .args(["-c", "0", env!("CARGO_BIN_EXE_culprit"), "--db", "f.db", "run", "j.yaml", "-n", "1"])
+            .args(["--label", "pin1", "--monitors", "none"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        stdout(&out);
+    }
+    let said = format!("all ran with {cpus} CPUs, pin1 with 1");
+    let table = stdout(&culprit("f.db", &["compare", "all", "pin1"], d));
+    // A comment line under the table, wrapped as the others are.
+    assert!(table.contains("\n# the sides ran on different machine facts: "), "{table}");
+    let flat = table.replace("\n# ", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains(&format!("the sides ran on different machine facts: {said};")), "{table}");
+    // The mail still names the bad side's machine, and says right after it how the base's differed.
+    let mail = stdout(&culprit("f.db", &["report", "--compare", "all", "pin1"], d));
+    let flat = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("on test machine: 1 threads"), "{mail}");
+    assert!(flat.contains(&format!("(the sides ran on different machine facts: {said};")), "{mail}");
+
+    // Sides on the same CPUs say nothing of the machine.
+    run_each(d, "again", &[104, 105, 106]);
+    let table = stdout(&culprit("f.db", &["compare", "all", "again"], d));
+    assert!(!table.contains("different machine facts"), "{table}");
 }

@@ -51,6 +51,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "<li>in testcase: {}</li>", escape(&input.testcase));
     let _ = writeln!(out, "<li>on test machine: {}</li>", escape(&input.machine.describe()));
+    if let Some(machines) = &input.machines_differ {
+        let _ = writeln!(out, "<li>{}</li>", escape(machines));
+    }
     if !input.params.is_empty() {
         out.push_str("<li>with following parameters:<ul>\n");
         for (k, v) in &input.params {

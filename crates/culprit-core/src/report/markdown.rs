@@ -64,6 +64,9 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
     let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe()));
+    if let Some(machines) = &input.machines_differ {
+        let _ = writeln!(out, "- {}", escape(machines));
+    }
     if !input.params.is_empty() {
         out.push_str("- with following parameters:\n");
         for (k, v) in &input.params {

@@ -180,6 +180,11 @@ pub struct ReportInput {
     pub fix: Option<CommitRef>,
     pub testcase: String,
     pub machine: Machine,
+    /// When the sides' runs differ in machine facts (`Machine::differences`: CPUs, memory, kernel, CPU model), the
+    /// sentence that says so after the machine line, which describes the bad side's machine only: a mail of runs
+    /// with 2 CPUs against runs under `taskset -c 0` named one thread (QA 46). Left out of the JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines_differ: Option<String>,
     /// The job's params in job order, as `key: value`.
     pub params: Vec<(String, String)>,
     /// The params among `params` that are lkp's settings of the test box (`disk`, `fs`, `cpufreq_governor`), which

@@ -34,6 +34,9 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     let _ = writeln!(out, "in testcase: {}", input.testcase);
     // Like the commit line, the machine line is a fact the robot never breaks, even past the mail width.
     let _ = writeln!(out, "on test machine: {}", input.machine.describe());
+    if let Some(machines) = &input.machines_differ {
+        out.push_str(&wrap(&format!("({machines})"), ""));
+    }
     if !input.params.is_empty() {
         out.push_str("with following parameters:\n\n");
         for (k, v) in &input.params {

@@ -259,11 +259,16 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         let sources = stored.sources(&plain, profiled.as_ref());
         let said = sources.as_ref().map(|sources| culprit_core::report::sources_text(sources, &labels));
         let samples = &stored.plain;
+        let side_keys: Vec<String> = stored.plain.iter().map(|s| s.revision.key().to_string()).collect();
+        let machines = machines_differ(store, &of_table, &side_keys, &labels)?;
         match args.format {
             CompareFormat::Table => {
                 out.push_str(&render::render_table(&result, render_options));
                 if let Some(said) = &said {
                     out.push_str(&culprit_core::report::wrap(said, "# "));
+                }
+                if let Some(machines) = &machines {
+                    out.push_str(&culprit_core::report::wrap(machines, "# "));
                 }
                 let lines = render::headlines(&result);
                 if !lines.is_empty() {
@@ -303,6 +308,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
                 json.push(value);
             }
         }
+        // The other formats carry no sentence of their own: the warning says it there.
+        if args.format != CompareFormat::Table {
+            warnings.extend(machines.map(|machines| format!("{title}: {machines}")));
+        }
         warnings.extend(empty_table_warning(&result, title, samples, args, &db_option(store)));
         if args.metric.is_none() {
             warnings.extend(idle_stressors_warning(&result, title, &db_option(store)));
@@ -328,6 +337,32 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         out = render::render_jobs_csv(&tables, render_options);
     }
     Ok(Rendered { text: out, warnings })
+}
+
+/// The machine facts in which the sides of a table differ (`Machine::differences`), said as a sentence, or None.
+/// `runs` are the table's; each side's facts are read from its latest successful run (any run when none
+/// succeeded). A side run under `taskset -c 0` records 1 CPU where the other records 2, and the table put the two
+/// together with no word, while the mail named the bad side's machine only (QA 46).
+pub(crate) fn machines_differ(
+    store: &dyn Store,
+    runs: &[RunSummary],
+    keys: &[String],
+    labels: &[String],
+) -> Result<Option<String>> {
+    let mut machines = Vec::new();
+    for key in keys {
+        let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
+        let chosen = side.iter().rev().find(|r| r.failure_reason.is_none()).or(side.last());
+        match chosen {
+            Some(run) => machines.push(store.run(run.id)?.machine),
+            None => return Ok(None),
+        }
+    }
+    let sides: Vec<(&str, &culprit_core::model::Machine)> =
+        labels.iter().map(String::as_str).zip(&machines).collect();
+    Ok(culprit_core::model::Machine::differences(&sides).map(|said| {
+        format!("the sides ran on different machine facts: {said}; the change may be the machine's, not the revisions'")
+    }))
 }
 
 /// One table [`machine_tables`] draws: a job, and the machine and build whose runs it reads.

@@ -444,6 +444,7 @@ pub fn from_bisect(
         testcase: record.testcase.clone(),
         machine: record.machine.clone(),
         params: params_of(&record),
+        machines_differ: None,
         not_applied: not_applied_of(&record),
         reproduce: Vec::new(),
         job_file: None,
@@ -897,6 +898,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(metric) = metric_given {
         reproduce.extend(alone_lines(&db, "", &keys[..2], metric));
     }
+    // The machine line names the bad side's machine: when the sides' differ, the mail says how.
+    let labels: Vec<String> = revisions.iter().map(|r| r.short().to_string()).collect();
+    let machines_differ = crate::cmd::compare::machines_differ(store, &runs, &keys, &labels)?;
     let input = ReportInput {
         base: commit_ref(&revisions[0]),
         commit: commit_ref(&revisions[1]),
@@ -904,6 +908,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         testcase: bad_record.testcase.clone(),
         machine: bad_record.machine.clone(),
         params: params_of(&bad_record),
+        machines_differ,
         not_applied: not_applied_of(&bad_record),
         reproduce,
         job_file: None,
