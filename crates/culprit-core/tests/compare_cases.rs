@@ -21,6 +21,14 @@ fn pair(metric: &str, a: Vec<f64>, b: Vec<f64>) -> Comparison {
     Comparison::new(vec![Column::new("base").with_metric(metric, a), Column::new("new").with_metric(metric, b)])
 }
 
+/// Asserts the verdict of each (metric, base samples, other samples, verdict) under the default options.
+fn assert_verdicts(cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)>) {
+    for (metric, base, other, want) in cases {
+        let input = pair(metric, base.clone(), other.clone());
+        assert_eq!(only_verdict(&input, &CompareOptions::default(), metric), want, "{metric}: {base:?} -> {other:?}");
+    }
+}
+
 fn only_verdict(input: &Comparison, options: &CompareOptions, metric: &str) -> Verdict {
     let result = compare(input, options).expect("comparison runs");
     result.rows.iter().find(|r| r.metric == metric).and_then(|r| r.changes.first()).map(|c| c.verdict).expect("row")
@@ -99,7 +107,6 @@ fn verdict_table() {
 /// metrics keep their rules at any size.
 #[test]
 fn a_cpu_time_difference_below_the_tick_is_no_change() {
-    let opts = CompareOptions::default();
     let cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)> = vec![
         ("command.user_time", vec![0.0; 3], vec![0.00087, 0.00087, 0.000871], Verdict::Unchanged),
         ("command.system_time", vec![0.00077; 3], vec![0.0; 3], Verdict::Unchanged),
@@ -109,10 +116,7 @@ fn a_cpu_time_difference_below_the_tick_is_no_change() {
         ("command.user_time", vec![0.100, 0.101, 0.100], vec![0.130, 0.131, 0.130], Verdict::Regression),
         ("command.elapsed_time", vec![0.0008; 3], vec![0.0016; 3], Verdict::Regression),
     ];
-    for (metric, base, other, want) in cases {
-        let input = pair(metric, base.clone(), other.clone());
-        assert_eq!(only_verdict(&input, &opts, metric), want, "{metric}: {base:?} -> {other:?}");
-    }
+    assert_verdicts(cases);
 }
 
 /// QA 46: one IRQ-work interrupt in each run of one side and none in the other's (`interrupts.IWI` 0 to 1), or one
@@ -121,17 +125,13 @@ fn a_cpu_time_difference_below_the_tick_is_no_change() {
 /// still stand in for it.
 #[test]
 fn qa46_a_constant_from_or_to_zero_is_the_rank_tests_to_call() {
-    let opts = CompareOptions::default();
     let cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)> = vec![
         ("interrupts.IWI:IRQ_work_interrupts", vec![0.0; 3], vec![1.0; 3], Verdict::Unchanged),
         ("perf-profile.self.cpu-clock.llvm::extendToUses", vec![0.12; 3], vec![0.0; 3], Verdict::Unchanged),
         ("interrupts.IWI:IRQ_work_interrupts", vec![0.0; 5], vec![1.0; 5], Verdict::Changed),
         ("interrupts.IWI:IRQ_work_interrupts", vec![2.0; 3], vec![3.0; 3], Verdict::Changed),
     ];
-    for (metric, base, other, want) in cases {
-        let input = pair(metric, base.clone(), other.clone());
-        assert_eq!(only_verdict(&input, &opts, metric), want, "{metric}: {base:?} -> {other:?}");
-    }
+    assert_verdicts(cases);
 }
 
 /// QA 46: the block layer left the profile when fio moved from ext4 to tmpfs (`iowrite16` 5.18% to 0 in every run),
