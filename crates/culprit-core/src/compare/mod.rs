@@ -270,12 +270,13 @@ pub fn uses_absolute_change(metric: &str) -> bool {
 ///
 /// The kernel measures a process's total CPU time to the nanosecond but splits it into user and system time by
 /// which mode the scheduler tick found it in (`cputime_adjust`), and the tick comes every 1 to 10 ms by
-/// `CONFIG_HZ` (4 ms on Debian's kernels). A process that runs for less than a few ticks reads all user or all
-/// system time by chance: `echo` reads 0.7 ms of user time and 0 of system in one run and the reverse in the next.
-/// Three runs of each kind on the two sides are then two constant, different samples, which every test calls a
-/// certain change (an infinite one from a base of 0). 10 ms is one tick at the coarsest `CONFIG_HZ` and the
-/// centisecond GNU time, `/proc` and lkp's `time.*` figures report in, so nothing finer is read as a change.
-pub const CPU_TIME_RESOLUTION_SECS: f64 = 0.01;
+/// `CONFIG_HZ` (4 ms on Debian's kernels, `HZ=250`). A process that runs for less than a few ticks reads all user or
+/// all system time by chance: `echo` reads 0.7 ms of user time and 0 of system in one run and the reverse in the
+/// next, and three runs of each kind on the two sides were two constant, different samples, a certain change (an
+/// infinite one from a base of 0; a constant from 0 is now the rank test's too). A difference below one of Debian's
+/// ticks is not read as a change. The floor is no higher: a benchmark of 45 ms of user time that does 21% more
+/// work differs by 9.5 ms, which the runs' own scatter (under 1%) shows plainly, and a floor of 10 ms hid it.
+pub const CPU_TIME_RESOLUTION_SECS: f64 = 0.004;
 
 /// Whether the means `base` and `other` of `metric` are closer than the metric can measure: a user or system CPU
 /// time ([`CPU_TIME_RESOLUTION_SECS`]) whose means differ by less than that. Such a difference is never a change.
