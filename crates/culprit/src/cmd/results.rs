@@ -30,13 +30,14 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
 /// stored), which `culprit results --run ID` shows in full. Without them only a failed run's id could be found
 /// (`--failures`), while the notes of compare and report send the reader to `--run ID` for runs that succeeded.
 fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Value> {
+    let runs = store.list_runs(filter)?;
     let mut ids: std::collections::HashMap<(String, String, String), Vec<i64>> = std::collections::HashMap::new();
-    for run in store.list_runs(filter)? {
+    for run in &runs {
         let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
         ids.entry(key).or_default().push(run.id.0);
     }
     let mut groups = Vec::new();
-    for group in store.results_summary(filter)? {
+    for group in culprit_store::summarize(&runs) {
         let key = (group.job_id.clone(), group.revision.key().to_string(), group.hostname.clone());
         let mut value = serde_json::to_value(&group)?;
         if let Some(object) = value.as_object_mut() {
@@ -50,7 +51,9 @@ fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Val
 /// The summary `culprit results` prints (and the dashboard shows): one line per job, revision and machine, or a
 /// line saying that nothing matches.
 pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
-    let groups = store.results_summary(filter)?;
+    // One listing of the runs serves the lines and the names: the store's summary is this very grouping of it.
+    let runs = store.list_runs(filter)?;
+    let groups = culprit_store::summarize(&runs);
     if groups.is_empty() {
         return Ok(match filters_text(filter).as_str() {
             "" => format!(
@@ -76,7 +79,6 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     // A job is listed under one name, its newest; two jobs of one name are told apart by their ids (QA 45).
     // The names are compare's, from the runs in the store's order: a group's own name is of its newest run, while a
     // job's is of the newest run of all its groups (QA 46: results named a job by its oldest runs).
-    let runs = store.list_runs(filter)?;
     let names = crate::cmd::compare::job_names(&runs);
     for g in &groups {
         let revision = match &g.revision {
