@@ -138,8 +138,8 @@ pub enum CompareFormat {
 pub struct CompareArgs {
     /// The base: a commit (full or abbreviated SHA, `git describe` name) or a label, as stored.
     pub base: String,
-    /// The commits or labels to compare against the base.
-    #[arg(required = true)]
+    /// The commits or labels to compare against the base (with --by none is needed: one revision's scaling curve).
+    #[arg(required_unless_present = "by")]
     pub others: Vec<String>,
     /// Only jobs whose name or id matches this glob.
     #[arg(long, value_parser = glob_pattern)]

@@ -201,3 +201,38 @@ fn qa45_compare_by_with_a_command_job_beside_the_matrix_as_the_report_ran_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("having no param 'executions': other-true"), "{err}");
 }
+
+#[test]
+fn qa46_compare_by_of_one_revision_draws_its_scaling_curve() {
+    // QA 46: `compare --by` needed two revisions, so one kernel's scaling curve (a matrix over threads or block sizes
+    // run at one commit) could not be shown at all. One revision is its means and spreads, with no change column.
+    let dir = tempfile::tempdir().unwrap();
+    store_fio_matrix_and_hackbench(dir.path());
+    let args = ["compare", BASE, "--by", "bs", "--metric", "fio.write_bw_MBps$"];
+    let sweep = common::stdout(&common::culprit("s.db", &args, dir.path()));
+    assert_eq!(titles(&sweep), ["fio.write_bw_MBps by bs (fio-setup-basic.rw=randwrite)"], "{sweep}");
+    let row = |value: &str| {
+        let line = sweep.lines().find(|l| l.trim_start().starts_with(value)).unwrap_or_else(|| panic!("{sweep}"));
+        line.split_whitespace().map(str::to_string).collect::<Vec<_>>()
+    };
+    // The three runs at 4k read 100, 101 and 102 (200 to 202 at 8k): the mean, and no change or verdict after it.
+    assert_eq!(row("4k")[..2], ["4k", "101.00"], "{sweep}");
+    assert_eq!(row("8k")[..2], ["8k", "201.00"], "{sweep}");
+    for value in ["4k", "8k"] {
+        assert!(row(value)[2..].iter().all(|cell| cell.starts_with('±')), "only a spread may follow: {sweep}");
+    }
+    // CSV has a line per point with the base's statistics and no change.
+    let csv = common::stdout(&common::culprit("s.db", &[&args[..], &["--format", "csv"]].concat(), dir.path()));
+    let lines: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(lines.len(), 2, "{csv}");
+    assert!(lines.iter().all(|l| l.contains(",101,") || l.contains(",201,")), "{csv}");
+    // The JSON has one side per row and no change.
+    let json = common::stdout(&common::culprit("s.db", &[&args[..], &["--json"]].concat(), dir.path()));
+    let blocks: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = blocks[0]["rows"].as_array().unwrap_or_else(|| panic!("{json}"));
+    assert!(rows.iter().all(|r| r["sides"].as_array().unwrap().len() == 1), "{json}");
+    assert!(rows.iter().all(|r| r["changes"].as_array().unwrap().is_empty()), "{json}");
+    // Without --by, a comparison still needs something to compare the base with.
+    let err = common::refused(&common::culprit("s.db", &["compare", BASE], dir.path()));
+    assert!(err.contains("--by") || err.contains("OTHERS"), "{err}");
+}

@@ -67,7 +67,8 @@ fn ordered_points(points: &[SweepPoint]) -> Vec<&SweepPoint> {
     refs
 }
 
-/// Compares every sweep point across the columns. Errors as [`compare`] does (e.g. fewer than two columns).
+/// Compares every sweep point across the columns. Errors as [`compare`] does (e.g. no column); a sweep of one
+/// column has its points' statistics and no changes.
 pub fn sweep_rows(sweep: &Sweep, options: &CompareOptions) -> Result<Vec<SweepRow>, CompareError> {
     Ok(sweeps_rows(std::slice::from_ref(sweep), options)?.pop().unwrap_or_default())
 }
@@ -91,7 +92,20 @@ pub fn sweeps_rows(sweeps: &[Sweep], options: &CompareOptions) -> Result<Vec<Vec
             }
         }
     }
-    let result = compare(&Comparison::new(columns), options)?;
+    // One column is one revision's scaling curve (`compare v6.8 --by nr_threads`): there is nothing to judge, but
+    // each point's statistics are the engine's (filled-in zeros, pass/fail shares, absent points), so they are read
+    // from the column compared with itself, and the self-comparison's changes are dropped.
+    let single = columns.len() == 1;
+    if single {
+        columns.push(columns[0].clone());
+    }
+    let mut result = compare(&Comparison::new(columns), options)?;
+    if single {
+        for row in &mut result.rows {
+            row.sides.truncate(1);
+            row.changes.clear();
+        }
+    }
     let mut all = Vec::with_capacity(sweeps.len());
     for (s, points) in ordered.iter().enumerate() {
         let mut rows = Vec::with_capacity(points.len());
@@ -242,34 +256,39 @@ pub fn render_sweeps_csv(sweeps: &[Sweep], rows: &[Vec<SweepRow>]) -> String {
         };
         for row in rows {
             let base = row.sides.first();
-            for c in &row.changes {
-                let other = row.sides.get(c.column);
+            // A sweep of one revision has no change: its line per point has the base's columns and the others empty.
+            let changes: Vec<Option<&super::Change>> = match row.changes.is_empty() {
+                true => vec![None],
+                false => row.changes.iter().map(Some).collect(),
+            };
+            for c in changes {
+                let other = c.and_then(|c| row.sides.get(c.column));
                 let mut fields = vec![csv_field(&sweep.metric)];
                 for key in &group_keys {
                     let value = sweep.group.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str()).unwrap_or("");
                     fields.push(csv_field(value));
                 }
                 let both = base.is_some_and(|s| s.present) && other.is_some_and(|s| s.present);
-                let reason = match c.verdict {
-                    Verdict::Inconclusive { reason } => reason.to_string(),
+                let reason = match c.map(|c| c.verdict) {
+                    Some(Verdict::Inconclusive { reason }) => reason.to_string(),
                     _ => String::new(),
                 };
                 fields.extend([
                     csv_field(&sweep.param),
                     csv_field(&row.value),
                     csv_field(base_label),
-                    csv_field(sweep.columns.get(c.column).map(String::as_str).unwrap_or("")),
+                    csv_field(c.and_then(|c| sweep.columns.get(c.column)).map(String::as_str).unwrap_or("")),
                     base.map(|s| s.n.to_string()).unwrap_or_default(),
                     num(base.filter(|s| s.present).map(|s| s.mean)),
                     num(base.and_then(|s| s.stddev)),
                     other.map(|s| s.n.to_string()).unwrap_or_default(),
                     num(other.filter(|s| s.present).map(|s| s.mean)),
                     num(other.and_then(|s| s.stddev)),
-                    num(Some(c.change).filter(|_| both)),
-                    super::render::change_unit(kind, c).to_string(),
-                    num(c.p),
-                    num(c.q),
-                    c.verdict.word().to_string(),
+                    num(c.map(|c| c.change).filter(|_| both)),
+                    c.map(|c| super::render::change_unit(kind, c)).unwrap_or_default().to_string(),
+                    num(c.and_then(|c| c.p)),
+                    num(c.and_then(|c| c.q)),
+                    c.map(|c| c.verdict.word()).unwrap_or_default().to_string(),
                     csv_field(&reason),
                 ]);
                 out.push_str(&fields.join(","));
