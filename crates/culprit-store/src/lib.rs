@@ -417,6 +417,18 @@ pub struct ResultGroup {
     /// Start time of the first run and end time of the last, seconds since the epoch.
     pub first_started_at: f64,
     pub last_ended_at: f64,
+    /// The build the runs measured: one job's runs at one revision on one machine from two builds (rootfs, kconfig,
+    /// compiler) are two lines, as compare reads them as two tables. Read as no build from JSON written before.
+    #[serde(default)]
+    pub build: Build,
+}
+
+/// What tells the lines of `culprit results` apart: a run's job id, revision key, machine and build.
+pub type ResultGroupKey = (String, String, String, Build);
+
+/// The line of `culprit results` a run is counted in (see [`summarize`]).
+pub fn result_group_key(run: &RunSummary) -> ResultGroupKey {
+    (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone(), run.build.clone())
 }
 
 /// A stored revision and how many runs it has.
@@ -690,14 +702,13 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
 }
 
-/// Groups run summaries into `culprit results` lines, keeping the order of each group's first run; each group is
-/// named as its newest run.
+/// Groups run summaries into `culprit results` lines, one per job, revision, machine and build, keeping the order of
+/// each group's first run; each group is named as its newest run.
 pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
     let mut groups: Vec<ResultGroup> = Vec::new();
-    let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    let mut index: BTreeMap<ResultGroupKey, usize> = BTreeMap::new();
     for run in runs {
-        let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
-        let position = *index.entry(key).or_insert_with(|| {
+        let position = *index.entry(result_group_key(run)).or_insert_with(|| {
             groups.push(ResultGroup {
                 job_id: run.job_id.clone(),
                 job_name: run.job_name.clone(),
@@ -708,6 +719,7 @@ pub fn summarize(runs: &[RunSummary]) -> Vec<ResultGroup> {
                 failed_runs: 0,
                 first_started_at: run.started_at,
                 last_ended_at: run.ended_at,
+                build: run.build.clone(),
             });
             groups.len() - 1
         });

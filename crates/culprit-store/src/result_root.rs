@@ -768,11 +768,11 @@ fn warn_of_pooled_builds(report: &mut ImportReport) {
             continue;
         }
         let what = if report.unrecorded_builds.contains(group) {
-            "but some runs have no job.yaml to record their rootfs, kconfig and compiler, so compare reads those \
-             builds' runs as one side; import each build's runs into a store of its own (--db) to compare one build \
-             across commits"
+            "but some runs record no rootfs, kconfig and compiler (no job.yaml names them, and the tree's levels are \
+             not lkp's), so compare reads those builds' runs as one side; import each build's runs into a store of \
+             its own (--db) to compare one build across commits"
         } else {
-            "and compare gives each build its own table (by the rootfs, kconfig and compiler its job.yaml records)"
+            "and compare gives each build its own table (by the rootfs, kconfig and compiler each run records)"
         };
         let builds: Vec<&str> = builds.iter().map(String::as_str).collect();
         report.warnings.push(format!(
@@ -859,7 +859,20 @@ struct Placement {
     /// The levels between the host and the revision (lkp's rootfs, kconfig and compiler), when there are any: one
     /// commit's runs of two kconfigs are two sets of runs, which the import keys must tell apart.
     lower_levels: Vec<String>,
+    /// The rootfs, kconfig and compiler of an lkp tree's levels (not of a tree Culprit wrote, whose levels are the
+    /// machine's and not the run's params), which a run whose job.yaml names none of them is recorded with.
+    lkp_build: Option<crate::Build>,
     revision_key: String,
+}
+
+/// The build an lkp tree's levels name (testcase, path_params, tbox_group, rootfs, kconfig, compiler).
+fn build_of_lkp_levels(levels: &[String]) -> Option<crate::Build> {
+    match levels {
+        [_, _, _, rootfs, kconfig, compiler, ..] => {
+            Some(crate::Build { rootfs: rootfs.clone(), kconfig: kconfig.clone(), compiler: compiler.clone() })
+        }
+        _ => None,
+    }
 }
 
 /// The import keys of this import that stand in for the key an earlier importer gave a run: (job id, revision key,
@@ -1056,7 +1069,8 @@ fn placement(
         what: "path_params",
         hint: "import from the root of a <testcase>/<path_params>/<host>/.../<commit> tree (the directory given to --result-root, or lkp's result root), which names it",
     })?;
-    Ok(Placement { testcase, path_params, hostname: from_path(2), lower_levels, revision_key })
+    let lkp_build = lkp.as_deref().filter(|_| !culprit_written).and_then(build_of_lkp_levels);
+    Ok(Placement { testcase, path_params, hostname: from_path(2), lower_levels, lkp_build, revision_key })
 }
 
 /// Refuses a commit directory read from the top of the directory given (`relative`, the levels from there down to the
@@ -1226,7 +1240,8 @@ fn single_run_placement(
     let revision_key =
         revision_directory.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| layout("revision"))?;
     let lower_levels = lkp.as_ref().map(|levels| levels[3..].to_vec()).unwrap_or_default();
-    Ok(Placement { testcase, path_params, hostname: level(2), lower_levels, revision_key })
+    let lkp_build = lkp.as_deref().filter(|_| !culprit_written).and_then(build_of_lkp_levels);
+    Ok(Placement { testcase, path_params, hostname: level(2), lower_levels, lkp_build, revision_key })
 }
 
 /// A run directory's run, and a warning for each `stats.json` entry left out because it is not a number. A
@@ -1681,12 +1696,23 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
     } else {
         RunOutcome::Ok
     };
+    // lkp's job.yaml records the rootfs, kconfig and compiler its result path holds; a job.yaml without them (written
+    // by hand, or trimmed) still sits under them, and without them its builds' runs read as one build's (QA 47). They
+    // are no part of the job's identity, so they are added after it is taken.
+    let mut stored_params = params.clone();
+    if let Some(build) = &place.lkp_build {
+        for (name, value) in crate::Build::PARAMS.into_iter().zip([&build.rootfs, &build.kconfig, &build.compiler]) {
+            if !value.is_empty() && !params.iter().any(|(k, _)| k == name) {
+                stored_params.push((name.to_string(), value.clone()));
+            }
+        }
+    }
     RunRecord {
         job_id: identity.job_id,
         job_name: identity.job_name,
         testcase: place.testcase.clone(),
         job_yaml: found.job_yaml.clone().unwrap_or_default(),
-        params: params.clone(),
+        params: stored_params,
         revision,
         // lkp's job.yaml describes its test box (hosts/*: nr_cpu, brand or model, memory): without brand and memory
         // the mail read "on test machine: 96 threads  with 0G memory".

@@ -1,11 +1,17 @@
-//! `culprit results`: what the store holds, one line per job, revision and machine.
+//! `culprit results`: what the store holds, one line per job, revision, machine and build.
 
 use crate::cli::ResultsArgs;
 use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::Result;
 use culprit_core::model::{abbreviate, nul_shown, Revision};
-use culprit_store::{RunFilter, Store};
+use culprit_store::{result_group_key, Build, ResultGroup, ResultGroupKey, RunFilter, Store};
+use std::collections::HashMap;
+
+/// The key of a line, as [`result_group_key`] gives it for each of its runs.
+fn group_key(group: &ResultGroup) -> ResultGroupKey {
+    (group.job_id.clone(), group.revision.key().to_string(), group.hostname.clone(), group.build.clone())
+}
 
 pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
     let filter = RunFilter {
@@ -31,14 +37,13 @@ pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
 /// (`--failures`), while the notes of compare and report send the reader to `--run ID` for runs that succeeded.
 fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Value> {
     let runs = store.list_runs(filter)?;
-    let mut ids: std::collections::HashMap<(String, String, String), Vec<i64>> = std::collections::HashMap::new();
+    let mut ids: HashMap<ResultGroupKey, Vec<i64>> = HashMap::new();
     for run in &runs {
-        let key = (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone());
-        ids.entry(key).or_default().push(run.id.0);
+        ids.entry(result_group_key(run)).or_default().push(run.id.0);
     }
     let mut groups = Vec::new();
     for group in culprit_store::summarize(&runs) {
-        let key = (group.job_id.clone(), group.revision.key().to_string(), group.hostname.clone());
+        let key = group_key(&group);
         let mut value = serde_json::to_value(&group)?;
         if let Some(object) = value.as_object_mut() {
             object.insert("run_ids".into(), ids.remove(&key).unwrap_or_default().into());
@@ -67,15 +72,24 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
     // read them apart from the plain ones: a column says how many there are, so that "8 ok" is not read as the runs
     // a table of that revision stands on.
     let profiling_filter = RunFilter { kind: Some(culprit_store::RunKind::Profiling), ..filter.clone() };
-    let mut profiling: std::collections::HashMap<(String, String, String), u64> = std::collections::HashMap::new();
+    let mut profiling: HashMap<ResultGroupKey, u64> = HashMap::new();
     for run in store.list_runs(&profiling_filter)? {
-        *profiling.entry((run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone())).or_default() += 1;
+        *profiling.entry(result_group_key(&run)).or_default() += 1;
     }
-    let mut rows =
-        vec![["job".to_string(), "revision".into(), "machine".into(), "ok".into(), "failed".into(), "last run".into()]];
+    // The build column is there when the runs listed are of several builds (lkp's rootfs/kconfig/compiler), which
+    // compare reads as tables of their own; one build throughout says nothing a line needs.
+    let builds: std::collections::BTreeSet<&Build> = groups.iter().map(|g| &g.build).collect();
+    let show_builds = builds.len() > 1;
+    let mut header = vec!["job".to_string(), "revision".into(), "machine".into()];
+    if show_builds {
+        header.push("build".into());
+    }
+    header.extend(["ok".into(), "failed".into(), "last run".into()]);
     if !profiling.is_empty() {
-        rows[0][4] = "failed  profiling".into();
+        let failed = header.len() - 2;
+        header[failed] = "failed  profiling".into();
     }
+    let mut rows = vec![header];
     // A job is listed under one name, its newest; two jobs of one name are told apart by their ids (QA 45).
     // The names are compare's, from the runs in the store's order: a group's own name is of its newest run, while a
     // job's is of the newest run of all its groups (QA 46: results named a job by its oldest runs).
@@ -88,17 +102,23 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
             },
             Revision::Label { name } => format!("label:{name}"),
         };
-        rows.push([
+        let mut row = vec![
             names.get(g.job_id.as_str()).cloned().unwrap_or_else(|| g.job_name.clone()),
             revision,
             g.hostname.clone(),
+        ];
+        if show_builds {
+            row.push(g.build.label());
+        }
+        row.extend([
             g.ok_runs.to_string(),
-            match profiling.get(&(g.job_id.clone(), g.revision.key().to_string(), g.hostname.clone())) {
+            match profiling.get(&group_key(g)) {
                 _ if profiling.is_empty() => g.failed_runs.to_string(),
                 count => format!("{:<6}  {}", g.failed_runs, count.copied().unwrap_or(0)),
             },
             format_time(g.last_ended_at),
         ]);
+        rows.push(row);
     }
     Ok(render_columns(&rows))
 }
@@ -228,19 +248,24 @@ fn filters_text(filter: &RunFilter) -> String {
     }
 }
 
-/// Left-aligned columns separated by two spaces, for plain-text mail.
-pub fn render_columns<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0usize; N];
+/// Left-aligned columns separated by two spaces, for plain-text mail. Rows are arrays or vectors of cells; a row
+/// shorter than the longest leaves its missing cells out.
+pub fn render_columns<Row: AsRef<[String]>>(rows: &[Row]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
     for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+        for (i, cell) in row.as_ref().iter().enumerate() {
+            let width = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(w) => *w = (*w).max(width),
+                None => widths.push(width),
+            }
         }
     }
     let mut out = String::new();
     for row in rows {
         let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == N {
+        for (i, (cell, w)) in row.as_ref().iter().zip(&widths).enumerate() {
+            if i + 1 == widths.len() {
                 line.push_str(cell);
             } else {
                 line.push_str(&format!("{cell:<w$}  "));

@@ -1,0 +1,66 @@
+//! Regression tests for findings of session 47, through the real binary: an lkp result tree's runs whose job.yaml
+//! names no rootfs, kconfig or compiler took no build from the tree's levels, so one commit's runs of two kconfigs
+//! read as one side; and `culprit results` listed one line for runs of several builds, which compare reads apart.
+
+mod common;
+
+use std::path::Path;
+
+const SHA: &str = "361a2a229fa31ab7f2b236b5946e434964d00762";
+
+/// Writes two hackbench runs at SHA under each of two kconfigs into the lkp result tree `dir/rr`, with a job.yaml
+/// that names no build (as one written by hand or trimmed) and throughputs of 5000 (rhel) and 2500 (kexec) and up.
+fn two_kconfigs(dir: &Path) {
+    for (kconfig, base) in [("x86_64-rhel-8.3", 5000.0), ("x86_64-kexec", 2500.0)] {
+        for run in 0..2 {
+            let path = dir.join(format!("rr/hackbench/1-process/box/debian-12/{kconfig}/gcc-12/{SHA}/{run}"));
+            std::fs::create_dir_all(&path).unwrap();
+            let stats = serde_json::json!({ "hackbench.throughput": base + f64::from(run) });
+            std::fs::write(path.join("stats.json"), stats.to_string()).unwrap();
+            let job = "suite: hackbench\ntestcase: hackbench\nnr_threads: 1\nhackbench:\n  mode: process\n";
+            std::fs::write(path.join("job.yaml"), job).unwrap();
+        }
+    }
+}
+
+#[test]
+fn qa47_an_lkp_trees_build_levels_are_recorded_and_results_lists_each_build() {
+    let dir = tempfile::tempdir().unwrap();
+    two_kconfigs(dir.path());
+    let out = common::culprit("s.db", &["import", "rr"], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("one side"), "the builds are told apart: {err}");
+    let listing = common::stdout(&common::culprit("s.db", &["results"], dir.path()));
+    let lines: Vec<&str> = listing.lines().collect();
+    assert!(lines[0].contains("build"), "{listing}");
+    let of = |kconfig: &str| lines.iter().find(|l| l.contains(kconfig)).copied().unwrap_or_else(|| panic!("{listing}"));
+    for kconfig in ["x86_64-rhel-8.3", "x86_64-kexec"] {
+        let cells: Vec<&str> = of(kconfig).split_whitespace().collect();
+        assert_eq!(cells[3], format!("debian-12/{kconfig}/gcc-12"), "{listing}");
+        assert_eq!(cells[4], "2", "two ok runs each: {listing}");
+    }
+    // The JSON has a line per build too, each with its own runs.
+    let json = common::stdout(&common::culprit("s.db", &["results", "--json"], dir.path()));
+    let groups: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let groups = groups.as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{json}");
+    for group in groups {
+        assert_eq!(group["run_ids"].as_array().map(Vec::len), Some(2), "{json}");
+        assert_eq!(group["build"]["compiler"], "gcc-12", "{json}");
+    }
+    // A run's own record names its build.
+    let run = common::stdout(&common::culprit("s.db", &["results", "--run", "1", "--json"], dir.path()));
+    assert!(run.contains("x86_64-rhel-8.3") || run.contains("x86_64-kexec"), "{run}");
+}
+
+#[test]
+fn qa47_results_of_one_build_has_no_build_column() {
+    // One build throughout says nothing a line needs: the listing keeps its width for the mail.
+    let dir = tempfile::tempdir().unwrap();
+    two_kconfigs(dir.path());
+    std::fs::remove_dir_all(dir.path().join("rr/hackbench/1-process/box/debian-12/x86_64-kexec")).unwrap();
+    common::culprit("s.db", &["import", "rr"], dir.path());
+    let listing = common::stdout(&common::culprit("s.db", &["results"], dir.path()));
+    assert!(!listing.lines().next().unwrap_or("").contains("build"), "{listing}");
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+}
