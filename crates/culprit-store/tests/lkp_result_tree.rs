@@ -262,6 +262,26 @@ fn hackbench_second_kconfig(result: &Path) {
     }
 }
 
+/// Asserts that a query of the second kconfig's build (see [`hackbench_second_kconfig`]) at SHA_A reads that build's
+/// two runs alone, one job's, halves of the first build's throughput.
+fn assert_second_kconfigs_throughput_alone(store: &SqliteStore) {
+    let kexec = Build {
+        rootfs: "debian-12-x86_64-20240206.cgz".into(),
+        kconfig: "x86_64-kexec".into(),
+        compiler: "gcc-12".into(),
+    };
+    let query = SampleQuery {
+        revision_keys: vec![SHA_A.into()],
+        metric_regex: Some("^hackbench\\.throughput$".into()),
+        build: Some(kexec),
+        ..Default::default()
+    };
+    let halves: Vec<f64> = (0..2).map(|run| hackbench_throughput(SHA_A, run) / 2.0).collect();
+    let samples = store.samples(&query).unwrap();
+    assert_eq!(samples.len(), 1, "{samples:?}");
+    assert_eq!(samples[0].metrics["hackbench.throughput"], halves);
+}
+
 #[test]
 fn a_second_kconfigs_runs_without_their_job_yaml_take_their_build_from_the_tree() {
     // Runs copied without their job.yaml recorded no kconfig, so compare read both builds' runs as one side (the
@@ -284,21 +304,7 @@ fn a_second_kconfigs_runs_without_their_job_yaml_take_their_build_from_the_tree(
     for warning in report.warnings.iter().filter(|w| w.contains("builds (")) {
         assert!(!warning.contains("one side"), "{warning}");
     }
-    let kexec = Build {
-        rootfs: "debian-12-x86_64-20240206.cgz".into(),
-        kconfig: "x86_64-kexec".into(),
-        compiler: "gcc-12".into(),
-    };
-    let query = SampleQuery {
-        revision_keys: vec![SHA_A.into()],
-        metric_regex: Some("^hackbench\\.throughput$".into()),
-        build: Some(kexec),
-        ..Default::default()
-    };
-    let halves: Vec<f64> = (0..2).map(|run| hackbench_throughput(SHA_A, run) / 2.0).collect();
-    let samples = store.samples(&query).unwrap();
-    assert_eq!(samples.len(), 1, "{samples:?}");
-    assert_eq!(samples[0].metrics["hackbench.throughput"], halves);
+    assert_second_kconfigs_throughput_alone(&store);
 }
 
 #[test]
@@ -323,19 +329,7 @@ fn one_commit_s_runs_of_two_kconfigs_are_all_stored_and_an_older_store_s_runs_fo
     }
     assert!(!report.unrecorded_builds.iter().any(|g| g.job_name.starts_with("hackbench")), "{report:?}");
     // Each run's build is the one its job.yaml records, so a query of one build reads that build's runs alone.
-    let kexec = Build {
-        rootfs: "debian-12-x86_64-20240206.cgz".into(),
-        kconfig: "x86_64-kexec".into(),
-        compiler: "gcc-12".into(),
-    };
-    let query = SampleQuery {
-        revision_keys: vec![SHA_A.into()],
-        metric_regex: Some("^hackbench\\.throughput$".into()),
-        build: Some(kexec),
-        ..Default::default()
-    };
-    let halves: Vec<f64> = (0..2).map(|run| hackbench_throughput(SHA_A, run) / 2.0).collect();
-    assert_eq!(store.samples(&query).unwrap()[0].metrics["hackbench.throughput"], halves);
+    assert_second_kconfigs_throughput_alone(&store);
     let throughput = |store: &SqliteStore| {
         let query = SampleQuery {
             revision_keys: vec![SHA_A.into()],
