@@ -64,3 +64,46 @@ fn qa47_results_of_one_build_has_no_build_column() {
     assert!(!listing.lines().next().unwrap_or("").contains("build"), "{listing}");
     assert_eq!(listing.lines().count(), 2, "{listing}");
 }
+
+#[test]
+fn qa47_a_sweep_of_runs_of_two_builds_draws_a_curve_per_build() {
+    // `compare --by` read a job's runs of every build as one point (under a warning), so a kconfig that halves the
+    // bandwidth drew one curve of bimodal points at ±33%. Each build is now a curve of its own, as each is a table.
+    let dir = tempfile::tempdir().unwrap();
+    for (kconfig, scale) in [("x86_64-rhel-8.3", 2.0), ("x86_64-kexec", 1.0)] {
+        for (bs, base) in [("4k", 100.0), ("8k", 200.0)] {
+            for run in 0..2 {
+                let path = dir.path().join(format!(
+                    "rr/fio-basic/1-randwrite-{bs}/box/debian-12/{kconfig}/gcc-12/{SHA}/{run}"
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                let stats = serde_json::json!({ "fio.write_bw_MBps": base * scale + f64::from(run) });
+                std::fs::write(path.join("stats.json"), stats.to_string()).unwrap();
+                let job = format!(
+                    "suite: fio-basic\ntestcase: fio-basic\nfio-setup-basic:\n  rw: randwrite\n  bs: {bs}\nfio:\n"
+                );
+                std::fs::write(path.join("job.yaml"), job).unwrap();
+            }
+        }
+    }
+    common::culprit("s.db", &["import", "rr"], dir.path());
+    let out = common::culprit("s.db", &["compare", SHA, "--by", "bs"], dir.path());
+    let sweep = common::stdout(&out);
+    let titles: Vec<&str> = sweep.lines().filter(|l| l.contains(" by bs")).collect();
+    assert_eq!(
+        titles,
+        [
+            "fio.write_bw_MBps by bs (build=debian-12/x86_64-kexec/gcc-12)",
+            "fio.write_bw_MBps by bs (build=debian-12/x86_64-rhel-8.3/gcc-12)"
+        ],
+        "{sweep}"
+    );
+    // Each curve's points are its own build's runs: 100.5 and 200.5 of kexec, twice that of rhel.
+    let means: Vec<&str> = sweep
+        .lines()
+        .filter(|l| l.trim_start().starts_with("4k") || l.trim_start().starts_with("8k"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(means, ["100.50", "200.50", "200.50", "400.50"], "{sweep}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("pooled"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -216,7 +216,6 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     }
     let mut warnings = partial_job_warnings(&runs, &keys, &jobs);
     if let Some(param) = &args.by {
-        warnings.extend(pooled_builds_warnings(&jobs, &runs));
         let text = sweep(store, args, param, &jobs, &runs, &keys, &mut warnings)?;
         return Ok(Rendered { text, warnings });
     }
@@ -552,25 +551,8 @@ fn split_runs<'r, K: Ord + ?Sized>(
     Split::Each(whole)
 }
 
-/// The warnings of a sweep (`--by`) for each job whose runs are of several builds: a sweep point reads a job's
-/// runs, and no flag narrows them to one build, so the builds are pooled there; the table without `--by` draws one
-/// per build.
-fn pooled_builds_warnings(jobs: &[(String, String)], runs: &[RunSummary]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for (job_id, job_name) in jobs {
-        let builds: BTreeSet<&Build> = runs.iter().filter(|r| &r.job_id == job_id).map(|r| &r.build).collect();
-        if builds.len() > 1 {
-            let labels: Vec<String> = builds.iter().map(|b| b.label()).collect();
-            warnings.push(format!(
-                "{job_name}: its runs are of {} builds ({}), pooled at each point of the sweep; compare without --by \
-                 draws a table per build",
-                builds.len(),
-                labels.join(", ")
-            ));
-        }
-    }
-    warnings
-}
+/// The name a sweep's title gives the build it holds fixed, when the jobs swept ran in several builds.
+const SWEEP_BUILD_PARAM: &str = "build";
 
 /// A stored revision for what the user typed; when the store does not know it and the current directory is a git
 /// repository, git's own reading of it (`HEAD~3`, a branch, a tag) is tried.
@@ -960,20 +942,37 @@ fn sweep(
             some_names(&names)
         ));
     }
+    // A job's runs of several builds (lkp's rootfs/kconfig/compiler) are curves of their own, as the table draws a
+    // table per build: the build is then one more param the sweeps are grouped by, never pooled at a point.
+    let builds_of = |job_id: &String| -> BTreeSet<&Build> {
+        runs.iter().filter(|r| &r.job_id == job_id).map(|r| &r.build).collect()
+    };
+    let by_build = having.iter().any(|(job_id, _, _)| builds_of(job_id).len() > 1);
     let mut measured: Vec<SweptJob> = Vec::new();
     for (job_id, job_name, params) in &having {
         let Some((_, value)) = swept_param(params, param) else { continue };
-        let query = SampleQuery {
-            revision_keys: keys.to_vec(),
-            job: Some((*job_id).clone()),
-            testcase: args.testcase.clone(),
-            hostname: args.machine.clone(),
-            metric_regex: args.metric.clone(),
-            ..SampleQuery::default()
+        let builds: Vec<Option<&Build>> = match by_build {
+            true => builds_of(job_id).into_iter().map(Some).collect(),
+            false => vec![None],
         };
-        let samples = store.samples(&query)?;
-        let (id, name, value) = ((*job_id).clone(), (*job_name).clone(), value.clone());
-        measured.push(SweptJob { id, name, params: params.clone(), value, samples });
+        for build in builds {
+            let query = SampleQuery {
+                revision_keys: keys.to_vec(),
+                job: Some((*job_id).clone()),
+                testcase: args.testcase.clone(),
+                hostname: args.machine.clone(),
+                metric_regex: args.metric.clone(),
+                build: build.cloned(),
+                ..SampleQuery::default()
+            };
+            let samples = store.samples(&query)?;
+            let mut params = params.clone();
+            if let Some(build) = build {
+                params.push((SWEEP_BUILD_PARAM.to_string(), build.label()));
+            }
+            let (id, name, value) = ((*job_id).clone(), (*job_name).clone(), value.clone());
+            measured.push(SweptJob { id, name, params, value, samples });
+        }
     }
     let values: BTreeSet<String> = measured.iter().map(|j| j.value.clone()).collect();
     let values: BTreeSet<&str> = values.iter().map(String::as_str).collect();
