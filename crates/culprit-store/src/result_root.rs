@@ -1670,16 +1670,27 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
     } else {
         Revision::Label { name: place.revision_key.clone() }
     };
-    let time = found
-        .stats_path
-        .as_ref()
-        .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0.0, |d| d.as_secs_f64());
-    // The stats are written when the run ends, so their time is its end; the run's length is the time monitor's
-    // elapsed time, which lkp's and Culprit's runs both record. Without it the run has no known length.
+    // lkp's job.yaml records when the job started and ended (`start_time`, `end_time`, seconds since the epoch, as
+    // strings); a copy of the tree that does not keep file times (cp -r, scp, git) would date every run at the copy
+    // (QA 47). Without them the stats are written when the run ends, so their time is its end, and the run's length
+    // is the time monitor's elapsed time, which lkp's and Culprit's runs both record.
+    let epoch = |name: &str| {
+        param(name).and_then(|v| v.trim().parse::<f64>().ok()).filter(|t| t.is_finite() && *t > 0.0)
+    };
+    let file_time = || {
+        found
+            .stats_path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok()?.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let time = epoch("end_time").unwrap_or_else(file_time);
     let elapsed = found.metrics.get(ELAPSED_TIME_KEY).copied().filter(|e| e.is_finite() && *e > 0.0 && *e <= time);
-    let started_at = time - elapsed.unwrap_or(0.0);
+    let started_at = match epoch("start_time").filter(|start| *start <= time) {
+        Some(start) => start,
+        None => time - elapsed.unwrap_or(0.0),
+    };
     // lkp marks runs that did not finish in the stats themselves; keep them as failed runs, as Culprit does.
     let incomplete = found.metrics.get(INCOMPLETE_RUN_KEY).is_some_and(|v| *v != 0.0);
     let exit_failed = found.metrics.get(EXIT_FAIL_KEY).is_some_and(|v| *v != 0.0);

@@ -110,10 +110,14 @@ fn written_root_has_lkp_files_and_imports_back() {
     assert_eq!(imported.revision, commit(SHA_A));
     assert_eq!(imported.monitors, runs_a[0].monitors);
     // Each run's job.yaml records its `result_root`, as lkp's do, and an import of a root not written by a store's
-    // `culprit run` keeps it, as it keeps lkp's.
+    // `culprit run` keeps it, as it keeps lkp's; such a root is read as lkp's, whose levels name the build of a run
+    // whose job.yaml names none.
     let (result_root, params): (Vec<_>, Vec<_>) =
         imported.params.iter().cloned().partition(|(name, _)| name == "result_root");
+    let (build, params): (Vec<_>, Vec<_>) =
+        params.into_iter().partition(|(name, _)| Build::PARAMS.contains(&name.as_str()));
     assert_eq!(params, runs_a[0].params);
+    assert_eq!(Build::of_params(&build), local());
     assert_eq!(result_root, vec![("result_root".to_string(), written[0].display().to_string())]);
     assert_eq!(imported.job_yaml, format!("{}result_root: \"{}\"\n", runs_a[0].job_yaml, written[0].display()));
     assert_eq!(imported.metrics, runs_a[0].metrics);

@@ -107,3 +107,23 @@ fn qa47_a_sweep_of_runs_of_two_builds_draws_a_curve_per_build() {
     assert_eq!(means, ["100.50", "200.50", "200.50", "400.50"], "{sweep}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("pooled"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn qa47_an_imported_run_is_dated_by_its_job_yamls_start_and_end_time() {
+    // A copy of a result root that keeps no file times (cp -r, scp, git) dated every run at the copy: lkp's job.yaml
+    // says when the job ran.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(format!("rr/hackbench/1-process/box/debian-12/defconfig/gcc-12/{SHA}/0"));
+    std::fs::create_dir_all(&path).unwrap();
+    std::fs::write(path.join("stats.json"), r#"{"hackbench.throughput": 5000}"#).unwrap();
+    let job = "suite: hackbench\ntestcase: hackbench\nhackbench:\n  mode: process\nstart_time: '1658314072'\n\
+               end_time: '1658314138'\n";
+    std::fs::write(path.join("job.yaml"), job).unwrap();
+    common::culprit("s.db", &["import", "rr"], dir.path());
+    let json = common::stdout(&common::culprit("s.db", &["results", "--json"], dir.path()));
+    let groups: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(groups[0]["first_started_at"].as_f64(), Some(1658314072.0), "{json}");
+    assert_eq!(groups[0]["last_ended_at"].as_f64(), Some(1658314138.0), "{json}");
+    let listing = common::stdout(&common::culprit("s.db", &["results"], dir.path()));
+    assert!(listing.contains("2022-07-20 10:48:58"), "{listing}");
+}
