@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// table.
     #[arg(long)]
     pub json: bool,
+    /// Check the job as a run would (params, programs and monitors installed, what fits this machine and the
+    /// scratch file system) and print what each atomic job would execute, without running or storing anything.
+    #[arg(long, conflicts_with = "json")]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

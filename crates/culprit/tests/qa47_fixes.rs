@@ -127,3 +127,27 @@ fn qa47_an_imported_run_is_dated_by_its_job_yamls_start_and_end_time() {
     let listing = common::stdout(&common::culprit("s.db", &["results"], dir.path()));
     assert!(listing.contains("2022-07-20 10:48:58"), "{listing}");
 }
+
+#[test]
+fn qa47_a_dry_run_checks_the_job_and_shows_each_command_without_running_or_storing() {
+    // An lkp user validates a job file before giving it a machine: there was no way short of running it.
+    let dir = tempfile::tempdir().unwrap();
+    let job = "suite: hackbench\ntestcase: hackbench\nnr_threads: [1, 2]\nhackbench:\n  mode: process\n  ipc: pipe\n\
+               vmstat:\n";
+    std::fs::write(dir.path().join("hb.yaml"), job).unwrap();
+    let out = common::culprit("s.db", &["run", "--dry-run", "hb.yaml", "-n", "2"], dir.path());
+    let plan = common::stdout(&out);
+    assert!(plan.starts_with("culprit: dry run of hb.yaml: 2 atomic job(s) x 2 run(s)"), "{plan}");
+    let measured: Vec<&str> = plan.lines().filter(|l| l.trim_start().starts_with("measure:")).collect();
+    assert_eq!(measured.len(), 2, "{plan}");
+    assert!(measured[0].contains("hackbench -g 1 ") && measured[1].contains("hackbench -g 2 "), "{plan}");
+    assert!(plan.contains("monitors: vmstat"), "{plan}");
+    assert!(!dir.path().join("s.db").exists(), "a dry run opens no store");
+    // A job that cannot run here is refused as a run would refuse it, before anything runs.
+    let fio = "suite: fio\ntestcase: fio-basic\nfio-setup-basic:\n  rw: randwrite\n  bs: 4k\n  test_size: 900T\n  \
+               runtime: 3s\nfio:\n";
+    std::fs::write(dir.path().join("big.yaml"), fio).unwrap();
+    let err = common::refused(&common::culprit("s.db", &["run", "--dry-run", "big.yaml"], dir.path()));
+    assert!(err.contains("does not fit"), "{err}");
+    assert!(!dir.path().join("s.db").exists());
+}

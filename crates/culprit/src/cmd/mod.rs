@@ -335,6 +335,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Parse(args) => parse::run(&args.program, &args.file).map(|_| ExitCode::SUCCESS),
         Command::Split(args) => split::run(&args).map(|_| ExitCode::SUCCESS),
+        Command::Run(args) if args.dry_run => run::run_dry(&args),
         Command::Run(args) => with_store_kept_if_used(cli.db, |store| run::run(store, &args)),
         Command::Results(args) => {
             let store = open_existing_store(cli.db)?;

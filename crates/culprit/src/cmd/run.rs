@@ -618,7 +618,10 @@ pub fn interrupt_flag() -> Arc<AtomicBool> {
     flag
 }
 
-pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCode> {
+/// The checks and plan every `culprit run` starts with: the options, the planned jobs (each with the commit in its
+/// environment) and the revision, which only a dry run may lack (outside a git repository, with neither --commit
+/// nor --label).
+fn prepare(args: &RunArgs) -> Result<(Vec<PlannedJob>, Option<Revision>, culprit_core::model::Machine)> {
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
@@ -634,14 +637,29 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let machine = machine::this_machine();
     let mut jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
-    let revision = revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd)?;
+    let revision = match revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd) {
+        Err(_) if args.dry_run && args.commit.is_none() => None,
+        revision => Some(revision?),
+    };
     // The benchmark sees the commit as it does under bisect, check, try-fix and follow, so one job file (one that
     // picks a kernel image by $CULPRIT_COMMIT, say) behaves the same under every command.
-    if let Revision::Commit { sha, .. } = &revision {
+    if let Some(Revision::Commit { sha, .. }) = &revision {
         for job in &mut jobs {
             job.run.env.push(("CULPRIT_COMMIT".to_string(), sha.clone()));
         }
     }
+    Ok((jobs, revision, machine))
+}
+
+/// `culprit run --dry-run`, which opens no store.
+pub fn run_dry(args: &RunArgs) -> Result<std::process::ExitCode> {
+    let (jobs, revision, machine) = prepare(args)?;
+    dry_run(args, &jobs, revision.as_ref(), &machine)
+}
+
+pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCode> {
+    let (jobs, revision, machine) = prepare(args)?;
+    let Some(revision) = revision else { bail!("culprit run needs a revision: give --commit or --label") };
     // The directories come last: everything else is checked first, so a job with a mistake creates none of them.
     let scratch_root = match &args.scratch {
         Some(dir) => {
@@ -695,6 +713,68 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
         result_root: args.result_root.clone(),
     };
     execute(store, &plan, args.json)
+}
+
+/// `culprit run --dry-run`: the checks a run makes before its first benchmark starts, with their notes on stderr,
+/// then what each atomic job would execute on stdout. Nothing is created, killed, run or stored: a leftover
+/// benchmark of a killed run is for the next real run to reap, and the scratch directory's file system is that of
+/// its nearest existing parent when it does not exist yet.
+fn dry_run(
+    args: &RunArgs,
+    jobs: &[PlannedJob],
+    revision: Option<&Revision>,
+    machine: &culprit_core::model::Machine,
+) -> Result<std::process::ExitCode> {
+    let scratch_root = args.scratch.clone().unwrap_or_else(|| std::env::temp_dir().join("culprit-scratch"));
+    let existing = scratch_root.ancestors().find(|dir| dir.is_dir()).unwrap_or(Path::new("/")).to_path_buf();
+    refuse_what_cannot_fit(jobs, &existing)?;
+    note_settings_not_applied(jobs, &existing);
+    note_monitor_intervals_not_applied(jobs, args.interval);
+    note_lkp_monitors_not_run(jobs);
+    note_fio_buffered_unlike_lkp(jobs);
+    note_iperf_udp_at_the_default_rate(jobs);
+    note_lkp_sysctls_not_set(jobs, machine.nr_cpu);
+    note_needs_not_met(jobs, machine, numa_nodes());
+    note_monitor_delay_not_applied(jobs);
+    let at = match revision {
+        Some(revision) => format!(" at {}", describe_revision(revision)),
+        None => String::new(),
+    };
+    let mut out = format!(
+        "culprit: dry run of {}: {} atomic job(s) x {} run(s) on {}{at}; nothing was run or stored\n",
+        args.job.display(),
+        jobs.len(),
+        args.repeat,
+        machine.hostname
+    );
+    // Each run works in a directory of its own under the scratch root, made when it starts.
+    let scratch_dir = scratch_root.join("RUN");
+    for job in jobs {
+        out.push_str(&format!("\n{}  (job id {})\n", job.run.job_name, job.run.job_id));
+        let context = program::ProgramContext { nr_cpu: machine.nr_cpu.max(1), scratch_dir: scratch_dir.clone() };
+        let plan = job.run.program.plan(&job.run.program_params, &context)?;
+        for step in &plan.setup {
+            out.push_str(&format!("  setup:    {}\n", step.display()));
+        }
+        let times = match (plan.warmups, plan.executions) {
+            (0, 1) => String::new(),
+            (0, n) => format!("  ({n} times)"),
+            (w, n) => format!("  ({w} warmup(s), then {n} times)"),
+        };
+        out.push_str(&format!("  measure:  {}{times}\n", plan.main.display()));
+        for step in &plan.cleanup {
+            out.push_str(&format!("  cleanup:  {}\n", step.display()));
+        }
+        let monitors: Vec<&str> = job.run.monitors.iter().map(|(name, _)| name.as_str()).collect();
+        if !monitors.is_empty() {
+            out.push_str(&format!("  monitors: {} (every {} s)\n", monitors.join(", "), args.interval));
+        }
+        if let Some(timeout) = job.run.timeout {
+            out.push_str(&format!("  timeout:  {} s\n", timeout.as_secs_f64()));
+        }
+    }
+    output::print(&out)?;
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// Refuses a job whose runs write more than the scratch directory's file system has free. lkp's job files size
