@@ -149,6 +149,78 @@ impl Machine {
     }
 }
 
+/// The filesystem a run's benchmark files were on: the run's scratch directory (`culprit run --scratch`) and the
+/// mount holding it, as `/proc/self/mountinfo` named it when the run started. An I/O benchmark measures this
+/// filesystem as much as the kernel: fio's write IOPS rose 1688% between runs on ext4 and on tmpfs, and nothing
+/// recorded said so (QA 46). Runs stored before it was recorded, and imported runs whose job.yaml names no `fs`, have
+/// none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScratchFilesystem {
+    /// The scratch directory the run's own directory was made under, canonical (what `--scratch` takes); empty when
+    /// unknown (an imported run's job.yaml names the filesystem only).
+    pub path: String,
+    /// The filesystem's type as the kernel names it: `ext4`, `tmpfs`, `xfs`, `btrfs`, `overlay`.
+    pub fs_type: String,
+    /// The mount's source: a device (`/dev/vda1`), a server's export (`server:/export`), or a name (`tmpfs`).
+    pub source: String,
+}
+
+impl ScratchFilesystem {
+    /// The filesystem as a sentence names it: `ext4 (/dev/vda1)`, `ext4 (2pmem)` (an imported lkp run's disk), or
+    /// `tmpfs` alone. The source of a filesystem in memory (tmpfs, ramfs, overlay) is a free name (`shm`,
+    /// `overlay`) that says nothing of where the files were, and is left out, as is one that repeats the type.
+    pub fn describe(&self) -> String {
+        let fs_type = if self.fs_type.trim().is_empty() { "an unknown filesystem" } else { self.fs_type.trim() };
+        let source = self.source.trim();
+        let free_name = matches!(fs_type, "tmpfs" | "ramfs" | "overlay" | "devtmpfs");
+        match free_name || source.is_empty() || source == "none" || source == fs_type {
+            true => fs_type.to_string(),
+            false => format!("{fs_type} ({source})"),
+        }
+    }
+
+    /// Whether `other` is the same filesystem: the same type on the same source (a directory elsewhere on it is).
+    pub fn same_filesystem(&self, other: &ScratchFilesystem) -> bool {
+        self.fs_type == other.fs_type && self.source == other.source
+    }
+
+    /// The filesystems the sides of a comparison had their benchmark files on, when they differ, each side named
+    /// by its label and given the distinct filesystems of its runs: "the benchmark's files were on ext4 (/dev/vda1)
+    /// at base, on tmpfs at shm". None when the sides agree; a side none of whose runs recorded one (stored before
+    /// it was, or imported) is no difference, as a machine fact a side did not record is none
+    /// ([`Machine::differences`]).
+    pub fn differences(sides: &[(&str, Vec<&ScratchFilesystem>)]) -> Option<String> {
+        let mut recorded: Vec<(&str, Vec<&ScratchFilesystem>)> = Vec::new();
+        for (label, filesystems) in sides {
+            let mut distinct: Vec<&ScratchFilesystem> = Vec::new();
+            for filesystem in filesystems {
+                if !distinct.iter().any(|seen| seen.same_filesystem(filesystem)) {
+                    distinct.push(filesystem);
+                }
+            }
+            if !distinct.is_empty() {
+                recorded.push((label, distinct));
+            }
+        }
+        let same_as_first = |distinct: &Vec<&ScratchFilesystem>| {
+            let first = &recorded[0].1;
+            distinct.len() == first.len() && distinct.iter().all(|f| first.iter().any(|g| g.same_filesystem(f)))
+        };
+        // One filesystem at every side is the same setup; a side whose own runs were on several is not.
+        if recorded.iter().all(|(_, distinct)| distinct.len() == 1 && same_as_first(distinct)) {
+            return None;
+        }
+        let parts: Vec<String> = recorded
+            .iter()
+            .map(|(label, distinct)| {
+                let named: Vec<String> = distinct.iter().map(|f| f.describe()).collect();
+                format!("on {} at {label}", crate::report::and_list(&named))
+            })
+            .collect();
+        Some(format!("the benchmark's files were {}", parts.join(", ")))
+    }
+}
+
 /// How a run ended. A failed run is stored, never dropped: its reason and stderr are evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -227,6 +299,10 @@ pub struct RunRecord {
     pub monitors: Vec<MonitorSeries>,
     pub raw_outputs: Vec<RawOutput>,
     pub stderr: String,
+    /// The filesystem the benchmark's files were on; `None` when not recorded (records serialized before it was
+    /// read as such).
+    #[serde(default)]
+    pub scratch: Option<ScratchFilesystem>,
 }
 
 /// How a metric name sorts in tables: the test program's metrics first, then monitors, perf-profile last.
@@ -292,6 +368,51 @@ mod tests {
         // A fact a side did not record (an imported run) is no difference.
         let unknown = Machine { nr_cpu: 0, cpu_model: String::new(), ..base.clone() };
         assert_eq!(Machine::differences(&[("a", &base), ("b", &unknown)]), None);
+    }
+
+    fn filesystem(fs_type: &str, source: &str, path: &str) -> ScratchFilesystem {
+        ScratchFilesystem { path: path.into(), fs_type: fs_type.into(), source: source.into() }
+    }
+
+    #[test]
+    fn filesystems_are_named_by_type_and_a_source_that_says_where() {
+        let cases = [
+            (filesystem("ext4", "/dev/vda1", "/tmp/x"), "ext4 (/dev/vda1)"),
+            (filesystem("tmpfs", "tmpfs", "/dev/shm/x"), "tmpfs"),
+            (filesystem("tmpfs", "shm", "/dev/shm/x"), "tmpfs"),
+            (filesystem("overlay", "overlay", "/"), "overlay"),
+            (filesystem("nfs4", "server:/export", "/mnt"), "nfs4 (server:/export)"),
+            (filesystem("ext4", "2pmem", ""), "ext4 (2pmem)"),
+            (filesystem("xfs", "", ""), "xfs"),
+            (filesystem("", "", ""), "an unknown filesystem"),
+        ];
+        for (filesystem, expected) in cases {
+            assert_eq!(filesystem.describe(), expected, "{filesystem:?}");
+        }
+    }
+
+    #[test]
+    fn filesystem_differences_name_each_sides_and_pass_over_unrecorded_sides() {
+        let ext4 = filesystem("ext4", "/dev/vda1", "/tmp/culprit-scratch");
+        let elsewhere_on_ext4 = filesystem("ext4", "/dev/vda1", "/home/me/scratch");
+        let tmpfs = filesystem("tmpfs", "tmpfs", "/dev/shm/x");
+        assert_eq!(ScratchFilesystem::differences(&[("a", vec![&ext4]), ("b", vec![&ext4, &ext4])]), None);
+        // Another directory on the same filesystem is the same filesystem.
+        assert_eq!(ScratchFilesystem::differences(&[("a", vec![&ext4]), ("b", vec![&elsewhere_on_ext4])]), None);
+        assert_eq!(
+            ScratchFilesystem::differences(&[("disk", vec![&ext4]), ("shm", vec![&tmpfs])]).as_deref(),
+            Some("the benchmark's files were on ext4 (/dev/vda1) at disk, on tmpfs at shm")
+        );
+        // A side whose own runs were on two is a difference, even beside a side on one of them.
+        assert_eq!(
+            ScratchFilesystem::differences(&[("a", vec![&ext4]), ("b", vec![&ext4, &tmpfs])]).as_deref(),
+            Some("the benchmark's files were on ext4 (/dev/vda1) at a, on ext4 (/dev/vda1) and tmpfs at b")
+        );
+        // A side that recorded none (an imported run) is no difference, and no side at all is none.
+        assert_eq!(ScratchFilesystem::differences(&[("a", vec![&ext4]), ("b", Vec::new())]), None);
+        assert_eq!(ScratchFilesystem::differences(&[]), None);
+        let other_device = filesystem("ext4", "/dev/vdb1", "/mnt/x");
+        assert!(ScratchFilesystem::differences(&[("a", vec![&ext4]), ("b", vec![&other_device])]).is_some());
     }
 
     #[test]

@@ -10,10 +10,10 @@
 use culprit_core::bisect::Status;
 use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison};
-use culprit_core::model::Machine;
+use culprit_core::model::{Machine, ScratchFilesystem};
 use culprit_core::report::{
     self, render, subject_line, BisectSummary, CommitRef, Confirmation, Contributor, Format, ReportInput, RunSources,
-    TrendPoint, CONFIRMATION_MIN_RUNS, LINE_WIDTH, MAX_PROFILE_MOVES,
+    SideScratch, TrendPoint, CONFIRMATION_MIN_RUNS, LINE_WIDTH, MAX_PROFILE_MOVES,
 };
 use std::path::PathBuf;
 
@@ -102,6 +102,8 @@ fn real_input() -> ReportInput {
         machine,
         params,
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: vec![
             "# with 3dab4c1c6c checked out and built:".into(),
@@ -254,6 +256,8 @@ fn seed001_input() -> ReportInput {
         machine: machine(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: vec!["culprit run job.yaml -n 8 --commit 8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into()],
         job_file: Some("job.yaml".into()),
@@ -496,6 +500,8 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         machine: Machine { cpu_model: "2 sockets Ice Lake".into(), ..machine() },
         params: vec![("nr_threads".into(), "10%".into()), ("test".into(), "xattr".into())],
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: Vec::new(),
         job_file: None,
@@ -753,13 +759,15 @@ fn a_report_without_its_job_file_beside_it_carries_the_job() {
     input.job_file = None;
     input.job_yaml = Some(job.into());
     let text = render(&input, Format::Text).unwrap();
-    assert!(text.ends_with(&format!("job.yaml, the job the steps above run:\n\n{job}")), "{text}");
+    let saved = "Save the job below as job.yaml, the file the steps above run";
+    assert!(text.ends_with(&format!("{saved}:\n\n{job}")), "{text}");
+    assert!(text.contains("To reproduce:\n\n        # save the job at the end of this mail as job.yaml\n"), "{text}");
     // The Markdown fence is longer than the job's own run of three backticks, so the block cannot end inside it.
     let markdown = render(&input, Format::Markdown).unwrap();
-    assert!(markdown.ends_with(&format!("### job.yaml\n\n````yaml\n{}\n````\n", job.trim_end())), "{markdown}");
+    assert!(markdown.ends_with(&format!("### {saved}\n\n````yaml\n{}\n````\n", job.trim_end())), "{markdown}");
     let html = render(&input, Format::Html).unwrap();
-    let escaped = "<h2>job.yaml</h2>\n<pre>suite: x\ncommand:\n  cmd: echo ```a&lt;b&gt;``` | cat</pre>";
-    assert!(html.contains(escaped), "{html}");
+    let escaped = format!("<h2>{saved}</h2>\n<pre>suite: x\ncommand:\n  cmd: echo ```a&lt;b&gt;``` | cat</pre>");
+    assert!(html.contains(&escaped), "{html}");
     let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
     assert_eq!(json["report"]["job_yaml"], job);
 
@@ -814,6 +822,8 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         machine: machine(),
         params: vec![("cmd`".into(), "echo `a|b` <i>".into())],
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: vec![format!("culprit run job.yaml -n 3 --label '{evil}'"), "echo ```".into()],
         job_file: None,
@@ -881,6 +891,8 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         machine: machine(),
         params: Vec::new(),
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: Vec::new(),
         job_file: None,
@@ -1088,6 +1100,8 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         machine: machine(),
         params: Vec::new(),
         machines_differ: None,
+        scratch: Vec::new(),
+        filesystems_differ: None,
         not_applied: Vec::new(),
         reproduce: Vec::new(),
         job_file: None,
@@ -1129,4 +1143,61 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
     let fine = input_of(worked("a"), worked("b"), "stress-ng.dccp.ops");
     assert!(!subject_line(&fine).unwrap().contains("did no work"));
     assert!(flat(&render(&fine, Format::Text).unwrap()).contains("no significant change of stress-ng.dccp.ops"));
+}
+
+/// QA 46: a mail of runs whose benchmark files were on two filesystems (`--scratch /dev/shm/x`, tmpfs, against the
+/// default on ext4) says where each side's were, under the parameters and apart from them, and how they differ; of
+/// runs on one filesystem it says it once; of runs that recorded none it says nothing. Labels read as labels: the
+/// opening leads into a block naming the base and the label, not "due to commit:".
+#[test]
+fn a_mail_says_which_filesystem_each_sides_benchmark_files_were_on() {
+    let ext4 = ScratchFilesystem {
+        path: "/tmp/culprit-scratch".into(),
+        fs_type: "ext4".into(),
+        source: "/dev/vda1".into(),
+    };
+    let tmpfs = ScratchFilesystem { path: "/dev/shm/x".into(), fs_type: "tmpfs".into(), source: "tmpfs".into() };
+    let side = |revision: &str, filesystem: &ScratchFilesystem| SideScratch {
+        revision: revision.into(),
+        filesystems: vec![filesystem.clone()],
+    };
+    let mut input = real_input();
+    input.scratch = vec![side("3dab4c1c6c", &ext4), side("a9ecb5c3d0", &tmpfs)];
+    let differ = "the benchmark's files were on ext4 (/dev/vda1) at 3dab4c1c6c, on tmpfs at a9ecb5c3d0";
+    input.filesystems_differ = Some(differ.into());
+    let text = render(&input, Format::Text).unwrap();
+    let block = "\tcommand.cmd: ./bench\n\nthe benchmark's files were on (culprit run --scratch):\n\n\
+                 \tfs at 3dab4c1c6c: ext4 (/dev/vda1), scratch /tmp/culprit-scratch\n\
+                 \tfs at a9ecb5c3d0: tmpfs, scratch /dev/shm/x\n\n(the benchmark's files were on ext4";
+    assert!(text.contains(block), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["scratch"][1]["filesystems"][0]["fs_type"], "tmpfs");
+    assert!(json["report"]["filesystems_differ"].as_str().unwrap().contains("on tmpfs at a9ecb5c3d0"));
+    let markdown = render(&input, Format::Markdown).unwrap();
+    assert!(markdown.contains("  - fs at a9ecb5c3d0: `tmpfs, scratch /dev/shm/x`\n"), "{markdown}");
+    let html = render(&input, Format::Html).unwrap();
+    assert!(html.contains("<li><code>fs at a9ecb5c3d0: tmpfs, scratch /dev/shm/x</code></li>"), "{html}");
+
+    input.scratch = vec![side("3dab4c1c6c", &ext4), side("a9ecb5c3d0", &ext4)];
+    input.filesystems_differ = None;
+    let text = render(&input, Format::Text).unwrap();
+    assert!(text.contains("\n\tfs: ext4 (/dev/vda1), scratch /tmp/culprit-scratch\n\n\n"), "{text}");
+    assert!(!text.contains("fs at "), "{text}");
+
+    input.scratch = Vec::new();
+    let text = render(&input, Format::Text).unwrap();
+    assert!(!text.contains("the benchmark's files were on"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert!(json["report"].get("scratch").is_none() && json["report"].get("filesystems_differ").is_none());
+
+    // Labels name runs: nothing is "due to" one, and the block names the base beside the label.
+    let mut labels = real_input();
+    labels.base = CommitRef::new("disk", None);
+    labels.commit = CommitRef::new("shm", None);
+    let text = render(&labels, Format::Text).unwrap();
+    let opening = "regression of command.user_time between the runs of:\n\n\nbase label: disk\nlabel: shm\n";
+    assert!(text.contains(opening), "{text}");
+    assert!(!text.contains("due to commit"), "{text}");
+    let markdown = render(&labels, Format::Markdown).unwrap();
+    assert!(markdown.contains("- base label: `disk`\n- label: `shm`\n"), "{markdown}");
 }

@@ -309,6 +309,7 @@ impl<'a> Driver<'a> {
             monitors: Vec::new(),
             raw_outputs: vec![RawOutput { name: format!("{step}.log"), content: log.clone().into_bytes() }],
             stderr: log,
+            scratch: None,
         };
         record_build(&mut record, self.config.build.as_deref());
         record

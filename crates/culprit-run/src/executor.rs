@@ -136,6 +136,7 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
         monitors: Vec::new(),
         raw_outputs: Vec::new(),
         stderr: String::new(),
+        scratch: None,
     };
     // Every process of the run carries one token, so that a server its setup started, which leaves the step's
     // process group, is killed with the step a killed culprit left running; the scratch directory's marker names
@@ -150,6 +151,9 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
             return Some(record);
         }
     };
+    // Read once the root exists (the first run makes it), and at every run: a directory may be mounted over between
+    // runs. The root is recorded, not the run's own directory, since it is what `--scratch` takes to do the same.
+    record.scratch = crate::filesystem::filesystem_of(&ctx.scratch_root);
     let result = run_in(job, ctx, interrupt, scratch.path(), &mut record, &token);
     // The scratch directory can hold gigabytes of fio files; it goes whatever happened.
     drop(scratch);
@@ -979,6 +983,7 @@ mod tests {
                 monitors: Vec::new(),
                 raw_outputs: Vec::new(),
                 stderr: format!("benchmark noise\n{NOTE_PREFIX}{error}\n"),
+                scratch: None,
             };
             assert_eq!(monitor_failures(&record), vec![error.to_string().as_str()]);
         }

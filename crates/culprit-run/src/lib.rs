@@ -3,6 +3,7 @@
 
 pub mod bisect;
 pub mod executor;
+pub mod filesystem;
 pub mod git;
 pub mod machine;
 pub mod measure;

@@ -34,6 +34,7 @@ fn run_of(column: &Column, index: usize) -> RunRecord {
         monitors: Vec::new(),
         raw_outputs: Vec::new(),
         stderr: String::new(),
+        scratch: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn record(sha: &str, run: usize) -> RunRecord {
         monitors: Vec::new(),
         raw_outputs: Vec::new(),
         stderr: String::new(),
+        scratch: None,
     }
 }
 

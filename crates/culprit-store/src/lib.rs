@@ -327,6 +327,10 @@ pub struct RunSummary {
     /// were listed read as runs without any.
     #[serde(default)]
     pub build: Build,
+    /// The filesystem the run's benchmark files were on ([`RunRecord::scratch`]), so that a comparison can say
+    /// when its sides' differ without reading every run; `None` when the run recorded none.
+    #[serde(default)]
+    pub scratch: Option<culprit_core::model::ScratchFilesystem>,
 }
 
 impl RunSummary {

@@ -176,6 +176,14 @@ CREATE TABLE follow_sessions (
     PRIMARY KEY (session_id, machine)
 );
 "#,
+    // Version 7: the filesystem each run's benchmark files were on (its scratch directory, and the type and source
+    // of the mount holding it), which an I/O benchmark measures as much as the kernel. Runs stored before, and
+    // imported runs whose job.yaml names no filesystem, have NULL: not recorded.
+    r#"
+ALTER TABLE runs ADD COLUMN scratch_path TEXT;
+ALTER TABLE runs ADD COLUMN scratch_fs_type TEXT;
+ALTER TABLE runs ADD COLUMN scratch_fs_source TEXT;
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -29,7 +29,7 @@ use crate::{
     RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store,
     StoredRevision, NEW_SESSION_STATUS,
 };
-use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use ::postgres::config::{Host, SslMode};
 use ::postgres::error::SqlState;
 use ::postgres::types::ToSql;
@@ -289,12 +289,15 @@ impl PostgresStore {
     }
 }
 
-/// The columns of a run listing, the build's last ([`crate::record::build_columns`]).
+/// The columns of a run listing, the build's ([`crate::record::build_columns`]) and then the scratch filesystem's
+/// last.
 const SUMMARY_SELECT: &str = concat!(
     "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
      r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, \
      COALESCE((SELECT p.metric_count FROM run_metric_packs p WHERE p.run_id = r.id), 0) AS metric_count, r.kind, ",
     crate::record::build_columns!(),
+    ", ",
+    crate::record::scratch_columns!(),
     " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id"
 );
 
@@ -303,6 +306,8 @@ const REVISION_RUNS_SELECT: &str = concat!(
     "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
      r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, 0::BIGINT, r.kind, ",
     crate::record::build_columns!(),
+    ", ",
+    crate::record::scratch_columns!(),
     " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
      WHERE r.revision_id = $1 ORDER BY r.id"
 );
@@ -732,12 +737,15 @@ fn insert_run(
         }
     }
     let exit_code = run.exit_code.map(i64::from);
+    let [scratch_path, scratch_fs_type, scratch_fs_source] =
+        crate::record::scratch_to_columns(run).map(|column| column.map(to_db));
     // With an import key, a run stored before (by this or another machine, even one committing right now) makes
     // the insert do nothing instead of failing.
     let inserted = tx.query_opt(
         "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
-         status, failure_reason, exit_code, stderr, import_key, kind) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+         status, failure_reason, exit_code, stderr, import_key, kind, scratch_path, scratch_fs_type, \
+         scratch_fs_source) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
          ON CONFLICT (job_id, revision_id, import_key) DO NOTHING RETURNING id",
         &[
             &to_db(&run.job_id),
@@ -754,6 +762,9 @@ fn insert_run(
             &to_db(&run.stderr),
             &import_key,
             &options.kind.as_str(),
+            &scratch_path,
+            &scratch_fs_type,
+            &scratch_fs_source,
         ],
     )?;
     let run_id: i64 = match inserted {
@@ -1034,7 +1045,7 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         .query_opt(
             "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
              m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
-             r.failure_reason, r.exit_code, r.stderr \
+             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source \
              FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
              WHERE r.id = $1",
             &[&id.0],
@@ -1127,6 +1138,7 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         monitors,
         raw_outputs,
         stderr: from_db(head.get(18)),
+        scratch: scratch_of_row(&head, 19),
     })
 }
 
@@ -1153,7 +1165,14 @@ fn summary_from_row(location: &str, row: &Row) -> Result<RunSummary, StoreError>
             kconfig: row.get::<_, Option<String>>(17).map(from_db).unwrap_or_default(),
             compiler: row.get::<_, Option<String>>(18).map(from_db).unwrap_or_default(),
         },
+        scratch: scratch_of_row(row, 19),
     })
+}
+
+/// The scratch filesystem recorded in the three columns of `row` from `first` on ([`crate::record::scratch_columns`]).
+fn scratch_of_row(row: &Row, first: usize) -> Option<ScratchFilesystem> {
+    let column = |index: usize| row.get::<_, Option<String>>(index).map(from_db);
+    crate::record::scratch_from_columns(column(first), column(first + 1), column(first + 2))
 }
 
 fn session_from_row(row: &Row) -> BisectSession {

@@ -2,7 +2,7 @@
 //! exactly the same records, and the parts of the run listing's SQL that do not depend on the placeholder syntax.
 
 use crate::{RunFilter, RunKind, RunStatus, StoreError};
-use culprit_core::model::{nul_shown, RunOutcome, RunRecord};
+use culprit_core::model::{nul_shown, RunOutcome, RunRecord, ScratchFilesystem};
 use std::borrow::Cow;
 
 /// The last columns of a run listing in both back ends: the build's three params (rootfs, kconfig, compiler), read
@@ -17,6 +17,35 @@ macro_rules! build_columns {
     };
 }
 pub(crate) use build_columns;
+
+/// The columns of `runs` that record the filesystem a run's benchmark files were on (schema version 7), after the
+/// build's in a listing and wherever a run is read, in the order [`scratch_from_columns`] takes them. A macro, as
+/// [`build_columns`] is, for the stores' `concat!`.
+macro_rules! scratch_columns {
+    () => {
+        "r.scratch_path, r.scratch_fs_type, r.scratch_fs_source"
+    };
+}
+pub(crate) use scratch_columns;
+
+/// The filesystem recorded in a run's scratch columns: `None` when the run recorded none (stored before version 7,
+/// or imported without an `fs`), which a NULL type says.
+pub(crate) fn scratch_from_columns(
+    path: Option<String>,
+    fs_type: Option<String>,
+    source: Option<String>,
+) -> Option<ScratchFilesystem> {
+    let fs_type = fs_type?;
+    Some(ScratchFilesystem { path: path.unwrap_or_default(), fs_type, source: source.unwrap_or_default() })
+}
+
+/// A run's scratch filesystem as the three columns store it, NULL each when it recorded none.
+pub(crate) fn scratch_to_columns(run: &RunRecord) -> [Option<&str>; 3] {
+    match &run.scratch {
+        Some(f) => [Some(f.path.as_str()), Some(f.fs_type.as_str()), Some(f.source.as_str())],
+        None => [None, None, None],
+    }
+}
 
 /// Completes the run listing's SQL, the same for both back ends once their placeholder conditions are in
 /// `conditions`: the status and kind conditions, the WHERE clause, and the order (a bisect session's runs in the

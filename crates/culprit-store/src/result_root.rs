@@ -66,7 +66,7 @@
 
 use crate::error::StoreError;
 use crate::{Build, RunId, RunKind, SaveOptions, Saved, Store};
-use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord};
+use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -1642,7 +1642,8 @@ pub fn flatten_job_params(job_yaml: &str) -> Vec<(String, String)> {
 }
 
 fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<'_>) -> RunRecord {
-    if found.import_key.is_some() {
+    let written_by_culprit = found.import_key.is_some();
+    if written_by_culprit {
         // Culprit added the `result_root` to the job it ran when it wrote the run ([`job_yaml_with_result_root`]);
         // the run stored is of the job as it was, whichever store it is imported into.
         found.job_yaml = found.job_yaml.map(|text| job_yaml_without_result_root(&text));
@@ -1742,6 +1743,14 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
         monitors: found.monitors,
         raw_outputs: Vec::new(),
         stderr: found.stderr.unwrap_or_default(),
+        // lkp's robot makes the filesystem its job's `fs:` names on the disk its `disk:` names, and runs the
+        // benchmark there; its scratch directory is not recorded. A job without `fs` says nothing of it, and nor does
+        // a run Culprit wrote (`culprit run --result-root`), which records `fs` but does not apply it.
+        scratch: param("fs").filter(|fs| !fs.trim().is_empty() && !written_by_culprit).map(|fs_type| ScratchFilesystem {
+            path: String::new(),
+            fs_type,
+            source: param("disk").unwrap_or_default(),
+        }),
     }
 }
 
@@ -1840,6 +1849,7 @@ mod tests {
             }],
             raw_outputs: Vec::new(),
             stderr: String::new(),
+            scratch: None,
         }
     }
 

@@ -16,7 +16,7 @@ use crate::{
     RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store, StoredRevision,
     NEW_SESSION_STATUS,
 };
-use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -370,6 +370,7 @@ impl SqliteStore {
                         kconfig: row.get::<_, Option<String>>(16)?.unwrap_or_default(),
                         compiler: row.get::<_, Option<String>>(17)?.unwrap_or_default(),
                     },
+                    scratch: crate::record::scratch_from_columns(row.get(18)?, row.get(19)?, row.get(20)?),
                 })
             })
             .map_err(|e| self.classify(action, e))?;
@@ -403,6 +404,7 @@ impl SqliteStore {
                 metric_count,
                 kind,
                 build: row.build,
+                scratch: row.scratch,
             });
         }
         Ok(summaries)
@@ -463,13 +465,17 @@ struct SummaryRow {
     exit_code: Option<i64>,
     run_kind: String,
     build: Build,
+    scratch: Option<ScratchFilesystem>,
 }
 
-/// The columns of a run listing, the build's last ([`crate::record::build_columns`]).
+/// The columns of a run listing, the build's ([`crate::record::build_columns`]) and then the scratch filesystem's
+/// last.
 const SUMMARY_SELECT: &str = concat!(
     "SELECT r.id, r.job_id, r.job_name, r.testcase, v.rev_key, v.kind, v.describe, v.subject, m.hostname, \
      r.started_at, r.ended_at, r.status, r.failure_reason, r.exit_code, r.kind, ",
     crate::record::build_columns!(),
+    ", ",
+    crate::record::scratch_columns!(),
     " FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id"
 );
 
@@ -954,10 +960,12 @@ fn insert_run(
     let (status, failure_reason) = crate::record::stored_outcome(&run.outcome);
     tx.prepare_cached(
         "INSERT INTO runs (job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at, ended_at, \
-         status, failure_reason, exit_code, stderr, import_key, kind) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         status, failure_reason, exit_code, stderr, import_key, kind, scratch_path, scratch_fs_type, \
+         scratch_fs_source) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     )
     .and_then(|mut s| {
+        let [scratch_path, scratch_fs_type, scratch_fs_source] = crate::record::scratch_to_columns(run);
         s.execute(params![
             run.job_id,
             run.job_name,
@@ -972,7 +980,10 @@ fn insert_run(
             run.exit_code,
             run.stderr,
             options.import_key,
-            options.kind.as_str()
+            options.kind.as_str(),
+            scratch_path,
+            scratch_fs_type,
+            scratch_fs_source
         ])
     })
     .map_err(fail)?;
@@ -1169,12 +1180,13 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         failure_reason: Option<String>,
         exit_code: Option<i64>,
         stderr: String,
+        scratch: Option<ScratchFilesystem>,
     }
     let head: Option<Head> = connection
         .prepare_cached(
             "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
              m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
-             r.failure_reason, r.exit_code, r.stderr \
+             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source \
              FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
              WHERE r.id = ?1",
         )
@@ -1194,6 +1206,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
                     failure_reason: row.get(16)?,
                     exit_code: row.get(17)?,
                     stderr: row.get(18)?,
+                    scratch: crate::record::scratch_from_columns(row.get(19)?, row.get(20)?, row.get(21)?),
                 })
             })
             .optional()
@@ -1275,6 +1288,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         monitors,
         raw_outputs,
         stderr: head.stderr,
+        scratch: head.scratch,
     })
 }
 

@@ -133,6 +133,7 @@ contract_tests!(
     invalid_records_are_refused_before_any_write,
     stored_names_are_found_by_new_handles,
     run_kinds_keep_profiling_runs_apart,
+    scratch_filesystems_round_trip,
     nul_bytes_in_text_round_trip,
     builds_keep_one_kconfigs_runs_apart,
     follow_sessions_are_recorded_per_machine_and_marked_reported,

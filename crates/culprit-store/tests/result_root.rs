@@ -448,3 +448,25 @@ fn a_root_culprit_run_wrote_imports_alike_from_inside_it_and_stores_nothing_twic
     }
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
 }
+
+/// An lkp run's job.yaml says the filesystem lkp's robot made for it (`fs:`, on the disk `disk:` names), which is
+/// where its benchmark's files were: the import records it as the run's scratch filesystem, with no directory. A
+/// job.yaml without `fs` leaves it unknown.
+#[test]
+fn an_lkp_runs_fs_and_disk_are_its_scratch_filesystem_and_a_job_without_fs_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixture_root(&dir.path().join("result"));
+    let first = root.join("pmbench/30s-100%/lkp-bdw-ep6").join(SHA_B).join("0/job.yaml");
+    let job = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, format!("{job}\nfs: xfs\ndisk: 1HDD\n")).unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    let scratch: Vec<_> = report.imported.iter().map(|id| store.run(*id).unwrap().scratch).collect();
+    let xfs = culprit_core::model::ScratchFilesystem {
+        path: String::new(),
+        fs_type: "xfs".to_string(),
+        source: "1HDD".to_string(),
+    };
+    assert_eq!(scratch, vec![Some(xfs), None, None]);
+    assert_eq!(store.run(report.imported[0]).unwrap().scratch.map(|f| f.describe()).as_deref(), Some("xfs (1HDD)"));
+}

@@ -130,3 +130,42 @@ fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
     let connection = rusqlite::Connection::open(&path).unwrap();
     assert!(connection.execute("UPDATE runs SET kind = 'perf' WHERE id = 1", []).is_err());
 }
+
+/// A store at schema version 6, the last before runs recorded their scratch filesystem: opening it adds the three
+/// columns, its run reads as one that recorded none (not as an empty filesystem), and a new run's is kept.
+#[test]
+fn a_version_6_store_gains_scratch_filesystems_with_every_stored_run_unrecorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("culprit.db");
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        let render = |sql: &str| migrations::render(sql, migrations::Dialect::Sqlite);
+        connection.execute_batch(&render(migrations::SCHEMA_VERSION_TABLE)).unwrap();
+        for (index, sql) in migrations::MIGRATIONS[..6].iter().enumerate() {
+            connection.execute_batch(&render(sql)).unwrap();
+            connection.execute("INSERT INTO schema_version VALUES (?1, 0)", [index as i64 + 1]).unwrap();
+        }
+        connection
+            .execute_batch(&format!(
+                "INSERT INTO machines VALUES (1, 'h', 'cpu', 2, 1024, 'k');
+                 INSERT INTO revisions VALUES (1, '{}', 'commit', NULL, 'subject');
+                 INSERT INTO runs (id, job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at,
+                     ended_at, status, failure_reason, exit_code, stderr, import_key)
+                     VALUES (1, 'id-j', 'j', 't', '', 1, 1, 1.0, 2.0, 'ok', NULL, 0, '', NULL);",
+                v1_fixture::SHA_BASE
+            ))
+            .unwrap();
+    }
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.run(RunId(1)).unwrap().scratch, None);
+    assert_eq!(store.list_runs(&Default::default()).unwrap()[0].scratch, None);
+    let mut new = run("j", commit(v1_fixture::SHA_BASE), "h", &[("m", 1.0)]);
+    new.scratch = Some(culprit_core::model::ScratchFilesystem {
+        path: "/dev/shm/x".into(),
+        fs_type: "tmpfs".into(),
+        source: "tmpfs".into(),
+    });
+    let id = store.save_run(&new).unwrap();
+    assert_eq!(store.run(id).unwrap().scratch, new.scratch);
+}

@@ -43,7 +43,7 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(steps.contains(&format!("culprit run {db_option} job.yaml -n 5 --label {REAL_FIX}")), "{text}");
     assert!(text.contains("# with 3dab4c1c6c (the base) checked out and built:"), "{text}");
     assert!(text.contains("# with a9ecb5c3d0 (the bad tree) checked out and built:"), "{text}");
-    assert!(text.contains(&format!("# with the tree labelled {REAL_FIX} (the fix) built:")), "{text}");
+    assert!(text.contains(&format!("# the fix, labelled {REAL_FIX}:")), "{text}");
     assert!(steps.contains(&format!("culprit compare {db_option} {REAL_BASE}")), "{text}");
     // Three columns: base, bad and the patched tree, as in seed 001.
     assert!(text.contains("3dab4c1c6c0e620d a9ecb5c3d01a2d0ea469ebbba16           a9ecb5c3d0+revert"), "{text}");
@@ -55,7 +55,9 @@ fn report_of_stored_results_with_a_fix_column() {
     assert!(flat.contains("This table is of the runs culprit try-fix took: 5 interleaved runs of each"), "{text}");
     assert!(flat.contains("Every stored run, pooled (8 runs of 3dab4c1c6c, 8 of a9ecb5c3d0 and 5 of"), "{text}");
     // Printed on its own, the report ends with the job its steps run; written with -o, the job is a file beside it.
-    assert!(text.contains("job.yaml, the job the steps above run:\n\n") && text.contains("  cmd: ./bench\n"), "{text}");
+    let saved = "Save the job below as job.yaml, the file the steps above run:\n\n";
+    assert!(text.contains(saved) && text.contains("  cmd: ./bench\n"), "{text}");
+    assert!(text.contains("To reproduce:\n\n        # save the job at the end of this mail as job.yaml\n"), "{text}");
 
     // -o writes the report and the job file next to it; the HTML is one file with the trend drawn in it.
     let out_dir = dir.path().join("out");

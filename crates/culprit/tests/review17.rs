@@ -36,6 +36,7 @@ fn run(label: &str, threads: &str, symbol: Option<f64>) -> RunRecord {
         monitors: Vec::new(),
         raw_outputs: Vec::new(),
         stderr: String::new(),
+        scratch: None,
     }
 }
 

@@ -45,9 +45,8 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     let class = if unconfirmed { " class=\"warn\"" } else { "" };
     let _ = writeln!(out, "<p{class}>{}</p>", escape(&opening(input, &h)));
     out.push_str("<ul>\n");
-    let blamed = super::blamed_commits(input);
-    for c in &blamed {
-        let _ = writeln!(out, "<li>commit: <code>{}</code></li>", escape(&c.with_subject(false)));
+    for (noun, value) in super::commit_block(input) {
+        let _ = writeln!(out, "<li>{noun}: <code>{}</code></li>", escape(&value));
     }
     let _ = writeln!(out, "<li>in testcase: {}</li>", escape(&input.testcase));
     let _ = writeln!(out, "<li>on test machine: {}</li>", escape(&input.machine.describe()));
@@ -62,6 +61,17 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         out.push_str("</ul></li>\n");
         if let Some(sentence) = super::not_applied_sentence(input) {
             let _ = writeln!(out, "<li>{}</li>", escape(&sentence));
+        }
+    }
+    let scratch = super::scratch_lines(input);
+    if !scratch.is_empty() {
+        let _ = writeln!(out, "<li>{}<ul>", escape(super::SCRATCH_LEAD));
+        for (k, v) in &scratch {
+            let _ = writeln!(out, "<li><code>{}: {}</code></li>", escape(k), escape(v));
+        }
+        out.push_str("</ul></li>\n");
+        if let Some(differ) = &input.filesystems_differ {
+            let _ = writeln!(out, "<li>{}</li>", escape(differ));
         }
     }
     out.push_str("</ul>\n");
@@ -107,7 +117,8 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         out.push_str("</ul>\n");
     }
     if let Some(yaml) = super::inline_job(input) {
-        let _ = writeln!(out, "<h2>{}</h2>\n<pre>{}</pre>", escape(super::JOB_FILE), escape(yaml.trim_end()));
+        let title = format!("Save the job below as {}, the file the steps above run", super::JOB_FILE);
+        let _ = writeln!(out, "<h2>{}</h2>\n<pre>{}</pre>", escape(&title), escape(yaml.trim_end()));
     }
     out.push_str("</body>\n</html>\n");
     Ok(out)

@@ -57,10 +57,13 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     let mut out = String::new();
     let _ = writeln!(out, "## {}\n", escape(&subject_line(input)?));
     let _ = writeln!(out, "{}\n", escape(&opening(input, &h)));
+    // The base's line, for labels, comes first (`commit_block`); every line names a commit or a label whole.
+    let block = super::commit_block(input);
     let blamed = super::blamed_commits(input);
-    for c in &blamed {
+    let refs = (block.len() > blamed.len()).then_some(&input.base).into_iter().chain(&blamed);
+    for ((noun, _), c) in block.iter().zip(refs) {
         let subject = c.subject.as_deref().map(|s| format!(" (\"{}\")", escape(s))).unwrap_or_default();
-        let _ = writeln!(out, "- commit: {}{subject}", code(&c.sha, false));
+        let _ = writeln!(out, "- {noun}: {}{subject}", code(&c.sha, false));
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
     let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe()));
@@ -74,6 +77,16 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         }
         if let Some(sentence) = super::not_applied_sentence(input) {
             let _ = writeln!(out, "- {}", escape(&sentence));
+        }
+    }
+    let scratch = super::scratch_lines(input);
+    if !scratch.is_empty() {
+        let _ = writeln!(out, "- {}", escape(super::SCRATCH_LEAD));
+        for (k, v) in &scratch {
+            let _ = writeln!(out, "  - {}: {}", escape(k), code(v, false));
+        }
+        if let Some(differ) = &input.filesystems_differ {
+            let _ = writeln!(out, "- {}", escape(differ));
         }
     }
     out.push('\n');
@@ -131,7 +144,8 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     if let Some(yaml) = super::inline_job(input) {
         // A fence longer than any run of backticks in the job (a shell command may hold some) cannot end early.
         let fence = fence_for(yaml);
-        let _ = writeln!(out, "### {}\n\n{fence}yaml\n{}\n{fence}", escape(super::JOB_FILE), yaml.trim_end());
+        let title = format!("Save the job below as {}, the file the steps above run", super::JOB_FILE);
+        let _ = writeln!(out, "### {}\n\n{fence}yaml\n{}\n{fence}", escape(&title), yaml.trim_end());
     }
     Ok(out)
 }

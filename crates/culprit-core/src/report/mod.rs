@@ -20,7 +20,7 @@ pub use markdown::escape as escape_markdown;
 
 use crate::bisect::Status;
 use crate::compare::{printf, Change, CompareResult, InconclusiveReason, MetricRow, Verdict};
-use crate::model::{Machine, MetricClass};
+use crate::model::{Machine, MetricClass, ScratchFilesystem};
 use serde::{Deserialize, Serialize};
 
 /// Most monitor rows a report shows (the ones with the largest changes); JSON always carries them all.
@@ -159,6 +159,66 @@ pub(crate) fn not_applied_sentence(input: &ReportInput) -> Option<String> {
     }
 }
 
+/// The filesystems one side's runs had their benchmark files on ([`ReportInput::scratch`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideScratch {
+    /// The side's revision as the table names it (10 hex digits of a commit, or the label).
+    pub revision: String,
+    /// The distinct filesystems (and scratch directories) its runs recorded, in run order.
+    pub filesystems: Vec<ScratchFilesystem>,
+}
+
+/// The parameter-like lines that say where the benchmark's files were, for the mail's block after the parameters:
+/// one `fs: ext4 (/dev/vda1), scratch /tmp/culprit-scratch` when every side's runs were in the same place, else one
+/// per side (`fs at shm: tmpfs, scratch /dev/shm/x`), as `(key, value)`. Empty when no side recorded one.
+pub(crate) fn scratch_lines(input: &ReportInput) -> Vec<(String, String)> {
+    let side_text = |side: &SideScratch| {
+        let named: Vec<String> = side
+            .filesystems
+            .iter()
+            .map(|f| match f.path.is_empty() {
+                true => f.describe(),
+                false => format!("{}, scratch {}", f.describe(), f.path),
+            })
+            .collect();
+        and_list(&named)
+    };
+    let texts: Vec<(&str, String)> = input
+        .scratch
+        .iter()
+        .filter(|side| !side.filesystems.is_empty())
+        .map(|side| (side.revision.as_str(), side_text(side)))
+        .collect();
+    match texts.first() {
+        None => Vec::new(),
+        Some((_, first)) if texts.iter().all(|(_, text)| text == first) => vec![("fs".to_string(), first.clone())],
+        Some(_) => texts.into_iter().map(|(revision, text)| (format!("fs at {revision}"), text)).collect(),
+    }
+}
+
+/// The line that leads the mail's block of [`scratch_lines`].
+pub(crate) const SCRATCH_LEAD: &str = "the benchmark's files were on (culprit run --scratch):";
+
+/// The mail's commit block, one `noun: value` line each: the blamed commits, and for a comparison of labels (which
+/// name runs, not commits) the base too, so that the opening's "between the runs of:" reads on into both.
+pub(crate) fn commit_block(input: &ReportInput) -> Vec<(&'static str, String)> {
+    let blamed = blamed_commits(input);
+    let noun = |c: &CommitRef| if c.is_commit() { "commit" } else { "label" };
+    let mut block = Vec::new();
+    if compares_labels(input) {
+        let base_noun = if input.base.is_commit() { "base commit" } else { "base label" };
+        block.push((base_noun, input.base.with_subject(false)));
+    }
+    block.extend(blamed.iter().map(|c| (noun(c), c.with_subject(false))));
+    block
+}
+
+/// Whether the mail compares stored runs whose reported side is a label: nothing is "due to" a label, which names
+/// runs (a setup, a configuration), not a commit.
+fn compares_labels(input: &ReportInput) -> bool {
+    input.bisect.is_none() && !input.commit.is_commit()
+}
+
 /// The name the reproduce steps give the job file.
 pub const JOB_FILE: &str = "job.yaml";
 
@@ -187,6 +247,15 @@ pub struct ReportInput {
     pub machines_differ: Option<String>,
     /// The job's params in job order, as `key: value`.
     pub params: Vec<(String, String)>,
+    /// The filesystems each side's benchmark files were on (its runs' `--scratch`), for the sides whose runs
+    /// recorded one, in the table's column order: the mail states them under the parameters, as lkp's mails carry
+    /// `fs:` and `disk:`. An fio mail of ext4 against tmpfs said neither (QA 46). Left out of the JSON when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scratch: Vec<SideScratch>,
+    /// When the sides' filesystems differ (`ScratchFilesystem::differences`), the sentence that says so, as compare
+    /// says it under its table. Left out of the JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystems_differ: Option<String>,
     /// The params among `params` that are lkp's settings of the test box (`disk`, `fs`, `cpufreq_governor`), which
     /// Culprit records with the runs but does not apply, as `culprit run` says: the mail marks them, so that it does
     /// not give "disk: 2pmem, fs: ext4" as the setup of a run on tmpfs. Reports stored before it read none, and it is
@@ -879,7 +948,23 @@ fn idle_stressor_opening(input: &ReportInput, idle: &IdleStressor) -> String {
 }
 
 /// The sentence that opens the report, after the greeting: what changed, and who is blamed, in the robot's words.
+/// For runs of a label, "due to commit:" and "at commit:" read "between the runs of:", leading into the commit block,
+/// which names the base and the label ([`commit_block`]).
 pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
+    let said = commit_opening(input, h);
+    if !compares_labels(input) {
+        return said;
+    }
+    for tail in [" due to commit:", " at commit:"] {
+        if let Some(head) = said.strip_suffix(tail) {
+            return format!("{head} between the runs of:");
+        }
+    }
+    said
+}
+
+/// [`opening`] in the robot's words for a commit.
+fn commit_opening(input: &ReportInput, h: &Headline) -> String {
     if let Some(side) = failed_side(input) {
         return failure_opening(input, side);
     }

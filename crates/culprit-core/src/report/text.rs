@@ -22,13 +22,12 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     out.push_str("Greeting,\n\n");
     out.push_str(&wrap(&opening(input, &h), ""));
     out.push_str("\n\n");
-    let blamed = super::blamed_commits(input);
-    for c in &blamed {
-        let noun = if c.is_commit() { "commit" } else { "label" };
-        let _ = writeln!(out, "{noun}: {}", c.with_subject(false));
+    let block = super::commit_block(input);
+    for (noun, value) in &block {
+        let _ = writeln!(out, "{noun}: {value}");
     }
     // The robot's two blank lines close the commit block; with no commit blamed there is no block to close.
-    if !blamed.is_empty() {
+    if !block.is_empty() {
         out.push_str("\n\n");
     }
     let _ = writeln!(out, "in testcase: {}", input.testcase);
@@ -47,9 +46,25 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
             out.push_str(&wrap(&sentence, ""));
         }
     }
+    // Where the files were is a fact of the runs, not a param of the job (whose `fs:` Culprit does not apply): it
+    // has a block of its own, in the params' style.
+    let scratch = super::scratch_lines(input);
+    if !scratch.is_empty() {
+        let _ = writeln!(out, "{}{}\n", if input.params.is_empty() { "" } else { "\n" }, super::SCRATCH_LEAD);
+        for (k, v) in &scratch {
+            let _ = writeln!(out, "\t{k}: {v}");
+        }
+        if let Some(differ) = &input.filesystems_differ {
+            out.push('\n');
+            out.push_str(&wrap(&format!("({differ})"), ""));
+        }
+    }
     out.push_str("\n\n");
     if !input.reproduce.is_empty() {
         out.push_str("To reproduce:\n\n");
+        if super::inline_job(input).is_some() {
+            let _ = writeln!(out, "{INDENT}# save the job at the end of this mail as {}", super::JOB_FILE);
+        }
         for line in &input.reproduce {
             out.push_str(&super::break_command(line, INDENT));
         }
@@ -117,7 +132,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         out.push('\n');
     }
     if let Some(yaml) = super::inline_job(input) {
-        let _ = writeln!(out, "{}, the job the steps above run:\n", super::JOB_FILE);
+        let _ = writeln!(out, "Save the job below as {}, the file the steps above run:\n", super::JOB_FILE);
         out.push_str(yaml);
         if !yaml.ends_with('\n') {
             out.push('\n');

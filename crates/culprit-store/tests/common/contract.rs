@@ -3,7 +3,7 @@
 //! empty store, so reopening (a restart, another machine) is part of what is checked.
 
 use super::common::*;
-use culprit_core::model::{Revision, RunOutcome, RunRecord};
+use culprit_core::model::{Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use culprit_store::{
     BisectCommit, BisectSession, Build, FollowSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus,
     SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError,
@@ -469,6 +469,37 @@ pub fn stored_names_are_found_by_new_handles(open: Opener<'_>) {
     assert_eq!(samples[1].metrics["fio.write_iops"], vec![1001.5, 3.0]);
     assert_eq!(samples[1].metrics["many.new_149"], vec![-149.0]);
     assert_eq!(samples[1].metrics.len(), many.metrics.len() + 1);
+}
+
+/// A run's scratch filesystem (schema version 7) comes back as it was saved from `run` and from the listing, spaces
+/// and a NUL in its path included; a run that recorded none reads none, and an imported one's empty path and source
+/// (lkp's job.yaml names the filesystem only) come back empty.
+pub fn scratch_filesystems_round_trip(open: Opener<'_>) {
+    let mut store = open();
+    let mut on_disk = run("fio", commit(SHA_A), "h", &[("fio.write_iops", 1.0)]);
+    on_disk.scratch = Some(ScratchFilesystem {
+        path: "/mnt/my disk/scratch ü".to_string(),
+        fs_type: "ext4".to_string(),
+        source: "/dev/vda1".to_string(),
+    });
+    let mut imported = run("fio", commit(SHA_B), "h", &[("fio.write_iops", 2.0)]);
+    imported.scratch =
+        Some(ScratchFilesystem { path: String::new(), fs_type: "xfs".to_string(), source: String::new() });
+    let unrecorded = run("fio", commit(SHA_C), "h", &[("fio.write_iops", 3.0)]);
+    let mut nul = on_disk.clone();
+    if let Some(scratch) = nul.scratch.as_mut() {
+        scratch.path = "/tmp/a\0b".to_string();
+    }
+    let ids: Vec<RunId> = [&on_disk, &imported, &unrecorded, &nul].iter().map(|r| store.save_run(r).unwrap()).collect();
+    drop(store);
+    let store = open();
+    let expected = [&on_disk.scratch, &imported.scratch, &unrecorded.scratch, &nul.scratch];
+    for (id, scratch) in ids.iter().zip(expected) {
+        assert_eq!(&store.run(*id).unwrap().scratch, scratch, "run {id}");
+    }
+    let listed: Vec<Option<ScratchFilesystem>> =
+        store.list_runs(&RunFilter::default()).unwrap().into_iter().map(|r| r.scratch).collect();
+    assert_eq!(listed, expected.iter().map(|s| (*s).clone()).collect::<Vec<_>>());
 }
 
 /// A profiling run (perf attached, `culprit bisect --profile`) keeps its kind: listings say it and filter by it,

@@ -41,6 +41,7 @@ pub fn run(job: &str, revision: Revision, host: &str, metrics: &[(&str, f64)]) -
         monitors: Vec::new(),
         raw_outputs: Vec::new(),
         stderr: String::new(),
+        scratch: None,
     }
 }
 
@@ -118,5 +119,6 @@ pub fn everything_run() -> RunRecord {
             RawOutput { name: "ünï".to_string(), content: "текст".as_bytes().to_vec() },
         ],
         stderr: "fio: error — ✗\n\0after nul".to_string(),
+        scratch: None,
     }
 }

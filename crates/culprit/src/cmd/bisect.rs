@@ -1822,6 +1822,7 @@ mod tests {
             monitors: Vec::new(),
             raw_outputs: Vec::new(),
             stderr: String::new(),
+            scratch: None,
         };
         // fio.workload drops exactly as fio.write_iops does (so with as small a q), and fio.write_clat_mean_us rises
         // by more: the KPI is still what is bisected.

@@ -6,7 +6,7 @@ use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
     axes_of, check_globs, column_of_runs, common_jobs, distinct_revisions, imported_path_params, no_common_job,
-    resolve, Filters, MachineTable, StoredRuns,
+    resolve, side_filesystems, Filters, MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -14,10 +14,11 @@ use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
-use culprit_core::model::{Revision, RunRecord};
+use culprit_core::model::{Revision, RunRecord, ScratchFilesystem};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
-    self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, TrendPoint,
+    self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, SideScratch,
+    TrendPoint,
 };
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RunFilter, RunId, RunKind, RunSummary, SampleQuery, SessionId, Store};
@@ -436,6 +437,14 @@ pub fn from_bisect(
     }
     let compare_line = format!("culprit compare{}{on_machine} {} {}", db_option(store), base.sha, commit.sha);
     let bisect_line = bisect_line.join(" ");
+    // Where the session's runs of the two had their files: its plain runs, successful ones when a side has any.
+    let side_of = |sha: &str| {
+        let side: Vec<&RunRecord> = records.iter().filter(|r| r.revision.key() == sha).collect();
+        let any_ok = side.iter().any(|r| r.outcome.is_ok());
+        side.into_iter().filter(|r| !any_ok || r.outcome.is_ok()).filter_map(|r| r.scratch.as_ref()).collect()
+    };
+    let (scratch, filesystems_differ) =
+        scratch_sides(vec![(base.short(), side_of(&base.sha)), (commit.short(), side_of(&commit.sha))]);
     let mut input = ReportInput {
         metric,
         base,
@@ -445,6 +454,8 @@ pub fn from_bisect(
         machine: record.machine.clone(),
         params: params_of(&record),
         machines_differ: None,
+        scratch,
+        filesystems_differ,
         not_applied: not_applied_of(&record),
         reproduce: Vec::new(),
         job_file: None,
@@ -490,6 +501,40 @@ pub fn from_bisect(
         input.reproduce.extend(alone_lines(&db_option(store), &on_machine, &keys, &config.metric));
     }
     Ok((input, config.job_yaml))
+}
+
+/// The mail's scratch filesystems of each side (labelled as the table's columns), left out for a side that recorded
+/// none, and the sentence that says how they differ, if they do.
+fn scratch_sides(sides: Vec<(String, Vec<&ScratchFilesystem>)>) -> (Vec<SideScratch>, Option<String>) {
+    let named: Vec<(&str, Vec<&ScratchFilesystem>)> =
+        sides.iter().map(|(label, filesystems)| (label.as_str(), filesystems.clone())).collect();
+    let differ = crate::cmd::compare::filesystems_sentence(&named);
+    let mut scratch = Vec::new();
+    for (revision, filesystems) in sides {
+        let mut distinct: Vec<ScratchFilesystem> = Vec::new();
+        for filesystem in filesystems {
+            if !distinct.contains(filesystem) {
+                distinct.push(filesystem.clone());
+            }
+        }
+        if !distinct.is_empty() {
+            scratch.push(SideScratch { revision, filesystems: distinct });
+        }
+    }
+    (scratch, differ)
+}
+
+/// The scratch directory each side of `keys` ran in, as `--scratch` takes it: its latest successful run's (its
+/// latest run's when none succeeded) among `runs`; `None` for a side whose runs recorded none (imported, or stored
+/// before runs recorded it).
+fn scratch_directories(runs: &[RunSummary], keys: &[String]) -> Vec<Option<String>> {
+    keys.iter()
+        .map(|key| {
+            let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
+            let chosen = side.iter().rev().find(|r| r.failure_reason.is_none()).or(side.last());
+            chosen.and_then(|r| r.scratch.as_ref()).map(|f| f.path.clone()).filter(|path| !path.is_empty())
+        })
+        .collect()
 }
 
 /// The session's runs of `shas` (base, then the culprit) from record `start` on, per commit in record order: the
@@ -850,6 +895,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             }
         })
         .collect();
+    let labels: Vec<String> = revisions.iter().map(|r| r.short().to_string()).collect();
     let mut reproduce = Vec::new();
     // Runs imported from an lkp result root without its job.yaml: the steps cannot hand over a job file, so they
     // name the one to give, rather than a job.yaml that neither the mail nor the report's directory holds.
@@ -875,16 +921,30 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let needed = report::change_of(&comparison, &metric, 1)
         .and_then(|(row, change)| culprit_core::compare::runs_to_tell(&comparison, row, change))
         .map_or(0, |runs| runs.needed);
+    // Each side's runs go where its stored runs had their files when the sides' scratch directories differed: an fio
+    // job on ext4 against tmpfs, run again without `--scratch`, measured both sides on one filesystem (QA 46).
+    let scratch_dirs = scratch_directories(&runs, &keys);
+    let distinct_dirs: std::collections::BTreeSet<&String> = scratch_dirs.iter().flatten().collect();
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
-        let role = ["the base", "the bad tree", "the fix"][i.min(2)];
         reproduce.push(match r {
-            Revision::Commit { .. } => format!("# with {} ({role}) checked out and built:", r.short()),
-            Revision::Label { name } => format!("# with the tree labelled {name} ({role}) built:"),
+            Revision::Commit { .. } => {
+                let role = ["the base", "the bad tree", "the fix"][i.min(2)];
+                format!("# with {} ({role}) checked out and built:", r.short())
+            }
+            // A label names runs (a setup, a configuration), not a tree: the step says which side it is.
+            Revision::Label { name } => {
+                let role = ["the base", "the bad side", "the fix"][i.min(2)];
+                format!("# {role}, labelled {name}:")
+            }
         });
         let in_table = pooled.as_ref().unwrap_or(&comparison).columns.get(i).map_or(0, |c| c.ok_runs + c.failed_runs);
         let n = in_table.max(needed).max(3);
-        reproduce.push(format!("culprit run{db} {job_file} -n {n} {}", run_target(r)));
+        let scratch = match (distinct_dirs.len() > 1, scratch_dirs.get(i).and_then(Option::as_ref)) {
+            (true, Some(dir)) => format!(" --scratch {}", shell_quote(dir)),
+            _ => String::new(),
+        };
+        reproduce.push(format!("culprit run{db} {job_file} -n {n}{scratch} {}", run_target(r)));
     }
     if pooled.is_some() {
         reproduce.push("# the table of every stored run of the three, after the one of try-fix's runs:".to_string());
@@ -899,8 +959,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         reproduce.extend(alone_lines(&db, "", &keys[..2], metric));
     }
     // The machine line names the bad side's machine: when the sides' differ, the mail says how.
-    let labels: Vec<String> = revisions.iter().map(|r| r.short().to_string()).collect();
     let machines_differ = crate::cmd::compare::machines_differ(store, &runs, &keys, &labels)?;
+    let sides = keys.iter().zip(&labels).map(|(key, label)| (label.clone(), side_filesystems(&runs, key))).collect();
+    let (scratch, filesystems_differ) = scratch_sides(sides);
     let input = ReportInput {
         base: commit_ref(&revisions[0]),
         commit: commit_ref(&revisions[1]),
@@ -909,6 +970,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         machine: bad_record.machine.clone(),
         params: params_of(&bad_record),
         machines_differ,
+        scratch,
+        filesystems_differ,
         not_applied: not_applied_of(&bad_record),
         reproduce,
         job_file: None,

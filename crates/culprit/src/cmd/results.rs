@@ -198,6 +198,7 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         culprit_core::model::RunOutcome::Ok => format!("outcome: ok, {:.2} s\n", record.ended_at - record.started_at),
         culprit_core::model::RunOutcome::Failed { reason } => format!("outcome: failed: {}\n", nul_shown(reason)),
     });
+    out.push_str(&format!("scratch filesystem: {}\n", scratch_text(record.scratch.as_ref())));
     if kind == culprit_store::RunKind::Profiling {
         out.push_str(
             "kind: profiling run (`culprit bisect --profile`): perf attached, so its benchmark numbers are not \
@@ -230,6 +231,23 @@ fn one_run(store: &dyn Store, id: culprit_store::RunId, json: bool) -> Result<()
         }
     }
     output::print(&out)
+}
+
+/// A run's scratch filesystem as `results --run` prints it: its type, the mount's source and the directory
+/// (`ext4 (source /dev/vda1), directory /tmp/culprit-scratch`), each part the run recorded; an imported lkp run knows
+/// its job's `fs` and `disk` only.
+fn scratch_text(scratch: Option<&culprit_core::model::ScratchFilesystem>) -> String {
+    let Some(scratch) = scratch else {
+        return "not recorded (a run stored before Culprit recorded it, or imported without an fs)".to_string();
+    };
+    let mut text = scratch.fs_type.clone();
+    if !scratch.source.is_empty() {
+        text.push_str(&format!(" (source {})", scratch.source));
+    }
+    if !scratch.path.is_empty() {
+        text.push_str(&format!(", directory {}", nul_shown(&scratch.path)));
+    }
+    text
 }
 
 /// The job, testcase and machine filters of `filter` as the flags that set them, after a space; empty without any,

@@ -675,6 +675,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             stderr: String::new(),
+            scratch: None,
         };
         let sha = "0123456789abcdef0123456789abcdef01234567";
         let message =
