@@ -257,6 +257,11 @@ pub struct BisectArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Not an option: the machine of `track --follow` when the pass runs this bisect, which records the session as
+    /// the robot's (`Store::record_follow_session`) as soon as the session exists, before it is driven. Recorded
+    /// after the bisect, a pass killed in between left a finished session that no pass mailed.
+    #[arg(skip)]
+    pub for_follow_on: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

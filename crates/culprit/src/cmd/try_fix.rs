@@ -377,6 +377,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         improvement: false,
         bisect: Default::default(),
         machine: culprit_run::machine::hostname(),
+        probe_runs: Vec::new(),
     };
     let interrupt = interrupt_flag();
     let context = run_context();
