@@ -391,6 +391,10 @@ pub struct ReportArgs {
     /// A third column: the stored results of a fix (a commit, or the label `culprit try-fix` stored).
     #[arg(long, value_name = "REV", requires = "compare")]
     pub fix: Option<String>,
+    /// With --fix: the table leads with the runs of this `culprit try-fix` (the number it printed), not those of the
+    /// latest finished try-fix of the three.
+    #[arg(long, value_name = "ID", requires = "fix")]
+    pub try_fix: Option<i64>,
     /// The headline metric (default: the bisected metric, or the largest regression among program metrics).
     #[arg(long)]
     pub metric: Option<String>,

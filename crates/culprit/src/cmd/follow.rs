@@ -656,6 +656,7 @@ fn write_session_reports(store: &dyn Store, id: SessionId, dir: &Path, pass: &mu
             session: Some(id.0),
             compare: None,
             fix: None,
+            try_fix: None,
             metric: None,
             culprit: (nth > 1).then_some(nth as u32),
             job: None,
