@@ -1,17 +1,17 @@
 //! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
 //!
-//! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
-//! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
-//! a segment of the analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's
-//! level; (2) analyse the change points of the history of the pass's own runs (bisects' runs left out) in the
-//! followed metrics: `--metric`'s, else the job's primary metric (its KPI; a `command` job's captured number, else
-//! its wall time); (3) where a change point lies between two of those grid commits, measure both inner ends of the
-//! gap (the first and the last commit not yet tested) and analyse again; (4) bisect each regression (and
-//! improvement, with `--improvements`), one bisect per change (overlapping gaps of several metrics are one), unless
-//! a finished session of the job on this machine covers its gap, or a session for that good/bad pair exists (an
-//! unfinished one is resumed); (5) write the mails of the bisects this robot started that blamed a commit into
-//! their own directories under `--reports` (one per blamed commit when several share the change), and record in the
-//! store that they were reported; a bisect that blamed none is a line of the summary.
+//! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest commit) and
+//! at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as a segment of the
+//! analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's level; (2) analyse the
+//! change points of the history of the pass's own runs (bisects' runs left out) in the followed metrics: `--metric`'s,
+//! else the job's primary metric (its KPI; a `command` job's captured number, else its wall time); (3) where a change
+//! point lies between two of those grid commits, measure both inner ends of the gap (the first and the last commit not
+//! yet tested) and analyse again; (4) bisect each regression (and improvement, with `--improvements`), one bisect per
+//! change (overlapping gaps of several metrics are one), unless a finished session of the job on this machine covers
+//! its gap, or a session for that good/bad pair exists (an unfinished one is resumed), each bisect recording its
+//! session as the robot's as soon as it stores it; (5) write the mails of the bisects this robot started that blamed a
+//! commit into their own directories under `--reports` (one per blamed commit when several share the change), and
+//! record in the store that they were reported; a bisect that blamed none is a line of the summary.
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
