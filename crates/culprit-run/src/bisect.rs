@@ -54,6 +54,12 @@ pub struct SessionConfig {
     /// there alone. Empty in a session stored before sessions named it (its runs tell, see their machine).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub machine: String,
+    /// The runs of good and bad `culprit bisect` took before the session existed (to measure a build's and a run's
+    /// cost and, without `--metric`, to choose the metric). Runs that chose the metric are not the session's samples,
+    /// which they would bias, so nothing links them to it: they are listed here, so that what leaves a bisect's runs
+    /// out of a history (`track --follow`) leaves these out too. A session stored before has none listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probe_runs: Vec<RunId>,
 }
 
 /// How long the build and the deploy of one commit may take before their process group is killed, in seconds
@@ -596,6 +602,7 @@ mod tests {
             improvement: false,
             bisect: BisectConfig::default(),
             machine: String::new(),
+            probe_runs: Vec::new(),
         }
     }
 

@@ -495,6 +495,79 @@ pub struct FollowSession {
     pub reported_at: Option<f64>,
 }
 
+/// The id of a recorded `culprit try-fix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct TryFixId(pub i64);
+
+impl std::fmt::Display for TryFixId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Which of the three a try-fix's run measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TryFixSide {
+    Base,
+    Bad,
+    /// Bad with the patch applied.
+    Fix,
+}
+
+impl TryFixSide {
+    /// The word the store keeps in `try_fix_runs.side`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TryFixSide::Base => "base",
+            TryFixSide::Bad => "bad",
+            TryFixSide::Fix => "fix",
+        }
+    }
+
+    /// The side a stored word names; `None` for a word this build does not know.
+    pub fn from_stored(word: &str) -> Option<TryFixSide> {
+        match word {
+            "base" => Some(TryFixSide::Base),
+            "bad" => Some(TryFixSide::Bad),
+            "fix" => Some(TryFixSide::Fix),
+            _ => None,
+        }
+    }
+}
+
+/// A new try-fix, as `culprit try-fix` records it before its first run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewTryFix {
+    pub repo: String,
+    /// The full SHAs of base and bad.
+    pub base: String,
+    pub bad: String,
+    /// The label the patched tree's runs are stored under.
+    pub fix: String,
+    /// The patch file, as given (made absolute).
+    pub patch: String,
+    pub job_id: String,
+    pub machine: String,
+    pub created_at: f64,
+}
+
+/// A recorded try-fix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TryFix {
+    pub id: TryFixId,
+    pub repo: String,
+    pub base: String,
+    pub bad: String,
+    pub fix: String,
+    pub patch: String,
+    pub job_id: String,
+    pub machine: String,
+    pub created_at: f64,
+    /// When it measured every round; `None` for one interrupted or stopped before.
+    pub finished_at: Option<f64>,
+}
+
 /// The result store. Writes take `&mut self`; every write is one transaction, so a crash or a failed write
 /// leaves the store as it was before the call.
 ///
@@ -588,6 +661,21 @@ pub trait Store {
     /// Records that session `id`, started by `track --follow` on `machine`, was reported at `at` (seconds since the
     /// epoch); `NotFound` when follow never recorded it there.
     fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError>;
+
+    /// Records a `culprit try-fix` before it measures, and returns its id.
+    fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError>;
+
+    /// Records that stored `run` is one of try-fix `id`'s, of `side`. Linking it again changes nothing.
+    fn link_run_to_try_fix(&mut self, id: TryFixId, run: RunId, side: TryFixSide) -> Result<(), StoreError>;
+
+    /// Records that try-fix `id` measured every round, at `at`.
+    fn finish_try_fix(&mut self, id: TryFixId, at: f64) -> Result<(), StoreError>;
+
+    /// Every recorded try-fix, oldest first.
+    fn try_fixes(&self) -> Result<Vec<TryFix>, StoreError>;
+
+    /// The runs of try-fix `id` with their sides, in the order they were stored.
+    fn try_fix_runs(&self, id: TryFixId) -> Result<Vec<(RunId, TryFixSide)>, StoreError>;
 
     /// Claims session `id` for the process that owns this store while it drives the session, where the store itself
     /// can keep two processes from driving one session: a store shared by machines, or reached under two spellings
@@ -694,6 +782,21 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn mark_follow_session_reported(&mut self, id: SessionId, machine: &str, at: f64) -> Result<(), StoreError> {
         (**self).mark_follow_session_reported(id, machine, at)
+    }
+    fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError> {
+        (**self).create_try_fix(try_fix)
+    }
+    fn link_run_to_try_fix(&mut self, id: TryFixId, run: RunId, side: TryFixSide) -> Result<(), StoreError> {
+        (**self).link_run_to_try_fix(id, run, side)
+    }
+    fn finish_try_fix(&mut self, id: TryFixId, at: f64) -> Result<(), StoreError> {
+        (**self).finish_try_fix(id, at)
+    }
+    fn try_fixes(&self) -> Result<Vec<TryFix>, StoreError> {
+        (**self).try_fixes()
+    }
+    fn try_fix_runs(&self, id: TryFixId) -> Result<Vec<(RunId, TryFixSide)>, StoreError> {
+        (**self).try_fix_runs(id)
     }
     fn claim_bisect_session(&mut self, id: SessionId) -> Result<SessionClaim, StoreError> {
         (**self).claim_bisect_session(id)

@@ -184,6 +184,31 @@ ALTER TABLE runs ADD COLUMN scratch_path TEXT;
 ALTER TABLE runs ADD COLUMN scratch_fs_type TEXT;
 ALTER TABLE runs ADD COLUMN scratch_fs_source TEXT;
 "#,
+    // Version 8: each `culprit try-fix`, and the runs it took of base, bad and the fix. `report --compare --fix`
+    // reads exactly the runs of one try-fix; found by their order among the stored runs, a second try-fix of the same
+    // commits and patch mixed its runs into the first one's table. `finished_at` stays NULL for one that was
+    // interrupted or failed before its verdict.
+    r#"
+CREATE TABLE try_fixes (
+    id {id},
+    repo TEXT NOT NULL,
+    base TEXT NOT NULL,
+    bad TEXT NOT NULL,
+    fix TEXT NOT NULL,
+    patch TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    finished_at DOUBLE PRECISION
+);
+
+CREATE TABLE try_fix_runs (
+    try_fix_id {int} NOT NULL REFERENCES try_fixes (id) ON DELETE CASCADE,
+    run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    side TEXT NOT NULL CHECK (side IN ('base', 'bad', 'fix')),
+    PRIMARY KEY (try_fix_id, run_id)
+);
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -15,7 +15,7 @@
 //! therefore stored with NUL written as U+FFFE followed by `0`, and U+FFFE itself doubled; text without either
 //! character (all normal text) is stored unchanged, so the database stays readable with `psql`.
 
-use crate::record::{convert_exit_code, convert_run_kind, now, validate_record};
+use crate::record::{convert_exit_code, convert_run_kind, convert_try_fix_side, now, validate_record};
 use crate::error::StoreError;
 use crate::pgpass;
 use crate::migrations::{self, Dialect};
@@ -26,8 +26,8 @@ use crate::packed::{
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
-    RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId, Store,
-    StoredRevision, NEW_SESSION_STATUS,
+    NewTryFix, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId,
+    Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use ::postgres::config::{Host, SslMode};
@@ -603,6 +603,95 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError> {
+        let action = "record a try-fix";
+        let NewTryFix { repo, base, bad, fix, patch, job_id, machine, created_at } = try_fix;
+        let row = self
+            .client
+            .get_mut()
+            .query_one(
+                "INSERT INTO try_fixes (repo, base, bad, fix, patch, job_id, machine, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                &[
+                    &to_db(repo),
+                    &to_db(base),
+                    &to_db(bad),
+                    &to_db(fix),
+                    &to_db(patch),
+                    &to_db(job_id),
+                    &to_db(machine),
+                    created_at,
+                ],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(TryFixId(row.get(0)))
+    }
+
+    fn link_run_to_try_fix(&mut self, id: TryFixId, run: RunId, side: TryFixSide) -> Result<(), StoreError> {
+        let action = "link a run to a try-fix";
+        let client = self.client.get_mut();
+        require_try_fix(client, &self.location, id, action)?;
+        client
+            .execute(
+                "INSERT INTO try_fix_runs (try_fix_id, run_id, side) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&id.0, &run.0, &side.as_str()],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(())
+    }
+
+    fn finish_try_fix(&mut self, id: TryFixId, at: f64) -> Result<(), StoreError> {
+        let action = "record that a try-fix finished";
+        let changed = self
+            .client
+            .get_mut()
+            .execute("UPDATE try_fixes SET finished_at = $1 WHERE id = $2", &[&at, &id.0])
+            .map_err(|e| classify(&self.location, action, e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("try-fix {id}") });
+        }
+        Ok(())
+    }
+
+    fn try_fixes(&self) -> Result<Vec<TryFix>, StoreError> {
+        let action = "list the try-fixes";
+        let rows = self
+            .client()?
+            .query(
+                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at FROM try_fixes \
+                 ORDER BY id",
+                &[],
+            )
+            .map_err(|e| classify(&self.location, action, e))?;
+        Ok(rows
+            .iter()
+            .map(|row| TryFix {
+                id: TryFixId(row.get(0)),
+                repo: from_db(row.get(1)),
+                base: from_db(row.get(2)),
+                bad: from_db(row.get(3)),
+                fix: from_db(row.get(4)),
+                patch: from_db(row.get(5)),
+                job_id: from_db(row.get(6)),
+                machine: from_db(row.get(7)),
+                created_at: row.get(8),
+                finished_at: row.get(9),
+            })
+            .collect())
+    }
+
+    fn try_fix_runs(&self, id: TryFixId) -> Result<Vec<(RunId, TryFixSide)>, StoreError> {
+        let action = "list the runs of a try-fix";
+        let mut client = self.client()?;
+        require_try_fix(&mut client, &self.location, id, action)?;
+        let rows = client
+            .query("SELECT run_id, side FROM try_fix_runs WHERE try_fix_id = $1 ORDER BY run_id", &[&id.0])
+            .map_err(|e| classify(&self.location, action, e))?;
+        rows.iter()
+            .map(|row| Ok((RunId(row.get(0)), convert_try_fix_side(&self.location, id.0, row.get(1))?)))
+            .collect()
+    }
+
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {
         let action = "list the runs of a bisect session";
         let mut client = self.client()?;
@@ -974,6 +1063,18 @@ fn metric_ids_of(
 
 /// Fails with `NotFound` unless bisect session `id` exists, so that a missing session is not read as one without
 /// runs or range.
+fn require_try_fix(client: &mut Client, location: &str, id: TryFixId, action: &str) -> Result<(), StoreError> {
+    let exists: bool = client
+        .query_one("SELECT EXISTS (SELECT 1 FROM try_fixes WHERE id = $1)", &[&id.0])
+        .map_err(|e| classify(location, action, e))?
+        .get(0);
+    if exists {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound { location: location.to_string(), what: format!("try-fix {id}") })
+    }
+}
+
 fn require_session(client: &mut Client, location: &str, id: SessionId, action: &str) -> Result<(), StoreError> {
     let exists: bool = client
         .query_one("SELECT EXISTS (SELECT 1 FROM bisect_sessions WHERE id = $1)", &[&id.0])

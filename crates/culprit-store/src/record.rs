@@ -1,7 +1,7 @@
 //! Checks and conversions both store back ends apply to run records, so SQLite and PostgreSQL accept and return
 //! exactly the same records, and the parts of the run listing's SQL that do not depend on the placeholder syntax.
 
-use crate::{RunFilter, RunKind, RunStatus, StoreError};
+use crate::{RunFilter, RunKind, RunStatus, StoreError, TryFixSide};
 use culprit_core::model::{nul_shown, RunOutcome, RunRecord, ScratchFilesystem};
 use std::borrow::Cow;
 
@@ -110,6 +110,15 @@ pub(crate) fn convert_run_kind(location: &str, run: i64, word: &str) -> Result<R
         location: location.to_string(),
         what: format!("the kind of run {run}"),
         reason: format!("{word:?} is neither plain nor profiling"),
+    })
+}
+
+/// A stored try-fix side back as a [`TryFixSide`]; a word this build does not know is a damaged (or newer) store.
+pub(crate) fn convert_try_fix_side(location: &str, id: i64, word: &str) -> Result<TryFixSide, StoreError> {
+    TryFixSide::from_stored(word).ok_or_else(|| StoreError::BadStoredValue {
+        location: location.to_string(),
+        what: format!("the side of a run of try-fix {id}"),
+        reason: format!("{word:?} is not base, bad or fix"),
     })
 }
 

@@ -4,7 +4,7 @@
 //! params, session link) is stored, or nothing is. SQLite's journal makes that hold across a crash or `kill -9`
 //! too. A full disk or a read-only file makes the transaction roll back and the error says so.
 
-use crate::record::{convert_exit_code, convert_run_kind, now, validate_record};
+use crate::record::{convert_exit_code, convert_run_kind, convert_try_fix_side, now, validate_record};
 use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
@@ -13,8 +13,8 @@ use crate::packed::{
 };
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
-    RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store, StoredRevision,
-    NEW_SESSION_STATUS,
+    NewTryFix, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store,
+    StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
@@ -434,6 +434,18 @@ impl SqliteStore {
 
     /// Fails with `NotFound` unless bisect session `id` exists, so that a missing session is not read as one
     /// without runs or range.
+    fn require_try_fix(&self, id: TryFixId) -> Result<(), StoreError> {
+        let exists: bool = self
+            .connection
+            .query_row("SELECT EXISTS (SELECT 1 FROM try_fixes WHERE id = ?1)", [id.0], |row| row.get(0))
+            .map_err(|e| self.classify("look up a try-fix", e))?;
+        if exists {
+            Ok(())
+        } else {
+            Err(StoreError::NotFound { location: self.location(), what: format!("try-fix {id}") })
+        }
+    }
+
     fn require_session(&self, id: SessionId) -> Result<(), StoreError> {
         let exists: bool = self
             .connection
@@ -768,6 +780,93 @@ impl Store for SqliteStore {
             return Err(StoreError::NotFound { location: self.location(), what });
         }
         Ok(())
+    }
+
+    fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError> {
+        let action = "record a try-fix";
+        self.ensure_writable(action)?;
+        let NewTryFix { repo, base, bad, fix, patch, job_id, machine, created_at } = try_fix;
+        self.connection
+            .execute(
+                "INSERT INTO try_fixes (repo, base, bad, fix, patch, job_id, machine, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![repo, base, bad, fix, patch, job_id, machine, created_at],
+            )
+            .map_err(|e| self.classify(action, e))?;
+        Ok(TryFixId(self.connection.last_insert_rowid()))
+    }
+
+    fn link_run_to_try_fix(&mut self, id: TryFixId, run: RunId, side: TryFixSide) -> Result<(), StoreError> {
+        let action = "link a run to a try-fix";
+        self.ensure_writable(action)?;
+        self.require_try_fix(id)?;
+        self.connection
+            .execute(
+                "INSERT INTO try_fix_runs (try_fix_id, run_id, side) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+                params![id.0, run.0, side.as_str()],
+            )
+            .map_err(|e| self.classify(action, e))?;
+        Ok(())
+    }
+
+    fn finish_try_fix(&mut self, id: TryFixId, at: f64) -> Result<(), StoreError> {
+        let action = "record that a try-fix finished";
+        self.ensure_writable(action)?;
+        let changed = self
+            .connection
+            .execute("UPDATE try_fixes SET finished_at = ?1 WHERE id = ?2", params![at, id.0])
+            .map_err(|e| self.classify(action, e))?;
+        if changed == 0 {
+            return Err(StoreError::NotFound { location: self.location(), what: format!("try-fix {id}") });
+        }
+        Ok(())
+    }
+
+    fn try_fixes(&self) -> Result<Vec<TryFix>, StoreError> {
+        let action = "list the try-fixes";
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at FROM try_fixes \
+                 ORDER BY id",
+            )
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(TryFix {
+                    id: TryFixId(row.get(0)?),
+                    repo: row.get(1)?,
+                    base: row.get(2)?,
+                    bad: row.get(3)?,
+                    fix: row.get(4)?,
+                    patch: row.get(5)?,
+                    job_id: row.get(6)?,
+                    machine: row.get(7)?,
+                    created_at: row.get(8)?,
+                    finished_at: row.get(9)?,
+                })
+            })
+            .map_err(|e| self.classify(action, e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.classify(action, e))
+    }
+
+    fn try_fix_runs(&self, id: TryFixId) -> Result<Vec<(RunId, TryFixSide)>, StoreError> {
+        self.require_try_fix(id)?;
+        let action = "list the runs of a try-fix";
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT run_id, side FROM try_fix_runs WHERE try_fix_id = ?1 ORDER BY run_id")
+            .map_err(|e| self.classify(action, e))?;
+        let rows = statement
+            .query_map([id.0], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))
+            .map_err(|e| self.classify(action, e))?;
+        let location = self.location();
+        let mut runs = Vec::new();
+        for row in rows {
+            let (run, side) = row.map_err(|e| self.classify(action, e))?;
+            runs.push((RunId(run), convert_try_fix_side(&location, id.0, &side)?));
+        }
+        Ok(runs)
     }
 
     fn bisect_session_runs(&self, id: SessionId) -> Result<Vec<RunId>, StoreError> {

@@ -137,6 +137,7 @@ contract_tests!(
     nul_bytes_in_text_round_trip,
     builds_keep_one_kconfigs_runs_apart,
     follow_sessions_are_recorded_per_machine_and_marked_reported,
+    try_fixes_keep_their_own_runs_by_side,
 );
 
 #[test]
@@ -172,8 +173,9 @@ fn migrations_apply_once_and_reconnect_is_idempotent() {
         .map(|r| r.get(0))
         .unwrap_or(0);
     // The eleven tables of migration 1, plus run_metric_packs (version 2), minus run_metrics (version 3), plus
-    // bisect_range_commits (version 4), follow_sessions (version 6), and schema_version.
-    assert_eq!(tables, 14);
+    // bisect_range_commits (version 4), follow_sessions (version 6), try_fixes and try_fix_runs (version 8), and
+    // schema_version.
+    assert_eq!(tables, 16);
 }
 
 /// QA 22: a mistyped --db naming another application's PostgreSQL database had culprit's twelve tables written into

@@ -261,6 +261,11 @@ pub struct BisectArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Not an option: the machine of `track --follow` when the pass runs this bisect, which records the session as
+    /// the robot's (`Store::record_follow_session`) as soon as the session exists, before it is driven. Recorded
+    /// after the bisect, a pass killed in between left a finished session that no pass mailed.
+    #[arg(skip)]
+    pub for_follow_on: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -390,6 +395,10 @@ pub struct ReportArgs {
     /// A third column: the stored results of a fix (a commit, or the label `culprit try-fix` stored).
     #[arg(long, value_name = "REV", requires = "compare")]
     pub fix: Option<String>,
+    /// With --fix: the table leads with the runs of this `culprit try-fix` (the number it printed), not those of the
+    /// latest finished try-fix of the three.
+    #[arg(long, value_name = "ID", requires = "fix")]
+    pub try_fix: Option<i64>,
     /// The headline metric (default: the bisected metric, or the largest regression among program metrics).
     #[arg(long)]
     pub metric: Option<String>,

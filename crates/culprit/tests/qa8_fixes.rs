@@ -100,8 +100,9 @@ fn qa_34_try_fix_does_not_promise_its_table_in_a_mail_that_reads_more_runs() {
     let first = String::from_utf8_lossy(&common::culprit("t.db", &args, dir.path()).stdout).into_owned();
     assert!(first.trim_end().ends_with("writes the mail with this table"), "{first}");
     let second = String::from_utf8_lossy(&common::culprit("t.db", &args, dir.path()).stdout).into_owned();
-    let said = "writes the mail of the three; its table also reads the runs stored before this one (3 of base, 3 of \
-                bad, 3 of patched), so its numbers and verdicts can differ from these";
+    let said = "writes the mail with this table, and under it the table of every stored run of the three, which also \
+                reads the runs stored before this try-fix (3 of base, 3 of bad, 3 of patched), so its numbers and \
+                verdicts can differ from these";
     assert!(second.trim_end().ends_with(said), "{second}");
 }
 

@@ -5,8 +5,8 @@
 use super::common::*;
 use culprit_core::model::{Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use culprit_store::{
-    BisectCommit, BisectSession, Build, FollowSession, NewBisectSession, RunFilter, RunId, RunKind, RunStatus,
-    SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError,
+    BisectCommit, BisectSession, Build, FollowSession, NewBisectSession, NewTryFix, RunFilter, RunId, RunKind,
+    RunStatus, SampleQuery, SaveOptions, Saved, SessionId, Store, StoreError, TryFix, TryFixId, TryFixSide,
 };
 
 pub const SHA_A: &str = "8cc621d2f45ddd3dc664024a647ee7adf48d79a5";
@@ -708,4 +708,58 @@ pub fn follow_sessions_are_recorded_per_machine_and_marked_reported(open: Opener
     assert_eq!(samples(Vec::new()), [1.0, 5.0]);
     assert_eq!(samples(vec![left_out]), [1.0]);
     assert_eq!(samples(vec![kept, left_out]), Vec::<f64>::new());
+}
+
+/// A `culprit try-fix` is recorded with the runs it took, each with its side, so that `report --compare --fix` reads
+/// exactly one try-fix's runs; a second try-fix of the same three is a record of its own, and its runs are not the
+/// first one's.
+pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
+    let mut store = open();
+    let new = NewTryFix {
+        repo: "/src/app".into(),
+        base: SHA_A.into(),
+        bad: SHA_B.into(),
+        fix: "bbbbbbbbbb+fix-1a2b3c4d".into(),
+        patch: "/tmp/fix.patch".into(),
+        job_id: "id-j".into(),
+        machine: "h".into(),
+        created_at: 1_700_000_000.0,
+    };
+    let [first, second] = [(); 2].map(|()| store.create_try_fix(&new).unwrap());
+    assert_ne!(first, second);
+    let mut save = |revision: Revision| store.save_run(&run("j", revision, "h", &[("m", 1.0)])).unwrap();
+    let (base, bad, fix) = (save(commit(SHA_A)), save(commit(SHA_B)), save(Revision::Label { name: new.fix.clone() }));
+    let again = save(commit(SHA_B));
+    store.link_run_to_try_fix(first, fix, TryFixSide::Fix).unwrap();
+    store.link_run_to_try_fix(first, base, TryFixSide::Base).unwrap();
+    store.link_run_to_try_fix(first, bad, TryFixSide::Bad).unwrap();
+    store.link_run_to_try_fix(first, bad, TryFixSide::Bad).unwrap();
+    store.link_run_to_try_fix(second, again, TryFixSide::Bad).unwrap();
+    store.finish_try_fix(first, 1_700_000_100.5).unwrap();
+    // A new handle reads them back: oldest first, each with its runs in the order they were stored.
+    let store = open();
+    let recorded = store.try_fixes().unwrap();
+    assert_eq!(recorded.iter().map(|t| t.id).collect::<Vec<_>>(), [first, second]);
+    let expected = TryFix {
+        id: first,
+        repo: new.repo.clone(),
+        base: new.base.clone(),
+        bad: new.bad.clone(),
+        fix: new.fix.clone(),
+        patch: new.patch.clone(),
+        job_id: new.job_id.clone(),
+        machine: new.machine.clone(),
+        created_at: new.created_at,
+        finished_at: Some(1_700_000_100.5),
+    };
+    assert_eq!(recorded[0], expected);
+    assert_eq!(recorded[1].finished_at, None);
+    let sides = [(base, TryFixSide::Base), (bad, TryFixSide::Bad), (fix, TryFixSide::Fix)];
+    assert_eq!(store.try_fix_runs(first).unwrap(), sides);
+    assert_eq!(store.try_fix_runs(second).unwrap(), [(again, TryFixSide::Bad)]);
+    let mut store = store;
+    let missing = store.link_run_to_try_fix(TryFixId(999), base, TryFixSide::Base);
+    assert!(matches!(missing, Err(StoreError::NotFound { .. })), "{missing:?}");
+    assert!(matches!(store.try_fix_runs(TryFixId(999)), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.finish_try_fix(TryFixId(999), 1.0), Err(StoreError::NotFound { .. })));
 }

@@ -655,6 +655,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             ..BisectConfig::default()
         },
         machine: here.clone(),
+        probe_runs: Vec::new(),
     };
     let interrupt = interrupt_flag();
     let bar = progress_bar();
@@ -785,6 +786,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     config.bisect.build_cost = build_cost.max(0.01);
     // Good and bad are built: the session takes their worktrees over rather than build them again.
     let probed = driver.into_worktrees();
+    config.probe_runs = probe_ids.clone();
 
     let session = store.create_bisect_session(&NewBisectSession {
         repo: repo.display().to_string(),
@@ -801,6 +803,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     })?;
     // Claimed at once, so that `bisect list` on another machine of a farm's store reads it as running (see `drive`).
     claim_session(store, session)?;
+    record_for_follow(store, session, args)?;
     // Probe runs that chose the metric are not evidence about it: of all the metrics, the one picked is the one
     // whose runs happened to differ most, and testing the regression on them again would be biased (a 3 + 3 probe
     // of a command whose time does not change picked command.user_time, and the reproduce test, which reused those
@@ -817,6 +820,18 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     bar.finish_and_clear();
     let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
     drive(store, session, config, range, job, shown, Some(probed))
+}
+
+/// Records `session` as one of `track --follow`'s on its machine when a pass runs this bisect (`for_follow_on`),
+/// before anything of it is driven: a pass killed at any point after this (even between the bisect's end and the
+/// pass's own bookkeeping) leaves a session the next pass finds as its own, finishes if need be, and mails once.
+fn record_for_follow(store: &mut dyn Store, session: SessionId, args: &BisectArgs) -> Result<()> {
+    if let Some(machine) = &args.for_follow_on {
+        store
+            .record_follow_session(session, machine)
+            .with_context(|| format!("cannot record bisect session {session} as one of track --follow"))?;
+    }
+    Ok(())
 }
 
 /// Drives stored `session` on, with `args`' output options and step limits. `start_locked`: this process holds the
@@ -877,6 +892,7 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
     };
     // Only now, with the start lock held: no other culprit takes the session up while its limits change.
     let config = retimed(store, &stored, config, args.timeouts)?;
+    record_for_follow(store, session, args)?;
     drive(store, session, config, range, job, Presentation { json, profile, started, resumed: true }, None)
 }
 

@@ -531,6 +531,7 @@ impl References<'_> {
             improvement: false,
             bisect: Default::default(),
             machine: culprit_run::machine::hostname(),
+            probe_runs: Vec::new(),
         };
         let interrupt = crate::cmd::run::interrupt_flag();
         let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());

@@ -1,17 +1,17 @@
 //! `culprit track --follow REF --job FILE`: the robot's loop on one machine, meant for cron.
 //!
-//! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest
-//! commit) and at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as
-//! a segment of the analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's
-//! level; (2) analyse the change points of the history of the pass's own runs (bisects' runs left out) in the
-//! followed metrics: `--metric`'s, else the job's primary metric (its KPI; a `command` job's captured number, else
-//! its wall time); (3) where a change point lies between two of those grid commits, measure both inner ends of the
-//! gap (the first and the last commit not yet tested) and analyse again; (4) bisect each regression (and
-//! improvement, with `--improvements`), one bisect per change (overlapping gaps of several metrics are one), unless
-//! a finished session of the job on this machine covers its gap, or a session for that good/bad pair exists (an
-//! unfinished one is resumed); (5) write the mails of the bisects this robot started that blamed a commit into
-//! their own directories under `--reports` (one per blamed commit when several share the change), and record in the
-//! store that they were reported; a bisect that blamed none is a line of the summary.
+//! One pass: (1) measure the job at every Nth commit of REF's first-parent history (counted from its oldest commit) and
+//! at REF itself (and halfway between when those are all), with `--runs` runs but at least as many as a segment of the
+//! analysis needs, interleaved over blocks of commits so a visit's machine state is no commit's level; (2) analyse the
+//! change points of the history of the pass's own runs (bisects' runs left out) in the followed metrics: `--metric`'s,
+//! else the job's primary metric (its KPI; a `command` job's captured number, else its wall time); (3) where a change
+//! point lies between two of those grid commits, measure both inner ends of the gap (the first and the last commit not
+//! yet tested) and analyse again; (4) bisect each regression (and improvement, with `--improvements`), one bisect per
+//! change (overlapping gaps of several metrics are one), unless a finished session of the job on this machine covers
+//! its gap, or a session for that good/bad pair exists (an unfinished one is resumed), each bisect recording its
+//! session as the robot's as soon as it stores it; (5) write the mails of the bisects this robot started that blamed a
+//! commit into their own directories under `--reports` (one per blamed commit when several share the change), and
+//! record in the store that they were reported; a bisect that blamed none is a line of the summary.
 //!
 //! Safe to run again after a crash: every run is stored as it finishes, a commit counts as measured once it has
 //! that many successful runs or any failed one (a commit that does not build is not retried forever), narrowing
@@ -157,11 +157,18 @@ struct Plan {
 /// measures its ends and the commits between at another time than the pass's interleaved visits, and pooled with
 /// them its runs moved the levels of the commits they share, which made a new change point after every bisect, and
 /// the next pass bisected that (QA 45b 2: 120 runs and a mail every cron pass, with no new commit). Read so, a pass
-/// with nothing new to measure sees the history the last pass saw, and starts nothing.
+/// with nothing new to measure sees the history the last pass saw, and starts nothing. The probe runs a bisect took
+/// of good and bad before its session existed are its runs too, though only those of a bisect given `--metric` are
+/// linked to it (`SessionConfig::probe_runs` lists them all): a maintainer's `culprit bisect` without `--metric`
+/// left 3 + 3 runs at its ends that passes read as their own.
 fn bisect_runs(store: &dyn Store) -> Result<BTreeSet<RunId>> {
     let mut runs = BTreeSet::new();
     for session in store.bisect_sessions()? {
         runs.extend(store.bisect_session_runs(session.id)?);
+        // A configuration this culprit cannot read (a newer one's) lists no probe run it could leave out.
+        if let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) {
+            runs.extend(config.probe_runs);
+        }
     }
     Ok(runs)
 }
@@ -238,6 +245,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         improvement: false,
         bisect: BisectConfig::default(),
         machine: machine::hostname(),
+        probe_runs: Vec::new(),
     };
     let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };
 
@@ -307,8 +315,10 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     let position = |sha: &str| plan.range.iter().position(|c| c.sha == sha);
     // A farm's machines share the store and follow the same branch: each bisects, resumes and mails its own
     // machine's sessions only (another machine's session measured that machine, and resuming it here is refused).
+    // Read once: the gaps bisected below do not overlap (`one_per_change`), so a session started for one of them is
+    // never the stored session of another's good/bad pair.
     let sessions = this_machines_sessions(store, &plan.hostname)?;
-    let spans = session_spans(store, &sessions, &plan.repo, &plan.job.job_id, &plan.hostname, position)?;
+    let spans = session_spans(&sessions, &plan.repo, &plan.job.job_id, position);
     let primary: BTreeSet<&str> =
         primary_metrics(tracked.series.iter().map(|s| s.metric.as_str())).into_iter().collect();
     let mut candidates: Vec<Gap<(usize, ChangePoint)>> = Vec::new();
@@ -339,8 +349,8 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     }
     for Gap { before, after, found: (k, change), .. } in one_per_change(candidates) {
         let (good, bad) = (plan.range[before].sha.clone(), plan.range[after].sha.clone());
-        let existing = this_machines_sessions(store, &plan.hostname)?
-            .into_iter()
+        let existing = sessions
+            .iter()
             .filter(|b| b.good == good && b.bad == bad && b.job_id.as_deref() == Some(plan.job.job_id.as_str()))
             .max_by_key(|b| b.id.0);
         let Some(series) = tracked.series.get(k) else { continue };
@@ -354,13 +364,11 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
                 let resumed = resume_args(session.id.0, args.timeouts);
                 output::to_stderr(|| crate::cmd::bisect::run(store, &resumed)).map(|_| Some(session.id.0))
             }
-            None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &change, args)),
+            // The bisect records its session as this robot's as soon as it stores it (`BisectArgs::for_follow_on`).
+            None => output::to_stderr(|| bisect_change(store, &plan.repo, series, &change, args, Some(&plan.hostname))),
         };
         match result {
-            Ok(Some(id)) => {
-                store.record_follow_session(SessionId(id), &plan.hostname)?;
-                pass.bisects.push(id);
-            }
+            Ok(Some(id)) => pass.bisects.push(id),
             Ok(None) => pass.notes.push(format!(
                 "{}: the bisect of {}..{} left no session",
                 series.metric,
@@ -381,7 +389,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
     if let Some(path) = &args.plot {
         crate::cmd::plot::write_track(path, &tracked.series, &tracked.analyses)?;
     }
-    summarize(store, &pass, &tracked, &plan, args.json)?;
+    summarize(store, &pass, &tracked, &plan, args)?;
     if pass.failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
@@ -421,6 +429,8 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
         profile: 0,
         resume: Some(id),
         json: false,
+        // The pass records the session itself before it resumes it.
+        for_follow_on: None,
     }
 }
 
@@ -646,6 +656,7 @@ fn write_session_reports(store: &dyn Store, id: SessionId, dir: &Path, pass: &mu
             session: Some(id.0),
             compare: None,
             fix: None,
+            try_fix: None,
             metric: None,
             culprit: (nth > 1).then_some(nth as u32),
             job: None,
@@ -670,15 +681,32 @@ fn interrupted(pass: &Pass) -> Result<ExitCode> {
     Ok(ExitCode::from(130))
 }
 
-fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, json: bool) -> Result<()> {
+/// The pass's summary: what it measured, narrowed, bisected and reported, and the change points of the metrics it
+/// follows. Those of the others (a monitor's, a program metric `--metric` leaves out) are not listed, only counted in
+/// a note: listed alike, they read as changes the robot acts on, and it neither narrows nor bisects them.
+fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, args: &TrackArgs) -> Result<()> {
     // The change points as `track --json` gives them in its series, each with its job and machine and the session
     // that bisected it (QA 45b: here they had only metric, verdict, ends, change_pct and q).
     let sessions = covering_sessions(store, &store.bisect_sessions()?, &plan.repo, tracked)?;
-    let changes = change_points_json(tracked, &sessions);
-    if json {
+    let followed = followed_metrics(&tracked.series, args);
+    let (changes, unfollowed): (Vec<serde_json::Value>, Vec<serde_json::Value>) = change_points_json(tracked, &sessions)
+        .into_iter()
+        .partition(|c| c["metric"].as_str().is_some_and(|m| followed.contains(m)));
+    let mut notes: Vec<&String> = pass.notes.iter().chain(&tracked.notes).collect();
+    let unlisted = (!unfollowed.is_empty()).then(|| {
+        let names: Vec<&str> = followed.iter().map(String::as_str).collect();
+        format!(
+            "{} change point(s) of metrics the pass does not follow are not listed: it follows {} (`culprit track` \
+             lists every metric's)",
+            unfollowed.len(),
+            culprit_core::report::and_list(&names)
+        )
+    });
+    notes.extend(&unlisted);
+    if args.json {
         let mut value = serde_json::to_value(pass)?;
         value["change_points"] = serde_json::Value::Array(changes);
-        value["notes"] = serde_json::json!(pass.notes.iter().chain(&tracked.notes).collect::<Vec<_>>());
+        value["notes"] = serde_json::json!(notes);
         return output::println(&serde_json::to_string_pretty(&value)?);
     }
     let runs: usize = pass.measured.iter().map(|(_, n)| n).sum();
@@ -706,7 +734,7 @@ fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, jso
     for r in &pass.reports {
         out.push_str(&format!("  report {}\n", r.display()));
     }
-    for note in pass.notes.iter().chain(&tracked.notes) {
+    for note in notes {
         out.push_str(&format!("note: {note}\n"));
     }
     for failure in &pass.failures {

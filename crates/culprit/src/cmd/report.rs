@@ -14,7 +14,7 @@ use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
-use culprit_core::model::{Revision, RunRecord, ScratchFilesystem};
+use culprit_core::model::{prose_short, Revision, RunRecord, ScratchFilesystem};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
     self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, SideScratch,
@@ -741,6 +741,63 @@ fn taken_with_the_fix(runs: &[RunSummary], keys: &[String]) -> Option<[Vec<RunId
     (ok.iter().all(|&n| n >= report::CONFIRMATION_MIN_RUNS) && !every_run).then_some(sides)
 }
 
+/// The runs, by side (base, bad, fix), of the recorded `culprit try-fix` of the three `keys` whose table this is
+/// (its runs among the table's stored plain `runs`): try-fix `named` (`--try-fix`), else the latest finished one
+/// with runs in the table. Those are exactly the runs it took: found by their order among the stored runs
+/// ([`taken_with_the_fix`], which stays for runs stored before try-fixes were recorded), a second try-fix of the
+/// same commits and patch mixed its runs into the first one's. `None` without a fix column or such a try-fix; a
+/// named one that is not of the three, or has no run in the table, is an error that says so.
+fn recorded_try_fix(
+    store: &dyn Store,
+    runs: &[RunSummary],
+    keys: &[String],
+    named: Option<i64>,
+) -> Result<Option<[Vec<RunId>; 3]>> {
+    let [base, bad, fix] = keys else { return Ok(None) };
+    let of_the_three = |t: &culprit_store::TryFix| &t.base == base && &t.bad == bad && &t.fix == fix;
+    let in_table: std::collections::BTreeSet<RunId> = runs.iter().map(|r| r.id).collect();
+    let sides_of = |id: culprit_store::TryFixId| -> Result<[Vec<RunId>; 3]> {
+        let mut sides: [Vec<RunId>; 3] = Default::default();
+        for (run, side) in store.try_fix_runs(id)? {
+            if in_table.contains(&run) {
+                sides[side as usize].push(run);
+            }
+        }
+        Ok(sides)
+    };
+    let recorded = store.try_fixes()?;
+    if let Some(id) = named {
+        let Some(chosen) = recorded.iter().find(|t| t.id.0 == id) else {
+            bail!("--try-fix {id}: no such try-fix in {}; `culprit try-fix` prints its number", store.location());
+        };
+        if !of_the_three(chosen) {
+            bail!(
+                "--try-fix {id} measured {} {} and {}, not the revisions given to --compare and --fix",
+                prose_short(&chosen.base),
+                prose_short(&chosen.bad),
+                chosen.fix
+            );
+        }
+        let sides = sides_of(chosen.id)?;
+        if sides.iter().any(Vec::is_empty) {
+            bail!(
+                "--try-fix {id} has no run of each of the three in this table (job {}, machine {}); choose its job and \
+                 machine with --job and --machine",
+                chosen.job_id,
+                chosen.machine
+            );
+        }
+        return Ok(Some(sides));
+    }
+    for candidate in recorded.iter().rev().filter(|t| t.finished_at.is_some() && of_the_three(t)) {
+        let sides = sides_of(candidate.id)?;
+        if sides.iter().all(|side| !side.is_empty()) {
+            return Ok(Some(sides));
+        }
+    }
+    Ok(None)
+}
+
 /// Compare columns of the runs `sides` (base, bad, fix) holds, read from the store, titled as the table's columns.
 fn columns_taken_together(
     store: &dyn Store,
@@ -824,7 +881,15 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     }
     // With a fix, the table try-fix judged leads: its own interleaved runs of the three, where the store has them.
     // Every stored run of base and bad, pooled, gave the fix column -15.9% where try-fix measured +0.5%.
-    let together = match taken_with_the_fix(&runs, &keys) {
+    // A recorded try-fix's runs lead unless they are every stored run of the three (the pooled table is the same).
+    let taken = match recorded_try_fix(store, &runs, &keys, args.try_fix)? {
+        Some(sides) => {
+            let stored = runs.iter().filter(|r| keys.iter().any(|k| k == r.revision.key())).count();
+            (sides.iter().map(Vec::len).sum::<usize>() < stored).then_some(sides)
+        }
+        None => taken_with_the_fix(&runs, &keys),
+    };
+    let together = match taken {
         Some(sides) => Some(columns_taken_together(store, &sides, &revisions)?),
         None => None,
     };

@@ -489,9 +489,10 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     let mut sessions = covering_sessions(store, &stored_sessions, &repo, &history)?;
     let History { series, analyses, branch_positions: positions, .. } = history;
     if args.bisect {
+        let placed = session_machines(store, &stored_sessions)?;
         for (k, (s, (_, a))) in series.iter().zip(&analyses).enumerate() {
             let position = |sha: &str| positions.get(sha).copied();
-            let spans = session_spans(store, &stored_sessions, &repo, &s.job_id, &s.machine, position)?;
+            let spans = session_spans(sessions_of_machine(&placed, &s.machine), &repo, &s.job_id, position);
             for (j, c) in a.change_points.iter().enumerate() {
                 if !bisected(c.verdict, args) {
                     continue;
@@ -515,7 +516,7 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
                     ));
                     continue;
                 }
-                match output::to_stderr(|| bisect_change(store, &repo, s, &range.change, args)) {
+                match output::to_stderr(|| bisect_change(store, &repo, s, &range.change, args, None)) {
                     Ok(Some(id)) => {
                         sessions.insert((k, j), id);
                     }
@@ -821,32 +822,41 @@ pub(crate) fn bisect_range(s: &Series, c: &ChangePoint) -> Option<BisectRange> {
     Some(BisectRange { before: *before, after: *after, change })
 }
 
-/// The branch positions of good and bad of every finished bisect session of job `job_id` in `repo` (`position`
-/// places a commit on the branch), for [`needs_bisect`]. An unfinished one (stopped by Ctrl-C or `kill -9`) covers
-/// nothing: it has neither confirmed the commit nor given it a report, and the next bisect of the pair resumes it.
-pub(crate) fn session_spans(
-    store: &dyn Store,
-    sessions: &[BisectSession],
+/// The branch positions of good and bad of every finished bisect session of job `job_id` in `repo` among `sessions`
+/// (`position` places a commit on the branch), for [`needs_bisect`]. An unfinished one (stopped by Ctrl-C or `kill
+/// -9`) covers nothing: it has neither confirmed the commit nor given it a report, and the next bisect of the pair
+/// resumes it. The caller gives the sessions of the series' machine only ([`sessions_of_machine`]): another
+/// machine's session pinned the change on that machine, and this one's runs still need their own.
+pub(crate) fn session_spans<'a>(
+    sessions: impl IntoIterator<Item = &'a BisectSession>,
     repo: &Path,
     job_id: &str,
-    machine: &str,
     position: impl Fn(&str) -> Option<usize>,
-) -> Result<Vec<(usize, usize)>> {
+) -> Vec<(usize, usize)> {
     let repo = repo.display().to_string();
-    let mut spans = Vec::new();
-    for b in sessions {
-        if b.job_id.as_deref() != Some(job_id) || b.repo != repo || b.status == NEW_SESSION_STATUS {
-            continue;
-        }
-        // Another machine's session pinned the change on that machine: this one's runs still need their own.
-        if crate::cmd::bisect::machine_of(store, b)?.is_some_and(|there| there != machine) {
-            continue;
-        }
-        if let (Some(good), Some(bad)) = (position(&b.good), position(&b.bad)) {
-            spans.push((good, bad));
-        }
-    }
-    Ok(spans)
+    sessions
+        .into_iter()
+        .filter(|b| b.job_id.as_deref() == Some(job_id) && b.repo == repo && b.status != NEW_SESSION_STATUS)
+        .filter_map(|b| Some((position(&b.good)?, position(&b.bad)?)))
+        .collect()
+}
+
+/// Each of `sessions` with the machine it measures on (`bisect::machine_of`, a store query for a session stored
+/// before sessions named their machine), read once for every series that needs the sessions of one machine.
+pub(crate) fn session_machines<'a>(
+    store: &dyn Store,
+    sessions: &'a [BisectSession],
+) -> Result<Vec<(&'a BisectSession, Option<String>)>> {
+    sessions.iter().map(|b| Ok((b, crate::cmd::bisect::machine_of(store, b)?))).collect()
+}
+
+/// The sessions of [`session_machines`] that measure on `machine` (one whose machine is unknown, an old session
+/// without runs, counts as every machine's).
+pub(crate) fn sessions_of_machine<'a, 'b>(
+    placed: &'b [(&'a BisectSession, Option<String>)],
+    machine: &'b str,
+) -> impl Iterator<Item = &'a BisectSession> + 'b {
+    placed.iter().filter(move |(_, there)| there.as_deref().is_none_or(|there| there == machine)).map(|(b, _)| *b)
 }
 
 /// The bisect session of each change point of `history` (by series and change point index): among the sessions of
@@ -943,12 +953,15 @@ pub(crate) fn bisected(verdict: Verdict, args: &TrackArgs) -> bool {
 
 /// Starts (or continues) a bisect between the tested commits around a regression (or an improvement, bisected as
 /// one) with the job of its runs, through `culprit bisect`'s own entry point, and returns the session id.
+/// `for_follow_on`: the machine of the `track --follow` pass that bisects, which records the session as its own as
+/// soon as it is stored.
 pub(crate) fn bisect_change(
     store: &mut dyn Store,
     repo: &Path,
     s: &Series,
     c: &ChangePoint,
     args: &TrackArgs,
+    for_follow_on: Option<&str>,
 ) -> Result<Option<i64>> {
     let good = s.labels.get(c.before_index).context("no commit before the change")?.clone();
     let bad = s.labels.get(c.index).context("no commit after the change")?.clone();
@@ -985,6 +998,7 @@ pub(crate) fn bisect_change(
         resume: None,
         json: false,
         profile: 0,
+        for_follow_on: for_follow_on.map(str::to_string),
     };
     crate::cmd::bisect::run(store, &bisect_args)?;
     // The series' machine's session: another machine of a farm may bisect the same pair into the same store, and

@@ -28,7 +28,7 @@ use culprit_run::git::{self, RangeCommit};
 use culprit_run::process::{self, Invocation};
 use culprit_run::step_record;
 use culprit_run::worktree::Worktrees;
-use culprit_store::RunFilter;
+use culprit_store::{RunFilter, TryFixSide};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -377,6 +377,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         improvement: false,
         bisect: Default::default(),
         machine: culprit_run::machine::hostname(),
+        probe_runs: Vec::new(),
     };
     let interrupt = interrupt_flag();
     let context = run_context();
@@ -395,6 +396,18 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         &bad.sha[..10],
         args.runs
     );
+    // Recorded before the first run, so that each run is linked to it as it is stored: `report --compare --fix`
+    // reads exactly these runs, not whatever else is stored of the three (another try-fix of the same patch).
+    let try_fix = store.create_try_fix(&culprit_store::NewTryFix {
+        repo: repo.display().to_string(),
+        base: base.sha.clone(),
+        bad: bad.sha.clone(),
+        fix: label.clone(),
+        patch: patch.display().to_string(),
+        job_id: job.job_id.clone(),
+        machine: culprit_run::machine::hostname(),
+        created_at: culprit_run::bisect::now(),
+    })?;
     let bar = progress_bar();
     let mut measured: [Vec<RunRecord>; 3] = Default::default();
     {
@@ -421,7 +434,9 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                 bar.set_message(format!("round {}/{}: {}", round + 1, args.runs, ["base", "bad", "patched"][side]));
                 let record = if side < 2 {
                     match driver.run_at(side, &mut observe)? {
-                        Some((_, record)) => {
+                        Some((id, record)) => {
+                            let which = [TryFixSide::Base, TryFixSide::Bad][side];
+                            driver.store.link_run_to_try_fix(try_fix, id, which)?;
                             let sha = if side == 0 { &base.sha } else { &bad.sha };
                             let killed_after = killed.get().then_some(timeouts.build_secs.unwrap_or_default());
                             if let Some(message) = build_failure(&record, ["base", "bad"][side], sha, killed_after) {
@@ -442,7 +457,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
                         eprintln!("culprit: interrupted; every finished run is stored");
                         return Ok(ExitCode::from(130));
                     };
-                    driver.store.save_run(&record)?;
+                    let id = driver.store.save_run(&record)?;
+                    driver.store.link_run_to_try_fix(try_fix, id, TryFixSide::Fix)?;
                     record
                 };
                 measured[side].push(record);
@@ -461,6 +477,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
     bar.finish_and_clear();
     drop(tree);
+    store.finish_try_fix(try_fix, culprit_run::bisect::now())?;
     for (records, name) in measured.iter().zip(["base", "bad", "patched"]) {
         if !records.iter().any(|r| r.outcome.is_ok()) {
             let reason = records.iter().find_map(failure).unwrap_or_default();
@@ -507,7 +524,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     let judged = why.map(|why| format!("judged {metric}, {why} (--metric judges another)"));
     if args.json {
         let value = serde_json::json!({
-            "base": base.sha, "bad": bad.sha, "patched": label, "patch": patch.display().to_string(),
+            "try_fix": try_fix.0, "base": base.sha, "bad": bad.sha, "patched": label,
+            "patch": patch.display().to_string(),
             "metric": metric, "metric_chosen": judged, "verdict": verdict, "summary": verdict.describe(&metric),
             "table": serde_json::from_str::<serde_json::Value>(&culprit_core::compare::render::render_json(&table))?,
         });
@@ -519,9 +537,9 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
             out.push_str(&culprit_core::report::wrap(judged, ""));
         }
         out.push_str(&format!("{}\n", verdict.describe(&metric)));
-        // The report reads every stored plain run of the three; when base or bad has runs from before this
-        // invocation (the bisect that found it), its table is not this one, and saying so keeps a reader from
-        // taking its numbers for these.
+        // The report leads with this try-fix's own runs (named by `--try-fix`); when the three have runs from
+        // before this invocation (the bisect that found it, an earlier try-fix), it adds the table of every stored
+        // run, and saying so keeps a reader from taking that table's numbers for these.
         let stored_ok = |key: &str| {
             let plain = |r: &&culprit_store::RunSummary| r.kind == culprit_store::RunKind::Plain;
             stored_runs.iter().filter(plain).filter(|r| r.revision.key() == key && r.failure_reason.is_none()).count()
@@ -541,8 +559,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
             "with this table".to_string()
         } else {
             format!(
-                "of the three; its table also reads the runs stored before this one ({}), so its numbers and \
-                 verdicts can differ from these",
+                "with this table, and under it the table of every stored run of the three, which also reads the runs \
+                 stored before this try-fix ({}), so its numbers and verdicts can differ from these",
                 earlier.join(", ")
             )
         };
@@ -557,7 +575,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
             String::new()
         };
         out.push_str(&format!(
-            "\nculprit report{} --compare {} {} --fix {}{metric_option} writes the mail {which}\n",
+            "\nculprit report{} --compare {} {} --fix {} --try-fix {try_fix}{metric_option} writes the mail {which}\n",
             crate::cmd::report::db_option(store),
             base.sha,
             bad.sha,
