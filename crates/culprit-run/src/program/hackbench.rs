@@ -38,6 +38,13 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "loops", kind: ParamKind::Positive, doc: "messages each sender sends" },
     ParamSpec { name: "iterations", kind: ParamKind::Text, doc: "executions per run, e.g. 8x" },
     ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "without iterations: run again until it has passed" },
+    // lkp's hackbench takes it (per-instance nr_threads for several copies in sibling cgroups); taken here so that a
+    // job giving it is refused for the cause, `nr_instances`, or told what one instance runs (see `plan`).
+    ParamSpec {
+        name: "nr_threads_by_instance",
+        kind: ParamKind::Text,
+        doc: "lkp's per-instance nr_threads; refused, since Culprit runs one instance",
+    },
 ];
 
 impl Program for Hackbench {
@@ -70,6 +77,16 @@ impl Program for Hackbench {
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        // lkp's instance 1 would take the list's first entry as its nr_threads; Culprit runs nr_threads as given, so
+        // the list is refused rather than silently left unused.
+        if let Some(list) = p.get("nr_threads_by_instance") {
+            return Err(p.bad(
+                "nr_threads_by_instance",
+                list,
+                "lkp gives each of nr_instances copies its own nr_threads from this list, but Culprit runs one \
+                 instance; remove it and give the first entry as nr_threads",
+            ));
+        }
         let groups = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
         let mode = p.one_of("mode", &["process", "threads"])?.unwrap_or_else(|| "process".into());
         let fds = p.count("fds")?.unwrap_or(20).max(1);
