@@ -839,6 +839,61 @@ mod tests {
     }
 
     #[test]
+    fn qa47_lkp_host_keys_bookkeeping_and_monitors_are_no_params() {
+        // Every key lkp's hosts/* files set, the robot's bookkeeping, and lkp's monitors Culprit does not run.
+        let cases: &[(&str, bool)] = &[
+            ("cpu_info", true),
+            ("bios_version", true),
+            ("ssh_base_port", true),
+            ("ucode", true),
+            ("need_kconfig_hw", true),
+            ("kernel_cmdline_hw", true),
+            ("bisect_dmesg", true),
+            ("perf-c2c", true),
+            ("perf-sched", true),
+            ("blktrace", true),
+            ("netserver", true),
+            ("testtime", false),
+            ("nr_threads", false),
+            ("cgroup", false),
+        ];
+        for (key, metadata) in cases {
+            assert_eq!(is_metadata_key(key), *metadata, "key {key}");
+        }
+        // lkp's cgroup v1 setup is recorded and not applied, as cgroup2 is.
+        assert_eq!(box_setting("cgroup").map(|s| s.not_done), Some("puts the benchmark in no cgroup"));
+        assert!(is_lkp_program_not_run("unixbench") && is_lkp_program_not_run("kselftests"));
+        assert!(!is_lkp_program_not_run("fio") && !is_lkp_program_not_run("sysbench-cpu"));
+    }
+
+    #[test]
+    fn qa47_monitor_options_are_no_workload_params() {
+        let cases: &[(&str, bool)] = &[
+            ("perf-sched.lite_mode", false),
+            ("perf-profile.debug_mode", false),
+            ("perf-c2c.debug_mode", false),
+            ("bisect_dmesg", false),
+            ("ucode", false),
+            ("fio-setup-basic.bs", true),
+            ("nr_threads", true),
+            ("sysbench-cpu.cpu_max_prime", true),
+        ];
+        for (key, workload) in cases {
+            assert_eq!(is_workload_param(key), *workload, "key {key}");
+        }
+        let cases: &[(&str, &str, bool)] = &[
+            ("perf-profile", "debug_mode", true),
+            ("perf-stat", "metrics", true),
+            ("perf-profile", "freq", false),
+            ("perf-profile", "evnt", false),
+            ("vmstat", "debug_mode", false),
+        ];
+        for (monitor, option, not_applied) in cases {
+            assert_eq!(is_lkp_monitor_option_not_applied(monitor, option), *not_applied, "{monitor}.{option}");
+        }
+    }
+
+    #[test]
     fn expanded_metadata_axes() {
         assert!(is_expanded_metadata_key("commit"));
         assert!(is_expanded_metadata_key("ltp_commit"));
