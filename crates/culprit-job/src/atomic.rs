@@ -516,8 +516,9 @@ impl AtomicJob {
     }
 
     /// [`AtomicJob::name`] without the revision and rootfs values lkp's split-job appends (`commit`, `ltp_commit`, ...,
-    /// the rootfs file): the name of the job whatever revision it ran at. A finished job.yaml of an lkp result root names its commit, so runs
-    /// imported from one were listed under a name per commit, while Culprit keeps the revision beside the job.
+    /// the rootfs file): the name of the job whatever revision it ran at. A finished job.yaml of an lkp result root
+    /// names its commit, so runs imported from one were listed under a name per commit, while Culprit keeps the
+    /// revision beside the job.
     pub fn name_across_revisions(&self) -> String {
         let mut job = self.clone();
         for key in NAME_COMMIT_KEYS {

@@ -119,7 +119,8 @@ fn qa47_an_imported_robot_run_meets_the_same_job_run_by_culprit_and_monitor_opti
     let (base, head) = ("361a2a229fa31ab7f2b236b5946e434964d00762", "8cc621d2f45ddd3dc664024a647ee7adf48d79a5");
     for (commit, events) in [(base, 1000.0), (head, 900.0)] {
         let run = dir.path().join(format!(
-            "rr/sysbench-cpu/20000-100%-1s/lkp-skl-d01/debian-11.1-x86_64-20220510.cgz/x86_64-rhel-8.3/gcc-12/{commit}/0"
+            "rr/sysbench-cpu/20000-100%-1s/lkp-skl-d01/debian-11.1-x86_64-20220510.cgz/x86_64-rhel-8.3/gcc-12/\
+             {commit}/0"
         ));
         std::fs::create_dir_all(&run).unwrap();
         let finished = format!(
@@ -132,7 +133,8 @@ fn qa47_an_imported_robot_run_meets_the_same_job_run_by_culprit_and_monitor_opti
     stdout(&culprit("i.db", &["import", "rr"], dir.path()));
     // The same job run here, from the file lkp's split-job wrote.
     let file = common::write(dir.path(), "sysbench-cpu-20000-100%-1s.yaml", &job);
-    let out = culprit("i.db", &["run", "-n", "1", "--monitors", "none", "--label", "here", file.to_str().unwrap()], dir.path());
+    let args = ["run", "-n", "1", "--monitors", "none", "--label", "here", file.to_str().unwrap()];
+    let out = culprit("i.db", &args, dir.path());
     stdout(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     // lkp's monitor options are named once, and the run goes on.
