@@ -350,12 +350,6 @@ pub fn program_not_run_warning(key: &str, place: &culprit_job::Place) -> String 
     )
 }
 
-/// Whether the job has a key that nothing takes (see [`AtomicJob::unknown_keys`]): a mistake in its file, where the
-/// other refusals of [`check_atomic`] are of a job lkp runs and Culprit does not.
-pub fn has_key_problems(job: &AtomicJob) -> bool {
-    !job.unknown_keys(&accepts).is_empty()
-}
-
 pub fn check_atomic(job: &AtomicJob, stem: &str, nr_cpu: u32, cwd: &Path) -> Result<()> {
     plan_one(job, stem, nr_cpu, None, cwd, Installed::Skip).map(drop)
 }

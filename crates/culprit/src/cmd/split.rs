@@ -2,9 +2,10 @@
 //!
 //! Every atomic job is checked as `culprit run` would plan it (programs, params, monitors and their options), except
 //! that the programs need not be installed here, and all of them before any file is written: a key of the job file
-//! that nothing takes (a misspelt param, program or monitor) is reported with its line and nothing is written. A job
-//! whose keys are all known but that Culprit's program refuses (fio's `raw_disk`, `nr_instances: 2`) is written all
-//! the same, as lkp's split-job writes it, with one warning that `culprit run` refuses it and why.
+//! that nothing takes (a misspelt param, program or monitor) or a value no program reads is reported with its line and
+//! nothing is written. A job that Culprit's program refuses only for what lkp does and Culprit does not (fio's
+//! `raw_disk`, `nr_instances: 2`) is written all the same, as lkp's split-job writes it, with one warning that
+//! `culprit run` refuses it and why.
 //!
 //! A job of a program Culprit does not run (lkp's will-it-scale, unixbench, ...) is no mistake: split is lkp's
 //! split-job, and its atomic jobs are for lkp to run. Such jobs are written all the same, with a warning once for each
@@ -35,17 +36,18 @@ pub fn run(args: &SplitArgs) -> Result<()> {
         }
         match crate::cmd::run::check_atomic(job, &file.stem(), nr_cpu, &cwd) {
             Ok(()) => {}
-            // A key of the job file that nothing takes is a mistake in the file, for lkp too: nothing is written.
-            Err(error) if crate::cmd::run::has_key_problems(job) => {
+            // A job lkp runs and Culprit's program refuses (fio's raw_disk on a device-dax namespace, nr_instances
+            // above 1) is still one of the file's atomic jobs: lkp's split-job writes it, and a split that wrote
+            // nothing left an lkp user with no jobs at all (QA 47). `culprit run` refuses it with the same reason.
+            Err(error) if only_lkp_runs(&error) => refused_by_run.push((job.name(), error)),
+            // Anything else (a key nothing takes, a value no program reads) is a mistake in the file, for lkp too:
+            // nothing is written.
+            Err(error) => {
                 return Err(error.context(format!(
                     "atomic job {} is not one culprit run would take; nothing was written",
                     job.name()
                 )))
             }
-            // A job lkp runs and Culprit's program refuses (fio's raw_disk on a device-dax namespace, nr_instances
-            // above 1) is still one of the file's atomic jobs: lkp's split-job writes it, and a split that wrote
-            // nothing left an lkp user with no jobs at all (QA 47). `culprit run` refuses it with the same reason.
-            Err(error) => refused_by_run.push((job.name(), error)),
         }
     }
     for (key, place) in &not_run {
@@ -78,4 +80,13 @@ pub fn run(args: &SplitArgs) -> Result<()> {
         listing.println(&out.display().to_string())?;
     }
     Ok(())
+}
+
+/// Whether `culprit run` refuses a job only for what lkp does and Culprit does not (see
+/// [`culprit_run::program::LKP_ONLY_PARAMS`]).
+fn only_lkp_runs(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<culprit_run::program::ProgramError>())
+        .any(culprit_run::program::refuses_what_only_lkp_runs)
 }
