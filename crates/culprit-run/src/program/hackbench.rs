@@ -142,6 +142,24 @@ mod tests {
     use crate::program::{ctx, params};
 
     #[test]
+    fn qa47_lkps_per_instance_threads_are_refused_for_their_cause() {
+        // With several instances, nr_instances is the cause (checked first, as keys are in order); alone, the list.
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("nr_instances", "2"), ("nr_threads_by_instance", "2")], "nr_instances"),
+            (&[("nr_threads_by_instance", "2 1600%")], "nr_threads_by_instance"),
+        ];
+        for (given, refused) in cases {
+            let p = params("hackbench", given);
+            let error = p.validate(Hackbench.params(), 4).and_then(|()| Hackbench.plan(&p, &ctx()).map(drop));
+            match error {
+                Err(ProgramError::BadParam { key, .. }) => assert_eq!(key, *refused, "{given:?}"),
+                other => panic!("{given:?}: expected {refused} refused, got {other:?}"),
+            }
+        }
+        assert!(Hackbench.plan(&params("hackbench", &[("nr_threads", "2")]), &ctx()).is_ok());
+    }
+
+    #[test]
     fn maps_groups_mode_ipc_and_loops() {
         let p = params("hackbench", &[("nr_threads", "50%"), ("mode", "threads"), ("ipc", "pipe"), ("iterations", "4x")]);
         let plan = Hackbench.plan(&p, &ctx()).unwrap();
