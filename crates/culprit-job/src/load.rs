@@ -216,7 +216,8 @@ impl JobFile {
     }
 
     /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document. A `hash0` that
-    /// selects no program, followed by documents, is only what they share and no job of its own.
+    /// names no program (Culprit's or another of lkp's), followed by documents, is only what they share and no job of
+    /// its own.
     pub fn merged_jobs(&self) -> Vec<MergedJob> {
         let Some((first, rest)) = self.documents.split_first() else {
             return Vec::new();
