@@ -221,6 +221,19 @@ fn rootfs_filename(rootfs: &str) -> &str {
         .unwrap_or(rootfs)
 }
 
+/// The boolean a text value is to lkp, whose Ruby reads job files as YAML 1.1: `on`/`yes` are true and `off`/`no`
+/// false (in lower case, capitalized or upper case), where YAML 1.2, which Culprit reads, keeps them as text. Only
+/// names follow it (lkp names `wal_compression: on` `true`, and leaves `mem_hugetlb: off` out as any false value); the
+/// value a program is given and the job's id keep the text typed.
+fn yaml11_bool(value: &Value) -> Option<bool> {
+    let Value::String(text) = value else { return None };
+    match text.as_str() {
+        "on" | "On" | "ON" | "yes" | "Yes" | "YES" => Some(true),
+        "off" | "Off" | "OFF" | "no" | "No" | "NO" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether a top-level key is part of the workload (counts in path_params and the id).
 fn is_workload_key(key: &str) -> bool {
     !matches!(key_role(key), KeyRole::Metadata | KeyRole::Monitor(_))
@@ -463,9 +476,12 @@ impl AtomicJob {
         values.sort_by(|a, b| a.0.cmp(b.0));
         let parts: Vec<String> = values
             .into_iter()
-            .filter(|(_, v)| !matches!(v, Value::Null | Value::Bool(false)))
+            .filter(|(_, v)| !matches!(v, Value::Null | Value::Bool(false)) && yaml11_bool(v) != Some(false))
             .map(|(_, v)| {
-                let text = value_text(v);
+                let text = match yaml11_bool(v) {
+                    Some(true) => "true".to_string(),
+                    _ => value_text(v),
+                };
                 left_out |= text.chars().count() > PATH_VALUE_CHARS;
                 text.chars().take(PATH_VALUE_CHARS).collect()
             })
@@ -499,14 +515,18 @@ impl AtomicJob {
         }
     }
 
-    /// [`AtomicJob::name`] without the revision values lkp's split-job appends (`commit`, `ltp_commit`, ...): the name
-    /// of the job whatever revision it ran at. A finished job.yaml of an lkp result root names its commit, so runs
-    /// imported from one were listed under a name per commit, while Culprit keeps the revision beside the job.
+    /// [`AtomicJob::name`] without the revision and rootfs values lkp's split-job appends (`commit`, `ltp_commit`, ...,
+    /// the rootfs file): the name of the job whatever revision it ran at. A finished job.yaml of an lkp result root
+    /// names its commit, so runs imported from one were listed under a name per commit, while Culprit keeps the
+    /// revision beside the job.
     pub fn name_across_revisions(&self) -> String {
         let mut job = self.clone();
         for key in NAME_COMMIT_KEYS {
             job.params.remove(*key);
         }
+        // The rootfs is no part of a job's identity either (the store keeps it as the run's build): an imported lkp
+        // job was named `...-60s-debian-11.1-x86_64-20220510.cgz`, a name per rootfs (QA 47).
+        job.params.remove("rootfs");
         job.name()
     }
 

@@ -6,12 +6,12 @@
 //! position; a key `a.b.c` sets a nested key; `key+` adds to a list, `key-` removes a key (or, given values, some of
 //! its entries); and the accumulative keys (`mail_to`, `mail_cc`, `constraints`, `need_*`) add up instead of being
 //! replaced. Empty documents after the first (a trailing `---`) add nothing and are skipped. A first document that
-//! selects no program, followed by others, holds what they share and is no job of its own (lkp runs it as one that
-//! runs no benchmark).
+//! names no program (neither one Culprit runs nor another of lkp's), followed by others, holds what they share and is
+//! no job of its own (lkp runs it as one that runs no benchmark).
 
 use crate::include::{self, FoundInclude};
 use crate::locate::SourceMap;
-use crate::table::{key_role, KeyRole};
+use crate::table::{is_lkp_program_not_run, key_role, KeyRole};
 use crate::template;
 use crate::{JobError, Place};
 use serde::Deserialize;
@@ -216,7 +216,8 @@ impl JobFile {
     }
 
     /// The jobs before expansion: `hash0`, then `hash0 + hashK` for every later non-empty document. A `hash0` that
-    /// selects no program, followed by documents, is only what they share and no job of its own.
+    /// names no program (Culprit's or another of lkp's), followed by documents, is only what they share and no job of
+    /// its own.
     pub fn merged_jobs(&self) -> Vec<MergedJob> {
         let Some((first, rest)) = self.documents.split_first() else {
             return Vec::new();
@@ -225,8 +226,13 @@ impl JobFile {
         // a job that selects no program (or clash by name with a later document's job of no params), although the
         // file is the layout of shared params first and one program a document that the refusal of a job of two
         // programs advises.
-        let selects_program =
-            first.keys().any(|k| matches!(key_role(k.as_str().unwrap_or_default()), KeyRole::Program(..)));
+        // A program of lkp's that Culprit does not run (unixbench, will-it-scale) counts too: lkp's `each_jobs`
+        // always makes hash0 a job, and a file whose first document runs such a program lost every job of it (QA 47:
+        // unixbench.yaml split into 1 job where lkp writes 30).
+        let selects_program = first.keys().any(|k| {
+            let key = k.as_str().unwrap_or_default();
+            matches!(key_role(key), KeyRole::Program(..)) || is_lkp_program_not_run(key)
+        });
         let shared_only = !selects_program && rest.iter().any(|document| !document.is_empty());
         let mut jobs = Vec::new();
         if !shared_only {

@@ -111,48 +111,153 @@ pub const METADATA_KEYS: &[&str] = &[
     "start_time",
     "end_time",
     "version",
+    // The rest of what lkp's `hosts/*` files set for a test box, pasted into every job split for it (`-t BOX`):
+    // its CPU and firmware, and a virtual machine's ssh port. They describe the machine, as `model` does; refused,
+    // every job `lkp split-job` writes for such a box was refused at them.
+    "cpu_info",
+    "bios_version",
+    "ssh_base_port",
+    "ucode",
+    // lkp's robot's bookkeeping in the job.yaml of its results: a bisection's dmesg check, the stats' part
+    // markers, the initrd of the job and the OS of its rootfs. lkp's split-job reads none of them as params.
+    "bisect_dmesg",
+    "stats_part_begin",
+    "stats_part_end",
+    "job_initrd",
+    "os",
+    "os_arch",
+    "os_version",
+    "os_mount",
 ];
 
 /// lkp's monitors and daemons that Culprit has no monitor for: the job.yaml an lkp report attaches lists its
 /// category's whole set (`include/category/benchmark`). A job naming them runs without them, and `culprit run` says
-/// so, where refusing each made that file unusable without deleting some twenty lines.
+/// so, where refusing each made that file unusable without deleting some twenty lines. The list is every program of
+/// lkp-tests (bbbc29c4, 2026) with a `monitor`, `no-stdout-monitor`, `one-shot-monitor` or `plain-monitor` script
+/// that Culprit has no monitor of its own for, and its daemons: kept by hand, it missed `perf-c2c`, which lkp's
+/// benchmark category gives every job since 2023 (QA 47).
 pub const LKP_MONITORS_NOT_RUN: &[&str] = &[
-    "kmsg",
+    "bdi_dev_mapping",
+    "blktrace",
+    "boot-meminfo",
+    "boot-slabinfo",
     "boot-time",
-    "uptime",
-    "iostat",
+    "bpfcc-tools",
+    "bpfcc-tools2",
+    "bpfcc-tools3",
+    "bpftrace",
+    "bpftrace.bt",
+    "buddyinfo",
+    "cat-file",
+    "cat-proc-pid",
+    "cpufreq-stats",
+    "cpuid-raw",
+    "cpuidle",
+    "cpuonline",
+    "custom-monitor",
+    "debug-monitor",
+    "energy",
+    "ethtool",
+    "find",
+    "ftrace",
+    "ftrace-event",
+    "ftrace-funcgraph",
+    "get-node-memory-info",
+    "grep_cpuidle",
     "heartbeat",
+    "iostat",
+    "irq_exception_noise",
+    "irq_noise",
+    "kmemleak",
+    "kmsg",
+    "kthread_noise",
+    "kvm",
+    "latency_stats",
+    "lock_stat",
+    "ls-disks",
+    "lsblk",
+    "lscpu",
+    "mdstat",
+    "memmap",
+    "memory--numa_stat",
+    "memory--stat",
+    "mountstats",
+    "mpstat",
+    "nfs-hang",
+    "nfsstat",
+    "numa-meminfo",
     "numa-numastat",
     "numa-vmstat",
-    "numa-meminfo",
-    "slabinfo",
-    "lock_stat",
-    "perf-sched",
-    "bdi_dev_mapping",
-    "nfsstat",
-    "cpuidle",
-    "cpufreq-stats",
-    "turbostat",
-    "sched_debug",
-    "mpstat",
-    "ftrace",
-    "latency_stats",
-    "buddyinfo",
-    "zoneinfo",
-    "pagetypeinfo",
-    "energy",
-    "thermal",
-    "kvm",
-    "ethtool",
-    "mdstat",
+    "numainfo",
     "oom-killer",
-    "watchdog",
+    "pagetypeinfo",
+    "partitions",
+    "perf-c2c",
+    "perf-mem",
+    "perf-node",
+    "perf-probe",
+    "perf-pt",
+    "perf-record-report",
+    "perf-report-srcline",
+    "perf-sched",
     "pmeter",
-    "top",
-    "memory--numa_stat",
-    "nfs-hang",
+    "pmeter:yokogawa-wt310",
+    "pmu-tools",
     "sanity-check",
+    "sar",
+    "sched_debug",
+    "slabinfo",
+    "stack",
+    "syscalls",
+    "thermal",
+    "top",
+    "toplev",
+    "trace-cmd",
+    "turbostat",
+    "uptime",
+    "watchdog",
+    "zoneinfo",
+    // lkp's daemons (`programs/*/daemon`), servers its jobs start beside a benchmark Culprit does not run.
+    "cassandra-server",
+    "httpd",
+    "memcached",
+    "mongodb",
+    "nepim-server",
+    "netpipe-server",
+    "netserver",
+    "nfsd",
+    "nuttcp-server",
+    "qperf-server",
+    "redis-server",
+    "sockperf-server",
+    "tbench-server",
+    "thrulay-server",
+    "uperf-server",
 ];
+
+/// Options of lkp's monitors that Culprit's monitor of the same name does not apply, by monitor: the options lkp's
+/// monitor scripts (`programs/<monitor>/*monitor`) read that Culprit's do not. lkp's benchmark category gives every job
+/// `perf-profile: {debug_mode: 0}` (since 2021), which was refused, so that no current lkp job ran. `culprit run`
+/// records them with the runs and names them in one warning; an option neither takes is still refused as a likely
+/// misspelling.
+pub const LKP_MONITOR_OPTIONS_NOT_APPLIED: &[(&str, &[&str])] = &[
+    ("perf-profile", &["debug_mode", "events", "period", "callgraph", "children", "inline", "cpu"]),
+    ("perf-stat", &["debug_mode", "command", "rmetrics", "metrics", "metric_only"]),
+];
+
+/// Whether `option` is an option of lkp's monitor `monitor` that Culprit's does not apply (see
+/// [`LKP_MONITOR_OPTIONS_NOT_APPLIED`]).
+pub fn is_lkp_monitor_option_not_applied(monitor: &str, option: &str) -> bool {
+    LKP_MONITOR_OPTIONS_NOT_APPLIED.iter().any(|(name, options)| *name == monitor && options.contains(&option))
+}
+
+/// Whether a stored, flattened param (`nr_threads`, `fio-setup-basic.bs`, `perf-sched.lite_mode`) is part of the
+/// workload: its top-level key is neither metadata nor a monitor (Culprit's or another of lkp's). A monitor's options
+/// and lkp's bookkeeping are no test parameters, in a name, an `axes` line or a mail.
+pub fn is_workload_param(flat_key: &str) -> bool {
+    let top = flat_key.split('.').next().unwrap_or(flat_key);
+    !matches!(key_role(top), KeyRole::Metadata | KeyRole::Monitor(_))
+}
 
 /// One of lkp's settings of the test box: a param its setup scripts read (`disk`, `fs`, `md`) or a setup script of
 /// its own (`drop_caches:`, `numactl: {...}`), which Culprit records with the runs (they count in the job's name and
@@ -196,6 +301,8 @@ pub const BOX_SETTINGS_NOT_APPLIED: &[BoxSetting] = &[
     script("transparent_hugepage", "leaves transparent hugepages as they are"),
     script("sysctl", "sets no sysctl"),
     script("cgroup2", "puts the benchmark in no cgroup"),
+    // lkp's cgroup v1 setup (programs/cgroup/setup), the sibling of cgroup2 (hackbench-cpuset.yaml gives it).
+    script("cgroup", "puts the benchmark in no cgroup"),
     script("numactl", "binds the benchmark to no NUMA policy (numactl)"),
     script("drop_caches", "drops no caches before the runs"),
     // oltp applies it, see [`SCRIPTS_APPLIED_BY_PROGRAMS`]; the note is for the jobs that do not.
@@ -521,40 +628,143 @@ pub fn lkp_param_names(params: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Benchmark programs of lkp-tests (its `programs/` directory) that Culprit does not run. A job selecting one is no
+/// Benchmark programs of lkp-tests (its `programs/` directory) that Culprit does not run: every program with a `run`
+/// script there (lkp-tests bbbc29c4, 2026) but Culprit's own. A job selecting one is no
 /// mistake in its file: lkp runs it, and `culprit split` writes its atomic jobs for lkp, so a message about such a key
 /// says so rather than advising to remove it or fix its name.
 pub const LKP_PROGRAMS_NOT_RUN: &[&str] = &[
+    "adrestia",
     "aim7",
     "aim9",
+    "analyze-suspend",
+    "apachebench",
     "autonuma-benchmark",
+    "avocado",
+    "blktests",
     "blogbench",
     "bonnie",
+    "bust-shm-exit",
+    "cassandra",
+    "chromeswap",
+    "convert-dia-to-png",
+    "coremark",
+    "cpu-hotplug",
+    "cyclictest",
+    "dd",
+    "debug-test",
+    "default",
     "ebizzy",
+    "exit-free",
+    "ext4-frags",
     "filebench",
+    "ftq",
+    "ftrace-onoff",
+    "fwq",
+    "fxmark",
+    "generate-md",
     "hpcc",
+    "hwsim",
+    "idle",
+    "igt",
+    "intel-ipsec-mb",
     "iozone",
+    "jitter",
     "kbuild",
+    "kernbench",
     "kernel-selftests",
+    "kmemleak-test",
+    "kselftests",
+    "kselftests-bpf",
+    "kselftests-rust",
+    "ktools",
+    "ku-latency",
+    "kunit",
+    "kvm-unit-tests",
+    "kvm-unit-tests-qemu",
+    "leaking-addresses",
+    "lib-micro",
+    "libhugetlbfs-test",
+    "linkbench",
+    "linpack",
+    "lkvs",
     "lmbench3",
+    "locktorture",
     "ltp",
+    "lz4-test",
+    "makepkg",
+    "makepkg-deps",
+    "mce-log",
+    "mce-test",
+    "mcperf",
+    "md-to-html-css",
+    "mdadm-selftests",
+    "memtier",
+    "migratepages",
+    "mutilate",
+    "mytest",
+    "nepim",
     "netperf",
-    "phoronix-test-suite",
+    "netpipe",
+    "nuttcp",
+    "nvml",
+    "ocfs2test",
+    "openssl-speed",
+    "packetdrill",
     "pbzip2",
+    "perf-event-tests",
+    "perf-fuzzer",
+    "perf-sanity-tests",
     "pft",
+    "phoronix-test-suite",
+    "phpbench",
     "pigz",
+    "pixz",
+    "plzip",
+    "pm-qa",
     "pmbench",
     "postmark",
+    "power-idle",
+    "pts",
+    "pxz",
+    "pybench",
+    "qat",
+    "qperf",
+    "rcurefscale",
+    "rcuscale",
+    "rcutorture",
+    "rdma-pyverbs",
     "reaim",
+    "reboot",
+    "redis",
+    "rocksdb",
+    "rsync-rootfs",
+    "rt-app",
     "schbench",
     "siege",
+    "simd-stress",
+    "simoop",
+    "sleep",
     "sockperf",
     "stream",
+    "stutter",
+    "suspend",
+    "suspend-stress",
+    "swapin",
     "tbench",
+    "tcrypt",
+    "test-bpf",
+    "thrulay",
+    "tinymembench",
+    "tlbflush",
+    "trinity",
     "unixbench",
+    "uperf",
+    "v4l2",
     "vm-scalability",
+    "vmem",
     "will-it-scale",
     "xfstests",
+    "ycsb",
 ];
 
 /// Whether `key` names one of [`LKP_PROGRAMS_NOT_RUN`].
@@ -625,6 +835,61 @@ mod tests {
                 KeyRole::Param => "param".to_string(),
             };
             assert_eq!(&got, want, "key {key}");
+        }
+    }
+
+    #[test]
+    fn qa47_lkp_host_keys_bookkeeping_and_monitors_are_no_params() {
+        // Every key lkp's hosts/* files set, the robot's bookkeeping, and lkp's monitors Culprit does not run.
+        let cases: &[(&str, bool)] = &[
+            ("cpu_info", true),
+            ("bios_version", true),
+            ("ssh_base_port", true),
+            ("ucode", true),
+            ("need_kconfig_hw", true),
+            ("kernel_cmdline_hw", true),
+            ("bisect_dmesg", true),
+            ("perf-c2c", true),
+            ("perf-sched", true),
+            ("blktrace", true),
+            ("netserver", true),
+            ("testtime", false),
+            ("nr_threads", false),
+            ("cgroup", false),
+        ];
+        for (key, metadata) in cases {
+            assert_eq!(is_metadata_key(key), *metadata, "key {key}");
+        }
+        // lkp's cgroup v1 setup is recorded and not applied, as cgroup2 is.
+        assert_eq!(box_setting("cgroup").map(|s| s.not_done), Some("puts the benchmark in no cgroup"));
+        assert!(is_lkp_program_not_run("unixbench") && is_lkp_program_not_run("kselftests"));
+        assert!(!is_lkp_program_not_run("fio") && !is_lkp_program_not_run("sysbench-cpu"));
+    }
+
+    #[test]
+    fn qa47_monitor_options_are_no_workload_params() {
+        let cases: &[(&str, bool)] = &[
+            ("perf-sched.lite_mode", false),
+            ("perf-profile.debug_mode", false),
+            ("perf-c2c.debug_mode", false),
+            ("bisect_dmesg", false),
+            ("ucode", false),
+            ("fio-setup-basic.bs", true),
+            ("nr_threads", true),
+            ("sysbench-cpu.cpu_max_prime", true),
+        ];
+        for (key, workload) in cases {
+            assert_eq!(is_workload_param(key), *workload, "key {key}");
+        }
+        let cases: &[(&str, &str, bool)] = &[
+            ("perf-profile", "debug_mode", true),
+            ("perf-stat", "metrics", true),
+            ("perf-profile", "freq", false),
+            ("perf-profile", "evnt", false),
+            ("vmstat", "debug_mode", false),
+        ];
+        for (monitor, option, not_applied) in cases {
+            assert_eq!(is_lkp_monitor_option_not_applied(monitor, option), *not_applied, "{monitor}.{option}");
         }
     }
 

@@ -118,7 +118,8 @@ fn qa45_a_job_files_commit_stays_out_of_the_stored_job_name() {
     common::stdout(&culprit(&db, &run, dir.path()));
     let listing = common::stdout(&culprit(&db, &["results"], dir.path()));
     let line = listing.lines().find(|l| l.contains(" label:x ")).unwrap_or_else(|| panic!("{listing}"));
-    assert!(line.starts_with("cj-echo_1-0x5003006 "), "{listing}");
+    // ucode, the test box's microcode, is left out of names as lkp's split-job leaves it out (QA 47).
+    assert!(line.starts_with("cj-echo_1 "), "{listing}");
     assert!(!listing.contains("8cc621d2"), "{listing}");
 }
 

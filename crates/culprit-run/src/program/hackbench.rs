@@ -38,6 +38,13 @@ const SPECS: &[ParamSpec] = &[
     ParamSpec { name: "loops", kind: ParamKind::Positive, doc: "messages each sender sends" },
     ParamSpec { name: "iterations", kind: ParamKind::Text, doc: "executions per run, e.g. 8x" },
     ParamSpec { name: "runtime", kind: ParamKind::Duration, doc: "without iterations: run again until it has passed" },
+    // lkp's hackbench takes it (per-instance nr_threads for several copies in sibling cgroups); taken here so that a
+    // job giving it is refused for the cause, `nr_instances`, or told what one instance runs (see `plan`).
+    ParamSpec {
+        name: "nr_threads_by_instance",
+        kind: ParamKind::Text,
+        doc: "lkp's per-instance nr_threads; refused, since Culprit runs one instance",
+    },
 ];
 
 impl Program for Hackbench {
@@ -70,6 +77,16 @@ impl Program for Hackbench {
     }
 
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
+        // lkp's instance 1 would take the list's first entry as its nr_threads; Culprit runs nr_threads as given, so
+        // the list is refused rather than silently left unused.
+        if let Some(list) = p.get("nr_threads_by_instance") {
+            return Err(p.bad(
+                "nr_threads_by_instance",
+                list,
+                "lkp gives each of nr_instances copies its own nr_threads from this list, but Culprit runs one \
+                 instance; remove it and give the first entry as nr_threads",
+            ));
+        }
         let groups = p.count_or_share("nr_threads", ctx.nr_cpu)?.unwrap_or(ctx.nr_cpu as u64).max(1);
         let mode = p.one_of("mode", &["process", "threads"])?.unwrap_or_else(|| "process".into());
         let fds = p.count("fds")?.unwrap_or(20).max(1);
@@ -123,6 +140,24 @@ fn run_for_time(limit: &str, argv: &[String], seconds: u64) -> Invocation {
 mod tests {
     use super::*;
     use crate::program::{ctx, params};
+
+    #[test]
+    fn qa47_lkps_per_instance_threads_are_refused_for_their_cause() {
+        // With several instances, nr_instances is the cause (checked first, as keys are in order); alone, the list.
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("nr_instances", "2"), ("nr_threads_by_instance", "2")], "nr_instances"),
+            (&[("nr_threads_by_instance", "2 1600%")], "nr_threads_by_instance"),
+        ];
+        for (given, refused) in cases {
+            let p = params("hackbench", given);
+            let error = p.validate(Hackbench.params(), 4).and_then(|()| Hackbench.plan(&p, &ctx()).map(drop));
+            match error {
+                Err(ProgramError::BadParam { key, .. }) => assert_eq!(key, *refused, "{given:?}"),
+                other => panic!("{given:?}: expected {refused} refused, got {other:?}"),
+            }
+        }
+        assert!(Hackbench.plan(&params("hackbench", &[("nr_threads", "2")]), &ctx()).is_ok());
+    }
 
     #[test]
     fn maps_groups_mode_ipc_and_loops() {

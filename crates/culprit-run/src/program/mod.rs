@@ -37,6 +37,15 @@ pub enum ProgramError {
     UnknownProgram { name: String, known: String },
 }
 
+/// Params whose refusal is of something lkp runs and Culprit does not (several copies of the benchmark at once, fio on
+/// a raw disk or device-dax namespace), not of a mistake in the job: `culprit split` still writes such jobs, for lkp.
+pub const LKP_ONLY_PARAMS: &[&str] = &["nr_instances", "nr_threads_by_instance", "raw_disk"];
+
+/// Whether `error` refuses one of [`LKP_ONLY_PARAMS`].
+pub fn refuses_what_only_lkp_runs(error: &ProgramError) -> bool {
+    matches!(error, ProgramError::BadParam { key, .. } if LKP_ONLY_PARAMS.contains(&key.as_str()))
+}
+
 /// What kind of value a param takes, so it is validated before anything runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {

@@ -902,7 +902,10 @@ fn is_axis(key: &str) -> bool {
     if NOT_AXES.contains(&key) {
         return false;
     }
-    matches!(key, "rootfs" | "kconfig" | "compiler") || !culprit_job::table::is_metadata_key(key)
+    // A monitor's options (`perf-sched.lite_mode`, `perf-profile.debug_mode`) are no axes: the flattened key was
+    // checked whole, and an lkp monitor's option was listed as a test parameter (QA 47). `ucode`, the box's
+    // microcode, is no part of a job's identity but lkp's axes line names it.
+    matches!(key, "rootfs" | "kconfig" | "compiler" | "ucode") || culprit_job::table::is_workload_param(key)
 }
 
 /// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a

@@ -249,7 +249,11 @@ fn params_of(record: &RunRecord) -> Vec<(String, String)> {
     let params: Vec<(String, String)> = record
         .params
         .iter()
-        .filter(|(k, v)| !NOT_PARAMS.contains(&k.as_str()) && !culprit_job::table::is_metadata_key(k) && !v.is_empty())
+        .filter(|(k, v)| {
+            // A monitor's option (`perf-sched.lite_mode`) is no test parameter; `ucode` stays, as lkp's mail lists it.
+            let param = k == "ucode" || culprit_job::table::is_workload_param(k);
+            !NOT_PARAMS.contains(&k.as_str()) && param && !v.is_empty()
+        })
         .cloned()
         .collect();
     if params.is_empty() {

@@ -401,6 +401,15 @@ fn plan_one(
     installed: Installed,
 ) -> Result<PlannedJob> {
     let mut problems = job.unknown_keys(&accepts);
+    // A job of a program of lkp's that Culprit does not run selects none of Culprit's, which the first line says;
+    // a second one asking to add a key naming a program contradicted it (QA 47).
+    let names_lkp_program = problems.iter().any(|p| {
+        matches!(p, culprit_job::KeyProblem::UnknownProgram { key, .. }
+            if culprit_job::table::is_lkp_program_not_run(key))
+    });
+    if names_lkp_program {
+        problems.retain(|p| !matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
+    }
     // A misspelt program is the likelier story than "no program", so its message goes first.
     problems.sort_by_key(|p| matches!(p, culprit_job::KeyProblem::NoProgram { .. }));
     // Every problem is said, one a line: fixing one only to be told of the next wastes a round trip each.
@@ -489,6 +498,11 @@ fn plan_one(
                     .map(|m| {
                         let mut options = BTreeMap::new();
                         flatten("", &m.options, &mut options);
+                        // Options of lkp's monitor that Culprit's does not apply (lkp's `debug_mode: 0`) are recorded
+                        // with the job's params and named by `note_lkp_monitor_options_not_applied`, not refused.
+                        options.retain(|option, _| {
+                            !culprit_job::table::is_lkp_monitor_option_not_applied(m.name, option)
+                        });
                         (m.name.to_string(), options)
                     })
                     .collect()
@@ -694,6 +708,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     note_settings_not_applied(&jobs, &scratch_root);
     note_monitor_intervals_not_applied(&jobs, args.interval);
     note_lkp_monitors_not_run(&jobs);
+    note_lkp_monitor_options_not_applied(&jobs);
     note_fio_buffered_unlike_lkp(&jobs);
     note_iperf_udp_at_the_default_rate(&jobs);
     note_lkp_sysctls_not_set(&jobs, machine.nr_cpu);
@@ -916,6 +931,25 @@ fn note_lkp_monitors_not_run(jobs: &[PlannedJob]) {
             "culprit: the job's lkp monitors {} are none of Culprit's ({}); the runs go without them",
             named.join(", "),
             culprit_job::table::monitor_names()
+        );
+    }
+}
+
+/// Says, in one warning, which options of lkp's monitors the job gives that Culprit's monitors do not apply
+/// (`perf-profile.debug_mode`, which lkp's benchmark category gives every job): they are recorded with the runs.
+fn note_lkp_monitor_options_not_applied(jobs: &[PlannedJob]) {
+    let mut named: Vec<&str> = Vec::new();
+    for (key, _) in jobs.iter().flat_map(|job| &job.run.params) {
+        let Some((monitor, option)) = key.split_once('.') else { continue };
+        if culprit_job::table::is_lkp_monitor_option_not_applied(monitor, option) && !named.contains(&key.as_str()) {
+            named.push(key);
+        }
+    }
+    if !named.is_empty() {
+        crate::note!(
+            "culprit: warning: lkp's monitor options {} are not applied by Culprit's monitors; they are recorded with \
+             the runs",
+            named.join(", ")
         );
     }
 }
