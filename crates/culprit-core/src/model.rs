@@ -326,6 +326,32 @@ pub const MONITOR_PREFIXES: &[&str] = &[
     "netstat.", "nfsstat.", "mountstats.", "uptime.", "boot-time.",
 ];
 
+/// The time monitor's field of `metric` (`user_time` of `stress-ng.time.user_time`), or `None` for any other metric.
+///
+/// lkp times every benchmark program with GNU `time -v` into `$TMP/<program>.time` (its `bin/run-test`) and parses
+/// that file as the stats named after it, so its stats, and every robot mail, name these rows
+/// `<program>.time.<field>`: `fio.time.user_time`, `stress-ng.time.elapsed_time`. They are the time monitor's rows,
+/// not the program's own metrics (lkp's `kpi_stat?` leaves them out as well), and Culprit names its own runs' rows
+/// the same way. The bare `time.<field>` that Culprit stored before is read too: a store gives old runs lkp's
+/// names (culprit-store's `packed::lkp_time_names`), but a plain series or an old JSON file may still carry them.
+pub fn time_field(metric: &str) -> Option<&str> {
+    if let Some(field) = metric.strip_prefix("time.") {
+        return Some(field).filter(|f| !f.is_empty());
+    }
+    let (program, rest) = metric.split_once('.')?;
+    // A monitor's or perf-profile's key with a `time.` part (none is known) is not the time monitor's.
+    let monitor = program == "perf-profile" || MONITOR_PREFIXES.iter().any(|p| p.strip_suffix('.') == Some(program));
+    if program.is_empty() || monitor {
+        return None;
+    }
+    rest.strip_prefix("time.").filter(|f| !f.is_empty())
+}
+
+/// lkp's name of the time monitor's `field` for a run of `program`: `<program>.time.<field>` (see [`time_field`]).
+pub fn time_metric(program: &str, field: &str) -> String {
+    format!("{program}.time.{field}")
+}
+
 impl MetricClass {
     /// Whether `metric`, of this class, is the benchmark's own: a program metric, and not one of Culprit's
     /// bookkeeping rows (`culprit.failed_runs`), which are program metrics by name. What a report leads with, a
@@ -338,7 +364,7 @@ impl MetricClass {
     pub fn of(metric: &str) -> MetricClass {
         if metric.starts_with("perf-profile.") {
             MetricClass::Profile
-        } else if MONITOR_PREFIXES.iter().any(|p| metric.starts_with(p)) {
+        } else if MONITOR_PREFIXES.iter().any(|p| metric.starts_with(p)) || time_field(metric).is_some() {
             MetricClass::Monitor
         } else {
             MetricClass::Program
@@ -460,6 +486,27 @@ mod tests {
         assert_eq!(MetricClass::of("vmstat.cpu.id"), MetricClass::Monitor);
         assert_eq!(MetricClass::of("perf-profile.self.cycles-pp.memcpy"), MetricClass::Profile);
         assert!(MetricClass::Program < MetricClass::Monitor && MetricClass::Monitor < MetricClass::Profile);
+    }
+
+    #[test]
+    fn qa47_the_time_monitors_rows_are_named_as_lkps_and_are_monitor_rows() {
+        // lkp's stats name them after the program (`stress-ng.time.user_time`); they are never the benchmark's own,
+        // which a report leads with and a bisect judges.
+        for (metric, field) in [
+            ("stress-ng.time.user_time", "user_time"),
+            ("fio.time.elapsed_time", "elapsed_time"),
+            ("command.time.minor_page_faults", "minor_page_faults"),
+            ("time.elapsed_time", "elapsed_time"),
+        ] {
+            assert_eq!(time_field(metric), Some(field), "{metric}");
+            assert_eq!(MetricClass::of(metric), MetricClass::Monitor, "{metric}");
+        }
+        let others = ["stress-ng.time", "command.elapsed_time", "fio.write_iops", "vmstat.time.x", "time.", ".time.x"];
+        for metric in others {
+            assert_eq!(time_field(metric), None, "{metric}");
+        }
+        assert_eq!(MetricClass::of("command.elapsed_time"), MetricClass::Program);
+        assert_eq!(time_metric("stress-ng", "user_time"), "stress-ng.time.user_time");
     }
 
     #[test]

@@ -110,7 +110,7 @@ fn a_cpu_time_difference_below_the_tick_is_no_change() {
     let cases: Vec<(&str, Vec<f64>, Vec<f64>, Verdict)> = vec![
         ("command.user_time", vec![0.0; 3], vec![0.00087, 0.00087, 0.000871], Verdict::Unchanged),
         ("command.system_time", vec![0.00077; 3], vec![0.0; 3], Verdict::Unchanged),
-        ("time.user_time", vec![0.004, 0.004, 0.004], vec![0.006, 0.006, 0.006], Verdict::Unchanged),
+        ("stress-ng.time.user_time", vec![0.004, 0.004, 0.004], vec![0.006, 0.006, 0.006], Verdict::Unchanged),
         // 45 ms of user time doing 21% more work: 9.5 ms more in every run is a change (QA 45b 7's bisect).
         ("command.user_time", vec![0.0451, 0.0453, 0.0452], vec![0.0547, 0.0546, 0.0548], Verdict::Regression),
         // From 0, a constant is the rank test's to call (see below): 5 runs a side can.
@@ -620,7 +620,7 @@ fn qa_31_a_sweep_point_is_judged_by_its_metrics_direction_kind_and_unit() {
     for (metric, base, new, want) in [
         ("hackbench.throughput", 9000.0, 10000.0, Verdict::Improvement),
         ("stress-ng.cpu.ops_per_sec", 1000.0, 800.0, Verdict::Regression),
-        ("time.elapsed_time", 2.0, 2.4, Verdict::Regression),
+        ("hackbench.time.elapsed_time", 2.0, 2.4, Verdict::Regression),
     ] {
         let rows = sweep_rows(&sweep(metric, base, new, &mut rng), &CompareOptions::default()).expect("sweep");
         for row in &rows {

@@ -1084,12 +1084,12 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
     let skipped = |name: &str| {
         Column::new(name)
             .with_metric("stress-ng.dccp.fail", vec![1.0; 3])
-            .with_metric("time.elapsed_time", samples(0.01, 2.0))
+            .with_metric("stress-ng.time.elapsed_time", samples(0.01, 2.0))
     };
     let worked = |name: &str| {
         Column::new(name)
             .with_metric("stress-ng.dccp.ops", samples(5000.0, 1.0))
-            .with_metric("time.elapsed_time", samples(1.0, 1.0))
+            .with_metric("stress-ng.time.elapsed_time", samples(1.0, 1.0))
     };
     let input_of = |base: Column, commit: Column, metric: &str| ReportInput {
         metric: metric.into(),

@@ -10,7 +10,7 @@ use crate::process::{self, Exit, Finished, Invocation};
 use crate::program::{command, Params, Program, ProgramContext, ProgramPlan};
 use crate::scratch::ScratchDir;
 use crate::step_record;
-use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
+use culprit_core::model::{time_metric, Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -393,7 +393,7 @@ fn measure(
     if executions.iter().any(|f| f.exit == Exit::Interrupted) || interrupt.load(Ordering::SeqCst) {
         return Err(Stop::Interrupted);
     }
-    add_time_metrics(&executions, job.program.name() == "command", &mut record.metrics);
+    add_time_metrics(&executions, job.program.name(), &mut record.metrics);
     if let Some(reason) = failure {
         return Err(Stop::Failed(reason));
     }
@@ -460,38 +460,42 @@ fn finite_metrics(program: &str, metrics: BTreeMap<String, f64>) -> Result<BTree
     }
 }
 
-/// lkp's `time.*` metrics for the measured command (the lines of GNU `time -v` that lkp runs every benchmark under,
-/// named as lkp's `programs/time/parse` names them), summed over its executions. A `command` job measures its own
-/// wall, user and system time and maximum RSS per execution (`command.*`); the same four `time.*` metrics would be
-/// those times the number of executions, the same change counted twice in every comparison (twice in the
-/// false-discovery family, two headlines), so a command job gets only the `time.*` metrics it has no twin of.
-fn add_time_metrics(executions: &[Finished], command_job: bool, metrics: &mut BTreeMap<String, f64>) {
+/// lkp's time monitor's metrics for the measured command (the lines of GNU `time -v` that lkp runs every benchmark
+/// under, named as lkp's `programs/time/parse` names them), summed over its executions. lkp times the program into
+/// `<program>.time` (its `bin/run-test`), so its stats name them `<program>.time.<field>` (`stress-ng.time.user_time`),
+/// and so do Culprit's, so that an imported lkp run and Culprit's run of one job meet in one row. A `command` job
+/// measures its own wall, user and system time and maximum RSS per execution (`command.elapsed_time`, ...); the same
+/// four `command.time.*` metrics would be those times the number of executions, the same change counted twice in
+/// every comparison (twice in the false-discovery family, two headlines), so a command job gets only the
+/// `command.time.*` metrics it has no twin of.
+fn add_time_metrics(executions: &[Finished], program: &str, metrics: &mut BTreeMap<String, f64>) {
     if executions.is_empty() {
         return;
     }
     let sum = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>();
-    if !command_job {
-        metrics.insert("time.elapsed_time".into(), sum(&|e| e.usage.wall_secs));
-        metrics.insert("time.user_time".into(), sum(&|e| e.usage.user_secs));
-        metrics.insert("time.system_time".into(), sum(&|e| e.usage.sys_secs));
-        metrics.insert(
-            "time.maximum_resident_set_size".into(),
+    let mut insert = |field: &str, value: f64| metrics.insert(time_metric(program, field), value);
+    if program != "command" {
+        insert("elapsed_time", sum(&|e| e.usage.wall_secs));
+        insert("user_time", sum(&|e| e.usage.user_secs));
+        insert("system_time", sum(&|e| e.usage.sys_secs));
+        insert(
+            "maximum_resident_set_size",
             executions.iter().map(|e| e.usage.max_rss_kib as f64).fold(0.0, f64::max),
         );
     }
-    metrics.insert("time.minor_page_faults".into(), sum(&|e| e.usage.minor_faults as f64));
-    metrics.insert("time.major_page_faults".into(), sum(&|e| e.usage.major_faults as f64));
-    metrics.insert("time.voluntary_context_switches".into(), sum(&|e| e.usage.voluntary_switches as f64));
-    metrics.insert("time.involuntary_context_switches".into(), sum(&|e| e.usage.involuntary_switches as f64));
-    metrics.insert("time.file_system_inputs".into(), sum(&|e| e.usage.fs_inputs as f64));
-    metrics.insert("time.file_system_outputs".into(), sum(&|e| e.usage.fs_outputs as f64));
+    insert("minor_page_faults", sum(&|e| e.usage.minor_faults as f64));
+    insert("major_page_faults", sum(&|e| e.usage.major_faults as f64));
+    insert("voluntary_context_switches", sum(&|e| e.usage.voluntary_switches as f64));
+    insert("involuntary_context_switches", sum(&|e| e.usage.involuntary_switches as f64));
+    insert("file_system_inputs", sum(&|e| e.usage.fs_inputs as f64));
+    insert("file_system_outputs", sum(&|e| e.usage.fs_outputs as f64));
     // GNU time prints a whole percent, CPU milliseconds * 100 / wall milliseconds, and `?` (which lkp reads as 0)
     // for no wall time at all.
     let (cpu, wall) = (sum(&|e| e.usage.user_secs + e.usage.sys_secs), sum(&|e| e.usage.wall_secs));
     let cpu_ms = (cpu * 1000.0).floor();
     let wall_ms = (wall * 1000.0).floor();
     let percent = if wall_ms > 0.0 { (cpu_ms * 100.0 / wall_ms).floor() } else { 0.0 };
-    metrics.insert("time.percent_of_cpu_this_job_got".into(), percent);
+    insert("percent_of_cpu_this_job_got", percent);
 }
 
 /// How an execution ended, for a failed run's reason; a timeout names its length and where it is set, since "killed
@@ -785,8 +789,8 @@ mod tests {
         job.cwd = Some(dir.path().to_path_buf());
         let record = run_once(&job, &test_context(dir.path()), &Arc::new(AtomicBool::new(false))).expect("a record");
         assert!(record.outcome.is_ok(), "{:?}", record.outcome);
-        // command.elapsed_time and time.elapsed_time were the same number: one change counted twice in every
-        // comparison. The time.* metrics without a twin stay.
+        // command.elapsed_time and the time monitor's elapsed time were the same number: one change counted twice
+        // in every comparison. The time monitor's metrics without a twin stay, under lkp's `<program>.time.` name.
         for (own, twin) in [
             ("elapsed_time", "elapsed_time"),
             ("user_time", "user_time"),
@@ -794,15 +798,17 @@ mod tests {
             ("max_resident_set_size", "maximum_resident_set_size"),
         ] {
             assert!(record.metrics.contains_key(&format!("command.{own}")), "{:?}", record.metrics.keys());
-            assert!(!record.metrics.contains_key(&format!("time.{twin}")), "{:?}", record.metrics.keys());
+            assert!(!record.metrics.contains_key(&format!("command.time.{twin}")), "{:?}", record.metrics.keys());
         }
-        assert!(record.metrics.contains_key("time.minor_page_faults"), "{:?}", record.metrics.keys());
+        assert!(record.metrics.contains_key("command.time.minor_page_faults"), "{:?}", record.metrics.keys());
+        assert!(!record.metrics.keys().any(|k| k.starts_with("time.")), "{:?}", record.metrics.keys());
     }
 
     /// lkp runs each benchmark under GNU `time -v` and its `programs/time/parse` names each line of that report:
     /// the label without its parenthesised notes, blanks as `_`, lower case (`Maximum resident set size (kbytes)`
     /// is `maximum_resident_set_size`). `tests/data/gnu-time-v.txt` is that report, recorded on this machine; every
-    /// `time.*` metric of a run must be one of its names. `time.max_resident_set_size` was not.
+    /// time monitor's metric of a run must be one of its names, after lkp's `<program>.time.` (QA 47: Culprit named
+    /// them `time.*`, which no lkp stats hold). `time.max_resident_set_size` was not one.
     #[test]
     fn time_metrics_have_lkp_names() {
         let report = include_str!("../tests/data/gnu-time-v.txt");
@@ -836,17 +842,18 @@ mod tests {
         };
         let finished = Finished { exit: Exit::Code(0), stdout: String::new(), stderr: String::new(), usage };
         let mut metrics = BTreeMap::new();
-        add_time_metrics(&[finished], false, &mut metrics);
+        add_time_metrics(&[finished], "stress-ng", &mut metrics);
         assert!(metrics.len() >= 8, "{metrics:?}");
         for name in metrics.keys() {
-            let key = name.strip_prefix("time.").unwrap_or(name);
-            assert!(lkp_names.iter().any(|lkp| lkp == key), "{name} is not a name of lkp's: {lkp_names:?}");
+            let key = name.strip_prefix("stress-ng.time.");
+            let known = key.is_some_and(|key| lkp_names.iter().any(|lkp| lkp == key));
+            assert!(known, "{name} is not a name of lkp's: {lkp_names:?}");
         }
-        assert_eq!(metrics.get("time.maximum_resident_set_size"), Some(&1000.0));
+        assert_eq!(metrics.get("stress-ng.time.maximum_resident_set_size"), Some(&1000.0));
         // GNU time's whole percent of (user + system) over wall time: 1.75 s of CPU in 2 s is 87%.
-        assert_eq!(metrics.get("time.percent_of_cpu_this_job_got"), Some(&87.0));
-        assert_eq!(metrics.get("time.file_system_inputs"), Some(&8.0));
-        assert_eq!(metrics.get("time.file_system_outputs"), Some(&2048.0));
+        assert_eq!(metrics.get("stress-ng.time.percent_of_cpu_this_job_got"), Some(&87.0));
+        assert_eq!(metrics.get("stress-ng.time.file_system_inputs"), Some(&8.0));
+        assert_eq!(metrics.get("stress-ng.time.file_system_outputs"), Some(&2048.0));
     }
 
     #[test]

@@ -122,6 +122,96 @@ pub(crate) fn damaged(location: &str, run: i64, reason: String) -> StoreError {
     StoreError::BadStoredValue { location: location.to_string(), what: format!("the metrics of run {run}"), reason }
 }
 
+/// The one place where a run stored before QA 47 gets lkp's names for its time monitor's rows.
+///
+/// Culprit stored them as `time.elapsed_time`, `time.user_time`, ...; lkp's stats name them after the program
+/// (`stress-ng.time.user_time`, see `culprit_core::model::time_field`), and so does every run Culprit stores now.
+/// Rewriting the packed blobs of every old run in a migration would read and write every run of a store; instead
+/// both back ends read every run's metrics through this function (a run's own, and the samples of a comparison), and
+/// a run's `time.<field>` comes back as `<program>.time.<field>`. The program is the one prefix of the run's own
+/// metrics (`stress-ng` of `stress-ng.xattr.ops_per_sec`, `command` of `command.elapsed_time`): a run of one program
+/// has no other. A run without such a metric (one that failed before its program printed any) or with two keeps its
+/// bare names, as there is no program to name them by.
+///
+/// `unpacked` holds each run's `(metric id, value)` pairs and `ids` with `names` the names of every id they use,
+/// in the same order ([`union_of_ids`]). Aliased names get ids of their own: the id of the same name among `names`
+/// when there is one, so that an old run's values join a new run's row, else a negative id no stored metric has.
+/// The result is the new `ids` and `names` (again sorted by id), the pairs renumbered and re-sorted in place.
+pub(crate) fn lkp_time_names(unpacked: &mut Unpacked, ids: Vec<i64>, names: Vec<String>) -> (Vec<i64>, Vec<String>) {
+    // Almost every query has no old run: the names tell, without touching a pack.
+    if !names.iter().any(|name| name.starts_with("time.")) {
+        return (ids, names);
+    }
+    let mut by_name: HashMap<String, i64> = names.iter().cloned().zip(ids.iter().copied()).collect();
+    let mut name_of: HashMap<i64, String> = ids.iter().copied().zip(names).collect();
+    let mut next_alias_id = -1i64;
+    for pairs in unpacked.values_mut() {
+        let bare = |id: &i64, name_of: &HashMap<i64, String>| name_of.get(id).is_some_and(|n| n.starts_with("time."));
+        if !pairs.iter().any(|(id, _)| bare(id, &name_of)) {
+            continue;
+        }
+        let Some(program) = run_program(pairs.iter().filter_map(|(id, _)| name_of.get(id).map(String::as_str))) else {
+            continue;
+        };
+        let has: std::collections::HashSet<i64> = pairs.iter().map(|(id, _)| *id).collect();
+        let mut renamed = Vec::with_capacity(pairs.len());
+        for (id, value) in pairs.drain(..) {
+            let Some(field) = name_of.get(&id).and_then(|n| n.strip_prefix("time.")) else {
+                renamed.push((id, value));
+                continue;
+            };
+            let alias = culprit_core::model::time_metric(&program, field);
+            let alias_id = match by_name.get(&alias) {
+                Some(known) => *known,
+                None => {
+                    let fresh = next_alias_id;
+                    next_alias_id -= 1;
+                    by_name.insert(alias.clone(), fresh);
+                    name_of.insert(fresh, alias);
+                    fresh
+                }
+            };
+            // A run that somehow holds both names keeps the one under lkp's name.
+            if !has.contains(&alias_id) {
+                renamed.push((alias_id, value));
+            }
+        }
+        renamed.sort_unstable_by_key(|(id, _)| *id);
+        *pairs = renamed;
+    }
+    let ids = union_of_ids(unpacked);
+    let names = ids.iter().map(|id| name_of.get(id).cloned().unwrap_or_default()).collect();
+    (ids, names)
+}
+
+/// One run's metrics by name, from its pairs and the names of their ids in the same order, with lkp's names for the
+/// time monitor's rows of a run stored before QA 47 ([`lkp_time_names`]).
+pub(crate) fn run_metrics(pairs: Vec<(i64, f64)>, names: Vec<String>) -> BTreeMap<String, f64> {
+    let ids: Vec<i64> = pairs.iter().map(|(id, _)| *id).collect();
+    let mut unpacked = Unpacked::from([(0, pairs)]);
+    let (_, names) = lkp_time_names(&mut unpacked, ids, names);
+    // One run's ids are the union of its own: `names` follows its pairs' order.
+    let pairs = unpacked.remove(&0).unwrap_or_default();
+    names.into_iter().zip(pairs).map(|(name, (_, value))| (name, value)).collect()
+}
+
+/// The program of a run from its metric names: the one first part of its program metrics' names, leaving out
+/// Culprit's bookkeeping rows and lkp's marks of an imported run (`dmesg.`, `last_state.`, ...), which are no
+/// program's. `None` when there is none or more than one.
+fn run_program<'a>(names: impl Iterator<Item = &'a str>) -> Option<String> {
+    const NO_PROGRAMS: [&str; 4] = ["dmesg", "kmsg", "last_state", "stderr"];
+    let mut program: Option<&str> = None;
+    for name in names {
+        let own = culprit_core::model::MetricClass::of(name).is_benchmarks_own(name);
+        let Some((prefix, _)) = name.split_once('.').filter(|(p, _)| own && !NO_PROGRAMS.contains(p)) else { continue };
+        match program {
+            Some(known) if known != prefix => return None,
+            _ => program = Some(prefix),
+        }
+    }
+    program.map(str::to_string)
+}
+
 /// Every metric id the packs mention, sorted and distinct.
 /// The names of `ids` that the metric filter keeps (`None` for the ones it drops), in the same order.
 pub(crate) fn kept_names(names: Vec<String>, metric_filter: Option<&regex::Regex>) -> Vec<Option<String>> {
@@ -311,6 +401,33 @@ mod tests {
                 .collect();
             let _ = unpack_into(&bytes, &bytes, &mut decoded);
         }
+    }
+
+    #[test]
+    fn qa47_old_runs_time_rows_read_under_lkps_names_and_join_new_runs_rows() {
+        let names: Vec<String> = ["stress-ng.cpu.ops", "time.user_time", "stress-ng.time.user_time", "fio.write_iops"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        let mut unpacked = Unpacked::new();
+        // An old stress-ng run, a new one, an old fio run and an old run that failed before its program printed.
+        unpacked.insert(1, vec![(1, 10.0), (2, 0.5)]);
+        unpacked.insert(2, vec![(1, 11.0), (3, 0.6)]);
+        unpacked.insert(3, vec![(2, 0.7), (4, 99.0)]);
+        unpacked.insert(4, vec![(2, 0.8)]);
+        let (ids, names) = lkp_time_names(&mut unpacked, vec![1, 2, 3, 4], names);
+        let named = |run: i64| -> Vec<(String, f64)> {
+            let pairs = unpacked.get(&run).cloned().unwrap_or_default();
+            pairs.iter().map(|(id, v)| (names[ids.binary_search(id).unwrap_or(0)].clone(), *v)).collect()
+        };
+        assert_eq!(named(1), [("stress-ng.cpu.ops".to_string(), 10.0), ("stress-ng.time.user_time".to_string(), 0.5)]);
+        assert_eq!(named(2), [("stress-ng.cpu.ops".to_string(), 11.0), ("stress-ng.time.user_time".to_string(), 0.6)]);
+        assert!(named(3).contains(&("fio.time.user_time".to_string(), 0.7)), "{:?}", named(3));
+        assert_eq!(named(4), [("time.user_time".to_string(), 0.8)]);
+        // The old and new stress-ng runs share one id: one row of a comparison.
+        assert_eq!(unpacked[&1][1].0, unpacked[&2][1].0);
+        let one = run_metrics(vec![(1, 1.0), (2, 2.0)], vec!["command.elapsed_time".into(), "time.swaps".into()]);
+        assert_eq!(one.keys().collect::<Vec<_>>(), ["command.elapsed_time", "command.time.swaps"]);
     }
 
     #[test]

@@ -21,7 +21,8 @@ use crate::pgpass;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
     kept_names,
-    damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, unpack_rows, RevisionRuns,
+    damaged, dense, lkp_time_names, names_in_order, pack, revision_samples, run_metrics, union_of_ids, unpack_into,
+    unpack_rows, RevisionRuns,
 };
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
@@ -410,9 +411,10 @@ impl Store for PostgresStore {
             let columns = (|| Ok::<_, postgres::Error>((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))();
             packs.push(columns.map_err(|e| classify(&self.location, action, e))?);
         }
-        let unpacked = unpack_rows(&self.location, packs)?;
+        let mut unpacked = unpack_rows(&self.location, packs)?;
         let ids = union_of_ids(&unpacked);
         let names = metric_names_of(&mut client, &self.location, &ids)?;
+        let (ids, names) = lkp_time_names(&mut unpacked, ids, names);
         let kept = kept_names(names, metric_filter.as_ref());
         Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }
@@ -1187,7 +1189,7 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
     }
     let ids: Vec<i64> = pairs.iter().map(|(metric, _)| *metric).collect();
     let names = metric_names_of(client, location, &ids)?;
-    let metrics: BTreeMap<String, f64> = names.into_iter().zip(pairs.into_iter().map(|(_, value)| value)).collect();
+    let metrics = run_metrics(pairs, names);
 
     let monitor_rows = client
         .query("SELECT seq, monitor, times FROM run_monitors WHERE run_id = $1 ORDER BY seq", &[&id.0])

@@ -184,8 +184,22 @@ pub const STATS_SOURCE_KEY: &str = "stats_source";
 /// lkp's stats of a run that did not finish, and of one whose job exited with an error.
 pub const INCOMPLETE_RUN_KEY: &str = "last_state.is_incomplete_run";
 pub const EXIT_FAIL_KEY: &str = "last_state.exit_fail";
-/// The time monitor's wall time of a run, in seconds: what an imported run's length is read from.
-pub const ELAPSED_TIME_KEY: &str = "time.elapsed_time";
+/// The time monitor's field of a run's wall time, in seconds: what an imported run's length is read from. lkp's
+/// stats name it after the program, `<program>.time.elapsed_time` (`stress-ng.time.elapsed_time`), as Culprit's
+/// runs do; a root Culprit wrote before QA 47 has the bare `time.elapsed_time` ([`elapsed_time_of`]).
+pub const ELAPSED_TIME_FIELD: &str = "elapsed_time";
+
+/// The run's wall time by the time monitor among its stats ([`ELAPSED_TIME_FIELD`]), under lkp's name or the bare
+/// one; `None` when there is none, or when the stats hold two that differ (a job of two timed programs has no one
+/// length).
+pub fn elapsed_time_of(metrics: &BTreeMap<String, f64>) -> Option<f64> {
+    let mut found = metrics
+        .iter()
+        .filter(|(name, _)| culprit_core::model::time_field(name) == Some(ELAPSED_TIME_FIELD))
+        .map(|(_, value)| *value);
+    let first = found.next()?;
+    found.all(|other| other == first).then_some(first)
+}
 /// A failed run's reason, in words, beside its stats (lkp's marks say only that it failed), and the standard error
 /// of its job: both come back with `culprit import`, so `culprit results --run ID` says why as it did before.
 pub const FAILURE_FILE: &str = "culprit-failure";
@@ -1687,7 +1701,7 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
             .map_or(0.0, |d| d.as_secs_f64())
     };
     let time = epoch("end_time").unwrap_or_else(file_time);
-    let elapsed = found.metrics.get(ELAPSED_TIME_KEY).copied().filter(|e| e.is_finite() && *e > 0.0 && *e <= time);
+    let elapsed = elapsed_time_of(&found.metrics).filter(|e| e.is_finite() && *e > 0.0 && *e <= time);
     let started_at = match epoch("start_time").filter(|start| *start <= time) {
         Some(start) => start,
         None => time - elapsed.unwrap_or(0.0),

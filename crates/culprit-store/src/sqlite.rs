@@ -9,7 +9,8 @@ use crate::error::StoreError;
 use crate::migrations::{self, Dialect};
 use crate::packed::{
     kept_names,
-    damaged, dense, names_in_order, pack, revision_samples, union_of_ids, unpack_into, RevisionRuns, Unpacked,
+    damaged, dense, lkp_time_names, names_in_order, pack, revision_samples, run_metrics, union_of_ids, unpack_into,
+    RevisionRuns, Unpacked,
 };
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
@@ -581,6 +582,7 @@ impl Store for SqliteStore {
         }
         let ids = union_of_ids(&unpacked);
         let names = metric_names_of(&self.connection, &location, &ids)?;
+        let (ids, names) = lkp_time_names(&mut unpacked, ids, names);
         let kept = kept_names(names, metric_filter.as_ref());
         Ok(selected.into_iter().map(|revision| revision_samples(revision, &unpacked, &ids, &kept)).collect())
     }
@@ -1341,7 +1343,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
     }
     let ids: Vec<i64> = pairs.iter().map(|(metric, _)| *metric).collect();
     let names = metric_names_of(connection, location, &ids)?;
-    let metrics: BTreeMap<String, f64> = names.into_iter().zip(pairs.into_iter().map(|(_, value)| value)).collect();
+    let metrics = run_metrics(pairs, names);
 
     let monitor_rows: Vec<(i64, String, Vec<u8>)> = connection
         .prepare_cached("SELECT seq, monitor, times FROM run_monitors WHERE run_id = ?1 ORDER BY seq")

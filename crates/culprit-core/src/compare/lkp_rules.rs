@@ -602,6 +602,9 @@ mod tests {
         assert_eq!(report("time.minor_page_faults", vec![240.0; 3], vec![200.0; 3]), 1);
         assert!(reasonable_perf_change("time.elapsed_time", 0.4, 2.4));
         assert!(!reasonable_perf_change("kbuild.time.elapsed_time", 0.4, 2.4));
+        // Culprit's own runs name the rows as lkp does since QA 47, so lkp's minimum magnitudes apply to them.
+        assert!(!reasonable_perf_change("stress-ng.time.user_time", 1.0, 5.0));
+        assert!(!reasonable_perf_change("stress-ng.time.minor_page_faults", 400.0, 900.0));
         // `perf-profile.*: 1` comes before the spin lock's 2.00 in lkp's file, so the integer 1 (and its delta of
         // at least 0.5) decides: 1.2 -> 1.8 is reported, 3.0 -> 3.4 is not.
         let spin = "perf-profile.children.cycles-pp.native_queued_spin_lock_slowpath";

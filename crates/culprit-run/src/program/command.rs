@@ -10,10 +10,12 @@
 //! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>` | |
 //!
 //! Metrics per run: `command.elapsed_time` (s, wall), `command.user_time`, `command.system_time` (s), and
-//! `command.max_resident_set_size` (KiB), named after lkp's `time.*` metrics (lkp's memory one is
-//! `time.maximum_resident_set_size`), plus the captures. A non-zero exit fails the run. A command job has no
-//! `time.elapsed_time`, `time.user_time`, `time.system_time` or `time.maximum_resident_set_size`: they would be
-//! these times the executions, one change counted twice.
+//! `command.max_resident_set_size` (KiB), named after lkp's time monitor's metrics (lkp's memory one is
+//! `<program>.time.maximum_resident_set_size`), plus the captures. A non-zero exit fails the run. The time monitor's
+//! rows of a command job are named as lkp names them after the program, `command.time.minor_page_faults`; it has no
+//! `command.time.elapsed_time`, `user_time`, `system_time` or `maximum_resident_set_size`: they would be these times
+//! the executions, one change counted twice. A capture may not be named `time.<anything>`, which would read as one
+//! of the time monitor's rows.
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::{Finished, Invocation};
@@ -112,6 +114,20 @@ fn regex_family(p: &Params, prefix: &str) -> Result<Vec<(String, Regex)>, Progra
     let mut out = Vec::new();
     for (key, pattern) in &p.values {
         let Some(name) = key.strip_prefix(prefix) else { continue };
+        // `command.time.<field>` is the time monitor's row (lkp's `<program>.time.*`): a capture of that name would
+        // be read, ranked and directed as one, or collide with it.
+        if prefix == "capture." && name.starts_with("time.") {
+            return Err(ProgramError::BadParam {
+                program: "command",
+                key: key.clone(),
+                value: pattern.clone(),
+                reason: format!(
+                    "command.{name} is the name of the time monitor's row (lkp's `<program>.time.*`); name the capture \
+                     otherwise, e.g. capture.{}",
+                    name.replacen("time.", "time_", 1)
+                ),
+            });
+        }
         let re = Regex::new(pattern).map_err(|e| ProgramError::BadParam {
             program: "command",
             key: key.clone(),
@@ -196,6 +212,15 @@ mod tests {
         assert_eq!(m["command.user_time"], 0.5);
         let err = metrics(&[finished("nothing", 1.0)], &caps).unwrap_err();
         assert!(err.contains("capture.ops"), "{err}");
+    }
+
+    #[test]
+    fn qa47_a_capture_may_not_take_a_time_monitor_rows_name() {
+        let p = params("command", &[("cmd", "echo 3"), ("capture.time.user_time", "([0-9]+)")]);
+        let err = CommandProgram.plan(&p, &ctx()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("capture.time.user_time") && err.contains("capture.time_user_time"), "{err}");
+        let p = params("command", &[("cmd", "echo 3"), ("capture.timer", "([0-9]+)")]);
+        assert!(CommandProgram.plan(&p, &ctx()).is_ok());
     }
 
     #[test]

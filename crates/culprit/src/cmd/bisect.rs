@@ -220,13 +220,19 @@ pub(crate) struct ChosenMetric {
     pub significant: bool,
 }
 
+/// Whether `metric` is the time monitor's wall time of the run, lkp's `<program>.time.elapsed_time` (or the bare
+/// `time.elapsed_time` Culprit named it before QA 47): beside the program's own metrics, a bisect's candidate.
+fn is_wall_time(metric: &str) -> bool {
+    culprit_core::model::time_field(metric) == Some("elapsed_time")
+}
+
 /// The program metric that changed most significantly between the good and bad probe runs.
 pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<ChosenMetric> {
     let column = |label: &str, runs: &[RunRecord]| {
         let mut c = Column::new(label);
         for r in runs.iter().filter(|r| r.outcome.is_ok()) {
             for (k, v) in &r.metrics {
-                if MetricClass::of(k) == MetricClass::Program || k == "time.elapsed_time" {
+                if MetricClass::of(k) == MetricClass::Program || is_wall_time(k) {
                     c.metrics.entry(k.clone()).or_default().push(*v);
                 }
             }
@@ -259,7 +265,7 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
         let Some(change) = row.changes.first() else { continue };
         // The columns hold the program metrics and the time monitor's wall time; of those, the benchmark's own
         // and that wall time are candidates, not Culprit's rows (the count of failed runs every comparison has).
-        if !row.class.is_benchmarks_own(&row.metric) && row.metric != "time.elapsed_time" {
+        if !row.class.is_benchmarks_own(&row.metric) && !is_wall_time(&row.metric) {
             continue;
         }
         candidates += 1;

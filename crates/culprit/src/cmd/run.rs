@@ -1250,10 +1250,10 @@ fn describe_revision(r: &Revision) -> String {
     }
 }
 
-/// The monitor and time metrics the run summary shows next to the program's own; iowait included, so the CPU
-/// shares add up to about 100%.
-const SUMMARY_METRICS: [&str; 6] =
-    ["time.elapsed_time", "vmstat.cpu.us", "vmstat.cpu.sy", "vmstat.cpu.id", "vmstat.cpu.wa", "vmstat.system.cs"];
+/// The monitor metrics the run summary shows next to the program's own; iowait included, so the CPU shares add up
+/// to about 100%. The time monitor's wall time (`<program>.time.elapsed_time`) is shown too.
+const SUMMARY_METRICS: [&str; 5] =
+    ["vmstat.cpu.us", "vmstat.cpu.sy", "vmstat.cpu.id", "vmstat.cpu.wa", "vmstat.system.cs"];
 
 /// Per job: each program metric and a few key monitor metrics as mean ± %stddev over the successful runs.
 pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: &Machine) -> String {
@@ -1266,7 +1266,11 @@ pub fn render_summary(jobs: &[PlannedJob], records: &[Vec<RunRecord>], machine: 
         names.sort();
         names.dedup();
         let prefix = format!("{}.", job.run.program.name());
-        let shown = names.into_iter().filter(|n| n.starts_with(&prefix) || SUMMARY_METRICS.contains(&n.as_str()));
+        // The program's own metrics, not the time monitor's rows named after it but its wall time.
+        let own = |n: &str| {
+            n.starts_with(&prefix) && culprit_core::model::time_field(n).is_none_or(|field| field == "elapsed_time")
+        };
+        let shown = names.into_iter().filter(|n| own(n) || SUMMARY_METRICS.contains(&n.as_str()));
         for name in shown {
             let values: Vec<f64> = ok.iter().filter_map(|r| r.metrics.get(name).copied()).collect();
             let Some(s) = stats::summarize(&values) else { continue };
