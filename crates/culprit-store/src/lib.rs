@@ -79,25 +79,28 @@ pub fn machine_name_setting_problem() -> Option<String> {
     Some(format!("${MACHINE_ENV_VAR} ({value:?}) cannot name this machine: {problem}"))
 }
 
+/// The store's ids show as their number, as messages and `--run ID`, `--resume ID` and `--try-fix ID` take them.
+macro_rules! shown_as_number {
+    ($id:ident) => {
+        impl std::fmt::Display for $id {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
 /// The id of a stored run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RunId(pub i64);
 
-impl std::fmt::Display for RunId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+shown_as_number!(RunId);
 
 /// The id of a bisect session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SessionId(pub i64);
 
-impl std::fmt::Display for SessionId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+shown_as_number!(SessionId);
 
 /// Whether a run succeeded, for filtering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -499,11 +502,7 @@ pub struct FollowSession {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct TryFixId(pub i64);
 
-impl std::fmt::Display for TryFixId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
+shown_as_number!(TryFixId);
 
 /// Which of the three a try-fix's run measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

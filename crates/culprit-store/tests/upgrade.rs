@@ -82,6 +82,29 @@ fn new_runs_keep_negative_zero_and_nan_exactly() {
     assert_eq!(metrics["inf"], f64::INFINITY);
 }
 
+/// A SQLite store at `path` as the code of schema `version` left it: the tables of the first `version` migrations,
+/// and one machine, revision and successful run (id 1) in them.
+fn store_at_version(path: &std::path::Path, version: usize) -> rusqlite::Connection {
+    let connection = rusqlite::Connection::open(path).unwrap();
+    let render = |sql: &str| migrations::render(sql, migrations::Dialect::Sqlite);
+    connection.execute_batch(&render(migrations::SCHEMA_VERSION_TABLE)).unwrap();
+    for (index, sql) in migrations::MIGRATIONS[..version].iter().enumerate() {
+        connection.execute_batch(&render(sql)).unwrap();
+        connection.execute("INSERT INTO schema_version VALUES (?1, 0)", [index as i64 + 1]).unwrap();
+    }
+    connection
+        .execute_batch(&format!(
+            "INSERT INTO machines VALUES (1, 'h', 'cpu', 2, 1024, 'k');
+             INSERT INTO revisions VALUES (1, '{}', 'commit', NULL, 'subject');
+             INSERT INTO runs (id, job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at,
+                 ended_at, status, failure_reason, exit_code, stderr, import_key)
+                 VALUES (1, 'id-j', 'j', 't', '', 1, 1, 1.0, 2.0, 'ok', NULL, 0, '', NULL);",
+            v1_fixture::SHA_BASE
+        ))
+        .unwrap();
+    connection
+}
+
 /// A store at schema version 4, the last before run kinds, as that code left it (its tables made by the first four
 /// migrations, a bisect session with a linked run): opening it adds the kind, with the stored run plain, and the
 /// upgraded store keeps profiling runs apart. The column refuses a kind no build knows. Opening it applies the later
@@ -91,24 +114,12 @@ fn a_version_4_store_gains_run_kinds_with_every_stored_run_plain() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("culprit.db");
     {
-        let connection = rusqlite::Connection::open(&path).unwrap();
-        let render = |sql: &str| migrations::render(sql, migrations::Dialect::Sqlite);
-        connection.execute_batch(&render(migrations::SCHEMA_VERSION_TABLE)).unwrap();
-        for (index, sql) in migrations::MIGRATIONS[..4].iter().enumerate() {
-            connection.execute_batch(&render(sql)).unwrap();
-            connection.execute("INSERT INTO schema_version VALUES (?1, 0)", [index as i64 + 1]).unwrap();
-        }
+        let connection = store_at_version(&path, 4);
         connection
-            .execute_batch(&format!(
-                "INSERT INTO machines VALUES (1, 'h', 'cpu', 2, 1024, 'k');
-                 INSERT INTO revisions VALUES (1, '{}', 'commit', NULL, 'subject');
-                 INSERT INTO runs (id, job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at,
-                     ended_at, status, failure_reason, exit_code, stderr, import_key)
-                     VALUES (1, 'id-j', 'j', 't', '', 1, 1, 1.0, 2.0, 'ok', NULL, 0, '', NULL);
-                 INSERT INTO bisect_sessions VALUES (1, '/r', 'a', 'b', 'id-j', 'm', '{{}}', 0.0, 'found', NULL, NULL);
+            .execute_batch(
+                "INSERT INTO bisect_sessions VALUES (1, '/r', 'a', 'b', 'id-j', 'm', '{}', 0.0, 'found', NULL, NULL);
                  INSERT INTO bisect_session_runs (session_id, run_id) VALUES (1, 1);",
-                v1_fixture::SHA_BASE
-            ))
+            )
             .unwrap();
     }
     let mut store = SqliteStore::open(&path).unwrap();
@@ -138,23 +149,7 @@ fn a_version_6_store_gains_scratch_filesystems_with_every_stored_run_unrecorded(
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("culprit.db");
     {
-        let connection = rusqlite::Connection::open(&path).unwrap();
-        let render = |sql: &str| migrations::render(sql, migrations::Dialect::Sqlite);
-        connection.execute_batch(&render(migrations::SCHEMA_VERSION_TABLE)).unwrap();
-        for (index, sql) in migrations::MIGRATIONS[..6].iter().enumerate() {
-            connection.execute_batch(&render(sql)).unwrap();
-            connection.execute("INSERT INTO schema_version VALUES (?1, 0)", [index as i64 + 1]).unwrap();
-        }
-        connection
-            .execute_batch(&format!(
-                "INSERT INTO machines VALUES (1, 'h', 'cpu', 2, 1024, 'k');
-                 INSERT INTO revisions VALUES (1, '{}', 'commit', NULL, 'subject');
-                 INSERT INTO runs (id, job_id, job_name, testcase, job_yaml, revision_id, machine_id, started_at,
-                     ended_at, status, failure_reason, exit_code, stderr, import_key)
-                     VALUES (1, 'id-j', 'j', 't', '', 1, 1, 1.0, 2.0, 'ok', NULL, 0, '', NULL);",
-                v1_fixture::SHA_BASE
-            ))
-            .unwrap();
+        store_at_version(&path, 6);
     }
     let mut store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), migrations::latest_version());

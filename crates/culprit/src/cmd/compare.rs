@@ -1003,15 +1003,7 @@ fn sweep(
             false => vec![None],
         };
         for build in builds {
-            let query = SampleQuery {
-                revision_keys: keys.to_vec(),
-                job: Some((*job_id).clone()),
-                testcase: args.testcase.clone(),
-                hostname: args.machine.clone(),
-                metric_regex: args.metric.clone(),
-                build: build.cloned(),
-                ..SampleQuery::default()
-            };
+            let query = SampleQuery { build: build.cloned(), ..sweep_query(args, keys, job_id) };
             let samples = store.samples(&query)?;
             let mut params = params.clone();
             if let Some(build) = build {
@@ -1175,6 +1167,18 @@ fn sweep(
     })
 }
 
+/// The samples a sweep reads of one job: at the revisions compared, narrowed as the command line narrows them.
+fn sweep_query(args: &CompareArgs, keys: &[String], job_id: &str) -> SampleQuery {
+    SampleQuery {
+        revision_keys: keys.to_vec(),
+        job: Some(job_id.to_string()),
+        testcase: args.testcase.clone(),
+        hostname: args.machine.clone(),
+        metric_regex: args.metric.clone(),
+        ..SampleQuery::default()
+    }
+}
+
 /// The params of the jobs that a refused `--by` param's suggestions are read from: with `--metric`, those whose runs
 /// have a metric it matches (a param only jobs without the metric have would draw nothing), else, or when no job's
 /// runs have one, every job compared.
@@ -1190,14 +1194,7 @@ fn sweepable_jobs<'a>(
     }
     let mut with_metric = Vec::new();
     for (job_id, _, params) in params_of {
-        let query = SampleQuery {
-            revision_keys: keys.to_vec(),
-            job: Some((*job_id).clone()),
-            testcase: args.testcase.clone(),
-            hostname: args.machine.clone(),
-            metric_regex: args.metric.clone(),
-            ..SampleQuery::default()
-        };
+        let query = sweep_query(args, keys, job_id);
         if store.samples(&query)?.iter().any(|s| !s.metrics.is_empty()) {
             with_metric.push(params.as_slice());
         }
