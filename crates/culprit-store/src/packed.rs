@@ -212,12 +212,12 @@ fn run_program<'a>(names: impl Iterator<Item = &'a str>) -> Option<String> {
     program.map(str::to_string)
 }
 
-/// Every metric id the packs mention, sorted and distinct.
 /// The names of `ids` that the metric filter keeps (`None` for the ones it drops), in the same order.
 pub(crate) fn kept_names(names: Vec<String>, metric_filter: Option<&regex::Regex>) -> Vec<Option<String>> {
     names.into_iter().map(|name| metric_filter.is_none_or(|re| re.is_match(&name)).then_some(name)).collect()
 }
 
+/// Every metric id the packs mention, sorted and distinct.
 pub(crate) fn union_of_ids(unpacked: &Unpacked) -> Vec<i64> {
     let mut ids: Vec<i64> = Vec::new();
     let mut runs = unpacked.values();

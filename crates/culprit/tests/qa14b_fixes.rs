@@ -96,7 +96,7 @@ fn qa14b_lkps_sysbench_memory_job_file_runs_its_mem_operation() {
     // lkp's sysbench-memory job names the operation `mem_operation`, as its run script passes it to `--memory-oper`;
     // `culprit split` refused the file with "sysbench has no param 'mem_operation'".
     let dir = tempfile::tempdir().unwrap();
-    let atomic = "sysbench-memory-seq-1K-off-write-global-100G-100%-300s.yaml";
+    let atomic = "sysbench-memory-seq-1K-write-global-100G-100%-300s.yaml";
     let text = split_atomic(dir.path(), "sysbench-memory.yaml", atomic);
     let short = text.replace("runtime: 300s", "runtime: 1s").replace("mem_operation: write", "mem_operation: read");
     assert!(short.contains("mem_operation: read") && short.contains("runtime: 1s"), "{short}");
@@ -243,7 +243,7 @@ fn qa14b_sysbench_memorys_nr_processes_runs_that_many_processes() {
     // lkp's sysbench-memory run starts `nr_processes` sysbench processes at once and its parser sums their totals;
     // Culprit took the key "for lkp compatibility" and ran one process, so the workload was a fraction of lkp's.
     let dir = tempfile::tempdir().unwrap();
-    let atomic = "sysbench-memory-seq-1K-off-write-global-100G-100%-300s.yaml";
+    let atomic = "sysbench-memory-seq-1K-write-global-100G-100%-300s.yaml";
     let text = split_atomic(dir.path(), "sysbench-memory.yaml", atomic);
     // 1M of 1K blocks is 1024 events a process, whatever the machine's speed.
     let (blocks, processes) = (1024, 3);

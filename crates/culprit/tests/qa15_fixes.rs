@@ -39,7 +39,8 @@ fn qa15_a_report_whose_runs_decide_nothing_does_not_say_it_found_no_change() {
     common::store_ops_runs(dir.path(), &[100.0, 103.0, 97.0, 101.0, 74.0], [4, 1]);
     let text = stdout(&culprit("q.db", &["report", "--compare", "a", "b", "--metric", "command.ops"], dir.path()));
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let said = "FYI, we could not decide whether command.ops changed (-26.2%; fewer than 3 runs a side (4 vs 1)) at";
+    let said = "FYI, we could not decide whether command.ops changed (-26.2%; fewer than 3 runs a side (4 vs 1)) \
+                between the runs of:";
     assert!(flat.contains(said), "{text}");
     assert!(!flat.contains("no significant change"), "{text}");
 }
