@@ -438,6 +438,13 @@ pub fn result_group_key(run: &RunSummary) -> ResultGroupKey {
     (run.job_id.clone(), run.revision.key().to_string(), run.hostname.clone(), run.build.clone())
 }
 
+impl ResultGroup {
+    /// The key of the line, as [`result_group_key`] gives it for each of its runs.
+    pub fn key(&self) -> ResultGroupKey {
+        (self.job_id.clone(), self.revision.key().to_string(), self.hostname.clone(), self.build.clone())
+    }
+}
+
 /// A stored revision and how many runs it has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRevision {

@@ -991,15 +991,16 @@ fn sweep(
     }
     // A job's runs of several builds (lkp's rootfs/kconfig/compiler) are curves of their own, as the table draws a
     // table per build: the build is then one more param the sweeps are grouped by, never pooled at a point.
-    let builds_of = |job_id: &String| -> BTreeSet<&Build> {
-        runs.iter().filter(|r| &r.job_id == job_id).map(|r| &r.build).collect()
-    };
-    let by_build = having.iter().any(|(job_id, _, _)| builds_of(job_id).len() > 1);
+    let builds_of: Vec<BTreeSet<&Build>> = having
+        .iter()
+        .map(|(job_id, _, _)| runs.iter().filter(|r| &r.job_id == *job_id).map(|r| &r.build).collect())
+        .collect();
+    let by_build = builds_of.iter().any(|builds| builds.len() > 1);
     let mut measured: Vec<SweptJob> = Vec::new();
-    for (job_id, job_name, params) in &having {
+    for ((job_id, job_name, params), job_builds) in having.iter().zip(&builds_of) {
         let Some((_, value)) = swept_param(params, param) else { continue };
         let builds: Vec<Option<&Build>> = match by_build {
-            true => builds_of(job_id).into_iter().map(Some).collect(),
+            true => job_builds.iter().copied().map(Some).collect(),
             false => vec![None],
         };
         for build in builds {

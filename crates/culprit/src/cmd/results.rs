@@ -5,13 +5,8 @@ use crate::cmd::compare::Filters;
 use crate::output;
 use anyhow::Result;
 use culprit_core::model::{abbreviate, nul_shown, Revision};
-use culprit_store::{result_group_key, Build, ResultGroup, ResultGroupKey, RunFilter, Store};
+use culprit_store::{result_group_key, Build, ResultGroupKey, RunFilter, Store};
 use std::collections::HashMap;
-
-/// The key of a line, as [`result_group_key`] gives it for each of its runs.
-fn group_key(group: &ResultGroup) -> ResultGroupKey {
-    (group.job_id.clone(), group.revision.key().to_string(), group.hostname.clone(), group.build.clone())
-}
 
 pub fn run(store: &dyn Store, args: &ResultsArgs) -> Result<()> {
     let filter = RunFilter {
@@ -43,7 +38,7 @@ fn summary_json(store: &dyn Store, filter: &RunFilter) -> Result<serde_json::Val
     }
     let mut groups = Vec::new();
     for group in culprit_store::summarize(&runs) {
-        let key = group_key(&group);
+        let key = group.key();
         let mut value = serde_json::to_value(&group)?;
         if let Some(object) = value.as_object_mut() {
             object.insert("run_ids".into(), ids.remove(&key).unwrap_or_default().into());
@@ -112,7 +107,7 @@ pub fn summary_text(store: &dyn Store, filter: &RunFilter) -> Result<String> {
         }
         row.extend([
             g.ok_runs.to_string(),
-            match profiling.get(&group_key(g)) {
+            match profiling.get(&g.key()) {
                 _ if profiling.is_empty() => g.failed_runs.to_string(),
                 count => format!("{:<6}  {}", g.failed_runs, count.copied().unwrap_or(0)),
             },
