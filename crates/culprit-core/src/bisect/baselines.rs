@@ -44,7 +44,17 @@ pub fn fixed(history: &History, oracle: &mut Oracle) -> TrialResult {
             hi = mid;
         }
     }
-    TrialResult { status: Status::Found, named: vec![hi], contributors: 1, runs: oracle.runs(), builds: oracle.builds(), log: vec![], evidence: vec![], culprits: vec![], build_spread: None }
+    TrialResult {
+        status: Status::Found,
+        named: vec![hi],
+        contributors: 1,
+        runs: oracle.runs(),
+        builds: oracle.builds(),
+        log: vec![],
+        evidence: vec![],
+        culprits: vec![],
+        build_spread: None,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -147,5 +157,15 @@ pub fn pinpoint(history: &History, oracle: &mut Oracle) -> TrialResult {
         _ => Status::Multiple,
     };
     let contributors = named.len();
-    TrialResult { status, named, contributors, runs: p.oracle.runs(), builds: p.oracle.builds(), log: vec![], evidence: vec![], culprits: vec![], build_spread: None }
+    TrialResult {
+        status,
+        named,
+        contributors,
+        runs: p.oracle.runs(),
+        builds: p.oracle.builds(),
+        log: vec![],
+        evidence: vec![],
+        culprits: vec![],
+        build_spread: None,
+    }
 }

@@ -633,7 +633,8 @@ impl Bisect {
     fn next_segment(&mut self) {
         // However a merged branch's search ends, the merge that sent it is judged (a commit found on it has taken
         // over already; a branch ruled out was judged with its measured change).
-        if let Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } = self.phase {
+        if let Phase::Reproduce { segment, .. } | Phase::Locate { segment } | Phase::Verify { segment, .. } = self.phase
+        {
             self.merged_branch_ended(segment, None);
         }
         if self.queue.is_empty() {

@@ -1457,7 +1457,8 @@ proptest! {
         let mut tips: Vec<usize> = (0..count - 1).filter(|&c| !parents.iter().any(|p| p.contains(&c))).collect();
         tips.sort_unstable();
         parents.push(tips);
-        let nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        let nodes: Vec<CommitNode> =
+            parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
         let Ok(topology) = Topology::new(&nodes) else {
             return Ok(());
         };
@@ -1480,7 +1481,10 @@ proptest! {
     /// class, else the first. `classes` finds them without comparing every signature (see its comment).
     #[test]
     fn classes_after_merges_are_the_hypotheses_that_testable_commits_cannot_tell_apart(
-        shape in proptest::collection::vec((0usize..1000, 0usize..1000, proptest::bool::ANY, proptest::bool::weighted(0.3)), 3..30)
+        shape in proptest::collection::vec(
+            (0usize..1000, 0usize..1000, proptest::bool::ANY, proptest::bool::weighted(0.3)),
+            3..30,
+        )
     ) {
         // Commit i > 0 has a parent drawn among the earlier ones and, when the flag says so, a second; the last
         // commit (bad) merges every commit nobody else has as a parent, so that it contains them all.
@@ -1498,7 +1502,8 @@ proptest! {
         let mut tips: Vec<usize> = (0..count - 1).filter(|&c| !parents.iter().any(|p| p.contains(&c))).collect();
         tips.sort_unstable();
         parents.push(tips);
-        let mut nodes: Vec<CommitNode> = parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
+        let mut nodes: Vec<CommitNode> =
+            parents.into_iter().map(|parents| CommitNode { parents, untestable: false }).collect();
         for (node, &(_, _, _, untestable)) in nodes.iter_mut().skip(1).zip(&shape) {
             node.untestable = untestable;
         }

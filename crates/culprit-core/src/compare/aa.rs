@@ -23,7 +23,12 @@ pub struct AaCount {
 
 /// Compares `a` against `b` under Culprit's rules (`culprit`) and under lkp's (`lkp`) and counts the metrics
 /// each flags. Both counts read the verdicts the engine returns, as every other output does.
-pub fn count_false_alarms(a: &Column, b: &Column, culprit: &CompareOptions, lkp: &LkpOptions) -> Result<AaCount, CompareError> {
+pub fn count_false_alarms(
+    a: &Column,
+    b: &Column,
+    culprit: &CompareOptions,
+    lkp: &LkpOptions,
+) -> Result<AaCount, CompareError> {
     let input = Comparison::new(vec![a.clone(), b.clone()]);
     let ours = compare(&input, culprit)?;
     let lkp_options = CompareOptions { rule: DecisionRule::Lkp(lkp.clone()), ..culprit.clone() };

@@ -557,9 +557,10 @@ impl StatContext<'_> {
     }
 }
 
-/// lkp's gap rule: the ranges are apart, by more than `gap` times the difference of the medians.
+/// lkp's gap rule: the ranges are apart, by more than `gap` times the difference of the means (lkp-tests' `gap?`).
 fn gap(a: &Summary, b: &Summary, gap: f64) -> bool {
-    (b.min > a.max && (b.min - a.max) > (b.mean - a.mean) * gap) || (a.min > b.max && (a.min - b.max) > (a.mean - b.mean) * gap)
+    (b.min > a.max && (b.min - a.max) > (b.mean - a.mean) * gap)
+        || (a.min > b.max && (a.min - b.max) > (a.mean - b.mean) * gap)
 }
 
 #[cfg(test)]
