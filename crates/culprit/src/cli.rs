@@ -356,7 +356,8 @@ pub struct CheckArgs {
     /// measured before the check gives up.
     #[arg(long, default_value_t = 5)]
     pub reference_runs: usize,
-    /// Most runs of the checked-out commit before deciding by the sign of the evidence.
+    /// Most runs of the checked-out commit; a check still undecided then answers the side its evidence leans to at
+    /// odds of 10 to 1 or more, else 125 (untestable).
     #[arg(long, default_value_t = 20)]
     pub max_runs: usize,
     /// Judge the commit against the stored reference runs alone, with no fresh reference runs between its own (and

@@ -159,8 +159,9 @@ fn references_that_do_not_separate_at_first_get_more_runs_before_the_check_gives
 
 /// A repository of two commits, good and bad ("30% more work"), and a job whose runs print the commit's `file`
 /// times the machine's speed (the percentage in the `speed` file, 100 at first; raise it to slow the machine down),
-/// plus noise of about 0.5 from a fixed sequence, on numbers that do not depend on this machine. Returns the
-/// directory holding them, the repository, the speed file and the job file.
+/// plus noise of about 0.5 from a fixed sequence, on numbers that do not depend on this machine; a number other
+/// than 1 in the directory's `amplitude` file makes the noise spread evenly within that far of the value instead.
+/// Returns the directory holding them, the repository, the speed file and the job file.
 fn speed_repo() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -178,9 +179,12 @@ fn speed_repo() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
         &script,
         format!(
             "n=$(cat {count} 2>/dev/null || echo 0)\necho $((n + 1)) > {count}\n\
-             awk -v n=\"$n\" -v f=\"$(cat file)\" -v p=\"$(cat {speed})\" 'BEGIN {{ split(\"0.5 -0.3 0.1 -0.6 0.4 -0.2 \
-             0.6 -0.4\", z, \" \"); printf \"value: %.2f\\n\", f * p / 100 + z[n % 8 + 1] }}'\n",
+             a=$(cat {amplitude} 2>/dev/null || echo 1)\n\
+             awk -v n=\"$n\" -v a=\"$a\" -v f=\"$(cat file)\" -v p=\"$(cat {speed})\" 'BEGIN {{ split(\"0.5 -0.3 0.1 \
+             -0.6 0.4 -0.2 0.6 -0.4\", z, \" \"); w = (n * 7919 % 101) / 50 - 1; \
+             printf \"value: %.2f\\n\", f * p / 100 + (a == 1 ? z[n % 8 + 1] : a * w) }}'\n",
             count = count.display(),
+            amplitude = dir.path().join("amplitude").display(),
             speed = speed.display()
         ),
     )
@@ -189,6 +193,38 @@ fn speed_repo() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let yaml = format!("suite: speed\ncommand:\n  cmd: sh {}\n  capture.value: 'value: ([0-9.]+)'\n", script.display());
     std::fs::write(&job, yaml).unwrap();
     (dir, repo, speed, job)
+}
+
+/// QA 48: references measured on a calm machine, then a check while the machine's runs scatter sixty times as
+/// much (a shared machine's wall time: the references' scale was 3.4% of good, the runs a minute later scattered
+/// 20-35%). Judged with the references' scale, a few runs gave log likelihood ratios of -13 and git bisect run
+/// ended on a wrong commit in 4 of 9 bisects. Now the scale is never below the scatter of the runs during the
+/// check: no confident verdict on such runs, a check out of runs with evidence leaning no clear way answers 125
+/// (untestable) and says why, and once the machine is calm again the check answers as before.
+#[test]
+fn qa48_a_check_on_runs_far_noisier_than_its_references_gives_no_confident_wrong_verdict() {
+    let (dir, repo, _speed, job) = speed_repo();
+    let args = ["--good", "main~1", "--bad", "main", "--job", job.to_str().unwrap(), "--metric", "command.value"];
+    let args = [&args[..], &["--build", "true", "--max-runs", "8"]].concat();
+    git(&repo, &["checkout", "-q", "main"]);
+    let first = check(&repo, &args);
+    assert_eq!(first.status.code(), Some(1), "bad: {}", String::from_utf8_lossy(&first.stderr));
+
+    // The bad commit, on runs whose noise (amplitude 60: spread evenly within 60 of the commit's value, from a hash
+    // of the run's number, so that no side's runs share a phase of the fixed sequence) dwarfs the 30 between good and
+    // bad that the references measured within 0.6.
+    std::fs::write(dir.path().join("amplitude"), "60\n").unwrap();
+    let noisy = check(&repo, &args);
+    let stderr = String::from_utf8_lossy(&noisy.stderr);
+    assert_ne!(noisy.status.code(), Some(0), "no confident wrong verdict: {stderr}");
+    assert!(stderr.contains("the runs during the check scatter"), "{stderr}");
+    if noisy.status.code() == Some(125) {
+        assert!(stderr.contains("neither like good nor like bad after 8 run(s)"), "{stderr}");
+    }
+
+    std::fs::write(dir.path().join("amplitude"), "1\n").unwrap();
+    let calm = check(&repo, &args);
+    assert_eq!(calm.status.code(), Some(1), "bad again: {}", String::from_utf8_lossy(&calm.stderr));
 }
 
 /// A machine that became 30% slower between the reference runs and a later check (load that came), on numbers that
