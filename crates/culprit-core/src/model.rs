@@ -88,9 +88,38 @@ pub struct Machine {
     pub kernel: String,
 }
 
+/// What lkp's host file (`hosts/<box>`, which the robot merges into a job.yaml) says of a test box beyond Culprit's
+/// machine facts: its sockets (`nr_node`) and the CPU's model name (`model: Ice Lake`). The robot's machine line
+/// prints both, `96 threads 2 sockets Ice Lake with 256G memory`; Culprit's facts have neither, so a run imported
+/// with such a job.yaml read `128 threads Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz with 256G memory` (QA 47 D9).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HostFacts {
+    /// `nr_node` of the host file, which lkp's mails print as sockets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sockets: Option<u32>,
+    /// `model` of the host file, the CPU's family name (`Ice Lake`, `Cascade Lake`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl HostFacts {
+    /// Whether the host file said nothing the machine line uses.
+    pub fn is_empty(&self) -> bool {
+        self.sockets.is_none() && self.model.as_deref().is_none_or(|m| m.trim().is_empty())
+    }
+}
+
 impl Machine {
     /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
     pub fn describe(&self) -> String {
+        self.describe_with(&HostFacts::default())
+    }
+
+    /// The robot's wording with what an lkp host file adds, as its mails since 2022 have it: `96 threads 2 sockets
+    /// Ice Lake with 256G memory`. The model name replaces the CPU's brand string (the 2021 mails printed the brand,
+    /// `2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz`, which is still printed when the host file names no
+    /// model); sockets are left out when unknown rather than guessed.
+    pub fn describe_with(&self, host: &HostFacts) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
         // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
         // known, not "96 threads  with 0G memory"; one known by name alone (an imported root without job.yaml) is
@@ -99,8 +128,12 @@ impl Machine {
         if self.nr_cpu > 0 {
             known.push(format!("{} threads", self.nr_cpu));
         }
-        if !self.cpu_model.trim().is_empty() {
-            known.push(self.cpu_model.trim().to_string());
+        if let Some(sockets) = host.sockets.filter(|&n| n > 0) {
+            known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
+        }
+        let model = host.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).unwrap_or(self.cpu_model.trim());
+        if !model.is_empty() {
+            known.push(model.to_string());
         }
         if self.memory_kib > 0 {
             known.push(format!("{}{gib}G memory", if known.is_empty() { "" } else { "with " }));

@@ -25,11 +25,12 @@ use std::process::ExitCode;
 /// Params that describe where a job came from rather than what it measures; left out of the `axes` header.
 const NOT_AXES: &[&str] = &["suite", "testcase", "category", "job_origin"];
 
-/// A column header: the full SHA for commits (lkp truncates it), the name for labels.
+/// A column header: the full SHA for commits (lkp truncates it), the name for labels; a commit's subject when it is
+/// known ([`with_known_subject`]), for the `commit:` lines.
 pub fn column_of(samples: &RevisionSamples) -> Column {
-    let (label, subject) = match &samples.revision {
-        Revision::Commit { sha, subject, .. } => (sha.clone(), subject.clone()),
-        Revision::Label { name } => (name.clone(), None),
+    let (label, subject) = match with_known_subject(samples.revision.clone()) {
+        Revision::Commit { sha, subject, .. } => (sha, subject),
+        Revision::Label { name } => (name, None),
     };
     Column { label, subject, metrics: samples.metrics.clone(), failed_runs: samples.failed_runs }
 }
@@ -599,8 +600,14 @@ fn split_runs<'r, K: Ord + ?Sized>(
 const SWEEP_BUILD_PARAM: &str = "build";
 
 /// A stored revision for what the user typed; when the store does not know it and the current directory is a git
-/// repository, git's own reading of it (`HEAD~3`, a branch, a tag) is tried.
+/// repository, git's own reading of it (`HEAD~3`, a branch, a tag) is tried. A commit stored without its subject gets
+/// the repository's ([`with_known_subject`]).
 pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
+    resolve_stored(store, given).map(with_known_subject)
+}
+
+/// The stored revision `given` names (see [`resolve`]), as the store has it.
+fn resolve_stored(store: &dyn Store, given: &str) -> Result<Revision> {
     match store.resolve_revision(given) {
         Ok(label @ Revision::Label { .. }) => {
             // A label that is also a git name here (a tag `v6.1` stored as a label too) reads as the label, which
@@ -627,6 +634,34 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
             }
         }
     }
+}
+
+/// `revision` with its subject when the store did not record one and the repository of the current directory has
+/// the commit: runs imported from an lkp result root, or run with `--commit SHA` outside the repository, are stored
+/// without it, and the table's and the mail's `commit:` lines gave bare SHAs where the robot's mails give
+/// `df7a4a2134 ("xfs: convert CIL busy extents to per-cpu")` (QA 47 D9). Each commit is looked up once a process.
+pub fn with_known_subject(revision: Revision) -> Revision {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static LOOKED_UP: OnceLock<Mutex<HashMap<String, Option<String>>>> = OnceLock::new();
+    let Revision::Commit { sha, describe, subject: None } = revision else { return revision };
+    // Only a full SHA is looked up: an imported revision key can be any text, which git would read as an option or
+    // a branch name.
+    if !culprit_core::model::is_full_sha(&sha) {
+        return Revision::Commit { sha, describe, subject: None };
+    }
+    let look_up = || {
+        let top = culprit_run::git::toplevel(&std::env::current_dir().ok()?).ok()?;
+        // `^{commit}` keeps a tag or tree of that name from answering, and `--` a path of that name.
+        let spec = format!("{sha}^{{commit}}");
+        culprit_run::git::git(&top, &["log", "-1", "--format=%s", &spec, "--"]).ok().filter(|s| !s.is_empty())
+    };
+    let subject = match LOOKED_UP.get_or_init(Mutex::default).lock() {
+        Ok(mut known) => known.entry(sha.clone()).or_insert_with(look_up).clone(),
+        // A poisoned cache only means another thread panicked while holding it; look the commit up unshared.
+        Err(_) => look_up(),
+    };
+    Revision::Commit { sha, describe, subject }
 }
 
 /// Git's reading of `given` in the repository of the current directory, when there is one.
@@ -850,8 +885,12 @@ pub fn some_metric_names(names: &BTreeSet<String>) -> String {
     format!("{} ({} metric{})", listed.join(", "), names.len(), if names.len() == 1 { "" } else { "s" })
 }
 
-/// The `axes` header of a job: the machine, the testcase, then the job's params as stored, under lkp's names (`bs`,
-/// not `fio-setup-basic.bs`), ordered by those names ([`params_by_lkp_name`]).
+/// The `axes` header of a job: the machine, the testcase and the job's params as stored, under lkp's names (`bs`,
+/// not `fio-setup-basic.bs`), every key sorted by name, as lkp's robot prints them since 2022 (seed 003:
+/// `class/compiler/cpufreq_governor/disk/fs/kconfig/nr_threads/rootfs/tbox_group/test/testcase/testtime/ucode`).
+/// lkp keeps a result's axes as one sorted `key=value/...` string (`DataStore::Layout.axes_to_string`) and reads them
+/// back in that order; its 2021 mails (seed 001) led with `tbox_group/testcase/rootfs/kconfig/compiler/`, and
+/// Culprit's header led with `tbox_group/testcase/`, an order of neither (QA 47 D9).
 pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
@@ -859,10 +898,11 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     let params: Vec<(String, String)> =
         record.params.into_iter().filter(|(k, v)| is_axis(k) && !v.is_empty()).collect();
-    axes.extend(params_by_lkp_name(&params));
+    axes.extend(lkp_param_names(&params));
     if params.is_empty() {
         axes.extend(imported_path_params(job_id));
     }
+    axes.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(axes)
 }
 
@@ -906,16 +946,6 @@ fn is_axis(key: &str) -> bool {
     // checked whole, and an lkp monitor's option was listed as a test parameter (QA 47). `ucode`, the box's
     // microcode, is no part of a job's identity but lkp's axes line names it.
     matches!(key, "rootfs" | "kconfig" | "compiler" | "ucode") || culprit_job::table::is_workload_param(key)
-}
-
-/// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a
-/// program's options (`fio-setup-basic.bs`) sat among the top-level params by their hash's name: the robot's axes
-/// line read `cpufreq_governor/disk/bs/ioengine/rw/test_size/fs/...`, neither the job's order nor lkp's sorted one,
-/// and its values were not in the order of the job's name (its path_params, which sort by these names).
-pub fn params_by_lkp_name(params: &[(String, String)]) -> Vec<(String, String)> {
-    let mut named = lkp_param_names(params);
-    named.sort_by(|a, b| a.0.cmp(&b.0));
-    named
 }
 
 /// A job's params as the store holds them, in job order.
