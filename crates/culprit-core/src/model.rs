@@ -409,6 +409,34 @@ impl MetricClass {
 mod tests {
     use super::*;
 
+    /// The robot's machine lines: seed 003's (2022, the host file's model name) and seed 001's (2021, the brand),
+    /// each with the host file's sockets; without a host file, the machine facts alone.
+    #[test]
+    fn the_machine_line_adds_the_host_files_sockets_and_model_as_the_robot_does() {
+        let box_of = |brand: &str| Machine {
+            hostname: "lkp-icl-2sp1".into(),
+            cpu_model: brand.into(),
+            nr_cpu: 96,
+            memory_kib: 256 * 1024 * 1024,
+            kernel: String::new(),
+        };
+        let ice_lake = box_of("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+        let host = HostFacts { sockets: Some(2), model: Some("Ice Lake".into()) };
+        assert_eq!(ice_lake.describe_with(&host), "96 threads 2 sockets Ice Lake with 256G memory");
+        let cascade_lake = box_of("Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz");
+        assert_eq!(
+            cascade_lake.describe_with(&HostFacts { sockets: Some(2), model: None }),
+            "96 threads 2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory"
+        );
+        assert_eq!(ice_lake.describe(), "96 threads Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz with 256G memory");
+        let one_socket = HostFacts { sockets: Some(1), model: None };
+        assert!(ice_lake.describe_with(&one_socket).starts_with("96 threads 1 socket Intel"));
+        // A blank model is none: the brand stays.
+        let blank = HostFacts { sockets: None, model: Some("  ".into()) };
+        assert!(blank.is_empty());
+        assert_eq!(ice_lake.describe_with(&blank), ice_lake.describe());
+    }
+
     #[test]
     fn machine_differences_name_each_fact_the_sides_disagree_on() {
         let base = Machine {
