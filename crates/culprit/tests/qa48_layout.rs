@@ -153,3 +153,25 @@ fn qa48_a_mail_of_culprits_own_runs_lists_the_params_in_the_job_files_order() {
     let machine = lines.iter().find(|l| l.starts_with("on test machine: ")).unwrap_or_else(|| panic!("{mail}"));
     assert!(!machine.contains("sockets"), "{mail}");
 }
+
+#[test]
+fn qa48_repo_gives_the_subjects_of_commits_the_store_has_none_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let shas = robot_result_root(dir.path());
+    // From outside the repository, `--repo` names it: the table's and the mail's commit lines carry the subjects.
+    let args = ["compare", &shas[0], &shas[1], "--repo", "linux"];
+    let table = common::stdout(&common::culprit("s.db", &args, dir.path()));
+    let (_, commits) = header(&table);
+    let expected: Vec<String> =
+        shas.iter().zip(SEED_SUBJECTS).map(|(sha, subject)| format!("  {} (\"{subject}\")", &sha[..10])).collect();
+    assert_eq!(commits, expected, "{table}");
+    let args = ["report", "--compare", &shas[0], &shas[1], "--repo", "linux"];
+    let mail = common::stdout(&common::culprit("s.db", &args, dir.path()));
+    assert!(mail.contains(&format!("\ncommit: {} (\"{}\")\n", shas[1], SEED_SUBJECTS[1])), "{mail}");
+    assert_eq!(header(&mail).1, expected, "{mail}");
+    // A --repo that is no repository is refused, naming it, rather than read as one without the commits.
+    std::fs::create_dir_all(dir.path().join("plain")).unwrap();
+    let args = ["compare", &shas[0], &shas[1], "--repo", "plain"];
+    let err = common::refused(&common::culprit("s.db", &args, dir.path()));
+    assert!(err.contains("--repo plain"), "{err}");
+}

@@ -6,7 +6,7 @@ use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
     axes_of, check_globs, column_of_runs, common_jobs, distinct_revisions, imported_path_params, no_common_job,
-    resolve, side_filesystems, Filters, MachineTable, StoredRuns,
+    resolve_in, side_filesystems, Filters, MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -50,8 +50,13 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         (Some(id), _) => {
             // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
             // applies to --compare only, and would otherwise be ignored without a word.
-            let flags =
-                [("--fix", args.fix.is_some()), ("--job", args.job.is_some()), ("--machine", args.machine.is_some())];
+            // A session's commits carry the subjects its range recorded, so `--repo` has nothing to add.
+            let flags = [
+                ("--fix", args.fix.is_some()),
+                ("--job", args.job.is_some()),
+                ("--machine", args.machine.is_some()),
+                ("--repo", args.repo.is_some()),
+            ];
             for (flag, given) in flags {
                 if given {
                     bail!(
@@ -858,7 +863,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // The command line checks the glob when it parses it; a follow's reports build these arguments themselves.
     check_globs(&[("--job", args.job.as_deref()), ("--machine", args.machine.as_deref())])?;
     let given: Vec<&str> = [base_given, bad_given].into_iter().chain(&args.fix).map(String::as_str).collect();
-    let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
+    let repo = crate::cmd::compare::repository(args.repo.as_deref())?;
+    let revisions = given.iter().map(|g| resolve_in(store, g, repo.as_deref())).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     // The plain runs make the table (and its failures), so a job is reported where it has plain runs at every revision.
@@ -909,6 +915,11 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             (table, comparison, Some(said))
         }
     };
+    // The table's `commit:` lines name the subjects `--repo` has for commits the store has none for.
+    let mut comparison = comparison;
+    for column in &mut comparison.columns {
+        column.subject = column.subject.take().or_else(|| crate::cmd::compare::subject_of(&revisions, &column.label));
+    }
     let (job_id, machine, build) = (&table.job_id, table.machine.clone(), table.build.clone());
     let place = (machine.as_deref(), build.as_ref());
     let runs: Vec<RunSummary> = runs.into_iter().filter(|r| table.reads(r)).collect();
