@@ -88,9 +88,38 @@ pub struct Machine {
     pub kernel: String,
 }
 
+/// What lkp's host file (`hosts/<box>`, which the robot merges into a job.yaml) says of a test box beyond Culprit's
+/// machine facts: its sockets (`nr_node`) and the CPU's model name (`model: Ice Lake`). The robot's machine line
+/// prints both, `96 threads 2 sockets Ice Lake with 256G memory`; Culprit's facts have neither, so a run imported
+/// with such a job.yaml read `128 threads Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz with 256G memory` (QA 47 D9).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HostFacts {
+    /// `nr_node` of the host file, which lkp's mails print as sockets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sockets: Option<u32>,
+    /// `model` of the host file, the CPU's family name (`Ice Lake`, `Cascade Lake`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl HostFacts {
+    /// Whether the host file said nothing the machine line uses.
+    pub fn is_empty(&self) -> bool {
+        self.sockets.is_none() && self.model.as_deref().is_none_or(|m| m.trim().is_empty())
+    }
+}
+
 impl Machine {
     /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
     pub fn describe(&self) -> String {
+        self.describe_with(&HostFacts::default())
+    }
+
+    /// The robot's wording with what an lkp host file adds, as its mails since 2022 have it: `96 threads 2 sockets
+    /// Ice Lake with 256G memory`. The model name replaces the CPU's brand string (the 2021 mails printed the brand,
+    /// `2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz`, which is still printed when the host file names no
+    /// model); sockets are left out when unknown rather than guessed.
+    pub fn describe_with(&self, host: &HostFacts) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
         // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
         // known, not "96 threads  with 0G memory"; one known by name alone (an imported root without job.yaml) is
@@ -99,8 +128,12 @@ impl Machine {
         if self.nr_cpu > 0 {
             known.push(format!("{} threads", self.nr_cpu));
         }
-        if !self.cpu_model.trim().is_empty() {
-            known.push(self.cpu_model.trim().to_string());
+        if let Some(sockets) = host.sockets.filter(|&n| n > 0) {
+            known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
+        }
+        let model = host.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).unwrap_or(self.cpu_model.trim());
+        if !model.is_empty() {
+            known.push(model.to_string());
         }
         if self.memory_kib > 0 {
             known.push(format!("{}{gib}G memory", if known.is_empty() { "" } else { "with " }));
@@ -375,6 +408,34 @@ impl MetricClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The robot's machine lines: seed 003's (2022, the host file's model name) and seed 001's (2021, the brand),
+    /// each with the host file's sockets; without a host file, the machine facts alone.
+    #[test]
+    fn the_machine_line_adds_the_host_files_sockets_and_model_as_the_robot_does() {
+        let box_of = |brand: &str| Machine {
+            hostname: "lkp-icl-2sp1".into(),
+            cpu_model: brand.into(),
+            nr_cpu: 96,
+            memory_kib: 256 * 1024 * 1024,
+            kernel: String::new(),
+        };
+        let ice_lake = box_of("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+        let host = HostFacts { sockets: Some(2), model: Some("Ice Lake".into()) };
+        assert_eq!(ice_lake.describe_with(&host), "96 threads 2 sockets Ice Lake with 256G memory");
+        let cascade_lake = box_of("Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz");
+        assert_eq!(
+            cascade_lake.describe_with(&HostFacts { sockets: Some(2), model: None }),
+            "96 threads 2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz with 256G memory"
+        );
+        assert_eq!(ice_lake.describe(), "96 threads Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz with 256G memory");
+        let one_socket = HostFacts { sockets: Some(1), model: None };
+        assert!(ice_lake.describe_with(&one_socket).starts_with("96 threads 1 socket Intel"));
+        // A blank model is none: the brand stays.
+        let blank = HostFacts { sockets: None, model: Some("  ".into()) };
+        assert!(blank.is_empty());
+        assert_eq!(ice_lake.describe_with(&blank), ice_lake.describe());
+    }
 
     #[test]
     fn machine_differences_name_each_fact_the_sides_disagree_on() {

@@ -10,7 +10,7 @@
 use culprit_core::bisect::Status;
 use culprit_core::compare::render::{render_table, RenderOptions};
 use culprit_core::compare::{compare, Column, CompareOptions, CompareResult, Comparison};
-use culprit_core::model::{Machine, ScratchFilesystem};
+use culprit_core::model::{HostFacts, Machine, ScratchFilesystem};
 use culprit_core::report::{
     self, render, subject_line, BisectSummary, CommitRef, Confirmation, Contributor, Format, ReportInput, RunSources,
     SideScratch, TrendPoint, CONFIRMATION_MIN_RUNS, LINE_WIDTH, MAX_PROFILE_MOVES,
@@ -39,10 +39,16 @@ fn golden(name: &str, actual: &str) {
     }
 }
 
+/// Seed 001's box as lkp's host file describes it beyond Culprit's machine facts: 2 sockets, no model name (the 2021
+/// mails printed the brand).
+fn host() -> HostFacts {
+    HostFacts { sockets: Some(2), model: None }
+}
+
 fn machine() -> Machine {
     Machine {
         hostname: "lkp-csl-2sp6".into(),
-        cpu_model: "2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz".into(),
+        cpu_model: "Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz".into(),
         nr_cpu: 96,
         memory_kib: 256 * 1024 * 1024,
         kernel: String::new(),
@@ -100,6 +106,7 @@ fn real_input() -> ReportInput {
         fix: Some(commit_of(&columns[2])),
         testcase: "bisect-run".into(),
         machine,
+        host: HostFacts::default(),
         params,
         machines_differ: None,
         scratch: Vec::new(),
@@ -254,6 +261,7 @@ fn seed001_input() -> ReportInput {
         fix: Some(CommitRef::new(PATCH, Some("the test patch".into()))),
         testcase: "fio-basic".into(),
         machine: machine(),
+        host: host(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         machines_differ: None,
         scratch: Vec::new(),
@@ -497,7 +505,8 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         commit: CommitRef::new(CULPRIT, Some("xfs: Add order IDs to log items in CIL".into())),
         fix: None,
         testcase: "stress-ng".into(),
-        machine: Machine { cpu_model: "2 sockets Ice Lake".into(), ..machine() },
+        machine: Machine { cpu_model: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz".into(), ..machine() },
+        host: HostFacts { sockets: Some(2), model: Some("Ice Lake".into()) },
         params: vec![("nr_threads".into(), "10%".into()), ("test".into(), "xattr".into())],
         machines_differ: None,
         scratch: Vec::new(),
@@ -522,6 +531,8 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         "[culprit] 016a23388c xfs: Add order IDs to log items in CIL: stress-ng.xattr.ops_per_sec 58.4% improvement"
     );
     assert!(text.contains("FYI, we noticed a 58.4% improvement of stress-ng.xattr.ops_per_sec due to commit:"));
+    // Seed 003's machine line, from the host file's sockets and model name rather than the CPU's brand string.
+    assert!(text.contains("\non test machine: 96 threads 2 sockets Ice Lake with 256G memory\n"), "{text}");
     let row = format!("25.64 ± 8% -25.6 0.00 {spinlock}");
     let at = lines.iter().position(|l| *l == row).unwrap_or_else(|| panic!("missing {row:?} in\n{text}"));
     // Program rows, then monitors, then perf-profile: the MAX_PROFILE_MOVES biggest moves, shown in the order of the
@@ -820,6 +831,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         fix: Some(commit_of(&columns[2])),
         testcase: "t<script>".into(),
         machine: machine(),
+        host: host(),
         params: vec![("cmd`".into(), "echo `a|b` <i>".into())],
         machines_differ: None,
         scratch: Vec::new(),
@@ -889,6 +901,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         fix: None,
         testcase: "qa".into(),
         machine: machine(),
+        host: host(),
         params: Vec::new(),
         machines_differ: None,
         scratch: Vec::new(),
@@ -1098,6 +1111,7 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         fix: None,
         testcase: "stress-ng".into(),
         machine: machine(),
+        host: host(),
         params: Vec::new(),
         machines_differ: None,
         scratch: Vec::new(),

@@ -178,6 +178,11 @@ pub struct CompareArgs {
     /// With --by: also draw the sweep as curves with error bars into this file (.svg or .png).
     #[arg(long, value_name = "FILE.svg|png", requires = "by")]
     pub plot: Option<PathBuf>,
+    /// The git repository to read revision names (`HEAD~3`, a tag) and the subjects of commits the store has none
+    /// for (runs imported from an lkp result root, or run with --commit outside the repository) [default: the one
+    /// containing the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
 }
 
 /// `--run CMD [--warmup N]`, the shorthand for a `command` job that bisect, check and try-fix take instead of
@@ -421,6 +426,11 @@ pub struct ReportArgs {
     /// it cannot be an existing file).
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// The git repository to read revision names (`HEAD~3`, a tag) and the subjects of commits the store has none
+    /// for (runs imported from an lkp result root, or run with --commit outside the repository) [default: the one
+    /// containing the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

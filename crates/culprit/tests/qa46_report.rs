@@ -33,7 +33,7 @@ fn qa46_4_the_mail_marks_box_settings_not_applied_and_its_steps_use_a_new_store(
 
     let text = stdout(&culprit("f.db", &["report", "--compare", "a", "b"], dir.path()));
     // The params are still given, as lkp's mail gives them, and marked as not applied right after them.
-    assert!(text.contains("\tdisk: 2pmem\n\tfs: ext4\n"), "{text}");
+    assert!(text.contains("\tfs: ext4\n\tdisk: 2pmem\n"), "{text}");
     assert!(text.contains("\nrecorded with the runs, not applied by Culprit: disk, fs\n"), "{text}");
     // The steps measure into a new store, and say so; none of them names the store the report read.
     let steps = steps_of(&text);

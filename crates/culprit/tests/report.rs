@@ -112,7 +112,7 @@ fn params_and_axes_carry_lkps_names_and_a_quiet_report_leads_with_the_kpi() {
         stdout(&culprit(&db, &["run", "job.yaml", "-n", "3", "--label", label, "--monitors", "none"], dir.path()));
     }
     let table = stdout(&culprit(&db, &["compare", "a", "b", "--all"], dir.path()));
-    assert!(table.contains("\ntbox_group/testcase/capture.ops/cmd:\n"), "{table}");
+    assert!(table.contains("\ncapture.ops/cmd/tbox_group/testcase:\n"), "{table}");
     let mail = stdout(&culprit(&db, &["report", "--compare", "a", "b"], dir.path()));
     assert!(mail.contains("\tcmd: echo ops: 42\n") && !mail.contains("command.cmd"), "{mail}");
     // 42 on every run is no change; the mail says "not significant", not "within the noise", which a large move

@@ -72,7 +72,8 @@ impl Column {
 /// What to compare: the base column first, then every other column, plus the table header's axes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Comparison {
-    /// The params common to every column, in job order (`tbox_group`, `testcase`, ...), for the `axes:` lines.
+    /// The params common to every column, for the `axes:` lines, in the order they are printed: lkp's, every key
+    /// sorted by name (`class/compiler/.../tbox_group/test/testcase/...`).
     pub axes: Vec<(String, String)>,
     /// The axis the columns differ in: `commit` for commits, or e.g. `label`.
     pub compare_axis: String,

@@ -121,8 +121,10 @@ fn render_preamble(result: &CompareResult, out: &mut String) {
     if !result.axes.is_empty() {
         let keys: Vec<&str> = result.axes.iter().map(|(k, _)| k.as_str()).collect();
         let values: Vec<&str> = result.axes.iter().map(|(_, v)| v.as_str()).collect();
+        // The values line is not indented, as in the robot's mails (seed 001's, byte for byte): lkp's ncompare
+        // prints it two spaces in, but the mails carry it flush left under the keys, and so does this table.
         let _ = writeln!(out, "{}:", keys.join("/"));
-        let _ = writeln!(out, "  {}\n", values.join("/"));
+        let _ = writeln!(out, "{}\n", values.join("/"));
     }
     let _ = writeln!(out, "{}: ", result.compare_axis);
     for c in &result.columns {

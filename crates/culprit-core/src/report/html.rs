@@ -49,7 +49,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "<li>{noun}: <code>{}</code></li>", escape(&value));
     }
     let _ = writeln!(out, "<li>in testcase: {}</li>", escape(&input.testcase));
-    let _ = writeln!(out, "<li>on test machine: {}</li>", escape(&input.machine.describe()));
+    let _ = writeln!(out, "<li>on test machine: {}</li>", escape(&input.machine.describe_with(&input.host)));
     if let Some(machines) = &input.machines_differ {
         let _ = writeln!(out, "<li>{}</li>", escape(machines));
     }

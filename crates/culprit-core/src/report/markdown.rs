@@ -66,7 +66,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "- {noun}: {}{subject}", code(&c.sha, false));
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
-    let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe()));
+    let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe_with(&input.host)));
     if let Some(machines) = &input.machines_differ {
         let _ = writeln!(out, "- {}", escape(machines));
     }

@@ -20,7 +20,7 @@ pub use markdown::escape as escape_markdown;
 
 use crate::bisect::Status;
 use crate::compare::{printf, Change, CompareResult, InconclusiveReason, MetricRow, Verdict};
-use crate::model::{Machine, MetricClass, ScratchFilesystem};
+use crate::model::{HostFacts, Machine, MetricClass, ScratchFilesystem};
 use serde::{Deserialize, Serialize};
 
 /// Most monitor rows a report shows (the ones with the largest changes); JSON always carries them all.
@@ -240,6 +240,11 @@ pub struct ReportInput {
     pub fix: Option<CommitRef>,
     pub testcase: String,
     pub machine: Machine,
+    /// What an lkp host file said of the machine beyond its facts (sockets, the CPU's model name), for the machine
+    /// line as the robot writes it (`96 threads 2 sockets Ice Lake with 256G memory`): an imported run's job.yaml
+    /// carries it. Reports stored before it read none, and it is left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "HostFacts::is_empty")]
+    pub host: HostFacts,
     /// When the sides' runs differ in machine facts (`Machine::differences`: CPUs, memory, kernel, CPU model), the
     /// sentence that says so after the machine line, which describes the bad side's machine only: a mail of runs
     /// with 2 CPUs against runs under `taskset -c 0` named one thread (QA 46). Left out of the JSON when none.

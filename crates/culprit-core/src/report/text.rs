@@ -32,7 +32,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "in testcase: {}", input.testcase);
     // Like the commit line, the machine line is a fact the robot never breaks, even past the mail width.
-    let _ = writeln!(out, "on test machine: {}", input.machine.describe());
+    let _ = writeln!(out, "on test machine: {}", input.machine.describe_with(&input.host));
     if let Some(machines) = &input.machines_differ {
         out.push_str(&wrap(&format!("({machines})"), ""));
     }

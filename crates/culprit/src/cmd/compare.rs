@@ -20,16 +20,18 @@ use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Params that describe where a job came from rather than what it measures; left out of the `axes` header.
 const NOT_AXES: &[&str] = &["suite", "testcase", "category", "job_origin"];
 
-/// A column header: the full SHA for commits (lkp truncates it), the name for labels.
+/// A column header: the full SHA for commits (lkp truncates it), the name for labels; a commit's subject when it is
+/// known ([`with_known_subject`]), for the `commit:` lines.
 pub fn column_of(samples: &RevisionSamples) -> Column {
-    let (label, subject) = match &samples.revision {
-        Revision::Commit { sha, subject, .. } => (sha.clone(), subject.clone()),
-        Revision::Label { name } => (name.clone(), None),
+    let (label, subject) = match with_known_subject(samples.revision.clone(), None) {
+        Revision::Commit { sha, subject, .. } => (sha, subject),
+        Revision::Label { name } => (name, None),
     };
     Column { label, subject, metrics: samples.metrics.clone(), failed_runs: samples.failed_runs }
 }
@@ -195,7 +197,8 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         ("--machine", args.machine.as_deref()),
     ])?;
     let given: Vec<&str> = std::iter::once(&args.base).chain(&args.others).map(String::as_str).collect();
-    let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
+    let repo = repository(args.repo.as_deref())?;
+    let revisions = given.iter().map(|g| resolve_in(store, g, repo.as_deref())).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     // A job's table is of its plain runs (profiling runs only add perf rows), so a job is compared where it has plain
@@ -251,7 +254,10 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         // The axes header is read from a run of the table's own machine and build, so that each build's table names
         // its own kconfig, compiler and rootfs.
         let of_table: Vec<RunSummary> = runs.iter().filter(|r| table.reads(r)).cloned().collect();
-        let (plain, profiled) = stored.comparisons(axes_of(store, &of_table, job_id)?);
+        let (mut plain, mut profiled) = stored.comparisons(axes_of(store, &of_table, job_id)?);
+        for column in plain.columns.iter_mut().chain(profiled.iter_mut().flat_map(|p| p.columns.iter_mut())) {
+            column.subject = column.subject.take().or_else(|| subject_of(&revisions, &column.label));
+        }
         let result = compare_profiled(&plain, profiled.as_ref(), &options)
             .with_context(|| format!("comparing job {job_name}"))?;
         let labels: Vec<String> = stored.plain.iter().map(|s| s.revision.short().to_string()).collect();
@@ -598,9 +604,27 @@ fn split_runs<'r, K: Ord + ?Sized>(
 /// The name a sweep's title gives the build it holds fixed, when the jobs swept ran in several builds.
 const SWEEP_BUILD_PARAM: &str = "build";
 
-/// A stored revision for what the user typed; when the store does not know it and the current directory is a git
-/// repository, git's own reading of it (`HEAD~3`, a branch, a tag) is tried.
-pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
+/// The top of the repository `--repo` names, or of the one containing the current directory (`None` outside one).
+/// A `--repo` that is no git repository is refused, rather than read as if it had none of the commits.
+pub fn repository(given: Option<&Path>) -> Result<Option<PathBuf>> {
+    match given {
+        Some(dir) => culprit_run::git::toplevel(dir)
+            .map(Some)
+            .with_context(|| format!("--repo {}: give the git repository of the compared commits", dir.display())),
+        None => Ok(std::env::current_dir().ok().and_then(|here| culprit_run::git::toplevel(&here).ok())),
+    }
+}
+
+/// A stored revision for what the user typed; when the store does not know it and `repo` ([`repository`]: `--repo`,
+/// else the current directory's) is given, git's own reading of it there (`HEAD~3`, a branch, a tag) is tried. A
+/// commit stored without its subject gets the repository's ([`with_known_subject`]).
+pub fn resolve_in(store: &dyn Store, given: &str, repo: Option<&Path>) -> Result<Revision> {
+    resolve_stored(store, given, repo).map(|revision| with_known_subject(revision, repo))
+}
+
+/// The stored revision `given` names (see [`resolve_in`]), as the store has it.
+fn resolve_stored(store: &dyn Store, given: &str, repo: Option<&Path>) -> Result<Revision> {
+    let git_reading = |given: &str| repo.and_then(|top| culprit_run::git::resolve(top, given).ok());
     match store.resolve_revision(given) {
         Ok(label @ Revision::Label { .. }) => {
             // A label that is also a git name here (a tag `v6.1` stored as a label too) reads as the label, which
@@ -629,10 +653,48 @@ pub fn resolve(store: &dyn Store, given: &str) -> Result<Revision> {
     }
 }
 
-/// Git's reading of `given` in the repository of the current directory, when there is one.
-fn git_reading(given: &str) -> Option<Revision> {
-    let top = culprit_run::git::toplevel(&std::env::current_dir().ok()?).ok()?;
-    culprit_run::git::resolve(&top, given).ok()
+/// The subject of the revision labelled `label` among `revisions` (those the command resolved, in `--repo`), for a
+/// table's column whose store and current directory know none.
+pub fn subject_of(revisions: &[Revision], label: &str) -> Option<String> {
+    revisions.iter().find(|revision| revision.key() == label).and_then(|revision| match revision {
+        Revision::Commit { subject, .. } => subject.clone(),
+        Revision::Label { .. } => None,
+    })
+}
+
+/// `revision` with its subject when the store did not record one and `repo` (the current directory's repository
+/// when `None`) has the commit: runs imported from an lkp result root, or run with `--commit SHA` outside the
+/// repository, are stored without it, and the table's and the mail's `commit:` lines gave bare SHAs where the
+/// robot's mails give `df7a4a2134 ("xfs: convert CIL busy extents to per-cpu")` (QA 47 D9). Each commit is looked up
+/// once a process in each repository.
+pub fn with_known_subject(revision: Revision, repo: Option<&Path>) -> Revision {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    // The subject found for each repository (`None`: the current directory's) and commit; `None` when it has none.
+    type Subjects = HashMap<(Option<PathBuf>, String), Option<String>>;
+    static LOOKED_UP: OnceLock<Mutex<Subjects>> = OnceLock::new();
+    let Revision::Commit { sha, describe, subject: None } = revision else { return revision };
+    // Only a full SHA is looked up: an imported revision key can be any text, which git would read as an option or
+    // a branch name.
+    if !culprit_core::model::is_full_sha(&sha) {
+        return Revision::Commit { sha, describe, subject: None };
+    }
+    let look_up = || {
+        let top = match repo {
+            Some(top) => top.to_path_buf(),
+            None => culprit_run::git::toplevel(&std::env::current_dir().ok()?).ok()?,
+        };
+        // `^{commit}` keeps a tag or tree of that name from answering, and `--` a path of that name.
+        let spec = format!("{sha}^{{commit}}");
+        culprit_run::git::git(&top, &["log", "-1", "--format=%s", &spec, "--"]).ok().filter(|s| !s.is_empty())
+    };
+    let key = (repo.map(Path::to_path_buf), sha.clone());
+    let subject = match LOOKED_UP.get_or_init(Mutex::default).lock() {
+        Ok(mut known) => known.entry(key).or_insert_with(look_up).clone(),
+        // A poisoned cache only means another thread panicked while holding it; look the commit up unshared.
+        Err(_) => look_up(),
+    };
+    Revision::Commit { sha, describe, subject }
 }
 
 /// Refuses two arguments that name one stored revision (`HEAD` and its SHA, a prefix and the full SHA): its
@@ -850,8 +912,12 @@ pub fn some_metric_names(names: &BTreeSet<String>) -> String {
     format!("{} ({} metric{})", listed.join(", "), names.len(), if names.len() == 1 { "" } else { "s" })
 }
 
-/// The `axes` header of a job: the machine, the testcase, then the job's params as stored, under lkp's names (`bs`,
-/// not `fio-setup-basic.bs`), ordered by those names ([`params_by_lkp_name`]).
+/// The `axes` header of a job: the machine, the testcase and the job's params as stored, under lkp's names (`bs`,
+/// not `fio-setup-basic.bs`), every key sorted by name, as lkp's robot prints them since 2022 (seed 003:
+/// `class/compiler/cpufreq_governor/disk/fs/kconfig/nr_threads/rootfs/tbox_group/test/testcase/testtime/ucode`).
+/// lkp keeps a result's axes as one sorted `key=value/...` string (`DataStore::Layout.axes_to_string`) and reads them
+/// back in that order; its 2021 mails (seed 001) led with `tbox_group/testcase/rootfs/kconfig/compiler/`, and
+/// Culprit's header led with `tbox_group/testcase/`, an order of neither (QA 47 D9).
 pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<Vec<(String, String)>> {
     let Some(first) = runs.iter().find(|r| r.job_id == job_id) else { return Ok(Vec::new()) };
     let record = store.run(first.id)?;
@@ -859,10 +925,11 @@ pub fn axes_of(store: &dyn Store, runs: &[RunSummary], job_id: &str) -> Result<V
         vec![("tbox_group".to_string(), first.hostname.clone()), ("testcase".to_string(), first.testcase.clone())];
     let params: Vec<(String, String)> =
         record.params.into_iter().filter(|(k, v)| is_axis(k) && !v.is_empty()).collect();
-    axes.extend(params_by_lkp_name(&params));
+    axes.extend(lkp_param_names(&params));
     if params.is_empty() {
         axes.extend(imported_path_params(job_id));
     }
+    axes.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(axes)
 }
 
@@ -906,16 +973,6 @@ fn is_axis(key: &str) -> bool {
     // checked whole, and an lkp monitor's option was listed as a test parameter (QA 47). `ucode`, the box's
     // microcode, is no part of a job's identity but lkp's axes line names it.
     matches!(key, "rootfs" | "kconfig" | "compiler" | "ucode") || culprit_job::table::is_workload_param(key)
-}
-
-/// Stored params under lkp's names, ordered by those names. The store keeps them ordered by their full keys, so a
-/// program's options (`fio-setup-basic.bs`) sat among the top-level params by their hash's name: the robot's axes
-/// line read `cpufreq_governor/disk/bs/ioengine/rw/test_size/fs/...`, neither the job's order nor lkp's sorted one,
-/// and its values were not in the order of the job's name (its path_params, which sort by these names).
-pub fn params_by_lkp_name(params: &[(String, String)]) -> Vec<(String, String)> {
-    let mut named = lkp_param_names(params);
-    named.sort_by(|a, b| a.0.cmp(&b.0));
-    named
 }
 
 /// A job's params as the store holds them, in job order.

@@ -663,6 +663,8 @@ fn write_session_reports(store: &dyn Store, id: SessionId, dir: &Path, pass: &mu
             machine: None,
             format: ReportFormat::Text,
             output: Some(out.clone()),
+            // A session's commits carry the subjects its range recorded.
+            repo: None,
         };
         match crate::cmd::report::run(store, &args) {
             Ok(_) => pass.reports.push(out.join("report.txt")),

@@ -6,7 +6,7 @@ use crate::cli::{ReportArgs, ReportFormat};
 use crate::cmd::bisect::{replay, Replayed};
 use crate::cmd::compare::{
     axes_of, check_globs, column_of_runs, common_jobs, distinct_revisions, imported_path_params, no_common_job,
-    resolve, side_filesystems, Filters, MachineTable, StoredRuns,
+    resolve_in, side_filesystems, Filters, MachineTable, StoredRuns,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -14,7 +14,7 @@ use culprit_core::bisect::{Outcome, Status};
 use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
-use culprit_core::model::{prose_short, Revision, RunRecord, ScratchFilesystem};
+use culprit_core::model::{prose_short, HostFacts, Revision, RunRecord, ScratchFilesystem};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
     self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, SideScratch,
@@ -50,8 +50,13 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         (Some(id), _) => {
             // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
             // applies to --compare only, and would otherwise be ignored without a word.
-            let flags =
-                [("--fix", args.fix.is_some()), ("--job", args.job.is_some()), ("--machine", args.machine.is_some())];
+            // A session's commits carry the subjects its range recorded, so `--repo` has nothing to add.
+            let flags = [
+                ("--fix", args.fix.is_some()),
+                ("--job", args.job.is_some()),
+                ("--machine", args.machine.is_some()),
+                ("--repo", args.repo.is_some()),
+            ];
             for (flag, given) in flags {
                 if given {
                     bail!(
@@ -242,9 +247,10 @@ fn sample_run(
 }
 
 /// A run's params for the mail's "with following parameters", under lkp's names (`bs`, not `fio-setup-basic.bs`), in
-/// the order of the table's axes line. lkp's metadata is left out as the robot leaves it out: a run imported from an
-/// lkp result root stores every key of the finished job's job.yaml, and the mail listed some sixty (the scheduler's
-/// `_id`, `loadavg`, `bootloader_append`'s eleven lines, the commit it already named, ...) among the job's own.
+/// job order ([`in_job_order`]), as the robot lists them (seed 003: `nr_threads, disk, testtime, fs, class, test,
+/// cpufreq_governor, ucode`). lkp's metadata is left out as the robot leaves it out: a run imported from an lkp result
+/// root stores every key of the finished job's job.yaml, and the mail listed some sixty (the scheduler's `_id`,
+/// `loadavg`, `bootloader_append`'s eleven lines, the commit it already named, ...) among the job's own.
 fn params_of(record: &RunRecord) -> Vec<(String, String)> {
     let params: Vec<(String, String)> = record
         .params
@@ -259,7 +265,37 @@ fn params_of(record: &RunRecord) -> Vec<(String, String)> {
     if params.is_empty() {
         return imported_path_params(&record.job_id).into_iter().collect();
     }
-    crate::cmd::compare::params_by_lkp_name(&params)
+    culprit_job::table::lkp_param_names(&in_job_order(params, &record.job_yaml))
+}
+
+/// What the lkp host file in a run's job.yaml says of the machine the run was on (`nr_node` as sockets, `model`), for
+/// the mail's machine line: only when the run's machine facts were read from that job.yaml, as `culprit import` reads
+/// them (its CPU is the file's `brand`, else its `model`, and its thread count the file's `nr_cpu`). A robot's
+/// job.yaml run here by `culprit run` still names the robot's box in those keys, and this machine has its own
+/// sockets and CPU.
+fn host_facts_of(record: &RunRecord) -> HostFacts {
+    let param = |name: &str| record.params.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim());
+    let described = param("brand").or(param("model")).filter(|cpu| !cpu.is_empty());
+    let same_cpu = described.is_some_and(|cpu| cpu == record.machine.cpu_model.trim());
+    let same_threads = param("nr_cpu").is_none_or(|n| n.parse() == Ok(record.machine.nr_cpu));
+    if !(same_cpu && same_threads) {
+        return HostFacts::default();
+    }
+    HostFacts {
+        sockets: param("nr_node").and_then(|n| n.parse().ok()),
+        model: param("model").filter(|m| !m.is_empty()).map(str::to_string),
+    }
+}
+
+/// `params` in the order of the job file they came from. The store keeps a run's params in the order the run gave
+/// them, which for `culprit run` is sorted by key (its atomic job is flattened through a sorted map) and for an
+/// imported run is the job.yaml's; the job's text, stored with every run, keeps the order either way, so it is read
+/// from there. A param the text does not have (a job.yaml that does not parse) keeps its place after those it has.
+fn in_job_order(mut params: Vec<(String, String)>, job_yaml: &str) -> Vec<(String, String)> {
+    let order = culprit_store::result_root::flatten_job_params(job_yaml);
+    let place = |key: &str| order.iter().position(|(k, _)| k == key).unwrap_or(order.len());
+    params.sort_by_key(|(key, _)| place(key));
+    params
 }
 
 /// The box settings among a run's params (`disk`, `fs`, `cpufreq_governor`) that Culprit recorded but did not
@@ -456,6 +492,7 @@ pub fn from_bisect(
         fix: None,
         testcase: record.testcase.clone(),
         machine: record.machine.clone(),
+        host: host_facts_of(&record),
         params: params_of(&record),
         machines_differ: None,
         scratch,
@@ -826,7 +863,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // The command line checks the glob when it parses it; a follow's reports build these arguments themselves.
     check_globs(&[("--job", args.job.as_deref()), ("--machine", args.machine.as_deref())])?;
     let given: Vec<&str> = [base_given, bad_given].into_iter().chain(&args.fix).map(String::as_str).collect();
-    let revisions = given.iter().map(|g| resolve(store, g)).collect::<Result<Vec<_>>>()?;
+    let repo = crate::cmd::compare::repository(args.repo.as_deref())?;
+    let revisions = given.iter().map(|g| resolve_in(store, g, repo.as_deref())).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
     // The plain runs make the table (and its failures), so a job is reported where it has plain runs at every revision.
@@ -877,6 +915,11 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             (table, comparison, Some(said))
         }
     };
+    // The table's `commit:` lines name the subjects `--repo` has for commits the store has none for.
+    let mut comparison = comparison;
+    for column in &mut comparison.columns {
+        column.subject = column.subject.take().or_else(|| crate::cmd::compare::subject_of(&revisions, &column.label));
+    }
     let (job_id, machine, build) = (&table.job_id, table.machine.clone(), table.build.clone());
     let place = (machine.as_deref(), build.as_ref());
     let runs: Vec<RunSummary> = runs.into_iter().filter(|r| table.reads(r)).collect();
@@ -1037,6 +1080,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         fix: revisions.get(2).map(commit_ref),
         testcase: bad_record.testcase.clone(),
         machine: bad_record.machine.clone(),
+        host: host_facts_of(&bad_record),
         params: params_of(&bad_record),
         machines_differ,
         scratch,

@@ -395,6 +395,7 @@ fn compare_html(store: &dyn Store, location: &str, params: &Params) -> Result<St
         min_change: None,
         by: None,
         plot: None,
+        repo: None,
     };
     let rendered = compare::render(store, &args)?;
     // The title is the command line that prints this table, filters included: two tabs of one pair, one per
