@@ -234,6 +234,16 @@ fn yaml11_bool(value: &Value) -> Option<bool> {
     }
 }
 
+impl AtomicJob {
+    /// [`yaml11_bool`] of the value at key path `path`, unless the job file has it quoted: Ruby's YAML 1.1 reads
+    /// `'on'` and `"off"` as the text they are, as YAML 1.2 does, so lkp's name keeps them as typed.
+    fn yaml11_bool_at(&self, path: &[&str], value: &Value) -> Option<bool> {
+        let boolean = yaml11_bool(value)?;
+        let Value::String(word) = value else { return None };
+        (!self.at.source.word_is_quoted(&self.at.documents, path, word)).then_some(boolean)
+    }
+}
+
 /// Whether a top-level key is part of the workload (counts in path_params and the id).
 fn is_workload_key(key: &str) -> bool {
     !matches!(key_role(key), KeyRole::Metadata | KeyRole::Monitor(_))
@@ -241,7 +251,8 @@ fn is_workload_key(key: &str) -> bool {
 
 /// Collects the `(key, value)` pairs path_params are made of; returns whether a hash that counts in the job's id was
 /// left out of them (a command's `capture`).
-fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a str, &'a Value)>) -> bool {
+fn collect_path_params<'a>(path: &[&'a str], value: &'a Value, out: &mut Vec<(Vec<&'a str>, &'a Value)>) -> bool {
+    let key = path.last().copied().unwrap_or_default();
     match value {
         // A `command` job's `capture` and `provenance` regexes say how to read its output, not what it runs; in
         // names they are only noise (`ops: ([0-9.]+)` becomes `ops:___0-9.__`). They still count in the job's id.
@@ -249,12 +260,13 @@ fn collect_path_params<'a>(key: &'a str, value: &'a Value, out: &mut Vec<(&'a st
         Value::Mapping(inner) => {
             let mut left_out = false;
             for (k, v) in inner {
-                left_out |= collect_path_params(k.as_str().unwrap_or_default(), v, out);
+                let inner_path: Vec<&str> = path.iter().copied().chain([k.as_str().unwrap_or_default()]).collect();
+                left_out |= collect_path_params(&inner_path, v, out);
             }
             left_out
         }
         other => {
-            out.push((key, other));
+            out.push((path.to_vec(), other));
             false
         }
     }
@@ -464,21 +476,22 @@ impl AtomicJob {
     /// [`AtomicJob::path_params`], and whether they leave out part of the workload that the job's id counts: a
     /// value cut to 31 characters, or a command's `capture` hash.
     fn path_params_cut(&self) -> (String, bool) {
-        let mut values: Vec<(&str, &Value)> = Vec::new();
+        let mut values: Vec<(Vec<&str>, &Value)> = Vec::new();
         let mut left_out = false;
         for (key, value) in &self.params {
             let key = key.as_str().unwrap_or_default();
             if is_workload_key(key) {
-                left_out |= collect_path_params(key, value, &mut values);
+                left_out |= collect_path_params(&[key], value, &mut values);
             }
         }
-        // A stable sort: equal keys (a top-level and a nested `test`) keep file order.
-        values.sort_by(|a, b| a.0.cmp(b.0));
+        // A stable sort by the param's own key: equal keys (a top-level and a nested `test`) keep file order.
+        values.sort_by(|a, b| a.0.last().cmp(&b.0.last()));
+        let boolean = |path: &[&str], value: &Value| self.yaml11_bool_at(path, value);
         let parts: Vec<String> = values
             .into_iter()
-            .filter(|(_, v)| !matches!(v, Value::Null | Value::Bool(false)) && yaml11_bool(v) != Some(false))
-            .map(|(_, v)| {
-                let text = match yaml11_bool(v) {
+            .filter(|(path, v)| !matches!(v, Value::Null | Value::Bool(false)) && boolean(path, v) != Some(false))
+            .map(|(path, v)| {
+                let text = match boolean(&path, v) {
                     Some(true) => "true".to_string(),
                     _ => value_text(v),
                 };
@@ -619,7 +632,9 @@ impl AtomicJob {
         format!(
             "---\n#! {}\n{}",
             self.at.file.replace('\n', " "),
-            crate::yaml_out::to_yaml(&self.params)
+            crate::yaml_out::to_yaml_keeping_plain_words(&self.params, &|path, word| {
+                !self.at.source.word_is_quoted(&self.at.documents, path, word)
+            })
         )
     }
 

@@ -184,6 +184,33 @@ impl SourceMap {
         plain.then_some(value)
     }
 
+    /// Whether `word` is written quoted (`'on'`, `"on"`) as the value of the whole key path `path` in the first of
+    /// `documents` that has the key: on the key's own line (`key: 'on'`, `key: [on, 'off']`), or as an item of a
+    /// block list below it (`- 'on'`). YAML 1.1, which lkp's Ruby reads job files with, takes only the plain words
+    /// for booleans, so only the text can tell a quoted one, which stays text, from a plain one.
+    pub(crate) fn word_is_quoted(&self, documents: &[usize], path: &[&str], word: &str) -> bool {
+        let Some(line_number) = documents.iter().find_map(|document| self.locate_exact(*document, path)) else {
+            return false;
+        };
+        let quoted = [format!("'{word}'"), format!("\"{word}\"")];
+        let holds_quoted = |text: &str| {
+            let text = text.find(" #").map_or(text, |comment| &text[..comment]);
+            quoted.iter().any(|q| text.contains(q.as_str()))
+        };
+        let Some(line) = self.lines.get(line_number - 1) else { return false };
+        let Some(value) = path.last().and_then(|key| after_key(line.trim_start(), key)) else { return false };
+        if !value.trim().is_empty() {
+            return holds_quoted(value);
+        }
+        // A block list: its items follow, each `- item`, indented at least as far as the key.
+        let key_indent = indent_of(line);
+        self.lines[line_number..]
+            .iter()
+            .filter(|line| is_content(line))
+            .take_while(|line| indent_of(line) >= key_indent && line.trim_start().starts_with('-'))
+            .any(|line| holds_quoted(line.trim_start().trim_start_matches('-')))
+    }
+
     /// The first of `paths` found whole in any of `documents` (tried in order).
     pub(crate) fn locate_first_exact(
         &self,

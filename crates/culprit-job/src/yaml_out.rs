@@ -66,9 +66,29 @@ fn inline(value: &Value) -> String {
     }
 }
 
-fn write_mapping(out: &mut String, mapping: &Mapping, indent: usize) {
+/// The words YAML 1.1 reads as booleans that the job file had plain (unquoted), by key path: they are written plain
+/// again, so that lkp's Ruby reads the written file as it read the job file (`wal_compression: on` is true to it, and
+/// its split-job names the job `...-true-...`), and Culprit names the written job as it named the one it came from.
+pub(crate) type PlainWords<'a> = &'a dyn Fn(&[&str], &str) -> bool;
+
+/// Words YAML 1.1 reads as booleans and YAML 1.2 as text, which a job file may have plain or quoted.
+const YAML11_BOOLEAN_WORDS: &[&str] = &["yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"];
+
+/// A scalar at key path `path`: a YAML 1.1 boolean word the job file had plain is written plain.
+fn scalar_at(value: &Value, path: &[&str], plain_words: PlainWords<'_>) -> String {
+    match value {
+        Value::String(word) if YAML11_BOOLEAN_WORDS.contains(&word.as_str()) && plain_words(path, word) => {
+            word.clone()
+        }
+        other => scalar(other),
+    }
+}
+
+fn write_mapping(out: &mut String, mapping: &Mapping, indent: usize, path: &mut Vec<String>, plain: PlainWords<'_>) {
     let pad = " ".repeat(indent);
     for (key, value) in mapping {
+        path.push(key.as_str().unwrap_or_default().to_string());
+        let path_refs: Vec<&str> = path.iter().map(String::as_str).collect();
         let key = scalar(key);
         match value {
             Value::Null => out.push_str(&format!("{pad}{key}:\n")),
@@ -77,7 +97,7 @@ fn write_mapping(out: &mut String, mapping: &Mapping, indent: usize) {
             }
             Value::Mapping(inner) => {
                 out.push_str(&format!("{pad}{key}:\n"));
-                write_mapping(out, inner, indent + 2);
+                write_mapping(out, inner, indent + 2, path, plain);
             }
             Value::Sequence(items) if items.is_empty() => {
                 out.push_str(&format!("{pad}{key}: []\n"))
@@ -90,19 +110,26 @@ fn write_mapping(out: &mut String, mapping: &Mapping, indent: usize) {
                         Value::Mapping(_) | Value::Sequence(_) => {
                             out.push_str(&format!("{pad}- {}\n", inline(item)))
                         }
-                        other => out.push_str(&format!("{pad}- {}\n", scalar(other))),
+                        other => out.push_str(&format!("{pad}- {}\n", scalar_at(other, &path_refs, plain))),
                     }
                 }
             }
-            other => out.push_str(&format!("{pad}{key}: {}\n", scalar(other))),
+            other => out.push_str(&format!("{pad}{key}: {}\n", scalar_at(other, &path_refs, plain))),
         }
+        path.pop();
     }
 }
 
-/// The YAML text of a job hash.
+/// The YAML text of a job hash, every YAML 1.1 boolean word quoted.
+#[cfg(test)]
 pub(crate) fn to_yaml(mapping: &Mapping) -> String {
+    to_yaml_keeping_plain_words(mapping, &|_, _| false)
+}
+
+/// The YAML text of a job hash, the YAML 1.1 boolean words `plain` names written plain and the others quoted.
+pub(crate) fn to_yaml_keeping_plain_words(mapping: &Mapping, plain: PlainWords<'_>) -> String {
     let mut out = String::new();
-    write_mapping(&mut out, mapping, 0);
+    write_mapping(&mut out, mapping, 0, &mut Vec::new(), plain);
     out
 }
 

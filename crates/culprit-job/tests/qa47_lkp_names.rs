@@ -32,7 +32,7 @@ fn qa47_yaml_1_1_booleans_name_as_lkp_names_them() {
     // lkp's Ruby reads `on`/`yes` as true and `off`/`no` as false, and leaves false values out of its names.
     let cases: &[(&str, &str)] = &[
         ("pgbench:\n  wal_compression: on\n", "x-true"),
-        ("pgbench:\n  wal_compression: 'yes'\n", "x-true"),
+        ("pgbench:\n  wal_compression: yes\n", "x-true"),
         ("sysbench-memory:\n  mem_hugetlb: off\n  mem_oper: write\n", "x-write"),
         ("sysbench-memory:\n  mem_hugetlb: NO\n  mem_oper: write\n", "x-write"),
         ("sysbench-memory:\n  mem_hugetlb: false\n  mem_oper: write\n", "x-write"),

@@ -115,9 +115,36 @@ pub struct ParseOutput {
     /// record). They are not part of the `key: value` text, which stays what lkp's parser would print, so callers
     /// show them apart: `culprit parse` on standard error.
     pub notes: Vec<String>,
+    /// The indices in `lines` of Culprit's own keys: figures lkp's parser does not print for this output (a line its
+    /// patterns do not match, such as PostgreSQL 14's `tps` line). Culprit's runs store them beside lkp's keys;
+    /// `culprit parse` prints lkp's lines alone ([`ParseOutput::render_lkp`]) and names these apart.
+    pub own: std::collections::BTreeSet<usize>,
 }
 
 impl ParseOutput {
+    /// Adds one of Culprit's own keys, which lkp's parser does not print for this output.
+    pub fn push_own(&mut self, key: impl Into<String>, value: impl Into<String>) {
+        self.own.insert(self.lines.len());
+        self.push(key, value);
+    }
+
+    /// The text lkp's own parser prints: [`ParseOutput::render`] without Culprit's own keys.
+    pub fn render_lkp(&self) -> String {
+        let lkp_s = self.lines.iter().enumerate().filter(|(i, _)| !self.own.contains(i));
+        let lkp = ParseOutput { lines: lkp_s.map(|(_, line)| line.clone()).collect(), ..ParseOutput::default() };
+        lkp.render()
+    }
+
+    /// Culprit's own `key: value` lines, in output order.
+    pub fn own_lines(&self) -> Vec<String> {
+        let own = self.lines.iter().enumerate().filter(|(i, _)| self.own.contains(i));
+        own.filter_map(|(_, line)| match line {
+            Line::Pair { key, value } => Some(format!("{key}: {value}")),
+            Line::Comment(_) => None,
+        })
+        .collect()
+    }
+
     pub fn note(&mut self, text: impl Into<String>) {
         self.notes.push(text.into());
     }

@@ -166,9 +166,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
                 out.push("thread_time_stddev%", share);
             }
         } else if let Some(count) = after(line, "ignored errors:").and_then(count_and_rate).map(|(count, _)| count) {
-            out.push("ignored_errors", count);
+            out.push_own("ignored_errors", count);
         } else if let Some(count) = after(line, "deadlocks:").and_then(count_and_rate).map(|(count, _)| count) {
-            out.push("ignored_errors", count);
+            out.push_own("ignored_errors", count);
         } else if let Some(count) = after(line, "total:").and_then(digits) {
             queries_total = Some(count);
         } else if let Some((_, rate)) = after(line, "read/write requests:").and_then(count_and_rate) {

@@ -32,8 +32,9 @@
 //!   parser does not recognise, so on any current PostgreSQL lkp reports no throughput at all. Culprit names that
 //!   line's figure `tps`, because it is the only throughput pgbench prints; note that it excludes connection set-up,
 //!   like the old `tps_exclude_connect`, so `tps` from PostgreSQL 13 and from 14+ are not comparable.
-//! - The three Culprit keys above come from lines lkp ignores; they never appear in output of the PostgreSQL
-//!   versions whose summary lkp's parser was written for, except `latency stddev` with `-P`/`-R`/`-L`.
+//! - The Culprit keys above come from lines lkp ignores; they never appear in output of the PostgreSQL versions
+//!   whose summary lkp's parser was written for, except `latency stddev` with `-P`/`-R`/`-L`. They are pushed as
+//!   Culprit's own ([`ParseOutput::push_own`]), so `culprit parse` prints lkp's lines alone and names them apart.
 //! - lkp prints whatever it found; Culprit reports an output without a `tps` line as [`ParseError::Truncated`]
 //!   (pgbench started but never finished its summary, e.g. killed) or [`ParseError::NoResults`] (not pgbench
 //!   output), and a number lkp's Ruby would choke on (`Float("1.")`) as [`ParseError::Malformed`].
@@ -122,7 +123,7 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         } else if let Some(rest) = after(line, "number of failed transactions: ") {
             let digits = digit_prefix(rest);
             if !digits.is_empty() {
-                out.push("failed_transactions", digits);
+                out.push_own("failed_transactions", digits);
             }
         } else if let Some(rest) = after(line, "latency average = ") {
             if let Some(ms) = milliseconds(rest, line_no, "latency average")? {
@@ -130,28 +131,33 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             }
         } else if let Some(rest) = after(line, "latency stddev = ") {
             if let Some(ms) = milliseconds(rest, line_no, "latency stddev")? {
-                out.push("latency_stddev_ms", rubyfmt::float(ms));
+                out.push_own("latency_stddev_ms", rubyfmt::float(ms));
             }
         } else if let Some(rest) = after(line, "initial connection time = ") {
             if let Some(ms) = milliseconds(rest, line_no, "initial connection time")? {
-                out.push("initial_connection_time_ms", rubyfmt::float(ms));
+                out.push_own("initial_connection_time_ms", rubyfmt::float(ms));
             }
         } else if let Some(rest) = after(line, "tps = ") {
             let digits = number_prefix(rest);
             let qualifier = rest.get(digits.len()..).unwrap_or_default();
-            let key = if digits.is_empty() {
+            // PostgreSQL 14's line is no line lkp's parser matches: its `tps` is Culprit's own key.
+            let (key, lkp_s) = if digits.is_empty() {
                 continue;
-            } else if qualifier.starts_with(" (including connections establishing)")
-                || qualifier.starts_with(" (without initial connection time)")
-            {
-                "tps"
+            } else if qualifier.starts_with(" (including connections establishing)") {
+                ("tps", true)
+            } else if qualifier.starts_with(" (without initial connection time)") {
+                ("tps", false)
             } else if qualifier.starts_with(" (excluding connections establishing)") {
-                "tps_exclude_connect"
+                ("tps_exclude_connect", true)
             } else {
                 continue;
             };
             decimal(digits, line_no, "tps")?;
-            out.push(key, digits);
+            if lkp_s {
+                out.push(key, digits);
+            } else {
+                out.push_own(key, digits);
+            }
             saw_tps = true;
         }
     }

@@ -46,8 +46,16 @@
 //! where runs without a job.yaml leave their builds unrecorded).
 //!
 //! A run directory without `stats.json` (it holds a `job.yaml`; or it is numbered, inside a revision directory or
-//! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run: it is reported as
-//! skipped, never read as a revision whose `matrix.json` columns would become invented runs. A `stats.json` entry that
+//! holding a file lkp writes into every run, such as `output` or `time`) is an unfinished run, never read as a
+//! revision whose `matrix.json` columns would become invented runs. When it kept a raw benchmark output the caller's
+//! [`BenchmarkParser`] reads (lkp's post-processing failed after the benchmark ran), its metrics are read from that
+//! output and its monitors' series reduced as lkp's stats step does (`run_value`), and
+//! [`ImportReport::from_raw_outputs`] names it; an output that does not read skips the run with the parser's reason,
+//! and a run with no such output is reported as skipped.
+//!
+//! An lkp run's `softirqs.*` values are lkp's means of since-boot counts; they are made counts during the run, as
+//! Culprit's, from the run's softirqs series, or else kept apart as `softirqs.since_boot_mean.*`
+//! (`counts_of_softirqs_during_the_run`). A `stats.json` entry that
 //! is not a number (lkp's bare `NaN` and `Infinity` among them) is left out with a warning naming the file and key; a
 //! `stats.json` with no number at all skips its run. The same holds for the columns of a revision `matrix.json` read in
 //! place of its runs, and a monitor series of a run's `matrix.json` that is not an array of numbers is left out with a
@@ -653,6 +661,20 @@ pub struct ImportOptions<'a> {
     /// Reads a monitor's raw output into its series, for a run whose monitor has neither its lkp JSON nor a place in
     /// the run's `matrix.json`; raw outputs are not read when `None`.
     pub parse_monitor: Option<&'a dyn MonitorParser>,
+    /// Reads a benchmark's raw output into the run's metrics, for a run directory without `stats.json` (lkp's
+    /// post-processing failed, or the file was lost) that kept it; such runs are skipped when `None`.
+    pub parse_benchmark: Option<&'a dyn BenchmarkParser>,
+}
+
+/// Reads benchmarks' raw outputs into a run's metrics, as Culprit's runs read them: the parsers are culprit-parse's
+/// business, so the importer asks the caller, as for monitors.
+pub trait BenchmarkParser {
+    /// The program whose raw output a run directory's file `file_name` (less `.gz`) is, when Culprit parses it:
+    /// `stress-ng` for `stress-ng`, `fio` for `fio.output` and `fio.output.1`. Asked before any file is read.
+    fn program_of(&self, file_name: &str) -> Option<String>;
+    /// The run's metrics (`<program>.<key>`) from the program's raw output files, by file name; or why they do not
+    /// read (missing lines, a truncated or garbage output).
+    fn metrics(&self, program: &str, files: &BTreeMap<String, String>) -> Result<BTreeMap<String, f64>, String>;
 }
 
 /// Reads monitors' raw outputs into their series. The parsers are culprit-parse's business, so the importer asks the
@@ -689,6 +711,9 @@ pub struct ImportReport {
     /// The groups with a run that records no build (no rootfs, kconfig or compiler param: imported without its
     /// job.yaml), whose builds compare cannot tell apart.
     pub unrecorded_builds: std::collections::BTreeSet<ImportGroup>,
+    /// The run directories without `stats.json` whose metrics this import read from their raw outputs with Culprit's
+    /// parsers (benchmark and monitors), in the order found; the caller's summary names them.
+    pub from_raw_outputs: Vec<PathBuf>,
 }
 
 /// One job's runs at one revision on one machine.
@@ -745,7 +770,7 @@ pub fn import(
         }
     };
     let mut report = ImportReport::default();
-    if root.join(STATS_FILE).is_file() {
+    if is_run_dir(root, options) {
         // The root is one run directory: import that run alone (its siblings were not asked for). Its path says
         // nothing about the testcase and path_params, which the root's upper levels hold.
         // A run directory given by its name alone (`culprit import 0` in its commit's directory) has no parent in
@@ -763,7 +788,7 @@ pub fn import(
         return Ok(report);
     }
     let mut revision_directories = Vec::new();
-    find_revision_dirs(root, &mut revision_directories, &mut report.skipped, 0)?;
+    find_revision_dirs(root, options, &mut revision_directories, &mut report.skipped, 0)?;
     let mut former_keys = FormerKeys::new();
     for revision_directory in revision_directories {
         import_revision_dir(store, root, &revision_directory, options, &mut report, &mut former_keys)?;
@@ -832,6 +857,35 @@ fn looks_like_run_dir(directory: &Path) -> bool {
     numbered && (in_revision() || holds_lkp_file())
 }
 
+/// Whether a directory is a run to import: it holds `stats.json`, or it is a run directory without one
+/// ([`looks_like_run_dir`]) that kept a raw benchmark output the caller's parser reads ([`raw_benchmark_files`]).
+fn is_run_dir(directory: &Path, options: &ImportOptions<'_>) -> bool {
+    directory.join(STATS_FILE).is_file()
+        || (options.parse_benchmark.is_some()
+            && looks_like_run_dir(directory)
+            && !raw_benchmark_files(directory, options).is_empty())
+}
+
+/// The raw benchmark outputs of a run directory that the caller's parser reads, each as (program, file name less
+/// `.gz`, path), in name order; where both the plain and the gzipped file are there, the plain one.
+fn raw_benchmark_files(directory: &Path, options: &ImportOptions<'_>) -> Vec<(String, String, PathBuf)> {
+    let Some(parser) = options.parse_benchmark else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(directory) else { return Vec::new() };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(file_name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let name = file_name.strip_suffix(".gz").unwrap_or(&file_name).to_string();
+        if name.is_empty() || name.starts_with('.') || (file_name != name && directory.join(&name).is_file()) {
+            continue;
+        }
+        if let Some(program) = parser.program_of(&name).filter(|_| entry.path().is_file()) {
+            found.push((program, name, entry.path()));
+        }
+    }
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    found
+}
+
 /// lkp roots are at most about ten levels deep; the bound keeps a symlink loop from recursing forever.
 const MAX_DEPTH: usize = 16;
 
@@ -839,6 +893,7 @@ const MAX_DEPTH: usize = 16;
 /// but no run subdirectories. Run directories without `stats.json` go to `skipped`, named.
 fn find_revision_dirs(
     directory: &Path,
+    options: &ImportOptions<'_>,
     found: &mut Vec<PathBuf>,
     skipped: &mut Vec<(PathBuf, String)>,
     depth: usize,
@@ -848,18 +903,18 @@ fn find_revision_dirs(
     }
     let entries = read_dir(directory)?;
     let subdirectories: Vec<PathBuf> = entries.iter().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    let has_runs = subdirectories.iter().any(|d| d.join(STATS_FILE).is_file());
+    let has_runs = subdirectories.iter().any(|d| is_run_dir(d, options));
     if has_runs || (json_file(directory, MATRIX_FILE).is_some() && depth > 0) {
         found.push(directory.to_path_buf());
     }
     for subdirectory in subdirectories {
-        if subdirectory.join(STATS_FILE).is_file() {
+        if is_run_dir(&subdirectory, options) {
             continue;
         }
         if looks_like_run_dir(&subdirectory) {
             skipped.push((subdirectory, NO_STATS_REASON.to_string()));
         } else {
-            find_revision_dirs(&subdirectory, found, skipped, depth + 1)?;
+            find_revision_dirs(&subdirectory, options, found, skipped, depth + 1)?;
         }
     }
     Ok(())
@@ -1117,6 +1172,8 @@ struct FoundRun {
     stderr: Option<String>,
     /// The key Culprit stored the run under when it wrote the run itself ([`IMPORT_KEY_FILE`]).
     import_key: Option<String>,
+    /// Whether its metrics were read from its raw outputs, for want of a `stats.json`.
+    from_raw_outputs: bool,
 }
 
 fn import_revision_dir(
@@ -1131,7 +1188,7 @@ fn import_revision_dir(
     let mut incomplete_runs = false;
     for entry in read_dir(revision_directory)? {
         let run_directory = entry.path();
-        if run_directory.join(STATS_FILE).is_file() {
+        if run_directory.is_dir() && is_run_dir(&run_directory, options) {
             run_directories.push(run_directory);
         } else if run_directory.is_dir() && looks_like_run_dir(&run_directory) {
             // Already reported as skipped while the root was walked.
@@ -1162,6 +1219,9 @@ fn import_runs(
         match read_run_dir(run_directory, options) {
             Ok((found, warnings)) => {
                 report.warnings.extend(warnings);
+                if found.from_raw_outputs {
+                    report.from_raw_outputs.push(run_directory.clone());
+                }
                 runs.push(found);
             }
             Err(error) => report.skipped.push((run_directory.clone(), error.to_string())),
@@ -1184,7 +1244,7 @@ fn import_runs(
     }
     let culprit_written = runs.iter().all(|run| run.import_key.is_some());
     let job = JobPlace::of(&runs);
-    let place = if root.join(STATS_FILE).is_file() {
+    let place = if is_run_dir(root, options) {
         single_run_placement(root, revision_directory, options, culprit_written, &job)?
     } else {
         placement(root, revision_directory, options, culprit_written, &job)?
@@ -1266,7 +1326,14 @@ fn read_run_dir(
     options: &ImportOptions<'_>,
 ) -> Result<(FoundRun, Vec<String>), ResultRootError> {
     let stats_path = run_directory.join(STATS_FILE);
-    let (metrics, rejected) = read_stats(&stats_path)?;
+    let from_raw_outputs = !stats_path.is_file();
+    let (mut metrics, rejected, stats_path) = if from_raw_outputs {
+        let (metrics, raw_path) = metrics_of_raw_outputs(run_directory, options)?;
+        (metrics, Vec::new(), raw_path)
+    } else {
+        let (metrics, rejected) = read_stats(&stats_path)?;
+        (metrics, rejected, stats_path)
+    };
     if metrics.is_empty() {
         if let Some(first) = rejected.first() {
             return Err(ResultRootError::Json {
@@ -1322,9 +1389,155 @@ fn read_run_dir(
     }
     let import_key = text_of(IMPORT_KEY_FILE)?.map(|key| key.trim().to_string()).filter(|key| !key.is_empty());
     warnings.extend(monitor_warnings);
+    if from_raw_outputs {
+        // lkp's stats step would have reduced each monitor's series into the run's values; Culprit does it here.
+        for series in &monitors {
+            for (key, samples) in &series.series {
+                let name = format!("{}.{key}", series.monitor);
+                if let Some(value) = run_value(&name, samples) {
+                    metrics.entry(name).or_insert(value);
+                }
+            }
+        }
+    } else if import_key.is_none() {
+        counts_of_softirqs_during_the_run(run_directory, &mut metrics, &monitors, &mut warnings);
+    }
     let run_name = run_directory.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stats_path = Some(stats_path);
-    Ok((FoundRun { run_name, metrics, monitors, job_yaml, stats_path, failure, stderr, import_key }, warnings))
+    let found = FoundRun {
+        run_name,
+        metrics,
+        monitors,
+        job_yaml,
+        stats_path,
+        failure,
+        stderr,
+        import_key,
+        from_raw_outputs,
+    };
+    Ok((found, warnings))
+}
+
+/// The metrics of a run directory without `stats.json`, read from its raw benchmark outputs with the caller's parser,
+/// and the path of the output read (which dates the run when its job.yaml does not). An output that does not read
+/// (truncated, garbage, another program's) is an error naming the file and the reason: the run is skipped.
+fn metrics_of_raw_outputs(
+    run_directory: &Path,
+    options: &ImportOptions<'_>,
+) -> Result<(BTreeMap<String, f64>, PathBuf), ResultRootError> {
+    let outputs = raw_benchmark_files(run_directory, options);
+    let (Some(parser), Some((_, _, first_path))) = (options.parse_benchmark, outputs.first()) else {
+        return Err(ResultRootError::Io {
+            path: run_directory.to_path_buf(),
+            action: "import",
+            error: std::io::Error::new(std::io::ErrorKind::NotFound, NO_STATS_REASON),
+        });
+    };
+    let first_path = first_path.clone();
+    let mut by_program: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (program, name, path) in outputs {
+        let text = String::from_utf8_lossy(&read_root_file_unpacked(&path)?).into_owned();
+        by_program.entry(program).or_default().insert(name, text);
+    }
+    let mut metrics = BTreeMap::new();
+    for (program, files) in &by_program {
+        let names: Vec<&str> = files.keys().map(String::as_str).collect();
+        let parsed = parser.metrics(program, files).map_err(|reason| ResultRootError::Io {
+            path: run_directory.to_path_buf(),
+            action: "import",
+            error: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "it has no stats.json, and its raw {program} output ({}) does not read: {reason}; the run is not \
+                     imported (restore its stats.json, or remove the directory)",
+                    names.join(", ")
+                ),
+            ),
+        })?;
+        metrics.extend(parsed);
+    }
+    Ok((metrics, first_path))
+}
+
+/// lkp's monitors whose keys are cumulative event counts (its `etc/event-counter-prefixes`, of the monitors Culprit
+/// reads), whose run value is last minus first, and `softirqs.`, which Culprit counts so too (see
+/// [`counts_of_softirqs_during_the_run`]).
+const EVENT_COUNTER_PREFIXES: &[&str] = &[
+    "interrupts.",
+    "softirqs.",
+    "diskstats.io_ticks.",
+    "diskstats.read_",
+    "diskstats.write_",
+    "proc-vmstat.allocstall",
+    "proc-vmstat.compact_",
+    "proc-vmstat.kswapd_",
+    "proc-vmstat.nr_dirtied",
+    "proc-vmstat.nr_written",
+    "proc-vmstat.numa_",
+    "proc-vmstat.pageoutrun",
+    "proc-vmstat.pg",
+    "proc-vmstat.pswp",
+    "proc-vmstat.slabs_scanned",
+    "proc-vmstat.thp_",
+    "proc-vmstat.unevictable_pgs_",
+];
+
+/// lkp's keys whose run value is the sum of the samples (its `etc/independent-counter-prefixes`): per-interval counts.
+const SUMMED_PREFIXES: &[&str] = &["perf-stat.overall.", "perf-stat.ps.", "perf-stat.total."];
+
+/// A monitor key's run value from its samples, as lkp's stats step reduces a monitor's series: a single sample is
+/// the value, a per-interval count is summed, a cumulative counter gives last minus first, and anything else (a
+/// level) the mean.
+fn run_value(name: &str, samples: &[f64]) -> Option<f64> {
+    match samples {
+        [] => None,
+        [only] => Some(*only),
+        [first, .., last] if EVENT_COUNTER_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) => Some(last - first),
+        _ if SUMMED_PREFIXES.iter().any(|prefix| name.starts_with(prefix)) => Some(samples.iter().sum()),
+        _ => Some(samples.iter().sum::<f64>() / samples.len() as f64),
+    }
+}
+
+/// Makes an lkp run's `softirqs.*` values mean what Culprit's do: the count during the run. lkp's event-counter list
+/// names `softirq.`, which matches none of its softirqs monitor's keys, so its stats.json holds the mean of the
+/// since-boot counts it sampled, a number that follows the machine's uptime. Where the run has the series (its
+/// `matrix.json`, `softirqs.json` or raw `softirqs` output), each value becomes last minus first, as Culprit's own
+/// runs count it. Without the series the since-boot means cannot be turned into counts; they are kept apart, under
+/// `softirqs.since_boot_mean.<key>`, so that they never pool with counts, and a warning says so.
+fn counts_of_softirqs_during_the_run(
+    run_directory: &Path,
+    metrics: &mut BTreeMap<String, f64>,
+    monitors: &[MonitorSeries],
+    warnings: &mut Vec<String>,
+) {
+    const PREFIX: &str = "softirqs.";
+    let keys: Vec<String> = metrics.keys().filter(|k| k.starts_with(PREFIX)).cloned().collect();
+    if keys.is_empty() {
+        return;
+    }
+    let series = monitors.iter().find(|series| series.monitor == "softirqs");
+    let mut renamed = 0;
+    for key in keys {
+        let samples = series.and_then(|series| series.series.get(&key[PREFIX.len()..]));
+        match samples.map(Vec::as_slice) {
+            Some([first, .., last]) => {
+                metrics.insert(key, last - first);
+            }
+            _ => {
+                let Some(value) = metrics.remove(&key) else { continue };
+                metrics.insert(format!("{PREFIX}since_boot_mean.{}", &key[PREFIX.len()..]), value);
+                renamed += 1;
+            }
+        }
+    }
+    if renamed > 0 {
+        warnings.push(format!(
+            "{}: {renamed} softirqs value(s) of stats.json are lkp's means of since-boot counts, and the run keeps no \
+             softirqs series to count them during the run (as Culprit does); they are stored as \
+             softirqs.since_boot_mean.<key>, apart from the counts",
+            run_directory.join(STATS_FILE).display()
+        ));
+    }
 }
 
 /// Splits a per-run `matrix.json` back into monitors: every `<monitor>.time` key names a monitor, and each other
@@ -1570,6 +1783,7 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
                 monitors: Vec::new(),
                 job_yaml: None,
                 stats_path: None,
+                from_raw_outputs: false,
                 failure: None,
                 stderr: None,
                 import_key: None,

@@ -227,6 +227,7 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
     let options = culprit_store::result_root::ImportOptions {
         identify: Some(&identify),
         parse_monitor: Some(&RawMonitors),
+        parse_benchmark: Some(&RawBenchmarks),
         ..Default::default()
     };
     let report = culprit_store::result_root::import(store, dir, &options)
@@ -269,6 +270,16 @@ fn import(store: &mut dyn Store, dir: &std::path::Path) -> Result<ExitCode> {
             rest.len()
         ));
     }
+    if !report.from_raw_outputs.is_empty() {
+        // Their numbers are Culprit's reading of the outputs, not lkp's stats.json: the reader must know which.
+        let directories: Vec<String> = report.from_raw_outputs.iter().map(|p| p.display().to_string()).collect();
+        text.push_str(&format!(
+            "\nparsed from raw output: {} run(s) had no stats.json (lkp's post-processing did not finish) and were \
+             read from their raw benchmark and monitor outputs by Culprit's parsers: {}",
+            directories.len(),
+            directories.join(", ")
+        ));
+    }
     for (path, reason) in &report.skipped {
         text.push_str(&format!("\nskipped {}: {reason}", path.display()));
     }
@@ -299,6 +310,38 @@ impl culprit_store::result_root::MonitorParser for RawMonitors {
             return Err(format!("Culprit's {monitor} parser found no sample in it"));
         }
         Ok(culprit_core::model::MonitorSeries { monitor: monitor.to_string(), times, series })
+    }
+}
+
+/// Culprit's own parsers of benchmarks' raw outputs (`stress-ng`, `fio.output`, `sysbench-cpu`, ..., gzipped or not),
+/// which `culprit import` reads for a run of an lkp root that has no stats.json, as a run of Culprit's reads them.
+struct RawBenchmarks;
+
+impl culprit_store::result_root::BenchmarkParser for RawBenchmarks {
+    fn program_of(&self, file_name: &str) -> Option<String> {
+        // lkp keeps fio's output as `fio.output`, one `fio.output.N` per instance; every other program's under its
+        // own name.
+        if file_name == "fio.output" || file_name.strip_prefix("fio.output.").is_some_and(|n| n.parse::<u32>().is_ok())
+        {
+            return Some("fio".to_string());
+        }
+        let parser = culprit_parse::lookup(file_name)?;
+        (parser.kind() == culprit_parse::Kind::Benchmark && parser.name() == file_name).then(|| file_name.to_string())
+    }
+
+    fn metrics(
+        &self,
+        program: &str,
+        files: &std::collections::BTreeMap<String, String>,
+    ) -> std::result::Result<std::collections::BTreeMap<String, f64>, String> {
+        let parser = culprit_parse::lookup(program).ok_or_else(|| format!("Culprit has no parser of {program}"))?;
+        let main = files.get(program).map(String::as_str).unwrap_or_default();
+        let input = culprit_parse::ParseInput { main, files: files.clone() };
+        let metrics = parser.parse(&input).map_err(|error| error.to_string())?.metrics(program);
+        if metrics.is_empty() {
+            return Err(format!("Culprit's {program} parser found no result in it"));
+        }
+        Ok(metrics)
     }
 }
 

@@ -1,5 +1,8 @@
 //! `culprit parse PROGRAM FILE`: print the `key: value` lines lkp-tests' own parser prints for a raw output.
 //!
+//! Those alone go to standard output; the keys Culprit's parser reads besides (PostgreSQL 14's `tps`, oltp's
+//! `ignored_errors`, ...: [`culprit_parse::ParseOutput::own`]) are named in one note on standard error.
+//!
 //! FILE is a raw output, an lkp result root (a directory), or `-` for standard input. An input is read to at most
 //! [`MAX_FILE_BYTES`] and refused at its first NUL byte, so `/dev/zero` or a runaway log is refused with a message
 //! rather than read until memory runs out.
@@ -99,7 +102,17 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
     for note in &parsed.notes {
         crate::note!("culprit: {label}: {note}");
     }
-    let text = parsed.render();
+    // Standard output is what lkp's parser prints, byte for byte; the figures Culprit reads besides (and stores with
+    // its runs) are named on standard error, so that neither is mistaken for the other.
+    let own = parsed.own_lines();
+    if !own.is_empty() {
+        crate::note!(
+            "culprit: {label}: Culprit's own keys, which lkp's {program} parser does not print for this output \
+             (Culprit's runs store them beside lkp's): {}",
+            own.join(", ")
+        );
+    }
+    let text = parsed.render_lkp();
     if text.is_empty() {
         return Ok(());
     }
