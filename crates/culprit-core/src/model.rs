@@ -177,11 +177,14 @@ fn side_values_sentence(values: &[(&str, Vec<String>)], first: [&str; 2], other:
     Some(parts.join(", "))
 }
 
+/// A run's workload quantities that its machine resolved, by name (`hackbench.tasks`, 80).
+pub type WorkloadQuantities = [(String, u64)];
+
 /// The workload quantities in which the runs of a comparison differ (hackbench's tasks where a share of the CPUs
 /// resolved to another count), each side named by its label and given every run's quantities by name, as a sentence:
 /// "hackbench.tasks 40 at p, 80 at q". A side whose own runs differ lists its values in run order and says so. None
 /// when every run agrees; a quantity only some runs have is compared among those.
-pub fn workload_differences(sides: &[(&str, Vec<&[(String, u64)]>)]) -> Option<String> {
+pub fn workload_differences(sides: &[(&str, Vec<&WorkloadQuantities>)]) -> Option<String> {
     let mut names: Vec<&str> = Vec::new();
     for (_, runs) in sides {
         for (name, _) in runs.iter().flat_map(|run| run.iter()) {

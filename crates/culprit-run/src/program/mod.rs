@@ -506,6 +506,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stored_runs_workload_resolves_on_its_cpu_count_by_its_program() {
+        let stored = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let resolved = |pairs: &[(&str, &str)], nr_cpu: u32| -> Vec<(String, u64)> {
+            resolved_workload_of(&stored(pairs), nr_cpu)
+        };
+        let named = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        // quick.yaml's hackbench: a share of the CPUs at the top level, the program's own params under its key.
+        let share = [("nr_threads", "100%"), ("hackbench.ipc", "pipe"), ("hackbench.loops", "500")];
+        assert_eq!(resolved(&share, 1), named(&[("hackbench.nr_threads", 1), ("hackbench.tasks", 40)]));
+        assert_eq!(resolved(&share, 2), named(&[("hackbench.nr_threads", 2), ("hackbench.tasks", 80)]));
+        // A count as given resolves to itself, so it is no quantity; the loops lkp derives from the CPUs are.
+        let count = [("hackbench.nr_threads", "4"), ("hackbench.fds", "10")];
+        assert_eq!(resolved(&count, 2), named(&[("hackbench.tasks", 80), ("hackbench.loops", 15000)]));
+        // Another program's share; no program, or no CPU count recorded, resolves nothing.
+        let stress = [("nr_threads", "50%"), ("stress-ng.test", "cpu"), ("testtime", "1s")];
+        assert_eq!(resolved(&stress, 4), named(&[("stress-ng.nr_threads", 2)]));
+        assert_eq!(resolved(&[("nr_threads", "100%"), ("suite", "unknown")], 2), Vec::new());
+        assert_eq!(resolved(&share, 0), Vec::new());
+    }
+
+    #[test]
     fn a_zero_run_time_is_refused_by_every_program_that_takes_one() {
         // fio read `runtime: 0` as no limit and ran until test_size was written, stress-ng ran for ever, and
         // pgbench's -T was raised to 1 without a word; sysbench refused it already.

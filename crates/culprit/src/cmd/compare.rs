@@ -389,7 +389,7 @@ pub(crate) fn machines_differ(
             facts.iter().map(|f| culprit_run::program::resolved_workload_of(&f.params, f.machine.nr_cpu)).collect()
         })
         .collect();
-    let workloads: Vec<(&str, Vec<&[(String, u64)]>)> = labels
+    let workloads: Vec<(&str, Vec<&culprit_core::model::WorkloadQuantities>)> = labels
         .iter()
         .zip(&resolved)
         .map(|(label, runs)| (label.as_str(), runs.iter().map(Vec::as_slice).collect()))
