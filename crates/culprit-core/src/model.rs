@@ -144,11 +144,13 @@ impl Machine {
         }
     }
 
-    /// The machine facts in which the sides of a comparison differ, each side named by its label, as a sentence:
-    /// "base ran with 2 CPUs, pin1 with 1". `nr_cpu` is the CPUs a run could use (its affinity mask), so a side run
-    /// under `taskset` or in a smaller cpuset differs in it. None when the sides agree; a fact a side did not record
-    /// (0 or empty, an imported run) is no difference.
-    pub fn differences(sides: &[(&str, &Machine)]) -> Option<String> {
+    /// The machine facts in which the runs of a comparison differ, each side named by its label and given the
+    /// machines of all its runs, as a sentence: "base ran with 2 CPUs, pin1 with 1". `nr_cpu` is the CPUs a run
+    /// could use (its affinity mask), so a side run under `taskset` or in a smaller cpuset differs in it. A side whose
+    /// own runs differ lists its values in run order and says so: "base ran with 2 and 1 CPUs (its runs differ), pin1
+    /// with 1". None when every run agrees; a fact a run did not record (0 or empty, an imported run) is no
+    /// difference.
+    pub fn differences(sides: &[(&str, Vec<&Machine>)]) -> Option<String> {
         // Each fact: its value when recorded, and how the first side and the others say it, around the value.
         type Fact = (fn(&Machine) -> Option<String>, [&'static str; 2], [&'static str; 2]);
         let facts: [Fact; 4] = [
@@ -163,23 +165,92 @@ impl Machine {
         ];
         let mut said = Vec::new();
         for (value, [first_before, first_after], [other_before, other_after]) in facts {
-            let values: Vec<(&str, String)> =
-                sides.iter().filter_map(|(label, m)| value(m).map(|v| (*label, v))).collect();
-            if values.iter().all(|(_, v)| *v == values[0].1) {
-                continue;
-            }
-            let parts: Vec<String> = values
+            let values: Vec<(&str, Vec<String>)> = sides
                 .iter()
-                .enumerate()
-                .map(|(i, (label, v))| match i {
-                    0 => format!("{label} {first_before}{v}{first_after}"),
-                    _ => format!("{label} {other_before}{v}{other_after}"),
-                })
+                .map(|(label, machines)| (*label, distinct(machines.iter().filter_map(|m| value(m)))))
+                .filter(|(_, distinct)| !distinct.is_empty())
                 .collect();
-            said.push(parts.join(", "));
+            let words = [[first_before, first_after], [other_before, other_after]];
+            if let Some(part) = side_values_sentence(&values, words[0], words[1]) {
+                said.push(part);
+            }
         }
         (!said.is_empty()).then(|| said.join("; "))
     }
+}
+
+/// The distinct `values` in the order they first come.
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for value in values {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    seen
+}
+
+/// How the sides' distinct values of one fact or quantity differ, the first side's between `first`'s words and the
+/// others' between `other`'s ("a ran with 2 CPUs, b with 1"); a side with several values lists them and says its
+/// runs differ. None when every side has one value, the same.
+fn side_values_sentence(values: &[(&str, Vec<String>)], first: [&str; 2], other: [&str; 2]) -> Option<String> {
+    let one = values.first().map(|(_, v)| v.clone()).unwrap_or_default();
+    if values.iter().all(|(_, v)| v.len() == 1 && *v == one) {
+        return None;
+    }
+    let parts: Vec<String> = values
+        .iter()
+        .enumerate()
+        .map(|(i, (label, v))| {
+            let [before, after] = if i == 0 { first } else { other };
+            let mixed = if v.len() > 1 { " (its runs differ)" } else { "" };
+            format!("{label} {before}{}{after}{mixed}", v.join(" and "))
+        })
+        .collect();
+    Some(parts.join(", "))
+}
+
+/// A run's workload quantities that its machine resolved, by name (`hackbench.tasks`, 80).
+pub type WorkloadQuantities = [(String, u64)];
+
+/// The workload quantities in which the runs of a comparison differ (hackbench's tasks where a share of the CPUs
+/// resolved to another count), each side named by its label and given every run's quantities by name, as a sentence:
+/// "hackbench.tasks 40 at p, 80 at q". A side whose own runs differ lists its values in run order and says so. None
+/// when every run agrees; a quantity only some runs have is compared among those.
+pub fn workload_differences(sides: &[(&str, Vec<&WorkloadQuantities>)]) -> Option<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, runs) in sides {
+        for (name, _) in runs.iter().flat_map(|run| run.iter()) {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    let mut said = Vec::new();
+    for name in names {
+        let values: Vec<(&str, Vec<String>)> = sides
+            .iter()
+            .map(|(label, runs)| {
+                let of_name = runs.iter().flat_map(|run| run.iter()).filter(|(n, _)| n == name);
+                (*label, distinct(of_name.map(|(_, value)| value.to_string())))
+            })
+            .filter(|(_, distinct)| !distinct.is_empty())
+            .collect();
+        // "tasks 40 at p, 80 at q": the value first, then the side, as the filesystems' sentence reads.
+        let one = values.first().map(|(_, v)| v.clone()).unwrap_or_default();
+        if values.iter().all(|(_, v)| v.len() == 1 && *v == one) {
+            continue;
+        }
+        let parts: Vec<String> = values
+            .iter()
+            .map(|(label, v)| {
+                let mixed = if v.len() > 1 { " (its runs differ)" } else { "" };
+                format!("{} at {label}{mixed}", v.join(" and "))
+            })
+            .collect();
+        said.push(format!("{name} {}", parts.join(", ")));
+    }
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 /// The filesystem a run's benchmark files were on: the run's scratch directory (`culprit run --scratch`) and the
@@ -446,15 +517,52 @@ mod tests {
             memory_kib: 24 * 1024 * 1024,
             kernel: "6.1.0".into(),
         };
-        assert_eq!(Machine::differences(&[("a", &base), ("b", &base.clone())]), None);
+        let same = base.clone();
+        assert_eq!(Machine::differences(&[("a", vec![&base, &base]), ("b", vec![&same])]), None);
         let pinned = Machine { nr_cpu: 1, memory_kib: 16 * 1024 * 1024, kernel: "6.2.0".into(), ..base.clone() };
         assert_eq!(
-            Machine::differences(&[("a", &base), ("b", &pinned)]).as_deref(),
+            Machine::differences(&[("a", vec![&base]), ("b", vec![&pinned])]).as_deref(),
             Some("a ran with 2 CPUs, b with 1; a had 24G memory, b 16G; a ran kernel 6.1.0, b 6.2.0")
         );
         // A fact a side did not record (an imported run) is no difference.
         let unknown = Machine { nr_cpu: 0, cpu_model: String::new(), ..base.clone() };
-        assert_eq!(Machine::differences(&[("a", &base), ("b", &unknown)]), None);
+        assert_eq!(Machine::differences(&[("a", vec![&base]), ("b", vec![&unknown])]), None);
+    }
+
+    #[test]
+    fn machine_differences_read_every_run_of_a_side_and_say_when_a_sides_own_runs_differ() {
+        let two = Machine { hostname: "vm".into(), nr_cpu: 2, kernel: "6.1.0".into(), ..Machine::default() };
+        let one = Machine { nr_cpu: 1, ..two.clone() };
+        // The latest run of each side agrees; an earlier run of b was pinned.
+        assert_eq!(
+            Machine::differences(&[("a", vec![&two, &two]), ("b", vec![&one, &two])]).as_deref(),
+            Some("a ran with 2 CPUs, b with 1 and 2 (its runs differ)")
+        );
+        // Both sides alike, each of mixed runs, is still said: no side's runs are of one machine state.
+        assert_eq!(
+            Machine::differences(&[("a", vec![&two, &one]), ("b", vec![&two, &one])]).as_deref(),
+            Some("a ran with 2 and 1 CPUs (its runs differ), b with 2 and 1 (its runs differ)")
+        );
+    }
+
+    #[test]
+    fn workload_differences_name_each_quantity_with_both_values() {
+        let forty = [("hackbench.tasks".to_string(), 40), ("hackbench.nr_threads".to_string(), 1)];
+        let eighty = [("hackbench.tasks".to_string(), 80), ("hackbench.nr_threads".to_string(), 2)];
+        assert_eq!(
+            workload_differences(&[("p", vec![&forty[..]]), ("q", vec![&eighty[..], &eighty[..]])]).as_deref(),
+            Some("hackbench.tasks 40 at p, 80 at q; hackbench.nr_threads 1 at p, 2 at q")
+        );
+        assert_eq!(workload_differences(&[("p", vec![&forty[..]]), ("q", vec![&forty[..]])]), None);
+        assert_eq!(
+            workload_differences(&[("p", vec![&forty[..]]), ("q", vec![&forty[..], &eighty[..]])]).as_deref(),
+            Some(
+                "hackbench.tasks 40 at p, 40 and 80 at q (its runs differ); hackbench.nr_threads 1 at p, 1 and 2 at q \
+                 (its runs differ)"
+            )
+        );
+        // Runs without quantities (a job of a program Culprit does not run) say nothing.
+        assert_eq!(workload_differences(&[("p", vec![&[][..]]), ("q", vec![&[][..]])]), None);
     }
 
     fn filesystem(fs_type: &str, source: &str, path: &str) -> ScratchFilesystem {

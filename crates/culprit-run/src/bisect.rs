@@ -60,6 +60,11 @@ pub struct SessionConfig {
     /// out of a history (`track --follow`) leaves these out too. A session stored before has none listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probe_runs: Vec<RunId>,
+    /// The directory the benchmark's files go in (`--scratch`, absolute), which every run of the session, resumed
+    /// or not, takes and which the report's reproduce steps pass; `None` for the default under the system temp dir
+    /// (and in a session stored before sessions kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<PathBuf>,
 }
 
 /// How long the build and the deploy of one commit may take before their process group is killed, in seconds
@@ -603,7 +608,21 @@ mod tests {
             bisect: BisectConfig::default(),
             machine: String::new(),
             probe_runs: Vec::new(),
+            scratch: None,
         }
+    }
+
+    #[test]
+    fn the_scratch_directory_is_stored_with_the_session_and_old_sessions_read_the_default() {
+        let scratch = Some(PathBuf::from("/dev/shm/bench"));
+        let on_tmpfs = SessionConfig { scratch, ..config(StepTimeouts::default()) };
+        let json = serde_json::to_string(&on_tmpfs).unwrap();
+        assert!(json.contains(r#""scratch":"/dev/shm/bench""#), "{json}");
+        assert_eq!(serde_json::from_str::<SessionConfig>(&json).unwrap(), on_tmpfs);
+        // A session stored before sessions kept it ran under the default root, and resumes there.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("scratch");
+        assert_eq!(serde_json::from_value::<SessionConfig>(old).unwrap().scratch, None);
     }
 
     #[test]

@@ -346,6 +346,15 @@ impl RunSummary {
     }
 }
 
+/// A run's machine and params ([`Store::run_facts`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFacts {
+    pub id: RunId,
+    pub machine: culprit_core::model::Machine,
+    /// The run's params, flattened to `key: value` strings in the job's order ([`RunRecord::params`]).
+    pub params: Vec<(String, String)>,
+}
+
 /// What `culprit compare` asks for: samples of several revisions, optionally narrowed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SampleQuery {
@@ -606,6 +615,11 @@ pub trait Store {
         ids.iter().map(|id| self.run(*id)).collect()
     }
 
+    /// The machine and params of each of `ids`, in the order of `ids`: what a comparison reads of its runs beside
+    /// their samples, to say when runs ran on different machine facts or resolved the job to different workloads,
+    /// without reading each run's metrics, monitor series and outputs. An unknown id is `NotFound`.
+    fn run_facts(&self, ids: &[RunId]) -> Result<Vec<RunFacts>, StoreError>;
+
     /// The samples for a comparison: one entry per requested revision key, in the requested order. An unknown
     /// key is an error, not an empty column.
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError>;
@@ -737,6 +751,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn runs(&self, ids: &[RunId]) -> Result<Vec<RunRecord>, StoreError> {
         (**self).runs(ids)
+    }
+    fn run_facts(&self, ids: &[RunId]) -> Result<Vec<RunFacts>, StoreError> {
+        (**self).run_facts(ids)
     }
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {
         (**self).samples(query)

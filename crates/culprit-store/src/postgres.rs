@@ -27,8 +27,8 @@ use crate::packed::{
 use crate::sqlite::{decode_samples, encode_samples};
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
-    NewTryFix, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim, SessionId,
-    Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
+    NewTryFix, RevisionSamples, RunFacts, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionClaim,
+    SessionId, Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use ::postgres::config::{Host, SslMode};
@@ -374,6 +374,52 @@ impl Store for PostgresStore {
     fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
         let mut client = self.client()?;
         read_run(&mut client, &self.location, id)
+    }
+
+    fn run_facts(&self, ids: &[RunId]) -> Result<Vec<RunFacts>, StoreError> {
+        let action = "read the machines and params of runs";
+        let fail = |e: postgres::Error| classify(&self.location, action, e);
+        let mut client = self.client()?;
+        let wanted: Vec<i64> = ids.iter().map(|id| id.0).collect();
+        // Two round trips for all the runs: their machines, then their params in order.
+        let mut machines = BTreeMap::new();
+        let rows = client
+            .query(
+                "SELECT r.id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel \
+                 FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ANY($1)",
+                &[&wanted],
+            )
+            .map_err(fail)?;
+        for row in &rows {
+            let id = RunId(row.try_get(0).map_err(fail)?);
+            let hostname: String = row.try_get(1).map_err(fail)?;
+            let cpu_model: String = row.try_get(2).map_err(fail)?;
+            let (nr_cpu, memory_kib): (i64, i64) = (row.try_get(3).map_err(fail)?, row.try_get(4).map_err(fail)?);
+            let kernel: String = row.try_get(5).map_err(fail)?;
+            let (hostname, cpu_model, kernel) = (from_db(hostname), from_db(cpu_model), from_db(kernel));
+            let location = &self.location;
+            let machine =
+                crate::record::machine_from_columns(location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
+            machines.insert(id, machine);
+        }
+        let mut params: BTreeMap<RunId, Vec<(String, String)>> = BTreeMap::new();
+        let rows = client
+            .query("SELECT run_id, name, value FROM run_params WHERE run_id = ANY($1) ORDER BY run_id, seq", &[&wanted])
+            .map_err(fail)?;
+        for row in &rows {
+            let id = RunId(row.try_get(0).map_err(fail)?);
+            let (name, value): (String, String) = (row.try_get(1).map_err(fail)?, row.try_get(2).map_err(fail)?);
+            params.entry(id).or_default().push((from_db(name), from_db(value)));
+        }
+        ids.iter()
+            .map(|&id| {
+                let machine = machines.get(&id).cloned().ok_or_else(|| StoreError::NotFound {
+                    location: self.location.clone(),
+                    what: format!("run {id}"),
+                })?;
+                Ok(RunFacts { id, machine, params: params.get(&id).cloned().unwrap_or_default() })
+            })
+            .collect()
     }
 
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {

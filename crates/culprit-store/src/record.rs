@@ -138,3 +138,29 @@ pub(crate) fn convert_exit_code(location: &str, run: i64, code: Option<i64>) -> 
 pub(crate) fn now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
+
+/// A run's machine from its stored columns, refusing a CPU count or memory size that does not fit (a damaged row),
+/// naming the run.
+pub(crate) fn machine_from_columns(
+    location: &str,
+    id: crate::RunId,
+    hostname: String,
+    cpu_model: String,
+    nr_cpu: i64,
+    memory_kib: i64,
+    kernel: String,
+) -> Result<culprit_core::model::Machine, crate::StoreError> {
+    let bad = |what: String, reason: String| crate::StoreError::BadStoredValue {
+        location: location.to_string(),
+        what,
+        reason,
+    };
+    Ok(culprit_core::model::Machine {
+        hostname,
+        cpu_model,
+        nr_cpu: u32::try_from(nr_cpu).map_err(|_| bad(format!("the CPU count of run {id}"), nr_cpu.to_string()))?,
+        memory_kib: u64::try_from(memory_kib)
+            .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
+        kernel,
+    })
+}

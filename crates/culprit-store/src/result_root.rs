@@ -215,6 +215,11 @@ pub const STDERR_FILE: &str = "stderr";
 /// The import key under which `culprit run --result-root` stored a run it wrote ([`write_stored_run`]): importing
 /// the root into the store that already holds the run then finds it instead of storing it a second time.
 pub const IMPORT_KEY_FILE: &str = "culprit-import-key";
+/// The filesystem the run's benchmark files were on ([`RunRecord::scratch`]: its scratch directory and the type and
+/// source of the mount holding it), as a JSON object `{"path", "fs_type", "source"}`. lkp's job.yaml has `fs` and
+/// `disk` for the filesystem its robot made, which a Culprit run records without applying, so they cannot say
+/// where the run's files were: this file does, and the import reads it back, so a round trip keeps it.
+pub const SCRATCH_FILE: &str = "culprit-scratch.json";
 
 /// The import key of a run that Culprit measured itself: its machine, job and start time, which no other run of
 /// the job on that machine shares. Saving the run under this key and writing it beside the run's `stats.json`
@@ -358,6 +363,11 @@ fn write_run_directory(
     if !run.monitors.is_empty() {
         write_json(&run_directory.join(MATRIX_FILE), &Value::Object(monitor_matrix(&run.monitors)))?;
     }
+    if let Some(scratch) = &run.scratch {
+        let value = serde_json::to_value(scratch)
+            .map_err(|e| ResultRootError::Json { path: run_directory.join(SCRATCH_FILE), reason: e.to_string() })?;
+        write_json(&run_directory.join(SCRATCH_FILE), &value)?;
+    }
     let absolute_run_directory = std::path::absolute(&run_directory).unwrap_or_else(|_| run_directory.clone());
     let job_yaml = job_yaml_with_result_root(&run.job_yaml, &absolute_run_directory);
     write_atomically(&run_directory.join(JOB_FILE), job_yaml.as_bytes())?;
@@ -367,7 +377,8 @@ fn write_run_directory(
     for raw in &run.raw_outputs {
         let name = safe_component(&raw.name);
         // The lkp files this module owns must not be overwritten by a raw output that happens to share a name.
-        if [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE, IMPORT_KEY_FILE].contains(&name.as_str()) {
+        let owned = [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE, IMPORT_KEY_FILE, SCRATCH_FILE];
+        if owned.contains(&name.as_str()) {
             continue;
         }
         write_atomically(&run_directory.join(name), &raw.content)?;
@@ -1174,6 +1185,8 @@ struct FoundRun {
     import_key: Option<String>,
     /// Whether its metrics were read from its raw outputs, for want of a `stats.json`.
     from_raw_outputs: bool,
+    /// The filesystem Culprit recorded the run's files on, when it wrote the run itself ([`SCRATCH_FILE`]).
+    scratch: Option<ScratchFilesystem>,
 }
 
 fn import_revision_dir(
@@ -1388,6 +1401,23 @@ fn read_run_dir(
         ));
     }
     let import_key = text_of(IMPORT_KEY_FILE)?.map(|key| key.trim().to_string()).filter(|key| !key.is_empty());
+    // A scratch file that does not read costs the run its filesystem, not the run: its numbers are good.
+    let scratch_path = run_directory.join(SCRATCH_FILE);
+    let scratch = match scratch_path.is_file() {
+        false => None,
+        true => match read_json(&scratch_path).and_then(|value| {
+            serde_json::from_value::<ScratchFilesystem>(value).map_err(|e| ResultRootError::Json {
+                path: scratch_path.clone(),
+                reason: format!("not a filesystem's path, fs_type and source ({e})"),
+            })
+        }) {
+            Ok(scratch) => Some(scratch),
+            Err(error) => {
+                warnings.push(format!("{error}; the run is imported without the filesystem its files were on"));
+                None
+            }
+        },
+    };
     warnings.extend(monitor_warnings);
     if from_raw_outputs {
         // lkp's stats step would have reduced each monitor's series into the run's values; Culprit does it here.
@@ -1414,6 +1444,7 @@ fn read_run_dir(
         stderr,
         import_key,
         from_raw_outputs,
+        scratch,
     };
     Ok((found, warnings))
 }
@@ -1787,6 +1818,7 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
                 failure: None,
                 stderr: None,
                 import_key: None,
+                scratch: None,
             }
         })
         .collect();
@@ -1971,13 +2003,13 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
         monitors: found.monitors,
         raw_outputs: Vec::new(),
         stderr: found.stderr.unwrap_or_default(),
-        // lkp's robot makes the filesystem its job's `fs:` names on the disk its `disk:` names, and runs the
-        // benchmark there; its scratch directory is not recorded. A job without `fs` says nothing of it, and nor does
-        // a run Culprit wrote (`culprit run --result-root`), which records `fs` but does not apply it.
-        scratch: param("fs").filter(|fs| !fs.trim().is_empty() && !written_by_culprit).map(|fs_type| ScratchFilesystem {
-            path: String::new(),
-            fs_type,
-            source: param("disk").unwrap_or_default(),
+        // A run Culprit wrote (`culprit run --result-root`) says where its files were in its own file. lkp's robot
+        // makes the filesystem its job's `fs:` names on the disk its `disk:` names, and runs the benchmark there; its
+        // scratch directory is not recorded. A job without `fs` says nothing of it, and nor does a run Culprit
+        // wrote, which records `fs` but does not apply it.
+        scratch: found.scratch.or_else(|| {
+            let fs_type = param("fs").filter(|fs| !fs.trim().is_empty() && !written_by_culprit)?;
+            Some(ScratchFilesystem { path: String::new(), fs_type, source: param("disk").unwrap_or_default() })
         }),
     }
 }

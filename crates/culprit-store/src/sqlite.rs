@@ -14,8 +14,8 @@ use crate::packed::{
 };
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
-    NewTryFix, RevisionSamples, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId, Store,
-    StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
+    NewTryFix, RevisionSamples, RunFacts, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId,
+    Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
 };
 use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
@@ -540,6 +540,39 @@ impl Store for SqliteStore {
 
     fn run(&self, id: RunId) -> Result<RunRecord, StoreError> {
         read_run(&self.connection, &self.location(), id)
+    }
+
+    fn run_facts(&self, ids: &[RunId]) -> Result<Vec<RunFacts>, StoreError> {
+        let action = "read the machines and params of runs";
+        let location = self.location();
+        let mut machines = self
+            .connection
+            .prepare_cached(
+                "SELECT m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel \
+                 FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
+            )
+            .map_err(|e| self.classify(action, e))?;
+        let mut params = self
+            .connection
+            .prepare_cached("SELECT name, value FROM run_params WHERE run_id = ?1 ORDER BY seq")
+            .map_err(|e| self.classify(action, e))?;
+        let mut facts = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row: Option<(String, String, i64, i64, String)> = machines
+                .query_row([id.0], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
+                .optional()
+                .map_err(|e| self.classify(action, e))?;
+            let (hostname, cpu_model, nr_cpu, memory_kib, kernel) =
+                row.ok_or_else(|| StoreError::NotFound { location: location.clone(), what: format!("run {id}") })?;
+            let machine =
+                crate::record::machine_from_columns(&location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
+            let params: Vec<(String, String)> = params
+                .query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?)))
+                .and_then(|rows| rows.collect())
+                .map_err(|e| self.classify(action, e))?;
+            facts.push(RunFacts { id, machine, params });
+        }
+        Ok(facts)
     }
 
     fn samples(&self, query: &SampleQuery) -> Result<Vec<RevisionSamples>, StoreError> {

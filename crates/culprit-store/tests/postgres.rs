@@ -120,6 +120,7 @@ contract_tests!(
     every_field_round_trips,
     huge_metric_sets_round_trip,
     unknown_run_is_not_found,
+    run_facts_are_the_machine_and_params_of_each_run,
     filters_select_the_right_runs,
     a_job_glob_selects_every_run_of_the_jobs_it_names,
     results_summary_groups_by_job_revision_and_machine,

@@ -232,6 +232,11 @@ pub struct BisectArgs {
     pub deploy: Option<String>,
     #[command(flatten)]
     pub timeouts: StepTimeoutArgs,
+    /// Where the benchmark's files go, as `culprit run --scratch` takes it: a directory on the filesystem to measure
+    /// (default: a directory under the system temp dir). Each run records the filesystem holding it; the session keeps
+    /// the directory, so that `--resume` and the report's reproduce steps take it too.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -252,14 +257,14 @@ pub struct BisectArgs {
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
     /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change,
-    /// --improvement) are refused. --build-timeout and --deploy-timeout are taken: they replace the session's limits,
-    /// for this and later resumes.
+    /// --improvement, --scratch) are refused. --build-timeout and --deploy-timeout are taken: they replace the
+    /// session's limits, for this and later resumes.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
             "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change",
-            "improvement"
+            "improvement", "scratch"
         ]
     )]
     pub resume: Option<i64>,
@@ -357,6 +362,10 @@ pub struct CheckArgs {
     pub build: Option<String>,
     #[command(flatten)]
     pub timeouts: BuildTimeoutArg,
+    /// Where the benchmark's files go, as `culprit run --scratch` takes it: a directory on the filesystem to measure
+    /// (default: a directory under the system temp dir). Each run records the filesystem holding it.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// Reference runs at good and at bad; when they do not separate, twice and then four times as many are
     /// measured before the check gives up.
     #[arg(long, default_value_t = 5)]
@@ -375,7 +384,7 @@ pub struct CheckArgs {
     /// `--db` is accepted and unused).
     #[arg(long, conflicts_with_all = [
         "good", "bad", "job", "run", "metric", "build", "build_timeout", "reference_runs", "max_runs",
-        "stored_references"
+        "stored_references", "scratch"
     ])]
     pub clean: bool,
 }
@@ -455,6 +464,10 @@ pub struct TryFixArgs {
     pub build: Option<String>,
     #[command(flatten)]
     pub timeouts: BuildTimeoutArg,
+    /// Where the benchmark's files go, as `culprit run --scratch` takes it: a directory on the filesystem to measure
+    /// (default: a directory under the system temp dir). Each run records the filesystem holding it.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// The git repository (default: the one containing the current directory).
     #[arg(long)]
     pub repo: Option<PathBuf>,
@@ -480,7 +493,7 @@ pub struct TrackArgs {
         value_name = "FILE.csv",
         conflicts_with_all = [
             "branch", "repo", "job", "testcase", "machine", "metric", "bisect", "improvements", "build", "deploy",
-            "build_timeout", "deploy_timeout"
+            "build_timeout", "deploy_timeout", "scratch"
         ]
     )]
     pub series: Option<PathBuf>,
@@ -517,6 +530,10 @@ pub struct TrackArgs {
     /// With --bisect or --follow: shell command that deploys a built commit.
     #[arg(long)]
     pub deploy: Option<String>,
+    /// With --bisect or --follow: where the benchmark's files go, as `culprit run --scratch` takes it (default: a
+    /// directory under the system temp dir); the bisects started get it too.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     #[command(flatten)]
     pub timeouts: StepTimeoutArgs,
     /// With --bisect: most runs each bisect may spend.

@@ -76,6 +76,19 @@ impl Program for Hackbench {
         ]
     }
 
+    /// Its groups given as a share of the CPUs, and always its tasks (groups × 2 × fds, what hackbench prints as
+    /// `(== 40 tasks)`) and, unless the job gives them, its loops (30000 × nr_cpu / groups): one job ran 40 tasks
+    /// under `taskset -c 0` and 80 on two CPUs, under one name (QA 46).
+    fn resolved_workload(&self, p: &Params, nr_cpu: u32) -> Vec<(String, u64)> {
+        let mut resolved = super::shares_resolved(SPECS, p, nr_cpu);
+        resolved.push(("tasks".to_string(), descriptors(p, nr_cpu)));
+        if p.get("loops").is_none() {
+            let groups = p.count_or_share("nr_threads", nr_cpu).ok().flatten().unwrap_or(u64::from(nr_cpu)).max(1);
+            resolved.push(("loops".to_string(), (30000 * u64::from(nr_cpu) / groups).max(1)));
+        }
+        resolved
+    }
+
     fn plan(&self, p: &Params, ctx: &ProgramContext) -> Result<ProgramPlan, ProgramError> {
         // lkp's instance 1 would take the list's first entry as its nr_threads; Culprit runs nr_threads as given, so
         // the list is refused rather than silently left unused.

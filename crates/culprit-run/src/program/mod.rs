@@ -356,6 +356,15 @@ pub trait Program: Sync {
         Vec::new()
     }
 
+    /// The workload quantities its params resolve to on a machine of `nr_cpu` usable CPUs, by name, where they
+    /// depend on it: every count given as a share of the CPUs (`nr_threads: 100%` is 1 under `taskset -c 0` and 2
+    /// on the whole of a 2-CPU machine), and what a program derives from the CPU count itself (hackbench's tasks and
+    /// loops). Two runs of one job whose quantities differ ran different workloads under one name; compare says so.
+    /// A param that does not read is left out (the run refused it).
+    fn resolved_workload(&self, params: &Params, nr_cpu: u32) -> Vec<(String, u64)> {
+        shares_resolved(self.params(), params, nr_cpu)
+    }
+
     /// The line of a failed execution's output that says why it failed, which the run's reason quotes after the exit
     /// status: by default the last line written to stderr. A program that reports its errors elsewhere, or ends with
     /// a line that says nothing of them, picks its own.
@@ -388,6 +397,44 @@ pub fn free_local_port() -> Option<u16> {
 pub(crate) fn ask_installed(argv: &[&str], limit: std::time::Duration) -> Option<crate::process::Finished> {
     let ask = Invocation::new(argv.iter().copied()).in_dir(&std::env::temp_dir());
     crate::process::run(&ask, Some(limit), &std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).ok()
+}
+
+/// The counts of `specs` that `params` gives as a share of the CPUs (`50%`), resolved for `nr_cpu` CPUs, by name.
+pub fn shares_resolved(specs: &[ParamSpec], params: &Params, nr_cpu: u32) -> Vec<(String, u64)> {
+    specs
+        .iter()
+        .filter(|spec| matches!(spec.kind, ParamKind::CountOrShare))
+        .filter(|spec| params.get(spec.name).is_some_and(|value| value.trim().ends_with('%')))
+        .filter_map(|spec| Some((spec.name.to_string(), params.count_or_share(spec.name, nr_cpu).ok()??)))
+        .collect()
+}
+
+/// The workload quantities a stored run's job resolved to on its machine of `nr_cpu` CPUs
+/// ([`Program::resolved_workload`]), each named after its program (`hackbench.tasks`), from the run's flattened
+/// params (`nr_threads`, `hackbench.mode`): the program is the one whose key the job has (`hackbench:` or a
+/// `hackbench.` param), and its params are the job's top-level ones with its own over them. Empty for a job of no
+/// known program (an imported run of a program Culprit does not run) or a machine whose CPUs were not recorded.
+pub fn resolved_workload_of(stored: &[(String, String)], nr_cpu: u32) -> Vec<(String, u64)> {
+    if nr_cpu == 0 {
+        return Vec::new();
+    }
+    let owns = |program: &str, key: &str| {
+        key == program || key.strip_prefix(program).is_some_and(|rest| rest.starts_with('.'))
+    };
+    let Some(program) = registry().iter().copied().find(|p| stored.iter().any(|(key, _)| owns(p.name(), key))) else {
+        return Vec::new();
+    };
+    let mut values: BTreeMap<String, String> =
+        stored.iter().filter(|(key, _)| !key.contains('.')).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let prefix = format!("{}.", program.name());
+    for (key, value) in stored {
+        if let Some(own) = key.strip_prefix(&prefix) {
+            values.insert(own.to_string(), value.clone());
+        }
+    }
+    let params = Params::new(program.name(), values);
+    let resolved = program.resolved_workload(&params, nr_cpu);
+    resolved.into_iter().map(|(name, value)| (format!("{}.{name}", program.name()), value)).collect()
 }
 
 /// Every program, in one place.
@@ -457,6 +504,31 @@ pub(crate) fn ctx() -> ProgramContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_runs_workload_resolves_on_its_cpu_count_by_its_program() {
+        let stored = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let resolved = |pairs: &[(&str, &str)], nr_cpu: u32| -> Vec<(String, u64)> {
+            resolved_workload_of(&stored(pairs), nr_cpu)
+        };
+        let named = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        // quick.yaml's hackbench: a share of the CPUs at the top level, the program's own params under its key.
+        let share = [("nr_threads", "100%"), ("hackbench.ipc", "pipe"), ("hackbench.loops", "500")];
+        assert_eq!(resolved(&share, 1), named(&[("hackbench.nr_threads", 1), ("hackbench.tasks", 40)]));
+        assert_eq!(resolved(&share, 2), named(&[("hackbench.nr_threads", 2), ("hackbench.tasks", 80)]));
+        // A count as given resolves to itself, so it is no quantity; the loops lkp derives from the CPUs are.
+        let count = [("hackbench.nr_threads", "4"), ("hackbench.fds", "10")];
+        assert_eq!(resolved(&count, 2), named(&[("hackbench.tasks", 80), ("hackbench.loops", 15000)]));
+        // Another program's share; no program, or no CPU count recorded, resolves nothing.
+        let stress = [("nr_threads", "50%"), ("stress-ng.test", "cpu"), ("testtime", "1s")];
+        assert_eq!(resolved(&stress, 4), named(&[("stress-ng.nr_threads", 2)]));
+        assert_eq!(resolved(&[("nr_threads", "100%"), ("suite", "unknown")], 2), Vec::new());
+        assert_eq!(resolved(&share, 0), Vec::new());
+    }
 
     #[test]
     fn a_zero_run_time_is_refused_by_every_program_that_takes_one() {

@@ -71,6 +71,27 @@ pub fn huge_metric_sets_round_trip(open: Opener<'_>) {
     assert_eq!(samples[1].metrics["perf-profile.children.cycles-pp.function_00010"], vec![first.metrics["perf-profile.children.cycles-pp.function_00010"]]);
 }
 
+/// `run_facts` reads each run's machine and params, in the order asked, as the whole record has them, and names an
+/// unknown run.
+pub fn run_facts_are_the_machine_and_params_of_each_run(open: Opener<'_>) {
+    let mut store = open();
+    let first = everything_run();
+    let mut pinned = run("pinned", commit(SHA_B), "host-1", &[("fio.write_iops", 2.0)]);
+    pinned.machine.nr_cpu = 1;
+    pinned.params = vec![("nr_threads".into(), "100%".into()), ("hackbench.mode".into(), "process".into())];
+    let first_id = store.save_run(&first).unwrap();
+    let pinned_id = store.save_run(&pinned).unwrap();
+    drop(store);
+    let store = open();
+    let facts = store.run_facts(&[pinned_id, first_id]).unwrap();
+    assert_eq!(facts.iter().map(|f| f.id).collect::<Vec<_>>(), vec![pinned_id, first_id]);
+    assert_eq!((&facts[0].machine, &facts[0].params), (&pinned.machine, &pinned.params));
+    assert_eq!((&facts[1].machine, &facts[1].params), (&first.machine, &first.params));
+    assert!(store.run_facts(&[]).unwrap().is_empty());
+    let error = store.run_facts(&[first_id, RunId(42)]).unwrap_err();
+    assert!(matches!(error, StoreError::NotFound { .. }) && error.to_string().contains("run 42"), "{error}");
+}
+
 pub fn unknown_run_is_not_found(open: Opener<'_>) {
     let store = open();
     let error = store.run(RunId(42)).unwrap_err();

@@ -175,19 +175,30 @@ fn session_root(store: &dyn Store, repo: &Path, session: SessionId) -> PathBuf {
     worktree_root(repo, &format!("session-{tag:08x}-{session}"))
 }
 
-/// The context of the benchmark runs of bisect, check, try-fix and follow. Their commands call it after they have
-/// reaped what a killed culprit left running, so it also removes the scratch directories such a culprit left in the
-/// scratch root their runs share (see [`remove_scratch_left_by_killed_runs`]).
-pub(crate) fn run_context() -> RunContext {
-    let scratch_root = std::env::temp_dir().join("culprit-scratch");
+/// The context of the benchmark runs of bisect, check, try-fix and follow, whose files go under `scratch` (their
+/// `--scratch`, as `culprit run` takes it; the default root under the system temp dir when `None`). Their commands
+/// call it after they have reaped what a killed culprit left running, so it also removes the scratch directories
+/// such a culprit left in the scratch root their runs share (see [`remove_scratch_left_by_killed_runs`]).
+pub(crate) fn run_context(scratch: Option<&Path>) -> Result<RunContext> {
+    let scratch_root = crate::cmd::run::scratch_root(scratch)?;
     remove_scratch_left_by_killed_runs(&scratch_root);
-    RunContext {
+    Ok(RunContext {
         revision: culprit_core::model::Revision::Label { name: String::new() },
         machine: machine::this_machine(),
         interval: Duration::from_secs(1),
         scratch_root,
         step_record: None,
-    }
+    })
+}
+
+/// `--scratch DIR` as a session keeps it: absolute, so that a resume from another directory (or `track --follow`'s
+/// cron job) and the report's reproduce steps name the same directory. `None` when not given.
+pub(crate) fn absolute_scratch(given: Option<&Path>) -> Result<Option<PathBuf>> {
+    given
+        .map(|dir| {
+            std::path::absolute(dir).with_context(|| format!("--scratch {}: cannot make it absolute", dir.display()))
+        })
+        .transpose()
 }
 
 /// Which way is worse for the metric, from the direction table.
@@ -560,6 +571,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
+    // Made absolute and tried before anything is measured: a directory that cannot be written in stops the command
+    // here, not at the first run.
+    let scratch = absolute_scratch(args.scratch.as_deref())?;
+    crate::cmd::run::scratch_root(scratch.as_deref())?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
     let bad_sha = range.last().map(|c| c.sha.clone()).context("empty range")?;
 
@@ -597,6 +612,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.build == args.build
             && config.deploy == args.deploy
             && config.improvement == args.improvement
+            && config.scratch == scratch
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             if let Some(there) = session_machine(store, session.id, &config.machine)?.filter(|there| there != &here) {
@@ -662,6 +678,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         },
         machine: here.clone(),
         probe_runs: Vec::new(),
+        scratch: scratch.clone(),
     };
     let interrupt = interrupt_flag();
     let bar = progress_bar();
@@ -673,7 +690,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         config.clone(),
         range.clone(),
         job.clone(),
-        run_context(),
+        run_context(config.scratch.as_deref())?,
         worktrees,
         interrupt.clone(),
     );
@@ -1107,8 +1124,9 @@ fn drive_claimed(
             Some(probed) => probed.move_built_to(&root, build)?,
             None => Worktrees::kept(&config.repo, &root, LIVE_WORKTREES, build)?,
         };
+        let context = run_context(config.scratch.as_deref())?;
         let mut driver =
-            Driver::new(store, Some(session), config.clone(), range.clone(), job, run_context(), worktrees, interrupt);
+            Driver::new(store, Some(session), config.clone(), range.clone(), job, context, worktrees, interrupt);
         driver.record_steps_in(steps);
         let ended = driver.drive(&mut observe).with_context(|| {
             format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")

@@ -138,6 +138,9 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let head = git::resolve(&repo, "HEAD")?;
     let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
+    // Tried before anything is built or measured: a directory that cannot be written in stops the check here.
+    let scratch = crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?;
+    let scratch_root = crate::cmd::run::scratch_root(scratch.as_deref())?;
     let good = git::resolve(&repo, good_rev)?;
     let bad = git::resolve(&repo, bad_rev)?;
     if good.key() == bad.key() {
@@ -157,7 +160,14 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // the benchmark slowed), would be references of another machine than the one the commit runs on; runs of a
     // commit built another way (other flags, another compiler, another config) are references of other programs,
     // and the checked-out commit, built with this --build, would be judged against them.
-    let hostname = run_context().machine.hostname;
+    let hostname = culprit_run::machine::this_machine().hostname;
+    // Stored runs whose files were on another filesystem than this check's `--scratch` measured another setup (an
+    // I/O job on tmpfs against ext4), so they are no references either; a run that recorded none is taken.
+    let here_filesystem = culprit_run::filesystem::filesystem_of(&scratch_root);
+    let same_filesystem = |run: &culprit_store::RunSummary| match (&run.scratch, &here_filesystem) {
+        (Some(there), Some(here)) => there.same_filesystem(here),
+        _ => true,
+    };
     let build = args.build.as_deref();
     // The job file's kconfig, compiler and rootfs too: the store may hold runs of the same job at good and bad of
     // another lkp build (imported from a /result tree), which are another table's runs, not this check's references.
@@ -172,7 +182,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
                 ..RunFilter::default()
             })?
             .into_iter()
-            .filter(|r| r.hostname == hostname && r.build == lkp_build)
+            .filter(|r| r.hostname == hostname && r.build == lkp_build && same_filesystem(r))
             .map(|r| r.id)
             .collect();
         let (same, other): (Vec<RunRecord>, Vec<RunRecord>) =
@@ -213,6 +223,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
         range: &range,
         job: &job,
         steps: &steps,
+        scratch: scratch.as_deref(),
     };
     // Good and bad must differ before any commit can be classified. References that do not separate at the first
     // count of runs a side get more (doubled, up to `REFERENCE_LOOKS` looks; the test is corrected for the looks),
@@ -313,7 +324,7 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(UNTESTABLE));
         }
     }
-    let mut context = run_context();
+    let mut context = run_context(scratch.as_deref())?;
     context.revision = head.clone();
     context.step_record = Some(steps.clone());
     let mut job_here = job.clone();
@@ -459,6 +470,8 @@ struct References<'a> {
     job: &'a JobRun,
     /// Where the driver records each build and run while it runs ([`check_steps`]).
     steps: &'a std::path::Path,
+    /// The check's `--scratch`, where the references' runs put their files as the commit's do.
+    scratch: Option<&'a std::path::Path>,
 }
 
 /// Where a check records the build or benchmark process it runs (`culprit_run::step_record`), for the next check to
@@ -551,9 +564,10 @@ impl References<'_> {
             bisect: Default::default(),
             machine: culprit_run::machine::hostname(),
             probe_runs: Vec::new(),
+            scratch: self.scratch.map(std::path::Path::to_path_buf),
         };
         let interrupt = crate::cmd::run::interrupt_flag();
-        let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context());
+        let (range, job, context) = (self.range.to_vec(), self.job.clone(), run_context(self.scratch)?);
         let worktrees = match &self.keep {
             Some(root) => Worktrees::kept(self.repo, root, 2, self.build)?,
             None => Worktrees::new(self.repo, &process_worktree_root(self.repo, "check"), 2)?,

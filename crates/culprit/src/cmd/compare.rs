@@ -356,30 +356,58 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     Ok(Rendered { text: out, warnings })
 }
 
-/// The machine facts in which the sides of a table differ (`Machine::differences`), said as a sentence, or None.
-/// `runs` are the table's; each side's facts are read from its latest successful run (any run when none
-/// succeeded). A side run under `taskset -c 0` records 1 CPU where the other records 2, and the table put the two
-/// together with no word, while the mail named the bad side's machine only (QA 46).
+/// The machine facts in which the runs of a table differ (`Machine::differences`), and the workload quantities the
+/// job resolved to differently on them (`model::workload_differences`: hackbench's tasks from `nr_threads: 100%`),
+/// said as a sentence, or None. `runs` are the table's; each side is read from all its successful runs (every run
+/// when none succeeded), so that a side whose own runs ran on different machine facts is said too. A side run under
+/// `taskset -c 0` records 1 CPU where the other records 2, and the table put the two together with no word, while
+/// the mail named the bad side's machine only (QA 46); one hackbench job then ran 40 tasks at one side and 80 at the
+/// other, and only the CPU count was said. The store reads the runs' machines and params alone
+/// (`Store::run_facts`), not each side's whole run.
 pub(crate) fn machines_differ(
     store: &dyn Store,
     runs: &[RunSummary],
     keys: &[String],
     labels: &[String],
 ) -> Result<Option<String>> {
-    let mut machines = Vec::new();
+    let mut sides: Vec<Vec<culprit_store::RunFacts>> = Vec::new();
     for key in keys {
         let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
-        let chosen = side.iter().rev().find(|r| r.failure_reason.is_none()).or(side.last());
-        match chosen {
-            Some(run) => machines.push(store.run(run.id)?.machine),
-            None => return Ok(None),
+        let any_ok = side.iter().any(|r| r.failure_reason.is_none());
+        let chosen = side.iter().filter(|r| !any_ok || r.failure_reason.is_none());
+        let ids: Vec<culprit_store::RunId> = chosen.map(|r| r.id).collect();
+        if ids.is_empty() {
+            return Ok(None);
         }
+        sides.push(store.run_facts(&ids)?);
     }
-    let sides: Vec<(&str, &culprit_core::model::Machine)> =
-        labels.iter().map(String::as_str).zip(&machines).collect();
-    Ok(culprit_core::model::Machine::differences(&sides).map(|said| {
-        format!("the sides ran on different machine facts: {said}; the change may be the machine's, not the revisions'")
-    }))
+    let machines: Vec<(&str, Vec<&culprit_core::model::Machine>)> = labels
+        .iter()
+        .zip(&sides)
+        .map(|(label, facts)| (label.as_str(), facts.iter().map(|f| &f.machine).collect()))
+        .collect();
+    let Some(said) = culprit_core::model::Machine::differences(&machines) else { return Ok(None) };
+    // The quantities follow from the CPU count and the job's params, so they can only differ where the machine facts
+    // do: said after them, each with the values of both sides.
+    let resolved: Vec<Vec<Vec<(String, u64)>>> = sides
+        .iter()
+        .map(|facts| {
+            facts.iter().map(|f| culprit_run::program::resolved_workload_of(&f.params, f.machine.nr_cpu)).collect()
+        })
+        .collect();
+    let workloads: Vec<(&str, Vec<&culprit_core::model::WorkloadQuantities>)> = labels
+        .iter()
+        .zip(&resolved)
+        .map(|(label, runs)| (label.as_str(), runs.iter().map(Vec::as_slice).collect()))
+        .collect();
+    let workload = match culprit_core::model::workload_differences(&workloads) {
+        Some(quantities) => format!("; so the job resolved to different workloads: {quantities}"),
+        None => String::new(),
+    };
+    Ok(Some(format!(
+        "the sides ran on different machine facts: {said}{workload}; the change may be the machine's, not the \
+         revisions'"
+    )))
 }
 
 /// The filesystems the benchmark's files of each side of a table were on, when they differ

@@ -246,6 +246,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         bisect: BisectConfig::default(),
         machine: machine::hostname(),
         probe_runs: Vec::new(),
+        scratch: crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?,
     };
     let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };
 
@@ -427,6 +428,8 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
         min_change: None,
         improvement: false,
         profile: 0,
+        // The session keeps its own scratch directory, which a resume takes.
+        scratch: None,
         resume: Some(id),
         json: false,
         // The pass records the session itself before it resumes it.
@@ -472,7 +475,7 @@ fn measure(
         plan.config.clone(),
         plan.range.clone(),
         plan.job.clone(),
-        run_context(),
+        run_context(plan.config.scratch.as_deref())?,
         worktrees,
         interrupt_flag(),
     );

@@ -460,6 +460,12 @@ pub fn from_bisect(
             bisect_line.push(shell_quote(v));
         }
     }
+    // The session's files went where `--scratch` said: the mail names that filesystem, and a bisect run again
+    // without it measured the default one, under the system temp dir (QA 48).
+    if let Some(scratch) = &config.scratch {
+        bisect_line.push("--scratch".into());
+        bisect_line.push(shell_quote(&scratch.display().to_string()));
+    }
     // The session searched an improvement: the same command without the flag would end on it, blaming nothing.
     if config.improvement {
         bisect_line.push("--improvement".into());

@@ -675,20 +675,7 @@ pub fn run(store: &mut dyn Store, args: &RunArgs) -> Result<std::process::ExitCo
     let (jobs, revision, machine) = prepare(args)?;
     let Some(revision) = revision else { bail!("culprit run needs a revision: give --commit or --label") };
     // The directories come last: everything else is checked first, so a job with a mistake creates none of them.
-    let scratch_root = match &args.scratch {
-        Some(dir) => {
-            if writable_dir(dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
-                // A mistyped path would otherwise become a new directory without a word.
-                crate::note!("culprit: created the directory {} for --scratch", dir.display());
-            }
-            dir.clone()
-        }
-        None => {
-            let dir = std::env::temp_dir().join("culprit-scratch");
-            writable_dir(&dir, "the default scratch directory", "name one you can write in with --scratch DIR")?;
-            dir
-        }
-    };
+    let scratch_root = scratch_root(args.scratch.as_deref())?;
     if let Some(root) = &args.result_root {
         if writable_dir(root, "--result-root", "give a directory you can write in for the lkp result root")? {
             crate::note!("culprit: created the directory {} for --result-root", root.display());
@@ -1084,6 +1071,26 @@ fn note_monitor_intervals_not_applied(jobs: &[PlannedJob], run_interval: f64) {
              ({run_interval} s); give --interval for another",
             if given.len() == 1 { format!("{} is", given[0]) } else { format!("{} are", given.join(", ")) }
         );
+    }
+}
+
+/// The scratch root the runs of a command make their directories under: `--scratch DIR` as given (made when missing,
+/// and said so), else `culprit-scratch` under the system temp dir; refused, naming it, when it cannot be written in.
+/// `culprit run`, bisect, check, try-fix and track take `--scratch` alike through this.
+pub(crate) fn scratch_root(given: Option<&Path>) -> Result<PathBuf> {
+    match given {
+        Some(dir) => {
+            if writable_dir(dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
+                // A mistyped path would otherwise become a new directory without a word.
+                crate::note!("culprit: created the directory {} for --scratch", dir.display());
+            }
+            Ok(dir.to_path_buf())
+        }
+        None => {
+            let dir = std::env::temp_dir().join("culprit-scratch");
+            writable_dir(&dir, "the default scratch directory", "name one you can write in with --scratch DIR")?;
+            Ok(dir)
+        }
     }
 }
 

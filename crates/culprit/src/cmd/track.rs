@@ -992,6 +992,7 @@ pub(crate) fn bisect_change(
         build: args.build.clone(),
         deploy: args.deploy.clone(),
         timeouts: args.timeouts,
+        scratch: args.scratch.clone(),
         max_runs: args.max_runs,
         min_change: args.min_change,
         improvement: c.verdict == Verdict::Improvement,

@@ -337,6 +337,9 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
     let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
+    // Tried before anything is built: a directory that cannot be written in stops the command here.
+    let scratch = crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?;
+    crate::cmd::run::scratch_root(scratch.as_deref())?;
     let patch_path = patch.display().to_string();
     let blob_id = git::git(&repo, &["hash-object", "--no-filters", &patch_path])
         .with_context(|| format!("cannot read the patch file {}", patch.display()))?;
@@ -378,9 +381,10 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         bisect: Default::default(),
         machine: culprit_run::machine::hostname(),
         probe_runs: Vec::new(),
+        scratch,
     };
     let interrupt = interrupt_flag();
-    let context = run_context();
+    let context = run_context(config.scratch.as_deref())?;
     let mut patched_job = job.clone();
     patched_job.cwd = Some(tree.dir.clone());
     patched_job.env.extend([
