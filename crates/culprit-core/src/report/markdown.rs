@@ -60,10 +60,12 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     // The base's line, for labels, comes first (`commit_block`); every line names a commit or a label whole.
     let block = super::commit_block(input);
     let blamed = super::blamed_commits(input);
-    let refs = (block.len() > blamed.len()).then_some(&input.base).into_iter().chain(&blamed);
-    for ((noun, _), c) in block.iter().zip(refs) {
+    let base = (block.len() > blamed.len()).then_some((&input.base, false));
+    let refs = base.into_iter().chain(blamed.iter().map(|(c, untestable)| (c, *untestable)));
+    for ((noun, _), (c, untestable)) in block.iter().zip(refs) {
         let subject = c.subject.as_deref().map(|s| format!(" (\"{}\")", escape(s))).unwrap_or_default();
-        let _ = writeln!(out, "- {noun}: {}{subject}", code(&c.sha, false));
+        let marked = if untestable { " (untestable)" } else { "" };
+        let _ = writeln!(out, "- {noun}: {}{subject}{marked}", code(&c.sha, false));
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
     let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe_with(&input.host)));

@@ -91,6 +91,48 @@ pub struct Contributor {
     pub untestable_suspects: Vec<CommitRef>,
 }
 
+impl Contributor {
+    /// Whether the change cannot be placed on this commit alone: it was located next to untestable commits (whose
+    /// build, deploy or run failed), and no run tells a change at one of them from a change at the commit.
+    pub fn is_set(&self) -> bool {
+        self.located && !self.untestable_suspects.is_empty()
+    }
+
+    /// The commits the change may be at, oldest first, each with whether it is untestable: the untestable suspects,
+    /// then the commit itself (the first testable commit after them).
+    pub fn candidates(&self) -> Vec<(&CommitRef, bool)> {
+        self.untestable_suspects.iter().map(|c| (c, true)).chain([(&self.commit, false)]).collect()
+    }
+
+    /// The candidates as one phrase, `a (untestable) or b`, each named by `name`, as git bisect's "The first bad
+    /// commit could be any of" lists them.
+    pub fn candidates_text(&self, name: impl Fn(&CommitRef) -> String) -> String {
+        let named: Vec<String> = self
+            .candidates()
+            .into_iter()
+            .map(|(c, untestable)| if untestable { format!("{} (untestable)", name(c)) } else { name(c) })
+            .collect();
+        or_list(&named)
+    }
+}
+
+/// "a", "a or b", "a, b or c".
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [only] => only.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The reported contributor when its change cannot be placed on its commit alone ([`Contributor::is_set`]): the
+/// subject, the opening and the commit block then name every commit it may be at, not the testable one alone, which
+/// would send the mail to the author of what may be an innocent commit (often the one that fixed the build).
+pub(crate) fn reported_set(input: &ReportInput) -> Option<&Contributor> {
+    let b = input.bisect.as_ref()?;
+    b.contributors.get(b.reported).filter(|c| c.is_set() && c.commit.sha == input.commit.sha)
+}
+
 /// What a bisect concluded, as the report needs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BisectSummary {
@@ -209,7 +251,10 @@ pub(crate) fn commit_block(input: &ReportInput) -> Vec<(&'static str, String)> {
         let base_noun = if input.base.is_commit() { "base commit" } else { "base label" };
         block.push((base_noun, input.base.with_subject(false)));
     }
-    block.extend(blamed.iter().map(|c| (noun(c), c.with_subject(false))));
+    block.extend(blamed.iter().map(|(c, untestable)| {
+        let marked = if *untestable { " (untestable)" } else { "" };
+        (noun(c), format!("{}{marked}", c.with_subject(false)))
+    }));
     block
 }
 
@@ -764,8 +809,9 @@ pub fn render(input: &ReportInput, format: Format) -> Result<String, ReportError
 /// bisect that could not confirm its culprit, or found nothing, the subject says so.
 pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
     let h = headline(input)?;
-    let commit = match &input.commit.subject {
-        Some(s) if !s.is_empty() => format!("{} {s}", input.commit.short()),
+    let commit = match (reported_set(input), &input.commit.subject) {
+        (Some(set), _) => format!("one of {}", set.candidates_text(CommitRef::short)),
+        (None, Some(s)) if !s.is_empty() => format!("{} {s}", input.commit.short()),
         _ => input.commit.short(),
     };
     let what = format!("{} {} {}", h.metric, h.amount(), h.noun());
@@ -957,12 +1003,35 @@ fn idle_stressor_opening(input: &ReportInput, idle: &IdleStressor) -> String {
 /// which names the base and the label ([`commit_block`]).
 pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
     let said = commit_opening(input, h);
+    if reported_set(input).is_some() {
+        return set_opening(said);
+    }
     if !compares_labels(input) {
         return said;
     }
     for tail in [" due to commit:", " at commit:"] {
         if let Some(head) = said.strip_suffix(tail) {
             return format!("{head} between the runs of:");
+        }
+    }
+    said
+}
+
+/// [`opening`] for a change that may be at any of several commits ([`reported_set`]): the words that lead into the
+/// commit block say that it lists commits one of which made the change.
+fn set_opening(said: String) -> String {
+    let tails = [
+        (" due to commit:", " due to one of the commits:"),
+        (" at commit:", " at one of the commits:"),
+        (" The commit:", " One of the commits:"),
+        (
+            " The most likely commit, NOT confirmed, is:",
+            " The most likely culprit, NOT confirmed, is one of the commits:",
+        ),
+    ];
+    for (tail, set_tail) in tails {
+        if let Some(head) = said.strip_suffix(tail) {
+            return format!("{head}{set_tail}");
         }
     }
     said
@@ -1097,6 +1166,11 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     // A culprit whose parent is untestable was confirmed against the last testable commit before it, which is not
     // its parent: "against its parent" would say that the untestable commits were ruled out, which they were not.
     let against = match b.contributors.first() {
+        Some(c) if c.is_set() => format!(
+            "one of {} commits that cannot be told apart, confirmed against {}, the last testable commit before them",
+            c.candidates().len(),
+            c.after.short()
+        ),
         Some(c) if !c.untestable_suspects.is_empty() => {
             format!("confirmed against {}, the last testable commit before it", c.after.short())
         }
@@ -1133,7 +1207,9 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         ),
     ];
     for c in &b.contributors {
-        let place = if c.located {
+        let place = if c.is_set() {
+            format!("one of {}", c.candidates_text(|commit| commit.with_subject(true)))
+        } else if c.located {
             c.commit.with_subject(true)
         } else {
             format!("a commit after {} up to {}", c.after.short(), c.commit.with_subject(true))
@@ -1146,8 +1222,14 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {
+            // The confidence is the engine's for the set: the probability that the change is at one of them.
             let list: Vec<String> = c.untestable_suspects.iter().map(CommitRef::short).collect();
-            lines.push(format!("it cannot be told apart from the untestable commit(s) {}", list.join(", ")));
+            lines.push(format!(
+                "the confidence is that of the set: no run could be made of the untestable commit(s) {}, so the runs \
+                 cannot tell which of the {} commits made the change",
+                list.join(", "),
+                c.candidates().len()
+            ));
         }
     }
     if b.contributors.len() > 1 {
@@ -1201,11 +1283,16 @@ fn is_lone_range(b: &BisectSummary) -> bool {
 
 /// The commits the mail's commit block names: every contributor of a series, none when the bisect blamed nothing
 /// (the change did not reproduce, was not narrowed down at all, or only to a range), else the reported commit.
-pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<CommitRef> {
+/// A reported change that may be at untestable commits too ([`reported_set`]) names each of them, oldest first, marked
+/// untestable (the `bool`).
+pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<(CommitRef, bool)> {
     match &input.bisect {
-        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| c.commit.clone()).collect(),
+        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| (c.commit.clone(), false)).collect(),
         Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() || is_lone_range(b) => Vec::new(),
-        _ => vec![input.commit.clone()],
+        _ => match reported_set(input) {
+            Some(set) => set.candidates().into_iter().map(|(c, untestable)| (c.clone(), untestable)).collect(),
+            None => vec![(input.commit.clone(), false)],
+        },
     }
 }
 

@@ -1265,6 +1265,12 @@ pub fn result_json(
             "confidence": c.confidence,
             "step": c.step,
             "untestable_suspects": c.untestable_suspects.iter().map(|&i| sha(i)).collect::<Vec<_>>(),
+            // Every commit the change may be at, oldest first: with untestable suspects, `sha` is only the one of
+            // them that could be tested, and a consumer that blamed it alone would blame what may be an innocent
+            // commit (the one that fixed the build). Empty for a range not narrowed (`located` false).
+            "candidates": candidates(c).into_iter().map(|(i, untestable)| serde_json::json!({
+                "sha": sha(i), "subject": subject(i), "untestable": untestable,
+            })).collect::<Vec<_>>(),
             // Where the verification that confirmed it began: its fresh runs are those of it and `after` from this
             // position of `bisect log --json`'s samples on (null for a range no verification confirmed).
             "fresh_from": c.fresh_from,
@@ -1286,6 +1292,18 @@ pub fn result_json(
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The commits a located culprit's change may be at, by position in the range, oldest first, each with whether it
+/// is untestable: its untestable suspects, then the commit; none for a range not narrowed.
+fn candidates(culprit: &culprit_core::bisect::Culprit) -> Vec<(usize, bool)> {
+    if !culprit.located {
+        return Vec::new();
+    }
+    let mut suspects: Vec<(usize, bool)> = culprit.untestable_suspects.iter().map(|&i| (i, true)).collect();
+    suspects.push((culprit.commit, false));
+    suspects.sort_by_key(|&(position, _)| position);
+    suspects
 }
 
 /// For a failure that was a build or deploy killed at its limit (its reason, as `timed_out_reason` words it, ends
@@ -1365,7 +1383,13 @@ pub fn render_outcome(
         Status::NotReproduced => "the change does not reproduce: no commit is blamed",
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
     };
-    out.push_str(&format!("bisect {session}: {headline}\n"));
+    // A lone culprit that cannot be told apart from untestable commits is a set, and the headline says so first.
+    let set = match outcome.culprits.as_slice() {
+        [only] if outcome.status == Status::Found => candidates(only).len(),
+        _ => 0,
+    };
+    let of_set = if set > 1 { format!(": one of {set} commits that cannot be told apart") } else { String::new() };
+    out.push_str(&format!("bisect {session}: {headline}{of_set}\n"));
     let others: String = config.other_goods.iter().map(|sha| format!(" (and {})", abbreviate(sha, 12))).collect();
     out.push_str(&format!(
         "metric: {}   good {}{others}   bad {}\n",
@@ -1378,7 +1402,25 @@ pub fn render_outcome(
     let label = if config.improvement { "commit" } else { "culprit" };
     for c in &outcome.culprits {
         let commit = &range[c.commit.min(range.len() - 1)];
-        if c.located {
+        let set = candidates(c);
+        if set.len() > 1 {
+            // As git bisect says "The first bad commit could be any of": the testable commit alone would be blamed
+            // for what may be the change of an untestable one before it (the commit that fixed its build).
+            let named: Vec<String> = set
+                .iter()
+                .filter_map(|&(i, untestable)| {
+                    let commit = range.get(i)?;
+                    let marked = if untestable { ", untestable" } else { "" };
+                    Some(format!("{} (\"{}\"{marked})", commit.sha, commit.subject))
+                })
+                .collect();
+            let (last, rest) = named.split_last().unwrap_or((&commit.sha, &[]));
+            out.push_str(&format!(
+                "{label}: one of {} commits that cannot be told apart: {} or {last}\n",
+                set.len(),
+                rest.join(", ")
+            ));
+        } else if c.located {
             out.push_str(&format!("{label}: {} (\"{}\")\n", commit.sha, commit.subject));
         } else {
             // The range is the commits the second contains and the first does not, which is what git's A..B
@@ -1392,8 +1434,11 @@ pub fn render_outcome(
                 short(c.commit)
             ));
         }
+        // The engine's confidence is that the change is at the commit or at one of its untestable suspects.
+        let of_set = if set.len() > 1 { " that the change is at one of them" } else { "" };
         out.push_str(&format!(
-            "  explains {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%){}\n",
+            "  {} {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%){}{of_set}\n",
+            if set.len() > 1 { "together explain" } else { "explains" },
             100.0 * c.share,
             100.0 * c.share_low,
             100.0 * c.share_high,
@@ -1401,7 +1446,11 @@ pub fn render_outcome(
         ));
         if !c.untestable_suspects.is_empty() {
             let list: Vec<String> = c.untestable_suspects.iter().map(|&i| short(i)).collect();
-            out.push_str(&format!("  could also be the untestable commit(s): {}\n", list.join(", ")));
+            out.push_str(&format!(
+                "  no run could be made of the untestable commit(s) {}, so the runs cannot tell which made the \
+                 change (`culprit bisect log` says why each failed)\n",
+                list.join(", ")
+            ));
         }
     }
     if let Some(caveat) = outcome.caveat() {
