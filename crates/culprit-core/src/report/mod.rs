@@ -1656,4 +1656,25 @@ mod tests {
         assert!(!l.is_commit());
         assert_eq!(l.short(), "patched");
     }
+
+    #[test]
+    fn a_culprit_next_to_untestable_commits_is_named_with_each_of_them_oldest_first() {
+        let commit = |sha: char| CommitRef::new(sha.to_string().repeat(40), None);
+        let mut culprit = Contributor {
+            commit: commit('c'),
+            after: commit('0'),
+            located: true,
+            share: 1.0,
+            share_low: 0.9,
+            share_high: 1.1,
+            confidence: 1.0,
+            untestable_suspects: vec![commit('a'), commit('b')],
+        };
+        assert!(culprit.is_set());
+        let named = culprit.candidates_text(CommitRef::short);
+        assert_eq!(named, "aaaaaaaaaa (untestable), bbbbbbbbbb (untestable) or cccccccccc");
+        culprit.untestable_suspects.clear();
+        assert!(!culprit.is_set());
+        assert_eq!(culprit.candidates_text(CommitRef::short), "cccccccccc");
+    }
 }
