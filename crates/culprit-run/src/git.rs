@@ -36,6 +36,41 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
+/// The commits of `shas` that the repository at `dir` does not hold (history rewritten, then pruned by `git gc`), in
+/// the order given. One `git cat-file --batch-check` reads them all, however long a bisect's range is.
+pub fn missing_commits(dir: &Path, shas: &[&str]) -> Result<Vec<String>, GitError> {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["cat-file", "--batch-check"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(GitError::Spawn)?;
+    let input: String = shas.iter().map(|sha| format!("{sha}\n")).collect();
+    // Written from another thread: git answers line by line, and with thousands of commits its output would fill
+    // the pipe while this thread still wrote, each waiting for the other.
+    let stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(input.as_bytes());
+        }
+    });
+    let out = child.wait_with_output().map_err(GitError::Spawn)?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            args: "cat-file --batch-check".into(),
+            dir: dir.display().to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let answers = String::from_utf8_lossy(&out.stdout);
+    Ok(answers.lines().filter_map(|line| line.strip_suffix(" missing")).map(str::to_string).collect())
+}
+
 /// The top of the repository containing `dir`.
 pub fn toplevel(dir: &Path) -> Result<PathBuf, GitError> {
     if !dir.exists() {
@@ -229,6 +264,15 @@ pub(crate) mod tests {
             shas.push(git(p, &["rev-parse", "HEAD"]).unwrap());
         }
         (dir, shas)
+    }
+
+    #[test]
+    fn missing_commits_names_only_the_commits_the_repository_lacks() {
+        let (dir, shas) = repo_with_commits(3);
+        let gone = "0123456789abcdef0123456789abcdef01234567";
+        let asked = [shas[0].as_str(), gone, shas[2].as_str()];
+        assert_eq!(missing_commits(dir.path(), &asked).unwrap(), [gone]);
+        assert!(missing_commits(dir.path(), &[shas[1].as_str()]).unwrap().is_empty());
     }
 
     #[test]

@@ -216,7 +216,12 @@ pub fn reap(path: &Path) -> std::io::Result<Option<Reaped>> {
     let strays = token_carriers(&recorded.token);
     let strays_gone = strays.is_empty() || kill_carriers(&recorded.token);
     let reaped = (group || !strays.is_empty()).then_some(Reaped { recorded, gone: group_gone && strays_gone });
-    std::fs::remove_file(path)?;
+    // Another culprit may have reaped the same record meanwhile (one that takes up its work, beside one that only
+    // removes a dead culprit's worktrees): the record is gone either way.
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     Ok(reaped)
 }
 

@@ -31,11 +31,14 @@ use std::path::PathBuf;
 /// The environment variable that names the result store file.
 pub const DB_ENV_VAR: &str = "CULPRIT_DB";
 
+/// The store file used when neither `--db` nor `$CULPRIT_DB` names one, in the current directory.
+pub const DEFAULT_STORE_FILE: &str = "culprit.db";
+
 /// The default store path: `$CULPRIT_DB` when set and not empty, else `./culprit.db`.
 pub fn default_path() -> PathBuf {
     match std::env::var_os(DB_ENV_VAR) {
         Some(value) if !value.is_empty() => PathBuf::from(value),
-        _ => PathBuf::from("culprit.db"),
+        _ => PathBuf::from(DEFAULT_STORE_FILE),
     }
 }
 

@@ -160,7 +160,12 @@ pub(crate) fn culprit_dir(repo: &Path) -> PathBuf {
 /// prefix: a process removes its own when it ends, but one killed with kill -9 runs no cleanup, and its worktrees (a
 /// build each) would stay for good.
 pub(crate) fn process_worktree_root(repo: &Path, prefix: &str) -> PathBuf {
-    Worktrees::discard_orphans(repo, &worktree_root(repo, ""), prefix);
+    let culprit_dir = worktree_root(repo, "");
+    // A dead culprit's build may still run in the worktrees about to go, and then ran on in a deleted directory under
+    // this process's runs: its record is read only by the same work taken up again, and a bisect killed and started
+    // again with another --build is other work (QA 48, defect 4). So every dead culprit's leftover goes first.
+    reap_steps_left_by_dead_culprits(&culprit_dir);
+    Worktrees::discard_orphans(repo, &culprit_dir, prefix);
     worktree_root(repo, &format!("{prefix}-{}", std::process::id()))
 }
 
@@ -462,6 +467,19 @@ pub(crate) fn reap_leftover_step(record: &Path) {
     }
 }
 
+/// [`reap_leftover_step`] for every step record (`*.step`) in `dir`, a repository's culprit directory, whatever work
+/// it belongs to: a record whose culprit still runs is left alone (see `culprit_run::step_record::reap`), and one
+/// whose culprit died names a build or benchmark nothing will ever stop but this.
+pub(crate) fn reap_steps_left_by_dead_culprits(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|extension| extension == "step") && path.is_file() {
+            reap_leftover_step(&path);
+        }
+    }
+}
+
 /// [`reap_leftover_step`] for every `<prefix>-<pid>.step` record in `dir`: the records of a command that keeps one
 /// per process (`try-fix`, `culprit run`), since several may run at once. A live process's record is left alone.
 pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
@@ -646,6 +664,9 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
+    say_stopped_sessions_with_an_older_bad(store, &repo, &good_sha, &bad_sha, &ends.others, &job.job_id, &here, |c| {
+        c.improvement == args.improvement && given_metric.as_ref().is_none_or(|m| m == &c.metric)
+    })?;
     let others = match ends.others.len() {
         0 => String::new(),
         1 => format!(" (and good {}, not measured)", &ends.others[0][..10]),
@@ -845,6 +866,53 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown, Some(probed))
 }
 
+/// Names each stopped session of this machine that bisects the same job from the same good in `repo` up to a bad
+/// that is an ancestor of `bad` (the branch given as --bad moved on since it was killed, as linux-next does), and how
+/// to continue it: the same command again then starts a new session from nothing, and said nothing of the stopped
+/// one, whose runs (hundreds, and a build each commit) were paid for (QA 48, defect 6). `alike`: the rest of the
+/// command matches the session's configuration (the direction, and the metric when one is given).
+#[allow(clippy::too_many_arguments)]
+fn say_stopped_sessions_with_an_older_bad(
+    store: &dyn Store,
+    repo: &Path,
+    good: &str,
+    bad: &str,
+    other_goods: &[String],
+    job_id: &str,
+    here: &str,
+    alike: impl Fn(&SessionConfig) -> bool,
+) -> Result<()> {
+    for session in store.bisect_sessions()? {
+        let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
+        let related = session.status == NEW_SESSION_STATUS
+            && config.repo == repo
+            && config.good == good
+            && config.other_goods == other_goods
+            && config.bad != bad
+            && session.job_id.as_deref() == Some(job_id)
+            && alike(&config);
+        if !related || git::git(repo, &["merge-base", "--is-ancestor", &config.bad, bad]).is_err() {
+            continue;
+        }
+        // A session another machine measures on cannot be resumed here, and one a process drives is not stopped.
+        let machine = session_machine(store, session.id, &config.machine)?;
+        if machine.is_some_and(|there| there != here) || shown_status(store, &session) != "stopped" {
+            continue;
+        }
+        let runs = store.bisect_session_runs(session.id)?.len();
+        crate::note!(
+            "culprit: bisect session {id} of the same job from good {} stopped after {runs} runs with bad {}, an \
+             ancestor of this bad {}; this starts a new session from nothing: to continue session {id} instead (its \
+             range without the newer commits), interrupt this (Ctrl-C) and run `culprit bisect --resume {id}`",
+            &good[..good.len().min(10)],
+            &config.bad[..config.bad.len().min(10)],
+            &bad[..bad.len().min(10)],
+            id = session.id
+        );
+    }
+    Ok(())
+}
+
 /// Records `session` as one of `track --follow`'s on its machine when a pass runs this bisect (`for_follow_on`),
 /// before anything of it is driven: a pass killed at any point after this (even between the bisect's end and the
 /// pass's own bookkeeping) leaves a session the next pass finds as its own, finishes if need be, and mails once.
@@ -893,6 +961,23 @@ fn resume(store: &mut dyn Store, session: SessionId, args: &BisectArgs, start_lo
         );
     }
     let range = session_range(store, session, &config)?;
+    // A commit of the range that history rewriting and `git gc` took away fails its checkout, which read as the
+    // machine's fault, with the advice to resume once it was fixed; after one more run at good (QA 48, defect 9f).
+    let shas: Vec<&str> = range.iter().map(|commit| commit.sha.as_str()).collect();
+    let missing = git::missing_commits(&config.repo, &shas)
+        .with_context(|| format!("cannot check that the commits of bisect session {session} are in its repository"))?;
+    if let Some(gone) = missing.first() {
+        let also = match missing.len() {
+            1 => String::new(),
+            n => format!(" (and {} more of its {} commits)", n - 1, range.len()),
+        };
+        bail!(
+            "commit {} of bisect session {session} is no longer in the repository {}{also} (history rewritten?); \
+             this session cannot continue; start a new bisect",
+            &gone[..gone.len().min(12)],
+            config.repo.display()
+        );
+    }
     let job = plan_job(&config.job_yaml, &config.job_source, &config.repo)?;
     // The start lock of the command that began the session: a process killed with `kill -9` left its file, which
     // would stay in the repository after the resumed session is done; and the same command started meanwhile would

@@ -45,7 +45,17 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
         // The store's own error names the server without the password, so the URL is not repeated here.
         return Ok(Box::new(PostgresStore::connect(url)?));
     }
+    let new_file = !path.exists();
+    let missing_directory = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()).map(PathBuf::from);
     let store = SqliteStore::open(&path).with_context(|| format!("cannot open the result store {}", path.display()))?;
+    // A mistyped --db or $CULPRIT_DB made a new empty store without a word, its directories too, and a bisect then
+    // started from nothing beside the stored runs it meant to use (QA 48, 9a). The first store of a directory at the
+    // default path is what a first `culprit run` is expected to make, so it is not worth a line.
+    if new_file && path != std::path::Path::new(culprit_store::DEFAULT_STORE_FILE) {
+        let directory =
+            missing_directory.map_or_else(String::new, |dir| format!(" (and its directory {})", dir.display()));
+        crate::note!("culprit: created a new store at {}{directory}", path.display());
+    }
     Ok(Box::new(store))
 }
 
