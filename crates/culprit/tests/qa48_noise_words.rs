@@ -37,7 +37,7 @@ fn qa48_7_a_noisy_change_that_did_not_reproduce_is_not_confirmed_with_what_the_r
     // (a deterministic spread of 70..130, counted across every run, so no timing is involved).
     let _machine = quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = sized_repo(dir.path(), 6, None);
+    let (_repo, shas) = sized_repo(dir.path(), 6, None);
     let counter = dir.path().join("counter");
     let script = dir.path().join("noisy.sh");
     std::fs::write(
@@ -110,7 +110,7 @@ fn qa48_9c_a_number_that_changed_without_varying_is_a_significant_change() {
     let args = ["bisect", "--repo", "repo", "--good", &shas[0], "--bad", &shas[7], "--job", &job_arg, "--json"];
     let out = culprit(&db, &args, dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let chose = stderr.lines().find(|l| l.contains("culprit: bisecting")).unwrap_or_else(|| panic!("{stderr}"));
+    let chose = stderr.lines().find(|l| l.contains("culprit: bisecting command.")).unwrap_or_else(|| panic!("{stderr}"));
     assert!(chose.contains("bisecting command.size, the KPI that changed most significantly"), "{stderr}");
     assert!(!stderr.contains("no metric changed significantly"), "{stderr}");
     let value: serde_json::Value =
