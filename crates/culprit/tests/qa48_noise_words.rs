@@ -110,7 +110,8 @@ fn qa48_9c_a_number_that_changed_without_varying_is_a_significant_change() {
     let args = ["bisect", "--repo", "repo", "--good", &shas[0], "--bad", &shas[7], "--job", &job_arg, "--json"];
     let out = culprit(&db, &args, dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let chose = stderr.lines().find(|l| l.contains("culprit: bisecting command.")).unwrap_or_else(|| panic!("{stderr}"));
+    let chosen_line = |l: &&str| l.contains("culprit: bisecting command.");
+    let chose = stderr.lines().find(chosen_line).unwrap_or_else(|| panic!("{stderr}"));
     assert!(chose.contains("bisecting command.size, the KPI that changed most significantly"), "{stderr}");
     assert!(!stderr.contains("no metric changed significantly"), "{stderr}");
     let value: serde_json::Value =
