@@ -88,6 +88,14 @@ pub fn population_stddev(xs: &[f64]) -> Option<f64> {
     sample_variance(xs).map(|variance| (variance * (xs.len() - 1) as f64 / xs.len() as f64).sqrt())
 }
 
+/// Whether two sides' values are each one number repeated, at least twice a side, and the two numbers differ: a
+/// change as certain as runs can show (a size, a count), though a test of its variance has nothing to divide by and
+/// calls it not significant. Non-finite values are never steady.
+pub fn steady_change(a: &[f64], b: &[f64]) -> bool {
+    let steady = |xs: &[f64]| xs.len() >= 2 && xs[0].is_finite() && xs.iter().all(|&x| x == xs[0]);
+    steady(a) && steady(b) && a[0] != b[0]
+}
+
 /// A sorted copy of `xs` in IEEE total order (NaN last), so sorting can never panic.
 pub fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();
@@ -831,6 +839,22 @@ pub fn fisher_exact(fails_a: usize, runs_a: usize, fails_b: usize, runs_b: usize
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_steady_change_is_one_number_a_side_repeated_and_different() {
+        let cases: [(&[f64], &[f64], bool); 7] = [
+            (&[15960.0, 15960.0, 15960.0], &[15992.0, 15992.0, 15992.0], true),
+            (&[1.0, 1.0], &[2.0, 2.0, 2.0], true),
+            (&[15960.0, 15960.0, 15960.0], &[15960.0, 15960.0, 15960.0], false),
+            (&[15960.0, 15961.0, 15960.0], &[15992.0, 15992.0, 15992.0], false),
+            (&[1.0], &[2.0], false),
+            (&[], &[2.0, 2.0], false),
+            (&[f64::NAN, f64::NAN], &[2.0, 2.0], false),
+        ];
+        for (a, b, expected) in cases {
+            assert_eq!(super::steady_change(a, b), expected, "{a:?} against {b:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

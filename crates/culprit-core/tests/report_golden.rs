@@ -585,7 +585,66 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         improved: false,
         improvement: false,
         below_min_change: None,
+        sensitivity: None,
     }
+}
+
+#[test]
+fn qa48_a_change_the_runs_could_have_missed_is_not_confirmed_and_the_mail_says_what_they_rule_out() {
+    use culprit_core::bisect::Sensitivity;
+    // (noise, detectable, metric, subject part, opening part, advice given)
+    let cases = [
+        (
+            0.37,
+            0.16,
+            "command.elapsed_time",
+            "command.elapsed_time change not confirmed (the runs rule out only changes above ~16%)",
+            "was not confirmed when measured again: run-to-run noise is 37% of the level; these runs rule out only \
+             changes above ~16%",
+            true,
+        ),
+        (
+            0.012,
+            0.0051,
+            "command.elapsed_time",
+            "command.elapsed_time did not reproduce, no commit blamed",
+            "did not reproduce when measured again (run-to-run noise is 1.2% of the level; these runs rule out \
+             changes above ~0.51%)",
+            false,
+        ),
+        (
+            0.3,
+            0.12,
+            "command.user_time",
+            "command.user_time change not confirmed",
+            "these runs rule out only changes above ~12%",
+            false,
+        ),
+    ];
+    for (noise_share, detectable_share, metric, subject, opening, advice) in cases {
+        let mut summary = bisect(Status::NotReproduced, false, 0);
+        summary.sensitivity = Some(Sensitivity { noise_share, detectable_share });
+        let mut input = seed001_input();
+        // The headline row renamed: the advice is for wall time only, which the fio table does not have.
+        for row in input.comparison.rows.iter_mut().filter(|row| row.metric == input.metric) {
+            row.metric = metric.to_string();
+        }
+        input.metric = metric.to_string();
+        input.bisect = Some(summary);
+        let line = subject_line(&input).unwrap();
+        assert!(line.contains(subject), "{line}");
+        for format in [Format::Text, Format::Markdown, Format::Html] {
+            let text = flat(&render(&input, format).unwrap());
+            assert!(text.contains(opening), "{format:?}: {text}");
+            assert_eq!(text.contains("bisect again with --metric command.user"), advice, "{format:?}: {text}");
+            assert_eq!(text.contains("did not reproduce"), detectable_share <= 0.05, "{format:?}: {text}");
+        }
+    }
+    // A report stored before the field existed reads none, and keeps its old words.
+    let mut json: serde_json::Value = serde_json::to_value(bisect(Status::NotReproduced, false, 0)).unwrap();
+    json.as_object_mut().unwrap().remove("sensitivity");
+    let read: BisectSummary = serde_json::from_value(json).unwrap();
+    assert_eq!(read.sensitivity, None);
 }
 
 #[test]

@@ -224,10 +224,14 @@ pub struct BisectArgs {
     /// The metric to bisect (default: the most significant program metric change between good and bad).
     #[arg(long)]
     pub metric: Option<String>,
-    /// Shell command that builds the commit, run once per commit in its worktree ($CULPRIT_COMMIT is set).
+    /// Shell command that builds the commit, run once per commit in its worktree ($CULPRIT_COMMIT is set); its
+    /// products must stay in the worktree or be kept per commit (e.g. under a directory named $CULPRIT_COMMIT), since
+    /// runs of commits built earlier come back to them without a rebuild.
     #[arg(long)]
     pub build: Option<String>,
-    /// Shell command that deploys the built commit before its runs (install, kexec, boot).
+    /// Shell command that deploys the built commit before its runs (install, kexec, boot); it runs again, without a
+    /// rebuild, whenever the bisect returns to a commit, so it must install that commit's products (from its
+    /// worktree or from its per-commit copy), not whatever was built last.
     #[arg(long)]
     pub deploy: Option<String>,
     #[command(flatten)]

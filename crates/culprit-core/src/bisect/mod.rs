@@ -50,6 +50,7 @@ mod outcome;
 mod posterior;
 mod replicate;
 mod reproduce;
+mod sensitivity;
 pub mod sim;
 mod spread;
 mod staircase;
@@ -57,6 +58,7 @@ mod topology;
 mod verify;
 
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
+pub use sensitivity::Sensitivity;
 pub use spread::BuildSpread;
 pub use topology::CommitNode;
 
@@ -354,6 +356,11 @@ pub struct Outcome {
     /// bar, [`BisectConfig::min_effect_relative`]): the change may well be real, only smaller than asked for.
     #[serde(default)]
     pub below_min_change: bool,
+    /// Set on a `NotReproduced` outcome whose reproduce test ran out of runs or ruled the change out: how noisy the
+    /// runs at good and bad were and the smallest change they would have caught, so that a change they could have
+    /// missed is reported as not confirmed rather than absent (QA 48). Outcomes stored before it read none.
+    #[serde(default)]
+    pub sensitivity: Option<Sensitivity>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -421,6 +428,9 @@ pub struct Bisect {
     /// Whether the bisect ended because good and bad differ by less than `--min-change` (see
     /// [`Outcome::below_min_change`]).
     below_min_change: bool,
+    /// What the runs at good and bad could have seen when the reproduce test ended "not reproduced" (see
+    /// [`Outcome::sensitivity`]).
+    sensitivity: Option<Sensitivity>,
     /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
     replicating: Option<usize>,
     /// The candidate whose step held across the builds beside it.
@@ -484,6 +494,7 @@ impl Bisect {
             reproduced: None,
             improved: false,
             below_min_change: false,
+            sensitivity: None,
             replicating: None,
             replicated: None,
             log: Vec::new(),

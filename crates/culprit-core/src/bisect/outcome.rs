@@ -449,6 +449,7 @@ impl Bisect {
             build_spread,
             improved: self.improved,
             below_min_change: self.below_min_change,
+            sensitivity: self.sensitivity,
         });
     }
 }

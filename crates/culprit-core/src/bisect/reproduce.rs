@@ -220,6 +220,19 @@ impl Bisect {
             };
             if segment.top {
                 self.reproduced = Some(false);
+                // A test that ran out of runs on noisy ends has not shown that the change is absent, only that it
+                // is below what these runs can see: the outcome says how far that is (QA 48: a real 10% slowdown
+                // measured on wall time with 37% noise read as "did not reproduce").
+                let level = fit.locations[0];
+                let log_ratio_at = |d: f64| match two_sided {
+                    true => mixture_log_ratio(d, se, sigma),
+                    false => model::one_sided_mixture_log_ratio(d, se, sigma),
+                };
+                self.sensitivity = Sensitivity::of_runs(&a, &b, level, se, threshold, log_ratio_at);
+                let why = match &self.sensitivity {
+                    Some(s) => format!("{why}; {}", s.describe()),
+                    None => why,
+                };
                 self.note("reproduce", "not reproduced".into(), why.clone());
                 self.finish(format!("good and bad do not differ reproducibly: {why}"));
             } else {

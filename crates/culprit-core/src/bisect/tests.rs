@@ -1056,6 +1056,7 @@ fn the_caution_is_left_out_beside_a_step_that_dwarfs_the_spread() {
         build_spread: Some(spread),
         improved: false,
         below_min_change: false,
+        sensitivity: None,
     };
     assert!(outcome(&[13.7], true).caveat().is_none());
     assert!(outcome(&[-13.7], true).caveat().is_none(), "a step's size, whichever its sign");

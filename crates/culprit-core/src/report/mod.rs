@@ -174,6 +174,11 @@ pub struct BisectSummary {
     /// be real, so the mail must not say that it did not reproduce.
     #[serde(default)]
     pub below_min_change: Option<f64>,
+    /// For a change that did not reproduce: how noisy the runs at good and bad were and the smallest change they would
+    /// have caught ([`crate::bisect::Outcome::sensitivity`]). Where they could have missed a change worth a report,
+    /// the mail says "not confirmed", not "did not reproduce". Reports stored before it read none.
+    #[serde(default)]
+    pub sensitivity: Option<crate::bisect::Sensitivity>,
 }
 
 fn built_by_default() -> bool {
@@ -855,10 +860,17 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
                 printf::percent_of_fraction(bar)
             ),
             None => format!(
-                "[culprit] {}..{}: {} did not reproduce, no commit blamed",
+                "[culprit] {}..{}: {} {}, no commit blamed",
                 b.good.short(),
                 b.bad.short(),
-                h.metric
+                h.metric,
+                match b.sensitivity.filter(|s| s.could_miss()) {
+                    Some(s) => format!(
+                        "change not confirmed (the runs rule out only changes above ~{})",
+                        s.detectable_percent()
+                    ),
+                    None => "did not reproduce".to_string(),
+                }
             ),
         },
         // No commit was narrowed to: the subject names the range, not bad as if it were the likely culprit.
@@ -1037,6 +1049,33 @@ fn set_opening(said: String) -> String {
     said
 }
 
+/// The opening of a mail whose change did not reproduce: with the runs' sensitivity, what they rule out, and "not
+/// confirmed" where they could have missed a change worth a report (QA 48: a real slowdown on a noisy metric was
+/// mailed as "did not reproduce", and a developer closes the report on that).
+pub(crate) fn not_reproduced_opening(b: &BisectSummary, metric: &str) -> String {
+    let (good, bad) = (b.good.short(), b.bad.short());
+    match b.sensitivity {
+        Some(s) if s.could_miss() => {
+            let advice = s.advice(metric).map(|a| format!(" {}{}.", a[..1].to_uppercase(), &a[1..]));
+            format!(
+                "FYI, the change of {metric} between {good} and {bad} was not confirmed when measured again: {}, so \
+                 no commit is blamed, though a smaller change may be there.{}",
+                s.describe(),
+                advice.unwrap_or_default()
+            )
+        }
+        Some(s) => format!(
+            "FYI, the change of {metric} between {good} and {bad} did not reproduce when measured again ({}), so no \
+             commit is blamed.",
+            s.describe()
+        ),
+        None => format!(
+            "FYI, the change of {metric} between {good} and {bad} did not reproduce when measured again, so no commit \
+             is blamed."
+        ),
+    }
+}
+
 /// [`opening`] in the robot's words for a commit.
 fn commit_opening(input: &ReportInput, h: &Headline) -> String {
     if let Some(side) = failed_side(input) {
@@ -1072,13 +1111,7 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
                 b.bad.short(),
                 printf::percent_of_fraction(bar)
             ),
-            None => format!(
-                "FYI, the change of {} between {} and {} did not reproduce when measured again, so no commit is \
-                 blamed.",
-                h.metric,
-                b.good.short(),
-                b.bad.short()
-            ),
+            None => not_reproduced_opening(b, &h.metric),
         },
         Some(b) if b.contributors.is_empty() => format!(
             "FYI, we noticed {noticed} between {} and {}, but the bisect ended before it narrowed the change down to \
@@ -1189,6 +1222,9 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         Status::NotReproduced if b.improved => opposite_change(b.improvement),
         Status::NotReproduced if b.below_min_change.is_some() => {
             "good and bad differ by less than --min-change; no commit is blamed"
+        }
+        Status::NotReproduced if b.sensitivity.is_some_and(|s| s.could_miss()) => {
+            "the change was not confirmed; no commit is blamed"
         }
         Status::NotReproduced => "the change did not reproduce; no commit is blamed",
         Status::Inconclusive if b.contributors.is_empty() => "inconclusive; the change was not narrowed down",

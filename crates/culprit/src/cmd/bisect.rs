@@ -15,6 +15,7 @@ use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, printf, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_core::report::confidence_words;
+use culprit_core::stats::steady_change;
 use culprit_run::bisect::{
     commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, StepTimeouts, DEFAULT_RUN_TIMEOUT,
     LIVE_WORKTREES,
@@ -271,6 +272,15 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
             reasons.join("; ")
         );
     }
+    // A number that is one value at good and another at bad in every run has changed as surely as runs can show,
+    // though the comparison's test, with no variance to weigh it against, calls it not significant (QA 48: a size
+    // that went 15960 -> 15992 in every run was chosen as "the closest to a change").
+    let steady: Vec<String> = g
+        .metrics
+        .iter()
+        .filter(|(name, values)| b.metrics.get(*name).is_some_and(|other| steady_change(values, other)))
+        .map(|(name, _)| name.clone())
+        .collect();
     let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
     // Prefer a significant change, of a KPI (the issue's "most significant KPI change": fio.write_iops rather than
     // fio.workload, which moves with it, or a command's captured number over its times), then the smallest q,
@@ -285,8 +295,9 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
             continue;
         }
         candidates += 1;
-        let significant = change.verdict.is_change();
-        let q = change.q.unwrap_or(1.0);
+        let steady_changed = steady.contains(&row.metric);
+        let significant = change.verdict.is_change() || steady_changed;
+        let q = if steady_changed { 0.0 } else { change.q.unwrap_or(1.0) };
         let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
         // A KPI is preferred only among significant changes: when nothing is significant yet (3 runs a side), the
         // smallest q decides, or a KPI that did not move at all (a constant capture) would beat a 30% slowdown.
@@ -1370,6 +1381,10 @@ pub fn result_json(
         "improved": outcome.improved && !config.improvement,
         "regressed": outcome.improved && config.improvement,
         "below_min_change": outcome.below_min_change,
+        // What the runs of a change that did not reproduce rule out: the noise and the smallest change they would
+        // have caught, as shares of good's level, and the same in words (null for other outcomes).
+        "sensitivity": outcome.sensitivity,
+        "not_reproduced": not_reproduced_words(config, outcome),
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
@@ -1446,6 +1461,32 @@ pub struct ThisInvocation {
     pub continued_after: usize,
 }
 
+/// For a change that did not reproduce, what its runs rule out ("not confirmed: run-to-run noise is 37% of the
+/// level; these runs rule out only changes above ~16%") with the README's advice for noise that high, and, after a
+/// `--deploy`, the one way a real change vanishes by construction: build products kept outside the worktree, which
+/// the deploy then installs for every commit alike (QA 48). `None` for other outcomes.
+pub(crate) fn not_reproduced_words(config: &SessionConfig, outcome: &Outcome) -> Option<String> {
+    if outcome.status != Status::NotReproduced || outcome.improved || outcome.below_min_change {
+        return None;
+    }
+    let mut words = match outcome.sensitivity {
+        Some(s) => {
+            let lead = if s.could_miss() { "not confirmed" } else { "did not reproduce" };
+            let advice = s.advice(&config.metric).map(|a| format!("; {a}")).unwrap_or_default();
+            format!("{lead}: {}{advice}", s.describe())
+        }
+        None => "did not reproduce".to_string(),
+    };
+    if config.deploy.is_some() {
+        words.push_str(
+            "; --deploy runs before every run without a rebuild: if the build's products leave the worktree (make \
+             O=DIR, an install prefix), every commit ran the last build; keep them in the worktree or per commit \
+             ($CULPRIT_COMMIT)",
+        );
+    }
+    Some(words)
+}
+
 /// The human summary of an outcome.
 pub fn render_outcome(
     session: SessionId,
@@ -1464,6 +1505,10 @@ pub fn render_outcome(
         Status::NotReproduced if outcome.improved => culprit_core::report::opposite_change(config.improvement),
         Status::NotReproduced if outcome.below_min_change => {
             "good and bad differ by less than --min-change: no commit is blamed"
+        }
+        // Runs that could have missed a change worth a report have not shown it absent (QA 48).
+        Status::NotReproduced if outcome.sensitivity.is_some_and(|s| s.could_miss()) => {
+            "the change is not confirmed: no commit is blamed"
         }
         Status::NotReproduced => "the change does not reproduce: no commit is blamed",
         Status::Inconclusive => "inconclusive: no commit is blamed with confidence",
@@ -1542,6 +1587,9 @@ pub fn render_outcome(
         out.push_str(&culprit_core::report::wrap(&caveat, ""));
     }
     out.push_str(&culprit_core::report::wrap(&format!("why: {}", name_commits(&outcome.reason, range)), ""));
+    if let Some(words) = not_reproduced_words(config, outcome) {
+        out.push_str(&culprit_core::report::wrap(&words, ""));
+    }
     let time = match invocation {
         Some(ThisInvocation { elapsed, continued_after: 0 }) => format!(", {:.0}s", elapsed.as_secs_f64()),
         Some(ThisInvocation { elapsed, continued_after }) => format!(
@@ -2046,6 +2094,17 @@ mod tests {
         // change was not significant, which the command line tells the user.
         let same = runs(1000.0, &[0.0, 0.01, -0.008, -0.004]);
         assert!(!choose_metric(&good, &same).unwrap().significant);
+        // QA 48: a captured size, one number in every run at good and another at bad, beside a wall time that did
+        // not change, is a significant change (it was "the closest to a change" of metrics that did not change).
+        let sized = |size: f64, times: &[f64]| -> Vec<RunRecord> {
+            times.iter().map(|&t| record(&[("command.size", size), ("command.elapsed_time", t)])).collect()
+        };
+        let (good, bad) = (sized(15960.0, &[0.061, 0.058, 0.066]), sized(15992.0, &[0.060, 0.064, 0.059]));
+        let chosen = choose_metric(&good, &bad).unwrap();
+        assert_eq!((chosen.name.as_str(), chosen.significant), ("command.size", true));
+        // The same size at both ends is no change, however steady.
+        let chosen = choose_metric(&good, &sized(15960.0, &[0.060, 0.064, 0.059])).unwrap();
+        assert!(!chosen.significant, "{}", chosen.name);
     }
 
     #[test]

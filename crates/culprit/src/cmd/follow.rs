@@ -624,7 +624,8 @@ fn write_reports(store: &mut dyn Store, plan: &Plan, dir: &Path, pass: &mut Pass
             let metric = session.metric.as_deref().unwrap_or("its metric");
             let range = format!("{}..{}", prose_short(&session.good), prose_short(&session.bad));
             let outcome = match session.status.as_str() {
-                "not-reproduced" => "did not reproduce the change".to_string(),
+                // Said as what it is: the change was not confirmed, which on noisy runs does not mean it is absent.
+                "not-reproduced" => "did not confirm the change".to_string(),
                 other => format!("ended {other}"),
             };
             pass.notes.push(format!(

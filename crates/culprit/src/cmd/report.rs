@@ -524,6 +524,7 @@ pub fn from_bisect(
             improved: outcome.improved,
             improvement: config.improvement,
             below_min_change: outcome.below_min_change.then_some(config.bisect.min_effect_relative),
+            sensitivity: outcome.sensitivity,
         }),
         trend,
         failure: None,
