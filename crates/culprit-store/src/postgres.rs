@@ -1201,16 +1201,9 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         )
         .map_err(fail)?
         .ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
-    let nr_cpu: i64 = head.get(10);
-    let memory_kib: i64 = head.get(11);
-    let machine = Machine {
-        hostname: from_db(head.get(8)),
-        cpu_model: from_db(head.get(9)),
-        nr_cpu: u32::try_from(nr_cpu).map_err(|_| bad(format!("the CPU count of run {id}"), nr_cpu.to_string()))?,
-        memory_kib: u64::try_from(memory_kib)
-            .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
-        kernel: from_db(head.get(12)),
-    };
+    let (hostname, cpu_model, kernel) = (from_db(head.get(8)), from_db(head.get(9)), from_db(head.get(12)));
+    let machine =
+        crate::record::machine_from_columns(location, id, hostname, cpu_model, head.get(10), head.get(11), kernel)?;
     let status: String = head.get(15);
     let outcome = match failure_reason_of(&status, head.get(16)) {
         None => RunOutcome::Ok,

@@ -17,7 +17,7 @@ use crate::{
     NewTryFix, RevisionSamples, RunFacts, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId,
     Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
 };
-use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
+use culprit_core::model::{MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -1348,14 +1348,8 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         .map_err(fail)?;
     let head = head.ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
     let (hostname, cpu_model, nr_cpu, memory_kib, kernel) = head.machine;
-    let machine = Machine {
-        hostname,
-        cpu_model,
-        nr_cpu: u32::try_from(nr_cpu).map_err(|_| bad(format!("the CPU count of run {id}"), nr_cpu.to_string()))?,
-        memory_kib: u64::try_from(memory_kib)
-            .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
-        kernel,
-    };
+    let machine =
+        crate::record::machine_from_columns(location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
     let outcome = match failure_reason_of(&head.status, head.failure_reason) {
         None => RunOutcome::Ok,
         Some(reason) => RunOutcome::Failed { reason },

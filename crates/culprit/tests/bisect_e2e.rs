@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::score_job;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -463,42 +464,19 @@ fn a_benchmark_that_is_not_in_the_worktree_points_to_build() {
 }
 
 /// A repository whose commits print a score: 100, plus `step` from commit 15 on, plus each commit's own offset (as
-/// a build's code layout would add), plus run-to-run noise of about 0.75 from a fixed sequence, so the bisect sees
-/// the same numbers on every machine. Returns the repository and its commit SHAs, oldest first.
+/// a build's code layout would add), plus run-to-run noise ([`common::score_repo`]). Returns the repository and its
+/// commit SHAs, oldest first.
 fn make_score_repo(dir: &Path, step: f64, offsets: &[f64; 24]) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.email", "robot@culprit.invalid"]);
-    git(&["config", "user.name", "Culprit Test"]);
-    // The run counter lives outside the repository, so every worktree draws from one noise sequence. The bisect
-    // chooses its commits by measured costs (a run's seconds against a build's): the sleep makes a run's cost the
-    // same on a loaded machine as on a quiet one, so the path, and with it the numbers each commit draws, is too.
-    let counter = dir.join("runs");
-    let script = format!(
-        "sleep 0.2\nn=$(cat {counter} 2>/dev/null || echo 0)\necho $((n + 1)) > {counter}\n\
-         awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ split(\"0.8 -1.1 0.3 -0.4 1.2 -0.9 0.1 -0.2 0.6 -0.5 1.0 \
-         -1.3 -0.7 0.9 -0.1 0.4\", z, \" \"); printf \"score: %.4f\\n\", 100 + level + z[n % 16 + 1] }}'\n",
-        counter = counter.display()
-    );
-    std::fs::write(repo.join("score.sh"), script).unwrap();
-    for (i, offset) in offsets.iter().enumerate() {
-        let level = if i + 1 >= 15 { step } else { 0.0 } + offset;
-        std::fs::write(repo.join("level"), format!("{level}\n")).unwrap();
-        git(&["add", "score.sh", "level"]);
-        git(&["commit", "-q", "--allow-empty", "-m", &format!("score: revision {}", i + 1)]);
-    }
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
-}
-
-/// The job that runs a [`make_score_repo`] commit's `score.sh` and captures its score, written into `dir`.
-fn score_job(dir: &Path) -> PathBuf {
-    let job = dir.join("score.yaml");
-    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
-    std::fs::write(&job, yaml).unwrap();
-    job
+    let commits: Vec<common::ScoreCommit> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, offset)| common::ScoreCommit {
+            level: if i + 1 >= 15 { step } else { 0.0 } + offset,
+            build: None,
+            subject: format!("score: revision {}", i + 1),
+        })
+        .collect();
+    common::score_repo(dir, &commits)
 }
 
 /// Builds that differ, end to end, on numbers that do not depend on the machine: a step of 4 noise sigmas over

@@ -12,41 +12,21 @@ use std::process::{Command, Output};
 const STEP_AT: usize = 7;
 
 /// A repository of 12 commits whose `score.sh` prints a score: 100, plus 5 from commit [`STEP_AT`] on, plus run-to-run
-/// noise of about 0.7 from a fixed sequence, so that the bisect sees the same numbers on every machine. Its `build.sh`
-/// fails at commit [`STEP_AT`] alone, as a patch whose build the next one fixes. Returns the repository and its
-/// commit SHAs, oldest first.
+/// noise ([`common::score_repo`]). Its `build.sh` fails at commit [`STEP_AT`] alone, as a patch whose build the next
+/// one fixes. Returns the repository and its commit SHAs, oldest first.
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.email", "robot@culprit.invalid"]);
-    git(&["config", "user.name", "Culprit Test"]);
-    // The run counter lives outside the repository, so that every worktree draws from one noise sequence; the sleep
-    // makes a run cost the same on a loaded machine as on a quiet one, and with it the commits the bisect chooses.
-    let counter = dir.join("runs");
-    let script = format!(
-        "sleep 0.2\nn=$(cat {counter} 2>/dev/null || echo 0)\necho $((n + 1)) > {counter}\n\
-         awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ split(\"0.8 -1.1 0.3 -0.4 1.2 -0.9 0.1 -0.2 0.6 -0.5 1.0 \
-         -1.3 -0.7 0.9 -0.1 0.4\", z, \" \"); printf \"score: %.4f\\n\", 100 + level + z[n % 16 + 1] }}'\n",
-        counter = counter.display()
-    );
-    std::fs::write(repo.join("score.sh"), script).unwrap();
-    for commit in 1..=12 {
-        let level = if commit >= STEP_AT { 5 } else { 0 };
-        std::fs::write(repo.join("level"), format!("{level}\n")).unwrap();
-        let build = if commit == STEP_AT { "echo 'score.c:3: syntax error' >&2; exit 1\n" } else { "exit 0\n" };
-        std::fs::write(repo.join("build.sh"), build).unwrap();
-        git(&["add", "score.sh", "level", "build.sh"]);
-        let subject = match commit {
-            STEP_AT => "score: raise the level (does not build)".to_string(),
-            c if c == STEP_AT + 1 => "score: fix the build".to_string(),
-            c => format!("score: revision {c}"),
-        };
-        git(&["commit", "-q", "--allow-empty", "-m", &subject]);
-    }
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+    let commits: Vec<common::ScoreCommit> = (1..=12)
+        .map(|commit| common::ScoreCommit {
+            level: if commit >= STEP_AT { 5.0 } else { 0.0 },
+            build: Some(if commit == STEP_AT { "echo 'score.c:3: syntax error' >&2; exit 1\n" } else { "exit 0\n" }),
+            subject: match commit {
+                STEP_AT => "score: raise the level (does not build)".to_string(),
+                c if c == STEP_AT + 1 => "score: fix the build".to_string(),
+                c => format!("score: revision {c}"),
+            },
+        })
+        .collect();
+    common::score_repo(dir, &commits)
 }
 
 fn culprit_in(db: &Path, args: &[&str]) -> Output {
@@ -63,9 +43,7 @@ fn qa48_a_change_at_a_commit_that_does_not_build_names_it_and_the_commit_that_fi
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
     let (repo, shas) = make_repo(dir.path());
-    let job = dir.path().join("score.yaml");
-    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
-    std::fs::write(&job, yaml).unwrap();
+    let job = common::score_job(dir.path());
     let db = dir.path().join("b.db");
     let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", "HEAD", "--json"];
     let job_args = ["--job", job.to_str().unwrap(), "--build", "sh build.sh", "--metric", "command.score"];

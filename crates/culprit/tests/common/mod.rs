@@ -398,3 +398,53 @@ pub fn a_run_writing_nul_bytes_is_stored_with_a_readable_reason(db: &str, cwd: &
     let stderr = "stderr:\nbefore\u{2400}after\u{FFFD}\u{FFFD} tail\u{2400}\n";
     assert!(text.contains(stderr) && !text.contains('\0'), "{text:?}");
 }
+
+/// One commit of a [`score_repo`]: the level its score sits at, its `build.sh` (none: the repository has none), and
+/// its subject.
+pub struct ScoreCommit {
+    pub level: f64,
+    pub build: Option<&'static str>,
+    pub subject: String,
+}
+
+/// A repository whose commits print a score (`score.sh`): 100, plus each commit's level, plus run-to-run noise of
+/// about 0.75 from a fixed sequence, so a bisect sees the same numbers on every machine. Returns the repository and
+/// its commit SHAs, oldest first.
+pub fn score_repo(dir: &Path, commits: &[ScoreCommit]) -> (PathBuf, Vec<String>) {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.email", "robot@culprit.invalid"]);
+    git(&["config", "user.name", "Culprit Test"]);
+    // The run counter lives outside the repository, so every worktree draws from one noise sequence. A bisect
+    // chooses its commits by measured costs (a run's seconds against a build's): the sleep makes a run's cost the
+    // same on a loaded machine as on a quiet one, so the path, and with it the numbers each commit draws, is too.
+    let counter = dir.join("runs");
+    let script = format!(
+        "sleep 0.2\nn=$(cat {counter} 2>/dev/null || echo 0)\necho $((n + 1)) > {counter}\n\
+         awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ split(\"0.8 -1.1 0.3 -0.4 1.2 -0.9 0.1 -0.2 0.6 -0.5 1.0 \
+         -1.3 -0.7 0.9 -0.1 0.4\", z, \" \"); printf \"score: %.4f\\n\", 100 + level + z[n % 16 + 1] }}'\n",
+        counter = counter.display()
+    );
+    std::fs::write(repo.join("score.sh"), script).unwrap();
+    for commit in commits {
+        std::fs::write(repo.join("level"), format!("{}\n", commit.level)).unwrap();
+        git(&["add", "score.sh", "level"]);
+        if let Some(build) = commit.build {
+            std::fs::write(repo.join("build.sh"), build).unwrap();
+            git(&["add", "build.sh"]);
+        }
+        git(&["commit", "-q", "--allow-empty", "-m", &commit.subject]);
+    }
+    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
+    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+}
+
+/// The job that runs a [`score_repo`] commit's `score.sh` and captures its score, written into `dir`.
+pub fn score_job(dir: &Path) -> PathBuf {
+    let job = dir.join("score.yaml");
+    let yaml = "suite: command\ntestcase: score\ncommand:\n  cmd: sh score.sh\n  capture.score: 'score: ([0-9.]+)'\n";
+    std::fs::write(&job, yaml).unwrap();
+    job
+}
