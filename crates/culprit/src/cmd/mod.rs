@@ -40,10 +40,20 @@ fn store_location(db: Option<PathBuf>) -> Result<PathBuf> {
 /// Opens the store named by `--db`, `$CULPRIT_DB`, or `./culprit.db`: a SQLite file, or a PostgreSQL server when
 /// the value is a `postgres://` or `postgresql://` URL (a farm of machines sharing one store).
 pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
+    let (store, created) = open_store_telling_if_created(db)?;
+    if let Some(created) = created {
+        crate::note!("{created}");
+    }
+    Ok(store)
+}
+
+/// [`open_store`], returning the line that says a new store was created (when one was) instead of printing it, for
+/// a command that removes the store again when it fails before storing anything ([`with_store_kept_if_used`]).
+fn open_store_telling_if_created(db: Option<PathBuf>) -> Result<(Box<dyn Store>, Option<String>)> {
     let path = store_location(db)?;
     if let Some(url) = path.to_str().filter(|p| culprit_store::is_postgres_url(p)) {
         // The store's own error names the server without the password, so the URL is not repeated here.
-        return Ok(Box::new(PostgresStore::connect(url)?));
+        return Ok((Box::new(PostgresStore::connect(url)?), None));
     }
     let new_file = !path.exists();
     let missing_directory = path.parent().filter(|dir| !dir.as_os_str().is_empty() && !dir.exists()).map(PathBuf::from);
@@ -51,12 +61,12 @@ pub fn open_store(db: Option<PathBuf>) -> Result<Box<dyn Store>> {
     // A mistyped --db or $CULPRIT_DB made a new empty store without a word, its directories too, and a bisect then
     // started from nothing beside the stored runs it meant to use (QA 48, 9a). The first store of a directory at the
     // default path is what a first `culprit run` is expected to make, so it is not worth a line.
-    if new_file && path != std::path::Path::new(culprit_store::DEFAULT_STORE_FILE) {
+    let created = (new_file && path != std::path::Path::new(culprit_store::DEFAULT_STORE_FILE)).then(|| {
         let directory =
             missing_directory.map_or_else(String::new, |dir| format!(" (and its directory {})", dir.display()));
-        crate::note!("culprit: created a new store at {}{directory}", path.display());
-    }
-    Ok(Box::new(store))
+        format!("culprit: created a new store at {}{directory}", path.display())
+    });
+    Ok((Box::new(store), created))
 }
 
 /// [`open_store`] for commands that write runs: a SQLite file that is read-only is refused before any benchmark runs,
@@ -365,10 +375,16 @@ fn with_store_kept_if_used(
 ) -> Result<ExitCode> {
     let path = store_location(db)?;
     let created = !path.to_str().is_some_and(culprit_store::is_postgres_url) && !path.exists();
-    let mut store = open_writable_store(Some(path.clone()))?;
+    refuse_read_only(&path)?;
+    let (mut store, created_line) = open_store_telling_if_created(Some(path.clone()))?;
     let result = command(&mut store);
     let unused = || store.results_summary(&culprit_store::RunFilter::default()).is_ok_and(|groups| groups.is_empty());
-    if created && result.is_err() && unused() {
+    let removed = created && result.is_err() && unused();
+    // The line that says a store was created is said once the store is known to stay.
+    if let Some(line) = created_line.filter(|_| !removed) {
+        crate::note!("{line}");
+    }
+    if removed {
         drop(store);
         // SQLite's journal files sit beside the store, named after it.
         for suffix in ["", "-wal", "-shm", "-journal"] {
