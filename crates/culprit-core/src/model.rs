@@ -170,8 +170,11 @@ impl Machine {
                 .map(|(label, machines)| (*label, distinct(machines.iter().filter_map(|m| value(m)))))
                 .filter(|(_, distinct)| !distinct.is_empty())
                 .collect();
-            let words = [[first_before, first_after], [other_before, other_after]];
-            if let Some(part) = side_values_sentence(&values, words[0], words[1]) {
+            let say = |i: usize, label: &str, v: &str| match i {
+                0 => format!("{label} {first_before}{v}{first_after}"),
+                _ => format!("{label} {other_before}{v}{other_after}"),
+            };
+            if let Some(part) = side_values_sentence(&values, say) {
                 said.push(part);
             }
         }
@@ -190,10 +193,10 @@ fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
     seen
 }
 
-/// How the sides' distinct values of one fact or quantity differ, the first side's between `first`'s words and the
-/// others' between `other`'s ("a ran with 2 CPUs, b with 1"); a side with several values lists them and says its
-/// runs differ. None when every side has one value, the same.
-fn side_values_sentence(values: &[(&str, Vec<String>)], first: [&str; 2], other: [&str; 2]) -> Option<String> {
+/// How the sides' distinct values of one fact or quantity differ, each side said by `say` (its position, its label
+/// and its values joined: "a ran with 2 CPUs", "b with 1"); a side with several values lists them and says its runs
+/// differ. None when every side has one value, the same.
+fn side_values_sentence(values: &[(&str, Vec<String>)], say: impl Fn(usize, &str, &str) -> String) -> Option<String> {
     let one = values.first().map(|(_, v)| v.clone()).unwrap_or_default();
     if values.iter().all(|(_, v)| v.len() == 1 && *v == one) {
         return None;
@@ -202,9 +205,8 @@ fn side_values_sentence(values: &[(&str, Vec<String>)], first: [&str; 2], other:
         .iter()
         .enumerate()
         .map(|(i, (label, v))| {
-            let [before, after] = if i == 0 { first } else { other };
             let mixed = if v.len() > 1 { " (its runs differ)" } else { "" };
-            format!("{label} {before}{}{after}{mixed}", v.join(" and "))
+            format!("{}{mixed}", say(i, label, &v.join(" and ")))
         })
         .collect();
     Some(parts.join(", "))
@@ -237,18 +239,9 @@ pub fn workload_differences(sides: &[(&str, Vec<&WorkloadQuantities>)]) -> Optio
             .filter(|(_, distinct)| !distinct.is_empty())
             .collect();
         // "tasks 40 at p, 80 at q": the value first, then the side, as the filesystems' sentence reads.
-        let one = values.first().map(|(_, v)| v.clone()).unwrap_or_default();
-        if values.iter().all(|(_, v)| v.len() == 1 && *v == one) {
-            continue;
+        if let Some(parts) = side_values_sentence(&values, |_, label, v| format!("{v} at {label}")) {
+            said.push(format!("{name} {parts}"));
         }
-        let parts: Vec<String> = values
-            .iter()
-            .map(|(label, v)| {
-                let mixed = if v.len() > 1 { " (its runs differ)" } else { "" };
-                format!("{} at {label}{mixed}", v.join(" and "))
-            })
-            .collect();
-        said.push(format!("{name} {}", parts.join(", ")));
     }
     (!said.is_empty()).then(|| said.join("; "))
 }

@@ -482,24 +482,25 @@ pub(crate) fn reap_leftover_step(record: &Path) {
 /// it belongs to: a record whose culprit still runs is left alone (see `culprit_run::step_record::reap`), and one
 /// whose culprit died names a build or benchmark nothing will ever stop but this.
 pub(crate) fn reap_steps_left_by_dead_culprits(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|extension| extension == "step") && path.is_file() {
-            reap_leftover_step(&path);
-        }
-    }
+    reap_step_records_named(dir, |name| name.ends_with(".step"));
 }
 
 /// [`reap_leftover_step`] for every `<prefix>-<pid>.step` record in `dir`: the records of a command that keeps one
 /// per process (`try-fix`, `culprit run`), since several may run at once. A live process's record is left alone.
 pub(crate) fn reap_leftover_steps_of_processes(dir: &Path, prefix: &str) {
+    reap_step_records_named(dir, |name| {
+        let pid = name.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('-')?.strip_suffix(".step"));
+        pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+    });
+}
+
+/// [`reap_leftover_step`] for every file in `dir` whose name `wanted` accepts.
+fn reap_step_records_named(dir: &Path, wanted: impl Fn(&str) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name.strip_prefix(prefix).and_then(|rest| rest.strip_prefix('-')?.strip_suffix(".step"));
-        if pid.is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())) {
-            reap_leftover_step(&entry.path());
+        let path = entry.path();
+        if wanted(&entry.file_name().to_string_lossy()) && path.is_file() {
+            reap_leftover_step(&path);
         }
     }
 }
