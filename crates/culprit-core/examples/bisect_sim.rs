@@ -198,6 +198,8 @@ fn breakdown(args: &[String]) {
     let mut statuses: std::collections::BTreeMap<String, usize> = Default::default();
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut runs_all = Vec::new();
+    // (jobs whose first reproduce test passed, runs at that pass, all their runs, passes at the first look).
+    let mut passed = (0usize, 0usize, 0usize, 0usize);
     // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     // The reported 90% share intervals of culprits named at a true step, and of the unlocated ranges of a linear
@@ -236,6 +238,15 @@ fn breakdown(args: &[String]) {
             .filter(|p| p[0].phase == "locate" && p[0].decision.starts_with("interleaved runs at"))
             .map(|p| p[1].runs - p[0].runs)
             .sum();
+        // The first pass of the reproduce test: how many jobs went on to locate, after how many runs, and what
+        // those jobs spent in all (with no step, each such job is a false alarm of the first test).
+        if let Some(pass) = result.log.iter().find(|e| e.phase == "reproduce" && e.decision.contains("differs: locate"))
+        {
+            passed.0 += 1;
+            passed.1 += pass.runs;
+            passed.2 += result.runs;
+            passed.3 += usize::from(pass.runs <= 2 * culprit_core::bisect::INITIAL_RUNS_PER_SIDE);
+        }
         let group = if probe_runs > 0 { &mut probing } else { &mut not_probing };
         group.0 += 1;
         group.1 += probe_runs;
@@ -321,6 +332,13 @@ fn breakdown(args: &[String]) {
     let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
     say!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
     say!("  statuses {statuses:?}");
+    say!(
+        "  reproduce passed in {} of {trials} jobs ({} at the first look), at {:.1} runs, {:.1} runs in all each",
+        passed.0,
+        passed.3,
+        if passed.0 > 0 { passed.1 as f64 / passed.0 as f64 } else { 0.0 },
+        if passed.0 > 0 { passed.2 as f64 / passed.0 as f64 } else { 0.0 }
+    );
     let per = |sum: usize, jobs: usize| if jobs > 0 { sum as f64 / jobs as f64 } else { 0.0 };
     say!(
         "  probed for a staircase: {} of {trials} jobs, {:.1} probing runs and {:.1} runs in all each; the others {:.1} runs",

@@ -440,7 +440,7 @@ pub struct Bisect {
 }
 
 /// Runs a side the reproduce phase starts with.
-const INITIAL_RUNS_PER_SIDE: usize = 4;
+pub const INITIAL_RUNS_PER_SIDE: usize = 4;
 /// Two-sided z of the 90% share interval.
 const SHARE_Z: f64 = 1.645;
 /// The coverage of the share intervals reported with every culprit.
