@@ -200,6 +200,11 @@ fn breakdown(args: &[String]) {
     let mut runs_all = Vec::new();
     // (jobs whose first reproduce test passed, runs at that pass, all their runs, passes at the first look).
     let mut passed = (0usize, 0usize, 0usize, 0usize);
+    // (true steps outside everything reported, jobs with one, those jobs stating 0.95 or more for each report).
+    let (mut outside, mut outside_seeds) = ((0usize, 0usize, 0usize), Vec::new());
+    // (missed steps in a stretch showing more, in one leaving room, jobs missing none, of which flagging one showing
+    // more, leaving room).
+    let mut stretch_counts = (0usize, 0usize, 0usize, 0usize, 0usize);
     // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     // The reported 90% share intervals of culprits named at a true step, and of the unlocated ranges of a linear
@@ -301,6 +306,36 @@ fn breakdown(args: &[String]) {
             range_shares.add(culprit, history.steps.iter().filter(|s| inside(s.0)).map(|s| s.1).sum::<f64>() / whole);
         }
         jobs_with_empty_range += usize::from(job_has_empty_range);
+        // True steps that no reported culprit or range holds, in jobs that report something: what a maintainer reading
+        // the ranges would never look at, and the least confidence the job states for what it reports.
+        if !result.culprits.is_empty() && config.topics == 0 {
+            let held = |k: usize| {
+                result.culprits.iter().any(|c| if c.located { c.commit == k } else { c.after < k && k <= c.commit })
+            };
+            let missed = history.steps.iter().filter(|s| !held(s.0)).count();
+            // The outcome's open stretches: those showing more of the change or leaving room for it, whether they
+            // hold a step no culprit holds, and jobs with nothing missed that flag one anyway.
+            let in_stretch = |k: usize, t: &culprit_core::bisect::OpenStretch| t.after < k && k <= t.upto;
+            for step in history.steps.iter().filter(|s| !held(s.0)) {
+                let holding = result.open_stretches.iter().find(|t| in_stretch(step.0, t));
+                stretch_counts.0 += usize::from(holding.is_some_and(|t| t.shows_more()));
+                stretch_counts.1 += usize::from(holding.is_some_and(|t| t.leaves_room()));
+            }
+            if missed == 0 {
+                stretch_counts.2 += 1;
+                stretch_counts.3 += usize::from(result.open_stretches.iter().any(|t| t.shows_more()));
+                stretch_counts.4 += usize::from(result.open_stretches.iter().any(|t| t.leaves_room()));
+            }
+            if missed > 0 {
+                outside.0 += missed;
+                outside.1 += 1;
+                let least = result.culprits.iter().map(|c| c.confidence).fold(f64::INFINITY, f64::min);
+                outside.2 += usize::from(least >= 0.95);
+                if outside_seeds.len() < 8 {
+                    outside_seeds.push(seed);
+                }
+            }
+        }
         let flagged = result.build_spread.is_some();
         let false_culprit = result.named.iter().any(|c| !truth.contains(c));
         let inconclusive = result.status == culprit_core::bisect::Status::Inconclusive;
@@ -332,6 +367,22 @@ fn breakdown(args: &[String]) {
     let p95 = runs_all.get((runs_all.len() * 95 / 100).min(runs_all.len().saturating_sub(1))).copied().unwrap_or(0);
     say!("wrong {} of {trials}, multiple {multiple}, p95 runs {p95}", wrong.len());
     say!("  statuses {statuses:?}");
+    say!(
+        "  true steps outside every reported culprit and range: {} in {} jobs ({} of them stating 0.95 or more for \
+         everything they report; seeds {outside_seeds:?})",
+        outside.0,
+        outside.1,
+        outside.2
+    );
+    say!(
+        "  open stretches: of those steps, {} in a stretch whose runs show more of the change, {} in one leaving room \
+         for it; of {} jobs missing none, {} flag a stretch showing more, {} one leaving room",
+        stretch_counts.0,
+        stretch_counts.1,
+        stretch_counts.2,
+        stretch_counts.3,
+        stretch_counts.4
+    );
     say!(
         "  reproduce passed in {} of {trials} jobs ({} at the first look), at {:.1} runs, {:.1} runs in all each",
         passed.0,

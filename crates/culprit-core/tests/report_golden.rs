@@ -582,6 +582,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         reported: 0,
         reason: "every segment is settled".into(),
         caveat: None,
+        outside: None,
         improved: false,
         improvement: false,
         below_min_change: None,

@@ -148,7 +148,7 @@ pub enum Event<'a> {
 /// How a drive ended.
 #[derive(Debug, Clone)]
 pub enum Ended {
-    Done(Outcome),
+    Done(Box<Outcome>),
     /// The user interrupted; the session can be resumed.
     Interrupted,
 }
@@ -518,7 +518,7 @@ impl<'a> Driver<'a> {
                         let json = serde_json::to_string(&outcome).unwrap_or_default();
                         self.store.update_bisect_session(session, outcome.status.word(), Some(&json), now())?;
                     }
-                    return Ok(Ended::Done(outcome));
+                    return Ok(Ended::Done(Box::new(outcome)));
                 }
                 Action::RunBatch(batch) => {
                     // One run at a time, each picked from the runs the machine still wants: laid out once per batch,
@@ -529,7 +529,7 @@ impl<'a> Driver<'a> {
                         // A machine that asks for nothing and is not done would loop forever; treat it as done.
                         let outcome = machine.outcome().cloned();
                         if let Some(outcome) = outcome {
-                            return Ok(Ended::Done(outcome));
+                            return Ok(Ended::Done(Box::new(outcome)));
                         }
                         return Err(DriverError::Machine(BisectError::TooFewCommits { count: 0 }));
                     };

@@ -54,6 +54,7 @@ pub fn fixed(history: &History, oracle: &mut Oracle) -> TrialResult {
         evidence: vec![],
         culprits: vec![],
         build_spread: None,
+        open_stretches: vec![],
     }
 }
 
@@ -167,5 +168,6 @@ pub fn pinpoint(history: &History, oracle: &mut Oracle) -> TrialResult {
         evidence: vec![],
         culprits: vec![],
         build_spread: None,
+        open_stretches: vec![],
     }
 }

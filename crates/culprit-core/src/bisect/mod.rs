@@ -47,6 +47,7 @@ mod load;
 mod locate;
 mod model;
 mod outcome;
+mod outside;
 mod posterior;
 mod replicate;
 mod reproduce;
@@ -58,6 +59,7 @@ mod topology;
 mod verify;
 
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
+pub use outside::{open_stretches, OpenStretch};
 pub use sensitivity::Sensitivity;
 pub use spread::BuildSpread;
 pub use topology::CommitNode;
@@ -361,6 +363,11 @@ pub struct Outcome {
     /// missed is reported as not confirmed rather than absent (QA 48). Outcomes stored before it read none.
     #[serde(default)]
     pub sensitivity: Option<Sensitivity>,
+    /// On an outcome that names culprits or ranges in a linear history: the stretches outside them, with the share of
+    /// the change their end commits' runs differ by (QA 48: ranges that left a real contributor out said nothing of
+    /// the commits outside them). Outcomes stored before it read none.
+    #[serde(default)]
+    pub open_stretches: Vec<OpenStretch>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -458,7 +465,7 @@ fn share_z_with(dof: f64) -> f64 {
 /// probing of the middle range, before the information choice and the stricter residual tests (single steps on
 /// seeds 1 and 4, 500 trials; three 0.5 sigma steps, 300): 0.2, 122-123 runs and 96% of staircases as several;
 /// 0.25, 118-122 runs and 95% (kept); 0.3, 114-121 runs and 95%, but 99.2% right on seed 1.
-const CONTRIBUTOR_MIN_SHARE: f64 = 0.25;
+pub const CONTRIBUTOR_MIN_SHARE: f64 = 0.25;
 /// A guard against a decision loop that makes no progress; each pass either asks for runs or changes phase.
 const MAX_DECISION_PASSES: usize = 64;
 

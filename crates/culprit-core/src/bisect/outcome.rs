@@ -376,7 +376,7 @@ impl Bisect {
         } else {
             Status::Inconclusive
         };
-        let evidence = self
+        let evidence: Vec<CommitEvidence> = self
             .values
             .iter()
             .enumerate()
@@ -437,6 +437,10 @@ impl Bisect {
         // on the ends' first runs (4 a side) and was reported until QA 23: a bisect of two steps in 24 commits that
         // ended with 20 runs at each end reported 14.59 where its 40 runs there read 13.03.
         let total_change = self.reported_total(self.drift()).map(|(total, _)| total);
+        let open_stretches = match (total_change, self.topology.is_linear() && !culprits.is_empty()) {
+            (Some(total), true) => open_stretches(&evidence, &culprits, total * self.orientation),
+            _ => Vec::new(),
+        };
         self.outcome = Some(Outcome {
             status,
             culprits,
@@ -450,6 +454,7 @@ impl Bisect {
             improved: self.improved,
             below_min_change: self.below_min_change,
             sensitivity: self.sensitivity,
+            open_stretches,
         });
     }
 }

@@ -484,6 +484,8 @@ pub struct TrialResult {
     pub culprits: Vec<super::Culprit>,
     /// The machine's caveat that builds differ (never set by the baselines).
     pub build_spread: Option<super::BuildSpread>,
+    /// The stretches outside the machine's culprits (empty for the baselines).
+    pub open_stretches: Vec<super::OpenStretch>,
 }
 
 /// Runs Culprit's machine against an oracle, interleaving each batch as the driver does ([`super::next_in_batch`]).
@@ -502,6 +504,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                 evidence: vec![],
                 culprits: vec![],
                 build_spread: None,
+                open_stretches: vec![],
             }
         }
     };
@@ -520,6 +523,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                     evidence: outcome.evidence,
                     culprits: outcome.culprits,
                     build_spread: outcome.build_spread,
+                    open_stretches: outcome.open_stretches,
                 };
             }
             Action::RunBatch(batch) => {
@@ -536,6 +540,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         evidence: vec![],
                         culprits: vec![],
                         build_spread: None,
+                        open_stretches: vec![],
                     };
                 };
                 let sample = match oracle.run(commit) {
@@ -553,6 +558,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         evidence: vec![],
                         culprits: vec![],
                         build_spread: None,
+                        open_stretches: vec![],
                     };
                 }
             }

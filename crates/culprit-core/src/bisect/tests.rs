@@ -1057,6 +1057,7 @@ fn the_caution_is_left_out_beside_a_step_that_dwarfs_the_spread() {
         improved: false,
         below_min_change: false,
         sensitivity: None,
+        open_stretches: vec![],
     };
     assert!(outcome(&[13.7], true).caveat().is_none());
     assert!(outcome(&[-13.7], true).caveat().is_none(), "a step's size, whichever its sign");

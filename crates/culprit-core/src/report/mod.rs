@@ -160,6 +160,10 @@ pub struct BisectSummary {
     /// ([`crate::bisect::Outcome::caveat`]); reports stored before it read none.
     #[serde(default)]
     pub caveat: Option<String>,
+    /// What the runs say about the commits outside the named ones ([`crate::bisect::Outcome::outside_words`]);
+    /// reports stored before it read none.
+    #[serde(default)]
+    pub outside: Option<String>,
     /// Whether the bisect ended because bad differed from good the other way than it searched
     /// ([`crate::bisect::Outcome::improved`]): better than good for a regression's bisect, worse for an improvement's.
     /// The change did reproduce, the other way, and the mail says so instead of "did not reproduce".
@@ -1282,6 +1286,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         ));
     }
     lines.extend(b.caveat.clone());
+    lines.extend(b.outside.clone());
     lines.push(format!("why: {}", b.reason));
     lines
 }

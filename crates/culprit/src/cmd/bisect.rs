@@ -1388,6 +1388,14 @@ pub fn result_json(
         "not_reproduced": not_reproduced_words(config, outcome),
         "reason": name_commits(&outcome.reason, range),
         "build_spread": outcome.build_spread,
+        // The stretches outside the named commits and ranges: their end commits and the share of the change the
+        // runs there differ by, with its 90% interval, and whether that shows more of the change or leaves room for
+        // a contributor the bisect did not name.
+        "open_stretches": outcome.open_stretches.iter().map(|t| serde_json::json!({
+            "after": sha(t.after), "upto": sha(t.upto), "share": t.share, "share_low": t.share_low,
+            "share_high": t.share_high, "shows_more": t.shows_more(), "leaves_room": t.leaves_room(),
+        })).collect::<Vec<_>>(),
+        "outside": outcome.outside_words(|i| abbreviate(&sha(i), 12).to_string()),
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
             "sha": sha(e.commit), "subject": subject(e.commit), "runs": e.runs,
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
@@ -1586,6 +1594,9 @@ pub fn render_outcome(
     }
     if let Some(caveat) = outcome.caveat() {
         out.push_str(&culprit_core::report::wrap(&caveat, ""));
+    }
+    if let Some(words) = outcome.outside_words(short) {
+        out.push_str(&culprit_core::report::wrap(&words, ""));
     }
     out.push_str(&culprit_core::report::wrap(&format!("why: {}", name_commits(&outcome.reason, range)), ""));
     if let Some(words) = not_reproduced_words(config, outcome) {

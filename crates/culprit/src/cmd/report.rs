@@ -521,6 +521,7 @@ pub fn from_bisect(
             reported: nth,
             reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
+            outside: outcome.outside_words(|i| at(i).short()),
             improved: outcome.improved,
             improvement: config.improvement,
             below_min_change: outcome.below_min_change.then_some(config.bisect.min_effect_relative),
