@@ -116,8 +116,9 @@ impl Contributor {
     }
 }
 
-/// "a", "a or b", "a, b or c".
-fn or_list(items: &[String]) -> String {
+/// "a", "a or b", "a, b or c": alternatives as a sentence lists them, for the report's and the bisect summary's
+/// sets of commits that cannot be told apart.
+pub fn or_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [only] => only.clone(),

@@ -1365,7 +1365,7 @@ pub fn result_json(
             // Every commit the change may be at, oldest first: with untestable suspects, `sha` is only the one of
             // them that could be tested, and a consumer that blamed it alone would blame what may be an innocent
             // commit (the one that fixed the build). Empty for a range not narrowed (`located` false).
-            "candidates": candidates(c).into_iter().map(|(i, untestable)| serde_json::json!({
+            "candidates": c.candidates().into_iter().map(|(i, untestable)| serde_json::json!({
                 "sha": sha(i), "subject": subject(i), "untestable": untestable,
             })).collect::<Vec<_>>(),
             // Where the verification that confirmed it began: its fresh runs are those of it and `after` from this
@@ -1393,18 +1393,6 @@ pub fn result_json(
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
-}
-
-/// The commits a located culprit's change may be at, by position in the range, oldest first, each with whether it
-/// is untestable: its untestable suspects, then the commit; none for a range not narrowed.
-fn candidates(culprit: &culprit_core::bisect::Culprit) -> Vec<(usize, bool)> {
-    if !culprit.located {
-        return Vec::new();
-    }
-    let mut suspects: Vec<(usize, bool)> = culprit.untestable_suspects.iter().map(|&i| (i, true)).collect();
-    suspects.push((culprit.commit, false));
-    suspects.sort_by_key(|&(position, _)| position);
-    suspects
 }
 
 /// For a failure that was a build or deploy killed at its limit (its reason, as `timed_out_reason` words it, ends
@@ -1516,7 +1504,7 @@ pub fn render_outcome(
     };
     // A lone culprit that cannot be told apart from untestable commits is a set, and the headline says so first.
     let set = match outcome.culprits.as_slice() {
-        [only] if outcome.status == Status::Found => candidates(only).len(),
+        [only] if outcome.status == Status::Found => only.candidates().len(),
         _ => 0,
     };
     let of_set = if set > 1 { format!(": one of {set} commits that cannot be told apart") } else { String::new() };
@@ -1533,7 +1521,7 @@ pub fn render_outcome(
     let label = if config.improvement { "commit" } else { "culprit" };
     for c in &outcome.culprits {
         let commit = &range[c.commit.min(range.len() - 1)];
-        let set = candidates(c);
+        let set = c.candidates();
         if set.len() > 1 {
             // As git bisect says "The first bad commit could be any of": the testable commit alone would be blamed
             // for what may be the change of an untestable one before it (the commit that fixed its build).
@@ -1545,11 +1533,10 @@ pub fn render_outcome(
                     Some(format!("{} (\"{}\"{marked})", commit.sha, commit.subject))
                 })
                 .collect();
-            let (last, rest) = named.split_last().unwrap_or((&commit.sha, &[]));
             out.push_str(&format!(
-                "{label}: one of {} commits that cannot be told apart: {} or {last}\n",
+                "{label}: one of {} commits that cannot be told apart: {}\n",
                 set.len(),
-                rest.join(", ")
+                culprit_core::report::or_list(&named)
             ));
         } else if c.located {
             out.push_str(&format!("{label}: {} (\"{}\")\n", commit.sha, commit.subject));
