@@ -207,6 +207,15 @@ pub(crate) fn absolute_scratch(given: Option<&Path>) -> Result<Option<PathBuf>> 
         .transpose()
 }
 
+/// `--scratch DIR` as bisect, check and try-fix keep it ([`absolute_scratch`]), tried before anything is built or
+/// measured ([`crate::cmd::run::scratch_root`]): a directory that cannot be written in stops the command here, not at
+/// its first run. `None` when not given (the default root, which is tried too).
+pub(crate) fn validated_scratch(given: Option<&Path>) -> Result<Option<PathBuf>> {
+    let scratch = absolute_scratch(given)?;
+    crate::cmd::run::scratch_root(scratch.as_deref())?;
+    Ok(scratch)
+}
+
 /// Which way is worse for the metric, from the direction table.
 pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     match direction_of(metric) {
@@ -601,10 +610,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
-    // Made absolute and tried before anything is measured: a directory that cannot be written in stops the command
-    // here, not at the first run.
-    let scratch = absolute_scratch(args.scratch.as_deref())?;
-    crate::cmd::run::scratch_root(scratch.as_deref())?;
+    let scratch = validated_scratch(args.scratch.as_deref())?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
     let bad_sha = range.last().map(|c| c.sha.clone()).context("empty range")?;
 
