@@ -1560,12 +1560,15 @@ pub fn render_outcome(
         }
         // The engine's confidence is that the change is at the commit or at one of its untestable suspects.
         let of_set = if set.len() > 1 { " that the change is at one of them" } else { "" };
+        let from_good_to_bad = c.located && c.after == 0 && c.commit + 1 == range.len();
         out.push_str(&format!(
-            "  {} {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%){}{of_set}\n",
+            "  {} {}{}{of_set}\n",
             if set.len() > 1 { "together explain" } else { "explains" },
-            100.0 * c.share,
-            100.0 * c.share_low,
-            100.0 * c.share_high,
+            culprit_core::report::share_words(
+                (c.share, c.share_low, c.share_high),
+                from_good_to_bad,
+                "the good-to-bad change"
+            ),
             confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {
