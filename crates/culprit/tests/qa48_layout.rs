@@ -175,3 +175,27 @@ fn qa48_repo_gives_the_subjects_of_commits_the_store_has_none_for() {
     let err = common::refused(&common::culprit("s.db", &args, dir.path()));
     assert!(err.contains("--repo plain"), "{err}");
 }
+
+#[test]
+fn qa48_repo_gives_the_subjects_from_inside_another_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let shas = robot_result_root(dir.path());
+    // The current directory is a repository of its own, without the compared commits: the subjects are `--repo`'s,
+    // looked up there and not in the repository at hand.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    git(&elsewhere, &["init", "-q"]);
+    git(&elsewhere, &["commit", "-q", "--allow-empty", "-m", "elsewhere: an unrelated commit"]);
+    let expected: Vec<String> =
+        shas.iter().zip(SEED_SUBJECTS).map(|(sha, subject)| format!("  {} (\"{subject}\")", &sha[..10])).collect();
+    let args = ["compare", &shas[0], &shas[1], "--repo", "../linux"];
+    let table = common::stdout(&common::culprit("../s.db", &args, &elsewhere));
+    assert_eq!(header(&table).1, expected, "{table}");
+    let args = ["report", "--compare", &shas[0], &shas[1], "--repo", "../linux"];
+    let mail = common::stdout(&common::culprit("../s.db", &args, &elsewhere));
+    assert!(mail.contains(&format!("\ncommit: {} (\"{}\")\n", shas[1], SEED_SUBJECTS[1])), "{mail}");
+    assert_eq!(header(&mail).1, expected, "{mail}");
+    // Without `--repo`, the repository at hand has no such commits and the lines give the bare SHAs.
+    let table = common::stdout(&common::culprit("../s.db", &["compare", &shas[0], &shas[1]], &elsewhere));
+    assert_eq!(header(&table).1, shas.iter().map(|sha| format!("  {sha}")).collect::<Vec<_>>(), "{table}");
+}

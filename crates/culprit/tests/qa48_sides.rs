@@ -175,3 +175,28 @@ fn qa48_4_a_side_whose_own_runs_ran_with_different_cpus_is_said_from_all_its_run
     // A command job resolves nothing from the CPU count: no workload is said.
     assert!(!flat(&table).contains("resolved to different workloads"), "{table}");
 }
+
+#[test]
+fn qa48_1_bisect_check_and_try_fix_refuse_a_file_as_scratch_in_the_same_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 4, 2, 0, 60);
+    common::work_patch(dir.path(), &repo, "fix.patch", 60, 0);
+    let patch = dir.path().join("fix.patch");
+    let file = common::write(dir.path(), "a-file", "");
+    let (good, bad, file) = (&shas[0], &shas[3], file.to_str().unwrap());
+    let tail = ["--run", "./bench", "--build", "make -s", "--scratch", file];
+    // Check's errors exit with 128, which aborts `git bisect run` rather than marking the commit bad.
+    let commands = [
+        ([&["bisect", "--good", good, "--bad", bad, "--metric", "command.user_time"][..], &tail].concat(), 2),
+        ([&["check", "--good", good, "--bad", bad][..], &tail].concat(), 128),
+        ([&["try-fix", "--base", good, "--bad", bad, "--patch", patch.to_str().unwrap()][..], &tail].concat(), 2),
+    ];
+    // Each is refused, in the words `culprit run --scratch` has for it.
+    let said = format!("--scratch {file}: this is a file, not a directory; give a directory you can write in");
+    for (args, code) in commands {
+        let out = culprit(dir.path().join("s.db"), &args, &repo);
+        let refused = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {refused}");
+        assert!(refused.contains(&said), "{args:?}: {refused}");
+    }
+}

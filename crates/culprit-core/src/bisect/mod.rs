@@ -252,6 +252,19 @@ pub struct Culprit {
 }
 
 impl Culprit {
+    /// The commits a located culprit's change may be at, by position in the range, oldest first, each with whether
+    /// it is untestable: its untestable suspects, then the commit; none for a range not narrowed, whose commits are
+    /// not candidates one by one.
+    pub fn candidates(&self) -> Vec<(usize, bool)> {
+        if !self.located {
+            return Vec::new();
+        }
+        let mut candidates: Vec<(usize, bool)> = self.untestable_suspects.iter().map(|&i| (i, true)).collect();
+        candidates.push((self.commit, false));
+        candidates.sort_by_key(|&(position, _)| position);
+        candidates
+    }
+
     /// A step located at `commit` after `after` that no verification has measured yet: shares, confidence and step
     /// unknown (NaN) until the caller fills in what it knows.
     pub(crate) fn unmeasured(commit: usize, after: usize) -> Culprit {

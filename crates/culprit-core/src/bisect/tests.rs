@@ -2149,3 +2149,14 @@ fn a_confirmed_culprit_records_where_the_verification_that_confirmed_it_began() 
     assert!(confirmed >= 10, "most of the 12 jobs confirm the step; {confirmed} did");
     assert!(reverified >= 1, "some job (seeds 1 and 3 under bursts) verifies its culprit twice");
 }
+
+#[test]
+fn a_located_culprits_candidates_are_its_untestable_suspects_and_itself_oldest_first() {
+    let mut culprit = Culprit::unmeasured(7, 3);
+    culprit.untestable_suspects = vec![6, 4];
+    assert_eq!(culprit.candidates(), vec![(4, true), (6, true), (7, false)]);
+    culprit.untestable_suspects.clear();
+    assert_eq!(culprit.candidates(), vec![(7, false)]);
+    let range = Culprit::unlocated_range(3, 7, (1.0, 0.9, 1.1), 0.0, 1.0);
+    assert!(range.candidates().is_empty(), "a range not narrowed has no candidates one by one");
+}

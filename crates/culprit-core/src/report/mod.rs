@@ -116,8 +116,9 @@ impl Contributor {
     }
 }
 
-/// "a", "a or b", "a, b or c".
-fn or_list(items: &[String]) -> String {
+/// "a", "a or b", "a, b or c": alternatives as a sentence lists them, for the report's and the bisect summary's
+/// sets of commits that cannot be told apart.
+pub fn or_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [only] => only.clone(),
@@ -1254,11 +1255,10 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
         } else {
             format!("a commit after {} up to {}", c.after.short(), c.commit.with_subject(true))
         };
+        let from_good_to_bad = c.located && c.after.sha == b.good.sha && c.commit.sha == b.bad.sha;
         lines.push(format!(
-            "{place} explains {:.0}% of the change (90% interval {:.0}%..{:.0}%){}",
-            100.0 * c.share,
-            100.0 * c.share_low,
-            100.0 * c.share_high,
+            "{place} explains {}{}",
+            share_words((c.share, c.share_low, c.share_high), from_good_to_bad, "the change"),
             confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {
@@ -1291,7 +1291,6 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     lines
 }
 
-/// "first", "second", ... for the commits of a series (counted from 1).
 /// How sure a bisect is of a contributor, as the words that follow its share: a located commit's posterior
 /// confidence; for an unlocated range, the probability that the change lies in it when the bisect measured one
 /// (a series' ranges), else nothing (a range's confidence of 0 means "not measured", not "surely elsewhere").
@@ -1303,6 +1302,50 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
     } else {
         String::new()
     }
+}
+
+/// A contributor's share of the good-to-bad change, which `change` names ("the change", "the good-to-bad change"),
+/// with its 90% interval, in whole percents, as the mail's bisect section and the bisect's summary say it after
+/// "explains". `from_good_to_bad` says that the contributor's step is read from good to bad themselves: its parent
+/// is good and it is bad (it alone, or with the untestable commits between them), so no other tested commit lies
+/// between them.
+///
+/// Two readings puzzled (QA 48, 9d), and are worded so that they do not:
+/// - A share above 100% (a step read larger than good to bad) says why it can be: within the noise when its
+///   interval holds 100%; else something between good and bad may offset part of it.
+/// - An interval whose ends round to the same percent is not printed as `100%..100%`. For a step from good to bad
+///   it is exactly the whole change by construction (`Bisect::lone_step_levels` then reads the step and the levels
+///   it is divided by on the same runs, good's and bad's), and is said so; otherwise it is said to be less than a
+///   percent wide.
+///
+/// A share the runs could not measure (NaN) is printed as it was.
+pub fn share_words(share: (f64, f64, f64), from_good_to_bad: bool, change: &str) -> String {
+    let (estimate, low, high) = share;
+    let whole_percent = |fraction: f64| format!("{:.0}", 100.0 * fraction);
+    let (said, said_low, said_high) = (whole_percent(estimate), whole_percent(low), whole_percent(high));
+    if !(estimate.is_finite() && low.is_finite() && high.is_finite()) {
+        return format!("{said}% of {change} (90% interval {said_low}%..{said_high}%)");
+    }
+    let degenerate = said_low == said_high;
+    if degenerate && from_good_to_bad && said == "100" {
+        return format!("all of {change} (by construction: good and bad are the step's two sides)");
+    }
+    let interval = if degenerate {
+        "90% interval less than a percent wide".to_string()
+    } else {
+        format!("90% interval {said_low}%..{said_high}%")
+    };
+    // Compared as printed, so that a share shown as 100% gets no clause about being above it.
+    let printed = |text: &str| text.parse::<f64>().unwrap_or(f64::NAN);
+    let above = if printed(&said) <= 100.0 {
+        ""
+    } else if printed(&said_low) <= 100.0 {
+        "; above 100%: the step measured larger than good to bad, within the noise"
+    } else {
+        "; above 100%: the step measured larger than good to bad beyond the noise, so something between them may \
+         offset part of it"
+    };
+    format!("{said}% of {change} ({interval}{above})")
 }
 
 /// Why a bisect that found bad differing from good the other way than searched blames nothing, and what to do
@@ -1337,6 +1380,7 @@ pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<(CommitRef, bool)> {
     }
 }
 
+/// "first", "second", ... for the commits of a series (counted from 1).
 fn ordinal(n: usize) -> String {
     match n {
         1 => "first".into(),
@@ -1644,6 +1688,58 @@ mod tests {
         let in_compare_order: Vec<&str> =
             result.rows.iter().map(|r| r.metric.as_str()).filter(|m| names.contains(m)).collect();
         assert_eq!(names, in_compare_order);
+    }
+
+    #[test]
+    fn alternatives_read_as_a_sentence_lists_them() {
+        let cases: [(&[&str], &str); 4] =
+            [(&[], ""), (&["a"], "a"), (&["a", "b"], "a or b"), (&["a", "b", "c"], "a, b or c")];
+        for (items, expected) in cases {
+            let items: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+            assert_eq!(or_list(&items), expected, "{items:?}");
+        }
+    }
+
+    #[test]
+    fn a_share_above_all_of_the_change_says_why_it_can_be() {
+        let noise = "above 100%: the step measured larger than good to bad, within the noise";
+        let beyond = "above 100%: the step measured larger than good to bad beyond the noise, so something between \
+                      them may offset part of it";
+        let cases = [
+            // The interval holds 100%: within the noise, whether or not the step is from good to bad.
+            ((1.25, 0.82, 1.69), false, format!("125% of the change (90% interval 82%..169%; {noise})")),
+            ((1.25, 0.82, 1.69), true, format!("125% of the change (90% interval 82%..169%; {noise})")),
+            // Its low end as printed is 100%: still within the noise as the reader sees it.
+            ((1.2, 1.004, 1.4), false, format!("120% of the change (90% interval 100%..140%; {noise})")),
+            ((1.3, 1.1, 1.5), false, format!("130% of the change (90% interval 110%..150%; {beyond})")),
+            // Printed as 100% or less: nothing to explain.
+            ((1.004, 0.9, 1.1), false, "100% of the change (90% interval 90%..110%)".to_string()),
+            ((0.98, 0.88, 1.08), false, "98% of the change (90% interval 88%..108%)".to_string()),
+        ];
+        for (share, from_good_to_bad, expected) in cases {
+            assert_eq!(share_words(share, from_good_to_bad, "the change"), expected, "{share:?}");
+        }
+    }
+
+    #[test]
+    fn an_interval_whose_ends_round_alike_is_not_printed_as_a_range() {
+        let whole = "all of the good-to-bad change (by construction: good and bad are the step's two sides)";
+        let narrow = |share: &str| format!("{share} of the good-to-bad change (90% interval less than a percent wide)");
+        let cases = [
+            // A step from good to bad is the whole change by construction, exactly or up to rounding.
+            ((1.0, 1.0, 1.0), true, whole.to_string()),
+            ((1.0, 1.0 - 1e-12, 1.0 + 1e-12), true, whole.to_string()),
+            // Otherwise a narrow interval is said to be narrow, not printed as 100%..100%.
+            ((1.0, 0.998, 1.003), false, narrow("100%")),
+            ((0.42, 0.418, 0.423), true, narrow("42%")),
+            // Ends that round apart are printed.
+            ((1.0, 0.99, 1.01), true, "100% of the good-to-bad change (90% interval 99%..101%)".to_string()),
+            // A share the runs could not measure is printed as it was.
+            ((f64::NAN, f64::NAN, f64::NAN), true, "NaN% of the good-to-bad change (90% interval NaN%..NaN%)".into()),
+        ];
+        for (share, from_good_to_bad, expected) in cases {
+            assert_eq!(share_words(share, from_good_to_bad, "the good-to-bad change"), expected, "{share:?}");
+        }
     }
 
     #[test]

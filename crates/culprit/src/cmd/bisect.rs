@@ -207,6 +207,15 @@ pub(crate) fn absolute_scratch(given: Option<&Path>) -> Result<Option<PathBuf>> 
         .transpose()
 }
 
+/// `--scratch DIR` as bisect, check and try-fix keep it ([`absolute_scratch`]), tried before anything is built or
+/// measured ([`crate::cmd::run::scratch_root`]): a directory that cannot be written in stops the command here, not at
+/// its first run. `None` when not given (the default root, which is tried too).
+pub(crate) fn validated_scratch(given: Option<&Path>) -> Result<Option<PathBuf>> {
+    let scratch = absolute_scratch(given)?;
+    crate::cmd::run::scratch_root(scratch.as_deref())?;
+    Ok(scratch)
+}
+
 /// Which way is worse for the metric, from the direction table.
 pub(crate) fn bisect_direction(metric: &str) -> BisectDirection {
     match direction_of(metric) {
@@ -601,10 +610,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let (job_yaml, job_source, given_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let given_metric = args.metric.clone().or(given_metric);
     let job = plan_job(&job_yaml, &job_source, &repo)?;
-    // Made absolute and tried before anything is measured: a directory that cannot be written in stops the command
-    // here, not at the first run.
-    let scratch = absolute_scratch(args.scratch.as_deref())?;
-    crate::cmd::run::scratch_root(scratch.as_deref())?;
+    let scratch = validated_scratch(args.scratch.as_deref())?;
     let good_sha = range.first().map(|c| c.sha.clone()).context("empty range")?;
     let bad_sha = range.last().map(|c| c.sha.clone()).context("empty range")?;
 
@@ -1365,7 +1371,7 @@ pub fn result_json(
             // Every commit the change may be at, oldest first: with untestable suspects, `sha` is only the one of
             // them that could be tested, and a consumer that blamed it alone would blame what may be an innocent
             // commit (the one that fixed the build). Empty for a range not narrowed (`located` false).
-            "candidates": candidates(c).into_iter().map(|(i, untestable)| serde_json::json!({
+            "candidates": c.candidates().into_iter().map(|(i, untestable)| serde_json::json!({
                 "sha": sha(i), "subject": subject(i), "untestable": untestable,
             })).collect::<Vec<_>>(),
             // Where the verification that confirmed it began: its fresh runs are those of it and `after` from this
@@ -1401,18 +1407,6 @@ pub fn result_json(
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
         })).collect::<Vec<_>>(),
     })
-}
-
-/// The commits a located culprit's change may be at, by position in the range, oldest first, each with whether it
-/// is untestable: its untestable suspects, then the commit; none for a range not narrowed.
-fn candidates(culprit: &culprit_core::bisect::Culprit) -> Vec<(usize, bool)> {
-    if !culprit.located {
-        return Vec::new();
-    }
-    let mut suspects: Vec<(usize, bool)> = culprit.untestable_suspects.iter().map(|&i| (i, true)).collect();
-    suspects.push((culprit.commit, false));
-    suspects.sort_by_key(|&(position, _)| position);
-    suspects
 }
 
 /// For a failure that was a build or deploy killed at its limit (its reason, as `timed_out_reason` words it, ends
@@ -1524,7 +1518,7 @@ pub fn render_outcome(
     };
     // A lone culprit that cannot be told apart from untestable commits is a set, and the headline says so first.
     let set = match outcome.culprits.as_slice() {
-        [only] if outcome.status == Status::Found => candidates(only).len(),
+        [only] if outcome.status == Status::Found => only.candidates().len(),
         _ => 0,
     };
     let of_set = if set > 1 { format!(": one of {set} commits that cannot be told apart") } else { String::new() };
@@ -1541,7 +1535,7 @@ pub fn render_outcome(
     let label = if config.improvement { "commit" } else { "culprit" };
     for c in &outcome.culprits {
         let commit = &range[c.commit.min(range.len() - 1)];
-        let set = candidates(c);
+        let set = c.candidates();
         if set.len() > 1 {
             // As git bisect says "The first bad commit could be any of": the testable commit alone would be blamed
             // for what may be the change of an untestable one before it (the commit that fixed its build).
@@ -1553,11 +1547,10 @@ pub fn render_outcome(
                     Some(format!("{} (\"{}\"{marked})", commit.sha, commit.subject))
                 })
                 .collect();
-            let (last, rest) = named.split_last().unwrap_or((&commit.sha, &[]));
             out.push_str(&format!(
-                "{label}: one of {} commits that cannot be told apart: {} or {last}\n",
+                "{label}: one of {} commits that cannot be told apart: {}\n",
                 set.len(),
-                rest.join(", ")
+                culprit_core::report::or_list(&named)
             ));
         } else if c.located {
             out.push_str(&format!("{label}: {} (\"{}\")\n", commit.sha, commit.subject));
@@ -1575,12 +1568,15 @@ pub fn render_outcome(
         }
         // The engine's confidence is that the change is at the commit or at one of its untestable suspects.
         let of_set = if set.len() > 1 { " that the change is at one of them" } else { "" };
+        let from_good_to_bad = c.located && c.after == 0 && c.commit + 1 == range.len();
         out.push_str(&format!(
-            "  {} {:.0}% of the good-to-bad change (90% interval {:.0}%..{:.0}%){}{of_set}\n",
+            "  {} {}{}{of_set}\n",
             if set.len() > 1 { "together explain" } else { "explains" },
-            100.0 * c.share,
-            100.0 * c.share_low,
-            100.0 * c.share_high,
+            culprit_core::report::share_words(
+                (c.share, c.share_low, c.share_high),
+                from_good_to_bad,
+                "the good-to-bad change"
+            ),
             confidence_words(c.located, c.confidence)
         ));
         if !c.untestable_suspects.is_empty() {

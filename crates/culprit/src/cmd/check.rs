@@ -138,9 +138,8 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let head = git::resolve(&repo, "HEAD")?;
     let (job_yaml, source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &source, &repo)?;
-    // Tried before anything is built or measured: a directory that cannot be written in stops the check here.
-    let scratch = crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?;
-    let scratch_root = crate::cmd::run::scratch_root(scratch.as_deref())?;
+    let scratch = crate::cmd::bisect::validated_scratch(args.scratch.as_deref())?;
+    let scratch_root = crate::cmd::run::scratch_dir(scratch.as_deref());
     let good = git::resolve(&repo, good_rev)?;
     let bad = git::resolve(&repo, bad_rev)?;
     if good.key() == bad.key() {

@@ -27,9 +27,10 @@ use std::process::ExitCode;
 const NOT_AXES: &[&str] = &["suite", "testcase", "category", "job_origin"];
 
 /// A column header: the full SHA for commits (lkp truncates it), the name for labels; a commit's subject when it is
-/// known ([`with_known_subject`]), for the `commit:` lines.
-pub fn column_of(samples: &RevisionSamples) -> Column {
-    let (label, subject) = match with_known_subject(samples.revision.clone(), None) {
+/// known ([`with_known_subject`] in `repo`, the repository of the compared commits as [`repository`] finds it, the
+/// current directory's when `None`), for the `commit:` lines.
+pub fn column_of(samples: &RevisionSamples, repo: Option<&Path>) -> Column {
+    let (label, subject) = match with_known_subject(samples.revision.clone(), repo) {
         Revision::Commit { sha, subject, .. } => (sha, subject),
         Revision::Label { name } => (name, None),
     };
@@ -59,12 +60,13 @@ impl StoredRuns {
         self.plain.iter().chain(self.profiling.iter().flatten()).any(|s| !s.metrics.is_empty())
     }
 
-    /// The comparisons of the plain runs and of the profiling runs, with the `axes` header.
-    pub fn comparisons(&self, axes: Vec<(String, String)>) -> (Comparison, Option<Comparison>) {
+    /// The comparisons of the plain runs and of the profiling runs, with the `axes` header and the subjects `repo`
+    /// has for the commits ([`column_of`]).
+    pub fn comparisons(&self, axes: Vec<(String, String)>, repo: Option<&Path>) -> (Comparison, Option<Comparison>) {
         let of = |samples: &[RevisionSamples]| Comparison {
             axes: axes.clone(),
             compare_axis: "commit".into(),
-            columns: samples.iter().map(column_of).collect(),
+            columns: samples.iter().map(|samples| column_of(samples, repo)).collect(),
         };
         (of(&self.plain), self.profiling.as_deref().map(of))
     }
@@ -254,10 +256,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         // The axes header is read from a run of the table's own machine and build, so that each build's table names
         // its own kconfig, compiler and rootfs.
         let of_table: Vec<RunSummary> = runs.iter().filter(|r| table.reads(r)).cloned().collect();
-        let (mut plain, mut profiled) = stored.comparisons(axes_of(store, &of_table, job_id)?);
-        for column in plain.columns.iter_mut().chain(profiled.iter_mut().flat_map(|p| p.columns.iter_mut())) {
-            column.subject = column.subject.take().or_else(|| subject_of(&revisions, &column.label));
-        }
+        let (plain, profiled) = stored.comparisons(axes_of(store, &of_table, job_id)?, repo.as_deref());
         let result = compare_profiled(&plain, profiled.as_ref(), &options)
             .with_context(|| format!("comparing job {job_name}"))?;
         let labels: Vec<String> = stored.plain.iter().map(|s| s.revision.short().to_string()).collect();
@@ -679,15 +678,6 @@ fn resolve_stored(store: &dyn Store, given: &str, repo: Option<&Path>) -> Result
             }
         }
     }
-}
-
-/// The subject of the revision labelled `label` among `revisions` (those the command resolved, in `--repo`), for a
-/// table's column whose store and current directory know none.
-pub fn subject_of(revisions: &[Revision], label: &str) -> Option<String> {
-    revisions.iter().find(|revision| revision.key() == label).and_then(|revision| match revision {
-        Revision::Commit { subject, .. } => subject.clone(),
-        Revision::Label { .. } => None,
-    })
 }
 
 /// `revision` with its subject when the store did not record one and `repo` (the current directory's repository

@@ -22,6 +22,7 @@ use culprit_core::report::{
 };
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RunFilter, RunId, RunKind, RunSummary, SampleQuery, SessionId, Store};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// The name the job file gets next to a written report.
@@ -174,12 +175,16 @@ pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> R
 /// every row from the plain runs but the perf rows they lack, which come from the profiling runs
 /// (`culprit_core::compare::profiled`), each set decided as a family of its own. Only the runs one `machine` took
 /// are read when it is given (all machines' runs when `None`), and only those of one `build` when that is given.
+/// The columns name the subjects `repo` has for commits the store has none for ([`column_of`]).
+///
+/// [`column_of`]: crate::cmd::compare::column_of
 pub fn compare_stored_on(
     store: &dyn Store,
     keys: &[String],
     job_id: &str,
     (machine, build): (Option<&str>, Option<&Build>),
     prespecified: Option<&str>,
+    repo: Option<&Path>,
 ) -> Result<(CompareResult, Option<RunSources>)> {
     let query = SampleQuery {
         revision_keys: keys.to_vec(),
@@ -206,7 +211,7 @@ pub fn compare_stored_on(
         build: build.cloned(),
         ..RunFilter::default()
     })?;
-    let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?);
+    let (plain, profiled) = stored.comparisons(axes_of(store, &runs, job_id)?, repo);
     let mut result = compare_columns(&plain, prespecified)?;
     if let Some(rows) = profiled.as_ref().and_then(|profiled| profiling_rows(&plain, profiled)) {
         add_rows(&mut result, compare(&rows, &CompareOptions::default())?);
@@ -394,7 +399,7 @@ pub fn from_bisect(
     let build = records.first().map(|r| Build::of_params(&r.params));
     let keys = [base.sha.clone(), commit.sha.clone()];
     let place = (machine.as_deref(), build.as_ref());
-    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, place, prespecified)
+    let (comparison, sources) = compare_stored_on(store, &keys, &job_id, place, prespecified, None)
         .with_context(|| format!("comparing {} against {}", commit.short(), base.short()))?;
     if let Some(given) = given {
         require_metric(&comparison, given)?;
@@ -714,11 +719,12 @@ fn strongest_job(
     keys: &[String],
     jobs: &[MachineTable],
     metric: Option<&str>,
+    repo: Option<&Path>,
 ) -> Result<(usize, (CompareResult, Option<RunSources>), String)> {
     let mut compared: Vec<(usize, (CompareResult, Option<RunSources>))> = Vec::new();
     let mut first_error = None;
     for (i, MachineTable { job_id, machine, build, .. }) in jobs.iter().enumerate() {
-        match compare_stored_on(store, keys, job_id, (machine.as_deref(), build.as_ref()), metric) {
+        match compare_stored_on(store, keys, job_id, (machine.as_deref(), build.as_ref()), metric, repo) {
             Ok(result) => compared.push((i, result)),
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -900,10 +906,10 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         }
         [table] => {
             let place = (table.machine.as_deref(), table.build.as_ref());
-            (table, compare_stored_on(store, &keys, &table.job_id, place, metric_given)?, None)
+            (table, compare_stored_on(store, &keys, &table.job_id, place, metric_given, repo.as_deref())?, None)
         }
         several => {
-            let (index, comparison, why) = strongest_job(store, &keys, several, metric_given)?;
+            let (index, comparison, why) = strongest_job(store, &keys, several, metric_given, repo.as_deref())?;
             let table = &several[index];
             let machines: std::collections::BTreeSet<&Option<String>> = several.iter().map(|t| &t.machine).collect();
             let (count, name, choose) = match &table.machine {
@@ -923,11 +929,6 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             (table, comparison, Some(said))
         }
     };
-    // The table's `commit:` lines name the subjects `--repo` has for commits the store has none for.
-    let mut comparison = comparison;
-    for column in &mut comparison.columns {
-        column.subject = column.subject.take().or_else(|| crate::cmd::compare::subject_of(&revisions, &column.label));
-    }
     let (job_id, machine, build) = (&table.job_id, table.machine.clone(), table.build.clone());
     let place = (machine.as_deref(), build.as_ref());
     let runs: Vec<RunSummary> = runs.into_iter().filter(|r| table.reads(r)).collect();
@@ -996,7 +997,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
                 .and_then(|against_bad| report::fix_verdict(&comparison, &against_bad, &metric).ok())
         }
         (Some(bad_and_fix), None) if metric != FAILED_RUNS_METRIC => {
-            compare_stored_on(store, bad_and_fix, job_id, place, Some(&metric))
+            compare_stored_on(store, bad_and_fix, job_id, place, Some(&metric), repo.as_deref())
                 .ok()
                 .and_then(|(against_bad, _)| report::fix_verdict(&comparison, &against_bad, &metric).ok())
         }

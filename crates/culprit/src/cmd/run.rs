@@ -727,7 +727,7 @@ fn dry_run(
     revision: Option<&Revision>,
     machine: &culprit_core::model::Machine,
 ) -> Result<std::process::ExitCode> {
-    let scratch_root = args.scratch.clone().unwrap_or_else(|| std::env::temp_dir().join("culprit-scratch"));
+    let scratch_root = scratch_dir(args.scratch.as_deref());
     let existing = scratch_root.ancestors().find(|dir| dir.is_dir()).unwrap_or(Path::new("/")).to_path_buf();
     refuse_what_cannot_fit(jobs, &existing)?;
     note_settings_not_applied(jobs, &existing);
@@ -1078,20 +1078,26 @@ fn note_monitor_intervals_not_applied(jobs: &[PlannedJob], run_interval: f64) {
 /// and said so), else `culprit-scratch` under the system temp dir; refused, naming it, when it cannot be written in.
 /// `culprit run`, bisect, check, try-fix and track take `--scratch` alike through this.
 pub(crate) fn scratch_root(given: Option<&Path>) -> Result<PathBuf> {
+    let dir = scratch_dir(given);
     match given {
-        Some(dir) => {
-            if writable_dir(dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
+        Some(_) => {
+            if writable_dir(&dir, "--scratch", "give a directory you can write in for the benchmarks' files")? {
                 // A mistyped path would otherwise become a new directory without a word.
                 crate::note!("culprit: created the directory {} for --scratch", dir.display());
             }
-            Ok(dir.to_path_buf())
         }
         None => {
-            let dir = std::env::temp_dir().join("culprit-scratch");
             writable_dir(&dir, "the default scratch directory", "name one you can write in with --scratch DIR")?;
-            Ok(dir)
         }
     }
+    Ok(dir)
+}
+
+/// The scratch root `--scratch` (`given`) names, or the default one under the system temp dir, without trying it as
+/// [`scratch_root`] does: for a command that has tried it already (check reads its file system) or must make nothing
+/// (a dry run).
+pub(crate) fn scratch_dir(given: Option<&Path>) -> PathBuf {
+    given.map_or_else(|| std::env::temp_dir().join("culprit-scratch"), Path::to_path_buf)
 }
 
 /// Makes sure `dir` is a directory this process can write in, creating it when it is missing, so a bad `--scratch` or

@@ -337,9 +337,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
     let (job_yaml, job_source, default_metric) = benchmark_job(args.job.as_deref(), &args.command)?;
     let job = plan_job(&job_yaml, &job_source, &repo)?;
-    // Tried before anything is built: a directory that cannot be written in stops the command here.
-    let scratch = crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?;
-    crate::cmd::run::scratch_root(scratch.as_deref())?;
+    let scratch = crate::cmd::bisect::validated_scratch(args.scratch.as_deref())?;
     let patch_path = patch.display().to_string();
     let blob_id = git::git(&repo, &["hash-object", "--no-filters", &patch_path])
         .with_context(|| format!("cannot read the patch file {}", patch.display()))?;
