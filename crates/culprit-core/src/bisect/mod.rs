@@ -48,6 +48,7 @@ mod locate;
 mod model;
 mod outcome;
 mod posterior;
+mod progress;
 mod replicate;
 mod reproduce;
 mod sensitivity;
@@ -57,6 +58,7 @@ mod staircase;
 mod topology;
 mod verify;
 
+pub use progress::{estimate_left, Estimate, Progress, Stage};
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
 pub use sensitivity::Sensitivity;
 pub use spread::BuildSpread;
@@ -437,6 +439,8 @@ pub struct Bisect {
     replicated: Option<usize>,
     log: Vec<LogEntry>,
     outcome: Option<Outcome>,
+    /// What each phase has spent, for the estimate of what is left ([`Bisect::progress`]); no decision reads it.
+    spent: progress::Spent,
 }
 
 /// Runs a side the reproduce phase starts with.
@@ -499,6 +503,7 @@ impl Bisect {
             replicated: None,
             log: Vec::new(),
             outcome: None,
+            spent: progress::Spent::default(),
         };
         machine.decide();
         Ok(machine)
@@ -569,11 +574,13 @@ impl Bisect {
         }
         let index = self.records as f64;
         self.records += 1;
+        let new_build = !self.touched[commit];
         self.touched[commit] = true;
         let value = match sample {
             Sample::Value(v) if v.is_finite() => Some(v),
             _ => None,
         };
+        self.spent.count(&self.phase, self.reproduced, value.is_some(), new_build);
         match value {
             Some(v) => {
                 self.values[commit].push((index, v));

@@ -10,7 +10,7 @@ use crate::cli::{BisectAction, BisectArgs, StepTimeoutArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
-use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
+use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Estimate, Outcome, Sample, Status};
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, printf, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
@@ -333,11 +333,34 @@ pub(crate) fn progress_bar() -> ProgressBar {
 static MONITORS_TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
+/// The estimate of what a bisect still needs, as the progress line says it: "about 40 runs and 3 builds left, ~6
+/// min" (builds only while some are left, the time once runs were measured), or that there is no basis yet.
+pub(crate) fn estimate_text(left: Estimate, seconds: Option<f64>) -> String {
+    let (runs, builds) = match left {
+        Estimate::NotConfirmed => return "estimate after the regression is confirmed".to_string(),
+        Estimate::Done => return "done".to_string(),
+        Estimate::Left { runs, builds } => (runs, builds),
+    };
+    let plural = if builds == 1 { "" } else { "s" };
+    let builds = if builds > 0 { format!(" and {builds} build{plural}") } else { String::new() };
+    let time = seconds.map(|s| format!(", ~{}", rough_duration(s))).unwrap_or_default();
+    format!("about {runs} runs{builds} left{time}")
+}
+
+/// Seconds in the unit a person plans with: "40s", "6 min", "2.5 h".
+fn rough_duration(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{:.0}s", seconds.max(0.0))
+    } else if seconds < 90.0 * 60.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
 pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
-    let started = Instant::now();
-    // Runs of the session so far (a continued session's stored ones included), and runs this command made: the
-    // time per run is this command's time over its own runs.
-    let (mut last_runs, mut ran_here) = (0usize, 0usize);
+    // Runs of the session so far (a continued session's stored ones included).
+    let mut last_runs = 0usize;
     move |event| match event {
         Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
         Event::Built { commit, seconds } => bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10])),
@@ -348,21 +371,15 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
                 crate::note!("culprit: {step} of {} failed: the commit is untestable", &commit.sha[..10])
             }
         }),
-        Event::Running { commit, batch_left } => {
-            let per_run = if ran_here > 0 { started.elapsed().as_secs_f64() / ran_here as f64 } else { 0.0 };
-            bar.set_message(format!(
-                "{} runs so far; running {} {} ({} left in this batch, ETA of batch {:.0}s)",
-                last_runs,
-                &commit.sha[..10],
-                commit.subject,
-                batch_left,
-                per_run * batch_left as f64
-            ))
-        }
-        Event::Ran { runs, .. } => {
-            last_runs = runs;
-            ran_here += 1;
-        }
+        Event::Running { commit, batch_left, left, seconds_left } => bar.set_message(format!(
+            "{} runs so far; running {} {} ({} left in this batch); {}",
+            last_runs,
+            &commit.sha[..10],
+            commit.subject,
+            batch_left,
+            estimate_text(left, seconds_left)
+        )),
+        Event::Ran { runs, .. } => last_runs = runs,
         Event::MonitorFailed { commit, run, failure } => {
             let monitor = failure.split(':').next().unwrap_or(failure);
             if MONITORS_TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(monitor.to_string()) {
@@ -750,7 +767,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                 None => {
                     earlier.clear();
                     let what = if index == 0 { "good" } else { "bad" };
-                    bar.set_message(format!("probing {what} {}", &range[index].sha[..10]));
+                    bar.set_message(format!(
+                        "probing {what} {}; {}",
+                        &range[index].sha[..10],
+                        estimate_text(Estimate::NotConfirmed, None)
+                    ));
                     let Some(taken) = driver.run_at(index, &mut observe)? else {
                         bar.finish_and_clear();
                         probes.keep_for_the_same_command();
@@ -1924,6 +1945,22 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa48_the_progress_line_says_what_the_whole_bisect_has_left_or_that_it_cannot_tell_yet() {
+        let left = |runs, builds| Estimate::Left { runs, builds };
+        let cases = [
+            (Estimate::NotConfirmed, Some(30.0), "estimate after the regression is confirmed"),
+            (left(40, 3), Some(360.0), "about 40 runs and 3 builds left, ~6 min"),
+            (left(12, 1), Some(45.0), "about 12 runs and 1 build left, ~45s"),
+            (left(9, 0), None, "about 9 runs left"),
+            (left(300, 20), Some(9000.0), "about 300 runs and 20 builds left, ~2.5 h"),
+            (Estimate::Done, Some(0.0), "done"),
+        ];
+        for (estimate, seconds, want) in cases {
+            assert_eq!(estimate_text(estimate, seconds), want);
+        }
+    }
 
     #[test]
     fn a_session_whose_culprit_was_killed_before_taking_its_lock_is_listed_stopped() {
