@@ -395,9 +395,11 @@ fn breakdown(args: &[String]) {
 /// How the estimates of what is left compare with what the trials then spent (see `breakdown`).
 #[derive(Default)]
 struct EstimateErrors {
-    /// Per estimate: predicted runs, actual runs, predicted builds, actual builds.
-    looks: Vec<(usize, usize, usize, usize)>,
+    looks: Vec<Look>,
 }
+
+/// One estimate: predicted runs, actual runs, predicted builds, actual builds.
+type Look = (usize, usize, usize, usize);
 
 impl EstimateErrors {
     fn add(&mut self, runs: usize, actual_runs: usize, builds: usize, actual_builds: usize) {
@@ -411,7 +413,7 @@ impl EstimateErrors {
         if n == 0 {
             return "none".to_string();
         }
-        let mean = |f: &dyn Fn(&(usize, usize, usize, usize)) -> usize| {
+        let mean = |f: &dyn Fn(&Look) -> usize| {
             self.looks.iter().map(f).sum::<usize>() as f64 / n as f64
         };
         let mut ratios: Vec<f64> = self.looks.iter().map(|l| l.1 as f64 / l.0.max(1) as f64).collect();

@@ -38,8 +38,9 @@
 //! Code map: this file holds the machine's state, its public types and the decision loop; `reproduce`,
 //! `locate` and `verify` are the three phases; `posterior` the location model they share; `staircase` the test
 //! for several contributors and its probing; `corrections` how runs are read (drift, and load from the model in
-//! `load`); `outcome` how the machine ends and reports. `model` is the statistics, `topology` the commit graph,
-//! `sim` and `baselines` the simulator.
+//! `load`); `outcome` how the machine ends and reports; `progress` what it has spent and the estimate of what is
+//! left, which no decision reads. `model` is the statistics, `topology` the commit graph, `sim` and `baselines` the
+//! simulator.
 
 pub mod baselines;
 mod corrections;

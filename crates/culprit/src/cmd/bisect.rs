@@ -41,6 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
         Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
+        Some(BisectAction::Forget { ids }) => return forget(store, ids),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -1658,6 +1659,78 @@ fn list(store: &dyn Store, machine: Option<&str>, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// `culprit bisect forget ID...`: removes each session from the store (its links to its runs, its range; the runs
+/// stay, which compare, results and check read as any others), and what it left in its repository (its worktrees, a
+/// build it left running, its lock file). Every id is checked first, so that a mistyped or running one forgets
+/// nothing: a session a process drives (as `bisect list` tells it running) is refused, unless its repository is
+/// gone, where nothing can drive it.
+fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
+    let mut forgotten = Vec::new();
+    for &id in ids {
+        let session = SessionId(id);
+        if forgotten.iter().any(|s: &culprit_store::BisectSession| s.id == session) {
+            continue;
+        }
+        let stored = match store.bisect_session(session) {
+            Ok(stored) => stored,
+            Err(culprit_store::StoreError::NotFound { .. }) => bail!(
+                "no bisect session {id} in {}; `culprit bisect list` shows the sessions there are; nothing was \
+                 forgotten",
+                store.location()
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        if shown_status(store, &stored) == NEW_SESSION_STATUS && Path::new(&stored.repo).exists() {
+            bail!(
+                "bisect session {id} is running: a culprit process drives it (it holds the session's lock in {} or its \
+                 claim in the store); stop it (Ctrl-C) or let it finish, then forget it; nothing was forgotten",
+                stored.repo
+            );
+        }
+        forgotten.push(stored);
+    }
+    for stored in forgotten {
+        let repo = PathBuf::from(&stored.repo);
+        let root = session_root(store, &repo, stored.id);
+        let lock_path = root.with_extension("lock");
+        // Held while the session goes, so that a `--resume` of it cannot start in between.
+        let lock = match lock_path.is_file().then(|| crate::lock::try_lock(&lock_path)).transpose()? {
+            Some(crate::lock::Lock::Busy { holder }) => bail!(
+                "bisect session {} was taken up by another culprit ({holder}) while this one forgot it; it is kept",
+                stored.id
+            ),
+            Some(crate::lock::Lock::Held(lock)) => Some(lock),
+            None => None,
+        };
+        let runs = store.bisect_session_runs(stored.id)?.len();
+        store.delete_bisect_session(stored.id)?;
+        reap_leftover_step(&root.with_extension("step"));
+        if root.is_dir() {
+            Worktrees::discard(&repo, &root);
+        }
+        if let Some(lock) = lock {
+            lock.remove()?;
+        }
+        crate::note!(
+            "culprit: forgot bisect session {} ({}, good {} bad {}); its {runs} runs stay in the store",
+            stored.id,
+            shown_status_word(&stored.status),
+            abbreviate(&stored.good, 12),
+            abbreviate(&stored.bad, 12)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A stored status as `forget` names it: a session stored as running that it may forget was stopped.
+fn shown_status_word(status: &str) -> &str {
+    if status == NEW_SESSION_STATUS {
+        "stopped"
+    } else {
+        status
+    }
+}
+
 /// One session as `bisect list` shows it (and `bisect list --json` gives it, with full SHAs): the machine is the
 /// one the session measures on, which a farm's shared store needs to tell its sessions apart (`None` for a session
 /// stored before sessions named theirs that has no run yet).
@@ -1672,27 +1745,73 @@ pub struct ListedSession {
     pub bad: String,
     pub machine: Option<String>,
     pub repo: String,
+    /// For a stopped session: the latest later session that covers it (see [`superseding_session`]), which
+    /// `--resume` of this one would only repeat part of; `culprit bisect forget` drops it.
+    pub superseded_by: Option<i64>,
 }
 
 /// Every stored session, oldest first, read from the stored JSON alone, so that a session this culprit cannot
 /// replay is still listed.
 pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
+    let sessions = store.bisect_sessions()?;
     let mut listed = Vec::new();
-    for s in store.bisect_sessions()? {
+    for s in &sessions {
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
         listed.push(ListedSession {
             id: s.id.0,
-            status: shown_status(store, &s),
+            status: shown_status(store, s),
             metric: s.metric.clone(),
             improvement,
             good: s.good.clone(),
             bad: s.bad.clone(),
-            machine: machine_of(store, &s).ok().flatten(),
+            machine: machine_of(store, s).ok().flatten(),
             repo: s.repo.clone(),
+            superseded_by: None,
         });
     }
+    for index in 0..listed.len() {
+        if listed[index].status == "stopped" {
+            listed[index].superseded_by = superseding_session(&sessions, &listed, index);
+        }
+    }
     Ok(listed)
+}
+
+/// The latest session after `sessions[index]` (a stopped one) that covers it: the same repository, job, metric,
+/// machine, direction and good commits, and a bad that is this one's bad or a descendant of it (the branch given as
+/// `--bad` moved on, and the same command started a new session, as `say_stopped_sessions_with_an_older_bad`
+/// tells). Resuming the stopped session would bisect part of what that one bisects (QA 48, 9e). `listed` holds
+/// each session as `bisect list` shows it, in the same order.
+fn superseding_session(
+    sessions: &[culprit_store::BisectSession],
+    listed: &[ListedSession],
+    index: usize,
+) -> Option<i64> {
+    let goods = |s: &culprit_store::BisectSession| {
+        let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok()?;
+        // A session of one good stores no list of others.
+        let others: Vec<String> =
+            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
+        Some((config.get("good")?.as_str()?.to_string(), others))
+    };
+    let (stopped, shown) = (&sessions[index], &listed[index]);
+    let stopped_goods = goods(stopped)?;
+    let covers = |(later, later_shown): (&culprit_store::BisectSession, &ListedSession)| {
+        later.repo == stopped.repo
+            && later.job_id.is_some()
+            && later.job_id == stopped.job_id
+            && later.metric == stopped.metric
+            && later_shown.machine == shown.machine
+            && later_shown.improvement == shown.improvement
+            && goods(later).as_ref() == Some(&stopped_goods)
+            && (later.bad == stopped.bad
+                || git::git(Path::new(&stopped.repo), &["merge-base", "--is-ancestor", &stopped.bad, &later.bad])
+                    .is_ok())
+    };
+    // The latest first: git is asked about as few sessions as can be.
+    let later = sessions.iter().zip(listed).skip(index + 1);
+    later.rev().find(|pair| covers(*pair)).map(|(later, _)| later.id.0)
 }
 
 /// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
@@ -1706,9 +1825,13 @@ fn list_rows_of(sessions: &[ListedSession]) -> Vec<[String; 7]> {
     let mut rows = vec![header.map(str::to_string)];
     for s in sessions {
         let metric = s.metric.clone().unwrap_or_default();
+        let status = match s.superseded_by {
+            Some(later) => format!("{} (superseded by {later})", s.status),
+            None => s.status.clone(),
+        };
         rows.push([
             s.id.to_string(),
-            s.status.clone(),
+            status,
             if s.improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
