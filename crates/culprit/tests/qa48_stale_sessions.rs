@@ -130,3 +130,67 @@ fn qa48_9e_forget_refuses_a_session_a_process_drives() {
     assert!(culprit(&db, &["bisect", "forget", "1"], d).status.success());
     assert!(listed(&db, d, "1").is_empty());
 }
+
+/// The PostgreSQL server of the tests (`eval "$(bash scripts/postgres-test-server.sh)"`); `None` only when
+/// `CULPRIT_SKIP_POSTGRES=1` says to skip.
+fn server_url() -> Option<String> {
+    match std::env::var("CULPRIT_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("CULPRIT_SKIP_POSTGRES").as_deref() == Ok("1") => None,
+        _ => panic!("CULPRIT_TEST_PG_URL is not set; set CULPRIT_SKIP_POSTGRES=1 to skip the PostgreSQL test"),
+    }
+}
+
+#[test]
+fn qa48_9e_forget_on_postgresql_refuses_a_session_claimed_in_the_store_and_keeps_its_runs() {
+    let Some(url) = server_url() else { return };
+    let _machine = common::quiet_machine();
+    // Another shape than postgres_cli.rs's bisect: two repositories made in the same second would otherwise share
+    // their SHAs, and so their runs in the shared database.
+    let (dir, repo, shas, _) = common::slowdown(4, 2, 99);
+    let d = dir.path();
+    let db = Path::new(&url);
+    let bisect = [
+        "bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3], "--run", "./bench",
+        "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8", "--json",
+    ];
+    let done = culprit(db, &bisect, d);
+    assert!(matches!(done.status.code(), Some(0 | 1)), "{done:?}");
+    let list = common::stdout(&culprit(db, &["bisect", "list"], d));
+    let row = list.lines().find(|l| l.ends_with(repo.to_str().unwrap())).unwrap_or_else(|| panic!("{list}"));
+    let id = row.split_whitespace().next().unwrap().to_string();
+    let runs_at_good = || {
+        let compare = common::stdout(&culprit(db, &["compare", &shas[0], &shas[3], "--json"], d));
+        let value: serde_json::Value = serde_json::from_str(&compare).unwrap();
+        value[0]["result"]["columns"][0]["ok_runs"].as_u64()
+    };
+    let before = runs_at_good();
+    assert!(before.is_some_and(|n| n >= 1), "{before:?}");
+
+    // Another culprit's connection holds the session's claim (psql stands in for it, as the server sees one).
+    let mut holder = Command::new("psql")
+        .args([url.as_str(), "-X", "-q"])
+        .env("PGAPPNAME", "culprit@farm-node-7 pid 4242")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let reopen = format!("UPDATE bisect_sessions SET status = 'running' WHERE id = {id};\n");
+    let hold = format!("{reopen}SELECT pg_advisory_lock(hashtext(current_schema()), {id});\n");
+    std::io::Write::write_all(holder.stdin.as_mut().unwrap(), hold.as_bytes()).unwrap();
+    common::wait_until("psql holds the session's claim", || {
+        let list = common::stdout(&culprit(db, &["bisect", "list"], d));
+        list.lines().any(|l| l.split_whitespace().take(2).eq([id.as_str(), "running"]))
+    });
+    let refused = culprit(db, &["bisect", "forget", &id], d);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let err = text(&refused.stderr);
+    assert!(!refused.status.success() && err.contains(&format!("bisect session {id} is running")), "{err}");
+
+    // Its holder gone, the session is stopped and goes; its runs stay.
+    common::wait_until("the server frees the claim", || culprit(db, &["bisect", "forget", &id], d).status.success());
+    let list = common::stdout(&culprit(db, &["bisect", "list"], d));
+    assert!(!list.lines().any(|l| l.split_whitespace().next() == Some(id.as_str())), "{list}");
+    assert_eq!(runs_at_good(), before);
+}
