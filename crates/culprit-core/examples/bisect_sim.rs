@@ -166,8 +166,8 @@ fn trace(args: &[String]) {
 /// `BISECT_<FIELD>=value` in the environment overrides a field of `BisectConfig` (ALPHA_CULPRIT, ALPHA_FRESH,
 /// ALPHA_REPRODUCE, CONFIDENCE, BUILD_COST, EXPLAIN_MOST, REPLICATE_BELOW_P) for experiments.
 fn breakdown(args: &[String]) {
-    use culprit_core::bisect::sim::{run_culprit, trial, Oracle};
-    use culprit_core::bisect::BisectConfig;
+    use culprit_core::bisect::sim::{run_culprit_watched, trial, Oracle};
+    use culprit_core::bisect::{estimate_left, BisectConfig, Estimate, Stage};
     let trials: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(100);
     let (config, _, _) = parse_args(args.get(1..).unwrap_or(&[])).unwrap_or_else(|e| {
         eprintln!("bisect_sim: {e}");
@@ -221,10 +221,35 @@ fn breakdown(args: &[String]) {
     let (mut measured_steps, mut true_steps) = (0.0, 0.0);
     // Unlocated ranges that hold no step at all, the jobs that reported one, and the ranges' commits.
     let (mut empty_ranges, mut jobs_with_empty_range, mut range_commits) = (0usize, 0usize, 0usize);
+    let (mut estimates_first, mut estimates_half) = (EstimateErrors::default(), EstimateErrors::default());
     for seed in 0..trials {
         let (history, noise_seed, _) = trial(&config, seed);
         let mut oracle = Oracle::for_config(&history, &config, noise_seed);
-        let result = run_culprit(&history, &mut oracle, &bisect_config);
+        // The estimate of what is left ([`estimate_left`]) when locating begins, and when half the bits are learned,
+        // with the runs and builds spent by then, to set against what the trial then spent.
+        let mut first_look: Option<(Estimate, usize, usize)> = None;
+        let mut halfway: Option<(Estimate, usize, usize)> = None;
+        let mut watch = |machine: &culprit_core::bisect::Bisect| {
+            if halfway.is_some() {
+                return;
+            }
+            let progress = machine.progress();
+            if progress.stage != Stage::Locating {
+                return;
+            }
+            let seen = Some((estimate_left(&progress), machine.runs(), machine.builds()));
+            if first_look.is_none() {
+                first_look = seen;
+            } else if progress.bits_learned >= progress.bits_left {
+                halfway = seen;
+            }
+        };
+        let result = run_culprit_watched(&history, &mut oracle, &bisect_config, &mut watch);
+        for (look, errors) in [(first_look, &mut estimates_first), (halfway, &mut estimates_half)] {
+            if let Some((Estimate::Left { runs, builds }, runs_then, builds_then)) = look {
+                errors.add(runs, result.runs - runs_then, builds, result.builds - builds_then);
+            }
+        }
         if result.status == culprit_core::bisect::Status::Multiple {
             multiple += 1;
         }
@@ -426,11 +451,55 @@ fn breakdown(args: &[String]) {
         range_shares.intervals,
         per(range_commits, range_shares.intervals)
     );
+    say!("  estimate of runs left at the first locate step: {}", estimates_first.describe());
+    say!("  estimate of runs left when half the bits are learned: {}", estimates_half.describe());
     for (k, v) in &kinds {
         say!("  {:>7.1}  {k}", *v as f64 / n);
     }
     for (seed, named, truth, runs) in wrong {
         say!("seed {seed}: named {named}, truth {truth:?}, runs {runs}");
+    }
+}
+
+/// How the estimates of what is left compare with what the trials then spent (see `breakdown`).
+#[derive(Default)]
+struct EstimateErrors {
+    looks: Vec<Look>,
+}
+
+/// One estimate: predicted runs, actual runs, predicted builds, actual builds.
+type Look = (usize, usize, usize, usize);
+
+impl EstimateErrors {
+    fn add(&mut self, runs: usize, actual_runs: usize, builds: usize, actual_builds: usize) {
+        self.looks.push((runs, actual_runs, builds, actual_builds));
+    }
+
+    /// Mean predicted and actual runs and builds, the median of actual over predicted runs, and how often the actual
+    /// runs fell within a factor 1.5 of the prediction (2/3 to 3/2 of it).
+    fn describe(&self) -> String {
+        let n = self.looks.len();
+        if n == 0 {
+            return "none".to_string();
+        }
+        let mean = |f: &dyn Fn(&Look) -> usize| {
+            self.looks.iter().map(f).sum::<usize>() as f64 / n as f64
+        };
+        let mut ratios: Vec<f64> = self.looks.iter().map(|l| l.1 as f64 / l.0.max(1) as f64).collect();
+        ratios.sort_by(f64::total_cmp);
+        let within = ratios.iter().filter(|&&r| (2.0 / 3.0..=1.5).contains(&r)).count();
+        format!(
+            "{n} trials, predicted {:.1} runs / actual {:.1}, builds {:.1} / {:.1}; actual/predicted median {:.2} \
+             (10%..90%: {:.2}..{:.2}), within a factor 1.5 in {:.0}%",
+            mean(&|l| l.0),
+            mean(&|l| l.1),
+            mean(&|l| l.2),
+            mean(&|l| l.3),
+            ratios[n / 2],
+            ratios[n / 10],
+            ratios[(n * 9 / 10).min(n - 1)],
+            100.0 * within as f64 / n as f64
+        )
     }
 }
 

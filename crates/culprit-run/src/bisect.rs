@@ -11,7 +11,9 @@ use crate::git::{GitError, RangeCommit};
 use crate::process::{self, Invocation};
 use crate::step_record;
 use crate::worktree::Worktrees;
-use culprit_core::bisect::{next_in_batch, Action, Bisect, BisectConfig, BisectError, CommitNode, Outcome, Sample};
+use culprit_core::bisect::{
+    estimate_left, next_in_batch, Action, Bisect, BisectConfig, BisectError, CommitNode, Estimate, Outcome, Sample,
+};
 use culprit_core::model::{RawOutput, Revision, RunOutcome, RunRecord};
 use culprit_store::{RunFilter, RunId, RunKind, SaveOptions, SessionId, Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -137,7 +139,10 @@ pub enum Event<'a> {
     /// The build or deploy (`step`) of a commit failed, or was killed at its limit (`timed_out`): the commit is
     /// untestable. `reason` is the one stored with its failed run.
     StepFailed { commit: &'a RangeCommit, step: &'static str, reason: &'a str, timed_out: bool },
-    Running { commit: &'a RangeCommit, batch_left: usize },
+    /// A run of `commit` begins, with `batch_left` runs left in the batch, the estimate of what the whole bisect
+    /// still needs ([`estimate_left`]), and its seconds at this bisect's measured seconds per run (deploys included)
+    /// and per build, once a run was measured.
+    Running { commit: &'a RangeCommit, batch_left: usize, left: Estimate, seconds_left: Option<f64> },
     Ran { commit: &'a RangeCommit, sample: Sample, runs: usize, builds: usize },
     /// A run of `commit` (stored as `run`) succeeded without a monitor's data: `failure` is the monitor's error as
     /// its stderr keeps it (`monitor perf-stat: ...`). The bisect reads the benchmark's metric, which is fine, but
@@ -212,6 +217,9 @@ pub struct Driver<'a> {
     /// Seconds spent per build and per run, measured.
     pub build_seconds: Vec<f64>,
     pub run_seconds: Vec<f64>,
+    /// Seconds spent deploying, measured: a deploy runs whenever the commit under test changes, so it is part of
+    /// what a run costs in the estimate of the time left.
+    pub deploy_seconds: Vec<f64>,
     /// The session's runs that were stored when [`Driver::drive`] began and replayed into the machine.
     replayed: usize,
     /// Where a running build or deploy is recorded ([`crate::step_record`]), so that one left running by this
@@ -254,6 +262,7 @@ impl<'a> Driver<'a> {
             interrupt,
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
+            deploy_seconds: Vec::new(),
             replayed: 0,
             step_record: None,
         }
@@ -396,6 +405,9 @@ impl<'a> Driver<'a> {
         if self.deployed != Some(index) {
             if let Some(deploy) = self.config.deploy.clone() {
                 let result = self.step("deploy", &deploy, self.config.timeouts.deploy_secs, index, &checkout.dir);
+                if let Ok(seconds) = result {
+                    self.deploy_seconds.push(seconds);
+                }
                 if let Err(StepFailure { reason, log, timed_out }) = result {
                     if self.interrupt.load(Ordering::SeqCst) {
                         return Err(PrepareFailure::Interrupted);
@@ -495,6 +507,21 @@ impl<'a> Driver<'a> {
         SaveOptions { bisect_session: None, import_key: None, former_import_key: None, kind: self.kind }
     }
 
+    /// The seconds `left` takes at the seconds per run (its deploys shared out over the runs) and per build measured
+    /// in this bisect; `None` before a run was measured, or when builds are left and none was measured yet.
+    fn seconds_left(&self, left: Estimate) -> Option<f64> {
+        if self.run_seconds.is_empty() {
+            return None;
+        }
+        let per_run = (self.run_seconds.iter().sum::<f64>() + self.deploy_seconds.iter().sum::<f64>())
+            / self.run_seconds.len() as f64;
+        let builds_left = matches!(left, Estimate::Left { builds, .. } if builds > 0);
+        if self.config.build.is_some() && builds_left && self.build_seconds.is_empty() {
+            return None;
+        }
+        left.seconds(per_run, mean_or(&self.build_seconds, 0.0))
+    }
+
     /// The session's runs that the last [`Driver::drive`] found stored and replayed before it ran anything.
     pub fn replayed(&self) -> usize {
         self.replayed
@@ -511,6 +538,9 @@ impl<'a> Driver<'a> {
             }
         }
         let mut machine = Bisect::replay(self.config.bisect.clone(), &nodes, &samples)?;
+        // The estimate of what is left reads the posterior, so it is taken again only after a decision (a new batch),
+        // not before every run.
+        let mut estimated: Option<(usize, Estimate)> = None;
         loop {
             match machine.next_action() {
                 Action::Done(outcome) => {
@@ -534,7 +564,14 @@ impl<'a> Driver<'a> {
                         return Err(DriverError::Machine(BisectError::TooFewCommits { count: 0 }));
                     };
                     let batch_left = batch.iter().map(|&(_, n)| n).sum();
-                    observe(Event::Running { commit: &self.range[commit], batch_left });
+                    let decisions = machine.log().len();
+                    let left = match estimated {
+                        Some((at, left)) if at == decisions => left,
+                        _ => estimate_left(&machine.progress()),
+                    };
+                    estimated = Some((decisions, left));
+                    let seconds_left = self.seconds_left(left);
+                    observe(Event::Running { commit: &self.range[commit], batch_left, left, seconds_left });
                     let Some((_, record)) = self.run_at(commit, observe)? else { return Ok(Ended::Interrupted) };
                     let sample = sample_of(&record, &self.config.metric);
                     machine.record(commit, sample)?;

@@ -509,6 +509,10 @@ pub struct BisectSession {
 /// The status a new bisect session starts with.
 pub const NEW_SESSION_STATUS: &str = "running";
 
+/// The tables whose rows belong to one bisect session alone (keyed by `session_id`), removed with it by
+/// [`Store::delete_bisect_session`]: its links to its runs, its range, and `track --follow`'s record of it.
+pub(crate) const SESSION_OWNED_TABLES: [&str; 3] = ["bisect_session_runs", "bisect_range_commits", "follow_sessions"];
+
 /// A bisect session that `track --follow` started (or resumed) on a machine, and when its report was written.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct FollowSession {
@@ -666,6 +670,11 @@ pub trait Store {
     /// limits for this and later resumes). The store keeps it as opaque text, as it was given at creation.
     fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError>;
 
+    /// Removes session `id` from the store with what belongs to it alone: its links to its runs, its range, and
+    /// `track --follow`'s record of it (`culprit bisect forget`). The runs themselves stay: `compare`, `results` and
+    /// the references of `check` read them as any other runs. `NotFound` when there is no such session.
+    fn delete_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError>;
+
     /// Links an already stored run to a session (a run stored before the session can serve as evidence).
     /// Linking the same run twice is a no-op.
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError>;
@@ -793,6 +802,9 @@ impl<S: Store + ?Sized> Store for Box<S> {
     }
     fn update_bisect_session_config(&mut self, id: SessionId, config_json: &str) -> Result<(), StoreError> {
         (**self).update_bisect_session_config(id, config_json)
+    }
+    fn delete_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError> {
+        (**self).delete_bisect_session(id)
     }
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
         (**self).link_run_to_session(session, run)

@@ -594,6 +594,28 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    fn delete_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError> {
+        let action = "delete a bisect session";
+        let location = self.location.clone();
+        let client = self.client.get_mut();
+        let result = client.transaction().map_err(Failure::from).and_then(|mut transaction| {
+            for table in crate::SESSION_OWNED_TABLES {
+                transaction.execute(&format!("DELETE FROM {table} WHERE session_id = $1"), &[&id.0])?;
+            }
+            let deleted = transaction.execute("DELETE FROM bisect_sessions WHERE id = $1", &[&id.0])?;
+            if deleted == 0 {
+                let what = format!("bisect session {id}");
+                return Err(Failure::Store(StoreError::NotFound { location: location.clone(), what }));
+            }
+            transaction.commit()?;
+            Ok(())
+        });
+        result.map_err(|failure| match failure {
+            Failure::Db(error) => classify(&location, action, error),
+            Failure::Store(error) => error,
+        })
+    }
+
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {
         let action = "link a run to a bisect session";
         let location = self.location.clone();

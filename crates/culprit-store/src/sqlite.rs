@@ -15,7 +15,7 @@ use crate::packed::{
 use crate::{
     parents_from_text, parents_to_text, BisectCommit, BisectSession, Build, FollowSession, NewBisectSession,
     NewTryFix, RevisionSamples, RunFacts, RunFilter, RunId, RunSummary, SampleQuery, SaveOptions, Saved, SessionId,
-    Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS,
+    Store, StoredRevision, TryFix, TryFixId, TryFixSide, NEW_SESSION_STATUS, SESSION_OWNED_TABLES,
 };
 use culprit_core::model::{MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
@@ -760,6 +760,30 @@ impl Store for SqliteStore {
             return Err(StoreError::NotFound { location: self.location(), what: format!("bisect session {id}") });
         }
         Ok(())
+    }
+
+    fn delete_bisect_session(&mut self, id: SessionId) -> Result<(), StoreError> {
+        let action = "delete a bisect session";
+        self.ensure_writable(action)?;
+        let location = self.location();
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(&location, action, e))?;
+        // The foreign keys cascade too; deleting each table's rows by name says what goes, and does not rest on the
+        // connection's foreign-key setting.
+        for table in SESSION_OWNED_TABLES {
+            transaction
+                .execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id.0])
+                .map_err(|e| classify(&location, action, e))?;
+        }
+        let deleted = transaction
+            .execute("DELETE FROM bisect_sessions WHERE id = ?1", [id.0])
+            .map_err(|e| classify(&location, action, e))?;
+        if deleted == 0 {
+            return Err(StoreError::NotFound { location, what: format!("bisect session {id}") });
+        }
+        transaction.commit().map_err(|e| classify(&location, action, e))
     }
 
     fn link_run_to_session(&mut self, session: SessionId, run: RunId) -> Result<(), StoreError> {

@@ -139,6 +139,7 @@ contract_tests!(
     builds_keep_one_kconfigs_runs_apart,
     follow_sessions_are_recorded_per_machine_and_marked_reported,
     try_fixes_keep_their_own_runs_by_side,
+    a_deleted_session_leaves_its_runs_and_the_other_sessions,
 );
 
 #[test]

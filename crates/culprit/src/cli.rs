@@ -302,6 +302,13 @@ pub enum BisectAction {
         #[arg(long)]
         json: bool,
     },
+    /// Remove bisect sessions that are not running (stopped ones a later session supersedes, say) from the store:
+    /// the session, its links to its runs and its range. The runs themselves stay, for compare, results and check.
+    Forget {
+        /// The session ids, as `culprit bisect list` shows them.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -38,8 +38,9 @@
 //! Code map: this file holds the machine's state, its public types and the decision loop; `reproduce`,
 //! `locate` and `verify` are the three phases; `posterior` the location model they share; `staircase` the test
 //! for several contributors and its probing; `corrections` how runs are read (drift, and load from the model in
-//! `load`); `outcome` how the machine ends and reports. `model` is the statistics, `topology` the commit graph,
-//! `sim` and `baselines` the simulator.
+//! `load`); `outcome` how the machine ends and reports; `progress` what it has spent and the estimate of what is
+//! left, which no decision reads. `model` is the statistics, `topology` the commit graph, `sim` and `baselines` the
+//! simulator.
 
 pub mod baselines;
 mod corrections;
@@ -49,6 +50,7 @@ mod model;
 mod outcome;
 mod outside;
 mod posterior;
+mod progress;
 mod replicate;
 mod reproduce;
 mod sensitivity;
@@ -58,6 +60,7 @@ mod staircase;
 mod topology;
 mod verify;
 
+pub use progress::{estimate_left, Estimate, Progress, Stage};
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
 pub use outside::{open_stretches, OpenStretch};
 pub use sensitivity::Sensitivity;
@@ -457,6 +460,8 @@ pub struct Bisect {
     replicated: Option<usize>,
     log: Vec<LogEntry>,
     outcome: Option<Outcome>,
+    /// What each phase has spent, for the estimate of what is left ([`Bisect::progress`]); no decision reads it.
+    spent: progress::Spent,
 }
 
 /// Runs a side the reproduce phase starts with.
@@ -519,6 +524,7 @@ impl Bisect {
             replicated: None,
             log: Vec::new(),
             outcome: None,
+            spent: progress::Spent::default(),
         };
         machine.decide();
         Ok(machine)
@@ -589,11 +595,13 @@ impl Bisect {
         }
         let index = self.records as f64;
         self.records += 1;
+        let new_build = !self.touched[commit];
         self.touched[commit] = true;
         let value = match sample {
             Sample::Value(v) if v.is_finite() => Some(v),
             _ => None,
         };
+        self.spent.count(&self.phase, self.reproduced, value.is_some(), new_build);
         match value {
             Some(v) => {
                 self.values[commit].push((index, v));

@@ -490,6 +490,17 @@ pub struct TrialResult {
 
 /// Runs Culprit's machine against an oracle, interleaving each batch as the driver does ([`super::next_in_batch`]).
 pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig) -> TrialResult {
+    run_culprit_watched(history, oracle, config, &mut |_| {})
+}
+
+/// [`run_culprit`], showing the machine to `watch` before each run (to read its state as the driver's progress
+/// line does); the watcher cannot change it.
+pub fn run_culprit_watched(
+    history: &History,
+    oracle: &mut Oracle,
+    config: &BisectConfig,
+    watch: &mut dyn FnMut(&Bisect),
+) -> TrialResult {
     let commits = history.nodes();
     let mut machine = match Bisect::new(config.clone(), &commits) {
         Ok(m) => m,
@@ -543,6 +554,7 @@ pub fn run_culprit(history: &History, oracle: &mut Oracle, config: &BisectConfig
                         open_stretches: vec![],
                     };
                 };
+                watch(&machine);
                 let sample = match oracle.run(commit) {
                     Some(v) => Sample::Value(v),
                     None => Sample::Untestable,

@@ -731,6 +731,51 @@ pub fn follow_sessions_are_recorded_per_machine_and_marked_reported(open: Opener
     assert_eq!(samples(vec![kept, left_out]), Vec::<f64>::new());
 }
 
+/// `culprit bisect forget` (QA 48, 9e): a deleted session is gone with its run links, its range and follow's record
+/// of it, in a new handle too; its runs stay for every other view; another session and its runs are untouched; a
+/// session that is not there is `NotFound`.
+pub fn a_deleted_session_leaves_its_runs_and_the_other_sessions(open: Opener<'_>) {
+    let mut store = open();
+    let new = NewBisectSession {
+        repo: "/src/app".into(),
+        good: SHA_A.into(),
+        bad: SHA_B.into(),
+        job_id: Some("id-j".into()),
+        metric: Some("m".into()),
+        config_json: "{}".into(),
+        created_at: 1_700_000_000.0,
+        range: vec![
+            BisectCommit { sha: SHA_A.into(), subject: "good".into(), parents: vec![] },
+            BisectCommit { sha: SHA_B.into(), subject: "bad".into(), parents: vec![0] },
+        ],
+    };
+    let [stale, kept] = [(); 2].map(|()| store.create_bisect_session(&new).unwrap());
+    let in_session = |session| SaveOptions { bisect_session: Some(session), ..Default::default() };
+    let stale_run = store.save_run_with(&run("j", commit(SHA_A), "h", &[("m", 1.0)]), &in_session(stale)).unwrap();
+    let kept_run = store.save_run_with(&run("j", commit(SHA_B), "h", &[("m", 2.0)]), &in_session(kept)).unwrap();
+    let (stale_run, kept_run) = (stale_run.run_id(), kept_run.run_id());
+    store.link_run_to_session(kept, stale_run).unwrap();
+    store.record_follow_session(stale, "a").unwrap();
+    store.record_follow_session(kept, "a").unwrap();
+
+    store.delete_bisect_session(stale).unwrap();
+    let store = open();
+    assert!(matches!(store.bisect_session(stale), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.bisect_session_runs(stale), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.bisect_session_range(stale), Err(StoreError::NotFound { .. })));
+    assert_eq!(store.bisect_sessions().unwrap().iter().map(|s| s.id).collect::<Vec<_>>(), vec![kept]);
+    assert_eq!(store.follow_sessions("a").unwrap(), [FollowSession { session: kept, reported_at: None }]);
+    // The runs stay, the deleted session's too, and the session kept keeps its links and range.
+    assert_eq!(store.run(stale_run).unwrap().metrics.get("m"), Some(&1.0));
+    assert_eq!(store.bisect_session_runs(kept).unwrap(), vec![kept_run, stale_run]);
+    assert_eq!(store.bisect_session_range(kept).unwrap(), new.range);
+    let listed = store.list_runs(&RunFilter { bisect_session: Some(stale), ..Default::default() }).unwrap();
+    assert!(listed.is_empty(), "{listed:?}");
+    let mut store = store;
+    let again = store.delete_bisect_session(stale);
+    assert!(matches!(again, Err(StoreError::NotFound { .. })), "{again:?}");
+}
+
 /// A `culprit try-fix` is recorded with the runs it took, each with its side, so that `report --compare --fix` reads
 /// exactly one try-fix's runs; a second try-fix of the same three is a record of its own, and its runs are not the
 /// first one's.

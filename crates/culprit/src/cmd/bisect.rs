@@ -10,7 +10,7 @@ use crate::cli::{BisectAction, BisectArgs, StepTimeoutArgs, TimedCommandArgs};
 use crate::cmd::run::{interrupt_flag, plan_text};
 use crate::output;
 use anyhow::{bail, Context, Result};
-use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Outcome, Sample, Status};
+use culprit_core::bisect::{Bisect, BisectConfig, Direction as BisectDirection, Estimate, Outcome, Sample, Status};
 use culprit_core::compare::direction::{direction_of, Direction};
 use culprit_core::compare::{compare, printf, Column, CompareOptions, Comparison};
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
@@ -41,6 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
         Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
+        Some(BisectAction::Forget { ids }) => return forget(store, ids),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -342,11 +343,34 @@ pub(crate) fn progress_bar() -> ProgressBar {
 static MONITORS_TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
+/// The estimate of what a bisect still needs, as the progress line says it: "about 40 runs and 3 builds left, ~6
+/// min" (builds only while some are left, the time once runs were measured), or that there is no basis yet.
+pub(crate) fn estimate_text(left: Estimate, seconds: Option<f64>) -> String {
+    let (runs, builds) = match left {
+        Estimate::NotConfirmed => return "estimate after the regression is confirmed".to_string(),
+        Estimate::Done => return "done".to_string(),
+        Estimate::Left { runs, builds } => (runs, builds),
+    };
+    let plural = if builds == 1 { "" } else { "s" };
+    let builds = if builds > 0 { format!(" and {builds} build{plural}") } else { String::new() };
+    let time = seconds.map(|s| format!(", ~{}", rough_duration(s))).unwrap_or_default();
+    format!("about {runs} runs{builds} left{time}")
+}
+
+/// Seconds in the unit a person plans with: "40s", "6 min", "2.5 h".
+fn rough_duration(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{:.0}s", seconds.max(0.0))
+    } else if seconds < 90.0 * 60.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
 pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
-    let started = Instant::now();
-    // Runs of the session so far (a continued session's stored ones included), and runs this command made: the
-    // time per run is this command's time over its own runs.
-    let (mut last_runs, mut ran_here) = (0usize, 0usize);
+    // Runs of the session so far (a continued session's stored ones included).
+    let mut last_runs = 0usize;
     move |event| match event {
         Event::Building { commit } => bar.set_message(format!("building {} {}", &commit.sha[..10], commit.subject)),
         Event::Built { commit, seconds } => bar.set_message(format!("built {} in {seconds:.1}s", &commit.sha[..10])),
@@ -357,21 +381,15 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
                 crate::note!("culprit: {step} of {} failed: the commit is untestable", &commit.sha[..10])
             }
         }),
-        Event::Running { commit, batch_left } => {
-            let per_run = if ran_here > 0 { started.elapsed().as_secs_f64() / ran_here as f64 } else { 0.0 };
-            bar.set_message(format!(
-                "{} runs so far; running {} {} ({} left in this batch, ETA of batch {:.0}s)",
-                last_runs,
-                &commit.sha[..10],
-                commit.subject,
-                batch_left,
-                per_run * batch_left as f64
-            ))
-        }
-        Event::Ran { runs, .. } => {
-            last_runs = runs;
-            ran_here += 1;
-        }
+        Event::Running { commit, batch_left, left, seconds_left } => bar.set_message(format!(
+            "{} runs so far; running {} {} ({} left in this batch); {}",
+            last_runs,
+            &commit.sha[..10],
+            commit.subject,
+            batch_left,
+            estimate_text(left, seconds_left)
+        )),
+        Event::Ran { runs, .. } => last_runs = runs,
         Event::MonitorFailed { commit, run, failure } => {
             let monitor = failure.split(':').next().unwrap_or(failure);
             if MONITORS_TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(monitor.to_string()) {
@@ -756,7 +774,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
                 None => {
                     earlier.clear();
                     let what = if index == 0 { "good" } else { "bad" };
-                    bar.set_message(format!("probing {what} {}", &range[index].sha[..10]));
+                    bar.set_message(format!(
+                        "probing {what} {}; {}",
+                        &range[index].sha[..10],
+                        estimate_text(Estimate::NotConfirmed, None)
+                    ));
                     let Some(taken) = driver.run_at(index, &mut observe)? else {
                         bar.finish_and_clear();
                         probes.keep_for_the_same_command();
@@ -1644,6 +1666,78 @@ fn list(store: &dyn Store, machine: Option<&str>, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// `culprit bisect forget ID...`: removes each session from the store (its links to its runs, its range; the runs
+/// stay, which compare, results and check read as any others), and what it left in its repository (its worktrees, a
+/// build it left running, its lock file). Every id is checked first, so that a mistyped or running one forgets
+/// nothing: a session a process drives (as `bisect list` tells it running) is refused, unless its repository is
+/// gone, where nothing can drive it.
+fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
+    let mut forgotten = Vec::new();
+    for &id in ids {
+        let session = SessionId(id);
+        if forgotten.iter().any(|s: &culprit_store::BisectSession| s.id == session) {
+            continue;
+        }
+        let stored = match store.bisect_session(session) {
+            Ok(stored) => stored,
+            Err(culprit_store::StoreError::NotFound { .. }) => bail!(
+                "no bisect session {id} in {}; `culprit bisect list` shows the sessions there are; nothing was \
+                 forgotten",
+                store.location()
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        if shown_status(store, &stored) == NEW_SESSION_STATUS && Path::new(&stored.repo).exists() {
+            bail!(
+                "bisect session {id} is running: a culprit process drives it (it holds the session's lock in {} or its \
+                 claim in the store); stop it (Ctrl-C) or let it finish, then forget it; nothing was forgotten",
+                stored.repo
+            );
+        }
+        forgotten.push(stored);
+    }
+    for stored in forgotten {
+        let repo = PathBuf::from(&stored.repo);
+        let root = session_root(store, &repo, stored.id);
+        let lock_path = root.with_extension("lock");
+        // Held while the session goes, so that a `--resume` of it cannot start in between.
+        let lock = match lock_path.is_file().then(|| crate::lock::try_lock(&lock_path)).transpose()? {
+            Some(crate::lock::Lock::Busy { holder }) => bail!(
+                "bisect session {} was taken up by another culprit ({holder}) while this one forgot it; it is kept",
+                stored.id
+            ),
+            Some(crate::lock::Lock::Held(lock)) => Some(lock),
+            None => None,
+        };
+        let runs = store.bisect_session_runs(stored.id)?.len();
+        store.delete_bisect_session(stored.id)?;
+        reap_leftover_step(&root.with_extension("step"));
+        if root.is_dir() {
+            Worktrees::discard(&repo, &root);
+        }
+        if let Some(lock) = lock {
+            lock.remove()?;
+        }
+        crate::note!(
+            "culprit: forgot bisect session {} ({}, good {} bad {}); its {runs} runs stay in the store",
+            stored.id,
+            shown_status_word(&stored.status),
+            abbreviate(&stored.good, 12),
+            abbreviate(&stored.bad, 12)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A stored status as `forget` names it: a session stored as running that it may forget was stopped.
+fn shown_status_word(status: &str) -> &str {
+    if status == NEW_SESSION_STATUS {
+        "stopped"
+    } else {
+        status
+    }
+}
+
 /// One session as `bisect list` shows it (and `bisect list --json` gives it, with full SHAs): the machine is the
 /// one the session measures on, which a farm's shared store needs to tell its sessions apart (`None` for a session
 /// stored before sessions named theirs that has no run yet).
@@ -1658,27 +1752,73 @@ pub struct ListedSession {
     pub bad: String,
     pub machine: Option<String>,
     pub repo: String,
+    /// For a stopped session: the latest later session that covers it (see [`superseding_session`]), which
+    /// `--resume` of this one would only repeat part of; `culprit bisect forget` drops it.
+    pub superseded_by: Option<i64>,
 }
 
 /// Every stored session, oldest first, read from the stored JSON alone, so that a session this culprit cannot
 /// replay is still listed.
 pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
+    let sessions = store.bisect_sessions()?;
     let mut listed = Vec::new();
-    for s in store.bisect_sessions()? {
+    for s in &sessions {
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
         listed.push(ListedSession {
             id: s.id.0,
-            status: shown_status(store, &s),
+            status: shown_status(store, s),
             metric: s.metric.clone(),
             improvement,
             good: s.good.clone(),
             bad: s.bad.clone(),
-            machine: machine_of(store, &s).ok().flatten(),
+            machine: machine_of(store, s).ok().flatten(),
             repo: s.repo.clone(),
+            superseded_by: None,
         });
     }
+    for index in 0..listed.len() {
+        if listed[index].status == "stopped" {
+            listed[index].superseded_by = superseding_session(&sessions, &listed, index);
+        }
+    }
     Ok(listed)
+}
+
+/// The latest session after `sessions[index]` (a stopped one) that covers it: the same repository, job, metric,
+/// machine, direction and good commits, and a bad that is this one's bad or a descendant of it (the branch given as
+/// `--bad` moved on, and the same command started a new session, as `say_stopped_sessions_with_an_older_bad`
+/// tells). Resuming the stopped session would bisect part of what that one bisects (QA 48, 9e). `listed` holds
+/// each session as `bisect list` shows it, in the same order.
+fn superseding_session(
+    sessions: &[culprit_store::BisectSession],
+    listed: &[ListedSession],
+    index: usize,
+) -> Option<i64> {
+    let goods = |s: &culprit_store::BisectSession| {
+        let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok()?;
+        // A session of one good stores no list of others.
+        let others: Vec<String> =
+            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
+        Some((config.get("good")?.as_str()?.to_string(), others))
+    };
+    let (stopped, shown) = (&sessions[index], &listed[index]);
+    let stopped_goods = goods(stopped)?;
+    let covers = |(later, later_shown): (&culprit_store::BisectSession, &ListedSession)| {
+        later.repo == stopped.repo
+            && later.job_id.is_some()
+            && later.job_id == stopped.job_id
+            && later.metric == stopped.metric
+            && later_shown.machine == shown.machine
+            && later_shown.improvement == shown.improvement
+            && goods(later).as_ref() == Some(&stopped_goods)
+            && (later.bad == stopped.bad
+                || git::git(Path::new(&stopped.repo), &["merge-base", "--is-ancestor", &stopped.bad, &later.bad])
+                    .is_ok())
+    };
+    // The latest first: git is asked about as few sessions as can be.
+    let later = sessions.iter().zip(listed).skip(index + 1);
+    later.rev().find(|pair| covers(*pair)).map(|(later, _)| later.id.0)
 }
 
 /// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
@@ -1692,9 +1832,13 @@ fn list_rows_of(sessions: &[ListedSession]) -> Vec<[String; 7]> {
     let mut rows = vec![header.map(str::to_string)];
     for s in sessions {
         let metric = s.metric.clone().unwrap_or_default();
+        let status = match s.superseded_by {
+            Some(later) => format!("{} (superseded by {later})", s.status),
+            None => s.status.clone(),
+        };
         rows.push([
             s.id.to_string(),
-            s.status.clone(),
+            status,
             if s.improvement { format!("{metric} (improvement)") } else { metric },
             s.good[..s.good.len().min(12)].to_string(),
             s.bad[..s.bad.len().min(12)].to_string(),
@@ -1931,6 +2075,22 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa48_the_progress_line_says_what_the_whole_bisect_has_left_or_that_it_cannot_tell_yet() {
+        let left = |runs, builds| Estimate::Left { runs, builds };
+        let cases = [
+            (Estimate::NotConfirmed, Some(30.0), "estimate after the regression is confirmed"),
+            (left(40, 3), Some(360.0), "about 40 runs and 3 builds left, ~6 min"),
+            (left(12, 1), Some(45.0), "about 12 runs and 1 build left, ~45s"),
+            (left(9, 0), None, "about 9 runs left"),
+            (left(300, 20), Some(9000.0), "about 300 runs and 20 builds left, ~2.5 h"),
+            (Estimate::Done, Some(0.0), "done"),
+        ];
+        for (estimate, seconds, want) in cases {
+            assert_eq!(estimate_text(estimate, seconds), want);
+        }
+    }
 
     #[test]
     fn a_session_whose_culprit_was_killed_before_taking_its_lock_is_listed_stopped() {

@@ -425,12 +425,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sim(args) => sim::run(&args).map(|_| ExitCode::SUCCESS),
         Command::Track(args) => track::run(cli.db, &args),
         Command::Bisect(args) => {
-            // Only a new bisect may start a store; `log`, `list` and `--resume` read a session that must exist, so a
-            // mistyped --db is an error rather than an empty store that holds no such session.
+            // Only a new bisect may start a store; `log`, `list`, `forget` and `--resume` read a session that must
+            // exist, so a mistyped --db is an error rather than an empty store that holds no such session.
             let starts = args.action.is_none() && args.resume.is_none();
+            let forgets = matches!(args.action, Some(crate::cli::BisectAction::Forget { .. }));
             let mut store = if starts {
                 open_writable_store(cli.db)?
-            } else if args.resume.is_some() {
+            } else if args.resume.is_some() || forgets {
                 open_existing_writable_store(cli.db)?
             } else {
                 open_existing_store(cli.db)?
