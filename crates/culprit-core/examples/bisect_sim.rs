@@ -204,7 +204,8 @@ fn breakdown(args: &[String]) {
     let (mut outside, mut outside_seeds) = ((0usize, 0usize, 0usize), Vec::new());
     // (missed steps in a stretch showing more, in one leaving room, jobs missing none, of which flagging one showing
     // more, leaving room).
-    let mut stretch_counts = (0usize, 0usize, 0usize, 0usize, 0usize);
+    // Then the steps left out in a stretch the outcome speaks of, and the jobs missing none that speak of one.
+    let mut stretch_counts = (0usize, 0usize, 0usize, 0usize, 0usize, 0usize, 0usize);
     // (jobs, probing runs, all runs) of the jobs that probed for a staircase and of the others.
     let (mut probing, mut not_probing) = ((0usize, 0usize, 0usize), (0usize, 0usize, 0usize));
     // The reported 90% share intervals of culprits named at a true step, and of the unlocated ranges of a linear
@@ -346,10 +347,15 @@ fn breakdown(args: &[String]) {
                 stretch_counts.0 += usize::from(holding.is_some_and(|t| t.shows_more()));
                 stretch_counts.1 += usize::from(holding.is_some_and(|t| t.leaves_room()));
             }
+            let said = culprit_core::bisect::stretches_said(result.status, &result.culprits, &result.open_stretches);
+            for step in history.steps.iter().filter(|s| !held(s.0)) {
+                stretch_counts.5 += usize::from(said.iter().any(|t| in_stretch(step.0, t)));
+            }
             if missed == 0 {
                 stretch_counts.2 += 1;
                 stretch_counts.3 += usize::from(result.open_stretches.iter().any(|t| t.shows_more()));
                 stretch_counts.4 += usize::from(result.open_stretches.iter().any(|t| t.leaves_room()));
+                stretch_counts.6 += usize::from(!said.is_empty());
             }
             if missed > 0 {
                 outside.0 += missed;
@@ -401,12 +407,15 @@ fn breakdown(args: &[String]) {
     );
     say!(
         "  open stretches: of those steps, {} in a stretch whose runs show more of the change, {} in one leaving room \
-         for it; of {} jobs missing none, {} flag a stretch showing more, {} one leaving room",
+         for it, {} in one the outcome speaks of; of {} jobs missing none, {} flag a stretch showing more, {} one \
+         leaving room, {} speak of one",
         stretch_counts.0,
         stretch_counts.1,
+        stretch_counts.5,
         stretch_counts.2,
         stretch_counts.3,
-        stretch_counts.4
+        stretch_counts.4,
+        stretch_counts.6
     );
     say!(
         "  reproduce passed in {} of {trials} jobs ({} at the first look), at {:.1} runs, {:.1} runs in all each",

@@ -540,7 +540,10 @@ impl<'a> Driver<'a> {
         let mut machine = Bisect::replay(self.config.bisect.clone(), &nodes, &samples)?;
         // The estimate of what is left reads the posterior, so it is taken again only after a decision (a new batch),
         // not before every run.
-        let mut estimated: Option<(usize, Estimate)> = None;
+        // With it, the runs this drive had made when it was taken: the runs made since count off it, so that the line
+        // moves within a batch (QA 49: it sat still for up to 55 runs), and it never says fewer than the batch has left.
+        let mut estimated: Option<(usize, Estimate, usize)> = None;
+        let mut runs_made = 0usize;
         loop {
             match machine.next_action() {
                 Action::Done(outcome) => {
@@ -565,14 +568,16 @@ impl<'a> Driver<'a> {
                     };
                     let batch_left = batch.iter().map(|&(_, n)| n).sum();
                     let decisions = machine.log().len();
-                    let left = match estimated {
-                        Some((at, left)) if at == decisions => left,
-                        _ => estimate_left(&machine.progress()),
+                    let (taken, made_then) = match estimated {
+                        Some((at, left, made_then)) if at == decisions => (left, made_then),
+                        _ => (estimate_left(&machine.progress()), runs_made),
                     };
-                    estimated = Some((decisions, left));
+                    estimated = Some((decisions, taken, made_then));
+                    let left = taken.after_runs(runs_made - made_then, batch_left);
                     let seconds_left = self.seconds_left(left);
                     observe(Event::Running { commit: &self.range[commit], batch_left, left, seconds_left });
                     let Some((_, record)) = self.run_at(commit, observe)? else { return Ok(Ended::Interrupted) };
+                    runs_made += 1;
                     let sample = sample_of(&record, &self.config.metric);
                     machine.record(commit, sample)?;
                     observe(Event::Ran {

@@ -62,7 +62,7 @@ mod verify;
 
 pub use progress::{estimate_left, Estimate, Progress, Stage};
 pub use model::{fit_t, fit_t_fixed_scale, mixture_information, mixture_log_ratio, one_sided_mixture_log_ratio, TFit};
-pub use outside::{open_stretches, OpenStretch};
+pub use outside::{open_stretches, stretches_said, OpenStretch};
 pub use sensitivity::Sensitivity;
 pub use spread::BuildSpread;
 pub use topology::CommitNode;

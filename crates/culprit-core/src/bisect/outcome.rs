@@ -376,7 +376,7 @@ impl Bisect {
         } else {
             Status::Inconclusive
         };
-        let evidence: Vec<CommitEvidence> = self
+        let evidence = self
             .values
             .iter()
             .enumerate()
@@ -436,11 +436,9 @@ impl Bisect {
         // (`verify.rs`). The one the reproduce test passed on, which the search keeps for its own decisions, was read
         // on the ends' first runs (4 a side) and was reported until QA 23: a bisect of two steps in 24 commits that
         // ended with 20 runs at each end reported 14.59 where its 40 runs there read 13.03.
-        let total_change = self.reported_total(self.drift()).map(|(total, _)| total);
-        let open_stretches = match (total_change, self.topology.is_linear() && !culprits.is_empty()) {
-            (Some(total), true) => open_stretches(&evidence, &culprits, total * self.orientation),
-            _ => Vec::new(),
-        };
+        let slope = self.drift();
+        let total_change = self.reported_total(slope).map(|(total, _)| total);
+        let open_stretches = total_change.map(|total| self.open_stretches(&culprits, total, slope)).unwrap_or_default();
         self.outcome = Some(Outcome {
             status,
             culprits,

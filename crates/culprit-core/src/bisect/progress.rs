@@ -59,6 +59,15 @@ pub enum Estimate {
 }
 
 impl Estimate {
+    /// The estimate once `made` more runs were made since it was taken, and never fewer runs than `at_least` (the
+    /// runs the current batch still has to make, which a low estimate would contradict on the same line).
+    pub fn after_runs(self, made: usize, at_least: usize) -> Estimate {
+        match self {
+            Estimate::Left { runs, builds } => Estimate::Left { runs: runs.saturating_sub(made).max(at_least), builds },
+            other => other,
+        }
+    }
+
     /// Seconds the work left takes at the measured seconds per run and per build; `None` without an estimate.
     pub fn seconds(&self, per_run: f64, per_build: f64) -> Option<f64> {
         match *self {
@@ -236,6 +245,18 @@ mod tests {
             alpha_reproduce: 0.05,
             alpha_fresh: 0.01,
         }
+    }
+
+    #[test]
+    fn an_estimate_counts_off_the_runs_made_since_and_never_says_fewer_than_the_batch_left() {
+        let left = Estimate::Left { runs: 30, builds: 2 };
+        assert_eq!(left.after_runs(0, 4), left);
+        assert_eq!(left.after_runs(10, 4), Estimate::Left { runs: 20, builds: 2 });
+        assert_eq!(left.after_runs(28, 4), Estimate::Left { runs: 4, builds: 2 });
+        assert_eq!(left.after_runs(40, 0), Estimate::Left { runs: 0, builds: 2 });
+        assert_eq!(Estimate::Left { runs: 2, builds: 0 }.after_runs(0, 4), Estimate::Left { runs: 4, builds: 0 });
+        assert_eq!(Estimate::NotConfirmed.after_runs(5, 4), Estimate::NotConfirmed);
+        assert_eq!(Estimate::Done.after_runs(5, 4), Estimate::Done);
     }
 
     #[test]

@@ -1423,7 +1423,7 @@ pub fn result_json(
             "after": sha(t.after), "upto": sha(t.upto), "share": t.share, "share_low": t.share_low,
             "share_high": t.share_high, "shows_more": t.shows_more(), "leaves_room": t.leaves_room(),
         })).collect::<Vec<_>>(),
-        "outside": outcome.outside_words(|i| abbreviate(&sha(i), 12).to_string()),
+        "outside": outcome.outside_words(|i| stretch_end_name(range, i, 12)),
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
             "sha": sha(e.commit), "subject": subject(e.commit), "runs": e.runs,
             "mean": e.mean, "stddev": e.stddev, "untestable": e.untestable,
@@ -1455,6 +1455,17 @@ fn limits((max_runs, min_change): (usize, f64)) -> String {
         format!("--max-runs {max_runs}, --min-change {}", printf::percent_of_fraction(min_change))
     } else {
         format!("--max-runs {max_runs}, no --min-change")
+    }
+}
+
+/// A commit at position `i` of the range as the words on the stretches outside the culprits name it: its SHA
+/// abbreviated to `width`, with "good" or "bad" before the range's two ends, which the reader knows by those names.
+pub fn stretch_end_name(range: &[RangeCommit], i: usize, width: usize) -> String {
+    let sha = range.get(i).map(|c| abbreviate(&c.sha, width)).unwrap_or_default();
+    match i {
+        0 => format!("good {sha}"),
+        _ if i + 1 == range.len() => format!("bad {sha}"),
+        _ => sha.to_string(),
     }
 }
 
@@ -1613,7 +1624,7 @@ pub fn render_outcome(
     if let Some(caveat) = outcome.caveat() {
         out.push_str(&culprit_core::report::wrap(&caveat, ""));
     }
-    if let Some(words) = outcome.outside_words(short) {
+    if let Some(words) = outcome.outside_words(|i| stretch_end_name(range, i, 12)) {
         out.push_str(&culprit_core::report::wrap(&words, ""));
     }
     out.push_str(&culprit_core::report::wrap(&format!("why: {}", name_commits(&outcome.reason, range)), ""));

@@ -526,7 +526,7 @@ pub fn from_bisect(
             reported: nth,
             reason: crate::cmd::bisect::name_commits(&outcome.reason, &range),
             caveat: outcome.caveat(),
-            outside: outcome.outside_words(|i| at(i).short()),
+            outside: outcome.outside_words(|i| crate::cmd::bisect::stretch_end_name(&range, i, 10)),
             improved: outcome.improved,
             improvement: config.improvement,
             below_min_change: outcome.below_min_change.then_some(config.bisect.min_effect_relative),
