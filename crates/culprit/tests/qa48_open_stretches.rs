@@ -18,30 +18,22 @@ const STEP: f64 = 0.5;
 /// over a run counter kept outside the repository (the 16-value cycle of [`common::score_repo`] alternates with the
 /// interleaved runs and would cancel steps this small). Returns the repository and its commit SHAs, oldest first.
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
-    let repo = dir.join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.email", "robot@culprit.invalid"]);
-    git(&["config", "user.name", "Culprit Test"]);
-    let counter = dir.join("runs");
-    std::fs::write(&counter, "1554\n").unwrap();
-    let script = format!(
-        "sleep 0.05\nn=$(cat {counter})\necho $((n + 1)) > {counter}\n\
-         awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ x = (n * 48271 + 11) % 2147483647; \
-         y = (x * 48271) % 2147483647; printf \"score: %.4f\\n\", 100 + level + 1.25 * ((x % 1000) / 1000 + \
-         (y % 1000) / 1000 - 1) }}'\n",
-        counter = counter.display()
-    );
-    std::fs::write(repo.join("score.sh"), script).unwrap();
-    for commit in 0..COMMITS {
-        let level = STEP * STEPS_AT.iter().filter(|&&at| commit >= at).count() as f64;
-        std::fs::write(repo.join("level"), format!("{level}\n")).unwrap();
-        git(&["add", "score.sh", "level"]);
-        git(&["commit", "-q", "--allow-empty", "-m", &format!("score: revision {commit}, level {level}")]);
-    }
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+    let commits: Vec<common::ScoreCommit> = (0..COMMITS)
+        .map(|commit| {
+            let level = STEP * STEPS_AT.iter().filter(|&&at| commit >= at).count() as f64;
+            common::ScoreCommit { level, build: None, subject: format!("score: revision {commit}, level {level}") }
+        })
+        .collect();
+    let noise = |counter: &Path| {
+        format!(
+            "sleep 0.05\nn=$(cat {counter} 2>/dev/null || echo 1554)\necho $((n + 1)) > {counter}\n\
+             awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ x = (n * 48271 + 11) % 2147483647; \
+             y = (x * 48271) % 2147483647; printf \"score: %.4f\\n\", 100 + level + 1.25 * ((x % 1000) / 1000 + \
+             (y % 1000) / 1000 - 1) }}'\n",
+            counter = counter.display()
+        )
+    };
+    common::score_repo_with(dir, &commits, noise)
 }
 
 fn culprit_in(db: &Path, args: &[&str]) -> Output {

@@ -4,20 +4,9 @@
 
 mod common;
 
-use common::{culprit, kill_at_run_wrapper, spawn_culprit, write_script};
+use common::{culprit, git, kill_at_run_wrapper, spawn_culprit, text, write_script};
 use std::path::Path;
 use std::process::Command;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs git with `args` in `repo`, failing the test when it fails; its output.
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout).trim().to_string()
-}
 
 /// The line of `culprit bisect list` for session `id`, split into words; empty when it is not listed.
 fn listed(db: &Path, dir: &Path, id: &str) -> Vec<String> {

@@ -528,18 +528,7 @@ pub fn scratch_filesystems_round_trip(open: Opener<'_>) {
 /// failures only, and the kind survives a new handle. A session lists its runs of both kinds in link order.
 pub fn run_kinds_keep_profiling_runs_apart(open: Opener<'_>) {
     let mut store = open();
-    let session = store
-        .create_bisect_session(&NewBisectSession {
-            repo: "/src/linux".into(),
-            good: SHA_A.into(),
-            bad: SHA_B.into(),
-            job_id: Some("id-j".into()),
-            metric: Some("m".into()),
-            config_json: "{}".into(),
-            created_at: 1_700_000_000.0,
-            range: Vec::new(),
-        })
-        .unwrap();
+    let session = store.create_bisect_session(&sha_session("/src/linux", "m", Vec::new())).unwrap();
     let plain = SaveOptions { bisect_session: Some(session), ..Default::default() };
     let profiling = SaveOptions { kind: RunKind::Profiling, ..plain.clone() };
     let mut ids = Vec::new();
@@ -686,16 +675,7 @@ pub fn builds_keep_one_kconfigs_runs_apart(open: Opener<'_>) {
 /// own runs only, the samples of the runs it names left out.
 pub fn follow_sessions_are_recorded_per_machine_and_marked_reported(open: Opener<'_>) {
     let mut store = open();
-    let new = NewBisectSession {
-        repo: "/src/app".into(),
-        good: SHA_A.into(),
-        bad: SHA_B.into(),
-        job_id: Some("id-j".into()),
-        metric: Some("command.elapsed_time".into()),
-        config_json: "{}".into(),
-        created_at: 1_700_000_000.0,
-        range: Vec::new(),
-    };
+    let new = sha_session("/src/app", "command.elapsed_time", Vec::new());
     let [first, second] = [(); 2].map(|()| store.create_bisect_session(&new).unwrap());
     store.record_follow_session(second, "a").unwrap();
     store.record_follow_session(first, "a").unwrap();
@@ -736,19 +716,11 @@ pub fn follow_sessions_are_recorded_per_machine_and_marked_reported(open: Opener
 /// session that is not there is `NotFound`.
 pub fn a_deleted_session_leaves_its_runs_and_the_other_sessions(open: Opener<'_>) {
     let mut store = open();
-    let new = NewBisectSession {
-        repo: "/src/app".into(),
-        good: SHA_A.into(),
-        bad: SHA_B.into(),
-        job_id: Some("id-j".into()),
-        metric: Some("m".into()),
-        config_json: "{}".into(),
-        created_at: 1_700_000_000.0,
-        range: vec![
-            BisectCommit { sha: SHA_A.into(), subject: "good".into(), parents: vec![] },
-            BisectCommit { sha: SHA_B.into(), subject: "bad".into(), parents: vec![0] },
-        ],
-    };
+    let range = vec![
+        BisectCommit { sha: SHA_A.into(), subject: "good".into(), parents: vec![] },
+        BisectCommit { sha: SHA_B.into(), subject: "bad".into(), parents: vec![0] },
+    ];
+    let new = sha_session("/src/app", "m", range);
     let [stale, kept] = [(); 2].map(|()| store.create_bisect_session(&new).unwrap());
     let in_session = |session| SaveOptions { bisect_session: Some(session), ..Default::default() };
     let stale_run = store.save_run_with(&run("j", commit(SHA_A), "h", &[("m", 1.0)]), &in_session(stale)).unwrap();
@@ -828,4 +800,19 @@ pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
     assert!(matches!(missing, Err(StoreError::NotFound { .. })), "{missing:?}");
     assert!(matches!(store.try_fix_runs(TryFixId(999)), Err(StoreError::NotFound { .. })));
     assert!(matches!(store.finish_try_fix(TryFixId(999), 1.0), Err(StoreError::NotFound { .. })));
+}
+
+/// A session of good [`SHA_A`] and bad [`SHA_B`] in `repo`, bisecting `metric` over `range`, as several contracts
+/// make one.
+fn sha_session(repo: &str, metric: &str, range: Vec<BisectCommit>) -> NewBisectSession {
+    NewBisectSession {
+        repo: repo.into(),
+        good: SHA_A.into(),
+        bad: SHA_B.into(),
+        job_id: Some("id-j".into()),
+        metric: Some(metric.into()),
+        config_json: "{}".into(),
+        created_at: 1_700_000_000.0,
+        range,
+    }
 }

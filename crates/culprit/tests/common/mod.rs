@@ -7,6 +7,18 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Bytes a process printed, as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs git with `args` in `repo`, failing the test when it fails; its output, trimmed.
+pub fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(repo).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
 /// Runs the culprit binary with `--db db` and `args` in `cwd`.
 pub fn culprit(db: impl AsRef<OsStr>, args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_culprit")).current_dir(cwd).arg("--db").arg(db).args(args).output().unwrap()
@@ -411,34 +423,45 @@ pub struct ScoreCommit {
 /// about 0.75 from a fixed sequence, so a bisect sees the same numbers on every machine. Returns the repository and
 /// its commit SHAs, oldest first.
 pub fn score_repo(dir: &Path, commits: &[ScoreCommit]) -> (PathBuf, Vec<String>) {
+    // A bisect chooses its commits by measured costs (a run's seconds against a build's): the sleep makes a run's
+    // cost the same on a loaded machine as on a quiet one, so the path, and with it the numbers each commit draws,
+    // is too.
+    let noise = |counter: &Path| {
+        format!(
+            "sleep 0.2\nn=$(cat {counter} 2>/dev/null || echo 0)\necho $((n + 1)) > {counter}\n\
+             awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ split(\"0.8 -1.1 0.3 -0.4 1.2 -0.9 0.1 -0.2 0.6 -0.5 \
+             1.0 -1.3 -0.7 0.9 -0.1 0.4\", z, \" \"); printf \"score: %.4f\\n\", 100 + level + z[n % 16 + 1] }}'\n",
+            counter = counter.display()
+        )
+    };
+    score_repo_with(dir, commits, noise)
+}
+
+/// [`score_repo`] with its `score.sh` written by `script`, given the run counter's path: a file outside the
+/// repository, so that every worktree draws from one noise sequence; the script reads the commit's level from
+/// `level`.
+pub fn score_repo_with(
+    dir: &Path,
+    commits: &[ScoreCommit],
+    script: impl Fn(&Path) -> String,
+) -> (PathBuf, Vec<String>) {
     let repo = dir.join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| assert!(Command::new("git").arg("-C").arg(&repo).args(args).status().unwrap().success());
-    git(&["init", "-q", "-b", "main"]);
-    git(&["config", "user.email", "robot@culprit.invalid"]);
-    git(&["config", "user.name", "Culprit Test"]);
-    // The run counter lives outside the repository, so every worktree draws from one noise sequence. A bisect
-    // chooses its commits by measured costs (a run's seconds against a build's): the sleep makes a run's cost the
-    // same on a loaded machine as on a quiet one, so the path, and with it the numbers each commit draws, is too.
-    let counter = dir.join("runs");
-    let script = format!(
-        "sleep 0.2\nn=$(cat {counter} 2>/dev/null || echo 0)\necho $((n + 1)) > {counter}\n\
-         awk -v n=\"$n\" -v level=\"$(cat level)\" 'BEGIN {{ split(\"0.8 -1.1 0.3 -0.4 1.2 -0.9 0.1 -0.2 0.6 -0.5 1.0 \
-         -1.3 -0.7 0.9 -0.1 0.4\", z, \" \"); printf \"score: %.4f\\n\", 100 + level + z[n % 16 + 1] }}'\n",
-        counter = counter.display()
-    );
-    std::fs::write(repo.join("score.sh"), script).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["config", "user.email", "robot@culprit.invalid"]);
+    git(&repo, &["config", "user.name", "Culprit Test"]);
+    std::fs::write(repo.join("score.sh"), script(&dir.join("runs"))).unwrap();
     for commit in commits {
         std::fs::write(repo.join("level"), format!("{}\n", commit.level)).unwrap();
-        git(&["add", "score.sh", "level"]);
+        git(&repo, &["add", "score.sh", "level"]);
         if let Some(build) = commit.build {
             std::fs::write(repo.join("build.sh"), build).unwrap();
-            git(&["add", "build.sh"]);
+            git(&repo, &["add", "build.sh"]);
         }
-        git(&["commit", "-q", "--allow-empty", "-m", &commit.subject]);
+        git(&repo, &["commit", "-q", "--allow-empty", "-m", &commit.subject]);
     }
-    let log = Command::new("git").arg("-C").arg(&repo).args(["log", "--reverse", "--format=%H"]).output().unwrap();
-    (repo, String::from_utf8_lossy(&log.stdout).lines().map(str::to_string).collect())
+    let log = git(&repo, &["log", "--reverse", "--format=%H"]);
+    (repo, log.lines().map(str::to_string).collect())
 }
 
 /// The job that runs a [`score_repo`] commit's `score.sh` and captures its score, written into `dir`.
