@@ -436,6 +436,23 @@ fn no_lead_of_the_confirmation_without_a_confirmed_culprit_or_with_too_few_fresh
     assert!(!leads(&other));
 }
 
+/// QA 49: a bisect that confirmed nothing opens with the amount of the table it shows, the reported contributor
+/// against the commit before it, and names those two commits, not good and bad (a range's -1.6% was said to lie
+/// between a good and a bad that differed by 60%).
+#[test]
+fn an_unconfirmed_bisect_says_the_amount_between_the_commits_of_its_table() {
+    let mut input = confirmed_on_fresh_runs(5);
+    let mut summary = bisect(Status::Multiple, false, 2);
+    summary.good = CommitRef::new("1111111111111111111111111111111111111111", None);
+    input.bisect = Some(summary);
+    let text = flat(&render(&input, Format::Text).unwrap());
+    let (base, commit) = (input.base.short(), input.commit.short());
+    assert!(text.contains(&format!("between {base} and {commit}, but the bisect could not confirm")), "{text}");
+    // Good and bad are the bisect section's, which says what it spent between them.
+    assert!(!text.contains("between 1111111111 and 7bafb1c4e7, but"), "{text}");
+    assert!(text.contains("spent 42 runs and 9 builds between 1111111111 and"), "{text}");
+}
+
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.
 fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

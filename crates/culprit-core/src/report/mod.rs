@@ -1133,11 +1133,14 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
             b.contributors[0].after.short(),
             b.contributors[0].commit.short()
         ),
+        // The amount is the table's, of the reported contributor against the commit before it, so the sentence
+        // names those two: "between good and bad" gave a range's -1.6% (good against the range's end) to a bisect
+        // whose good and bad differed by 60% (QA 49).
         Some(b) if !b.confirmed => format!(
             "FYI, we noticed {noticed} between {} and {}, but the bisect could not confirm the commit that caused \
              it. The most likely commit, NOT confirmed, is:",
-            b.good.short(),
-            b.bad.short()
+            input.base.short(),
+            input.commit.short()
         ),
         Some(b) if b.contributors.len() > 1 => {
             // Every contributor is listed next; the table (and so the amount) is the reported one's against its
