@@ -7,7 +7,7 @@
 //! the crashed one would have asked for next. At most the run in flight is lost.
 
 use crate::executor::{self, JobRun, RunContext};
-use crate::git::{GitError, RangeCommit};
+use crate::git::{self, GitError, RangeCommit};
 use crate::process::{self, Invocation};
 use crate::step_record;
 use crate::worktree::Worktrees;
@@ -100,6 +100,15 @@ pub enum DriverError {
     /// A failure that says nothing about the commit: the repository or the machine changed under the bisect.
     #[error("commit {sha}: {reason} ({why}, so the cause is the machine or the repository, not the commit)")]
     Environment { sha: String, reason: String, why: &'static str },
+    /// A commit of the range went from the repository while the bisect ran (history rewritten and pruned): no fix of
+    /// the machine brings it back, so the session cannot continue.
+    #[error(
+        "commit {} is no longer in the repository {} (history rewritten while the bisect ran?): its checkout \
+         failed, and this session cannot continue; start a new bisect",
+        &sha[..sha.len().min(12)],
+        repo.display()
+    )]
+    Vanished { sha: String, repo: PathBuf },
 }
 
 /// How a build or deploy step failed: the reason stored with the commit's failed run, the step's output, and
@@ -440,6 +449,13 @@ impl<'a> Driver<'a> {
             Err(PrepareFailure::Interrupted) => return Ok(None),
             Err(_) if self.interrupt.load(Ordering::SeqCst) => return Ok(None),
             Err(PrepareFailure::Environment { reason }) => {
+                // Every commit was there when the session started, but a force-push and `git gc` meanwhile can
+                // take one away: that is said as such, not as a fault of the machine to fix and resume after
+                // (QA 48, defect 9f).
+                let sha = &self.range[index].sha;
+                if git::missing_commits(&self.config.repo, &[sha]).is_ok_and(|missing| !missing.is_empty()) {
+                    return Err(DriverError::Vanished { sha: sha.clone(), repo: self.config.repo.clone() });
+                }
                 return Err(DriverError::Environment {
                     sha: self.range[index].sha.clone(),
                     reason,

@@ -1,7 +1,7 @@
 //! QA 48's findings on taking a bisect up again, each against real git repositories and real processes: a build a
 //! killed bisect left running, killed by a new bisect of another --build (4); a stopped session named when --bad moved
 //! on (6); a new store said when --db names a file that is not there (9a); and a session whose commits were rewritten
-//! away refused as such, not blamed on the machine (9f).
+//! away refused as such, not blamed on the machine (9f), whether that happened before a resume or while it ran.
 
 mod common;
 
@@ -191,4 +191,42 @@ fn qa48_9f_a_session_whose_commits_were_rewritten_away_is_refused_as_such() {
     assert!(!err.contains("the cause is the machine"), "{err}");
     // Refused before anything ran: not one more run at good.
     assert_eq!(std::fs::read_to_string(d.join("total")).unwrap(), runs_before, "{err}");
+}
+
+#[test]
+fn qa48_9f_a_commit_rewritten_away_while_the_bisect_runs_stops_it_as_such() {
+    // The resume was refused as it should be, but a bisect running when history was rewritten and pruned said its
+    // checkout failed "(every commit of the range is in the repository, so the cause is the machine or the
+    // repository, not the commit)" and to fix the cause and resume: no fix brings the commit back.
+    let _machine = common::quiet_machine();
+    let (dir, repo, shas, db) = common::slowdown(6, 4, 99);
+    let d = dir.path();
+    // The third build is the first of a commit between good and bad (the first two are good's and bad's). Before it
+    // builds, the session's other worktrees are removed (bad's holds every commit of a linear range), the branch is
+    // put back to good, and whatever nothing holds any more is pruned: the commits after this one go.
+    let build = d.join("build.sh");
+    let rewrite = format!(
+        "#!/bin/sh\nn=$(cat {d}/builds 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {d}/builds\n\
+         if [ $n = 3 ]; then\n\
+         for w in $(git -C {repo} worktree list --porcelain | sed -n 's/^worktree //p'); do\n\
+         [ \"$w\" = {repo} ] || [ \"$w\" = \"$PWD\" ] || git -C {repo} worktree remove --force \"$w\"; done\n\
+         git -C {repo} reset -q --hard {good} && git -C {repo} reflog expire --expire=now --all \
+         && git -C {repo} gc -q --prune=now\nfi\nexec make -s\n",
+        d = d.display(),
+        repo = repo.display(),
+        good = shas[0]
+    );
+    write_script(&build, &rewrite);
+    let args = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[5], "--run", "./bench"];
+    let how = ["--build", build.to_str().unwrap(), "--metric", "command.user_time"];
+    let out = culprit(&db, &[&args[..], &how].concat(), d);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let is_there = |sha: &&String| Command::new("git").arg("-C").arg(&repo).args(["cat-file", "-e", sha]).status();
+    let gone: Vec<&String> = shas[1..].iter().filter(|sha| !is_there(sha).unwrap().success()).collect();
+    assert!(!gone.is_empty(), "nothing was pruned: {err}");
+    let said = format!("is no longer in the repository {} (history rewritten while the bisect ran?)", repo.display());
+    assert!(err.contains(&said) && err.contains("this session cannot continue; start a new bisect"), "{err}");
+    assert!(gone.iter().any(|sha| err.contains(&sha[..12])), "{err}");
+    assert!(!err.contains("the cause is the machine") && !err.contains("fix the cause"), "{err}");
 }

@@ -17,8 +17,8 @@ use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_core::report::confidence_words;
 use culprit_core::stats::steady_change;
 use culprit_run::bisect::{
-    commit_nodes, mean_or, sample_of, Driver, Ended, Event, SessionConfig, StepTimeouts, DEFAULT_RUN_TIMEOUT,
-    LIVE_WORKTREES,
+    commit_nodes, mean_or, sample_of, Driver, DriverError, Ended, Event, SessionConfig, StepTimeouts,
+    DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
 };
 use culprit_run::executor::{JobRun, RunContext};
 use culprit_run::git::{self, RangeCommit};
@@ -1253,8 +1253,18 @@ fn drive_claimed(
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, context, worktrees, interrupt);
         driver.record_steps_in(steps);
-        let ended = driver.drive(&mut observe).with_context(|| {
-            format!("bisect session {session} stopped; every finished run is stored: fix the cause, then continue with `culprit bisect --resume {session}`")
+        let ended = driver.drive(&mut observe).map_err(|error| {
+            // A commit history rewriting took away cannot be fixed and resumed after, so that advice is not given.
+            let what = match error {
+                DriverError::Vanished { .. } => {
+                    format!("bisect session {session} stopped; every finished run is stored")
+                }
+                _ => format!(
+                    "bisect session {session} stopped; every finished run is stored: fix the cause, then continue \
+                     with `culprit bisect --resume {session}`"
+                ),
+            };
+            anyhow::Error::new(error).context(what)
         })?;
         if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
             profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
