@@ -318,7 +318,8 @@ pub struct SimArgs {
     pub commits: usize,
     /// Step sizes in noise standard deviations, each from 0 to 100, comma-separated (several steps share the change,
     /// at most one per commit); 0 for none.
-    #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma)]
+    // A negative size reaches step_sigma's message rather than clap's "unexpected argument '-1' found" (QA 50).
+    #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma, allow_negative_numbers = true)]
     pub step: Vec<f64>,
     /// gaussian, outliers (5% at 5 sigma), drift (slow linear), bursts (time-correlated 3 sigma bursts), layout (a
     /// fixed offset per commit, 0.3 sigma unless --layout-sigma says otherwise: each build's code layout), or wander
@@ -795,6 +796,10 @@ mod tests {
         assert_eq!(step_sigma("100"), Ok(100.0));
         for bad in ["1e308", "100.5", "-0.5", "nan", "inf", "-inf", "big"] {
             assert!(step_sigma(bad).is_err(), "{bad}");
+        }
+        for bad in ["-1", "1,-0.5"] {
+            let refused = Cli::try_parse_from(["culprit", "sim", "--step", bad]).map(|_| ()).unwrap_err().to_string();
+            assert!(refused.contains("a step is from 0 to 100 noise standard deviations, got -"), "{bad}: {refused}");
         }
     }
 

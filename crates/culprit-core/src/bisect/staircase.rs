@@ -124,11 +124,18 @@ impl Staircase {
         self.middle_commits.iter().copied().max_by_key(|&m| values[m].len())
     }
 
-    /// The middle commits as the log prints them.
-    fn describe_middle(&self) -> String {
+    /// The middle commits as the log's sentences name them ("commit 22", "commits 22 to 25", "commits 3, 5"), and
+    /// whether that is plural, for the verb.
+    fn middle_named(&self) -> (String, bool) {
         match (self.middle_commits.first(), self.middle_commits.last()) {
-            (Some(first), Some(last)) if self.middle_commits.len() == last - first + 1 => format!("{first}..={last}"),
-            _ => self.middle_commits.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+            (Some(first), Some(last)) if first == last => (format!("commit {first}"), false),
+            (Some(first), Some(last)) if self.middle_commits.len() == last - first + 1 => {
+                (format!("commits {first} to {last}"), true)
+            }
+            _ => {
+                let listed: Vec<String> = self.middle_commits.iter().map(|c| c.to_string()).collect();
+                (format!("commits {}", listed.join(", ")), true)
+            }
         }
     }
 }
@@ -189,8 +196,8 @@ impl Bisect {
                     "locate",
                     format!("interleaved pairs at {c} and {end}"),
                     format!(
-                        "commit {c} is {score:.2} standard errors from each end, but in runs adjacent in time it \
-                         differs from {end} by only {z:.2} standard errors ({pairs} pairs)"
+                        "commit {c} is {score:.2} standard errors from each end, {}",
+                        paired_difference(&format!("commit {c}"), false, end, pairs, z)
                     ),
                 );
                 self.ask(vec![(end, 2), (c, 2)]);
@@ -271,9 +278,9 @@ impl Bisect {
             "locate",
             format!("interleaved runs at {probed} and {near}"),
             format!(
-                "commits {} may sit between the levels (commit {c} is {score:.2} standard errors from each end; two \
-                 changes against one: log Bayes factor {bayes:.2})",
-                stair.describe_middle()
+                "{} may sit between the levels (commit {c} is {score:.2} standard errors from each end; two changes \
+                 against one: log Bayes factor {bayes:.2})",
+                stair.middle_named().0
             ),
         );
         if self.values[near].len() < middle_runs.max(self.values[probed].len()) {
@@ -542,9 +549,8 @@ impl Bisect {
                 phase,
                 format!("interleaved pairs at {probed} and {end}"),
                 format!(
-                    "two changes against one: log Bayes factor {bayes:.2}, but in runs adjacent in time commits {} \
-                     differ from {end} by only {z:.2} standard errors ({pairs} pairs)",
-                    stair.describe_middle()
+                    "two changes against one: log Bayes factor {bayes:.2}, {}",
+                    paired_difference(&stair.middle_named().0, stair.middle_named().1, end, pairs, z)
                 ),
             );
             self.ask(vec![(end, 2), (probed, 2)]);
@@ -553,8 +559,9 @@ impl Bisect {
         self.note(
             phase,
             format!(
-                "several contributors: commits {} sit between {} and {}",
-                stair.describe_middle(),
+                "several contributors: {} {} between {} and {}",
+                stair.middle_named().0,
+                if stair.middle_named().1 { "sit" } else { "sits" },
                 segment.lo,
                 segment.hi
             ),
@@ -685,10 +692,10 @@ impl Bisect {
     /// The runs of the `middle` commits paired with the run of `end` recorded just before or after each (every run
     /// of `end` used once), drift-corrected but not load-corrected (a pair shares its load): how many pairs, and
     /// the z of their mean difference, signed so that a middle level away from `end` towards the other end is
-    /// positive. Fewer than three pairs give no z (negative infinity). The pairs' own spread is shrunk towards the
-    /// spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, as verification's fresh
-    /// pairs are ([`pooled_pair_sigma`]): three or four pairs that happen to agree would otherwise make a small mean
-    /// difference look certain, and the check is repeated at every decision.
+    /// positive. Fewer than [`MIN_PAIRS`] pairs give no z (negative infinity). The pairs' own spread is shrunk
+    /// towards the spread `noise` (the within-commit noise; 0 when unknown) predicts for a difference, as
+    /// verification's fresh pairs are ([`pooled_pair_sigma`]): three or four pairs that happen to agree would
+    /// otherwise make a small mean difference look certain, and the check is repeated at every decision.
     pub(super) fn paired_middle(
         &self,
         middle: &[usize],
@@ -715,7 +722,7 @@ impl Bisect {
             }
         }
         let n = differences.len();
-        if n < 3 {
+        if n < MIN_PAIRS {
             return (n, f64::NEG_INFINITY);
         }
         let mean = differences.iter().sum::<f64>() / n as f64;
@@ -794,5 +801,62 @@ fn log_sum(values: &[f64]) -> f64 {
         max + values.iter().map(|x| (x - max).exp()).sum::<f64>().ln()
     } else {
         f64::NEG_INFINITY
+    }
+}
+
+/// The fewest pairs of runs adjacent in time whose differences give a z ([`Bisect::paired_middle`]).
+const MIN_PAIRS: usize = 3;
+
+/// The clause of a log line saying why `subject` (a middle commit or commits; `plural` for the verb) is not yet
+/// taken to differ from `end` in runs adjacent in time: by how few standard errors, or, below [`MIN_PAIRS`] pairs,
+/// that there are too few pairs yet (the z of negative infinity they stand for read "-inf standard errors (1
+/// pairs)", QA 50).
+fn paired_difference(subject: &str, plural: bool, end: usize, pairs: usize, z: f64) -> String {
+    let differ = if plural { "differ" } else { "differs" };
+    let pairs_word = if pairs == 1 { "pair" } else { "pairs" };
+    if z.is_finite() {
+        let standard_errors = format!("{z:.2} standard errors ({pairs} {pairs_word})");
+        format!("but in runs adjacent in time {subject} {differ} from {end} by only {standard_errors}")
+    } else {
+        format!(
+            "but {pairs} {pairs_word} of runs adjacent in time with {end} cannot show yet whether {subject} {differ} \
+             from it ({MIN_PAIRS} are needed)"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_names_middle_commits_and_paired_differences_as_sentences() {
+        let stair = |middle_commits: Vec<usize>| Staircase {
+            middle_commits,
+            ranges: [(0, 1), (1, 2)],
+            range_mass: [0.0; 2],
+            low: (0.0, 0.0),
+            middle: (0.0, 0.0),
+            high: (0.0, 0.0),
+        };
+        assert_eq!(stair(vec![22]).middle_named(), ("commit 22".to_string(), false));
+        assert_eq!(stair(vec![22, 23, 24]).middle_named(), ("commits 22 to 24".to_string(), true));
+        assert_eq!(stair(vec![3, 5]).middle_named(), ("commits 3, 5".to_string(), true));
+        let cases = [
+            (5, 0.8, "but in runs adjacent in time commit 22 differs from 30 by only 0.80 standard errors (5 pairs)"),
+            (
+                1,
+                f64::NEG_INFINITY,
+                "but 1 pair of runs adjacent in time with 30 cannot show yet whether commit 22 differs from it (3 are \
+                 needed)",
+            ),
+            (0, f64::NEG_INFINITY, "but 0 pairs of runs adjacent in time with 30 cannot show yet whether commit 22"),
+        ];
+        for (pairs, z, said) in cases {
+            let words = paired_difference("commit 22", false, 30, pairs, z);
+            assert!(words.starts_with(said), "{words}");
+            assert!(!words.contains("inf"), "{words}");
+        }
+        assert!(paired_difference("commits 3, 5", true, 9, 4, 1.0).contains("commits 3, 5 differ from 9"));
     }
 }
