@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
         Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
-        Some(BisectAction::Forget { ids }) => return forget(store, ids),
+        Some(BisectAction::Forget { ids, force }) => return forget(store, ids, *force),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -1686,9 +1686,12 @@ fn list(store: &dyn Store, machine: Option<&str>, json: bool) -> Result<ExitCode
 /// stay, which compare, results and check read as any others), and what it left in its repository (its worktrees, a
 /// build it left running, its lock file). Every id is checked first, so that a mistyped or running one forgets
 /// nothing: a session a process drives (as `bisect list` tells it running) is refused, unless its repository is
-/// gone, where nothing can drive it.
-fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
+/// gone, where nothing can drive it. A finished session is refused unless `force` is given: its answer and its
+/// report (which `report` and the dashboard read from it) would go with it (QA 49: `forget` of a found session lost
+/// both without a word).
+fn forget(store: &mut dyn Store, ids: &[i64], force: bool) -> Result<ExitCode> {
     let mut forgotten = Vec::new();
+    let mut finished = Vec::new();
     for &id in ids {
         let session = SessionId(id);
         if forgotten.iter().any(|s: &culprit_store::BisectSession| s.id == session) {
@@ -1710,7 +1713,21 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
                 stored.repo
             );
         }
+        if stored.status != NEW_SESSION_STATUS && !force {
+            finished.push(format!("bisect session {id} is finished ({})", outcome_line(store, &stored)));
+        }
         forgotten.push(stored);
+    }
+    if !finished.is_empty() {
+        bail!(
+            "{}; forgetting {} loses {} and {} (`culprit report ID`), though the runs stay in the store; add --force \
+             to forget {} anyway; nothing was forgotten",
+            finished.join("; "),
+            if finished.len() == 1 { "it" } else { "them" },
+            if finished.len() == 1 { "that answer" } else { "those answers" },
+            if finished.len() == 1 { "its report" } else { "their reports" },
+            if finished.len() == 1 { "it" } else { "them" },
+        );
     }
     for stored in forgotten {
         let repo = PathBuf::from(&stored.repo);
@@ -1726,6 +1743,11 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
             None => None,
         };
         let runs = store.bisect_session_runs(stored.id)?.len();
+        // Read before the session goes: its range goes with it.
+        let (what, lost) = match stored.status == NEW_SESSION_STATUS {
+            true => (shown_status_word(&stored.status).to_string(), ""),
+            false => (outcome_line(store, &stored), "its answer and report are gone; "),
+        };
         store.delete_bisect_session(stored.id)?;
         reap_leftover_step(&root.with_extension("step"));
         if root.is_dir() {
@@ -1735,14 +1757,41 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
             lock.remove()?;
         }
         crate::note!(
-            "culprit: forgot bisect session {} ({}, good {} bad {}); its {runs} runs stay in the store",
+            "culprit: forgot bisect session {} ({what}, good {} bad {}); {lost}its {runs} runs stay in the store",
             stored.id,
-            shown_status_word(&stored.status),
             abbreviate(&stored.good, 12),
             abbreviate(&stored.bad, 12)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A finished session's answer in a line, for `forget` to say what it would lose: its status and what it names,
+/// `found: 94f39d242e ("rev 10: work +40%")`, re-derived from its runs as `bisect log` and `report` show it (the
+/// stored outcome of an older culprit may not read as this one's), or the status alone where it cannot be.
+fn outcome_line(store: &dyn Store, stored: &culprit_store::BisectSession) -> String {
+    let status = shown_status_word(&stored.status).to_string();
+    let Ok(Replayed { range, machine, .. }) = replay(store, stored.id) else {
+        return status;
+    };
+    let Some(outcome) = machine.outcome() else {
+        return status;
+    };
+    let sha = |i: usize| range.get(i).map_or_else(|| format!("commit {i}"), |c| abbreviate(&c.sha, 10).to_string());
+    let named: Vec<String> = outcome
+        .culprits
+        .iter()
+        .map(|c| match (c.located, range.get(c.commit)) {
+            (true, Some(commit)) => format!("{} (\"{}\")", sha(c.commit), commit.subject),
+            (true, None) => sha(c.commit),
+            (false, _) => format!("the range {}..{}", sha(c.after), sha(c.commit)),
+        })
+        .collect();
+    if named.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", named.join(", "))
+    }
 }
 
 /// A stored status as `forget` names it: a session stored as running that it may forget was stopped.
