@@ -702,9 +702,17 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
-    say_stopped_sessions_with_an_older_bad(store, &repo, &good_sha, &bad_sha, &ends.others, &job.job_id, &here, |c| {
-        c.improvement == args.improvement && given_metric.as_ref().is_none_or(|m| m == &c.metric)
-    })?;
+    let this = Coverage {
+        repo: repo.display().to_string(),
+        job_id: Some(job.job_id.clone()),
+        metric: given_metric.clone(),
+        machine: Some(here.clone()),
+        improvement: args.improvement,
+        good: good_sha.clone(),
+        other_goods: ends.others.clone(),
+        bad: bad_sha.clone(),
+    };
+    say_stopped_sessions_with_an_older_bad(store, &repo, &this)?;
     let others = match ends.others.len() {
         0 => String::new(),
         1 => format!(" (and good {}, not measured)", &ends.others[0][..10]),
@@ -908,51 +916,98 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown, Some(probed))
 }
 
-/// Names each stopped session of this machine that bisects the same job from the same good in `repo` up to a bad
-/// that is an ancestor of `bad` (the branch given as --bad moved on since it was killed, as linux-next does), and how
-/// to continue it: the same command again then starts a new session from nothing, and said nothing of the stopped
-/// one, whose runs (hundreds, and a build each commit) were paid for (QA 48, defect 6). `alike`: the rest of the
-/// command matches the session's configuration (the direction, and the metric when one is given).
-#[allow(clippy::too_many_arguments)]
-fn say_stopped_sessions_with_an_older_bad(
-    store: &dyn Store,
-    repo: &Path,
-    good: &str,
-    bad: &str,
-    other_goods: &[String],
-    job_id: &str,
-    here: &str,
-    alike: impl Fn(&SessionConfig) -> bool,
-) -> Result<()> {
+/// Names each stopped session of this machine that this command's session would cover (see [`Coverage`]: the same
+/// job from the same good in `repo` up to a bad that is an ancestor of `bad`, the branch given as --bad having moved
+/// on since it was killed, as linux-next does), and how to continue it: the same command again then starts a new
+/// session from nothing, and said nothing of the stopped one, whose runs (hundreds, and a build each commit) were
+/// paid for (QA 48, defect 6). `this` is the command's session to be; its metric is `None` when the probe chooses it.
+fn say_stopped_sessions_with_an_older_bad(store: &dyn Store, repo: &Path, this: &Coverage) -> Result<()> {
     for session in store.bisect_sessions()? {
-        let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
-        let related = session.status == NEW_SESSION_STATUS
-            && config.repo == repo
-            && config.good == good
-            && config.other_goods == other_goods
-            && config.bad != bad
-            && session.job_id.as_deref() == Some(job_id)
-            && alike(&config);
-        if !related || git::git(repo, &["merge-base", "--is-ancestor", &config.bad, bad]).is_err() {
+        // The same bad is the same command, which took its session up before this is asked.
+        if session.status != NEW_SESSION_STATUS || session.bad == this.bad {
             continue;
         }
-        // A session another machine measures on cannot be resumed here, and one a process drives is not stopped.
-        let machine = session_machine(store, session.id, &config.machine)?;
-        if machine.is_some_and(|there| there != here) || shown_status(store, &session) != "stopped" {
+        // A session another machine measures on cannot be resumed here.
+        let configured = serde_json::from_str::<SessionConfig>(&session.config_json).map(|c| c.machine);
+        let Ok(configured) = configured else { continue };
+        let machine = session_machine(store, session.id, &configured)?;
+        let Some(stopped) = Coverage::of_stored(&session, machine) else { continue };
+        if !stopped.covered_by(this, is_ancestor_in(repo)) || shown_status(store, &session) != "stopped" {
             continue;
         }
         let runs = store.bisect_session_runs(session.id)?.len();
+        let (good, bad) = (&this.good, &this.bad);
         crate::note!(
             "culprit: bisect session {id} of the same job from good {} stopped after {runs} runs with bad {}, an \
              ancestor of this bad {}; this starts a new session from nothing: to continue session {id} instead (its \
              range without the newer commits), interrupt this (Ctrl-C) and run `culprit bisect --resume {id}`",
             &good[..good.len().min(10)],
-            &config.bad[..config.bad.len().min(10)],
+            &session.bad[..session.bad.len().min(10)],
             &bad[..bad.len().min(10)],
             id = session.id
         );
     }
     Ok(())
+}
+
+/// What decides whether a later bisect session covers a stopped one, so that resuming the stopped one would bisect
+/// only part of what the later one bisects (QA 48, 9e): the same repository, job, metric, machine, direction and good
+/// commits, and a bad that is the stopped one's bad or a descendant of it. One rule for both places that ask: a new
+/// bisect naming the stopped sessions it covers ([`say_stopped_sessions_with_an_older_bad`]), and `bisect list`
+/// marking a stopped session superseded ([`superseding_session`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Coverage {
+    repo: String,
+    job_id: Option<String>,
+    /// `None` where it is not known yet (a bisect without --metric chooses it after its probe): any metric matches.
+    metric: Option<String>,
+    /// `None` where it is not known (a session stored before sessions named theirs, with no run yet): any matches.
+    machine: Option<String>,
+    improvement: bool,
+    good: String,
+    other_goods: Vec<String>,
+    bad: String,
+}
+
+impl Coverage {
+    /// A stored session's, read from its stored JSON as plain JSON, so that a session whose configuration this
+    /// culprit cannot read as its own is still read (and listed); `None` without a good commit.
+    fn of_stored(session: &culprit_store::BisectSession, machine: Option<String>) -> Option<Coverage> {
+        let config = serde_json::from_str::<serde_json::Value>(&session.config_json).ok()?;
+        // A session of one good stores no list of others.
+        let other_goods =
+            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
+        Some(Coverage {
+            repo: session.repo.clone(),
+            job_id: session.job_id.clone(),
+            metric: session.metric.clone(),
+            machine,
+            improvement: config.get("improvement").and_then(serde_json::Value::as_bool).unwrap_or(false),
+            good: config.get("good")?.as_str()?.to_string(),
+            other_goods,
+            bad: session.bad.clone(),
+        })
+    }
+
+    /// Whether `later` covers this (stopped) session. `is_ancestor(older, newer)` is asked last, and only when the
+    /// bads differ: it runs git.
+    fn covered_by(&self, later: &Coverage, is_ancestor: impl Fn(&str, &str) -> bool) -> bool {
+        let alike_where_known = |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
+        self.repo == later.repo
+            && later.job_id.is_some()
+            && self.job_id == later.job_id
+            && alike_where_known(&self.metric, &later.metric)
+            && alike_where_known(&self.machine, &later.machine)
+            && self.improvement == later.improvement
+            && self.good == later.good
+            && self.other_goods == later.other_goods
+            && (self.bad == later.bad || is_ancestor(&self.bad, &later.bad))
+    }
+}
+
+/// `git merge-base --is-ancestor` in `repo`, as [`Coverage::covered_by`] asks it.
+fn is_ancestor_in(repo: &Path) -> impl Fn(&str, &str) -> bool + '_ {
+    move |older, newer| git::git(repo, &["merge-base", "--is-ancestor", older, newer]).is_ok()
 }
 
 /// Records `session` as one of `track --follow`'s on its machine when a pass runs this bisect (`for_follow_on`),
@@ -1850,40 +1905,22 @@ pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
     Ok(listed)
 }
 
-/// The latest session after `sessions[index]` (a stopped one) that covers it: the same repository, job, metric,
-/// machine, direction and good commits, and a bad that is this one's bad or a descendant of it (the branch given as
-/// `--bad` moved on, and the same command started a new session, as `say_stopped_sessions_with_an_older_bad`
-/// tells). Resuming the stopped session would bisect part of what that one bisects (QA 48, 9e). `listed` holds
-/// each session as `bisect list` shows it, in the same order.
+/// The latest session after `sessions[index]` (a stopped one) that covers it ([`Coverage`]): resuming the stopped
+/// session would bisect part of what that one bisects (QA 48, 9e). `listed` holds each session as `bisect list`
+/// shows it, in the same order (its machine is read there).
 fn superseding_session(
     sessions: &[culprit_store::BisectSession],
     listed: &[ListedSession],
     index: usize,
 ) -> Option<i64> {
-    let goods = |s: &culprit_store::BisectSession| {
-        let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok()?;
-        // A session of one good stores no list of others.
-        let others: Vec<String> =
-            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
-        Some((config.get("good")?.as_str()?.to_string(), others))
-    };
-    let (stopped, shown) = (&sessions[index], &listed[index]);
-    let stopped_goods = goods(stopped)?;
-    let covers = |(later, later_shown): (&culprit_store::BisectSession, &ListedSession)| {
-        later.repo == stopped.repo
-            && later.job_id.is_some()
-            && later.job_id == stopped.job_id
-            && later.metric == stopped.metric
-            && later_shown.machine == shown.machine
-            && later_shown.improvement == shown.improvement
-            && goods(later).as_ref() == Some(&stopped_goods)
-            && (later.bad == stopped.bad
-                || git::git(Path::new(&stopped.repo), &["merge-base", "--is-ancestor", &stopped.bad, &later.bad])
-                    .is_ok())
-    };
+    let coverage = |i: usize| Coverage::of_stored(&sessions[i], listed[i].machine.clone());
+    let stopped = coverage(index)?;
+    let is_ancestor = is_ancestor_in(Path::new(&sessions[index].repo));
     // The latest first: git is asked about as few sessions as can be.
-    let later = sessions.iter().zip(listed).skip(index + 1);
-    later.rev().find(|pair| covers(*pair)).map(|(later, _)| later.id.0)
+    let later = (index + 1..sessions.len()).rev();
+    later.filter_map(|i| Some((i, coverage(i)?))).find(|(_, c)| stopped.covered_by(c, &is_ancestor)).map(|(i, _)| {
+        sessions[i].id.0
+    })
 }
 
 /// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
@@ -2140,6 +2177,41 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_rule_says_when_a_later_session_covers_a_stopped_one() {
+        let stopped = Coverage {
+            repo: "/src/linux".into(),
+            job_id: Some("job-1".into()),
+            metric: Some("command.user_time".into()),
+            machine: Some("lab-3".into()),
+            improvement: false,
+            good: "a".repeat(40),
+            other_goods: vec![],
+            bad: "b".repeat(40),
+        };
+        // In this history b is an ancestor of c, and nothing else is related.
+        let history = |older: &str, newer: &str| older.starts_with('b') && newer.starts_with('c');
+        let later = Coverage { bad: "c".repeat(40), ..stopped.clone() };
+        assert!(stopped.covered_by(&later, history));
+        assert!(stopped.covered_by(&stopped, |_, _| false), "the same bad covers without asking git");
+        let unknown = Coverage { metric: None, machine: None, ..later.clone() };
+        assert!(stopped.covered_by(&unknown, history), "a metric or machine not known yet matches any");
+        let differs: [(&str, Coverage); 9] = [
+            ("repository", Coverage { repo: "/src/other".into(), ..later.clone() }),
+            ("job", Coverage { job_id: Some("job-2".into()), ..later.clone() }),
+            ("no job", Coverage { job_id: None, ..later.clone() }),
+            ("metric", Coverage { metric: Some("command.elapsed_time".into()), ..later.clone() }),
+            ("machine", Coverage { machine: Some("lab-4".into()), ..later.clone() }),
+            ("direction", Coverage { improvement: true, ..later.clone() }),
+            ("good", Coverage { good: "d".repeat(40), ..later.clone() }),
+            ("other goods", Coverage { other_goods: vec!["e".repeat(40)], ..later.clone() }),
+            ("a bad not after it", Coverage { bad: "f".repeat(40), ..later.clone() }),
+        ];
+        for (what, later) in differs {
+            assert!(!stopped.covered_by(&later, history), "{what}");
+        }
+    }
 
     #[test]
     fn qa48_the_progress_line_says_what_the_whole_bisect_has_left_or_that_it_cannot_tell_yet() {
