@@ -231,6 +231,9 @@ pub struct Driver<'a> {
     pub deploy_seconds: Vec<f64>,
     /// The session's runs that were stored when [`Driver::drive`] began and replayed into the machine.
     replayed: usize,
+    /// Seconds per run and per build measured before this driver began (the probe of good and bad, which timed
+    /// their builds and runs before the session existed), for the time left until this driver has measured its own.
+    pub measured_before: Option<(f64, f64)>,
     /// Where a running build or deploy is recorded ([`crate::step_record`]), so that one left running by this
     /// process's death can be killed by the next process that takes up the work; `None`: not recorded.
     step_record: Option<PathBuf>,
@@ -272,6 +275,7 @@ impl<'a> Driver<'a> {
             build_seconds: Vec::new(),
             run_seconds: Vec::new(),
             deploy_seconds: Vec::new(),
+            measured_before: None,
             replayed: 0,
             step_record: None,
         }
@@ -524,18 +528,11 @@ impl<'a> Driver<'a> {
     }
 
     /// The seconds `left` takes at the seconds per run (its deploys shared out over the runs) and per build measured
-    /// in this bisect; `None` before a run was measured, or when builds are left and none was measured yet.
+    /// in this bisect, or else measured before this driver began ([`Driver::measured_before`]); `None` before a run
+    /// was measured, or when builds are left and none was measured yet.
     fn seconds_left(&self, left: Estimate) -> Option<f64> {
-        if self.run_seconds.is_empty() {
-            return None;
-        }
-        let per_run = (self.run_seconds.iter().sum::<f64>() + self.deploy_seconds.iter().sum::<f64>())
-            / self.run_seconds.len() as f64;
-        let builds_left = matches!(left, Estimate::Left { builds, .. } if builds > 0);
-        if self.config.build.is_some() && builds_left && self.build_seconds.is_empty() {
-            return None;
-        }
-        left.seconds(per_run, mean_or(&self.build_seconds, 0.0))
+        let measured = Measured { runs: &self.run_seconds, deploys: &self.deploy_seconds, builds: &self.build_seconds };
+        seconds_left(left, measured, self.measured_before, self.config.build.is_some())
     }
 
     /// The session's runs that the last [`Driver::drive`] found stored and replayed before it ran anything.
@@ -586,7 +583,11 @@ impl<'a> Driver<'a> {
                     let decisions = machine.log().len();
                     let (taken, made_then) = match estimated {
                         Some((at, left, made_then)) if at == decisions => (left, made_then),
-                        _ => (estimate_left(&machine.progress()), runs_made),
+                        _ => {
+                            // Commits run again whose worktree is gone are built again: a build each.
+                            let kept = |c: usize| self.worktrees.holds_build_of(&self.range[c].sha);
+                            (estimate_left(&machine.progress()).with_rebuilds(&machine.revisits(), kept), runs_made)
+                        }
                     };
                     estimated = Some((decisions, taken, made_then));
                     let left = taken.after_runs(runs_made - made_then, batch_left);
@@ -622,6 +623,33 @@ pub fn now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
+/// Seconds a driver measured per run, per deploy and per build.
+#[derive(Debug, Clone, Copy)]
+struct Measured<'a> {
+    runs: &'a [f64],
+    deploys: &'a [f64],
+    builds: &'a [f64],
+}
+
+/// The seconds `left` takes at the seconds per run (the deploys shared out over the runs) and per build `measured`,
+/// or else at those measured `before` (per run, per build); `None` before a run was measured either way, or when
+/// builds are left, a build command is given (`builds_given`) and no build was measured.
+fn seconds_left(left: Estimate, measured: Measured<'_>, before: Option<(f64, f64)>, builds_given: bool) -> Option<f64> {
+    let per_run = if measured.runs.is_empty() {
+        before?.0
+    } else {
+        (measured.runs.iter().sum::<f64>() + measured.deploys.iter().sum::<f64>()) / measured.runs.len() as f64
+    };
+    let builds_left = matches!(left, Estimate::Left { builds, .. } if builds > 0);
+    let per_build = match (measured.builds.is_empty(), before) {
+        (false, _) => mean_or(measured.builds, 0.0),
+        (true, Some((_, per_build))) => per_build,
+        (true, None) if builds_given && builds_left => return None,
+        (true, None) => 0.0,
+    };
+    left.seconds(per_run, per_build)
+}
+
 /// Mean of measured seconds, or a fallback when nothing was measured.
 pub fn mean_or(values: &[f64], fallback: f64) -> f64 {
     if values.is_empty() {
@@ -649,6 +677,23 @@ pub const DEFAULT_DEPLOY_TIMEOUT: Duration = Duration::from_secs(3600);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa49_5c_the_first_estimate_has_a_time_from_the_probes_measurements() {
+        let left = Estimate::Left { runs: 32, builds: 5 };
+        let nothing = Measured { runs: &[], deploys: &[], builds: &[] };
+        // Nothing measured by this driver: the probe's 0.5 s a run and 2 s a build give the time.
+        assert_eq!(seconds_left(left, nothing, Some((0.5, 2.0)), true), Some(26.0));
+        assert_eq!(seconds_left(left, nothing, None, true), None);
+        // Its own measurements take over once there are any: 1 s a run with 0.5 s of deploys a run, 4 s a build.
+        let own = Measured { runs: &[1.0, 1.0], deploys: &[1.0], builds: &[4.0] };
+        assert_eq!(seconds_left(left, own, Some((0.5, 2.0)), true), Some(32.0 * 1.5 + 5.0 * 4.0));
+        // Runs measured but no build yet: the probe's build time, else no time while builds are left.
+        let runs_only = Measured { runs: &[1.0], deploys: &[], builds: &[] };
+        assert_eq!(seconds_left(left, runs_only, Some((0.5, 2.0)), true), Some(42.0));
+        assert_eq!(seconds_left(left, runs_only, None, true), None);
+        assert_eq!(seconds_left(left, runs_only, None, false), Some(32.0));
+    }
 
     fn config(timeouts: StepTimeouts) -> SessionConfig {
         SessionConfig {

@@ -143,6 +143,11 @@ impl Worktrees {
         }
     }
 
+    /// Whether `sha` has a live worktree whose build finished: running it again needs no build.
+    pub fn holds_build_of(&self, sha: &str) -> bool {
+        self.live.iter().any(|s| s == sha) && self.built.iter().any(|b| b == sha)
+    }
+
     /// The worktree of `sha`, creating it (and evicting the least recently used one) when needed.
     pub fn checkout(&mut self, sha: &str) -> Result<Checkout, GitError> {
         let dir = self.dir_for(sha);

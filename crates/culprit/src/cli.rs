@@ -304,10 +304,15 @@ pub enum BisectAction {
     },
     /// Remove bisect sessions that are not running (stopped ones a later session supersedes, say) from the store:
     /// the session, its links to its runs and its range. The runs themselves stay, for compare, results and check.
+    /// A finished session (found, multiple, not-reproduced, inconclusive) takes its answer and its report with it,
+    /// so it is forgotten only with --force.
     Forget {
         /// The session ids, as `culprit bisect list` shows them.
         #[arg(required = true)]
         ids: Vec<i64>,
+        /// Forget finished sessions too, their answers and reports with them.
+        #[arg(long)]
+        force: bool,
     },
 }
 

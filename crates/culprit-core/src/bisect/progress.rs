@@ -68,6 +68,17 @@ impl Estimate {
         }
     }
 
+    /// The estimate with a build more for each of the commits `revisits` ([`Bisect::revisits`]) whose build is gone
+    /// (`kept` says which still have theirs: the driver knows its worktrees). QA 49: a bisect told "about 13 runs
+    /// left, ~1s" then built bad again, which with a kernel is an hour.
+    pub fn with_rebuilds(self, revisits: &[usize], kept: impl Fn(usize) -> bool) -> Estimate {
+        let gone = revisits.iter().filter(|&&commit| !kept(commit)).count();
+        match self {
+            Estimate::Left { runs, builds } => Estimate::Left { runs, builds: builds + gone },
+            other => other,
+        }
+    }
+
     /// Seconds the work left takes at the measured seconds per run and per build; `None` without an estimate.
     pub fn seconds(&self, per_run: f64, per_build: f64) -> Option<f64> {
         match *self {
@@ -177,6 +188,36 @@ impl Spent {
 }
 
 impl Bisect {
+    /// The commits, already built and measured, that the rest of the bisect runs again if one commit explains the
+    /// change, for the rebuilds [`Estimate::with_rebuilds`] counts where their builds are gone:
+    /// - verifying: the candidate and its parent (more fresh pairs), and an end of the segment whose change from
+    ///   the candidate's side, on the runs so far, reaches [`verify::RESIDUAL_SUSPECT_Z`] standard errors: the
+    ///   check that follows the pairs then asks it for more runs, or searches from it (QA 49's `rK`: bad, built
+    ///   again);
+    /// - retesting a later segment: its two ends;
+    /// - locating: none, since the commits it tests are new (counted as builds by [`estimate_left`]).
+    pub fn revisits(&self) -> Vec<usize> {
+        if self.outcome.is_some() {
+            return Vec::new();
+        }
+        let mut commits = match self.phase {
+            Phase::Verify { segment, commit, parent, .. } => {
+                let slope = self.decided_drift.0;
+                let residuals = self.residual_steps(segment, parent, commit, slope);
+                let ends = residuals.iter().filter(|r| r.z >= verify::RESIDUAL_SUSPECT_Z).map(|r| r.end);
+                [commit, parent].into_iter().chain(ends).collect()
+            }
+            Phase::Reproduce { segment, .. } if !(segment.top && self.reproduced.is_none()) => {
+                vec![segment.lo, segment.hi]
+            }
+            _ => Vec::new(),
+        };
+        commits.retain(|&c| !self.values[c].is_empty() && !self.untestable[c]);
+        commits.sort_unstable();
+        commits.dedup();
+        commits
+    }
+
     /// What the bisect has spent so far and how much it has left to learn, for [`estimate_left`]. It reads the state
     /// (the current segment's posterior included) and changes nothing.
     pub fn progress(&self) -> Progress {
@@ -257,6 +298,41 @@ mod tests {
         assert_eq!(Estimate::Left { runs: 2, builds: 0 }.after_runs(0, 4), Estimate::Left { runs: 4, builds: 0 });
         assert_eq!(Estimate::NotConfirmed.after_runs(5, 4), Estimate::NotConfirmed);
         assert_eq!(Estimate::Done.after_runs(5, 4), Estimate::Done);
+    }
+
+    #[test]
+    fn qa49_5a_a_commit_run_again_after_its_build_is_gone_counts_a_build() {
+        let left = Estimate::Left { runs: 13, builds: 0 };
+        let kept = |commit: usize| commit == 17 || commit == 18;
+        assert_eq!(left.with_rebuilds(&[17, 18], kept), left);
+        assert_eq!(left.with_rebuilds(&[17, 18, 29], kept), Estimate::Left { runs: 13, builds: 1 });
+        assert_eq!(left.with_rebuilds(&[0, 29], |_| false), Estimate::Left { runs: 13, builds: 2 });
+        assert_eq!(Estimate::NotConfirmed.with_rebuilds(&[0, 29], |_| false), Estimate::NotConfirmed);
+        assert_eq!(Estimate::Done.with_rebuilds(&[0, 29], |_| false), Estimate::Done);
+    }
+
+    #[test]
+    fn qa49_5a_a_verification_runs_its_candidate_and_parent_again_and_locating_runs_new_commits() {
+        let history = sim::History::generate(200, &[1.5], 0.0, &mut Rng::new(7));
+        let mut oracle = sim::Oracle::new(&history, sim::Noise::Gaussian, 11);
+        let (mut verifying, mut locating) = (0, 0);
+        sim::run_culprit_watched(&history, &mut oracle, &BisectConfig::default(), &mut |machine| {
+            let revisits = machine.revisits();
+            assert!(revisits.iter().all(|&c| !machine.values[c].is_empty()), "{revisits:?}");
+            match machine.phase {
+                Phase::Verify { commit, parent, .. } => {
+                    verifying += 1;
+                    let pair = [commit, parent].into_iter().filter(|&c| !machine.values[c].is_empty());
+                    assert!(pair.clone().all(|c| revisits.contains(&c)), "{revisits:?}");
+                }
+                Phase::Locate { .. } => {
+                    locating += 1;
+                    assert!(revisits.is_empty(), "{revisits:?}");
+                }
+                _ => {}
+            }
+        });
+        assert!(verifying > 0 && locating > 0, "the bisect verified ({verifying}) and located ({locating})");
     }
 
     #[test]

@@ -348,6 +348,23 @@ impl Scatter {
             weight: total - groups.iter().map(|m| m.w * m.w).sum::<f64>() / total,
         }
     }
+
+    /// The scatter of `groups` (in history order) around the levels of the split in two, between neighbours, that
+    /// leaves the least: what is left once one further step among them is allowed for. A side of one or two groups
+    /// has nothing left (no degrees of freedom).
+    pub(super) fn split_in_two(groups: &[model::Moments], variance: f64) -> Scatter {
+        let uncapped = |part: &[model::Moments]| match part {
+            [] | [_] => Scatter { q: 0.0, dof: 0.0, weight: 0.0 },
+            _ => Scatter::capped(part, variance, f64::INFINITY),
+        };
+        (1..groups.len())
+            .map(|at| {
+                let (before, after) = (uncapped(&groups[..at]), uncapped(&groups[at..]));
+                Scatter { q: before.q + after.q, dof: before.dof + after.dof, weight: before.weight + after.weight }
+            })
+            .min_by(|a, b| a.q.total_cmp(&b.q))
+            .unwrap_or(Scatter { q: 0.0, dof: 0.0, weight: 0.0 })
+    }
 }
 
 /// The moments of all of `parts` together.

@@ -771,6 +771,40 @@ fn a_lone_culprits_share_is_not_thrown_to_the_ends_by_one_odd_run_of_four() {
 }
 
 #[test]
+fn qa49_4_a_step_that_a_later_commit_partly_takes_back_reads_beyond_the_noise() {
+    // QA 49's rOu1 (user time): +40% at rev 10, back to +20% at rev 15; the runs as stored (good 0, parent 8, culprit
+    // 9, bad 19). The culprit's and parent's runs are tight, and the step is 2.1 times good to bad. Reading the drop
+    // from the culprit's level to bad's as builds that differ gave each mean a variance of its own, and the share
+    // 208% an interval of -16%..431%, "within the noise". The ends disagree with the single step's levels, so the
+    // after side is read around its best split, and the interval is the runs' own.
+    let mut m = machine(20);
+    let runs: [(usize, &[f64]); 9] = [
+        (0, &[0.022913, 0.023470, 0.022865, 0.023492, 0.023842, 0.023948]),
+        (4, &[0.023752]),
+        (6, &[0.024244, 0.023792, 0.022968, 0.022908]),
+        (7, &[0.023780, 0.023746, 0.023674, 0.020399]),
+        (8, &[0.023675, 0.023812, 0.019799, 0.023764, 0.023729]),
+        (9, &[0.032311, 0.032401, 0.032500, 0.034484, 0.032447]),
+        (10, &[0.032920, 0.031570, 0.033301, 0.034064]),
+        (11, &[0.032590, 0.033006, 0.029048, 0.029305]),
+        (19, &[0.028313, 0.027072, 0.028000, 0.027985]),
+    ];
+    seed_values(&mut m, &runs);
+    let culprit = Culprit { confidence: 1.0, step: 0.009, ..Culprit::unmeasured(9, 8) };
+    let ((share, low, high), _) = m.lone_culprit_share(&culprit).expect("a share");
+    assert!(share > 1.5 && low > 1.0, "share {share:.3} [{low:.3}, {high:.3}]");
+    assert!(high - low < 1.5, "the runs allow a narrower interval: {share:.3} [{low:.3}, {high:.3}]");
+    // Without the split, the same runs read as builds that differ: the interval that QA 49 saw.
+    let slope = m.drift();
+    let levels = m.lone_step_levels(&culprit, slope, false).expect("levels");
+    let (change, var_change, covariance) = levels.ends;
+    let z = m.share_z(8, 9);
+    let (size, size_se) = (levels.size, levels.var_size.sqrt());
+    let wide = model::ratio_interval_correlated(size, size_se, change, var_change.sqrt(), covariance, z);
+    assert!(wide.1 < 1.0, "the case must be the one QA 49 saw: {wide:?}");
+}
+
+#[test]
 fn bursts_of_load_leave_the_culprit_blamed_and_no_other_commit() {
     // Issue 4 on a busy machine: a 1.5 sigma step in 1,000 commits while bursts of load (+3 sigma, about a fifth of
     // the runs, 5 to 20 runs long) come and go. On these 80 jobs the median-of-neighbours load offsets found the

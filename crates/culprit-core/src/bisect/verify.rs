@@ -614,7 +614,9 @@ impl Bisect {
             discrepancy == 0.0
         };
         let z = self.share_z(culprit.after, culprit.commit);
-        let levels = self.lone_step_levels(culprit, slope)?;
+        // Where the ends disagree, something moved the level on a side besides the step, and that side's commits
+        // are read around the two levels of their best split rather than taken for builds that differ (QA 49).
+        let levels = self.lone_step_levels(culprit, slope, !agrees)?;
         let (change, var_change, covariance) = if agrees { levels.pooled } else { levels.ends };
         let share = model::ratio_interval_correlated(
             levels.size,
@@ -639,7 +641,14 @@ impl Bisect {
     /// runs' (a variance component, estimated from how the means of one side scatter): the culprit's step carries
     /// two builds' worth of it, the pooled levels a share per build. Without it, a real bisect whose bad end sat 4%
     /// below the culprit's build would read 1.03 [1.01, 1.05] for a slowdown that was the culprit's alone.
-    pub(super) fn lone_step_levels(&self, culprit: &Culprit, slope: f64) -> Option<LoneStepLevels> {
+    ///
+    /// With `split_sides` (the ends disagree with the single step's levels, so something else moved the level), each
+    /// side's scatter is read around the levels of its best split in two, in history order, so that a second, real
+    /// step on that side is not read as builds that differ. QA 49 bisected a 40% step that a later commit took half
+    /// back: the culprit's runs and its parent's were tight (sd 0.001 on 0.03), yet the drop from the culprit's
+    /// level to bad's, read as one build's offset, gave every mean a variance of its own so large that the share of
+    /// 208% came with a 90% interval of -16% to 431%, and the words said "within the noise".
+    pub(super) fn lone_step_levels(&self, culprit: &Culprit, slope: f64, split_sides: bool) -> Option<LoneStepLevels> {
         let (members, sides) = self.spread_sides(std::slice::from_ref(culprit))?;
         let moments = self.commit_moments(&members, slope);
         let index = |c: usize| members.iter().position(|&m| m == c);
@@ -663,7 +672,10 @@ impl Bisect {
             if !(total > 0.0) {
                 return None;
             }
-            let scatter = Scatter::capped(&side, variance, f64::INFINITY);
+            let scatter = match split_sides {
+                true => Scatter::split_in_two(&side, variance),
+                false => Scatter::capped(&side, variance, f64::INFINITY),
+            };
             (q, dof, weight) = (q + scatter.q, dof + scatter.dof, weight + scatter.weight);
             let mean = side.iter().map(|m| m.y).sum::<f64>() / total;
             let squared_shares: f64 = side.iter().map(|m| (m.w / total).powi(2)).sum();

@@ -41,7 +41,7 @@ pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
         Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
         Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
-        Some(BisectAction::Forget { ids }) => return forget(store, ids),
+        Some(BisectAction::Forget { ids, force }) => return forget(store, ids, *force),
         None => {}
     }
     if let Some(id) = args.resume {
@@ -343,8 +343,10 @@ pub(crate) fn progress_bar() -> ProgressBar {
 static MONITORS_TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-/// The estimate of what a bisect still needs, as the progress line says it: "about 40 runs and 3 builds left, ~6
-/// min" (builds only while some are left, the time once runs were measured), or that there is no basis yet.
+/// The estimate of what a bisect still needs, as the progress line says it: "about 40 runs and 3 builds left if one
+/// commit explains it, ~6 min" (builds only while some are left, the time once runs were measured; the condition
+/// because [`culprit_core::bisect::estimate_left`] assumes it, and several contributors take longer), or that there
+/// is no basis yet.
 pub(crate) fn estimate_text(left: Estimate, seconds: Option<f64>) -> String {
     let (runs, builds) = match left {
         Estimate::NotConfirmed => return "estimate after the regression is confirmed".to_string(),
@@ -354,7 +356,7 @@ pub(crate) fn estimate_text(left: Estimate, seconds: Option<f64>) -> String {
     let plural = if builds == 1 { "" } else { "s" };
     let builds = if builds > 0 { format!(" and {builds} build{plural}") } else { String::new() };
     let time = seconds.map(|s| format!(", ~{}", rough_duration(s))).unwrap_or_default();
-    format!("about {runs} runs{builds} left{time}")
+    format!("about {runs} runs{builds} left if one commit explains it{time}")
 }
 
 /// Seconds in the unit a person plans with: "40s", "6 min", "2.5 h".
@@ -700,9 +702,17 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         }
     }
 
-    say_stopped_sessions_with_an_older_bad(store, &repo, &good_sha, &bad_sha, &ends.others, &job.job_id, &here, |c| {
-        c.improvement == args.improvement && given_metric.as_ref().is_none_or(|m| m == &c.metric)
-    })?;
+    let this = Coverage {
+        repo: repo.display().to_string(),
+        job_id: Some(job.job_id.clone()),
+        metric: given_metric.clone(),
+        machine: Some(here.clone()),
+        improvement: args.improvement,
+        good: good_sha.clone(),
+        other_goods: ends.others.clone(),
+        bad: bad_sha.clone(),
+    };
+    say_stopped_sessions_with_an_older_bad(store, &repo, &this)?;
     let others = match ends.others.len() {
         0 => String::new(),
         1 => format!(" (and good {}, not measured)", &ends.others[0][..10]),
@@ -906,51 +916,98 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     drive(store, session, config, range, job, shown, Some(probed))
 }
 
-/// Names each stopped session of this machine that bisects the same job from the same good in `repo` up to a bad
-/// that is an ancestor of `bad` (the branch given as --bad moved on since it was killed, as linux-next does), and how
-/// to continue it: the same command again then starts a new session from nothing, and said nothing of the stopped
-/// one, whose runs (hundreds, and a build each commit) were paid for (QA 48, defect 6). `alike`: the rest of the
-/// command matches the session's configuration (the direction, and the metric when one is given).
-#[allow(clippy::too_many_arguments)]
-fn say_stopped_sessions_with_an_older_bad(
-    store: &dyn Store,
-    repo: &Path,
-    good: &str,
-    bad: &str,
-    other_goods: &[String],
-    job_id: &str,
-    here: &str,
-    alike: impl Fn(&SessionConfig) -> bool,
-) -> Result<()> {
+/// Names each stopped session of this machine that this command's session would cover (see [`Coverage`]: the same
+/// job from the same good in `repo` up to a bad that is an ancestor of `bad`, the branch given as --bad having moved
+/// on since it was killed, as linux-next does), and how to continue it: the same command again then starts a new
+/// session from nothing, and said nothing of the stopped one, whose runs (hundreds, and a build each commit) were
+/// paid for (QA 48, defect 6). `this` is the command's session to be; its metric is `None` when the probe chooses it.
+fn say_stopped_sessions_with_an_older_bad(store: &dyn Store, repo: &Path, this: &Coverage) -> Result<()> {
     for session in store.bisect_sessions()? {
-        let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
-        let related = session.status == NEW_SESSION_STATUS
-            && config.repo == repo
-            && config.good == good
-            && config.other_goods == other_goods
-            && config.bad != bad
-            && session.job_id.as_deref() == Some(job_id)
-            && alike(&config);
-        if !related || git::git(repo, &["merge-base", "--is-ancestor", &config.bad, bad]).is_err() {
+        // The same bad is the same command, which took its session up before this is asked.
+        if session.status != NEW_SESSION_STATUS || session.bad == this.bad {
             continue;
         }
-        // A session another machine measures on cannot be resumed here, and one a process drives is not stopped.
-        let machine = session_machine(store, session.id, &config.machine)?;
-        if machine.is_some_and(|there| there != here) || shown_status(store, &session) != "stopped" {
+        // A session another machine measures on cannot be resumed here.
+        let configured = serde_json::from_str::<SessionConfig>(&session.config_json).map(|c| c.machine);
+        let Ok(configured) = configured else { continue };
+        let machine = session_machine(store, session.id, &configured)?;
+        let Some(stopped) = Coverage::of_stored(&session, machine) else { continue };
+        if !stopped.covered_by(this, is_ancestor_in(repo)) || shown_status(store, &session) != "stopped" {
             continue;
         }
         let runs = store.bisect_session_runs(session.id)?.len();
+        let (good, bad) = (&this.good, &this.bad);
         crate::note!(
             "culprit: bisect session {id} of the same job from good {} stopped after {runs} runs with bad {}, an \
              ancestor of this bad {}; this starts a new session from nothing: to continue session {id} instead (its \
              range without the newer commits), interrupt this (Ctrl-C) and run `culprit bisect --resume {id}`",
             &good[..good.len().min(10)],
-            &config.bad[..config.bad.len().min(10)],
+            &session.bad[..session.bad.len().min(10)],
             &bad[..bad.len().min(10)],
             id = session.id
         );
     }
     Ok(())
+}
+
+/// What decides whether a later bisect session covers a stopped one, so that resuming the stopped one would bisect
+/// only part of what the later one bisects (QA 48, 9e): the same repository, job, metric, machine, direction and good
+/// commits, and a bad that is the stopped one's bad or a descendant of it. One rule for both places that ask: a new
+/// bisect naming the stopped sessions it covers ([`say_stopped_sessions_with_an_older_bad`]), and `bisect list`
+/// marking a stopped session superseded ([`superseding_session`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Coverage {
+    repo: String,
+    job_id: Option<String>,
+    /// `None` where it is not known yet (a bisect without --metric chooses it after its probe): any metric matches.
+    metric: Option<String>,
+    /// `None` where it is not known (a session stored before sessions named theirs, with no run yet): any matches.
+    machine: Option<String>,
+    improvement: bool,
+    good: String,
+    other_goods: Vec<String>,
+    bad: String,
+}
+
+impl Coverage {
+    /// A stored session's, read from its stored JSON as plain JSON, so that a session whose configuration this
+    /// culprit cannot read as its own is still read (and listed); `None` without a good commit.
+    fn of_stored(session: &culprit_store::BisectSession, machine: Option<String>) -> Option<Coverage> {
+        let config = serde_json::from_str::<serde_json::Value>(&session.config_json).ok()?;
+        // A session of one good stores no list of others.
+        let other_goods =
+            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
+        Some(Coverage {
+            repo: session.repo.clone(),
+            job_id: session.job_id.clone(),
+            metric: session.metric.clone(),
+            machine,
+            improvement: config.get("improvement").and_then(serde_json::Value::as_bool).unwrap_or(false),
+            good: config.get("good")?.as_str()?.to_string(),
+            other_goods,
+            bad: session.bad.clone(),
+        })
+    }
+
+    /// Whether `later` covers this (stopped) session. `is_ancestor(older, newer)` is asked last, and only when the
+    /// bads differ: it runs git.
+    fn covered_by(&self, later: &Coverage, is_ancestor: impl Fn(&str, &str) -> bool) -> bool {
+        let alike_where_known = |a: &Option<String>, b: &Option<String>| a.is_none() || b.is_none() || a == b;
+        self.repo == later.repo
+            && later.job_id.is_some()
+            && self.job_id == later.job_id
+            && alike_where_known(&self.metric, &later.metric)
+            && alike_where_known(&self.machine, &later.machine)
+            && self.improvement == later.improvement
+            && self.good == later.good
+            && self.other_goods == later.other_goods
+            && (self.bad == later.bad || is_ancestor(&self.bad, &later.bad))
+    }
+}
+
+/// `git merge-base --is-ancestor` in `repo`, as [`Coverage::covered_by`] asks it.
+fn is_ancestor_in(repo: &Path) -> impl Fn(&str, &str) -> bool + '_ {
+    move |older, newer| git::git(repo, &["merge-base", "--is-ancestor", older, newer]).is_ok()
 }
 
 /// Records `session` as one of `track --follow`'s on its machine when a pass runs this bisect (`for_follow_on`),
@@ -1253,6 +1310,9 @@ fn drive_claimed(
         let mut driver =
             Driver::new(store, Some(session), config.clone(), range.clone(), job, context, worktrees, interrupt);
         driver.record_steps_in(steps);
+        // The probe of good and bad timed a build and the runs, and the session's configuration keeps what they
+        // cost: the first estimate gives a time from them (QA 49: it gave none, though both builds were timed).
+        driver.measured_before = Some((config.bisect.run_cost, config.bisect.build_cost));
         let ended = driver.drive(&mut observe).map_err(|error| {
             // A commit history rewriting took away cannot be fixed and resumed after, so that advice is not given.
             let what = match error {
@@ -1691,9 +1751,12 @@ fn list(store: &dyn Store, machine: Option<&str>, json: bool) -> Result<ExitCode
 /// stay, which compare, results and check read as any others), and what it left in its repository (its worktrees, a
 /// build it left running, its lock file). Every id is checked first, so that a mistyped or running one forgets
 /// nothing: a session a process drives (as `bisect list` tells it running) is refused, unless its repository is
-/// gone, where nothing can drive it.
-fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
+/// gone, where nothing can drive it. A finished session is refused unless `force` is given: its answer and its
+/// report (which `report` and the dashboard read from it) would go with it (QA 49: `forget` of a found session lost
+/// both without a word).
+fn forget(store: &mut dyn Store, ids: &[i64], force: bool) -> Result<ExitCode> {
     let mut forgotten = Vec::new();
+    let mut finished = Vec::new();
     for &id in ids {
         let session = SessionId(id);
         if forgotten.iter().any(|s: &culprit_store::BisectSession| s.id == session) {
@@ -1715,7 +1778,21 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
                 stored.repo
             );
         }
+        if stored.status != NEW_SESSION_STATUS && !force {
+            finished.push(format!("bisect session {id} is finished ({})", outcome_line(store, &stored)));
+        }
         forgotten.push(stored);
+    }
+    if !finished.is_empty() {
+        bail!(
+            "{}; forgetting {} loses {} and {} (`culprit report ID`), though the runs stay in the store; add --force \
+             to forget {} anyway; nothing was forgotten",
+            finished.join("; "),
+            if finished.len() == 1 { "it" } else { "them" },
+            if finished.len() == 1 { "that answer" } else { "those answers" },
+            if finished.len() == 1 { "its report" } else { "their reports" },
+            if finished.len() == 1 { "it" } else { "them" },
+        );
     }
     for stored in forgotten {
         let repo = PathBuf::from(&stored.repo);
@@ -1731,6 +1808,11 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
             None => None,
         };
         let runs = store.bisect_session_runs(stored.id)?.len();
+        // Read before the session goes: its range goes with it.
+        let (what, lost) = match stored.status == NEW_SESSION_STATUS {
+            true => (shown_status_word(&stored.status).to_string(), ""),
+            false => (outcome_line(store, &stored), "its answer and report are gone; "),
+        };
         store.delete_bisect_session(stored.id)?;
         reap_leftover_step(&root.with_extension("step"));
         if root.is_dir() {
@@ -1740,14 +1822,41 @@ fn forget(store: &mut dyn Store, ids: &[i64]) -> Result<ExitCode> {
             lock.remove()?;
         }
         crate::note!(
-            "culprit: forgot bisect session {} ({}, good {} bad {}); its {runs} runs stay in the store",
+            "culprit: forgot bisect session {} ({what}, good {} bad {}); {lost}its {runs} runs stay in the store",
             stored.id,
-            shown_status_word(&stored.status),
             abbreviate(&stored.good, 12),
             abbreviate(&stored.bad, 12)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A finished session's answer in a line, for `forget` to say what it would lose: its status and what it names,
+/// `found: 94f39d242e ("rev 10: work +40%")`, re-derived from its runs as `bisect log` and `report` show it (the
+/// stored outcome of an older culprit may not read as this one's), or the status alone where it cannot be.
+fn outcome_line(store: &dyn Store, stored: &culprit_store::BisectSession) -> String {
+    let status = shown_status_word(&stored.status).to_string();
+    let Ok(Replayed { range, machine, .. }) = replay(store, stored.id) else {
+        return status;
+    };
+    let Some(outcome) = machine.outcome() else {
+        return status;
+    };
+    let sha = |i: usize| range.get(i).map_or_else(|| format!("commit {i}"), |c| abbreviate(&c.sha, 10).to_string());
+    let named: Vec<String> = outcome
+        .culprits
+        .iter()
+        .map(|c| match (c.located, range.get(c.commit)) {
+            (true, Some(commit)) => format!("{} (\"{}\")", sha(c.commit), commit.subject),
+            (true, None) => sha(c.commit),
+            (false, _) => format!("the range {}..{}", sha(c.after), sha(c.commit)),
+        })
+        .collect();
+    if named.is_empty() {
+        status
+    } else {
+        format!("{status}: {}", named.join(", "))
+    }
 }
 
 /// A stored status as `forget` names it: a session stored as running that it may forget was stopped.
@@ -1806,40 +1915,22 @@ pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
     Ok(listed)
 }
 
-/// The latest session after `sessions[index]` (a stopped one) that covers it: the same repository, job, metric,
-/// machine, direction and good commits, and a bad that is this one's bad or a descendant of it (the branch given as
-/// `--bad` moved on, and the same command started a new session, as `say_stopped_sessions_with_an_older_bad`
-/// tells). Resuming the stopped session would bisect part of what that one bisects (QA 48, 9e). `listed` holds
-/// each session as `bisect list` shows it, in the same order.
+/// The latest session after `sessions[index]` (a stopped one) that covers it ([`Coverage`]): resuming the stopped
+/// session would bisect part of what that one bisects (QA 48, 9e). `listed` holds each session as `bisect list`
+/// shows it, in the same order (its machine is read there).
 fn superseding_session(
     sessions: &[culprit_store::BisectSession],
     listed: &[ListedSession],
     index: usize,
 ) -> Option<i64> {
-    let goods = |s: &culprit_store::BisectSession| {
-        let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok()?;
-        // A session of one good stores no list of others.
-        let others: Vec<String> =
-            config.get("other_goods").and_then(|list| serde_json::from_value(list.clone()).ok()).unwrap_or_default();
-        Some((config.get("good")?.as_str()?.to_string(), others))
-    };
-    let (stopped, shown) = (&sessions[index], &listed[index]);
-    let stopped_goods = goods(stopped)?;
-    let covers = |(later, later_shown): (&culprit_store::BisectSession, &ListedSession)| {
-        later.repo == stopped.repo
-            && later.job_id.is_some()
-            && later.job_id == stopped.job_id
-            && later.metric == stopped.metric
-            && later_shown.machine == shown.machine
-            && later_shown.improvement == shown.improvement
-            && goods(later).as_ref() == Some(&stopped_goods)
-            && (later.bad == stopped.bad
-                || git::git(Path::new(&stopped.repo), &["merge-base", "--is-ancestor", &stopped.bad, &later.bad])
-                    .is_ok())
-    };
+    let coverage = |i: usize| Coverage::of_stored(&sessions[i], listed[i].machine.clone());
+    let stopped = coverage(index)?;
+    let is_ancestor = is_ancestor_in(Path::new(&sessions[index].repo));
     // The latest first: git is asked about as few sessions as can be.
-    let later = sessions.iter().zip(listed).skip(index + 1);
-    later.rev().find(|pair| covers(*pair)).map(|(later, _)| later.id.0)
+    let later = (index + 1..sessions.len()).rev();
+    later.filter_map(|i| Some((i, coverage(i)?))).find(|(_, c)| stopped.covered_by(c, &is_ancestor)).map(|(i, _)| {
+        sessions[i].id.0
+    })
 }
 
 /// The rows of `culprit bisect list`, header first: id, status, metric, good, bad, machine, repo, oldest session
@@ -2098,14 +2189,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn one_rule_says_when_a_later_session_covers_a_stopped_one() {
+        let stopped = Coverage {
+            repo: "/src/linux".into(),
+            job_id: Some("job-1".into()),
+            metric: Some("command.user_time".into()),
+            machine: Some("lab-3".into()),
+            improvement: false,
+            good: "a".repeat(40),
+            other_goods: vec![],
+            bad: "b".repeat(40),
+        };
+        // In this history b is an ancestor of c, and nothing else is related.
+        let history = |older: &str, newer: &str| older.starts_with('b') && newer.starts_with('c');
+        let later = Coverage { bad: "c".repeat(40), ..stopped.clone() };
+        assert!(stopped.covered_by(&later, history));
+        assert!(stopped.covered_by(&stopped, |_, _| false), "the same bad covers without asking git");
+        let unknown = Coverage { metric: None, machine: None, ..later.clone() };
+        assert!(stopped.covered_by(&unknown, history), "a metric or machine not known yet matches any");
+        let differs: [(&str, Coverage); 9] = [
+            ("repository", Coverage { repo: "/src/other".into(), ..later.clone() }),
+            ("job", Coverage { job_id: Some("job-2".into()), ..later.clone() }),
+            ("no job", Coverage { job_id: None, ..later.clone() }),
+            ("metric", Coverage { metric: Some("command.elapsed_time".into()), ..later.clone() }),
+            ("machine", Coverage { machine: Some("lab-4".into()), ..later.clone() }),
+            ("direction", Coverage { improvement: true, ..later.clone() }),
+            ("good", Coverage { good: "d".repeat(40), ..later.clone() }),
+            ("other goods", Coverage { other_goods: vec!["e".repeat(40)], ..later.clone() }),
+            ("a bad not after it", Coverage { bad: "f".repeat(40), ..later.clone() }),
+        ];
+        for (what, later) in differs {
+            assert!(!stopped.covered_by(&later, history), "{what}");
+        }
+    }
+
+    #[test]
     fn qa48_the_progress_line_says_what_the_whole_bisect_has_left_or_that_it_cannot_tell_yet() {
         let left = |runs, builds| Estimate::Left { runs, builds };
         let cases = [
             (Estimate::NotConfirmed, Some(30.0), "estimate after the regression is confirmed"),
-            (left(40, 3), Some(360.0), "about 40 runs and 3 builds left, ~6 min"),
-            (left(12, 1), Some(45.0), "about 12 runs and 1 build left, ~45s"),
-            (left(9, 0), None, "about 9 runs left"),
-            (left(300, 20), Some(9000.0), "about 300 runs and 20 builds left, ~2.5 h"),
+            // QA 49 5b: the estimate assumes one change, and says so.
+            (left(40, 3), Some(360.0), "about 40 runs and 3 builds left if one commit explains it, ~6 min"),
+            (left(12, 1), Some(45.0), "about 12 runs and 1 build left if one commit explains it, ~45s"),
+            (left(9, 0), None, "about 9 runs left if one commit explains it"),
+            (left(300, 20), Some(9000.0), "about 300 runs and 20 builds left if one commit explains it, ~2.5 h"),
             (Estimate::Done, Some(0.0), "done"),
         ];
         for (estimate, seconds, want) in cases {
