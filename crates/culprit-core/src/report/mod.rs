@@ -1307,6 +1307,11 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
     }
 }
 
+/// The width of a share's 90% interval (as a fraction: 3 is 300 percentage points) beyond which the share is said
+/// not to be measured. The simulator's intervals average 0.7 wide for a lone 1.5 sigma step and 2.0 for a step that
+/// a later one partly takes back (docs/statistics.md); QA 50's unreadable one was 61 wide.
+pub const UNMEASURED_SHARE_WIDTH: f64 = 3.0;
+
 /// A contributor's share of the good-to-bad change, which `change` names ("the change", "the good-to-bad change"),
 /// with its 90% interval, in whole percents, as the mail's bisect section and the bisect's summary say it after
 /// "explains". `from_good_to_bad` says that the contributor's step is read from good to bad themselves: its parent
@@ -1321,13 +1326,22 @@ pub fn confidence_words(located: bool, confidence: f64) -> String {
 ///   it is divided by on the same runs, good's and bad's), and is said so; otherwise it is said to be less than a
 ///   percent wide.
 ///
-/// A share the runs could not measure (NaN) is printed as it was.
+/// A share the runs could not measure (NaN) is printed as it was. One whose interval is more than
+/// [`UNMEASURED_SHARE_WIDTH`] wide is said to be unmeasured, with the reason: good-to-bad, which it is divided by, was
+/// measured too poorly (QA 50: "608% (90% interval -2477%..3694%; above 100%: ... within the noise)" read as if the
+/// runs had said something).
 pub fn share_words(share: (f64, f64, f64), from_good_to_bad: bool, change: &str) -> String {
     let (estimate, low, high) = share;
     let whole_percent = |fraction: f64| format!("{:.0}", 100.0 * fraction);
     let (said, said_low, said_high) = (whole_percent(estimate), whole_percent(low), whole_percent(high));
     if !(estimate.is_finite() && low.is_finite() && high.is_finite()) {
         return format!("{said}% of {change} (90% interval {said_low}%..{said_high}%)");
+    }
+    if high - low > UNMEASURED_SHARE_WIDTH {
+        return format!(
+            "{said}% of {change}, a share these runs do not measure (90% interval {said_low}%..{said_high}%: good's \
+             and bad's runs pin down the change it is a share of too poorly)"
+        );
     }
     let degenerate = said_low == said_high;
     if degenerate && from_good_to_bad && said == "100" {
@@ -1718,6 +1732,30 @@ mod tests {
             // Printed as 100% or less: nothing to explain.
             ((1.004, 0.9, 1.1), false, "100% of the change (90% interval 90%..110%)".to_string()),
             ((0.98, 0.88, 1.08), false, "98% of the change (90% interval 88%..108%)".to_string()),
+        ];
+        for (share, from_good_to_bad, expected) in cases {
+            assert_eq!(share_words(share, from_good_to_bad, "the change"), expected, "{share:?}");
+        }
+    }
+
+    #[test]
+    fn qa50_4_a_share_whose_interval_spans_hundreds_of_percents_is_said_to_be_unmeasured() {
+        let unmeasured = |said: &str, interval: &str| {
+            format!(
+                "{said} of the change, a share these runs do not measure (90% interval {interval}: good's and \
+                 bad's runs pin down the change it is a share of too poorly)"
+            )
+        };
+        let cases = [
+            // QA 50's sw2: bad measured barely above good under load, so the step was six times "the change".
+            ((6.08, -24.77, 36.94), false, unmeasured("608%", "-2477%..3694%")),
+            ((2.08, -0.16, 4.31), false, unmeasured("208%", "-16%..431%")),
+            ((0.5, -1.6, 2.6), true, unmeasured("50%", "-160%..260%")),
+            // Up to three hundred points wide, the share is read as before.
+            ((2.08, 1.46, 2.70), false, "208% of the change (90% interval 146%..270%; above 100%: the step measured \
+                                         larger than good to bad beyond the noise, so something between them may \
+                                         offset part of it)".to_string()),
+            ((1.0, -0.4, 2.5), false, "100% of the change (90% interval -40%..250%)".to_string()),
         ];
         for (share, from_good_to_bad, expected) in cases {
             assert_eq!(share_words(share, from_good_to_bad, "the change"), expected, "{share:?}");
