@@ -15,6 +15,11 @@ use serde::{Deserialize, Serialize};
 /// Two-sided z of the 90% interval of a stretch's share, as the culprits' shares are reported.
 const STRETCH_Z: f64 = 1.645;
 
+/// The chance that any of an outcome's stretches shows more of the change ([`OpenStretch::shows_more`]) where none
+/// holds any: one-sided, split evenly among the stretches (Bonferroni). With one stretch the bound is the 90%
+/// interval's low end, as before.
+const SHOWS_MORE_FAMILY_P: f64 = 0.05;
+
 /// A stretch (after, upto] of tested commits that no reported culprit or range splits, with the difference of the
 /// runs at its two ends as a share of the good-to-bad change.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -28,16 +33,28 @@ pub struct OpenStretch {
     /// The 90% interval of `share` (Welch's standard error of the two means).
     pub share_low: f64,
     pub share_high: f64,
+    /// The low end of the one-sided bound that [`OpenStretch::shows_more`] reads: at level 1 - 5%/k for the k
+    /// stretches of the outcome, so that the chance of any of them showing more by luck is 5%, not 5% a stretch.
+    #[serde(default = "no_bound")]
+    pub shows_more_low: f64,
+}
+
+/// What an outcome stored before [`OpenStretch::shows_more_low`] existed reads: no stretch shows more (a replay
+/// derives it again).
+fn no_bound() -> f64 {
+    f64::NEG_INFINITY
 }
 
 impl OpenStretch {
     /// Whether the runs at the stretch's ends show another part of the change in it: their difference is at least
-    /// [`CONTRIBUTOR_MIN_SHARE`] of the whole and its 90% interval excludes none. Only the change's own direction:
-    /// a stretch's end commits next to a culprit are the ones the search chose for looking like either side (the
-    /// parent low, the culprit high), so the other way is where their luck shows, and counting it flagged 7 of 40
-    /// simulated lone culprits instead of 1.
+    /// [`CONTRIBUTOR_MIN_SHARE`] of the whole and its lower bound, corrected for the outcome's several stretches
+    /// (`shows_more_low`), is above none. Only the change's own direction: a stretch's end commits next to a culprit
+    /// are the ones the search chose for looking like either side (the parent low, the culprit high), so the other
+    /// way is where their luck shows, and counting it flagged 7 of 40 simulated lone culprits instead of 1. The
+    /// correction because a lone culprit has a stretch on each side: at 5% each, QA 50 saw one clean wall-time
+    /// single step in 10 speak of more before it.
     pub fn shows_more(&self) -> bool {
-        self.share >= CONTRIBUTOR_MIN_SHARE && self.share_low > 0.0
+        self.share >= CONTRIBUTOR_MIN_SHARE && self.shows_more_low > 0.0
     }
 
     /// Whether the runs at its ends are too few or too noisy to rule out a contributor of
@@ -77,7 +94,9 @@ pub fn open_stretches(
         false => (c.after, c.commit),
     };
     let splits = |p: usize, q: usize| culprits.iter().map(covered).any(|(after, commit)| after < q && commit > p);
-    let mut stretches = Vec::new();
+    // Each stretch's ends, share and the share's standard error; the bounds come after, as the level of
+    // `shows_more_low` depends on how many stretches there are.
+    let mut read = Vec::new();
     let mut start = 0;
     for i in 1..=measured.len() {
         let ends_here = i == measured.len() || splits(measured[i - 1], measured[i]);
@@ -87,20 +106,22 @@ pub fn open_stretches(
         let (first, last) = (measured[start], measured[i - 1]);
         if let Some((step, se)) = (first != last).then(|| difference(first, last)).flatten() {
             if step.is_finite() && se.is_finite() {
-                let share = step / total;
-                let half_width = STRETCH_Z * se / total.abs();
-                stretches.push(OpenStretch {
-                    after: first,
-                    upto: last,
-                    share,
-                    share_low: share - half_width,
-                    share_high: share + half_width,
-                });
+                read.push((first, last, step / total, se / total.abs()));
             }
         }
         start = i;
     }
-    stretches
+    let family_z = crate::stats::normal_quantile(1.0 - SHOWS_MORE_FAMILY_P / read.len().max(1) as f64);
+    read.into_iter()
+        .map(|(after, upto, share, se)| OpenStretch {
+            after,
+            upto,
+            share,
+            share_low: share - STRETCH_Z * se,
+            share_high: share + STRETCH_Z * se,
+            shows_more_low: share - family_z * se,
+        })
+        .collect()
 }
 
 impl super::Bisect {
@@ -198,6 +219,31 @@ mod tests {
         Culprit::unlocated_range(after, commit, (0.5, 0.3, 0.7), 0.9, 1.0)
     }
 
+    /// A stretch with a 90% interval and its bound for showing more at the interval's low end (one stretch).
+    fn stretch_of(after: usize, upto: usize, share: f64, share_low: f64, share_high: f64) -> OpenStretch {
+        OpenStretch { after, upto, share, share_low, share_high, shows_more_low: share_low }
+    }
+
+    #[test]
+    fn qa50_5_the_bound_for_showing_more_is_corrected_for_the_outcomes_several_stretches() {
+        // A lone culprit (20, 25] with a stretch on each side; the before stretch's runs differ by 1.8 standard
+        // errors of half the change: above none at 90% alone (z 1.645), not once both stretches share 5% (z 1.96).
+        let se = (2.0f64 / 10.0).sqrt();
+        let before_runs = [(0, 10, 100.0, 1.0), (20, 10, 100.0 + 1.8 * se, 1.0), (25, 10, 102.0, 1.0)];
+        let table = Table([&before_runs[..], &[(40, 10, 102.0, 1.0)]].concat());
+        let both = table.stretches(&[range(20, 25)], 2.0);
+        assert_eq!(both.len(), 2);
+        let before = both[0];
+        assert!(before.share >= CONTRIBUTOR_MIN_SHARE && before.share_low > 0.0, "{before:?}");
+        assert!((before.shows_more_low - (before.share - 1.959964 * se / 2.0)).abs() < 1e-6, "{before:?}");
+        assert!(!before.shows_more(), "{before:?}");
+        // The same runs as the outcome's one stretch (a culprit at bad's end) show more, as the 90% interval says.
+        let alone = Table(before_runs.to_vec());
+        let one = alone.stretches(&[range(20, 25)], 2.0);
+        assert_eq!(one.len(), 1);
+        assert!((one[0].shows_more_low - one[0].share_low).abs() < 1e-4 && one[0].shows_more(), "{:?}", one[0]);
+    }
+
     #[test]
     fn stretches_are_cut_where_a_culprit_lies_and_read_on_their_end_commits() {
         // Good 0 at 100, commits 10 and 20 at 100 and 101, the culprit (20, 25], commits 25, 30 and bad 40 at 102.
@@ -261,10 +307,10 @@ mod tests {
     #[test]
     fn the_words_say_what_shows_more_always_and_the_room_left_where_what_is_named_leaves_room() {
         use crate::bisect::{Outcome, Status};
-        let showing = OpenStretch { after: 0, upto: 20, share: 0.5, share_low: 0.2, share_high: 0.8 };
-        let back = OpenStretch { after: 50, upto: 60, share: -0.4, share_low: -0.6, share_high: -0.2 };
-        let room = OpenStretch { after: 25, upto: 40, share: 0.1, share_low: -0.2, share_high: 0.4 };
-        let ruled_out = OpenStretch { after: 40, upto: 50, share: 0.0, share_low: -0.1, share_high: 0.1 };
+        let showing = stretch_of(0, 20, 0.5, 0.2, 0.8);
+        let back = stretch_of(50, 60, -0.4, -0.6, -0.2);
+        let room = stretch_of(25, 40, 0.1, -0.2, 0.4);
+        let ruled_out = stretch_of(40, 50, 0.0, -0.1, 0.1);
         let outcome = |status: Status, share: f64, open_stretches: Vec<OpenStretch>| Outcome {
             status,
             culprits: vec![Culprit::unlocated_range(20, 25, (share, share - 0.3, share + 0.3), 0.9, 1.0)],

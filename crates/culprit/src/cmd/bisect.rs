@@ -1491,7 +1491,8 @@ pub fn result_json(
         // a contributor the bisect did not name.
         "open_stretches": outcome.open_stretches.iter().map(|t| serde_json::json!({
             "after": sha(t.after), "upto": sha(t.upto), "share": t.share, "share_low": t.share_low,
-            "share_high": t.share_high, "shows_more": t.shows_more(), "leaves_room": t.leaves_room(),
+            "share_high": t.share_high, "shows_more_low": t.shows_more_low, "shows_more": t.shows_more(),
+            "leaves_room": t.leaves_room(),
         })).collect::<Vec<_>>(),
         "outside": outcome.outside_words(|i| stretch_end_name(range, i, 12)),
         "evidence": outcome.evidence.iter().map(|e| serde_json::json!({
