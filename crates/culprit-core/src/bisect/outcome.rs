@@ -414,11 +414,7 @@ impl Bisect {
                     (culprit.share, culprit.share_low, culprit.share_high, culprit.step) = (share, low, high, step);
                 }
                 if let Some(sum) = joint.ends_disagree {
-                    reason.push_str(&format!(
-                        "; the contributors' steps add to {:.0}% of the change measured at good and bad, whose runs \
-                         disagree with the commits beside them: part of the change may lie elsewhere",
-                        sum * 100.0
-                    ));
+                    reason.push_str(&ends_disagree_clause(sum));
                 }
             }
         }
@@ -454,5 +450,40 @@ impl Bisect {
             sensitivity: self.sensitivity,
             open_stretches,
         });
+    }
+}
+
+/// The clause a several-contributor reason gains when the contributors' steps, read on one set of levels, add to
+/// `sum` of the change measured at good and bad while the ends' runs disagree with the commits beside them. Steps
+/// adding to more than the change leave none of it elsewhere (QA 50: "add to 104% ...: part of the change may lie
+/// elsewhere"); something between them may take part of it back instead.
+fn ends_disagree_clause(sum: f64) -> String {
+    let meaning = if sum > 1.0 {
+        "something between them may take part of it back"
+    } else {
+        "part of the change may lie elsewhere"
+    };
+    format!(
+        "; the contributors' steps add to {:.0}% of the change measured at good and bad, whose runs disagree with the \
+         commits beside them: {meaning}",
+        sum * 100.0
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_disagree_clause;
+
+    #[test]
+    fn qa50_11_steps_adding_to_more_than_the_change_do_not_say_part_of_it_lies_elsewhere() {
+        let cases = [
+            (1.04, "add to 104% of the change", "something between them may take part of it back"),
+            (0.82, "add to 82% of the change", "part of the change may lie elsewhere"),
+            (1.0, "add to 100% of the change", "part of the change may lie elsewhere"),
+        ];
+        for (sum, total, meaning) in cases {
+            let clause = ends_disagree_clause(sum);
+            assert!(clause.contains(total) && clause.ends_with(meaning), "{sum}: {clause}");
+        }
     }
 }
