@@ -433,6 +433,9 @@ pub struct Bisect {
     /// the commit of the merged branch that made the step, and the merge, whose blame that commit takes over (see
     /// [`Bisect::search_merged_branches`]).
     merge_sides: Vec<(Segment, usize)>,
+    /// Per commit whose verification ended without its fresh pairs showing the step (back to locating, or given
+    /// up): what the pairs measured. A range they cover is not reported as placed (see [`Bisect::bracket`]).
+    unconfirmed: Vec<outcome::UnconfirmedPairs>,
     /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
     load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
@@ -511,6 +514,7 @@ impl Bisect {
             narrowing: Vec::new(),
             staircase_siblings: Vec::new(),
             merge_sides: Vec::new(),
+            unconfirmed: Vec::new(),
             load_noted: 0,
             decided_drift: (0.0, 0),
             offsets: Vec::new(),

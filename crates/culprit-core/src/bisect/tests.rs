@@ -2194,3 +2194,86 @@ fn a_located_culprits_candidates_are_its_untestable_suspects_and_itself_oldest_f
     let range = Culprit::unlocated_range(3, 7, (1.0, 0.9, 1.1), 0.0, 1.0);
     assert!(range.candidates().is_empty(), "a range not narrowed has no candidates one by one");
 }
+
+/// Fresh pairs of `commit` and `parent` that showed no step (QA 50 #1: 21 pairs of 0.0014 ± 0.0065).
+fn unconfirmed(parent: usize, commit: usize) -> outcome::UnconfirmedPairs {
+    outcome::UnconfirmedPairs { parent, commit, step: 0.0014, se: 0.0065, pairs: 21 }
+}
+
+/// Two fresh pairs of `commit` and `parent`, too few to say much either way.
+fn two_pairs(parent: usize, commit: usize) -> outcome::UnconfirmedPairs {
+    outcome::UnconfirmedPairs { parent, commit, step: 0.2, se: 0.7, pairs: 2 }
+}
+
+#[test]
+fn qa50_1_a_range_fresh_pairs_did_not_confirm_is_not_placed() {
+    let top = Segment { lo: 0, hi: 9, top: true };
+    // (seeded commits, unconfirmed pairs, the range expected)
+    type Case = (Vec<(usize, Vec<f64>)>, Vec<outcome::UnconfirmedPairs>, Option<(usize, usize)>);
+    let (at_4_and_5, at_3_4_5) = (
+        vec![(4, around(0.0, 8)), (5, around(1.0, 8))],
+        vec![(3, around(0.0, 8)), (4, around(0.0, 8)), (5, around(1.0, 8))],
+    );
+    let cases: Vec<Case> = vec![
+        // The runs from locating put the change in (4, 5]; with no pairs against it, that is the range.
+        (at_4_and_5.clone(), vec![], Some((4, 5))),
+        // Fresh pairs of 4 and 5 showed no step: the range is not placed, and no other is sought.
+        (at_4_and_5.clone(), vec![unconfirmed(4, 5)], None),
+        // Pairs across a wider span (3 to 5) measure the range's change too.
+        (at_3_4_5.clone(), vec![unconfirmed(3, 5)], None),
+        // Two pairs far from the range's change in their own noise do not refute it.
+        (at_4_and_5.clone(), vec![two_pairs(4, 5)], Some((4, 5))),
+        // Pairs of another commit, or of a part of the range's start, say nothing of this range.
+        (vec![(4, around(0.0, 8)), (5, around(1.0, 8)), (7, around(1.0, 8))], vec![unconfirmed(6, 7)], Some((4, 5))),
+        (at_3_4_5, vec![unconfirmed(3, 4)], Some((4, 5))),
+    ];
+    for (values, refuted, want) in cases {
+        let mut m = bracketing(&values);
+        m.unconfirmed = refuted.clone();
+        assert_eq!(m.bracket(top, 0.0, None).map(|b| (b.after, b.commit)), want, "{values:?}, {refuted:?}");
+    }
+}
+
+#[test]
+fn qa50_1_a_budget_spent_on_a_refuted_range_names_no_range_and_says_why() {
+    let mut m = bracketing(&[(4, around(0.0, 8)), (5, around(1.0, 8))]);
+    m.unconfirmed = vec![unconfirmed(4, 5)];
+    m.config.max_runs = m.runs;
+    let placed = m.report_unsettled_parts().unwrap_or_default();
+    m.finish(format!("the budget is spent{placed}"));
+    let outcome = m.outcome.clone().expect("finished");
+    assert_eq!(outcome.status, Status::Inconclusive, "{:?}", outcome.log);
+    assert!(outcome.culprits.is_empty(), "{:?}", outcome.culprits);
+    assert!(
+        outcome.reason.contains("the runs from locating place the change in (commit 4, commit 5]")
+            && outcome.reason.contains("21 fresh interleaved pairs of commit 4 and commit 5 show no step there"),
+        "{}",
+        outcome.reason
+    );
+}
+
+#[test]
+fn qa50_1_a_verification_keeps_its_pairs_only_when_they_did_not_show_the_step() {
+    // (paired differences of commit 5 less commit 4, kept as unconfirmed)
+    let cases: Vec<(Vec<f64>, bool)> = vec![
+        // Pairs about zero: no step, kept.
+        (vec![0.1, -0.1, 0.05, -0.05, 0.0, 0.1, -0.1, 0.0], true),
+        // Pairs a whole level apart: the step shows, not kept.
+        (vec![1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.1, 0.9], false),
+        // The step the other way is no step of the regression: kept.
+        (vec![-1.0, -1.1, -0.9, -1.05, -0.95, -1.0, -1.1, -0.9], true),
+    ];
+    for (differences, kept) in cases {
+        let mut m = bracketing(&[(4, around(0.0, 8)), (5, around(1.0, 8))]);
+        let start = m.records;
+        // Interleaved: parent, commit, parent, commit, ...
+        for d in &differences {
+            seed_values(&mut m, &[(4, &[0.0]), (5, &[*d])]);
+        }
+        let segment = Segment { lo: 0, hi: 9, top: true };
+        m.keep_unconfirmed(segment, 5, 4, start, 0.0, 1.0);
+        let got: Vec<(usize, usize, usize)> = m.unconfirmed.iter().map(|u| (u.parent, u.commit, u.pairs)).collect();
+        let want = if kept { vec![(4, 5, differences.len())] } else { vec![] };
+        assert_eq!(got, want, "{differences:?}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Phase 3, verify: fresh interleaved pairs at the chosen commit and its parent, the share of the change it
 //! explains, and the residual steps around it that send the search on.
 
+use super::outcome::UnconfirmedPairs;
 use super::replicate::Replication;
 use super::reproduce::UPPER_99_Z;
 use super::spread::{f_upper_tail, within_squares, Scatter};
@@ -98,6 +99,7 @@ impl Bisect {
                 "back to locate".into(),
                 format!("fresh runs moved the posterior to commit {best} ({mass:.4})"),
             );
+            self.keep_unconfirmed(segment, commit, parent, start, slope, posterior.delta);
             self.phase = Phase::Locate { segment };
             return false;
         }
@@ -127,6 +129,7 @@ impl Bisect {
                 "back to locate".into(),
                 format!("the fresh pairs show no step of the size the levels predict at commit {commit}: step {step:.4} ± {se_step:.4}, log ratio {best_log_ratio:.2}"),
             );
+            self.keep_unconfirmed(segment, commit, parent, start, slope, seg_change);
             self.phase = Phase::Locate { segment };
             return false;
         }
@@ -319,6 +322,7 @@ impl Bisect {
         }
         if out_of_pairs {
             self.note("verify", format!("commit {commit} not confirmed"), evidence.clone());
+            self.keep_unconfirmed(segment, commit, parent, start, slope, seg_change);
             self.segment_unresolved(
                 segment,
                 &format!("commit {commit} did not differ from commit {parent}: {evidence}"),
@@ -333,6 +337,34 @@ impl Bisect {
         self.note("verify", format!("one more interleaved pair at {parent} and {commit}"), evidence);
         self.interleaved_pairs(parent, commit, 1);
         true
+    }
+
+    /// Keeps what the fresh pairs of `commit` and `parent` (taken since record `start`) measured when its
+    /// verification ends without blaming it, unless the pairs on their own showed the step (their test at
+    /// `alpha_fresh` against the step `expected` of the segment's levels, as [`Bisect::verify`] reads them): the
+    /// runs from locating that chose the commit may still place the change there, and a range the check that does
+    /// not depend on them did not confirm is not reported as placed (see [`Bisect::bracket`]). A later verification
+    /// of the same pair replaces it.
+    pub(super) fn keep_unconfirmed(
+        &mut self,
+        segment: Segment,
+        commit: usize,
+        parent: usize,
+        start: usize,
+        slope: f64,
+        expected: f64,
+    ) {
+        let noise = self.within_noise(segment, slope);
+        let pairs = self.runs_since(commit, start).count().min(self.runs_since(parent, start).count());
+        let Some((step, se, sigma_pair)) = self.paired_step(parent, commit, start, slope, noise) else {
+            return;
+        };
+        let (log_ratio, _) = model::step_log_ratio(step, se, expected.max(0.5 * sigma_pair));
+        self.unconfirmed.retain(|u| (u.parent, u.commit) != (parent, commit));
+        if step > 0.0 && log_ratio >= (1.0 / self.config.alpha_fresh).ln() {
+            return;
+        }
+        self.unconfirmed.push(UnconfirmedPairs { parent, commit, step, se, pairs });
     }
 
     /// The segments in which to search what is left of a segment ending at `hi` after its commit `commit`:
