@@ -62,6 +62,11 @@ pub struct SessionConfig {
     /// out of a history (`track --follow`) leaves these out too. A session stored before has none listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probe_runs: Vec<RunId>,
+    /// Whether `probe_runs` chose the metric (no `--metric` was given), so that they are not the session's samples
+    /// and its `runs` leave them out: the summary and JSON count them beside it, as runs the bisect cost (QA 50: 21
+    /// runs reported where 27 were made). False in a session stored before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probe_chose_metric: bool,
     /// The directory the benchmark's files go in (`--scratch`, absolute), which every run of the session, resumed
     /// or not, takes and which the report's reproduce steps pass; `None` for the default under the system temp dir
     /// (and in a session stored before sessions kept it).
@@ -711,6 +716,7 @@ mod tests {
             bisect: BisectConfig::default(),
             machine: String::new(),
             probe_runs: Vec::new(),
+            probe_chose_metric: false,
             scratch: None,
         }
     }

@@ -358,16 +358,23 @@ fn probe_runs_that_chose_the_metric_are_not_evidence_for_it() {
         let stored: serde_json::Value = serde_json::from_str(&results).unwrap();
         let rows = stored.as_array().unwrap();
         let row = rows.iter().find(|row| row["revision"]["sha"] == shas[0]).unwrap_or_else(|| panic!("{results}"));
-        (in_session, row["ok_runs"].as_u64().unwrap(), stderr)
+        (in_session, row["ok_runs"].as_u64().unwrap(), stderr, result["metric_choice_runs"].as_u64())
     };
-    let (in_session, stored, stderr) = good_runs(&dir.path().join("chosen.db"), &[]);
+    let (in_session, stored, stderr, choosing) = good_runs(&dir.path().join("chosen.db"), &[]);
     // The metric was chosen by the probe runs (3 a side, often but not always enough for the slowdown to be
     // significant among all the job's metrics, and the message says which it was).
     let chosen = ["the most significant change between good and bad", "the closest to a change"];
     assert!(chosen.iter().any(|said| stderr.contains(said)), "{stderr}");
     assert_eq!(stored, in_session + 3, "the 3 probe runs at good are stored but not the session's");
-    let (in_session, stored, _) = good_runs(&dir.path().join("given.db"), &["--metric", "command.user_time"]);
+    // They are counted beside the session's runs, as runs the bisect cost (QA 50: 21 reported where 27 were made).
+    assert_eq!(choosing, Some(6), "{stderr}");
+    let log = common::stdout(&culprit_in(&dir.path().join("chosen.db"), &["bisect", "log", "1"]));
+    let spent = log.lines().find(|line| line.starts_with("spent: ")).unwrap_or_else(|| panic!("{log}"));
+    assert!(spent.contains(" runs (and 6 that chose the metric), "), "{spent}");
+    let (in_session, stored, _, choosing) =
+        good_runs(&dir.path().join("given.db"), &["--metric", "command.user_time"]);
     assert_eq!(stored, in_session, "the one probe run at good is the session's first");
+    assert_eq!(choosing, Some(0));
 }
 
 /// Seed 002's series for real: two commits each add 30% of work (about 10 noise sigmas of user time each). Both are

@@ -745,6 +745,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         },
         machine: here.clone(),
         probe_runs: Vec::new(),
+        probe_chose_metric: given_metric.is_none(),
         scratch: scratch.clone(),
     };
     let interrupt = interrupt_flag();
@@ -1471,6 +1472,9 @@ pub fn result_json(
             "fresh_from": c.fresh_from,
         })).collect::<Vec<_>>(),
         "runs": outcome.runs,
+        // The probe runs that chose the metric: the bisect made them, but they are not its samples (see
+        // `SessionConfig::probe_chose_metric`), so `runs` leaves them out.
+        "metric_choice_runs": chose_metric(config),
         "builds": outcome.builds,
         "total_change": outcome.total_change,
         // The engine's `improved` says bad differs from good the other way than searched for; read with the
@@ -1595,6 +1599,16 @@ pub(crate) fn not_reproduced_words(config: &SessionConfig, outcome: &Outcome) ->
 }
 
 /// The human summary of an outcome.
+/// How many probe runs of good and bad chose the session's metric: made, but not its samples (0 when `--metric`
+/// was given, and for a session stored before sessions said).
+fn chose_metric(config: &SessionConfig) -> usize {
+    if config.probe_chose_metric {
+        config.probe_runs.len()
+    } else {
+        0
+    }
+}
+
 pub fn render_outcome(
     session: SessionId,
     config: &SessionConfig,
@@ -1720,7 +1734,11 @@ pub fn render_outcome(
         }
         _ => format!("{} runs", outcome.runs),
     };
-    out.push_str(&format!("spent: {runs}, {} {built}{time}\n", outcome.builds));
+    let choosing = match chose_metric(config) {
+        0 => String::new(),
+        n => format!(" (and {n} that chose the metric)"),
+    };
+    out.push_str(&format!("spent: {runs}{choosing}, {} {built}{time}\n", outcome.builds));
     out.push_str("evidence (tested commits, oldest first):\n");
     for e in &outcome.evidence {
         let subject = range.get(e.commit).map(|c| c.subject.as_str()).unwrap_or("");

@@ -563,6 +563,7 @@ impl References<'_> {
             bisect: Default::default(),
             machine: culprit_run::machine::hostname(),
             probe_runs: Vec::new(),
+            probe_chose_metric: false,
             scratch: self.scratch.map(std::path::Path::to_path_buf),
         };
         let interrupt = crate::cmd::run::interrupt_flag();

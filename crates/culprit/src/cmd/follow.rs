@@ -246,6 +246,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         bisect: BisectConfig::default(),
         machine: machine::hostname(),
         probe_runs: Vec::new(),
+        probe_chose_metric: false,
         scratch: crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?,
     };
     let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };

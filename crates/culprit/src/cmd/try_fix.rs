@@ -379,6 +379,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         bisect: Default::default(),
         machine: culprit_run::machine::hostname(),
         probe_runs: Vec::new(),
+        probe_chose_metric: false,
         scratch,
     };
     let interrupt = interrupt_flag();
