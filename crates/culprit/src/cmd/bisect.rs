@@ -1432,6 +1432,18 @@ fn stored_profiling_runs(
     Ok(taken)
 }
 
+/// The parents of the commit at `index` that are goods given with a second `--good` (taken as good without being
+/// measured): the range maps such a parent to good, index 0, so a culprit after one was confirmed against good's
+/// runs, not its parent's, and its `after` is good (QA 50: f3 after a declared good f2 read "after m1"). Empty when
+/// there is no other good, or the repository cannot say (a log replayed where it is gone).
+fn unmeasured_good_parents(config: &SessionConfig, range: &[RangeCommit], index: usize) -> Vec<String> {
+    let Some(commit) = range.get(index).filter(|_| !config.other_goods.is_empty()) else {
+        return Vec::new();
+    };
+    let parents = git::git(&config.repo, &["rev-parse", &format!("{}^@", commit.sha)]).unwrap_or_default();
+    parents.lines().filter(|parent| config.other_goods.iter().any(|good| good == parent)).map(str::to_string).collect()
+}
+
 /// The `--json` object: status, culprits (full SHA, subject, share), runs, builds, and the evidence.
 pub fn result_json(
     session: SessionId,
@@ -1454,6 +1466,9 @@ pub fn result_json(
             "sha": sha(c.commit),
             "subject": subject(c.commit),
             "after": sha(c.after),
+            // Its parents that are goods given and not measured: `after` is then good, whose runs it was compared
+            // with.
+            "unmeasured_good_parents": unmeasured_good_parents(config, range, c.commit),
             "located": c.located,
             "share": c.share,
             "share_low": c.share_low,
@@ -1697,6 +1712,19 @@ pub fn render_outcome(
             ),
             confidence_words(c.located, c.confidence)
         ));
+        let unmeasured = unmeasured_good_parents(config, range, c.commit);
+        if c.located && !unmeasured.is_empty() {
+            let list: Vec<String> = unmeasured.iter().map(|sha| abbreviate(sha, 12).to_string()).collect();
+            out.push_str(&culprit_core::report::wrap(
+                &format!(
+                    "compared with good {}'s runs: its parent {} is a good given with --good, taken as good without \
+                     being measured",
+                    short(0),
+                    list.join(" and ")
+                ),
+                "  ",
+            ));
+        }
         if !c.untestable_suspects.is_empty() {
             let list: Vec<String> = c.untestable_suspects.iter().map(|&i| short(i)).collect();
             out.push_str(&format!(
