@@ -43,7 +43,7 @@ fn qa50_10_a_culprit_after_a_second_good_says_it_was_compared_with_the_measured_
     );
     assert!(log.split_whitespace().collect::<Vec<_>>().join(" ").contains(&said), "{log}");
     // A culprit whose parent was measured says nothing of the kind.
-    let one_good = common::culprit(&dir.path().join("one.db"), &[&args[..5], &args[7..]].concat(), dir.path());
+    let one_good = common::culprit(dir.path().join("one.db"), &[&args[..5], &args[7..]].concat(), dir.path());
     let result: serde_json::Value = serde_json::from_slice(&one_good.stdout).unwrap_or_default();
     let culprits = result["culprits"].as_array().cloned().unwrap_or_default();
     assert!(culprits.iter().any(|c| c["sha"] == slower.as_str()), "{result}");
