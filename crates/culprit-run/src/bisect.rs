@@ -466,7 +466,7 @@ impl<'a> Driver<'a> {
                     return Err(DriverError::Vanished { sha: sha.clone(), repo: self.config.repo.clone() });
                 }
                 return Err(DriverError::Environment {
-                    sha: self.range[index].sha.clone(),
+                    sha: sha.clone(),
                     reason,
                     why: "every commit of the range is in the repository",
                 });

@@ -30,7 +30,7 @@ pub struct OpenStretch {
     pub upto: usize,
     /// The mean of `upto`'s runs less `after`'s, over the good-to-bad change (same sign: the change's direction).
     pub share: f64,
-    /// The 90% interval of `share` (Welch's standard error of the two means).
+    /// The 90% interval of `share` (from the difference's standard error, see [`open_stretches`]).
     pub share_low: f64,
     pub share_high: f64,
     /// The low end of the one-sided bound that [`OpenStretch::shows_more`] reads: at level 1 - 5%/k for the k

@@ -323,7 +323,9 @@ pub(super) fn within_squares<'a>(groups: impl IntoIterator<Item = &'a model::Mom
     (within, within_dof)
 }
 
-/// How far the means of `groups` scatter around their weighted mean, in units of a run's `variance`.
+/// How far the means of `groups` scatter around their weighted mean, in units of a run's `variance`; the default is
+/// no scatter at all (nothing to read it from).
+#[derive(Default)]
 pub(super) struct Scatter {
     /// The weighted squares, each group's capped (at [`SPREAD_MAX_SQUARE`] for the build-spread tests).
     pub(super) q: f64,
@@ -354,7 +356,7 @@ impl Scatter {
     /// has nothing left (no degrees of freedom).
     pub(super) fn split_in_two(groups: &[model::Moments], variance: f64) -> Scatter {
         let uncapped = |part: &[model::Moments]| match part {
-            [] | [_] => Scatter { q: 0.0, dof: 0.0, weight: 0.0 },
+            [] | [_] => Scatter::default(),
             _ => Scatter::capped(part, variance, f64::INFINITY),
         };
         (1..groups.len())
@@ -363,7 +365,7 @@ impl Scatter {
                 Scatter { q: before.q + after.q, dof: before.dof + after.dof, weight: before.weight + after.weight }
             })
             .min_by(|a, b| a.q.total_cmp(&b.q))
-            .unwrap_or(Scatter { q: 0.0, dof: 0.0, weight: 0.0 })
+            .unwrap_or_default()
     }
 }
 

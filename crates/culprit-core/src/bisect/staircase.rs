@@ -550,18 +550,21 @@ impl Bisect {
                 format!("interleaved pairs at {probed} and {end}"),
                 format!(
                     "two changes against one: log Bayes factor {bayes:.2}, {}",
-                    paired_difference(&stair.middle_named().0, stair.middle_named().1, end, pairs, z)
+                    {
+                        let (middle, plural) = stair.middle_named();
+                        paired_difference(&middle, plural, end, pairs, z)
+                    }
                 ),
             );
             self.ask(vec![(end, 2), (probed, 2)]);
             return true;
         }
+        let (middle, plural) = stair.middle_named();
         self.note(
             phase,
             format!(
-                "several contributors: {} {} between {} and {}",
-                stair.middle_named().0,
-                if stair.middle_named().1 { "sit" } else { "sits" },
+                "several contributors: {middle} {} between {} and {}",
+                if plural { "sit" } else { "sits" },
                 segment.lo,
                 segment.hi
             ),

@@ -1613,7 +1613,6 @@ pub(crate) fn not_reproduced_words(config: &SessionConfig, outcome: &Outcome) ->
     Some(words)
 }
 
-/// The human summary of an outcome.
 /// How many probe runs of good and bad chose the session's metric: made, but not its samples (0 when `--metric`
 /// was given, and for a session stored before sessions said).
 fn chose_metric(config: &SessionConfig) -> usize {
@@ -1624,6 +1623,7 @@ fn chose_metric(config: &SessionConfig) -> usize {
     }
 }
 
+/// The human summary of an outcome.
 pub fn render_outcome(
     session: SessionId,
     config: &SessionConfig,
@@ -1831,14 +1831,14 @@ fn forget(store: &mut dyn Store, ids: &[i64], force: bool) -> Result<ExitCode> {
         forgotten.push(stored);
     }
     if !finished.is_empty() {
+        let (it, answer, report) = match finished.len() {
+            1 => ("it", "that answer", "its report"),
+            _ => ("them", "those answers", "their reports"),
+        };
         bail!(
-            "{}; forgetting {} loses {} and {} (`culprit report ID`), though the runs stay in the store; add --force \
-             to forget {} anyway; nothing was forgotten",
-            finished.join("; "),
-            if finished.len() == 1 { "it" } else { "them" },
-            if finished.len() == 1 { "that answer" } else { "those answers" },
-            if finished.len() == 1 { "its report" } else { "their reports" },
-            if finished.len() == 1 { "it" } else { "them" },
+            "{}; forgetting {it} loses {answer} and {report} (`culprit report ID`), though the runs stay in the store; \
+             add --force to forget {it} anyway; nothing was forgotten",
+            finished.join("; ")
         );
     }
     for stored in forgotten {
