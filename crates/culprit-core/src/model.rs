@@ -253,8 +253,9 @@ pub fn workload_differences(sides: &[(&str, Vec<&WorkloadQuantities>)]) -> Optio
 /// none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScratchFilesystem {
-    /// The scratch directory the run's own directory was made under, canonical (what `--scratch` takes); empty when
-    /// unknown (an imported run's job.yaml names the filesystem only).
+    /// The scratch directory the run's own directory was made under, canonical (what `--scratch` takes), or for a
+    /// `command` job the working directory it ran in; empty when unknown (an imported run's job.yaml names the
+    /// filesystem only).
     pub path: String,
     /// The filesystem's type as the kernel names it: `ext4`, `tmpfs`, `xfs`, `btrfs`, `overlay`.
     pub fs_type: String,

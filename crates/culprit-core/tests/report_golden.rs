@@ -109,6 +109,9 @@ fn real_input() -> ReportInput {
         host: HostFacts::default(),
         params,
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -158,8 +161,10 @@ fn the_real_report_says_what_the_robot_says() {
     assert!(text.contains("commit: a9ecb5c3d01a2d0ea469ebbba16d03ba40046819 (\"bench: hash more rounds per element\")"));
     assert!(text.contains("on test machine: 2 threads AMD EPYC with 24G memory"));
     assert!(text.contains("with following parameters:\n\n\tcommand.cmd: ./bench\n"));
-    // The fix column is read from its verdict: the revert brings user time back within the noise of the base.
-    assert!(flat(&text).contains("(within the noise of the base)"), "{text}");
+    // The fix column is read from its verdict: the revert's change from the base is not significant, in the words
+    // docs/report.md prescribes ("not significant", never "within the noise").
+    assert!(flat(&text).contains("from the base (not significant);"), "{text}");
+    assert!(!text.contains("within the noise"), "{text}");
     // Given try-fix's verdict on the same runs, the sentence ends with it, word for word.
     let judged = ReportInput { fix_verdict: Some(culprit_core::report::FixVerdict::MadeWorse), ..input.clone() };
     let judged_text = flat(&render(&judged, Format::Text).unwrap());
@@ -264,6 +269,9 @@ fn seed001_input() -> ReportInput {
         host: host(),
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -526,6 +534,9 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         host: HostFacts { sockets: Some(2), model: Some("Ice Lake".into()) },
         params: vec![("nr_threads".into(), "10%".into()), ("test".into(), "xattr".into())],
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -911,6 +922,9 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         host: host(),
         params: vec![("cmd`".into(), "echo `a|b` <i>".into())],
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -981,6 +995,9 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         host: host(),
         params: Vec::new(),
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -1191,6 +1208,9 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         host: host(),
         params: Vec::new(),
         machines_differ: None,
+        machines: Vec::new(),
+        span: None,
+        failures_command: None,
         scratch: Vec::new(),
         filesystems_differ: None,
         not_applied: Vec::new(),
@@ -1251,6 +1271,7 @@ fn a_mail_says_which_filesystem_each_sides_benchmark_files_were_on() {
     let side = |revision: &str, filesystem: &ScratchFilesystem| SideScratch {
         revision: revision.into(),
         filesystems: vec![filesystem.clone()],
+        working_directory: false,
     };
     let mut input = real_input();
     input.scratch = vec![side("3dab4c1c6c", &ext4), side("a9ecb5c3d0", &tmpfs)];

@@ -3,7 +3,7 @@
 //! Input is sanitised before plotters sees it: NaN and infinite values are left out, empty and zero-width ranges
 //! are widened, so no value can make the renderer panic or draw an unreadable chart.
 
-use crate::{ChangeKind, Chart, MeanStd, PlotError, SweepPlot, TrackPlot};
+use crate::{ChangeKind, ChangeMark, Chart, MeanStd, PlotError, SweepPlot, TrackPlot};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -27,6 +27,15 @@ pub const SEGMENT_COLOR: (u8, u8, u8) = (40, 40, 40);
 pub const REGRESSION_COLOR: (u8, u8, u8) = (200, 30, 30);
 pub const IMPROVEMENT_COLOR: (u8, u8, u8) = (0, 150, 60);
 pub const CHANGE_COLOR: (u8, u8, u8) = (230, 140, 0);
+
+/// The colour of a change point's mark and of its interval's band.
+fn change_color(kind: ChangeKind) -> (u8, u8, u8) {
+    match kind {
+        ChangeKind::Regression => REGRESSION_COLOR,
+        ChangeKind::Improvement => IMPROVEMENT_COLOR,
+        ChangeKind::Change => CHANGE_COLOR,
+    }
+}
 
 fn rgb(c: (u8, u8, u8)) -> RGBColor {
     RGBColor(c.0, c.1, c.2)
@@ -257,6 +266,14 @@ fn short_label(label: &str) -> String {
     }
 }
 
+/// The location interval of a change to shade: its points when they hold the change's pair, are on the chart, and
+/// are wider than the pair (a band over the pair alone would say nothing the mark does not).
+fn band(mark: &ChangeMark, n: usize) -> Option<(usize, usize)> {
+    mark.interval.filter(|&(low, high)| {
+        low <= mark.before_index && mark.index <= high && high < n && (low, high) != (mark.before_index, mark.index)
+    })
+}
+
 fn track<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &TrackPlot, family: &str) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
@@ -299,6 +316,16 @@ where
         .draw()
         .map_err(failed)?;
 
+    // Each change point's location interval, where wider than its pair, as a band under the runs: the change may
+    // lie anywhere in it, and a bisect of the change searches all of it. Drawn first, so the runs stay on top.
+    let changes: Vec<_> = t.changes.iter().filter(|c| c.before_index < n && c.index < n).collect();
+    for mark in &changes {
+        if let Some((low, high)) = band(mark, n) {
+            let band = rgb(change_color(mark.kind)).mix(0.15).filled();
+            let area = Rectangle::new([(low as f64, y_min), (high as f64, y_max)], band);
+            chart.draw_series(std::iter::once(area)).map_err(failed)?;
+        }
+    }
     let faint = rgb(RUN_COLOR).mix(0.35);
     chart
         .draw_series(t.runs.iter().enumerate().flat_map(|(i, runs)| {
@@ -330,17 +357,18 @@ where
     if !segments.is_empty() {
         legend.push((Mark::Line(segment_color), "fitted segments".to_string()));
     }
-    for mark in t.changes.iter().filter(|c| c.before_index < n && c.index < n) {
-        let color = rgb(match mark.kind {
-            ChangeKind::Regression => REGRESSION_COLOR,
-            ChangeKind::Improvement => IMPROVEMENT_COLOR,
-            ChangeKind::Change => CHANGE_COLOR,
-        });
+    for mark in changes {
+        let color = rgb(change_color(mark.kind));
         let x = (mark.before_index as f64 + mark.index as f64) / 2.0;
         chart
             .draw_series(std::iter::once(PathElement::new(vec![(x, y_min), (x, y_max)], color.stroke_width(2))))
             .map_err(failed)?;
-        legend.push((Mark::Bar(color), format!("{}: {}", mark.kind.word(), mark.text)));
+        let mut text = format!("{}: {}", mark.kind.word(), mark.text);
+        if let Some((low, high)) = band(mark, n) {
+            let label = |i: usize| t.labels.get(i).map(|l| short_label(l)).unwrap_or_default();
+            text.push_str(&format!(" (shaded, 90%: from {} to {})", label(low), label(high)));
+        }
+        legend.push((Mark::Bar(color), text));
     }
     draw_legend(root, chart.plotting_area().get_pixel_range(), &legend, family)
 }

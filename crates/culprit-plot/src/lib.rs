@@ -98,6 +98,9 @@ pub struct ChangeMark {
     pub before_index: usize,
     pub index: usize,
     pub kind: ChangeKind,
+    /// The points the change lies between with 90% probability (its location interval's last point before and first
+    /// after), drawn as a shaded band when wider than `before_index..=index`; `None` when only the pair is known.
+    pub interval: Option<(usize, usize)>,
     /// Short text for the legend, e.g. `+30.1% at 3f2a1b9c0d1e`.
     pub text: String,
 }

@@ -35,7 +35,13 @@ fn history() -> TrackPlot {
         points: "tested commits, oldest first".into(),
         runs,
         segments: vec![Segment { first: 0, last: 6, level: 100.1 }, Segment { first: 7, last: 11, level: 130.1 }],
-        changes: vec![ChangeMark { before_index: 6, index: 7, kind: ChangeKind::Regression, text: "+30.0% at 000000000ac3".into() }],
+        changes: vec![ChangeMark {
+            before_index: 6,
+            index: 7,
+            interval: None,
+            kind: ChangeKind::Regression,
+            text: "+30.0% at 000000000ac3".into(),
+        }],
     }
 }
 
@@ -118,6 +124,30 @@ fn track_svg_shows_runs_means_segments_and_the_change_point() {
     assert_eq!(polylines_in(&svg, (200, 30, 30)), 1 + 1);
 }
 
+/// The faint rectangles of a chart: the change points' location intervals.
+fn bands(svg: &str) -> usize {
+    svg.split("<rect").skip(1).filter(|r| r.split('>').next().is_some_and(|a| a.contains("opacity=\"0.15\""))).count()
+}
+
+#[test]
+fn a_location_interval_wider_than_the_pair_is_a_shaded_band_named_in_the_legend() {
+    let mut h = history();
+    h.changes[0].interval = Some((4, 9));
+    let svg = render_svg(&Chart::Track(h.clone())).unwrap();
+    assert_eq!(bands(&svg), 1, "{svg}");
+    // The interval's ends are named as the axis names commits: a full SHA by its first 12 characters.
+    let (low, high) = (&h.labels[4][..12], &h.labels[9][..12]);
+    let legend = format!("regression: +30.0% at 000000000ac3 (shaded, 90%: from {low} to {high})");
+    assert!(texts(&svg).contains(&legend), "{:?}", texts(&svg));
+    // No band for an interval that is the pair itself, that does not hold the pair, or that leaves the chart.
+    for interval in [Some((6, 7)), Some((7, 9)), Some((4, 12)), None] {
+        h.changes[0].interval = interval;
+        let svg = render_svg(&Chart::Track(h.clone())).unwrap();
+        assert_eq!(bands(&svg), 0, "{interval:?}: {svg}");
+        assert!(!svg.contains("shaded"), "{interval:?}");
+    }
+}
+
 #[test]
 fn nothing_finite_to_draw_is_an_error_not_a_panic() {
     let mut plot = seed004_sweep();
@@ -133,7 +163,8 @@ fn nothing_finite_to_draw_is_an_error_not_a_panic() {
     // Out-of-range segment and change indices are left out rather than drawn off the chart.
     let mut h = history();
     h.segments.push(Segment { first: 5, last: 99, level: 1.0 });
-    h.changes.push(ChangeMark { before_index: 50, index: 51, kind: ChangeKind::Change, text: "x".into() });
+    let mark = ChangeMark { before_index: 50, index: 51, interval: None, kind: ChangeKind::Change, text: "x".into() };
+    h.changes.push(mark);
     let svg = render_svg(&Chart::Track(h)).unwrap();
     assert!(!texts(&svg).iter().any(|s| s == "change: x"));
 }

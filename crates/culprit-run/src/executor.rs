@@ -153,7 +153,7 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
     };
     // Read once the root exists (the first run makes it), and at every run: a directory may be mounted over between
     // runs. The root is recorded, not the run's own directory, since it is what `--scratch` takes to do the same.
-    record.scratch = crate::filesystem::filesystem_of(&ctx.scratch_root);
+    record.scratch = crate::filesystem::filesystem_of(&where_the_files_go(job, ctx));
     let result = run_in(job, ctx, interrupt, scratch.path(), &mut record, &token);
     // The scratch directory can hold gigabytes of fio files; it goes whatever happened.
     drop(scratch);
@@ -172,6 +172,17 @@ pub fn run_once(job: &JobRun, ctx: &RunContext, interrupt: &Arc<AtomicBool>) -> 
 enum Stop {
     Interrupted,
     Failed(String),
+}
+
+/// The directory whose filesystem a run's benchmark files are on: the scratch root, except for a `command`, which
+/// runs in its working directory (the worktree under bisect, else culprit's own) and not in a scratch directory.
+/// QA 51 ran one command job from tmpfs and one from ext4 with `--scratch` on tmpfs, and the mail said the opposite
+/// of what the command's own `pwd` showed.
+fn where_the_files_go(job: &JobRun, ctx: &RunContext) -> std::path::PathBuf {
+    if job.program.name() != "command" {
+        return ctx.scratch_root.clone();
+    }
+    job.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| ctx.scratch_root.clone())
 }
 
 /// Runs one process of a run (`what`: setup, run or cleanup), recorded at the context's step record while it runs.
@@ -710,6 +721,28 @@ mod tests {
         assert!(failures[0].contains("no-such-monitor") && failures[0].ends_with("(not started)"), "{failures:?}");
         assert!(failures[1].starts_with("monitor perf-profile: ") && failures[1].contains("freq"), "{failures:?}");
         assert!(!record.stderr.contains("monitor perf-profile: monitor perf-profile"), "{}", record.stderr);
+    }
+
+    #[test]
+    fn qa51_a_command_records_the_filesystem_it_runs_on_not_the_scratch_roots() {
+        // The command runs in its working directory, on tmpfs here where the machine has one, while the scratch
+        // root is on the temp dir's filesystem: the record names the working directory's.
+        let shm = std::path::Path::new("/dev/shm");
+        let cwd = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let program = crate::program::lookup("command").expect("the command program exists");
+        let params = Params::new("command", BTreeMap::from([("cmd".to_string(), "touch here".to_string())]));
+        let mut job = test_job("where", program, params);
+        job.cwd = Some(cwd.path().to_path_buf());
+        let ctx = test_context(scratch.path());
+        let record = run_once(&job, &ctx, &Arc::new(AtomicBool::new(false))).expect("a record");
+        assert!(record.outcome.is_ok(), "{:?}", record.outcome);
+        assert!(cwd.path().join("here").is_file(), "the command ran in its working directory");
+        let recorded = record.scratch.expect("a filesystem recorded");
+        let canonical = std::fs::canonicalize(cwd.path()).unwrap();
+        assert_eq!(recorded.path, canonical.to_string_lossy(), "{recorded:?}");
+        let expected = crate::filesystem::filesystem_of(cwd.path()).unwrap();
+        assert_eq!((&recorded.fs_type, &recorded.source), (&expected.fs_type, &expected.source));
     }
 
     #[test]

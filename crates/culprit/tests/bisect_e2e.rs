@@ -30,9 +30,53 @@ fn bisect(db: &Path, repo: &Path, good: &str, bad: &str, extra: &[&str]) -> Outp
     bisect_command(db, repo, good, bad, "command.user_time").arg("--json").args(extra).output().unwrap()
 }
 
-fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The JSON outcome of a bisect that exited successfully. A failed exit with a JSON outcome (an inconclusive bisect)
+/// is shown with its measurements first (see [`Shown`]), as a failed assertion on the outcome would show it.
+fn json(out: &Output) -> Shown {
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let shown = match serde_json::from_slice(&out.stdout) {
+        Ok(value) => Shown(value),
+        Err(e) => panic!("the outcome is not JSON ({e}), {}:\n{stdout}\n{stderr}", out.status),
+    };
+    assert!(out.status.success(), "{}: {shown:#}\n{stderr}", out.status);
+    shown
+}
+
+/// A bisect's JSON outcome, read as the JSON it is. Shown with `{:#}` in a failed assertion, it leads with a few
+/// lines of what the runs measured (status, each culprit and each tested commit's runs), then the whole JSON: CI
+/// shows only the start of a failure's output, and a bisect of real runs that went wrong there is understood from
+/// the measurements, which come last in the JSON.
+struct Shown(serde_json::Value);
+
+impl std::ops::Deref for Shown {
+    type Target = serde_json::Value;
+    fn deref(&self) -> &serde_json::Value {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = &self.0;
+        if !f.alternate() {
+            return write!(f, "{value}");
+        }
+        let short = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), |s| s.chars().take(10).collect());
+        let number = |v: &serde_json::Value| v.as_f64().map_or_else(|| "-".to_string(), |x| format!("{x:.4}"));
+        let (status, runs, builds) = (&value["status"], &value["runs"], &value["builds"]);
+        writeln!(f, "status {status} after {runs} runs, {builds} builds: {}", value["reason"])?;
+        for c in value["culprits"].as_array().into_iter().flatten() {
+            let (sha, after, share) = (short(&c["sha"]), short(&c["after"]), number(&c["share"]));
+            let confidence = number(&c["confidence"]);
+            writeln!(f, "culprit {after}..{sha} located {} share {share} confidence {confidence}", c["located"])?;
+        }
+        for e in value["evidence"].as_array().into_iter().flatten() {
+            let (sha, mean, stddev) = (short(&e["sha"]), number(&e["mean"]), number(&e["stddev"]));
+            let subject = e["subject"].as_str().unwrap_or_default();
+            writeln!(f, "  {sha} {:>3} runs mean {mean} sd {stddev} {subject}", e["runs"])?;
+        }
+        write!(f, "{value:#}")
+    }
 }
 
 #[test]

@@ -56,9 +56,10 @@ fn qa48_1_a_bisect_runs_on_its_scratch_and_the_mail_reproduces_it_there() {
 
     let out = bisect(scratch_arg);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    // Every run, the probe runs of good and bad included, had its files under --scratch.
-    let canonical = std::fs::canonicalize(&scratch).unwrap();
-    let expected = culprit_run::filesystem::filesystem_of(&scratch).unwrap();
+    // Every run, the probe runs of good and bad included, recorded where its command ran: a worktree of the
+    // commit in the repository's git directory, not `--scratch`, which a command does not use (QA 51).
+    let canonical = std::fs::canonicalize(repo.join(".git/culprit")).unwrap();
+    let expected = culprit_run::filesystem::filesystem_of(&repo).unwrap();
     let listed = json(&stdout(&culprit(&db, &["results", "--json"], dir.path())));
     let groups = listed.as_array().unwrap().iter();
     let ids: Vec<u64> =
@@ -66,12 +67,16 @@ fn qa48_1_a_bisect_runs_on_its_scratch_and_the_mail_reproduces_it_there() {
     assert!(ids.len() >= 2, "{listed:#}");
     for id in ids {
         let run = json(&stdout(&culprit(&db, &["results", "--run", &id.to_string(), "--json"], dir.path())));
-        assert_eq!(run["scratch"]["path"], canonical.to_str().unwrap(), "{run:#}");
+        let path = run["scratch"]["path"].as_str().unwrap_or_default();
+        assert!(path.starts_with(canonical.to_str().unwrap()), "{run:#}");
         assert_eq!(run["scratch"]["fs_type"], expected.fs_type.as_str(), "{run:#}");
     }
 
-    // The mail's reproduce steps run the bisect where the session's files were, as the session kept it.
+    // The mail names the filesystem the commands ran on once, without the session's worktrees, which are gone; its
+    // reproduce steps run the bisect with the session's `--scratch`, as the session kept it.
     let mail = stdout(&culprit(&db, &["report", "1"], dir.path()));
+    assert!(mail.contains("the command ran in (its working directory):"), "{mail}");
+    assert!(mail.contains(&format!("\tfs: {}\n", expected.describe())), "{mail}");
     let steps = flat(&mail);
     let absolute = std::path::absolute(&scratch).unwrap();
     assert!(steps.contains(&format!("--scratch {}", absolute.display())), "{mail}");

@@ -16,12 +16,25 @@ impl Bisect {
 
     /// As [`Bisect::adjusted`], only the runs recorded at or after record `since`.
     pub(super) fn adjusted_since(&self, commit: usize, slope: f64, since: usize) -> Vec<f64> {
+        self.corrected_since(commit, slope, since, true)
+    }
+
+    /// As [`Bisect::adjusted_since`], but not corrected for load: for runs taken in interleaved rounds, where load
+    /// that comes and goes falls on every commit alike (see [`Bisect::replication`]).
+    pub(super) fn drift_corrected_since(&self, commit: usize, slope: f64, since: usize) -> Vec<f64> {
+        self.corrected_since(commit, slope, since, false)
+    }
+
+    /// `commit`'s runs since record `since`, oriented, less the drift `slope` per record from the middle record and,
+    /// with `load`, less the load offset of each run's record; none for an untestable commit.
+    fn corrected_since(&self, commit: usize, slope: f64, since: usize, load: bool) -> Vec<f64> {
         if self.untestable.get(commit).copied().unwrap_or(true) {
             return Vec::new();
         }
         let centre = self.records as f64 / 2.0;
+        let offset = |t: f64| if load { self.offset(t) } else { 0.0 };
         self.runs_since(commit, since)
-            .map(|&(t, v)| self.orientation * (v - slope * (t - centre) - self.offset(t)))
+            .map(|&(t, v)| self.orientation * (v - slope * (t - centre) - offset(t)))
             .collect()
     }
 

@@ -27,6 +27,18 @@ impl Bisect {
                 return false;
             }
         }
+        // A residual, or a merged branch, opened by a reproduce test on a few runs a side: once its ends' runs show
+        // its change surely below a residual worth a search, the search of it ends, as the reproduce test would
+        // have ended it on these runs (see [`Bisect::below_residual_floor`]).
+        let searched_as_such = self.narrowing.contains(&(segment.lo, segment.hi))
+            || self.stretch_searches.contains(&(segment.lo, segment.hi));
+        if !segment.top && !searched_as_such {
+            if let Some((change, evidence)) = self.below_residual_floor(segment, slope) {
+                self.no_further_contributor("locate", segment, change, evidence);
+                self.next_segment();
+                return false;
+            }
+        }
         if self.settle_staircase(segment, slope, "locate") {
             // Either the segment ended (nothing pending: decide again) or pairs were asked for.
             return !self.pending.is_empty();
@@ -64,7 +76,7 @@ impl Bisect {
                         segment.lo, segment.hi
                     ),
                 );
-                self.narrowing_ended(segment);
+                self.narrowing_ended(segment, false);
                 self.next_segment();
                 return false;
             }
@@ -109,7 +121,7 @@ impl Bisect {
                 let new = if self.values[c].is_empty() { "new " } else { "" };
                 self.note(
                     "locate",
-                    format!("run {new}commit {c} {m} time(s)"),
+                    format!("run {new}commit {c} {}", super::times(m)),
                     format!(
                         "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost (step {:.2} sigma)",
                         posterior.delta / posterior.sigma

@@ -33,7 +33,9 @@
 //!    the outcome are read on one set of levels, so that they add up to the change); parts still unsearched when the
 //!    budget is spent are reported as ranges when their ends differ. A whole range still being located when the
 //!    budget is spent (or whose search gave up) names no commit, but reports the narrowest range its tested commits
-//!    already place the change in, when there is one (`outcome`).
+//!    already place the change in, when there is one (`outcome`). Before the machine settles with budget left, a
+//!    stretch outside everything named whose end commits' runs show more of the change (`outside`) is searched the
+//!    same way, once, from fresh runs at its ends.
 //!
 //! Code map: this file holds the machine's state, its public types and the decision loop; `reproduce`,
 //! `locate` and `verify` are the three phases; `posterior` the location model they share; `staircase` the test
@@ -183,6 +185,15 @@ pub enum Action {
     /// run), recording every result as it finishes. Interleaving makes slow drift hit all commits alike.
     RunBatch(Vec<(usize, usize)>),
     Done(Outcome),
+}
+
+/// How many runs a step asks of one commit, in words for the log: "once", "twice", "3 times".
+fn times(runs: usize) -> String {
+    match runs {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
 }
 
 /// The commit the next run of a batch goes to: the entry with the most runs left, the first on ties (a, b, a, b for
@@ -436,6 +447,10 @@ pub struct Bisect {
     /// Per commit whose verification ended without its fresh pairs showing the step (back to locating, or given
     /// up): what the pairs measured. A range they cover is not reported as placed (see [`Bisect::bracket`]).
     unconfirmed: Vec<outcome::UnconfirmedPairs>,
+    /// Open stretches (after, upto] searched because their runs showed more of the change when every segment was
+    /// settled (see [`Bisect::search_open_stretches`]): each is searched once, and one whose search ends without
+    /// naming a commit is left to the outcome's open stretches, not reported as a range.
+    stretch_searches: Vec<(usize, usize)>,
     /// How many corrected runs the log has reported (see [`Bisect::note_load_corrections`]).
     load_noted: usize,
     /// Per record index, the load offset of the runs around it (see [`Bisect::time_offsets`]); zero where none
@@ -457,8 +472,10 @@ pub struct Bisect {
     /// What the runs at good and bad could have seen when the reproduce test ended "not reproduced" (see
     /// [`Outcome::sensitivity`]).
     sensitivity: Option<Sensitivity>,
-    /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]).
+    /// The candidate whose step is being replicated on the builds beside it (see [`Bisect::replication`]), and,
+    /// once its builds are compared again in rounds of their own, the record those rounds start at.
     replicating: Option<usize>,
+    replicating_since: Option<usize>,
     /// The candidate whose step held across the builds beside it.
     replicated: Option<usize>,
     log: Vec<LogEntry>,
@@ -515,6 +532,7 @@ impl Bisect {
             staircase_siblings: Vec::new(),
             merge_sides: Vec::new(),
             unconfirmed: Vec::new(),
+            stretch_searches: Vec::new(),
             load_noted: 0,
             decided_drift: (0.0, 0),
             offsets: Vec::new(),
@@ -525,6 +543,7 @@ impl Bisect {
             below_min_change: false,
             sensitivity: None,
             replicating: None,
+            replicating_since: None,
             replicated: None,
             log: Vec::new(),
             outcome: None,
@@ -631,8 +650,21 @@ impl Bisect {
         self.log.push(LogEntry { runs: self.runs, phase: phase.to_string(), decision, reason });
     }
 
+    /// Asks for `batch`, cut to the runs the budget has left: `--max-runs N` is at most N runs, so a pair or a
+    /// confirmation asked one run before the end gets that one run (the largest counts are cut first, so what is
+    /// left stays as even between the commits as it can). The decision after it finds the budget spent.
     fn ask(&mut self, batch: Vec<(usize, usize)>) {
-        self.pending = batch.into_iter().filter(|&(_, n)| n > 0).collect();
+        let mut batch: Vec<(usize, usize)> = batch.into_iter().filter(|&(_, n)| n > 0).collect();
+        let left = self.config.max_runs.saturating_sub(self.runs).max(1);
+        while batch.iter().map(|&(_, n)| n).sum::<usize>() > left {
+            // The last of the largest counts, so that a pair (a, 1), (b, 1) keeps its first commit.
+            let Some(largest) = batch.iter().map(|&(_, n)| n).max() else { break };
+            if let Some(entry) = batch.iter_mut().rev().find(|(_, n)| *n == largest) {
+                entry.1 -= 1;
+            }
+            batch.retain(|&(_, n)| n > 0);
+        }
+        self.pending = batch;
     }
 
     fn decide(&mut self) {
@@ -661,6 +693,9 @@ impl Bisect {
                     self.verify(segment, commit, parent, start_records, slope)
                 }
                 Phase::Finished => {
+                    if self.search_open_stretches(slope) {
+                        continue;
+                    }
                     self.finish("every segment is settled".to_string());
                     return;
                 }

@@ -393,12 +393,23 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
     let dof = dof.saturating_sub(groups + 1).max(1);
     let se = (rss / dof as f64 / sxx).sqrt();
     // Correcting for a drift that is not there moves every level by the slope's noise times its lever arm, which
-    // costs more than it saves; only a clearly significant slope is used.
-    if slope.abs() >= DRIFT_Z * se {
+    // costs more than it saves; only a clearly significant slope is used. The slope's t statistic has `dof` degrees
+    // of freedom, so it must pass the t test of DRIFT_Z's normal tail (5.5 at 5 degrees of freedom, 4.0 at 10), not
+    // DRIFT_Z itself: with four runs at each of two commits (5 degrees of freedom), |t| >= 3 happens by chance in 3%
+    // of cases rather than 0.27%, and a false slope moves commits run once later off their levels. The t quantile
+    // is always above DRIFT_Z, so the normal test is a cheap first cut.
+    let significant = slope.abs() >= DRIFT_Z * se
+        && (se == 0.0 || crate::stats::student_t_two_sided_p(slope / se, dof as f64) <= drift_tail());
+    if significant {
         slope
     } else {
         0.0
     }
+}
+
+/// The two-sided tail a drift slope's t statistic must fall in: that of DRIFT_Z standard normal errors.
+fn drift_tail() -> f64 {
+    2.0 * crate::stats::normal_sf(DRIFT_Z)
 }
 
 /// The most points of [`mixture_information`]'s grid.
@@ -638,6 +649,35 @@ mod tests {
         assert!((slope - 0.1).abs() < 1e-6, "slope {slope}");
         let flat: Vec<(usize, f64, f64)> = (0..40).map(|t| (t % 2, t as f64, (t % 2) as f64 * 5.0)).collect();
         assert_eq!(drift_slope(&flat, 2), 0.0);
+    }
+
+    #[test]
+    fn drift_slope_is_tested_at_its_degrees_of_freedom() {
+        // Two commits interleaved, `runs` runs in all, each run its commit's level plus a drift of `slope` per run
+        // plus a residual of +-1 (1, -1, -1, 1 over each commit's successive runs) orthogonal to run order, so that
+        // the fitted slope is `slope` exactly and its standard error is sqrt(runs / dof / sxx), dof = runs - 3.
+        let values = |runs: usize, slope: f64| -> Vec<(usize, f64, f64)> {
+            (0..runs)
+                .map(|t| {
+                    let residual = [1.0, -1.0, -1.0, 1.0][(t / 2) % 4];
+                    (t % 2, t as f64, 5.0 * (t % 2) as f64 + slope * t as f64 + residual)
+                })
+                .collect()
+        };
+        let se = |runs: usize| {
+            let per_commit = runs / 2;
+            let centre = (per_commit as f64 - 1.0) / 2.0;
+            let sxx: f64 = 2.0 * (0..per_commit).map(|k| (2.0 * (k as f64 - centre)).powi(2)).sum::<f64>();
+            (runs as f64 / (runs - 3) as f64 / sxx).sqrt()
+        };
+        // (runs, t statistic, slope kept): 3 normal standard errors is 5.5 at 5 degrees of freedom and 3.2 at 37.
+        let cases = [(8, 4.0, false), (8, 6.0, true), (40, 4.0, true), (40, 2.5, false)];
+        for (runs, t, kept) in cases {
+            let slope = t * se(runs);
+            let fitted = drift_slope(&values(runs, slope), 2);
+            let want = if kept { slope } else { 0.0 };
+            assert!((fitted - want).abs() < 1e-9, "{runs} runs, t {t}: {fitted} against {want}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! How a bisect ends: segments left unresolved, parts still unsettled when the budget is spent reported as
 //! ranges, and the outcome assembled from the culprits.
 
+use super::reproduce::{RESIDUAL_MIN_SHARE, UPPER_99_Z};
 use super::spread::{within_squares, Scatter};
 use super::verify::LONE_SHARE_MODEL_P;
 use super::*;
@@ -8,6 +9,10 @@ use super::*;
 /// A segment still being searched when the budget is spent is reported as a range holding part of the change when
 /// its ends differ by this many standard errors.
 pub(super) const UNSETTLED_MIN_Z: f64 = 3.0;
+
+/// Runs each end of a segment needs before [`Bisect::below_residual_floor`] reads it, as the reproduce test reads a
+/// floor from 8 runs a side.
+pub(super) const RESIDUAL_FLOOR_MIN_RUNS: usize = 8;
 
 /// Fresh pairs across a range refute its change when they measured it this many standard errors below it (one-sided
 /// 95%; see [`Bisect::bracket`]).
@@ -76,12 +81,55 @@ impl Bisect {
             let placed = self.report_bracket(segment, refused, "not narrowed further");
             self.finish(format!("the change could not be located: {why}{}", placed.unwrap_or_default()));
         } else {
-            // A staircase range being narrowed is reported only when its ends differ (see `narrowing_ended`).
-            if !self.narrowing_ended(segment) {
-                self.push_range(segment);
+            // A staircase range being narrowed is reported only when its ends differ (see `narrowing_ended`); an open
+            // stretch being searched is left to the outcome's open stretches, which say what its runs show.
+            if !self.narrowing_ended(segment, false) && !self.stretch_searches.contains(&(segment.lo, segment.hi)) {
+                match self.below_residual_floor(segment, self.drift()) {
+                    Some((change, evidence)) => {
+                        let why = format!("its search gave up ({why}), but {evidence}");
+                        self.no_further_contributor("verify", segment, change, why);
+                    }
+                    None => {
+                        self.push_range(segment);
+                    }
+                }
             }
             self.next_segment();
         }
+    }
+
+    /// Closes `segment`, below the top, as holding no further contributor (`why` the evidence), at `phase`: a merged
+    /// branch closed so is judged on its measured `change` and its standard error (see
+    /// [`Bisect::merged_branch_ended`]). The caller moves on to the next segment.
+    pub(super) fn no_further_contributor(&mut self, phase: &str, segment: Segment, change: (f64, f64), why: String) {
+        self.note(phase, format!("no further contributor in ({}, {}]", segment.lo, segment.hi), why);
+        self.merged_branch_ended(segment, Some(change));
+    }
+
+    /// A segment below the top whose change, read on every run at its ends, is surely below the floor of a residual
+    /// worth a search ([`RESIDUAL_MIN_SHARE`] of the whole, its 99% upper bound as the reproduce test reads it): its
+    /// change (oriented, drift-corrected by `slope`) with its standard error, and the evidence in words. Such a
+    /// segment holds no contributor, even when its search gave up: the reproduce test that opened it read a few
+    /// runs a side, and the many runs its search took since show the difference they saw was noise. Reported as a
+    /// range, it blamed a few percent of the change on it and, on a merged branch, took the blame off the merge that
+    /// made the step: a real bisect of an evil merge on CI's loaded machine searched the merged branch on a false
+    /// start for 200 runs, gave up, and ended inconclusive on a range of 5% (90% interval 0.7%..10%) in its place.
+    pub(super) fn below_residual_floor(&self, segment: Segment, slope: f64) -> Option<((f64, f64), String)> {
+        let (runs_lo, runs_hi) = (self.values[segment.lo].len(), self.values[segment.hi].len());
+        if runs_lo.min(runs_hi) < RESIDUAL_FLOOR_MIN_RUNS {
+            return None;
+        }
+        let (total, _) = self.total?;
+        let (diff, se) = self.segment_change(segment, slope)?;
+        let floor = RESIDUAL_MIN_SHARE * total;
+        (diff + UPPER_99_Z * se < floor).then(|| {
+            let evidence = format!(
+                "on all {runs_lo} and {runs_hi} runs at its ends it changed by {diff:.4} ± {se:.4}, surely below \
+                 {floor:.4} ({:.0}% of the whole)",
+                RESIDUAL_MIN_SHARE * 100.0
+            );
+            ((diff, se), evidence)
+        })
     }
 
     /// When the budget ends the search, the parts of the change still being searched (the current segment and the
@@ -107,9 +155,11 @@ impl Bisect {
         };
         let slope = self.drift();
         let unsettled: Vec<Segment> = current.into_iter().chain(self.queue.drain(..)).filter(|s| !s.top).collect();
-        // A staircase range still being narrowed is one of these too: no commit of it was named yet.
+        // A staircase range still being narrowed is one of these too: no commit of it was named yet. An open stretch
+        // being searched is not: the outcome's open stretches say what its runs show, as they did before its search.
         for segment in unsettled {
-            if self.shows_change(segment, slope) {
+            let stretch = self.stretch_searches.contains(&(segment.lo, segment.hi));
+            if !stretch && self.shows_change(segment, slope) {
                 self.note(
                     "done",
                     format!("part of the change lies in ({}, {}]", segment.lo, segment.hi),
@@ -214,8 +264,20 @@ impl Bisect {
         })
     }
 
-    /// [`Bisect::bracket`] before the fresh pairs are read: the range the runs place the change in.
+    /// [`Bisect::bracket`] before the fresh pairs are read: the range the runs place the change in, read with the
+    /// drift `slope` and, when that places none, read as the runs are. A slope is fitted on the runs of commits run
+    /// several times and extrapolated to the others, and a machine whose level ramped while the ends' first runs
+    /// were taken and then stopped (a warm-up) leaves it far off: in CI four interleaved runs a side each rose 10% to
+    /// 15% in run order, the fit took that for a slope of 12 standard errors, and commits run once afterwards,
+    /// plainly at good's level and at bad's as read, were moved off both levels, so a 10-run bisect placed the
+    /// change nowhere. A range the runs place read either way is reported, as a range is, unconfirmed.
     fn bracket_placed(&self, segment: Segment, slope: f64, refused: Option<usize>) -> Option<Bracket> {
+        self.bracket_read(segment, slope, refused)
+            .or_else(|| if slope == 0.0 { None } else { self.bracket_read(segment, 0.0, refused) })
+    }
+
+    /// [`Bisect::bracket_placed`] on the runs corrected for the drift `slope`.
+    fn bracket_read(&self, segment: Segment, slope: f64, refused: Option<usize>) -> Option<Bracket> {
         let (total, total_se) = self.top_change(slope)?;
         let posterior = self.posterior(segment.lo, segment.hi, slope)?;
         let mut members = vec![segment.lo];

@@ -145,6 +145,50 @@ impl super::Bisect {
         };
         open_stretches(&measured, culprits, total, difference)
     }
+
+    /// When every segment is settled and budget remains: the stretches of the outcome about to be given whose runs
+    /// show more of the change ([`OpenStretch::shows_more`]) are searched before it is given, each once, as a
+    /// residual segment is: a reproduce test of its ends on fresh runs (its ends are the commits the search chose
+    /// for looking like either side, so the runs that made it show more are not read again), then locating and
+    /// verifying a contributor there like any other. QA 50: a bisect of three slowdowns ended with "25% (10%..41%)
+    /// may lie" between two commits and stopped with budget left. Returns whether one was queued (the phase is then
+    /// its reproduce test); a stretch still showing more when the budget ends is said in the outcome as before.
+    pub(super) fn search_open_stretches(&mut self, slope: f64) -> bool {
+        if self.reproduced != Some(true) || self.culprits.is_empty() {
+            return false;
+        }
+        let Some((total, _)) = self.reported_total(slope) else {
+            return false;
+        };
+        let showing: Vec<OpenStretch> = self
+            .open_stretches(&self.culprits, total, slope)
+            .into_iter()
+            .filter(|t| t.shows_more() && !self.stretch_searches.contains(&(t.after, t.upto)))
+            .collect();
+        if showing.is_empty() {
+            return false;
+        }
+        for t in showing {
+            self.note(
+                "reproduce",
+                format!("search the open stretch ({}, {}]", t.after, t.upto),
+                format!(
+                    "every segment is settled, but the runs at {} and {} differ by {:.0}% of the change (90% interval \
+                     {:.0}%..{:.0}%), outside everything named",
+                    t.after,
+                    t.upto,
+                    100.0 * t.share,
+                    100.0 * t.share_low,
+                    100.0 * t.share_high
+                ),
+            );
+            self.stretch_searches.push((t.after, t.upto));
+            self.fresh_only.push((t.after, t.upto));
+            self.queue.push(super::Segment { lo: t.after, hi: t.upto, top: false });
+        }
+        self.next_segment();
+        true
+    }
 }
 
 /// The stretches an outcome speaks of ([`super::Outcome::outside_words`]): every one that shows more of the change,

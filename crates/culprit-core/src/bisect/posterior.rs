@@ -45,6 +45,23 @@ impl Posterior {
 /// Per commit, its runs as (record index, weight, value) (see [`Bisect::weighted_runs`]).
 pub(super) type WeightedRuns = Vec<Vec<(f64, f64, f64)>>;
 
+/// Each group's values as (weight, value less `origin`), the weights from one robust (t) fit of all the groups: a
+/// value far from its own group's robust level is down-weighted (see [`model::outlier_weight`]), so a burst or an
+/// outlier cannot pass for a level; a group of one value cannot be checked this way and keeps weight 1.
+pub(super) fn outlier_weighted(groups: &[Vec<f64>], origin: f64) -> Vec<Vec<(f64, f64)>> {
+    let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+    let robust = fit_t(&refs);
+    let weight = |i: usize, group: &[f64], value: f64| match &robust {
+        Some(fit) if group.len() >= 2 => model::outlier_weight(value - fit.locations[i], fit.scale),
+        _ => 1.0,
+    };
+    groups
+        .iter()
+        .enumerate()
+        .map(|(i, group)| group.iter().map(|&value| (weight(i, group, value), value - origin)).collect())
+        .collect()
+}
+
 impl Bisect {
     /// Per commit, the weighted moments of its runs (oriented, drift-corrected). A run far from its own commit's robust
     /// level is down-weighted (see [`model::outlier_weight`]), so a burst or an outlier cannot pass for a level; a
@@ -67,29 +84,12 @@ impl Bisect {
     pub(super) fn weighted_runs(&self, members: &[usize], slope: f64) -> WeightedRuns {
         // `adjusted` is empty for an untestable commit, so its runs stay empty.
         let groups: Vec<Vec<f64>> = members.iter().map(|&c| self.adjusted(c, slope)).collect();
-        let refs: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
-        let robust = fit_t(&refs);
         // Values are centred on the first member's level so sums of squares keep their precision for any metric.
         let origin = groups.first().and_then(|g| g.first()).copied().unwrap_or(0.0);
-        groups
-            .iter()
+        outlier_weighted(&groups, origin)
+            .into_iter()
             .zip(members)
-            .enumerate()
-            .map(|(i, (group, &c))| {
-                group
-                    .iter()
-                    .zip(&self.values[c])
-                    .map(|(&adjusted, &(t, _))| {
-                        let weight = match &robust {
-                            Some(fit) if group.len() >= 2 => {
-                                model::outlier_weight(adjusted - fit.locations[i], fit.scale)
-                            }
-                            _ => 1.0,
-                        };
-                        (t, weight, adjusted - origin)
-                    })
-                    .collect()
-            })
+            .map(|(runs, &c)| runs.into_iter().zip(&self.values[c]).map(|((w, v), &(t, _))| (t, w, v)).collect())
             .collect()
     }
 

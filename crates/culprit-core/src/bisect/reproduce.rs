@@ -85,7 +85,7 @@ impl Bisect {
                 self.finish(reason);
             } else {
                 self.note("reproduce", format!("skip segment ({lo}, {hi}]"), format!("commit {which} is untestable"));
-                self.narrowing_ended(segment);
+                self.narrowing_ended(segment, false);
                 self.next_segment();
             }
             return false;
@@ -236,9 +236,8 @@ impl Bisect {
                 self.note("reproduce", "not reproduced".into(), why.clone());
                 self.finish(format!("good and bad do not differ reproducibly: {why}"));
             } else {
-                self.note("reproduce", format!("no further contributor in ({lo}, {hi}]"), why);
-                self.merged_branch_ended(segment, Some((diff, se)));
-                self.narrowing_ended(segment);
+                self.no_further_contributor("reproduce", segment, (diff, se), why);
+                self.narrowing_ended(segment, since > 0);
                 self.next_segment();
             }
             return false;

@@ -313,7 +313,7 @@ impl Bisect {
             if let Some((_, c, m, _)) = elsewhere {
                 self.note(
                     "verify",
-                    format!("run commit {c} {m} time(s)"),
+                    format!("run commit {c} {}", super::times(m)),
                     format!("the pairs show a step, but the posterior doubts it enters at commit {commit}: {evidence}"),
                 );
                 self.ask(vec![(c, m)]);

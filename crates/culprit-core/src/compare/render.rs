@@ -112,6 +112,11 @@ pub fn render_table_body(result: &CompareResult, options: RenderOptions) -> Stri
     }
     out.push('\n');
     render_footnotes(result, options, &mut out);
+    // lkp lists its pass stats among the failure stats, under "fail:runs"; "5:5 stress-ng.cpu.pass" there read as
+    // five failures to QA 51.
+    if rows.iter().any(|r| r.kind == RowKind::PassFail && r.metric.ends_with(".pass")) {
+        let _ = writeln!(out, "# a .pass row counts the runs that passed, not failures (lkp lists them under fail:runs)");
+    }
     out
 }
 

@@ -50,6 +50,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "<li>in testcase: {}</li>", escape(&input.testcase));
     let _ = writeln!(out, "<li>on test machine: {}</li>", escape(&input.machine.describe_with(&input.host)));
+    if let Some(line) = super::machines_line(input) {
+        let _ = writeln!(out, "<li>{}</li>", escape(&line));
+    }
     if let Some(machines) = &input.machines_differ {
         let _ = writeln!(out, "<li>{}</li>", escape(machines));
     }
@@ -65,7 +68,7 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     }
     let scratch = super::scratch_lines(input);
     if !scratch.is_empty() {
-        let _ = writeln!(out, "<li>{}<ul>", escape(super::SCRATCH_LEAD));
+        let _ = writeln!(out, "<li>{}<ul>", escape(super::scratch_lead(input)));
         for (k, v) in &scratch {
             let _ = writeln!(out, "<li><code>{}: {}</code></li>", escape(k), escape(v));
         }
@@ -75,6 +78,10 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         }
     }
     out.push_str("</ul>\n");
+    // After the list the opening leads into: a warning of swapped sides, how many runs failed.
+    for paragraph in super::after_opening(input) {
+        let _ = writeln!(out, "<p class=\"warn\">{}</p>", escape(&paragraph));
+    }
     if !input.reproduce.is_empty() {
         out.push_str("<h2>To reproduce</h2>\n<pre>");
         for line in &input.reproduce {

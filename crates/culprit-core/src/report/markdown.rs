@@ -69,6 +69,9 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     }
     let _ = writeln!(out, "- in testcase: {}", escape(&input.testcase));
     let _ = writeln!(out, "- on test machine: {}", escape(&input.machine.describe_with(&input.host)));
+    if let Some(line) = super::machines_line(input) {
+        let _ = writeln!(out, "- {}", escape(&line));
+    }
     if let Some(machines) = &input.machines_differ {
         let _ = writeln!(out, "- {}", escape(machines));
     }
@@ -83,7 +86,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     }
     let scratch = super::scratch_lines(input);
     if !scratch.is_empty() {
-        let _ = writeln!(out, "- {}", escape(super::SCRATCH_LEAD));
+        let _ = writeln!(out, "- {}", escape(super::scratch_lead(input)));
         for (k, v) in &scratch {
             let _ = writeln!(out, "  - {}: {}", escape(k), code(v, false));
         }
@@ -92,6 +95,10 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         }
     }
     out.push('\n');
+    // After the list the opening leads into: a warning of swapped sides, how many runs failed.
+    for paragraph in super::after_opening(input) {
+        let _ = writeln!(out, "{}\n", escape(&paragraph));
+    }
     if !input.reproduce.is_empty() {
         // The commands name labels, which may hold backticks: the fence is longer than any run of them.
         let fence = fence_for(&input.reproduce.join("\n"));

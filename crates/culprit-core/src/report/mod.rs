@@ -218,6 +218,10 @@ pub struct SideScratch {
     pub revision: String,
     /// The distinct filesystems (and scratch directories) its runs recorded, in run order.
     pub filesystems: Vec<ScratchFilesystem>,
+    /// Whether the directories are where a `command` job ran (it runs where culprit starts, or in the bisect's
+    /// worktree), not scratch directories `--scratch` places.
+    #[serde(default)]
+    pub working_directory: bool,
 }
 
 /// The parameter-like lines that say where the benchmark's files were, for the mail's block after the parameters:
@@ -228,9 +232,10 @@ pub(crate) fn scratch_lines(input: &ReportInput) -> Vec<(String, String)> {
         let named: Vec<String> = side
             .filesystems
             .iter()
-            .map(|f| match f.path.is_empty() {
-                true => f.describe(),
-                false => format!("{}, scratch {}", f.describe(), f.path),
+            .map(|f| match (f.path.is_empty(), side.working_directory) {
+                (true, _) => f.describe(),
+                (false, false) => format!("{}, scratch {}", f.describe(), f.path),
+                (false, true) => format!("{}, directory {}", f.describe(), f.path),
             })
             .collect();
         and_list(&named)
@@ -248,8 +253,14 @@ pub(crate) fn scratch_lines(input: &ReportInput) -> Vec<(String, String)> {
     }
 }
 
-/// The line that leads the mail's block of [`scratch_lines`].
-pub(crate) const SCRATCH_LEAD: &str = "the benchmark's files were on (culprit run --scratch):";
+/// The line that leads the mail's block of [`scratch_lines`]: where `--scratch` put the benchmark's files, or for a
+/// `command` job the directory it ran in, which `--scratch` does not move.
+pub(crate) fn scratch_lead(input: &ReportInput) -> &'static str {
+    match input.scratch.iter().any(|side| side.working_directory) {
+        true => "the command ran in (its working directory):",
+        false => "the benchmark's files were on (culprit run --scratch):",
+    }
+}
 
 /// The mail's commit block, one `noun: value` line each: the blamed commits, and for a comparison of labels (which
 /// name runs, not commits) the base too, so that the opening's "between the runs of:" reads on into both.
@@ -257,10 +268,15 @@ pub(crate) fn commit_block(input: &ReportInput) -> Vec<(&'static str, String)> {
     let blamed = blamed_commits(input);
     let noun = |c: &CommitRef| if c.is_commit() { "commit" } else { "label" };
     let mut block = Vec::new();
-    if compares_labels(input) {
+    if names_the_base(input) {
         let base_noun = if input.base.is_commit() { "base commit" } else { "base label" };
         block.push((base_noun, input.base.with_subject(false)));
     }
+    // Two commits that are not parent and child: the block names both ends, neither blamed.
+    let noun = |c: &CommitRef| match c.is_commit() && input.bisect.is_none() && input.span.is_some() {
+        true => "bad commit",
+        false => noun(c),
+    };
     block.extend(blamed.iter().map(|(c, untestable)| {
         let marked = if *untestable { " (untestable)" } else { "" };
         (noun(c), format!("{}{marked}", c.with_subject(false)))
@@ -272,6 +288,102 @@ pub(crate) fn commit_block(input: &ReportInput) -> Vec<(&'static str, String)> {
 /// runs (a setup, a configuration), not a commit.
 fn compares_labels(input: &ReportInput) -> bool {
     input.bisect.is_none() && !input.commit.is_commit()
+}
+
+/// Whether the commit block names the base as well as the bad side: for labels ([`compares_labels`]), and for two
+/// commits that are not parent and child ([`CommitSpan`]), where the mail blames neither.
+fn names_the_base(input: &ReportInput) -> bool {
+    compares_labels(input) || (input.bisect.is_none() && input.span.is_some())
+}
+
+/// How the two commits of `report --compare BASE BAD` lie in the repository's history, when they are not parent and
+/// child: the table then holds the change of several commits, or of history read backwards, and "due to commit: BAD"
+/// blamed a commit the comparison says nothing about (QA 51: a 32.1% step nine commits before BAD was mailed as
+/// BAD's). `None` for a bisect's culprit and its parent, for labels, for a BAD whose one parent is BASE, and when
+/// the repository is not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum CommitSpan {
+    /// BAD is a descendant of BASE (or on a branch of its own since they forked), `commits` commits after it: the
+    /// commits reachable from BAD and not from BASE (`git rev-list --count BASE..BAD`), BAD included.
+    Range { commits: usize },
+    /// BAD is an ancestor of BASE, `commits` commits before it (`git rev-list --count BAD..BASE`): the sides are
+    /// swapped, and the table reads history backwards.
+    Swapped { commits: usize },
+}
+
+/// "1 commit", "9 commits".
+fn commits_text(n: usize) -> String {
+    if n == 1 { "1 commit".to_string() } else { format!("{n} commits") }
+}
+
+/// The warning a mail of swapped sides carries after its opening, which `report` also prints on standard error.
+pub fn swapped_warning(base: &CommitRef, bad: &CommitRef, commits: usize) -> String {
+    format!(
+        "warning: the bad side {} is an ancestor of the base {} ({} older), so this table reads history backwards: \
+         a change from base to bad here is the opposite change in the order the commits were made. Give the older \
+         commit first: culprit report --compare {} {}",
+        bad.short(),
+        base.short(),
+        commits_text(commits),
+        bad.short(),
+        base.short()
+    )
+}
+
+/// The sentence that says how many runs of each side failed, when some did and every side still has a successful
+/// one (a side whose every run failed leads the mail instead): the table reads the successful runs only, and "fewer
+/// than 3 runs a side (4 vs 1)" hid that three of the four runs at one side had failed (QA 51).
+pub fn failed_runs_sentence(input: &ReportInput) -> Option<String> {
+    let columns = &input.comparison.columns;
+    if failed_side(input).is_some() || columns.iter().all(|c| c.failed_runs == 0) {
+        return None;
+    }
+    let labels = column_labels(input);
+    let each: Vec<String> = columns
+        .iter()
+        .zip(&labels)
+        .map(|(c, label)| format!("{} of {} at {label}", c.failed_runs, c.ok_runs + c.failed_runs))
+        .collect();
+    let command = input.failures_command.as_deref().unwrap_or("culprit results --failures");
+    Some(format!(
+        "Runs failed: {}. The table reads the successful runs only; `{command}` lists each failed run with its \
+         reason.",
+        and_list(&each)
+    ))
+}
+
+/// The paragraphs that follow the mail's opening: the warning of swapped sides, and how many runs failed.
+pub(crate) fn after_opening(input: &ReportInput) -> Vec<String> {
+    let swapped = match (&input.bisect, input.span) {
+        (None, Some(CommitSpan::Swapped { commits })) => Some(swapped_warning(&input.base, &input.commit, commits)),
+        _ => None,
+    };
+    swapped.into_iter().chain(failed_runs_sentence(input)).collect()
+}
+
+/// The machines each side of a comparison ran on ([`ReportInput::machines`]), named by the table's column label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideMachines {
+    /// The side's revision as the table names it (10 hex digits of a commit, or the label).
+    pub revision: String,
+    /// The distinct machine names (`CULPRIT_MACHINE`, else the host name) its runs were stored under.
+    pub machines: Vec<String>,
+}
+
+/// The line after the machine line when the sides ran on different machines ([`ReportInput::machines`]):
+/// `machine: vm (a) and box2 (m2): the two sides ran on different machines, so the change may be the machines'`.
+pub fn machines_line(input: &ReportInput) -> Option<String> {
+    if input.machines.is_empty() {
+        return None;
+    }
+    let each: Vec<String> =
+        input.machines.iter().map(|side| format!("{} ({})", and_list(&side.machines), side.revision)).collect();
+    let sides = if input.machines.len() == 2 { "the two sides" } else { "the sides" };
+    Some(format!(
+        "machine: {}: {sides} ran on different machines, so the change may be the machines', not the revisions'",
+        and_list(&each)
+    ))
 }
 
 /// The name the reproduce steps give the job file.
@@ -305,6 +417,20 @@ pub struct ReportInput {
     /// with 2 CPUs against runs under `taskset -c 0` named one thread (QA 46). Left out of the JSON when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machines_differ: Option<String>,
+    /// When the sides' runs were stored under different machine names (`CULPRIT_MACHINE`, else the host name), each
+    /// side's: the mail says so after the machine line ([`machines_line`]), which describes the bad side's machine.
+    /// A table of two machines named only the base's in its tbox_group, and the warning was on standard error only
+    /// (QA 51). Empty, and left out of the JSON, when every run is of one machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<SideMachines>,
+    /// How BASE and BAD of `report --compare` lie in history when BAD is not BASE's child ([`CommitSpan`]): the mail
+    /// then names both and blames neither. Left out of the JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<CommitSpan>,
+    /// The command that lists the failed runs, with the store named (`culprit results --db STORE --failures`), for
+    /// [`failed_runs_sentence`]; without it the sentence names the command without a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures_command: Option<String>,
     /// The job's params in job order, as `key: value`.
     pub params: Vec<(String, String)>,
     /// The filesystems each side's benchmark files were on (its runs' `--scratch`), for the sides whose runs
@@ -824,6 +950,13 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         (None, Some(s)) if !s.is_empty() => format!("{} {s}", input.commit.short()),
         _ => input.commit.short(),
     };
+    // Two commits that are not parent and child: the subject names the range, not BAD as if it were the culprit.
+    let (base, bad) = (input.base.short(), input.commit.short());
+    let commit = match (&input.bisect, input.span) {
+        (None, Some(CommitSpan::Range { commits })) => format!("{base}..{bad} ({})", commits_text(commits)),
+        (None, Some(CommitSpan::Swapped { .. })) => format!("{base}..{bad} SWAPPED (bad is older than base)"),
+        _ => commit,
+    };
     let what = format!("{} {} {}", h.metric, h.amount(), h.noun());
     // A side without a successful run has no value to give a change of, so the subject says what failed instead.
     let failed = |side: &str, index: usize| {
@@ -926,6 +1059,16 @@ pub fn render_json(input: &ReportInput) -> Result<String, ReportError> {
     if let Some(side) = failed_side(input) {
         value["failed"] = serde_json::Value::String(failure_opening(input, side));
     }
+    // The paragraphs the mail carries after its opening, and its line of the sides' machines, as the mail words them.
+    if let (None, Some(CommitSpan::Swapped { commits })) = (&input.bisect, input.span) {
+        value["warning"] = serde_json::Value::String(swapped_warning(&input.base, &input.commit, commits));
+    }
+    if let Some(sentence) = failed_runs_sentence(input) {
+        value["runs_failed"] = serde_json::Value::String(sentence);
+    }
+    if let Some(line) = machines_line(input) {
+        value["machines_sentence"] = serde_json::Value::String(line);
+    }
     Ok(serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")) + "\n")
 }
 
@@ -1023,6 +1166,9 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
     if reported_set(input).is_some() {
         return set_opening(said);
     }
+    if let (None, Some(span)) = (&input.bisect, input.span) {
+        return span_opening(input, h, span, said);
+    }
     if !compares_labels(input) {
         return said;
     }
@@ -1032,6 +1178,31 @@ pub(crate) fn opening(input: &ReportInput, h: &Headline) -> String {
         }
     }
     said
+}
+
+/// [`opening`] for two commits that are not parent and child ([`CommitSpan`]): the words that lead into the commit
+/// block name both ends and blame neither, and for a change, say that `culprit bisect` finds its commit.
+fn span_opening(input: &ReportInput, h: &Headline, span: CommitSpan, said: String) -> String {
+    let (base, bad) = (input.base.short(), input.commit.short());
+    let Some(head) = [" due to commit:", " at commit:"].iter().find_map(|tail| said.strip_suffix(tail)) else {
+        return said;
+    };
+    match span {
+        CommitSpan::Range { commits } if h.verdict.is_change() => format!(
+            "{head} between {base} and {bad} ({}). {bad} is not {base}'s child, so the change may be in any of those \
+             commits, not only in {bad}; `culprit bisect --good {base} --bad {bad}` (the last step below) finds the \
+             one. The two ends:",
+            commits_text(commits)
+        ),
+        CommitSpan::Range { commits } => {
+            format!("{head} between {base} and {bad} ({}). The two ends:", commits_text(commits))
+        }
+        CommitSpan::Swapped { commits } => format!(
+            "{head} from {base} back to {bad}, {} older: {bad} is an ancestor of {base}, so the sides are swapped and \
+             no commit is blamed. The two:",
+            commits_text(commits)
+        ),
+    }
 }
 
 /// [`opening`] for a change that may be at any of several commits ([`reported_set`]): the words that lead into the
@@ -1629,7 +1800,9 @@ pub(crate) fn fix_sentence(input: &ReportInput, h: &Headline) -> Option<String> 
         Verdict::Regression => "still a regression",
         Verdict::Improvement => "an improvement",
         Verdict::Changed => "a change",
-        Verdict::Unchanged => "within the noise of the base",
+        // docs/report.md: a change the test could not tell from the noise is "not significant", never "within the
+        // noise", which a large move over a few noisy runs is not.
+        Verdict::Unchanged => "not significant",
         Verdict::Inconclusive { .. } => "undecided",
     };
     let verdict = input.fix_verdict.as_ref().map(|v| format!(" Verdict: {}.", v.word())).unwrap_or_default();

@@ -30,9 +30,17 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     if !block.is_empty() {
         out.push_str("\n\n");
     }
+    // After the block the opening leads into: a warning of swapped sides, how many runs failed.
+    for paragraph in super::after_opening(input) {
+        out.push_str(&wrap(&paragraph, ""));
+        out.push_str("\n\n");
+    }
     let _ = writeln!(out, "in testcase: {}", input.testcase);
     // Like the commit line, the machine line is a fact the robot never breaks, even past the mail width.
     let _ = writeln!(out, "on test machine: {}", input.machine.describe_with(&input.host));
+    if let Some(line) = super::machines_line(input) {
+        out.push_str(&wrap(&line, ""));
+    }
     if let Some(machines) = &input.machines_differ {
         out.push_str(&wrap(&format!("({machines})"), ""));
     }
@@ -50,7 +58,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     // has a block of its own, in the params' style.
     let scratch = super::scratch_lines(input);
     if !scratch.is_empty() {
-        let _ = writeln!(out, "{}{}\n", if input.params.is_empty() { "" } else { "\n" }, super::SCRATCH_LEAD);
+        let _ = writeln!(out, "{}{}\n", if input.params.is_empty() { "" } else { "\n" }, super::scratch_lead(input));
         for (k, v) in &scratch {
             let _ = writeln!(out, "\t{k}: {v}");
         }

@@ -95,8 +95,7 @@ pub(crate) fn benchmark_job(
 /// (`../job.yaml`) was relative to the directory of the cron job or shell that gave it, meaningless to a mail's
 /// reader and to the dashboard (QA 45b).
 pub(crate) fn job_source(path: &Path) -> String {
-    let absolute = std::fs::canonicalize(path).or_else(|_| std::path::absolute(path));
-    absolute.unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+    crate::cmd::absolute_path(path).display().to_string()
 }
 
 /// The name a `--run CMD` job's file gets, whose stem starts the job's name: the command's program, without its
@@ -176,10 +175,32 @@ pub(crate) fn process_worktree_root(repo: &Path, prefix: &str) -> PathBuf {
 /// sessions 1 of one repository (`./culprit.db` in two directories) shared a lock, so the second one was refused
 /// after its probe as "being driven by another culprit", and `bisect list` of either read the other's lock.
 fn session_root(store: &dyn Store, repo: &Path, session: SessionId) -> PathBuf {
-    let location = store.location();
-    let canonical = std::fs::canonicalize(&location).map_or(location, |path| path.display().to_string());
-    let tag = crate::lock::stable_hash(&[&canonical]) as u32;
+    let tag = crate::lock::stable_hash(&[&canonical_store_location(store)]) as u32;
     worktree_root(repo, &format!("session-{tag:08x}-{session}"))
+}
+
+/// The store's location with a file path made absolute, so that `./culprit.db` from two directories reads as two
+/// stores and one store reached by two paths as one.
+fn canonical_store_location(store: &dyn Store) -> String {
+    let location = store.location();
+    std::fs::canonicalize(&location).map_or(location, |path| path.display().to_string())
+}
+
+/// How a start lock's holder names its store after its process id (see [`crate::lock::LockFile::say`]).
+const STORE_WORD: &str = "store ";
+
+/// What a bisect refused by the start lock's `holder` should do, where `our_store` is its own store: let it finish,
+/// and find its session in the holder's store, which is not always this one.
+fn where_the_holder_is(holder: &str, our_store: &str) -> String {
+    let holder_store = holder.split_once(&format!(", {STORE_WORD}")).map(|(_, store)| store.trim());
+    match holder_store {
+        Some(other) if other != our_store => format!(
+            "its session is in another store ({other}: `culprit --db {other} bisect list` shows it). One machine \
+             runs one bisect of a range at a time, since two at once would disturb each other's runs; let it \
+             finish, or stop it, then start this one again"
+        ),
+        _ => "let it finish (`culprit bisect list` shows its session)".to_string(),
+    }
 }
 
 /// The context of the benchmark runs of bisect, check, try-fix and follow, whose files go under `scratch` (their
@@ -640,13 +661,21 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     let (build, deploy) = (&args.build, &args.deploy);
     let identity = start_identity(&good_sha, &bad_sha, &ends.others, &job.job_id, build, deploy, args.improvement);
     let start_lock = start_lock_path(&repo, &identity);
+    // The lock is in the repository, not the store, so a second store does not make a second bisect welcome: two
+    // bisects of one range on one machine at once would disturb each other's runs. The holder names its store, so
+    // that the refused one can say where to look.
+    let our_store = canonical_store_location(store);
     let _start_lock = match crate::lock::try_lock(&start_lock)? {
-        crate::lock::Lock::Held(lock) => crate::lock::RemovedWhenDropped::new(lock),
+        crate::lock::Lock::Held(mut lock) => {
+            lock.say(&format!("{STORE_WORD}{our_store}"));
+            crate::lock::RemovedWhenDropped::new(lock)
+        }
         crate::lock::Lock::Busy { holder } => bail!(
             "the same bisect (repository, range, job, commands, and {} as the direction) is being started or driven \
-             by another culprit ({holder}, lock {}); let it finish (`culprit bisect list` shows its session)",
+             by another culprit ({holder}, lock {}); {}",
             if args.improvement { "an improvement" } else { "a regression" },
-            start_lock.display()
+            start_lock.display(),
+            where_the_holder_is(&holder, &our_store)
         ),
     };
     // A culprit killed while it probed good and bad left its build running: the same command again stops it.
@@ -2173,16 +2202,7 @@ pub fn log_text(store: &dyn Store, replayed: &Replayed, session: SessionId) -> S
         if config.improvement { " (an improvement, --improvement)" } else { "" },
         config.job_source,
     );
-    for (i, entry) in machine.log().iter().enumerate() {
-        out.push_str(&format!(
-            "{:>3}. [{} runs] {}: {}\n     because {}\n",
-            i + 1,
-            entry.runs,
-            entry.phase,
-            entry.decision,
-            entry.reason
-        ));
-    }
+    out.push_str(&steps_text(machine.log()));
     // The steps name commits by their position in the range (the machine is pure and knows no SHAs), so the
     // commits they can name, the two ends and every commit that has a stored run, are listed with their SHAs.
     let last = range.len().saturating_sub(1);
@@ -2225,6 +2245,49 @@ pub fn log_text(store: &dyn Store, replayed: &Replayed, session: SessionId) -> S
     out
 }
 
+/// The steps of a log, one a decision, except that a decision taken again and again in a row (under heavy noise QA
+/// 50 saw one commit run 28 times over, one verify pair asked for 61 times) is one entry, with its first and last
+/// reasons: the reasons in between only move its numbers, and `bisect log --json` keeps every step.
+fn steps_text(log: &[culprit_core::bisect::LogEntry]) -> String {
+    /// Fewer repeats than this are listed one by one: two lines say no more folded than unfolded.
+    const FOLD_FROM: usize = 3;
+    let mut out = String::new();
+    let mut first = 0;
+    while first < log.len() {
+        let entry = &log[first];
+        let repeats =
+            log[first..].iter().take_while(|e| e.phase == entry.phase && e.decision == entry.decision).count();
+        if repeats < FOLD_FROM {
+            for (i, entry) in log[first..first + repeats].iter().enumerate() {
+                out.push_str(&format!(
+                    "{:>3}. [{} runs] {}: {}\n     because {}\n",
+                    first + i + 1,
+                    entry.runs,
+                    entry.phase,
+                    entry.decision,
+                    entry.reason
+                ));
+            }
+        } else {
+            let last = &log[first + repeats - 1];
+            out.push_str(&format!(
+                "{:>3}. to {}. [{} to {} runs] {}: {}, {repeats} times in a row\n     the first because {}\n     \
+                 the last because {}\n",
+                first + 1,
+                first + repeats,
+                entry.runs,
+                last.runs,
+                entry.phase,
+                entry.decision,
+                entry.reason,
+                last.reason
+            ));
+        }
+        first += repeats;
+    }
+    out
+}
+
 /// The positions in the range the steps of a log can name: the two ends and every commit with a stored run.
 fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeSet<usize> {
     let last = range.len().saturating_sub(1);
@@ -2234,6 +2297,29 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeS
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decision_taken_again_and_again_in_a_row_is_one_step_of_the_log() {
+        let entry = |runs: usize, decision: &str, reason: &str| culprit_core::bisect::LogEntry {
+            runs,
+            phase: "verify".into(),
+            decision: decision.into(),
+            reason: reason.into(),
+        };
+        let pair = "one more interleaved pair at 803 and 804";
+        let mut log = vec![entry(37, "2 fresh interleaved pairs at 803 and 804", "fresh runs")];
+        log.extend((0..5).map(|i| entry(41 + 2 * i, pair, &format!("paired step {i}"))));
+        log.push(entry(51, "commit 804 confirmed", "paired step 5"));
+        log.extend((0..2).map(|i| entry(53 + i, "run commit 9 once", &format!("reason {i}"))));
+        let text = steps_text(&log);
+        assert!(text.contains(&format!("  2. to 6. [41 to 49 runs] verify: {pair}, 5 times in a row\n")), "{text}");
+        assert!(text.contains("     the first because paired step 0\n     the last because paired step 4\n"), "{text}");
+        assert!(!text.contains("paired step 2"), "the reasons in between are left to --json: {text}");
+        // The steps after the folded ones keep their numbers; two in a row are listed one by one.
+        assert!(text.contains("  7. [51 runs] verify: commit 804 confirmed\n"), "{text}");
+        assert!(text.contains("  8. [53 runs] verify: run commit 9 once\n     because reason 0\n"), "{text}");
+        assert!(text.contains("  9. [54 runs] verify: run commit 9 once\n     because reason 1\n"), "{text}");
+    }
 
     #[test]
     fn one_rule_says_when_a_later_session_covers_a_stopped_one() {

@@ -161,8 +161,10 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // and the checked-out commit, built with this --build, would be judged against them.
     let hostname = culprit_run::machine::this_machine().hostname;
     // Stored runs whose files were on another filesystem than this check's `--scratch` measured another setup (an
-    // I/O job on tmpfs against ext4), so they are no references either; a run that recorded none is taken.
-    let here_filesystem = culprit_run::filesystem::filesystem_of(&scratch_root);
+    // I/O job on tmpfs against ext4), so they are no references either; a run that recorded none is taken. A
+    // command runs in the repository (the checkout, or a worktree in its git directory) and records that filesystem.
+    let files_here = if job.program.name() == "command" { repo.clone() } else { scratch_root.clone() };
+    let here_filesystem = culprit_run::filesystem::filesystem_of(&files_here);
     let same_filesystem = |run: &culprit_store::RunSummary| match (&run.scratch, &here_filesystem) {
         (Some(there), Some(here)) => there.same_filesystem(here),
         _ => true,

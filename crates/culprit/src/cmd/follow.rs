@@ -24,8 +24,8 @@ use crate::cli::{BisectArgs, ReportArgs, ReportFormat, StepTimeoutArgs, TimedCom
 use crate::cmd::bisect::{observer, plan_job, progress_bar, reap_leftover_step, run_context, worktree_root};
 use crate::cmd::run::interrupt_flag;
 use crate::cmd::track::{
-    bisect_change, bisect_range, bisected, change_points_json, covering_sessions, history, needs_bisect, session_spans,
-    track_options, BisectRange, History, HistoryFilter, Order, Series,
+    bisect_change, bisect_range, bisected, change_points_json, covering_sessions, history, interval_lines, needs_bisect,
+    session_spans, track_options, BisectRange, History, HistoryFilter, Order, Series,
 };
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -696,9 +696,12 @@ fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, arg
     // that bisected it (QA 45b: here they had only metric, verdict, ends, change_pct and q).
     let sessions = covering_sessions(store, &store.bisect_sessions()?, &plan.repo, tracked)?;
     let followed = followed_metrics(&tracked.series, args);
-    let (changes, unfollowed): (Vec<serde_json::Value>, Vec<serde_json::Value>) = change_points_json(tracked, &sessions)
+    // Each change point with the line saying where it may lie when its location interval is wider than its pair.
+    let (changes, unfollowed): (Vec<_>, Vec<_>) = change_points_json(tracked, &sessions)
         .into_iter()
-        .partition(|c| c["metric"].as_str().is_some_and(|m| followed.contains(m)));
+        .zip(interval_lines(tracked))
+        .partition(|(c, _)| c["metric"].as_str().is_some_and(|m| followed.contains(m)));
+    let (changes, intervals): (Vec<serde_json::Value>, Vec<Option<String>>) = changes.into_iter().unzip();
     let mut notes: Vec<&String> = pass.notes.iter().chain(&tracked.notes).collect();
     let unlisted = (!unfollowed.is_empty()).then(|| {
         let names: Vec<&str> = followed.iter().map(String::as_str).collect();
@@ -726,7 +729,10 @@ fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, arg
         pass.bisects.len(),
         pass.reports.len()
     );
-    for c in &changes {
+    // Each change names the session that bisected it, on every pass, as `--json` does: only the sessions started by
+    // this pass were named, so from the second pass on the text lost the session `--json` still gave (QA 51).
+    let mut named = BTreeSet::new();
+    for (c, interval) in changes.iter().zip(&intervals) {
         out.push_str(&format!(
             "  {} {}: {} .. {}\n",
             c["verdict"].as_str().unwrap_or(""),
@@ -734,8 +740,14 @@ fn summarize(store: &dyn Store, pass: &Pass, tracked: &History, plan: &Plan, arg
             c["before"].as_str().unwrap_or("?"),
             c["after"].as_str().unwrap_or("?")
         ));
+        out.extend(interval.clone());
+        if let Some(id) = c["bisect_session"].as_i64() {
+            out.push_str(&format!("    bisect session {id} (`culprit bisect log {id}`)\n"));
+            named.insert(id);
+        }
     }
-    for id in &pass.bisects {
+    // A session this pass started for a change no longer listed (its change point moved) is still said.
+    for id in pass.bisects.iter().filter(|id| !named.contains(*id)) {
         out.push_str(&format!("  bisect session {id} (`culprit bisect log {id}`)\n"));
     }
     for r in &pass.reports {

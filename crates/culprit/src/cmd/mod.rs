@@ -21,7 +21,13 @@ pub mod try_fix;
 
 use anyhow::Context;
 use culprit_store::{PostgresStore, SqliteStore, Store};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// `path` as it reads from any directory, for a name that outlives the current one (a mail's steps, a session's job
+/// line): canonical where it exists, else joined to the current directory, else as given.
+pub(crate) fn absolute_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
+}
 
 /// The store `--db`, `$CULPRIT_DB` or `./culprit.db` names. A URL of another database (`mysql://...`) is refused:
 /// taken as a SQLite path, it would become a directory `mysql:` with a file in it.

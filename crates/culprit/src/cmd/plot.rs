@@ -174,6 +174,7 @@ pub fn track_chart(series: &Series, analysis: &Analysis) -> Chart {
         .map(|c| ChangeMark {
             before_index: c.before_index,
             index: c.index,
+            interval: Some((c.before_index_low, c.index_high)),
             kind: match c.verdict {
                 Verdict::Regression => ChangeKind::Regression,
                 Verdict::Improvement => ChangeKind::Improvement,

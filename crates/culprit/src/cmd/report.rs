@@ -17,8 +17,8 @@ use culprit_core::compare::{
 use culprit_core::model::{prose_short, HostFacts, Revision, RunRecord, ScratchFilesystem};
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
-    self, BisectSummary, CommitRef, Contributor, Format, Lead, Pooled, ReportInput, RunSources, SideScratch,
-    TrendPoint,
+    self, BisectSummary, CommitRef, CommitSpan, Contributor, Format, Lead, Pooled, ReportInput, RunSources,
+    SideMachines, SideScratch, TrendPoint,
 };
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RunFilter, RunId, RunKind, RunSummary, SampleQuery, SessionId, Store};
@@ -112,6 +112,18 @@ pub fn db_option(store: &dyn Store) -> String {
     } else {
         format!(" --db {}", shell_quote(&location))
     }
+}
+
+/// ` --db LOCATION` for the reproduce steps of a mail: always, and a SQLite store by its absolute path. The steps are
+/// followed from the report's directory (where its job.yaml is) or pasted from a mail into another shell: a relative
+/// `--db x.db` there silently made a new, empty store of that name, and with `$CULPRIT_DB` or the default store the
+/// steps named none at all (QA 51). A PostgreSQL store is named by its URL, without its password, as it was given.
+pub fn store_option(store: &dyn Store) -> String {
+    let location = store.location();
+    if culprit_store::is_postgres_url(&location) {
+        return format!(" --db {}", shell_quote(&location));
+    }
+    format!(" --db {}", shell_quote(&crate::cmd::absolute_path(Path::new(&location)).display().to_string()))
 }
 
 /// The store the reproduce steps of `report --compare` measure into, relative to where they are pasted: a new one,
@@ -446,7 +458,7 @@ pub fn from_bisect(
     // compare line (reading the session's store, a farm's say) does not look.
     let mut bisect_line = vec![
         "culprit".to_string(),
-        format!("bisect{}", db_option(store)),
+        format!("bisect{}", store_option(store)),
         "--repo".into(),
         shell_quote(&config.repo.display().to_string()),
         "--good".into(),
@@ -486,16 +498,23 @@ pub fn from_bisect(
             bisect_line.push(limit.map_or("none".to_string(), culprit_job::convention::duration_text));
         }
     }
-    let compare_line = format!("culprit compare{}{on_machine} {} {}", db_option(store), base.sha, commit.sha);
+    let compare_line = format!("culprit compare{}{on_machine} {} {}", store_option(store), base.sha, commit.sha);
     let bisect_line = bisect_line.join(" ");
     // Where the session's runs of the two had their files: its plain runs, successful ones when a side has any.
+    // A command ran in the session's worktrees, one a commit and gone by now: the mail names their filesystem only.
+    let command_job = is_command_job(&record);
     let side_of = |sha: &str| {
         let side: Vec<&RunRecord> = records.iter().filter(|r| r.revision.key() == sha).collect();
         let any_ok = side.iter().any(|r| r.outcome.is_ok());
-        side.into_iter().filter(|r| !any_ok || r.outcome.is_ok()).filter_map(|r| r.scratch.as_ref()).collect()
+        let filesystems = side.into_iter().filter(|r| !any_ok || r.outcome.is_ok()).filter_map(|r| r.scratch.as_ref());
+        let path = |f: &ScratchFilesystem| if command_job { String::new() } else { f.path.clone() };
+        filesystems.map(|f| ScratchFilesystem { path: path(f), ..f.clone() }).collect::<Vec<ScratchFilesystem>>()
     };
-    let (scratch, filesystems_differ) =
-        scratch_sides(vec![(base.short(), side_of(&base.sha)), (commit.short(), side_of(&commit.sha))]);
+    let (base_side, culprit_side) = (side_of(&base.sha), side_of(&commit.sha));
+    let (scratch, filesystems_differ) = scratch_sides(
+        vec![(base.short(), base_side.iter().collect()), (commit.short(), culprit_side.iter().collect())],
+        command_job,
+    );
     let mut input = ReportInput {
         metric,
         base,
@@ -506,6 +525,10 @@ pub fn from_bisect(
         host: host_facts_of(&record),
         params: params_of(&record),
         machines_differ: None,
+        // A session measures on one machine, and its culprit is its parent's child (or the set's, said otherwise).
+        machines: Vec::new(),
+        span: None,
+        failures_command: Some(failures_command(store)),
         scratch,
         filesystems_differ,
         not_applied: not_applied_of(&record),
@@ -552,14 +575,69 @@ pub fn from_bisect(
         compare_line,
     ];
     if input.metric == config.metric {
-        input.reproduce.extend(alone_lines(&db_option(store), &on_machine, &keys, &config.metric));
+        input.reproduce.extend(alone_lines(&store_option(store), &on_machine, &keys, &config.metric));
     }
     Ok((input, config.job_yaml))
 }
 
+/// `culprit results --db STORE --failures`: the command that lists the failed runs with their reasons.
+fn failures_command(store: &dyn Store) -> String {
+    format!("culprit results{} --failures", store_option(store))
+}
+
+/// How BASE and BAD lie in the history of `repo` ([`CommitSpan`]): `None` when BAD's only parent is BASE (the
+/// comparison is of BAD's own change), and when git cannot tell.
+fn commit_span(repo: &Path, base: &str, bad: &str) -> Option<CommitSpan> {
+    use culprit_run::git::git;
+    let parents = git(repo, &["rev-list", "--parents", "-n", "1", bad]).ok()?;
+    if parents.split_whitespace().skip(1).eq([base]) {
+        return None;
+    }
+    let count = |range: String| git(repo, &["rev-list", "--count", &range]).ok()?.trim().parse::<usize>().ok();
+    if git(repo, &["merge-base", "--is-ancestor", bad, base]).is_ok() {
+        return Some(CommitSpan::Swapped { commits: count(format!("{bad}..{base}"))? });
+    }
+    Some(CommitSpan::Range { commits: count(format!("{base}..{bad}"))? })
+}
+
+/// The machines each side of `keys` (named by `labels`) ran on among the table's `runs`, its successful runs' (every
+/// run's when none succeeded), when the sides' machines are not one and the same: empty otherwise.
+fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec<SideMachines> {
+    let sides: Vec<SideMachines> = keys
+        .iter()
+        .zip(labels)
+        .map(|(key, label)| {
+            let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
+            let any_ok = side.iter().any(|r| r.failure_reason.is_none());
+            let mut machines: Vec<String> = Vec::new();
+            for run in side.iter().filter(|r| !any_ok || r.failure_reason.is_none()) {
+                if !machines.contains(&run.hostname) {
+                    machines.push(run.hostname.clone());
+                }
+            }
+            SideMachines { revision: label.clone(), machines }
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<&String> = sides.iter().flat_map(|side| &side.machines).collect();
+    if distinct.len() > 1 {
+        sides
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether `record` is a run of a `command` job, which runs in its working directory and records that directory's
+/// filesystem, not a scratch directory's (QA 51).
+fn is_command_job(record: &RunRecord) -> bool {
+    record.params.iter().any(|(key, _)| key == "command.cmd")
+}
+
 /// The mail's scratch filesystems of each side (labelled as the table's columns), left out for a side that recorded
 /// none, and the sentence that says how they differ, if they do.
-fn scratch_sides(sides: Vec<(String, Vec<&ScratchFilesystem>)>) -> (Vec<SideScratch>, Option<String>) {
+fn scratch_sides(
+    sides: Vec<(String, Vec<&ScratchFilesystem>)>,
+    working_directory: bool,
+) -> (Vec<SideScratch>, Option<String>) {
     let named: Vec<(&str, Vec<&ScratchFilesystem>)> =
         sides.iter().map(|(label, filesystems)| (label.as_str(), filesystems.clone())).collect();
     let differ = crate::cmd::compare::filesystems_sentence(&named);
@@ -572,7 +650,7 @@ fn scratch_sides(sides: Vec<(String, Vec<&ScratchFilesystem>)>) -> (Vec<SideScra
             }
         }
         if !distinct.is_empty() {
-            scratch.push(SideScratch { revision, filesystems: distinct });
+            scratch.push(SideScratch { revision, filesystems: distinct, working_directory });
         }
     }
     (scratch, differ)
@@ -801,13 +879,14 @@ fn taken_with_the_fix(runs: &[RunSummary], keys: &[String]) -> Option<[Vec<RunId
 /// with runs in the table. Those are exactly the runs it took: found by their order among the stored runs
 /// ([`taken_with_the_fix`], which stays for runs stored before try-fixes were recorded), a second try-fix of the
 /// same commits and patch mixed its runs into the first one's. `None` without a fix column or such a try-fix; a
-/// named one that is not of the three, or has no run in the table, is an error that says so.
+/// named one that is not of the three, or has no run in the table, is an error that says so. With the runs, the
+/// patch file it applied (as it was named then, an absolute path).
 fn recorded_try_fix(
     store: &dyn Store,
     runs: &[RunSummary],
     keys: &[String],
     named: Option<i64>,
-) -> Result<Option<[Vec<RunId>; 3]>> {
+) -> Result<Option<([Vec<RunId>; 3], String)>> {
     let [base, bad, fix] = keys else { return Ok(None) };
     let of_the_three = |t: &culprit_store::TryFix| &t.base == base && &t.bad == bad && &t.fix == fix;
     let in_table: std::collections::BTreeSet<RunId> = runs.iter().map(|r| r.id).collect();
@@ -842,12 +921,12 @@ fn recorded_try_fix(
                 chosen.machine
             );
         }
-        return Ok(Some(sides));
+        return Ok(Some((sides, chosen.patch.clone())));
     }
     for candidate in recorded.iter().rev().filter(|t| t.finished_at.is_some() && of_the_three(t)) {
         let sides = sides_of(candidate.id)?;
         if sides.iter().all(|side| !side.is_empty()) {
-            return Ok(Some(sides));
+            return Ok(Some((sides, candidate.patch.clone())));
         }
     }
     Ok(None)
@@ -881,6 +960,28 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let revisions = given.iter().map(|g| resolve_in(store, g, repo.as_deref())).collect::<Result<Vec<_>>>()?;
     distinct_revisions(&given, &revisions)?;
     let keys: Vec<String> = revisions.iter().map(|r| r.key().to_string()).collect();
+    // The repository, when it holds every commit compared: the steps run in it, and it tells whether BAD is BASE's
+    // child. A repository that does not hold them (the current directory's, another project) tells nothing.
+    let shas: Vec<&str> = revisions
+        .iter()
+        .filter_map(|r| match r {
+            Revision::Commit { sha, .. } => Some(sha.as_str()),
+            Revision::Label { .. } => None,
+        })
+        .collect();
+    let commits_repo = repo
+        .as_deref()
+        .filter(|top| !shas.is_empty() && culprit_run::git::missing_commits(top, &shas).is_ok_and(|m| m.is_empty()));
+    let span = match (&revisions[0], &revisions[1], commits_repo) {
+        (Revision::Commit { sha: base, .. }, Revision::Commit { sha: bad, .. }, Some(top)) => {
+            commit_span(top, base, bad)
+        }
+        _ => None,
+    };
+    if let Some(CommitSpan::Swapped { commits }) = span {
+        let warning = report::swapped_warning(&commit_ref(&revisions[0]), &commit_ref(&revisions[1]), commits);
+        eprintln!("culprit: {warning}");
+    }
     // The plain runs make the table (and its failures), so a job is reported where it has plain runs at every revision.
     let filter = RunFilter {
         job: args.job.clone(),
@@ -938,8 +1039,10 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // With a fix, the table try-fix judged leads: its own interleaved runs of the three, where the store has them.
     // Every stored run of base and bad, pooled, gave the fix column -15.9% where try-fix measured +0.5%.
     // A recorded try-fix's runs lead unless they are every stored run of the three (the pooled table is the same).
-    let taken = match recorded_try_fix(store, &runs, &keys, args.try_fix)? {
-        Some(sides) => {
+    let recorded = recorded_try_fix(store, &runs, &keys, args.try_fix)?;
+    let fix_patch = recorded.as_ref().map(|(_, patch)| patch.clone());
+    let taken = match recorded {
+        Some((sides, _)) => {
             let stored = runs.iter().filter(|r| keys.iter().any(|k| k == r.revision.key())).count();
             (sides.iter().map(Vec::len).sum::<usize>() < stored).then_some(sides)
         }
@@ -1035,8 +1138,36 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // The steps measure into a store of their own: pasted next to the reporter's store, `--db` of it added their
     // runs to the very runs reported, and the pooled table hid the change the mail gave (QA 46). A fresh store holds
     // this machine's runs only, so no `--machine` either.
-    let db = format!(" --db {REPRO_STORE}");
+    // `culprit run --commit` runs inside the commits' repository, so steps of commits change directory into it, and
+    // name the job file and the new store by where they are: the report's directory (`-o`), else the directory the
+    // mail's job file is saved in, kept as `$here` before the `cd`. Said "next to this report", the steps failed in
+    // the repository ("not inside a git repository") and outside it alike (QA 51).
+    let has_commits = revisions.iter().any(|r| matches!(r, Revision::Commit { .. }));
+    let beside = |name: &str| match (&args.output, has_commits) {
+        (Some(dir), _) => shell_quote(&crate::cmd::absolute_path(dir).join(name).display().to_string()),
+        (None, true) => format!("\"$here/{name}\""),
+        (None, false) => name.to_string(),
+    };
+    let db = format!(" --db {}", beside(REPRO_STORE));
+    let job_path = beside(job_file);
     reproduce.push(format!("# the runs go to a new store, {REPRO_STORE}, not to the one this report read:"));
+    if has_commits {
+        if args.output.is_none() {
+            reproduce.push(format!("# from the directory {job_file} is saved in:"));
+            reproduce.push("here=$PWD".to_string());
+        }
+        match commits_repo {
+            Some(top) => {
+                reproduce.push("# culprit run --commit runs inside the commits' repository:".to_string());
+                reproduce.push(format!("cd {}", shell_quote(&top.display().to_string())));
+            }
+            None => reproduce.push(
+                "# culprit run --commit runs inside the commits' repository: cd into it (report --repo DIR names it \
+                 here)"
+                    .to_string(),
+            ),
+        }
+    }
     // When the mail says how many runs a side would show a change this size, that is what the steps take; else
     // each side is run as many times as it has runs in the table (at least the 3 a verdict needs).
     let needed = report::change_of(&comparison, &metric, 1)
@@ -1046,26 +1177,54 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // job on ext4 against tmpfs, run again without `--scratch`, measured both sides on one filesystem (QA 46).
     let scratch_dirs = scratch_directories(&runs, &keys);
     let distinct_dirs: std::collections::BTreeSet<&String> = scratch_dirs.iter().flatten().collect();
+    let command_job = is_command_job(&bad_record);
+    // The patch a recorded try-fix applied, for the steps of its fix column, which run in the commits' repository.
+    let patch_step = fix_patch.filter(|_| commits_repo.is_some()).map(|patch| shell_quote(&patch));
+    // Runs in a worktree Culprit made of the repository (a bisect's, check's or try-fix's, gone since) ran in the
+    // tree the steps check out there: the steps say nothing of where they ran.
+    let worktrees = commits_repo.map(|top| crate::cmd::absolute_path(&crate::cmd::bisect::culprit_dir(top)));
+    let in_a_worktree = |dir: &str| worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root));
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
-        reproduce.push(match r {
-            Revision::Commit { .. } => {
+        let heading: Vec<String> = match (r, &patch_step) {
+            (Revision::Commit { .. }, _) => {
                 let role = ["the base", "the bad tree", "the fix"][i.min(2)];
-                format!("# with {} ({role}) checked out and built:", r.short())
+                vec![format!("# with {} ({role}) checked out and built:", r.short())]
             }
+            // A try-fix's patched tree is the bad tree with its patch applied: the step applies it, since the label
+            // alone does not say how to make the tree its runs measured.
+            (Revision::Label { name }, Some(patch)) if i == 2 => vec![
+                format!("# the fix, labelled {name}: try-fix's patch applied to the bad tree, then built:"),
+                format!("git apply {patch}"),
+            ],
             // A label names runs (a setup, a configuration), not a tree: the step says which side it is.
-            Revision::Label { name } => {
+            (Revision::Label { name }, _) => {
                 let role = ["the base", "the bad side", "the fix"][i.min(2)];
-                format!("# {role}, labelled {name}:")
+                vec![format!("# {role}, labelled {name}:")]
             }
-        });
+        };
+        reproduce.extend(heading);
         let in_table = pooled.as_ref().unwrap_or(&comparison).columns.get(i).map_or(0, |c| c.ok_runs + c.failed_runs);
         let n = in_table.max(needed).max(3);
         let scratch = match (distinct_dirs.len() > 1, scratch_dirs.get(i).and_then(Option::as_ref)) {
+            // A command runs in the directory culprit is started from, which is what its runs recorded, and
+            // `--scratch` would not move it (QA 51): the step says where its runs ran instead.
+            (true, Some(dir)) if command_job && in_a_worktree(dir) => String::new(),
+            (true, Some(dir)) if command_job => {
+                reproduce.push(format!(
+                    "# its runs ran in {}: the command runs where culprit run starts, so start it there (or on that \
+                     filesystem)",
+                    shell_quote(dir)
+                ));
+                String::new()
+            }
             (true, Some(dir)) => format!(" --scratch {}", shell_quote(dir)),
             _ => String::new(),
         };
-        reproduce.push(format!("culprit run{db} {job_file} -n {n}{scratch} {}", run_target(r)));
+        reproduce.push(format!("culprit run{db} {job_path} -n {n}{scratch} {}", run_target(r)));
+        if let (2, Revision::Label { .. }, Some(patch)) = (i, r, &patch_step) {
+            reproduce.push(format!("git apply -R {patch}"));
+        }
     }
     if pooled.is_some() {
         reproduce.push("# the table of every stored run of the three, after the one of try-fix's runs:".to_string());
@@ -1079,10 +1238,23 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let Some(metric) = metric_given {
         reproduce.extend(alone_lines(&db, "", &keys[..2], metric));
     }
+    // The change lies in several commits: the steps end with the bisect that finds the one.
+    if let (Some(CommitSpan::Range { commits }), Some(top)) = (span, commits_repo) {
+        let (base, bad) = (&labels[0], &labels[1]);
+        reproduce.push(format!("# find which of the {commits} commits from {base} to {bad} made the change:"));
+        reproduce.push(format!(
+            "culprit bisect{db} --repo {} --good {} --bad {} --job {job_path} --metric {}",
+            shell_quote(&top.display().to_string()),
+            keys[0],
+            keys[1],
+            shell_quote(&metric)
+        ));
+    }
     // The machine line names the bad side's machine: when the sides' differ, the mail says how.
     let machines_differ = crate::cmd::compare::machines_differ(store, &runs, &keys, &labels)?;
     let sides = keys.iter().zip(&labels).map(|(key, label)| (label.clone(), side_filesystems(&runs, key))).collect();
-    let (scratch, filesystems_differ) = scratch_sides(sides);
+    let (scratch, filesystems_differ) = scratch_sides(sides, command_job);
+    let machines = side_machines(&runs, &keys, &labels);
     let input = ReportInput {
         base: commit_ref(&revisions[0]),
         commit: commit_ref(&revisions[1]),
@@ -1092,6 +1264,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         host: host_facts_of(&bad_record),
         params: params_of(&bad_record),
         machines_differ,
+        machines,
+        span,
+        failures_command: Some(failures_command(store)),
         scratch,
         filesystems_differ,
         not_applied: not_applied_of(&bad_record),

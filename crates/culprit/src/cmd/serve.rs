@@ -274,7 +274,24 @@ fn query_wording(text: &str) -> String {
         }
         worded = worded.replace(&format!("--{name} "), &format!("{name}="));
     }
-    worded
+    // `--all` takes no value: the compare page's is `all=1`. The note of a table without a changed row said "--all
+    // shows every row" where the page's own footnote said all=1 (QA 51).
+    whole_flag_replaced(&worded, "--all", "all=1")
+}
+
+/// `text` with each `flag` that is a whole word (not the start of a longer flag such as `--allow-empty`) replaced.
+fn whole_flag_replaced(text: &str, flag: &str, by: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(flag) {
+        let after = &rest[at + flag.len()..];
+        let whole = !after.starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_');
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { by } else { flag });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The session id of a `/bisect/{id}` address. A number too large for an id names a session that cannot exist: it
@@ -613,5 +630,9 @@ mod tests {
         assert_eq!(query_wording("--job 'fio-*' --machine lkp-1"), "job='fio-*' machine=lkp-1");
         // Flags a page does not take stay as they are.
         assert_eq!(query_wording("give --good REV"), "give --good REV");
+        assert_eq!(
+            query_wording("no metric changed; --all shows every row (--all shows them), --allow-empty"),
+            "no metric changed; all=1 shows every row (all=1 shows them), --allow-empty"
+        );
     }
 }

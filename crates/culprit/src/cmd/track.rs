@@ -114,6 +114,8 @@ pub struct SeriesCsv {
     /// The 1-based numbers of the lines whose value is NaN or infinite (`nan`, `inf`, `1e999`), which the analysis
     /// drops; the caller says which they are.
     pub non_finite_lines: Vec<usize>,
+    /// Whether the rows are `commit,value` (the labels name commits) rather than values alone (numbered labels).
+    pub has_commit_column: bool,
 }
 
 /// Whether a header field can name a column: it starts with a letter or `_` and holds no `;`, tab or `|`, which
@@ -128,7 +130,13 @@ fn is_column_name(field: &str) -> bool {
 /// first; a line with other columns, a first line that is neither numbers nor column names, or a value that is not
 /// a number is an error naming `source` and the line.
 pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
-    let mut csv = SeriesCsv { name: None, labels: Vec::new(), points: Vec::new(), non_finite_lines: Vec::new() };
+    let mut csv = SeriesCsv {
+        name: None,
+        labels: Vec::new(),
+        points: Vec::new(),
+        non_finite_lines: Vec::new(),
+        has_commit_column: false,
+    };
     // The number of columns, set by the first line that is not blank or a comment.
     let mut columns: Option<usize> = None;
     // Excel's "CSV UTF-8" starts the file with a byte-order mark, which is no part of the first cell.
@@ -155,6 +163,7 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
         let parsed = value.parse::<f64>();
         let Some(expected) = columns else {
             columns = Some(fields.len());
+            csv.has_commit_column = fields.len() == 2;
             if parsed.is_err() {
                 // The first line is a header only when it names columns; anything else is more likely a file in
                 // another format than a header to skip.
@@ -239,7 +248,7 @@ fn non_finite_warning(source: &str, lines: &[usize]) -> Option<String> {
 fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOptions) -> Result<ExitCode> {
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the series {}", file.display()))?;
     let source = file.display().to_string();
-    let SeriesCsv { name, labels, points, non_finite_lines } = parse_series(&text, &source)?;
+    let SeriesCsv { name, labels, points, non_finite_lines, has_commit_column } = parse_series(&text, &source)?;
     if let Some(warning) = non_finite_warning(&source, &non_finite_lines) {
         eprintln!("culprit: warning: {warning}");
     }
@@ -296,8 +305,11 @@ fn series_file(file: &Path, json: bool, plot: Option<&Path>, options: &TrackOpti
     if changes.is_empty() {
         out.push_str("no change point\n");
     }
+    // The file's first column names commits; a series without one is numbered by its points.
+    let noun = if has_commit_column { "commits" } else { "points" };
     for c in changes {
         out.push_str(&change_line(c, &labels, if metric.is_empty() { "value" } else { &metric }));
+        out.extend(interval_line(c, &labels, &[], noun));
     }
     if let Some(note) = floor_note(options) {
         out.push_str(&format!("note: {note}\n"));
@@ -342,6 +354,62 @@ fn change_line(c: &ChangePoint, labels: &[String], metric: &str) -> String {
         c.q.unwrap_or(1.0),
         c.confidence.unwrap_or(0.0),
     )
+}
+
+/// Whether a change point's 90% location interval (`before_low ..= after_high` in `--json`) is wider than the pair
+/// of points its change line names, so that the change may lie outside that pair.
+pub(crate) fn interval_is_wider(c: &ChangePoint) -> bool {
+    c.before_index_low < c.before_index || c.index_high > c.index
+}
+
+/// The line under a change point saying where it may lie, when its 90% location interval is wider than the pair the
+/// change line names (the most likely place): the interval's outer points, which are the good and bad ends `track
+/// --bisect` and `track --follow` bisect, and how many commits (or points) lie between them. Without it the text
+/// named only "between c28 and c29" while the change could as well be three commits earlier, and a reader comparing
+/// it with the bisect's range saw two different answers (QA 51). `positions` places the points on a branch (empty or
+/// `None` for labels and a file's points), which counts the branch's commits between them, tested or not; otherwise
+/// the points between them are counted as `noun`.
+pub(crate) fn interval_line(
+    c: &ChangePoint,
+    labels: &[String],
+    positions: &[Option<usize>],
+    noun: &str,
+) -> Option<String> {
+    if !interval_is_wider(c) {
+        return None;
+    }
+    let label = |i: usize| labels.get(i).map_or("?", String::as_str);
+    let place = |i: usize| positions.get(i).copied().flatten();
+    let (count, noun) = match (place(c.before_index_low), place(c.index_high)) {
+        (Some(low), Some(high)) => (high.saturating_sub(low), "commits"),
+        _ => (c.index_high - c.before_index_low, noun),
+    };
+    Some(format!(
+        "    90% interval: the change is somewhere between {} and {} ({count} {noun})\n",
+        prose_short(label(c.before_index_low)),
+        prose_short(label(c.index_high)),
+    ))
+}
+
+/// Each change point's [`interval_line`] in the order of [`change_points_json`].
+pub(crate) fn interval_lines(history: &History) -> Vec<Option<String>> {
+    let mut lines = Vec::new();
+    for (s, (_, a)) in history.series.iter().zip(&history.analyses) {
+        let noun = series_noun(s);
+        for c in a.change_points.iter().filter(|c| c.verdict.is_change()) {
+            lines.push(interval_line(c, &s.labels, &s.positions, noun));
+        }
+    }
+    lines
+}
+
+/// What a stored series' points are, as its header says: tested commits along a branch, or labels.
+fn series_noun(s: &Series) -> &'static str {
+    if s.positions.iter().any(Option::is_some) {
+        "commits"
+    } else {
+        "labels"
+    }
 }
 
 /// One change point in the JSON of `track`, `track --follow` and the series of a CSV file (`docs/json.md`): `change`
@@ -583,6 +651,7 @@ pub(crate) fn history_text(
             found += 1;
             out.push_str("  ");
             out.push_str(&change_line(c, &s.labels, &s.metric));
+            out.extend(interval_line(c, &s.labels, &s.positions, series_noun(s)));
             if let Some(id) = sessions.get(&(k, j)) {
                 out.push_str(&format!("    bisect session {id} (`culprit bisect log {id}`)\n"));
             }
