@@ -159,6 +159,13 @@ impl Bisect {
         // being searched is not: the outcome's open stretches say what its runs show, as they did before its search.
         for segment in unsettled {
             let stretch = self.stretch_searches.contains(&(segment.lo, segment.hi));
+            // A change the runs show, but surely below a residual's floor, is no contributor here either: the
+            // contributors a budget's end names obey the floor that a finished search's do.
+            let floor = if stretch { None } else { self.below_residual_floor(segment, slope) };
+            if let Some((change, evidence)) = floor {
+                self.no_further_contributor("done", segment, change, format!("the budget ended, and {evidence}"));
+                continue;
+            }
             if !stretch && self.shows_change(segment, slope) {
                 self.note(
                     "done",

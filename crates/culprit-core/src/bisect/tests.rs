@@ -1447,6 +1447,31 @@ fn ci_52_a_merged_branch_whose_search_gave_up_on_no_change_leaves_the_merge_blam
 }
 
 #[test]
+fn a_budgets_end_names_no_residual_below_the_floor_that_a_finished_search_obeys() {
+    // Good 0 at level 0, a located culprit 10 at 1 - s, bad 20 at 1: the residual (10, 20] changes by s. The budget
+    // ends while it is searched, with 40 runs at each of its ends. Its change shows (3 standard errors and more) in
+    // every case, so before the floor a budget's end reported it as a range, a contributor of s; a change surely
+    // below 15% of the whole is no contributor, as it is when a search gives up or a reproduce test closes it.
+    let noise: Vec<f64> = (0..40).map(|i| 0.02 * f64::from((i * 7) % 11) - 0.1).collect();
+    let at = |level: f64| -> Vec<f64> { noise.iter().map(|e| 10.0 + level + e).collect() };
+    let residual = Segment { lo: 10, hi: 20, top: false };
+    // (s, a range reported)
+    for (s, range_reported) in [(0.05, false), (0.5, true)] {
+        let mut m = machine(21);
+        m.total = Some((1.0, 0.02));
+        m.culprits.push(Culprit { confidence: 1.0, step: 1.0 - s, ..Culprit::unmeasured(10, 9) });
+        seed_values(&mut m, &[(0, &at(0.0)), (10, &at(1.0 - s)), (20, &at(1.0))]);
+        assert!(m.shows_change(residual, 0.0), "s {s}: the runs show the residual's change");
+        m.phase = Phase::Locate { segment: residual };
+        m.report_unsettled_parts();
+        let range = m.culprits.iter().any(|c| !c.located && (c.after, c.commit) == (10, 20));
+        assert_eq!(range, range_reported, "s {s}: {:?}", m.culprits);
+        let closed = m.log.iter().any(|e| e.decision == "no further contributor in (10, 20]");
+        assert_eq!(closed, !range_reported, "s {s}: {:?}", m.log);
+    }
+}
+
+#[test]
 fn a_merge_that_makes_the_step_itself_stays_blamed() {
     // Good 0; mainline 1..=8; a topic branch 9..=14 forked at good; merge 15 of 8 and 14; mainline 16..=20. The
     // merge alone makes a 1.5 sigma step (a conflict resolved badly): its branch is searched, shows no change, and
