@@ -13,16 +13,8 @@ fn qa_50_the_same_bisect_into_another_store_is_refused_naming_the_store_that_hol
     let (a, b) = (d.join("a"), d.join("b"));
     std::fs::create_dir_all(&a).unwrap();
     std::fs::create_dir_all(&b).unwrap();
-    // The first bisect's first run waits until the test lets it go, or 30 seconds when a failed test never does.
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nif [ ! -e {d}/holding ]; then touch {d}/holding; i=0; while [ ! -e {d}/go ] && [ $i -lt 600 ]; \
-             do sleep 0.05; i=$((i + 1)); done; fi\nexec ./bench\n",
-            d = d.display()
-        ),
-    );
+    // The first bisect's first run waits until the test lets it go.
+    let wrapper = common::holding_wrapper(d, 1);
     let run = format!("sh {}", wrapper.display());
     let range = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3]];
     let rest = ["--run", &run, "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8"];

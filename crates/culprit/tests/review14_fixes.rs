@@ -129,18 +129,8 @@ fn two_stores_bisect_one_repository_at_once() {
     let (a, b) = (d.join("a"), d.join("b"));
     std::fs::create_dir_all(&a).unwrap();
     std::fs::create_dir_all(&b).unwrap();
-    // A's third run (its session's first, after the probe's two) waits until the test lets it go, or 30 seconds
-    // when a failed test never does.
-    let wrapper = d.join("wrap.sh");
-    common::write_script(
-        &wrapper,
-        &format!(
-            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
-             if [ $n = 3 ]; then touch {d}/holding; i=0; while [ ! -e {d}/go ] && [ $i -lt 600 ]; do sleep 0.05; \
-             i=$((i + 1)); done; fi\nexec ./bench\n",
-            d = d.display()
-        ),
-    );
+    // A's third run (its session's first, after the probe's two) waits until the test lets it go.
+    let wrapper = common::holding_wrapper(d, 3);
     let bisect = |run: &str| -> Vec<String> {
         let range = ["bisect", "--repo", repo.to_str().unwrap(), "--good", &shas[0], "--bad", &shas[3]];
         let rest = ["--run", run, "--build", "make -s", "--metric", "command.elapsed_time", "--max-runs", "8"];

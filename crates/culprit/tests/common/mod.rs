@@ -262,6 +262,23 @@ pub fn html_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// Writes `dir/wrap.sh`, a `--run` command's wrapper of `./bench` whose `nth` run (counted in `dir/total`, from 1)
+/// touches `dir/holding` and waits until the test writes `dir/go`, or 30 seconds when a failed test never does: a
+/// bisect held in the middle of a run, for a test to start another beside it. Returns the wrapper's path.
+pub fn holding_wrapper(dir: &Path, nth: usize) -> PathBuf {
+    let wrapper = dir.join("wrap.sh");
+    write_script(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/total 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > {d}/total\n\
+             if [ $n = {nth} ]; then touch {d}/holding; i=0; while [ ! -e {d}/go ] && [ $i -lt 600 ]; do sleep 0.05; \
+             i=$((i + 1)); done; fi\nexec ./bench\n",
+            d = dir.display()
+        ),
+    );
+    wrapper
+}
+
 /// Holds the machine for a test whose verdict comes from measured time (a real bisect of a slowdown repository), so
 /// that in one test binary such tests run one after another. Tests of a binary run in parallel threads, and on the
 /// two CPUs of a CI machine (often siblings of one core) a second test's benchmark beside this one's shifted its
