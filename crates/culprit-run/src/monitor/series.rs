@@ -1,5 +1,5 @@
-//! Per-interval sample series of one monitor and their per-run reduction into scalar metrics (mean of gauges,
-//! last minus first of event counters), shared by every /proc monitor.
+//! Per-interval sample series of one monitor and their per-run reduction into scalar metrics (mean over time of
+//! levels and rates, last minus first of event counters), shared by every /proc monitor.
 
 use super::MonitorOutput;
 use culprit_core::model::MonitorSeries;
@@ -8,7 +8,12 @@ use std::collections::BTreeMap;
 /// How a series becomes the run's single value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reduction {
-    /// A gauge (a level or a per-interval rate): the mean of the samples, as lkp averages non-counters.
+    /// A level read at each sample (processes running, memory in use, requests in flight): its mean over the time
+    /// the samples span, by the trapezoid rule (each interval weighs the mean of its two ends by its length). At
+    /// lkp's equal intervals this is the plain mean lkp takes of non-counters, but for half the weight of the first
+    /// and last samples. Here the last sample is taken when the benchmark ends, whatever the time since the one
+    /// before: a plain mean weighed a reading 20 ms after the benchmark exited as a whole second of it, and pulled
+    /// the `procs.r` of a 2 s run that ran at 3 to 2.33 (QA 54).
     Mean,
     /// A cumulative event counter: last sample minus first, the number of events during the run, as lkp does
     /// for the keys in its event-counter-prefixes list.
@@ -29,7 +34,21 @@ pub enum Reduction {
 /// since-boot count there, which is misleading).
 pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
     match how {
-        Reduction::Mean if !values.is_empty() => Some(values.iter().sum::<f64>() / values.len() as f64),
+        Reduction::Mean if !values.is_empty() => {
+            let (mut area, mut span) = (0.0, 0.0);
+            for (ends, at) in values.windows(2).zip(times.windows(2)) {
+                let length = (at[1] - at[0]).max(0.0);
+                area += (ends[0] + ends[1]) / 2.0 * length;
+                span += length;
+            }
+            // One sample, or samples without a length between them (all at one time), have no span to average
+            // over; their plain mean is all there is.
+            if span > 0.0 && times.len() == values.len() {
+                Some(area / span)
+            } else {
+                Some(values.iter().sum::<f64>() / values.len() as f64)
+            }
+        }
         Reduction::IntervalMean if !values.is_empty() => {
             let mut start = 0.0;
             let (mut weighted, mut total) = (0.0, 0.0);
@@ -43,7 +62,7 @@ pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
             if total > 0.0 && times.len() == values.len() {
                 Some(weighted / total)
             } else {
-                reduce(values, times, Reduction::Mean)
+                Some(values.iter().sum::<f64>() / values.len() as f64)
             }
         }
         Reduction::Delta if values.len() >= 2 => Some(values.last()? - values.first()?),
@@ -231,7 +250,8 @@ mod tests {
     #[test]
     fn reduction_rules() {
         let cases: &[(&[f64], Reduction, Option<f64>)] = &[
-            (&[1.0, 2.0, 6.0], Reduction::Mean, Some(3.0)),
+            (&[1.0, 2.0, 6.0], Reduction::Mean, Some(2.75)),
+            (&[2.0, 4.0, 4.0, 2.0], Reduction::Mean, Some(10.0 / 3.0)),
             (&[5.0], Reduction::Mean, Some(5.0)),
             (&[], Reduction::Mean, None),
             (&[100.0, 130.0, 175.0], Reduction::Delta, Some(75.0)),
@@ -248,6 +268,11 @@ mod tests {
         assert_eq!(reduce(&[100.0, 50.0, 0.0], &[1.0, 2.0, 2.5], Reduction::IntervalMean), Some(60.0));
         assert_eq!(reduce(&[3.0, 5.0], &[0.0, 0.0], Reduction::IntervalMean), Some(4.0));
         assert_eq!(reduce(&[], &[], Reduction::IntervalMean), None);
+        // QA 54: vmstat's `procs.r` of a 2 s run, 3 while the benchmark ran and 1 in the sample taken 20 ms after it
+        // exited, is about 3, not the plain mean 2.33.
+        let level = reduce(&[3.0, 3.0, 1.0], &[1.0, 2.0, 2.02], Reduction::Mean).unwrap();
+        assert!((level - 3.04 / 1.02).abs() < 1e-12, "{level}");
+        assert_eq!(reduce(&[3.0, 5.0], &[0.0, 0.0], Reduction::Mean), Some(4.0));
     }
 
     #[test]
@@ -262,7 +287,8 @@ mod tests {
         assert_eq!(series.series.get("late"), Some(&vec![10.0, 10.0, 13.0]));
         assert_eq!(series.series.get("gone"), Some(&vec![7.0, 7.0, 7.0]));
         let metrics = recorder.reduce("m", |key| if key == "a" { Reduction::Mean } else { Reduction::Delta });
-        let a_mean = 7.0 / 3.0;
+        // Over 0 s to 2 s by the trapezoid rule: (1.5 + 3) / 2.
+        let a_mean = 2.25;
         assert_eq!(metrics.get("m.a"), Some(&a_mean));
         assert_eq!(metrics.get("m.late"), Some(&3.0));
         assert_eq!(metrics.get("m.gone"), Some(&0.0));
