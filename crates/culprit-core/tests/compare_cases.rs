@@ -375,6 +375,14 @@ fn a_kpi_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would() {
     assert_eq!(text.matches("not significant over").count(), 1, "{text}");
     // Under lkp's rules the verdict is not this test's, so neither is the advice.
     assert_eq!(needed(&table(0, "stress-ng.cpu", DecisionRule::Lkp(LkpOptions::default()))), None);
+    // QA 54: sides of 6 and 3 runs are named so, not as "3 runs a side".
+    let base = Column::new("a").with_metric(kpi, vec![880.0, 800.0, 960.0, 870.0, 810.0, 950.0]);
+    let other = Column::new("b").with_metric(kpi, vec![820.0, 700.0, 880.0]);
+    let uneven = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let runs = needed(&uneven).expect("more runs tell");
+    assert_eq!((runs.now, runs.sides, runs.runs()), (3, (6, 3), "6 and 3 runs".to_string()));
+    let text = render_table(&uneven, RenderOptions::default());
+    assert!(text.contains("not significant over 6 and 3 runs; about "), "{text}");
 }
 
 #[test]

@@ -491,6 +491,8 @@ pub struct RunsToTell {
     pub needed: usize,
     /// The runs of the side with fewer.
     pub now: usize,
+    /// The runs of the base and of the other side, which a sentence names when they differ ([`RunsToTell::runs`]).
+    pub sides: (usize, usize),
     /// The metrics tested in the column, whose false-discovery control the change has to clear.
     pub tested: usize,
 }
@@ -531,7 +533,18 @@ pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) ->
     let needed =
         crate::stats::runs_to_detect(other.mean - base.mean, base.stddev?, other.stddev?, alpha, 0.8, 1000)?;
     let now = base.n.min(other.n);
-    (needed > now).then_some(RunsToTell { needed, now, tested })
+    (needed > now).then_some(RunsToTell { needed, now, sides: (base.n, other.n), tested })
+}
+
+impl RunsToTell {
+    /// The runs there are, as a sentence names them: "4 runs a side", or "8 and 4 runs" when the sides differ (QA
+    /// 54: a table of 8 runs against 4 said "over 4 runs a side").
+    pub fn runs(&self) -> String {
+        match self.sides {
+            (base, other) if base == other => format!("{base} runs a side"),
+            (base, other) => format!("{base} and {other} runs"),
+        }
+    }
 }
 
 /// Header facts of one column, echoed in the result.

@@ -252,10 +252,10 @@ fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
                 n => format!("{n} metrics tested"),
             };
             lines.push(format!(
-                "{}{on}: {} not significant over {} runs a side; about {} a side would show it ({tested})",
+                "{}{on}: {} not significant over {}; about {} a side would show it ({tested})",
                 row.metric,
                 change_amount(c),
-                runs.now,
+                runs.runs(),
                 runs.needed,
             ));
         }
