@@ -2,7 +2,7 @@
 //! missing metrics, NaN), false-discovery control, pass/fail rows, the renderers and the sweep view.
 
 use culprit_core::compare::direction::Direction;
-use culprit_core::compare::render::{render_csv, render_json, render_markdown, render_table, RenderOptions};
+use culprit_core::compare::render::{headlines, render_csv, render_json, render_markdown, render_table, RenderOptions};
 use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint,
 };
@@ -698,6 +698,10 @@ fn constant_sides_apart_by_more_than_the_floor_are_a_change_at_three_and_four_ru
         assert_eq!(change.verdict, Verdict::Regression, "{runs} runs");
         let ci = change.ratio_ci.expect("the constant ratio");
         assert!((ci.low - 0.8333333333).abs() < 1e-9 && ci.low == ci.high, "{ci:?}");
+        // QA 54: its headline says why it is a change, not a p-value the test alone would not call.
+        let line =
+            format!("hackbench.throughput -16.7% regression ({runs} vs {runs} runs, each side the same in every run)");
+        assert!(headlines(&result).contains(&line), "{:?}", headlines(&result));
     }
 }
 

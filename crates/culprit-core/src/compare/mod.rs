@@ -407,7 +407,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
             // discovery correction over a table it would call such a change "unchanged" at the usual run counts,
             // which a reader takes as "no regression". The practical floor below still applies, so a constant that
             // moved by less than it (or by rounding only, which never makes the sides apart) stays unchanged.
-            let deterministic = matches!(e.ratio_ci, Some(ci) if ci.is_point() && !ci.contains(1.0));
+            let deterministic = sides_constant_and_apart(e.ratio_ci);
             let large_enough = !e.below_resolution && e.change.abs() >= options.floor(e.absolute);
             let interval_agrees = !matches!(e.ratio_ci, Some(ci) if ci.contains(1.0));
             (significant || deterministic) && large_enough && interval_agrees
@@ -424,6 +424,12 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
     } else {
         Verdict::Regression
     }
+}
+
+/// Whether a ratio interval says each side gave one value in every run (to rounding) and the sides differ: the
+/// interval has zero width and leaves out 1. [`verdict`] takes such a change as shown whatever the rank test says.
+pub fn sides_constant_and_apart(ratio_ci: Option<ConfidenceInterval>) -> bool {
+    matches!(ratio_ci, Some(ci) if ci.is_point() && !ci.contains(1.0))
 }
 
 /// The outcome for one metric in one non-base column.

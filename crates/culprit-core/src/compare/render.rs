@@ -360,8 +360,15 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             };
             // Under lkp's rules the verdict comes from its range and ratio rules, not from the p-value, which may well
             // be large; printing it would read as a contradiction.
+            // A change the test alone would not call, shown because each side gave one value in every run, says so:
+            // its p-value beside a KPI's rejected one of the same size read as two standards (QA 54: `meminfo.Shmem
+            // +4.3% change (4 vs 4 runs, p=0.03)` headed a table whose -26% throughput was "not significant").
+            let significant = c.q.is_some_and(|q| q <= result.options.fdr);
             let evidence = match result.options.rule {
                 super::DecisionRule::Lkp(_) => "by lkp's rules".to_string(),
+                super::DecisionRule::Culprit if !significant && super::sides_constant_and_apart(c.ratio_ci) => {
+                    "each side the same in every run".to_string()
+                }
                 super::DecisionRule::Culprit => format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string())),
             };
             lines.push(format!("{} {amount} {noun}{on} ({nb} vs {no} runs, {evidence})", row.metric));
