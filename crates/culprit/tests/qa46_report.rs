@@ -106,6 +106,12 @@ fn qa46_5_compare_and_the_mail_say_when_the_sides_ran_with_different_cpus() {
     let flat = mail.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(flat.contains("on test machine: 1 threads"), "{mail}");
     assert!(flat.contains(&format!("(the sides ran on different machine facts: {said};")), "{mail}");
+    // QA 54: its steps run the pinned side on one CPU, as its runs were, and the other on every CPU.
+    let steps: Vec<&str> = mail.lines().map(str::trim).filter(|l| l.contains("culprit run ")).collect();
+    assert_eq!(steps.len(), 2, "{mail}");
+    assert!(steps[0].starts_with("culprit run ") && steps[0].contains("--label all"), "{mail}");
+    assert!(steps[1].starts_with("taskset -c 0 culprit run ") && steps[1].contains("--label pin1"), "{mail}");
+    assert!(mail.contains("# its runs had 1 CPU, fewer than another side's: run it on as many"), "{mail}");
 
     // Sides on the same CPUs say nothing of the machine.
     run_each(d, "again", &[104, 105, 106]);

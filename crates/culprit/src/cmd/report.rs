@@ -626,6 +626,24 @@ fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec
     }
 }
 
+/// Per side (`keys`, the table's revisions), the CPU count its successful runs all had when it is fewer than the
+/// largest count a side's runs all had (every run when none succeeded), else `None`: a side that ran on fewer CPUs,
+/// which the reproduce steps run under `taskset` on as many. Sides whose own runs differ are left as they are.
+fn fewer_cpus(store: &dyn Store, runs: &[RunSummary], keys: &[String]) -> Result<Vec<Option<u32>>> {
+    let mut counts = Vec::new();
+    for key in keys {
+        let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
+        let any_ok = side.iter().any(|r| r.failure_reason.is_none());
+        let ids: Vec<culprit_store::RunId> =
+            side.iter().filter(|r| !any_ok || r.failure_reason.is_none()).map(|r| r.id).collect();
+        let facts = if ids.is_empty() { Vec::new() } else { store.run_facts(&ids)? };
+        let cpus: std::collections::BTreeSet<u32> = facts.iter().map(|f| f.machine.nr_cpu).collect();
+        counts.push((cpus.len() == 1).then(|| cpus.first().copied()).flatten());
+    }
+    let most = counts.iter().flatten().copied().max();
+    Ok(counts.into_iter().map(|count| count.filter(|&n| Some(n) < most)).collect())
+}
+
 /// Whether `record` is a run of a `command` job, which runs in its working directory and records that directory's
 /// filesystem, not a scratch directory's (QA 51).
 fn is_command_job(record: &RunRecord) -> bool {
@@ -1183,6 +1201,10 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // Runs in a worktree Culprit made of the repository (a bisect's, check's or try-fix's, gone since) ran in the
     // tree the steps check out there: the steps say nothing of where they ran.
     let worktrees = commits_repo.map(|top| crate::cmd::absolute_path(&crate::cmd::bisect::culprit_dir(top)));
+    // A side whose runs had fewer CPUs than another's (run under `taskset`, in a cpuset, on a smaller machine) is run
+    // on as many: the mail says the sides' CPUs differed, and steps run on every CPU measured something else (QA 54:
+    // a side pinned to one CPU read -46.7%, which the steps as written could not make).
+    let pinned = fewer_cpus(store, &runs, &keys)?;
     let in_a_worktree = |dir: &str| worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root));
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
@@ -1221,7 +1243,19 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             (true, Some(dir)) => format!(" --scratch {}", shell_quote(dir)),
             _ => String::new(),
         };
-        reproduce.push(format!("culprit run{db} {job_path} -n {n}{scratch} {}", run_target(r)));
+        let taskset = match pinned.get(i).copied().flatten() {
+            Some(cpus) => {
+                let plural = if cpus == 1 { "" } else { "s" };
+                let said = format!("# its runs had {cpus} CPU{plural}, fewer than another side's: run it on as many");
+                reproduce.push(said);
+                match cpus {
+                    1 => "taskset -c 0 ".to_string(),
+                    n => format!("taskset -c 0-{} ", n - 1),
+                }
+            }
+            None => String::new(),
+        };
+        reproduce.push(format!("{taskset}culprit run{db} {job_path} -n {n}{scratch} {}", run_target(r)));
         if let (2, Revision::Label { .. }, Some(patch)) = (i, r, &patch_step) {
             reproduce.push(format!("git apply -R {patch}"));
         }
