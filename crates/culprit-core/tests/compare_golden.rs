@@ -7,6 +7,7 @@
 
 use culprit_core::compare::render::{headlines, render_table, RenderOptions};
 use culprit_core::compare::{compare, Column, CompareOptions, Comparison, Verdict};
+use culprit_core::compare::direction::is_kpi;
 use std::path::PathBuf;
 
 const BASE: &str = "361a2a229fa31ab7f2b236b5946e434964d00762";
@@ -147,6 +148,11 @@ fn seed001_verdicts_and_headlines() {
     let lines = headlines(&result);
     let iops = lines.iter().find(|l| l.starts_with("fio.write_iops ")).cloned().unwrap_or_default();
     assert!(iops.starts_with("fio.write_iops -21.8% regression on 8cc621d2f4 (6 vs 6 runs, p="), "{iops}");
+    // QA 54: the KPIs' lines lead, whatever their names sort after.
+    let first_other = lines.iter().position(|l| !is_kpi(l.split(' ').next().unwrap_or_default()));
+    let last_kpi = lines.iter().rposition(|l| is_kpi(l.split(' ').next().unwrap_or_default()));
+    assert!(last_kpi.is_some() && first_other.is_some(), "{lines:?}");
+    assert!(last_kpi < first_other, "{lines:?}");
     // A change of a metric with no known good direction has a headline that gives its size and calls it a change,
     // neither a regression nor an improvement.
     let latency: Vec<&String> = lines.iter().filter(|l| l.starts_with("fio.latency_50ms% ")).collect();

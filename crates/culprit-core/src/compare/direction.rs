@@ -93,6 +93,11 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("sysbench-cpu.workload", 1),
     ("sysbench-threads.workload", 1),
     ("sysbench-memory.workload", 1),
+    // Their events per thread are the same count shared among the threads, a rate too (QA 54: a throughput drop's
+    // `events/thread.avg` read "changed" beside the workload's "regression"); its spread is no performance.
+    ("sysbench-cpu.events/thread.avg", 1),
+    ("sysbench-threads.events/thread.avg", 1),
+    ("sysbench-memory.events/thread.avg", 1),
     ("sysbench*.transactions", 1),
     ("sysbench*.queries", 1),
     ("dbench.throughput*", 1),
@@ -312,9 +317,15 @@ mod tests {
             assert!(is_kpi(metric) && direction_of(metric) == Direction::HigherIsBetter, "{metric}");
         }
         assert_eq!(direction_of("sysbench-memory.workload"), Direction::HigherIsBetter);
+        for test in ["cpu", "threads", "memory"] {
+            let per_thread = format!("sysbench-{test}.events/thread.avg");
+            assert!(!is_kpi(&per_thread) && direction_of(&per_thread) == Direction::HigherIsBetter, "{per_thread}");
+            assert_eq!(direction_of(&format!("sysbench-{test}.events/thread.stddev")), Direction::Unknown);
+        }
         // The mutex test runs a fixed count of locks: its count says nothing of speed.
         assert!(!is_kpi("sysbench-mutex.workload"));
         assert_eq!(direction_of("sysbench-mutex.workload"), Direction::Unknown);
+        assert_eq!(direction_of("sysbench-mutex.events/thread.avg"), Direction::Unknown);
     }
 
     #[test]

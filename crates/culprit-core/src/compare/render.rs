@@ -335,11 +335,15 @@ pub fn change_amount(c: &Change) -> String {
 /// One line per change, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`. A metric with no known
 /// good direction that changed is worded `fio.latency_50ms% +6.0 change (...)`: the table shows its row, and a
 /// maintainer reading the lines under it would otherwise take their silence for no change. With more than one
-/// non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`.
+/// non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`. The benchmark's KPIs come
+/// first, the rest after them in the table's order: sorted by name, a sysbench table's
+/// `events/thread.avg` and `latency_ms.avg` lines came before its `workload` regression (QA 54).
 pub fn headlines(result: &CompareResult) -> Vec<String> {
     let multi = result.columns.len() > 2;
     let mut lines = Vec::new();
-    for row in &result.rows {
+    let kpis_first = result.rows.iter().filter(|r| super::direction::is_kpi(&r.metric));
+    let others = result.rows.iter().filter(|r| !super::direction::is_kpi(&r.metric));
+    for row in kpis_first.chain(others) {
         for c in &row.changes {
             // The verdict's own word for a change of unknown direction is the adjective "changed"; the line's noun
             // is "change", as the report's headline has it, and says nothing of better or worse.
