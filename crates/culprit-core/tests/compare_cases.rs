@@ -580,6 +580,9 @@ fn sweep_rows_follow_the_param_and_compare_each_point() {
         lines[5].starts_with("       256 ") && lines[5].contains("+10.") && lines[5].ends_with("improvement"),
         "{text}"
     );
+    // QA 54: the points whose change is not significant have no word after them, and the last line says what that
+    // means.
+    assert_eq!(lines.last(), Some(&"# a change with no verdict after it is not significant"), "{text}");
 }
 
 #[test]

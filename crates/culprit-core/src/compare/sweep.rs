@@ -136,7 +136,9 @@ pub fn sweep_title(sweep: &Sweep) -> String {
 }
 
 /// The sweep as text: a title line, a header with the param name and the column labels, one line per value.
-/// Cells use the ncompare fields (mean, ` ±NN%`, `%+.1f%%` change) so the two views read alike.
+/// Cells use the ncompare fields (mean, ` ±NN%`, `%+.1f%%` change) so the two views read alike. A line ends with
+/// its verdicts when a change is one; when a change shows with no word after it, a last line says it is not
+/// significant (QA 54: `-9.7%` at each point, and nothing said it was within the noise).
 pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", sweep_title(sweep));
@@ -170,6 +172,15 @@ pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
             let _ = write!(out, "  {}", verdicts.join(","));
         }
         out.push('\n');
+    }
+    let shown_unchanged = rows.iter().any(|row| {
+        let base_present = row.sides.first().is_some_and(|s| s.present);
+        row.changes.iter().enumerate().any(|(i, c)| {
+            c.verdict == Verdict::Unchanged && base_present && row.sides.get(i + 1).is_some_and(|s| s.present)
+        })
+    });
+    if shown_unchanged {
+        out.push_str("# a change with no verdict after it is not significant\n");
     }
     out
 }
