@@ -548,7 +548,15 @@ impl RunsToTell {
     pub fn runs(&self) -> String {
         match self.sides {
             (base, other) if base == other => format!("{base} runs a side"),
-            (base, other) => format!("{base} and {other} runs"),
+            _ => format!("{} runs", self.counts()),
+        }
+    }
+
+    /// The sides' run counts as a number: "4" when they are alike, else "8 and 4".
+    pub fn counts(&self) -> String {
+        match self.sides {
+            (base, other) if base == other => base.to_string(),
+            (base, other) => format!("{base} and {other}"),
         }
     }
 }

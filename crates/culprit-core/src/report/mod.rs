@@ -1359,11 +1359,7 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
             let more = change_of(&input.comparison, &h.metric, 1)
                 .and_then(|(row, change)| crate::compare::runs_to_tell(&input.comparison, row, change))
                 .map(|runs| {
-                    let now = match runs.sides {
-                        (base, other) if base == other => base.to_string(),
-                        (base, other) => format!("{base} and {other}"),
-                    };
-                    format!("; about {} runs a side, not {now}, would show a change this size", runs.needed)
+                    format!("; about {} runs a side, not {}, would show a change this size", runs.needed, runs.counts())
                 });
             format!(
                 "FYI, we found no significant change of {} ({}, {}{}) at commit:",

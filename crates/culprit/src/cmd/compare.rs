@@ -371,10 +371,7 @@ pub(crate) fn machines_differ(
 ) -> Result<Option<String>> {
     let mut sides: Vec<Vec<culprit_store::RunFacts>> = Vec::new();
     for key in keys {
-        let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
-        let any_ok = side.iter().any(|r| r.failure_reason.is_none());
-        let chosen = side.iter().filter(|r| !any_ok || r.failure_reason.is_none());
-        let ids: Vec<culprit_store::RunId> = chosen.map(|r| r.id).collect();
+        let ids: Vec<culprit_store::RunId> = speaking_runs(runs, key).iter().map(|r| r.id).collect();
         if ids.is_empty() {
             return Ok(None);
         }
@@ -430,15 +427,21 @@ pub(crate) fn filesystems_sentence(sides: &[(&str, Vec<&culprit_core::model::Scr
         .map(|said| format!("{said}; the change may be the filesystems', not the revisions'"))
 }
 
+/// The runs of revision `key` among `runs` whose facts (machine, filesystem) speak for its side, in run order: its
+/// successful runs, or every run when none succeeded.
+pub(crate) fn speaking_runs<'r>(runs: &'r [RunSummary], key: &str) -> Vec<&'r RunSummary> {
+    let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
+    let any_ok = side.iter().any(|r| r.failure_reason.is_none());
+    side.into_iter().filter(|r| !any_ok || r.failure_reason.is_none()).collect()
+}
+
 /// The scratch filesystems the runs of revision `key` among `runs` recorded, in run order: its successful runs',
-/// or every run's when none succeeded.
+/// or every run's when none succeeded ([`speaking_runs`]).
 pub(crate) fn side_filesystems<'r>(
     runs: &'r [RunSummary],
     key: &str,
 ) -> Vec<&'r culprit_core::model::ScratchFilesystem> {
-    let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
-    let any_ok = side.iter().any(|r| r.failure_reason.is_none());
-    side.iter().filter(|r| !any_ok || r.failure_reason.is_none()).filter_map(|r| r.scratch.as_ref()).collect()
+    speaking_runs(runs, key).into_iter().filter_map(|r| r.scratch.as_ref()).collect()
 }
 
 /// One table [`machine_tables`] draws: a job, and the machine and build whose runs it reads.

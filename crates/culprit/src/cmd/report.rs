@@ -607,10 +607,8 @@ fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec
         .iter()
         .zip(labels)
         .map(|(key, label)| {
-            let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
-            let any_ok = side.iter().any(|r| r.failure_reason.is_none());
             let mut machines: Vec<String> = Vec::new();
-            for run in side.iter().filter(|r| !any_ok || r.failure_reason.is_none()) {
+            for run in crate::cmd::compare::speaking_runs(runs, key) {
                 if !machines.contains(&run.hostname) {
                     machines.push(run.hostname.clone());
                 }
@@ -632,10 +630,8 @@ fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec
 fn fewer_cpus(store: &dyn Store, runs: &[RunSummary], keys: &[String]) -> Result<Vec<Option<u32>>> {
     let mut counts = Vec::new();
     for key in keys {
-        let side: Vec<&RunSummary> = runs.iter().filter(|r| r.revision.key() == key).collect();
-        let any_ok = side.iter().any(|r| r.failure_reason.is_none());
         let ids: Vec<culprit_store::RunId> =
-            side.iter().filter(|r| !any_ok || r.failure_reason.is_none()).map(|r| r.id).collect();
+            crate::cmd::compare::speaking_runs(runs, key).iter().map(|r| r.id).collect();
         let facts = if ids.is_empty() { Vec::new() } else { store.run_facts(&ids)? };
         let cpus: std::collections::BTreeSet<u32> = facts.iter().map(|f| f.machine.nr_cpu).collect();
         counts.push((cpus.len() == 1).then(|| cpus.first().copied()).flatten());
