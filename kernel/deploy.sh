@@ -13,7 +13,7 @@
 #                   and checks `uname -r`. A box that does not come back makes the commit untestable.
 # The ssh path needs a box with kexec-tools and a bzImage build (CULPRIT_KERNEL_IMAGE=bzImage in
 # build.sh's environment); it is documented in docs/kernel.md. It was never run against a real box;
-# crates/culprit/tests/kernel.rs checks its steps against stand-in ssh and scp programs.
+# crates/culprit/tests/cli/kernel.rs checks its steps against stand-in ssh and scp programs.
 set -eu
 . "$(dirname "$0")/lib.sh"
 COMMIT=${CULPRIT_COMMIT:?deploy.sh runs as a culprit --deploy hook (CULPRIT_COMMIT is not set)}

@@ -15,4 +15,4 @@ if [ -z "${CULPRIT_TEST_PG_URL:-}" ] && [ "${CULPRIT_SKIP_POSTGRES:-}" != 1 ]; t
     eval "$pg_export"
     export CULPRIT_TEST_PG_URL
 fi
-cargo test --workspace --release --locked "$@"
+cargo test --workspace --profile ci --locked "$@"

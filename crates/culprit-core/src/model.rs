@@ -126,7 +126,7 @@ impl Machine {
         // named, where the mail said "0 threads".
         let mut known = Vec::new();
         if self.nr_cpu > 0 {
-            known.push(format!("{} threads", self.nr_cpu));
+            known.push(format!("{} thread{}", self.nr_cpu, if self.nr_cpu == 1 { "" } else { "s" }));
         }
         if let Some(sockets) = host.sockets.filter(|&n| n > 0) {
             known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
@@ -620,6 +620,9 @@ mod tests {
         assert_eq!(full.describe(), "2 threads AMD EPYC with 24G memory");
         let part = Machine { nr_cpu: 96, ..Machine::default() };
         assert_eq!(part.describe(), "96 threads");
+        // A run pinned to one CPU (`taskset -c 0`) is on one thread, not "1 threads".
+        let pinned = Machine { nr_cpu: 1, memory_kib: 24 << 20, ..Machine::default() };
+        assert_eq!(pinned.describe(), "1 thread with 24G memory");
         let memory = Machine { memory_kib: 512 << 20, ..Machine::default() };
         assert_eq!(memory.describe(), "512G memory");
         let named = Machine { hostname: "lkp-icl-2sp7".into(), ..Machine::default() };

@@ -818,21 +818,30 @@ pub fn primary_metrics<'a>(metrics: impl IntoIterator<Item = &'a str>) -> Vec<&'
 }
 
 /// The metric a comparison's report should lead with when none was named: among program metrics whose verdict in
-/// column 1 is a regression or an improvement, a KPI first (`compare::direction::is_kpi`: `fio.write_iops`, not
-/// `fio.workload`, which moves with it), then a regression, then the most significant change (smallest q), then
-/// the largest; else the first program metric with any change; else `None`. Significance before size, as the
-/// report picks its job (`Strength`): a command's user time +29.4% at q 4e-10 is the clearer finding than its
-/// wall time +40.1% ± 27% at q 0.04, which the largest change led with once both counted.
+/// column 1 is a regression or an improvement (or, for a KPI, a change of no known direction), a KPI first
+/// (`compare::direction::is_kpi`: `fio.write_iops`, not `fio.workload`, which moves with it), then a regression,
+/// then the most significant change (smallest q), then the largest; else the first program metric with any change;
+/// else `None`. Significance before size, as the report picks its job (`Strength`): a command's user time +29.4% at
+/// q 4e-10 is the clearer finding than its wall time +40.1% ± 27% at q 0.04, which the largest change led with once
+/// both counted.
 pub fn headline_metric(result: &CompareResult) -> Option<String> {
     // (a KPI, a regression, -q, |change|): larger is the better headline.
     type Rank = (bool, bool, f64, f64);
     let mut best: Option<(Rank, &str)> = None;
     for row in headline_candidates(result) {
         let Some(c) = row.changes.iter().find(|c| c.column == 1) else { continue };
-        if !matches!(c.verdict, Verdict::Regression | Verdict::Improvement) {
+        let is_kpi = crate::compare::direction::is_kpi(&row.metric);
+        // A KPI of no known direction (a number a `command` job captures) that changed is still what the job
+        // measures: it leads over the wall time of the command around it, whose regression under a loaded machine
+        // headed a mail whose captured ops had moved 30%.
+        let leads = match c.verdict {
+            Verdict::Regression | Verdict::Improvement => true,
+            Verdict::Changed => is_kpi,
+            Verdict::Unchanged | Verdict::Inconclusive { .. } => false,
+        };
+        if !leads {
             continue;
         }
-        let is_kpi = crate::compare::direction::is_kpi(&row.metric);
         // Two constant sides apart are decided by their zero-width ratio interval, not q (see `compare::verdict`):
         // every resample agrees, as certain as a change gets.
         let constant = c.ratio_ci.is_some_and(|ci| ci.is_point());

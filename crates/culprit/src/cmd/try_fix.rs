@@ -586,7 +586,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         ));
         output::print(&out)?;
     }
-    Ok(if verdict == FixVerdict::Fixed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if matches!(verdict, FixVerdict::Fixed { .. }) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// The metric the verdict is about without --metric, and why, for the line that names it: the program metric that

@@ -1,6 +1,6 @@
 //! Helpers shared by the binary's end-to-end tests.
 
-// Every test crate compiles this module on its own and uses only some of it.
+// Both test binaries (`cli` and `timed`) compile this module, and `cli` uses only some of it.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
@@ -279,14 +279,23 @@ pub fn holding_wrapper(dir: &Path, nth: usize) -> PathBuf {
     wrapper
 }
 
-/// Holds the machine for a test whose verdict comes from measured time (a real bisect of a slowdown repository), so
-/// that in one test binary such tests run one after another. Tests of a binary run in parallel threads, and on the
-/// two CPUs of a CI machine (often siblings of one core) a second test's benchmark beside this one's shifted its
-/// levels by several percent from one visit of a commit to the next: a series' share was read as 81% where it is
+/// The machine the `timed` binary's tests share: a test whose verdict comes from measured time holds it alone
+/// (`quiet_machine`), every other test of that binary holds it shared (`shared_machine`).
+static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Holds the machine alone for a test whose verdict comes from measured time (a real bisect of a slowdown
+/// repository), so that no other test of its binary runs beside it. Tests of a binary run in parallel threads, and
+/// on the two CPUs of a CI machine (often siblings of one core) a second test's benchmark beside this one's shifted
+/// its levels by several percent from one visit of a commit to the next: a series' share was read as 81% where it is
 /// half. A test that failed while holding the lock still releases it (the poison is ignored).
-pub fn quiet_machine() -> std::sync::MutexGuard<'static, ()> {
-    static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+pub fn quiet_machine() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Holds the machine shared, for a test of the `timed` binary that measures nothing itself: it runs beside other
+/// such tests but never beside one holding `quiet_machine`. A thread holding this must not call `quiet_machine`.
+pub fn shared_machine() -> std::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Stores 3 successful runs of a small `command` job at label `ok` and 3 failed runs of it at label `failed` in the
