@@ -1039,6 +1039,11 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
             if input.pooled.is_some() { "compare on its runs" } else { "the pooled runs" },
             h.noun()
         ),
+        // A comparison with nothing significant blames nothing: the subject says so, as the opening does, rather
+        // than a change with "non-significant" after it that reads as a finding in a list of subjects.
+        None if h.verdict == Verdict::Unchanged => {
+            format!("[culprit] {commit}: no significant change of {} ({})", h.metric, h.amount())
+        }
         _ => format!("[culprit] {commit}: {what}"),
     })
 }
