@@ -264,7 +264,7 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
         let said = sources.as_ref().map(|sources| culprit_core::report::sources_text(sources, &labels));
         let samples = &stored.plain;
         let side_keys: Vec<String> = stored.plain.iter().map(|s| s.revision.key().to_string()).collect();
-        let machines = machines_differ(store, &of_table, &side_keys, &labels)?;
+        let machines = machines_differ(&side_facts(store, &of_table, &side_keys)?, &labels);
         let filesystems = filesystems_differ(&of_table, &side_keys, &labels);
         match args.format {
             CompareFormat::Table => {
@@ -355,6 +355,21 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
     Ok(Rendered { text: out, warnings })
 }
 
+/// Each side's (`keys`, the table's revisions) machine and params, of the runs that speak for it
+/// ([`speaking_runs`]); empty for a side without runs. One read serves the table's sentence and the mail's steps.
+pub(crate) fn side_facts(
+    store: &dyn Store,
+    runs: &[RunSummary],
+    keys: &[String],
+) -> Result<Vec<Vec<culprit_store::RunFacts>>> {
+    let mut sides = Vec::new();
+    for key in keys {
+        let ids: Vec<culprit_store::RunId> = speaking_runs(runs, key).iter().map(|r| r.id).collect();
+        sides.push(if ids.is_empty() { Vec::new() } else { store.run_facts(&ids)? });
+    }
+    Ok(sides)
+}
+
 /// The machine facts in which the runs of a table differ (`Machine::differences`), and the workload quantities the
 /// job resolved to differently on them (`model::workload_differences`: hackbench's tasks from `nr_threads: 100%`),
 /// said as a sentence, or None. `runs` are the table's; each side is read from all its successful runs (every run
@@ -362,27 +377,17 @@ pub fn render(store: &dyn Store, args: &CompareArgs) -> Result<Rendered> {
 /// `taskset -c 0` records 1 CPU where the other records 2, and the table put the two together with no word, while
 /// the mail named the bad side's machine only (QA 46); one hackbench job then ran 40 tasks at one side and 80 at the
 /// other, and only the CPU count was said. The store reads the runs' machines and params alone
-/// (`Store::run_facts`), not each side's whole run.
-pub(crate) fn machines_differ(
-    store: &dyn Store,
-    runs: &[RunSummary],
-    keys: &[String],
-    labels: &[String],
-) -> Result<Option<String>> {
-    let mut sides: Vec<Vec<culprit_store::RunFacts>> = Vec::new();
-    for key in keys {
-        let ids: Vec<culprit_store::RunId> = speaking_runs(runs, key).iter().map(|r| r.id).collect();
-        if ids.is_empty() {
-            return Ok(None);
-        }
-        sides.push(store.run_facts(&ids)?);
+/// (`Store::run_facts`, read once per side by [`side_facts`]), not each side's whole run.
+pub(crate) fn machines_differ(sides: &[Vec<culprit_store::RunFacts>], labels: &[String]) -> Option<String> {
+    if sides.iter().any(Vec::is_empty) {
+        return None;
     }
     let machines: Vec<(&str, Vec<&culprit_core::model::Machine>)> = labels
         .iter()
-        .zip(&sides)
+        .zip(sides)
         .map(|(label, facts)| (label.as_str(), facts.iter().map(|f| &f.machine).collect()))
         .collect();
-    let Some(said) = culprit_core::model::Machine::differences(&machines) else { return Ok(None) };
+    let said = culprit_core::model::Machine::differences(&machines)?;
     // The quantities follow from the CPU count and the job's params, so they can only differ where the machine facts
     // do: said after them, each with the values of both sides.
     let resolved: Vec<Vec<Vec<(String, u64)>>> = sides
@@ -400,10 +405,10 @@ pub(crate) fn machines_differ(
         Some(quantities) => format!("; so the job resolved to different workloads: {quantities}"),
         None => String::new(),
     };
-    Ok(Some(format!(
+    Some(format!(
         "the sides ran on different machine facts: {said}{workload}; the change may be the machine's, not the \
          revisions'"
-    )))
+    ))
 }
 
 /// The filesystems the benchmark's files of each side of a table were on, when they differ

@@ -624,20 +624,19 @@ fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec
     }
 }
 
-/// Per side (`keys`, the table's revisions), the CPU count its successful runs all had when it is fewer than the
-/// largest count a side's runs all had (every run when none succeeded), else `None`: a side that ran on fewer CPUs,
-/// which the reproduce steps run under `taskset` on as many. Sides whose own runs differ are left as they are.
-fn fewer_cpus(store: &dyn Store, runs: &[RunSummary], keys: &[String]) -> Result<Vec<Option<u32>>> {
-    let mut counts = Vec::new();
-    for key in keys {
-        let ids: Vec<culprit_store::RunId> =
-            crate::cmd::compare::speaking_runs(runs, key).iter().map(|r| r.id).collect();
-        let facts = if ids.is_empty() { Vec::new() } else { store.run_facts(&ids)? };
-        let cpus: std::collections::BTreeSet<u32> = facts.iter().map(|f| f.machine.nr_cpu).collect();
-        counts.push((cpus.len() == 1).then(|| cpus.first().copied()).flatten());
-    }
+/// Per side (its facts from `compare::side_facts`), the CPU count its successful runs all had when it is fewer than
+/// the largest count a side's runs all had (every run when none succeeded), else `None`: a side that ran on fewer
+/// CPUs, which the reproduce steps run under `taskset` on as many. Sides whose own runs differ are left as they are.
+fn fewer_cpus(sides: &[Vec<culprit_store::RunFacts>]) -> Vec<Option<u32>> {
+    let counts: Vec<Option<u32>> = sides
+        .iter()
+        .map(|facts| {
+            let cpus: std::collections::BTreeSet<u32> = facts.iter().map(|f| f.machine.nr_cpu).collect();
+            (cpus.len() == 1).then(|| cpus.first().copied()).flatten()
+        })
+        .collect();
     let most = counts.iter().flatten().copied().max();
-    Ok(counts.into_iter().map(|count| count.filter(|&n| Some(n) < most)).collect())
+    counts.into_iter().map(|count| count.filter(|&n| Some(n) < most)).collect()
 }
 
 /// Whether `record` is a run of a `command` job, which runs in its working directory and records that directory's
@@ -1200,7 +1199,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // A side whose runs had fewer CPUs than another's (run under `taskset`, in a cpuset, on a smaller machine) is run
     // on as many: the mail says the sides' CPUs differed, and steps run on every CPU measured something else (QA 54:
     // a side pinned to one CPU read -46.7%, which the steps as written could not make).
-    let pinned = fewer_cpus(store, &runs, &keys)?;
+    let facts = crate::cmd::compare::side_facts(store, &runs, &keys)?;
+    let pinned = fewer_cpus(&facts);
     let in_a_worktree = |dir: &str| worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root));
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
@@ -1281,7 +1281,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         ));
     }
     // The machine line names the bad side's machine: when the sides' differ, the mail says how.
-    let machines_differ = crate::cmd::compare::machines_differ(store, &runs, &keys, &labels)?;
+    let machines_differ = crate::cmd::compare::machines_differ(&facts, &labels);
     let sides = keys.iter().zip(&labels).map(|(key, label)| (label.clone(), side_filesystems(&runs, key))).collect();
     let (scratch, filesystems_differ) = scratch_sides(sides, command_job);
     let machines = side_machines(&runs, &keys, &labels);
