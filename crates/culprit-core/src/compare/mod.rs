@@ -399,7 +399,7 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
     let changed = match &options.rule {
         DecisionRule::Lkp(_) => e.lkp_changed.unwrap_or(false),
         DecisionRule::Culprit => {
-            let significant = e.q.is_some_and(|q| q <= options.fdr);
+            let significant = significant(e.q, options);
             // A difference that is the same in every run is a change, whatever the rank test says. When each side
             // gave one value in every run (to rounding) and the sides differ, the ratio interval has zero width:
             // every resample of the runs shows this very change, and no run of one side came near the other. The
@@ -424,6 +424,12 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
     } else {
         Verdict::Regression
     }
+}
+
+/// Whether a change's q-value clears the false-discovery level: the test's half of [`verdict`]'s rule under
+/// [`DecisionRule::Culprit`].
+pub fn significant(q: Option<f64>, options: &CompareOptions) -> bool {
+    q.is_some_and(|q| q <= options.fdr)
 }
 
 /// Whether a ratio interval says each side gave one value in every run (to rounding) and the sides differ: the
@@ -927,7 +933,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
         } else if let Some((b, o)) = &item.samples {
             // The bootstrap is the expensive part, and only decides between "changed" and "unchanged" for
             // pairs that already passed the cheap tests: run it for those candidates only.
-            let candidate = q.is_some_and(|q| q <= options.fdr) && item.change.abs() >= options.floor(item.absolute);
+            let candidate = significant(q, options) && item.change.abs() >= options.floor(item.absolute);
             if candidate && options.bootstrap_resamples > 0 {
                 let mut rng = Rng::new(options.seed ^ fnv1a(&row.metric) ^ (item.column as u64).rotate_left(32));
                 ratio_ci = stats::bootstrap_ratio_ci(b, o, &mut rng, options.bootstrap_resamples, options.confidence);

@@ -367,7 +367,7 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             // A change the test alone would not call, shown because each side gave one value in every run, says so:
             // its p-value beside a KPI's rejected one of the same size read as two standards (QA 54: `meminfo.Shmem
             // +4.3% change (4 vs 4 runs, p=0.03)` headed a table whose -26% throughput was "not significant").
-            let significant = c.q.is_some_and(|q| q <= result.options.fdr);
+            let significant = super::significant(c.q, &result.options);
             let evidence = match result.options.rule {
                 super::DecisionRule::Lkp(_) => "by lkp's rules".to_string(),
                 super::DecisionRule::Culprit if !significant && super::sides_constant_and_apart(c.ratio_ci) => {

@@ -46,7 +46,7 @@ pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
             if span > 0.0 && times.len() == values.len() {
                 Some(area / span)
             } else {
-                Some(values.iter().sum::<f64>() / values.len() as f64)
+                culprit_core::stats::mean(values)
             }
         }
         Reduction::IntervalMean if !values.is_empty() => {
@@ -62,7 +62,7 @@ pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
             if total > 0.0 && times.len() == values.len() {
                 Some(weighted / total)
             } else {
-                Some(values.iter().sum::<f64>() / values.len() as f64)
+                culprit_core::stats::mean(values)
             }
         }
         Reduction::Delta if values.len() >= 2 => Some(values.last()? - values.first()?),
