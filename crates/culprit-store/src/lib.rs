@@ -569,6 +569,10 @@ pub struct NewTryFix {
     pub fix: String,
     /// The patch file, as given (made absolute).
     pub patch: String,
+    /// The patch's text as try-fix applied it, when it is UTF-8 text, so that a report can hand it over.
+    pub patch_text: Option<String>,
+    /// The command try-fix built each tree with (`--build`), if any.
+    pub build: Option<String>,
     pub job_id: String,
     pub machine: String,
     pub created_at: f64,
@@ -583,6 +587,11 @@ pub struct TryFix {
     pub bad: String,
     pub fix: String,
     pub patch: String,
+    /// The patch's text as applied; `None` for a try-fix recorded before stores kept it (schema version 9) and for
+    /// a patch that is not UTF-8 text.
+    pub patch_text: Option<String>,
+    /// The build command; `None` without `--build` and for a try-fix recorded before schema version 9.
+    pub build: Option<String>,
     pub job_id: String,
     pub machine: String,
     pub created_at: f64,

@@ -209,6 +209,14 @@ CREATE TABLE try_fix_runs (
     PRIMARY KEY (try_fix_id, run_id)
 );
 "#,
+    // Version 9: what a try-fix built its trees with, and the patch's text as it applied it. The mail of `report
+    // --compare --fix` is read on another machine, where the absolute path of the patch try-fix was given names
+    // nothing: it carries the text (or writes it beside the report), and says how the trees were built. NULL for a
+    // try-fix recorded before, and for a patch that is not UTF-8 text.
+    r#"
+ALTER TABLE try_fixes ADD COLUMN build TEXT;
+ALTER TABLE try_fixes ADD COLUMN patch_text TEXT;
+"#,
 ];
 
 /// The version whose SQL creates `run_metric_packs`. Packing is binary (varints and little-endian doubles), which

@@ -675,19 +675,21 @@ impl Store for PostgresStore {
 
     fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError> {
         let action = "record a try-fix";
-        let NewTryFix { repo, base, bad, fix, patch, job_id, machine, created_at } = try_fix;
+        let NewTryFix { repo, base, bad, fix, patch, patch_text, build, job_id, machine, created_at } = try_fix;
         let row = self
             .client
             .get_mut()
             .query_one(
-                "INSERT INTO try_fixes (repo, base, bad, fix, patch, job_id, machine, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                "INSERT INTO try_fixes (repo, base, bad, fix, patch, patch_text, build, job_id, machine, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
                 &[
                     &to_db(repo),
                     &to_db(base),
                     &to_db(bad),
                     &to_db(fix),
                     &to_db(patch),
+                    &patch_text.as_deref().map(to_db),
+                    &build.as_deref().map(to_db),
                     &to_db(job_id),
                     &to_db(machine),
                     created_at,
@@ -728,8 +730,8 @@ impl Store for PostgresStore {
         let rows = self
             .client()?
             .query(
-                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at FROM try_fixes \
-                 ORDER BY id",
+                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at, patch_text, build \
+                 FROM try_fixes ORDER BY id",
                 &[],
             )
             .map_err(|e| classify(&self.location, action, e))?;
@@ -742,6 +744,8 @@ impl Store for PostgresStore {
                 bad: from_db(row.get(3)),
                 fix: from_db(row.get(4)),
                 patch: from_db(row.get(5)),
+                patch_text: row.get::<_, Option<String>>(10).map(from_db),
+                build: row.get::<_, Option<String>>(11).map(from_db),
                 job_id: from_db(row.get(6)),
                 machine: from_db(row.get(7)),
                 created_at: row.get(8),

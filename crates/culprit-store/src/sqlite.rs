@@ -844,12 +844,12 @@ impl Store for SqliteStore {
     fn create_try_fix(&mut self, try_fix: &NewTryFix) -> Result<TryFixId, StoreError> {
         let action = "record a try-fix";
         self.ensure_writable(action)?;
-        let NewTryFix { repo, base, bad, fix, patch, job_id, machine, created_at } = try_fix;
+        let NewTryFix { repo, base, bad, fix, patch, patch_text, build, job_id, machine, created_at } = try_fix;
         self.connection
             .execute(
-                "INSERT INTO try_fixes (repo, base, bad, fix, patch, job_id, machine, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![repo, base, bad, fix, patch, job_id, machine, created_at],
+                "INSERT INTO try_fixes (repo, base, bad, fix, patch, patch_text, build, job_id, machine, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![repo, base, bad, fix, patch, patch_text, build, job_id, machine, created_at],
             )
             .map_err(|e| self.classify(action, e))?;
         Ok(TryFixId(self.connection.last_insert_rowid()))
@@ -886,8 +886,8 @@ impl Store for SqliteStore {
         let mut statement = self
             .connection
             .prepare_cached(
-                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at FROM try_fixes \
-                 ORDER BY id",
+                "SELECT id, repo, base, bad, fix, patch, job_id, machine, created_at, finished_at, patch_text, build \
+                 FROM try_fixes ORDER BY id",
             )
             .map_err(|e| self.classify(action, e))?;
         let rows = statement
@@ -899,6 +899,8 @@ impl Store for SqliteStore {
                     bad: row.get(3)?,
                     fix: row.get(4)?,
                     patch: row.get(5)?,
+                    patch_text: row.get(10)?,
+                    build: row.get(11)?,
                     job_id: row.get(6)?,
                     machine: row.get(7)?,
                     created_at: row.get(8)?,

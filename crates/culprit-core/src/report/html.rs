@@ -91,6 +91,10 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
         if let Some(file) = &input.job_file {
             let _ = writeln!(out, "<p>The job file <code>{}</code> is written next to this report.</p>", escape(file));
         }
+        if let Some(file) = &input.patch_file {
+            let file = escape(file);
+            let _ = writeln!(out, "<p>The fix's patch <code>{file}</code> is written next to this report.</p>");
+        }
     }
     if input.trend.iter().filter(|p| p.mean.is_some()).count() >= 2 {
         let _ = writeln!(out, "<h2>{} over the tested commits</h2>", escape(&input.metric));
@@ -126,6 +130,10 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     if let Some(yaml) = super::inline_job(input) {
         let title = format!("Save the job below as {}, the file the steps above run", super::JOB_FILE);
         let _ = writeln!(out, "<h2>{}</h2>\n<pre>{}</pre>", escape(&title), escape(yaml.trim_end()));
+    }
+    if let Some(patch) = super::inline_patch(input) {
+        let title = format!("Save the patch below as {}, the fix the steps above apply", super::PATCH_FILE);
+        let _ = writeln!(out, "<h2>{}</h2>\n<pre>{}</pre>", escape(&title), escape(patch.trim_end()));
     }
     out.push_str("</body>\n</html>\n");
     Ok(out)

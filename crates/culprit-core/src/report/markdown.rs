@@ -110,6 +110,9 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         if let Some(file) = &input.job_file {
             let _ = writeln!(out, "The job file {} is written next to this report.\n", code(file, false));
         }
+        if let Some(file) = &input.patch_file {
+            let _ = writeln!(out, "The fix's patch {} is written next to this report.\n", code(file, false));
+        }
     }
     out.push_str("### Details\n\n");
     let (table, left_out) = report_table(&input.comparison, &input.metric);
@@ -155,6 +158,11 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let fence = fence_for(yaml);
         let title = format!("Save the job below as {}, the file the steps above run", super::JOB_FILE);
         let _ = writeln!(out, "### {}\n\n{fence}yaml\n{}\n{fence}", escape(&title), yaml.trim_end());
+    }
+    if let Some(patch) = super::inline_patch(input) {
+        let fence = fence_for(patch);
+        let title = format!("Save the patch below as {}, the fix the steps above apply", super::PATCH_FILE);
+        let _ = writeln!(out, "\n### {}\n\n{fence}diff\n{}\n{fence}", escape(&title), patch.trim_end());
     }
     Ok(out)
 }

@@ -394,6 +394,14 @@ pub(crate) fn inline_job(input: &ReportInput) -> Option<&str> {
     input.job_yaml.as_deref().filter(|_| input.job_file.is_none()).filter(|yaml| !yaml.trim().is_empty())
 }
 
+/// The name the reproduce steps give the patch of a try-fix's fix column, saved beside [`JOB_FILE`].
+pub const PATCH_FILE: &str = "fix.patch";
+
+/// The fix's patch to print at the end of the report, after the job: only when it is not written next to it.
+pub(crate) fn inline_patch(input: &ReportInput) -> Option<&str> {
+    input.fix_patch.as_deref().filter(|_| input.patch_file.is_none())
+}
+
 /// Everything a report is rendered from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportInput {
@@ -456,6 +464,16 @@ pub struct ReportInput {
     /// to it (`job_file` is None: a report on standard output, pasted into a mail) ends with it, as the robot's
     /// mails carry it attached, so the steps can be followed from the report alone.
     pub job_yaml: Option<String>,
+    /// The file name the fix's patch is written to next to the report, when it is ([`PATCH_FILE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_file: Option<String>,
+    /// The text of the patch a recorded `culprit try-fix` applied to make the fix column's tree, which the reproduce
+    /// steps apply (`git apply`). A report without it written next to it (`patch_file` is None) ends with it, after
+    /// the job: the path try-fix was given names nothing on the machine the mail is read on. `None` without a fix
+    /// column of a try-fix, and for a try-fix stored without the text (before schema version 9, or a patch that is
+    /// not UTF-8), whose steps name the patch by that path. Left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_patch: Option<String>,
     /// Base, commit and optionally fix, decided by `culprit_core::compare`.
     pub comparison: CompareResult,
     pub bisect: Option<BisectSummary>,

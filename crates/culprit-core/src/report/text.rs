@@ -73,6 +73,10 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         if super::inline_job(input).is_some() {
             let _ = writeln!(out, "{INDENT}# save the job at the end of this mail as {}", super::JOB_FILE);
         }
+        if super::inline_patch(input).is_some() {
+            let file = super::PATCH_FILE;
+            let _ = writeln!(out, "{INDENT}# and the patch at its very end as {file}, in the same directory");
+        }
         for line in &input.reproduce {
             out.push_str(&super::break_command(line, INDENT));
         }
@@ -80,6 +84,9 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
     }
     if let Some(file) = &input.job_file {
         let _ = writeln!(out, "The job file {file} is written next to this report.\n");
+    }
+    if let Some(file) = &input.patch_file {
+        let _ = writeln!(out, "The fix's patch {file} is written next to this report.\n");
     }
     out.push_str("Details are as below:\n");
     out.push_str(DETAILS_RULE);
@@ -143,6 +150,13 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "Save the job below as {}, the file the steps above run:\n", super::JOB_FILE);
         out.push_str(yaml);
         if !yaml.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    if let Some(patch) = super::inline_patch(input) {
+        let _ = writeln!(out, "\nSave the patch below as {}, the fix the steps above apply:\n", super::PATCH_FILE);
+        out.push_str(patch);
+        if !patch.ends_with('\n') {
             out.push('\n');
         }
     }

@@ -124,6 +124,8 @@ fn real_input() -> ReportInput {
         ],
         job_file: Some("job.yaml".into()),
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: None,
         failure: None,
@@ -278,6 +280,8 @@ fn seed001_input() -> ReportInput {
         reproduce: vec!["culprit run job.yaml -n 8 --commit 8cc621d2f45ddd3dc664024a647ee7adf48d79a5".into()],
         job_file: Some("job.yaml".into()),
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -547,6 +551,8 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -900,6 +906,41 @@ fn a_report_without_its_job_file_beside_it_carries_the_job() {
     }
 }
 
+/// A report of a try-fix's fix column carries the patch its steps apply after the job, when neither is written next to
+/// it (the path try-fix was given names nothing where the mail is read); one written next to its files names both.
+#[test]
+fn a_report_of_a_fix_carries_its_patch_after_the_job() {
+    let job = "suite: x\ncommand:\n  cmd: ./bench\n";
+    let patch = "--- a/bench.c\n+++ b/bench.c\n@@ -1 +1 @@\n-int rounds = 130;\n+int rounds = 100; /* <b> ``` */\n";
+    let mut input = real_input();
+    input.job_file = None;
+    input.job_yaml = Some(job.into());
+    input.fix_patch = Some(patch.into());
+    let text = render(&input, Format::Text).unwrap();
+    let saved = "Save the patch below as fix.patch, the fix the steps above apply";
+    assert!(text.ends_with(&format!("{job}\n{saved}:\n\n{patch}")), "{text}");
+    let told = "as job.yaml\n        # and the patch at its very end as fix.patch, in the same directory\n";
+    assert!(text.contains(told), "{text}");
+    let markdown = render(&input, Format::Markdown).unwrap();
+    assert!(markdown.ends_with(&format!("### {saved}\n\n````diff\n{}\n````\n", patch.trim_end())), "{markdown}");
+    let html = render(&input, Format::Html).unwrap();
+    assert!(html.contains(&format!("<h2>{saved}</h2>\n<pre>--- a/bench.c\n")), "{html}");
+    assert!(html.contains("+int rounds = 100; /* &lt;b&gt; ``` */</pre>"), "{html}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["fix_patch"], patch);
+
+    (input.job_file, input.patch_file) = (Some("job.yaml".into()), Some("fix.patch".into()));
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&input, format).unwrap();
+        assert!(out.contains("fix.patch") && out.contains("is written next to this report"), "{out}");
+        assert!(!out.contains("int rounds"), "{out}");
+    }
+    // A report without a fix's patch says nothing of one.
+    input.fix_patch = None;
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert!(json["report"].get("fix_patch").is_none(), "{json:#}");
+}
+
 /// The lines of the Markdown table whose header starts with `header`: the header, the rule and the rows.
 fn markdown_table<'a>(md: &'a str, header: &str) -> Vec<&'a str> {
     md.lines().skip_while(|l| !l.starts_with(header)).take_while(|l| l.starts_with('|')).collect()
@@ -954,6 +995,8 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         reproduce: vec![format!("culprit run job.yaml -n 3 --label '{evil}'"), "echo ```".into()],
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: None,
         failure: None,
@@ -1027,6 +1070,8 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -1240,6 +1285,8 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison: compare(&Comparison::new(vec![base, commit]), &CompareOptions::default()).unwrap(),
         bisect: None,
         trend: Vec::new(),

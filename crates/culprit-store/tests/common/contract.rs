@@ -750,7 +750,8 @@ pub fn a_deleted_session_leaves_its_runs_and_the_other_sessions(open: Opener<'_>
 
 /// A `culprit try-fix` is recorded with the runs it took, each with its side, so that `report --compare --fix` reads
 /// exactly one try-fix's runs; a second try-fix of the same three is a record of its own, and its runs are not the
-/// first one's.
+/// first one's. The patch's text and the build command are read back as stored, and a try-fix without them (a patch
+/// that is not UTF-8 text, no `--build`) reads back `None`, not an empty text.
 pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
     let mut store = open();
     let new = NewTryFix {
@@ -759,11 +760,14 @@ pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
         bad: SHA_B.into(),
         fix: "bbbbbbbbbb+fix-1a2b3c4d".into(),
         patch: "/tmp/fix.patch".into(),
+        patch_text: Some("--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-slow();\n+fast();\n".into()),
+        build: Some("make -j2 && make install".into()),
         job_id: "id-j".into(),
         machine: "h".into(),
         created_at: 1_700_000_000.0,
     };
-    let [first, second] = [(); 2].map(|()| store.create_try_fix(&new).unwrap());
+    let first = store.create_try_fix(&new).unwrap();
+    let second = store.create_try_fix(&NewTryFix { patch_text: None, build: None, ..new.clone() }).unwrap();
     assert_ne!(first, second);
     let mut save = |revision: Revision| store.save_run(&run("j", revision, "h", &[("m", 1.0)])).unwrap();
     let (base, bad, fix) = (save(commit(SHA_A)), save(commit(SHA_B)), save(Revision::Label { name: new.fix.clone() }));
@@ -785,6 +789,8 @@ pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
         bad: new.bad.clone(),
         fix: new.fix.clone(),
         patch: new.patch.clone(),
+        patch_text: new.patch_text.clone(),
+        build: new.build.clone(),
         job_id: new.job_id.clone(),
         machine: new.machine.clone(),
         created_at: new.created_at,
@@ -792,6 +798,7 @@ pub fn try_fixes_keep_their_own_runs_by_side(open: Opener<'_>) {
     };
     assert_eq!(recorded[0], expected);
     assert_eq!(recorded[1].finished_at, None);
+    assert_eq!((&recorded[1].patch_text, &recorded[1].build), (&None, &None));
     let sides = [(base, TryFixSide::Base), (bad, TryFixSide::Bad), (fix, TryFixSide::Fix)];
     assert_eq!(store.try_fix_runs(first).unwrap(), sides);
     assert_eq!(store.try_fix_runs(second).unwrap(), [(again, TryFixSide::Bad)]);

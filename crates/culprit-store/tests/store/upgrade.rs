@@ -160,3 +160,42 @@ fn a_version_6_store_gains_scratch_filesystems_with_every_stored_run_unrecorded(
     let id = store.save_run(&new).unwrap();
     assert_eq!(store.run(id).unwrap().scratch, new.scratch);
 }
+
+/// A store at schema version 8, the last before try-fixes kept their build command and their patch's text: opening
+/// it keeps the recorded try-fix, which reads as one that kept neither (its report then names the patch by its path,
+/// as before), and a new try-fix keeps both.
+#[test]
+fn a_version_8_try_fix_reads_back_without_its_build_or_patch_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("culprit.db");
+    {
+        let connection = store_at_version(&path, 8);
+        connection
+            .execute_batch(&format!(
+                "INSERT INTO try_fixes VALUES
+                     (1, '/r', '{}', 'b', 'b+fix-1a2b', '/tmp/fix.patch', 'id-j', 'h', 1.0, 2.0);",
+                v1_fixture::SHA_BASE
+            ))
+            .unwrap();
+    }
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), migrations::latest_version());
+    let old = store.try_fixes().unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!((old[0].patch.as_str(), &old[0].patch_text, &old[0].build), ("/tmp/fix.patch", &None, &None));
+    let new = culprit_store::NewTryFix {
+        patch_text: Some("+fast();\n".into()),
+        build: Some("make".into()),
+        repo: old[0].repo.clone(),
+        base: old[0].base.clone(),
+        bad: old[0].bad.clone(),
+        fix: old[0].fix.clone(),
+        patch: old[0].patch.clone(),
+        job_id: old[0].job_id.clone(),
+        machine: old[0].machine.clone(),
+        created_at: 3.0,
+    };
+    store.create_try_fix(&new).unwrap();
+    let both = store.try_fixes().unwrap();
+    assert_eq!((both[1].patch_text.as_deref(), both[1].build.as_deref()), (Some("+fast();\n"), Some("make")));
+}

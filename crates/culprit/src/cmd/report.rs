@@ -84,8 +84,16 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
             if has_job {
                 input.job_file = Some(JOB_FILE.to_string());
             }
+            if input.fix_patch.is_some() {
+                input.patch_file = Some(report::PATCH_FILE.to_string());
+            }
             let text = report::render(&input, format)?;
             std::fs::write(&report_path, &text).with_context(|| format!("cannot write {}", report_path.display()))?;
+            if let Some(patch) = &input.fix_patch {
+                let patch_path = dir.join(report::PATCH_FILE);
+                std::fs::write(&patch_path, patch).with_context(|| format!("cannot write {}", patch_path.display()))?;
+                eprintln!("culprit: wrote the fix's patch {}", patch_path.display());
+            }
             if has_job {
                 let job_path = dir.join(JOB_FILE);
                 std::fs::write(&job_path, &job_yaml)
@@ -535,6 +543,8 @@ pub fn from_bisect(
         reproduce: Vec::new(),
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        fix_patch: None,
         comparison,
         bisect: Some(BisectSummary {
             session: session.0,
@@ -893,13 +903,13 @@ fn taken_with_the_fix(runs: &[RunSummary], keys: &[String]) -> Option<[Vec<RunId
 /// ([`taken_with_the_fix`], which stays for runs stored before try-fixes were recorded), a second try-fix of the
 /// same commits and patch mixed its runs into the first one's. `None` without a fix column or such a try-fix; a
 /// named one that is not of the three, or has no run in the table, is an error that says so. With the runs, the
-/// patch file it applied (as it was named then, an absolute path).
+/// try-fix's record (the patch it applied, its build command).
 fn recorded_try_fix(
     store: &dyn Store,
     runs: &[RunSummary],
     keys: &[String],
     named: Option<i64>,
-) -> Result<Option<([Vec<RunId>; 3], String)>> {
+) -> Result<Option<([Vec<RunId>; 3], culprit_store::TryFix)>> {
     let [base, bad, fix] = keys else { return Ok(None) };
     let of_the_three = |t: &culprit_store::TryFix| &t.base == base && &t.bad == bad && &t.fix == fix;
     let in_table: std::collections::BTreeSet<RunId> = runs.iter().map(|r| r.id).collect();
@@ -934,12 +944,12 @@ fn recorded_try_fix(
                 chosen.machine
             );
         }
-        return Ok(Some((sides, chosen.patch.clone())));
+        return Ok(Some((sides, chosen.clone())));
     }
     for candidate in recorded.iter().rev().filter(|t| t.finished_at.is_some() && of_the_three(t)) {
         let sides = sides_of(candidate.id)?;
         if sides.iter().all(|side| !side.is_empty()) {
-            return Ok(Some((sides, candidate.patch.clone())));
+            return Ok(Some((sides, candidate.clone())));
         }
     }
     Ok(None)
@@ -1053,7 +1063,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // Every stored run of base and bad, pooled, gave the fix column -15.9% where try-fix measured +0.5%.
     // A recorded try-fix's runs lead unless they are every stored run of the three (the pooled table is the same).
     let recorded = recorded_try_fix(store, &runs, &keys, args.try_fix)?;
-    let fix_patch = recorded.as_ref().map(|(_, patch)| patch.clone());
+    let try_fix = recorded.as_ref().map(|(_, record)| record.clone());
     let taken = match recorded {
         Some((sides, _)) => {
             let stored = runs.iter().filter(|r| keys.iter().any(|k| k == r.revision.key())).count();
@@ -1191,8 +1201,19 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let scratch_dirs = scratch_directories(&runs, &keys);
     let distinct_dirs: std::collections::BTreeSet<&String> = scratch_dirs.iter().flatten().collect();
     let command_job = is_command_job(&bad_record);
-    // The patch a recorded try-fix applied, for the steps of its fix column, which run in the commits' repository.
-    let patch_step = fix_patch.filter(|_| commits_repo.is_some()).map(|patch| shell_quote(&patch));
+    // The patch a recorded try-fix applied, for the steps of its fix column, which run in the commits' repository:
+    // the file saved beside the job (the mail carries its text), else, for a try-fix stored without the text, the
+    // path it was given.
+    let patch_step = try_fix.as_ref().filter(|_| commits_repo.is_some()).map(|t| match t.patch_text {
+        Some(_) => beside(report::PATCH_FILE),
+        None => shell_quote(&t.patch),
+    });
+    // How try-fix built the trees it measured: "checked out and built" alone left a maintainer to guess.
+    if let Some(build) = try_fix.as_ref().and_then(|t| t.build.as_deref()).filter(|_| patch_step.is_some()) {
+        // A build of several lines stays a comment on each.
+        let quoted = shell_quote(build).replace('\n', "\n# ");
+        reproduce.push(format!("# try-fix built each tree below, in its own directory, with --build {quoted}"));
+    }
     // Runs in a worktree Culprit made of the repository (a bisect's, check's or try-fix's, gone since) ran in the
     // tree the steps check out there: the steps say nothing of where they ran.
     let worktrees = commits_repo.map(|top| crate::cmd::absolute_path(&crate::cmd::bisect::culprit_dir(top)));
@@ -1303,6 +1324,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         reproduce,
         job_file: None,
         job_yaml: None,
+        patch_file: None,
+        // The text the steps' `git apply` reads from beside the job, as they name it only when it is kept.
+        fix_patch: try_fix.filter(|_| commits_repo.is_some()).and_then(|t| t.patch_text),
         comparison,
         bisect: None,
         trend,

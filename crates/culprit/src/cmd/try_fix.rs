@@ -100,8 +100,10 @@ fn changes_nothing(patch: &Path, why: &str) -> anyhow::Error {
     )
 }
 
-/// Makes a worktree of `bad` with the patch applied, or says why the patch does not apply or changes nothing.
-fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<PatchedTree> {
+/// Makes a worktree of `bad` with the patch applied, or says why the patch does not apply or changes nothing. With
+/// the tree, the patch's text as it was applied, when it is UTF-8 text: the store keeps it for the report's mail,
+/// read on machines where the patch's path names nothing.
+fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<(PatchedTree, Option<String>)> {
     // git's own words for an empty patch ("No valid patches in input (allow with "--allow-empty")") suggest a flag
     // that try-fix does not have, and an empty patch is never what was meant.
     let text = std::fs::read(patch).with_context(|| format!("cannot read the patch file {}", patch.display()))?;
@@ -109,8 +111,8 @@ fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<Patc
         return Err(changes_nothing(patch, "is empty"));
     }
     let tree = add_worktree(repo, root, "patched", bad)?;
-    let patch_text = patch.display().to_string();
-    if let Err(e) = git::git(&tree.dir, &["apply", "--whitespace=nowarn", &patch_text]) {
+    let patch_path = patch.display().to_string();
+    if let Err(e) = git::git(&tree.dir, &["apply", "--whitespace=nowarn", &patch_path]) {
         let why = match e {
             git::GitError::Failed { stderr, .. } => stderr,
             other => other.to_string(),
@@ -123,7 +125,7 @@ fn apply_patch(repo: &Path, root: &Path, bad: &str, patch: &Path) -> Result<Patc
     if git::git(&tree.dir, &["status", "--porcelain"])?.trim().is_empty() {
         return Err(changes_nothing(patch, &format!("applies on top of {} without changing a file", prose_short(bad))));
     }
-    Ok(tree)
+    Ok((tree, String::from_utf8(text).ok()))
 }
 
 /// The end of a build's output for a message: its last lines, or that it printed nothing.
@@ -354,7 +356,7 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
     // Declared before the worktrees in it, so it is dropped after them: the directory then goes once it is empty.
     let _root = EmptyDirectory(root.clone());
-    let tree = apply_patch(&repo, &root, &bad.sha, &patch)?;
+    let (tree, patch_text) = apply_patch(&repo, &root, &bad.sha, &patch)?;
     let timeouts = args.timeouts.step_timeouts();
     if let Some(build) = &args.build {
         // Ctrl-C during the build says nothing of the patch: it was called a build that fails at patched and at bad.
@@ -407,6 +409,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
         bad: bad.sha.clone(),
         fix: label.clone(),
         patch: patch.display().to_string(),
+        patch_text,
+        build: args.build.clone(),
         job_id: job.job_id.clone(),
         machine: culprit_run::machine::hostname(),
         created_at: culprit_run::bisect::now(),

@@ -320,16 +320,34 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     // The mail's steps make the patched tree: they apply try-fix's patch to the bad tree for the fix's runs and take
     // it off again. The runs ran in worktrees Culprit made of the repository and removed since, which the steps'
     // checkouts stand for: no step names them (they said "start it there" of directories that were gone).
+    // The patch is the one the mail carries at its end, saved beside the job: the path try-fix was given names
+    // nothing on the machine the mail is read on. The steps say how try-fix built the trees.
     let args = ["report", "--compare", base, culprit_sha, "--fix", &first_label, "--repo", r];
     let mail = stdout(&culprit(&db, &args, dir.path()));
     let steps: Vec<&str> = mail.lines().map(str::trim).collect();
-    let patch = std::fs::canonicalize(&revert).unwrap().display().to_string();
+    let patch = "\"$here/fix.patch\"";
     let apply = steps.iter().position(|l| *l == format!("git apply {patch}")).unwrap_or_else(|| panic!("{mail}"));
     assert!(steps[apply - 1].starts_with(&format!("# the fix, labelled {first_label}: try-fix's patch")), "{mail}");
     let unapply = steps.iter().position(|l| *l == format!("git apply -R {patch}")).unwrap_or_else(|| panic!("{mail}"));
     let run = steps[apply + 1..unapply].join(" ").replace(" \\ ", " ");
     assert!(run.starts_with("culprit run ") && run.ends_with(&format!("--label {first_label}")), "{mail}");
     assert!(!mail.contains("its runs ran in"), "{mail}");
+    let words = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("# try-fix built each tree below, in its own directory, with --build 'make -s'"), "{mail}");
+    assert!(words.contains("# and the patch at its very end as fix.patch, in the same directory"), "{mail}");
+    let patch_text = std::fs::read_to_string(&revert).unwrap();
+    let carried = mail.split_once("Save the patch below as fix.patch, the fix the steps above apply:\n\n");
+    assert_eq!(carried.map(|(_, patch)| patch), Some(patch_text.as_str()), "{mail}");
+    // With -o, the patch is written beside the report and the job, and the steps name it there.
+    let out_dir = dir.path().join("fix-mail");
+    let written = [&args[..], &["-o", out_dir.to_str().unwrap()]].concat();
+    stdout(&culprit(&db, &written, dir.path()));
+    assert_eq!(std::fs::read_to_string(out_dir.join("fix.patch")).ok().as_deref(), Some(patch_text.as_str()));
+    let report = std::fs::read_to_string(out_dir.join("report.txt")).unwrap();
+    let apply_there = format!("git apply {}", out_dir.join("fix.patch").display());
+    assert!(report.lines().any(|l| l.trim() == apply_there), "{report}");
+    assert!(report.contains("The fix's patch fix.patch is written next to this report."), "{report}");
+    assert!(!report.contains("Save the patch below"), "{report}");
 
     // Another patch of the same file name (here one that leaves the slowdown in) gets a label of its own, so the
     // runs of the two are never mixed in one column.
