@@ -86,6 +86,16 @@ pub struct Machine {
     pub memory_kib: u64,
     /// `uname -r` of the kernel the run executed on.
     pub kernel: String,
+    /// The CPU sockets (physical packages) of the CPUs the run could use, which the robot's machine line prints
+    /// ("2 threads 1 socket"); 0 where not recorded (runs stored before schema version 9, imported runs, a kernel
+    /// that gives no CPU topology). Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sockets: u32,
+}
+
+/// Whether a count is the 0 that stands for "not recorded".
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// What lkp's host file (`hosts/<box>`, which the robot merges into a job.yaml) says of a test box beyond Culprit's
@@ -118,7 +128,8 @@ impl Machine {
     /// The robot's wording with what an lkp host file adds, as its mails since 2022 have it: `96 threads 2 sockets
     /// Ice Lake with 256G memory`. The model name replaces the CPU's brand string (the 2021 mails printed the brand,
     /// `2 sockets Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz`, which is still printed when the host file names no
-    /// model); sockets are left out when unknown rather than guessed.
+    /// model); sockets are left out when unknown rather than guessed. The host file's sockets come before the
+    /// machine's own (an imported run records none; the host file describes the box).
     pub fn describe_with(&self, host: &HostFacts) -> String {
         let gib = (self.memory_kib as f64 / (1024.0 * 1024.0)).round() as u64;
         // A machine known only in part (an imported lkp run whose job.yaml names no brand or memory) says what is
@@ -128,7 +139,7 @@ impl Machine {
         if self.nr_cpu > 0 {
             known.push(format!("{} thread{}", self.nr_cpu, if self.nr_cpu == 1 { "" } else { "s" }));
         }
-        if let Some(sockets) = host.sockets.filter(|&n| n > 0) {
+        if let Some(sockets) = host.sockets.filter(|&n| n > 0).or(Some(self.sockets).filter(|&n| n > 0)) {
             known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
         }
         let model = host.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).unwrap_or(self.cpu_model.trim());
@@ -153,8 +164,10 @@ impl Machine {
     pub fn differences(sides: &[(&str, Vec<&Machine>)]) -> Option<String> {
         // Each fact: its value when recorded, and how the first side and the others say it, around the value.
         type Fact = (fn(&Machine) -> Option<String>, [&'static str; 2], [&'static str; 2]);
-        let facts: [Fact; 4] = [
+        let facts: [Fact; 5] = [
             (|m| (m.nr_cpu > 0).then(|| m.nr_cpu.to_string()), ["ran with ", " CPUs"], ["with ", ""]),
+            // The same CPU count on one socket or across two is a different machine for memory-bound work.
+            (|m| (m.sockets > 0).then(|| m.sockets.to_string()), ["ran on ", " sockets"], ["on ", ""]),
             (
                 |m| (m.memory_kib > 0).then(|| format!("{}", (m.memory_kib as f64 / (1024.0 * 1024.0)).round())),
                 ["had ", "G memory"],
@@ -484,6 +497,7 @@ mod tests {
             nr_cpu: 96,
             memory_kib: 256 * 1024 * 1024,
             kernel: String::new(),
+            sockets: 0,
         };
         let ice_lake = box_of("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
         let host = HostFacts { sockets: Some(2), model: Some("Ice Lake".into()) };
@@ -500,6 +514,12 @@ mod tests {
         let blank = HostFacts { sockets: None, model: Some("  ".into()) };
         assert!(blank.is_empty());
         assert_eq!(ice_lake.describe_with(&blank), ice_lake.describe());
+        // Culprit's own runs record their sockets; a host file's, where there is one, describes the box.
+        let counted = Machine { sockets: 1, ..ice_lake.clone() };
+        assert!(counted.describe().starts_with("96 threads 1 socket Intel"), "{}", counted.describe());
+        assert!(Machine { sockets: 2, ..ice_lake.clone() }.describe().starts_with("96 threads 2 sockets Intel"));
+        let host_file = HostFacts { sockets: Some(2), model: None };
+        assert!(counted.describe_with(&host_file).starts_with("96 threads 2 sockets"));
     }
 
     #[test]
@@ -510,6 +530,7 @@ mod tests {
             nr_cpu: 2,
             memory_kib: 24 * 1024 * 1024,
             kernel: "6.1.0".into(),
+            sockets: 0,
         };
         let same = base.clone();
         assert_eq!(Machine::differences(&[("a", vec![&base, &base]), ("b", vec![&same])]), None);
@@ -521,6 +542,15 @@ mod tests {
         // A fact a side did not record (an imported run) is no difference.
         let unknown = Machine { nr_cpu: 0, cpu_model: String::new(), ..base.clone() };
         assert_eq!(Machine::differences(&[("a", vec![&base]), ("b", vec![&unknown])]), None);
+        // Two CPUs of one socket are not two CPUs across two; a side that did not record its sockets is no
+        // difference.
+        let one_socket = Machine { sockets: 1, ..base.clone() };
+        let two_sockets = Machine { sockets: 2, ..base.clone() };
+        assert_eq!(
+            Machine::differences(&[("a", vec![&one_socket]), ("b", vec![&two_sockets])]).as_deref(),
+            Some("a ran on 1 sockets, b on 2")
+        );
+        assert_eq!(Machine::differences(&[("a", vec![&one_socket]), ("b", vec![&base])]), None);
     }
 
     #[test]

@@ -37,6 +37,33 @@ pub fn usable_cpus() -> Vec<u32> {
     if cpus.is_empty() { (0..nr_cpu()).collect() } else { cpus }
 }
 
+/// How many sockets (physical packages) `package_ids` span: the `physical_package_id` of each usable CPU, `None`
+/// where the kernel gives none. 0, "not recorded", when any is missing or negative (some arm64 firmware leaves it
+/// -1): a count of the CPUs it could read would be a guess.
+pub fn sockets_of(package_ids: &[Option<i64>]) -> u32 {
+    let mut seen: Vec<i64> = Vec::new();
+    for id in package_ids {
+        match id {
+            Some(id) if *id >= 0 => {
+                if !seen.contains(id) {
+                    seen.push(*id);
+                }
+            }
+            _ => return 0,
+        }
+    }
+    seen.len() as u32
+}
+
+/// The sockets of the CPUs this process may use, from sysfs' CPU topology; 0 when it cannot tell.
+pub fn usable_sockets() -> u32 {
+    let read = |cpu: &u32| {
+        let path = format!("/sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id");
+        fs::read_to_string(path).ok().and_then(|text| text.trim().parse().ok())
+    };
+    sockets_of(&usable_cpus().iter().map(read).collect::<Vec<_>>())
+}
+
 /// A CPU set in the kernel's list format (`0-3,8,10-11`), as `Cpus_allowed_list` and fio's `cpus_allowed` write
 /// it; `cpus` ascending.
 pub fn cpu_list_text(cpus: &[u32]) -> String {
@@ -67,6 +94,7 @@ pub fn this_machine() -> Machine {
         nr_cpu: nr_cpu(),
         memory_kib: mem_total_kib_from_meminfo(&read("/proc/meminfo")).unwrap_or(0),
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+        sockets: usable_sockets(),
     }
 }
 
@@ -81,6 +109,20 @@ mod tests {
         assert_eq!(cpu_model_from_cpuinfo("processor : 0\n"), None);
         assert_eq!(mem_total_kib_from_meminfo("MemTotal:       24598296 kB\nMemFree: 1 kB\n"), Some(24598296));
         assert_eq!(mem_total_kib_from_meminfo("garbage"), None);
+    }
+
+    #[test]
+    fn sockets_are_the_distinct_packages_of_the_usable_cpus_or_unknown() {
+        assert_eq!(sockets_of(&[Some(0), Some(0), Some(1), Some(1)]), 2);
+        assert_eq!(sockets_of(&[Some(1), Some(1)]), 1, "CPUs pinned to the second socket");
+        assert_eq!(sockets_of(&[Some(0), None]), 0, "a CPU without topology");
+        assert_eq!(sockets_of(&[Some(-1), Some(-1)]), 0, "firmware that gives no package");
+        assert_eq!(sockets_of(&[]), 0);
+        // This machine's: its first CPU has a package wherever sysfs has CPU topology.
+        let sysfs = std::path::Path::new("/sys/devices/system/cpu/cpu0/topology/physical_package_id");
+        if sysfs.exists() {
+            assert!(usable_sockets() >= 1 && usable_sockets() as usize <= usable_cpus().len());
+        }
     }
 
     #[test]

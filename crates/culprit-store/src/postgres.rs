@@ -385,7 +385,7 @@ impl Store for PostgresStore {
         let mut machines = BTreeMap::new();
         let rows = client
             .query(
-                "SELECT r.id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel \
+                "SELECT r.id, m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, m.sockets \
                  FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ANY($1)",
                 &[&wanted],
             )
@@ -396,10 +396,11 @@ impl Store for PostgresStore {
             let cpu_model: String = row.try_get(2).map_err(fail)?;
             let (nr_cpu, memory_kib): (i64, i64) = (row.try_get(3).map_err(fail)?, row.try_get(4).map_err(fail)?);
             let kernel: String = row.try_get(5).map_err(fail)?;
+            let sockets: Option<i64> = row.try_get(6).map_err(fail)?;
             let (hostname, cpu_model, kernel) = (from_db(hostname), from_db(cpu_model), from_db(kernel));
             let location = &self.location;
-            let machine =
-                crate::record::machine_from_columns(location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
+            let columns = (hostname, cpu_model, nr_cpu, memory_kib, kernel, sockets);
+            let machine = crate::record::machine_from_columns(location, id, columns)?;
             machines.insert(id, machine);
         }
         let mut params: BTreeMap<RunId, Vec<(String, String)>> = BTreeMap::new();
@@ -1020,20 +1021,31 @@ fn machine_id(tx: &mut Transaction<'_>, machine: &Machine) -> Result<i64, postgr
     // validate_record has checked that the size fits.
     let memory_kib = i64::try_from(machine.memory_kib).unwrap_or(i64::MAX);
     let parameters: [&(dyn ToSql + Sync); 5] = [&hostname, &cpu_model, &nr_cpu, &memory_kib, &kernel];
-    let select = "SELECT id FROM machines WHERE hostname = $1 AND cpu_model = $2 AND nr_cpu = $3 \
+    let select = "SELECT id, sockets FROM machines WHERE hostname = $1 AND cpu_model = $2 AND nr_cpu = $3 \
                   AND memory_kib = $4 AND kernel = $5";
+    let sockets = (machine.sockets > 0).then_some(i64::from(machine.sockets));
+    // A row stored without the socket count (before schema version 9) takes the first a run of it gives.
+    let fill_sockets = |tx: &mut Transaction<'_>, id: i64, stored: Option<i64>| match (stored, sockets) {
+        (None, Some(count)) => {
+            tx.execute("UPDATE machines SET sockets = $1 WHERE id = $2 AND sockets IS NULL", &[&count, &id]).map(|_| id)
+        }
+        _ => Ok(id),
+    };
     if let Some(row) = tx.query_opt(select, &parameters)? {
-        return Ok(row.get(0));
+        return fill_sockets(tx, row.get(0), row.get(1));
     }
     let inserted = tx.query_opt(
-        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT DO NOTHING RETURNING id",
-        &parameters,
+        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel, sockets) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id",
+        &[&hostname, &cpu_model, &nr_cpu, &memory_kib, &kernel, &sockets],
     )?;
     match inserted {
         Some(row) => Ok(row.get(0)),
         // Another machine inserted the same row and committed while we waited on it; it is visible now.
-        None => Ok(tx.query_one(select, &parameters)?.get(0)),
+        None => {
+            let row = tx.query_one(select, &parameters)?;
+            fill_sockets(tx, row.get(0), row.get(1))
+        }
     }
 }
 
@@ -1220,7 +1232,8 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         .query_opt(
             "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
              m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
-             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source \
+             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source, \
+             m.sockets \
              FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
              WHERE r.id = $1",
             &[&id.0],
@@ -1228,8 +1241,8 @@ fn read_run(client: &mut Client, location: &str, id: RunId) -> Result<RunRecord,
         .map_err(fail)?
         .ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
     let (hostname, cpu_model, kernel) = (from_db(head.get(8)), from_db(head.get(9)), from_db(head.get(12)));
-    let machine =
-        crate::record::machine_from_columns(location, id, hostname, cpu_model, head.get(10), head.get(11), kernel)?;
+    let columns = (hostname, cpu_model, head.get(10), head.get(11), kernel, head.get(22));
+    let machine = crate::record::machine_from_columns(location, id, columns)?;
     let status: String = head.get(15);
     let outcome = match failure_reason_of(&status, head.get(16)) {
         None => RunOutcome::Ok,

@@ -139,16 +139,15 @@ pub(crate) fn now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
-/// A run's machine from its stored columns, refusing a CPU count or memory size that does not fit (a damaged row),
-/// naming the run.
+/// A machine row's columns as stored, in the order the back ends select them.
+pub(crate) type MachineColumns = (String, String, i64, i64, String, Option<i64>);
+
+/// A run's machine from its stored columns (hostname, CPU model, CPU count, memory, kernel, sockets), refusing a CPU
+/// count, memory size or socket count that does not fit (a damaged row), naming the run.
 pub(crate) fn machine_from_columns(
     location: &str,
     id: crate::RunId,
-    hostname: String,
-    cpu_model: String,
-    nr_cpu: i64,
-    memory_kib: i64,
-    kernel: String,
+    (hostname, cpu_model, nr_cpu, memory_kib, kernel, sockets): MachineColumns,
 ) -> Result<culprit_core::model::Machine, crate::StoreError> {
     let bad = |what: String, reason: String| crate::StoreError::BadStoredValue {
         location: location.to_string(),
@@ -162,5 +161,10 @@ pub(crate) fn machine_from_columns(
         memory_kib: u64::try_from(memory_kib)
             .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
         kernel,
+        // NULL: a machine row stored before schema version 9, or a run that could not count its sockets.
+        sockets: match sockets {
+            None => 0,
+            Some(n) => u32::try_from(n).map_err(|_| bad(format!("the socket count of run {id}"), n.to_string()))?,
+        },
     })
 }

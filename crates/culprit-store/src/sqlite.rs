@@ -548,7 +548,7 @@ impl Store for SqliteStore {
         let mut machines = self
             .connection
             .prepare_cached(
-                "SELECT m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel \
+                "SELECT m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, m.sockets \
                  FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
             )
             .map_err(|e| self.classify(action, e))?;
@@ -558,14 +558,15 @@ impl Store for SqliteStore {
             .map_err(|e| self.classify(action, e))?;
         let mut facts = Vec::with_capacity(ids.len());
         for &id in ids {
-            let row: Option<(String, String, i64, i64, String)> = machines
-                .query_row([id.0], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?)))
+            let row: Option<crate::record::MachineColumns> = machines
+                .query_row([id.0], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?))
+                })
                 .optional()
                 .map_err(|e| self.classify(action, e))?;
-            let (hostname, cpu_model, nr_cpu, memory_kib, kernel) =
+            let columns =
                 row.ok_or_else(|| StoreError::NotFound { location: location.clone(), what: format!("run {id}") })?;
-            let machine =
-                crate::record::machine_from_columns(&location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
+            let machine = crate::record::machine_from_columns(&location, id, columns)?;
             let params: Vec<(String, String)> = params
                 .query_map([id.0], |row| Ok((row.get(0)?, row.get(1)?)))
                 .and_then(|rows| rows.collect())
@@ -1048,11 +1049,19 @@ fn insert_run(
     let fail = |e: rusqlite::Error| classify(location, action, e);
     let machine = &run.machine;
     tx.prepare_cached(
-        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel) VALUES (?1, ?2, ?3, ?4, ?5) \
-         ON CONFLICT DO NOTHING",
+        "INSERT INTO machines (hostname, cpu_model, nr_cpu, memory_kib, kernel, sockets) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
     )
     .and_then(|mut s| {
-        s.execute(params![machine.hostname, machine.cpu_model, machine.nr_cpu, machine.memory_kib as i64, machine.kernel])
+        let sockets = (machine.sockets > 0).then_some(machine.sockets);
+        s.execute(params![
+            machine.hostname,
+            machine.cpu_model,
+            machine.nr_cpu,
+            machine.memory_kib as i64,
+            machine.kernel,
+            sockets
+        ])
     })
     .map_err(fail)?;
     let machine_id: i64 = tx
@@ -1067,6 +1076,12 @@ fn insert_run(
             )
         })
         .map_err(fail)?;
+    // A row stored without the socket count (before schema version 9) takes the first a run of it gives.
+    if machine.sockets > 0 {
+        tx.prepare_cached("UPDATE machines SET sockets = ?1 WHERE id = ?2 AND sockets IS NULL")
+            .and_then(|mut s| s.execute(params![machine.sockets, machine_id]))
+            .map_err(fail)?;
+    }
 
     let (kind, describe, subject) = match &run.revision {
         Revision::Commit { describe, subject, .. } => ("commit", describe.as_deref(), subject.as_deref()),
@@ -1333,7 +1348,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         testcase: String,
         job_yaml: String,
         revision: Revision,
-        machine: (String, String, i64, i64, String),
+        machine: crate::record::MachineColumns,
         started_at: f64,
         ended_at: f64,
         status: String,
@@ -1346,7 +1361,8 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         .prepare_cached(
             "SELECT r.job_id, r.job_name, r.testcase, r.job_yaml, v.rev_key, v.kind, v.describe, v.subject, \
              m.hostname, m.cpu_model, m.nr_cpu, m.memory_kib, m.kernel, r.started_at, r.ended_at, r.status, \
-             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source \
+             r.failure_reason, r.exit_code, r.stderr, r.scratch_path, r.scratch_fs_type, r.scratch_fs_source, \
+             m.sockets \
              FROM runs r JOIN revisions v ON v.id = r.revision_id JOIN machines m ON m.id = r.machine_id \
              WHERE r.id = ?1",
         )
@@ -1359,7 +1375,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
                     testcase: row.get(2)?,
                     job_yaml: row.get(3)?,
                     revision: revision_from_row(&kind, row.get(4)?, row.get(6)?, row.get(7)?),
-                    machine: (row.get(8)?, row.get(9)?, row.get(10)?, row.get(11)?, row.get(12)?),
+                    machine: (row.get(8)?, row.get(9)?, row.get(10)?, row.get(11)?, row.get(12)?, row.get(22)?),
                     started_at: row.get(13)?,
                     ended_at: row.get(14)?,
                     status: row.get(15)?,
@@ -1373,9 +1389,7 @@ fn read_run(connection: &Connection, location: &str, id: RunId) -> Result<RunRec
         })
         .map_err(fail)?;
     let head = head.ok_or_else(|| StoreError::NotFound { location: location.to_string(), what: format!("run {id}") })?;
-    let (hostname, cpu_model, nr_cpu, memory_kib, kernel) = head.machine;
-    let machine =
-        crate::record::machine_from_columns(location, id, hostname, cpu_model, nr_cpu, memory_kib, kernel)?;
+    let machine = crate::record::machine_from_columns(location, id, head.machine)?;
     let outcome = match failure_reason_of(&head.status, head.failure_reason) {
         None => RunOutcome::Ok,
         Some(reason) => RunOutcome::Failed { reason },

@@ -52,6 +52,7 @@ fn machine() -> Machine {
         nr_cpu: 96,
         memory_kib: 256 * 1024 * 1024,
         kernel: String::new(),
+        sockets: 0,
     }
 }
 

@@ -20,6 +20,7 @@ pub fn machine(hostname: &str) -> Machine {
         nr_cpu: 2,
         memory_kib: 24 * 1024 * 1024,
         kernel: "6.1.0-18-amd64".to_string(),
+        sockets: 2,
     }
 }
 
@@ -102,6 +103,8 @@ pub fn everything_run() -> RunRecord {
             nr_cpu: 4,
             memory_kib: 8 * 1024 * 1024,
             kernel: "6.8.0-rc1".to_string(),
+            // Not counted: stored as NULL, read back as 0.
+            sockets: 0,
         },
         started_at: 1_712_345_678.125,
         ended_at: 1_712_345_978.5,

@@ -25,6 +25,7 @@ fn run(label: &str, threads: &str, symbol: Option<f64>) -> RunRecord {
             nr_cpu: 2,
             memory_kib: 1 << 20,
             kernel: "6.1".into(),
+            sockets: 1,
         },
         started_at: 1.0,
         ended_at: 2.0,
