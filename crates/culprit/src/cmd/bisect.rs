@@ -1915,9 +1915,14 @@ fn outcome_line(store: &dyn Store, stored: &culprit_store::BisectSession) -> Str
     let Ok(Replayed { range, machine, .. }) = replay(store, stored.id) else {
         return status;
     };
-    let Some(outcome) = machine.outcome() else {
-        return status;
-    };
+    match machine.outcome() {
+        Some(outcome) => answer_words(outcome, &range),
+        None => status,
+    }
+}
+
+/// An answer in words: its status and what it names, `found: 94f39d242e ("rev 10: work +40%")`.
+fn answer_words(outcome: &Outcome, range: &[RangeCommit]) -> String {
     let sha = |i: usize| range.get(i).map_or_else(|| format!("commit {i}"), |c| abbreviate(&c.sha, 10).to_string());
     let named: Vec<String> = outcome
         .culprits
@@ -1928,11 +1933,56 @@ fn outcome_line(store: &dyn Store, stored: &culprit_store::BisectSession) -> Str
             (false, _) => format!("the range {}..{}", sha(c.after), sha(c.commit)),
         })
         .collect();
-    if named.is_empty() {
-        status
-    } else {
-        format!("{status}: {}", named.join(", "))
+    match named.is_empty() {
+        true => outcome.status.word().to_string(),
+        false => format!("{}: {}", outcome.status.word(), named.join(", ")),
     }
+}
+
+/// When a finished session's runs, replayed by this culprit's engine (as `report`, `bisect log` and the dashboard
+/// show a session), give another answer than the one the session stored when it ended (its `result_json`, the
+/// outcome of the engine that ran it, which its mail named): the sentence that says so. A later culprit's engine can
+/// decide otherwise on the same runs, or want more runs before it decides (`replayed` is `None`); the views show the
+/// replay, and a maintainer comparing them with the mail must be told why they differ. `None` when the answers agree
+/// (the same status and commits named; shares and confidences are not compared), for a session that has not ended,
+/// and when the stored answer does not read as this culprit's outcome and its status agrees with the replay's.
+pub fn stored_answer_differs(
+    stored: &culprit_store::BisectSession,
+    range: &[RangeCommit],
+    replayed: Option<&Outcome>,
+) -> Option<String> {
+    let ended = [Status::Found, Status::Multiple, Status::NotReproduced, Status::Inconclusive]
+        .into_iter()
+        .any(|status| status.word() == stored.status);
+    if !ended {
+        return None;
+    }
+    let kept: Option<Outcome> = stored.result_json.as_deref().and_then(|json| serde_json::from_str(json).ok());
+    let named = |o: &Outcome| -> Vec<(usize, usize, bool)> {
+        o.culprits.iter().map(|c| (c.commit, c.after, c.located)).collect()
+    };
+    let agree = match (&kept, replayed) {
+        (_, None) => false,
+        (Some(kept), Some(now)) => kept.status == now.status && named(kept) == named(now),
+        (None, Some(now)) => now.status.word() == stored.status,
+    };
+    if agree {
+        return None;
+    }
+    let then = kept.as_ref().map_or_else(|| stored.status.clone(), |kept| answer_words(kept, range));
+    let id = stored.id;
+    Some(match replayed {
+        Some(now) => format!(
+            "bisect session {id} ended as {then} under the culprit that ran it (its mail named that); this \
+             culprit's engine, replaying its runs, gives {}, which is what is shown here",
+            answer_words(now, range)
+        ),
+        None => format!(
+            "bisect session {id} ended as {then} under the culprit that ran it (its mail named that); this \
+             culprit's engine, replaying its runs, wants more runs before it decides: `culprit bisect --resume {id}` \
+             lets it finish (its answer may differ)"
+        ),
+    })
 }
 
 /// A stored status as `forget` names it: a session stored as running that it may forget was stopped.
@@ -2163,6 +2213,9 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
             })
         }).collect::<Vec<_>>(),
         "outcome": machine.outcome().map(|outcome| result_json(session, &config, &range, outcome)),
+        // When the answer the session stored as it ended is not the replay's (a later culprit's engine), the
+        // sentence that says so; null when they agree.
+        "stored_answer_differs": stored_answer_differs(&stored, &range, machine.outcome()),
     });
     output::println(&serde_json::to_string_pretty(&value)?)?;
     Ok(ExitCode::SUCCESS)
@@ -2241,6 +2294,10 @@ pub fn log_text(store: &dyn Store, replayed: &Replayed, session: SessionId) -> S
     if let Some(outcome) = machine.outcome() {
         out.push('\n');
         out.push_str(&render_outcome(session, config, range, outcome, None));
+    }
+    if let Some(words) = stored_answer_differs(stored, range, machine.outcome()) {
+        out.push('\n');
+        out.push_str(&culprit_core::report::wrap(&format!("note: {words}"), ""));
     }
     out
 }

@@ -368,9 +368,19 @@ impl std::error::Error for NoSuchCulprit {}
 
 /// The outcome of a finished session; an unfinished one is an error saying how to continue it.
 fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
-    match replayed.machine.outcome() {
-        Some(outcome) => Ok(outcome.clone()),
-        None => {
+    let outcome = replayed.machine.outcome();
+    // A session that ended under an older culprit can replay to another answer, or to none yet, under this one's
+    // engine: the report is the replay's, and says on stderr how it differs from the answer the session stored.
+    let differs = crate::cmd::bisect::stored_answer_differs(&replayed.stored, &replayed.range, outcome);
+    match (outcome, differs) {
+        (Some(outcome), differs) => {
+            if let Some(words) = differs {
+                crate::note!("culprit: note: {words}");
+            }
+            Ok(outcome.clone())
+        }
+        (None, Some(words)) => bail!("{words}"),
+        (None, None) => {
             bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`")
         }
     }

@@ -46,3 +46,4 @@ mod qa_run_inputs;
 mod qa_store_path;
 mod review17;
 mod split_lkp_programs;
+mod stored_answer;
