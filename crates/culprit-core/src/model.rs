@@ -87,7 +87,7 @@ pub struct Machine {
     /// `uname -r` of the kernel the run executed on.
     pub kernel: String,
     /// The CPU sockets (physical packages) of the CPUs the run could use, which the robot's machine line prints
-    /// ("2 threads 1 socket"); 0 where not recorded (runs stored before schema version 9, imported runs, a kernel
+    /// ("2 threads 1 socket"); 0 where not recorded (runs stored before schema version 10, imported runs, a kernel
     /// that gives no CPU topology). Left out of the JSON when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sockets: u32,

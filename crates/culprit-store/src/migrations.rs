@@ -212,13 +212,15 @@ CREATE TABLE try_fix_runs (
     // Version 9: what a try-fix built its trees with, and the patch's text as it applied it. The mail of `report
     // --compare --fix` is read on another machine, where the absolute path of the patch try-fix was given names
     // nothing: it carries the text (or writes it beside the report), and says how the trees were built. NULL for a
-    // try-fix recorded before, and for a patch that is not UTF-8 text. And each machine's CPU sockets, which the
-    // robot's machine line prints ("2 threads 1 socket"): NULL where not counted. The count is no part of the
-    // machine's identity (the unique facts above, which SQLite cannot change without copying the table): a row
-    // stored without it gets the first count a run of it gives.
+    // try-fix recorded before, and for a patch that is not UTF-8 text.
     r#"
 ALTER TABLE try_fixes ADD COLUMN build TEXT;
 ALTER TABLE try_fixes ADD COLUMN patch_text TEXT;
+"#,
+    // Version 10: each machine's CPU sockets, which the robot's machine line prints ("2 threads 1 socket"): NULL
+    // where not counted. The count is no part of the machine's identity (the unique facts above, which SQLite cannot
+    // change without copying the table): a row stored without it gets the first count a run of it gives.
+    r#"
 ALTER TABLE machines ADD COLUMN sockets {int};
 "#,
 ];

@@ -1024,7 +1024,7 @@ fn machine_id(tx: &mut Transaction<'_>, machine: &Machine) -> Result<i64, postgr
     let select = "SELECT id, sockets FROM machines WHERE hostname = $1 AND cpu_model = $2 AND nr_cpu = $3 \
                   AND memory_kib = $4 AND kernel = $5";
     let sockets = (machine.sockets > 0).then_some(i64::from(machine.sockets));
-    // A row stored without the socket count (before schema version 9) takes the first a run of it gives.
+    // A row stored without the socket count (before schema version 10) takes the first a run of it gives.
     let fill_sockets = |tx: &mut Transaction<'_>, id: i64, stored: Option<i64>| match (stored, sockets) {
         (None, Some(count)) => {
             tx.execute("UPDATE machines SET sockets = $1 WHERE id = $2 AND sockets IS NULL", &[&count, &id]).map(|_| id)

@@ -161,7 +161,7 @@ pub(crate) fn machine_from_columns(
         memory_kib: u64::try_from(memory_kib)
             .map_err(|_| bad(format!("the memory size of run {id}"), memory_kib.to_string()))?,
         kernel,
-        // NULL: a machine row stored before schema version 9, or a run that could not count its sockets.
+        // NULL: a machine row stored before schema version 10, or a run that could not count its sockets.
         sockets: match sockets {
             None => 0,
             Some(n) => u32::try_from(n).map_err(|_| bad(format!("the socket count of run {id}"), n.to_string()))?,

@@ -1076,7 +1076,7 @@ fn insert_run(
             )
         })
         .map_err(fail)?;
-    // A row stored without the socket count (before schema version 9) takes the first a run of it gives.
+    // A row stored without the socket count (before schema version 10) takes the first a run of it gives.
     if machine.sockets > 0 {
         tx.prepare_cached("UPDATE machines SET sockets = ?1 WHERE id = ?2 AND sockets IS NULL")
             .and_then(|mut s| s.execute(params![machine.sockets, machine_id]))
