@@ -1220,9 +1220,12 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     });
     // How try-fix built the trees it measured: "checked out and built" alone left a maintainer to guess.
     if let Some(build) = try_fix.as_ref().and_then(|t| t.build.as_deref()).filter(|_| patch_step.is_some()) {
-        // A build of several lines stays a comment on each.
-        let quoted = shell_quote(build).replace('\n', "\n# ");
-        reproduce.push(format!("# try-fix built each tree below, in its own directory, with --build {quoted}"));
+        // A build of several lines is a comment line each, as the steps are one line each.
+        let quoted = shell_quote(build);
+        let mut lines = quoted.lines();
+        let first = lines.next().unwrap_or_default();
+        reproduce.push(format!("# try-fix built each tree below, in its own directory, with --build {first}"));
+        reproduce.extend(lines.map(|line| format!("# {line}")));
     }
     // Runs in a worktree Culprit made of the repository (a bisect's, check's or try-fix's, gone since) ran in the
     // tree the steps check out there: the steps say nothing of where they ran.
