@@ -446,6 +446,11 @@ pub struct ReportArgs {
     /// that ran the job at every revision, the one whose table changed most strongly). A table is one machine's.
     #[arg(long, value_parser = glob_pattern)]
     pub machine: Option<String>,
+    /// Whom a regression's mail credits, as the tag the fix is asked to carry: `--reported-by 'Jane Doe
+    /// <jane@example.org>'` prints "Reported-by: Jane Doe <jane@example.org>" under "If you fix the issue, kindly add
+    /// following tag" [default: $CULPRIT_REPORTED_BY; no tag without either]
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub reported_by: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
     /// Write the report (report.txt/.md/.html/.json) and the job file (job.yaml) into this directory (made if missing;

@@ -82,6 +82,9 @@ pub fn render_html(input: &ReportInput) -> Result<String, ReportError> {
     for paragraph in super::after_opening(input) {
         let _ = writeln!(out, "<p class=\"warn\">{}</p>", escape(&paragraph));
     }
+    if let Some([ask, tag]) = super::reported_by_tag(input, &h) {
+        let _ = writeln!(out, "<p>{}:</p>\n<pre>{}</pre>", escape(&ask), escape(&tag));
+    }
     if !input.reproduce.is_empty() {
         out.push_str("<h2>To reproduce</h2>\n<pre>");
         for line in &input.reproduce {

@@ -99,6 +99,10 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     for paragraph in super::after_opening(input) {
         let _ = writeln!(out, "{}\n", escape(&paragraph));
     }
+    if let Some([ask, tag]) = super::reported_by_tag(input, &h) {
+        // The tag is text to paste into a commit message: a code span keeps its angle brackets as they are.
+        let _ = writeln!(out, "{}:\n\n{}\n", escape(&ask), code(&tag, false));
+    }
     if !input.reproduce.is_empty() {
         // The commands name labels, which may hold backticks: the fence is longer than any run of them.
         let fence = fence_for(&input.reproduce.join("\n"));

@@ -394,6 +394,16 @@ pub(crate) fn inline_job(input: &ReportInput) -> Option<&str> {
     input.job_yaml.as_deref().filter(|_| input.job_file.is_none()).filter(|yaml| !yaml.trim().is_empty())
 }
 
+/// The tag lines a regression's mail asks the fix to carry, as the robot's mails do ("If you fix the issue, kindly
+/// add following tag" then "Reported-by: kernel test robot <...>"), so that the fix credits whoever found the
+/// regression: only with a reporter ([`ReportInput::reported_by`]) and when the headline is a regression (an
+/// improvement, or no significant change, is nothing to fix).
+pub(crate) fn reported_by_tag(input: &ReportInput, h: &Headline) -> Option<[String; 2]> {
+    let reporter = input.reported_by.as_deref().map(str::trim).filter(|r| !r.is_empty())?;
+    (h.verdict == Verdict::Regression)
+        .then(|| ["If you fix the issue, kindly add following tag".to_string(), format!("Reported-by: {reporter}")])
+}
+
 /// The name the reproduce steps give the patch of a try-fix's fix column, saved beside [`JOB_FILE`].
 pub const PATCH_FILE: &str = "fix.patch";
 
@@ -474,6 +484,10 @@ pub struct ReportInput {
     /// not UTF-8), whose steps name the patch by that path. Left out of the JSON when there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_patch: Option<String>,
+    /// Who the mail credits for the report, `Name <email>` (`culprit report --reported-by`, `$CULPRIT_REPORTED_BY`):
+    /// a regression's mail asks the fix to carry the tag ([`reported_by_tag`]). Left out of the JSON when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_by: Option<String>,
     /// Base, commit and optionally fix, decided by `culprit_core::compare`.
     pub comparison: CompareResult,
     pub bisect: Option<BisectSummary>,

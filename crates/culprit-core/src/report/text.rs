@@ -68,6 +68,9 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
         }
     }
     out.push_str("\n\n");
+    if let Some([ask, tag]) = super::reported_by_tag(input, &h) {
+        let _ = writeln!(out, "{ask}\n{tag}\n\n");
+    }
     if !input.reproduce.is_empty() {
         out.push_str("To reproduce:\n\n");
         if super::inline_job(input).is_some() {

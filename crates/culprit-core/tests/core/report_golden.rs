@@ -127,6 +127,7 @@ fn real_input() -> ReportInput {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: None,
         failure: None,
@@ -283,6 +284,7 @@ fn seed001_input() -> ReportInput {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -554,6 +556,7 @@ fn seed_003_improvement_and_the_perf_profile_row() {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -942,6 +945,27 @@ fn a_report_of_a_fix_carries_its_patch_after_the_job() {
     assert!(json["report"].get("fix_patch").is_none(), "{json:#}");
 }
 
+/// Seed 001's mail asked the fix to carry "Reported-by: kernel test robot <oliver.sang@intel.com>": a regression's
+/// mail with a reporter does, before its steps; one without a reporter (or a blank one) carries no tag.
+#[test]
+fn a_regressions_mail_with_a_reporter_asks_for_the_reported_by_tag() {
+    let mut input = seed001_input();
+    let robot = "kernel test robot <oliver.sang@intel.com>";
+    input.reported_by = Some(robot.into());
+    let text = render(&input, Format::Text).unwrap();
+    let tag = format!("\n\nIf you fix the issue, kindly add following tag\nReported-by: {robot}\n\n");
+    assert!(text.contains(&tag), "{text}");
+    assert!(text.find(&tag) < text.find("Details are as below:"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render(&input, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["report"]["reported_by"], robot);
+    input.reported_by = Some("  ".into());
+    assert!(!render(&input, Format::Text).unwrap().contains("Reported-by"));
+    input.reported_by = None;
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        assert!(!render(&input, format).unwrap().contains("Reported-by"));
+    }
+}
+
 /// The lines of the Markdown table whose header starts with `header`: the header, the rule and the rows.
 fn markdown_table<'a>(md: &'a str, header: &str) -> Vec<&'a str> {
     md.lines().skip_while(|l| !l.starts_with(header)).take_while(|l| l.starts_with('|')).collect()
@@ -998,6 +1022,7 @@ fn markdown_escapes_labels_subjects_and_metric_names_everywhere() {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: None,
         failure: None,
@@ -1073,6 +1098,7 @@ fn a_side_whose_every_run_failed_leads_the_report_with_the_failure() {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: None,
         trend: Vec::new(),
@@ -1288,6 +1314,7 @@ fn a_stressor_stress_ng_skipped_heads_the_report_as_skipped_at_its_sides() {
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison: compare(&Comparison::new(vec![base, commit]), &CompareOptions::default()).unwrap(),
         bisect: None,
         trend: Vec::new(),

@@ -666,6 +666,8 @@ fn write_session_reports(store: &dyn Store, id: SessionId, dir: &Path, pass: &mu
             culprit: (nth > 1).then_some(nth as u32),
             job: None,
             machine: None,
+            // The robot's reporter, if any, is $CULPRIT_REPORTED_BY, which `report::run` reads.
+            reported_by: None,
             format: ReportFormat::Text,
             output: Some(out.clone()),
             // A session's commits carry the subjects its range recorded.

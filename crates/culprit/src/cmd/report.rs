@@ -47,6 +47,8 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
             format.extension()
         );
     }
+    // Checked before anything is read: a tag that is no `Name <email>` would be pasted into a commit as it is.
+    let reported_by = reporter(args.reported_by.as_deref(), std::env::var(REPORTED_BY_ENV).ok().as_deref())?;
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
         (Some(id), _) => {
             // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
@@ -73,6 +75,7 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         (None, Some(revs)) => from_compare(store, revs, args)?,
         (None, None) => bail!("give a bisect session id, or --compare BASE BAD"),
     };
+    input.reported_by = reported_by;
     match &args.output {
         Some(dir) => {
             std::fs::create_dir_all(dir)
@@ -109,6 +112,35 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The variable that names the reporter a regression's mail credits when `--reported-by` does not (a farm's robot
+/// sets it once for every mail `track --follow` writes).
+pub const REPORTED_BY_ENV: &str = "CULPRIT_REPORTED_BY";
+
+/// The reporter of the mail's `Reported-by:` tag: `flag` (`--reported-by`), else `env` ([`REPORTED_BY_ENV`]), else
+/// none; refused, naming where it came from, unless it reads as a tag's `Name <email>`.
+fn reporter(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>> {
+    let (given, source) = match (flag, env) {
+        (Some(given), _) => (given, "--reported-by".to_string()),
+        (None, Some(given)) if !given.trim().is_empty() => (given, format!("${REPORTED_BY_ENV}")),
+        _ => return Ok(None),
+    };
+    let given = given.trim();
+    let well_formed = given.split_once(" <").is_some_and(|(name, rest)| {
+        let email = rest.strip_suffix('>').unwrap_or_default();
+        !name.trim().is_empty()
+            && !name.contains(['<', '>'])
+            && email.split_once('@').is_some_and(|(user, host)| !user.is_empty() && !host.is_empty())
+            && !email.contains(['<', '>', ' ', '\n'])
+    });
+    if !well_formed || given.contains('\n') {
+        bail!(
+            "{source} is {given:?}: give the reporter as a Reported-by tag names one, a name and an address in angle \
+             brackets ('Jane Doe <jane@example.org>')"
+        );
+    }
+    Ok(Some(given.to_string()))
 }
 
 /// ` --db LOCATION` for a culprit command printed for the user to run next, when the store is not the default one
@@ -555,6 +587,7 @@ pub fn from_bisect(
         job_yaml: None,
         patch_file: None,
         fix_patch: None,
+        reported_by: None,
         comparison,
         bisect: Some(BisectSummary {
             session: session.0,
@@ -1340,6 +1373,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         patch_file: None,
         // The text the steps' `git apply` reads from beside the job, as they name it only when it is kept.
         fix_patch: try_fix.filter(|_| commits_repo.is_some()).and_then(|t| t.patch_text),
+        reported_by: None,
         comparison,
         bisect: None,
         trend,

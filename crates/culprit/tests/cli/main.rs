@@ -44,6 +44,7 @@ mod qa_import;
 mod qa_monitors;
 mod qa_run_inputs;
 mod qa_store_path;
+mod reported_by;
 mod review17;
 mod split_lkp_programs;
 mod stored_answer;
