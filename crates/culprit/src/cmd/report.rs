@@ -120,7 +120,7 @@ pub const REPORTED_BY_ENV: &str = "CULPRIT_REPORTED_BY";
 
 /// The reporter of the mail's `Reported-by:` tag: `flag` (`--reported-by`), else `env` ([`REPORTED_BY_ENV`]), else
 /// none; refused, naming where it came from, unless it reads as a tag's `Name <email>`.
-fn reporter(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>> {
+pub fn reporter(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>> {
     let (given, source) = match (flag, env) {
         (Some(given), _) => (given, "--reported-by".to_string()),
         (None, Some(given)) if !given.trim().is_empty() => (given, format!("${REPORTED_BY_ENV}")),

@@ -193,6 +193,8 @@ async fn report_page(
                 // The page is the report on its own, with no job file beside it: it carries the job.
                 let (mut input, job_yaml) = report::from_bisect(store, session, None, nth)?;
                 input.job_yaml = Some(job_yaml);
+                // The farm's reporter, as `culprit report` on this machine would credit it.
+                input.reported_by = report::reporter(None, std::env::var(report::REPORTED_BY_ENV).ok().as_deref())?;
                 Ok(culprit_core::report::render(&input, Format::Html)?)
             })
             .await

@@ -154,8 +154,14 @@ pub struct Server {
 
 /// Starts `culprit --db DB serve --listen 127.0.0.1:0` in `cwd` and waits for the line naming the address it bound.
 pub fn serve(db: &str, cwd: &Path) -> Server {
+    serve_with(db, cwd, &[])
+}
+
+/// [`serve`] with the variables `env` set for the server.
+pub fn serve_with(db: &str, cwd: &Path, env: &[(&str, &str)]) -> Server {
     use std::io::BufRead;
     let mut child = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .envs(env.iter().copied())
         .arg("--db")
         .arg(db)
         .args(["serve", "--listen", "127.0.0.1:0"])

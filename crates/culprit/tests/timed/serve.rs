@@ -222,10 +222,13 @@ fn a_culprit_a_session_did_not_name_is_a_missing_report() {
     let result: serde_json::Value =
         serde_json::from_str(&stdout(&culprit(db_arg, &[&args[..], &how].concat(), dir.path()))).unwrap();
     assert_eq!(result["culprits"].as_array().map(Vec::len), Some(1), "{result:#}");
-    let server = serve(db_arg, dir.path());
+    // The farm's reporter: the report page of the regression credits it, as `culprit report` does.
+    let server = common::serve_with(db_arg, dir.path(), &[("CULPRIT_REPORTED_BY", "Farm Robot <robot@example.org>")]);
     expect_page(&server, "/bisect/1/report?culprit=2", 404, "bisect session 1 has no culprit 2: it named one culprit");
     expect_page(&server, "/bisect/1/report?culprit=2", 404, "culprit= takes only 1");
-    assert_eq!(server.get("/bisect/1/report?culprit=1").status, 200);
+    let page = server.get("/bisect/1/report?culprit=1");
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("<pre>Reported-by: Farm Robot &lt;robot@example.org&gt;</pre>"), "{}", page.body);
     // The command says it in its own words.
     let out = culprit(db_arg, &["report", "1", "--culprit", "2"], dir.path());
     let err = String::from_utf8_lossy(&out.stderr);
