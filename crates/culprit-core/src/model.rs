@@ -87,8 +87,9 @@ pub struct Machine {
     /// `uname -r` of the kernel the run executed on.
     pub kernel: String,
     /// The CPU sockets (physical packages) of the CPUs the run could use, which the robot's machine line prints
-    /// ("2 threads 1 socket"); 0 where not recorded (runs stored before schema version 10, imported runs, a kernel
-    /// that gives no CPU topology). Left out of the JSON when 0.
+    /// ("2 threads 1 socket"); an imported lkp run's, its host file's `nr_node`. 0 where not recorded (runs stored
+    /// before schema version 10, imported runs without `nr_node`, a kernel that gives no CPU topology). Left out of
+    /// the JSON when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sockets: u32,
 }

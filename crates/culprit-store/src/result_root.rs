@@ -1993,6 +1993,8 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
             nr_cpu: param("nr_cpu").and_then(|v| v.parse().ok()).unwrap_or(0),
             cpu_model: param("brand").or_else(|| param("model")).unwrap_or_default(),
             memory_kib: param("memory").and_then(|v| memory_kib(&v)).unwrap_or(0),
+            // The host file's `nr_node`, which the robot's mails print as sockets.
+            sockets: param("nr_node").and_then(|v| v.parse().ok()).unwrap_or(0),
             ..Machine::default()
         },
         started_at,

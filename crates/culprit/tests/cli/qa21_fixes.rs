@@ -166,6 +166,10 @@ fn an_imported_lkp_run_s_table_and_mail_show_the_job_s_params_and_its_test_box()
     let mail = common::stdout(&common::culprit("i.db", &["report", "--compare", base, bad], dir.path()));
     // The host file's sockets and model name, as the robot's mails have them since 2022 (seed 003's line).
     assert!(mail.contains("on test machine: 96 threads 2 sockets Cascade Lake with 256G memory\n"), "{mail}");
+    // The imported run's machine facts count them too (schema version 10), as a run of Culprit's own does.
+    let listed = common::stdout(&common::culprit("i.db", &["results", "--run", "1", "--json"], dir.path()));
+    let run: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(run["machine_facts"]["sockets"], 2, "{run:#}");
     let listed: Vec<&str> = mail
         .split("with following parameters:\n\n")
         .nth(1)
