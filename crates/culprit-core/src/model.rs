@@ -121,6 +121,11 @@ impl HostFacts {
 }
 
 impl Machine {
+    /// The socket count when one was recorded (`sockets` is 0 where none was).
+    pub fn recorded_sockets(&self) -> Option<u32> {
+        (self.sockets > 0).then_some(self.sockets)
+    }
+
     /// The robot's wording, e.g. `2 threads QEMU Virtual CPU with 24G memory`.
     pub fn describe(&self) -> String {
         self.describe_with(&HostFacts::default())
@@ -140,7 +145,7 @@ impl Machine {
         if self.nr_cpu > 0 {
             known.push(format!("{} thread{}", self.nr_cpu, if self.nr_cpu == 1 { "" } else { "s" }));
         }
-        if let Some(sockets) = host.sockets.filter(|&n| n > 0).or(Some(self.sockets).filter(|&n| n > 0)) {
+        if let Some(sockets) = host.sockets.filter(|&n| n > 0).or(self.recorded_sockets()) {
             known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
         }
         let model = host.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).unwrap_or(self.cpu_model.trim());
@@ -168,7 +173,7 @@ impl Machine {
         let facts: [Fact; 5] = [
             (|m| (m.nr_cpu > 0).then(|| m.nr_cpu.to_string()), ["ran with ", " CPUs"], ["with ", ""]),
             // The same CPU count on one socket or across two is a different machine for memory-bound work.
-            (|m| (m.sockets > 0).then(|| m.sockets.to_string()), ["ran on ", " sockets"], ["on ", ""]),
+            (|m| m.recorded_sockets().map(|n| n.to_string()), ["ran on ", " sockets"], ["on ", ""]),
             (
                 |m| (m.memory_kib > 0).then(|| format!("{}", (m.memory_kib as f64 / (1024.0 * 1024.0)).round())),
                 ["had ", "G memory"],

@@ -1023,7 +1023,7 @@ fn machine_id(tx: &mut Transaction<'_>, machine: &Machine) -> Result<i64, postgr
     let parameters: [&(dyn ToSql + Sync); 5] = [&hostname, &cpu_model, &nr_cpu, &memory_kib, &kernel];
     let select = "SELECT id, sockets FROM machines WHERE hostname = $1 AND cpu_model = $2 AND nr_cpu = $3 \
                   AND memory_kib = $4 AND kernel = $5";
-    let sockets = (machine.sockets > 0).then_some(i64::from(machine.sockets));
+    let sockets = machine.recorded_sockets().map(i64::from);
     // A row stored without the socket count (before schema version 10) takes the first a run of it gives.
     let fill_sockets = |tx: &mut Transaction<'_>, id: i64, stored: Option<i64>| match (stored, sockets) {
         (None, Some(count)) => {

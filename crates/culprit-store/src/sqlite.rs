@@ -1053,33 +1053,33 @@ fn insert_run(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
     )
     .and_then(|mut s| {
-        let sockets = (machine.sockets > 0).then_some(machine.sockets);
         s.execute(params![
             machine.hostname,
             machine.cpu_model,
             machine.nr_cpu,
             machine.memory_kib as i64,
             machine.kernel,
-            sockets
+            machine.recorded_sockets()
         ])
     })
     .map_err(fail)?;
-    let machine_id: i64 = tx
+    let (machine_id, stored_sockets): (i64, Option<i64>) = tx
         .prepare_cached(
-            "SELECT id FROM machines WHERE hostname = ?1 AND cpu_model = ?2 AND nr_cpu = ?3 AND memory_kib = ?4 \
-             AND kernel = ?5",
+            "SELECT id, sockets FROM machines WHERE hostname = ?1 AND cpu_model = ?2 AND nr_cpu = ?3 \
+             AND memory_kib = ?4 AND kernel = ?5",
         )
         .and_then(|mut s| {
             s.query_row(
                 params![machine.hostname, machine.cpu_model, machine.nr_cpu, machine.memory_kib as i64, machine.kernel],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
         })
         .map_err(fail)?;
-    // A row stored without the socket count (before schema version 10) takes the first a run of it gives.
-    if machine.sockets > 0 {
+    // A row stored without the socket count (before schema version 10) takes the first a run of it gives; a row
+    // that has one is not written again, so saving a run adds no write for it.
+    if let (None, Some(sockets)) = (stored_sockets, machine.recorded_sockets()) {
         tx.prepare_cached("UPDATE machines SET sockets = ?1 WHERE id = ?2 AND sockets IS NULL")
-            .and_then(|mut s| s.execute(params![machine.sockets, machine_id]))
+            .and_then(|mut s| s.execute(params![sockets, machine_id]))
             .map_err(fail)?;
     }
 

@@ -1944,17 +1944,15 @@ fn answer_words(outcome: &Outcome, range: &[RangeCommit]) -> String {
 /// outcome of the engine that ran it, which its mail named): the sentence that says so. A later culprit's engine can
 /// decide otherwise on the same runs, or want more runs before it decides (`replayed` is `None`); the views show the
 /// replay, and a maintainer comparing them with the mail must be told why they differ. `None` when the answers agree
-/// (the same status and commits named; shares and confidences are not compared), for a session that has not ended,
-/// and when the stored answer does not read as this culprit's outcome and its status agrees with the replay's.
+/// (the same status and commits named; shares and confidences are not compared), for a session that has not ended
+/// (its status is still the new session's, as `bisect forget` reads it), and when the stored answer does not read as
+/// this culprit's outcome and its status agrees with the replay's.
 pub fn stored_answer_differs(
     stored: &culprit_store::BisectSession,
     range: &[RangeCommit],
     replayed: Option<&Outcome>,
 ) -> Option<String> {
-    let ended = [Status::Found, Status::Multiple, Status::NotReproduced, Status::Inconclusive]
-        .into_iter()
-        .any(|status| status.word() == stored.status);
-    if !ended {
+    if stored.status == NEW_SESSION_STATUS {
         return None;
     }
     let kept: Option<Outcome> = stored.result_json.as_deref().and_then(|json| serde_json::from_str(json).ok());

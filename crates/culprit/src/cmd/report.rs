@@ -48,7 +48,7 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
         );
     }
     // Checked before anything is read: a tag that is no `Name <email>` would be pasted into a commit as it is.
-    let reported_by = reporter(args.reported_by.as_deref(), std::env::var(REPORTED_BY_ENV).ok().as_deref())?;
+    let reported_by = configured_reporter(args.reported_by.as_deref())?;
     let (mut input, job_yaml) = match (&args.session, &args.compare) {
         (Some(id), _) => {
             // A session's report is of the job and the commits the bisect chose; a fix column or a job choice
@@ -118,9 +118,14 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
 /// sets it once for every mail `track --follow` writes).
 pub const REPORTED_BY_ENV: &str = "CULPRIT_REPORTED_BY";
 
+/// [`reporter`] of `flag` and this process's [`REPORTED_BY_ENV`]: what `culprit report` and the dashboard credit.
+pub fn configured_reporter(flag: Option<&str>) -> Result<Option<String>> {
+    reporter(flag, std::env::var(REPORTED_BY_ENV).ok().as_deref())
+}
+
 /// The reporter of the mail's `Reported-by:` tag: `flag` (`--reported-by`), else `env` ([`REPORTED_BY_ENV`]), else
 /// none; refused, naming where it came from, unless it reads as a tag's `Name <email>`.
-pub fn reporter(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>> {
+fn reporter(flag: Option<&str>, env: Option<&str>) -> Result<Option<String>> {
     let (given, source) = match (flag, env) {
         (Some(given), _) => (given, "--reported-by".to_string()),
         (None, Some(given)) if !given.trim().is_empty() => (given, format!("${REPORTED_BY_ENV}")),

@@ -194,7 +194,7 @@ async fn report_page(
                 let (mut input, job_yaml) = report::from_bisect(store, session, None, nth)?;
                 input.job_yaml = Some(job_yaml);
                 // The farm's reporter, as `culprit report` on this machine would credit it.
-                input.reported_by = report::reporter(None, std::env::var(report::REPORTED_BY_ENV).ok().as_deref())?;
+                input.reported_by = report::configured_reporter(None)?;
                 Ok(culprit_core::report::render(&input, Format::Html)?)
             })
             .await
