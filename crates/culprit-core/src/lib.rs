@@ -16,3 +16,4 @@ pub mod bisect;
 pub mod check;
 pub mod report;
 pub mod changepoint;
+pub mod words;

@@ -4,6 +4,7 @@
 //! metrics of that execution (`fio.write_iops`, `vmstat.cpu.id`, ...), the per-interval monitor series they were
 //! reduced from, and the raw outputs the metrics were parsed from, so a parser fix can re-derive metrics later.
 
+use crate::words::counted;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -143,10 +144,10 @@ impl Machine {
         // named, where the mail said "0 threads".
         let mut known = Vec::new();
         if self.nr_cpu > 0 {
-            known.push(format!("{} thread{}", self.nr_cpu, if self.nr_cpu == 1 { "" } else { "s" }));
+            known.push(counted(self.nr_cpu, "thread"));
         }
         if let Some(sockets) = host.sockets.filter(|&n| n > 0).or(self.recorded_sockets()) {
-            known.push(format!("{sockets} socket{}", if sockets == 1 { "" } else { "s" }));
+            known.push(counted(sockets, "socket"));
         }
         let model = host.model.as_deref().map(str::trim).filter(|m| !m.is_empty()).unwrap_or(self.cpu_model.trim());
         if !model.is_empty() {

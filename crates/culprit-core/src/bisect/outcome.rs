@@ -5,6 +5,7 @@ use super::reproduce::{RESIDUAL_MIN_SHARE, UPPER_99_Z};
 use super::spread::{within_squares, Scatter};
 use super::verify::LONE_SHARE_MODEL_P;
 use super::*;
+use crate::words::{counted, noun};
 
 /// A segment still being searched when the budget is spent is reported as a range holding part of the change when
 /// its ends differ by this many standard errors.
@@ -191,7 +192,7 @@ impl Bisect {
         // What the fresh pairs refuted, said where the runs from locating alone would have placed the change there.
         let refuted = self.bracket_placed(segment, slope, refused).and_then(|unchecked| {
             self.refuting_pairs(&unchecked).map(|u| {
-                let pairs = if u.pairs == 1 { "pair" } else { "pairs" };
+                let pairs = noun(u.pairs, "pair");
                 format!(
                     "; the runs from locating place the change in (commit {}, commit {}] (posterior {:.4}), but {} \
                      fresh interleaved {pairs} of commit {} and commit {} show no step there ({:.4} ± {:.4}), so \
@@ -215,17 +216,17 @@ impl Bisect {
             }
             return refuted;
         };
-        let noun = if commits == 1 { "commit" } else { "commits" };
+        let commits = counted(commits, "commit");
         self.note(
             "done",
             format!("the runs place the change in ({after}, {commit}]"),
             format!(
-                "{commits} {noun}, {how}: posterior {mass:.4} on the range, its ends differ by {z:.1} standard errors"
+                "{commits}, {how}: posterior {mass:.4} on the range, its ends differ by {z:.1} standard errors"
             ),
         );
         self.culprits.push(Culprit::unlocated_range(after, commit, (share, share_low, share_high), mass, change));
         Some(format!(
-            "; the runs so far place the change in (commit {after}, commit {commit}]: {commits} {noun}, {how}; no \
+            "; the runs so far place the change in (commit {after}, commit {commit}]: {commits}, {how}; no \
              fresh runs confirmed it{}",
             refuted.unwrap_or_default()
         ))

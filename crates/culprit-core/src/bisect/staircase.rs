@@ -3,6 +3,7 @@
 
 use super::verify::pooled_pair_sigma;
 use super::*;
+use crate::words::counted;
 
 /// A commit whose level differs from both ends of its segment by this many standard errors sits between them: the
 /// change is shared by several commits (a staircase), reported as such.
@@ -825,14 +826,14 @@ const MIN_PAIRS: usize = 3;
 /// pairs)", QA 50).
 fn paired_difference(subject: &str, plural: bool, end: usize, pairs: usize, z: f64) -> String {
     let differ = if plural { "differ" } else { "differs" };
-    let pairs_word = if pairs == 1 { "pair" } else { "pairs" };
     if z.is_finite() {
-        let standard_errors = format!("{z:.2} standard errors ({pairs} {pairs_word})");
+        let standard_errors = format!("{z:.2} standard errors ({})", counted(pairs, "pair"));
         format!("but in runs adjacent in time {subject} {differ} from {end} by only {standard_errors}")
     } else {
         format!(
-            "but {pairs} {pairs_word} of runs adjacent in time with {end} cannot show yet whether {subject} {differ} \
-             from it ({MIN_PAIRS} are needed)"
+            "but {} of runs adjacent in time with {end} cannot show yet whether {subject} {differ} from it \
+             ({MIN_PAIRS} are needed)",
+            counted(pairs, "pair")
         )
     }
 }

@@ -21,6 +21,7 @@ pub use markdown::escape as escape_markdown;
 use crate::bisect::Status;
 use crate::compare::{printf, Change, CompareResult, InconclusiveReason, MetricRow, Verdict};
 use crate::model::{HostFacts, Machine, MetricClass, ScratchFilesystem};
+use crate::words::{counted, noun};
 use serde::{Deserialize, Serialize};
 
 /// Most monitor rows a report shows (the ones with the largest changes); JSON always carries them all.
@@ -696,7 +697,7 @@ pub(crate) fn failed_side(input: &ReportInput) -> Option<FailedSide> {
 /// `3 of 3 runs` for the column at `index`.
 fn failed_runs_text(input: &ReportInput, index: usize) -> String {
     let n = input.comparison.columns.get(index).map_or(0, |c| c.failed_runs);
-    format!("{n} of {n} run{}", if n == 1 { "" } else { "s" })
+    format!("{n} of {}", counted(n, "run"))
 }
 
 /// The report's first sentence when every run of a side failed: what failed, that nothing is compared, and where
@@ -1501,7 +1502,7 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             ordinal(b.reported + 1),
             b.contributors.get(b.reported).map(|c| c.commit.short()).unwrap_or_default(),
             b.session,
-            if others.len() == 1 { "other" } else { "others" },
+            noun(others.len(), "other"),
             others.join(", ")
         ));
     }
@@ -1753,13 +1754,12 @@ fn too_few_to_decide(comparison: &CompareResult, monitors: &[String]) -> Option<
 /// A count of runs per column in words, with `labels` naming the columns: "3 runs a side", or "8 runs of A, 9 of B
 /// and 5 of C" when the columns differ.
 fn runs_text(counts: &[usize], labels: &[String]) -> String {
-    let noun = |n: usize| if n == 1 { "run" } else { "runs" };
     match counts {
-        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{n} {} a side", noun(*n)),
+        [n, rest @ ..] if rest.iter().all(|m| m == n) => format!("{} a side", counted(*n, "run")),
         _ => {
             let mut each: Vec<String> = counts.iter().zip(labels).map(|(n, label)| format!("{n} of {label}")).collect();
             if let (Some(first), Some(n), Some(label)) = (each.first_mut(), counts.first(), labels.first()) {
-                *first = format!("{n} {} of {label}", noun(*n));
+                *first = format!("{} of {label}", counted(*n, "run"));
             }
             and_list(&each)
         }

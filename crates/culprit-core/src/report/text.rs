@@ -5,6 +5,7 @@ use super::{
     ReportError, ReportInput,
 };
 use crate::compare::render::{render_table, render_table_body, RenderOptions};
+use crate::words::counted;
 use std::fmt::Write as _;
 
 /// The indentation of commands and list items, as the robot's mails have it.
@@ -139,7 +140,7 @@ pub fn render_text(input: &ReportInput) -> Result<String, ReportError> {
                         .filter(|s| s.is_finite())
                         .map(|s| format!("±{}", super::printf::general(s, 2, false)))
                         .unwrap_or_default();
-                    let runs = if p.runs == 1 { "1 run".to_string() } else { format!("{} runs", p.runs) };
+                    let runs = counted(p.runs, "run");
                     format!("{INDENT}{short:<width$}  {:>8} {sd:<8} {runs:>7}  {subject}", value_text(mean))
                 }
             };

@@ -25,6 +25,7 @@
 
 use super::{ParamKind, ParamSpec, Params, Program, ProgramContext, ProgramError, ProgramPlan};
 use crate::process::Invocation;
+use culprit_core::words::counted;
 
 pub struct Iperf;
 
@@ -158,9 +159,9 @@ impl Iperf {
         // Messages name the run rather than quote 200 characters of its script, the servers' part alone.
         let first = ports.first().copied().unwrap_or_default();
         let label = format!(
-            "iperf3 {} over 127.0.0.1, {sessions} session{} from port {first}, {secs} s",
+            "iperf3 {} over 127.0.0.1, {} from port {first}, {secs} s",
             if udp { "udp" } else { "tcp" },
-            if sessions == 1 { "" } else { "s" }
+            counted(sessions, "session")
         );
         Ok(ProgramPlan::single(Invocation::new(["sh".to_string(), "-c".into(), script]).labelled(label)))
     }

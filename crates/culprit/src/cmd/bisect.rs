@@ -16,6 +16,7 @@ use culprit_core::compare::{compare, printf, Column, CompareOptions, Comparison}
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
 use culprit_core::report::confidence_words;
 use culprit_core::stats::steady_change;
+use culprit_core::words::counted;
 use culprit_run::bisect::{
     commit_nodes, mean_or, sample_of, Driver, DriverError, Ended, Event, SessionConfig, StepTimeouts,
     DEFAULT_RUN_TIMEOUT, LIVE_WORKTREES,
@@ -374,8 +375,7 @@ pub(crate) fn estimate_text(left: Estimate, seconds: Option<f64>) -> String {
         Estimate::Done => return "done".to_string(),
         Estimate::Left { runs, builds } => (runs, builds),
     };
-    let plural = if builds == 1 { "" } else { "s" };
-    let builds = if builds > 0 { format!(" and {builds} build{plural}") } else { String::new() };
+    let builds = if builds > 0 { format!(" and {}", counted(builds, "build")) } else { String::new() };
     let time = seconds.map(|s| format!(", ~{}", rough_duration(s))).unwrap_or_default();
     format!("about {runs} runs{builds} left if one commit explains it{time}")
 }

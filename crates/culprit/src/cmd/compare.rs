@@ -16,6 +16,7 @@ use culprit_core::compare::{
 };
 use culprit_core::report::RunSources;
 use culprit_core::model::{abbreviate, MetricClass, Revision, RunRecord};
+use culprit_core::words::counted;
 use culprit_job::table::lkp_param_names;
 use culprit_run::process::shell_quote;
 use culprit_store::{Build, RevisionSamples, RunFilter, RunKind, RunSummary, SampleQuery, Store};
@@ -935,7 +936,7 @@ pub fn some_metric_names(names: &BTreeSet<String>) -> String {
     if names.len() > SHOWN {
         listed.push("...");
     }
-    format!("{} ({} metric{})", listed.join(", "), names.len(), if names.len() == 1 { "" } else { "s" })
+    format!("{} ({})", listed.join(", "), counted(names.len(), "metric"))
 }
 
 /// The `axes` header of a job: the machine, the testcase and the job's params as stored, under lkp's names (`bs`,

@@ -15,6 +15,7 @@ use culprit_core::compare::{
     compare, Change, CompareOptions, CompareResult, Comparison, MetricRow, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::model::{prose_short, HostFacts, Revision, RunRecord, ScratchFilesystem};
+use culprit_core::words::counted;
 use culprit_core::compare::profiled::{add_rows, profiling_rows};
 use culprit_core::report::{
     self, BisectSummary, CommitRef, CommitSpan, Contributor, Format, Lead, Pooled, ReportInput, RunSources,
@@ -1313,8 +1314,8 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         };
         let taskset = match pinned.get(i).copied().flatten() {
             Some(cpus) => {
-                let plural = if cpus == 1 { "" } else { "s" };
-                let said = format!("# its runs had {cpus} CPU{plural}, fewer than another side's: run it on as many");
+                let cpus_had = counted(cpus, "CPU");
+                let said = format!("# its runs had {cpus_had}, fewer than another side's: run it on as many");
                 reproduce.push(said);
                 match cpus {
                     1 => "taskset -c 0 ".to_string(),

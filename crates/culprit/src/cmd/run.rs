@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use culprit_core::model::abbreviate;
 use culprit_core::model::{Machine, Revision, RunRecord};
 use culprit_core::stats;
+use culprit_core::words::counted;
 use culprit_job::{AtomicJob, JobFile};
 use culprit_run::executor::{self, JobRun, RunContext};
 use culprit_run::program::{self, Params, Program, COMMON_KEYS};
@@ -1013,7 +1014,7 @@ fn unmet_needs(params: &[(String, String)], memory: u64, nr_cpu: u32, nodes: Opt
                 format!("{nr_cpu} CPUs")
             }),
             "need_node" => nodes.zip(value.trim().parse::<u64>().ok()).filter(|(have, need)| need > have).map(
-                |(have, _)| format!("{have} NUMA node{}", if have == 1 { "" } else { "s" }),
+                |(have, _)| counted(have, "NUMA node"),
             ),
             _ => None,
         };
