@@ -12,7 +12,7 @@ use crate::scratch::ScratchDir;
 use crate::step_record;
 use culprit_core::model::{time_metric, Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -178,11 +178,20 @@ enum Stop {
 /// runs in its working directory (the worktree under bisect, else culprit's own) and not in a scratch directory.
 /// QA 51 ran one command job from tmpfs and one from ext4 with `--scratch` on tmpfs, and the mail said the opposite
 /// of what the command's own `pwd` showed.
-fn where_the_files_go(job: &JobRun, ctx: &RunContext) -> std::path::PathBuf {
-    if job.program.name() != "command" {
-        return ctx.scratch_root.clone();
+fn where_the_files_go(job: &JobRun, ctx: &RunContext) -> PathBuf {
+    files_directory(job.program.name(), job.cwd.as_deref(), &ctx.scratch_root)
+}
+
+/// [`where_the_files_go`] for a run of `program` in `cwd` (none: culprit's own working directory) with the scratch
+/// root `scratch_root`, for a command that must know the filesystem before it runs anything (`culprit check`
+/// choosing the stored reference runs that put their files where its own runs will).
+pub fn files_directory(program: &str, cwd: Option<&Path>, scratch_root: &Path) -> PathBuf {
+    if program != "command" {
+        return scratch_root.to_path_buf();
     }
-    job.cwd.clone().or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| ctx.scratch_root.clone())
+    cwd.map(Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| scratch_root.to_path_buf())
 }
 
 /// Runs one process of a run (`what`: setup, run or cleanup), recorded at the context's step record while it runs.

@@ -162,8 +162,9 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let hostname = culprit_run::machine::this_machine().hostname;
     // Stored runs whose files were on another filesystem than this check's `--scratch` measured another setup (an
     // I/O job on tmpfs against ext4), so they are no references either; a run that recorded none is taken. A
-    // command runs in the repository (the checkout, or a worktree in its git directory) and records that filesystem.
-    let files_here = if job.program.name() == "command" { repo.clone() } else { scratch_root.clone() };
+    // command runs in the repository (the checkout, or a worktree in its git directory) and records that filesystem,
+    // as the executor decides for every run.
+    let files_here = culprit_run::executor::files_directory(job.program.name(), Some(&repo), &scratch_root);
     let here_filesystem = culprit_run::filesystem::filesystem_of(&files_here);
     let same_filesystem = |run: &culprit_store::RunSummary| match (&run.scratch, &here_filesystem) {
         (Some(there), Some(here)) => there.same_filesystem(here),
@@ -551,6 +552,8 @@ impl References<'_> {
     /// runs are taken, this process's own otherwise.
     fn driver<'s>(&self, store: &'s mut dyn Store) -> Result<Box<Driver<'s>>> {
         let config = SessionConfig {
+            // `git bisect run` checks out the commit judged; its references are built the same way, from files.
+            no_checkout: false,
             repo: self.repo.to_path_buf(),
             good: self.good.key().to_string(),
             bad: self.bad.key().to_string(),
