@@ -72,6 +72,10 @@ pub struct SessionConfig {
     /// (and in a session stored before sessions kept it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scratch: Option<PathBuf>,
+    /// Whether the commits' worktrees hold no files (`--no-checkout`): the hooks build `$CULPRIT_COMMIT` from a tree
+    /// of their own. False in a session stored before the option.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_checkout: bool,
 }
 
 /// How long the build and the deploy of one commit may take before their process group is killed, in seconds
@@ -263,6 +267,8 @@ impl<'a> Driver<'a> {
         interrupt: Arc<AtomicBool>,
     ) -> Driver<'a> {
         let n = range.len();
+        // The session's checkout mode holds for every worktree its commits get, however the caller opened the set.
+        let worktrees = if config.no_checkout { worktrees.without_files() } else { worktrees };
         Driver {
             store,
             session,
@@ -718,6 +724,7 @@ mod tests {
             probe_runs: Vec::new(),
             probe_chose_metric: false,
             scratch: None,
+            no_checkout: false,
         }
     }
 

@@ -23,6 +23,9 @@ pub struct Worktrees {
     kept: Option<String>,
     /// Commits whose build finished in their worktree here ([`Worktrees::mark_built`]).
     built: Vec<String>,
+    /// Whether a new worktree gets its commit's files; without them (`--no-checkout`) it holds only its commit as
+    /// HEAD, for hooks that build the commit elsewhere ([`Worktrees::without_files`]).
+    files: bool,
 }
 
 /// A worktree ready for a commit: whether it was just created (and so needs building).
@@ -62,6 +65,7 @@ impl Worktrees {
             live: VecDeque::new(),
             kept,
             built: Vec::new(),
+            files: true,
         };
         forget_missing_under(&trees.repo, root);
         let mut reused = Vec::new();
@@ -81,6 +85,13 @@ impl Worktrees {
         trees.built.extend(reused.iter().cloned());
         trees.live.extend(reused);
         Ok(trees)
+    }
+
+    /// These worktrees without their commits' files, as `git worktree add --no-checkout` makes them: HEAD is the
+    /// commit, and nothing else of it is on disk. Worktrees already made keep what they hold.
+    pub fn without_files(mut self) -> Worktrees {
+        self.files = false;
+        self
     }
 
     /// The commit whose kept worktree `dir` is, when its build finished under this set's mark; `None` for worktrees
@@ -171,7 +182,11 @@ impl Worktrees {
         // A fresh worktree holds no build, whatever an evicted one of the same commit held.
         self.built.retain(|b| b != sha);
         let dir_text = dir.display().to_string();
-        git(&self.repo, &["worktree", "add", "--detach", "--force", &dir_text, sha])?;
+        let mut add = vec!["worktree", "add", "--detach", "--force"];
+        if !self.files {
+            add.push("--no-checkout");
+        }
+        git(&self.repo, &[&add[..], &[&dir_text, sha]].concat())?;
         self.live.push_back(sha.to_string());
         Ok(Checkout { dir, fresh: true })
     }
@@ -183,6 +198,7 @@ impl Worktrees {
     /// moved is built again. The moved ones are marked at once, so that a resume after a `kill -9` reuses them too.
     pub fn move_built_to(mut self, root: &Path, build: Option<&str>) -> Result<Worktrees, GitError> {
         let mut moved = Self::kept(&self.repo, root, self.limit, build)?;
+        moved.files = self.files;
         for sha in self.live.clone() {
             if !self.built.contains(&sha) || moved.live.len() >= moved.limit {
                 continue;
@@ -279,6 +295,30 @@ mod tests {
         assert_eq!(std::fs::read_to_string(repo.path().join("file.txt")).unwrap(), "2\n");
         drop(trees);
         assert!(!root.path().exists(), "the worktrees and their emptied root are removed");
+    }
+
+    /// `--no-checkout`: a worktree whose HEAD is its commit, with none of the commit's files, in a set that keeps
+    /// the mode when its built worktrees move to a session's kept set.
+    #[test]
+    fn worktrees_without_files_hold_their_commit_as_head_and_nothing_else() {
+        let (repo, shas) = repo_with_commits(2);
+        let root = tempfile::tempdir().unwrap();
+        let mut probe = Worktrees::new(repo.path(), &root.path().join("probe"), 2).unwrap().without_files();
+        let first = probe.checkout(&shas[0]).unwrap();
+        assert!(first.fresh);
+        let names: Vec<String> =
+            std::fs::read_dir(&first.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        assert_eq!(names, [".git"], "only git's link is in the worktree");
+        assert_eq!(git(&first.dir, &["rev-parse", "HEAD"]).unwrap().trim(), shas[0]);
+        probe.mark_built(&shas[0]);
+        let mut session = probe.move_built_to(&root.path().join("session"), Some("make")).unwrap();
+        assert!(!session.checkout(&shas[0]).unwrap().fresh, "the moved build is reused");
+        let second = session.checkout(&shas[1]).unwrap();
+        assert!(second.fresh && !second.dir.join("file.txt").exists(), "the kept set makes its worktrees bare too");
+        assert_eq!(git(&second.dir, &["rev-parse", "HEAD"]).unwrap().trim(), shas[1]);
+        // Files checked out by default, as before.
+        let mut plain = Worktrees::new(repo.path(), &root.path().join("plain"), 2).unwrap();
+        assert!(plain.checkout(&shas[1]).unwrap().dir.join("file.txt").exists());
     }
 
     #[test]

@@ -241,6 +241,13 @@ pub struct BisectArgs {
     /// the directory, so that `--resume` and the report's reproduce steps take it too.
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+    /// Give each commit's worktree its commit (HEAD, `$CULPRIT_WORKTREE`) but none of its files, as `git bisect
+    /// start --no-checkout` leaves the checkout alone: for build hooks that build `$CULPRIT_COMMIT` in a tree of
+    /// their own (an incremental kernel build, `kernel/build.sh`), where checking out every tested commit's files
+    /// (80,000 of them, a gigabyte, for a kernel) only costs time and disk. The hooks and the benchmark then find
+    /// nothing of the commit's in their working directory but what they put there.
+    #[arg(long)]
+    pub no_checkout: bool,
     /// Most runs the bisect may spend.
     #[arg(long, default_value_t = 600)]
     pub max_runs: usize,
@@ -261,14 +268,14 @@ pub struct BisectArgs {
     pub profile: usize,
     /// Continue the session with this id after a crash or interruption, as it was started: options that would
     /// change it (the repository, benchmark, --warmup, metric, build, deploy, --max-runs, --min-change,
-    /// --improvement, --scratch) are refused. --build-timeout and --deploy-timeout are taken: they replace the
-    /// session's limits, for this and later resumes.
+    /// --improvement, --scratch, --no-checkout) are refused. --build-timeout and --deploy-timeout are taken: they
+    /// replace the session's limits, for this and later resumes.
     #[arg(
         long,
         value_name = "ID",
         conflicts_with_all = [
             "good", "bad", "job", "run", "warmup", "repo", "metric", "build", "deploy", "max_runs", "min_change",
-            "improvement", "scratch"
+            "improvement", "scratch", "no_checkout"
         ]
     )]
     pub resume: Option<i64>,
@@ -515,7 +522,7 @@ pub struct TrackArgs {
         value_name = "FILE.csv",
         conflicts_with_all = [
             "branch", "repo", "job", "testcase", "machine", "metric", "bisect", "improvements", "build", "deploy",
-            "build_timeout", "deploy_timeout", "scratch"
+            "build_timeout", "deploy_timeout", "scratch", "no_checkout"
         ]
     )]
     pub series: Option<PathBuf>,
@@ -556,6 +563,10 @@ pub struct TrackArgs {
     /// directory under the system temp dir); the bisects started get it too.
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+    /// With --bisect or --follow: the commits' worktrees hold no files, as `culprit bisect --no-checkout` makes them
+    /// (for a --build that builds `$CULPRIT_COMMIT` in a tree of its own); the bisects started get it too.
+    #[arg(long)]
+    pub no_checkout: bool,
     #[command(flatten)]
     pub timeouts: StepTimeoutArgs,
     /// With --bisect: most runs each bisect may spend.

@@ -698,6 +698,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             && config.deploy == args.deploy
             && config.improvement == args.improvement
             && config.scratch == scratch
+            && config.no_checkout == args.no_checkout
             && given_metric.as_ref().is_none_or(|m| m == &config.metric);
         if same && session.status == NEW_SESSION_STATUS {
             if let Some(there) = session_machine(store, session.id, &config.machine)?.filter(|there| there != &here) {
@@ -776,6 +777,7 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         probe_runs: Vec::new(),
         probe_chose_metric: given_metric.is_none(),
         scratch: scratch.clone(),
+        no_checkout: args.no_checkout,
     };
     let interrupt = interrupt_flag();
     let bar = progress_bar();

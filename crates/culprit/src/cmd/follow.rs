@@ -248,6 +248,7 @@ pub fn run(db: Option<PathBuf>, args: &TrackArgs, reference: &str) -> Result<Exi
         probe_runs: Vec::new(),
         probe_chose_metric: false,
         scratch: crate::cmd::bisect::absolute_scratch(args.scratch.as_deref())?,
+        no_checkout: args.no_checkout,
     };
     let plan = Plan { repo, reference: reference.to_string(), range, job, config, hostname: machine::hostname() };
 
@@ -429,8 +430,9 @@ fn resume_args(id: i64, timeouts: StepTimeoutArgs) -> BisectArgs {
         min_change: None,
         improvement: false,
         profile: 0,
-        // The session keeps its own scratch directory, which a resume takes.
+        // The session keeps its own scratch directory and checkout mode, which a resume takes.
         scratch: None,
+        no_checkout: false,
         resume: Some(id),
         json: false,
         // The pass records the session itself before it resumes it.

@@ -539,6 +539,11 @@ pub fn from_bisect(
         bisect_line.push("--scratch".into());
         bisect_line.push(shell_quote(&scratch.display().to_string()));
     }
+    // The session's hooks built each commit from a tree of their own, in worktrees without files: the same hooks
+    // given checked-out worktrees would work in another directory than they did.
+    if config.no_checkout {
+        bisect_line.push("--no-checkout".into());
+    }
     // The session searched an improvement: the same command without the flag would end on it, blaming nothing.
     if config.improvement {
         bisect_line.push("--improvement".into());

@@ -498,6 +498,9 @@ fn stored(store: &mut dyn Store, args: &TrackArgs) -> Result<ExitCode> {
     if (args.build.is_some() || args.deploy.is_some()) && !args.bisect {
         bail!("--build and --deploy are for the commits a bisect or a follow builds: add --bisect (or use --follow)");
     }
+    if args.no_checkout && !args.bisect {
+        bail!("--no-checkout is for the commits a bisect or a follow builds: add --bisect (or use --follow)");
+    }
     if args.improvements && !args.bisect {
         bail!("--improvements says which changes a bisect or a follow bisects: add --bisect (or use --follow)");
     }
@@ -1062,6 +1065,7 @@ pub(crate) fn bisect_change(
         deploy: args.deploy.clone(),
         timeouts: args.timeouts,
         scratch: args.scratch.clone(),
+        no_checkout: args.no_checkout,
         max_runs: args.max_runs,
         min_change: args.min_change,
         improvement: c.verdict == Verdict::Improvement,

@@ -367,6 +367,8 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     }
 
     let config = SessionConfig {
+        // The patch is applied to the bad commit's files.
+        no_checkout: false,
         repo: repo.clone(),
         good: base.sha.clone(),
         bad: bad.sha.clone(),

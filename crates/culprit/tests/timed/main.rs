@@ -11,6 +11,7 @@ mod compare_builds;
 mod concurrent_bisects;
 mod farm_sessions;
 mod follow;
+mod no_checkout;
 mod postgres_cli;
 mod qa10_fixes;
 mod qa11_fixes;
