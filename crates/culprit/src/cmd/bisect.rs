@@ -846,7 +846,12 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
         let reason = first_failure(good_runs.iter().chain(&bad_runs));
         // A worktree holds the commit's sources only: a benchmark built from them is not there without --build.
-        let hint = if args.build.is_none() && reason.contains("exit status 127") {
+        let hint = if args.no_checkout {
+            // Under --no-checkout it holds not even those: a hook that expected them (a plain `make`) fails here.
+            "; with --no-checkout each commit's worktree holds none of its files, so the build must fetch or build \
+             $CULPRIT_COMMIT itself (in a tree of its own) and leave what the runs need; otherwise drop \
+             --no-checkout"
+        } else if args.build.is_none() && reason.contains("exit status 127") {
             "; the command was not found in the commit's worktree: if it is built from the sources, give the build \
              command with --build"
         } else {

@@ -58,6 +58,13 @@ fn a_bisect_without_checkouts_builds_each_commit_in_the_hooks_own_tree_and_finds
     let id = id.to_string();
     let refused = culprit("s.db", &["bisect", "--resume", &id, "--no-checkout"], dir.path());
     assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--no-checkout"));
+
+    // A build that expects the commit's files (a plain `make`) finds none: the bisect says why before any session.
+    let plain = ["bisect", "--repo", r, "--good", good, "--bad", bad, "--run", "./bench", "--build", "make -s"];
+    let out = culprit("plain.db", &[&plain[..], &["--no-checkout"]].concat(), dir.path());
+    let said = String::from_utf8_lossy(&out.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!out.status.success(), "{out:?}");
+    assert!(said.contains("with --no-checkout each commit's worktree holds none of its files"), "{said}");
     // The report's steps bisect the two commits again the way the session did.
     let mail = stdout(&culprit("s.db", &["report", &id], dir.path()));
     let steps: String = mail.lines().map(|l| l.trim().trim_end_matches('\\').trim()).collect::<Vec<_>>().join(" ");
