@@ -314,9 +314,15 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
         .map(|(name, _)| name.clone())
         .collect();
     let result = compare(&Comparison::new(vec![g, b]), &CompareOptions::default())?;
-    // Prefer a significant change, of a KPI (the "most significant KPI change": fio.write_iops rather than
-    // fio.workload, which moves with it, or a command's captured number over its times), then the smallest q,
-    // then the largest effect among program metrics.
+    // The job's primary metrics, as `track --follow` follows them: its KPIs, else a command's wall time.
+    let names: Vec<&str> = result.rows.iter().map(|row| row.metric.as_str()).collect();
+    let primary: Vec<String> =
+        culprit_core::report::primary_metrics(names.iter().copied()).into_iter().map(str::to_string).collect();
+    // Prefer a significant change of a primary metric (the "most significant KPI change": fio.write_iops
+    // rather than fio.workload, which moves with it, or a command's captured number over its times; a command
+    // without a capture: its wall time, which a run of 3 a side once lost to a 7% move of its peak memory that
+    // happened to vary less, and the bisect of a 30% slowdown ended "not reproduced"), then the smallest q, then
+    // the largest effect among program metrics.
     let mut best: Option<(bool, bool, f64, f64, f64, String)> = None;
     let mut candidates = 0;
     for row in &result.rows {
@@ -331,9 +337,10 @@ pub(crate) fn choose_metric(good: &[RunRecord], bad: &[RunRecord]) -> Result<Cho
         let significant = change.verdict.is_change() || steady_changed;
         let q = if steady_changed { 0.0 } else { change.q.unwrap_or(1.0) };
         let effect = change.effect_size.map(f64::abs).unwrap_or(0.0);
-        // A KPI is preferred only among significant changes: when nothing is significant yet (3 runs a side), the
-        // smallest q decides, or a KPI that did not move at all (a constant capture) would beat a 30% slowdown.
-        let kpi = significant && culprit_core::compare::direction::is_kpi(&row.metric);
+        // A primary metric is preferred only among significant changes: when nothing is significant yet (3 runs a
+        // side), the smallest q decides, or a KPI that did not move at all (a constant capture) would beat a 30%
+        // slowdown.
+        let kpi = significant && primary.contains(&row.metric);
         // The size of the change breaks ties last (two runs a side have no q and no effect size yet).
         // A side without samples has a NaN change, which must not win or block a comparison of tuples.
         let size = if change.change.is_nan() { 0.0 } else { change.change.abs() };
@@ -2616,6 +2623,25 @@ mod tests {
         // The same size at both ends is no change, however steady.
         let chosen = choose_metric(&good, &sized(15960.0, &[0.060, 0.064, 0.059])).unwrap();
         assert!(!chosen.significant, "{}", chosen.name);
+        // QA 57: a command job without a capture, 3 runs a side: its wall time rose 29% and its peak memory fell 7%,
+        // the memory's sides varying less. The wall time is the job's primary metric, and it changed: it is bisected
+        // (the memory was, and the bisect of the slowdown ended "not reproduced").
+        let command = |times: &[(f64, f64, f64)]| -> Vec<RunRecord> {
+            times
+                .iter()
+                .map(|&(elapsed, user, rss)| {
+                    record(&[
+                        ("command.elapsed_time", elapsed),
+                        ("command.user_time", user),
+                        ("command.max_resident_set_size", rss),
+                    ])
+                })
+                .collect()
+        };
+        let good = command(&[(0.0475, 0.0462, 1552.0), (0.0469, 0.0460, 1544.0), (0.0474, 0.0468, 1580.0)]);
+        let bad = command(&[(0.0610, 0.0590, 1428.0), (0.0592, 0.0585, 1464.0), (0.0634, 0.0601, 1464.0)]);
+        let chosen = choose_metric(&good, &bad).unwrap();
+        assert_eq!((chosen.name.as_str(), chosen.significant), ("command.elapsed_time", true));
     }
 
     #[test]
