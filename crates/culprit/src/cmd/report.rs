@@ -690,13 +690,15 @@ fn side_machines(runs: &[RunSummary], keys: &[String], labels: &[String]) -> Vec
 
 /// Per side (its facts from `compare::side_facts`), the CPU count its successful runs all had when it is fewer than
 /// the largest count a side's runs all had (every run when none succeeded), else `None`: a side that ran on fewer
-/// CPUs, which the reproduce steps run under `taskset` on as many. Sides whose own runs differ are left as they are.
+/// CPUs, which the reproduce steps run under `taskset` on as many. Sides whose own runs differ are left as they are,
+/// and so are sides with a run whose count was not recorded (0: an lkp run imported without `nr_cpu`), which the
+/// steps once pinned to "0 CPUs" with `taskset -c 0-4294967295`.
 fn fewer_cpus(sides: &[Vec<culprit_store::RunFacts>]) -> Vec<Option<u32>> {
     let counts: Vec<Option<u32>> = sides
         .iter()
         .map(|facts| {
             let cpus: std::collections::BTreeSet<u32> = facts.iter().map(|f| f.machine.nr_cpu).collect();
-            (cpus.len() == 1).then(|| cpus.first().copied()).flatten()
+            (cpus.len() == 1).then(|| cpus.first().copied()).flatten().filter(|&n| n > 0)
         })
         .collect();
     let most = counts.iter().flatten().copied().max();
@@ -1396,4 +1398,37 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         confirmation: None,
     };
     Ok((input, bad_record.job_yaml))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(cpus: &[u32]) -> Vec<culprit_store::RunFacts> {
+        cpus.iter()
+            .enumerate()
+            .map(|(i, &nr_cpu)| culprit_store::RunFacts {
+                id: RunId(i as i64),
+                machine: culprit_core::model::Machine { nr_cpu, ..Default::default() },
+                params: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// QA 57: an imported side whose CPU count was not recorded (0) is no side "with 0 CPUs" to pin with taskset.
+    #[test]
+    fn a_side_of_fewer_cpus_is_pinned_and_one_of_unknown_cpus_is_not() {
+        let cases: &[(&[&[u32]], &[Option<u32>])] = &[
+            (&[&[1, 1], &[2, 2]], &[Some(1), None]),
+            (&[&[2, 2], &[2, 2]], &[None, None]),
+            (&[&[0, 0, 0], &[2, 2, 2]], &[None, None]),
+            (&[&[2, 2], &[0, 0]], &[None, None]),
+            (&[&[1, 2], &[2, 2]], &[None, None]),
+            (&[&[1, 1], &[0, 0], &[4, 4]], &[Some(1), None, None]),
+        ];
+        for (sides, expected) in cases {
+            let sides: Vec<Vec<culprit_store::RunFacts>> = sides.iter().map(|cpus| facts(cpus)).collect();
+            assert_eq!(fewer_cpus(&sides), *expected, "{sides:?}");
+        }
+    }
 }
