@@ -309,20 +309,59 @@ pub fn write_stored_run(
     write_run_directory(root, path_params, run, local, Some(import_key))
 }
 
+/// The line before what Culprit adds to a run's job.yaml ([`job_yaml_with_result_root`]), where an import cuts the
+/// job back to the one that ran.
+const WRITTEN_MARK: &str = "# added by culprit run --result-root: the run's place, times and test box";
+
 /// The job.yaml written into a run directory: the run's job with lkp's `result_root` (the run directory) in place
-/// of any it had, as lkp writes it into every run's job.yaml. An import reads the tree's levels from it wherever the
-/// tree has been copied to, and lkp's tools find the run's place in it.
-fn job_yaml_with_result_root(job_yaml: &str, run_directory: &Path) -> String {
-    let mut text = job_yaml_without_result_root(job_yaml);
-    // The path is quoted as a YAML string: a path_params level holds characters (`%`, `:`) plain scalars may not.
-    let quoted = serde_json::to_string(&run_directory.to_string_lossy()).unwrap_or_default();
-    text.push_str(&format!("result_root: {quoted}\n"));
+/// of any it had, as lkp writes it into every run's job.yaml, and, for a run a store holds (`stored`, written by
+/// `culprit run --result-root`), the keys lkp's job.yaml has of the run's times (`start_time`, `end_time`) and test
+/// box (its host file's `nr_cpu`, `memory`, `brand`, `nr_node`), where the job has none of its own. An import reads the tree's levels from it wherever the tree has been copied to, lkp's tools
+/// find the run's place in it, and the run imported keeps when it ran and on what (QA 57: every fact of the machine
+/// was lost, and a mail of an imported side read "its runs had 0 CPUs").
+fn job_yaml_with_result_root(run: &RunRecord, run_directory: &Path, stored: bool) -> String {
+    let mut text = job_yaml_without_result_root(&run.job_yaml);
+    // Values are quoted as YAML strings (lkp writes its times as strings): a path_params level holds characters
+    // (`%`, `:`) plain scalars may not, and so may a CPU's name.
+    let quoted = |value: &str| serde_json::to_string(value).unwrap_or_default();
+    if !stored {
+        // A run no store holds (written for lkp's tools alone) is read back as lkp's, from its levels and stats.
+        text.push_str(&format!("result_root: {}\n", quoted(&run_directory.to_string_lossy())));
+        return text;
+    }
+    text.push_str(WRITTEN_MARK);
+    text.push('\n');
+    text.push_str(&format!("result_root: {}\n", quoted(&run_directory.to_string_lossy())));
+    let own: std::collections::BTreeSet<String> = serde_yaml::from_str::<serde_yaml::Value>(&run.job_yaml)
+        .ok()
+        .and_then(|value| value.as_mapping().map(|m| m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect()))
+        .unwrap_or_default();
+    let machine = &run.machine;
+    let facts = [
+        ("start_time", (run.started_at > 0.0).then(|| run.started_at.to_string())),
+        ("end_time", (run.ended_at > 0.0).then(|| run.ended_at.to_string())),
+        ("nr_cpu", (machine.nr_cpu > 0).then(|| machine.nr_cpu.to_string())),
+        ("memory", (machine.memory_kib > 0).then(|| format!("{}K", machine.memory_kib))),
+        ("brand", (!machine.cpu_model.trim().is_empty()).then(|| machine.cpu_model.trim().to_string())),
+        ("nr_node", (machine.sockets > 0).then(|| machine.sockets.to_string())),
+    ];
+    for (key, value) in facts {
+        if let Some(value) = value.filter(|_| !own.contains(key)) {
+            text.push_str(&format!("{key}: {}\n", quoted(&value)));
+        }
+    }
     text
 }
 
-/// A job.yaml's text without its top-level `result_root` line.
+/// A job.yaml's text as the job ran: without what Culprit added after [`WRITTEN_MARK`], and without a top-level
+/// `result_root` line (the one a root written before the mark had, or lkp's own of a job run again).
 fn job_yaml_without_result_root(job_yaml: &str) -> String {
-    job_yaml.lines().filter(|line| !line.starts_with("result_root:")).flat_map(|line| [line, "\n"]).collect()
+    job_yaml
+        .lines()
+        .take_while(|line| *line != WRITTEN_MARK)
+        .filter(|line| !line.starts_with("result_root:"))
+        .flat_map(|line| [line, "\n"])
+        .collect()
 }
 
 fn write_run_directory(
@@ -369,7 +408,7 @@ fn write_run_directory(
         write_json(&run_directory.join(SCRATCH_FILE), &value)?;
     }
     let absolute_run_directory = std::path::absolute(&run_directory).unwrap_or_else(|_| run_directory.clone());
-    let job_yaml = job_yaml_with_result_root(&run.job_yaml, &absolute_run_directory);
+    let job_yaml = job_yaml_with_result_root(run, &absolute_run_directory, import_key.is_some());
     write_atomically(&run_directory.join(JOB_FILE), job_yaml.as_bytes())?;
     if let Some(key) = import_key {
         write_atomically(&run_directory.join(IMPORT_KEY_FILE), key.as_bytes())?;
@@ -1903,13 +1942,21 @@ pub fn flatten_job_params(job_yaml: &str) -> Vec<(String, String)> {
 
 fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<'_>) -> RunRecord {
     let written_by_culprit = found.import_key.is_some();
+    // What Culprit wrote beside the job of its own run (its times and test box, [`job_yaml_with_result_root`]),
+    // read before the job is cut back to the one that ran; lkp's own job.yaml has them among its keys.
+    let written_facts = match (written_by_culprit, found.job_yaml.as_deref()) {
+        (true, Some(text)) => flatten_job_params(text),
+        _ => Vec::new(),
+    };
     if written_by_culprit {
         // Culprit added the `result_root` to the job it ran when it wrote the run ([`job_yaml_with_result_root`]);
         // the run stored is of the job as it was, whichever store it is imported into.
         found.job_yaml = found.job_yaml.map(|text| job_yaml_without_result_root(&text));
     }
     let params = found.job_yaml.as_deref().map(flatten_job_params).unwrap_or_default();
-    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let param = |name: &str| {
+        params.iter().chain(&written_facts).find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    };
     let job = ImportedJob {
         testcase: &place.testcase,
         path_params: &place.path_params,

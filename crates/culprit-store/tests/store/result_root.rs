@@ -451,6 +451,49 @@ fn a_root_culprit_run_wrote_imports_alike_from_inside_it_and_stores_nothing_twic
     assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
 }
 
+/// QA 57: a root `culprit run --result-root` wrote, imported into another store, lost every fact of the machine
+/// (a mail of the imported side read "its runs had 0 CPUs") and the run's times (dated at the import when the
+/// files' times were not kept). The run's job.yaml now carries them as lkp's job.yaml does, where the job names
+/// none itself, and the job stored is the one that ran.
+#[test]
+fn a_run_culprit_wrote_imports_with_its_machine_and_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("rr");
+    let mut record = run_with_monitor(SHA_A, 100.0, None);
+    record.machine = culprit_core::model::Machine {
+        hostname: "lkp-host".into(),
+        cpu_model: "AMD EPYC: 7763 \"Milan\"".into(),
+        nr_cpu: 2,
+        memory_kib: 24_683_772,
+        kernel: "6.1.0-13-amd64".into(),
+        sockets: 1,
+    };
+    let key = result_root::own_import_key(&record);
+    let written = result_root::write_stored_run(&root, PATH_PARAMS, &record, &local(), &key).unwrap();
+    let job_yaml = std::fs::read_to_string(written.join("job.yaml")).unwrap();
+    assert!(job_yaml.starts_with(&record.job_yaml), "{job_yaml}");
+    assert!(job_yaml.contains("\nnr_cpu: \"2\"\nmemory: \"24683772K\"\n"), "{job_yaml}");
+    let options = ImportOptions { identify: Some(&identify), ..Default::default() };
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &options).unwrap();
+    let imported = store.run(report.imported[0]).unwrap();
+    // The kernel is no key of lkp's job.yaml (its `kernel` is the image's path): it is not carried.
+    let machine = culprit_core::model::Machine { kernel: String::new(), ..record.machine.clone() };
+    assert_eq!(imported.machine, machine);
+    assert_eq!((imported.started_at, imported.ended_at), (record.started_at, record.ended_at));
+    assert_eq!(imported.job_yaml, record.job_yaml);
+    assert_eq!(imported.params, record.params);
+    // A job that names a key of its own keeps it: nothing is written twice, which YAML would refuse.
+    let mut own = run_with_monitor(SHA_B, 90.0, None);
+    own.machine.nr_cpu = 2;
+    own.job_yaml = format!("{}nr_cpu: 8\n", own.job_yaml);
+    let key = result_root::own_import_key(&own);
+    let written = result_root::write_stored_run(&root, PATH_PARAMS, &own, &local(), &key).unwrap();
+    let job_yaml = std::fs::read_to_string(written.join("job.yaml")).unwrap();
+    assert_eq!(job_yaml.matches("nr_cpu:").count(), 1, "{job_yaml}");
+    assert!(serde_yaml::from_str::<serde_yaml::Value>(&job_yaml).is_ok(), "{job_yaml}");
+}
+
 /// An lkp run's job.yaml says the filesystem lkp's robot made for it (`fs:`, on the disk `disk:` names), which is
 /// where its benchmark's files were: the import records it as the run's scratch filesystem, with no directory. A
 /// job.yaml without `fs` leaves it unknown.
