@@ -1057,9 +1057,10 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
         Some(b) if b.contributors.is_empty() => {
             format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", b.good.short(), b.bad.short())
         }
-        // The runs placed the change in a range, no commit of it: the subject names that range, not its last commit.
-        Some(b) if is_lone_range(b) => {
-            let range = &b.contributors[0];
+        // The runs placed the change (or the reported part of a series) in a range, no commit of it: the subject
+        // names that range, not its last commit.
+        Some(b) if reported_range(b).is_some() => {
+            let range = &b.contributors[b.reported];
             format!("[culprit] NOT LOCATED {}..{}: {what}, no commit blamed", range.after.short(), range.commit.short())
         }
         Some(b) if !b.confirmed => format!("[culprit] NOT CONFIRMED {commit}: {what}"),
@@ -1342,6 +1343,19 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
             b.good.short(),
             b.bad.short()
         ),
+        // A part of a series placed in a range (QA 57: it was mailed with the range's last commit as "the most likely
+        // commit", beside the series' confirmed commit): the range, the part it is, and that no commit is blamed.
+        Some(b) if reported_range(b).is_some() && b.contributors.len() > 1 => format!(
+            "FYI, the bisect of {}..{} placed {noticed} after {} up to {}, the {} of {} parts that share the \
+             change, but did not narrow that part down to a commit, so no commit is blamed for it (the share of each \
+             part is below).",
+            b.good.short(),
+            b.bad.short(),
+            b.contributors[b.reported].after.short(),
+            b.contributors[b.reported].commit.short(),
+            ordinal(b.reported + 1),
+            b.contributors.len()
+        ),
         // The table is of the range's two ends, which is where the amount comes from.
         Some(b) if is_lone_range(b) => format!(
             "FYI, the bisect of {}..{} placed {noticed} after {} up to {}, but ended before it narrowed the change \
@@ -1361,13 +1375,21 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
             input.commit.short()
         ),
         Some(b) if b.contributors.len() > 1 => {
-            // Every contributor is listed next; the table (and so the amount) is the reported one's against its
-            // parent.
+            // Every located contributor is listed next; the table (and so the amount) is the reported one's against
+            // its parent. Parts placed only in a range are no commit to list, and the sentence counts them apart.
+            let ranges = b.contributors.iter().filter(|c| !c.located).count();
+            let parts = match ranges {
+                0 => format!("{} commits that share the change", b.contributors.len()),
+                _ => format!(
+                    "{} parts that share the change, {} and {} not narrowed down to a commit",
+                    b.contributors.len(),
+                    counted(b.contributors.len() - ranges, "commit"),
+                    counted(ranges, "range")
+                ),
+            };
             format!(
-                "FYI, we noticed {noticed} at the {} of {} commits that share the change (the share of each is \
-                 below):",
-                ordinal(b.reported + 1),
-                b.contributors.len()
+                "FYI, we noticed {noticed} at the {} of {parts} (the share of each is below):",
+                ordinal(b.reported + 1)
             )
         }
         // The bisect confirmed the commit on fresh runs of it and its parent, interleaved, so that the machine's
@@ -1500,7 +1522,13 @@ pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
             "the table above is of the {} of them, {}; `culprit report {} --culprit N` makes the mail of the {} \
              (N = {})",
             ordinal(b.reported + 1),
-            b.contributors.get(b.reported).map(|c| c.commit.short()).unwrap_or_default(),
+            b.contributors
+                .get(b.reported)
+                .map(|c| match c.located {
+                    true => c.commit.short(),
+                    false => format!("{}..{}", c.after.short(), c.commit.short()),
+                })
+                .unwrap_or_default(),
             b.session,
             noun(others.len(), "other"),
             others.join(", ")
@@ -1600,14 +1628,24 @@ fn is_lone_range(b: &BisectSummary) -> bool {
     b.status == Status::Inconclusive && matches!(b.contributors.as_slice(), [only] if !only.located)
 }
 
-/// The commits the mail's commit block names: every contributor of a series, none when the bisect blamed nothing
-/// (the change did not reproduce, was not narrowed down at all, or only to a range), else the reported commit.
+/// The reported contributor when the runs placed it in a range, not narrowed to a commit: the lone range of an
+/// inconclusive end ([`is_lone_range`]), or a part of a series. A mail of it blames no commit.
+fn reported_range(b: &BisectSummary) -> Option<&Contributor> {
+    b.contributors.get(b.reported).filter(|c| !c.located && (b.contributors.len() > 1 || is_lone_range(b)))
+}
+
+/// The commits the mail's commit block names: every located contributor of a series, none when the bisect blamed
+/// nothing (the change did not reproduce, was not narrowed down at all, or only to a range) or the reported part is a
+/// range, else the reported commit.
 /// A reported change that may be at untestable commits too ([`reported_set`]) names each of them, oldest first, marked
 /// untestable (the `bool`).
 pub(crate) fn blamed_commits(input: &ReportInput) -> Vec<(CommitRef, bool)> {
     match &input.bisect {
-        Some(b) if b.contributors.len() > 1 => b.contributors.iter().map(|c| (c.commit.clone(), false)).collect(),
-        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() || is_lone_range(b) => Vec::new(),
+        Some(b) if reported_range(b).is_some() => Vec::new(),
+        Some(b) if b.contributors.len() > 1 => {
+            b.contributors.iter().filter(|c| c.located).map(|c| (c.commit.clone(), false)).collect()
+        }
+        Some(b) if b.status == Status::NotReproduced || b.contributors.is_empty() => Vec::new(),
         _ => match reported_set(input) {
             Some(set) => set.candidates().into_iter().map(|(c, untestable)| (c.clone(), untestable)).collect(),
             None => vec![(input.commit.clone(), false)],

@@ -466,10 +466,45 @@ fn an_unconfirmed_bisect_says_the_amount_between_the_commits_of_its_table() {
     input.bisect = Some(summary);
     let text = flat(&render(&input, Format::Text).unwrap());
     let (base, commit) = (input.base.short(), input.commit.short());
-    assert!(text.contains(&format!("between {base} and {commit}, but the bisect could not confirm")), "{text}");
+    // Both parts were placed in ranges; the reported one is named by the two commits of the table (QA 57: not as
+    // "the most likely commit", which a range's last commit is not).
+    assert!(text.contains(&format!("placed a 10.5% non-significant change of command.elapsed_time after {base} up to \
+                                    {commit}, the first of 2 parts")), "{text}");
     // Good and bad are the bisect section's, which says what it spent between them.
     assert!(!text.contains("between 1111111111 and 7bafb1c4e7, but"), "{text}");
     assert!(text.contains("spent 42 runs and 9 builds between 1111111111 and"), "{text}");
+}
+
+/// QA 57: a series whose first part the runs placed in a range and whose second is a located, confirmed commit.
+/// The range's mail blames no commit (it offered the range's last commit as "the most likely commit", listed beside
+/// the other part's), and the commit's mail is not "NOT CONFIRMED" for the range beside it.
+#[test]
+fn a_series_of_a_range_and_a_commit_mails_the_range_as_a_range_and_the_commit_as_confirmed() {
+    // As `culprit report` makes them: the range's mail is of no confirmed commit and has no fresh runs to lead with.
+    let mut summary = bisect(Status::Multiple, false, 2);
+    summary.contributors[1].located = true;
+    let range = summary.contributors[0].clone();
+    let input = ReportInput { bisect: Some(summary.clone()), confirmation: None, ..confirmed_on_fresh_runs(5) };
+    let text = flat(&render(&input, Format::Text).unwrap());
+    let (after, end) = (range.after.short(), range.commit.short());
+    assert!(text.starts_with(&format!("[culprit] NOT LOCATED {after}..{end}: ")), "{text}");
+    assert!(text.contains(&format!("after {after} up to {end}, the first of 2 parts that share the change")), "{text}");
+    assert!(text.contains("so no commit is blamed for it"), "{text}");
+    let head = &text[..text.find("in testcase:").unwrap()];
+    assert!(!head.contains("commit: ") && !text.contains("most likely commit"), "{text}");
+
+    let located = summary.contributors[1].clone();
+    summary.reported = 1;
+    summary.confirmed = true;
+    let input = ReportInput { bisect: Some(summary), ..confirmed_on_fresh_runs(5) };
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(!text.contains("NOT CONFIRMED") && !text.contains("could not confirm"), "{text}");
+    let parts = "at the second of 2 parts that share the change, 1 commit and 1 range not narrowed down to a commit";
+    assert!(text.contains(parts), "{text}");
+    // The commit block names the located commit alone.
+    let head = &text[..text.find("in testcase:").unwrap()];
+    assert!(head.contains(&format!("commit: {}", located.commit.with_subject(false))), "{text}");
+    assert_eq!(head.matches("commit: ").count(), 1, "{text}");
 }
 
 /// The text with every run of whitespace (line breaks of wrapped prose included) made one space.

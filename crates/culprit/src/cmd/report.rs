@@ -474,9 +474,11 @@ pub fn from_bisect(
     }
     let record = sample_run(store, &job_id, &commit.sha, place)?;
     let on_machine = machine_option(store, &job_id, &keys, machine.as_deref())?;
+    // The mail is of the culprit reported: a located one was confirmed against its parent on fresh runs, whatever
+    // the other contributors of a series are (QA 57: the confirmed second commit of a series whose first part was
+    // left a range was mailed "NOT CONFIRMED").
     let confirmed = matches!(outcome.status, Status::Found | Status::Multiple)
-        && !outcome.culprits.is_empty()
-        && outcome.culprits.iter().all(|c| c.located);
+        && outcome.culprits.get(nth).is_some_and(|c| c.located);
     let fresh_from = outcome.culprits.get(nth).filter(|c| confirmed && c.located).and_then(|c| c.fresh_from);
     let confirmation = match fresh_from {
         Some(start) => {
