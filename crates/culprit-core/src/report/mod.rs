@@ -90,6 +90,11 @@ pub struct Contributor {
     pub confidence: f64,
     /// Untestable commits that cannot be told apart from `commit`.
     pub untestable_suspects: Vec<CommitRef>,
+    /// The parents of `commit` that are goods given with a second `--good`, taken as good without being measured:
+    /// the culprit was then confirmed against `after`, the first good, not against its parent. Left out of the JSON
+    /// when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmeasured_good_parents: Vec<CommitRef>,
 }
 
 impl Contributor {
@@ -1446,7 +1451,15 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
 pub(crate) fn bisect_lines(b: &BisectSummary) -> Vec<String> {
     // A culprit whose parent is untestable was confirmed against the last testable commit before it, which is not
     // its parent: "against its parent" would say that the untestable commits were ruled out, which they were not.
-    let against = match b.contributors.first() {
+    // One whose parent is a good given with a second --good was confirmed against the first good's runs (QA 57: the
+    // mail said "against its parent", where the bisect's own summary said what was compared).
+    let against = match b.contributors.get(b.reported) {
+        Some(c) if !c.unmeasured_good_parents.is_empty() => format!(
+            "confirmed against good {}'s runs: its parent {} is a good given with --good, taken as good without \
+             being measured",
+            c.after.short(),
+            and_list(&c.unmeasured_good_parents.iter().map(CommitRef::short).collect::<Vec<_>>())
+        ),
         Some(c) if c.is_set() => format!(
             "one of {} commits that cannot be told apart, confirmed against {}, the last testable commit before them",
             c.candidates().len(),
@@ -2104,6 +2117,7 @@ mod tests {
             share_high: 1.1,
             confidence: 1.0,
             untestable_suspects: vec![commit('a'), commit('b')],
+            unmeasured_good_parents: Vec::new(),
         };
         assert!(culprit.is_set());
         let named = culprit.candidates_text(CommitRef::short);

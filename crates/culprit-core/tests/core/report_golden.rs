@@ -641,6 +641,7 @@ fn bisect(status: Status, confirmed: bool, contributors: usize) -> BisectSummary
         share_high: share + 0.1,
         confidence: 0.97,
         untestable_suspects: Vec::new(),
+        unmeasured_good_parents: Vec::new(),
     };
     BisectSummary {
         session: 7,

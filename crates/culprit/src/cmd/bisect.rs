@@ -1479,7 +1479,7 @@ fn stored_profiling_runs(
 /// measured): the range maps such a parent to good, index 0, so a culprit after one was confirmed against good's
 /// runs, not its parent's, and its `after` is good (QA 50: f3 after a declared good f2 read "after m1"). Empty when
 /// there is no other good, or the repository cannot say (a log replayed where it is gone).
-fn unmeasured_good_parents(config: &SessionConfig, range: &[RangeCommit], index: usize) -> Vec<String> {
+pub(crate) fn unmeasured_good_parents(config: &SessionConfig, range: &[RangeCommit], index: usize) -> Vec<String> {
     let Some(commit) = range.get(index).filter(|_| !config.other_goods.is_empty()) else {
         return Vec::new();
     };

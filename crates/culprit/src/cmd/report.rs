@@ -500,6 +500,10 @@ pub fn from_bisect(
             share_high: c.share_high,
             confidence: c.confidence,
             untestable_suspects: c.untestable_suspects.iter().map(|&i| at(i)).collect(),
+            unmeasured_good_parents: crate::cmd::bisect::unmeasured_good_parents(&config, &range, c.commit)
+                .into_iter()
+                .map(|sha| CommitRef::new(sha, None))
+                .collect(),
         })
         .collect();
     let trend = outcome

@@ -42,6 +42,24 @@ fn qa50_10_a_culprit_after_a_second_good_says_it_was_compared_with_the_measured_
         &declared_good[..12]
     );
     assert!(log.split_whitespace().collect::<Vec<_>>().join(" ").contains(&said), "{log}");
+    // QA 57: the mail said "confirmed against its parent"; it says what the summary says, and its JSON names the
+    // parent taken as good.
+    let index = culprits.iter().position(|c| c["sha"] == slower.as_str()).unwrap() + 1;
+    let mail = common::stdout(&common::culprit(&db, &["report", "1", "--culprit", &index.to_string()], dir.path()));
+    let mail = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = format!(
+        "confirmed against good {}'s runs: its parent {} is a good given with --good, taken as good without being \
+         measured",
+        &shas[0][..10],
+        &declared_good[..10]
+    );
+    assert!(mail.contains(&said) && !mail.contains("confirmed against its parent"), "{mail}");
+    let json = common::stdout(&common::culprit(
+        &db,
+        &["report", "1", "--culprit", &index.to_string(), "--format", "json"],
+        dir.path(),
+    ));
+    assert!(json.contains(&format!("\"sha\": \"{declared_good}\"")), "{json}");
     // A culprit whose parent was measured says nothing of the kind.
     let one_good = common::culprit(dir.path().join("one.db"), &[&args[..5], &args[7..]].concat(), dir.path());
     let result: serde_json::Value = serde_json::from_slice(&one_good.stdout).unwrap_or_default();
