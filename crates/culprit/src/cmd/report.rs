@@ -1358,8 +1358,16 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     if let (Some(CommitSpan::Range { commits }), Some(top)) = (span, commits_repo) {
         let (base, bad) = (&labels[0], &labels[1]);
         reproduce.push(format!("# find which of the {commits} commits from {base} to {bad} made the change:"));
+        // Built as the stored runs were: try-fix's build, else the one the bad side's runs recorded (a bisect's, a
+        // follow's, a check's). Without it the step, pasted, ran `./bench` in checkouts nothing had built (QA 57).
+        let build = try_fix
+            .as_ref()
+            .and_then(|t| t.build.clone())
+            .or_else(|| culprit_run::bisect::build_of(&bad_record))
+            .map(|build| format!(" --build {}", shell_quote(&build)))
+            .unwrap_or_default();
         reproduce.push(format!(
-            "culprit bisect{db} --repo {} --good {} --bad {} --job {job_path} --metric {}",
+            "culprit bisect{db} --repo {} --good {} --bad {} --job {job_path} --metric {}{build}",
             shell_quote(&top.display().to_string()),
             keys[0],
             keys[1],

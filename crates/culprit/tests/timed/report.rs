@@ -268,6 +268,15 @@ fn a_real_bisect_is_reported_and_its_fix_checked() {
     assert!(text.contains("--build 'make -s'"), "{text}");
     let html = stdout(&culprit(&db, &["report", &session, "--format", "html"], dir.path()));
     assert!(html.matches("<circle").count() >= 3, "a point per tested commit: {html}");
+    // QA 57: the comparison of good and bad ends with the bisect that finds the commit, built as their runs were
+    // (the step had no --build, and pasted it measured checkouts nothing had built).
+    let bad = shas.last().unwrap();
+    let span = stdout(&culprit(&db, &["report", "--compare", &shas[0], bad, "--repo", r], dir.path()));
+    let unwrapped: String = span.split_whitespace().filter(|word| *word != "\\").collect::<Vec<_>>().join(" ");
+    let step = &unwrapped[unwrapped.find("made the change:").unwrap_or_else(|| panic!("{span}"))..];
+    let step = &step[..step.find("Details are as below").unwrap_or(step.len())];
+    assert!(step.contains(&format!("--good {} --bad {bad} --job \"$here/job.yaml\"", shas[0])), "{span}");
+    assert!(step.trim_end().ends_with("--build 'make -s'"), "{span}");
 
     // try-fix: a patch reverting the slowdown on top of the culprit fixes it.
     let diff = Command::new("git")
