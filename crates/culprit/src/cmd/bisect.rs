@@ -2117,6 +2117,11 @@ fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> St
         Ok(culprit_store::SessionClaim::Unsupported) | Err(_) => {}
     }
     let repo = Path::new(&session.repo);
+    // A session whose repository is gone (removed, moved) has nothing driving it: its worktrees and its lock lived
+    // in that repository, and `bisect forget` takes it as stopped (QA 57: `bisect list` said "running").
+    if !repo.exists() {
+        return "stopped".to_string();
+    }
     let mut lock = session_root(store, repo, session.id).with_extension("lock");
     // A session a culprit before the store's tag stopped has its lock under the id alone.
     if !lock.exists() {

@@ -40,6 +40,11 @@ fn qa48_9e_a_stopped_session_a_later_one_covers_is_listed_superseded_and_forget_
     assert_eq!(child.wait().unwrap().code(), None, "the bisect was not killed");
     std::fs::remove_file(d.join("kill-at")).unwrap();
     assert_eq!(listed(&db, d, "1")[..2], ["1", "stopped"]);
+    // QA 57: with its repository moved away, where its lock was, nothing drives it either: it was listed "running".
+    let moved = d.join("moved-away");
+    std::fs::rename(&repo, &moved).unwrap();
+    assert_eq!(listed(&db, d, "1")[..2], ["1", "stopped"]);
+    std::fs::rename(&moved, &repo).unwrap();
 
     // The branch given as --bad moves on, and the same command bisects the longer range as session 2.
     std::fs::write(repo.join("NOTES"), "later\n").unwrap();
