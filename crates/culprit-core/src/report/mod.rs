@@ -340,8 +340,12 @@ pub fn swapped_warning(base: &CommitRef, bad: &CommitRef, commits: usize) -> Str
 /// The sentence that says how many runs of each side failed, when some did and every side still has a successful
 /// one (a side whose every run failed leads the mail instead): the table reads the successful runs only, and "fewer
 /// than 3 runs a side (4 vs 1)" hid that three of the four runs at one side had failed (QA 51).
+///
+/// A mail that leads with runs taken together ([`Pooled`]: a bisect's confirmation, try-fix's runs) counts the failures
+/// among every stored run of its sides, where they are: the runs taken together are the ones that succeeded (QA 57:
+/// a culprit that failed one run in six was mailed as if none had).
 pub fn failed_runs_sentence(input: &ReportInput) -> Option<String> {
-    let columns = &input.comparison.columns;
+    let columns = input.pooled.as_ref().map_or(&input.comparison.columns, |pooled| &pooled.comparison.columns);
     if failed_side(input).is_some() || columns.iter().all(|c| c.failed_runs == 0) {
         return None;
     }
@@ -352,8 +356,12 @@ pub fn failed_runs_sentence(input: &ReportInput) -> Option<String> {
         .map(|(c, label)| format!("{} of {} at {label}", c.failed_runs, c.ok_runs + c.failed_runs))
         .collect();
     let command = input.failures_command.as_deref().unwrap_or("culprit results --failures");
+    let (among, tables) = match input.pooled {
+        Some(_) => (" among every stored run", "The tables read"),
+        None => ("", "The table reads"),
+    };
     Some(format!(
-        "Runs failed: {}. The table reads the successful runs only; `{command}` lists each failed run with its \
+        "Runs failed{among}: {}. {tables} the successful runs only; `{command}` lists each failed run with its \
          reason.",
         and_list(&each)
     ))

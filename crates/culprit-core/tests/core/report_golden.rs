@@ -455,6 +455,22 @@ fn no_lead_of_the_confirmation_without_a_confirmed_culprit_or_with_too_few_fresh
     assert!(!leads(&other));
 }
 
+/// QA 57: a culprit with a failed run among its stored runs, mailed with the bisect's confirmation (whose fresh runs
+/// all succeeded) leading: the failures are counted among every stored run, as `report --compare` counts them.
+#[test]
+fn a_confirmed_culprits_failed_runs_are_counted_among_every_stored_run() {
+    let mut input = confirmed_on_fresh_runs(5);
+    input.comparison.columns[1].failed_runs = 1;
+    let text = flat(&render(&input, Format::Text).unwrap());
+    assert!(text.contains("This table is of the bisect's confirmation"), "{text}");
+    let (base, bad) = (input.base.short(), input.commit.short());
+    let said = format!("Runs failed among every stored run: 0 of 6 at {base} and 1 of 7 at {bad}. The tables read");
+    assert!(text.contains(&said), "{text}");
+    // Without failures nothing is said.
+    let text = flat(&render(&confirmed_on_fresh_runs(5), Format::Text).unwrap());
+    assert!(!text.contains("Runs failed"), "{text}");
+}
+
 /// QA 49: a bisect that confirmed nothing opens with the amount of the table it shows, the reported contributor
 /// against the commit before it, and names those two commits, not good and bad (a range's -1.6% was said to lie
 /// between a good and a bad that differed by 60%).
