@@ -711,6 +711,13 @@ fn fewer_cpus(sides: &[Vec<culprit_store::RunFacts>]) -> Vec<Option<u32>> {
     counts.into_iter().map(|count| count.filter(|&n| Some(n) < most)).collect()
 }
 
+/// Whether `dir` is in a worktree Culprit made (`<git directory>/culprit/`, [`crate::cmd::bisect::culprit_dir`]): a
+/// bisect's, a probe's, a check's or try-fix's, removed when its work ended, so no mail names it. Read from the path
+/// alone, for a report that does not know the repository.
+fn in_culprit_worktree(dir: &str) -> bool {
+    dir.contains("/.git/culprit/")
+}
+
 /// Whether `record` is a run of a `command` job, which runs in its working directory and records that directory's
 /// filesystem, not a scratch directory's (QA 51).
 fn is_command_job(record: &RunRecord) -> bool {
@@ -1287,7 +1294,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     // a side pinned to one CPU read -46.7%, which the steps as written could not make).
     let facts = crate::cmd::compare::side_facts(store, &runs, &keys)?;
     let pinned = fewer_cpus(&facts);
-    let in_a_worktree = |dir: &str| worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root));
+    let in_a_worktree = |dir: &str| {
+        worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root)) || in_culprit_worktree(dir)
+    };
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
         let heading: Vec<String> = match (r, &patch_step) {
@@ -1376,7 +1385,18 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     }
     // The machine line names the bad side's machine: when the sides' differ, the mail says how.
     let machines_differ = crate::cmd::compare::machines_differ(&facts, &labels);
-    let sides = keys.iter().zip(&labels).map(|(key, label)| (label.clone(), side_filesystems(&runs, key))).collect();
+    // A command that ran in a worktree Culprit made (a bisect's, a probe's, try-fix's, gone by now) is named by its
+    // filesystem only, as a session's report names it (QA 57: four such directories of one filesystem were listed).
+    let named = |filesystems: Vec<&ScratchFilesystem>| -> Vec<ScratchFilesystem> {
+        let gone = |f: &ScratchFilesystem| command_job && in_a_worktree(&f.path);
+        filesystems
+            .into_iter()
+            .map(|f| ScratchFilesystem { path: if gone(f) { String::new() } else { f.path.clone() }, ..f.clone() })
+            .collect()
+    };
+    let sides: Vec<(String, Vec<ScratchFilesystem>)> =
+        keys.iter().zip(&labels).map(|(key, label)| (label.clone(), named(side_filesystems(&runs, key)))).collect();
+    let sides = sides.iter().map(|(label, filesystems)| (label.clone(), filesystems.iter().collect())).collect();
     let (scratch, filesystems_differ) = scratch_sides(sides, command_job);
     let machines = side_machines(&runs, &keys, &labels);
     let input = ReportInput {

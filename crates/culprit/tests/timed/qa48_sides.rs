@@ -81,6 +81,13 @@ fn qa48_1_a_bisect_runs_on_its_scratch_and_the_mail_reproduces_it_there() {
     let absolute = std::path::absolute(&scratch).unwrap();
     assert!(steps.contains(&format!("--scratch {}", absolute.display())), "{mail}");
     assert!(steps.contains("culprit bisect --db "), "{mail}");
+    // QA 57: so does a comparison of the two ends, from inside the repository or from anywhere else (it listed the
+    // probe's and the session's worktree directories, all gone, and from outside said to start the command there).
+    for cwd in [repo.as_path(), dir.path()] {
+        let mail = stdout(&culprit(&db, &["report", "--compare", good, bad], cwd));
+        assert!(mail.contains(&format!("\tfs: {}\n", expected.describe())), "{mail}");
+        assert!(!mail.contains(".git/culprit"), "{mail}");
+    }
 
     // A resume keeps the session's directory: another one is refused rather than mixed into its runs.
     let other = culprit(&db, &["bisect", "--resume", "1", "--scratch", "/tmp"], &repo);
