@@ -567,15 +567,28 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         }
         return Ok(Revision::Label { name: name.to_string() });
     }
+    // A full SHA names its commit without a repository to read it in: a kernel measured on a test box that has no
+    // checkout of it (docs/report.md, "Commit subjects"; the subject comes from `--repo` when reports are made).
+    if let Some(sha) = commit.filter(|c| c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit())) {
+        if git::toplevel(cwd).is_err() {
+            return Ok(Revision::Commit { sha: sha.to_ascii_lowercase(), describe: None, subject: None });
+        }
+    }
     // git's own error suggests --repo, which the commands that take a repository have and `run` does not: `run`
     // measures the commit checked out in the directory it runs from.
-    let top = git::toplevel(cwd).map_err(|error| match error {
-        git::GitError::NotARepo { dir } => anyhow::anyhow!(
-            "{dir} is not inside a git repository, so there is no commit to record the runs under: run culprit run \
-             from inside the repository whose commit you measured (cd into it), or store the runs under a name \
-             with --label NAME instead of --commit"
+    let top = git::toplevel(cwd).map_err(|error| match (error, commit) {
+        (git::GitError::NotARepo { dir }, None) => anyhow::anyhow!(
+            "{dir} is not inside a git repository, so there is no commit to record the runs under (culprit run \
+             records the HEAD of the repository it runs in): run it from inside the repository whose commit you \
+             measured (cd into it), give that commit's full 40-digit SHA with --commit SHA, or store the runs under \
+             a name with --label NAME"
         ),
-        other => other.into(),
+        (git::GitError::NotARepo { dir }, Some(given)) => anyhow::anyhow!(
+            "--commit {given}: {dir} is not inside a git repository to read it in: give the commit's full 40-digit \
+             SHA, run culprit run from inside the repository (cd into it), or store the runs under a name with \
+             --label NAME"
+        ),
+        (other, _) => other.into(),
     })?;
     let revision = git::resolve(&top, commit.unwrap_or("HEAD"))?;
     if commit.is_none() {

@@ -265,3 +265,24 @@ fn qa_31_a_sysbench_job_without_a_known_test_names_its_line() {
     }
     assert!(!db.exists());
 }
+
+/// QA 57: outside a git repository `culprit run --commit SHA` was refused, though docs/report.md speaks of runs
+/// stored that way (the subject comes from `--repo` when reports are made); a full SHA is stored as that commit. A
+/// run with no --commit at all was told to use --label "instead of --commit", which it had not given.
+#[test]
+fn qa57_a_full_sha_is_taken_outside_a_repository_and_the_refusals_name_what_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(dir.path(), "job.yaml", JOB);
+    let job = job.to_str().unwrap();
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let out = culprit("s.db", &["run", job, "-n", "1", "--commit", &sha.to_uppercase()], dir.path());
+    assert!(out.status.success(), "{out:?}");
+    let results = stdout(&culprit("s.db", &["results", "--json"], dir.path()));
+    assert!(results.contains(&format!("\"{sha}\"")), "{results}");
+
+    let err = failure(&culprit("s.db", &["run", job, "-n", "1"], dir.path()));
+    assert!(err.contains("give that commit's full 40-digit SHA with --commit SHA"), "{err}");
+    assert!(!err.contains("instead of --commit"), "{err}");
+    let err = failure(&culprit("s.db", &["run", job, "-n", "1", "--commit", "HEAD~1"], dir.path()));
+    assert!(err.starts_with("culprit: --commit HEAD~1: ") && err.contains("full 40-digit SHA"), "{err}");
+}
