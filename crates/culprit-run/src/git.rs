@@ -165,7 +165,14 @@ pub fn bisect_range_of(dir: &Path, goods: &[&str], bad: &str) -> Result<(Vec<Ran
     for &good in goods {
         let good_sha = commit_of(good, "good")?;
         if good_sha == bad_sha {
-            return Err(failed("bisect", format!("good and bad are the same commit {good_sha}")));
+            return Err(failed(
+                "bisect",
+                format!(
+                    "--good {good} and --bad {bad} are the same commit {}: give a good commit from before the change \
+                     and a bad one after it",
+                    short(&good_sha)
+                ),
+            ));
         }
         let mut stand_ins = vec![good_sha.clone()];
         if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {

@@ -289,6 +289,9 @@ fn one_revision_named_twice_is_refused() {
     );
     let err = failure(&out);
     assert!(err.contains(&format!("--base main and --bad HEAD are the same commit {head}")), "{err}");
+    // QA 57: bisect's refusal named neither flag.
+    let err = failure(&culprit(&db, &["bisect", "--good", "HEAD", "--bad", "main", "--job", job], &repo));
+    assert!(err.contains(&format!("--good HEAD and --bad main are the same commit {}", &head[..12])), "{err}");
 }
 
 /// Two runs a side decide nothing (a verdict needs three): compare says so and how many to run, instead of "no metric
