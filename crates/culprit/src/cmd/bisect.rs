@@ -40,7 +40,9 @@ const PROBE_RUNS_CHOOSING_METRIC: usize = 3;
 
 pub fn run(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     match &args.action {
-        Some(BisectAction::Log { id, json }) => return log(store, SessionId(*id), *json),
+        Some(BisectAction::Log { id, json }) => {
+            return log(store, SessionId(*id), *json).map_err(with_list_hint);
+        }
         Some(BisectAction::List { machine, json }) => return list(store, machine.as_deref(), *json),
         Some(BisectAction::Forget { ids, force }) => return forget(store, ids, *force),
         None => {}
@@ -2153,6 +2155,18 @@ fn stored_start_lock(session: &culprit_store::BisectSession) -> Option<PathBuf> 
     let (good, bad, job_id) = (text("good")?, text("bad")?, session.job_id.as_deref()?);
     let identity = start_identity(&good, &bad, &others, job_id, &text("build"), &text("deploy"), improvement);
     Some(start_lock_path(Path::new(&text("repo")?), &identity))
+}
+
+/// `err`, when a session named on the command line does not exist, with where to find the ones that do. Added at the
+/// commands' edge (`bisect log`, `report`), not in [`replay`], whose typed error the dashboard answers with a 404.
+pub(crate) fn with_list_hint(err: anyhow::Error) -> anyhow::Error {
+    let missing = err.chain().any(|cause| {
+        matches!(cause.downcast_ref::<culprit_store::StoreError>(), Some(culprit_store::StoreError::NotFound { .. }))
+    });
+    match missing {
+        true => anyhow::anyhow!("{err}; `culprit bisect list` shows the sessions there are"),
+        false => err,
+    }
 }
 
 /// A stored session replayed: its configuration, range, runs, samples, and the machine they lead to.

@@ -71,7 +71,7 @@ pub fn run(store: &dyn Store, args: &ReportArgs) -> Result<ExitCode> {
                 }
             }
             let nth = args.culprit.map_or(0, |n| n as usize - 1);
-            from_bisect(store, SessionId(*id), args.metric.as_deref(), nth)?
+            from_bisect(store, SessionId(*id), args.metric.as_deref(), nth).map_err(crate::cmd::bisect::with_list_hint)?
         }
         (None, Some(revs)) => from_compare(store, revs, args)?,
         (None, None) => bail!("give a bisect session id, or --compare BASE BAD"),

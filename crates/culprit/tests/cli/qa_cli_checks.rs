@@ -289,6 +289,11 @@ fn one_revision_named_twice_is_refused() {
     );
     let err = failure(&out);
     assert!(err.contains(&format!("--base main and --bad HEAD are the same commit {head}")), "{err}");
+    // QA 57: a session id that does not exist says where the ones that do are listed.
+    for args in [&["report", "5"][..], &["bisect", "log", "99"], &["bisect", "log", "99", "--json"]] {
+        let err = failure(&culprit(&db, args, &repo));
+        assert!(err.contains("does not exist in the result store") && err.contains("`culprit bisect list`"), "{err}");
+    }
     // QA 57: bisect's refusal named neither flag.
     let err = failure(&culprit(&db, &["bisect", "--good", "HEAD", "--bad", "main", "--job", job], &repo));
     assert!(err.contains(&format!("--good HEAD and --bad main are the same commit {}", &head[..12])), "{err}");
