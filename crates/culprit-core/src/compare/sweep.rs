@@ -182,6 +182,20 @@ pub fn render_sweep(sweep: &Sweep, rows: &[SweepRow]) -> String {
     if shown_unchanged {
         out.push_str("# a change with no verdict after it is not significant\n");
     }
+    // Why a point is inconclusive, once per reason, as the table's notes and the sweep's Markdown and CSV say it (QA
+    // 57: the text said "inconclusive" at a +37.5% point and never that a third run a side would decide it).
+    let mut reasons: Vec<String> = Vec::new();
+    for change in rows.iter().flat_map(|row| &row.changes) {
+        if let Verdict::Inconclusive { .. } = change.verdict {
+            let text = verdict_text(change.verdict);
+            if !reasons.contains(&text) {
+                reasons.push(text);
+            }
+        }
+    }
+    for reason in reasons {
+        let _ = writeln!(out, "# {reason}");
+    }
     out
 }
 

@@ -794,6 +794,9 @@ fn review_12_a_revision_without_runs_at_a_sweep_point_shows_no_mean_and_no_chang
     let text = render_sweep(&sweep, &rows);
     let line = text.lines().find(|l| l.trim_start().starts_with("2 ")).expect("the point's line");
     assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["2", "200.00", "-", "inconclusive"], "{text}");
+    // QA 57: the text says why, once, as the Markdown and the CSV say it in a cell.
+    let why = format!("# {}", text_of_inconclusive(change.verdict));
+    assert_eq!(text.lines().filter(|l| *l == why).count(), 1, "{text}");
     let md = render_sweeps_markdown(std::slice::from_ref(&sweep), std::slice::from_ref(&rows));
     assert!(md.contains("| 2 | 200.00 | - |  | inconclusive"), "{md}");
     // The same empty vector in a table's column: the metric is missing there, as a column without it is.
@@ -938,5 +941,13 @@ fn review_17_a_sweep_point_of_a_zero_filled_metric_is_not_padded_to_another_poin
         let missing = Verdict::Inconclusive { reason: InconclusiveReason::Missing { side: Side::Other } };
         assert_eq!(rows[1].changes[0].verdict, missing, "{metric}: {:?}", rows[1]);
         assert!(!rows[1].sides[1].present, "{metric}: {:?}", rows[1]);
+    }
+}
+
+/// An inconclusive verdict as the sweep's cells say it: "inconclusive: " and its reason.
+fn text_of_inconclusive(verdict: Verdict) -> String {
+    match verdict {
+        Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+        other => panic!("not inconclusive: {other:?}"),
     }
 }
