@@ -2226,7 +2226,7 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
         // As `bisect list` shows it: a session no process drives any more is stopped, not running.
         "status": shown_status(store, &stored),
         "log": machine.log(),
-        "commits": named_positions(&range, &samples).into_iter().map(|position| serde_json::json!({
+        "commits": named_positions(&range, &samples, &machine).into_iter().map(|position| serde_json::json!({
             "position": position,
             "sha": range[position].sha,
             "subject": range[position].subject,
@@ -2292,7 +2292,7 @@ pub fn log_text(store: &dyn Store, replayed: &Replayed, session: SessionId) -> S
     let last = range.len().saturating_sub(1);
     out.push_str("\ncommits in the steps (position in the range, oldest first):\n");
     let width = last.to_string().len();
-    for position in named_positions(range, samples) {
+    for position in named_positions(range, samples, machine) {
         let commit = &range[position];
         let end = match position {
             0 => " (good)",
@@ -2376,10 +2376,16 @@ fn steps_text(log: &[culprit_core::bisect::LogEntry]) -> String {
     out
 }
 
-/// The positions in the range the steps of a log can name: the two ends and every commit with a stored run.
-fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)]) -> BTreeSet<usize> {
+/// The positions in the range the steps of a log can name: the two ends, every commit with a stored run, and the
+/// commits the last step asked to run, which a stopped session may not have run yet (QA 57: "run new commit 9
+/// once" named a commit the list left out).
+fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)], machine: &Bisect) -> BTreeSet<usize> {
     let last = range.len().saturating_sub(1);
-    samples.iter().map(|(commit, _)| *commit).chain([0, last]).filter(|&p| p < range.len()).collect()
+    let asked: Vec<usize> = match machine.next_action() {
+        culprit_core::bisect::Action::RunBatch(batch) => batch.iter().map(|&(commit, _)| commit).collect(),
+        culprit_core::bisect::Action::Done(_) => Vec::new(),
+    };
+    samples.iter().map(|(commit, _)| *commit).chain(asked).chain([0, last]).filter(|&p| p < range.len()).collect()
 }
 
 #[cfg(test)]
@@ -2497,6 +2503,29 @@ mod tests {
         drop(held);
         assert!(start_lock.exists());
         assert_eq!(shown_status(&store, &stored), "stopped");
+    }
+
+    /// QA 57: a session stopped before it ran the commit its last step asked for named that commit in its steps and
+    /// left it out of the list of commits by SHA.
+    #[test]
+    fn the_commits_a_stopped_session_asked_for_are_listed_by_sha() {
+        use culprit_core::bisect::{Action, CommitNode};
+        let nodes: Vec<CommitNode> = (0..10)
+            .map(|i: usize| CommitNode { parents: i.checked_sub(1).into_iter().collect(), untestable: false })
+            .collect();
+        let range: Vec<RangeCommit> =
+            (0..10).map(|i| RangeCommit { sha: format!("{i:040}"), subject: String::new(), parents: vec![] }).collect();
+        // Good at 1.0 and bad at 2.0, clearly apart: the machine goes on to a commit between them.
+        let samples: Vec<(usize, Sample)> = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98]
+            .iter()
+            .flat_map(|&v| [(0, Sample::Value(v)), (9, Sample::Value(v + 1.0))])
+            .collect();
+        let machine = Bisect::replay(BisectConfig::default(), &nodes, &samples).unwrap();
+        let Action::RunBatch(batch) = machine.next_action() else { panic!("the bisect asks for runs") };
+        let asked: Vec<usize> = batch.iter().map(|&(c, _)| c).filter(|c| *c != 0 && *c != 9).collect();
+        assert!(!asked.is_empty(), "{batch:?}");
+        let named = named_positions(&range, &samples, &machine);
+        assert!(asked.iter().all(|c| named.contains(c)), "{asked:?} {named:?}");
     }
 
     #[test]
