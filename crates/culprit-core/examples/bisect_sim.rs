@@ -1,5 +1,5 @@
 //! Prints the bisect targets table (Culprit and the two baselines side by side), or one simulation when given
-//! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts|layout|wander
+//! flags like `culprit sim`: --commits N --step S[,S...] --noise gaussian|outliers|drift|bursts|layout|wander|warmup
 //! --untestable F --trials T --layout-sigma S --topics N --seed S --strategy culprit|fixed|pinpoint --json. Run in
 //! release mode: `cargo run --release -p culprit-core --example bisect_sim`.
 

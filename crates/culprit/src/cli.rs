@@ -334,8 +334,9 @@ pub struct SimArgs {
     #[arg(long, value_delimiter = ',', default_value = "1.5", value_parser = step_sigma, allow_negative_numbers = true)]
     pub step: Vec<f64>,
     /// gaussian, outliers (5% at 5 sigma), drift (slow linear), bursts (time-correlated 3 sigma bursts), layout (a
-    /// fixed offset per commit, 0.3 sigma unless --layout-sigma says otherwise: each build's code layout), or wander
-    /// (the machine's level moves every 25 runs or so, by 0.8 sigma: wall time on a shared host).
+    /// fixed offset per commit, 0.3 sigma unless --layout-sigma says otherwise: each build's code layout), wander
+    /// (the machine's level moves every 25 runs or so, by 0.8 sigma: wall time on a shared host), or warmup (the
+    /// first runs 3 sigma worse, settling by a factor e every 4 runs).
     #[arg(long, default_value = "gaussian")]
     pub noise: String,
     /// The standard deviation of layout noise's per-commit offsets, in noise sigmas (default 0.3; real bisects on

@@ -119,6 +119,43 @@ impl Bisect {
         offsets
     }
 
+    /// Reads the runs' warm-up afresh from every measured run ([`model::warmup_excess`]) and takes it out of the
+    /// values every test reads, so that neither the drift slope nor a level carries the machine's settling.
+    pub(super) fn settle_warmup(&mut self) {
+        let all: Vec<(usize, f64, f64)> = self
+            .measured
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| !self.untestable[*c])
+            .flat_map(|(c, vs)| vs.iter().map(move |&(t, v)| (c, t, v)))
+            .collect();
+        let excess = model::warmup_excess(&all, self.measured.len());
+        if excess == self.warmup {
+            return;
+        }
+        // Said when the reading starts or stops, not at every decision that refines it, so that `bisect log` shows
+        // why the first runs' levels moved.
+        if (excess == 0.0) != (self.warmup == 0.0) {
+            let (decision, reason) = if excess == 0.0 {
+                ("runs no longer corrected for a warm-up".to_string(), "no warm-up stands out".to_string())
+            } else {
+                (
+                    "the first runs corrected for a warm-up".to_string(),
+                    format!(
+                        "the session's first run read {excess:.4} off its commit's level, each later one a factor e \
+                         less every {} runs, beyond what chance gives",
+                        model::WARMUP_RUNS
+                    ),
+                )
+            };
+            self.note("warm-up", decision, reason);
+        }
+        self.warmup = excess;
+        for (values, measured) in self.values.iter_mut().zip(&self.measured) {
+            *values = measured.iter().map(|&(t, v)| (t, v - excess * model::warmup_shape(t))).collect();
+        }
+    }
+
     pub(super) fn drift(&self) -> f64 {
         let all: Vec<(usize, f64, f64)> = self
             .values

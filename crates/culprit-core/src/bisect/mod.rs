@@ -332,10 +332,14 @@ pub struct CommitEvidence {
 }
 
 /// What the machine's last decision subtracted from one run's raw value before reading it (raw units), so that a
-/// reader outside can recompute the levels it decided on: the value it read is `value - drift - load` (then
-/// oriented). See [`Bisect::run_corrections`].
+/// reader outside can recompute the levels it decided on: the value it read is `value - warmup - drift - load`
+/// (then oriented). See [`Bisect::run_corrections`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RunCorrection {
+    /// The warm-up's share of the run: the excess the first runs showed, decayed to this run (zero where none stood
+    /// out; see [`model::warmup_excess`]).
+    #[serde(default)]
+    pub warmup: f64,
     /// The slow drift's share of the run: the drift slope per run times the run's distance from the middle run.
     pub drift: f64,
     /// The offset of load that came and went around the run (zero where none stood out).
@@ -418,8 +422,13 @@ pub struct Bisect {
     config: BisectConfig,
     topology: Topology,
     untestable: Vec<bool>,
-    /// Per commit: (record index, raw value) of every valid run.
+    /// Per commit: (record index, value) of every valid run, less the warm-up the last decision read in the runs
+    /// ([`Bisect::settle_warmup`]): what every test reads.
     values: Vec<Vec<(f64, f64)>>,
+    /// Per commit: (record index, value) of every valid run as it was measured.
+    measured: Vec<Vec<(f64, f64)>>,
+    /// The first run's warm-up excess the last decision read (see [`model::warmup_excess`]); 0 when none stands out.
+    warmup: f64,
     touched: Vec<bool>,
     /// Every record so far, valid or not; its count is the run index used for drift.
     records: usize,
@@ -519,6 +528,8 @@ impl Bisect {
             topology,
             untestable: commits.iter().map(|c| c.untestable).collect(),
             values: vec![Vec::new(); count],
+            measured: vec![Vec::new(); count],
+            warmup: 0.0,
             touched: vec![false; count],
             records: 0,
             runs: 0,
@@ -585,13 +596,17 @@ impl Bisect {
     }
 
     /// Per record, in the order runs were recorded (failed ones included, with their corrections as if valid),
-    /// what the last decision subtracted from the run before reading it: drift and load, in raw units. Records
+    /// what the last decision subtracted from the run before reading it: warm-up, drift and load, in raw units. Records
     /// after that decision (runs a stopped session had not yet read) are not listed. With the recorded values,
     /// these recompute every level the machine decided on.
     pub fn run_corrections(&self) -> Vec<RunCorrection> {
         let (slope, records) = self.decided_drift;
         let centre = records as f64 / 2.0;
-        let correction = |t: usize| RunCorrection { drift: slope * (t as f64 - centre), load: self.offset(t as f64) };
+        let correction = |t: usize| RunCorrection {
+            warmup: self.warmup * model::warmup_shape(t as f64),
+            drift: slope * (t as f64 - centre),
+            load: self.offset(t as f64),
+        };
         (0..records).map(correction).collect()
     }
 
@@ -627,7 +642,8 @@ impl Bisect {
         self.spent.count(&self.phase, self.reproduced, value.is_some(), new_build);
         match value {
             Some(v) => {
-                self.values[commit].push((index, v));
+                self.values[commit].push((index, v - self.warmup * model::warmup_shape(index)));
+                self.measured[commit].push((index, v));
                 self.runs += 1;
                 if let Some(entry) = self.pending.iter_mut().find(|(c, n)| *c == commit && *n > 0) {
                     entry.1 -= 1;
@@ -671,6 +687,7 @@ impl Bisect {
         self.pending.clear();
         // No run is recorded while deciding: the drift and the load offsets are read once, before the first pass,
         // so that every pass (and a budget's end, which reports shares) reads the runs the same way.
+        self.settle_warmup();
         let slope = self.drift();
         self.decided_drift = (slope, self.records);
         self.offsets = self.time_offsets(slope);

@@ -352,12 +352,35 @@ pub const DRIFT_Z: f64 = 3.0;
 /// The drift slope per run index estimated within commits (each commit's own mean removed), shrunk towards zero by
 /// its own uncertainty so that noise alone does not invent a drift. `values` holds (commit, run index, value).
 pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
-    let mut sum_t = vec![0.0; commits];
+    within_commits_coefficient(values, commits, |t| t)
+}
+
+/// How many runs a warm-up's excess takes to fall by a factor e in [`warmup_excess`]'s model.
+pub const WARMUP_RUNS: f64 = 4.0;
+
+/// The excess of a bisect's first run over its level (a warm-up: a cold cache, a CPU clocking up, a machine that
+/// settles after a build), in the model where run `t`'s excess is this times `exp(-t / WARMUP_RUNS)`: estimated
+/// within commits as [`drift_slope`] is, and zero unless it is as clearly there. `values` holds (commit, run index,
+/// value). A linear drift fitted to such runs reads the settling as a slope and carries it to every later run,
+/// moving commits measured long after the machine settled; this term is gone a few dozen runs in.
+pub fn warmup_excess(values: &[(usize, f64, f64)], commits: usize) -> f64 {
+    within_commits_coefficient(values, commits, warmup_shape)
+}
+
+/// The share of the warm-up's first excess left at run `t` ([`warmup_excess`]).
+pub fn warmup_shape(t: f64) -> f64 {
+    (-t / WARMUP_RUNS).exp()
+}
+
+/// The coefficient of `regressor(run index)` in a fit of the values with one level per commit (commits run once
+/// carry none of it), when its t statistic passes the test of [`DRIFT_Z`]'s tail; zero otherwise.
+fn within_commits_coefficient(values: &[(usize, f64, f64)], commits: usize, regressor: impl Fn(f64) -> f64) -> f64 {
+    let mut sum_x = vec![0.0; commits];
     let mut sum_y = vec![0.0; commits];
     let mut count = vec![0usize; commits];
     for &(c, t, y) in values {
-        if let (Some(st), Some(sy), Some(n)) = (sum_t.get_mut(c), sum_y.get_mut(c), count.get_mut(c)) {
-            *st += t;
+        if let (Some(sx), Some(sy), Some(n)) = (sum_x.get_mut(c), sum_y.get_mut(c), count.get_mut(c)) {
+            *sx += regressor(t);
             *sy += y;
             *n += 1;
         }
@@ -368,10 +391,10 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
         if n < 2 {
             continue;
         }
-        let dt = t - sum_t[c] / n as f64;
+        let dx = regressor(t) - sum_x[c] / n as f64;
         let dy = y - sum_y[c] / n as f64;
-        sxx += dt * dt;
-        sxy += dt * dy;
+        sxx += dx * dx;
+        sxy += dx * dy;
     }
     if sxx <= 0.0 {
         return 0.0;
@@ -385,7 +408,7 @@ pub fn drift_slope(values: &[(usize, f64, f64)], commits: usize) -> f64 {
         if n < 2 {
             continue;
         }
-        let r = (y - sum_y[c] / n as f64) - slope * (t - sum_t[c] / n as f64);
+        let r = (y - sum_y[c] / n as f64) - slope * (regressor(t) - sum_x[c] / n as f64);
         rss += r * r;
         dof += 1;
     }
@@ -649,6 +672,38 @@ mod tests {
         assert!((slope - 0.1).abs() < 1e-6, "slope {slope}");
         let flat: Vec<(usize, f64, f64)> = (0..40).map(|t| (t % 2, t as f64, (t % 2) as f64 * 5.0)).collect();
         assert_eq!(drift_slope(&flat, 2), 0.0);
+    }
+
+    /// A warm-up (the first runs 4 sigma off, the excess falling by e every 4 runs) is read as one, and what is left
+    /// holds no drift a linear fit would carry to later runs; Gaussian runs hold no warm-up, nor does a slow drift
+    /// (session 57).
+    #[test]
+    fn warmup_excess_is_read_where_the_first_runs_are_off() {
+        let runs = |seed: u64, warmup: f64, drift: f64| -> Vec<(usize, f64, f64)> {
+            let mut rng = crate::rng::Rng::new(seed);
+            (0..40)
+                .map(|t| {
+                    let commit = t % 2;
+                    let t = t as f64;
+                    let value = 10.0 * commit as f64 + warmup * warmup_shape(t) + drift * t + 0.1 * rng.normal();
+                    (commit, t, value)
+                })
+                .collect()
+        };
+        for seed in 1..=20 {
+            let warm = runs(seed, 0.4, 0.0);
+            // Its standard error here is about 0.065 (the first runs carry it: sxx is about 2.3).
+            let excess = warmup_excess(&warm, 2);
+            assert!((excess - 0.4).abs() < 0.2, "seed {seed}: {excess}");
+            // The drift slope of the raw runs reads the settling as a slope; of the runs less the warm-up, none.
+            let settled: Vec<(usize, f64, f64)> =
+                warm.iter().map(|&(c, t, v)| (c, t, v - excess * warmup_shape(t))).collect();
+            assert_eq!(drift_slope(&settled, 2), 0.0, "seed {seed}");
+            assert_eq!(warmup_excess(&runs(seed, 0.0, 0.0), 2), 0.0, "seed {seed}");
+            assert_eq!(warmup_excess(&runs(seed, 0.0, 0.001), 2), 0.0, "seed {seed}");
+        }
+        let raw_slopes = (1..=20).filter(|&seed| drift_slope(&runs(seed, 0.4, 0.0), 2) != 0.0).count();
+        assert!(raw_slopes > 0, "the warm-up read as a drift in none of the raw series");
     }
 
     #[test]

@@ -45,7 +45,17 @@ pub enum Noise {
     /// bisect of the README's demo measured good about 1.2 noise sigmas slower in its second visit than in its first,
     /// and every commit of that half of the job with it. Commits measured at different times differ for that alone.
     Wander,
+    /// Standard normal plus a warm-up: the job's first runs read [`WARMUP_SIGMA`] noise sigmas worse, the excess
+    /// decaying by a factor e every [`WARMUP_RUNS`] runs (a cold page cache, a CPU clocking up, a machine settling
+    /// after a build). The runs that reproduce the change at good and bad are the ones it falls on.
+    Warmup,
 }
+
+/// How much worse [`Noise::Warmup`]'s first run reads, in noise sigmas.
+pub const WARMUP_SIGMA: f64 = 3.0;
+
+/// How many runs [`Noise::Warmup`]'s excess takes to fall by a factor e.
+pub const WARMUP_RUNS: f64 = 4.0;
 
 /// The standard deviation of [`Noise::Wander`]'s levels, in noise sigmas.
 pub const WANDER_SIGMA: f64 = 0.8;
@@ -65,6 +75,7 @@ impl Noise {
             "bursts" => Some(Noise::Bursts),
             "layout" => Some(Noise::Layout),
             "wander" => Some(Noise::Wander),
+            "warmup" => Some(Noise::Warmup),
             _ => None,
         }
     }
@@ -416,6 +427,7 @@ impl<'a> Oracle<'a> {
                 }
             }
             Noise::Drift => value += 0.01 * self.runs as f64,
+            Noise::Warmup => value += WARMUP_SIGMA * (-(self.runs as f64) / WARMUP_RUNS).exp(),
             Noise::Bursts => {
                 let draw = self.rng.next_f64();
                 self.in_burst = if self.in_burst { draw >= 1.0 / 12.0 } else { draw < 0.02 };

@@ -2239,6 +2239,7 @@ fn log(store: &mut dyn Store, session: SessionId, json: bool) -> Result<ExitCode
             serde_json::json!({
                 "sha": range[*i].sha,
                 "value": value,
+                "warmup_correction": correction.map(|c| c.warmup),
                 "drift_correction": correction.map(|c| c.drift),
                 "load_correction": correction.map(|c| c.load),
             })

@@ -1452,7 +1452,9 @@ mod tests {
     /// QA 57: an imported side whose CPU count was not recorded (0) is no side "with 0 CPUs" to pin with taskset.
     #[test]
     fn a_side_of_fewer_cpus_is_pinned_and_one_of_unknown_cpus_is_not() {
-        let cases: &[(&[&[u32]], &[Option<u32>])] = &[
+        // (each side's runs' CPU counts, the count each side is pinned to)
+        type Case<'a> = (&'a [&'a [u32]], &'a [Option<u32>]);
+        let cases: &[Case] = &[
             (&[&[1, 1], &[2, 2]], &[Some(1), None]),
             (&[&[2, 2], &[2, 2]], &[None, None]),
             (&[&[0, 0, 0], &[2, 2, 2]], &[None, None]),

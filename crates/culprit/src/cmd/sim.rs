@@ -7,7 +7,7 @@ use culprit_core::bisect::sim::{self, Noise, SimConfig, Strategy};
 
 pub fn run(args: &SimArgs) -> Result<()> {
     let Some(noise) = Noise::parse(&args.noise) else {
-        bail!("--noise must be gaussian, outliers, drift, bursts, layout or wander, got '{}'", args.noise);
+        bail!("--noise must be gaussian, outliers, drift, bursts, layout, wander or warmup, got '{}'", args.noise);
     };
     // The command line bounds these already (see `cli::SimArgs`); a plan made in code gets the same limits, which
     // keep every simulated history and its per-trial tallies small enough to allocate.

@@ -76,7 +76,8 @@ fn another_machines_session_of_the_same_bisect_is_neither_continued_nor_resumed_
     // load, so the levels it decided on can be recomputed from outside.
     let samples = log["samples"].as_array().unwrap();
     assert!(!samples.is_empty(), "{log:#}");
-    let corrected = |s: &serde_json::Value| s["drift_correction"].is_f64() && s["load_correction"].is_f64();
+    let kinds = ["warmup_correction", "drift_correction", "load_correction"];
+    let corrected = |s: &serde_json::Value| kinds.iter().all(|kind| s[kind].is_f64());
     assert!(samples.iter().all(|s| s["value"].is_null() || corrected(s)), "{log:#}");
     // `bisect list --machine GLOB` lists one machine's sessions of the farm's.
     let of = |glob: &str| common::stdout(&common::culprit(&db, &["bisect", "list", "--machine", glob], d));
