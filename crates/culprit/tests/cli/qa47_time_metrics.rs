@@ -61,7 +61,11 @@ fn qa47_time_metrics_are_named_as_lkps() {
     let label_dir = mine.parent().unwrap().parent().unwrap().join("lkp");
     let theirs = label_dir.join("0");
     std::fs::create_dir_all(&theirs).unwrap();
-    std::fs::copy(mine.join("job.yaml"), theirs.join("job.yaml")).unwrap();
+    // Its job.yaml is the job as it ran, without the times and test box Culprit adds after its mark: no start or end
+    // time, so that the run's length is read from its stats.
+    let job_yaml = std::fs::read_to_string(mine.join("job.yaml")).unwrap();
+    let ran = &job_yaml[..job_yaml.find("# added by culprit run --result-root").unwrap_or(job_yaml.len())];
+    std::fs::write(theirs.join("job.yaml"), ran).unwrap();
     let lkp_stats = r#"{"stress-ng.cpu.ops": 400, "stress-ng.cpu.ops_per_sec": 400.0, "stress-ng.time.user_time": 0.97,
         "stress-ng.time.elapsed_time": 1.02, "stress-ng.time.minor_page_faults": 120}"#;
     std::fs::write(theirs.join("stats.json"), lkp_stats).unwrap();

@@ -373,8 +373,8 @@ fn a_machine_failure_or_a_missing_repository_stops_the_bisect_resumably() {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(repo.to_str().unwrap()) && stderr.contains("gone"), "{stderr}");
-    // With its repository gone there is no lock to read: still stored as running.
-    assert!(status().contains(" running "), "{}", status());
+    // With its repository gone nothing drives it: listed stopped, as `bisect forget` takes it (QA 57: "running").
+    assert!(status().contains(" stopped "), "{}", status());
 
     // Both fixed, the session finishes with the right culprit.
     std::fs::rename(&moved, &repo).unwrap();

@@ -169,10 +169,10 @@ fn qa45_8d_result_root_is_in_lkps_seven_levels_and_imports_from_a_copy() {
         .unwrap();
     assert_eq!((levels[3].as_str(), levels[4].as_str()), (os_id.as_str(), "x86_64-rhel-9.4"), "{levels:?}");
     assert!(levels[5].starts_with("gcc"), "{levels:?}");
-    // Each run's job.yaml records its place as lkp's do.
+    // Each run's job.yaml records its place as lkp's do (and, after it, its times and machine: QA 57).
     let job_yaml = std::fs::read_to_string(runs[0].join("job.yaml")).unwrap();
-    let recorded = format!("result_root: \"{}\"\n", std::fs::canonicalize(&runs[0]).unwrap().display());
-    assert!(job_yaml.ends_with(&recorded), "{job_yaml}");
+    let recorded = format!("\nresult_root: \"{}\"\n", std::fs::canonicalize(&runs[0]).unwrap().display());
+    assert!(job_yaml.contains(&recorded) && job_yaml.contains("\nnr_cpu: \""), "{job_yaml}");
 
     // A copy of the tree in another directory (a farm collecting its machines' roots) imports into another store with
     // the job, machine, commit and build of the runs, and without the result_root Culprit added to the job.
