@@ -122,14 +122,7 @@ impl Bisect {
     /// Reads the runs' warm-up afresh from every measured run ([`model::warmup_excess`]) and takes it out of the
     /// values every test reads, so that neither the drift slope nor a level carries the machine's settling.
     pub(super) fn settle_warmup(&mut self) {
-        let all: Vec<(usize, f64, f64)> = self
-            .measured
-            .iter()
-            .enumerate()
-            .filter(|(c, _)| !self.untestable[*c])
-            .flat_map(|(c, vs)| vs.iter().map(move |&(t, v)| (c, t, v)))
-            .collect();
-        let excess = model::warmup_excess(&all, self.measured.len());
+        let excess = model::warmup_excess(&self.testable_runs(&self.measured), self.measured.len());
         if excess == self.warmup {
             return;
         }
@@ -157,13 +150,17 @@ impl Bisect {
     }
 
     pub(super) fn drift(&self) -> f64 {
-        let all: Vec<(usize, f64, f64)> = self
-            .values
+        model::drift_slope(&self.testable_runs(&self.values), self.values.len())
+    }
+
+    /// Every run of `per_commit` (the values read, or as measured) at a commit not found untestable, as the
+    /// (commit, record index, value) the within-commit fits of the drift and the warm-up take.
+    fn testable_runs(&self, per_commit: &[Vec<(f64, f64)>]) -> Vec<(usize, f64, f64)> {
+        per_commit
             .iter()
             .enumerate()
             .filter(|(c, _)| !self.untestable[*c])
             .flat_map(|(c, vs)| vs.iter().map(move |&(t, v)| (c, t, v)))
-            .collect();
-        model::drift_slope(&all, self.values.len())
+            .collect()
     }
 }
