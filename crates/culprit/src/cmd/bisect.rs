@@ -1341,7 +1341,7 @@ fn drive_claimed(
     reap_leftover_step(&steps);
     discard_stopped_sessions(&config.repo, &root);
     let bar = progress_bar();
-    let (ended, continued_after) = {
+    let (ended, continued_after, profiled) = {
         let mut observe = observer(&bar);
         // A session just started takes over the probe's built worktrees of good and bad. A session's worktrees are
         // kept until it is done, each marked once its build finished (keyed by commit and build command): a resume
@@ -1372,15 +1372,16 @@ fn drive_claimed(
             };
             anyhow::Error::new(error).context(what)
         })?;
-        if let (Ended::Done(outcome), true) = (&ended, profile > 0) {
-            profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?;
-        }
+        let profiled = match (&ended, profile > 0) {
+            (Ended::Done(outcome), true) => profile_culprits(&mut driver, outcome, profile, &bar, &mut observe)?,
+            _ => 0,
+        };
         let continued_after = if resumed { driver.replayed() } else { 0 };
         // A session that is done needs its builds no more (a later `--profile` builds the two commits it profiles).
         if matches!(ended, Ended::Done(_)) {
             driver.into_worktrees().remove();
         }
-        (ended, continued_after)
+        (ended, continued_after, profiled)
     };
     bar.finish_and_clear();
     // A finished session needs its lock no more, and a lock file left in the repository says that a session stopped
@@ -1405,7 +1406,7 @@ fn drive_claimed(
             if json {
                 out.println(&serde_json::to_string_pretty(&result_json(session, &config, &range, &outcome))?)?;
             } else {
-                let invocation = ThisInvocation { elapsed: started.elapsed(), continued_after };
+                let invocation = ThisInvocation { elapsed: started.elapsed(), continued_after, profiled };
                 out.print(&render_outcome(session, &config, &range, &outcome, Some(invocation)))?;
             }
             Ok(match outcome.status {
@@ -1430,8 +1431,9 @@ fn profile_culprits(
     runs: usize,
     bar: &ProgressBar,
     observe: &mut impl FnMut(Event<'_>),
-) -> Result<()> {
+) -> Result<usize> {
     driver.kind = RunKind::Profiling;
+    let mut taken_here = 0;
     for monitor in ["perf-profile", "perf-stat"] {
         if !driver.job.monitors.iter().any(|(name, _)| name == monitor) {
             driver.job.monitors.push((monitor.to_string(), Default::default()));
@@ -1450,12 +1452,13 @@ fn profile_culprits(
                 *taken += 1;
                 bar.set_message(format!("profiling {} (run {} of {runs})", &driver.range[index].sha[..10], *taken));
                 if driver.run_at(index, observe)?.is_none() {
-                    return Ok(());
+                    return Ok(taken_here);
                 }
+                taken_here += 1;
             }
         }
     }
-    Ok(())
+    Ok(taken_here)
 }
 
 /// How many profiling runs of `session` each commit of the range has already, successful or not (a commit whose
@@ -1630,6 +1633,8 @@ pub fn name_commits(text: &str, range: &[RangeCommit]) -> String {
 pub struct ThisInvocation {
     pub elapsed: Duration,
     pub continued_after: usize,
+    /// The profiling runs this command took (`--profile`), which the session's runs do not count.
+    pub profiled: usize,
 }
 
 /// For a change that did not reproduce, what its runs rule out ("not confirmed: run-to-run noise is 37% of the
@@ -1790,8 +1795,8 @@ pub fn render_outcome(
         out.push_str(&culprit_core::report::wrap(&words, ""));
     }
     let time = match invocation {
-        Some(ThisInvocation { elapsed, continued_after: 0 }) => format!(", {:.0}s", elapsed.as_secs_f64()),
-        Some(ThisInvocation { elapsed, continued_after }) => format!(
+        Some(ThisInvocation { elapsed, continued_after: 0, .. }) => format!(", {:.0}s", elapsed.as_secs_f64()),
+        Some(ThisInvocation { elapsed, continued_after, .. }) => format!(
             ", {:.0}s in this command, which continued after {continued_after} stored run(s)",
             elapsed.as_secs_f64()
         ),
@@ -1811,7 +1816,15 @@ pub fn render_outcome(
         0 => String::new(),
         n => format!(" (and {n} that chose the metric)"),
     };
-    out.push_str(&format!("spent: {runs}{choosing}, {} {built}{time}\n", outcome.builds));
+    // Profiling runs (`--profile`) read nothing the bisect decided on, so the session's runs leave them out; a command
+    // that took them says so (QA 57: a resume that took 4 said "0 in this command").
+    let profiling = match invocation {
+        Some(ThisInvocation { profiled, .. }) if profiled > 0 => {
+            format!(" (and {} with perf attached, for the report's profile)", counted(profiled, "profiling run"))
+        }
+        _ => String::new(),
+    };
+    out.push_str(&format!("spent: {runs}{choosing}{profiling}, {} {built}{time}\n", outcome.builds));
     out.push_str("evidence (tested commits, oldest first):\n");
     for e in &outcome.evidence {
         let subject = range.get(e.commit).map(|c| c.subject.as_str()).unwrap_or("");

@@ -607,6 +607,10 @@ echo "ops: $level"
     };
     stdout(&run(&["bisect", "--resume", &session, "--profile", "3", "--json"]));
     assert_eq!(perf_stat_runs(), vec![3, 3]);
-    stdout(&run(&["bisect", "--resume", &session, "--profile", "4", "--json"]));
+    // QA 57: the summary of a resume that took the missing profiling runs says so (it said "0 in this command").
+    let summary = stdout(&run(&["bisect", "--resume", &session, "--profile", "4"]));
     assert_eq!(perf_stat_runs(), vec![4, 4]);
+    assert!(summary.contains("(and 2 profiling runs with perf attached, for the report's profile)"), "{summary}");
+    let again = stdout(&run(&["bisect", "--resume", &session, "--profile", "4"]));
+    assert!(!again.contains("profiling run"), "nothing was missing: {again}");
 }
