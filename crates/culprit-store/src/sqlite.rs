@@ -109,8 +109,15 @@ impl SqliteStore {
         }
         if !read_only {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| StoreError::CreateDir { path: parent.to_path_buf(), reason: e.to_string() })?;
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    // "File exists" said nothing of which: the path's first part that is a file, not a directory.
+                    let file = parent.ancestors().find(|a| a.is_file());
+                    let reason = match file {
+                        Some(file) => format!("{} is a file, not a directory: name another path", file.display()),
+                        None => e.to_string(),
+                    };
+                    StoreError::CreateDir { path: parent.to_path_buf(), reason }
+                })?;
             }
         }
         let flags = if read_only {

@@ -61,3 +61,21 @@ fn a_url_of_another_database_is_refused_not_taken_for_a_path() {
         assert!(!dir.path().join("mysql:").exists(), "{args:?} made a directory mysql:");
     }
 }
+
+/// QA 57: a store path through a file (`--db afile/s.db`) was refused with "File exists (os error 17)", which named
+/// neither the file nor what to do.
+#[test]
+fn a_store_path_through_a_file_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("afile"), "").unwrap();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(&job, "suite: qa\ncommand:\n  cmd: \"true\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+        .current_dir(dir.path())
+        .args(["--db", "afile/sub/s.db", "run", job.to_str().unwrap(), "-n", "1", "--label", "a"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("afile is a file, not a directory: name another path"), "{err}");
+}
