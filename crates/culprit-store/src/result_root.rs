@@ -316,9 +316,10 @@ const WRITTEN_MARK: &str = "# added by culprit run --result-root: the run's plac
 /// The job.yaml written into a run directory: the run's job with lkp's `result_root` (the run directory) in place
 /// of any it had, as lkp writes it into every run's job.yaml, and, for a run a store holds (`stored`, written by
 /// `culprit run --result-root`), the keys lkp's job.yaml has of the run's times (`start_time`, `end_time`) and test
-/// box (its host file's `nr_cpu`, `memory`, `brand`, `nr_node`), where the job has none of its own. An import reads the tree's levels from it wherever the tree has been copied to, lkp's tools
-/// find the run's place in it, and the run imported keeps when it ran and on what (QA 57: every fact of the machine
-/// was lost, and a mail of an imported side read "its runs had 0 CPUs").
+/// box (its host file's `nr_cpu`, `memory`, `brand`, `nr_node`), where the job has none of its own. An import reads
+/// the tree's levels from it wherever the tree has been copied to, lkp's tools find the run's place in it, and the
+/// run imported keeps when it ran and on what (QA 57: every fact of the machine was lost, and a mail of an imported
+/// side read "its runs had 0 CPUs").
 fn job_yaml_with_result_root(run: &RunRecord, run_directory: &Path, stored: bool) -> String {
     let mut text = job_yaml_without_result_root(&run.job_yaml);
     // Values are quoted as YAML strings (lkp writes its times as strings): a path_params level holds characters
