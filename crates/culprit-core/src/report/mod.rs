@@ -318,11 +318,6 @@ pub enum CommitSpan {
     Swapped { commits: usize },
 }
 
-/// "1 commit", "9 commits".
-fn commits_text(n: usize) -> String {
-    if n == 1 { "1 commit".to_string() } else { format!("{n} commits") }
-}
-
 /// The warning a mail of swapped sides carries after its opening, which `report` also prints on standard error.
 pub fn swapped_warning(base: &CommitRef, bad: &CommitRef, commits: usize) -> String {
     format!(
@@ -331,7 +326,7 @@ pub fn swapped_warning(base: &CommitRef, bad: &CommitRef, commits: usize) -> Str
          commit first: culprit report --compare {} {}",
         bad.short(),
         base.short(),
-        commits_text(commits),
+        counted(commits, "commit"),
         bad.short(),
         base.short()
     )
@@ -1008,7 +1003,7 @@ pub fn subject_line(input: &ReportInput) -> Result<String, ReportError> {
     // Two commits that are not parent and child: the subject names the range, not BAD as if it were the culprit.
     let (base, bad) = (input.base.short(), input.commit.short());
     let commit = match (&input.bisect, input.span) {
-        (None, Some(CommitSpan::Range { commits })) => format!("{base}..{bad} ({})", commits_text(commits)),
+        (None, Some(CommitSpan::Range { commits })) => format!("{base}..{bad} ({})", counted(commits, "commit")),
         (None, Some(CommitSpan::Swapped { .. })) => format!("{base}..{bad} SWAPPED (bad is older than base)"),
         _ => commit,
     };
@@ -1253,15 +1248,15 @@ fn span_opening(input: &ReportInput, h: &Headline, span: CommitSpan, said: Strin
             "{head} between {base} and {bad} ({}). {bad} is not {base}'s child, so the change may be in any of those \
              commits, not only in {bad}; `culprit bisect --good {base} --bad {bad}` (the last step below) finds the \
              one. The two ends:",
-            commits_text(commits)
+            counted(commits, "commit")
         ),
         CommitSpan::Range { commits } => {
-            format!("{head} between {base} and {bad} ({}). The two ends:", commits_text(commits))
+            format!("{head} between {base} and {bad} ({}). The two ends:", counted(commits, "commit"))
         }
         CommitSpan::Swapped { commits } => format!(
             "{head} from {base} back to {bad}, {} older: {bad} is an ancestor of {base}, so the sides are swapped and \
              no commit is blamed. The two:",
-            commits_text(commits)
+            counted(commits, "commit")
         ),
     }
 }
