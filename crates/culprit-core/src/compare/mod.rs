@@ -237,6 +237,39 @@ impl Verdict {
     }
 }
 
+/// What showed a change: a reader of a change whose q-value is large wants to know why it is called one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeBasis {
+    /// The q-value cleared the false-discovery level (with the practical floor and the ratio interval).
+    Test,
+    /// Each side gave one value in every run and the sides differ ([`sides_constant_and_apart`]); the rank test
+    /// alone may not have called it at these run counts.
+    ConstantSides,
+    /// lkp's range and ratio rules (`--lkp-rules`), whatever the p-value.
+    LkpRules,
+}
+
+impl ChangeBasis {
+    /// The name CSV and JSON carry (`test`, `constant-sides`, `lkp-rules`).
+    pub fn key(self) -> &'static str {
+        match self {
+            ChangeBasis::Test => "test",
+            ChangeBasis::ConstantSides => "constant-sides",
+            ChangeBasis::LkpRules => "lkp-rules",
+        }
+    }
+
+    /// A few words for tables and CSV: what showed the change.
+    pub fn words(self) -> &'static str {
+        match self {
+            ChangeBasis::Test => "the test",
+            ChangeBasis::ConstantSides => "each side the same in every run",
+            ChangeBasis::LkpRules => "lkp's rules",
+        }
+    }
+}
+
 /// Whether a row holds measurements or pass/fail counts (lkp's "failure" stats: `*.fail`, `dmesg.*`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -426,6 +459,19 @@ pub fn verdict(e: &Evidence, options: &CompareOptions) -> Verdict {
     }
 }
 
+/// What showed the change [`verdict`] called on this evidence: `None` when it called none. It reads the same
+/// evidence and rule as [`verdict`] and decides nothing; it names which of the verdict's reasons held.
+pub fn change_basis(e: &Evidence, options: &CompareOptions, verdict: Verdict) -> Option<ChangeBasis> {
+    if !verdict.is_change() {
+        return None;
+    }
+    Some(match options.rule {
+        DecisionRule::Lkp(_) => ChangeBasis::LkpRules,
+        DecisionRule::Culprit if significant(e.q, options) => ChangeBasis::Test,
+        DecisionRule::Culprit => ChangeBasis::ConstantSides,
+    })
+}
+
 /// Whether a change's q-value clears the false-discovery level: the test's half of [`verdict`]'s rule under
 /// [`DecisionRule::Culprit`].
 pub fn significant(q: Option<f64>, options: &CompareOptions) -> bool {
@@ -473,6 +519,10 @@ pub struct Change {
     /// Under `--lkp-rules`: lkp's record for this metric when it reports one.
     pub lkp: Option<lkp_rules::LkpChange>,
     pub verdict: Verdict,
+    /// What showed the change, for a change ([`change_basis`]); absent otherwise and in JSON written before it was
+    /// stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<ChangeBasis>,
 }
 
 /// One metric across all columns.
@@ -974,6 +1024,7 @@ pub fn compare(input: &Comparison, options: &CompareOptions) -> Result<CompareRe
             ratio_ci,
             lkp: lkp_record.cloned(),
             verdict: v,
+            basis: change_basis(&evidence, options, v),
         });
     }
 

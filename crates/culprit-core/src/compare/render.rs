@@ -367,13 +367,12 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             // A change the test alone would not call, shown because each side gave one value in every run, says so:
             // its p-value beside a KPI's rejected one of the same size read as two standards (QA 54: `meminfo.Shmem
             // +4.3% change (4 vs 4 runs, p=0.03)` headed a table whose -26% throughput was "not significant").
-            let significant = super::significant(c.q, &result.options);
-            let evidence = match result.options.rule {
-                super::DecisionRule::Lkp(_) => "by lkp's rules".to_string(),
-                super::DecisionRule::Culprit if !significant && super::sides_constant_and_apart(c.ratio_ci) => {
-                    "each side the same in every run".to_string()
+            let evidence = match c.basis {
+                Some(super::ChangeBasis::LkpRules) => "by lkp's rules".to_string(),
+                Some(super::ChangeBasis::ConstantSides) => super::ChangeBasis::ConstantSides.words().to_string(),
+                Some(super::ChangeBasis::Test) | None => {
+                    format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string()))
                 }
-                super::DecisionRule::Culprit => format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string())),
             };
             lines.push(format!("{} {amount} {noun}{on} ({nb} vs {no} runs, {evidence})", row.metric));
         }
@@ -470,7 +469,7 @@ pub(crate) fn md_escape(s: &str) -> String {
 /// The CSV columns after `metric` (and after `job` in [`render_jobs_csv`]).
 const CSV_COLUMNS: &str = "class,kind,direction,base,column,base_n,base_mean,base_stddev,n,mean,stddev,change,\
                            change_unit,p_mann_whitney,p_welch,p,q,effect_size,cliffs_delta,ratio_ci_low,ratio_ci_high,\
-                           verdict,reason";
+                           verdict,reason,basis";
 
 /// CSV with a header line: one line per shown metric and non-base column, every statistic, empty when absent.
 pub fn render_csv(result: &CompareResult, options: RenderOptions) -> String {
@@ -545,6 +544,7 @@ fn csv_rows(out: &mut String, result: &CompareResult, options: RenderOptions, jo
                 num(c.ratio_ci.map(|ci| ci.high)),
                 c.verdict.word().to_string(),
                 csv_field(&reason),
+                c.basis.map(|b| b.key().to_string()).unwrap_or_default(),
             ]);
             let _ = writeln!(out, "{}", fields.join(","));
         }

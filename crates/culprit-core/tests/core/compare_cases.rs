@@ -7,8 +7,8 @@ use culprit_core::compare::sweep::{
     render_sweep, render_sweeps_csv, render_sweeps_markdown, sweep_rows, Sweep, SweepPoint,
 };
 use culprit_core::compare::{
-    compare, verdict, Column, CompareError, CompareOptions, CompareResult, Comparison, DecisionRule, Evidence,
-    InconclusiveReason, LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
+    compare, verdict, ChangeBasis, Column, CompareError, CompareOptions, CompareResult, Comparison, DecisionRule,
+    Evidence, InconclusiveReason, LkpOptions, Side, Verdict, FAILED_RUNS_METRIC,
 };
 use culprit_core::rng::Rng;
 use culprit_core::stats::ConfidenceInterval;
@@ -490,7 +490,7 @@ fn renderers_show_changed_rows_by_default_and_everything_with_all() {
     assert!(lines[0].starts_with("metric,class,kind,direction,base,column,"));
     let write = lines.iter().find(|l| l.starts_with("fio.write_iops,")).copied().unwrap_or("");
     assert!(
-        write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,"),
+        write.contains(",\"new, \"\"quoted\"\"\",") && write.contains(",percent,") && write.ends_with(",regression,,test"),
         "{write}"
     );
 
@@ -705,7 +705,19 @@ fn constant_sides_apart_by_more_than_the_floor_are_a_change_at_three_and_four_ru
         let line =
             format!("hackbench.throughput -16.7% regression ({runs} vs {runs} runs, each side the same in every run)");
         assert!(headlines(&result).contains(&line), "{:?}", headlines(&result));
+        // QA 57: CSV and JSON beside the large q say what called it, and a noisy row's change would say "test".
+        assert_eq!(change.basis, Some(ChangeBasis::ConstantSides), "{runs} runs");
+        let csv = render_csv(&result, RenderOptions::default());
+        let csv_line = csv.lines().find(|l| l.starts_with("hackbench.throughput,")).expect("csv line");
+        assert!(csv.starts_with("metric,") && csv.lines().next().is_some_and(|h| h.ends_with(",reason,basis")));
+        assert!(csv_line.ends_with(",regression,,constant-sides"), "{csv_line}");
+        assert!(render_json(&result).contains("\"basis\": \"constant-sides\""));
+        let unchanged = result.rows.iter().flat_map(|r| &r.changes).filter(|c| !c.verdict.is_change());
+        assert!(unchanged.clone().count() > 0 && unchanged.clone().all(|c| c.basis.is_none()));
     }
+    let tested = pair("hackbench.throughput", vec![100.0, 101.0, 99.0, 100.5, 99.5], vec![80.0, 81.0, 79.0, 80.5, 79.6]);
+    let result = compare(&tested, &CompareOptions::default()).expect("compares");
+    assert_eq!(result.rows[0].changes[0].basis, Some(ChangeBasis::Test));
 }
 
 #[test]
