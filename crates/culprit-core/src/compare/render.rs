@@ -235,11 +235,13 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
 
 /// One line per KPI whose change the runs could not tell from the noise though more runs would
 /// ([`super::runs_to_tell`]): `stress-ng.cpu.ops_per_sec: -22.3% not significant over 3 runs a side; about 21 a side
-/// would show it (1786 metrics tested)`. KPIs only: the test's own measure is what a reader runs again for.
+/// would show it (1786 metrics tested)`. KPIs only (a `command` job's wall time when it has none): the test's own
+/// measure is what a reader runs again for.
 fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
     let multi = result.columns.len() > 2;
     let mut lines = Vec::new();
-    for row in result.rows.iter().filter(|r| super::direction::is_kpi(&r.metric)) {
+    let primary = primary_metrics_of(result);
+    for row in result.rows.iter().filter(|r| primary.contains(&r.metric.as_str())) {
         for c in &row.changes {
             let Some(runs) = super::runs_to_tell(result, row, c) else { continue };
             let on = match result.columns.get(c.column) {
@@ -261,6 +263,14 @@ fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The metrics the notes and headlines lead with: the job's KPIs, else a `command` job's wall time
+/// ([`crate::report::primary_metrics`], the metrics bisect, track and the report follow a job by). By
+/// `compare::direction::is_kpi` alone, a command job without a capture had none: its -29% wall time not significant
+/// over 3 runs got no "about N a side would show it" line (QA 57).
+fn primary_metrics_of(result: &CompareResult) -> Vec<&str> {
+    crate::report::primary_metrics(result.rows.iter().map(|r| r.metric.as_str()))
 }
 
 /// What a table with no changed row says, text and Markdown alike: how many metrics were compared, and how many of
@@ -335,14 +345,15 @@ pub fn change_amount(c: &Change) -> String {
 /// One line per change, e.g. `fio.write_iops -21.8% regression (12 vs 12 runs, p=2e-9)`. A metric with no known
 /// good direction that changed is worded `fio.latency_50ms% +6.0 change (...)`: the table shows its row, and a
 /// maintainer reading the lines under it would otherwise take their silence for no change. With more than one
-/// non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`. The benchmark's KPIs come
-/// first, the rest after them in the table's order: sorted by name, a sysbench table's
+/// non-base column, the line names the column: `... regression on 8cc621d2f4 (...)`. The benchmark's KPIs (a
+/// `command` job's wall time when it has none) come first, the rest after them in the table's order: sorted by name, a sysbench table's
 /// `events/thread.avg` and `latency_ms.avg` lines came before its `workload` regression (QA 54).
 pub fn headlines(result: &CompareResult) -> Vec<String> {
     let multi = result.columns.len() > 2;
     let mut lines = Vec::new();
-    let kpis_first = result.rows.iter().filter(|r| super::direction::is_kpi(&r.metric));
-    let others = result.rows.iter().filter(|r| !super::direction::is_kpi(&r.metric));
+    let primary = primary_metrics_of(result);
+    let kpis_first = result.rows.iter().filter(|r| primary.contains(&r.metric.as_str()));
+    let others = result.rows.iter().filter(|r| !primary.contains(&r.metric.as_str()));
     for row in kpis_first.chain(others) {
         for c in &row.changes {
             // The verdict's own word for a change of unknown direction is the adjective "changed"; the line's noun

@@ -386,6 +386,25 @@ fn a_kpi_the_runs_cannot_tell_from_the_noise_says_how_many_runs_would() {
 }
 
 #[test]
+fn qa57_a_command_jobs_wall_time_is_its_kpi_for_the_more_runs_note() {
+    // A `command` job that captures no number is measured by its wall time, as bisect, track and the report follow
+    // it; compare gave its underpowered -22% no "about N a side would show it" line.
+    let wall = "command.elapsed_time";
+    let base = Column::new("a")
+        .with_metric(wall, vec![8.8, 8.0, 9.6])
+        .with_metric("command.max_resident_set_size", vec![1000.0, 1000.0, 1000.0])
+        .with_metric("command.user_time", vec![5.0, 5.1, 5.2]);
+    let other = Column::new("b")
+        .with_metric(wall, vec![6.9, 5.8, 7.8])
+        .with_metric("command.max_resident_set_size", vec![1100.0, 1100.0, 1100.0])
+        .with_metric("command.user_time", vec![5.0, 5.1, 5.2]);
+    let result = compare(&Comparison::new(vec![base, other]), &CompareOptions::default()).expect("compares");
+    let text = render_table(&result, RenderOptions::default());
+    assert!(text.contains(&format!("# {wall}: -22.3% not significant over 3 runs a side; about ")), "{text}");
+    assert_eq!(text.matches("not significant over").count(), 1, "{text}");
+}
+
+#[test]
 fn qa15_a_table_cut_to_a_reports_rows_reckons_more_runs_against_the_family_that_decided() {
     // A report's table is the comparison cut to the rows it shows, and its footnote counted the metrics tested in
     // the cut table: a mail whose comparison tested 150 metrics said "about 586 a side would show it (1 metrics
