@@ -129,7 +129,7 @@ fn patterns() -> &'static Patterns {
             ],
             mem_op: compile(r"^# Running 'mem/(\w+)' benchmark:"),
             mem_function: compile(r"^# function '([^']+)'"),
-            mem_rate: compile(r"^\s*([\d.]+)d?\s+(bytes|KB|MB|GB)/sec"),
+            mem_rate: compile(r"^\s*([\d.]+|inf)d?\s+(bytes|KB|MB|GB)/sec"),
             // lkp's keys and the unit and name each is printed with.
             numa_mem_results: [
                 ("secs_latency", r"secs,\s*NUMA-convergence-latency"),
@@ -158,7 +158,7 @@ fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError
     // keys the figures by them.
     let mut call = String::new();
     let (mut op, mut function) = (String::new(), "default".to_string());
-    for line in text.lines() {
+    for (index, line) in text.lines().enumerate() {
         if line.starts_with("# Running '") && line.contains(kind.header()) {
             header_seen = true;
         }
@@ -208,6 +208,19 @@ fn parse_text(kind: PerfBenchKind, text: &str) -> Result<ParseOutput, ParseError
                     function = name;
                 } else if let Some(c) = p.mem_rate.captures(line) {
                     let text = |i: usize| c.get(i).map_or("", |m| m.as_str());
+                    // perf divides the bytes by a time its clock read as zero: a size too small to time, which
+                    // more bytes or loops mend (perf 6.1 prints `inf GB/sec` for `--size 1KB`).
+                    if text(1) == "inf" {
+                        return Err(ParseError::Malformed {
+                            program: kind.program(),
+                            line: index + 1,
+                            detail: format!(
+                                "perf printed `inf {unit}/sec` for {op}'s function '{function}': the copy took less \
+                                 time than perf's clock can tell from none; give a larger `size` or more `nr_loops`",
+                                unit = text(2)
+                            ),
+                        });
+                    }
                     out.push(format!("{op}.{function}.{}_per_sec", text(2)), text(1).to_string());
                 }
             }
@@ -296,6 +309,14 @@ mod tests {
                 assert!(matches!(error, ParseError::NoResults { .. }), "{kind:?} {text:?}: {error}");
             }
         }
+        // QA 58: `perf bench mem memcpy --size 1KB --nr_loops 1` (perf 6.1, this machine) times each copy as 0 and
+        // prints `inf GB/sec`, which read as a run that stopped before its result.
+        let too_small = "# Running 'mem/memcpy' benchmark:\n# function 'default' (Default memcpy() provided by glibc)\n\
+                         # Copying 1KB bytes ...\n\n            inf GB/sec\n";
+        let error = parse(PerfBenchKind::Mem, too_small).expect_err("no measurement");
+        let text = error.to_string();
+        assert!(matches!(error, ParseError::Malformed { line: 5, .. }), "{error:?}");
+        assert!(text.contains("`inf GB/sec` for memcpy's function 'default'") && text.contains("larger `size`"), "{text}");
         // Another benchmark's output is not this one's result, though it has the same kind of lines.
         let messaging = "# Running 'sched/messaging' benchmark:\n     Total time: 0.080 [sec]\n";
         assert!(parse(PerfBenchKind::SchedPipe, messaging).is_err());
