@@ -316,7 +316,8 @@ mod tests {
         let error = parse(PerfBenchKind::Mem, too_small).expect_err("no measurement");
         let text = error.to_string();
         assert!(matches!(error, ParseError::Malformed { line: 5, .. }), "{error:?}");
-        assert!(text.contains("`inf GB/sec` for memcpy's function 'default'") && text.contains("larger `size`"), "{text}");
+        let named = text.contains("`inf GB/sec` for memcpy's function 'default'");
+        assert!(named && text.contains("larger `size`"), "{text}");
         // Another benchmark's output is not this one's result, though it has the same kind of lines.
         let messaging = "# Running 'sched/messaging' benchmark:\n     Total time: 0.080 [sec]\n";
         assert!(parse(PerfBenchKind::SchedPipe, messaging).is_err());

@@ -21,7 +21,7 @@
 //! | | `futexes` (hash), `nwakes` (wake), `nwakers` (wake-parallel), `nrequeue` (requeue) | the same option, for its benchmark only | perf's |
 //! | | `multi` (lock-pi) | `--multi` when yes | off |
 //! | `perf-bench-mem` | `op` | the benchmark: `memcpy`, `memset` | required |
-//! | | `function` | `--function` (`all` runs every implementation) | every implementation (the perf of Debian 12, 6.1, runs them all without it) |
+//! | | `function` | `--function` (`all` runs every implementation) | every implementation (perf 6.1's) |
 //! | | `size` | `--size` (`1MB`, as perf takes it) | perf's 1MB |
 //! | | `nr_loops` | `--nr_loops` | perf's 1 |
 //! | `perf-bench-numa-mem` (`numa mem -m -0`, as lkp) | `nr_processes` | `-p` (count or share of CPUs) | nr_cpu |
