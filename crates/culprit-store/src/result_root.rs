@@ -311,6 +311,9 @@ pub fn write_stored_run(
 
 /// The line before what Culprit adds to a run's job.yaml ([`job_yaml_with_result_root`]), where an import cuts the
 /// job back to the one that ran.
+/// The key after [`WRITTEN_MARK`] holding the release (`uname -r`) of the kernel a run executed on.
+const KERNEL_RELEASE_KEY: &str = "kernel_release";
+
 const WRITTEN_MARK: &str = "# added by culprit run --result-root: the run's place, times and test box";
 
 /// The job.yaml written into a run directory: the run's job with lkp's `result_root` (the run directory) in place
@@ -345,6 +348,9 @@ fn job_yaml_with_result_root(run: &RunRecord, run_directory: &Path, stored: bool
         ("memory", (machine.memory_kib > 0).then(|| format!("{}K", machine.memory_kib))),
         ("brand", (!machine.cpu_model.trim().is_empty()).then(|| machine.cpu_model.trim().to_string())),
         ("nr_node", (machine.sockets > 0).then(|| machine.sockets.to_string())),
+        // Not one of lkp's keys (its job.yaml names the kernel's image, `kernel: .../vmlinuz-<release>`, which a run
+        // on the machine's own kernel has none of), so that an imported run keeps the release its runs compare by.
+        (KERNEL_RELEASE_KEY, (!machine.kernel.trim().is_empty()).then(|| machine.kernel.trim().to_string())),
     ];
     for (key, value) in facts {
         if let Some(value) = value.filter(|_| !own.contains(key)) {
@@ -2043,7 +2049,9 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
             memory_kib: param("memory").and_then(|v| memory_kib(&v)).unwrap_or(0),
             // The host file's `nr_node`, which the robot's mails print as sockets.
             sockets: param("nr_node").and_then(|v| v.parse().ok()).unwrap_or(0),
-            ..Machine::default()
+            kernel: param(KERNEL_RELEASE_KEY)
+                .or_else(|| param("kernel").and_then(|image| kernel_release_of_image(&image)))
+                .unwrap_or_default(),
         },
         started_at,
         ended_at: time,
@@ -2062,6 +2070,15 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
             Some(ScratchFilesystem { path: String::new(), fs_type, source: param("disk").unwrap_or_default() })
         }),
     }
+}
+
+/// The release in the name of lkp's kernel image (its job.yaml's `kernel`,
+/// `/pkg/linux/x86_64-rhel-8.3/gcc-12/<commit>/vmlinuz-6.5.0-rc4-00012-g1f2e3d4`): what `uname -r` printed on the
+/// test box it booted. `None` for a path of no `vmlinuz-` name.
+fn kernel_release_of_image(image: &str) -> Option<String> {
+    let name = image.trim().rsplit('/').next()?;
+    let release = name.strip_prefix("vmlinuz-").or_else(|| name.strip_prefix("vmlinux-"))?;
+    (!release.is_empty()).then(|| release.to_string())
 }
 
 /// lkp's `memory` of a test box (`256G`, `512M`, `1T`, binary units as lkp writes them) in KiB; `None` for anything

@@ -477,9 +477,10 @@ fn a_run_culprit_wrote_imports_with_its_machine_and_times() {
     let mut store = store_in(dir.path());
     let report = import(&mut store, &root, &options).unwrap();
     let imported = store.run(report.imported[0]).unwrap();
-    // The kernel is no key of lkp's job.yaml (its `kernel` is the image's path): it is not carried.
-    let machine = culprit_core::model::Machine { kernel: String::new(), ..record.machine.clone() };
-    assert_eq!(imported.machine, machine);
+    // The kernel's release is carried too (QA 57's leftover), under a key of Culprit's own: lkp's `kernel` is its
+    // image's path.
+    assert!(job_yaml.contains("\nkernel_release: \"6.1.0-13-amd64\"\n"), "{job_yaml}");
+    assert_eq!(imported.machine, record.machine);
     assert_eq!((imported.started_at, imported.ended_at), (record.started_at, record.ended_at));
     assert_eq!(imported.job_yaml, record.job_yaml);
     assert_eq!(imported.params, record.params);
@@ -514,4 +515,22 @@ fn an_lkp_runs_fs_and_disk_are_its_scratch_filesystem_and_a_job_without_fs_has_n
     };
     assert_eq!(scratch, vec![Some(xfs), None, None]);
     assert_eq!(store.run(report.imported[0]).unwrap().scratch.map(|f| f.describe()).as_deref(), Some("xfs (1HDD)"));
+}
+
+/// An lkp run's job.yaml names the kernel it booted by its image's path, whose file name holds the release
+/// (`.../vmlinuz-5.19.0-rc4-00045-g016a23388cdc`): the import records that as the run's kernel, which the table's
+/// machine note compares sides by. A job.yaml without `kernel` leaves it unknown.
+#[test]
+fn an_lkp_runs_kernel_image_names_its_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = fixture_root(&dir.path().join("result"));
+    let first = root.join("pmbench/30s-100%/lkp-bdw-ep6").join(SHA_B).join("0/job.yaml");
+    let job = std::fs::read_to_string(&first).unwrap();
+    let image = "/pkg/linux/x86_64-rhel-8.3/gcc-11/016a23388cdcb2740deb1379dc408f21c84efb11/\
+                 vmlinuz-5.19.0-rc4-00045-g016a";
+    std::fs::write(&first, format!("{job}\nkernel: \"{image}\"\n")).unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    let kernels: Vec<String> = report.imported.iter().map(|id| store.run(*id).unwrap().machine.kernel).collect();
+    assert_eq!(kernels, ["5.19.0-rc4-00045-g016a", "", ""]);
 }
