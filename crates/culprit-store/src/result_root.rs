@@ -74,7 +74,7 @@
 
 use crate::error::StoreError;
 use crate::{Build, RunId, RunKind, SaveOptions, Saved, Store};
-use culprit_core::model::{Machine, MonitorSeries, Revision, RunOutcome, RunRecord, ScratchFilesystem};
+use culprit_core::model::{Machine, MonitorSeries, RawOutput, Revision, RunOutcome, RunRecord, ScratchFilesystem};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -371,6 +371,11 @@ fn job_yaml_without_result_root(job_yaml: &str) -> String {
         .collect()
 }
 
+/// The files [`write_run_directory`] writes of its own: every other file of a run directory Culprit wrote is one of
+/// the run's raw outputs, which an import stores back as such.
+const WRITTEN_RUN_FILES: [&str; 7] =
+    [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE, IMPORT_KEY_FILE, SCRATCH_FILE];
+
 fn write_run_directory(
     root: &Path,
     path_params: &str,
@@ -423,8 +428,7 @@ fn write_run_directory(
     for raw in &run.raw_outputs {
         let name = safe_component(&raw.name);
         // The lkp files this module owns must not be overwritten by a raw output that happens to share a name.
-        let owned = [STATS_FILE, MATRIX_FILE, JOB_FILE, FAILURE_FILE, STDERR_FILE, IMPORT_KEY_FILE, SCRATCH_FILE];
-        if owned.contains(&name.as_str()) {
+        if WRITTEN_RUN_FILES.contains(&name.as_str()) {
             continue;
         }
         write_atomically(&run_directory.join(name), &raw.content)?;
@@ -1233,6 +1237,8 @@ struct FoundRun {
     from_raw_outputs: bool,
     /// The filesystem Culprit recorded the run's files on, when it wrote the run itself ([`SCRATCH_FILE`]).
     scratch: Option<ScratchFilesystem>,
+    /// The raw outputs of a run Culprit wrote ([`written_raw_outputs`]); none for lkp's runs.
+    raw_outputs: Vec<RawOutput>,
 }
 
 fn import_revision_dir(
@@ -1464,6 +1470,10 @@ fn read_run_dir(
             }
         },
     };
+    let raw_outputs = match import_key {
+        Some(_) => written_raw_outputs(run_directory, &mut warnings),
+        None => Vec::new(),
+    };
     warnings.extend(monitor_warnings);
     if from_raw_outputs {
         // lkp's stats step would have reduced each monitor's series into the run's values; Culprit does it here.
@@ -1491,8 +1501,34 @@ fn read_run_dir(
         import_key,
         from_raw_outputs,
         scratch,
+        raw_outputs,
     };
     Ok((found, warnings))
+}
+
+/// The raw outputs of a run Culprit wrote ([`write_run_directory`]): every file of its directory that is not one of
+/// [`WRITTEN_RUN_FILES`] (nor a leftover temporary file), in name order, so that an imported run keeps the
+/// benchmark's output, its perf logs and its build log as the run stored had them (QA 57: `results --run` of an
+/// imported run showed none). A file that does not read is left out with a warning: the run's numbers are good.
+fn written_raw_outputs(run_directory: &Path, warnings: &mut Vec<String>) -> Vec<RawOutput> {
+    let Ok(entries) = std::fs::read_dir(run_directory) else { return Vec::new() };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .filter(|name| !WRITTEN_RUN_FILES.contains(&name.as_str()))
+        // [`write_atomically`]'s temporary file, left by a write that was killed.
+        .filter(|name| !(name.starts_with('.') && name.ends_with(".tmp")))
+        .collect();
+    names.sort();
+    let mut outputs = Vec::new();
+    for name in names {
+        match read_root_file(&run_directory.join(&name)) {
+            Ok(content) => outputs.push(RawOutput { name, content }),
+            Err(error) => warnings.push(format!("{error}; the run is imported without that raw output")),
+        }
+    }
+    outputs
 }
 
 /// The metrics of a run directory without `stats.json`, read from its raw benchmark outputs with the caller's parser,
@@ -1865,6 +1901,7 @@ fn runs_from_matrix(path: &Path) -> Result<MatrixRuns, ResultRootError> {
                 stderr: None,
                 import_key: None,
                 scratch: None,
+                raw_outputs: Vec::new(),
             }
         })
         .collect();
@@ -2059,7 +2096,7 @@ fn build_record(place: &Placement, mut found: FoundRun, options: &ImportOptions<
         exit_code: None,
         metrics: found.metrics,
         monitors: found.monitors,
-        raw_outputs: Vec::new(),
+        raw_outputs: found.raw_outputs,
         stderr: found.stderr.unwrap_or_default(),
         // A run Culprit wrote (`culprit run --result-root`) says where its files were in its own file. lkp's robot
         // makes the filesystem its job's `fs:` names on the disk its `disk:` names, and runs the benchmark there; its

@@ -468,6 +468,9 @@ fn a_run_culprit_wrote_imports_with_its_machine_and_times() {
         kernel: "6.1.0-13-amd64".into(),
         sockets: 1,
     };
+    // Its raw outputs come back as raw outputs, in name order (QA 57: an imported run had none).
+    let raw = |name: &str, content: &str| culprit_core::model::RawOutput { name: name.into(), content: content.into() };
+    record.raw_outputs = vec![raw("hackbench", "Time: 0.827\n"), raw("perf-stat", "# started on\n")];
     let key = result_root::own_import_key(&record);
     let written = result_root::write_stored_run(&root, PATH_PARAMS, &record, &local(), &key).unwrap();
     let job_yaml = std::fs::read_to_string(written.join("job.yaml")).unwrap();
@@ -481,6 +484,7 @@ fn a_run_culprit_wrote_imports_with_its_machine_and_times() {
     // image's path.
     assert!(job_yaml.contains("\nkernel_release: \"6.1.0-13-amd64\"\n"), "{job_yaml}");
     assert_eq!(imported.machine, record.machine);
+    assert_eq!(imported.raw_outputs, record.raw_outputs);
     assert_eq!((imported.started_at, imported.ended_at), (record.started_at, record.ended_at));
     assert_eq!(imported.job_yaml, record.job_yaml);
     assert_eq!(imported.params, record.params);
