@@ -3,7 +3,7 @@
 //! Input is sanitised before plotters sees it: NaN and infinite values are left out, empty and zero-width ranges
 //! are widened, so no value can make the renderer panic or draw an unreadable chart.
 
-use crate::{ChangeKind, ChangeMark, Chart, MeanStd, PlotError, SweepPlot, TrackPlot};
+use crate::{ChangeKind, ChangeMark, Chart, MeanStd, PlotError, Segment, SweepPlot, TrackPlot, HEIGHT};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -49,17 +49,79 @@ fn failed<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 
+/// Draws `chart` on a backend of [`crate::size_of`] the chart: the plot in the top [`HEIGHT`] pixels, its legend in
+/// the band under it. Under the plot, not over it: in the plot's corner the legend of a track with a change or two
+/// hid the runs of the first commits (QA 57), and no corner is free of data on every history.
 pub fn chart<DB: DrawingBackend>(backend: DB, chart: &Chart, family: &str) -> Result<(), PlotError>
 where
     DB::ErrorType: 'static,
 {
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
-    match chart {
-        Chart::Sweep(s) => sweep(&root, s, family)?,
-        Chart::Track(t) => track(&root, t, family)?,
-    }
+    let (plot, _) = root.split_vertically(HEIGHT);
+    let x_pixels = match chart {
+        Chart::Sweep(s) => sweep(&plot, s, family)?,
+        Chart::Track(t) => track(&plot, t, family)?,
+    };
+    draw_legend(&root, x_pixels.start, HEIGHT as i32, &legend_entries(chart), family)?;
     root.present().map_err(failed)
+}
+
+/// Pixels between the plot and the legend's frame, and from the frame to the image's bottom edge.
+const LEGEND_GAP: u32 = 6;
+/// The height of one legend entry.
+const LEGEND_LINE: u32 = 20;
+
+/// The height of the band under the plot that the legend of `entries` rows takes (none without entries).
+pub fn legend_band(entries: usize) -> u32 {
+    match entries {
+        0 => 0,
+        n => LEGEND_GAP + LEGEND_LINE * n as u32 + 8 + LEGEND_GAP,
+    }
+}
+
+/// The legend's entries, in the order drawn: a sweep's curves; a track's runs, means, fitted segments and each
+/// change point.
+pub fn legend_entries(chart: &Chart) -> Vec<(Mark, String)> {
+    match chart {
+        Chart::Sweep(s) => s
+            .curves
+            .iter()
+            .enumerate()
+            .map(|(k, curve)| (Mark::Swatch(rgb(curve_color(k))), curve.label.clone()))
+            .collect(),
+        Chart::Track(t) => {
+            let mut legend = vec![
+                (Mark::Dot(rgb(RUN_COLOR).mix(0.35), 3), "runs".to_string()),
+                (Mark::Dot(rgb(MEAN_COLOR).to_rgba(), 4), "mean per commit".to_string()),
+            ];
+            if !drawable_segments(t).is_empty() {
+                legend.push((Mark::Line(rgb(SEGMENT_COLOR)), "fitted segments".to_string()));
+            }
+            let n = t.runs.len();
+            for mark in drawable_changes(t) {
+                let mut text = format!("{}: {}", mark.kind.word(), mark.text);
+                if let Some((low, high)) = band(mark, n) {
+                    let label = |i: usize| t.labels.get(i).map(|l| short_label(l)).unwrap_or_default();
+                    text.push_str(&format!(" (shaded, 90%: from {} to {})", label(low), label(high)));
+                }
+                legend.push((Mark::Bar(rgb(change_color(mark.kind))), text));
+            }
+            legend
+        }
+    }
+}
+
+/// A track's fitted segments that can be drawn: a finite level over commits on the chart.
+fn drawable_segments(t: &TrackPlot) -> Vec<Segment> {
+    let n = t.runs.len();
+    t.segments.iter().filter(|s| s.level.is_finite() && s.first <= s.last && s.last < n).copied().collect()
+}
+
+/// A track's change points whose commits are on the chart.
+fn drawable_changes(t: &TrackPlot) -> Vec<&ChangeMark> {
+    let n = t.runs.len();
+    t.changes.iter().filter(|c| c.before_index < n && c.index < n).collect()
 }
 
 /// How param values map to x.
@@ -139,7 +201,12 @@ fn finite_point(p: &Option<MeanStd>) -> Option<MeanStd> {
     Some(MeanStd { mean: p.mean, stddev })
 }
 
-fn sweep<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, s: &SweepPlot, family: &str) -> Result<(), PlotError>
+/// Draws a sweep's plot and returns the plotting area's pixel columns, which the legend under it starts from.
+fn sweep<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    s: &SweepPlot,
+    family: &str,
+) -> Result<std::ops::Range<i32>, PlotError>
 where
     DB::ErrorType: 'static,
 {
@@ -180,7 +247,6 @@ where
         mesh.x_labels(slots.clamp(2, 24));
     }
     mesh.draw().map_err(failed)?;
-    let mut legend = Vec::new();
     for (k, curve) in s.curves.iter().enumerate() {
         let color = rgb(curve_color(k));
         let points: Vec<(f64, MeanStd)> =
@@ -188,7 +254,6 @@ where
         chart
             .draw_series(LineSeries::new(points.iter().map(|&(x, p)| (x, p.mean)), color.stroke_width(2)))
             .map_err(failed)?;
-        legend.push((Mark::Swatch(color), curve.label.clone()));
         chart.draw_series(points.iter().map(|&(x, p)| Circle::new((x, p.mean), 4, color.filled()))).map_err(failed)?;
         // An error bar with caps, as one path: bottom cap, the bar, top cap.
         chart
@@ -201,11 +266,11 @@ where
             }))
             .map_err(failed)?;
     }
-    draw_legend(root, chart.plotting_area().get_pixel_range(), &legend, family)
+    Ok(chart.plotting_area().get_pixel_range().0)
 }
 
 /// The sample drawn before a legend entry.
-enum Mark {
+pub enum Mark {
     /// A filled square: a curve.
     Swatch(RGBColor),
     /// A dot of a radius: runs and means.
@@ -216,13 +281,14 @@ enum Mark {
     Bar(RGBColor),
 }
 
-/// The legend, in the upper left corner of the plotting area.
+/// The legend, in a frame under the plot whose top is `top`, from the plotting area's left edge `left`.
 ///
 /// Why not plotters' own series labels: they measure text through the glyph renderer even on the SVG backend,
 /// which would make SVG charts need a font file; measuring through the backend keeps SVG font-free.
 fn draw_legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    (x_pixels, y_pixels): (std::ops::Range<i32>, std::ops::Range<i32>),
+    left: i32,
+    top: i32,
     entries: &[(Mark, String)],
     family: &str,
 ) -> Result<(), PlotError>
@@ -237,11 +303,10 @@ where
     for (_, text) in entries {
         widest = widest.max(root.estimate_text_size(text, &style).map_err(failed)?.0);
     }
-    let line = 20;
-    let (left, top) = (x_pixels.start + 10, y_pixels.start + 10);
+    let line = LEGEND_LINE as i32;
+    let top = top + LEGEND_GAP as i32;
     let width = 36 + widest as i32 + 10;
     let height = line * entries.len() as i32 + 8;
-    root.draw(&Rectangle::new([(left, top), (left + width, top + height)], WHITE.mix(0.85).filled())).map_err(failed)?;
     root.draw(&Rectangle::new([(left, top), (left + width, top + height)], BLACK.stroke_width(1))).map_err(failed)?;
     for (i, (mark, text)) in entries.iter().enumerate() {
         let y = top + 4 + line * i as i32 + line / 2;
@@ -274,7 +339,12 @@ fn band(mark: &ChangeMark, n: usize) -> Option<(usize, usize)> {
     })
 }
 
-fn track<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, t: &TrackPlot, family: &str) -> Result<(), PlotError>
+/// Draws a track's plot and returns the plotting area's pixel columns, which the legend under it starts from.
+fn track<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    t: &TrackPlot,
+    family: &str,
+) -> Result<std::ops::Range<i32>, PlotError>
 where
     DB::ErrorType: 'static,
 {
@@ -283,8 +353,7 @@ where
     if ys.is_empty() {
         return Err(PlotError::Empty(format!("the history of {} has no finite run", t.metric)));
     }
-    let segments: Vec<_> =
-        t.segments.iter().filter(|s| s.level.is_finite() && s.first <= s.last && s.last < n).copied().collect();
+    let segments = drawable_segments(t);
     ys.extend(segments.iter().map(|s| s.level));
     let (y_low, y_high) = bounds(&ys).unwrap_or((0.0, 1.0));
     let y_range = padded(y_low, y_high, 0.08);
@@ -318,7 +387,7 @@ where
 
     // Each change point's location interval, where wider than its pair, as a band under the runs: the change may
     // lie anywhere in it, and a bisect of the change searches all of it. Drawn first, so the runs stay on top.
-    let changes: Vec<_> = t.changes.iter().filter(|c| c.before_index < n && c.index < n).collect();
+    let changes = drawable_changes(t);
     for mark in &changes {
         if let Some((low, high)) = band(mark, n) {
             let band = rgb(change_color(mark.kind)).mix(0.15).filled();
@@ -332,7 +401,6 @@ where
             runs.iter().filter(|v| v.is_finite()).map(move |&v| Circle::new((i as f64, v), 2, faint.filled()))
         }))
         .map_err(failed)?;
-    let mut legend = vec![(Mark::Dot(faint, 3), "runs".to_string())];
     let means: Vec<(f64, f64)> = t
         .runs
         .iter()
@@ -347,30 +415,20 @@ where
     chart
         .draw_series(means.iter().map(|&p| Circle::new(p, 4, mean_color.filled())))
         .map_err(failed)?;
-    legend.push((Mark::Dot(mean_color.to_rgba(), 4), "mean per commit".to_string()));
     let segment_color = rgb(SEGMENT_COLOR);
     chart
         .draw_series(segments.iter().map(|s| {
             PathElement::new(vec![(s.first as f64 - 0.4, s.level), (s.last as f64 + 0.4, s.level)], segment_color.stroke_width(3))
         }))
         .map_err(failed)?;
-    if !segments.is_empty() {
-        legend.push((Mark::Line(segment_color), "fitted segments".to_string()));
-    }
     for mark in changes {
         let color = rgb(change_color(mark.kind));
         let x = (mark.before_index as f64 + mark.index as f64) / 2.0;
         chart
             .draw_series(std::iter::once(PathElement::new(vec![(x, y_min), (x, y_max)], color.stroke_width(2))))
             .map_err(failed)?;
-        let mut text = format!("{}: {}", mark.kind.word(), mark.text);
-        if let Some((low, high)) = band(mark, n) {
-            let label = |i: usize| t.labels.get(i).map(|l| short_label(l)).unwrap_or_default();
-            text.push_str(&format!(" (shaded, 90%: from {} to {})", label(low), label(high)));
-        }
-        legend.push((Mark::Bar(color), text));
     }
-    draw_legend(root, chart.plotting_area().get_pixel_range(), &legend, family)
+    Ok(chart.plotting_area().get_pixel_range().0)
 }
 
 #[cfg(test)]

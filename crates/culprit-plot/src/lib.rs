@@ -13,9 +13,16 @@ pub use font::{Font, DEJAVU_SANS, FONT_PACKAGE};
 
 use std::path::{Path, PathBuf};
 
-/// Size of every chart in pixels (SVG user units and PNG pixels alike).
+/// Size of every chart's plot in pixels (SVG user units and PNG pixels alike); the legend's band is under it
+/// ([`size_of`]).
 pub const WIDTH: u32 = 1024;
 pub const HEIGHT: u32 = 576;
+
+/// The size of the image of `chart`: [`WIDTH`] by [`HEIGHT`] for the plot, and the legend's band under it, as tall
+/// as its entries need.
+pub fn size_of(chart: &Chart) -> (u32, u32) {
+    (WIDTH, HEIGHT + draw::legend_band(draw::legend_entries(chart).len()))
+}
 
 /// Why a chart could not be drawn or written.
 #[derive(Debug, thiserror::Error)]
@@ -154,12 +161,13 @@ pub fn render_svg(chart: &Chart) -> Result<String, PlotError> {
 
 /// The chart as PNG bytes, with its text drawn in `font`.
 pub fn render_png(chart: &Chart, font: &Font) -> Result<Vec<u8>, PlotError> {
-    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+    let (width, height) = size_of(chart);
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
     {
-        let backend = plotters::backend::BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT));
+        let backend = plotters::backend::BitMapBackend::with_buffer(&mut rgb, (width, height));
         draw::chart(backend, chart, font.family())?;
     }
-    encode_png(&rgb, WIDTH, HEIGHT)
+    encode_png(&rgb, width, height)
 }
 
 /// Writes the chart to `path` as SVG or PNG, by its extension (PNG loads the system font first).

@@ -4,7 +4,7 @@
 //! which would make even an SVG chart need a font file. An SVG viewer lays its `<text>` out itself, so a
 //! measurement good to a few pixels is all the layout needs, and the SVG stays a pure function of the values.
 
-use crate::{draw, Chart, PlotError, HEIGHT, WIDTH};
+use crate::{draw, Chart, PlotError};
 use plotters::backend::SVGBackend;
 use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind,
@@ -74,7 +74,7 @@ const SVG_FAMILY: &str = "sans-serif";
 pub fn render(chart: &Chart) -> Result<String, PlotError> {
     let mut out = String::new();
     {
-        let backend = MeasuredSvg(SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)));
+        let backend = MeasuredSvg(SVGBackend::with_string(&mut out, crate::size_of(chart)));
         draw::chart(backend, chart, SVG_FAMILY)?;
     }
     Ok(out)

@@ -185,17 +185,22 @@ fn font() -> Font {
 fn png_is_a_real_png_of_the_chart_size_with_text_and_curves() {
     for chart in [Chart::Sweep(seed004_sweep()), Chart::Track(history())] {
         let bytes = render_png(&chart, &font()).unwrap();
-        assert_eq!(png_size(&bytes), (WIDTH, HEIGHT));
+        let (width, height) = size_of(&chart);
+        assert!(width == WIDTH && height > HEIGHT, "{width}x{height}: the plot and the legend's band under it");
+        assert_eq!(png_size(&bytes), (width, height));
         let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
         let mut reader = decoder.read_info().unwrap();
         let mut pixels = vec![0; reader.output_buffer_size()];
         let info = reader.next_frame(&mut pixels).unwrap();
-        assert_eq!((info.width, info.height), (WIDTH, HEIGHT));
+        assert_eq!((info.width, info.height), (width, height));
         let pixels = &pixels[..info.buffer_size()];
         // Mostly white background, but a good share drawn: axes, text, curves.
         let non_white = pixels.chunks(3).filter(|p| p != &[255, 255, 255]).count();
-        let total = (WIDTH * HEIGHT) as usize;
+        let total = (width * height) as usize;
         assert!(non_white > total / 100 && non_white < total / 2, "{non_white} of {total}");
+        // The legend is drawn in the band under the plot.
+        let band = &pixels[(HEIGHT * width * 3) as usize..];
+        assert!(band.chunks(3).filter(|p| p != &[255, 255, 255]).count() > 500);
     }
     // The first curve's colour is present in the sweep.
     let bytes = render_png(&Chart::Sweep(seed004_sweep()), &font()).unwrap();
@@ -213,7 +218,7 @@ fn write_file_picks_the_format_from_the_name() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("v6.9-rc1"));
     let png = dir.path().join("t.png");
     write_file(&Chart::Track(history()), &png).unwrap();
-    assert_eq!(png_size(&std::fs::read(&png).unwrap()), (WIDTH, HEIGHT));
+    assert_eq!(png_size(&std::fs::read(&png).unwrap()), size_of(&Chart::Track(history())));
     assert!(matches!(write_file(&Chart::Track(history()), Path::new("t.gif")), Err(PlotError::UnknownFormat { .. })));
     if let Ok(dir) = std::env::var("CULPRIT_PLOT_SAMPLES") {
         // For looking at the charts by eye.
@@ -221,4 +226,32 @@ fn write_file_picks_the_format_from_the_name() {
         write_file(&Chart::Track(history()), &Path::new(&dir).join("track.png")).unwrap();
         write_file(&Chart::Sweep(seed004_sweep()), &Path::new(&dir).join("sweep.svg")).unwrap();
     }
+}
+
+/// QA 57: the legend sat in the plot's upper left corner, over the runs of the first commits. Every entry is now in
+/// the band under the plot, which grows with the entries, and the plot keeps its size.
+#[test]
+fn the_legend_is_under_the_plot_not_over_its_data() {
+    let track = Chart::Track(history());
+    let svg = render_svg(&track).unwrap();
+    let (_, height) = size_of(&track);
+    assert!(svg.contains(&format!("height=\"{height}\"")), "{}", &svg[..200]);
+    // Each `<text x=".." y=".." ...>TEXT</text>` element's y and text.
+    let placed: Vec<(f64, String)> = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|element| {
+            let (attributes, rest) = element.split_once('>')?;
+            let y = attributes.split(" y=\"").nth(1)?.split('"').next()?.parse().ok()?;
+            Some((y, rest.split_once("</text>")?.0.trim().to_string()))
+        })
+        .collect();
+    for entry in ["runs", "mean per commit", "fitted segments", "regression: +30.0% at 000000000ac3"] {
+        let (y, _) = placed.iter().find(|(_, text)| text == entry).unwrap_or_else(|| panic!("{entry}: {placed:?}"));
+        assert!(*y > HEIGHT as f64 && *y < height as f64, "{entry} at y {y}");
+    }
+    // One more change point, one more line of legend: the band grows, the plot does not shrink.
+    let mut more = history();
+    more.changes.push(ChangeMark { index: 2, before_index: 1, ..more.changes[0].clone() });
+    assert_eq!(size_of(&Chart::Track(more)).1, height + 20);
 }
