@@ -110,6 +110,9 @@ pub fn provenance_values(output: &str, provenances: &[(String, Regex)]) -> Vec<(
         .collect()
 }
 
+/// The metrics [`metrics`] measures of every command job, as `command.<name>`: no capture may take these names.
+const MEASURED: [&str; 4] = ["elapsed_time", "user_time", "system_time", "max_resident_set_size"];
+
 fn regex_family(p: &Params, prefix: &str) -> Result<Vec<(String, Regex)>, ProgramError> {
     let mut out = Vec::new();
     for (key, pattern) in &p.values {
@@ -125,6 +128,20 @@ fn regex_family(p: &Params, prefix: &str) -> Result<Vec<(String, Regex)>, Progra
                     "command.{name} is the name of the time monitor's row (lkp's `<program>.time.*`); name the capture \
                      otherwise, e.g. capture.{}",
                     name.replacen("time.", "time_", 1)
+                ),
+            });
+        }
+        // The command's own measurements: a capture of one of their names replaced the measured wall time with the
+        // captured number, silently (QA 58: `capture.elapsed_time` stored 42 for a 0.2 s command).
+        if prefix == "capture." && MEASURED.contains(&name) {
+            return Err(ProgramError::BadParam {
+                program: "command",
+                key: key.clone(),
+                value: pattern.clone(),
+                reason: format!(
+                    "command.{name} is what Culprit measures of every command ({}); name the capture otherwise, e.g. \
+                     capture.reported_{name}",
+                    MEASURED.join(", ")
                 ),
             });
         }
@@ -155,10 +172,16 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
     let n = executions.len().max(1) as f64;
     let mut m = BTreeMap::new();
     let mean = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>() / n;
-    m.insert("command.elapsed_time".to_string(), mean(&|e| e.usage.wall_secs));
-    m.insert("command.user_time".to_string(), mean(&|e| e.usage.user_secs));
-    m.insert("command.system_time".to_string(), mean(&|e| e.usage.sys_secs));
-    m.insert("command.max_resident_set_size".to_string(), mean(&|e| e.usage.max_rss_kib as f64));
+    let measured: [(&str, &dyn Fn(&Finished) -> f64); 4] = [
+        ("elapsed_time", &|e| e.usage.wall_secs),
+        ("user_time", &|e| e.usage.user_secs),
+        ("system_time", &|e| e.usage.sys_secs),
+        ("max_resident_set_size", &|e| e.usage.max_rss_kib as f64),
+    ];
+    debug_assert!(measured.iter().map(|(name, _)| *name).eq(MEASURED));
+    for (name, usage) in measured {
+        m.insert(format!("command.{name}"), mean(usage));
+    }
     for (name, re) in captures {
         let mut values = Vec::new();
         for e in executions {
@@ -219,6 +242,12 @@ mod tests {
         let p = params("command", &[("cmd", "echo 3"), ("capture.time.user_time", "([0-9]+)")]);
         let err = CommandProgram.plan(&p, &ctx()).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("capture.time.user_time") && err.contains("capture.time_user_time"), "{err}");
+        // QA 58: nor one of the times measured of every command, which it replaced.
+        for name in MEASURED {
+            let p = params("command", &[("cmd", "echo 3"), (&format!("capture.{name}"), "([0-9]+)")]);
+            let err = CommandProgram.plan(&p, &ctx()).unwrap_err().to_string();
+            assert!(err.contains(&format!("capture.reported_{name}")), "{err}");
+        }
         let p = params("command", &[("cmd", "echo 3"), ("capture.timer", "([0-9]+)")]);
         assert!(CommandProgram.plan(&p, &ctx()).is_ok());
     }
