@@ -1044,17 +1044,31 @@ const LKP_LEVELS: usize = 7;
 struct JobPlace {
     result_root: Option<String>,
     testcase: Option<String>,
+    /// The machine of a run Culprit wrote, by its import key ([`own_import_key`]), which names its host level.
+    host: Option<String>,
 }
 
 impl JobPlace {
-    /// The place of the first of the runs that has a job.yaml; the runs of one commit directory are of one job.
+    /// The place the runs' job.yaml files record, each read from the first run whose job.yaml has it (the runs of
+    /// one commit directory are of one job): a run whose job.yaml is missing or not YAML is passed over rather than
+    /// taken for a job of no place, which read a root Culprit wrote in its older layout and stored the runs under a
+    /// job named after the build levels on a machine named after the compiler (QA 58).
     fn of(runs: &[FoundRun]) -> JobPlace {
-        let params = runs.iter().find_map(|run| run.job_yaml.as_deref()).map(flatten_job_params).unwrap_or_default();
+        let params: Vec<Vec<(String, String)>> =
+            runs.iter().filter_map(|run| run.job_yaml.as_deref()).map(flatten_job_params).collect();
         let param = |name: &str| {
-            params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty())
+            params.iter().find_map(|p| p.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty()))
         };
-        JobPlace { result_root: param("result_root"), testcase: param("testcase") }
+        let host = runs.iter().find_map(|run| own_key_parts(run.import_key.as_deref()?).map(|(host, _)| host));
+        JobPlace { result_root: param("result_root"), testcase: param("testcase"), host }
     }
+}
+
+/// The machine and job id an import key of [`own_import_key`] holds (`culprit:<host>/<job id>/<start>`).
+fn own_key_parts(key: &str) -> Option<(String, String)> {
+    let mut parts = key.strip_prefix("culprit:")?.split('/');
+    let (host, job_id) = (parts.next()?, parts.next()?);
+    (!host.is_empty() && !job_id.is_empty()).then(|| (host.to_string(), job_id.to_string()))
 }
 
 /// The testcase, path_params and tbox_group of an lkp commit directory, read in lkp's layout from the commit up, when
@@ -1104,6 +1118,18 @@ fn culprit_levels(revision_directory: &Path, job: &JobPlace) -> Option<Vec<Strin
         let recorded = path_names(Path::new(result_root));
         if recorded.len() > LKP_LEVELS && &recorded[recorded.len() - 2] == commit {
             return Some(recorded[recorded.len() - 1 - LKP_LEVELS..recorded.len() - 2].to_vec());
+        }
+    }
+    // Without a recorded `result_root` (every run's job.yaml lost), the machine level tells the layouts apart: the
+    // import key names the machine, which sits four levels above the commit in the layout with build levels, one
+    // above it in the older one. Neither: the levels cannot be told, which is said rather than guessed.
+    if let Some(host) = &job.host {
+        let at = |from_end: usize| full.len().checked_sub(from_end).and_then(|i| full.get(i));
+        if at(5) == Some(&safe_component(host)) {
+            return Some(full[full.len() - LKP_LEVELS..full.len() - 1].to_vec());
+        }
+        if at(2) != Some(&safe_component(host)) {
+            return None;
         }
     }
     let top = full.len().checked_sub(4)?;
@@ -1308,6 +1334,9 @@ fn import_runs(
         return Ok(());
     }
     let culprit_written = runs.iter().all(|run| run.import_key.is_some());
+    if culprit_written {
+        lend_the_job_of_a_sibling(&mut runs, revision_directory, &mut report.warnings);
+    }
     let job = JobPlace::of(&runs);
     let place = if is_run_dir(root, options) {
         single_run_placement(root, revision_directory, options, culprit_written, &job)?
@@ -1353,6 +1382,43 @@ fn import_runs(
         }
     }
     Ok(())
+}
+
+/// Gives each run Culprit wrote whose job.yaml is missing or does not read the job.yaml of a run beside it of the
+/// same job (by their import keys, [`own_key_parts`]), without that run's times: the run is then stored under its
+/// job, as its import key says it was, and not under an identity made up from its directory, a job apart that
+/// `compare` leaves out (QA 58). Each such run is named in a warning.
+fn lend_the_job_of_a_sibling(runs: &mut [FoundRun], revision_directory: &Path, warnings: &mut Vec<String>) {
+    let usable = |run: &FoundRun| run.job_yaml.as_deref().is_some_and(|text| job_yaml_problem(text).is_none());
+    let job_of = |run: &FoundRun| run.import_key.as_deref().and_then(own_key_parts).map(|(_, job_id)| job_id);
+    let lenders: Vec<(Option<String>, String, String)> = runs
+        .iter()
+        .filter(|run| usable(run))
+        .map(|run| (job_of(run), run.run_name.clone(), run.job_yaml.clone().unwrap_or_default()))
+        .collect();
+    for run in runs.iter_mut().filter(|run| !usable(run)) {
+        let job_id = job_of(run);
+        let Some((_, lender, text)) = lenders.iter().find(|(id, _, _)| id.is_some() && *id == job_id) else { continue };
+        // The lender's own times are not this run's; its machine's facts are (one machine's runs of one job).
+        let text: String = text
+            .lines()
+            .filter(|line| !line.starts_with("start_time:") && !line.starts_with("end_time:"))
+            .flat_map(|line| [line, "\n"])
+            .collect();
+        let file = revision_directory.join(&run.run_name).join(JOB_FILE);
+        let state = match run.job_yaml.as_deref().and_then(job_yaml_problem) {
+            Some(problem) => problem,
+            None => "the file is missing".to_string(),
+        };
+        // The warning [`read_run_dir`] gave of the file said the run goes without its job: no longer so.
+        let said = format!("{}: ", file.display());
+        warnings.retain(|warning| !warning.starts_with(&said));
+        warnings.push(format!(
+            "{}: {state}; the run is imported with the job of run {lender} beside it, the same job by their import keys",
+            file.display()
+        ));
+        run.job_yaml = Some(text);
+    }
 }
 
 /// Where a run imported on its own belongs: the levels above it that name the testcase and path_params are not part
@@ -1427,8 +1493,13 @@ fn read_run_dir(
             )
         })
         .collect();
+    // A run's monitor matrix that does not read costs the run its monitors, not the run: its stats are good (QA 58:
+    // a truncated matrix.json skipped a run whose stats.json was whole, where a garbled vmstat.json only warned).
     let (mut monitors, mut monitor_warnings) = match json_file(run_directory, MATRIX_FILE) {
-        Some(matrix_path) => monitors_from_matrix(&matrix_path)?,
+        Some(matrix_path) => match monitors_from_matrix(&matrix_path) {
+            Ok(read) => read,
+            Err(error) => (Vec::new(), vec![format!("{error}; the run is imported without its monitors' samples")]),
+        },
         None => (Vec::new(), Vec::new()),
     };
     add_monitor_files(run_directory, &mut monitors, &mut monitor_warnings)?;

@@ -293,3 +293,20 @@ fn a_raw_monitor_output_gives_the_series_only_where_lkp_s_json_of_it_is_missing(
     let names: Vec<String> = plain.run(report.imported[0]).unwrap().monitors.into_iter().map(|m| m.monitor).collect();
     assert_eq!(names, ["perf-stat"]);
 }
+
+/// QA 58: a run's `matrix.json` cut short skipped the whole run, whose `stats.json` was whole, where a monitor file
+/// that does not read only costs its samples. It is named in a warning, and the run imported with its stats.
+#[test]
+fn a_runs_matrix_that_does_not_read_is_named_and_the_run_imported_with_its_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let revision = root_without_matrices(&dir.path().join("result"));
+    let bad = revision.join("1").join("matrix.json");
+    std::fs::write(&bad, b"{\"mpstat.time\": [1, 2], \"mpstat.cpu.all.usr%\": [5").unwrap();
+    let mut store = SqliteStore::open(dir.path().join("s.db")).unwrap();
+    let report = import(&mut store, &dir.path().join("result"), &ImportOptions::default()).unwrap();
+    assert_eq!((report.imported.len(), report.skipped.len()), (3, 0), "{report:?}");
+    let warning = report.warnings.iter().find(|w| w.contains(&bad.display().to_string())).expect("a warning");
+    assert!(warning.contains("not valid lkp JSON") && warning.contains("without its monitors' samples"), "{warning}");
+    let record = store.run(report.imported[1]).unwrap();
+    assert_eq!(record.metrics.len(), 3, "the run's stats are all kept");
+}

@@ -538,3 +538,45 @@ fn an_lkp_runs_kernel_image_names_its_release() {
     let kernels: Vec<String> = report.imported.iter().map(|id| store.run(*id).unwrap().machine.kernel).collect();
     assert_eq!(kernels, ["5.19.0-rc4-00045-g016a", "", ""]);
 }
+
+/// QA 58: runs of a root Culprit wrote, some of whose job.yaml files were lost or garbled, were stored under a job
+/// named after the build levels on a machine named after the compiler (the levels read in the older layout), the
+/// runs beside them with good files too; a run without its job.yaml was a job apart. They are placed by the
+/// job.yaml of a run beside them, and by the machine their import keys name when every job.yaml is gone.
+#[test]
+fn runs_culprit_wrote_whose_job_yaml_is_lost_are_placed_by_the_runs_beside_them_and_their_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("rr");
+    let mut written = Vec::new();
+    for (i, iops) in [100.0, 101.0, 99.0, 100.5].into_iter().enumerate() {
+        let mut record = run_with_monitor(SHA_A, iops, None);
+        record.started_at += i as f64;
+        let key = result_root::own_import_key(&record);
+        written.push(result_root::write_stored_run(&root, PATH_PARAMS, &record, &local(), &key).unwrap());
+    }
+    std::fs::remove_file(written[0].join("job.yaml")).unwrap();
+    std::fs::write(written[1].join("job.yaml"), "not: [valid").unwrap();
+    let mut store = store_in(dir.path());
+    let report = import(&mut store, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 4, "{report:?}");
+    let runs: Vec<RunRecord> = report.imported.iter().map(|id| store.run(*id).unwrap()).collect();
+    for run in &runs {
+        assert_eq!((run.testcase.as_str(), run.machine.hostname.as_str()), ("fio-basic", "lkp-host"), "{run:?}");
+        assert_eq!((&run.job_id, &run.job_yaml), (&runs[3].job_id, &runs[3].job_yaml));
+    }
+    let lent: Vec<&String> = report.warnings.iter().filter(|w| w.contains("with the job of run")).collect();
+    assert_eq!(lent.len(), 2, "{:?}", report.warnings);
+    assert!(!report.warnings.iter().any(|w| w.contains("without its job's params")), "{:?}", report.warnings);
+
+    // Every job.yaml gone: the machine level named by the import keys still tells Culprit's layout.
+    for run in &written {
+        let _ = std::fs::remove_file(run.join("job.yaml"));
+    }
+    let mut other = SqliteStore::open(dir.path().join("other.db")).unwrap();
+    let report = import(&mut other, &root, &ImportOptions::default()).unwrap();
+    assert_eq!(report.imported.len(), 4, "{report:?}");
+    for id in &report.imported {
+        let run = other.run(*id).unwrap();
+        assert_eq!((run.testcase.as_str(), run.machine.hostname.as_str()), ("fio-basic", "lkp-host"), "{run:?}");
+    }
+}
