@@ -1057,7 +1057,8 @@ impl JobPlace {
         let params: Vec<Vec<(String, String)>> =
             runs.iter().filter_map(|run| run.job_yaml.as_deref()).map(flatten_job_params).collect();
         let param = |name: &str| {
-            params.iter().find_map(|p| p.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).filter(|v| !v.is_empty()))
+            let value_in = |p: &Vec<(String, String)>| p.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+            params.iter().find_map(|p| value_in(p).filter(|v| !v.is_empty()))
         };
         let host = runs.iter().find_map(|run| own_key_parts(run.import_key.as_deref()?).map(|(host, _)| host));
         JobPlace { result_root: param("result_root"), testcase: param("testcase"), host }
@@ -1414,7 +1415,8 @@ fn lend_the_job_of_a_sibling(runs: &mut [FoundRun], revision_directory: &Path, w
         let said = format!("{}: ", file.display());
         warnings.retain(|warning| !warning.starts_with(&said));
         warnings.push(format!(
-            "{}: {state}; the run is imported with the job of run {lender} beside it, the same job by their import keys",
+            "{}: {state}; the run is imported with the job of run {lender} beside it, the same job by their import \
+             keys",
             file.display()
         ));
         run.job_yaml = Some(text);
