@@ -124,8 +124,10 @@ fn is_column_name(field: &str) -> bool {
     field.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && !field.contains([';', '\t', '|'])
 }
 
-/// A plain series CSV as points: one value per line, or `commit,value` rows (consecutive rows of one commit are
-/// one point; without a commit column a point's label is its 0-based index). An optional header line names the
+/// A plain series CSV as points: one value per line, or `commit,value` rows (the rows of one commit are one point,
+/// wherever they are, in the order the commits first appear: runs written a round of every commit at a time, as
+/// they are taken against drift, are the commits' runs, not a point per row (QA 58: 12 commits measured in three
+/// rounds read as 36 points); without a commit column a point's label is its 0-based index). An optional header line names the
 /// metric (the value column's header), which gives the direction of the verdict. Every line has the columns of the
 /// first; a line with other columns, a first line that is neither numbers nor column names, or a value that is not
 /// a number is an error naming `source` and the line.
@@ -139,6 +141,8 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
     };
     // The number of columns, set by the first line that is not blank or a comment.
     let mut columns: Option<usize> = None;
+    // The point of each commit label seen.
+    let mut point_of: HashMap<String, usize> = HashMap::new();
     // Excel's "CSV UTF-8" starts the file with a byte-order mark, which is no part of the first cell.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, line) in text.lines().enumerate() {
@@ -177,7 +181,7 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
                 csv.name = Some(value.to_string());
                 continue;
             }
-            push_value(&mut csv, source, number, label, value, parsed)?;
+            push_value(&mut csv, &mut point_of, source, number, label, value, parsed)?;
             continue;
         };
         if fields.len() != expected {
@@ -187,7 +191,7 @@ pub fn parse_series(text: &str, source: &str) -> Result<SeriesCsv> {
                 fields.len()
             );
         }
-        push_value(&mut csv, source, number, label, value, parsed)?;
+        push_value(&mut csv, &mut point_of, source, number, label, value, parsed)?;
     }
     Ok(csv)
 }
@@ -197,9 +201,10 @@ fn unquote(cell: &str) -> &str {
     cell.strip_prefix('"').and_then(|c| c.strip_suffix('"')).map_or(cell, str::trim)
 }
 
-/// Adds one value line to the series: to the last point when it has the same commit, else as a new point.
+/// Adds one value line to the series: to the point of its commit when there is one (`point_of`), else as a new point.
 fn push_value(
     csv: &mut SeriesCsv,
+    point_of: &mut HashMap<String, usize>,
     source: &str,
     number: usize,
     label: Option<&str>,
@@ -214,13 +219,12 @@ fn push_value(
     if !value.is_finite() {
         csv.non_finite_lines.push(number);
     }
-    match label {
-        Some(label) if csv.labels.last().map(String::as_str) == Some(label) => {
-            if let Some(point) = csv.points.last_mut() {
-                point.push(value);
+    match label.and_then(|label| point_of.get(label)).and_then(|&index| csv.points.get_mut(index)) {
+        Some(point) => point.push(value),
+        None => {
+            if let Some(label) = label {
+                point_of.insert(label.to_string(), csv.points.len());
             }
-        }
-        _ => {
             csv.labels.push(label.map(str::to_string).unwrap_or_else(|| csv.points.len().to_string()));
             csv.points.push(vec![value]);
         }
@@ -1152,6 +1156,10 @@ mod tests {
         assert_eq!(csv.labels, ["c1", "c2"]);
         assert_eq!(csv.points, vec![vec![1.0, 2.0], vec![3.0]]);
         assert!(csv.non_finite_lines.is_empty());
+        // QA 58: runs written a round of every commit at a time are each commit's runs, in first-seen order.
+        let rounds = parse_series("commit,ops\nc1,1\nc2,5\nc3,9\nc1,2\nc2,6\nc3,10\nc1,3\n", "s.csv").unwrap();
+        assert_eq!(rounds.labels, ["c1", "c2", "c3"]);
+        assert_eq!(rounds.points, vec![vec![1.0, 2.0, 3.0], vec![5.0, 6.0], vec![9.0, 10.0]]);
         let plain = parse_series("1\n2.5\n", "s.csv").unwrap();
         assert_eq!(
             (plain.name, plain.labels, plain.points),
