@@ -591,10 +591,32 @@ pub fn revision_for(commit: Option<&str>, label: Option<&str>, cwd: &Path) -> Re
         (other, _) => other.into(),
     })?;
     let revision = git::resolve(&top, commit.unwrap_or("HEAD"))?;
-    if commit.is_none() {
-        warn_of_local_changes(&top, &revision);
+    match commit {
+        None => warn_of_local_changes(&top, &revision),
+        Some(given) => warn_of_another_head(&top, given, &revision),
     }
     Ok(revision)
+}
+
+/// Says when `--commit` names another commit than the HEAD of the checkout the job runs in: the job runs the files
+/// as they are, so a job that builds or runs the repository's code measured HEAD and stored it under the commit
+/// given (QA 58: commit two's program stored as commit one, without a word, where a dirty tree gets one). A note,
+/// not a refusal: the commit may be the kernel the machine booted, measured by a job that does not use the checkout.
+fn warn_of_another_head(top: &Path, given: &str, revision: &Revision) {
+    let Revision::Commit { sha, .. } = revision else { return };
+    let Ok(Revision::Commit { sha: head, .. }) = git::resolve(top, "HEAD") else { return };
+    if head == *sha {
+        return;
+    }
+    crate::note!(
+        "culprit: --commit {given} is {}, but {} has {} checked out; the job runs in the files as they are and its \
+         runs are stored under {} all the same: check out {} first if the job builds or runs this repository's code",
+        &sha[..12.min(sha.len())],
+        top.display(),
+        &head[..12.min(head.len())],
+        &sha[..12.min(sha.len())],
+        &sha[..12.min(sha.len())]
+    );
 }
 
 /// Says when the checkout whose HEAD names the runs has changes to tracked files: a patch applied to test it (seed

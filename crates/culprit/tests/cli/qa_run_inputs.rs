@@ -286,3 +286,22 @@ fn qa57_a_full_sha_is_taken_outside_a_repository_and_the_refusals_name_what_was_
     let err = failure(&culprit("s.db", &["run", job, "-n", "1", "--commit", "HEAD~1"], dir.path()));
     assert!(err.starts_with("culprit: --commit HEAD~1: ") && err.contains("full 40-digit SHA"), "{err}");
 }
+
+/// QA 58: `run --commit REV` in a checkout of another commit stored HEAD's program under REV without a word, where
+/// a checkout with uncommitted changes gets a note. It says which commit is checked out; `--commit` naming HEAD
+/// itself says nothing.
+#[test]
+fn qa58_run_commit_names_the_checked_out_commit_when_it_is_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, base, bad, _, _) = try_fix_repo(dir.path());
+    let job = write(dir.path(), "job.yaml", JOB);
+    let job = job.to_str().unwrap();
+    let db = dir.path().join("qa.db");
+    let out = culprit(&db, &["run", job, "-n", "1", "--monitors", "none", "--commit", "HEAD~1"], &repo);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = format!("--commit HEAD~1 is {}, but {} has {} checked out", &base[..12], repo.display(), &bad[..12]);
+    assert!(err.contains(&said), "{err}");
+    let out = culprit(&db, &["run", job, "-n", "1", "--monitors", "none", "--commit", &bad], &repo);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("checked out"), "{out:?}");
+}
