@@ -507,7 +507,12 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     // The header is read from a stored run of the build measured here: the store may hold the job's runs of another
     // kconfig, compiler or rootfs at base or bad (imported from lkp), whose header would name that build.
     let build = base_runs.first().map(|r| culprit_store::Build::of_params(&r.params));
-    let filter = RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, build, ..RunFilter::default() };
+    // This machine's runs only: the mail's table of every stored run reads one machine's (`report --compare`), and a
+    // farm's store counted the other machines' runs as "stored before this try-fix" too (QA 58: 41 of base where
+    // this machine had 25).
+    let hostname = base_runs.first().map(|r| r.machine.hostname.clone());
+    let filter =
+        RunFilter { job: Some(job.job_id.clone()), revision_keys: keys, build, hostname, ..RunFilter::default() };
     let stored_runs = store.list_runs(&filter)?;
     let axes = axes_of(store, &stored_runs, &job.job_id)?;
     // A metric fixed before measuring is decided as a family of its own; one picked from the table is not. Only

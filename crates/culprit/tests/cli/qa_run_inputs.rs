@@ -305,3 +305,35 @@ fn qa58_run_commit_names_the_checked_out_commit_when_it_is_another() {
     let out = culprit(&db, &["run", job, "-n", "1", "--monitors", "none", "--commit", &bad], &repo);
     assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("checked out"), "{out:?}");
 }
+
+/// QA 58: on a farm's store, try-fix's closing line counted every machine's runs of the three as "stored before this
+/// try-fix", where the mail's table of every stored run reads this machine's alone.
+#[test]
+fn qa58_try_fix_counts_only_its_machines_earlier_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, base, bad, good, _) = try_fix_repo(dir.path());
+    let db = dir.path().join("farm.db");
+    let patch = good.to_str().unwrap();
+    let args = [
+        "try-fix", "--base", &base, "--bad", &bad, "--patch", patch, "--run", "sh bench.sh", "--runs", "3", "--metric",
+        "command.elapsed_time",
+    ];
+    let as_machine = |machine: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_culprit"))
+            .current_dir(&repo)
+            .env("CULPRIT_MACHINE", machine)
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let other = as_machine("other-box");
+    assert!(other.contains("with this table") && !other.contains("stored before"), "{other}");
+    let here = as_machine("this-box");
+    assert!(here.contains("with this table") && !here.contains("stored before"), "{here}");
+    // A second try-fix on this machine has its first one's runs before it.
+    let again = as_machine("this-box");
+    assert!(again.contains("stored before this try-fix (3 of base, 3 of bad, 3 of patched)"), "{again}");
+}
