@@ -2122,7 +2122,7 @@ fn list_rows_of(sessions: &[ListedSession]) -> Vec<[String; 7]> {
 /// driven on another machine of the farm, or a repository moved away) there is nothing to tell, and it stays
 /// "running". A store shared by a farm (PostgreSQL) keeps the claim of the process driving a session, which tells for
 /// every machine.
-fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
+pub(crate) fn shown_status(store: &dyn Store, session: &culprit_store::BisectSession) -> String {
     if session.status != NEW_SESSION_STATUS {
         return session.status.clone();
     }

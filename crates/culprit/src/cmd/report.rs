@@ -405,7 +405,7 @@ fn not_applied_of(record: &RunRecord) -> Vec<String> {
 /// How many commits a finished bisect session named (several when they share the change); an unfinished session
 /// is an error, as its report is.
 pub fn culprit_count(store: &dyn Store, session: SessionId) -> Result<usize> {
-    Ok(finished(&replay(store, session)?, session)?.culprits.len())
+    Ok(finished(store, &replay(store, session)?)?.culprits.len())
 }
 
 /// A culprit number (`--culprit N`, `culprit=N` on the dashboard) beyond the commits a finished session named: a
@@ -422,7 +422,7 @@ impl std::fmt::Display for NoSuchCulprit {
 impl std::error::Error for NoSuchCulprit {}
 
 /// The outcome of a finished session; an unfinished one is an error saying how to continue it.
-fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
+fn finished(store: &dyn Store, replayed: &Replayed) -> Result<Outcome> {
     let outcome = replayed.machine.outcome();
     // A session that ended under an older culprit can replay to another answer, or to none yet, under this one's
     // engine: the report is the replay's, and says on stderr how it differs from the answer the session stored.
@@ -435,11 +435,38 @@ fn finished(replayed: &Replayed, session: SessionId) -> Result<Outcome> {
             Ok(outcome.clone())
         }
         (None, Some(words)) => bail!("{words}"),
-        (None, None) => {
-            bail!("bisect session {session} has not finished; continue it with `culprit bisect --resume {session}`")
-        }
+        (None, None) => Err(Unfinished::of(store, &replayed.stored).into()),
     }
 }
+
+/// A session that has not finished has no report yet: one a process is driving says so and on which machine, one
+/// that stopped says how to continue it, on the machine that must (a `--resume` on another is refused). The
+/// dashboard answers it as a conflict (409), not as a bad request (QA 58: a running session's page was "400 Bad
+/// Request: continue it with --resume", which the running session would refuse).
+#[derive(Debug)]
+pub struct Unfinished(pub(crate) String);
+
+impl Unfinished {
+    pub(crate) fn of(store: &dyn Store, session: &culprit_store::BisectSession) -> Unfinished {
+        let id = session.id;
+        let machine = crate::cmd::bisect::machine_of(store, session).ok().flatten();
+        let on = machine.as_deref().map(|m| format!(" on machine {m}")).unwrap_or_default();
+        let words = if crate::cmd::bisect::shown_status(store, session) == culprit_store::NEW_SESSION_STATUS {
+            format!("bisect session {id} is still running{on}; its report can be written once it ends")
+        } else {
+            format!("bisect session {id} has not finished; continue it with `culprit bisect --resume {id}`{on}")
+        };
+        Unfinished(words)
+    }
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unfinished {}
 
 /// The report of a finished bisect session: culprit `nth` (0 for the first, oldest) against the commit it was
 /// compared with.
@@ -450,7 +477,7 @@ pub fn from_bisect(
     nth: usize,
 ) -> Result<(ReportInput, String)> {
     let replayed = replay(store, session)?;
-    let outcome = finished(&replayed, session)?;
+    let outcome = finished(store, &replayed)?;
     let Replayed { stored, config, range, records, .. } = replayed;
     let at = |i: usize| -> CommitRef {
         range.get(i).map(|c| CommitRef::new(c.sha.clone(), Some(c.subject.clone()))).unwrap_or_default()

@@ -234,11 +234,16 @@ where
 }
 
 /// The status of a failed page: the store's own errors tell a missing or mistyped thing (4xx) from a failing store
-/// (500), and a culprit number past a session's culprits names a report that does not exist (404); any other error
+/// (500), a culprit number past a session's culprits names a report that does not exist (404), a session that has
+/// not finished has no report yet (409); any other error
 /// comes from the request asking for what cannot be answered, such as two revisions no job ran at both.
 fn status_of(err: &anyhow::Error) -> StatusCode {
     if err.chain().any(|cause| cause.is::<report::NoSuchCulprit>()) {
         return StatusCode::NOT_FOUND;
+    }
+    // A session that has not finished has no report yet: nothing is wrong with the request.
+    if err.chain().any(|cause| cause.is::<report::Unfinished>()) {
+        return StatusCode::CONFLICT;
     }
     match err.chain().find_map(|cause| cause.downcast_ref::<StoreError>()) {
         Some(StoreError::NotFound { .. } | StoreError::UnknownRevision { .. }) => StatusCode::NOT_FOUND,
@@ -560,9 +565,12 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
     // An unfinished session has no report yet: its page said so only as a 400 behind a link (QA 45b), so the link
     // is left out and the page says how the session goes on.
     let Some(outcome) = replayed.machine.outcome() else {
+        // Whether a process drives it (and where) or it waits for `--resume` on its machine, as its report says.
+        let unfinished = report::Unfinished::of(store, &replayed.stored);
         body.push_str(&format!(
-            "<p>This session has not finished, so it has no report yet; it continues with <code>culprit bisect \
-             --resume {session}</code> (or the next <code>culprit track --follow</code> pass that started it).</p>\n"
+            "<p>{}, so it has no report yet (a session a <code>culprit track --follow</code> pass started goes on \
+             with the next pass).</p>\n",
+            escape(&unfinished.to_string())
         ));
         body.push_str(&pre(&log));
         return Ok(layout(&title, location, &body));

@@ -190,4 +190,11 @@ fn qa45b_12_the_dashboard_does_not_link_the_report_of_an_unfinished_session() {
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(!page.body.contains("/bisect/1/report"), "{}", page.body);
     assert!(page.body.contains("has not finished") && page.body.contains("--resume 1"), "{}", page.body);
+    // QA 58: the report's own page is a conflict, not a bad request, and names the machine to resume it on.
+    let report = server.get("/bisect/1/report");
+    assert_eq!(report.status, 409, "{}", report.body);
+    let machine = listed[0]["machine"].as_str().unwrap();
+    let said = format!("continue it with `culprit bisect --resume 1` on machine {machine}");
+    let said = culprit_core::report::escape_html(&said);
+    assert!(report.body.contains(&said) && page.body.contains(&said), "{}\n{}", report.body, page.body);
 }
