@@ -58,6 +58,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             }
             continue;
         }
+        // The output stops inside this line: `max_latency=8` may be the start of `max_latency=8.083 ms` (QA 58).
+        if !line.ends_with('\n') {
+            return Err(ParseError::Truncated { program: PROGRAM, detail: crate::cut_in_its_last_line(line) });
+        }
         let mut halves = line.split('=');
         let before = halves.next().unwrap_or_default();
         let Some(after) = halves.next() else {
@@ -373,6 +377,17 @@ pub(crate) mod ruby_num {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa58_a_result_line_the_output_stops_inside_is_truncated() {
+        // Cut from a real run's output while it printed its result: read as it is, the number was taken short.
+        let cut = "  2     15210   654.47 MB/sec  execute   1 sec  latency 8.083 ms\n\
+                   Throughput 654.469 MB/sec  2 clients  2 procs  max_latency=8";
+        let error = parse_text(cut).expect_err("cut short");
+        let text = error.to_string();
+        assert!(matches!(error, ParseError::Truncated { .. }) && text.contains("max_latency=8"), "{text}");
+        assert!(parse_text(&format!("{cut}.083 ms\n")).is_ok(), "the whole line reads");
+    }
 
     #[test]
     fn averages_several_summaries() {

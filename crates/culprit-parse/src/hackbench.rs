@@ -107,6 +107,10 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
             stats.messages = Some(m);
             stats.bytes = Some(b);
             stats.awaiting_time = true;
+        } else if line.starts_with("Time:") && !line.ends_with('\n') {
+            // The output stops inside this line: `Time: 0.1` may be the start of `Time: 0.110`, and read as it is it
+            // made a throughput 10% off (QA 58).
+            return Err(ParseError::Truncated { program: PROGRAM, detail: crate::cut_in_its_last_line(line) });
         } else if line.starts_with("Time:") {
             // lkp reads a missing or zero time as 0.0 and divides by it, printing an infinite throughput; a time
             // must be a positive number of seconds here.
@@ -224,6 +228,17 @@ mod tests {
 
     const RUN: &str = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
                        Each sender will pass 2000 messages of 100 bytes\n";
+
+    #[test]
+    fn qa58_a_result_line_the_output_stops_inside_is_truncated() {
+        // Cut from a real run's output while it printed its result: read as it is, the number was taken short.
+        let cut = "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+                   Each sender will pass 300 messages of 100 bytes\nTime: 0.1";
+        let error = parse_text(cut).expect_err("cut short");
+        let text = error.to_string();
+        assert!(matches!(error, ParseError::Truncated { .. }) && text.contains("Time: 0.1"), "{text}");
+        assert!(parse_text(&format!("{cut}10\n")).is_ok(), "the whole line reads");
+    }
 
     #[test]
     fn best_average_and_worst_time() {

@@ -54,6 +54,16 @@ pub enum ParseError {
     NotFinite { program: &'static str, key: String, value: String },
 }
 
+/// What a parser says of a result line the output stops inside (no end of line after it): a benchmark killed while it
+/// printed, whose last number may be cut short (`Time: 0.1` of `Time: 0.110`), so no figure of the line is taken.
+pub(crate) fn cut_in_its_last_line(line: &str) -> String {
+    format!(
+        "the output stops inside its last line, {}, with no end of line after it, so its numbers may be cut short; the \
+         run was killed or its output cut while it printed",
+        excerpt(line)
+    )
+}
+
 /// At most this many characters of an input are quoted in an error message.
 const EXCERPT_CHARS: usize = 80;
 
