@@ -1220,6 +1220,17 @@ fn sweep(
             ));
         }
     }
+    // How the sides' runs of the jobs swept differ in machine facts and filesystems, as the table says it under
+    // itself: a sweep of a side pinned to one CPU against one on every CPU read -25% with no word (QA 58).
+    let swept_runs: Vec<RunSummary> =
+        runs.iter().filter(|r| measured.iter().any(|j| j.id == r.job_id)).cloned().collect();
+    let machines = machines_differ(&side_facts(store, &swept_runs, keys)?, &columns);
+    let filesystems = filesystems_differ(&swept_runs, keys, &columns);
+    let notes: Vec<String> = machines.into_iter().chain(filesystems).collect();
+    // The other formats carry no sentence of their own: the warning says it there, as for the tables.
+    if args.format != CompareFormat::Table {
+        warnings.extend(notes.iter().cloned());
+    }
     let rows = sweeps_rows(&sweeps, &options(args))?;
     if let Some(path) = &args.plot {
         let mut order: Vec<&str> = values.iter().copied().collect();
@@ -1229,7 +1240,11 @@ fn sweep(
     Ok(match args.format {
         CompareFormat::Table => {
             let blocks: Vec<String> = sweeps.iter().zip(&rows).map(|(s, r)| render_sweep(s, r)).collect();
-            blocks.join("\n")
+            let mut text = blocks.join("\n");
+            for note in &notes {
+                text.push_str(&culprit_core::report::wrap(note, "# "));
+            }
+            text
         }
         CompareFormat::Markdown => render_sweeps_markdown(&sweeps, &rows),
         CompareFormat::Csv => render_sweeps_csv(&sweeps, &rows),

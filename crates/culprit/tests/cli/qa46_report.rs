@@ -118,3 +118,34 @@ fn qa46_5_compare_and_the_mail_say_when_the_sides_ran_with_different_cpus() {
     let table = stdout(&culprit("f.db", &["compare", "all", "again"], d));
     assert!(!table.contains("different machine facts"), "{table}");
 }
+
+/// QA 58: `compare --by` of the same sides said nothing of their different CPUs, in any format, where the table
+/// says it under itself; the sweep's -25% read as the revisions'.
+#[test]
+fn qa58_compare_by_says_when_the_sides_ran_with_different_cpus() {
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert!(cpus > 1, "this test pins one side to CPU 0, and needs more than one CPU to tell the sides apart");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let job = "command:\n  cmd: \"cat ops.txt\"\n  executions: [1, 2]\n  capture:\n    ops: 'ops: ([0-9]+)'\n";
+    common::write(d, "j.yaml", job);
+    for (label, pinned) in [("all", false), ("pin1", true)] {
+        for value in [101, 102, 103] {
+            common::write(d, "ops.txt", &format!("ops: {}\n", if pinned { value + 50 } else { value }));
+            let culprit_run = [env!("CARGO_BIN_EXE_culprit"), "--db", "f.db", "run", "j.yaml", "-n", "1", "--label"];
+            let mut command = std::process::Command::new(if pinned { "taskset" } else { culprit_run[0] });
+            if pinned {
+                command.args(["-c", "0", culprit_run[0]]);
+            }
+            let out = command.args(&culprit_run[1..]).args([label, "--monitors", "none"]).current_dir(d).output();
+            stdout(&out.unwrap());
+        }
+    }
+    let said = format!("the sides ran on different machine facts: all ran with {cpus} CPUs, pin1 with 1;");
+    let table = stdout(&culprit("f.db", &["compare", "all", "pin1", "--by", "executions"], d));
+    let flat = table.replace("\n# ", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(table.contains("\n# the sides ran on different machine facts: ") && flat.contains(&said), "{table}");
+    let out = culprit("f.db", &["compare", "all", "pin1", "--by", "executions", "--format", "json"], d);
+    let warned = String::from_utf8_lossy(&out.stderr).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.status.success() && warned.contains(&said), "{warned}");
+}
