@@ -855,6 +855,21 @@ impl AtomicJob {
         problems
     }
 
+    /// The top-level params of this job that one of its programs takes, each with its place (file and line) as text:
+    /// what a file's other atomic jobs read to tell a param shared by its first document, which lkp gives every
+    /// program (`runtime: 2s` before a sysbench document and a perf bench document), from a misspelt one, when it
+    /// is reported as [`KeyProblem::UnusedParam`].
+    pub fn params_taken(&self, accepts: &dyn Fn(&str, &str) -> bool) -> Vec<(String, String)> {
+        let selected: Vec<&'static str> = self.programs().iter().map(|p| p.name).collect();
+        self.params
+            .iter()
+            .filter_map(|(key, _)| key.as_str())
+            .filter(|key| matches!(key_role(key), KeyRole::Param))
+            .filter(|key| selected.iter().any(|program| accepts(program, key)))
+            .map(|key| (self.at.place(&[key]).to_string(), key.to_string()))
+            .collect()
+    }
+
     /// Whether a top-level key is metadata (see [`table::METADATA_KEYS`]).
     pub fn is_metadata(key: &str) -> bool {
         is_metadata_key(key)

@@ -240,6 +240,15 @@ impl JobFile {
                     continue;
                 }
                 if let Some(first) = names.get(&name) {
+                    let programs: Vec<String> = atomic.programs().iter().map(|p| p.key.clone()).collect();
+                    if programs.len() > 1 {
+                        return Err(JobError::InheritedProgram {
+                            file: self.file_name().to_string(),
+                            document: last_document + 1,
+                            count: programs.len(),
+                            programs: programs.join(", "),
+                        });
+                    }
                     return Err(JobError::DuplicateName {
                         file: self.file_name().to_string(),
                         name,

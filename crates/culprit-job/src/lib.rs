@@ -138,6 +138,15 @@ pub enum JobError {
         first: usize,
         second: usize,
     },
+    /// Two atomic jobs share a name because a later document took the first's program besides its own (a later
+    /// document has every key of the first): the job's two programs are the mistake, not the names (QA 58).
+    #[error("{file}: document {document} selects {count} programs ({programs}): a later document takes every key of the first document, its program too; put the params they share in a first document that names no program, and each program in a document of its own after it")]
+    InheritedProgram {
+        file: String,
+        document: usize,
+        count: usize,
+        programs: String,
+    },
     /// An lkp `{{ expression }}` template that cannot be computed for a matrix point.
     #[error("{place}: cannot compute the '{{{{ }}}}' template of '{key}': {reason}; Culprit computes lkp's templates with the part of Ruby they are written in (params by name, strings, numbers, == =~ ? :, && ||, if/elsif/else/end, case/when/else/end), so write this one in that part or write the value itself")]
     Template { place: Place, key: String, reason: String },

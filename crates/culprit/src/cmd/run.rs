@@ -277,10 +277,18 @@ fn plan_file(
     let stem = file.stem();
     let mut planned = Vec::new();
     let mut refused: Vec<(String, anyhow::Error)> = Vec::new();
+    let taken = params_taken_in(&atomic);
+    // Whether `culprit split` would write every refused job, so that its advice below can be followed: a job refused
+    // for what is missing here (a benchmark not installed) is written, one refused for its file is not (QA 58: run
+    // sent the user to split, which refused the same file and wrote nothing).
+    let mut split_writes_them = true;
     for job in &atomic {
-        match plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check) {
+        match plan_one(job, &stem, nr_cpu, monitors_override, cwd, Installed::Check, &taken) {
             Ok(job) => planned.push(job),
-            Err(error) => refused.push((job.name(), error)),
+            Err(error) => {
+                split_writes_them &= check_atomic(job, &stem, nr_cpu, cwd, &taken).is_ok();
+                refused.push((job.name(), error));
+            }
         }
     }
     let mut refused = refused.into_iter();
@@ -296,6 +304,14 @@ fn plan_file(
         1..=4 => format!(", and {}", others.join(", ")),
         n => format!(", and {}, ... ({} more)", others[..3].join(", "), n - 3),
     };
+    if !split_writes_them {
+        return Err(first.context(format!(
+            "{} of the {} atomic jobs of {file_name} are refused: {first_name} (the reason follows){listed}; fix the \
+             job file (`culprit split` refuses such a job too)",
+            others.len() + 1,
+            atomic.len(),
+        )));
+    }
     Err(first.context(format!(
         "{} of the {} atomic jobs of {file_name} cannot run here: {first_name} (the reason follows){listed}; `culprit \
          split {file_name} -o DIR` writes each atomic job to a file of its own, to run the {} that can",
@@ -351,8 +367,20 @@ pub fn program_not_run_warning(key: &str, place: &culprit_job::Place) -> String 
     )
 }
 
-pub fn check_atomic(job: &AtomicJob, stem: &str, nr_cpu: u32, cwd: &Path) -> Result<()> {
-    plan_one(job, stem, nr_cpu, None, cwd, Installed::Skip).map(drop)
+pub fn check_atomic(job: &AtomicJob, stem: &str, nr_cpu: u32, cwd: &Path, taken: &ParamsTaken) -> Result<()> {
+    plan_one(job, stem, nr_cpu, None, cwd, Installed::Skip, taken).map(drop)
+}
+
+/// The top-level params (their place and key) that a program of some atomic job of a file takes
+/// ([`AtomicJob::params_taken`]).
+pub type ParamsTaken = std::collections::BTreeSet<(String, String)>;
+
+/// The [`ParamsTaken`] of a file's atomic jobs: a param of its first document that one job's program takes is the
+/// file's shared param, which lkp gives every program; a job whose program does not take it is told so, and where to
+/// move it, rather than to remove a param another document needs or fix a name that is right (QA 58: `runtime` and
+/// `nr_threads` before a sysbench document and a perf bench document).
+pub fn params_taken_in(atomic: &[AtomicJob]) -> ParamsTaken {
+    atomic.iter().flat_map(|job| job.params_taken(&accepts)).collect()
 }
 
 /// The place of the param a program refused (its file and line), for the message; the job file alone for an error
@@ -400,6 +428,7 @@ fn plan_one(
     monitors_override: Option<&[String]>,
     cwd: &Path,
     installed: Installed,
+    taken: &ParamsTaken,
 ) -> Result<PlannedJob> {
     let mut problems = job.unknown_keys(&accepts);
     // A job of a program of lkp's that Culprit does not run selects none of Culprit's, which the first line says;
@@ -418,7 +447,20 @@ fn plan_one(
     let texts: Vec<String> = problems
         .iter()
         .map(|p| {
-            let text = key_problem_text(p, &selected);
+            let text = match p {
+                // A param of the first document that another document's program takes is the file's shared param,
+                // not a misspelt one: lkp gives it to every program, Culprit only to programs that take it.
+                culprit_job::KeyProblem::UnusedParam { place, key, programs }
+                    if taken.contains(&(place.to_string(), key.clone())) =>
+                {
+                    format!(
+                        "{place}: top-level param '{key}' is shared by every document of the file, and {programs} \
+                         does not take it (another document's program does); Culprit gives a param only to a \
+                         program that takes it: move '{key}' into the documents of the programs that do"
+                    )
+                }
+                _ => key_problem_text(p, &selected),
+            };
             match bad_duration(p, job) {
                 // Both name the same place; it is said once.
                 Some((place, bad)) => {

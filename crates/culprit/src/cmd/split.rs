@@ -20,6 +20,7 @@ pub fn run(args: &SplitArgs) -> Result<()> {
     let text = crate::job_file::read_job_file(path)?;
     let file = crate::job_file::parse(&text, &path.display().to_string())?;
     let jobs = file.expand()?;
+    let taken = crate::cmd::run::params_taken_in(&jobs);
     let nr_cpu = culprit_run::machine::this_machine().nr_cpu;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     // Each program culprit run does not run is warned of once, at its first place, however many jobs select it.
@@ -34,7 +35,7 @@ pub fn run(args: &SplitArgs) -> Result<()> {
             }
             continue;
         }
-        match crate::cmd::run::check_atomic(job, &file.stem(), nr_cpu, &cwd) {
+        match crate::cmd::run::check_atomic(job, &file.stem(), nr_cpu, &cwd, &taken) {
             Ok(()) => {}
             // A job lkp runs and Culprit's program refuses (fio's raw_disk on a device-dax namespace, nr_instances
             // above 1) is still one of the file's atomic jobs: lkp's split-job writes it, and a split that wrote

@@ -337,3 +337,30 @@ fn qa58_try_fix_counts_only_its_machines_earlier_runs() {
     let again = as_machine("this-box");
     assert!(again.contains("stored before this try-fix (3 of base, 3 of bad, 3 of patched)"), "{again}");
 }
+
+/// QA 58: a first document of params the documents share (`runtime`) that one document's program does not take was
+/// told to remove it or fix its name, and `run` sent the user to `culprit split`, which refused the same file. It
+/// is said to be the file's shared param, to move where it is taken, and `run` says to fix the file. A later
+/// document that takes the first's program besides its own is told so, not that two jobs share a name.
+#[test]
+fn qa58_a_shared_param_one_program_does_not_take_and_an_inherited_program_are_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "m.yaml",
+        "suite: m\nruntime: 2s\nnr_threads: 2\n---\nsysbench-memory:\n  mem_total_size: 1G\n---\n\
+         perf-bench-sched-pipe:\n  loops: 1000\n",
+    );
+    let err = failure(&culprit("s.db", &["run", "m.yaml", "--dry-run"], dir.path()));
+    assert!(err.contains("atomic jobs of m.yaml are refused") && err.contains("fix the job file"), "{err}");
+    assert!(!err.contains("writes each atomic job to a file of its own"), "{err}");
+    assert!(err.contains("m.yaml:2: top-level param 'runtime' is shared by every document of the file"), "{err}");
+    assert!(err.contains("move 'runtime' into the documents of the programs that do"), "{err}");
+    let err = failure(&culprit("s.db", &["split", "m.yaml", "-o", "out"], dir.path()));
+    assert!(err.contains("is shared by every document of the file"), "{err}");
+
+    write(dir.path(), "p.yaml", "suite: pbf\nnr_task: 2\nperf-bench-futex:\n  test: hash\n---\nperf-bench-mem:\n");
+    let err = failure(&culprit("s.db", &["run", "p.yaml", "--dry-run"], dir.path()));
+    assert!(err.contains("p.yaml: document 2 selects 2 programs (perf-bench-futex, perf-bench-mem)"), "{err}");
+    assert!(!err.contains("both named"), "{err}");
+}
