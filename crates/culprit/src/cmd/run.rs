@@ -383,6 +383,17 @@ pub fn params_taken_in(atomic: &[AtomicJob]) -> ParamsTaken {
     atomic.iter().flat_map(|job| job.params_taken(&accepts)).collect()
 }
 
+/// The option of a monitor's `options` that its error is about: the one a refusal names (`foo`, or `freq` of
+/// `freq=0`), or the one a check's words start with (`events: 'no-such-event' is no event ...`).
+fn option_of<'a>(error: &monitor::MonitorError, options: &'a BTreeMap<String, String>) -> Option<&'a str> {
+    let named = match error {
+        monitor::MonitorError::BadOption { option, .. } => option.split('=').next().unwrap_or(option).to_string(),
+        monitor::MonitorError::Failed { detail, .. } => detail.split(':').next().unwrap_or_default().to_string(),
+        _ => return None,
+    };
+    options.keys().map(String::as_str).find(|option| *option == named)
+}
+
 /// The place of the param a program refused (its file and line), for the message; the job file alone for an error
 /// that names no param.
 fn param_place(error: &program::ProgramError, use_: &culprit_job::ProgramUse, file_name: &str) -> String {
@@ -565,7 +576,19 @@ fn plan_one(
                 ) => Ok(()),
                 (checked, _) => checked,
             })
-            .with_context(|| format!("{}: monitor '{name}'", monitors_source(name)))?;
+            .map_err(|error| {
+                // The option's own line where the error names one (QA 58: a bad `events:` entry was placed at the
+                // `perf-stat:` line above it).
+                let source = match option_of(&error, options) {
+                    Some(option) if monitors_override.is_none() => {
+                        let mut path = vec![name.as_str()];
+                        path.extend(option.split('.'));
+                        format!("in job file {}", job.place(&path))
+                    }
+                    _ => monitors_source(name),
+                };
+                anyhow::Error::new(error).context(format!("{source}: monitor '{name}'"))
+            })?;
     }
 
     // The name the runs are stored under leaves out the revision values lkp's split-job appends to its file names

@@ -364,3 +364,14 @@ fn qa58_a_shared_param_one_program_does_not_take_and_an_inherited_program_are_na
     assert!(err.contains("p.yaml: document 2 selects 2 programs (perf-bench-futex, perf-bench-mem)"), "{err}");
     assert!(!err.contains("both named"), "{err}");
 }
+
+/// QA 58: a monitor's bad option was placed at the monitor's line, where a program's bad param gets its own line.
+#[test]
+fn qa58_a_monitors_bad_option_is_placed_at_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (monitor, option) in [("vmstat", "foo: 1"), ("perf-profile", "frequency: 99")] {
+        write(dir.path(), "m.yaml", &format!("suite: hb\nhackbench:\n  mode: process\n{monitor}:\n  {option}\n"));
+        let err = failure(&culprit("s.db", &["run", "m.yaml", "--dry-run"], dir.path()));
+        assert!(err.starts_with(&format!("culprit: in job file m.yaml:5: monitor '{monitor}'")), "{err}");
+    }
+}
