@@ -392,10 +392,18 @@ impl ProgramUse {
     }
 
     /// Where one of the program's params is written (its own hash, its setup hash, or top level), for the run
-    /// layer's messages about a param it refuses. A flattened nested key (`capture.ops`) is placed at its outer key
-    /// (`capture:`); a key that cannot be found is placed at the program's key.
+    /// layer's messages about a param it refuses. A flattened nested key (`capture.ops`) is placed at its own line
+    /// under the program's hash (`ops:` under `capture:`), else at its outer key (`capture:`); a key that cannot be
+    /// found is placed at the program's key.
     pub fn place_of(&self, key: &str) -> Place {
-        self.key_path(key.split('.').next().unwrap_or(key))
+        let segments: Vec<&str> = key.split('.').collect();
+        if segments.len() > 1 {
+            let path: Vec<&str> = std::iter::once(self.key.as_str()).chain(segments.iter().copied()).collect();
+            if let Some(line) = self.at.source.locate_first_exact(&self.at.documents, &[path]) {
+                return self.at.source.place(&self.at.file, Some(line));
+            }
+        }
+        self.key_path(segments[0])
     }
     typed_accessors!(params, key_path);
 }

@@ -336,8 +336,10 @@ fn a_programs_param_is_placed_on_its_own_line() {
     let uses = job.programs();
     let command = &uses[0];
     assert_eq!(command.place_of("executions").to_string(), "jobs/t.yaml:7");
-    // A flattened nested key is placed at its outer key, a top-level param at its own line.
-    assert_eq!(command.place_of("capture.ops").to_string(), "jobs/t.yaml:5");
+    // A flattened nested key is placed at its own line (QA 58; at its outer key before), a top-level param at its
+    // own line; a nested key written nowhere at its outer key.
+    assert_eq!(command.place_of("capture.ops").to_string(), "jobs/t.yaml:6");
+    assert_eq!(command.place_of("capture.nothing").to_string(), "jobs/t.yaml:5");
     assert_eq!(command.place_of("runtime").to_string(), "jobs/t.yaml:2");
     // A key written nowhere is placed at the program's key.
     assert_eq!(command.place_of("nothing").to_string(), "jobs/t.yaml:3");

@@ -374,4 +374,8 @@ fn qa58_a_monitors_bad_option_is_placed_at_its_own_line() {
         let err = failure(&culprit("s.db", &["run", "m.yaml", "--dry-run"], dir.path()));
         assert!(err.starts_with(&format!("culprit: in job file m.yaml:5: monitor '{monitor}'")), "{err}");
     }
+    // Nor a capture at its `capture:` line, a line above its own.
+    write(dir.path(), "c.yaml", "command:\n  cmd: 'echo t: 4'\n  capture:\n    ops: 't: 4'\n");
+    let err = failure(&culprit("s.db", &["run", "c.yaml", "--dry-run"], dir.path()));
+    assert!(err.starts_with("culprit: in job file c.yaml:4\n") && err.contains("capture.ops"), "{err}");
 }
