@@ -59,7 +59,16 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
-    Some(xs.iter().sum::<f64>() / xs.len() as f64)
+    let n = xs.len() as f64;
+    let sum = xs.iter().sum::<f64>();
+    // Finite values whose sum overflows (a counter near f64::MAX in every run) have a finite mean: each is divided
+    // first. The table printed `Inf  NaN%` for a value that was the same in every run (QA 58).
+    if sum.is_infinite() && xs.iter().all(|x| x.is_finite()) {
+        // Around the first value: exact for values all alike, and no sum of near-maximal terms.
+        let first = xs[0];
+        return Some(first + xs.iter().map(|x| (x - first) / n).sum::<f64>());
+    }
+    Some(sum / n)
 }
 
 /// Unbiased sample variance (divisor n - 1); `None` for fewer than two values.
@@ -67,25 +76,41 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 /// Computed around the mean in two passes, which stays accurate for large values with small spread (e.g.
 /// `fio.workload` around 6e7 with a few percent of noise), where the one-pass sum-of-squares formula cancels.
 pub fn sample_variance(xs: &[f64]) -> Option<f64> {
+    let (scale, squares) = scaled_squares(xs)?;
+    Some(scale * scale * (squares / (xs.len() - 1) as f64))
+}
+
+/// The deviations from the mean as `scale` and the sum of their squares divided by `scale` squared: `scale` is 1
+/// unless the squares overflow, and then the largest deviation (squared as they are, deviations above 1e154
+/// overflowed to an infinite spread of values that hardly differ, QA 58). `None` for fewer than two values.
+fn scaled_squares(xs: &[f64]) -> Option<(f64, f64)> {
     if xs.len() < 2 {
         return None;
     }
     let m = mean(xs)?;
-    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
-    Some(ss / (xs.len() - 1) as f64)
+    // Unscaled wherever the squares do not overflow, so that the spread lkp prints is the one computed its way, to
+    // the last digit.
+    let squares: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    let largest = xs.iter().map(|x| (x - m).abs()).fold(0.0, f64::max);
+    if squares.is_finite() || !largest.is_finite() || largest == 0.0 {
+        return Some((1.0, squares));
+    }
+    Some((largest, xs.iter().map(|x| ((x - m) / largest).powi(2)).sum()))
 }
 
 /// Sample standard deviation (divisor n - 1), the estimate the tests and the JSON use; `None` for fewer than two
 /// values. lkp's printed `%stddev` is the population one ([`population_stddev`]).
 pub fn sample_stddev(xs: &[f64]) -> Option<f64> {
-    sample_variance(xs).map(f64::sqrt)
+    let (scale, squares) = scaled_squares(xs)?;
+    Some(scale * (squares / (xs.len() - 1) as f64).sqrt())
 }
 
 /// Population standard deviation (divisor n), as lkp-tests' `Enumerable#standard_deviation` computes it for the
 /// `%stddev` of its comparison table and for `stddev.json` (its `sample_variance` divides by the length); `None`
 /// for fewer than two values, where lkp prints no `%stddev` either.
 pub fn population_stddev(xs: &[f64]) -> Option<f64> {
-    sample_variance(xs).map(|variance| (variance * (xs.len() - 1) as f64 / xs.len() as f64).sqrt())
+    let (scale, squares) = scaled_squares(xs)?;
+    Some(scale * (squares / xs.len() as f64).sqrt())
 }
 
 /// Whether two sides' values are each one number repeated, at least twice a side, and the two numbers differ: a
@@ -839,6 +864,23 @@ pub fn fisher_exact(fails_a: usize, runs_a: usize, fails_b: usize, runs_b: usize
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn values_whose_sum_overflows_have_a_finite_mean_and_spread() {
+        // QA 58: a value of 1.797e308 in each of 3 runs printed `Inf  NaN%`.
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| ((a - b) / b).abs() < 1e-15);
+        let big = [f64::MAX; 3];
+        assert!(close(super::mean(&big), f64::MAX), "{:?}", super::mean(&big));
+        let spread = super::population_stddev(&big).unwrap();
+        assert!(spread.is_finite() && spread < f64::MAX * 1e-15, "{spread}");
+        let near = [f64::MAX, f64::MAX / 2.0];
+        assert!(close(super::mean(&near), f64::MAX * 0.75));
+        assert!(close(super::population_stddev(&near), f64::MAX * 0.25));
+        assert!(close(super::sample_stddev(&near), f64::MAX * 0.25 * 2f64.sqrt()));
+        // A sum that is infinite because a value is stays so: nothing finite is made of it.
+        assert_eq!(super::mean(&[f64::INFINITY, 1.0]), Some(f64::INFINITY));
+        assert!(super::mean(&[f64::INFINITY, f64::NEG_INFINITY]).is_some_and(f64::is_nan));
+    }
+
     #[test]
     fn a_steady_change_is_one_number_a_side_repeated_and_different() {
         let cases: [(&[f64], &[f64], bool); 7] = [
