@@ -78,6 +78,12 @@ impl FixVerdict {
             }
             FixVerdict::NotFixed => format!("not fixed: the patch does not measurably change {metric}"),
             FixVerdict::MadeWorse => format!("made worse: {metric} is worse with the patch than without"),
+            // Bad better than base is more often the two commits given the wrong way round than a fix for a
+            // commit that improved things (QA 58: it was said with no word of that).
+            FixVerdict::NothingToFix { bad_verdict } if bad_verdict.starts_with("improvement") => format!(
+                "nothing to fix: {metric} at bad is not a regression against base ({bad_verdict}); bad is the better \
+                 of the two: if --base and --bad are the wrong way round, give the good commit as --base"
+            ),
             FixVerdict::NothingToFix { bad_verdict } => {
                 format!("nothing to fix: {metric} at bad is not a regression against base ({bad_verdict})")
             }
@@ -157,6 +163,15 @@ mod tests {
         let table = compare(&Comparison::new(cols.clone()), &o).unwrap();
         let vs_bad = compare(&Comparison::new(vec![cols[1].clone(), cols[2].clone()]), &o).unwrap();
         fix_verdict(&table, &vs_bad, m).unwrap()
+    }
+
+    #[test]
+    fn qa58_bad_better_than_base_asks_whether_the_two_are_the_wrong_way_round() {
+        let swapped = verdict_for(130.0, 100.0, 100.0);
+        let text = swapped.describe("command.elapsed_time");
+        assert!(text.contains("(improvement)") && text.contains("give the good commit as --base"), "{text}");
+        let unchanged = verdict_for(100.0, 100.0, 100.0).describe("command.elapsed_time");
+        assert!(unchanged.starts_with("nothing to fix") && !unchanged.contains("--base"), "{unchanged}");
     }
 
     #[test]
