@@ -1145,9 +1145,20 @@ fn sweep(
         };
         let every =
             if lacking.is_empty() { "every job compared".to_string() } else { format!("every job with {param}") };
+        // The jobs a revision has no runs of are not compared, and may be the other values: said here, since the
+        // error drops the warnings that would name them (QA 58: nr_threads 2 ran only at one revision).
+        let partial: Vec<&str> = warnings
+            .iter()
+            .filter(|w| w.contains(": left out, it has no runs at "))
+            .filter_map(|w| w.split(" (run it there").next())
+            .collect();
+        let partial = match partial.as_slice() {
+            [] => String::new(),
+            names => format!("; not compared, for want of runs at every revision: {}", names.join("; ")),
+        };
         bail!(
             "{every} has {param} = {value}, so there is nothing to sweep; --by needs a param whose value differs \
-             between the jobs ({differ})"
+             between the jobs ({differ}){partial}"
         );
     }
     // One group per combination of the other differing params, in the order the jobs come.

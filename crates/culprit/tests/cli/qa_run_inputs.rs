@@ -379,3 +379,25 @@ fn qa58_a_monitors_bad_option_is_placed_at_its_own_line() {
     let err = failure(&culprit("s.db", &["run", "c.yaml", "--dry-run"], dir.path()));
     assert!(err.starts_with("culprit: in job file c.yaml:4\n") && err.contains("capture.ops"), "{err}");
 }
+
+/// QA 58: `compare --by` whose other value ran at one revision only said there was nothing to sweep, without the
+/// job it left out for want of runs at the other, which the plain table names.
+#[test]
+fn qa58_compare_by_names_the_jobs_a_revision_has_no_runs_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "command:\n  cmd: 'echo ops: 1'\n  executions: [1, 2]\n  capture:\n    ops: 'ops: ([0-9]+)'\n";
+    write(dir.path(), "j.yaml", job);
+    stdout(&culprit("s.db", &["run", "j.yaml", "-n", "1", "--label", "a", "--monitors", "none"], dir.path()));
+    stdout(&culprit("s.db", &["split", "j.yaml", "-o", "sp"], dir.path()));
+    let mut files: Vec<String> = std::fs::read_dir(dir.path().join("sp"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let one = format!("sp/{}", files[0]);
+    stdout(&culprit("s.db", &["run", &one, "-n", "1", "--label", "c", "--monitors", "none"], dir.path()));
+    let err = failure(&culprit("s.db", &["compare", "a", "c", "--by", "executions"], dir.path()));
+    let left_out = files[1].trim_end_matches(".yaml");
+    assert!(err.contains("nothing to sweep"), "{err}");
+    assert!(err.contains(&format!("not compared, for want of runs at every revision: {left_out}: left out")), "{err}");
+}
