@@ -354,6 +354,29 @@ fn pre(text: &str) -> String {
     format!("<pre>{}</pre>\n", escape(text))
 }
 
+/// [`pre`], with each `bisect session N` the text names linked to that session's page (QA 58: the track page named
+/// the session that bisected a change as text, one address away from its page).
+fn pre_linking_sessions(text: &str) -> String {
+    const NAMED: &str = "bisect session ";
+    let escaped = escape(text);
+    let mut out = String::with_capacity(escaped.len());
+    let mut rest = escaped.as_str();
+    while let Some(at) = rest.find(NAMED) {
+        let after = &rest[at + NAMED.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..at]);
+        if digits == 0 {
+            out.push_str(NAMED);
+        } else {
+            let id = &after[..digits];
+            out.push_str(&format!("<a href=\"/bisect/{id}\">{NAMED}{id}</a>"));
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    format!("<pre>{out}</pre>\n")
+}
+
 fn overview_html(store: &dyn Store, location: &str) -> Result<String> {
     let mut body = format!("<h1>Culprit</h1>\n<p>The result store {}.</p>\n", escape(location));
     body.push_str("<h2>Results</h2>\n");
@@ -502,7 +525,7 @@ fn track_html(store: &dyn Store, location: &str, params: &Params) -> Result<Stri
         None => "culprit track".to_string(),
     };
     let mut body = format!("<h1>{}</h1>\n<p class=\"note\">{}</p>\n", escape(&title), escape(&order_note));
-    body.push_str(&pre(&text));
+    body.push_str(&pre_linking_sessions(&text));
     // The series with a change point come first, the most significant first as `track --plot` picks them, so a cap
     // leaves out only flat ones where it can.
     let order = plot::chart_order(&analyses);
@@ -596,6 +619,16 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa58_the_sessions_a_text_names_link_to_their_pages() {
+        let text = "c3 +30% <regression>: bisect session 12 (`culprit bisect log 12`); a bisect session is...\n";
+        assert_eq!(
+            pre_linking_sessions(text),
+            "<pre>c3 +30% &lt;regression&gt;: <a href=\"/bisect/12\">bisect session 12</a> (`culprit bisect log \
+             12`); a bisect session is...\n</pre>\n"
+        );
+    }
 
     #[test]
     fn query_values_are_percent_encoded() {
