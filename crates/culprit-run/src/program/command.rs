@@ -172,7 +172,8 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
     let n = executions.len().max(1) as f64;
     let mut m = BTreeMap::new();
     let mean = |f: &dyn Fn(&Finished) -> f64| executions.iter().map(f).sum::<f64>() / n;
-    let measured: [(&str, &dyn Fn(&Finished) -> f64); 4] = [
+    type Usage<'a> = &'a dyn Fn(&Finished) -> f64;
+    let measured: [(&str, Usage); 4] = [
         ("elapsed_time", &|e| e.usage.wall_secs),
         ("user_time", &|e| e.usage.user_secs),
         ("system_time", &|e| e.usage.sys_secs),
