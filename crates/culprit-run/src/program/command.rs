@@ -188,17 +188,25 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
         for e in executions {
             let Some(caps) = re.captures(&e.stdout) else { continue };
             let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str()).unwrap_or("");
-            if let Ok(v) = text.trim().parse::<f64>() {
-                if !v.is_finite() {
-                    return Err(format!(
-                        "capture.{name}: the regex '{}' matched '{}', which is not a finite number; fix the command \
-                         or make the regex match digits only, e.g. '([0-9.]+)'",
-                        re.as_str(),
-                        text.trim()
-                    ));
-                }
-                values.push(v);
+            // Text the group holds that is not a number is said, not skipped: skipped, `1,234.5` read as "matched
+            // no number" (QA 58), and the executions where it matched a number made the mean alone.
+            let Ok(v) = text.trim().parse::<f64>() else {
+                return Err(format!(
+                    "capture.{name}: the regex '{}' matched '{}', which is not a number (digits with a decimal point \
+                     and an exponent, no thousands separators); make its group hold the number alone",
+                    re.as_str(),
+                    text.trim()
+                ));
+            };
+            if !v.is_finite() {
+                return Err(format!(
+                    "capture.{name}: the regex '{}' matched '{}', which is not a finite number; fix the command \
+                     or make the regex match digits only, e.g. '([0-9.]+)'",
+                    re.as_str(),
+                    text.trim()
+                ));
             }
+            values.push(v);
         }
         if values.is_empty() {
             return Err(format!("capture.{name}: the regex '{}' matched no number in the command's output", re.as_str()));
@@ -251,6 +259,17 @@ mod tests {
         }
         let p = params("command", &[("cmd", "echo 3"), ("capture.timer", "([0-9]+)")]);
         assert!(CommandProgram.plan(&p, &ctx()).is_ok());
+    }
+
+    #[test]
+    fn qa58_a_capture_that_matches_text_that_is_no_number_says_what_it_matched() {
+        let p = params("command", &[("cmd", "true"), ("capture.ops", r"ops: ([0-9.,]+)")]);
+        let caps = captures(&p).unwrap();
+        let err = metrics(&[finished("ops: 1,234.5\n", 1.0)], &caps).unwrap_err();
+        assert!(err.contains("matched '1,234.5', which is not a number"), "{err}");
+        // Nor is such an execution left out of the mean of the others.
+        let err = metrics(&[finished("ops: 12\n", 1.0), finished("ops: 1,2\n", 1.0)], &caps).unwrap_err();
+        assert!(err.contains("matched '1,2'"), "{err}");
     }
 
     #[test]
