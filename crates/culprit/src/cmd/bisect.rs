@@ -1480,6 +1480,11 @@ fn stored_profiling_runs(
     Ok(taken)
 }
 
+/// Whether the range (after, commit] of a session's range holds one commit: `commit`, whose only parent is `after`.
+pub(crate) fn is_one_commit_range(range: &[RangeCommit], after: usize, commit: usize) -> bool {
+    range.get(commit).is_some_and(|c| c.parents == [after])
+}
+
 /// The parents of the commit at `index` that are goods given with a second `--good` (taken as good without being
 /// measured): the range maps such a parent to good, index 0, so a culprit after one was confirmed against good's
 /// runs, not its parent's, and its `after` is good (QA 50: f3 after a declared good f2 read "after m1"). Empty when
@@ -1737,6 +1742,15 @@ pub fn render_outcome(
             ));
         } else if c.located {
             out.push_str(&format!("{label}: {} (\"{}\")\n", commit.sha, commit.subject));
+        } else if is_one_commit_range(range, c.after, c.commit) {
+            // A range of one commit names that commit; what it lacks is fresh runs that confirm it (QA 58: `git log
+            // a..b` of one commit was "not narrowed further").
+            out.push_str(&format!(
+                "{label}: {} (\"{}\"), the one commit after {}, not confirmed by fresh runs against it\n",
+                commit.sha,
+                commit.subject,
+                short(c.after)
+            ));
         } else {
             // The range is the commits the second contains and the first does not, which is what git's A..B
             // notation lists, merged branches included.
@@ -2405,6 +2419,19 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)], machine: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa58_a_range_of_one_commit_is_that_commit() {
+        // good 0; 1 and 2 in a line; 3 a merge of 2 and a side commit 4 forked from good (parent 0).
+        let commit =
+            |parents: &[usize]| RangeCommit { sha: String::new(), subject: String::new(), parents: parents.to_vec() };
+        let range = [commit(&[]), commit(&[0]), commit(&[1]), commit(&[2, 4]), commit(&[0])];
+        assert!(is_one_commit_range(&range, 1, 2));
+        assert!(is_one_commit_range(&range, 0, 1) && is_one_commit_range(&range, 0, 4));
+        assert!(!is_one_commit_range(&range, 0, 2), "(0, 2] holds 1 and 2");
+        assert!(!is_one_commit_range(&range, 2, 3), "(2, 3] holds the merge and its side commit");
+        assert!(!is_one_commit_range(&range, 1, 9));
+    }
 
     #[test]
     fn a_decision_taken_again_and_again_in_a_row_is_one_step_of_the_log() {

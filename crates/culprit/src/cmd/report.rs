@@ -538,7 +538,9 @@ pub fn from_bisect(
         .map(|c| Contributor {
             commit: at(c.commit),
             after: at(c.after),
-            located: c.located,
+            // A range of one commit is that commit, located though not confirmed: mailed "NOT CONFIRMED <commit>",
+            // not "NOT LOCATED a..b" of a range that holds nothing else (QA 58).
+            located: c.located || crate::cmd::bisect::is_one_commit_range(&range, c.after, c.commit),
             share: c.share,
             share_low: c.share_low,
             share_high: c.share_high,
