@@ -1223,9 +1223,6 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             .context("the job has no program metric to report; name one with --metric")?,
     };
     let bad_record = sample_run(store, job_id, &keys[1], place)?;
-    // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
-    // A metric without runs to decide on at some side has none; the sentence under the table then reads the
-    // column's own verdict alone.
     // The rest a fix leaves of a metric chosen from the table is decided for that metric alone, as try-fix decides it
     // ([`rest_decided_alone`]); the table shown is the one the verdict read.
     let comparison = match (keys.get(..3), &together, &args.metric) {
@@ -1251,6 +1248,9 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
         }
         _ => comparison,
     };
+    // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
+    // A metric without runs to decide on at some side has none; the sentence under the table then reads the
+    // column's own verdict alone.
     let fix_verdict = match (keys.get(1..3), &together) {
         (Some(_), Some(columns)) if metric != FAILED_RUNS_METRIC => {
             let bad_and_fix = Comparison {
