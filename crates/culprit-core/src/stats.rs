@@ -91,8 +91,11 @@ fn scaled_squares(xs: &[f64]) -> Option<(f64, f64)> {
     // Unscaled wherever the squares do not overflow, so that the spread lkp prints is the one computed its way, to
     // the last digit.
     let squares: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    if squares.is_finite() {
+        return Some((1.0, squares));
+    }
     let largest = xs.iter().map(|x| (x - m).abs()).fold(0.0, f64::max);
-    if squares.is_finite() || !largest.is_finite() || largest == 0.0 {
+    if !largest.is_finite() || largest == 0.0 {
         return Some((1.0, squares));
     }
     Some((largest, xs.iter().map(|x| ((x - m) / largest).powi(2)).sum()))

@@ -309,11 +309,11 @@ pub fn write_stored_run(
     write_run_directory(root, path_params, run, local, Some(import_key))
 }
 
-/// The line before what Culprit adds to a run's job.yaml ([`job_yaml_with_result_root`]), where an import cuts the
-/// job back to the one that ran.
 /// The key after [`WRITTEN_MARK`] holding the release (`uname -r`) of the kernel a run executed on.
 const KERNEL_RELEASE_KEY: &str = "kernel_release";
 
+/// The line before what Culprit adds to a run's job.yaml ([`job_yaml_with_result_root`]), where an import cuts the
+/// job back to the one that ran.
 const WRITTEN_MARK: &str = "# added by culprit run --result-root: the run's place, times and test box";
 
 /// The job.yaml written into a run directory: the run's job with lkp's `result_root` (the run directory) in place

@@ -259,15 +259,6 @@ impl ChangeBasis {
             ChangeBasis::LkpRules => "lkp-rules",
         }
     }
-
-    /// A few words for tables and CSV: what showed the change.
-    pub fn words(self) -> &'static str {
-        match self {
-            ChangeBasis::Test => "the test",
-            ChangeBasis::ConstantSides => "each side the same in every run",
-            ChangeBasis::LkpRules => "lkp's rules",
-        }
-    }
 }
 
 /// Whether a row holds measurements or pass/fail counts (lkp's "failure" stats: `*.fail`, `dmesg.*`, ...).

@@ -380,7 +380,7 @@ pub fn headlines(result: &CompareResult) -> Vec<String> {
             // +4.3% change (4 vs 4 runs, p=0.03)` headed a table whose -26% throughput was "not significant").
             let evidence = match c.basis {
                 Some(super::ChangeBasis::LkpRules) => "by lkp's rules".to_string(),
-                Some(super::ChangeBasis::ConstantSides) => super::ChangeBasis::ConstantSides.words().to_string(),
+                Some(super::ChangeBasis::ConstantSides) => "each side the same in every run".to_string(),
                 Some(super::ChangeBasis::Test) | None => {
                     format!("p={}", c.p.map(format_p).unwrap_or_else(|| "n/a".to_string()))
                 }

@@ -190,23 +190,17 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
             let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str()).unwrap_or("");
             // Text the group holds that is not a number is said, not skipped: skipped, `1,234.5` read as "matched
             // no number" (QA 58), and the executions where it matched a number made the mean alone.
-            let Ok(v) = text.trim().parse::<f64>() else {
-                return Err(format!(
-                    "capture.{name}: the regex '{}' matched '{}', which is not a number (digits with a decimal point \
-                     and an exponent, no thousands separators); make its group hold the number alone",
-                    re.as_str(),
-                    text.trim()
-                ));
+            let why = match text.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() => {
+                    values.push(v);
+                    continue;
+                }
+                Ok(_) => "which is not a finite number; fix the command or make the regex match digits only, e.g. \
+                          '([0-9.]+)'",
+                Err(_) => "which is not a number (digits with a decimal point and an exponent, no thousands \
+                           separators); make its group hold the number alone",
             };
-            if !v.is_finite() {
-                return Err(format!(
-                    "capture.{name}: the regex '{}' matched '{}', which is not a finite number; fix the command \
-                     or make the regex match digits only, e.g. '([0-9.]+)'",
-                    re.as_str(),
-                    text.trim()
-                ));
-            }
-            values.push(v);
+            return Err(format!("capture.{name}: the regex '{}' matched '{}', {why}", re.as_str(), text.trim()));
         }
         if values.is_empty() {
             return Err(format!("capture.{name}: the regex '{}' matched no number in the command's output", re.as_str()));

@@ -673,14 +673,12 @@ fn warn_of_another_head(top: &Path, given: &str, revision: &Revision) {
     if head == *sha {
         return;
     }
+    let (commit, head) = (abbreviate(sha, 12), abbreviate(&head, 12));
     crate::note!(
-        "culprit: --commit {given} is {}, but {} has {} checked out; the job runs in the files as they are and its \
-         runs are stored under {} all the same: check out {} first if the job builds or runs this repository's code",
-        &sha[..12.min(sha.len())],
-        top.display(),
-        &head[..12.min(head.len())],
-        &sha[..12.min(sha.len())],
-        &sha[..12.min(sha.len())]
+        "culprit: --commit {given} is {commit}, but {} has {head} checked out; the job runs in the files as they are \
+         and its runs are stored under {commit} all the same: check out {commit} first if the job builds or runs \
+         this repository's code",
+        top.display()
     );
 }
 
