@@ -135,6 +135,16 @@ pub fn common_jobs(runs: &[RunSummary], keys: &[String]) -> Vec<(String, String)
 /// revisions without runs of it. Without them a job was left out without a word, so comparing three kernels where
 /// one had not run a job yet read as if that job had never been measured at all.
 pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(String, String)]) -> Vec<String> {
+    partial_jobs(runs, keys, common)
+        .into_iter()
+        .map(|job| format!("{job} (run it there, or compare the revisions that ran it)"))
+        .collect()
+}
+
+/// Each job that some of the revisions ran and others did not, said as `<name>: left out, it has no runs at <the
+/// revisions without runs of it>`: what [`partial_job_warnings`] warns of, and what `--by` says when it has nothing to
+/// sweep without them.
+fn partial_jobs(runs: &[RunSummary], keys: &[String], common: &[(String, String)]) -> Vec<String> {
     let names = job_names(runs);
     let mut partial: Vec<(&str, &str)> = Vec::new();
     for r in runs {
@@ -150,10 +160,7 @@ pub fn partial_job_warnings(runs: &[RunSummary], keys: &[String], common: &[(Str
                 .filter(|k| !runs.iter().any(|r| r.job_id == id && r.revision.key() == k.as_str()))
                 .map(|k| culprit_core::model::table_short(k))
                 .collect();
-            format!(
-                "{name}: left out, it has no runs at {} (run it there, or compare the revisions that ran it)",
-                missing.join(", ")
-            )
+            format!("{name}: left out, it has no runs at {}", missing.join(", "))
         })
         .collect()
 }
@@ -1147,11 +1154,7 @@ fn sweep(
             if lacking.is_empty() { "every job compared".to_string() } else { format!("every job with {param}") };
         // The jobs a revision has no runs of are not compared, and may be the other values: said here, since the
         // error drops the warnings that would name them (QA 58: nr_threads 2 ran only at one revision).
-        let partial: Vec<&str> = warnings
-            .iter()
-            .filter(|w| w.contains(": left out, it has no runs at "))
-            .filter_map(|w| w.split(" (run it there").next())
-            .collect();
+        let partial = partial_jobs(runs, keys, jobs);
         let partial = match partial.as_slice() {
             [] => String::new(),
             names => format!("; not compared, for want of runs at every revision: {}", names.join("; ")),

@@ -208,35 +208,39 @@ fn commit_ref(revision: &Revision) -> CommitRef {
 /// side a bisect spends at its culprit, a 30% step has p = 0.002, which becomes q = 0.15 among 142 metrics. The other
 /// rows stay decided among all metrics.
 pub fn compare_columns(comparison: &Comparison, prespecified: Option<&str>) -> Result<CompareResult> {
-    let options = CompareOptions::default();
-    let mut result = compare(comparison, &options)?;
+    let mut result = compare(comparison, &CompareOptions::default())?;
     if let Some(metric) = prespecified {
-        let mut alone = comparison.clone();
-        for column in &mut alone.columns {
-            column.metrics.retain(|k, _| k == metric);
-        }
-        if alone.columns.iter().all(|c| c.metrics.contains_key(metric)) {
-            let decided = compare(&alone, &options)?;
-            if let (Some(row), Some(slot)) = (
-                decided.rows.into_iter().find(|r| r.metric == metric),
-                result.rows.iter_mut().find(|r| r.metric == metric),
-            ) {
-                *slot = row;
-            }
+        if let (Some(row), Some(slot)) =
+            (decided_alone(comparison, metric)?, result.rows.iter_mut().find(|r| r.metric == metric))
+        {
+            *slot = row;
         }
     }
     Ok(result)
 }
 
+/// The row of `metric` in `comparison`, decided as a family of its own (the columns cut to it); `None` when a column
+/// lacks it.
+pub fn decided_alone(comparison: &Comparison, metric: &str) -> Result<Option<MetricRow>> {
+    let mut alone = comparison.clone();
+    for column in &mut alone.columns {
+        column.metrics.retain(|k, _| k == metric);
+    }
+    if !alone.columns.iter().all(|c| c.metrics.contains_key(metric)) {
+        return Ok(None);
+    }
+    Ok(compare(&alone, &CompareOptions::default())?.rows.into_iter().find(|r| r.metric == metric))
+}
+
 /// `table` (base, bad and a fix side by side) with the fix's change against the base (column 2) of `metric` taken
-/// from `alone`, the same columns with `metric` decided as a family of its own ([`compare_columns`]). A metric chosen
-/// from the table is judged by the table's decision of whether bad regressed (the choice among its metrics is part
-/// of that question), but the rest the fix leaves is a question asked of that metric alone: decided among the
-/// table's metrics, a +21% rest at p 0.04 (q 0.16 among four) read as "back to the base" and the fix as fixed, while
+/// from `alone`, the metric's row decided as a family of its own ([`decided_alone`]). A metric chosen from the
+/// table is judged by the table's decision of whether bad regressed (the choice among its metrics is part of that
+/// question), but the rest the fix leaves is a question asked of that metric alone: decided among the table's
+/// metrics, a +21% rest at p 0.04 (q 0.16 among four) read as "back to the base" and the fix as fixed, while
 /// `--metric` naming the same metric on the same runs said partly fixed (QA 58).
-pub fn rest_decided_alone(table: &CompareResult, alone: &CompareResult, metric: &str) -> CompareResult {
+pub fn rest_decided_alone(table: &CompareResult, alone: &MetricRow, metric: &str) -> CompareResult {
     let mut table = table.clone();
-    let decided = alone.rows.iter().find(|r| r.metric == metric).and_then(|r| r.changes.iter().find(|c| c.column == 2));
+    let decided = alone.changes.iter().find(|c| c.column == 2);
     if let (Some(row), Some(decided)) = (table.rows.iter_mut().find(|r| r.metric == metric), decided) {
         if let Some(slot) = row.changes.iter_mut().find(|c| c.column == 2) {
             *slot = decided.clone();
@@ -1225,28 +1229,29 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let bad_record = sample_run(store, job_id, &keys[1], place)?;
     // The rest a fix leaves of a metric chosen from the table is decided for that metric alone, as try-fix decides it
     // ([`rest_decided_alone`]); the table shown is the one the verdict read.
-    let comparison = match (keys.get(..3), &together, &args.metric) {
-        (Some(three_keys), _, None) if keys.len() == 3 && metric != FAILED_RUNS_METRIC => {
-            let alone = match &together {
-                Some(columns) => compare_columns(
-                    &Comparison {
-                        axes: comparison.axes.clone(),
-                        compare_axis: comparison.compare_axis.clone(),
-                        columns: columns.clone(),
-                    },
-                    Some(&metric),
-                )
-                .ok(),
-                None => compare_stored_on(store, three_keys, job_id, place, Some(&metric), repo.as_deref())
-                    .ok()
-                    .map(|(alone, _)| alone),
+    let chosen_with_a_fix = keys.len() == 3 && args.metric.is_none() && metric != FAILED_RUNS_METRIC;
+    let comparison = match &together {
+        _ if !chosen_with_a_fix => comparison,
+        Some(columns) => {
+            let three = Comparison {
+                axes: comparison.axes.clone(),
+                compare_axis: comparison.compare_axis.clone(),
+                columns: columns.clone(),
             };
+            match decided_alone(&three, &metric).ok().flatten() {
+                Some(alone) => rest_decided_alone(&comparison, &alone, &metric),
+                None => comparison,
+            }
+        }
+        None => {
+            let alone = compare_stored_on(store, &keys, job_id, place, Some(&metric), repo.as_deref())
+                .ok()
+                .and_then(|(alone, _)| alone.rows.into_iter().find(|r| r.metric == metric));
             match alone {
                 Some(alone) => rest_decided_alone(&comparison, &alone, &metric),
                 None => comparison,
             }
         }
-        _ => comparison,
     };
     // The fix's verdict is try-fix's, read on the same runs: the table (base, bad, fix) and the fix against bad.
     // A metric without runs to decide on at some side has none; the sentence under the table then reads the
@@ -1535,7 +1540,7 @@ mod tests {
         let rest = |t: &CompareResult| t.rows.iter().find(|r| r.metric == metric).unwrap().changes[1].clone();
         let among_four = report::fix_verdict(&table, &vs_bad, metric).unwrap();
         assert!(matches!(among_four, report::FixVerdict::Fixed { .. }), "the case is gone: {among_four:?}");
-        let decided = rest_decided_alone(&table, &compare_columns(&three, Some(metric)).unwrap(), metric);
+        let decided = rest_decided_alone(&table, &decided_alone(&three, metric).unwrap().unwrap(), metric);
         let alone = report::fix_verdict(&decided, &vs_bad, metric).unwrap();
         assert!(matches!(alone, report::FixVerdict::PartlyFixed { .. }), "{alone:?}: {:?}", rest(&decided));
         // Only the rest is decided again: whether bad regressed stays the table's decision.

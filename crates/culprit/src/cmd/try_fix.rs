@@ -535,9 +535,10 @@ pub fn run(store: &mut dyn culprit_store::Store, args: &TryFixArgs) -> Result<Ex
     };
     // The rest the patch leaves of a metric chosen from the table is decided for that metric alone, as with
     // --metric; whether bad regressed stays the table's decision, which chose it (`report::rest_decided_alone`).
-    let table = match fixed_metric {
-        true => table,
-        false => super::report::rest_decided_alone(&table, &compare_columns(&three, Some(&metric))?, &metric),
+    let alone = if fixed_metric { None } else { super::report::decided_alone(&three, &metric)? };
+    let table = match alone {
+        Some(alone) => super::report::rest_decided_alone(&table, &alone, &metric),
+        None => table,
     };
     let vs_bad = compare_columns(&two, Some(&metric))?;
     let verdict = report::fix_verdict(&table, &vs_bad, &metric)?;
