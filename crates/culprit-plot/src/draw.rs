@@ -130,6 +130,9 @@ enum XAxis {
     /// Values that are not all numbers: one slot per value, in the given order.
     Categories,
     Linear,
+    /// Whole numbers over a small span (nr_threads 1 and 2): linear, labelled at whole numbers only, since a
+    /// tick at 1.1 names a value the param cannot take.
+    Integers,
     /// Positive numbers spanning more than a factor of 16 (threads 1..256): x = log2(value).
     Log2,
 }
@@ -143,6 +146,8 @@ impl XAxis {
         let (low, high) = bounds(&numbers).unwrap_or((0.0, 0.0));
         if low > 0.0 && high / low >= 16.0 && numbers.len() >= 3 {
             XAxis::Log2
+        } else if numbers.iter().all(|x| x.fract() == 0.0) && high - low <= 24.0 {
+            XAxis::Integers
         } else {
             XAxis::Linear
         }
@@ -152,7 +157,7 @@ impl XAxis {
         let number = value.trim().parse::<f64>().unwrap_or(index as f64);
         match self {
             XAxis::Categories => index as f64,
-            XAxis::Linear => number,
+            XAxis::Linear | XAxis::Integers => number,
             XAxis::Log2 => number.log2(),
         }
     }
@@ -163,6 +168,8 @@ impl XAxis {
             XAxis::Categories if near_integer && x >= 0.0 => values.get(x.round() as usize).cloned().unwrap_or_default(),
             XAxis::Categories => String::new(),
             XAxis::Linear => number_text(x),
+            XAxis::Integers if near_integer => number_text(x.round()),
+            XAxis::Integers => String::new(),
             XAxis::Log2 if near_integer => number_text(2f64.powf(x.round())),
             XAxis::Log2 => String::new(),
         }
@@ -443,7 +450,9 @@ mod tests {
     fn the_x_axis_follows_the_values() {
         let cases: &[(&[&str], XAxis)] = &[
             (&["1", "2", "4", "8", "16", "32"], XAxis::Log2),
-            (&["2", "4", "6"], XAxis::Linear),
+            (&["2", "4", "6"], XAxis::Integers),
+            (&["1", "2"], XAxis::Integers),
+            (&["0.5", "1", "2"], XAxis::Linear),
             (&["1", "100"], XAxis::Linear),
             (&["4k", "64k", "1m"], XAxis::Categories),
             (&["0", "16", "256"], XAxis::Linear),
@@ -464,6 +473,9 @@ mod tests {
         assert_eq!(XAxis::Log2.label(4.0, &v), "16");
         assert_eq!(XAxis::Log2.label(4.5, &v), "");
         assert_eq!(XAxis::Linear.label(2.5, &v), "2.5");
+        // QA 58: nr_threads 1 and 2 were ticked at 1.1, 1.2, ...
+        assert_eq!(XAxis::Integers.label(1.1, &v), "");
+        assert_eq!(XAxis::Integers.label(2.0000000001, &v), "2");
         assert_eq!(number_text(0.125), "0.125");
     }
 

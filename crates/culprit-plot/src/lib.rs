@@ -208,6 +208,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_sweep_of_whole_numbers_is_labelled_at_whole_numbers() {
+        // QA 58: `compare --by nr_threads` of 1 and 2 threads had ticks labelled 1.1, 1.2, ...
+        let point = |mean| Some(MeanStd { mean, stddev: 1.0 });
+        let chart = Chart::Sweep(SweepPlot {
+            metric: "hackbench.throughput".to_string(),
+            param: "nr_threads".to_string(),
+            values: vec!["1".to_string(), "2".to_string()],
+            curves: vec![SweepCurve { label: "base".to_string(), points: vec![point(100.0), point(180.0)] }],
+        });
+        let svg = render_svg(&chart).unwrap();
+        let texts: Vec<&str> = svg.split("<text").skip(1).filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.trim())).collect();
+        assert!(texts.contains(&"1") && texts.contains(&"2"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.starts_with("1.") || t.starts_with("2.")), "{texts:?}");
+    }
+
+    #[test]
     fn formats_come_from_the_extension() {
         assert_eq!(ImageFormat::of_path(Path::new("a/b.svg")).unwrap(), ImageFormat::Svg);
         assert_eq!(ImageFormat::of_path(Path::new("b.PNG")).unwrap(), ImageFormat::Png);

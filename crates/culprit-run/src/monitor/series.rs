@@ -33,7 +33,11 @@ pub enum Reduction {
 /// reduce (no samples, or a counter with a single sample, which says nothing about the run: lkp would report the
 /// since-boot count there, which is misleading).
 pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
+    // A level or rate that held one value all run is that value: weighing it by the intervals' lengths and
+    // dividing again gave a meminfo gauge of 30720 kB as 30719.999999999996.
+    let constant = values.first().filter(|first| values.iter().all(|value| value == *first));
     match how {
+        Reduction::Mean | Reduction::IntervalMean if constant.is_some() => constant.copied(),
         Reduction::Mean if !values.is_empty() => {
             let (mut area, mut span) = (0.0, 0.0);
             for (ends, at) in values.windows(2).zip(times.windows(2)) {
@@ -273,6 +277,10 @@ mod tests {
         let level = reduce(&[3.0, 3.0, 1.0], &[1.0, 2.0, 2.02], Reduction::Mean).unwrap();
         assert!((level - 3.04 / 1.02).abs() < 1e-12, "{level}");
         assert_eq!(reduce(&[3.0, 5.0], &[0.0, 0.0], Reduction::Mean), Some(4.0));
+        // QA 58: a gauge that never moved is stored as read, without the rounding error of weighing it.
+        let times = [0.0, 0.133, 0.882, 2.306, 2.618];
+        assert_eq!(reduce(&[30720.0; 5], &times, Reduction::Mean), Some(30720.0));
+        assert_eq!(reduce(&[0.1; 5], &times, Reduction::IntervalMean), Some(0.1));
     }
 
     #[test]

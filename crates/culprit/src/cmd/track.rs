@@ -664,7 +664,11 @@ pub(crate) fn history_text(
             }
         }
     }
-    if found == 0 {
+    if found == 0 && series.is_empty() {
+        // Every series was left out for a reason the notes give (one point, say); "no change point in 0 series"
+        // beside a note naming a series read as a contradiction.
+        out.push_str(&format!("no series along {along} could be analysed\n"));
+    } else if found == 0 {
         out.push_str(&format!("no change point in {} series along {along}\n", series.len()));
     }
     for note in notes {
@@ -1094,6 +1098,16 @@ pub(crate) fn bisect_change(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_history_of_no_analysable_series_does_not_count_zero_series() {
+        // QA 58: every series of the metric had one point, and the page said "no change point in 0 series" above
+        // the note naming that series.
+        let notes = ["fio on box, write_iops: 1 point; a change point needs at least 2".to_string()];
+        let text = history_text(&[], &[], &HashMap::new(), &notes, "main");
+        assert_eq!(text.lines().next(), Some("no series along main could be analysed"), "{text}");
+        assert!(!text.contains("0 series"), "{text}");
+    }
 
     #[test]
     fn a_change_between_adjacent_commits_is_bisected_until_a_session_covers_them() {
