@@ -218,7 +218,8 @@ mod tests {
             curves: vec![SweepCurve { label: "base".to_string(), points: vec![point(100.0), point(180.0)] }],
         });
         let svg = render_svg(&chart).unwrap();
-        let texts: Vec<&str> = svg.split("<text").skip(1).filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.trim())).collect();
+        let texts: Vec<&str> =
+            svg.split("<text").skip(1).filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.trim())).collect();
         assert!(texts.contains(&"1") && texts.contains(&"2"), "{texts:?}");
         assert!(!texts.iter().any(|t| t.starts_with("1.") || t.starts_with("2.")), "{texts:?}");
     }
