@@ -7,7 +7,7 @@
 //! | `cmd` (required) | the command line, run with `sh -c` in the job's working directory | |
 //! | `executions` | how many times it runs within one run; the run's metrics are the means | `1` |
 //! | `warmup` | executions before the measured ones in every run, not measured (as hyperfine's `--warmup`): a cold page cache or a first-run JIT otherwise shows as noise | `0` |
-//! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>` | |
+//! | `capture.<name>` | a regex whose first capture group (or group `value`) is a number in the output, stored as `command.<name>`; matching several different numbers in one execution's output is an error | |
 //!
 //! Metrics per run: `command.elapsed_time` (s, wall), `command.user_time`, `command.system_time` (s), and
 //! `command.max_resident_set_size` (KiB), named after lkp's time monitor's metrics (lkp's memory one is
@@ -185,22 +185,41 @@ pub fn metrics(executions: &[Finished], captures: &[(String, Regex)]) -> Result<
     }
     for (name, re) in captures {
         let mut values = Vec::new();
-        for e in executions {
-            let Some(caps) = re.captures(&e.stdout) else { continue };
-            let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str()).unwrap_or("");
-            // Text the group holds that is not a number is said, not skipped: skipped, `1,234.5` read as "matched
-            // no number" (QA 58), and the executions where it matched a number made the mean alone.
-            let why = match text.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() => {
-                    values.push(v);
-                    continue;
-                }
-                Ok(_) => "which is not a finite number; fix the command or make the regex match digits only, e.g. \
-                          '([0-9.]+)'",
-                Err(_) => "which is not a number (digits with a decimal point and an exponent, no thousands \
-                           separators); make its group hold the number alone",
-            };
-            return Err(format!("capture.{name}: the regex '{}' matched '{}', {why}", re.as_str(), text.trim()));
+        for (k, e) in executions.iter().enumerate() {
+            // Every match of the execution, so a regex that matches several lines (a progress line per second and
+            // the summary, a line per thread) is said, not read as its first match.
+            let mut matched: Vec<(f64, &str)> = Vec::new();
+            for caps in re.captures_iter(&e.stdout) {
+                let text = caps.name("value").or_else(|| caps.get(1)).map(|g| g.as_str().trim()).unwrap_or("");
+                // Text the group holds that is not a number is said, not skipped: skipped, `1,234.5` read as
+                // "matched no number" (QA 58), and the executions where it matched a number made the mean alone.
+                let why = match text.parse::<f64>() {
+                    Ok(v) if v.is_finite() => {
+                        matched.push((v, text));
+                        continue;
+                    }
+                    Ok(_) => "which is not a finite number; fix the command or make the regex match digits only, \
+                              e.g. '([0-9.]+)'",
+                    Err(_) => "which is not a number (digits with a decimal point and an exponent, no thousands \
+                               separators); make its group hold the number alone",
+                };
+                return Err(format!("capture.{name}: the regex '{}' matched '{text}', {why}", re.as_str()));
+            }
+            let Some(&(first, _)) = matched.first() else { continue };
+            if matched.iter().any(|(v, _)| *v != first) {
+                let shown: Vec<&str> = matched.iter().take(4).map(|(_, text)| *text).collect();
+                let more = if matched.len() > shown.len() { ", ..." } else { "" };
+                return Err(format!(
+                    "capture.{name}: the regex '{}' matched {} times in the output of execution {}, not always the \
+                     same number ({}{more}), and which one is the result is not for Culprit to guess; make it match \
+                     one line, e.g. anchored with '(?m)^' and the words around the number",
+                    re.as_str(),
+                    matched.len(),
+                    k + 1,
+                    shown.join(", ")
+                ));
+            }
+            values.push(first);
         }
         if values.is_empty() {
             return Err(format!("capture.{name}: the regex '{}' matched no number in the command's output", re.as_str()));
@@ -264,6 +283,23 @@ mod tests {
         // Nor is such an execution left out of the mean of the others.
         let err = metrics(&[finished("ops: 12\n", 1.0), finished("ops: 1,2\n", 1.0)], &caps).unwrap_err();
         assert!(err.contains("matched '1,2'"), "{err}");
+    }
+
+    #[test]
+    fn qa58_a_capture_matching_several_numbers_in_one_execution_is_refused() {
+        let p = params("command", &[("cmd", "true"), ("capture.ops", r"ops: ([0-9.]+)")]);
+        let caps = captures(&p).unwrap();
+        let progress = "ops: 100\nops: 120\nops: 90\nops: 110\nops: 105\ntotal ops: 525\n";
+        let err = metrics(&[finished("ops: 7\n", 1.0), finished(progress, 1.0)], &caps).unwrap_err();
+        let expected =
+            "matched 6 times in the output of execution 2, not always the same number (100, 120, 90, 110, ...)";
+        assert!(err.contains(expected), "{err}");
+        // The same number printed twice (a summary repeated at exit) is one result.
+        let m = metrics(&[finished("ops: 12\nops: 12\n", 1.0)], &caps).unwrap();
+        assert_eq!(m["command.ops"], 12.0);
+        // Anchored, the summary alone.
+        let p = params("command", &[("cmd", "true"), ("capture.ops", r"(?m)^total ops: ([0-9.]+)")]);
+        assert_eq!(metrics(&[finished(progress, 1.0)], &captures(&p).unwrap()).unwrap()["command.ops"], 525.0);
     }
 
     #[test]
