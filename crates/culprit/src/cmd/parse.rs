@@ -78,11 +78,29 @@ pub fn run(program: &str, file: &Path) -> Result<()> {
         };
         if !holds_output {
             let names: Vec<&str> = paths.keys().map(String::as_str).collect();
+            // A few names say what kind of directory it is; all of them, of a directory of thousands, buried the
+            // advice (QA 58).
+            const SHOWN: usize = 8;
+            let has = match names.len() {
+                0 => "no files".to_string(),
+                n if n <= SHOWN => format!("only {}", names.join(", ")),
+                n => format!("{n} files ({}, ...), none of that name", names[..SHOWN].join(", ")),
+            };
+            // Other programs' outputs there mean the program was probably misnamed.
+            let others: Vec<&str> =
+                names.iter().copied().filter(|name| culprit_parse::lookup(name).is_some()).collect();
+            let instead = match others.first() {
+                Some(other) => format!(
+                    "; it holds the raw output of {}: culprit parse {other} {}",
+                    others.join(", "),
+                    file.display()
+                ),
+                None => String::new(),
+            };
             bail!(
                 "{} is a directory, read as an lkp result root, which keeps {program}'s raw output in a file named \
-                 {output_name}, and it has {}; give that file, or the raw output file itself",
+                 {output_name}, and it has {has}; give that file, or the raw output file itself{instead}",
                 file.display(),
-                if names.is_empty() { "no files".to_string() } else { format!("only {}", names.join(", ")) }
             );
         }
         // Only the files the parser reads are read: a root also keeps large files of other kinds (perf.data, a

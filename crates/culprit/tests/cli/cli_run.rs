@@ -251,6 +251,17 @@ fn qa_31_parse_of_a_directory_without_the_programs_file_says_so() {
     let err = text(&out).1;
     assert!(err.contains("raw output in a file named `hackbench`, and it has only stress-ng"), "{err}");
     assert!(!err.contains("no hackbench results"), "{err}");
+    // The program whose output it holds is named, with the command that parses it.
+    let instead = format!("it holds the raw output of stress-ng: culprit parse stress-ng {}", root.display());
+    assert!(err.contains(&instead), "{err}");
+    // QA 58: of a directory of many files, a few are listed, not every one.
+    for k in 0..30 {
+        write(&root, &format!("log.{k:02}"), "x\n");
+    }
+    let out = culprit(dir.path().join("r.db"), &["parse", "hackbench", root.to_str().unwrap()], dir.path());
+    let err = text(&out).1;
+    assert!(err.contains("and it has 31 files (log.00, log.01, "), "{err}");
+    assert!(!err.contains("log.29"), "{err}");
     // The file named after the program is read, as lkp's run-stats does.
     let raw = "Running in process mode with 1 groups using 40 file descriptors each (== 40 tasks)\n\
                Each sender will pass 100 messages of 100 bytes\nTime: 0.043\n";
