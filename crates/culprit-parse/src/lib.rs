@@ -269,16 +269,58 @@ pub trait Parser: Sync {
     /// Every parser is also handed its text as plain text ([`plain_text`]): CRLF line ends read as LF, spaces and tabs
     /// at the end of a line are dropped, and so is a leading byte order mark, once here rather than in each parser's
     /// own reading of lines.
+    ///
+    /// A main output that stops inside a number of its last line (no end of line after it) is never read as it is:
+    /// `Time: 0.1` may be the start of `Time: 0.110`. A benchmark's is an error ([`ParseError::Truncated`]); a
+    /// monitor's loses that last line, with a note, as lkp drops an incomplete last record.
     fn parse(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
-        let result = if is_plain_text(input.main) && input.files.values().all(|text| is_plain_text(text)) {
+        let plain = is_plain_text(input.main) && input.files.values().all(|text| is_plain_text(text));
+        let main = plain_text(input.main);
+        let plain_files =
+            || input.files.iter().map(|(name, text)| (name.clone(), plain_text(text).into_owned())).collect();
+        let whole = if plain {
             self.read_output(input)
         } else {
-            let main = plain_text(input.main);
-            let files = input.files.iter().map(|(name, text)| (name.clone(), plain_text(text).into_owned())).collect();
-            self.read_output(&ParseInput { main: &main, files })
+            self.read_output(&ParseInput { main: &main, files: plain_files() })
+        };
+        // An output the parser refuses keeps its reason (garbage ending in a digit is garbage, not a cut output).
+        let cut = if self.reads_an_unended_last_line() || whole.is_err() { None } else { unended_number_line(&main) };
+        let result = match (cut, self.kind()) {
+            (None, _) => whole,
+            (Some(start), Kind::Benchmark) => {
+                let detail = cut_in_its_last_line(&main[start..]);
+                return Err(ParseError::Truncated { program: self.name(), detail });
+            }
+            (Some(start), Kind::Monitor) => {
+                self.read_output(&ParseInput { main: &main[..start], files: plain_files() }).map(|mut out| {
+                    out.note(format!(
+                        "the last line, {}, stops inside a number with no end of line after it, and was dropped, as \
+                         lkp drops an incomplete last record; the monitor was killed or its output cut while it wrote",
+                        excerpt(&main[start..])
+                    ));
+                    out
+                })
+            }
         };
         result.and_then(|out| out.check_finite(self.name()))
     }
+
+    /// Whether the parser judges an output's unended last line itself (vmstat, whose whole record without its line
+    /// end is a sample, and whose cut one it drops by its columns) rather than by [`Parser::parse`]'s rule.
+    fn reads_an_unended_last_line(&self) -> bool {
+        false
+    }
+}
+
+/// Where the last line of `text` starts when the text stops inside a number of it: no end of line after it, and
+/// a digit or a decimal point last (spaces and tabs after it aside, which [`plain_text`] drops).
+fn unended_number_line(text: &str) -> Option<usize> {
+    if text.is_empty() || text.ends_with('\n') {
+        return None;
+    }
+    let start = text.rfind('\n').map_or(0, |i| i + 1);
+    let last = text[start..].trim_end_matches([' ', '\t']);
+    last.ends_with(|c: char| c.is_ascii_digit() || c == '.').then_some(start)
 }
 
 /// An output as plain text: CRLF line ends as LF, no spaces or tabs at the end of a line, and without a leading byte
@@ -479,6 +521,52 @@ mod tests {
     #[test]
     fn parse_refuses_non_finite_values_whatever_the_parser() {
         assert!(matches!(Leaky.parse(&ParseInput::text("nan")), Err(ParseError::NotFinite { program: "leaky", .. })));
-        assert!(Leaky.parse(&ParseInput::text("12")).is_ok());
+        assert!(Leaky.parse(&ParseInput::text("12\n")).is_ok());
+    }
+
+    /// A monitor that reads every number it is given, as [`Leaky`] does for a benchmark.
+    struct Counting;
+
+    impl Parser for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn kind(&self) -> Kind {
+            Kind::Monitor
+        }
+        fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
+            let mut out = ParseOutput::default();
+            for line in input.main.lines() {
+                out.push("value", line);
+            }
+            Ok(out)
+        }
+    }
+
+    #[test]
+    fn a_number_the_output_stops_inside_is_never_read() {
+        let cases: &[(&str, Option<usize>)] = &[
+            ("Time: 0.110\n", None),
+            ("Time: 0.1", Some(0)),
+            ("a\nTime: 0.", Some(2)),
+            ("a\nmax: 32 \t", Some(2)),
+            ("a\nTime:", None),
+            ("{\"jobs\": []}", None),
+            ("", None),
+        ];
+        for (text, start) in cases {
+            assert_eq!(unended_number_line(text), *start, "{text:?}");
+        }
+        // A benchmark's is an error saying where it stops.
+        match Leaky.parse(&ParseInput::text("Time: 0.1")) {
+            Err(ParseError::Truncated { program: "leaky", detail }) => {
+                assert!(detail.contains("Time: 0.1"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // A monitor's last sample is dropped, with a note; CRLF line ends are read first.
+        let out = Counting.parse(&ParseInput::text("1\r\n2\r\n3")).unwrap();
+        assert_eq!(out.samples().get("value"), Some(&vec![1.0, 2.0]));
+        assert!(out.notes[0].contains("the last line, \"3\", stops inside a number"), "{:?}", out.notes);
     }
 }

@@ -52,6 +52,10 @@ const KEYS: [&str; 18] = [
     "cpu.gu",
 ];
 
+/// vmstat's own names for its columns, in its header line (`r  b   swpd   free ...`).
+const SHORT_NAMES: [&str; 18] =
+    ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs", "us", "sy", "id", "wa", "st", "gu"];
+
 pub struct Vmstat;
 
 impl Parser for Vmstat {
@@ -63,6 +67,9 @@ impl Parser for Vmstat {
     }
     fn read_output(&self, input: &ParseInput<'_>) -> Result<ParseOutput, ParseError> {
         parse_text(input.main)
+    }
+    fn reads_an_unended_last_line(&self) -> bool {
+        true
     }
 }
 
@@ -130,16 +137,34 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
     let last_sample_line = lines.iter().rposition(|line| {
         line.bytes().any(|b| b.is_ascii_digit()) && !matches!(ruby::split_ws(line).first(), Some(&"r" | &"procs"))
     });
+    // The columns and timestamp the header names, which judge a cut record before any whole one is read (a vmstat
+    // killed in its first sample line): its first few columns read as a whole record of those columns.
+    let (mut header_columns, mut header_timestamped) = (None, false);
     for (index, raw_line) in lines.iter().enumerate() {
         let line_no = index + 1;
+        let mut fields = ruby::split_ws(raw_line);
+        match fields.first() {
+            Some(&"r") => {
+                let named = fields.iter().filter(|name| SHORT_NAMES.contains(*name)).count();
+                header_columns = Some(named);
+                // `vmstat -t` names its timestamp's zone after the columns.
+                header_timestamped |= fields.len() > named;
+                continue;
+            }
+            Some(&"procs") => {
+                header_timestamped |= raw_line.contains("timestamp");
+                continue;
+            }
+            _ => {}
+        }
         if !raw_line.bytes().any(|b| b.is_ascii_digit()) {
             continue;
         }
-        let mut fields = ruby::split_ws(raw_line);
-        if matches!(fields.first(), Some(&"r") | Some(&"procs")) {
-            continue;
-        }
-        if Some(index) == last_sample_line && is_cut_record(&fields, columns, timestamped) {
+        let judged_by = match columns {
+            Some(_) => (columns, timestamped),
+            None => (header_columns, header_timestamped),
+        };
+        if Some(index) == last_sample_line && is_cut_record(&fields, judged_by.0, judged_by.1) {
             out.note(format!(
                 "line {line_no}, the last, is an incomplete record ({} of a sample line) and was dropped, as lkp \
                  drops an incomplete last record; the output was cut short, e.g. vmstat was killed while it wrote",

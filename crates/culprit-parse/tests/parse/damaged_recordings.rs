@@ -398,3 +398,61 @@ fn pad_lines_pads_every_line_and_an_unended_last_one() {
     assert_eq!(pad_lines("a\n\nb", "\t"), "a\t\n\t\nb\t");
     assert_eq!(pad_lines("", " "), "");
 }
+
+/// An output cut inside a number (a run killed while it printed, `Time: 0.1` of `Time: 0.110`) never yields that
+/// number: the parse of the output cut there is an error, or what the output without its unfinished last line gives.
+#[test]
+fn a_number_cut_short_in_the_last_line_is_never_read() {
+    let mut failures = Vec::new();
+    let mut compared = 0usize;
+    for recording in recordings() {
+        let Some(bytes) = recording.files.get(&recording.main) else { continue };
+        let files: BTreeMap<String, String> = recording
+            .files
+            .iter()
+            .filter(|(name, _)| !name.is_empty() && **name != recording.main)
+            .map(|(n, b)| (n.clone(), String::from_utf8_lossy(b).into_owned()))
+            .collect();
+        // After the first digit of every number of two digits or more that is not the last thing on its line's
+        // digits: `0.110` cut to `0.1`, `1234` to `1`.
+        let cuts: Vec<usize> = (1..bytes.len())
+            .filter(|&i| bytes[i - 1].is_ascii_digit() && (bytes[i].is_ascii_digit() || bytes[i] == b'.'))
+            .filter(|&i| i < 2 || !(bytes[i - 2].is_ascii_digit() || bytes[i - 2] == b'.'))
+            .collect();
+        for parser in &recording.parsers {
+            let parse = |main: &str| {
+                parser
+                    .parse(&ParseInput { main, files: files.clone() })
+                    .map(|out| out.metrics(parser.name()))
+                    .map_err(|e| e.to_string())
+            };
+            for &cut in &thin(&cuts, 60) {
+                let line_start = bytes[..cut].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+                let Ok(got) = parse(&String::from_utf8_lossy(&bytes[..cut])) else { continue };
+                compared += 1;
+                let without = parse(&String::from_utf8_lossy(&bytes[..line_start]));
+                if without.as_ref().ok() != Some(&got) {
+                    let line_end = bytes[cut..].iter().position(|b| *b == b'\n').map_or(bytes.len(), |i| cut + i);
+                    let line = String::from_utf8_lossy(&bytes[line_start..line_end]);
+                    let differing: Vec<String> = got
+                        .iter()
+                        .filter(|(k, v)| without.as_ref().ok().and_then(|w| w.get(*k)) != Some(v))
+                        .take(3)
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect();
+                    failures.push(format!(
+                        "{} as {}: cut at byte {cut} in {:?}: {:?}",
+                        recording.name,
+                        parser.name(),
+                        line.trim(),
+                        differing
+                    ));
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} cut recordings were compared");
+    let count = failures.len();
+    failures.truncate(200);
+    assert!(failures.is_empty(), "{count} cut recordings read a cut number:\n{}", failures.join("\n"));
+}
