@@ -550,6 +550,54 @@ pub struct RunsToTell {
     pub tested: usize,
 }
 
+/// At most this many monitor rows are named beside a change ([`moved_beside`]).
+pub const MAX_MOVED_BESIDE: usize = 5;
+
+/// The largest p of a monitor row named beside a change ([`moved_beside`]). Every run of one side beyond every run
+/// of the other alone is weak at a few runs a side: at 4 runs a side it happens to 2 in 70 unchanged metrics, 1.7 of
+/// a table's 59 monitor metrics by chance; with p <= 0.01 as well, about 0.6.
+pub const MOVED_BESIDE_P: f64 = 0.01;
+
+/// The monitor rows of `column` that moved beside a change of the benchmark's own metrics there without being
+/// significant themselves: unchanged by the verdict, yet every run of one side beyond every run of the other (Cliff's
+/// delta of +1 or -1) with p <= [`MOVED_BESIDE_P`] and by at least the practical floor, the smallest p first, at most
+/// [`MAX_MOVED_BESIDE`]. A CPU
+/// hog's -56% throughput over 4 runs a side came with idle 33.6% -> 0 and the benchmark's CPU share 99% -> 43% in
+/// every run, neither significant among 59 monitor metrics (q 0.37 and 0.055), so the table showed the drop with
+/// nothing that explains it (QA 59). They are evidence to read, not changes: the verdict stays theirs, and nothing
+/// decides by this. Empty under lkp's rules (which show such rows themselves), and when no benchmark row of the
+/// column changed.
+pub fn moved_beside(result: &CompareResult, column: usize) -> Vec<(&MetricRow, &Change)> {
+    let options = &result.options;
+    fn at(row: &MetricRow, column: usize) -> Option<&Change> {
+        row.changes.iter().find(|c| c.column == column)
+    }
+    let benchmark_changed = result
+        .rows
+        .iter()
+        .any(|r| r.class == MetricClass::Program && at(r, column).is_some_and(|c| c.verdict.is_change()));
+    if options.rule != DecisionRule::Culprit || !benchmark_changed {
+        return Vec::new();
+    }
+    let mut moved: Vec<(&MetricRow, &Change)> = result
+        .rows
+        .iter()
+        .filter(|r| r.class == MetricClass::Monitor && r.kind == RowKind::Measurement)
+        .filter_map(|r| at(r, column).map(|c| (r, c)))
+        .filter(|(_, c)| {
+            c.verdict == Verdict::Unchanged
+                && c.cliffs_delta.is_some_and(|d| d.abs() == 1.0)
+                && c.p.is_some_and(|p| p <= MOVED_BESIDE_P)
+                && c.change.abs() >= options.floor(c.absolute)
+        })
+        .collect();
+    moved.sort_by(|(a, x), (b, y)| {
+        x.p.unwrap_or(1.0).total_cmp(&y.p.unwrap_or(1.0)).then_with(|| a.metric.cmp(&b.metric))
+    });
+    moved.truncate(MAX_MOVED_BESIDE);
+    moved
+}
+
 /// For a pair whose verdict is unchanged and whose change clears the practical floor (`min_change_pct`, or
 /// `min_abs_change` for absolute metrics): the runs a side that would tell a true change of that size from the
 /// noise in this table. The bar is the one a lone change meets under Benjamini-Hochberg, q = p m <= `fdr` over

@@ -223,6 +223,9 @@ fn render_footnotes(result: &CompareResult, options: RenderOptions, out: &mut St
     for line in kpis_needing_runs(result) {
         let _ = writeln!(out, "# {line}");
     }
+    for line in moved_beside_lines(result) {
+        let _ = writeln!(out, "# {line}");
+    }
     let changed = result.rows.iter().filter(|r| r.any_change()).count();
     if !options.all {
         if changed == 0 {
@@ -260,6 +263,49 @@ fn kpis_needing_runs(result: &CompareResult) -> Vec<String> {
                 runs.runs(),
                 runs.needed,
             ));
+        }
+    }
+    lines
+}
+
+/// One line per column where monitor rows moved beside the benchmark's change without being significant
+/// ([`super::moved_beside`]): `beside it, every run of one side beyond every run of the other (p <= 0.01), yet not
+/// significant among the 59 monitor metrics, where about 0.6 would be so by chance:`, then a line per row,
+/// `  sysbench-cpu.time.percent_of_cpu_this_job_got -56.3% (q 0.055)`.
+fn moved_beside_lines(result: &CompareResult) -> Vec<String> {
+    let multi = result.columns.len() > 2;
+    let mut lines = Vec::new();
+    for column in 1..result.columns.len() {
+        let moved = super::moved_beside(result, column);
+        let Some((_, first)) = moved.first() else { continue };
+        let tested = match first.tested {
+            0 => result
+                .rows
+                .iter()
+                .filter(|r| r.class == crate::model::MetricClass::Monitor)
+                .filter(|r| r.changes.iter().any(|c| c.column == column && c.p.is_some()))
+                .count(),
+            n => n,
+        };
+        let on = match result.columns.get(column) {
+            Some(c) if multi => format!(" on {}", table_short(&c.label)),
+            _ => String::new(),
+        };
+        // What chance alone gives: a p <= 0.01 in about 1 of 100 unchanged metrics.
+        let chance = tested as f64 * super::MOVED_BESIDE_P;
+        lines.push(format!(
+            "beside it{on}, every run of one side beyond every run of the other (p <= {}), yet not significant \
+             among the {tested} monitor metrics, where about {} would be so by chance:",
+            super::MOVED_BESIDE_P,
+            if chance < 10.0 { format!("{chance:.1}") } else { format!("{chance:.0}") }
+        ));
+        for (row, c) in moved {
+            // Three decimals: 0.055 printed as 0.05 read as passing the 0.05 bar.
+            let q = c.q.map(|q| if q < 0.01 { format_p(q) } else { format!("{q:.3}") });
+            lines.push(match q {
+                Some(q) => format!("  {} {} (q {q})", row.metric, change_amount(c)),
+                None => format!("  {} {}", row.metric, change_amount(c)),
+            });
         }
     }
     lines

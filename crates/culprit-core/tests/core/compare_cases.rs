@@ -982,3 +982,46 @@ fn text_of_inconclusive(verdict: Verdict) -> String {
         other => panic!("not inconclusive: {other:?}"),
     }
 }
+
+#[test]
+fn qa59_monitor_rows_that_moved_beside_a_change_are_named_without_being_called_changes() {
+    // A CPU hog: the throughput falls in every run, and the benchmark's CPU share and the idle time move with it in
+    // every run, but among 40 monitor metrics at 4 runs a side neither is significant.
+    let mut rng = Rng::new(59);
+    let mut base = Column::new("quiet").with_metric("sysbench-cpu.workload", vec![24300.0, 24350.0, 24320.0, 24330.0]);
+    let mut hog = Column::new("hog").with_metric("sysbench-cpu.workload", vec![10600.0, 8000.0, 13000.0, 11000.0]);
+    base = base.with_metric("proc-stat.cpu.idle", vec![40.0, 60.0, 52.0, 34.0]);
+    // Its q is 0.096, and its p 0.004.
+    hog = hog.with_metric("proc-stat.cpu.idle", vec![3.0, 0.0, 12.0, 1.0]);
+    base = base.with_metric("sysbench-cpu.time.percent_of_cpu_this_job_got", vec![99.0, 85.0, 92.0, 100.0]);
+    hog = hog.with_metric("sysbench-cpu.time.percent_of_cpu_this_job_got", vec![40.0, 30.0, 62.0, 46.0]);
+    // A monitor row that overlaps: not named.
+    base = base.with_metric("vmstat.cpu.sy", vec![1.0, 2.0, 3.0, 4.0]);
+    hog = hog.with_metric("vmstat.cpu.sy", vec![2.5, 3.5, 4.5, 5.5]);
+    for k in 0..40 {
+        let name = format!("meminfo.Key{k}");
+        base = base.with_metric(&name, noisy(&mut rng, 100.0, 0.05, 4));
+        hog = hog.with_metric(&name, noisy(&mut rng, 100.0, 0.05, 4));
+    }
+    let result = compare(&Comparison::new(vec![base, hog]), &CompareOptions::default()).unwrap();
+    let verdict_of = |metric: &str| result.rows.iter().find(|r| r.metric == metric).unwrap().changes[0].verdict;
+    assert_eq!(verdict_of("sysbench-cpu.workload"), Verdict::Regression);
+    assert_eq!(verdict_of("proc-stat.cpu.idle"), Verdict::Unchanged, "the verdict stays the row's own");
+    let moved: Vec<&str> =
+        culprit_core::compare::moved_beside(&result, 1).iter().map(|(row, _)| row.metric.as_str()).collect();
+    assert!(moved.contains(&"proc-stat.cpu.idle"), "{moved:?}");
+    assert!(moved.contains(&"sysbench-cpu.time.percent_of_cpu_this_job_got"), "{moved:?}");
+    assert!(!moved.contains(&"vmstat.cpu.sy"), "{moved:?}");
+    let table = render_table(&result, RenderOptions::default());
+    let note = "not significant among the 43 monitor metrics, where about 0.4 would be so by chance:\n#   ";
+    assert!(table.contains(note), "{table}");
+    assert!(table.contains("#   proc-stat.cpu.idle -91.4% (q 0.096)"), "{table}");
+    // Without a change of the benchmark's own there is nothing to explain.
+    let mut quiet = Column::new("quiet").with_metric("sysbench-cpu.workload", vec![24300.0, 24350.0, 24320.0, 24330.0]);
+    let mut again = Column::new("again").with_metric("sysbench-cpu.workload", vec![24310.0, 24340.0, 24325.0, 24335.0]);
+    quiet = quiet.with_metric("proc-stat.cpu.idle", vec![10.0, 60.0, 30.0, 34.0]);
+    again = again.with_metric("proc-stat.cpu.idle", vec![0.0, 0.0, 0.0, 0.0]);
+    let result = compare(&Comparison::new(vec![quiet, again]), &CompareOptions::default()).unwrap();
+    assert!(culprit_core::compare::moved_beside(&result, 1).is_empty());
+    assert!(!render_table(&result, RenderOptions::default()).contains("beside it"));
+}
