@@ -696,6 +696,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     // a store and often keep their clones at one path: another machine's session of the same bisect (running there,
     // or stopped) is not taken up here, where its runs and this machine's would be compared as one machine's.
     let here = machine::hostname();
+    // The latest finished session of the same bisect on this machine, which the new one does not continue.
+    let mut finished_same: Option<(i64, String)> = None;
     for session in store.bisect_sessions()? {
         let Ok(config) = serde_json::from_str::<SessionConfig>(&session.config_json) else { continue };
         let same = config.repo == repo
@@ -739,6 +741,20 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             // The build and deploy timeouts given replace the session's, as with --resume (see `retimed`).
             return resume(store, session.id, args, true);
         }
+        let on_this_machine =
+            session_machine(store, session.id, &config.machine)?.is_none_or(|there| there == here);
+        if same && on_this_machine && finished_same.as_ref().is_none_or(|(id, _)| *id < session.id.0) {
+            finished_same = Some((session.id.0, session.status.clone()));
+        }
+    }
+    // Run again, a finished bisect measures everything anew, which is right for a second opinion but hours of a
+    // kernel's builds and runs for someone who wanted the answer back (QA 59: 163 runs and 14 builds, unsaid).
+    if let Some((id, status)) = finished_same {
+        let db = crate::cmd::report::db_option(store);
+        crate::note!(
+            "culprit: bisect session {id}, the same bisect on this machine, ended as {status} (`culprit{db} bisect \
+             log {id}`, `culprit{db} report {id}`); this starts a new session that measures everything again"
+        );
     }
 
     let this = Coverage {
@@ -868,7 +884,8 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
         };
         bail!(
             "neither good nor bad could be built and run, so nothing can be bisected: {reason}{hint} (every failed \
-             run's output: `culprit results --failures`)"
+             run's output: `culprit{} results --failures`)",
+            crate::cmd::report::db_option(store)
         );
     }
     // One end that cannot be measured leaves nothing to compare the other with: the bisect would end "not
@@ -879,10 +896,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             let reason = first_failure(runs.iter());
             bail!(
                 "{end} ({}) could not be built and run, so there is nothing to compare {} with: {reason}{} (the \
-                 failed runs' output: `culprit results --failures`); give a {end} commit that builds and runs",
+                 failed runs' output: `culprit{} results --failures`); give a {end} commit that builds and runs",
                 &range[index].sha[..12],
                 if index == 0 { "bad" } else { "good" },
-                timeout_hint(&reason)
+                timeout_hint(&reason),
+                crate::cmd::report::db_option(store)
             );
         }
     }
@@ -955,7 +973,10 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
     }
     // The session holds what the same command continues from now.
     drop(probes);
-    bar.suspend(|| crate::note!("culprit: bisect session {session} (resume with `culprit bisect --resume {session}`)"));
+    let db = crate::cmd::report::db_option(store);
+    bar.suspend(|| {
+        crate::note!("culprit: bisect session {session} (resume with `culprit{db} bisect --resume {session}`)")
+    });
     drop(observe);
     bar.finish_and_clear();
     let shown = Presentation { json: args.json, profile: args.profile, started, resumed: false };
@@ -986,10 +1007,11 @@ fn say_stopped_sessions_with_an_older_bad(store: &dyn Store, repo: &Path, this: 
         crate::note!(
             "culprit: bisect session {id} of the same job from good {} stopped after {runs} runs with bad {}, an \
              ancestor of this bad {}; this starts a new session from nothing: to continue session {id} instead (its \
-             range without the newer commits), interrupt this (Ctrl-C) and run `culprit bisect --resume {id}`",
+             range without the newer commits), interrupt this (Ctrl-C) and run `culprit{} bisect --resume {id}`",
             &good[..good.len().min(10)],
             &session.bad[..session.bad.len().min(10)],
             &bad[..bad.len().min(10)],
+            crate::cmd::report::db_option(store),
             id = session.id
         );
     }
@@ -1341,6 +1363,8 @@ fn drive_claimed(
     reap_leftover_step(&steps);
     discard_stopped_sessions(&config.repo, &root);
     let bar = progress_bar();
+    // The store, as the commands printed for the user to run next name it (none for the default store).
+    let db = crate::cmd::report::db_option(store);
     let (ended, continued_after, profiled) = {
         let mut observe = observer(&bar);
         // A session just started takes over the probe's built worktrees of good and bad. A session's worktrees are
@@ -1367,7 +1391,7 @@ fn drive_claimed(
                 }
                 _ => format!(
                     "bisect session {session} stopped; every finished run is stored: fix the cause, then continue \
-                     with `culprit bisect --resume {session}`"
+                     with `culprit{db} bisect --resume {session}`"
                 ),
             };
             anyhow::Error::new(error).context(what)
@@ -1396,7 +1420,8 @@ fn drive_claimed(
     match ended {
         Ended::Interrupted => {
             crate::note!(
-                "culprit: interrupted; every finished run is stored. Continue with `culprit bisect --resume {session}`"
+                "culprit: interrupted; every finished run is stored. Continue with `culprit{db} bisect --resume \
+                 {session}`"
             );
             Ok(ExitCode::from(130))
         }

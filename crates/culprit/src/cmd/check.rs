@@ -115,6 +115,14 @@ fn checkout() -> Result<std::path::PathBuf> {
     })
 }
 
+/// Whether a revision is named from the checkout (`HEAD`, `HEAD~3`, `@`, `@^`), and so moves with `git bisect`.
+fn names_the_checkout(rev: &str) -> bool {
+    let rev = rev.trim();
+    ["HEAD", "@"].iter().any(|head| {
+        rev.strip_prefix(head).is_some_and(|rest| rest.is_empty() || rest.starts_with(['~', '^', '@', ':']))
+    })
+}
+
 pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     // Fewer reference runs than the test needs would decide from nothing: every commit would come out "good".
     if args.reference_runs < MIN_REFERENCE_RUNS {
@@ -140,10 +148,29 @@ pub fn run(store: &mut dyn Store, args: &CheckArgs) -> Result<ExitCode> {
     let job = plan_job(&job_yaml, &source, &repo)?;
     let scratch = crate::cmd::bisect::validated_scratch(args.scratch.as_deref())?;
     let scratch_root = crate::cmd::run::scratch_dir(scratch.as_deref());
+    // `git bisect run` checks out each commit it asks about: a reference named from HEAD names that commit, which
+    // was then judged against itself ("is bad" by construction) or made good and bad "not differ" (QA 59).
+    for (flag, rev) in [("--good", good_rev), ("--bad", bad_rev)] {
+        if names_the_checkout(rev) {
+            bail!(
+                "{flag} {rev} names the commit checked out, which under `git bisect run` is the commit being judged, \
+                 not a reference: give the {} commit by its SHA, tag or branch (as given to `git bisect {}`)",
+                &flag[2..],
+                &flag[2..]
+            );
+        }
+    }
     let good = git::resolve(&repo, good_rev)?;
     let bad = git::resolve(&repo, bad_rev)?;
     if good.key() == bad.key() {
         bail!("--good {good_rev} and --bad {bad_rev} are the same commit {}: give a good and a bad commit", good.key());
+    }
+    // Bad older than good is a slip that `bisect` refuses: here the check answered with the roles inverted (QA 59).
+    if git::git(&repo, &["merge-base", "--is-ancestor", bad.key(), good.key()]).is_ok() {
+        bail!(
+            "--good {good_rev} is not an ancestor of --bad {bad_rev}; they look swapped: bad is an ancestor of good, \
+             so give the older commit as --good"
+        );
     }
     let subject = |r: &Revision| match r {
         Revision::Commit { subject, .. } => subject.clone().unwrap_or_default(),

@@ -458,7 +458,8 @@ impl Unfinished {
         let words = if crate::cmd::bisect::shown_status(store, session) == culprit_store::NEW_SESSION_STATUS {
             format!("bisect session {id} is still running{on}; its report can be written once it ends")
         } else {
-            format!("bisect session {id} has not finished; continue it with `culprit bisect --resume {id}`{on}")
+            let db = db_option(store);
+            format!("bisect session {id} has not finished; continue it with `culprit{db} bisect --resume {id}`{on}")
         };
         Unfinished(words)
     }
@@ -603,6 +604,12 @@ pub fn from_bisect(
     // The session searched an improvement: the same command without the flag would end on it, blaming nothing.
     if config.improvement {
         bisect_line.push("--improvement".into());
+    }
+    // The session's own bar on the change: without it the same command blamed a commit the mail says it would not
+    // blame (QA 59: "changed less than --min-change 50%, no commit blamed" above a step that dropped the flag).
+    if config.bisect.min_effect_relative > 0.0 {
+        bisect_line.push("--min-change".into());
+        bisect_line.push(culprit_core::compare::printf::percent_of_fraction(config.bisect.min_effect_relative));
     }
     // The session's timeouts, where they are not the defaults the command would take anyway.
     let defaults = culprit_run::bisect::StepTimeouts::default();

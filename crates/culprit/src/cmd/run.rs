@@ -1344,7 +1344,11 @@ pub fn execute(store: &mut dyn Store, plan: &RunPlan, json: bool) -> Result<std:
         return Ok(std::process::ExitCode::from(130));
     }
     if failed > 0 {
-        crate::note!("culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit results --failures)");
+        let db = crate::cmd::report::db_option(store);
+        crate::note!(
+            "culprit: {failed} of {stored} run(s) failed; they are stored with their reasons (culprit{db} results \
+             --failures)"
+        );
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)

@@ -336,3 +336,22 @@ fn every_step_of_a_long_bisect_reads_the_references_first_measured_for_its_pair(
         assert_eq!(references(&stderr), measured, "step {step}: {stderr}");
     }
 }
+
+#[test]
+fn qa59_references_named_from_the_checkout_or_swapped_are_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    two_commit_repo(dir.path());
+    // Under `git bisect run`, HEAD is the commit being judged: as --bad it was judged against itself.
+    let cases = [("main~1", "HEAD", "--bad HEAD"), ("HEAD~1", "main", "--good HEAD~1"), ("main~1", "@", "--bad @")];
+    for (good, bad, flag) in cases {
+        let out = check(dir.path(), &["--good", good, "--bad", bad, "--run", "true"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
+        assert!(stderr.contains(&format!("{flag} names the commit checked out")), "{stderr}");
+    }
+    // Bad older than good: the answer came with the roles inverted.
+    let out = check(dir.path(), &["--good", "main", "--bad", "main~1", "--run", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(aborts_git_bisect(&out), "exit {:?}: {stderr}", out.status.code());
+    assert!(stderr.contains("they look swapped"), "{stderr}");
+}

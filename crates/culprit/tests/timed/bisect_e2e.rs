@@ -797,5 +797,5 @@ fn qa_29_a_good_end_that_does_not_build_is_an_error_not_a_result() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("good (") && stderr.contains("could not be built and run"), "{stderr}");
-    assert!(stderr.contains("culprit results --failures"), "{stderr}");
+    assert!(stderr.contains(" results --failures`"), "{stderr}");
 }

@@ -194,7 +194,8 @@ fn qa45b_12_the_dashboard_does_not_link_the_report_of_an_unfinished_session() {
     let report = server.get("/bisect/1/report");
     assert_eq!(report.status, 409, "{}", report.body);
     let machine = listed[0]["machine"].as_str().unwrap();
-    let said = format!("continue it with `culprit bisect --resume 1` on machine {machine}");
+    // QA 59: with the store named, as the command to run next needs it.
+    let said = format!("continue it with `culprit --db {} bisect --resume 1` on machine {machine}", db.display());
     let said = culprit_core::report::escape_html(&said);
     assert!(report.body.contains(&said) && page.body.contains(&said), "{}\n{}", report.body, page.body);
 }

@@ -108,7 +108,8 @@ fn qa48_6_a_bisect_whose_bad_moved_on_names_the_stopped_session_and_how_to_resum
         &new_bad[..10]
     );
     let line = err.lines().find(|line| line.starts_with(&session)).unwrap_or_else(|| panic!("{err}"));
-    assert!(line.contains(&ends) && line.ends_with("run `culprit bisect --resume 1`"), "{err}");
+    let resume = format!("run `culprit --db {} bisect --resume 1`", db.display());
+    assert!(line.contains(&ends) && line.ends_with(&resume), "{err}");
     assert!(!err.contains("continuing bisect session 1"), "{err}");
 }
 

@@ -60,6 +60,11 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     let words = mail.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains("by less than the 60% asked for (--min-change)"), "{mail}");
     assert!(!mail.contains("reproduce when") && !mail.contains("did not reproduce"), "{mail}");
+    // QA 59: the reproduce step bisects with the same bar, or it would blame the commit the mail says it would not.
+    let joined = mail.replace("\\\n", " ");
+    let step = joined.lines().map(str::trim).find(|l| l.starts_with("culprit bisect "));
+    let step = step.unwrap_or_else(|| panic!("{mail}"));
+    assert!(step.contains(" --min-change 60%"), "{step}");
     let json = stdout(&culprit(&db, &["report", "1", "--format", "json"], dir.path()));
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(value["report"]["bisect"]["below_min_change"], 0.6, "{value:#}");
@@ -67,6 +72,11 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     let again: serde_json::Value =
         serde_json::from_slice(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()).stdout).unwrap();
     assert_eq!((&again["status"], &again["below_min_change"]), (&"not-reproduced".into(), &true.into()), "{again:#}");
+    // QA 59: the same command once the session has finished starts another, and says which one it does not continue.
+    let rerun = bisect(&db, &repo, &shas[2], &["--min-change", "60"]);
+    let err = String::from_utf8_lossy(&rerun.stderr);
+    assert!(err.contains("bisect session 1, the same bisect on this machine, ended as not-reproduced"), "{err}");
+    assert!(err.contains("this starts a new session that measures everything again"), "{err}");
 }
 
 #[test]
