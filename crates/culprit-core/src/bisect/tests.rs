@@ -2511,3 +2511,41 @@ fn a_narrowed_range_whose_fresh_runs_show_no_step_is_not_a_contributor() {
         assert_eq!(contributors(&outcome), [(true, 6, 7), (true, 15, 16)], "seed {seed}: {:#?}", outcome.log);
     }
 }
+
+#[test]
+fn qa59_a_verification_whose_posterior_spread_out_goes_back_to_locating() {
+    // Good 0 and bad 9 apart by 0.4 in runs that scatter by 0.5 a side (QA 59: a step the size of the noise on a
+    // loaded machine), every commit between measured a little: the posterior is spread over the range. Commit 7 is
+    // still the most probable, but its fresh pairs against 6 show no step, and its mass is far below what sends a
+    // commit to verification. QA 59's went on for 54 pairs; now locating decides where to run next.
+    let mut m = machine(10);
+    m.config.replicate_below_p = 0.0;
+    let segment = Segment { lo: 0, hi: 9, top: true };
+    // Runs that scatter by 0.5 a side of their level, in a fixed pattern.
+    let wide = |level: f64, n: usize, from: usize| -> Vec<f64> {
+        (from..from + n).map(|i| level + 0.25 * ((i % 5) as f64 - 2.0)).collect()
+    };
+    seed_values(&mut m, &[(0, &wide(0.0, 12, 0)), (9, &wide(0.4, 12, 2))]);
+    for commit in 1..=8 {
+        let level = match commit {
+            6 => 0.2,
+            7 => 0.55,
+            8 => 0.4,
+            _ => 0.25,
+        };
+        seed_values(&mut m, &[(commit, &wide(level, 2, commit))]);
+    }
+    let start = m.records;
+    for k in 0..6 {
+        seed_values(&mut m, &[(6, &wide(0.2, 1, k)), (7, &wide(0.2, 1, k))]);
+    }
+    m.phase = Phase::Verify { segment, commit: 7, parent: 6, start_records: start };
+    let posterior = m.posterior(0, 9, 0.0).expect("a posterior");
+    let (best, mass) = posterior.best_class().expect("a best class");
+    assert_eq!(best, 7, "the test's premise: commit 7 is still the most probable");
+    assert!(mass < 0.3, "the test's premise: {mass} is below half of the 0.6 that sends a commit to verification");
+    assert!(!m.verify(segment, 7, 6, start, 0.0), "asks for no more pairs");
+    assert!(matches!(m.phase, Phase::Locate { .. }), "{:?}", m.phase);
+    let last = m.log.last().expect("a log entry");
+    assert!(last.reason.contains("below 0.30 (half of what sends a commit to verification)"), "{last:?}");
+}

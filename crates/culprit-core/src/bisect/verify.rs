@@ -30,6 +30,9 @@ pub(super) const LONE_SHARE_MODEL_P: f64 = 0.0455;
 /// The significance at which the commits of one side scatter enough for a lone culprit's share interval to count
 /// a build's own variance (see [`Bisect::lone_step_levels`]).
 pub(super) const SHARE_BUILDS_P: f64 = 0.1;
+/// A commit under verification whose posterior mass falls below this share of [`BisectConfig::confidence`] (the
+/// mass that sent it there) goes back to locating.
+pub(super) const VERIFY_KEEP_SHARE: f64 = 0.5;
 /// Fresh pairs after which an implausible share makes the segment inconclusive.
 pub(super) const IMPLAUSIBLE_MAX_PAIRS: usize = 12;
 /// Pseudo degrees of freedom of the prior guess of the noise of a fresh pair's difference (sqrt 2 times the
@@ -98,6 +101,24 @@ impl Bisect {
                 "verify",
                 "back to locate".into(),
                 format!("fresh runs moved the posterior to commit {best} ({mass:.4})"),
+            );
+            self.keep_unconfirmed(segment, commit, parent, start, slope, posterior.delta);
+            self.phase = Phase::Locate { segment };
+            return false;
+        }
+        // Fresh runs that spread the posterior out leave the commit the most probable of many unlikely ones: QA 59's
+        // bisect verified a commit for 54 pairs while its mass fell from 0.90 to 0.05, the fresh pairs showing no
+        // step (0.0002 ± 0.0029) but never rejecting the step the ever smaller pooled levels predicted. Below half
+        // the mass that sends a commit to verification it is no longer the candidate: locating decides where to run.
+        if mass < VERIFY_KEEP_SHARE * self.config.confidence && pairs >= 2 * self.config.min_fresh_pairs {
+            self.note(
+                "verify",
+                "back to locate".into(),
+                format!(
+                    "fresh runs left commit {commit} a posterior of {mass:.4}, below {:.2} (half of what sends a \
+                     commit to verification)",
+                    VERIFY_KEEP_SHARE * self.config.confidence
+                ),
             );
             self.keep_unconfirmed(segment, commit, parent, start, slope, posterior.delta);
             self.phase = Phase::Locate { segment };
