@@ -135,8 +135,10 @@ impl std::fmt::Display for KeyProblem {
                 table::program_names(),
                 table::monitor_names()
             ),
-            KeyProblem::UnknownParam { place, owner, key, .. } => {
-                write!(f, "{place}: {owner} has no param '{key}'; remove it or fix its name")
+            // The hash as written names the program (`sysbench-cpu`) where its owner names the family (`sysbench`).
+            KeyProblem::UnknownParam { place, owner, hash, key } => {
+                let named = if hash.is_empty() { owner } else { hash };
+                write!(f, "{place}: {named} has no param '{key}'; remove it or fix its name")
             }
             KeyProblem::ParamWithoutValue { place, key, programs, found } => write!(
                 f,

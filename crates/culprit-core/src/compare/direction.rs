@@ -65,6 +65,10 @@ pub const DIRECTION_TABLE: &[(&str, i8)] = &[
     ("stress-ng.*.ops_per_sec", 1),
     ("stress-ng.*_per_sec", 1),
     ("stress-ng.*.ops", 1),
+    // A stressor's own figures beside its ops (QA 59: `switch.nanosecs_per_context_switch_pipe_method` had no
+    // direction): times per operation are better shorter, data rates (`write128_MB/sec`) higher.
+    ("stress-ng.*.nanosecs_per_*", -1),
+    ("stress-ng.*/sec", 1),
     // `throughput` and its `_avg`, `_best`, `_worst` and per-instance forms (see the hackbench parser) are rates.
     ("hackbench.throughput*", 1),
     // perf bench: the pipe and syscall benchmarks print rates and times per operation; messaging the time its
@@ -368,6 +372,9 @@ mod tests {
             ("fsmark.files_per_sec", HigherIsBetter),
             ("fsmark.app_overhead", LowerIsBetter),
             ("stress-ng.xattr.ops_per_sec", HigherIsBetter),
+            ("stress-ng.switch.nanosecs_per_context_switch_pipe_method", LowerIsBetter),
+            ("stress-ng.flock.nanosecs_per_flock_lock_call", LowerIsBetter),
+            ("stress-ng.memrate.write128_MB/sec", HigherIsBetter),
             ("hackbench.throughput", HigherIsBetter),
             ("sysbench-cpu.events_per_sec", HigherIsBetter),
             ("sysbench-fileio.latency_95th_ms", LowerIsBetter),

@@ -1438,11 +1438,11 @@ fn commit_opening(input: &ReportInput, h: &Headline) -> String {
                 .map(|runs| {
                     format!("; about {} runs a side, not {}, would show a change this size", runs.needed, runs.counts())
                 });
+            // "no significant change of X (-0.1%, non-significant change)" said it twice (QA 59).
             format!(
-                "FYI, we found no significant change of {} ({}, {}{}) at commit:",
+                "FYI, we found no significant change of {} ({}{}) at commit:",
                 h.metric,
                 h.amount(),
-                h.noun(),
                 more.unwrap_or_default()
             )
         }

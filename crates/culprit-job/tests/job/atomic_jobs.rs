@@ -158,7 +158,7 @@ fn unknown_keys_for_the_run_layer() {
         problems[0]
     );
     assert!(
-        problems[1].starts_with("jobs/x.yaml:6: fio has no param 'bz'"),
+        problems[1].starts_with("jobs/x.yaml:6: fio-setup-basic has no param 'bz'"),
         "{}",
         problems[1]
     );

@@ -1380,11 +1380,17 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let in_a_worktree = |dir: &str| {
         worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root)) || in_culprit_worktree(dir)
     };
+    // The side the mail compares with the base is "the bad" one only when something regressed there: a mail of no
+    // significant change called it the bad side all the same (QA 59).
+    let regressed = comparison.rows.iter().any(|row| {
+        row.changes.iter().any(|c| c.column == 1 && c.verdict == culprit_core::compare::Verdict::Regression)
+    });
+    let second = if regressed { ["the bad tree", "the bad side"] } else { ["the other tree", "the other side"] };
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
         let heading: Vec<String> = match (r, &patch_step) {
             (Revision::Commit { .. }, _) => {
-                let role = ["the base", "the bad tree", "the fix"][i.min(2)];
+                let role = ["the base", second[0], "the fix"][i.min(2)];
                 vec![format!("# with {} ({role}) checked out and built:", r.short())]
             }
             // A try-fix's patched tree is the bad tree with its patch applied: the step applies it, since the label
@@ -1395,7 +1401,7 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
             ],
             // A label names runs (a setup, a configuration), not a tree: the step says which side it is.
             (Revision::Label { name }, _) => {
-                let role = ["the base", "the bad side", "the fix"][i.min(2)];
+                let role = ["the base", second[1], "the fix"][i.min(2)];
                 vec![format!("# {role}, labelled {name}:")]
             }
         };

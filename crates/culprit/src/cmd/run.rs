@@ -751,7 +751,9 @@ fn prepare(args: &RunArgs) -> Result<(Vec<PlannedJob>, Option<Revision>, culprit
     let machine = machine::this_machine();
     let mut jobs = plan_jobs(&args.job, machine.nr_cpu, args.monitors.as_deref(), &cwd)?;
     let revision = match revision_for(args.commit.as_deref(), args.label.as_deref(), &cwd) {
-        Err(_) if args.dry_run && args.commit.is_none() => None,
+        // A dry run outside a repository has no revision to name, which is no error; a bad --label is one, as it
+        // would be for the run itself (QA 59: `--label ''` passed the dry run the real run refused).
+        Err(_) if args.dry_run && args.commit.is_none() && args.label.is_none() => None,
         revision => Some(revision?),
     };
     // The benchmark sees the commit as it does under bisect, check, try-fix and follow, so one job file (one that

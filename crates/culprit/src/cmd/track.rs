@@ -674,8 +674,21 @@ pub(crate) fn history_text(
     for note in notes {
         out.push_str(&format!("note: {note}\n"));
     }
+    // A series' own note (a possible change its runs are too few to test, all values equal) was in the JSON alone
+    // (QA 59: a -56% dip at one label, left untested, and the text said only what it found elsewhere). Of a job's
+    // many monitor metrics, only the benchmark's primary ones are noted, unless a few series were asked for.
+    let primary = culprit_core::report::primary_metrics(series.iter().map(|s| s.metric.as_str()));
+    for (s, (_, a)) in series.iter().zip(analyses) {
+        let Some(note) = &a.note else { continue };
+        if series.len() <= MAX_NOTED_SERIES || primary.contains(&s.metric.as_str()) {
+            out.push_str(&format!("note: {} on {}, {}: {note}\n", s.job_name, s.machine, s.metric));
+        }
+    }
     out
 }
+
+/// Up to this many series, every series' own note is printed; beyond, only those of the primary metrics.
+const MAX_NOTED_SERIES: usize = 5;
 
 /// The stored history in `order` (along a branch: each (job, machine, metric) as a series of tested commits in
 /// first-parent order), analysed with `options`, with the verdicts decided over all series together.
@@ -1098,6 +1111,43 @@ pub(crate) fn bisect_change(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa59_a_series_own_note_is_printed_for_the_metrics_followed() {
+        let series = |metric: &str| Series {
+            job_id: "j".to_string(),
+            job_name: "sb".to_string(),
+            machine: "vm".to_string(),
+            build: None,
+            metric: metric.to_string(),
+            labels: vec!["quiet".to_string(), "hog".to_string()],
+            positions: vec![None, None],
+            points: vec![vec![1.0], vec![2.0]],
+        };
+        let analysis = |note: Option<&str>| Analysis {
+            change_points: Vec::new(),
+            points: 2,
+            skipped_points: 0,
+            runs: 2,
+            dropped_values: 0,
+            scale: 1.0,
+            note: note.map(str::to_string),
+        };
+        let untested = "a possible change before point 2 is not tested: 4 run(s) against 4 cannot reach p <= 0.01";
+        let mut all = vec![series("sysbench-cpu.workload")];
+        let mut analyses = vec![("sysbench-cpu.workload".to_string(), analysis(Some(untested)))];
+        for k in 0..6 {
+            let metric = format!("vmstat.key{k}");
+            all.push(series(&metric));
+            analyses.push((metric, analysis(Some("all values are equal"))));
+        }
+        let text = history_text(&all, &analyses, &HashMap::new(), &[], "the labels");
+        assert!(text.contains(&format!("note: sb on vm, sysbench-cpu.workload: {untested}\n")), "{text}");
+        // Of 7 series, the monitors' notes are left out; of a few, each is printed.
+        assert!(!text.contains("vmstat.key0"), "{text}");
+        let text = history_text(&all[1..3], &analyses[1..3], &HashMap::new(), &[], "the labels");
+        assert!(text.contains("note: sb on vm, vmstat.key1: all values are equal"), "{text}");
+    }
 
     #[test]
     fn a_history_of_no_analysable_series_does_not_count_zero_series() {

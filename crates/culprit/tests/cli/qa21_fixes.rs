@@ -48,6 +48,8 @@ fn a_report_leads_with_the_benchmark_not_a_proc_vmstat_or_slabinfo_counter() {
     assert!(subject.contains("fio.write_iops"), "{mail}");
     assert!(!mail.contains("change of proc-vmstat") && !mail.contains("change of slabinfo"), "{mail}");
     assert!(mail.contains("no significant change of fio.write_iops"), "{mail}");
+    // QA 59: nor is the second commit "the bad tree" of a mail that found nothing.
+    assert!(mail.contains(&format!("# with {} (the other tree) checked out", &b[..10])), "{mail}");
     // The counters' rows stay in the table, as monitor rows after the benchmark's.
     assert!(mail.lines().any(|l| l.trim_end().ends_with("proc-vmstat.nr_active_anon")), "{mail}");
 }

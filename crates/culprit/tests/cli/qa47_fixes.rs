@@ -150,4 +150,7 @@ fn qa47_a_dry_run_checks_the_job_and_shows_each_command_without_running_or_stori
     let err = common::refused(&common::culprit("s.db", &["run", "--dry-run", "big.yaml"], dir.path()));
     assert!(err.contains("does not fit"), "{err}");
     assert!(!dir.path().join("s.db").exists());
+    // QA 59: as is a label the run would refuse; outside a repository, no label is no error.
+    let err = common::refused(&common::culprit("s.db", &["run", "--dry-run", "hb.yaml", "--label", ""], dir.path()));
+    assert!(err.contains("--label needs a non-empty name"), "{err}");
 }
