@@ -123,7 +123,8 @@ impl Bisect {
                     "locate",
                     format!("run {new}commit {c} {}", super::times(m)),
                     format!(
-                        "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost (step {:.2} sigma)",
+                        "best class {best} holds {mass:.4}; P(change by {c}) = {qc:.3}; {score:.4} bits per unit cost \
+                         (step {:.2} times a run's noise)",
                         posterior.delta / posterior.sigma
                     ),
                 );

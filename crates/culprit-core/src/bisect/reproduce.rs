@@ -130,8 +130,10 @@ impl Bisect {
         let alpha =
             if segment.top { self.config.alpha_reproduce } else { RESIDUAL_ALPHA.min(self.config.alpha_reproduce) };
         let threshold = (1.0 / alpha).ln();
+        // The difference in units of one run's noise, an effect size, not a count of standard errors: "(19.11
+        // sigma)" beside "± 0.0009" read as a z-score (QA 59).
         let evidence = format!(
-            "difference {diff:.4} ± {se:.4} ({:.2} sigma), log ratio {log_ratio:.2} of {threshold:.2}",
+            "difference {diff:.4} ± {se:.4} ({:.2} times a run's noise), log ratio {log_ratio:.2} of {threshold:.2}",
             diff / sigma
         );
         // The user's bar (a share of good's level): a difference surely below it is not worth a bisect, however
@@ -187,11 +189,11 @@ impl Bisect {
                 // Said in the metric's own units and sign (bad minus good), as the evidence table prints the two
                 // means: the oriented difference is negative here by construction, whichever way the metric goes.
                 let why = format!(
-                    "bad differs from good the other way: bad minus good {:.4} ± {se:.4} ({:.2} sigma), log ratio \
-                     {improvement:.2} of {bar:.2} for the opposite change; not the change searched for, so nothing \
-                     is blamed",
+                    "bad differs from good the other way: bad minus good {:.4} ± {se:.4} ({:.2} times a run's \
+                     noise), log ratio {improvement:.2} of {bar:.2} for the opposite change; not the change searched \
+                     for, so nothing is blamed",
                     diff * self.orientation,
-                    diff.abs() / sigma
+                    diff * self.orientation / sigma
                 );
                 self.note("reproduce", "differs the other way, not as searched".into(), why.clone());
                 self.finish(why);
