@@ -15,6 +15,10 @@ pub enum GitError {
     NotARepo { dir: String },
     #[error("{dir} does not exist: give an existing git repository with --repo DIR")]
     NoSuchDir { dir: String },
+    /// Revisions that make no range to bisect (the same commit twice, swapped, unrelated): Culprit's check, so the
+    /// message names no git command, which "git bisect in DIR:" did though git bisect never ran (QA 59).
+    #[error("{reason} (in {dir})")]
+    BadRange { dir: String, reason: String },
 }
 
 /// Runs `git -C dir args...` and returns its trimmed stdout.
@@ -152,10 +156,11 @@ pub fn bisect_range_of(dir: &Path, goods: &[&str], bad: &str) -> Result<(Vec<Ran
         let dir = dir.display().to_string();
         GitError::Failed { args: args.into(), dir, stderr }
     };
+    let bad_range = |reason: String| GitError::BadRange { dir: dir.display().to_string(), reason };
     let commit_of = |name: &str, role: &str| {
         git(dir, &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")]).map_err(|_| {
             let what = "is not a commit of this repository (a branch, tag or SHA is expected)";
-            failed("rev-parse", format!("{role} '{name}' {what}"))
+            bad_range(format!("{role} '{name}' {what}"))
         })
     };
     let bad_sha = commit_of(bad, "bad")?;
@@ -165,40 +170,31 @@ pub fn bisect_range_of(dir: &Path, goods: &[&str], bad: &str) -> Result<(Vec<Ran
     for &good in goods {
         let good_sha = commit_of(good, "good")?;
         if good_sha == bad_sha {
-            return Err(failed(
-                "bisect",
-                format!(
-                    "--good {good} and --bad {bad} are the same commit {}: give a good commit from before the change \
-                     and a bad one after it",
-                    short(&good_sha)
-                ),
-            ));
+            return Err(bad_range(format!(
+                "--good {good} and --bad {bad} are the same commit {}: give a good commit from before the change and \
+                 a bad one after it",
+                short(&good_sha)
+            )));
         }
         let mut stand_ins = vec![good_sha.clone()];
         if git(dir, &["merge-base", "--is-ancestor", &good_sha, &bad_sha]).is_err() {
             // Bad before good is the common slip (the newer commit given as good); say so rather than start from a
             // merge base that is bad itself.
             if git(dir, &["merge-base", "--is-ancestor", &bad_sha, &good_sha]).is_ok() {
-                return Err(failed(
-                    "merge-base --is-ancestor",
-                    format!(
-                        "good {good} is not an ancestor of bad {bad}; they look swapped: bad is an ancestor of good, \
-                         so give the older commit as --good"
-                    ),
-                ));
+                return Err(bad_range(format!(
+                    "good {good} is not an ancestor of bad {bad}; they look swapped: bad is an ancestor of good, so \
+                     give the older commit as --good"
+                )));
             }
             let bases = git(dir, &["merge-base", "--all", &good_sha, &bad_sha]).unwrap_or_default();
             stand_ins = bases.lines().map(str::to_string).collect();
             if stand_ins.is_empty() {
-                return Err(failed(
-                    "merge-base --all",
-                    format!(
-                        "good {good} ({}) and bad {bad} ({}) share no history (git merge-base finds no common \
-                         commit): give a good commit of bad's history as --good",
-                        short(&good_sha),
-                        short(&bad_sha)
-                    ),
-                ));
+                return Err(bad_range(format!(
+                    "good {good} ({}) and bad {bad} ({}) share no history (git merge-base finds no common commit): \
+                     give a good commit of bad's history as --good",
+                    short(&good_sha),
+                    short(&bad_sha)
+                )));
             }
             ends.merge_bases.push((good.to_string(), good_sha, stand_ins.clone()));
         }
@@ -209,7 +205,7 @@ pub fn bisect_range_of(dir: &Path, goods: &[&str], bad: &str) -> Result<(Vec<Ran
         }
     }
     let Some(first) = all_goods.first().cloned() else {
-        return Err(failed("bisect", "no good commit was given: give one with --good".to_string()));
+        return Err(bad_range("no good commit was given: give one with --good".to_string()));
     };
     ends.first = first.clone();
     ends.others = all_goods[1..].to_vec();
@@ -386,6 +382,13 @@ pub(crate) mod tests {
         assert!(swapped.contains("not an ancestor") && swapped.contains("they look swapped"), "{swapped}");
         let unknown = bisect_range(p, "nosuch", "main").unwrap_err().to_string();
         assert!(unknown.contains("good 'nosuch' is not a commit"), "{unknown}");
+        // QA 59: Culprit's own checks, which name no git command that never ran.
+        let main = git(p, &["rev-parse", "main"]).unwrap();
+        let same = bisect_range(p, "main", &main).unwrap_err().to_string();
+        assert!(same.starts_with("--good main and --bad ") && same.contains("are the same commit"), "{same}");
+        for message in [&swapped, &unknown, &same, &apart] {
+            assert!(!message.starts_with("git "), "{message}");
+        }
         let moved = bisect_range(&p.join("moved-away"), &shas[0], "main").unwrap_err().to_string();
         assert!(moved.contains("moved-away does not exist"), "{moved}");
     }
