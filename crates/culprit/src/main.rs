@@ -49,6 +49,16 @@ fn main() -> ExitCode {
         Err(usage) if !usage.use_stderr() => usage.exit(),
         Err(usage) => {
             let _ = usage.print();
+            // clap says that --resume excludes the option, not why: the session's decisions were taken under what
+            // it was started with, and resuming re-derives them (QA 59).
+            let conflict = usage.kind() == clap::error::ErrorKind::ArgumentConflict;
+            if conflict && args.iter().any(|arg| arg == "--resume" || arg.to_string_lossy().starts_with("--resume=")) {
+                eprintln!(
+                    "\nA session resumes as it was started: its repository, benchmark, metric, build, deploy, \
+                     --max-runs, --min-change and the rest are its own. To change one, \
+                     start a new bisect without --resume."
+                );
+            }
             return ExitCode::from(error_exit);
         }
     };

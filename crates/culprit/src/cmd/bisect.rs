@@ -1833,7 +1833,12 @@ pub fn render_outcome(
     if let Some(words) = not_reproduced_words(config, outcome) {
         out.push_str(&culprit_core::report::wrap(&words, ""));
     }
+    // A resume of a session that had ended replays it and runs nothing: "0 in this command, which continued after
+    // 221 stored runs" read as work undone (QA 59).
+    let replayed_only = matches!(&invocation, Some(ThisInvocation { continued_after, profiled: 0, .. })
+        if *continued_after > 0 && *continued_after >= outcome.runs);
     let time = match invocation {
+        _ if replayed_only => ", replayed from the store: the session had ended, and this command ran nothing".into(),
         Some(ThisInvocation { elapsed, continued_after: 0, .. }) => format!(", {:.0}s", elapsed.as_secs_f64()),
         Some(ThisInvocation { elapsed, continued_after, .. }) => format!(
             ", {:.0}s in this command, which continued after {continued_after} stored run(s)",
@@ -1846,6 +1851,7 @@ pub fn render_outcome(
     // The outcome counts the session's runs, stored ones included; after a resume the reader would otherwise take
     // the session's total for the work this command did, so the runs of this command are given beside it.
     let runs = match &invocation {
+        _ if replayed_only => format!("{} runs", outcome.runs),
         Some(ThisInvocation { continued_after, .. }) if *continued_after > 0 => {
             format!("{} runs ({} in this command)", outcome.runs, outcome.runs.saturating_sub(*continued_after))
         }

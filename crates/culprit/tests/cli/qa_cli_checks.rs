@@ -348,3 +348,14 @@ fn too_few_runs_to_decide_is_not_called_no_change() {
     let warning = String::from_utf8_lossy(&compared.stderr).into_owned();
     assert!(warning.contains("no metric changed significantly (3 ok/0 failed vs 3 ok/0 failed)"), "{warning}");
 }
+
+#[test]
+fn qa59_resume_with_an_option_it_excludes_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = failure(&culprit(dir.path().join("r.db"), &["bisect", "--resume", "1", "--max-runs", "50"], dir.path()));
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert!(err.contains("A session resumes as it was started") && err.contains("without --resume"), "{err}");
+    // Another conflict keeps clap's words alone.
+    let err = failure(&culprit(dir.path().join("r.db"), &["track", "--series", "s.csv", "--repo", "."], dir.path()));
+    assert!(err.contains("cannot be used with") && !err.contains("A session resumes"), "{err}");
+}

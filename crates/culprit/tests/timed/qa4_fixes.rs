@@ -72,6 +72,12 @@ fn qa_32_a_change_below_min_change_is_not_reported_as_not_reproduced() {
     let again: serde_json::Value =
         serde_json::from_slice(&culprit(&db, &["bisect", "--resume", "1", "--json"], dir.path()).stdout).unwrap();
     assert_eq!((&again["status"], &again["below_min_change"]), (&"not-reproduced".into(), &true.into()), "{again:#}");
+    // QA 59: resumed once more, the ended session is replayed, and this command ran nothing ("0 in this command,
+    // which continued after 12 stored runs" before).
+    let replay = stdout(&culprit(&db, &["bisect", "--resume", "1"], dir.path()));
+    let said = "replayed from the store: the session had ended, and this command ran nothing";
+    assert!(replay.contains(said), "{replay}");
+    assert!(!replay.contains("in this command)"), "{replay}");
     // QA 59: the same command once the session has finished starts another, and says which one it does not continue.
     let rerun = bisect(&db, &repo, &shas[2], &["--min-change", "60"]);
     let err = String::from_utf8_lossy(&rerun.stderr);
