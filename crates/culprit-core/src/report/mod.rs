@@ -1621,8 +1621,11 @@ pub fn share_words(share: (f64, f64, f64), from_good_to_bad: bool, change: &str)
     } else if printed(&said_low) <= 100.0 {
         "; above 100%: the step measured larger than good to bad, within the noise"
     } else {
+        // A second step that undoes part of the first is one reason; on a machine whose load came and went, the
+        // step's fresh pairs and good's and bad's runs measured under different conditions is another (QA 59: 170%
+        // of a single 8% step, the pairs taken while a build loaded the machine).
         "; above 100%: the step measured larger than good to bad beyond the noise, so something between them may \
-         offset part of it"
+         offset part of it, or the machine measured the two differently than good and bad (load that came and went)"
     };
     format!("{said}% of {change} ({interval}{above})")
 }
@@ -1994,7 +1997,8 @@ mod tests {
     fn a_share_above_all_of_the_change_says_why_it_can_be() {
         let noise = "above 100%: the step measured larger than good to bad, within the noise";
         let beyond = "above 100%: the step measured larger than good to bad beyond the noise, so something between \
-                      them may offset part of it";
+                      them may offset part of it, or the machine measured the two differently than good and bad (load \
+                      that came and went)";
         let cases = [
             // The interval holds 100%: within the noise, whether or not the step is from good to bad.
             ((1.25, 0.82, 1.69), false, format!("125% of the change (90% interval 82%..169%; {noise})")),
