@@ -2083,6 +2083,9 @@ pub struct ListedSession {
     /// For a stopped session: the latest later session that covers it (see [`superseding_session`]), which
     /// `--resume` of this one would only repeat part of; `culprit bisect forget` drops it.
     pub superseded_by: Option<i64>,
+    /// Whether it ended because bad differs from good the other way than it searched (an improvement where it
+    /// searched a regression): its status is "not-reproduced", which alone read as "no change" (QA 59).
+    pub opposite: bool,
 }
 
 /// Every stored session, oldest first, read from the stored JSON alone, so that a session this culprit cannot
@@ -2093,6 +2096,8 @@ pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
     for s in &sessions {
         let config = serde_json::from_str::<serde_json::Value>(&s.config_json).ok();
         let improvement = config.as_ref().and_then(|c| c.get("improvement")?.as_bool()).unwrap_or(false);
+        let outcome = s.result_json.as_deref().and_then(|j| serde_json::from_str::<serde_json::Value>(j).ok());
+        let opposite = outcome.as_ref().and_then(|o| o.get("improved")?.as_bool()).unwrap_or(false);
         listed.push(ListedSession {
             id: s.id.0,
             status: shown_status(store, s),
@@ -2103,6 +2108,7 @@ pub fn listed_sessions(store: &dyn Store) -> Result<Vec<ListedSession>> {
             machine: machine_of(store, s).ok().flatten(),
             repo: s.repo.clone(),
             superseded_by: None,
+            opposite,
         });
     }
     for index in 0..listed.len() {
@@ -2142,9 +2148,11 @@ fn list_rows_of(sessions: &[ListedSession]) -> Vec<[String; 7]> {
     let mut rows = vec![header.map(str::to_string)];
     for s in sessions {
         let metric = s.metric.clone().unwrap_or_default();
-        let status = match s.superseded_by {
-            Some(later) => format!("{} (superseded by {later})", s.status),
-            None => s.status.clone(),
+        let status = match (s.superseded_by, s.opposite) {
+            (Some(later), _) => format!("{} (superseded by {later})", s.status),
+            (None, true) if s.improvement => format!("{} (bad is worse)", s.status),
+            (None, true) => format!("{} (bad is better)", s.status),
+            (None, false) => s.status.clone(),
         };
         rows.push([
             s.id.to_string(),
@@ -2450,6 +2458,25 @@ fn named_positions(range: &[RangeCommit], samples: &[(usize, Sample)], machine: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa59_a_session_that_found_the_other_change_says_so_in_the_list() {
+        let session = |id: i64, improvement: bool, opposite: bool| ListedSession {
+            id,
+            status: "not-reproduced".to_string(),
+            metric: Some("command.user_time".to_string()),
+            improvement,
+            good: "a".repeat(40),
+            bad: "b".repeat(40),
+            machine: None,
+            repo: "/r".to_string(),
+            superseded_by: None,
+            opposite,
+        };
+        let rows = list_rows_of(&[session(1, false, true), session(2, true, true), session(3, false, false)]);
+        let statuses: Vec<&str> = rows[1..].iter().map(|row| row[1].as_str()).collect();
+        assert_eq!(statuses, ["not-reproduced (bad is better)", "not-reproduced (bad is worse)", "not-reproduced"]);
+    }
 
     #[test]
     fn qa58_a_range_of_one_commit_is_that_commit() {
