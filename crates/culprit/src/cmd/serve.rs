@@ -195,11 +195,37 @@ async fn report_page(
                 input.job_yaml = Some(job_yaml);
                 // The farm's reporter, as `culprit report` on this machine would credit it.
                 input.reported_by = report::configured_reporter(None)?;
-                Ok(culprit_core::report::render(&input, Format::Html)?)
+                let html = culprit_core::report::render(&input, Format::Html)?;
+                Ok(match &input.bisect {
+                    Some(b) => linking_other_culprits(&html, session, b.contributors.len(), b.reported),
+                    None => html,
+                })
             })
             .await
         }
         Err(err) => error_page(status_of(&err), &err, &app.location),
+    }
+}
+
+/// The report page of one of several commits that share a change, with links to the others' pages: the mail says
+/// `culprit report ID --culprit N` makes them, which on the dashboard is `?culprit=N` (QA 58).
+fn linking_other_culprits(html: &str, session: SessionId, count: usize, reported: usize) -> String {
+    if count < 2 {
+        return html.to_string();
+    }
+    let links: Vec<String> = (1..=count)
+        .filter(|&n| n != reported + 1)
+        .map(|n| format!("<a href=\"/bisect/{session}/report?culprit={n}\">{n}</a>"))
+        .collect();
+    let line = format!(
+        "<p class=\"note\">This is the report of commit {} of the {count} that share the change; the others': \
+         {}.</p>\n",
+        reported + 1,
+        links.join(", ")
+    );
+    match html.rfind("</body>") {
+        Some(at) => format!("{}{line}{}", &html[..at], &html[at..]),
+        None => format!("{html}{line}"),
     }
 }
 
@@ -619,6 +645,17 @@ fn bisect_html(store: &dyn Store, location: &str, session: SessionId) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qa58_a_report_of_one_of_several_culprits_links_the_others() {
+        let html = "<html><body><p>mail</p>\n</body>\n</html>\n";
+        let page = linking_other_culprits(html, SessionId(7), 3, 1);
+        let links =
+            "the others': <a href=\"/bisect/7/report?culprit=1\">1</a>, <a href=\"/bisect/7/report?culprit=3\">3</a>.";
+        assert!(page.contains(links) && page.contains("commit 2 of the 3"), "{page}");
+        assert!(page.find(links) < page.find("</body>"), "{page}");
+        assert_eq!(linking_other_culprits(html, SessionId(7), 1, 0), html);
+    }
 
     #[test]
     fn qa58_the_sessions_a_text_names_link_to_their_pages() {
