@@ -166,6 +166,9 @@ pub enum Event<'a> {
     /// its stderr keeps it (`monitor perf-stat: ...`). The bisect reads the benchmark's metric, which is fine, but
     /// the data asked for (a profile under `--profile`) is missing, and only the stored stderr said so.
     MonitorFailed { commit: &'a RangeCommit, run: culprit_store::RunId, failure: &'a str },
+    /// A run of `commit` failed or was killed at its timeout (`reason`, as stored with it); `again` when it is tried
+    /// again, else the commit's run is untestable. The build and deploy have their [`Event::StepFailed`].
+    RunFailed { commit: &'a RangeCommit, reason: &'a str, again: bool },
 }
 
 /// How a drive ended.
@@ -499,6 +502,10 @@ impl<'a> Driver<'a> {
                     };
                     record_build(&mut record, self.config.build.as_deref());
                     self.run_seconds.push(begun.elapsed().as_secs_f64());
+                    if let RunOutcome::Failed { reason } = &record.outcome {
+                        let again = attempt < RUN_ATTEMPTS;
+                        observe(Event::RunFailed { commit: &self.range[index], reason, again });
+                    }
                     if record.outcome.is_ok() || attempt >= RUN_ATTEMPTS {
                         break record;
                     }

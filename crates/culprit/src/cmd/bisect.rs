@@ -413,6 +413,18 @@ pub(crate) fn observer(bar: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
                 crate::note!("culprit: {step} of {} failed: the commit is untestable", &commit.sha[..10])
             }
         }),
+        // A benchmark run that failed or was killed at its timeout was said nowhere but in the log, where a failed
+        // build was said at once (QA 59).
+        Event::RunFailed { commit, reason, again } => bar.suspend(|| {
+            // The stored reason begins with the whole command; what happened is said in a few words here.
+            let timed_out = reason.contains("killed after the job's timeout");
+            let how = if timed_out { " (killed at the job's timeout)" } else { "" };
+            let then = if again { "it is tried again" } else { "the commit's run is untestable" };
+            crate::note!(
+                "culprit: a run of {} failed{how}; {then} (`culprit results --failures` gives the reason)",
+                &commit.sha[..10]
+            )
+        }),
         Event::Running { commit, batch_left, left, seconds_left } => bar.set_message(format!(
             "{} runs so far; running {} {} ({} left in this batch); {}",
             last_runs,

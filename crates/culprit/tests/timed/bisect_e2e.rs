@@ -305,6 +305,10 @@ fn a_run_that_fails_once_per_commit_is_retried_not_taken_as_untestable() {
     let result = json(&out);
     assert_eq!(result["status"], "found", "{result:#}");
     assert_eq!(result["culprits"][0]["sha"], shas[SLOW_AT - 1], "{result:#}");
+    // QA 59: a failed run is said as it happens, with what comes of it.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = format!("culprit: a run of {} failed; it is tried again (`culprit results --failures`", &shas[0][..10]);
+    assert!(stderr.contains(&said), "{stderr}");
     // The failed first attempts are kept as evidence: `results --failures` lists them.
     let failures = Command::new(env!("CARGO_BIN_EXE_culprit"))
         .arg("--db")
