@@ -27,6 +27,19 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Culprit's own prose, whose commands are in backticks (`culprit report 7 --culprit N`): the text between each pair
+/// of backticks becomes a code span and the rest is escaped, so the commands read as code rather than as
+/// backslashed backticks (QA 59). Text with an odd number of backticks is escaped whole.
+pub(crate) fn prose(text: &str) -> String {
+    if text.matches('`').count() % 2 == 1 {
+        return escape(text);
+    }
+    text.split('`')
+        .enumerate()
+        .map(|(i, piece)| if i % 2 == 0 { escape(piece) } else { code(piece, false) })
+        .collect()
+}
+
 /// Text as an inline code span. Backslash escapes do not work inside one, so a backtick (which would end it) is
 /// replaced by a quote and a line break by a space; in a table cell a `|` is escaped, which GitHub reads before
 /// the code span and so shows as a plain `|`.
@@ -97,7 +110,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     out.push('\n');
     // After the list the opening leads into: a warning of swapped sides, how many runs failed.
     for paragraph in super::after_opening(input) {
-        let _ = writeln!(out, "{}\n", escape(&paragraph));
+        let _ = writeln!(out, "{}\n", prose(&paragraph));
     }
     if let Some([ask, tag]) = super::reported_by_tag(input, &h) {
         // The tag is text to paste into a commit message: a code span keeps its angle brackets as they are.
@@ -126,13 +139,13 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     }
     out.push('\n');
     if let Some(sentence) = super::lead_sentence(input) {
-        let _ = writeln!(out, "{}\n", escape(&sentence));
+        let _ = writeln!(out, "{}\n", prose(&sentence));
     }
     if let Some(sentence) = super::sources_sentence(input, &table) {
-        let _ = writeln!(out, "{}\n", escape(&sentence));
+        let _ = writeln!(out, "{}\n", prose(&sentence));
     }
     if let Some(sentence) = fix_sentence(input, &h) {
-        let _ = writeln!(out, "{}\n", escape(&sentence));
+        let _ = writeln!(out, "{}\n", prose(&sentence));
     }
     if let Some((title, table)) = super::pooled_table(input) {
         let _ = writeln!(out, "{}\n", escape(&title));
@@ -142,7 +155,7 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
     if let Some(b) = &input.bisect {
         out.push_str("### Bisect\n\n");
         for line in bisect_lines(b) {
-            let _ = writeln!(out, "- {}", escape(&line));
+            let _ = writeln!(out, "- {}", prose(&line));
         }
         out.push('\n');
     }
@@ -169,4 +182,25 @@ pub fn render_markdown(input: &ReportInput) -> Result<String, ReportError> {
         let _ = writeln!(out, "\n### {}\n\n{fence}diff\n{}\n{fence}", escape(&title), patch.trim_end());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qa59_commands_in_prose_are_code_spans_and_the_rest_is_escaped() {
+        let cases = [
+            (
+                "`culprit report 7 --culprit N` makes the mail of the other (N = 2)",
+                "`culprit report 7 --culprit N` makes the mail of the other (N = 2)",
+            ),
+            ("a <b> and `x|y` and *z*", "a \\<b\\> and `x|y` and \\*z\\*"),
+            ("one ` alone", "one \\` alone"),
+            ("no code", "no code"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(prose(text), expected, "{text}");
+        }
+    }
 }
