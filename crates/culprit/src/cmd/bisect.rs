@@ -753,9 +753,11 @@ fn start(store: &mut dyn Store, args: &BisectArgs) -> Result<ExitCode> {
             // The build and deploy timeouts given replace the session's, as with --resume (see `retimed`).
             return resume(store, session.id, args, true);
         }
-        let on_this_machine =
-            session_machine(store, session.id, &config.machine)?.is_none_or(|there| there == here);
-        if same && on_this_machine && finished_same.as_ref().is_none_or(|(id, _)| *id < session.id.0) {
+        // The machine is asked of the store only for a session of the same bisect.
+        if same
+            && finished_same.as_ref().is_none_or(|(id, _)| *id < session.id.0)
+            && session_machine(store, session.id, &config.machine)?.is_none_or(|there| there == here)
+        {
             finished_same = Some((session.id.0, session.status.clone()));
         }
     }
