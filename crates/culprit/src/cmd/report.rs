@@ -1380,11 +1380,10 @@ fn from_compare(store: &dyn Store, revs: &[String], args: &ReportArgs) -> Result
     let in_a_worktree = |dir: &str| {
         worktrees.as_ref().is_some_and(|root| Path::new(dir).starts_with(root)) || in_culprit_worktree(dir)
     };
-    // The side the mail compares with the base is "the bad" one only when something regressed there: a mail of no
-    // significant change called it the bad side all the same (QA 59).
-    let regressed = comparison.rows.iter().any(|row| {
-        row.changes.iter().any(|c| c.column == 1 && c.verdict == culprit_core::compare::Verdict::Regression)
-    });
+    // The side the mail compares with the base is "the bad" one only when its headline metric regressed there: a
+    // mail of no significant change called it the bad side all the same (QA 59).
+    let regressed = report::change_of(&comparison, &metric, 1)
+        .is_some_and(|(_, change)| change.verdict == culprit_core::compare::Verdict::Regression);
     let second = if regressed { ["the bad tree", "the bad side"] } else { ["the other tree", "the other side"] };
     // Every column of the table, the fix too: without its runs, the compare step below fails in the new store.
     for (i, r) in revisions.iter().enumerate() {
