@@ -1582,7 +1582,7 @@ pub const UNMEASURED_SHARE_WIDTH: f64 = 3.0;
 ///
 /// Two readings puzzled (QA 48, 9d), and are worded so that they do not:
 /// - A share above 100% (a step read larger than good to bad) says why it can be: within the noise when its
-///   interval holds 100%; else something between good and bad may offset part of it.
+///   interval holds 100%; else something between good and bad may offset part of it, or the machine's state changed.
 /// - An interval whose ends round to the same percent is not printed as `100%..100%`. For a step from good to bad
 ///   it is exactly the whole change by construction (`Bisect::lone_step_levels` then reads the step and the levels
 ///   it is divided by on the same runs, good's and bad's), and is said so; otherwise it is said to be less than a
@@ -2031,7 +2031,8 @@ mod tests {
             // Up to three hundred points wide, the share is read as before.
             ((2.08, 1.46, 2.70), false, "208% of the change (90% interval 146%..270%; above 100%: the step measured \
                                          larger than good to bad beyond the noise, so something between them may \
-                                         offset part of it)".to_string()),
+                                         offset part of it, or the machine measured the two differently than good \
+                                         and bad (load that came and went))".to_string()),
             ((1.0, -0.4, 2.5), false, "100% of the change (90% interval -40%..250%)".to_string()),
         ];
         for (share, from_good_to_bad, expected) in cases {
