@@ -52,10 +52,6 @@ const KEYS: [&str; 18] = [
     "cpu.gu",
 ];
 
-/// vmstat's own names for its columns, in its header line (`r  b   swpd   free ...`).
-const SHORT_NAMES: [&str; 18] =
-    ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "bo", "in", "cs", "us", "sy", "id", "wa", "st", "gu"];
-
 pub struct Vmstat;
 
 impl Parser for Vmstat {
@@ -145,7 +141,9 @@ fn parse_text(text: &str) -> Result<ParseOutput, ParseError> {
         let mut fields = ruby::split_ws(raw_line);
         match fields.first() {
             Some(&"r") => {
-                let named = fields.iter().filter(|name| SHORT_NAMES.contains(*name)).count();
+                // vmstat's own names for its columns are the last part of lkp's (`r` of `procs.r`).
+                let is_column = |name: &&str| KEYS.iter().any(|key| key.rsplit('.').next() == Some(*name));
+                let named = fields.iter().filter(|name| is_column(name)).count();
                 header_columns = Some(named);
                 // `vmstat -t` names its timestamp's zone after the columns.
                 header_timestamped |= fields.len() > named;

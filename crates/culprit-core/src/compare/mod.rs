@@ -550,6 +550,20 @@ pub struct RunsToTell {
     pub tested: usize,
 }
 
+/// How many metrics `change` (of a row of `class`) was decided among: its [`Change::tested`], the family it was
+/// decided in, which is not the table's rows when the table was cut to a report's rows or holds a row decided alone;
+/// for JSON written before that was stored (0), the table's tested rows of the class in the change's column.
+pub fn family_size(result: &CompareResult, class: MetricClass, change: &Change) -> usize {
+    match change.tested {
+        0 => result
+            .rows
+            .iter()
+            .filter(|r| r.class == class && r.changes.iter().any(|c| c.column == change.column && c.p.is_some()))
+            .count(),
+        n => n,
+    }
+}
+
 /// At most this many monitor rows are named beside a change ([`moved_beside`]).
 pub const MAX_MOVED_BESIDE: usize = 5;
 
@@ -620,16 +634,7 @@ pub fn runs_to_tell(result: &CompareResult, row: &MetricRow, change: &Change) ->
     if base.fails.is_some() || other.fails.is_some() {
         return None;
     }
-    // The family the change was decided in, which is not the table's rows when the table was cut to a report's rows
-    // or holds a row decided alone.
-    let in_column = |r: &&MetricRow| {
-        r.class == row.class && r.changes.iter().any(|c| c.column == change.column && c.p.is_some())
-    };
-    let tested = match change.tested {
-        0 => result.rows.iter().filter(in_column).count(),
-        n => n,
-    }
-    .max(1);
+    let tested = family_size(result, row.class, change).max(1);
     let alpha = options.fdr / (2.0 * tested as f64);
     let needed =
         crate::stats::runs_to_detect(other.mean - base.mean, base.stddev?, other.stddev?, alpha, 0.8, 1000)?;

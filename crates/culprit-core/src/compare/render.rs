@@ -278,15 +278,7 @@ fn moved_beside_lines(result: &CompareResult) -> Vec<String> {
     for column in 1..result.columns.len() {
         let moved = super::moved_beside(result, column);
         let Some((_, first)) = moved.first() else { continue };
-        let tested = match first.tested {
-            0 => result
-                .rows
-                .iter()
-                .filter(|r| r.class == crate::model::MetricClass::Monitor)
-                .filter(|r| r.changes.iter().any(|c| c.column == column && c.p.is_some()))
-                .count(),
-            n => n,
-        };
+        let tested = super::family_size(result, crate::model::MetricClass::Monitor, first);
         let on = match result.columns.get(column) {
             Some(c) if multi => format!(" on {}", table_short(&c.label)),
             _ => String::new(),

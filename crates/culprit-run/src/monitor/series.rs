@@ -35,9 +35,12 @@ pub enum Reduction {
 pub fn reduce(values: &[f64], times: &[f64], how: Reduction) -> Option<f64> {
     // A level or rate that held one value all run is that value: weighing it by the intervals' lengths and
     // dividing again gave a meminfo gauge of 30720 kB as 30719.999999999996.
-    let constant = values.first().filter(|first| values.iter().all(|value| value == *first));
+    if matches!(how, Reduction::Mean | Reduction::IntervalMean) {
+        if let Some(&first) = values.first().filter(|first| values.iter().all(|value| value == *first)) {
+            return Some(first);
+        }
+    }
     match how {
-        Reduction::Mean | Reduction::IntervalMean if constant.is_some() => constant.copied(),
         Reduction::Mean if !values.is_empty() => {
             let (mut area, mut span) = (0.0, 0.0);
             for (ends, at) in values.windows(2).zip(times.windows(2)) {
